@@ -1,0 +1,395 @@
+/* build.c: AST construction called from the grammar's one-line actions. */
+#include "parse_ctx.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+rfx_loc rfx_loc_of(RFX_YYLTYPE l)
+{
+    return (rfx_loc){l.first_line, l.first_column};
+}
+
+void rfx_parse_error(rfx_parse_ctx *ctx, RFX_YYLTYPE loc, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    rfx_diag_error(ctx->diag, rfx_loc_of(loc), "%s", buf);
+}
+
+static void *ctx_alloc(rfx_parse_ctx *ctx, size_t n)
+{
+    void *p = rfx_arena_alloc(ctx->arena, n);
+    if (!p)
+        ctx->oom = true;
+    return p;
+}
+
+/* Returns NULL (after an error) for an invalid escape. */
+char *rfx_parse_unescape(rfx_parse_ctx *ctx, const char *s, size_t n)
+{
+    char *out = ctx_alloc(ctx, n + 1), *o = out;
+    if (!out)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] != '\\') {
+            *o++ = s[i];
+            continue;
+        }
+        switch (s[++i]) {
+        case 'n': *o++ = '\n'; break;
+        case 't': *o++ = '\t'; break;
+        case 'r': *o++ = '\r'; break;
+        case '"': *o++ = '"'; break;
+        case '\\': *o++ = '\\'; break;
+        case '\'': *o++ = '\''; break;
+        default: {
+            RFX_YYLTYPE l = {ctx->line, ctx->col, ctx->line, ctx->col};
+            rfx_parse_error(ctx, l, "unknown escape sequence '\\%c' in string", s[i]);
+            return NULL;
+        }
+        }
+    }
+    *o = 0;
+    return out;
+}
+
+void rfx_plist_push(rfx_parse_ctx *ctx, rfx_plist *l, void *item)
+{
+    if (l->n == l->cap) {
+        int nc = l->cap ? l->cap * 2 : 4;
+        void **items = ctx_alloc(ctx, (size_t)nc * sizeof(void *));
+        if (!items)
+            return;
+        if (l->n)
+            memcpy(items, l->items, (size_t)l->n * sizeof(void *));
+        l->items = items;
+        l->cap = nc;
+    }
+    l->items[l->n++] = item;
+}
+
+rfx_plist *rfx_mk_list(rfx_parse_ctx *ctx, void *first)
+{
+    rfx_plist *l = ctx_alloc(ctx, sizeof *l);
+    if (l)
+        rfx_plist_push(ctx, l, first);
+    return l;
+}
+
+rfx_plist *rfx_list_add(rfx_parse_ctx *ctx, rfx_plist *l, void *item)
+{
+    if (l)
+        rfx_plist_push(ctx, l, item);
+    return l;
+}
+
+rfx_expr *rfx_mk_expr(rfx_parse_ctx *ctx, rfx_expr_kind kind, RFX_YYLTYPE loc)
+{
+    rfx_expr *e = ctx_alloc(ctx, sizeof *e);
+    if (!e) {
+        static rfx_expr dummy;  /* keeps the parser going after OOM; ctx->oom reports it */
+        return &dummy;
+    }
+    e->kind = kind;
+    e->loc = rfx_loc_of(loc);
+    e->type = -1;
+    return e;
+}
+
+rfx_expr *rfx_mk_var(rfx_parse_ctx *ctx, const char *name, RFX_YYLTYPE loc)
+{
+    rfx_expr *e = rfx_mk_expr(ctx, RFX_E_VAR, loc);
+    e->u.v.name = name;
+    e->u.v.var = -1;
+    return e;
+}
+
+rfx_expr *rfx_mk_int(rfx_parse_ctx *ctx, int64_t v, bool uns, RFX_YYLTYPE loc)
+{
+    rfx_expr *e = rfx_mk_expr(ctx, uns ? RFX_E_UNSIGNED : RFX_E_INT, loc);
+    e->u.ival = v;
+    return e;
+}
+
+rfx_expr *rfx_mk_float(rfx_parse_ctx *ctx, double v, RFX_YYLTYPE loc)
+{
+    rfx_expr *e = rfx_mk_expr(ctx, RFX_E_FLOAT, loc);
+    e->u.fval = v;
+    return e;
+}
+
+rfx_expr *rfx_mk_string(rfx_parse_ctx *ctx, uint32_t sym, RFX_YYLTYPE loc)
+{
+    rfx_expr *e = rfx_mk_expr(ctx, RFX_E_STRING, loc);
+    e->u.sym = sym;
+    return e;
+}
+
+rfx_expr *rfx_mk_binop(rfx_parse_ctx *ctx, rfx_binop op, rfx_expr *l, rfx_expr *r, RFX_YYLTYPE loc)
+{
+    rfx_expr *e = rfx_mk_expr(ctx, RFX_E_BINOP, loc);
+    e->u.bin.op = op;
+    e->u.bin.lhs = l;
+    e->u.bin.rhs = r;
+    return e;
+}
+
+rfx_expr *rfx_mk_neg(rfx_parse_ctx *ctx, rfx_expr *x, RFX_YYLTYPE loc)
+{
+    /* fold `-literal` so that -2147483648 and negative facts are plain constants */
+    if (x->kind == RFX_E_INT) {
+        x->u.ival = -x->u.ival;
+        x->loc = rfx_loc_of(loc);
+        return x;
+    }
+    if (x->kind == RFX_E_FLOAT) {
+        x->u.fval = -x->u.fval;
+        x->loc = rfx_loc_of(loc);
+        return x;
+    }
+    rfx_expr *e = rfx_mk_expr(ctx, RFX_E_NEG, loc);
+    e->u.bin.lhs = x;
+    return e;
+}
+
+rfx_expr *rfx_mk_agg(rfx_parse_ctx *ctx, rfx_aggfn fn, rfx_expr *target, rfx_body *body, RFX_YYLTYPE loc)
+{
+    rfx_expr *e = rfx_mk_expr(ctx, RFX_E_AGG, loc);
+    e->u.agg.fn = fn;
+    e->u.agg.target = target;
+    e->u.agg.body = body;
+    return e;
+}
+
+rfx_atom *rfx_mk_atom(rfx_parse_ctx *ctx, const char *name, rfx_plist *args, RFX_YYLTYPE loc)
+{
+    rfx_atom *a = ctx_alloc(ctx, sizeof *a);
+    if (!a) {
+        static rfx_atom dummy;
+        return &dummy;
+    }
+    a->name = name;
+    a->rel = -1;
+    a->loc = rfx_loc_of(loc);
+    if (args) {
+        a->nargs = args->n;
+        a->args = (rfx_expr **)args->items;
+    }
+    return a;
+}
+
+static rfx_body *mk_body(rfx_parse_ctx *ctx, rfx_body_kind kind)
+{
+    rfx_body *b = ctx_alloc(ctx, sizeof *b);
+    if (!b) {
+        static rfx_body dummy;
+        return &dummy;
+    }
+    b->kind = kind;
+    return b;
+}
+
+rfx_body *rfx_mk_lit_body(rfx_parse_ctx *ctx, rfx_lit_kind kind, rfx_atom *a, RFX_YYLTYPE loc)
+{
+    rfx_body *b = mk_body(ctx, RFX_B_LIT);
+    rfx_lit *l = ctx_alloc(ctx, sizeof *l);
+    if (!l)
+        return b;
+    l->kind = kind;
+    l->loc = rfx_loc_of(loc);
+    if (a)
+        l->atom = *a;
+    b->lit = l;
+    return b;
+}
+
+rfx_body *rfx_mk_atom_body(rfx_parse_ctx *ctx, rfx_atom *a)
+{
+    RFX_YYLTYPE l = {a->loc.line, a->loc.col, a->loc.line, a->loc.col};
+    return rfx_mk_lit_body(ctx, RFX_L_ATOM, a, l);
+}
+
+rfx_body *rfx_mk_cmp_body(rfx_parse_ctx *ctx, rfx_cmpop op, rfx_expr *lhs, rfx_expr *rhs, RFX_YYLTYPE loc)
+{
+    rfx_body *b = rfx_mk_lit_body(ctx, RFX_L_CMP, NULL, loc);
+    if (b->lit) {
+        b->lit->cmp = op;
+        b->lit->lhs = lhs;
+        b->lit->rhs = rhs;
+    }
+    return b;
+}
+
+rfx_body *rfx_mk_bool_body(rfx_parse_ctx *ctx, rfx_body_kind kind, rfx_body *l, rfx_body *r)
+{
+    rfx_body *b = mk_body(ctx, kind);
+    b->lhs = l;
+    b->rhs = r;
+    return b;
+}
+
+void rfx_add_type(rfx_parse_ctx *ctx, const char *name, const char *base, bool subtype,
+                  RFX_YYLTYPE loc, RFX_YYLTYPE base_loc)
+{
+    rfx_type_decl *t = ctx_alloc(ctx, sizeof *t);
+    if (!t)
+        return;
+    *t = (rfx_type_decl){name, base, subtype, rfx_loc_of(loc), rfx_loc_of(base_loc)};
+    rfx_plist_push(ctx, &ctx->types, t);
+}
+
+rfx_plist *rfx_mk_attr(rfx_parse_ctx *ctx, rfx_plist *l, const char *name, const char *type,
+                       RFX_YYLTYPE loc)
+{
+    /* attributes are kept as triples: name, type, location */
+    rfx_loc *where = ctx_alloc(ctx, sizeof *where);
+    if (where)
+        *where = rfx_loc_of(loc);
+    if (!l)
+        l = rfx_mk_list(ctx, (void *)name);
+    else
+        rfx_list_add(ctx, l, (void *)name);
+    rfx_list_add(ctx, l, (void *)type);
+    rfx_list_add(ctx, l, where);
+    return l;
+}
+
+void rfx_add_decl(rfx_parse_ctx *ctx, const char *name, rfx_plist *attrs, RFX_YYLTYPE loc)
+{
+    rfx_rel_decl *d = ctx_alloc(ctx, sizeof *d);
+    if (!d)
+        return;
+    d->name = name;
+    d->loc = rfx_loc_of(loc);
+    d->nattrs = attrs ? attrs->n / 3 : 0;
+    d->attr_names = ctx_alloc(ctx, sizeof(char *) * (size_t)(d->nattrs + 1));
+    d->attr_types = ctx_alloc(ctx, sizeof(char *) * (size_t)(d->nattrs + 1));
+    d->attr_locs = ctx_alloc(ctx, sizeof(rfx_loc) * (size_t)(d->nattrs + 1));
+    if (!d->attr_names || !d->attr_types || !d->attr_locs)
+        return;
+    for (int i = 0; i < d->nattrs; i++) {
+        d->attr_names[i] = attrs->items[3 * i];
+        d->attr_types[i] = attrs->items[3 * i + 1];
+        rfx_loc *where = attrs->items[3 * i + 2];
+        d->attr_locs[i] = where ? *where : d->loc;
+    }
+    rfx_plist_push(ctx, &ctx->decls, d);
+}
+
+void rfx_add_opt(rfx_parse_ctx *ctx, const char *key, const char *value)
+{
+    rfx_io_opt *o = ctx_alloc(ctx, sizeof *o);
+    if (!o)
+        return;
+    o->key = key;
+    o->value = value;
+    rfx_plist_push(ctx, &ctx->cur_opts, o);
+}
+
+void rfx_add_directive(rfx_parse_ctx *ctx, const char *rel, RFX_YYLTYPE loc)
+{
+    rfx_directive *d = ctx_alloc(ctx, sizeof *d);
+    if (!d)
+        return;
+    d->kind = ctx->cur_kind;
+    d->rel = rel;
+    d->loc = rfx_loc_of(loc);
+    d->nopts = ctx->cur_opts.n;
+    d->opts = ctx_alloc(ctx, sizeof(rfx_io_opt) * (size_t)(d->nopts + 1));
+    for (int i = 0; d->opts && i < d->nopts; i++)
+        d->opts[i] = *(rfx_io_opt *)ctx->cur_opts.items[i];
+    ctx->cur_opts.n = 0;
+    rfx_plist_push(ctx, &ctx->directives, d);
+}
+
+void rfx_add_clause(rfx_parse_ctx *ctx, rfx_atom *head, rfx_body *body, RFX_YYLTYPE loc)
+{
+    rfx_clause *c = ctx_alloc(ctx, sizeof *c);
+    if (!c)
+        return;
+    c->head = *head;
+    c->body = body;
+    c->loc = rfx_loc_of(loc);
+    rfx_plist_push(ctx, &ctx->clauses, c);
+}
+
+/* Maps a LogiQL type predicate (int32, string, ...) to an rfx type name, or NULL. */
+static const char *logiql_type(const char *name)
+{
+    static const char *map[][2] = {
+        {"int32", "number"}, {"int", "number"}, {"int64", "number"},
+        {"uint32", "unsigned"}, {"uint", "unsigned"}, {"uint64", "unsigned"},
+        {"float32", "float"}, {"float", "float"}, {"float64", "float"}, {"decimal", "float"},
+        {"string", "symbol"},
+    };
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (strcmp(map[i][0], name) == 0)
+            return map[i][1];
+    return NULL;
+}
+
+static void collect_type_atoms(rfx_parse_ctx *ctx, rfx_body *b, rfx_plist *out)
+{
+    if (b->kind == RFX_B_AND) {
+        collect_type_atoms(ctx, b->lhs, out);
+        collect_type_atoms(ctx, b->rhs, out);
+    } else if (b->kind == RFX_B_LIT && b->lit && b->lit->kind == RFX_L_ATOM) {
+        rfx_plist_push(ctx, out, &b->lit->atom);
+    } else {
+        rfx_loc l = b->lit ? b->lit->loc : (rfx_loc){0, 0};
+        rfx_diag_error(ctx->diag, l, "a LogiQL declaration `r(x) -> type(x).` lists type atoms only");
+    }
+}
+
+/* `next(n, m) -> int32(n), int32(m).` declares next(n: number, m: number). */
+void rfx_add_logiql_decl(rfx_parse_ctx *ctx, rfx_atom *head, rfx_body *types, RFX_YYLTYPE loc)
+{
+    rfx_plist atoms = {0};
+    collect_type_atoms(ctx, types, &atoms);
+    rfx_plist *attrs = NULL;
+    RFX_YYLTYPE hl = loc;
+    for (int i = 0; i < head->nargs; i++) {
+        rfx_expr *arg = head->args[i];
+        if (arg->kind != RFX_E_VAR) {
+            rfx_diag_error(ctx->diag, arg->loc, "a LogiQL declaration's head takes variables only");
+            return;
+        }
+        const char *type = NULL;
+        for (int j = 0; j < atoms.n && !type; j++) {
+            rfx_atom *t = atoms.items[j];
+            if (t->nargs == 1 && t->args[0]->kind == RFX_E_VAR &&
+                strcmp(t->args[0]->u.v.name, arg->u.v.name) == 0) {
+                type = logiql_type(t->name);
+                if (!type) {
+                    rfx_diag_error(ctx->diag, t->loc, "unknown LogiQL type '%s' (known: int32, uint32, float32, string)", t->name);
+                    return;
+                }
+            }
+        }
+        if (!type) {
+            rfx_diag_error(ctx->diag, arg->loc, "no type given for '%s' in LogiQL declaration of '%s'",
+                           arg->u.v.name, head->name);
+            return;
+        }
+        attrs = rfx_mk_attr(ctx, attrs, arg->u.v.name, type, hl);
+    }
+    rfx_add_decl(ctx, head->name, attrs, loc);
+    if (ctx->decls.n)
+        ((rfx_rel_decl *)ctx->decls.items[ctx->decls.n - 1])->logiql = true;
+}
+
+const char *rfx_sym_text(rfx_parse_ctx *ctx, uint32_t sym)
+{
+    return rfx_symtab_str(ctx->syms, sym);
+}
+
+const char *rfx_int_text(rfx_parse_ctx *ctx, int64_t v)
+{
+    char buf[32];
+    int n = snprintf(buf, sizeof buf, "%lld", (long long)v);
+    return rfx_arena_strdup(ctx->arena, buf, (size_t)n);
+}

@@ -1,0 +1,292 @@
+/* frontend.c: parse + check driver, lookups, and the AST printer (--emit=ast). */
+#include "sema.h"
+#include "parser.h"
+#include "fault.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef void *yyscan_t;
+int rfx_yylex_init_extra(rfx_parse_ctx *extra, yyscan_t *scanner);
+int rfx_yylex_destroy(yyscan_t scanner);
+void *rfx_yy_scan_bytes(const char *bytes, int len, yyscan_t scanner);
+
+void rfx_program_free(rfx_program *p)
+{
+    if (!p)
+        return;
+    rfx_symtab_free(p->syms);
+    free(p->src);
+    rfx_arena_free(p->arena);
+    free(p);
+}
+
+rfx_program *rfx_frontend_parse(const char *src, size_t len, const char *file,
+                                FILE *diag_out, int *nerrors)
+{
+    rfx_program *p = rfx_calloc(1, sizeof *p);
+    rfx_diag diag = {file, NULL, diag_out ? diag_out : stderr, 0, 50};
+    *nerrors = 1;
+    if (!p)
+        goto oom;
+    p->arena = rfx_arena_new();
+    p->syms = rfx_symtab_new();
+    p->src = rfx_malloc(len + 1);
+    if (!p->arena || !p->syms || !p->src)
+        goto oom;
+    memcpy(p->src, src, len);
+    p->src[len] = 0;
+    p->file = rfx_arena_strdup(p->arena, file, strlen(file));
+    if (!p->file)
+        goto oom;
+    diag.file = p->file;
+    diag.src = p->src;
+    if (len > INT32_MAX - 2) {
+        rfx_diag_error(&diag, (rfx_loc){0, 0}, "program text is too large");
+        rfx_program_free(p);
+        return NULL;
+    }
+
+    rfx_parse_ctx ctx = {.arena = p->arena, .syms = p->syms, .diag = &diag, .line = 1, .col = 1};
+    yyscan_t scanner;
+    if (rfx_yylex_init_extra(&ctx, &scanner))
+        goto oom;
+    if (!rfx_yy_scan_bytes(src, (int)len, scanner)) {
+        rfx_yylex_destroy(scanner);
+        goto oom;
+    }
+    int rc = rfx_yyparse(scanner, &ctx);
+    rfx_yylex_destroy(scanner);
+    if (rc == 2 || ctx.oom)
+        goto oom;
+    if (diag.errors == 0)
+        rfx_sema_run(p, &ctx);
+    if (ctx.oom)
+        goto oom;
+    if (diag.errors) {
+        if (diag.errors > diag.max_errors)
+            fprintf(diag.out, "%s: too many errors (%d), stopped reporting\n", file, diag.errors);
+        *nerrors = diag.errors;
+        rfx_program_free(p);
+        return NULL;
+    }
+    *nerrors = 0;
+    return p;
+oom:
+    fprintf(diag.out, "%s: error: out of memory while compiling\n", file);
+    rfx_program_free(p);
+    return NULL;
+}
+
+rfx_program *rfx_frontend_parse_file(const char *path, FILE *diag_out, int *nerrors, bool *io_error)
+{
+    FILE *out = diag_out ? diag_out : stderr;
+    *io_error = false;
+    *nerrors = 1;
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(out, "%s: error: cannot open program: %s\n", path, strerror(errno));
+        *io_error = true;
+        return NULL;
+    }
+    char *buf = NULL;
+    size_t n = 0, cap = 0;
+    for (;;) {
+        if (!rfx_grow((void **)&buf, &cap, n + 65536, 1)) {
+            fclose(f);
+            free(buf);
+            fprintf(out, "%s: error: out of memory reading program\n", path);
+            return NULL;
+        }
+        size_t got = fread(buf + n, 1, cap - n, f);
+        n += got;
+        if (got == 0)
+            break;
+    }
+    bool bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        fprintf(out, "%s: error: cannot read program (is it a directory?)\n", path);
+        free(buf);
+        *io_error = true;
+        return NULL;
+    }
+    rfx_program *p = rfx_frontend_parse(buf ? buf : "", n, path, diag_out, nerrors);
+    free(buf);
+    return p;
+}
+
+int rfx_program_find_rel(const rfx_program *p, const char *name)
+{
+    for (int i = 0; i < p->nrels; i++)
+        if (strcmp(p->rels[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+const rfx_type *rfx_program_type(const rfx_program *p, int type)
+{
+    return &p->types[type];
+}
+
+const char *rfx_relation_opt(const rfx_relation *r, bool input, const char *key)
+{
+    int n = input ? r->ninput_opts : r->noutput_opts;
+    const rfx_io_opt *o = input ? r->input_opts : r->output_opts;
+    for (int i = 0; i < n; i++)
+        if (strcmp(o[i].key, key) == 0)
+            return o[i].value;
+    return NULL;
+}
+
+/* ---- printer ---------------------------------------------------------------------- */
+static void print_string(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (; *s; s++) {
+        switch (*s) {
+        case '"': fputs("\\\"", out); break;
+        case '\\': fputs("\\\\", out); break;
+        case '\n': fputs("\\n", out); break;
+        case '\t': fputs("\\t", out); break;
+        default: fputc(*s, out);
+        }
+    }
+    fputc('"', out);
+}
+
+static void print_conj(FILE *out, const rfx_program *p, const rfx_clause *c, const rfx_conj *cj);
+
+void rfx_expr_print(FILE *out, const rfx_program *p, const rfx_clause *c, const rfx_expr *e)
+{
+    switch (e->kind) {
+    case RFX_E_VAR: fputs(e->u.v.name, out); break;
+    case RFX_E_ANON: fputc('_', out); break;
+    case RFX_E_INT: fprintf(out, "%lld", (long long)e->u.ival); break;
+    case RFX_E_UNSIGNED: fprintf(out, "%lldu", (long long)e->u.ival); break;
+    case RFX_E_FLOAT: fprintf(out, "%.9g%s", e->u.fval,
+                              e->u.fval == (double)(long long)e->u.fval ? ".0" : ""); break;
+    case RFX_E_STRING: print_string(out, rfx_symtab_str(p->syms, e->u.sym)); break;
+    case RFX_E_NEG:
+        fputs("-(", out);
+        rfx_expr_print(out, p, c, e->u.bin.lhs);
+        fputc(')', out);
+        break;
+    case RFX_E_BINOP:
+        fputc('(', out);
+        rfx_expr_print(out, p, c, e->u.bin.lhs);
+        fprintf(out, " %s ", rfx_binop_str(e->u.bin.op));
+        rfx_expr_print(out, p, c, e->u.bin.rhs);
+        fputc(')', out);
+        break;
+    case RFX_E_AGG:
+        fputs(rfx_aggfn_str(e->u.agg.fn), out);
+        if (e->u.agg.target) {
+            fputc(' ', out);
+            rfx_expr_print(out, p, c, e->u.agg.target);
+        }
+        fputs(" : { ", out);
+        if (rfx_agg_conj(e))
+            print_conj(out, p, c, rfx_agg_conj(e));
+        fputs(" }", out);
+        break;
+    }
+}
+
+static void print_atom(FILE *out, const rfx_program *p, const rfx_clause *c, const rfx_atom *a)
+{
+    fprintf(out, "%s(", a->name);
+    for (int i = 0; i < a->nargs; i++) {
+        if (i)
+            fputs(", ", out);
+        rfx_expr_print(out, p, c, a->args[i]);
+    }
+    fputc(')', out);
+}
+
+static void print_conj(FILE *out, const rfx_program *p, const rfx_clause *c, const rfx_conj *cj)
+{
+    for (int i = 0; i < cj->nlits; i++) {
+        const rfx_lit *l = cj->lits[i];
+        if (i)
+            fputs(", ", out);
+        switch (l->kind) {
+        case RFX_L_NEG: fputc('!', out); /* fall through */
+        case RFX_L_ATOM: print_atom(out, p, c, &l->atom); break;
+        case RFX_L_CMP:
+            rfx_expr_print(out, p, c, l->lhs);
+            fprintf(out, " %s ", rfx_cmpop_str(l->cmp));
+            rfx_expr_print(out, p, c, l->rhs);
+            break;
+        case RFX_L_TRUE: fputs("true", out); break;
+        case RFX_L_FALSE: fputs("false", out); break;
+        }
+    }
+}
+
+static void print_opts(FILE *out, int n, const rfx_io_opt *o)
+{
+    if (!n)
+        return;
+    fputc('(', out);
+    for (int i = 0; i < n; i++) {
+        fprintf(out, "%s%s=", i ? ", " : "", o[i].key);
+        print_string(out, o[i].value);
+    }
+    fputc(')', out);
+}
+
+void rfx_frontend_print(FILE *out, const rfx_program *p)
+{
+    fprintf(out, "// AST of %s\n", p->file);
+    for (int i = 4; i < p->ntypes; i++)
+        fprintf(out, ".type %s <: %s   // %s\n", p->types[i].name, p->types[p->types[i].parent].name,
+                rfx_prim_name(p->types[i].prim));
+    for (int i = 0; i < p->nrels; i++) {
+        const rfx_relation *r = &p->rels[i];
+        fprintf(out, ".decl %s(", r->name);
+        for (int a = 0; a < r->arity; a++)
+            fprintf(out, "%s%s: %s", a ? ", " : "", r->attrs[a].name, p->types[r->attrs[a].type].name);
+        fprintf(out, ")   // stratum %d%s\n", r->stratum, r->logiql ? ", LogiQL" : "");
+        if (r->io & RFX_REL_INPUT) {
+            fprintf(out, ".input %s", r->name);
+            print_opts(out, r->ninput_opts, r->input_opts);
+            fputc('\n', out);
+        }
+        if (r->io & RFX_REL_OUTPUT) {
+            fprintf(out, ".output %s", r->name);
+            print_opts(out, r->noutput_opts, r->output_opts);
+            fputc('\n', out);
+        }
+        if (r->io & RFX_REL_PRINTSIZE)
+            fprintf(out, ".printsize %s\n", r->name);
+    }
+    for (int i = 0; i < p->nclauses; i++) {
+        const rfx_clause *c = &p->clauses[i];
+        print_atom(out, p, c, &c->head);
+        if (!c->is_fact || c->body) {
+            fputs(" :- ", out);
+            for (int d = 0; d < c->nconj; d++) {
+                if (d)
+                    fputs("; ", out);
+                print_conj(out, p, c, &c->conj[d]);
+            }
+        }
+        fputc('.', out);
+        if (c->nvars) {
+            fputs("   // ", out);
+            for (int v = 0; v < c->nvars; v++)
+                fprintf(out, "%s%s: %s", v ? ", " : "", c->var_names[v],
+                        c->var_types[v] >= 0 ? p->types[c->var_types[v]].name : "?");
+        }
+        fputc('\n', out);
+    }
+    for (int s = 0; s < p->nstrata; s++) {
+        const rfx_stratum *st = &p->strata[s];
+        fprintf(out, "// stratum %d%s:", s, st->recursive ? " (recursive)" : "");
+        for (int i = 0; i < st->nrels; i++)
+            fprintf(out, " %s", p->rels[st->rels[i]].name);
+        fputc('\n', out);
+    }
+}

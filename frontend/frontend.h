@@ -1,0 +1,232 @@
+/* frontend.h: the Datalog front end: parse, check, and hand a typed, safe, stratified
+ * program (the AST below) to the query-plan lowering in ra_ir/.
+ *
+ * Ownership: everything reachable from an rfx_program lives in its arena and is freed
+ * by rfx_program_free(); callers borrow. Strings are interned in the program's symbol
+ * table (rfx_symtab), which the runtime keeps extending with symbols read from facts. */
+#ifndef RFX_FRONTEND_H
+#define RFX_FRONTEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdbool.h>
+
+/* ---- arena: memory by lifetime, never freed piece by piece ---------------------- */
+typedef struct rfx_arena rfx_arena;
+rfx_arena *rfx_arena_new(void);
+void *rfx_arena_alloc(rfx_arena *a, size_t size);          /* zeroed; NULL on OOM */
+char *rfx_arena_strdup(rfx_arena *a, const char *s, size_t n);
+void rfx_arena_free(rfx_arena *a);
+
+/* ---- growable array helper ----------------------------------------------------- */
+/* Plain malloc'ed vector; returns false on OOM and leaves *items intact. */
+bool rfx_grow(void **items, size_t *cap, size_t need, size_t elem_size);
+
+/* ---- symbol table: interned strings <-> dense 32-bit ids ----------------------- */
+typedef struct rfx_symtab rfx_symtab;
+rfx_symtab *rfx_symtab_new(void);
+void rfx_symtab_free(rfx_symtab *t);
+/* Returns the id of s (length n), adding it if new; UINT32_MAX on OOM. */
+uint32_t rfx_symtab_intern(rfx_symtab *t, const char *s, size_t n);
+const char *rfx_symtab_str(const rfx_symtab *t, uint32_t id);   /* borrowed */
+uint32_t rfx_symtab_size(const rfx_symtab *t);
+/* Rank of each id in byte-wise string order (for sorted output); caller frees. */
+uint32_t *rfx_symtab_ranks(const rfx_symtab *t);
+
+/* ---- diagnostics ---------------------------------------------------------------- */
+typedef struct rfx_loc {
+    int line, col;             /* 1-based; 0 when unknown */
+} rfx_loc;
+
+typedef struct rfx_diag {
+    const char *file;          /* name shown in messages */
+    const char *src;           /* whole source text, to quote the line (may be NULL) */
+    FILE *out;                 /* where messages go (stderr by default) */
+    int errors;                /* count so far */
+    int max_errors;            /* stop reporting after this many */
+} rfx_diag;
+
+void rfx_diag_error(rfx_diag *d, rfx_loc loc, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void rfx_diag_warning(rfx_diag *d, rfx_loc loc, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* ---- types ---------------------------------------------------------------------- */
+/* The four primitive kinds; every value is 32 bits wide in storage. */
+typedef enum rfx_prim {
+    RFX_NUMBER,                /* signed 32-bit, wrapping arithmetic */
+    RFX_UNSIGNED,              /* unsigned 32-bit */
+    RFX_FLOAT,                 /* IEEE binary32, stored as its bits */
+    RFX_SYMBOL                 /* id into the symbol table */
+} rfx_prim;
+
+const char *rfx_prim_name(rfx_prim p);
+
+typedef struct rfx_type {
+    const char *name;          /* "number", or a user type */
+    rfx_prim prim;             /* representation */
+    int parent;                /* index of the supertype (for `<:`), -1 for primitives */
+    rfx_loc loc;               /* declaration, for messages */
+} rfx_type;
+
+/* ---- expressions ---------------------------------------------------------------- */
+typedef enum rfx_expr_kind {
+    RFX_E_VAR,                 /* name, var (index after checking) */
+    RFX_E_ANON,                /* `_` */
+    RFX_E_INT,                 /* ival: an integer literal, typed by context */
+    RFX_E_UNSIGNED,            /* ival: `5u` */
+    RFX_E_FLOAT,               /* fval */
+    RFX_E_STRING,              /* sym: interned id */
+    RFX_E_NEG,                 /* lhs: unary minus */
+    RFX_E_BINOP,               /* op, lhs, rhs */
+    RFX_E_AGG                  /* agg: aggregate over a sub-body */
+} rfx_expr_kind;
+
+typedef enum rfx_binop { RFX_ADD, RFX_SUB, RFX_MUL, RFX_DIV, RFX_MOD } rfx_binop;
+typedef enum rfx_aggfn { RFX_AGG_COUNT, RFX_AGG_SUM, RFX_AGG_MIN, RFX_AGG_MAX } rfx_aggfn;
+typedef enum rfx_cmpop { RFX_LT, RFX_LE, RFX_GT, RFX_GE, RFX_EQ, RFX_NE } rfx_cmpop;
+
+const char *rfx_binop_str(rfx_binop op);
+const char *rfx_cmpop_str(rfx_cmpop op);
+const char *rfx_aggfn_str(rfx_aggfn fn);
+
+typedef struct rfx_body rfx_body;
+typedef struct rfx_expr rfx_expr;
+
+struct rfx_expr {
+    rfx_expr_kind kind;
+    rfx_loc loc;
+    int type;                  /* index into program types, set by the checker (-1 = unset) */
+    union {
+        struct { const char *name; int var; } v;               /* RFX_E_VAR */
+        int64_t ival;                                          /* RFX_E_INT / UNSIGNED */
+        double fval;                                           /* RFX_E_FLOAT */
+        uint32_t sym;                                          /* RFX_E_STRING */
+        struct { rfx_binop op; rfx_expr *lhs, *rhs; } bin;     /* RFX_E_NEG uses lhs */
+        struct { rfx_aggfn fn; rfx_expr *target; rfx_body *body; } agg; /* RFX_E_AGG */
+    } u;
+};
+
+/* ---- atoms, literals, bodies -------------------------------------------------- */
+typedef struct rfx_atom {
+    const char *name;          /* relation name as written */
+    int rel;                   /* index into program relations, set by the checker */
+    int nargs;
+    rfx_expr **args;
+    rfx_loc loc;
+} rfx_atom;
+
+typedef enum rfx_lit_kind {
+    RFX_L_ATOM,                /* atom */
+    RFX_L_NEG,                 /* atom, negated */
+    RFX_L_CMP,                 /* cmp, lhs, rhs */
+    RFX_L_TRUE,                /* `true` */
+    RFX_L_FALSE                /* `false` */
+} rfx_lit_kind;
+
+typedef struct rfx_lit {
+    rfx_lit_kind kind;
+    rfx_loc loc;
+    rfx_atom atom;             /* RFX_L_ATOM, RFX_L_NEG */
+    rfx_cmpop cmp;             /* RFX_L_CMP */
+    rfx_expr *lhs, *rhs;       /* RFX_L_CMP */
+} rfx_lit;
+
+/* A body as written: a tree of conjunctions and disjunctions over literals.
+ * The checker flattens it to disjunctive normal form (rfx_clause.conj). */
+typedef enum rfx_body_kind { RFX_B_LIT, RFX_B_AND, RFX_B_OR } rfx_body_kind;
+struct rfx_body {
+    rfx_body_kind kind;
+    rfx_lit *lit;              /* RFX_B_LIT */
+    rfx_body *lhs, *rhs;       /* RFX_B_AND, RFX_B_OR */
+    struct rfx_conj *flat;     /* aggregate bodies after checking: one conjunction */
+};
+
+typedef struct rfx_conj {
+    int nlits;
+    rfx_lit **lits;
+} rfx_conj;
+
+/* ---- clauses and relations ------------------------------------------------------ */
+typedef struct rfx_clause {
+    rfx_atom head;
+    rfx_body *body;            /* NULL for a fact */
+    int nconj;                 /* DNF of body (1 for facts, with 0 literals) */
+    rfx_conj *conj;
+    int nvars;                 /* distinct named variables, numbered 0.. */
+    const char **var_names;
+    int *var_types;            /* per variable, set by the checker */
+    rfx_loc loc;
+    bool is_fact;              /* ground head, empty body */
+} rfx_clause;
+
+typedef struct rfx_io_opt {
+    const char *key, *value;
+} rfx_io_opt;
+
+typedef struct rfx_attr {
+    const char *name;
+    int type;                  /* index into program types */
+} rfx_attr;
+
+enum {
+    RFX_REL_INPUT = 1,         /* .input */
+    RFX_REL_OUTPUT = 2,        /* .output */
+    RFX_REL_PRINTSIZE = 4      /* .printsize */
+};
+
+typedef struct rfx_relation {
+    const char *name;
+    int arity;
+    rfx_attr *attrs;
+    unsigned io;               /* RFX_REL_* flags */
+    int ninput_opts, noutput_opts;
+    rfx_io_opt *input_opts, *output_opts;
+    rfx_loc loc, io_loc;
+    int stratum;               /* set by stratification */
+    bool has_rules;            /* some non-fact clause derives it */
+    bool logiql;               /* declared in LogiQL form `r(x) -> int32(x).` */
+} rfx_relation;
+
+typedef struct rfx_stratum {
+    int nrels;
+    int *rels;                 /* relation indices */
+    bool recursive;            /* some rule of it depends on the stratum itself */
+} rfx_stratum;
+
+typedef struct rfx_program {
+    rfx_arena *arena;
+    rfx_symtab *syms;
+    const char *file;
+    char *src;                 /* owned copy of the source */
+    int ntypes; rfx_type *types;
+    int nrels; rfx_relation *rels;
+    int nclauses; rfx_clause *clauses;
+    int nstrata; rfx_stratum *strata;      /* in evaluation order */
+    bool any_output;           /* some .output or .printsize directive */
+} rfx_program;
+
+/* Parse and check a program. On errors, diagnostics go to diag_out (stderr if NULL),
+ * *nerrors is set and NULL is returned. `file` is the name used in messages. */
+rfx_program *rfx_frontend_parse(const char *src, size_t len, const char *file,
+                                FILE *diag_out, int *nerrors);
+/* Reads the file first; an unreadable file counts as an I/O error (*io_error = true). */
+rfx_program *rfx_frontend_parse_file(const char *path, FILE *diag_out, int *nerrors,
+                                     bool *io_error);
+void rfx_program_free(rfx_program *p);
+
+/* Deterministic textual dump of the checked AST (`rfx --emit=ast`). */
+void rfx_frontend_print(FILE *out, const rfx_program *p);
+void rfx_expr_print(FILE *out, const rfx_program *p, const rfx_clause *c, const rfx_expr *e);
+
+/* The checked body of an aggregate expression (RFX_E_AGG) as one conjunction. */
+rfx_conj *rfx_agg_conj(const rfx_expr *agg);
+
+/* Lookups. */
+int rfx_program_find_rel(const rfx_program *p, const char *name);
+const rfx_type *rfx_program_type(const rfx_program *p, int type);
+/* Option value of an .input/.output directive, or NULL. */
+const char *rfx_relation_opt(const rfx_relation *r, bool input, const char *key);
+
+#endif

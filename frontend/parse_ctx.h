@@ -1,0 +1,98 @@
+/* parse_ctx.h: state shared by the scanner, the grammar and the AST builders (private
+ * to frontend/). Grammar actions are one-line calls into build.c. */
+#ifndef RFX_PARSE_CTX_H
+#define RFX_PARSE_CTX_H
+
+#include "frontend.h"
+
+/* Bison's location type, declared here so the scanner and builders share it. */
+typedef struct RFX_YYLTYPE {
+    int first_line, first_column, last_line, last_column;
+} RFX_YYLTYPE;
+#define RFX_YYLTYPE_IS_DECLARED 1
+#define RFX_YYLTYPE_IS_TRIVIAL 1
+
+/* Growable pointer list living in the arena. */
+typedef struct rfx_plist {
+    void **items;
+    int n, cap;
+} rfx_plist;
+
+/* One `.type` declaration as written. */
+typedef struct rfx_type_decl {
+    const char *name, *base;
+    bool subtype;              /* `<:` rather than `=` */
+    rfx_loc loc, base_loc;
+} rfx_type_decl;
+
+/* One `.decl` (or LogiQL `r(x) -> int32(x).`) as written. */
+typedef struct rfx_rel_decl {
+    const char *name;
+    int nattrs;
+    const char **attr_names, **attr_types;
+    rfx_loc *attr_locs;
+    rfx_loc loc;
+    bool logiql;
+} rfx_rel_decl;
+
+/* One `.input/.output/.printsize` directive naming one relation. */
+typedef struct rfx_directive {
+    unsigned kind;             /* RFX_REL_INPUT / OUTPUT / PRINTSIZE */
+    const char *rel;
+    rfx_loc loc;
+    int nopts;
+    rfx_io_opt *opts;
+} rfx_directive;
+
+typedef struct rfx_parse_ctx {
+    rfx_arena *arena;
+    rfx_symtab *syms;
+    rfx_diag *diag;
+    int line, col;             /* scanner position */
+    RFX_YYLTYPE comment_loc;   /* start of an open block comment */
+    rfx_plist types;           /* rfx_type_decl* */
+    rfx_plist decls;           /* rfx_rel_decl* */
+    rfx_plist directives;      /* rfx_directive* */
+    rfx_plist clauses;         /* rfx_clause* (body unflattened) */
+    rfx_plist cur_opts;        /* options of the directive being parsed (rfx_io_opt*) */
+    unsigned cur_kind;         /* RFX_REL_* of the directive being parsed */
+    bool oom;
+} rfx_parse_ctx;
+
+rfx_loc rfx_loc_of(RFX_YYLTYPE l);
+void rfx_parse_error(rfx_parse_ctx *ctx, RFX_YYLTYPE loc, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+char *rfx_parse_unescape(rfx_parse_ctx *ctx, const char *s, size_t n);
+
+void rfx_plist_push(rfx_parse_ctx *ctx, rfx_plist *l, void *item);
+
+/* AST builders (build.c). */
+rfx_expr *rfx_mk_expr(rfx_parse_ctx *ctx, rfx_expr_kind kind, RFX_YYLTYPE loc);
+rfx_expr *rfx_mk_var(rfx_parse_ctx *ctx, const char *name, RFX_YYLTYPE loc);
+rfx_expr *rfx_mk_int(rfx_parse_ctx *ctx, int64_t v, bool uns, RFX_YYLTYPE loc);
+rfx_expr *rfx_mk_float(rfx_parse_ctx *ctx, double v, RFX_YYLTYPE loc);
+rfx_expr *rfx_mk_string(rfx_parse_ctx *ctx, uint32_t sym, RFX_YYLTYPE loc);
+rfx_expr *rfx_mk_binop(rfx_parse_ctx *ctx, rfx_binop op, rfx_expr *l, rfx_expr *r, RFX_YYLTYPE loc);
+rfx_expr *rfx_mk_neg(rfx_parse_ctx *ctx, rfx_expr *e, RFX_YYLTYPE loc);
+rfx_expr *rfx_mk_agg(rfx_parse_ctx *ctx, rfx_aggfn fn, rfx_expr *target, rfx_body *body, RFX_YYLTYPE loc);
+rfx_atom *rfx_mk_atom(rfx_parse_ctx *ctx, const char *name, rfx_plist *args, RFX_YYLTYPE loc);
+rfx_plist *rfx_mk_list(rfx_parse_ctx *ctx, void *first);
+rfx_plist *rfx_list_add(rfx_parse_ctx *ctx, rfx_plist *l, void *item);
+rfx_body *rfx_mk_lit_body(rfx_parse_ctx *ctx, rfx_lit_kind kind, rfx_atom *a, RFX_YYLTYPE loc);
+rfx_body *rfx_mk_cmp_body(rfx_parse_ctx *ctx, rfx_cmpop op, rfx_expr *l, rfx_expr *r, RFX_YYLTYPE loc);
+rfx_body *rfx_mk_bool_body(rfx_parse_ctx *ctx, rfx_body_kind kind, rfx_body *l, rfx_body *r);
+rfx_body *rfx_mk_atom_body(rfx_parse_ctx *ctx, rfx_atom *a);
+
+void rfx_add_type(rfx_parse_ctx *ctx, const char *name, const char *base, bool subtype,
+                  RFX_YYLTYPE loc, RFX_YYLTYPE base_loc);
+void rfx_add_decl(rfx_parse_ctx *ctx, const char *name, rfx_plist *attrs, RFX_YYLTYPE loc);
+rfx_plist *rfx_mk_attr(rfx_parse_ctx *ctx, rfx_plist *l, const char *name, const char *type,
+                       RFX_YYLTYPE loc);
+void rfx_add_opt(rfx_parse_ctx *ctx, const char *key, const char *value);
+void rfx_add_directive(rfx_parse_ctx *ctx, const char *rel, RFX_YYLTYPE loc);
+void rfx_add_clause(rfx_parse_ctx *ctx, rfx_atom *head, rfx_body *body, RFX_YYLTYPE loc);
+void rfx_add_logiql_decl(rfx_parse_ctx *ctx, rfx_atom *head, rfx_body *types, RFX_YYLTYPE loc);
+const char *rfx_sym_text(rfx_parse_ctx *ctx, uint32_t sym);
+const char *rfx_int_text(rfx_parse_ctx *ctx, int64_t v);
+
+#endif

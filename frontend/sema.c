@@ -1,0 +1,961 @@
+/* sema.c: semantic analysis: types, relations, directives, DNF of bodies, variable
+ * typing, safety (range restriction), constant division by zero, and stratification. */
+#include "sema.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct sema {
+    rfx_program *p;
+    rfx_parse_ctx *ctx;
+    rfx_diag *d;
+} sema;
+
+static void *salloc(sema *s, size_t n)
+{
+    void *p = rfx_arena_alloc(s->p->arena, n ? n : 1);
+    if (!p)
+        s->ctx->oom = true;
+    return p;
+}
+
+static int find_type(const rfx_program *p, const char *name)
+{
+    for (int i = 0; i < p->ntypes; i++)
+        if (strcmp(p->types[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+/* ---- types ---------------------------------------------------------------------- */
+static void check_types(sema *s)
+{
+    rfx_program *p = s->p;
+    int n = s->ctx->types.n;
+    p->types = salloc(s, sizeof(rfx_type) * (size_t)(4 + n));
+    if (!p->types)
+        return;
+    static const char *prims[] = {"number", "unsigned", "float", "symbol"};
+    for (int i = 0; i < 4; i++)
+        p->types[i] = (rfx_type){prims[i], (rfx_prim)i, -1, {0, 0}};
+    p->ntypes = 4;
+    for (int i = 0; i < n; i++) {
+        rfx_type_decl *t = s->ctx->types.items[i];
+        if (find_type(p, t->name) >= 0) {
+            rfx_diag_error(s->d, t->loc, "type '%s' is declared twice", t->name);
+            continue;
+        }
+        p->types[p->ntypes++] = (rfx_type){t->name, RFX_NUMBER, -2, t->loc};
+    }
+    /* resolve bases; a base may be declared later, so iterate to a fixpoint */
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (int i = 0; i < n; i++) {
+            rfx_type_decl *t = s->ctx->types.items[i];
+            int ti = find_type(p, t->name);
+            if (ti < 4 || p->types[ti].parent != -2)
+                continue;
+            int bi = find_type(p, t->base);
+            if (bi >= 0 && p->types[bi].parent != -2) {
+                p->types[ti].parent = bi;
+                p->types[ti].prim = p->types[bi].prim;
+                changed = true;
+            }
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        rfx_type_decl *t = s->ctx->types.items[i];
+        int ti = find_type(p, t->name);
+        if (ti < 4 || p->types[ti].parent != -2)
+            continue;
+        if (find_type(p, t->base) < 0)
+            rfx_diag_error(s->d, t->base_loc, "unknown type '%s'", t->base);
+        else
+            rfx_diag_error(s->d, t->loc, "type '%s' is defined in terms of itself", t->name);
+        p->types[ti].parent = 0;
+    }
+}
+
+/* ---- relations and directives ------------------------------------------------- */
+static void check_decls(sema *s)
+{
+    rfx_program *p = s->p;
+    int n = s->ctx->decls.n;
+    p->rels = salloc(s, sizeof(rfx_relation) * (size_t)(n + 1));
+    if (!p->rels)
+        return;
+    for (int i = 0; i < n; i++) {
+        rfx_rel_decl *d = s->ctx->decls.items[i];
+        int prev = rfx_program_find_rel(p, d->name);
+        if (prev >= 0) {
+            rfx_diag_error(s->d, d->loc, "relation '%s' is declared twice (first at line %d)",
+                           d->name, p->rels[prev].loc.line);
+            continue;
+        }
+        rfx_relation *r = &p->rels[p->nrels++];
+        r->name = d->name;
+        r->arity = d->nattrs;
+        r->loc = d->loc;
+        r->logiql = d->logiql;
+        r->attrs = salloc(s, sizeof(rfx_attr) * (size_t)(d->nattrs + 1));
+        if (!r->attrs)
+            return;
+        for (int a = 0; a < d->nattrs; a++) {
+            r->attrs[a].name = d->attr_names[a];
+            r->attrs[a].type = find_type(p, d->attr_types[a]);
+            if (r->attrs[a].type < 0) {
+                rfx_diag_error(s->d, d->attr_locs[a], "unknown type '%s' of attribute '%s'",
+                               d->attr_types[a], d->attr_names[a]);
+                r->attrs[a].type = 0;
+            }
+            for (int b = 0; b < a; b++)
+                if (strcmp(r->attrs[b].name, d->attr_names[a]) == 0)
+                    rfx_diag_error(s->d, d->attr_locs[a], "attribute '%s' appears twice in '%s'",
+                                   d->attr_names[a], d->name);
+        }
+    }
+    for (int i = 0; i < s->ctx->directives.n; i++) {
+        rfx_directive *dir = s->ctx->directives.items[i];
+        int ri = rfx_program_find_rel(p, dir->rel);
+        if (ri < 0) {
+            rfx_diag_error(s->d, dir->loc, "unknown relation '%s' in directive", dir->rel);
+            continue;
+        }
+        rfx_relation *r = &p->rels[ri];
+        r->io |= dir->kind;
+        if (dir->kind != RFX_REL_PRINTSIZE)
+            r->io_loc = dir->loc;
+        p->any_output |= dir->kind != RFX_REL_INPUT;
+        for (int o = 0; o < dir->nopts; o++) {
+            const char *k = dir->opts[o].key;
+            static const char *known[] = {"filename", "delimiter", "IO", "headers", "format", "rfc4180", NULL};
+            bool ok = false;
+            for (int q = 0; known[q]; q++)
+                ok |= strcmp(known[q], k) == 0;
+            if (!ok)
+                rfx_diag_error(s->d, dir->loc, "unknown option '%s' (known: filename, delimiter, IO, format)", k);
+        }
+        if (dir->kind == RFX_REL_INPUT) {
+            r->ninput_opts = dir->nopts;
+            r->input_opts = dir->opts;
+        } else if (dir->kind == RFX_REL_OUTPUT) {
+            r->noutput_opts = dir->nopts;
+            r->output_opts = dir->opts;
+        }
+        const char *io = rfx_relation_opt(r, dir->kind == RFX_REL_INPUT, "IO");
+        if (dir->kind != RFX_REL_PRINTSIZE && io && strcmp(io, "file") != 0 && strcmp(io, "stdout") != 0)
+            rfx_diag_error(s->d, dir->loc, "unsupported IO='%s' (supported: file, stdout)", io);
+        const char *delim = rfx_relation_opt(r, dir->kind == RFX_REL_INPUT, "delimiter");
+        if (dir->kind != RFX_REL_PRINTSIZE && delim && strlen(delim) != 1 && strcmp(delim, "\\t") != 0)
+            rfx_diag_error(s->d, dir->loc, "delimiter must be a single character, got \"%s\"", delim);
+    }
+}
+
+/* ---- DNF --------------------------------------------------------------------------- */
+typedef struct dnf {
+    int n;
+    rfx_conj *c;
+} dnf;
+
+static dnf to_dnf(sema *s, rfx_body *b)
+{
+    dnf r = {0, NULL};
+    if (!b)
+        return r;
+    if (b->kind == RFX_B_LIT) {
+        r.c = salloc(s, sizeof(rfx_conj));
+        if (!r.c || !b->lit)
+            return r;
+        r.n = 1;
+        r.c[0].nlits = 1;
+        r.c[0].lits = salloc(s, sizeof(rfx_lit *));
+        if (r.c[0].lits)
+            r.c[0].lits[0] = b->lit;
+        return r;
+    }
+    dnf l = to_dnf(s, b->lhs), rr = to_dnf(s, b->rhs);
+    if (b->kind == RFX_B_OR) {
+        r.n = l.n + rr.n;
+        r.c = salloc(s, sizeof(rfx_conj) * (size_t)r.n);
+        if (!r.c)
+            return (dnf){0, NULL};
+        memcpy(r.c, l.c, sizeof(rfx_conj) * (size_t)l.n);
+        memcpy(r.c + l.n, rr.c, sizeof(rfx_conj) * (size_t)rr.n);
+        return r;
+    }
+    if ((long)l.n * rr.n > 4096) {
+        rfx_diag_error(s->d, (rfx_loc){0, 0}, "body has more than 4096 disjuncts after expansion");
+        return (dnf){0, NULL};
+    }
+    r.n = l.n * rr.n;
+    r.c = salloc(s, sizeof(rfx_conj) * (size_t)(r.n ? r.n : 1));
+    if (!r.c)
+        return (dnf){0, NULL};
+    for (int i = 0; i < l.n; i++)
+        for (int j = 0; j < rr.n; j++) {
+            rfx_conj *c = &r.c[i * rr.n + j];
+            c->nlits = l.c[i].nlits + rr.c[j].nlits;
+            c->lits = salloc(s, sizeof(rfx_lit *) * (size_t)c->nlits);
+            if (!c->lits)
+                return (dnf){0, NULL};
+            memcpy(c->lits, l.c[i].lits, sizeof(rfx_lit *) * (size_t)l.c[i].nlits);
+            memcpy(c->lits + l.c[i].nlits, rr.c[j].lits, sizeof(rfx_lit *) * (size_t)rr.c[j].nlits);
+        }
+    return r;
+}
+
+/* ---- variables ---------------------------------------------------------------------- */
+typedef struct clause_ctx {
+    sema *s;
+    rfx_clause *c;
+    rfx_plist names;           /* const char* */
+} clause_ctx;
+
+static int var_index(clause_ctx *cc, const char *name)
+{
+    for (int i = 0; i < cc->names.n; i++)
+        if (strcmp(cc->names.items[i], name) == 0)
+            return i;
+    rfx_plist_push(cc->s->ctx, &cc->names, (void *)name);
+    return cc->names.n - 1;
+}
+
+static void number_expr(clause_ctx *cc, rfx_expr *e);
+
+static void number_atom(clause_ctx *cc, rfx_atom *a)
+{
+    for (int i = 0; i < a->nargs; i++)
+        number_expr(cc, a->args[i]);
+}
+
+static void number_conj(clause_ctx *cc, rfx_conj *cj)
+{
+    for (int i = 0; i < cj->nlits; i++) {
+        rfx_lit *l = cj->lits[i];
+        if (l->kind == RFX_L_ATOM || l->kind == RFX_L_NEG)
+            number_atom(cc, &l->atom);
+        else if (l->kind == RFX_L_CMP) {
+            number_expr(cc, l->lhs);
+            number_expr(cc, l->rhs);
+        }
+    }
+}
+
+static void number_expr(clause_ctx *cc, rfx_expr *e)
+{
+    switch (e->kind) {
+    case RFX_E_VAR:
+        e->u.v.var = var_index(cc, e->u.v.name);
+        break;
+    case RFX_E_NEG:
+        number_expr(cc, e->u.bin.lhs);
+        break;
+    case RFX_E_BINOP:
+        number_expr(cc, e->u.bin.lhs);
+        number_expr(cc, e->u.bin.rhs);
+        break;
+    case RFX_E_AGG:
+        if (e->u.agg.target)
+            number_expr(cc, e->u.agg.target);
+        if (rfx_agg_conj(e))
+            number_conj(cc, rfx_agg_conj(e));
+        break;
+    default:
+        break;
+    }
+}
+
+rfx_conj *rfx_agg_conj(const rfx_expr *agg)
+{
+    return agg->u.agg.body ? agg->u.agg.body->flat : NULL;
+}
+
+/* ---- typing --------------------------------------------------------------------------- */
+static rfx_prim tprim(const rfx_program *p, int t)
+{
+    return p->types[t].prim;
+}
+
+/* Record that variable v has type t; a clash of primitive kinds is an error. */
+static void bind_type(clause_ctx *cc, int v, int t, rfx_loc loc, bool *changed)
+{
+    rfx_program *p = cc->s->p;
+    int cur = cc->c->var_types[v];
+    if (cur < 0) {
+        cc->c->var_types[v] = t;
+        *changed = true;
+    } else if (tprim(p, cur) != tprim(p, t)) {
+        rfx_diag_error(cc->s->d, loc, "type mismatch: variable '%s' is used as %s ('%s') and as %s ('%s')",
+                       cc->c->var_names[v], rfx_prim_name(tprim(p, cur)), p->types[cur].name,
+                       rfx_prim_name(tprim(p, t)), p->types[t].name);
+        cc->c->var_types[v] = t;
+    }
+}
+
+static void infer_conj(clause_ctx *cc, rfx_conj *cj, bool *changed);
+
+/* Type of an expression, or -1 when it cannot be told yet; `want` types literals. */
+static int expr_type(clause_ctx *cc, rfx_expr *e, int want, bool report)
+{
+    rfx_program *p = cc->s->p;
+    switch (e->kind) {
+    case RFX_E_VAR:
+        return cc->c->var_types[e->u.v.var];
+    case RFX_E_ANON:
+        return want;
+    case RFX_E_INT:
+        if (want >= 0 && tprim(p, want) == RFX_SYMBOL) {
+            if (report)
+                rfx_diag_error(cc->s->d, e->loc, "type mismatch: number literal where a symbol is expected");
+            return want;
+        }
+        return want >= 0 ? want : 0;
+    case RFX_E_UNSIGNED:
+        return 1;
+    case RFX_E_FLOAT:
+        return 2;
+    case RFX_E_STRING:
+        return 3;
+    case RFX_E_NEG:
+        return expr_type(cc, e->u.bin.lhs, want, report);
+    case RFX_E_BINOP: {
+        int l = expr_type(cc, e->u.bin.lhs, want, report);
+        int r = expr_type(cc, e->u.bin.rhs, l >= 0 ? l : want, report);
+        if (l < 0 && r >= 0)
+            l = expr_type(cc, e->u.bin.lhs, r, report);
+        return l >= 0 ? l : r;
+    }
+    case RFX_E_AGG:
+        if (e->u.agg.fn == RFX_AGG_COUNT)
+            return 0;
+        return e->u.agg.target ? expr_type(cc, e->u.agg.target, want, report) : -1;
+    }
+    return -1;
+}
+
+static void infer_expr_aggs(clause_ctx *cc, rfx_expr *e, bool *changed)
+{
+    if (e->kind == RFX_E_AGG && e->u.agg.body)
+        infer_conj(cc, rfx_agg_conj(e), changed);
+    else if (e->kind == RFX_E_BINOP) {
+        infer_expr_aggs(cc, e->u.bin.lhs, changed);
+        infer_expr_aggs(cc, e->u.bin.rhs, changed);
+    } else if (e->kind == RFX_E_NEG)
+        infer_expr_aggs(cc, e->u.bin.lhs, changed);
+}
+
+static void infer_atom(clause_ctx *cc, rfx_atom *a, bool *changed)
+{
+    if (a->rel < 0)
+        return;
+    rfx_relation *r = &cc->s->p->rels[a->rel];
+    for (int i = 0; i < a->nargs && i < r->arity; i++)
+        if (a->args[i]->kind == RFX_E_VAR)
+            bind_type(cc, a->args[i]->u.v.var, r->attrs[i].type, a->args[i]->loc, changed);
+}
+
+static void infer_conj(clause_ctx *cc, rfx_conj *cj, bool *changed)
+{
+    for (int i = 0; i < cj->nlits; i++) {
+        rfx_lit *l = cj->lits[i];
+        if (l->kind == RFX_L_ATOM || l->kind == RFX_L_NEG)
+            infer_atom(cc, &l->atom, changed);
+        else if (l->kind == RFX_L_CMP) {
+            infer_expr_aggs(cc, l->lhs, changed);
+            infer_expr_aggs(cc, l->rhs, changed);
+            rfx_expr *v = NULL, *other = NULL;
+            if (l->lhs->kind == RFX_E_VAR) { v = l->lhs; other = l->rhs; }
+            if (l->rhs->kind == RFX_E_VAR && (!v || cc->c->var_types[v->u.v.var] >= 0)) {
+                if (!v || cc->c->var_types[l->rhs->u.v.var] < 0) { v = l->rhs; other = l->lhs; }
+            }
+            if (v && cc->c->var_types[v->u.v.var] < 0) {
+                int t = expr_type(cc, other, -1, false);
+                if (t >= 0 && !(other->kind == RFX_E_INT))
+                    bind_type(cc, v->u.v.var, t, v->loc, changed);
+            }
+        }
+    }
+}
+
+static void check_expr(clause_ctx *cc, rfx_expr *e, int want);
+
+static void check_conj_types(clause_ctx *cc, rfx_conj *cj);
+
+static void check_atom_types(clause_ctx *cc, rfx_atom *a)
+{
+    if (a->rel < 0)
+        return;
+    rfx_program *p = cc->s->p;
+    rfx_relation *r = &p->rels[a->rel];
+    for (int i = 0; i < a->nargs && i < r->arity; i++) {
+        int want = r->attrs[i].type;
+        check_expr(cc, a->args[i], want);
+        int t = expr_type(cc, a->args[i], want, false);
+        if (t >= 0 && tprim(p, t) != tprim(p, want))
+            rfx_diag_error(cc->s->d, a->args[i]->loc,
+                           "type mismatch: argument %d of '%s' is %s%s%s%s, got %s",
+                           i + 1, r->name, rfx_prim_name(tprim(p, want)), want >= 4 ? " ('" : "",
+                           want >= 4 ? p->types[want].name : "", want >= 4 ? "')" : "",
+                           rfx_prim_name(tprim(p, t)));
+    }
+}
+
+static void check_expr(clause_ctx *cc, rfx_expr *e, int want)
+{
+    rfx_program *p = cc->s->p;
+    e->type = expr_type(cc, e, want, false);
+    switch (e->kind) {
+    case RFX_E_INT:
+        if (e->type >= 0 && tprim(p, e->type) == RFX_SYMBOL)
+            rfx_diag_error(cc->s->d, e->loc, "type mismatch: number literal where a symbol is expected");
+        if (e->u.ival > INT32_MAX && e->type >= 0 && tprim(p, e->type) == RFX_NUMBER)
+            rfx_diag_error(cc->s->d, e->loc, "number literal out of range (numbers are 32-bit signed)");
+        break;
+    case RFX_E_NEG:
+        check_expr(cc, e->u.bin.lhs, want);
+        if (e->type >= 0 && tprim(p, e->type) == RFX_SYMBOL)
+            rfx_diag_error(cc->s->d, e->loc, "type mismatch: unary minus applied to a symbol");
+        break;
+    case RFX_E_BINOP: {
+        check_expr(cc, e->u.bin.lhs, e->type);
+        check_expr(cc, e->u.bin.rhs, e->type);
+        int l = expr_type(cc, e->u.bin.lhs, e->type, false), r = expr_type(cc, e->u.bin.rhs, e->type, false);
+        if (l >= 0 && r >= 0 && tprim(p, l) != tprim(p, r))
+            rfx_diag_error(cc->s->d, e->loc, "type mismatch: '%s' between %s and %s",
+                           rfx_binop_str(e->u.bin.op), rfx_prim_name(tprim(p, l)), rfx_prim_name(tprim(p, r)));
+        else if (l >= 0 && tprim(p, l) == RFX_SYMBOL)
+            rfx_diag_error(cc->s->d, e->loc, "type mismatch: arithmetic '%s' on symbols", rfx_binop_str(e->u.bin.op));
+        else if (l >= 0 && tprim(p, l) == RFX_FLOAT && e->u.bin.op == RFX_MOD)
+            rfx_diag_error(cc->s->d, e->loc, "type mismatch: '%%' on floats");
+        rfx_expr *rhs = e->u.bin.rhs;
+        if ((e->u.bin.op == RFX_DIV || e->u.bin.op == RFX_MOD) &&
+            ((rhs->kind == RFX_E_INT || rhs->kind == RFX_E_UNSIGNED) && rhs->u.ival == 0))
+            rfx_diag_error(cc->s->d, rhs->loc, "division by zero");
+        break;
+    }
+    case RFX_E_AGG:
+        if (!e->u.agg.body)
+            break;
+        check_conj_types(cc, rfx_agg_conj(e));
+        if (e->u.agg.target) {
+            check_expr(cc, e->u.agg.target, want);
+            int t = expr_type(cc, e->u.agg.target, want, false);
+            if (t >= 0 && tprim(p, t) == RFX_SYMBOL)
+                rfx_diag_error(cc->s->d, e->u.agg.target->loc, "type mismatch: %s over symbols",
+                               rfx_aggfn_str(e->u.agg.fn));
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+static void check_conj_types(clause_ctx *cc, rfx_conj *cj)
+{
+    rfx_program *p = cc->s->p;
+    for (int i = 0; i < cj->nlits; i++) {
+        rfx_lit *l = cj->lits[i];
+        if (l->kind == RFX_L_ATOM || l->kind == RFX_L_NEG)
+            check_atom_types(cc, &l->atom);
+        else if (l->kind == RFX_L_CMP) {
+            int lt = expr_type(cc, l->lhs, -1, false);
+            int rt = expr_type(cc, l->rhs, lt, false);
+            if (lt < 0 && rt >= 0)
+                lt = expr_type(cc, l->lhs, rt, false);
+            check_expr(cc, l->lhs, rt >= 0 ? rt : lt);
+            check_expr(cc, l->rhs, lt >= 0 ? lt : rt);
+            if (lt >= 0 && rt >= 0 && tprim(p, lt) != tprim(p, rt))
+                rfx_diag_error(cc->s->d, l->loc, "type mismatch: '%s' between %s and %s",
+                               rfx_cmpop_str(l->cmp), rfx_prim_name(tprim(p, lt)), rfx_prim_name(tprim(p, rt)));
+            else if (lt >= 0 && tprim(p, lt) == RFX_SYMBOL && l->cmp != RFX_EQ && l->cmp != RFX_NE)
+                rfx_diag_error(cc->s->d, l->loc, "type mismatch: symbols can only be compared with = and !=");
+        }
+    }
+}
+
+/* ---- atoms: relation lookup and arity --------------------------------------------- */
+static void resolve_atom(sema *s, rfx_atom *a)
+{
+    a->rel = rfx_program_find_rel(s->p, a->name);
+    if (a->rel < 0) {
+        rfx_diag_error(s->d, a->loc, "unknown relation '%s'", a->name);
+        return;
+    }
+    rfx_relation *r = &s->p->rels[a->rel];
+    if (r->arity != a->nargs) {
+        rfx_diag_error(s->d, a->loc, "arity mismatch: '%s' has %d attribute%s, used with %d",
+                       a->name, r->arity, r->arity == 1 ? "" : "s", a->nargs);
+        a->rel = -1;
+    }
+}
+
+static void resolve_expr_atoms(sema *s, rfx_expr *e);
+
+static void resolve_conj(sema *s, rfx_conj *cj)
+{
+    for (int i = 0; i < cj->nlits; i++) {
+        rfx_lit *l = cj->lits[i];
+        if (l->kind == RFX_L_ATOM || l->kind == RFX_L_NEG) {
+            resolve_atom(s, &l->atom);
+            for (int a = 0; a < l->atom.nargs; a++)
+                resolve_expr_atoms(s, l->atom.args[a]);
+        } else if (l->kind == RFX_L_CMP) {
+            resolve_expr_atoms(s, l->lhs);
+            resolve_expr_atoms(s, l->rhs);
+        }
+    }
+}
+
+/* Flattens an aggregate's body to one conjunction (disjunctions are not supported there). */
+static void flatten_agg(sema *s, rfx_expr *e)
+{
+    if (!e->u.agg.body || e->u.agg.body->flat)
+        return;
+    dnf d = to_dnf(s, e->u.agg.body);
+    if (d.n != 1) {
+        rfx_diag_error(s->d, e->loc, "disjunction inside an aggregate body is not supported");
+        e->u.agg.body = NULL;
+        return;
+    }
+    rfx_body *b = salloc(s, sizeof *b);
+    rfx_conj *cj = salloc(s, sizeof *cj);
+    if (!b || !cj) {
+        e->u.agg.body = NULL;
+        return;
+    }
+    *cj = d.c[0];
+    b->kind = RFX_B_AND;
+    b->flat = cj;
+    e->u.agg.body = b;
+}
+
+static void resolve_expr_atoms(sema *s, rfx_expr *e)
+{
+    if (e->kind == RFX_E_AGG)
+        flatten_agg(s, e);
+    if (e->kind == RFX_E_AGG && e->u.agg.body)
+        resolve_conj(s, rfx_agg_conj(e));
+    else if (e->kind == RFX_E_BINOP) {
+        resolve_expr_atoms(s, e->u.bin.lhs);
+        resolve_expr_atoms(s, e->u.bin.rhs);
+    } else if (e->kind == RFX_E_NEG)
+        resolve_expr_atoms(s, e->u.bin.lhs);
+}
+
+/* ---- safety -------------------------------------------------------------------------- */
+typedef struct safety {
+    clause_ctx *cc;
+    bool *bound;               /* per variable */
+} safety;
+
+static bool expr_vars_bound(safety *sf, const rfx_expr *e)
+{
+    switch (e->kind) {
+    case RFX_E_VAR:
+        return sf->bound[e->u.v.var];
+    case RFX_E_NEG:
+        return expr_vars_bound(sf, e->u.bin.lhs);
+    case RFX_E_BINOP:
+        return expr_vars_bound(sf, e->u.bin.lhs) && expr_vars_bound(sf, e->u.bin.rhs);
+    default:
+        return true;       /* constants; aggregates are checked on their own */
+    }
+}
+
+static void report_unbound(safety *sf, const rfx_expr *e, const char *where)
+{
+    switch (e->kind) {
+    case RFX_E_VAR:
+        if (!sf->bound[e->u.v.var]) {
+            rfx_diag_error(sf->cc->s->d, e->loc, "ungrounded variable '%s'%s", e->u.v.name, where);
+            sf->bound[e->u.v.var] = true;   /* report each variable once */
+        }
+        break;
+    case RFX_E_ANON:
+        rfx_diag_error(sf->cc->s->d, e->loc, "underscore '_' is not allowed %s", where[0] ? where + 1 : "here");
+        break;
+    case RFX_E_NEG:
+        report_unbound(sf, e->u.bin.lhs, where);
+        break;
+    case RFX_E_BINOP:
+        report_unbound(sf, e->u.bin.lhs, where);
+        report_unbound(sf, e->u.bin.rhs, where);
+        break;
+    default:
+        break;
+    }
+}
+
+static void check_conj_safety(clause_ctx *cc, rfx_conj *cj, bool *bound, bool outer);
+
+static void bind_atom_vars(bool *bound, const rfx_atom *a)
+{
+    for (int i = 0; i < a->nargs; i++)
+        if (a->args[i]->kind == RFX_E_VAR)
+            bound[a->args[i]->u.v.var] = true;
+}
+
+/* Safety of an aggregate: its body is range-restricted on its own; variables shared with
+ * the enclosing clause are group keys and must be bound by the body's atoms. */
+static void check_agg_safety(clause_ctx *cc, rfx_expr *e)
+{
+    if (e->kind == RFX_E_BINOP) {
+        check_agg_safety(cc, e->u.bin.lhs);
+        check_agg_safety(cc, e->u.bin.rhs);
+        return;
+    }
+    if (e->kind == RFX_E_NEG) {
+        check_agg_safety(cc, e->u.bin.lhs);
+        return;
+    }
+    if (e->kind != RFX_E_AGG || !e->u.agg.body)
+        return;
+    int nv = cc->c->nvars;
+    bool *inner = calloc((size_t)nv + 1, 1);
+    if (!inner) {
+        cc->s->ctx->oom = true;
+        return;
+    }
+    check_conj_safety(cc, rfx_agg_conj(e), inner, false);
+    if (e->u.agg.target) {
+        safety sf = {cc, inner};
+        report_unbound(&sf, e->u.agg.target, " in aggregate target");
+    }
+    free(inner);
+}
+
+static void check_conj_safety(clause_ctx *cc, rfx_conj *cj, bool *bound, bool outer)
+{
+    (void)outer;
+    safety sf = {cc, bound};
+    for (int i = 0; i < cj->nlits; i++)
+        if (cj->lits[i]->kind == RFX_L_ATOM)
+            bind_atom_vars(bound, &cj->lits[i]->atom);
+    /* `v = expr` binds v once expr is bound; aggregates bind their result */
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (int i = 0; i < cj->nlits; i++) {
+            rfx_lit *l = cj->lits[i];
+            if (l->kind != RFX_L_CMP || l->cmp != RFX_EQ)
+                continue;
+            if (l->lhs->kind == RFX_E_VAR && !bound[l->lhs->u.v.var] && expr_vars_bound(&sf, l->rhs)) {
+                bound[l->lhs->u.v.var] = true;
+                changed = true;
+            } else if (l->rhs->kind == RFX_E_VAR && !bound[l->rhs->u.v.var] && expr_vars_bound(&sf, l->lhs)) {
+                bound[l->rhs->u.v.var] = true;
+                changed = true;
+            }
+        }
+    }
+    for (int i = 0; i < cj->nlits; i++) {
+        rfx_lit *l = cj->lits[i];
+        if (l->kind == RFX_L_NEG) {
+            for (int a = 0; a < l->atom.nargs; a++)
+                if (l->atom.args[a]->kind != RFX_E_ANON)
+                    report_unbound(&sf, l->atom.args[a], " in negated atom");
+        } else if (l->kind == RFX_L_CMP) {
+            report_unbound(&sf, l->lhs, " in comparison");
+            report_unbound(&sf, l->rhs, " in comparison");
+            check_agg_safety(cc, l->lhs);
+            check_agg_safety(cc, l->rhs);
+        } else if (l->kind == RFX_L_ATOM) {
+            for (int a = 0; a < l->atom.nargs; a++) {
+                rfx_expr *x = l->atom.args[a];
+                if (x->kind != RFX_E_VAR && x->kind != RFX_E_ANON) {
+                    report_unbound(&sf, x, " in atom argument");
+                    check_agg_safety(cc, x);
+                }
+            }
+        }
+    }
+}
+
+/* ---- clauses --------------------------------------------------------------------- */
+static bool is_constant(const rfx_expr *e)
+{
+    switch (e->kind) {
+    case RFX_E_INT: case RFX_E_UNSIGNED: case RFX_E_FLOAT: case RFX_E_STRING:
+        return true;
+    case RFX_E_NEG:
+        return is_constant(e->u.bin.lhs);
+    case RFX_E_BINOP:
+        return is_constant(e->u.bin.lhs) && is_constant(e->u.bin.rhs);
+    default:
+        return false;
+    }
+}
+
+static void check_clause(sema *s, rfx_clause *c)
+{
+    resolve_atom(s, &c->head);
+    dnf d = c->body ? to_dnf(s, c->body) : (dnf){0, NULL};
+    if (!c->body) {
+        d.n = 1;
+        d.c = salloc(s, sizeof(rfx_conj));
+        if (!d.c)
+            return;
+    }
+    c->nconj = d.n;
+    c->conj = d.c;
+    for (int i = 0; i < c->nconj; i++)
+        resolve_conj(s, &c->conj[i]);
+    for (int a = 0; a < c->head.nargs; a++)
+        resolve_expr_atoms(s, c->head.args[a]);
+
+    clause_ctx cc = {s, c, {0}};
+    for (int a = 0; a < c->head.nargs; a++)
+        number_expr(&cc, c->head.args[a]);
+    for (int i = 0; i < c->nconj; i++)
+        number_conj(&cc, &c->conj[i]);
+    c->nvars = cc.names.n;
+    c->var_names = (const char **)cc.names.items;
+    c->var_types = salloc(s, sizeof(int) * (size_t)(c->nvars + 1));
+    if (!c->var_types)
+        return;
+    for (int v = 0; v < c->nvars; v++)
+        c->var_types[v] = -1;
+
+    c->is_fact = !c->body;
+    for (int a = 0; c->is_fact && a < c->head.nargs; a++)
+        if (!is_constant(c->head.args[a]))
+            c->is_fact = false;
+
+    /* typing: infer to a fixpoint, then check every use */
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (int i = 0; i < c->nconj; i++)
+            infer_conj(&cc, &c->conj[i], &changed);
+    }
+    for (int i = 0; i < c->nconj; i++)
+        check_conj_types(&cc, &c->conj[i]);
+    check_atom_types(&cc, &c->head);
+
+    /* safety, per disjunct */
+    for (int i = 0; i < c->nconj; i++) {
+        bool *bound = calloc((size_t)c->nvars + 1, 1);
+        if (!bound) {
+            s->ctx->oom = true;
+            return;
+        }
+        check_conj_safety(&cc, &c->conj[i], bound, true);
+        safety sf = {&cc, bound};
+        for (int a = 0; a < c->head.nargs; a++) {
+            report_unbound(&sf, c->head.args[a], " in head");
+            check_agg_safety(&cc, c->head.args[a]);
+        }
+        free(bound);
+    }
+    if (c->head.rel >= 0 && !c->is_fact)
+        s->p->rels[c->head.rel].has_rules = true;
+}
+
+/* ---- stratification (Tarjan's SCC over the relation dependency graph) -------------- */
+typedef struct dep {
+    int from, to;              /* head depends on body relation */
+    bool neg;                  /* through negation or aggregation */
+    bool agg;                  /* through aggregation */
+    rfx_loc loc;
+} dep;
+
+typedef struct graph {
+    dep *deps;
+    size_t n, cap;
+    int *index, *low, *stack, *comp;
+    bool *on;
+    int sp, counter, ncomp;
+} graph;
+
+static void add_deps_expr(sema *s, graph *g, int head, rfx_expr *e, bool neg);
+
+static void add_deps_conj(sema *s, graph *g, int head, rfx_conj *cj, bool neg)
+{
+    for (int i = 0; i < cj->nlits; i++) {
+        rfx_lit *l = cj->lits[i];
+        if ((l->kind == RFX_L_ATOM || l->kind == RFX_L_NEG) && l->atom.rel >= 0) {
+            if (!rfx_grow((void **)&g->deps, &g->cap, g->n + 1, sizeof(dep))) {
+                s->ctx->oom = true;
+                return;
+            }
+            g->deps[g->n++] = (dep){head, l->atom.rel, neg || l->kind == RFX_L_NEG, neg, l->loc};
+        }
+        if (l->kind == RFX_L_CMP) {
+            add_deps_expr(s, g, head, l->lhs, neg);
+            add_deps_expr(s, g, head, l->rhs, neg);
+        }
+        if (l->kind == RFX_L_ATOM || l->kind == RFX_L_NEG)
+            for (int a = 0; a < l->atom.nargs; a++)
+                add_deps_expr(s, g, head, l->atom.args[a], neg);
+    }
+}
+
+static void add_deps_expr(sema *s, graph *g, int head, rfx_expr *e, bool neg)
+{
+    (void)neg;
+    if (e->kind == RFX_E_AGG && e->u.agg.body) {
+        rfx_conj *cj = rfx_agg_conj(e);
+        size_t before = g->n;
+        add_deps_conj(s, g, head, cj, true);
+        for (size_t i = before; i < g->n; i++)
+            g->deps[i].loc = e->loc;
+    } else if (e->kind == RFX_E_BINOP) {
+        add_deps_expr(s, g, head, e->u.bin.lhs, neg);
+        add_deps_expr(s, g, head, e->u.bin.rhs, neg);
+    } else if (e->kind == RFX_E_NEG)
+        add_deps_expr(s, g, head, e->u.bin.lhs, neg);
+}
+
+static void tarjan(graph *g, int v)
+{
+    g->index[v] = g->low[v] = g->counter++;
+    g->stack[g->sp++] = v;
+    g->on[v] = true;
+    for (size_t i = 0; i < g->n; i++) {
+        if (g->deps[i].from != v)
+            continue;
+        int w = g->deps[i].to;
+        if (g->index[w] < 0) {
+            tarjan(g, w);
+            if (g->low[w] < g->low[v])
+                g->low[v] = g->low[w];
+        } else if (g->on[w] && g->index[w] < g->low[v])
+            g->low[v] = g->index[w];
+    }
+    if (g->low[v] == g->index[v]) {
+        int w;
+        do {
+            w = g->stack[--g->sp];
+            g->on[w] = false;
+            g->comp[w] = g->ncomp;
+        } while (w != v);
+        g->ncomp++;
+    }
+}
+
+/* Writes a dependency path from `from` to `to` inside one component into buf. */
+static void cycle_path(sema *s, graph *g, int from, int to, char *buf, size_t cap)
+{
+    int nr = s->p->nrels;
+    int *prev = malloc(sizeof(int) * (size_t)nr), *queue = malloc(sizeof(int) * (size_t)nr);
+    if (!prev || !queue) {
+        free(prev);
+        free(queue);
+        snprintf(buf, cap, "%s -> ... -> %s", s->p->rels[from].name, s->p->rels[to].name);
+        return;
+    }
+    for (int i = 0; i < nr; i++)
+        prev[i] = -2;
+    int qh = 0, qt = 0;
+    queue[qt++] = from;
+    prev[from] = -1;
+    while (qh < qt && prev[to] == -2) {
+        int v = queue[qh++];
+        for (size_t i = 0; i < g->n; i++)
+            if (g->deps[i].from == v && g->comp[g->deps[i].to] == g->comp[from] && prev[g->deps[i].to] == -2) {
+                prev[g->deps[i].to] = v;
+                queue[qt++] = g->deps[i].to;
+            }
+    }
+    /* walk back from `to`, then print forwards, closing the cycle */
+    int path[64], np = 0;
+    for (int v = to; v >= 0 && np < 64; v = prev[v])
+        path[np++] = v;
+    size_t len = 0;
+    for (int i = np - 1; i >= 0 && len < cap; i--)
+        len += (size_t)snprintf(buf + len, cap - len, "%s -> ", s->p->rels[path[i]].name);
+    if (len < cap)
+        snprintf(buf + len, cap - len, "%s", s->p->rels[from].name);
+    free(prev);
+    free(queue);
+}
+
+static void stratify(sema *s)
+{
+    rfx_program *p = s->p;
+    int nr = p->nrels;
+    graph g = {0};
+    for (int c = 0; c < p->nclauses; c++) {
+        rfx_clause *cl = &p->clauses[c];
+        if (cl->head.rel < 0 || cl->is_fact)
+            continue;
+        for (int i = 0; i < cl->nconj; i++)
+            add_deps_conj(s, &g, cl->head.rel, &cl->conj[i], false);
+        for (int a = 0; a < cl->head.nargs; a++)
+            add_deps_expr(s, &g, cl->head.rel, cl->head.args[a], false);
+    }
+    g.index = malloc(sizeof(int) * (size_t)(nr + 1));
+    g.low = malloc(sizeof(int) * (size_t)(nr + 1));
+    g.stack = malloc(sizeof(int) * (size_t)(nr + 1));
+    g.comp = malloc(sizeof(int) * (size_t)(nr + 1));
+    g.on = calloc((size_t)nr + 1, 1);
+    if (!g.index || !g.low || !g.stack || !g.comp || !g.on) {
+        s->ctx->oom = true;
+        goto out;
+    }
+    for (int i = 0; i < nr; i++)
+        g.index[i] = -1;
+    for (int i = 0; i < nr; i++)
+        if (g.index[i] < 0)
+            tarjan(&g, i);
+    /* negation or aggregation inside a component cannot be stratified */
+    for (size_t i = 0; i < g.n; i++) {
+        dep *d = &g.deps[i];
+        if (d->neg && g.comp[d->from] == g.comp[d->to]) {
+            char cyc[1024];
+            cycle_path(s, &g, d->from, d->to, cyc, sizeof cyc);
+            rfx_diag_error(s->d, d->loc, "cannot stratify: '%s' depends on '%s' through %s within the recursive cycle %s",
+                           p->rels[d->from].name, p->rels[d->to].name, d->agg ? "aggregation" : "negation", cyc);
+        }
+    }
+    p->nstrata = g.ncomp;
+    p->strata = salloc(s, sizeof(rfx_stratum) * (size_t)(g.ncomp + 1));
+    if (!p->strata)
+        goto out;
+    for (int c = 0; c < g.ncomp; c++) {
+        rfx_stratum *st = &p->strata[c];
+        for (int r = 0; r < nr; r++)
+            st->nrels += g.comp[r] == c;
+        st->rels = salloc(s, sizeof(int) * (size_t)(st->nrels + 1));
+        if (!st->rels)
+            goto out;
+        st->nrels = 0;
+        for (int r = 0; r < nr; r++)
+            if (g.comp[r] == c) {
+                st->rels[st->nrels++] = r;
+                p->rels[r].stratum = c;
+            }
+        st->recursive = st->nrels > 1;
+    }
+    for (size_t i = 0; i < g.n; i++)
+        if (g.deps[i].from == g.deps[i].to)
+            p->strata[g.comp[g.deps[i].from]].recursive = true;
+out:
+    free(g.deps);
+    free(g.index);
+    free(g.low);
+    free(g.stack);
+    free(g.comp);
+    free(g.on);
+}
+
+void rfx_sema_run(rfx_program *p, rfx_parse_ctx *ctx)
+{
+    sema s = {p, ctx, ctx->diag};
+    check_types(&s);
+    if (ctx->oom)
+        return;
+    check_decls(&s);
+    if (ctx->oom)
+        return;
+    p->nclauses = ctx->clauses.n;
+    p->clauses = salloc(&s, sizeof(rfx_clause) * (size_t)(p->nclauses + 1));
+    if (!p->clauses)
+        return;
+    for (int i = 0; i < p->nclauses; i++) {
+        p->clauses[i] = *(rfx_clause *)ctx->clauses.items[i];
+        check_clause(&s, &p->clauses[i]);
+        if (ctx->oom)
+            return;
+    }
+    if (s.d->errors == 0)
+        stratify(&s);
+}

@@ -1,0 +1,871 @@
+/* cpu.c: CPU implementations of the relational primitives over packed rows.
+ * Parallel work is split into chunks at key-group boundaries; each chunk writes into its
+ * own region and the regions are compacted afterwards, so no atomics are needed. */
+#include "primitives.h"
+#include "fault.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PAR_MIN 32768          /* below this many tuples, stay on one thread */
+
+/* ---- rows ------------------------------------------------------------------------ */
+void rfx_rows_init(rfx_rows *r, int arity)
+{
+    r->data = NULL;
+    r->n = r->cap = 0;
+    r->arity = arity;
+}
+
+void rfx_rows_free(rfx_rows *r)
+{
+    free(r->data);
+    r->data = NULL;
+    r->n = r->cap = 0;
+}
+
+rfx_status rfx_rows_reserve(rfx_rows *r, size_t n)
+{
+    if (n <= r->cap)
+        return RFX_OK;
+    if (r->arity == 0) {
+        r->cap = n;
+        return RFX_OK;
+    }
+    if (n > SIZE_MAX / 4 / (size_t)r->arity)
+        return RFX_ERR_NOMEM;
+    size_t nc = r->cap ? r->cap : 16;
+    while (nc < n)
+        nc = nc + nc / 2 + 16;
+    uint32_t *d = rfx_realloc(r->data, nc * (size_t)r->arity * sizeof(uint32_t));
+    if (!d)
+        return RFX_ERR_NOMEM;
+    r->data = d;
+    r->cap = nc;
+    return RFX_OK;
+}
+
+rfx_status rfx_rows_push(rfx_rows *r, const uint32_t *t)
+{
+    rfx_status st = rfx_rows_reserve(r, r->n + 1);
+    if (st)
+        return st;
+    if (r->arity)
+        memcpy(r->data + r->n * (size_t)r->arity, t, sizeof(uint32_t) * (size_t)r->arity);
+    r->n++;
+    return RFX_OK;
+}
+
+void rfx_rows_swap(rfx_rows *a, rfx_rows *b)
+{
+    rfx_rows t = *a;
+    *a = *b;
+    *b = t;
+}
+
+/* Sets dst to exactly n tuples of arity `arity` (contents undefined). */
+static rfx_status rows_resize(rfx_rows *dst, int arity, size_t n)
+{
+    if (dst->arity != arity) {
+        rfx_rows_free(dst);
+        dst->arity = arity;
+    }
+    rfx_status st = rfx_rows_reserve(dst, n);
+    if (st)
+        return st;
+    dst->n = n;
+    return RFX_OK;
+}
+
+/* ---- threads --------------------------------------------------------------------------- */
+typedef struct par_job {
+    void (*fn)(int, void *);
+    void *ctx;
+    atomic_int next;
+    int n;
+} par_job;
+
+static void *par_worker(void *arg)
+{
+    par_job *j = arg;
+    for (int i; (i = atomic_fetch_add(&j->next, 1)) < j->n;)
+        j->fn(i, j->ctx);
+    return NULL;
+}
+
+void rfx_parallel_for(int n, int nthreads, void (*fn)(int i, void *ctx), void *ctx)
+{
+    if (nthreads > n)
+        nthreads = n;
+    if (nthreads <= 1) {
+        for (int i = 0; i < n; i++)
+            fn(i, ctx);
+        return;
+    }
+    par_job j = {fn, ctx, 0, n};
+    pthread_t tid[256];
+    int started = 0;
+    for (int t = 1; t < nthreads && t < 256; t++)
+        if (pthread_create(&tid[started], NULL, par_worker, &j) == 0)
+            started++;
+    par_worker(&j);       /* the calling thread works too; if no thread started, it does all */
+    for (int t = 0; t < started; t++)
+        pthread_join(tid[t], NULL);
+}
+
+static int chunks_for(size_t n, int nthreads)
+{
+    if (nthreads <= 1 || n < PAR_MIN)
+        return 1;
+    size_t c = (size_t)nthreads * 4;
+    if (c > n / (PAR_MIN / 4))
+        c = n / (PAR_MIN / 4);
+    return c < 1 ? 1 : (int)c;
+}
+
+/* ---- comparison ----------------------------------------------------------------------- */
+static inline int cmp_prefix(const uint32_t *a, const uint32_t *b, int k)
+{
+    for (int i = 0; i < k; i++)
+        if (a[i] != b[i])
+            return a[i] < b[i] ? -1 : 1;
+    return 0;
+}
+
+/* First index in [lo, hi) whose k-prefix is >= key (rows of arity a). */
+static size_t lower_bound(const uint32_t *rows, int a, size_t lo, size_t hi, const uint32_t *key, int k)
+{
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (cmp_prefix(rows + mid * (size_t)a, key, k) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Galloping search forward from lo: first index in [lo, hi) with prefix >= key. */
+static size_t gallop(const uint32_t *rows, int a, size_t lo, size_t hi, const uint32_t *key, int k)
+{
+    if (lo >= hi || cmp_prefix(rows + lo * (size_t)a, key, k) >= 0)
+        return lo;
+    size_t step = 1, prev = lo;
+    while (lo + step < hi && cmp_prefix(rows + (lo + step) * (size_t)a, key, k) < 0) {
+        prev = lo + step;
+        step *= 2;
+    }
+    size_t end = lo + step < hi ? lo + step + 1 : hi;
+    return lower_bound(rows, a, prev + 1, end, key, k);
+}
+
+/* End of the group starting at i (rows equal to row i on k columns). */
+static size_t group_end(const uint32_t *rows, int a, size_t i, size_t n, int k)
+{
+    const uint32_t *key = rows + i * (size_t)a;
+    size_t j = i + 1;
+    if (j < n && cmp_prefix(rows + j * (size_t)a, key, k) != 0)
+        return j;
+    /* runs can be long (skewed keys): gallop to the first larger prefix */
+    size_t step = 1, lo = i;
+    while (lo + step < n && cmp_prefix(rows + (lo + step) * (size_t)a, key, k) == 0) {
+        lo += step;
+        step *= 2;
+    }
+    size_t hi = lo + step < n ? lo + step : n;
+    while (lo + 1 < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (cmp_prefix(rows + mid * (size_t)a, key, k) == 0)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo + 1;
+}
+
+/* Splits [0, n) into c chunks whose boundaries do not cut a k-prefix group. */
+static void split_groups(const rfx_rows *r, int k, int c, size_t *bounds)
+{
+    bounds[0] = 0;
+    for (int i = 1; i < c; i++) {
+        size_t b = r->n * (size_t)i / (size_t)c;
+        if (b < bounds[i - 1])
+            b = bounds[i - 1];
+        if (k > 0 && b > 0 && b < r->n) {
+            /* move back to the start of b's group */
+            const uint32_t *key = r->data + b * (size_t)r->arity;
+            b = lower_bound(r->data, r->arity, bounds[i - 1], b, key, k);
+        }
+        bounds[i] = b;
+    }
+    bounds[c] = r->n;
+}
+
+bool rfx_cpu_is_set(const rfx_rows *r)
+{
+    if (r->arity == 0)
+        return r->n <= 1;
+    for (size_t i = 1; i < r->n; i++)
+        if (cmp_prefix(r->data + (i - 1) * (size_t)r->arity, r->data + i * (size_t)r->arity, r->arity) >= 0)
+            return false;
+    return true;
+}
+
+/* ---- sort: parallel LSD radix over (column, 11-bit digit) passes ------------------------ */
+#define RADIX_BITS 11
+#define RADIX (1 << RADIX_BITS)
+
+typedef struct sort_ctx {
+    const uint32_t *src;
+    uint32_t *dst;
+    size_t n;
+    int a, col, shift, nchunks;
+    size_t *hist;              /* nchunks x RADIX */
+} sort_ctx;
+
+static void sort_hist(int c, void *arg)
+{
+    sort_ctx *s = arg;
+    size_t lo = s->n * (size_t)c / (size_t)s->nchunks, hi = s->n * (size_t)(c + 1) / (size_t)s->nchunks;
+    size_t *h = s->hist + (size_t)c * RADIX;
+    memset(h, 0, sizeof(size_t) * RADIX);
+    const uint32_t *p = s->src + s->col;
+    for (size_t i = lo; i < hi; i++)
+        h[(p[i * (size_t)s->a] >> s->shift) & (RADIX - 1)]++;
+}
+
+static void sort_scatter(int c, void *arg)
+{
+    sort_ctx *s = arg;
+    size_t lo = s->n * (size_t)c / (size_t)s->nchunks, hi = s->n * (size_t)(c + 1) / (size_t)s->nchunks;
+    size_t *h = s->hist + (size_t)c * RADIX;
+    int a = s->a;
+    const uint32_t *src = s->src;
+    uint32_t *dst = s->dst;
+    if (a == 1) {
+        for (size_t i = lo; i < hi; i++) {
+            uint32_t v = src[i];
+            dst[h[(v >> s->shift) & (RADIX - 1)]++] = v;
+        }
+    } else if (a == 2) {
+        const uint64_t *s64 = (const uint64_t *)(const void *)src;
+        uint64_t *d64 = (uint64_t *)(void *)dst;
+        for (size_t i = lo; i < hi; i++) {
+            uint64_t v = s64[i];
+            uint32_t key = s->col == 0 ? src[2 * i] : src[2 * i + 1];
+            d64[h[(key >> s->shift) & (RADIX - 1)]++] = v;
+        }
+    } else {
+        for (size_t i = lo; i < hi; i++) {
+            const uint32_t *t = src + i * (size_t)a;
+            size_t pos = h[(t[s->col] >> s->shift) & (RADIX - 1)]++;
+            memcpy(dst + pos * (size_t)a, t, sizeof(uint32_t) * (size_t)a);
+        }
+    }
+}
+
+static int cmp_rows_a;
+static int cmp_rows(const void *x, const void *y)
+{
+    return cmp_prefix(x, y, cmp_rows_a);
+}
+
+rfx_status rfx_cpu_sort(rfx_rows *r, int nthreads)
+{
+    int a = r->arity;
+    size_t n = r->n;
+    if (n < 2 || a == 0)
+        return RFX_OK;
+    if (n < 64) {
+        /* insertion sort */
+        uint32_t tmp[64];
+        if (a > 64) {
+            cmp_rows_a = a;   /* only reached on the calling thread for tiny inputs */
+            qsort(r->data, n, sizeof(uint32_t) * (size_t)a, cmp_rows);
+            return RFX_OK;
+        }
+        for (size_t i = 1; i < n; i++) {
+            memcpy(tmp, r->data + i * (size_t)a, sizeof(uint32_t) * (size_t)a);
+            size_t j = i;
+            while (j > 0 && cmp_prefix(r->data + (j - 1) * (size_t)a, tmp, a) > 0) {
+                memcpy(r->data + j * (size_t)a, r->data + (j - 1) * (size_t)a, sizeof(uint32_t) * (size_t)a);
+                j--;
+            }
+            memcpy(r->data + j * (size_t)a, tmp, sizeof(uint32_t) * (size_t)a);
+        }
+        return RFX_OK;
+    }
+    /* which bits vary per column: digits where nothing varies need no pass */
+    uint32_t *vary = rfx_calloc((size_t)a, sizeof(uint32_t));
+    if (!vary)
+        return RFX_ERR_NOMEM;
+    for (size_t i = 1; i < n; i++)
+        for (int c = 0; c < a; c++)
+            vary[c] |= r->data[i * (size_t)a + c] ^ r->data[c];
+    int nchunks = chunks_for(n, nthreads);
+    uint32_t *tmp = rfx_malloc(n * (size_t)a * sizeof(uint32_t));
+    size_t *hist = rfx_malloc(sizeof(size_t) * RADIX * (size_t)nchunks);
+    if (!tmp || !hist) {
+        free(vary);
+        free(tmp);
+        free(hist);
+        return RFX_ERR_NOMEM;
+    }
+    uint32_t *src = r->data, *dst = tmp;
+    for (int c = a - 1; c >= 0; c--)
+        for (int shift = 0; shift < 32; shift += RADIX_BITS) {
+            if (((vary[c] >> shift) & (RADIX - 1)) == 0)
+                continue;
+            sort_ctx s = {src, dst, n, a, c, shift, nchunks, hist};
+            rfx_parallel_for(nchunks, nthreads, sort_hist, &s);
+            size_t sum = 0;
+            for (int d = 0; d < RADIX; d++)
+                for (int k = 0; k < nchunks; k++) {
+                    size_t v = hist[(size_t)k * RADIX + d];
+                    hist[(size_t)k * RADIX + d] = sum;
+                    sum += v;
+                }
+            rfx_parallel_for(nchunks, nthreads, sort_scatter, &s);
+            uint32_t *t = src;
+            src = dst;
+            dst = t;
+        }
+    if (src != r->data) {
+        /* result is in tmp: adopt it */
+        free(r->data);
+        r->data = src;
+        r->cap = n;
+        tmp = NULL;
+    }
+    free(tmp);
+    free(hist);
+    free(vary);
+    return RFX_OK;
+}
+
+/* ---- chunked, compacted outputs -------------------------------------------------------- */
+/* Moves each chunk's output [start_i, start_i + count_i) together; returns the total. */
+static size_t compact_chunks(uint32_t *data, int a, const size_t *start, const size_t *count, int c)
+{
+    size_t pos = count[0];
+    for (int i = 1; i < c; i++) {
+        if (start[i] != pos && count[i] && a)
+            memmove(data + pos * (size_t)a, data + start[i] * (size_t)a, sizeof(uint32_t) * (size_t)a * count[i]);
+        pos += count[i];
+    }
+    return pos;
+}
+
+typedef struct unique_ctx {
+    rfx_rows *r;
+    size_t *bounds, *count;
+} unique_ctx;
+
+static void unique_chunk(int c, void *arg)
+{
+    unique_ctx *u = arg;
+    int a = u->r->arity;
+    uint32_t *d = u->r->data;
+    size_t lo = u->bounds[c], hi = u->bounds[c + 1], w = lo;
+    for (size_t i = lo; i < hi; i++) {
+        const uint32_t *t = d + i * (size_t)a;
+        /* compare with the previous input tuple (also across chunk boundaries) */
+        if (i > 0 && memcmp(t, d + (i - 1) * (size_t)a, sizeof(uint32_t) * (size_t)a) == 0)
+            continue;
+        if (w != i)
+            memmove(d + w * (size_t)a, t, sizeof(uint32_t) * (size_t)a);
+        w++;
+    }
+    u->count[c] = w - lo;
+}
+
+rfx_status rfx_cpu_unique(rfx_rows *r, int nthreads)
+{
+    if (r->arity == 0) {
+        if (r->n > 1)
+            r->n = 1;
+        return RFX_OK;
+    }
+    if (r->n < 2)
+        return RFX_OK;
+    int c = chunks_for(r->n, nthreads);
+    size_t *bounds = rfx_malloc(sizeof(size_t) * (size_t)(c + 1)), *count = rfx_malloc(sizeof(size_t) * (size_t)c);
+    if (!bounds || !count) {
+        free(bounds);
+        free(count);
+        return RFX_ERR_NOMEM;
+    }
+    /* chunks at group boundaries (full arity), so "previous tuple" reads are untouched */
+    split_groups(r, r->arity, c, bounds);
+    unique_ctx u = {r, bounds, count};
+    rfx_parallel_for(c, nthreads, unique_chunk, &u);
+    r->n = compact_chunks(r->data, r->arity, bounds, count, c);
+    free(bounds);
+    free(count);
+    return RFX_OK;
+}
+
+/* ---- map / filter ------------------------------------------------------------------------ */
+typedef struct map_ctx {
+    const rfx_rows *src;
+    const rfx_rx *pred;
+    rfx_rx *const *out;
+    int nout;
+    const int *cols;           /* when every output is a column: their indices */
+    rfx_rows *dst;
+    size_t *bounds, *count;
+    atomic_bool div0;
+} map_ctx;
+
+static void map_chunk(int c, void *arg)
+{
+    map_ctx *m = arg;
+    int a = m->src->arity, no = m->nout;
+    size_t lo = m->bounds[c], hi = m->bounds[c + 1], w = lo;
+    bool div0 = false;
+    for (size_t i = lo; i < hi; i++) {
+        const uint32_t *t = m->src->data + i * (size_t)a;
+        if (m->pred && !rfx_rx_eval(m->pred, t, a, NULL, &div0))
+            continue;
+        uint32_t *o = m->dst->data + w * (size_t)no;
+        if (m->cols)
+            for (int k = 0; k < no; k++)
+                o[k] = t[m->cols[k]];
+        else
+            for (int k = 0; k < no; k++)
+                o[k] = rfx_rx_eval(m->out[k], t, a, NULL, &div0);
+        w++;
+    }
+    m->count[c] = w - lo;
+    if (div0)
+        atomic_store(&m->div0, true);
+}
+
+static const int *plain_columns(rfx_rx *const *out, int nout, int *buf)
+{
+    for (int k = 0; k < nout; k++) {
+        if (out[k]->kind != RFX_RX_COL)
+            return NULL;
+        buf[k] = out[k]->col;
+    }
+    return buf;
+}
+
+rfx_status rfx_cpu_mapfilter(const rfx_rows *src, const rfx_rx *pred, rfx_rx *const *out, int nout,
+                             rfx_rows *dst, int nthreads)
+{
+    rfx_status st = rows_resize(dst, nout, src->n);
+    if (st)
+        return st;
+    if (nout == 0) {
+        /* nullary output: one empty tuple per passing input tuple */
+        size_t k = 0;
+        bool div0 = false;
+        for (size_t i = 0; i < src->n; i++)
+            k += !pred || rfx_rx_eval(pred, src->data + i * (size_t)src->arity, src->arity, NULL, &div0);
+        dst->n = k;
+        return div0 ? RFX_ERR_DIV0 : RFX_OK;
+    }
+    int c = chunks_for(src->n, nthreads);
+    size_t *bounds = rfx_malloc(sizeof(size_t) * (size_t)(c + 1)), *count = rfx_malloc(sizeof(size_t) * (size_t)c);
+    int *colbuf = rfx_malloc(sizeof(int) * (size_t)(nout + 1));
+    if (!bounds || !count || !colbuf) {
+        free(bounds);
+        free(count);
+        free(colbuf);
+        return RFX_ERR_NOMEM;
+    }
+    for (int i = 0; i <= c; i++)
+        bounds[i] = src->n * (size_t)i / (size_t)c;
+    map_ctx m = {src, pred, out, nout, plain_columns(out, nout, colbuf), dst, bounds, count, false};
+    rfx_parallel_for(c, nthreads, map_chunk, &m);
+    dst->n = compact_chunks(dst->data, nout, bounds, count, c);
+    free(bounds);
+    free(count);
+    free(colbuf);
+    return atomic_load(&m.div0) ? RFX_ERR_DIV0 : RFX_OK;
+}
+
+/* ---- join ------------------------------------------------------------------------------- */
+typedef struct join_ctx {
+    const rfx_rows *a, *b;
+    int k;
+    const rfx_rx *pred;
+    rfx_rx *const *out;
+    int nout;
+    const int *cols;
+    size_t *bounds;
+    rfx_rows *parts;           /* per chunk output */
+    atomic_int err;            /* rfx_status */
+} join_ctx;
+
+static inline bool emit_pair(join_ctx *j, rfx_rows *o, const uint32_t *ta, const uint32_t *tb, bool *div0)
+{
+    int aa = j->a->arity;
+    if (j->pred && !rfx_rx_eval(j->pred, ta, aa, tb, div0))
+        return true;
+    if (j->nout == 0) {
+        o->n++;
+        return true;
+    }
+    if (o->n == o->cap && rfx_rows_reserve(o, o->n + 1) != RFX_OK)
+        return false;
+    uint32_t *w = o->data + o->n * (size_t)j->nout;
+    if (j->cols) {
+        for (int x = 0; x < j->nout; x++) {
+            int c = j->cols[x];
+            w[x] = c < aa ? ta[c] : tb[c - aa];
+        }
+    } else
+        for (int x = 0; x < j->nout; x++)
+            w[x] = rfx_rx_eval(j->out[x], ta, aa, tb, div0);
+    o->n++;
+    return true;
+}
+
+static void join_chunk(int c, void *arg)
+{
+    join_ctx *j = arg;
+    const rfx_rows *A = j->a, *B = j->b;
+    int aa = A->arity, ba = B->arity, k = j->k;
+    rfx_rows *o = &j->parts[c];
+    size_t i = j->bounds[c], ie = j->bounds[c + 1];
+    bool div0 = false;
+    if (i >= ie)
+        return;
+    if (k == 0) {
+        for (; i < ie; i++)
+            for (size_t y = 0; y < B->n; y++)
+                if (!emit_pair(j, o, A->data + i * (size_t)aa, B->data + y * (size_t)ba, &div0)) {
+                    atomic_store(&j->err, RFX_ERR_NOMEM);
+                    return;
+                }
+        goto done;
+    }
+    size_t y = lower_bound(B->data, ba, 0, B->n, A->data + i * (size_t)aa, k);
+    while (i < ie && y < B->n) {
+        const uint32_t *ta = A->data + i * (size_t)aa, *tb = B->data + y * (size_t)ba;
+        int cmp = cmp_prefix(ta, tb, k);
+        if (cmp < 0) {
+            i = gallop(A->data, aa, i, ie, tb, k);
+            continue;
+        }
+        if (cmp > 0) {
+            y = gallop(B->data, ba, y, B->n, ta, k);
+            continue;
+        }
+        size_t ie2 = group_end(A->data, aa, i, ie, k), ye = group_end(B->data, ba, y, B->n, k);
+        for (size_t p = i; p < ie2; p++)
+            for (size_t q = y; q < ye; q++)
+                if (!emit_pair(j, o, A->data + p * (size_t)aa, B->data + q * (size_t)ba, &div0)) {
+                    atomic_store(&j->err, RFX_ERR_NOMEM);
+                    return;
+                }
+        i = ie2;
+        y = ye;
+    }
+done:
+    if (div0)
+        atomic_store(&j->err, RFX_ERR_DIV0);
+}
+
+rfx_status rfx_cpu_join(const rfx_rows *a, const rfx_rows *b, int k, const rfx_rx *pred,
+                        rfx_rx *const *out, int nout, rfx_rows *dst, int nthreads)
+{
+    size_t work = a->n + (k == 0 ? 0 : b->n);
+    if (k == 0 && b->n > 0 && a->n > 0)
+        work = a->n * (b->n < 1024 ? b->n : 1024);
+    int c = chunks_for(work, nthreads);
+    if ((size_t)c > a->n)
+        c = a->n ? (int)a->n : 1;
+    size_t *bounds = rfx_malloc(sizeof(size_t) * (size_t)(c + 1));
+    rfx_rows *parts = rfx_calloc((size_t)c, sizeof(rfx_rows));
+    int *colbuf = rfx_malloc(sizeof(int) * (size_t)(nout + 1));
+    rfx_status st = RFX_OK;
+    if (!bounds || !parts || !colbuf) {
+        st = RFX_ERR_NOMEM;
+        goto out;
+    }
+    for (int i = 0; i < c; i++)
+        rfx_rows_init(&parts[i], nout);
+    split_groups(a, k, c, bounds);
+    join_ctx j = {a, b, k, pred, out, nout, plain_columns(out, nout, colbuf), bounds, parts, RFX_OK};
+    if (nout == 0) {
+        /* nullary output: only whether any pair matches */
+        rfx_rows tmp;
+        rfx_rows_init(&tmp, 0);
+        st = rows_resize(dst, 0, 0);
+        if (st)
+            goto out;
+        for (int i = 0; i < c; i++)
+            join_chunk(i, &j);
+        for (int i = 0; i < c; i++)
+            dst->n += parts[i].n;
+        st = (rfx_status)atomic_load(&j.err);
+        goto out;
+    }
+    rfx_parallel_for(c, nthreads, join_chunk, &j);
+    st = (rfx_status)atomic_load(&j.err);
+    if (st)
+        goto out;
+    size_t total = 0;
+    for (int i = 0; i < c; i++)
+        total += parts[i].n;
+    if (c == 1) {
+        rfx_rows_free(dst);
+        *dst = parts[0];
+        rfx_rows_init(&parts[0], nout);
+        goto out;
+    }
+    st = rows_resize(dst, nout, total);
+    if (st)
+        goto out;
+    size_t pos = 0;
+    for (int i = 0; i < c; i++) {
+        if (parts[i].n)
+            memcpy(dst->data + pos * (size_t)nout, parts[i].data, sizeof(uint32_t) * (size_t)nout * parts[i].n);
+        pos += parts[i].n;
+    }
+out:
+    if (parts)
+        for (int i = 0; i < c; i++)
+            rfx_rows_free(&parts[i]);
+    free(parts);
+    free(bounds);
+    free(colbuf);
+    return st;
+}
+
+/* ---- union (merge of sorted sets) --------------------------------------------------------- */
+typedef struct union_ctx {
+    const rfx_rows *a, *b;
+    size_t *abounds, *bbounds, *count, *start;
+    rfx_rows *dst;
+    bool write;
+} union_ctx;
+
+static void union_chunk(int c, void *arg)
+{
+    union_ctx *u = arg;
+    int ar = u->a->arity;
+    size_t i = u->abounds[c], ie = u->abounds[c + 1], j = u->bbounds[c], je = u->bbounds[c + 1];
+    const uint32_t *A = u->a->data, *B = u->b->data;
+    size_t w = 0;
+    uint32_t *o = u->write ? u->dst->data + u->start[c] * (size_t)ar : NULL;
+    size_t bytes = sizeof(uint32_t) * (size_t)ar;
+    while (i < ie && j < je) {
+        int cmp = cmp_prefix(A + i * (size_t)ar, B + j * (size_t)ar, ar);
+        const uint32_t *t = cmp <= 0 ? A + i * (size_t)ar : B + j * (size_t)ar;
+        if (o)
+            memcpy(o + w * (size_t)ar, t, bytes);
+        w++;
+        if (cmp <= 0)
+            i++;
+        if (cmp >= 0)
+            j++;
+    }
+    if (o) {
+        memcpy(o + w * (size_t)ar, A + i * (size_t)ar, bytes * (ie - i));
+        memcpy(o + (w + ie - i) * (size_t)ar, B + j * (size_t)ar, bytes * (je - j));
+    }
+    w += (ie - i) + (je - j);
+    u->count[c] = w;
+}
+
+rfx_status rfx_cpu_union(const rfx_rows *a, const rfx_rows *b, rfx_rows *dst, int nthreads)
+{
+    int ar = a->arity;
+    if (ar == 0) {
+        rfx_status st = rows_resize(dst, 0, a->n || b->n ? 1 : 0);
+        return st;
+    }
+    if (b->n == 0 || a->n == 0) {
+        const rfx_rows *src = b->n == 0 ? a : b;
+        if (src == dst)
+            return RFX_OK;
+        rfx_status st = rows_resize(dst, ar, src->n);
+        if (st)
+            return st;
+        if (src->n)
+            memcpy(dst->data, src->data, sizeof(uint32_t) * (size_t)ar * src->n);
+        return RFX_OK;
+    }
+    int c = chunks_for(a->n + b->n, nthreads);
+    size_t *mem = rfx_malloc(sizeof(size_t) * (size_t)(4 * c + 4));
+    if (!mem)
+        return RFX_ERR_NOMEM;
+    size_t *ab = mem, *bb = mem + c + 1, *count = mem + 2 * c + 2, *start = mem + 3 * c + 3;
+    for (int i = 0; i <= c; i++) {
+        ab[i] = a->n * (size_t)i / (size_t)c;
+        bb[i] = i == c ? b->n : lower_bound(b->data, ar, 0, b->n, a->data + ab[i] * (size_t)ar, ar);
+    }
+    bb[0] = 0;
+    union_ctx u = {a, b, ab, bb, count, start, NULL, false};
+    rfx_parallel_for(c, nthreads, union_chunk, &u);
+    size_t total = 0;
+    for (int i = 0; i < c; i++) {
+        start[i] = total;
+        total += count[i];
+    }
+    rfx_rows out;
+    rfx_rows_init(&out, ar);
+    rfx_status st = rows_resize(&out, ar, total);
+    if (st) {
+        free(mem);
+        return st;
+    }
+    u.dst = &out;
+    u.write = true;
+    rfx_parallel_for(c, nthreads, union_chunk, &u);
+    rfx_rows_free(dst);
+    *dst = out;
+    free(mem);
+    return RFX_OK;
+}
+
+/* ---- semi-join and anti-join ---------------------------------------------------------------- */
+typedef struct semi_ctx {
+    const rfx_rows *a, *b;
+    int k;
+    bool keep;
+    size_t *bounds, *count;
+    rfx_rows *dst;
+} semi_ctx;
+
+static void semi_chunk(int c, void *arg)
+{
+    semi_ctx *s = arg;
+    int ar = s->a->arity, k = s->k;
+    const uint32_t *A = s->a->data, *B = s->b->data;
+    size_t i = s->bounds[c], ie = s->bounds[c + 1], w = i;
+    size_t y = i < ie ? lower_bound(B, k, 0, s->b->n, A + i * (size_t)ar, k) : 0;
+    size_t bytes = sizeof(uint32_t) * (size_t)ar;
+    while (i < ie) {
+        const uint32_t *t = A + i * (size_t)ar;
+        y = gallop(B, k, y, s->b->n, t, k);
+        bool found = y < s->b->n && cmp_prefix(B + y * (size_t)k, t, k) == 0;
+        size_t ge = group_end(A, ar, i, ie, k);
+        if (found == s->keep) {
+            if (w != i)
+                memmove(s->dst->data + w * (size_t)ar, t, bytes * (ge - i));
+            w += ge - i;
+        }
+        i = ge;
+    }
+    s->count[c] = w - s->bounds[c];
+}
+
+rfx_status rfx_cpu_semijoin(const rfx_rows *a, const rfx_rows *b, int k, bool keep, rfx_rows *dst,
+                            int nthreads)
+{
+    int ar = a->arity;
+    if (k == 0) {
+        /* prefix of length 0: every tuple matches iff b is non-empty */
+        bool all = (b->n > 0) == keep;
+        rfx_status st = rows_resize(dst, ar, all ? a->n : 0);
+        if (st || !all || dst == a)
+            return st;
+        if (ar && a->n)
+            memcpy(dst->data, a->data, sizeof(uint32_t) * (size_t)ar * a->n);
+        return RFX_OK;
+    }
+    rfx_rows out;
+    rfx_rows_init(&out, ar);
+    rfx_status st = rows_resize(&out, ar, a->n);
+    if (st)
+        return st;
+    if (a->n)
+        memcpy(out.data, a->data, sizeof(uint32_t) * (size_t)ar * a->n);
+    int c = chunks_for(a->n + b->n, nthreads);
+    size_t *bounds = rfx_malloc(sizeof(size_t) * (size_t)(c + 1)), *count = rfx_malloc(sizeof(size_t) * (size_t)c);
+    if (!bounds || !count) {
+        free(bounds);
+        free(count);
+        rfx_rows_free(&out);
+        return RFX_ERR_NOMEM;
+    }
+    split_groups(a, k, c, bounds);
+    semi_ctx s = {&out, b, k, keep, bounds, count, &out};
+    rfx_parallel_for(c, nthreads, semi_chunk, &s);
+    out.n = compact_chunks(out.data, ar, bounds, count, c);
+    rfx_rows_free(dst);
+    *dst = out;
+    free(bounds);
+    free(count);
+    return RFX_OK;
+}
+
+/* ---- aggregate -------------------------------------------------------------------------------- */
+static uint32_t agg_combine(rfx_aggfn fn, rfx_prim prim, uint32_t acc, uint32_t v)
+{
+    if (prim == RFX_FLOAT) {
+        float x, y;
+        memcpy(&x, &acc, 4);
+        memcpy(&y, &v, 4);
+        float r = fn == RFX_AGG_SUM ? x + y : fn == RFX_AGG_MIN ? (y < x ? y : x) : (y > x ? y : x);
+        uint32_t u;
+        memcpy(&u, &r, 4);
+        return u;
+    }
+    if (fn == RFX_AGG_SUM)
+        return acc + v;
+    bool less = prim == RFX_NUMBER ? (int32_t)v < (int32_t)acc : v < acc;
+    if (fn == RFX_AGG_MIN)
+        return less ? v : acc;
+    return (!less && v != acc) ? v : acc;
+}
+
+rfx_status rfx_cpu_aggregate(const rfx_rows *a, const rfx_rows *b, int k, rfx_aggfn fn, int col,
+                             rfx_prim prim, rfx_rows *dst)
+{
+    int ar = a->arity, br = b->arity;
+    rfx_rows out;
+    rfx_rows_init(&out, ar + 1);
+    rfx_status st = rfx_rows_reserve(&out, a->n);
+    if (st)
+        return st;
+    size_t y = 0, gs = 0, ge = 0;
+    bool have = false;
+    uint32_t val = 0;
+    const uint32_t *last = NULL;
+    for (size_t i = 0; i < a->n; i++) {
+        const uint32_t *t = a->data ? a->data + i * (size_t)ar : NULL;
+        if (!last || cmp_prefix(last, t, k) != 0) {
+            /* a new group key: find its run in b and fold it */
+            if (k == 0) {
+                gs = 0;
+                ge = b->n;
+            } else {
+                y = gallop(b->data, br, y, b->n, t, k);
+                gs = y;
+                ge = (y < b->n && cmp_prefix(b->data + y * (size_t)br, t, k) == 0) ? group_end(b->data, br, y, b->n, k) : y;
+                y = ge;
+            }
+            have = ge > gs || fn == RFX_AGG_COUNT || fn == RFX_AGG_SUM;
+            if (fn == RFX_AGG_COUNT)
+                val = (uint32_t)(ge - gs);
+            else if (fn == RFX_AGG_SUM) {
+                val = 0;
+                for (size_t q = gs; q < ge; q++)
+                    val = agg_combine(fn, prim, val, b->data[q * (size_t)br + col]);
+            } else if (ge > gs) {
+                val = b->data[gs * (size_t)br + col];
+                for (size_t q = gs + 1; q < ge; q++)
+                    val = agg_combine(fn, prim, val, b->data[q * (size_t)br + col]);
+            }
+            last = t ? t : (const uint32_t *)&val;
+        }
+        if (!have)
+            continue;
+        uint32_t *w = out.data + out.n * (size_t)(ar + 1);
+        if (ar)
+            memcpy(w, t, sizeof(uint32_t) * (size_t)ar);
+        w[ar] = val;
+        out.n++;
+    }
+    rfx_rows_free(dst);
+    *dst = out;
+    return RFX_OK;
+}

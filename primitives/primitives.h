@@ -1,0 +1,73 @@
+/* primitives.h: the relational operator skeletons over packed rows of 32-bit values
+ * (row-major: tuple i is rows[i*arity .. i*arity+arity-1]), CPU implementations.
+ * A relation in this layout is "sorted" when its rows are in lexicographic order of
+ * their unsigned 32-bit columns; key prefixes of sorted relations are sorted too.
+ *
+ * Conventions (shared with the CUDA versions of issue 3):
+ * - Outputs are caller-allocated; functions that cannot know their output size say how
+ *   to size it (upper bound) or return a freshly sized rfx_rows the caller owns.
+ * - `nthreads` >= 1 bounds the parallelism; small inputs run on the calling thread.
+ * - Functions return an rfx_status; RFX_ERR_DIV0 reports a division by zero in an
+ *   expression (the tuple's value is then undefined, the run must stop). */
+#ifndef RFX_PRIMITIVES_H
+#define RFX_PRIMITIVES_H
+
+#include "ra_ir.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum rfx_status {
+    RFX_OK = 0,
+    RFX_ERR_NOMEM,             /* an allocation failed */
+    RFX_ERR_DIV0,              /* division or modulo by zero in an expression */
+    RFX_ERR_IO,                /* a file could not be read or written */
+    RFX_ERR_INPUT,             /* malformed input data */
+    RFX_ERR_LIMIT,             /* a size limit was exceeded */
+    RFX_ERR_INTERNAL           /* a bug in rfx */
+} rfx_status;
+
+/* An owned, growable relation buffer. */
+typedef struct rfx_rows {
+    uint32_t *data;            /* n * arity values (NULL when empty or arity 0) */
+    size_t n;                  /* tuples */
+    size_t cap;                /* tuples allocated */
+    int arity;
+} rfx_rows;
+
+void rfx_rows_init(rfx_rows *r, int arity);
+void rfx_rows_free(rfx_rows *r);
+rfx_status rfx_rows_reserve(rfx_rows *r, size_t n);
+/* Appends one tuple. */
+rfx_status rfx_rows_push(rfx_rows *r, const uint32_t *t);
+void rfx_rows_swap(rfx_rows *a, rfx_rows *b);
+
+/* Sorts rows lexicographically (LSD radix, parallel). */
+rfx_status rfx_cpu_sort(rfx_rows *r, int nthreads);
+/* Removes adjacent duplicates in place (input sorted -> set). */
+rfx_status rfx_cpu_unique(rfx_rows *r, int nthreads);
+/* Whether rows are sorted and duplicate-free (for assertions and tests). */
+bool rfx_cpu_is_set(const rfx_rows *r);
+
+/* dst = out(sigma_pred(src)); pred may be NULL. dst has arity nout. */
+rfx_status rfx_cpu_mapfilter(const rfx_rows *src, const rfx_rx *pred, rfx_rx *const *out, int nout,
+                             rfx_rows *dst, int nthreads);
+/* dst = out(sigma_pred(a |x|_k b)); a and b sorted on their first k columns; k = 0 is the
+ * cross product. */
+rfx_status rfx_cpu_join(const rfx_rows *a, const rfx_rows *b, int k, const rfx_rx *pred,
+                        rfx_rx *const *out, int nout, rfx_rows *dst, int nthreads);
+/* dst = a u b, both sorted sets of one arity. */
+rfx_status rfx_cpu_union(const rfx_rows *a, const rfx_rows *b, rfx_rows *dst, int nthreads);
+/* dst = tuples of a whose first k columns do (keep=true) / do not (keep=false) occur as
+ * a tuple of b; a sorted on its first k columns, b sorted with arity k. */
+rfx_status rfx_cpu_semijoin(const rfx_rows *a, const rfx_rows *b, int k, bool keep, rfx_rows *dst,
+                            int nthreads);
+/* dst = a's tuples each extended by fn over the group of b whose first k columns equal a's
+ * first k; count/sum of an empty group give 0, min/max drop the tuple. */
+rfx_status rfx_cpu_aggregate(const rfx_rows *a, const rfx_rows *b, int k, rfx_aggfn fn, int col,
+                             rfx_prim prim, rfx_rows *dst);
+
+/* Runs fn(i, ctx) for i in [0, n) on up to nthreads threads; fn must be thread-safe. */
+void rfx_parallel_for(int n, int nthreads, void (*fn)(int i, void *ctx), void *ctx);
+
+#endif

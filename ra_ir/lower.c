@@ -1,0 +1,1447 @@
+/* lower.c: AST -> query plan. Each rule body becomes a pipeline of scans (selections
+ * pushed into them), joins in an order chosen by estimated size, filters and arithmetic
+ * as soon as their variables are bound, anti-joins for negation, aggregates, and a final
+ * projection onto the head. Recursive strata become semi-naive loops over deltas. */
+#include "ra_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A stream of tuples in the pipeline: which variable holds it, which rule variable each
+ * column carries (-1 for a computed column with no variable), and what order it has. */
+typedef struct flow {
+    int var;
+    int n;
+    int *schema;
+    int sorted;                /* the first `sorted` columns are in lexicographic order */
+    bool unique;               /* no duplicate tuples */
+} flow;
+
+typedef enum item_kind { IT_ATOM, IT_NEG, IT_FILTER, IT_BIND, IT_AGG } item_kind;
+
+/* One body element still to be applied. */
+typedef struct item {
+    item_kind kind;
+    const rfx_atom *atom;      /* IT_ATOM, IT_NEG */
+    int src;                   /* IT_ATOM, IT_NEG: plan variable scanned */
+    int *argvar;               /* IT_ATOM, IT_NEG: per column a variable, or -1 (no variable) */
+    const rfx_expr **argconst; /* per column: constant to match, or NULL */
+    const rfx_expr *lhs, *rhs; /* IT_FILTER: comparison; IT_BIND: rhs computes var */
+    rfx_cmpop cmp;
+    int var;                   /* IT_BIND: bound variable; IT_AGG: result variable */
+    const rfx_expr *agg;       /* IT_AGG */
+    rfx_loc loc;
+    double est;                /* IT_ATOM: estimated size */
+    bool delta;                /* IT_ATOM: scans a delta relation (the semi-naive pivot) */
+    bool done;
+} item;
+
+/* An output column of a pipeline: an expression, or a plain variable when e is NULL. */
+typedef struct hcol {
+    const rfx_expr *e;
+    int var;
+} hcol;
+
+typedef struct rule_ctx {
+    lower_ctx *L;
+    const rfx_clause *c;
+    int nv;                    /* variables: the clause's, then fresh ones */
+    int nagg;                  /* aggregate expressions of the conjunction and their variables */
+    const rfx_expr **aggs;
+    int *aggvar;
+    item *items;
+    int nitems, itemcap;
+    bool *bound;
+} rule_ctx;
+
+/* ---- small helpers -------------------------------------------------------------------- */
+static void *lalloc(lower_ctx *L, size_t n)
+{
+    void *p = rfx_arena_alloc(L->plan->arena, n ? n : 1);
+    if (!p)
+        L->oom = true;
+    return p;
+}
+
+static rfx_prim type_prim(const rfx_program *p, int t)
+{
+    return t >= 0 ? p->types[t].prim : RFX_NUMBER;
+}
+
+int rfx_lower_new_var(lower_ctx *L, const char *name, rfx_pvar_kind kind, int arity,
+                      const rfx_prim *types, int rel)
+{
+    rfx_plan *P = L->plan;
+    if (P->nvars == P->varcap) {
+        int nc = P->varcap ? P->varcap * 2 : 32;
+        rfx_pvar *v = lalloc(L, sizeof(rfx_pvar) * (size_t)nc);
+        if (!v)
+            return 0;
+        memcpy(v, P->vars, sizeof(rfx_pvar) * (size_t)P->nvars);
+        P->vars = v;
+        P->varcap = nc;
+    }
+    rfx_pvar *v = &P->vars[P->nvars];
+    char buf[64];
+    if (!name) {
+        snprintf(buf, sizeof buf, "t%d", L->ntemps++);
+        name = buf;
+    }
+    v->name = rfx_arena_strdup(P->arena, name, strlen(name));
+    v->kind = kind;
+    v->arity = arity;
+    v->rel = rel;
+    v->types = lalloc(L, sizeof(rfx_prim) * (size_t)(arity + 1));
+    if (v->types && types)
+        memcpy(v->types, types, sizeof(rfx_prim) * (size_t)arity);
+    return P->nvars++;
+}
+
+rfx_ra_cmd *rfx_lower_emit(lower_ctx *L, rfx_ra_op op, int dst, int s0, int s1)
+{
+    rfx_block *b = &L->plan->blocks[L->block];
+    if (b->ncmds == b->cap) {
+        int nc = b->cap ? b->cap * 2 : 16;
+        rfx_ra_cmd *c = lalloc(L, sizeof(rfx_ra_cmd) * (size_t)nc);
+        if (!c) {
+            static rfx_ra_cmd sink;
+            memset(&sink, 0, sizeof sink);
+            return &sink;
+        }
+        memcpy(c, b->cmds, sizeof(rfx_ra_cmd) * (size_t)b->ncmds);
+        b->cmds = c;
+        b->cap = nc;
+    }
+    rfx_ra_cmd *c = &b->cmds[b->ncmds++];
+    memset(c, 0, sizeof *c);
+    c->op = op;
+    c->dst = dst;
+    c->src[0] = s0;
+    c->src[1] = s1;
+    c->agg_col = -1;
+    c->rule = L->rule;
+    return c;
+}
+
+int rfx_lower_new_block(lower_ctx *L, const char *label)
+{
+    rfx_plan *P = L->plan;
+    if (P->nblocks == P->blockcap) {
+        int nc = P->blockcap ? P->blockcap * 2 : 8;
+        rfx_block *b = lalloc(L, sizeof(rfx_block) * (size_t)nc);
+        if (!b)
+            return L->block;
+        memcpy(b, P->blocks, sizeof(rfx_block) * (size_t)P->nblocks);
+        P->blocks = b;
+        P->blockcap = nc;
+    }
+    rfx_block *b = &P->blocks[P->nblocks];
+    memset(b, 0, sizeof *b);
+    b->label = label;
+    b->loop_head = -1;
+    L->block = P->nblocks++;
+    return L->block;
+}
+
+rfx_rx *rfx_rx_new(lower_ctx *L, rfx_rx_kind kind, rfx_prim prim)
+{
+    rfx_rx *e = lalloc(L, sizeof *e);
+    if (!e) {
+        static rfx_rx sink;
+        return &sink;
+    }
+    e->kind = kind;
+    e->prim = prim;
+    return e;
+}
+
+rfx_rx *rfx_rx_col(lower_ctx *L, int col, rfx_prim prim)
+{
+    rfx_rx *e = rfx_rx_new(L, RFX_RX_COL, prim);
+    e->col = col;
+    return e;
+}
+
+rfx_rx *rfx_rx_and(lower_ctx *L, rfx_rx *a, rfx_rx *b)
+{
+    if (!a)
+        return b;
+    if (!b)
+        return a;
+    rfx_rx *e = rfx_rx_new(L, RFX_RX_AND, RFX_NUMBER);
+    e->l = a;
+    e->r = b;
+    return e;
+}
+
+/* Constant value of a literal expression as stored (32-bit pattern of prim). */
+static uint32_t const_value(const rfx_expr *e, rfx_prim prim, bool *ok)
+{
+    switch (e->kind) {
+    case RFX_E_INT:
+    case RFX_E_UNSIGNED:
+        if (prim == RFX_FLOAT) {
+            float f = (float)e->u.ival;
+            uint32_t u;
+            memcpy(&u, &f, 4);
+            return u;
+        }
+        return (uint32_t)e->u.ival;
+    case RFX_E_FLOAT: {
+        float f = (float)e->u.fval;
+        uint32_t u;
+        memcpy(&u, &f, 4);
+        return u;
+    }
+    case RFX_E_STRING:
+        return e->u.sym;
+    default:
+        *ok = false;
+        return 0;
+    }
+}
+
+/* ---- variable bookkeeping ---------------------------------------------------------- */
+static int agg_var_of(rule_ctx *R, const rfx_expr *e)
+{
+    for (int i = 0; i < R->nagg; i++)
+        if (R->aggs[i] == e)
+            return R->aggvar[i];
+    return -1;
+}
+
+/* Marks in `use` every variable an expression reads (an aggregate reads its result var). */
+static void expr_vars(rule_ctx *R, const rfx_expr *e, bool *use)
+{
+    switch (e->kind) {
+    case RFX_E_VAR: use[e->u.v.var] = true; break;
+    case RFX_E_NEG: expr_vars(R, e->u.bin.lhs, use); break;
+    case RFX_E_BINOP: expr_vars(R, e->u.bin.lhs, use); expr_vars(R, e->u.bin.rhs, use); break;
+    case RFX_E_AGG: {
+        int v = agg_var_of(R, e);
+        if (v >= 0)
+            use[v] = true;
+        break;
+    }
+    default: break;
+    }
+}
+
+static bool expr_bound(rule_ctx *R, const rfx_expr *e)
+{
+    switch (e->kind) {
+    case RFX_E_VAR: return R->bound[e->u.v.var];
+    case RFX_E_NEG: return expr_bound(R, e->u.bin.lhs);
+    case RFX_E_BINOP: return expr_bound(R, e->u.bin.lhs) && expr_bound(R, e->u.bin.rhs);
+    case RFX_E_AGG: { int v = agg_var_of(R, e); return v >= 0 && R->bound[v]; }
+    case RFX_E_ANON: return false;
+    default: return true;
+    }
+}
+
+/* Variables of the inner body of an aggregate shared with the enclosing conjunction. */
+static int agg_groups(rule_ctx *R, const rfx_expr *agg, const bool *outer, int *out)
+{
+    rfx_conj *cj = rfx_agg_conj(agg);
+    bool *in = calloc((size_t)R->nv + 1, 1);
+    int n = 0;
+    if (!in) {
+        R->L->oom = true;
+        return 0;
+    }
+    for (int i = 0; i < cj->nlits; i++) {
+        const rfx_lit *l = cj->lits[i];
+        if (l->kind == RFX_L_ATOM)
+            for (int a = 0; a < l->atom.nargs; a++)
+                if (l->atom.args[a]->kind == RFX_E_VAR)
+                    in[l->atom.args[a]->u.v.var] = true;
+    }
+    for (int v = 0; v < R->nv; v++)
+        if (in[v] && outer[v])
+            out[n++] = v;
+    free(in);
+    return n;
+}
+
+static void item_vars(rule_ctx *R, const item *it, bool *use, const bool *outer)
+{
+    switch (it->kind) {
+    case IT_ATOM:
+    case IT_NEG:
+        for (int i = 0; i < it->atom->nargs; i++)
+            if (it->argvar[i] >= 0)
+                use[it->argvar[i]] = true;
+        break;
+    case IT_FILTER:
+        expr_vars(R, it->lhs, use);
+        expr_vars(R, it->rhs, use);
+        break;
+    case IT_BIND:
+        expr_vars(R, it->rhs, use);
+        break;
+    case IT_AGG: {
+        int g[256];
+        int n = agg_groups(R, it->agg, outer, g);
+        for (int i = 0; i < n; i++)
+            use[g[i]] = true;
+        break;
+    }
+    }
+}
+
+/* Variables still needed after the items done so far: by open items and the output. */
+static void needed_vars(rule_ctx *R, const hcol *out, int nout, bool *use, const bool *outer)
+{
+    memset(use, 0, (size_t)R->nv + 1);
+    for (int i = 0; i < R->nitems; i++)
+        if (!R->items[i].done)
+            item_vars(R, &R->items[i], use, outer);
+    for (int i = 0; i < nout; i++) {
+        if (out[i].e)
+            expr_vars(R, out[i].e, use);
+        else if (out[i].var >= 0)
+            use[out[i].var] = true;
+    }
+}
+
+/* ---- expressions ---------------------------------------------------------------------- */
+static int col_of(const flow *f0, const flow *f1, int var)
+{
+    for (int i = 0; i < f0->n; i++)
+        if (f0->schema[i] == var)
+            return i;
+    if (f1)
+        for (int i = 0; i < f1->n; i++)
+            if (f1->schema[i] == var)
+                return f0->n + i;
+    return -1;
+}
+
+static rfx_rx *tx_expr(rule_ctx *R, const rfx_expr *e, const flow *f0, const flow *f1, rfx_prim want)
+{
+    lower_ctx *L = R->L;
+    const rfx_program *p = L->prog;
+    rfx_prim prim = e->type >= 0 ? type_prim(p, e->type) : want;
+    switch (e->kind) {
+    case RFX_E_VAR:
+    case RFX_E_AGG: {
+        int v = e->kind == RFX_E_VAR ? e->u.v.var : agg_var_of(R, e);
+        int col = col_of(f0, f1, v);
+        if (col < 0) {
+            L->internal_error = "variable not available in pipeline";
+            col = 0;
+        }
+        return rfx_rx_col(L, col, prim);
+    }
+    case RFX_E_NEG: {
+        rfx_rx *x = rfx_rx_new(L, RFX_RX_NEG, prim);
+        x->l = tx_expr(R, e->u.bin.lhs, f0, f1, prim);
+        x->loc = e->loc;
+        return x;
+    }
+    case RFX_E_BINOP: {
+        rfx_rx *x = rfx_rx_new(L, RFX_RX_BIN, prim);
+        x->op = e->u.bin.op;
+        x->l = tx_expr(R, e->u.bin.lhs, f0, f1, prim);
+        x->r = tx_expr(R, e->u.bin.rhs, f0, f1, prim);
+        x->loc = e->loc;
+        return x;
+    }
+    default: {
+        bool ok = true;
+        rfx_rx *x = rfx_rx_new(L, RFX_RX_CONST, prim);
+        x->value = const_value(e, prim, &ok);
+        return x;
+    }
+    }
+}
+
+static rfx_prim expr_prim(rule_ctx *R, const rfx_expr *e)
+{
+    return type_prim(R->L->prog, e->type);
+}
+
+static rfx_rx *tx_cmp(rule_ctx *R, rfx_cmpop op, const rfx_expr *l, const rfx_expr *r,
+                      const flow *f0, const flow *f1)
+{
+    rfx_prim prim = l->type >= 0 ? expr_prim(R, l) : expr_prim(R, r);
+    rfx_rx *x = rfx_rx_new(R->L, RFX_RX_CMP, prim);
+    x->op = op;
+    x->l = tx_expr(R, l, f0, f1, prim);
+    x->r = tx_expr(R, r, f0, f1, prim);
+    return x;
+}
+
+/* ---- flows -------------------------------------------------------------------------- */
+static flow flow_new(lower_ctx *L, int var, int n)
+{
+    flow f = {var, n, lalloc(L, sizeof(int) * (size_t)(n + 1)), 0, false};
+    return f;
+}
+
+static rfx_prim *flow_types(rule_ctx *R, const flow *f0, const flow *f1, rfx_rx **out, int nout)
+{
+    (void)f0; (void)f1;
+    rfx_prim *t = lalloc(R->L, sizeof(rfx_prim) * (size_t)(nout + 1));
+    for (int i = 0; t && i < nout; i++)
+        t[i] = out[i]->prim;
+    return t;
+}
+
+/* Emits a one-input command computing `outs` (and filtering by pred) from f. */
+static flow emit_map(rule_ctx *R, const flow *f, rfx_rx *pred, rfx_rx **outs, int *schema, int nout)
+{
+    lower_ctx *L = R->L;
+    rfx_prim *types = flow_types(R, f, NULL, outs, nout);
+    int dst = rfx_lower_new_var(L, NULL, RFX_PV_TEMP, nout, types, -1);
+    bool cols_only = true, identity = nout == f->n;
+    for (int i = 0; i < nout; i++) {
+        cols_only &= outs[i]->kind == RFX_RX_COL || outs[i]->kind == RFX_RX_CONST;
+        identity &= outs[i]->kind == RFX_RX_COL && outs[i]->col == i;
+    }
+    rfx_ra_op op = pred ? (identity ? RFX_RA_SELECT : RFX_RA_MAPFILTER)
+                        : (cols_only ? RFX_RA_PROJECT : RFX_RA_MAP);
+    rfx_ra_cmd *c = rfx_lower_emit(L, op, dst, f->var, -1);
+    c->pred = pred;
+    c->nout = nout;
+    c->out = outs;
+    flow g = flow_new(L, dst, nout);
+    if (g.schema)
+        memcpy(g.schema, schema, sizeof(int) * (size_t)nout);
+    /* order survives as long as the output starts with the input's sorted columns */
+    g.sorted = 0;
+    while (g.sorted < nout && g.sorted < f->sorted && outs[g.sorted]->kind == RFX_RX_COL &&
+           outs[g.sorted]->col == g.sorted)
+        g.sorted++;
+    g.unique = f->unique && identity;
+    /* a sorted set extended by computed columns (kept in front) stays a sorted set */
+    bool prefix_kept = nout >= f->n && f->sorted == f->n && f->unique && !pred;
+    for (int i = 0; prefix_kept && i < f->n; i++)
+        prefix_kept = outs[i]->kind == RFX_RX_COL && outs[i]->col == i;
+    if (prefix_kept) {
+        g.sorted = nout;
+        g.unique = true;
+    }
+    return g;
+}
+
+/* Makes f sorted with the variables `keys` as its first columns, keeping only needed
+ * columns after them. */
+static flow ensure_order(rule_ctx *R, flow f, const int *keys, int k, const bool *need)
+{
+    lower_ctx *L = R->L;
+    bool prefix = f.n >= k;
+    for (int i = 0; prefix && i < k; i++)
+        prefix = f.schema[i] == keys[i];
+    if (prefix && f.sorted >= k)
+        return f;
+    {
+        /* project: keys first, then the remaining needed columns in their order */
+        rfx_rx **outs = lalloc(L, sizeof(rfx_rx *) * (size_t)(f.n + 1));
+        int *schema = lalloc(L, sizeof(int) * (size_t)(f.n + 1));
+        if (!outs || !schema)
+            return f;
+        int n = 0;
+        for (int i = 0; i < k; i++) {
+            int c = col_of(&f, NULL, keys[i]);
+            outs[n] = rfx_rx_col(L, c, L->plan->vars[f.var].types[c]);
+            schema[n++] = keys[i];
+        }
+        bool dropped = false;
+        for (int c = 0; c < f.n; c++) {
+            bool iskey = false;
+            for (int i = 0; i < k; i++)
+                iskey |= keys[i] == f.schema[c];
+            if (iskey)
+                continue;
+            if (f.schema[c] < 0 || !need || need[f.schema[c]]) {
+                outs[n] = rfx_rx_col(L, c, L->plan->vars[f.var].types[c]);
+                schema[n++] = f.schema[c];
+            } else
+                dropped = true;
+        }
+        bool identity = n == f.n;
+        for (int i = 0; identity && i < n; i++)
+            identity = outs[i]->col == i;
+        if (!identity) {
+            bool uniq = f.unique && !dropped;
+            f = emit_map(R, &f, NULL, outs, schema, n);
+            f.unique = uniq;
+        }
+    }
+    int dst = rfx_lower_new_var(L, NULL, RFX_PV_TEMP, f.n, L->plan->vars[f.var].types, -1);
+    rfx_lower_emit(L, RFX_RA_SORT, dst, f.var, -1);
+    f.var = dst;
+    f.sorted = f.n;
+    if (!f.unique) {
+        int u = rfx_lower_new_var(L, NULL, RFX_PV_TEMP, f.n, L->plan->vars[f.var].types, -1);
+        rfx_lower_emit(L, RFX_RA_UNIQUE, u, f.var, -1);
+        f.var = u;
+        f.unique = true;
+    }
+    return f;
+}
+
+/* ---- scans ------------------------------------------------------------------------- */
+/* Scan of an atom: selections for constants, repeated variables and comparisons that
+ * involve only this atom's variables; output = its distinct variables. */
+static flow scan_atom(rule_ctx *R, item *it, bool push_filters)
+{
+    lower_ctx *L = R->L;
+    const rfx_atom *a = it->atom;
+    const rfx_pvar *src = &L->plan->vars[it->src];
+    int n = a->nargs;
+    flow base = flow_new(L, it->src, n);
+    for (int i = 0; base.schema && i < n; i++)
+        base.schema[i] = it->argvar[i];
+    base.sorted = n;
+    base.unique = true;
+
+    rfx_rx *pred = NULL;
+    rfx_rx **outs = lalloc(L, sizeof(rfx_rx *) * (size_t)(n + 1));
+    int *schema = lalloc(L, sizeof(int) * (size_t)(n + 1));
+    if (!outs || !schema || !base.schema)
+        return base;
+    int nout = 0, sorted = 0;
+    bool order_alive = true, unique = true;
+    for (int i = 0; i < n; i++) {
+        int v = it->argvar[i];
+        if (it->argconst[i]) {
+            rfx_rx *cmp = rfx_rx_new(L, RFX_RX_CMP, src->types[i]);
+            cmp->op = RFX_EQ;
+            cmp->l = rfx_rx_col(L, i, src->types[i]);
+            bool ok = true;
+            cmp->r = rfx_rx_new(L, RFX_RX_CONST, src->types[i]);
+            cmp->r->value = const_value(it->argconst[i], src->types[i], &ok);
+            if (!ok) {
+                cmp->r = tx_expr(R, it->argconst[i], &base, NULL, src->types[i]);
+            }
+            pred = rfx_rx_and(L, pred, cmp);
+            continue;             /* a column equal to a constant keeps the order */
+        }
+        if (v < 0) {              /* `_`: dropped */
+            order_alive = false;
+            unique = false;
+            continue;
+        }
+        int first = -1;
+        for (int j = 0; j < i; j++)
+            if (it->argvar[j] == v && !it->argconst[j])
+                first = j;
+        if (first >= 0) {
+            rfx_rx *cmp = rfx_rx_new(L, RFX_RX_CMP, src->types[i]);
+            cmp->op = RFX_EQ;
+            cmp->l = rfx_rx_col(L, first, src->types[i]);
+            cmp->r = rfx_rx_col(L, i, src->types[i]);
+            pred = rfx_rx_and(L, pred, cmp);
+            continue;             /* equal to an earlier column: order kept */
+        }
+        outs[nout] = rfx_rx_col(L, i, src->types[i]);
+        schema[nout++] = v;
+        if (order_alive)
+            sorted = nout;
+    }
+    /* push down comparisons over this atom's variables alone */
+    if (push_filters) {
+        bool *saved = R->bound;
+        bool *mine = calloc((size_t)R->nv + 1, 1);
+        if (!mine) {
+            L->oom = true;
+            return base;
+        }
+        for (int i = 0; i < n; i++)
+            if (it->argvar[i] >= 0)
+                mine[it->argvar[i]] = true;
+        R->bound = mine;
+        for (int k = 0; k < R->nitems; k++) {
+            item *f = &R->items[k];
+            if (f->kind == IT_FILTER && !f->done && expr_bound(R, f->lhs) && expr_bound(R, f->rhs)) {
+                pred = rfx_rx_and(L, pred, tx_cmp(R, f->cmp, f->lhs, f->rhs, &base, NULL));
+                f->done = true;
+            }
+        }
+        R->bound = saved;
+        free(mine);
+    }
+    if (!pred && nout == n)
+        return base;
+    flow g = emit_map(R, &base, pred, outs, schema, nout);
+    g.sorted = sorted;
+    g.unique = unique;
+    return g;
+}
+
+/* ---- one conjunction ---------------------------------------------------------------------- */
+static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, int delta_lit,
+                       const hcol *out, int nout, bool inner, int nv_base, const bool *outer_in);
+
+static void add_item(rule_ctx *R, item it)
+{
+    if (R->nitems == R->itemcap) {
+        int nc = R->itemcap ? R->itemcap * 2 : 16;
+        item *n = lalloc(R->L, sizeof(item) * (size_t)nc);
+        if (!n)
+            return;
+        memcpy(n, R->items, sizeof(item) * (size_t)R->nitems);
+        R->items = n;
+        R->itemcap = nc;
+    }
+    R->items[R->nitems++] = it;
+}
+
+static void collect_aggs(rule_ctx *R, const rfx_expr *e)
+{
+    if (e->kind == RFX_E_AGG) {
+        R->aggs[R->nagg] = e;
+        R->aggvar[R->nagg++] = R->nv++;
+    } else if (e->kind == RFX_E_BINOP) {
+        collect_aggs(R, e->u.bin.lhs);
+        collect_aggs(R, e->u.bin.rhs);
+    } else if (e->kind == RFX_E_NEG)
+        collect_aggs(R, e->u.bin.lhs);
+}
+
+static double estimate(lower_ctx *L, int src, int nconst)
+{
+    const rfx_pvar *v = &L->plan->vars[src];
+    double est = 1e6;
+    if (v->kind == RFX_PV_DELTA)
+        est = 1e3;
+    else if (v->rel >= 0) {
+        const rfx_relation *r = &L->prog->rels[v->rel];
+        if (L->stratum >= 0 && r->stratum == L->stratum)
+            est = 1e7;
+        else if (!r->has_rules && !(r->io & RFX_REL_INPUT))
+            est = 1e2;     /* facts only */
+    }
+    for (int i = 0; i < nconst; i++)
+        est /= 10;
+    return est;
+}
+
+static void build_atom_item(rule_ctx *R, const rfx_lit *l, int src, bool inner, item *it)
+{
+    lower_ctx *L = R->L;
+    const rfx_atom *a = &l->atom;
+    memset(it, 0, sizeof *it);
+    it->kind = l->kind == RFX_L_NEG ? IT_NEG : IT_ATOM;
+    it->atom = a;
+    it->src = src;
+    it->loc = l->loc;
+    it->argvar = lalloc(L, sizeof(int) * (size_t)(a->nargs + 1));
+    it->argconst = lalloc(L, sizeof(rfx_expr *) * (size_t)(a->nargs + 1));
+    if (!it->argvar || !it->argconst)
+        return;
+    int nconst = 0;
+    for (int i = 0; i < a->nargs; i++) {
+        const rfx_expr *x = a->args[i];
+        it->argvar[i] = -1;
+        if (x->kind == RFX_E_VAR)
+            it->argvar[i] = x->u.v.var;
+        else if (x->kind == RFX_E_ANON) {
+            /* inside count/sum, `_` still tells tuples apart: keep it as a fresh variable */
+            if (inner && it->kind == IT_ATOM)
+                it->argvar[i] = R->nv++;
+        } else if (x->kind == RFX_E_INT || x->kind == RFX_E_UNSIGNED || x->kind == RFX_E_FLOAT ||
+                   x->kind == RFX_E_STRING) {
+            it->argconst[i] = x;
+            nconst++;
+        } else {
+            /* an expression argument: a fresh column variable, equal to the expression */
+            int v = R->nv++;
+            it->argvar[i] = v;
+            item f = {.kind = IT_FILTER, .cmp = RFX_EQ, .loc = x->loc};
+            rfx_expr *ve = lalloc(L, sizeof *ve);
+            if (!ve)
+                return;
+            ve->kind = RFX_E_VAR;
+            ve->u.v.var = v;
+            ve->u.v.name = "$arg";
+            ve->type = x->type;
+            f.lhs = ve;
+            f.rhs = x;
+            add_item(R, f);
+        }
+    }
+    it->est = estimate(L, src, nconst);
+}
+
+/* Join (or semi-join) the current flow with an atom's scan. */
+static flow join_atom(rule_ctx *R, flow cur, item *it, const hcol *out, int nout, const bool *outer)
+{
+    lower_ctx *L = R->L;
+    flow s = scan_atom(R, it, true);
+    it->done = true;
+    bool *need = calloc((size_t)R->nv + 1, 1);
+    if (!need) {
+        L->oom = true;
+        return cur;
+    }
+    needed_vars(R, out, nout, need, outer);
+    int *keys = lalloc(L, sizeof(int) * (size_t)(s.n + 1));
+    if (!keys) {
+        free(need);
+        return cur;
+    }
+    int k = 0;
+    for (int i = 0; i < s.n; i++)
+        if (col_of(&cur, NULL, s.schema[i]) >= 0)
+            keys[k++] = s.schema[i];
+    if (cur.var == L->plan->unit && cur.n == 0) {
+        /* the unit relation joins as the identity */
+        for (int i = 0; i < s.n; i++)
+            R->bound[s.schema[i]] = true;
+        free(need);
+        return s;
+    }
+    /* key order: the atom side's if it is already sorted that way, else the current's */
+    bool s_ok = s.sorted >= k;
+    for (int i = 0; s_ok && i < k; i++)
+        s_ok = s.schema[i] == keys[i];
+    if (!s_ok) {
+        bool c_ok = cur.sorted >= k;
+        for (int i = 0; c_ok && i < k; i++) {
+            bool in = false;
+            for (int j = 0; j < k; j++)
+                in |= cur.schema[i] == keys[j];
+            c_ok = in;
+        }
+        if (c_ok)
+            for (int i = 0; i < k; i++)
+                keys[i] = cur.schema[i];
+    }
+    /* key variables are needed to match even when nothing later reads them */
+    for (int i = 0; i < k; i++)
+        need[keys[i]] = true;
+    cur = ensure_order(R, cur, keys, k, need);
+    s = ensure_order(R, s, keys, k, NULL);
+    for (int i = 0; i < k; i++)
+        need[keys[i]] = false;
+    needed_vars(R, out, nout, need, outer);
+
+    int dst;
+    if (k == s.n) {
+        /* every variable of the atom is bound: a semi-join keeps the current tuples */
+        dst = rfx_lower_new_var(L, NULL, RFX_PV_TEMP, cur.n, L->plan->vars[cur.var].types, -1);
+        rfx_ra_cmd *c = rfx_lower_emit(L, RFX_RA_INTERSECT, dst, cur.var, s.var);
+        c->nkeys = k;
+        cur.var = dst;
+        free(need);
+        return cur;
+    }
+    rfx_rx **outs = lalloc(L, sizeof(rfx_rx *) * (size_t)(cur.n + s.n + 1));
+    int *schema = lalloc(L, sizeof(int) * (size_t)(cur.n + s.n + 1));
+    if (!outs || !schema) {
+        free(need);
+        return cur;
+    }
+    int n = 0;
+    bool dropped = false;
+    const rfx_pvar *cv = &L->plan->vars[cur.var], *sv = &L->plan->vars[s.var];
+    for (int i = 0; i < cur.n; i++) {
+        if (cur.schema[i] >= 0 && !need[cur.schema[i]]) {
+            dropped = true;
+            continue;
+        }
+        outs[n] = rfx_rx_col(L, i, cv->types[i]);
+        schema[n++] = cur.schema[i];
+    }
+    for (int j = k; j < s.n; j++) {
+        if (!need[s.schema[j]]) {
+            dropped = true;
+            continue;
+        }
+        outs[n] = rfx_rx_col(L, cur.n + j, sv->types[j]);
+        schema[n++] = s.schema[j];
+    }
+    rfx_prim *types = flow_types(R, &cur, &s, outs, n);
+    dst = rfx_lower_new_var(L, NULL, RFX_PV_TEMP, n, types, -1);
+    rfx_ra_cmd *c = rfx_lower_emit(L, k ? RFX_RA_JOIN : RFX_RA_PRODUCT, dst, cur.var, s.var);
+    c->nkeys = k;
+    c->nout = n;
+    c->out = outs;
+    for (int j = 0; j < s.n; j++)
+        R->bound[s.schema[j]] = true;
+    flow g = flow_new(L, dst, n);
+    if (g.schema)
+        memcpy(g.schema, schema, sizeof(int) * (size_t)n);
+    /* merge join emits key groups in order, each as the cross product of its two runs */
+    int natural[512], nn = 0;
+    for (int i = 0; i < cur.n && nn < 512; i++)
+        natural[nn++] = cur.schema[i];
+    bool cur_full = cur.sorted == cur.n && cur.unique;
+    if (cur_full)
+        for (int j = k; j < s.n && nn < 512; j++)
+            natural[nn++] = s.schema[j];
+    int lim = cur_full ? nn : (cur.sorted < nn ? cur.sorted : nn);
+    if (k == 0 && !cur_full)
+        lim = cur.sorted;
+    while (g.sorted < n && g.sorted < lim && schema[g.sorted] == natural[g.sorted])
+        g.sorted++;
+    g.unique = !dropped && cur.unique && s.unique;
+    free(need);
+    return g;
+}
+
+/* Applies every ready filter and binding as one MapFilter. Returns true if it did. */
+static bool apply_filters(rule_ctx *R, flow *cur, const hcol *out, int nout, const bool *outer)
+{
+    lower_ctx *L = R->L;
+    rfx_rx *pred = NULL;
+    int nbind = 0;
+    int bindvar[64];
+    const rfx_expr *bindexpr[64];
+    for (int k = 0; k < R->nitems; k++) {
+        item *it = &R->items[k];
+        if (it->done)
+            continue;
+        if (it->kind == IT_FILTER && expr_bound(R, it->lhs) && expr_bound(R, it->rhs)) {
+            pred = rfx_rx_and(L, pred, tx_cmp(R, it->cmp, it->lhs, it->rhs, cur, NULL));
+            it->done = true;
+        } else if (it->kind == IT_BIND && !R->bound[it->var] && expr_bound(R, it->rhs) && nbind < 64) {
+            bindvar[nbind] = it->var;
+            bindexpr[nbind++] = it->rhs;
+            it->done = true;
+        } else if (it->kind == IT_BIND && R->bound[it->var] && it->rhs->kind == RFX_E_VAR &&
+                   !R->bound[it->rhs->u.v.var]) {
+            /* `x = y` with x bound binds y */
+            const rfx_expr *v = it->rhs;
+            it->rhs = it->lhs;
+            it->lhs = v;
+            it->var = v->u.v.var;
+            k--;
+        } else if (it->kind == IT_BIND && R->bound[it->var] && expr_bound(R, it->rhs)) {
+            /* both sides bound already: the binding is an equality test */
+            it->kind = IT_FILTER;
+            k--;
+        }
+    }
+    if (!pred && !nbind)
+        return false;
+    for (int i = 0; i < nbind; i++)
+        R->bound[bindvar[i]] = true;
+    bool *need = calloc((size_t)R->nv + 1, 1);
+    if (!need) {
+        L->oom = true;
+        return false;
+    }
+    needed_vars(R, out, nout, need, outer);
+    rfx_rx **outs = lalloc(L, sizeof(rfx_rx *) * (size_t)(cur->n + nbind + 1));
+    int *schema = lalloc(L, sizeof(int) * (size_t)(cur->n + nbind + 1));
+    if (!outs || !schema) {
+        free(need);
+        return false;
+    }
+    int n = 0;
+    bool dropped = false;
+    const rfx_pvar *cv = &L->plan->vars[cur->var];
+    for (int i = 0; i < cur->n; i++) {
+        if (cur->schema[i] >= 0 && !need[cur->schema[i]]) {
+            dropped = true;
+            continue;
+        }
+        outs[n] = rfx_rx_col(L, i, cv->types[i]);
+        schema[n++] = cur->schema[i];
+    }
+    for (int i = 0; i < nbind; i++) {
+        outs[n] = tx_expr(R, bindexpr[i], cur, NULL, expr_prim(R, bindexpr[i]));
+        schema[n++] = bindvar[i];
+    }
+    bool uniq = cur->unique && !dropped;
+    *cur = emit_map(R, cur, pred, outs, schema, n);
+    cur->unique = uniq;
+    free(need);
+    return true;
+}
+
+static void apply_negation(rule_ctx *R, flow *cur, item *it)
+{
+    lower_ctx *L = R->L;
+    flow s = scan_atom(R, it, false);
+    it->done = true;
+    s = ensure_order(R, s, s.schema, s.n, NULL);
+    bool *need = calloc((size_t)R->nv + 1, 1);
+    if (!need) {
+        L->oom = true;
+        return;
+    }
+    for (int i = 0; i < cur->n; i++)
+        if (cur->schema[i] >= 0)
+            need[cur->schema[i]] = true;
+    *cur = ensure_order(R, *cur, s.schema, s.n, need);
+    free(need);
+    int dst = rfx_lower_new_var(L, NULL, RFX_PV_TEMP, cur->n, L->plan->vars[cur->var].types, -1);
+    rfx_ra_cmd *c = rfx_lower_emit(L, RFX_RA_DIFFERENCE, dst, cur->var, s.var);
+    c->nkeys = s.n;
+    cur->var = dst;
+}
+
+static void apply_aggregate(rule_ctx *R, flow *cur, item *it, const bool *outer)
+{
+    lower_ctx *L = R->L;
+    const rfx_expr *agg = it->agg;
+    int groups[256];
+    int ng = agg_groups(R, agg, outer, groups);
+    /* inner rows: group variables, then the aggregated value, then (for count and sum,
+     * whose result depends on multiplicity) every other variable of the inner body */
+    hcol cols[512];
+    int n = 0;
+    for (int i = 0; i < ng; i++)
+        cols[n++] = (hcol){NULL, groups[i]};
+    int valcol = -1;
+    if (agg->u.agg.target) {
+        valcol = n;
+        cols[n++] = (hcol){agg->u.agg.target, -1};
+    }
+    int nv_before = R->nv;
+    if (agg->u.agg.fn == RFX_AGG_COUNT || agg->u.agg.fn == RFX_AGG_SUM)
+        n = -n - 1;   /* tell lower_conj to append all inner variables */
+    flow in = lower_conj(L, R->c, rfx_agg_conj(agg), -1, cols, n, true, nv_before, outer);
+    it->done = true;
+    bool *need = calloc((size_t)R->nv + 1, 1);
+    if (!need) {
+        L->oom = true;
+        return;
+    }
+    for (int i = 0; i < cur->n; i++)
+        if (cur->schema[i] >= 0)
+            need[cur->schema[i]] = true;
+    *cur = ensure_order(R, *cur, groups, ng, need);
+    free(need);
+    rfx_prim *types = lalloc(L, sizeof(rfx_prim) * (size_t)(cur->n + 2));
+    if (!types)
+        return;
+    memcpy(types, L->plan->vars[cur->var].types, sizeof(rfx_prim) * (size_t)cur->n);
+    rfx_prim rp = agg->u.agg.fn == RFX_AGG_COUNT ? RFX_NUMBER : L->plan->vars[in.var].types[valcol];
+    types[cur->n] = rp;
+    int dst = rfx_lower_new_var(L, NULL, RFX_PV_TEMP, cur->n + 1, types, -1);
+    rfx_ra_cmd *c = rfx_lower_emit(L, RFX_RA_AGGREGATE, dst, cur->var, in.var);
+    c->nkeys = ng;
+    c->agg = agg->u.agg.fn;
+    c->agg_col = valcol;
+    c->agg_prim = rp;
+    flow g = flow_new(L, dst, cur->n + 1);
+    if (g.schema) {
+        memcpy(g.schema, cur->schema, sizeof(int) * (size_t)cur->n);
+        g.schema[cur->n] = it->var;
+    }
+    /* the aggregate is a function of each tuple: a sorted set stays one */
+    bool full = cur->sorted == cur->n && cur->unique;
+    g.sorted = full ? cur->n + 1 : cur->sorted;
+    g.unique = cur->unique;
+    R->bound[it->var] = true;
+    *cur = g;
+}
+
+/* Lowers one conjunction to a sorted set whose columns are `out` (for aggregate inner
+ * bodies, nout < 0 means: the -nout-1 given columns followed by every inner variable). */
+static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, int delta_lit,
+                       const hcol *out_in, int nout_in, bool inner, int nv_base, const bool *outer_in)
+{
+    rule_ctx R = {.L = L, .c = c, .nv = nv_base};
+    bool all_inner = nout_in < 0;
+    int nout = all_inner ? -nout_in - 1 : nout_in;
+    /* room for fresh variables: aggregates, `_` inside aggregates, expression arguments */
+    int room = nv_base + 8;
+    for (int i = 0; i < cj->nlits; i++)
+        room += cj->lits[i]->kind == RFX_L_CMP ? 4 : cj->lits[i]->atom.nargs + 1;
+    for (int i = 0; i < nout; i++)
+        room += 4;
+    R.aggs = lalloc(L, sizeof(rfx_expr *) * (size_t)room);
+    R.aggvar = lalloc(L, sizeof(int) * (size_t)room);
+    if (!R.aggs || !R.aggvar)
+        return (flow){0};
+    /* aggregates in comparisons and in the output become fresh variables */
+    for (int i = 0; i < cj->nlits; i++)
+        if (cj->lits[i]->kind == RFX_L_CMP) {
+            collect_aggs(&R, cj->lits[i]->lhs);
+            collect_aggs(&R, cj->lits[i]->rhs);
+        }
+    for (int i = 0; i < nout; i++)
+        if (out_in[i].e)
+            collect_aggs(&R, out_in[i].e);
+
+    for (int i = 0; i < cj->nlits; i++) {
+        const rfx_lit *l = cj->lits[i];
+        item it;
+        switch (l->kind) {
+        case RFX_L_FALSE:
+            return (flow){.var = -1};
+        case RFX_L_TRUE:
+            break;
+        case RFX_L_ATOM:
+        case RFX_L_NEG: {
+            int src = L->relvar[l->atom.rel];
+            if (i == delta_lit)
+                src = L->deltavar[l->atom.rel];
+            build_atom_item(&R, l, src, inner, &it);
+            it.delta = i == delta_lit;
+            add_item(&R, it);
+            break;
+        }
+        case RFX_L_CMP: {
+            memset(&it, 0, sizeof it);
+            it.loc = l->loc;
+            it.kind = IT_FILTER;
+            it.cmp = l->cmp;
+            it.lhs = l->lhs;
+            it.rhs = l->rhs;
+            if (l->cmp == RFX_EQ && (l->lhs->kind == RFX_E_VAR || l->rhs->kind == RFX_E_VAR)) {
+                /* may bind: decided when its sides become bound */
+                it.kind = IT_BIND;
+                const rfx_expr *v = l->lhs->kind == RFX_E_VAR ? l->lhs : l->rhs;
+                const rfx_expr *x = v == l->lhs ? l->rhs : l->lhs;
+                it.var = v->u.v.var;
+                it.rhs = x;
+                it.lhs = v;
+            }
+            add_item(&R, it);
+            break;
+        }
+        }
+    }
+    /* `v = aggregate` names the aggregate's result v: no copy of the column */
+    for (int k = 0; k < R.nitems; k++) {
+        item *it = &R.items[k];
+        if (it->kind != IT_BIND || it->rhs->kind != RFX_E_AGG)
+            continue;
+        for (int i = 0; i < R.nagg; i++)
+            if (R.aggs[i] == it->rhs && R.aggvar[i] >= c->nvars) {
+                R.aggvar[i] = it->var;
+                it->done = true;
+            }
+    }
+    for (int i = 0; i < R.nagg; i++) {
+        item it = {.kind = IT_AGG, .agg = R.aggs[i], .var = R.aggvar[i], .loc = R.aggs[i]->loc};
+        add_item(&R, it);
+    }
+    R.bound = calloc((size_t)R.nv + 1, 1);
+    bool *outer = calloc((size_t)R.nv + 1, 1);
+    if (!R.bound || !outer) {
+        free(R.bound);
+        free(outer);
+        L->oom = true;
+        return (flow){0};
+    }
+    /* a variable is "outer" (a group key of aggregates) if used outside aggregate bodies */
+    for (int k = 0; k < R.nitems; k++)
+        if (R.items[k].kind != IT_AGG)
+            item_vars(&R, &R.items[k], outer, NULL);
+    for (int i = 0; i < nout; i++) {
+        if (out_in[i].e)
+            expr_vars(&R, out_in[i].e, outer);
+        else if (out_in[i].var >= 0)
+            outer[out_in[i].var] = true;
+    }
+
+    hcol *out = lalloc(L, sizeof(hcol) * (size_t)(nout + R.nv + 1));
+    if (!out) {
+        free(R.bound);
+        free(outer);
+        return (flow){0};
+    }
+    memcpy(out, out_in, sizeof(hcol) * (size_t)nout);
+    if (all_inner) {
+        /* append every variable this inner body binds through its atoms */
+        bool *seen = calloc((size_t)R.nv + 1, 1);
+        if (seen) {
+            for (int i = 0; i < nout; i++) {
+                if (!out[i].e && out[i].var >= 0)
+                    seen[out[i].var] = true;
+                if (out[i].e && out[i].e->kind == RFX_E_VAR)
+                    seen[out[i].e->u.v.var] = true;
+            }
+            for (int k = 0; k < R.nitems; k++)
+                if (R.items[k].kind == IT_ATOM)
+                    for (int a = 0; a < R.items[k].atom->nargs; a++) {
+                        int v = R.items[k].argvar[a];
+                        if (v >= 0 && !seen[v]) {
+                            seen[v] = true;
+                            out[nout++] = (hcol){NULL, v};
+                        }
+                    }
+            free(seen);
+        }
+    }
+
+    flow cur = {L->plan->unit, 0, NULL, 0, true};
+    /* first atom: the delta when there is one, else the smallest estimate */
+    for (;;) {
+        if (L->oom)
+            break;
+        while (apply_filters(&R, &cur, out, nout, outer) && !L->oom)
+            ;
+        bool progress = false;
+        for (int k = 0; k < R.nitems; k++) {
+            item *it = &R.items[k];
+            if (it->done)
+                continue;
+            if (it->kind == IT_NEG) {
+                bool ok = true;
+                for (int a = 0; a < it->atom->nargs; a++)
+                    if (it->argvar[a] >= 0 && !R.bound[it->argvar[a]])
+                        ok = false;
+                if (ok) {
+                    apply_negation(&R, &cur, it);
+                    progress = true;
+                }
+            } else if (it->kind == IT_AGG) {
+                int g[256];
+                int ng = agg_groups(&R, it->agg, outer, g);
+                bool ok = true;
+                for (int i = 0; i < ng; i++)
+                    ok &= R.bound[g[i]];
+                if (ok) {
+                    apply_aggregate(&R, &cur, it, outer);
+                    progress = true;
+                }
+            }
+        }
+        if (progress)
+            continue;
+        /* next atom: the delta first; then the one with most bound variables (all bound
+         * is a semi-join, the cheapest filter), connected before unconnected, then the
+         * smallest estimate */
+        item *best = NULL;
+        int best_bound = -1;
+        for (int k = 0; k < R.nitems; k++) {
+            item *it = &R.items[k];
+            if (it->done || it->kind != IT_ATOM)
+                continue;
+            if (it->delta && cur.n == 0 && cur.var == L->plan->unit) {
+                best = it;
+                break;
+            }
+            int nb = 0, nvars = 0;
+            for (int a = 0; a < it->atom->nargs; a++)
+                if (it->argvar[a] >= 0) {
+                    nvars++;
+                    nb += R.bound[it->argvar[a]];
+                }
+            /* all-bound atoms rank above any partial match */
+            int score = nb == nvars && nb > 0 ? 1000 : nb;
+            if (!best || score > best_bound || (score == best_bound && it->est < best->est)) {
+                best = it;
+                best_bound = score;
+            }
+        }
+        if (!best)
+            break;
+        cur = join_atom(&R, cur, best, out, nout, outer);
+    }
+    for (int k = 0; k < R.nitems; k++)
+        if (!R.items[k].done && !L->oom) {
+            L->internal_error = "a body element could not be scheduled";
+            break;
+        }
+
+    /* the output columns */
+    rfx_rx **outs = lalloc(L, sizeof(rfx_rx *) * (size_t)(nout + 1));
+    int *schema = lalloc(L, sizeof(int) * (size_t)(nout + 1));
+    if (outs && schema) {
+        bool identity = nout == cur.n;
+        for (int i = 0; i < nout; i++) {
+            if (out[i].e) {
+                rfx_prim want = out[i].e->type >= 0 ? expr_prim(&R, out[i].e) : RFX_NUMBER;
+                outs[i] = tx_expr(&R, out[i].e, &cur, NULL, want);
+                schema[i] = out[i].e->kind == RFX_E_VAR ? out[i].e->u.v.var : -1;
+            } else {
+                int col = col_of(&cur, NULL, out[i].var);
+                outs[i] = rfx_rx_col(L, col < 0 ? 0 : col, L->plan->vars[cur.var].types[col < 0 ? 0 : col]);
+                schema[i] = out[i].var;
+            }
+            identity &= outs[i]->kind == RFX_RX_COL && outs[i]->col == i;
+        }
+        if (!identity)
+            cur = emit_map(&R, &cur, NULL, outs, schema, nout);
+        if (cur.sorted < cur.n || !cur.unique) {
+            int *keys = lalloc(L, sizeof(int) * (size_t)(cur.n + 1));
+            if (keys) {
+                memcpy(keys, cur.schema, sizeof(int) * (size_t)cur.n);
+                /* sort on all columns, whatever their variables */
+                int dst = rfx_lower_new_var(L, NULL, RFX_PV_TEMP, cur.n, L->plan->vars[cur.var].types, -1);
+                rfx_lower_emit(L, RFX_RA_SORT, dst, cur.var, -1);
+                cur.var = dst;
+                cur.sorted = cur.n;
+                if (!cur.unique) {
+                    int u = rfx_lower_new_var(L, NULL, RFX_PV_TEMP, cur.n, L->plan->vars[cur.var].types, -1);
+                    rfx_lower_emit(L, RFX_RA_UNIQUE, u, cur.var, -1);
+                    cur.var = u;
+                    cur.unique = true;
+                }
+            }
+        }
+    }
+    free(R.bound);
+    free(outer);
+    return cur;
+}
+
+/* ---- rules, strata, program -------------------------------------------------------- */
+/* Lowers one disjunct of a rule into `into` (UNION). delta_lit selects the delta atom. */
+static void lower_rule(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, int delta_lit, int into)
+{
+    int n = c->head.nargs;
+    hcol *out = lalloc(L, sizeof(hcol) * (size_t)(n + 1));
+    if (!out)
+        return;
+    for (int i = 0; i < n; i++)
+        out[i] = (hcol){c->head.args[i], -1};
+    flow f = lower_conj(L, c, cj, delta_lit, out, n, false, c->nvars, NULL);
+    if (f.var < 0)
+        return;   /* `false` in the body */
+    rfx_lower_emit(L, RFX_RA_UNION, into, into, f.var);
+}
+
+static bool in_stratum(const rfx_stratum *st, int rel)
+{
+    for (int i = 0; i < st->nrels; i++)
+        if (st->rels[i] == rel)
+            return true;
+    return false;
+}
+
+static void lower_stratum(lower_ctx *L, int s)
+{
+    const rfx_program *p = L->prog;
+    const rfx_stratum *st = &p->strata[s];
+    L->stratum = s;
+    if (!st->recursive) {
+        for (int ci = 0; ci < p->nclauses; ci++) {
+            const rfx_clause *c = &p->clauses[ci];
+            if (c->is_fact || c->head.rel < 0 || !in_stratum(st, c->head.rel))
+                continue;
+            L->rule = ci;
+            for (int d = 0; d < c->nconj; d++)
+                lower_rule(L, c, &c->conj[d], -1, L->relvar[c->head.rel]);
+        }
+        L->rule = -1;
+        return;
+    }
+    /* base rules: no atom of this stratum in the body */
+    for (int ci = 0; ci < p->nclauses; ci++) {
+        const rfx_clause *c = &p->clauses[ci];
+        if (c->is_fact || c->head.rel < 0 || !in_stratum(st, c->head.rel))
+            continue;
+        L->rule = ci;
+        for (int d = 0; d < c->nconj; d++) {
+            bool rec = false;
+            for (int i = 0; i < c->conj[d].nlits; i++) {
+                const rfx_lit *l = c->conj[d].lits[i];
+                rec |= l->kind == RFX_L_ATOM && in_stratum(st, l->atom.rel);
+            }
+            if (!rec)
+                lower_rule(L, c, &c->conj[d], -1, L->relvar[c->head.rel]);
+        }
+    }
+    L->rule = -1;
+    for (int i = 0; i < st->nrels; i++) {
+        int r = st->rels[i];
+        rfx_lower_emit(L, RFX_RA_COPY, L->deltavar[r], L->relvar[r], -1);
+    }
+    char *label = lalloc(L, 64);
+    if (label)
+        snprintf(label, 64, "semi-naive loop of stratum %d", s);
+    int head = rfx_lower_new_block(L, label);
+    L->plan->blocks[head].loop_head = head;
+    for (int ci = 0; ci < p->nclauses; ci++) {
+        const rfx_clause *c = &p->clauses[ci];
+        if (c->is_fact || c->head.rel < 0 || !in_stratum(st, c->head.rel))
+            continue;
+        L->rule = ci;
+        for (int d = 0; d < c->nconj; d++)
+            for (int i = 0; i < c->conj[d].nlits; i++) {
+                const rfx_lit *l = c->conj[d].lits[i];
+                if (l->kind == RFX_L_ATOM && in_stratum(st, l->atom.rel))
+                    lower_rule(L, c, &c->conj[d], i, L->newvar[c->head.rel]);
+            }
+    }
+    L->rule = -1;
+    int *vars = lalloc(L, sizeof(int) * (size_t)(st->nrels + 1));
+    for (int i = 0; i < st->nrels; i++) {
+        int r = st->rels[i];
+        rfx_ra_cmd *c = rfx_lower_emit(L, RFX_RA_DIFFERENCE, L->newvar[r], L->newvar[r], L->relvar[r]);
+        c->nkeys = p->rels[r].arity;
+        rfx_lower_emit(L, RFX_RA_UNION, L->relvar[r], L->relvar[r], L->newvar[r]);
+        rfx_lower_emit(L, RFX_RA_SWAP, L->deltavar[r], L->newvar[r], -1);
+        rfx_lower_emit(L, RFX_RA_CLEAR, L->newvar[r], -1, -1);
+        if (vars)
+            vars[i] = L->deltavar[r];
+    }
+    int exit_block = L->plan->nblocks;     /* the block created next */
+    rfx_ra_cmd *j = rfx_lower_emit(L, RFX_RA_JUMP_IF_EMPTY, -1, -1, -1);
+    j->nvars = st->nrels;
+    j->vars = vars;
+    j->target = exit_block;
+    rfx_ra_cmd *back = rfx_lower_emit(L, RFX_RA_JUMP, -1, -1, -1);
+    back->target = head;
+    rfx_lower_new_block(L, "after loop");
+    for (int i = 0; i < st->nrels; i++) {
+        int r = st->rels[i];
+        rfx_lower_emit(L, RFX_RA_CLEAR, L->deltavar[r], -1, -1);
+    }
+}
+
+static rfx_prim *rel_types(lower_ctx *L, const rfx_relation *r)
+{
+    rfx_prim *t = lalloc(L, sizeof(rfx_prim) * (size_t)(r->arity + 1));
+    for (int i = 0; t && i < r->arity; i++)
+        t[i] = type_prim(L->prog, r->attrs[i].type);
+    return t;
+}
+
+/* Constant-folds a fact's head argument. */
+static bool fold_const(const rfx_expr *e, rfx_prim prim, uint32_t *out)
+{
+    switch (e->kind) {
+    case RFX_E_BINOP: {
+        uint32_t a, b;
+        if (!fold_const(e->u.bin.lhs, prim, &a) || !fold_const(e->u.bin.rhs, prim, &b))
+            return false;
+        rfx_rx l = {.kind = RFX_RX_CONST, .prim = prim, .value = a};
+        rfx_rx r = {.kind = RFX_RX_CONST, .prim = prim, .value = b};
+        rfx_rx x = {.kind = RFX_RX_BIN, .prim = prim, .op = e->u.bin.op, .l = &l, .r = &r};
+        bool div0 = false;
+        *out = rfx_rx_eval(&x, NULL, 0, NULL, &div0);
+        return !div0;
+    }
+    case RFX_E_NEG: {
+        uint32_t a;
+        if (!fold_const(e->u.bin.lhs, prim, &a))
+            return false;
+        rfx_rx l = {.kind = RFX_RX_CONST, .prim = prim, .value = a};
+        rfx_rx x = {.kind = RFX_RX_NEG, .prim = prim, .l = &l};
+        bool div0 = false;
+        *out = rfx_rx_eval(&x, NULL, 0, NULL, &div0);
+        return true;
+    }
+    default: {
+        bool ok = true;
+        *out = const_value(e, prim, &ok);
+        return ok;
+    }
+    }
+}
+
+rfx_plan *rfx_plan_build(const rfx_program *prog, const rfx_plan_opts *opts)
+{
+    rfx_plan *P = rfx_calloc(1, sizeof *P);
+    if (!P)
+        goto oom;
+    P->arena = rfx_arena_new();
+    if (!P->arena)
+        goto oom;
+    P->prog = prog;
+    lower_ctx Lc = {.plan = P, .prog = prog, .rule = -1, .stratum = -1};
+    lower_ctx *L = &Lc;
+    int nr = prog->nrels;
+    L->relvar = lalloc(L, sizeof(int) * (size_t)(nr + 1));
+    L->deltavar = lalloc(L, sizeof(int) * (size_t)(nr + 1));
+    L->newvar = lalloc(L, sizeof(int) * (size_t)(nr + 1));
+    if (L->oom)
+        goto oom;
+    rfx_lower_new_block(L, "load inputs and facts");
+    P->unit = rfx_lower_new_var(L, "$unit", RFX_PV_UNIT, 0, NULL, -1);
+    for (int r = 0; r < nr; r++) {
+        const rfx_relation *rel = &prog->rels[r];
+        rfx_prim *t = rel_types(L, rel);
+        L->relvar[r] = rfx_lower_new_var(L, rel->name, RFX_PV_REL, rel->arity, t, r);
+        L->deltavar[r] = L->newvar[r] = -1;
+    }
+    for (int s = 0; s < prog->nstrata; s++) {
+        const rfx_stratum *st = &prog->strata[s];
+        if (!st->recursive)
+            continue;
+        for (int i = 0; i < st->nrels; i++) {
+            int r = st->rels[i];
+            const rfx_relation *rel = &prog->rels[r];
+            char name[256];
+            snprintf(name, sizeof name, "delta_%s", rel->name);
+            L->deltavar[r] = rfx_lower_new_var(L, name, RFX_PV_DELTA, rel->arity, P->vars[L->relvar[r]].types, r);
+            snprintf(name, sizeof name, "new_%s", rel->name);
+            L->newvar[r] = rfx_lower_new_var(L, name, RFX_PV_NEW, rel->arity, P->vars[L->relvar[r]].types, r);
+        }
+    }
+    /* inputs, then inline facts */
+    for (int r = 0; r < nr; r++)
+        if (prog->rels[r].io & RFX_REL_INPUT)
+            rfx_lower_emit(L, RFX_RA_INPUT, L->relvar[r], -1, -1);
+    for (int r = 0; r < nr; r++) {
+        const rfx_relation *rel = &prog->rels[r];
+        int nf = 0;
+        for (int ci = 0; ci < prog->nclauses; ci++)
+            nf += prog->clauses[ci].is_fact && prog->clauses[ci].head.rel == r;
+        if (!nf)
+            continue;
+        rfx_ra_cmd *c = rfx_lower_emit(L, RFX_RA_FACTS, L->relvar[r], -1, -1);
+        c->ntuples = nf;
+        c->tuples = lalloc(L, sizeof(uint32_t) * (size_t)(nf * rel->arity + 1));
+        if (!c->tuples)
+            goto oom;
+        int k = 0;
+        for (int ci = 0; ci < prog->nclauses; ci++) {
+            const rfx_clause *cl = &prog->clauses[ci];
+            if (!cl->is_fact || cl->head.rel != r)
+                continue;
+            for (int a = 0; a < rel->arity; a++) {
+                rfx_prim prim = type_prim(prog, rel->attrs[a].type);
+                if (!fold_const(cl->head.args[a], prim, &c->tuples[k * rel->arity + a]))
+                    c->tuples[k * rel->arity + a] = 0;
+            }
+            k++;
+        }
+    }
+    for (int s = 0; s < prog->nstrata; s++) {
+        char *label = lalloc(L, 64);
+        if (label)
+            snprintf(label, 64, "stratum %d", s);
+        if (P->blocks[L->block].ncmds)
+            rfx_lower_new_block(L, label);
+        else
+            P->blocks[L->block].label = label;
+        lower_stratum(L, s);
+    }
+    rfx_lower_new_block(L, "outputs");
+    for (int r = 0; r < nr; r++) {
+        const rfx_relation *rel = &prog->rels[r];
+        bool out = rel->io & RFX_REL_OUTPUT;
+        /* a program without any output directive (as LogiQL programs are) outputs
+         * every relation it derives */
+        if (!prog->any_output && (rel->has_rules || rel->logiql))
+            out = true;
+        if (out)
+            rfx_lower_emit(L, RFX_RA_OUTPUT, -1, L->relvar[r], -1);
+        if (rel->io & RFX_REL_PRINTSIZE)
+            rfx_lower_emit(L, RFX_RA_PRINTSIZE, -1, L->relvar[r], -1);
+    }
+    rfx_lower_emit(L, RFX_RA_HALT, -1, -1, -1);
+    if (L->oom)
+        goto oom;
+    if (L->internal_error) {
+        fprintf(stderr, "rfx: internal error in plan lowering: %s\n", L->internal_error);
+        rfx_plan_free(P);
+        return NULL;
+    }
+    if (!opts || !opts->no_passes) {
+        rfx_plan_fuse_maps(P);
+        rfx_plan_cse(P);
+        rfx_plan_dce(P);
+    }
+    if (!rfx_plan_verify(P, stderr)) {
+        rfx_plan_free(P);
+        return NULL;
+    }
+    return P;
+oom:
+    fprintf(stderr, "rfx: out of memory while planning\n");
+    rfx_plan_free(P);
+    return NULL;
+}
+
+void rfx_plan_free(rfx_plan *plan)
+{
+    if (!plan)
+        return;
+    rfx_arena_free(plan->arena);
+    free(plan);
+}

@@ -1,0 +1,350 @@
+/* passes.c: plan optimisations (MapFilter/MapJoin formation, common subexpressions with
+ * loop-invariant hoisting, dead temporaries) and the plan verifier. */
+#include "ra_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define RFX_RA_REMOVED RFX_RA_NOPS
+
+static const struct { const char *name; int nsrc; rfx_fusion_class fusion; } op_info[] = {
+#define RA_OP(id, name, nsrc, fusion) {name, nsrc, RFX_FUSE_##fusion},
+#include "ra_ops.def"
+#undef RA_OP
+};
+
+const char *rfx_ra_op_name(rfx_ra_op op) { return op < RFX_RA_NOPS ? op_info[op].name : "?"; }
+int rfx_ra_op_nsrc(rfx_ra_op op) { return op_info[op].nsrc; }
+rfx_fusion_class rfx_ra_op_fusion(rfx_ra_op op) { return op_info[op].fusion; }
+
+static void compact(rfx_block *b)
+{
+    int n = 0;
+    for (int i = 0; i < b->ncmds; i++)
+        if (b->cmds[i].op != RFX_RA_REMOVED)
+            b->cmds[n++] = b->cmds[i];
+    b->ncmds = n;
+}
+
+static int count_uses(const rfx_plan *P, int var)
+{
+    int n = 0;
+    for (int bi = 0; bi < P->nblocks; bi++)
+        for (int i = 0; i < P->blocks[bi].ncmds; i++) {
+            const rfx_ra_cmd *c = &P->blocks[bi].cmds[i];
+            if (c->op == RFX_RA_REMOVED)
+                continue;
+            n += (c->src[0] == var) + (c->src[1] == var);
+            for (int k = 0; k < c->nvars; k++)
+                n += c->vars[k] == var;
+        }
+    return n;
+}
+
+static bool is_mapping(rfx_ra_op op)
+{
+    return op == RFX_RA_SELECT || op == RFX_RA_PROJECT || op == RFX_RA_MAP || op == RFX_RA_MAPFILTER;
+}
+
+static rfx_rx *subst(lower_ctx *L, const rfx_rx *e, rfx_rx **defs)
+{
+    if (!e)
+        return NULL;
+    if (e->kind == RFX_RX_COL)
+        return defs[e->col];
+    rfx_rx *x = rfx_rx_new(L, e->kind, e->prim);
+    *x = *e;
+    x->l = subst(L, e->l, defs);
+    x->r = subst(L, e->r, defs);
+    return x;
+}
+
+/* Names a fused command by what it does. */
+static void rename_op(rfx_ra_cmd *c, const rfx_plan *P)
+{
+    bool cols = true, identity = true;
+    int in_arity = P->vars[c->src[0]].arity;
+    for (int i = 0; i < c->nout; i++) {
+        cols &= c->out[i]->kind == RFX_RX_COL || c->out[i]->kind == RFX_RX_CONST;
+        identity &= c->out[i]->kind == RFX_RX_COL && c->out[i]->col == i;
+    }
+    identity &= c->nout == in_arity;
+    if (c->op == RFX_RA_JOIN || c->op == RFX_RA_MAPJOIN) {
+        bool plain = true;
+        for (int i = 0; i < c->nout; i++)
+            plain &= c->out[i]->kind == RFX_RX_COL;
+        c->op = !c->pred && plain ? RFX_RA_JOIN : RFX_RA_MAPJOIN;
+    } else if (c->op == RFX_RA_PRODUCT) {
+        /* stays a product */
+    } else if (c->pred)
+        c->op = identity ? RFX_RA_SELECT : RFX_RA_MAPFILTER;
+    else
+        c->op = cols ? RFX_RA_PROJECT : RFX_RA_MAP;
+}
+
+void rfx_plan_fuse_maps(rfx_plan *P)
+{
+    lower_ctx L = {.plan = P};
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (int bi = 0; bi < P->nblocks; bi++) {
+            rfx_block *b = &P->blocks[bi];
+            for (int j = 0; j < b->ncmds; j++) {
+                rfx_ra_cmd *c2 = &b->cmds[j];
+                if (!is_mapping(c2->op))
+                    continue;
+                int t = c2->src[0];
+                if (P->vars[t].kind != RFX_PV_TEMP || count_uses(P, t) != 1)
+                    continue;
+                int i = j - 1;
+                while (i >= 0 && b->cmds[i].dst != t)
+                    i--;
+                if (i < 0)
+                    continue;
+                rfx_ra_cmd *c1 = &b->cmds[i];
+                if (!is_mapping(c1->op) && c1->op != RFX_RA_JOIN && c1->op != RFX_RA_MAPJOIN &&
+                    c1->op != RFX_RA_PRODUCT)
+                    continue;
+                rfx_ra_cmd m = *c1;
+                m.dst = c2->dst;
+                m.pred = rfx_rx_and(&L, c1->pred, subst(&L, c2->pred, c1->out));
+                m.nout = c2->nout;
+                m.out = rfx_arena_alloc(P->arena, sizeof(rfx_rx *) * (size_t)(c2->nout + 1));
+                if (!m.out)
+                    return;
+                for (int k = 0; k < c2->nout; k++)
+                    m.out[k] = subst(&L, c2->out[k], c1->out);
+                rename_op(&m, P);
+                *c1 = m;
+                c2->op = RFX_RA_REMOVED;
+                changed = true;
+            }
+            compact(b);
+        }
+    }
+}
+
+/* ---- common subexpressions and hoisting ------------------------------------------- */
+static char *signature(const rfx_plan *P, const rfx_ra_cmd *c)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return NULL;
+    fprintf(f, "%d %d %d %d %d %d %d|", c->op, c->src[0], c->src[1], c->nkeys, c->agg, c->agg_col, c->nout);
+    if (c->pred)
+        rfx_rx_print(f, P, c->pred);
+    for (int i = 0; i < c->nout; i++) {
+        fputc(',', f);
+        rfx_rx_print(f, P, c->out[i]);
+    }
+    fclose(f);
+    return buf;
+}
+
+static bool pure_op(rfx_ra_op op)
+{
+    return op_info[op].fusion != RFX_FUSE_CONTROL && op != RFX_RA_UNION;
+}
+
+static void replace_uses(rfx_plan *P, int from, int to)
+{
+    for (int bi = 0; bi < P->nblocks; bi++)
+        for (int i = 0; i < P->blocks[bi].ncmds; i++) {
+            rfx_ra_cmd *c = &P->blocks[bi].cmds[i];
+            for (int s = 0; s < 2; s++)
+                if (c->src[s] == from)
+                    c->src[s] = to;
+        }
+}
+
+static void cse_block(rfx_plan *P, rfx_block *b)
+{
+    for (int j = 0; j < b->ncmds; j++) {
+        rfx_ra_cmd *cj = &b->cmds[j];
+        if (cj->op == RFX_RA_REMOVED || !pure_op(cj->op) || P->vars[cj->dst].kind != RFX_PV_TEMP)
+            continue;
+        char *sj = signature(P, cj);
+        if (!sj)
+            return;
+        for (int i = 0; i < j; i++) {
+            rfx_ra_cmd *ci = &b->cmds[i];
+            if (ci->op != cj->op || P->vars[ci->dst].kind != RFX_PV_TEMP)
+                continue;
+            /* operands must not be redefined between the two */
+            bool clobbered = false;
+            for (int k = i + 1; k < j && !clobbered; k++)
+                for (int s = 0; s < 2; s++)
+                    clobbered |= cj->src[s] >= 0 &&
+                                 (b->cmds[k].dst == cj->src[s] ||
+                                  (b->cmds[k].op == RFX_RA_SWAP && b->cmds[k].src[0] == cj->src[s]));
+            if (clobbered)
+                continue;
+            char *si = signature(P, ci);
+            bool same = si && strcmp(si, sj) == 0;
+            free(si);
+            if (same) {
+                replace_uses(P, cj->dst, ci->dst);
+                cj->op = RFX_RA_REMOVED;
+                break;
+            }
+        }
+        free(sj);
+    }
+    compact(b);
+}
+
+static void hoist_loop(rfx_plan *P, int li)
+{
+    rfx_block *loop = &P->blocks[li], *pre = &P->blocks[li - 1];
+    bool *defined = calloc((size_t)P->nvars + 1, 1);
+    if (!defined)
+        return;
+    for (int i = 0; i < loop->ncmds; i++) {
+        rfx_ra_cmd *c = &loop->cmds[i];
+        if (c->dst >= 0)
+            defined[c->dst] = true;
+        if (c->op == RFX_RA_SWAP)
+            defined[c->src[0]] = true;
+    }
+    for (int i = 0; i < loop->ncmds; i++) {
+        rfx_ra_cmd *c = &loop->cmds[i];
+        if (!pure_op(c->op) || c->dst < 0 || P->vars[c->dst].kind != RFX_PV_TEMP)
+            continue;
+        bool inv = true;
+        for (int s = 0; s < 2; s++)
+            inv &= c->src[s] < 0 || !defined[c->src[s]];
+        if (!inv)
+            continue;
+        if (pre->ncmds == pre->cap) {
+            int nc = pre->cap ? pre->cap * 2 : 16;
+            rfx_ra_cmd *cmds = rfx_arena_alloc(P->arena, sizeof(rfx_ra_cmd) * (size_t)nc);
+            if (!cmds)
+                break;
+            memcpy(cmds, pre->cmds, sizeof(rfx_ra_cmd) * (size_t)pre->ncmds);
+            pre->cmds = cmds;
+            pre->cap = nc;
+        }
+        pre->cmds[pre->ncmds++] = *c;
+        defined[c->dst] = false;
+        c->op = RFX_RA_REMOVED;
+    }
+    compact(loop);
+    free(defined);
+}
+
+void rfx_plan_cse(rfx_plan *P)
+{
+    for (int bi = 0; bi < P->nblocks; bi++)
+        cse_block(P, &P->blocks[bi]);
+    for (int bi = 1; bi < P->nblocks; bi++)
+        if (P->blocks[bi].loop_head == bi) {
+            hoist_loop(P, bi);
+            cse_block(P, &P->blocks[bi - 1]);
+        }
+}
+
+static bool identity_projection(const rfx_plan *P, const rfx_ra_cmd *c)
+{
+    if (c->op != RFX_RA_PROJECT || c->pred || c->nout != P->vars[c->src[0]].arity)
+        return false;
+    for (int i = 0; i < c->nout; i++)
+        if (c->out[i]->kind != RFX_RX_COL || c->out[i]->col != i)
+            return false;
+    return true;
+}
+
+void rfx_plan_dce(rfx_plan *P)
+{
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (int bi = 0; bi < P->nblocks; bi++) {
+            rfx_block *b = &P->blocks[bi];
+            for (int i = 0; i < b->ncmds; i++) {
+                rfx_ra_cmd *c = &b->cmds[i];
+                if (c->dst >= 0 && P->vars[c->dst].kind == RFX_PV_TEMP && identity_projection(P, c)) {
+                    /* a copy of a value that is never changed: use the value */
+                    replace_uses(P, c->dst, c->src[0]);
+                    c->op = RFX_RA_REMOVED;
+                    changed = true;
+                    continue;
+                }
+                if (c->dst >= 0 && P->vars[c->dst].kind == RFX_PV_TEMP && pure_op(c->op) &&
+                    count_uses(P, c->dst) == 0) {
+                    c->op = RFX_RA_REMOVED;
+                    changed = true;
+                }
+            }
+            compact(b);
+        }
+    }
+}
+
+/* ---- verifier ------------------------------------------------------------------------ */
+static bool rx_ok(const rfx_rx *e, int arity)
+{
+    if (!e)
+        return true;
+    if (e->kind == RFX_RX_COL)
+        return e->col >= 0 && e->col < arity;
+    return rx_ok(e->l, arity) && rx_ok(e->r, arity);
+}
+
+bool rfx_plan_verify(const rfx_plan *P, FILE *out)
+{
+    bool ok = true;
+#define BAD(...) do { fprintf(out, "rfx: internal error: plan verifier: B%d[%d] %s: ", bi, i, rfx_ra_op_name(c->op)); \
+                      fprintf(out, __VA_ARGS__); fputc('\n', out); ok = false; } while (0)
+    for (int bi = 0; bi < P->nblocks; bi++)
+        for (int i = 0; i < P->blocks[bi].ncmds; i++) {
+            const rfx_ra_cmd *c = &P->blocks[bi].cmds[i];
+            int ns = op_info[c->op].nsrc;
+            for (int s = 0; s < ns; s++)
+                if (c->src[s] < 0 || c->src[s] >= P->nvars)
+                    BAD("operand %d missing", s);
+            if (!ok)
+                return false;
+            const rfx_pvar *d = c->dst >= 0 ? &P->vars[c->dst] : NULL;
+            int a0 = ns > 0 ? P->vars[c->src[0]].arity : 0, a1 = ns > 1 ? P->vars[c->src[1]].arity : 0;
+            switch (c->op) {
+            case RFX_RA_SELECT: case RFX_RA_PROJECT: case RFX_RA_MAP: case RFX_RA_MAPFILTER:
+                if (!d || d->arity != c->nout) BAD("output arity %d != %d", c->nout, d ? d->arity : -1);
+                for (int k = 0; k < c->nout; k++)
+                    if (!rx_ok(c->out[k], a0)) BAD("column out of range");
+                if (!rx_ok(c->pred, a0)) BAD("predicate column out of range");
+                break;
+            case RFX_RA_JOIN: case RFX_RA_MAPJOIN: case RFX_RA_PRODUCT:
+                if (!d || d->arity != c->nout) BAD("output arity");
+                if (c->nkeys > a0 || c->nkeys > a1) BAD("more keys than columns");
+                for (int k = 0; k < c->nout; k++)
+                    if (!rx_ok(c->out[k], a0 + a1)) BAD("column out of range");
+                if (!rx_ok(c->pred, a0 + a1)) BAD("predicate column out of range");
+                break;
+            case RFX_RA_UNION:
+                if (a0 != a1 || !d || d->arity != a0) BAD("arities %d, %d", a0, a1);
+                break;
+            case RFX_RA_INTERSECT: case RFX_RA_DIFFERENCE:
+                if (c->nkeys > a0 || c->nkeys != a1 || !d || d->arity != a0) BAD("keys %d of %d/%d", c->nkeys, a0, a1);
+                break;
+            case RFX_RA_AGGREGATE:
+                if (c->nkeys > a0 || c->nkeys > a1 || !d || d->arity != a0 + 1 || c->agg_col >= a1) BAD("shape");
+                break;
+            case RFX_RA_SORT: case RFX_RA_UNIQUE: case RFX_RA_COPY:
+                if (!d || d->arity != a0) BAD("arity");
+                break;
+            case RFX_RA_JUMP: case RFX_RA_JUMP_IF_EMPTY:
+                if (c->target < 0 || c->target >= P->nblocks) BAD("jump target");
+                break;
+            default:
+                break;
+            }
+        }
+#undef BAD
+    if (!P->nblocks || !P->blocks[P->nblocks - 1].ncmds ||
+        P->blocks[P->nblocks - 1].cmds[P->blocks[P->nblocks - 1].ncmds - 1].op != RFX_RA_HALT) {
+        fprintf(out, "rfx: internal error: plan verifier: plan does not end with HALT\n");
+        ok = false;
+    }
+    return ok;
+}

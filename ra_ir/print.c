@@ -1,0 +1,159 @@
+/* print.c: the query plan's text form (`rfx --emit=plan`); deterministic, golden-tested. */
+#include "ra_ir.h"
+
+#include <string.h>
+
+static void print_const(FILE *out, const rfx_plan *P, rfx_prim prim, uint32_t v)
+{
+    switch (prim) {
+    case RFX_NUMBER: fprintf(out, "%d", (int32_t)v); break;
+    case RFX_UNSIGNED: fprintf(out, "%uu", v); break;
+    case RFX_FLOAT: {
+        float f;
+        memcpy(&f, &v, 4);
+        fprintf(out, "%gf", (double)f);
+        break;
+    }
+    case RFX_SYMBOL: {
+        const char *s = P ? rfx_symtab_str(P->prog->syms, v) : "?";
+        fputc('"', out);
+        for (; *s; s++) {
+            if (*s == '"' || *s == '\\')
+                fputc('\\', out);
+            if (*s == '\n')
+                fputs("\\n", out);
+            else if (*s == '\t')
+                fputs("\\t", out);
+            else
+                fputc(*s, out);
+        }
+        fputc('"', out);
+        break;
+    }
+    }
+}
+
+void rfx_rx_print(FILE *out, const rfx_plan *P, const rfx_rx *e)
+{
+    switch (e->kind) {
+    case RFX_RX_COL: fprintf(out, "$%d", e->col); break;
+    case RFX_RX_CONST: print_const(out, P, e->prim, e->value); break;
+    case RFX_RX_BIN:
+        fputc('(', out);
+        rfx_rx_print(out, P, e->l);
+        fprintf(out, " %s%s ", rfx_binop_str(e->op), e->prim == RFX_NUMBER ? "" : e->prim == RFX_UNSIGNED ? "u" : "f");
+        rfx_rx_print(out, P, e->r);
+        fputc(')', out);
+        break;
+    case RFX_RX_NEG:
+        fputs("-(", out);
+        rfx_rx_print(out, P, e->l);
+        fputc(')', out);
+        break;
+    case RFX_RX_CMP:
+        rfx_rx_print(out, P, e->l);
+        fprintf(out, " %s%s ", rfx_cmpop_str(e->op),
+                e->prim == RFX_UNSIGNED ? "u" : e->prim == RFX_FLOAT ? "f" : "");
+        rfx_rx_print(out, P, e->r);
+        break;
+    case RFX_RX_AND:
+        rfx_rx_print(out, P, e->l);
+        fputs(" and ", out);
+        rfx_rx_print(out, P, e->r);
+        break;
+    }
+}
+
+static const char *kind_name(rfx_pvar_kind k)
+{
+    static const char *n[] = {"relation", "delta", "new", "temp", "unit"};
+    return n[k];
+}
+
+static void print_cmd(FILE *out, const rfx_plan *P, const rfx_ra_cmd *c)
+{
+    const char *name = rfx_ra_op_name(c->op);
+    fputs("  ", out);
+    if (c->dst >= 0 && c->op != RFX_RA_SWAP && c->op != RFX_RA_CLEAR && c->op != RFX_RA_FACTS &&
+        c->op != RFX_RA_INPUT)
+        fprintf(out, "%s = ", P->vars[c->dst].name);
+    fputs(name, out);
+    switch (c->op) {
+    case RFX_RA_SWAP:
+        fprintf(out, " %s, %s", P->vars[c->dst].name, P->vars[c->src[0]].name);
+        break;
+    case RFX_RA_CLEAR: case RFX_RA_INPUT:
+        fprintf(out, " %s", P->vars[c->dst].name);
+        break;
+    case RFX_RA_FACTS: {
+        const rfx_pvar *v = &P->vars[c->dst];
+        fprintf(out, " %s", v->name);
+        for (int t = 0; t < c->ntuples; t++) {
+            fputs(t ? ", (" : " (", out);
+            for (int a = 0; a < v->arity; a++) {
+                if (a)
+                    fputs(", ", out);
+                print_const(out, P, v->types[a], c->tuples[t * v->arity + a]);
+            }
+            fputc(')', out);
+        }
+        break;
+    }
+    case RFX_RA_JUMP:
+        fprintf(out, " B%d", c->target);
+        break;
+    case RFX_RA_JUMP_IF_EMPTY:
+        fputc(' ', out);
+        for (int i = 0; i < c->nvars; i++)
+            fprintf(out, "%s%s", i ? ", " : "", P->vars[c->vars[i]].name);
+        fprintf(out, " -> B%d", c->target);
+        break;
+    case RFX_RA_HALT:
+        break;
+    default:
+        for (int s = 0; s < rfx_ra_op_nsrc(c->op); s++)
+            fprintf(out, "%s%s", s ? ", " : " ", P->vars[c->src[s]].name);
+        if (c->op == RFX_RA_JOIN || c->op == RFX_RA_MAPJOIN || c->op == RFX_RA_INTERSECT ||
+            c->op == RFX_RA_DIFFERENCE || c->op == RFX_RA_AGGREGATE)
+            fprintf(out, " keys=%d", c->nkeys);
+        if (c->op == RFX_RA_AGGREGATE) {
+            fprintf(out, " %s", rfx_aggfn_str(c->agg));
+            if (c->agg_col >= 0)
+                fprintf(out, "($%d)", c->agg_col);
+        }
+        if (c->pred) {
+            fputs(" where ", out);
+            rfx_rx_print(out, P, c->pred);
+        }
+        if (c->nout && c->op != RFX_RA_SELECT) {
+            fputs(" out (", out);
+            for (int i = 0; i < c->nout; i++) {
+                if (i)
+                    fputs(", ", out);
+                rfx_rx_print(out, P, c->out[i]);
+            }
+            fputc(')', out);
+        }
+    }
+    fputc('\n', out);
+}
+
+void rfx_plan_print(FILE *out, const rfx_plan *P)
+{
+    fprintf(out, "// query plan of %s\n", P->prog->file);
+    for (int i = 0; i < P->nvars; i++) {
+        const rfx_pvar *v = &P->vars[i];
+        if (v->kind == RFX_PV_UNIT)
+            continue;
+        fprintf(out, ".%s %s(", kind_name(v->kind), v->name);
+        for (int a = 0; a < v->arity; a++)
+            fprintf(out, "%s%s", a ? ", " : "", rfx_prim_name(v->types[a]));
+        fputs(")\n", out);
+    }
+    for (int b = 0; b < P->nblocks; b++) {
+        const rfx_block *blk = &P->blocks[b];
+        fprintf(out, "\nB%d:%s%s\n", b, blk->label ? "  // " : "", blk->label ? blk->label : "");
+        for (int i = 0; i < blk->ncmds; i++)
+            print_cmd(out, P, &blk->cmds[i]);
+    }
+}

@@ -1,0 +1,124 @@
+/* ra_ir.h: the query plan (Red Fox §3.1.1): relation variables and a CFG of basic
+ * blocks of relational-algebra commands; lowering from the checked AST with semi-naive
+ * loops, the plan passes, and the printer (`rfx --emit=plan`).
+ *
+ * Ownership: an rfx_plan owns everything it points to (one arena) except `prog`, which
+ * it borrows: free the plan before the program. Plans are immutable after
+ * rfx_plan_build(); executors keep their state beside them. */
+#ifndef RFX_RA_IR_H
+#define RFX_RA_IR_H
+
+#include "frontend.h"
+
+typedef enum rfx_ra_op {
+#define RA_OP(id, name, nsrc, fusion) RFX_RA_##id,
+#include "ra_ops.def"
+#undef RA_OP
+    RFX_RA_NOPS
+} rfx_ra_op;
+
+typedef enum rfx_fusion_class { RFX_FUSE_THREAD, RFX_FUSE_CTA, RFX_FUSE_KERNEL, RFX_FUSE_CONTROL } rfx_fusion_class;
+
+const char *rfx_ra_op_name(rfx_ra_op op);
+int rfx_ra_op_nsrc(rfx_ra_op op);
+rfx_fusion_class rfx_ra_op_fusion(rfx_ra_op op);
+
+/* ---- scalar expressions over the columns of a command's input ------------------------ */
+/* For two-input commands, columns 0..a0-1 are src0's and a0.. are src1's. */
+typedef enum rfx_rx_kind {
+    RFX_RX_COL,                /* col */
+    RFX_RX_CONST,              /* value (32-bit pattern of prim) */
+    RFX_RX_BIN,                /* binop over l, r, computed in prim */
+    RFX_RX_NEG,                /* -l in prim */
+    RFX_RX_CMP,                /* cmp of l, r compared as prim; yields 0/1 */
+    RFX_RX_AND                 /* l && r */
+} rfx_rx_kind;
+
+typedef struct rfx_rx {
+    rfx_rx_kind kind;
+    rfx_prim prim;             /* type of the value (BIN, NEG, CONST, COL) or operands (CMP) */
+    int col;                   /* RFX_RX_COL */
+    uint32_t value;            /* RFX_RX_CONST */
+    int op;                    /* rfx_binop (BIN) or rfx_cmpop (CMP) */
+    struct rfx_rx *l, *r;
+    rfx_loc loc;               /* source location, for run-time errors (division by zero) */
+} rfx_rx;
+
+/* ---- relation variables -------------------------------------------------------------- */
+typedef enum rfx_pvar_kind {
+    RFX_PV_REL,                /* a program relation (its full contents); sorted set */
+    RFX_PV_DELTA,              /* the last iteration's new tuples of a relation; sorted set */
+    RFX_PV_NEW,                /* tuples derived in the current iteration; sorted set */
+    RFX_PV_TEMP,               /* an intermediate of one rule; any order */
+    RFX_PV_UNIT                /* the nullary relation holding one empty tuple */
+} rfx_pvar_kind;
+
+typedef struct rfx_pvar {
+    const char *name;
+    rfx_pvar_kind kind;
+    int arity;
+    rfx_prim *types;           /* per column */
+    int rel;                   /* program relation (REL, DELTA, NEW), else -1 */
+} rfx_pvar;
+
+/* ---- commands ---------------------------------------------------------------------- */
+typedef struct rfx_ra_cmd {
+    rfx_ra_op op;
+    int dst;                   /* destination variable (-1 for OUTPUT, PRINTSIZE, jumps) */
+    int src[2];                /* operands, -1 when unused */
+    int nkeys;                 /* JOIN/MAPJOIN/INTERSECT/DIFFERENCE/AGGREGATE: key prefix length */
+    rfx_rx *pred;              /* filter (SELECT, MAPFILTER, MAPJOIN, PRODUCT) or NULL */
+    int nout;                  /* output expressions (PROJECT, MAP*, JOIN, PRODUCT) */
+    rfx_rx **out;
+    rfx_aggfn agg;             /* AGGREGATE: function */
+    int agg_col;               /* AGGREGATE: column of src1 aggregated (-1 for count) */
+    rfx_prim agg_prim;         /* AGGREGATE: type of that column and of the result */
+    int nvars;                 /* JUMP_IF_EMPTY: variables tested */
+    int *vars;
+    int target;                /* JUMP, JUMP_IF_EMPTY: block index */
+    int ntuples;               /* FACTS: tuples, arity of dst each */
+    uint32_t *tuples;
+    int rule;                  /* clause the command was lowered from, -1 for none */
+} rfx_ra_cmd;
+
+typedef struct rfx_block {
+    int ncmds, cap;
+    rfx_ra_cmd *cmds;
+    const char *label;         /* what the block does, for printing */
+    int loop_head;             /* for a loop body: index of its own first block; else -1 */
+} rfx_block;
+
+typedef struct rfx_plan_opts {
+    bool no_passes;            /* skip optimisation passes (debugging) */
+} rfx_plan_opts;
+
+typedef struct rfx_plan {
+    rfx_arena *arena;
+    const rfx_program *prog;   /* borrowed */
+    int nvars, varcap;
+    rfx_pvar *vars;
+    int nblocks, blockcap;
+    rfx_block *blocks;
+    int unit;                  /* index of the unit variable */
+} rfx_plan;
+
+/* Lowers a checked program; NULL on out-of-memory (with a message on stderr). */
+rfx_plan *rfx_plan_build(const rfx_program *prog, const rfx_plan_opts *opts);
+void rfx_plan_free(rfx_plan *plan);
+
+/* Passes (run by rfx_plan_build unless opts->no_passes). */
+void rfx_plan_fuse_maps(rfx_plan *plan);   /* SELECT/MAP into their producer: MapFilter/MapJoin */
+void rfx_plan_cse(rfx_plan *plan);         /* common subexpressions, loop-invariant hoisting */
+void rfx_plan_dce(rfx_plan *plan);         /* drop commands whose temps are never used */
+
+/* Consistency checks of the plan (our bugs, not the user's); returns false and prints. */
+bool rfx_plan_verify(const rfx_plan *plan, FILE *out);
+
+void rfx_plan_print(FILE *out, const rfx_plan *plan);
+void rfx_rx_print(FILE *out, const rfx_plan *plan, const rfx_rx *e);
+
+/* Evaluation of a scalar expression on one tuple (shared by every CPU executor).
+ * Sets *div0 when a division or modulo by zero happens. */
+uint32_t rfx_rx_eval(const rfx_rx *e, const uint32_t *t0, int a0, const uint32_t *t1, bool *div0);
+
+#endif

@@ -1,0 +1,150 @@
+/* main.c: the `rfx` command: parse, check, plan, and run a Datalog program. */
+#include "runtime.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define RFX_VERSION "0.1.0"
+
+static void usage(FILE *f)
+{
+    fputs("usage: rfx [options] PROGRAM.dl\n"
+          "\n"
+          "Computes the fixpoint of a Datalog program (Souffle syntax, LogiQL forms too).\n"
+          "\n"
+          "options:\n"
+          "  -F, --fact-dir=DIR      read <rel>.facts and relative filename= paths from DIR (default .)\n"
+          "  -D, --output-dir=DIR    write <rel>.csv into DIR (default .); '-' prints to stdout\n"
+          "  -j, --jobs=N            worker threads (default: all cores)\n"
+          "      --backend=KIND      auto, cpu or cuda (default auto: CUDA when a device is present)\n"
+          "      --emit=STAGE        print an IR stage and exit: ast, plan\n"
+          "      --no-opt            skip plan optimisation passes\n"
+          "      --profile           print time and tuples per operator to stderr\n"
+          "  -q, --quiet             no notes on stderr\n"
+          "  -h, --help              this text\n"
+          "      --version           version and backends\n"
+          "\n"
+          "exit status: 0 ok, 1 program error, 2 input/output error, 3 out of memory, 4 internal error\n",
+          f);
+}
+
+int main(int argc, char **argv)
+{
+    rfx_run_opts o = {.fact_dir = ".", .output_dir = ".", .nthreads = 0, .backend = RFX_BACKEND_AUTO};
+    const char *emit = NULL;
+    bool no_opt = false;
+    enum { OPT_BACKEND = 256, OPT_EMIT, OPT_VERSION, OPT_NOOPT, OPT_PROFILE };
+    static const struct option longopts[] = {
+        {"fact-dir", required_argument, NULL, 'F'},
+        {"output-dir", required_argument, NULL, 'D'},
+        {"jobs", required_argument, NULL, 'j'},
+        {"backend", required_argument, NULL, OPT_BACKEND},
+        {"emit", required_argument, NULL, OPT_EMIT},
+        {"no-opt", no_argument, NULL, OPT_NOOPT},
+        {"profile", no_argument, NULL, OPT_PROFILE},
+        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, OPT_VERSION},
+        {NULL, 0, NULL, 0},
+    };
+    int ch;
+    opterr = 0;   /* our own messages: getopt's name the binary's path */
+    while ((ch = getopt_long(argc, argv, ":F:D:j:qh", longopts, NULL)) != -1) {
+        switch (ch) {
+        case 'F': o.fact_dir = optarg; break;
+        case 'D': o.output_dir = optarg; break;
+        case 'j': {
+            char *end;
+            long n = strtol(optarg, &end, 10);
+            if (*end || n < 1 || n > 256) {
+                fprintf(stderr, "rfx: error: -j takes a number of threads from 1 to 256, got '%s'\n", optarg);
+                return 2;
+            }
+            o.nthreads = (int)n;
+            break;
+        }
+        case OPT_BACKEND:
+            if (strcmp(optarg, "auto") == 0)
+                o.backend = RFX_BACKEND_AUTO;
+            else if (strcmp(optarg, "cpu") == 0)
+                o.backend = RFX_BACKEND_CPU;
+            else if (strcmp(optarg, "cuda") == 0)
+                o.backend = RFX_BACKEND_CUDA;
+            else {
+                fprintf(stderr, "rfx: error: unknown backend '%s' (auto, cpu, cuda)\n", optarg);
+                return 2;
+            }
+            break;
+        case OPT_EMIT:
+            if (strcmp(optarg, "ast") != 0 && strcmp(optarg, "plan") != 0) {
+                fprintf(stderr, "rfx: error: unknown --emit stage '%s' (ast, plan)\n", optarg);
+                return 2;
+            }
+            emit = optarg;
+            break;
+        case OPT_NOOPT: no_opt = true; break;
+        case OPT_PROFILE: o.profile = true; break;
+        case 'q': o.quiet = true; break;
+        case 'h': usage(stdout); return 0;
+        case OPT_VERSION:
+            printf("rfx %s\nbackends: cpu (available)", RFX_VERSION);
+            printf(", cuda (not built in this version)\n");
+            return 0;
+        case ':':
+            fprintf(stderr, "rfx: error: option '%s' needs a value\nTry 'rfx --help'.\n", argv[optind - 1]);
+            return 2;
+        default:
+            if (optopt)
+                fprintf(stderr, "rfx: error: unknown option '-%c'\nTry 'rfx --help'.\n", optopt);
+            else
+                fprintf(stderr, "rfx: error: unknown option '%s'\nTry 'rfx --help'.\n", argv[optind - 1]);
+            return 2;
+        }
+    }
+    if (optind != argc - 1) {
+        fprintf(stderr, optind >= argc ? "rfx: error: no program given\n" : "rfx: error: one program at a time\n");
+        fputs("Try 'rfx --help'.\n", stderr);
+        return 2;
+    }
+    if (o.backend == RFX_BACKEND_CUDA) {
+        fprintf(stderr, "rfx: error: the CUDA backend is not available in this build\n");
+        return 2;
+    }
+    if (o.nthreads == 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        o.nthreads = n > 0 ? (int)(n > 256 ? 256 : n) : 1;
+    }
+
+    int nerr;
+    bool io_error;
+    rfx_program *prog = rfx_frontend_parse_file(argv[optind], stderr, &nerr, &io_error);
+    if (!prog)
+        return io_error ? RFX_EXIT_IO : RFX_EXIT_PROGRAM;
+    if (emit && strcmp(emit, "ast") == 0) {
+        rfx_frontend_print(stdout, prog);
+        rfx_program_free(prog);
+        return 0;
+    }
+    rfx_plan_opts po = {.no_passes = no_opt};
+    rfx_plan *plan = rfx_plan_build(prog, &po);
+    if (!plan) {
+        rfx_program_free(prog);
+        return RFX_EXIT_RESOURCE;
+    }
+    if (emit) {
+        rfx_plan_print(stdout, plan);
+        rfx_plan_free(plan);
+        rfx_program_free(prog);
+        return 0;
+    }
+    rfx_status st = rfx_run(plan, prog, &o);
+    if (fflush(stdout) != 0 && st == RFX_OK) {
+        fprintf(stderr, "rfx: error: cannot write to standard output\n");
+        st = RFX_ERR_IO;
+    }
+    rfx_plan_free(plan);
+    rfx_program_free(prog);
+    return rfx_status_exit_code(st);
+}

@@ -1,0 +1,195 @@
+/* harness.c: see harness.h. */
+#include "harness.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap + 1);
+    for (size_t got; buf && (got = fread(buf + n, 1, cap - n, f)) > 0;) {
+        n += got;
+        if (n == cap) {
+            char *nb = realloc(buf, cap * 2 + 1);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+    }
+    fclose(f);
+    if (!buf)
+        return NULL;
+    buf[n] = 0;
+    if (len)
+        *len = n;
+    return buf;
+}
+
+bool write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return false;
+    bool ok = fputs(text, f) >= 0;
+    return fclose(f) == 0 && ok;
+}
+
+char *make_temp_dir(void)
+{
+    const char *base = getenv("TMPDIR");
+    char *path;
+    if (asprintf(&path, "%s/rfx-test-XXXXXX", base ? base : "/tmp") < 0)
+        return NULL;
+    if (!mkdtemp(path)) {
+        free(path);
+        return NULL;
+    }
+    return path;
+}
+
+static int rm_entry(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb; (void)flag; (void)ftw;
+    chmod(p, 0700);
+    return remove(p);
+}
+
+void remove_tree(const char *path)
+{
+    if (path)
+        nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+bool file_exists(const char *path)
+{
+    return access(path, F_OK) == 0;
+}
+
+bool is_dir(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char **list_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    size_t n = 0, cap = 16;
+    char **names = calloc(cap + 1, sizeof(char *));
+    if (!d || !names) {
+        if (d)
+            closedir(d);
+        free(names);
+        return NULL;
+    }
+    for (struct dirent *e; (e = readdir(d));) {
+        if (e->d_name[0] == '.')
+            continue;
+        if (n == cap) {
+            char **nn = realloc(names, (cap * 2 + 1) * sizeof(char *));
+            if (!nn)
+                break;
+            names = nn;
+            cap *= 2;
+        }
+        names[n++] = strdup(e->d_name);
+    }
+    closedir(d);
+    names[n] = NULL;
+    qsort(names, n, sizeof(char *), cmp_str);
+    return names;
+}
+
+void free_list(char **names)
+{
+    if (!names)
+        return;
+    for (char **p = names; *p; p++)
+        free(*p);
+    free(names);
+}
+
+void show_diff(const char *what, const char *expected, const char *actual)
+{
+    int line = 1;
+    const char *e = expected ? expected : "", *a = actual ? actual : "";
+    while (*e && *e == *a) {
+        if (*e == '\n')
+            line++;
+        e++;
+        a++;
+    }
+    const char *el = strchr(e, '\n'), *al = strchr(a, '\n');
+    fprintf(stderr, "\n    %s differs at line %d:\n      expected: %.*s\n      actual:   %.*s\n", what, line,
+            (int)(el ? el - e : (long)strlen(e)), e, (int)(al ? al - a : (long)strlen(a)), a);
+}
+
+run_result run_prog(const char *cwd, char *const argv[])
+{
+    run_result r = {-1, NULL, NULL};
+    char out_path[] = "/tmp/rfx-out-XXXXXX", err_path[] = "/tmp/rfx-err-XXXXXX";
+    int fo = mkstemp(out_path), fe = mkstemp(err_path);
+    if (fo < 0 || fe < 0)
+        return r;
+    pid_t pid = fork();
+    if (pid == 0) {
+        int devnull = open("/dev/null", O_RDONLY);
+        dup2(devnull, 0);
+        dup2(fo, 1);
+        dup2(fe, 2);
+        if (cwd && chdir(cwd) != 0)
+            _exit(126);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    int status = 0;
+    if (pid > 0)
+        waitpid(pid, &status, 0);
+    close(fo);
+    close(fe);
+    r.code = pid < 0 ? -1 : WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    r.out = read_file(out_path, NULL);
+    r.err = read_file(err_path, NULL);
+    unlink(out_path);
+    unlink(err_path);
+    return r;
+}
+
+void run_free(run_result *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+int run_suites(int argc, char **argv, void (*add)(void))
+{
+    (void)argc; (void)argv;
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 2;
+    add();
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    unsigned failed = CU_get_number_of_tests_failed() + CU_get_number_of_suites_failed();
+    CU_cleanup_registry();
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,166 @@
+/* test_graphs.c: the Datalog programs on real SNAP graphs (../shared/data/graphs):
+ * triangle counts of every graph and 4-clique counts of those under 100,000 undirected
+ * edges equal MANIFEST.tsv; transitive closure and same generation sizes equal those of
+ * Souffle 2.5 (graphs read as their first two columns, directed, self-loops kept).
+ * Runs on the CPU backend through the library, with two threads. */
+#include "harness.h"
+#include "runtime.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct graph_test {
+    char name[160];
+    char file[128];
+    const char *rules;         /* program body after the edge declaration */
+    const char *result;        /* relation whose size is checked */
+    long long expected;
+} graph_test;
+
+static graph_test tests[64];
+static int ntests;
+static const char *graphs_dir;
+
+static const char *undirected =
+    ".decl e(x: number, y: number)\n"
+    "e(x, y) :- edge(x, y), x < y.\n"
+    "e(y, x) :- edge(x, y), y < x.\n";
+
+static const char *tri_rules =
+    ".decl tri(x: number, y: number, z: number)\n"
+    "tri(x, y, z) :- e(x, y), e(y, z), e(x, z).\n";
+
+static const char *clique_rules =
+    ".decl c4(w: number, x: number, y: number, z: number)\n"
+    "c4(w, x, y, z) :- e(w, x), e(w, y), e(w, z), e(x, y), e(x, z), e(y, z).\n";
+
+static const char *tc_rules =
+    ".decl path(x: number, y: number)\n"
+    "path(x, y) :- edge(x, y).\n"
+    "path(x, z) :- path(x, y), edge(y, z).\n";
+
+static const char *sg_rules =
+    ".decl sg(x: number, y: number)\n"
+    "sg(x, y) :- edge(p, x), edge(p, y), x != y.\n"
+    "sg(x, y) :- edge(a, x), sg(a, b), edge(b, y).\n";
+
+/* Runs the program and returns the size printed for `result`, or -1. */
+static long long run_size(const graph_test *t)
+{
+    char *src = NULL;
+    bool und = t->rules == tri_rules || t->rules == clique_rules;
+    if (asprintf(&src, ".decl edge(x: number, y: number)\n.input edge(filename=\"%s/%s\")\n%s%s.printsize %s\n",
+                 graphs_dir, t->file, und ? undirected : "", t->rules, t->result) < 0)
+        return -1;
+    int nerr;
+    rfx_program *p = rfx_frontend_parse(src, strlen(src), t->name, stderr, &nerr);
+    free(src);
+    if (!p)
+        return -1;
+    rfx_plan *plan = rfx_plan_build(p, NULL);
+    if (!plan) {
+        rfx_program_free(p);
+        return -1;
+    }
+    char *out = NULL;
+    size_t outlen = 0;
+    FILE *f = open_memstream(&out, &outlen);
+    rfx_run_opts o = {.fact_dir = ".", .output_dir = ".", .nthreads = 2, .out = f, .err = stderr};
+    rfx_status st = rfx_run(plan, p, &o);
+    fclose(f);
+    long long n = -1;
+    if (st == RFX_OK) {
+        const char *tab = strchr(out, '\t');
+        if (tab)
+            n = atoll(tab + 1);
+    }
+    free(out);
+    rfx_plan_free(plan);
+    rfx_program_free(p);
+    return n;
+}
+
+static void run_test(int i)
+{
+    long long got = run_size(&tests[i]);
+    if (got != tests[i].expected)
+        fprintf(stderr, "\n    %s: got %lld, expected %lld\n", tests[i].name, got, tests[i].expected);
+    CU_ASSERT_EQUAL(got, tests[i].expected);
+}
+
+#define T1(n) static void graph_##n(void) { run_test(n); }
+#define T8(n) T1(n##0) T1(n##1) T1(n##2) T1(n##3) T1(n##4) T1(n##5) T1(n##6) T1(n##7)
+T8() T8(1) T8(2) T8(3) T8(4) T8(5) T8(6) T8(7)
+#define R1(n) graph_##n,
+#define R8(n) R1(n##0) R1(n##1) R1(n##2) R1(n##3) R1(n##4) R1(n##5) R1(n##6) R1(n##7)
+static void (*const trampolines[])(void) = {
+    R1(0) R1(1) R1(2) R1(3) R1(4) R1(5) R1(6) R1(7) R8(1) R8(2) R8(3) R8(4) R8(5) R8(6) R8(7)
+};
+
+static void add_test(const char *kind, const char *file, const char *rules, const char *result, long long expected)
+{
+    if (ntests >= (int)(sizeof trampolines / sizeof trampolines[0]))
+        return;
+    graph_test *t = &tests[ntests++];
+    snprintf(t->name, sizeof t->name, "%s %s", kind, file);
+    snprintf(t->file, sizeof t->file, "%s", file);
+    t->rules = rules;
+    t->result = result;
+    t->expected = expected;
+}
+
+static void missing_graphs(void)
+{
+    fprintf(stderr, "\n    graph directory %s has no MANIFEST.tsv (set RFX_GRAPHS)\n", graphs_dir);
+    CU_FAIL("SNAP graphs not found");
+}
+
+static void add(void)
+{
+    graphs_dir = getenv("RFX_GRAPHS") ? getenv("RFX_GRAPHS") : RFX_GRAPHS_DIR;
+    CU_pSuite s = CU_add_suite("snap-graphs", NULL, NULL);
+    char *path;
+    if (asprintf(&path, "%s/MANIFEST.tsv", graphs_dir) < 0)
+        return;
+    char *manifest = read_file(path, NULL);
+    free(path);
+    if (!manifest) {
+        CU_add_test(s, "manifest", missing_graphs);
+        return;
+    }
+    /* columns: file source_repo source_path nodes undirected_edges triangles_computed
+     *          triangles_published four_cliques_computed sha256 */
+    char *save = NULL;
+    for (char *line = strtok_r(manifest, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        if (strncmp(line, "file\t", 5) == 0)
+            continue;
+        char *f[9] = {0};
+        int n = 0;
+        for (char *p = line; n < 9 && p; n++) {
+            f[n] = p;
+            p = strchr(p, '\t');
+            if (p)
+                *p++ = 0;
+        }
+        if (n < 8)
+            continue;
+        long long edges = atoll(f[4]);
+        add_test("triangles", f[0], tri_rules, "tri", atoll(f[5]));
+        if (edges < 100000)
+            add_test("4-cliques", f[0], clique_rules, "c4", atoll(f[7]));
+    }
+    free(manifest);
+    add_test("transitive closure", "p2p-Gnutella08.txt", tc_rules, "path", 13148244);
+    add_test("transitive closure", "ca-GrQc.txt", tc_rules, "path", 17293270);
+    add_test("transitive closure", "ca-HepTh.txt", tc_rules, "path", 74619885);
+    add_test("same generation", "p2p-Gnutella08.txt", sg_rules, "sg", 36347380);
+    add_test("same generation", "ca-GrQc.txt", sg_rules, "sg", 17292337);
+    for (int i = 0; i < ntests; i++)
+        CU_add_test(s, tests[i].name, trampolines[i]);
+}
+
+int main(int argc, char **argv)
+{
+    return run_suites(argc, argv, add);
+}

@@ -1,0 +1,446 @@
+/* test_primitives.c: every CPU primitive against a naive reference on random inputs:
+ * empty, one tuple, 2^k +- 1 sizes, all-equal keys and Zipf-skewed keys, on one and
+ * several threads (the parallel paths start at 32768 tuples). */
+#include "harness.h"
+#include "primitives.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- deterministic random numbers (splitmix64) ---------------------------------------- */
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+static uint64_t rnd(void)
+{
+    uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+typedef enum dist { UNIFORM, NARROW, EQUAL, ZIPF, WIDE } dist;
+
+static uint32_t draw(dist d, uint32_t range)
+{
+    switch (d) {
+    case UNIFORM: return (uint32_t)(rnd() % range);
+    case NARROW: return (uint32_t)(rnd() % 4);
+    case EQUAL: return 7;
+    case WIDE: return (uint32_t)rnd();
+    case ZIPF: {
+        /* P(k) ~ 1/k: inverse transform of a log-uniform draw */
+        double u = (double)(rnd() >> 11) / 9007199254740992.0;
+        return (uint32_t)(exp(u * log((double)range + 1.0)) - 1.0);
+    }
+    }
+    return 0;
+}
+
+static rfx_rows random_rows(size_t n, int arity, dist d, uint32_t range)
+{
+    rfx_rows r;
+    rfx_rows_init(&r, arity);
+    rfx_rows_reserve(&r, n);
+    for (size_t i = 0; i < n * (size_t)arity; i++)
+        r.data[i] = draw(d, range);
+    r.n = n;
+    return r;
+}
+
+static int cmp_a;
+static int cmp_tuple(const void *x, const void *y)
+{
+    const uint32_t *a = x, *b = y;
+    for (int i = 0; i < cmp_a; i++)
+        if (a[i] != b[i])
+            return a[i] < b[i] ? -1 : 1;
+    return 0;
+}
+
+static void ref_sort(rfx_rows *r)
+{
+    cmp_a = r->arity;
+    if (r->n && r->arity)
+        qsort(r->data, r->n, sizeof(uint32_t) * (size_t)r->arity, cmp_tuple);
+}
+
+static void ref_unique(rfx_rows *r)
+{
+    if (r->arity == 0) {
+        r->n = r->n ? 1 : 0;
+        return;
+    }
+    size_t w = 0;
+    for (size_t i = 0; i < r->n; i++)
+        if (i == 0 || memcmp(r->data + i * r->arity, r->data + (w - 1) * r->arity, 4u * r->arity) != 0)
+            memmove(r->data + w++ * r->arity, r->data + i * r->arity, 4u * r->arity);
+    r->n = w;
+}
+
+static rfx_rows copy_rows(const rfx_rows *s)
+{
+    rfx_rows r;
+    rfx_rows_init(&r, s->arity);
+    rfx_rows_reserve(&r, s->n);
+    if (s->n && s->arity)
+        memcpy(r.data, s->data, 4u * s->arity * s->n);
+    r.n = s->n;
+    return r;
+}
+
+static bool same_rows(const rfx_rows *a, const rfx_rows *b)
+{
+    return a->arity == b->arity && a->n == b->n &&
+           (a->n == 0 || a->arity == 0 || memcmp(a->data, b->data, 4u * a->arity * a->n) == 0);
+}
+
+static rfx_rows sorted_set(size_t n, int arity, dist d, uint32_t range)
+{
+    rfx_rows r = random_rows(n, arity, d, range);
+    ref_sort(&r);
+    ref_unique(&r);
+    return r;
+}
+
+static const size_t sizes[] = {0, 1, 2, 63, 64, 65, 1023, 1025, 40000, 70001};
+#define NSIZES (sizeof sizes / sizeof sizes[0])
+static const int threads[] = {1, 4};
+
+/* ---- sort and unique ------------------------------------------------------------------ */
+static void sort_case(dist d, uint32_t range)
+{
+    for (size_t s = 0; s < NSIZES; s++)
+        for (int arity = 1; arity <= 4; arity++)
+            for (int t = 0; t < 2; t++) {
+                rfx_rows r = random_rows(sizes[s], arity, d, range), ref = copy_rows(&r);
+                CU_ASSERT_EQUAL(rfx_cpu_sort(&r, threads[t]), RFX_OK);
+                ref_sort(&ref);
+                CU_ASSERT(same_rows(&r, &ref));
+                CU_ASSERT_EQUAL(rfx_cpu_unique(&r, threads[t]), RFX_OK);
+                ref_unique(&ref);
+                CU_ASSERT(same_rows(&r, &ref));
+                CU_ASSERT(rfx_cpu_is_set(&r));
+                rfx_rows_free(&r);
+                rfx_rows_free(&ref);
+            }
+}
+
+static void test_sort_uniform(void) { sort_case(UNIFORM, 1000); }
+static void test_sort_narrow(void) { sort_case(NARROW, 4); }
+static void test_sort_equal(void) { sort_case(EQUAL, 1); }
+static void test_sort_zipf(void) { sort_case(ZIPF, 100000); }
+static void test_sort_wide(void) { sort_case(WIDE, 0); }
+
+static void test_sort_large(void)
+{
+    rfx_rows r = random_rows((1u << 21) + 1, 2, WIDE, 0), ref = copy_rows(&r);
+    CU_ASSERT_EQUAL(rfx_cpu_sort(&r, 4), RFX_OK);
+    ref_sort(&ref);
+    CU_ASSERT(same_rows(&r, &ref));
+    rfx_rows_free(&r);
+    rfx_rows_free(&ref);
+}
+
+static void test_nullary(void)
+{
+    rfx_rows r;
+    rfx_rows_init(&r, 0);
+    r.n = 5;
+    CU_ASSERT_EQUAL(rfx_cpu_sort(&r, 2), RFX_OK);
+    CU_ASSERT_EQUAL(rfx_cpu_unique(&r, 2), RFX_OK);
+    CU_ASSERT_EQUAL(r.n, 1);
+    rfx_rows e, u;
+    rfx_rows_init(&e, 0);
+    rfx_rows_init(&u, 0);
+    CU_ASSERT_EQUAL(rfx_cpu_union(&r, &e, &u, 1), RFX_OK);
+    CU_ASSERT_EQUAL(u.n, 1);
+    rfx_rows_free(&u);
+}
+
+/* ---- set operations ------------------------------------------------------------------ */
+static void test_union(void)
+{
+    for (size_t s = 0; s < NSIZES; s++)
+        for (int t = 0; t < 2; t++) {
+            rfx_rows a = sorted_set(sizes[s], 2, UNIFORM, 300), b = sorted_set(sizes[(s * 7) % NSIZES], 2, UNIFORM, 300);
+            rfx_rows out;
+            rfx_rows_init(&out, 2);
+            CU_ASSERT_EQUAL(rfx_cpu_union(&a, &b, &out, threads[t]), RFX_OK);
+            rfx_rows ref;
+            rfx_rows_init(&ref, 2);
+            rfx_rows_reserve(&ref, a.n + b.n);
+            memcpy(ref.data, a.data, 8 * a.n);
+            if (b.n)
+                memcpy(ref.data + 2 * a.n, b.data, 8 * b.n);
+            ref.n = a.n + b.n;
+            ref_sort(&ref);
+            ref_unique(&ref);
+            CU_ASSERT(same_rows(&out, &ref));
+            /* in place, as the semi-naive loop does it */
+            CU_ASSERT_EQUAL(rfx_cpu_union(&a, &b, &a, threads[t]), RFX_OK);
+            CU_ASSERT(same_rows(&a, &ref));
+            rfx_rows_free(&a);
+            rfx_rows_free(&b);
+            rfx_rows_free(&out);
+            rfx_rows_free(&ref);
+        }
+}
+
+static void semijoin_case(bool keep, dist d)
+{
+    for (size_t s = 0; s < NSIZES; s++)
+        for (int k = 0; k <= 2; k++)
+            for (int t = 0; t < 2; t++) {
+                rfx_rows a = sorted_set(sizes[s], 3, d, 50), b = sorted_set(sizes[(s * 3 + 1) % NSIZES] / 2 + 1, k, d, 50);
+                rfx_rows out;
+                rfx_rows_init(&out, 3);
+                CU_ASSERT_EQUAL(rfx_cpu_semijoin(&a, &b, k, keep, &out, threads[t]), RFX_OK);
+                rfx_rows ref;
+                rfx_rows_init(&ref, 3);
+                for (size_t i = 0; i < a.n; i++) {
+                    bool found = false;
+                    cmp_a = k;
+                    if (k == 0)
+                        found = b.n > 0;
+                    else
+                        found = bsearch(a.data + 3 * i, b.data, b.n, 4u * k, cmp_tuple) != NULL;
+                    if (found == keep)
+                        rfx_rows_push(&ref, a.data + 3 * i);
+                }
+                CU_ASSERT(same_rows(&out, &ref));
+                rfx_rows_free(&a);
+                rfx_rows_free(&b);
+                rfx_rows_free(&out);
+                rfx_rows_free(&ref);
+            }
+}
+
+static void test_intersect(void) { semijoin_case(true, UNIFORM); }
+static void test_difference(void) { semijoin_case(false, UNIFORM); }
+static void test_difference_zipf(void) { semijoin_case(false, ZIPF); }
+
+/* ---- join ---------------------------------------------------------------------------- */
+static rfx_rx col(int c) { return (rfx_rx){.kind = RFX_RX_COL, .prim = RFX_NUMBER, .col = c}; }
+
+static void join_case(int k, dist d, bool with_pred)
+{
+    size_t jsizes[] = {0, 1, 2, 65, 1025, 40000};
+    for (size_t s = 0; s < sizeof jsizes / sizeof jsizes[0]; s++)
+        for (int t = 0; t < 2; t++) {
+            size_t na = jsizes[s], nb = jsizes[(s + 2) % 6];
+            if (k == 0) {
+                na = na > 300 ? 300 : na;
+                nb = nb > 200 ? 200 : nb;
+            }
+            uint32_t range = d == EQUAL ? 1 : (uint32_t)(na / 4 + 5);
+            rfx_rows a = sorted_set(na, 2, d, range), b = sorted_set(nb, 2, d, range);
+            if (d == EQUAL && a.n > 0) {
+                /* all keys equal but distinct second columns: a skewed key group */
+                for (size_t i = 0; i < a.n; i++) a.data[2 * i + 1] = (uint32_t)i;
+            }
+            rfx_rx c[4] = {col(0), col(1), col(2), col(3)};
+            rfx_rx *outs[3] = {&c[1], &c[3], &c[0]};
+            rfx_rx lt = {.kind = RFX_RX_CMP, .prim = RFX_NUMBER, .op = RFX_LT, .l = &c[1], .r = &c[3]};
+            rfx_rows out;
+            rfx_rows_init(&out, 3);
+            CU_ASSERT_EQUAL_FATAL(rfx_cpu_join(&a, &b, k, with_pred ? &lt : NULL, outs, 3, &out, threads[t]), RFX_OK);
+            rfx_rows ref;
+            rfx_rows_init(&ref, 3);
+            for (size_t i = 0; i < a.n; i++)
+                for (size_t j = 0; j < b.n; j++) {
+                    const uint32_t *x = a.data + 2 * i, *y = b.data + 2 * j;
+                    if (memcmp(x, y, 4u * k) != 0)
+                        continue;
+                    if (with_pred && !((int32_t)x[1] < (int32_t)y[1]))
+                        continue;
+                    uint32_t tup[3] = {x[1], y[1], x[0]};
+                    rfx_rows_push(&ref, tup);
+                }
+            ref_sort(&ref);
+            rfx_rows got = copy_rows(&out);
+            ref_sort(&got);
+            CU_ASSERT(same_rows(&got, &ref));
+            rfx_rows_free(&a);
+            rfx_rows_free(&b);
+            rfx_rows_free(&out);
+            rfx_rows_free(&ref);
+            rfx_rows_free(&got);
+        }
+}
+
+static void test_join_k1(void) { join_case(1, UNIFORM, false); }
+static void test_join_k2(void) { join_case(2, NARROW, false); }
+static void test_join_pred(void) { join_case(1, UNIFORM, true); }
+static void test_join_skew(void) { join_case(1, EQUAL, false); }
+static void test_join_zipf(void) { join_case(1, ZIPF, true); }
+static void test_product(void) { join_case(0, UNIFORM, true); }
+
+/* ---- map / filter -------------------------------------------------------------------- */
+static void test_mapfilter(void)
+{
+    for (size_t s = 0; s < NSIZES; s++)
+        for (int t = 0; t < 2; t++) {
+            rfx_rows a = random_rows(sizes[s], 2, WIDE, 0);
+            rfx_rx c0 = col(0), c1 = col(1);
+            rfx_rx sum = {.kind = RFX_RX_BIN, .prim = RFX_NUMBER, .op = RFX_ADD, .l = &c0, .r = &c1};
+            rfx_rx gt = {.kind = RFX_RX_CMP, .prim = RFX_NUMBER, .op = RFX_GT, .l = &c0, .r = &c1};
+            rfx_rx *outs[2] = {&sum, &c1};
+            rfx_rows out;
+            rfx_rows_init(&out, 2);
+            CU_ASSERT_EQUAL(rfx_cpu_mapfilter(&a, &gt, outs, 2, &out, threads[t]), RFX_OK);
+            rfx_rows ref;
+            rfx_rows_init(&ref, 2);
+            for (size_t i = 0; i < a.n; i++) {
+                uint32_t x = a.data[2 * i], y = a.data[2 * i + 1];
+                if ((int32_t)x > (int32_t)y) {
+                    uint32_t tup[2] = {x + y, y};   /* wrapping addition */
+                    rfx_rows_push(&ref, tup);
+                }
+            }
+            CU_ASSERT(same_rows(&out, &ref));
+            rfx_rows_free(&a);
+            rfx_rows_free(&out);
+            rfx_rows_free(&ref);
+        }
+}
+
+static void test_div_zero(void)
+{
+    rfx_rows a = random_rows(100, 2, NARROW, 4);
+    a.data[11] = 0;
+    rfx_rx c0 = col(0), c1 = col(1);
+    rfx_rx q = {.kind = RFX_RX_BIN, .prim = RFX_NUMBER, .op = RFX_DIV, .l = &c0, .r = &c1};
+    rfx_rx *outs[1] = {&q};
+    rfx_rows out;
+    rfx_rows_init(&out, 1);
+    CU_ASSERT_EQUAL(rfx_cpu_mapfilter(&a, NULL, outs, 1, &out, 1), RFX_ERR_DIV0);
+    rfx_rows_free(&a);
+    rfx_rows_free(&out);
+}
+
+static void test_arith_semantics(void)
+{
+    rfx_rx a = {.kind = RFX_RX_CONST, .prim = RFX_NUMBER, .value = 0x80000000u};
+    rfx_rx m1 = {.kind = RFX_RX_CONST, .prim = RFX_NUMBER, .value = 0xFFFFFFFFu};
+    rfx_rx div = {.kind = RFX_RX_BIN, .prim = RFX_NUMBER, .op = RFX_DIV, .l = &a, .r = &m1};
+    rfx_rx mod = {.kind = RFX_RX_BIN, .prim = RFX_NUMBER, .op = RFX_MOD, .l = &a, .r = &m1};
+    rfx_rx add = {.kind = RFX_RX_BIN, .prim = RFX_NUMBER, .op = RFX_ADD, .l = &a, .r = &m1};
+    bool d0 = false;
+    CU_ASSERT_EQUAL(rfx_rx_eval(&div, NULL, 0, NULL, &d0), 0x80000000u);    /* INT_MIN / -1 wraps */
+    CU_ASSERT_EQUAL(rfx_rx_eval(&mod, NULL, 0, NULL, &d0), 0u);
+    CU_ASSERT_EQUAL(rfx_rx_eval(&add, NULL, 0, NULL, &d0), 0x7FFFFFFFu);    /* INT_MIN + -1 wraps */
+    CU_ASSERT_FALSE(d0);
+    rfx_rx seven = {.kind = RFX_RX_CONST, .prim = RFX_NUMBER, .value = (uint32_t)-7};
+    rfx_rx two = {.kind = RFX_RX_CONST, .prim = RFX_NUMBER, .value = 2};
+    rfx_rx d = {.kind = RFX_RX_BIN, .prim = RFX_NUMBER, .op = RFX_DIV, .l = &seven, .r = &two};
+    rfx_rx m = {.kind = RFX_RX_BIN, .prim = RFX_NUMBER, .op = RFX_MOD, .l = &seven, .r = &two};
+    CU_ASSERT_EQUAL((int32_t)rfx_rx_eval(&d, NULL, 0, NULL, &d0), -3);      /* truncation, as C and Souffle */
+    CU_ASSERT_EQUAL((int32_t)rfx_rx_eval(&m, NULL, 0, NULL, &d0), -1);
+    rfx_rx u7 = {.kind = RFX_RX_CONST, .prim = RFX_UNSIGNED, .value = 7};
+    rfx_rx ucmp = {.kind = RFX_RX_CMP, .prim = RFX_UNSIGNED, .op = RFX_LT, .l = &u7, .r = &m1};
+    rfx_rx scmp = {.kind = RFX_RX_CMP, .prim = RFX_NUMBER, .op = RFX_LT, .l = &u7, .r = &m1};
+    CU_ASSERT_EQUAL(rfx_rx_eval(&ucmp, NULL, 0, NULL, &d0), 1);
+    CU_ASSERT_EQUAL(rfx_rx_eval(&scmp, NULL, 0, NULL, &d0), 0);
+}
+
+/* ---- aggregate ----------------------------------------------------------------------- */
+static void agg_case(rfx_aggfn fn, rfx_prim prim)
+{
+    for (size_t s = 0; s < 8; s++) {
+        rfx_rows a = sorted_set(sizes[s], 1, UNIFORM, 40), b = sorted_set(sizes[s + 1], 2, UNIFORM, 60);
+        if (prim == RFX_FLOAT)
+            for (size_t i = 0; i < b.n; i++) {
+                float f = (float)(b.data[2 * i + 1] % 10) - 4.5f;
+                memcpy(&b.data[2 * i + 1], &f, 4);
+            }
+        rfx_rows out;
+        rfx_rows_init(&out, 2);
+        CU_ASSERT_EQUAL(rfx_cpu_aggregate(&a, &b, 1, fn, fn == RFX_AGG_COUNT ? -1 : 1, prim, &out), RFX_OK);
+        rfx_rows ref;
+        rfx_rows_init(&ref, 2);
+        for (size_t i = 0; i < a.n; i++) {
+            uint32_t key = a.data[i], cnt = 0, acc = 0;
+            int32_t imin = INT32_MAX, imax = INT32_MIN;
+            float fsum = 0, fmin = INFINITY, fmax = -INFINITY;
+            for (size_t j = 0; j < b.n; j++) {
+                if (b.data[2 * j] != key)
+                    continue;
+                uint32_t v = b.data[2 * j + 1];
+                float f;
+                memcpy(&f, &v, 4);
+                cnt++;
+                acc += v;
+                fsum += f;
+                imin = (int32_t)v < imin ? (int32_t)v : imin;
+                imax = (int32_t)v > imax ? (int32_t)v : imax;
+                fmin = f < fmin ? f : fmin;
+                fmax = f > fmax ? f : fmax;
+            }
+            uint32_t val;
+            if (fn == RFX_AGG_COUNT)
+                val = cnt;
+            else if (fn == RFX_AGG_SUM && prim == RFX_FLOAT)
+                memcpy(&val, &fsum, 4);
+            else if (fn == RFX_AGG_SUM)
+                val = acc;
+            else if (!cnt)
+                continue;
+            else if (prim == RFX_FLOAT)
+                memcpy(&val, fn == RFX_AGG_MIN ? &fmin : &fmax, 4);
+            else
+                val = (uint32_t)(fn == RFX_AGG_MIN ? imin : imax);
+            uint32_t tup[2] = {key, val};
+            rfx_rows_push(&ref, tup);
+        }
+        CU_ASSERT(same_rows(&out, &ref));
+        rfx_rows_free(&a);
+        rfx_rows_free(&b);
+        rfx_rows_free(&out);
+        rfx_rows_free(&ref);
+    }
+}
+
+static void test_agg_count(void) { agg_case(RFX_AGG_COUNT, RFX_NUMBER); }
+static void test_agg_sum(void) { agg_case(RFX_AGG_SUM, RFX_NUMBER); }
+static void test_agg_min(void) { agg_case(RFX_AGG_MIN, RFX_NUMBER); }
+static void test_agg_max(void) { agg_case(RFX_AGG_MAX, RFX_NUMBER); }
+static void test_agg_sum_float(void) { agg_case(RFX_AGG_SUM, RFX_FLOAT); }
+static void test_agg_min_float(void) { agg_case(RFX_AGG_MIN, RFX_FLOAT); }
+static void test_agg_max_float(void) { agg_case(RFX_AGG_MAX, RFX_FLOAT); }
+
+static void add(void)
+{
+    CU_pSuite s = CU_add_suite("primitives", NULL, NULL);
+    CU_add_test(s, "sort uniform", test_sort_uniform);
+    CU_add_test(s, "sort narrow", test_sort_narrow);
+    CU_add_test(s, "sort all equal", test_sort_equal);
+    CU_add_test(s, "sort zipf", test_sort_zipf);
+    CU_add_test(s, "sort wide values", test_sort_wide);
+    CU_add_test(s, "sort 2^21+1 tuples", test_sort_large);
+    CU_add_test(s, "nullary relations", test_nullary);
+    CU_add_test(s, "union", test_union);
+    CU_add_test(s, "intersect (semi-join)", test_intersect);
+    CU_add_test(s, "difference (anti-join)", test_difference);
+    CU_add_test(s, "difference zipf", test_difference_zipf);
+    CU_add_test(s, "join one key", test_join_k1);
+    CU_add_test(s, "join two keys", test_join_k2);
+    CU_add_test(s, "join with predicate", test_join_pred);
+    CU_add_test(s, "join skewed key", test_join_skew);
+    CU_add_test(s, "join zipf", test_join_zipf);
+    CU_add_test(s, "product", test_product);
+    CU_add_test(s, "map and filter", test_mapfilter);
+    CU_add_test(s, "division by zero reported", test_div_zero);
+    CU_add_test(s, "arithmetic semantics", test_arith_semantics);
+    CU_add_test(s, "aggregate count", test_agg_count);
+    CU_add_test(s, "aggregate sum", test_agg_sum);
+    CU_add_test(s, "aggregate min", test_agg_min);
+    CU_add_test(s, "aggregate max", test_agg_max);
+    CU_add_test(s, "aggregate sum float", test_agg_sum_float);
+    CU_add_test(s, "aggregate min float", test_agg_min_float);
+    CU_add_test(s, "aggregate max float", test_agg_max_float);
+}
+
+int main(int argc, char **argv)
+{
+    return run_suites(argc, argv, add);
+}
