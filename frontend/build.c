@@ -65,7 +65,7 @@ void rfx_plist_push(rfx_parse_ctx *ctx, rfx_plist *l, void *item)
         if (!items)
             return;
         if (l->n)
-            memcpy(items, l->items, (size_t)l->n * sizeof(void *));
+            rfx_memcpy(items, l->items, (size_t)l->n * sizeof(void *));
         l->items = items;
         l->cap = nc;
     }

@@ -35,7 +35,7 @@ rfx_program *rfx_frontend_parse(const char *src, size_t len, const char *file,
     p->src = rfx_malloc(len + 1);
     if (!p->arena || !p->syms || !p->src)
         goto oom;
-    memcpy(p->src, src, len);
+    rfx_memcpy(p->src, src, len);
     p->src[len] = 0;
     p->file = rfx_arena_strdup(p->arena, file, strlen(file));
     if (!p->file)

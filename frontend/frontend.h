@@ -19,6 +19,13 @@ void *rfx_arena_alloc(rfx_arena *a, size_t size);          /* zeroed; NULL on OO
 char *rfx_arena_strdup(rfx_arena *a, const char *s, size_t n);
 void rfx_arena_free(rfx_arena *a);
 
+/* memcpy that accepts NULL pointers when n is 0 (empty arrays start out NULL). */
+static inline void rfx_memcpy(void *dst, const void *src, size_t n)
+{
+    if (n)
+        __builtin_memcpy(dst, src, n);
+}
+
 /* ---- growable array helper ----------------------------------------------------- */
 /* Plain malloc'ed vector; returns false on OOM and leaves *items intact. */
 bool rfx_grow(void **items, size_t *cap, size_t need, size_t elem_size);

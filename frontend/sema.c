@@ -179,8 +179,8 @@ static dnf to_dnf(sema *s, rfx_body *b)
         r.c = salloc(s, sizeof(rfx_conj) * (size_t)r.n);
         if (!r.c)
             return (dnf){0, NULL};
-        memcpy(r.c, l.c, sizeof(rfx_conj) * (size_t)l.n);
-        memcpy(r.c + l.n, rr.c, sizeof(rfx_conj) * (size_t)rr.n);
+        rfx_memcpy(r.c, l.c, sizeof(rfx_conj) * (size_t)l.n);
+        rfx_memcpy(r.c + l.n, rr.c, sizeof(rfx_conj) * (size_t)rr.n);
         return r;
     }
     if ((long)l.n * rr.n > 4096) {
@@ -198,8 +198,8 @@ static dnf to_dnf(sema *s, rfx_body *b)
             c->lits = salloc(s, sizeof(rfx_lit *) * (size_t)c->nlits);
             if (!c->lits)
                 return (dnf){0, NULL};
-            memcpy(c->lits, l.c[i].lits, sizeof(rfx_lit *) * (size_t)l.c[i].nlits);
-            memcpy(c->lits + l.c[i].nlits, rr.c[j].lits, sizeof(rfx_lit *) * (size_t)rr.c[j].nlits);
+            rfx_memcpy(c->lits, l.c[i].lits, sizeof(rfx_lit *) * (size_t)l.c[i].nlits);
+            rfx_memcpy(c->lits + l.c[i].nlits, rr.c[j].lits, sizeof(rfx_lit *) * (size_t)rr.c[j].nlits);
         }
     return r;
 }

@@ -46,7 +46,7 @@ char *rfx_arena_strdup(rfx_arena *a, const char *s, size_t n)
 {
     char *d = rfx_arena_alloc(a, n + 1);
     if (d) {
-        memcpy(d, s, n);
+        rfx_memcpy(d, s, n);
         d[n] = 0;
     }
     return d;
@@ -160,7 +160,7 @@ uint32_t rfx_symtab_intern(rfx_symtab *t, const char *s, size_t n)
     char *copy = rfx_malloc(n + 1);
     if (!copy)
         return UINT32_MAX;
-    memcpy(copy, s, n);
+    rfx_memcpy(copy, s, n);
     copy[n] = 0;
     uint32_t id = (uint32_t)t->n++;
     t->strs[id] = copy;

@@ -53,7 +53,7 @@ rfx_status rfx_rows_push(rfx_rows *r, const uint32_t *t)
     if (st)
         return st;
     if (r->arity)
-        memcpy(r->data + r->n * (size_t)r->arity, t, sizeof(uint32_t) * (size_t)r->arity);
+        rfx_memcpy(r->data + r->n * (size_t)r->arity, t, sizeof(uint32_t) * (size_t)r->arity);
     r->n++;
     return RFX_OK;
 }
@@ -261,7 +261,7 @@ static void sort_scatter(int c, void *arg)
         for (size_t i = lo; i < hi; i++) {
             const uint32_t *t = src + i * (size_t)a;
             size_t pos = h[(t[s->col] >> s->shift) & (RADIX - 1)]++;
-            memcpy(dst + pos * (size_t)a, t, sizeof(uint32_t) * (size_t)a);
+            rfx_memcpy(dst + pos * (size_t)a, t, sizeof(uint32_t) * (size_t)a);
         }
     }
 }
@@ -287,13 +287,13 @@ rfx_status rfx_cpu_sort(rfx_rows *r, int nthreads)
             return RFX_OK;
         }
         for (size_t i = 1; i < n; i++) {
-            memcpy(tmp, r->data + i * (size_t)a, sizeof(uint32_t) * (size_t)a);
+            rfx_memcpy(tmp, r->data + i * (size_t)a, sizeof(uint32_t) * (size_t)a);
             size_t j = i;
             while (j > 0 && cmp_prefix(r->data + (j - 1) * (size_t)a, tmp, a) > 0) {
-                memcpy(r->data + j * (size_t)a, r->data + (j - 1) * (size_t)a, sizeof(uint32_t) * (size_t)a);
+                rfx_memcpy(r->data + j * (size_t)a, r->data + (j - 1) * (size_t)a, sizeof(uint32_t) * (size_t)a);
                 j--;
             }
-            memcpy(r->data + j * (size_t)a, tmp, sizeof(uint32_t) * (size_t)a);
+            rfx_memcpy(r->data + j * (size_t)a, tmp, sizeof(uint32_t) * (size_t)a);
         }
         return RFX_OK;
     }
@@ -625,7 +625,7 @@ rfx_status rfx_cpu_join(const rfx_rows *a, const rfx_rows *b, int k, const rfx_r
     size_t pos = 0;
     for (int i = 0; i < c; i++) {
         if (parts[i].n)
-            memcpy(dst->data + pos * (size_t)nout, parts[i].data, sizeof(uint32_t) * (size_t)nout * parts[i].n);
+            rfx_memcpy(dst->data + pos * (size_t)nout, parts[i].data, sizeof(uint32_t) * (size_t)nout * parts[i].n);
         pos += parts[i].n;
     }
 out:
@@ -659,7 +659,7 @@ static void union_chunk(int c, void *arg)
         int cmp = cmp_prefix(A + i * (size_t)ar, B + j * (size_t)ar, ar);
         const uint32_t *t = cmp <= 0 ? A + i * (size_t)ar : B + j * (size_t)ar;
         if (o)
-            memcpy(o + w * (size_t)ar, t, bytes);
+            rfx_memcpy(o + w * (size_t)ar, t, bytes);
         w++;
         if (cmp <= 0)
             i++;
@@ -667,8 +667,8 @@ static void union_chunk(int c, void *arg)
             j++;
     }
     if (o) {
-        memcpy(o + w * (size_t)ar, A + i * (size_t)ar, bytes * (ie - i));
-        memcpy(o + (w + ie - i) * (size_t)ar, B + j * (size_t)ar, bytes * (je - j));
+        rfx_memcpy(o + w * (size_t)ar, A + i * (size_t)ar, bytes * (ie - i));
+        rfx_memcpy(o + (w + ie - i) * (size_t)ar, B + j * (size_t)ar, bytes * (je - j));
     }
     w += (ie - i) + (je - j);
     u->count[c] = w;
@@ -689,7 +689,7 @@ rfx_status rfx_cpu_union(const rfx_rows *a, const rfx_rows *b, rfx_rows *dst, in
         if (st)
             return st;
         if (src->n)
-            memcpy(dst->data, src->data, sizeof(uint32_t) * (size_t)ar * src->n);
+            rfx_memcpy(dst->data, src->data, sizeof(uint32_t) * (size_t)ar * src->n);
         return RFX_OK;
     }
     int c = chunks_for(a->n + b->n, nthreads);
@@ -768,7 +768,7 @@ rfx_status rfx_cpu_semijoin(const rfx_rows *a, const rfx_rows *b, int k, bool ke
         if (st || !all || dst == a)
             return st;
         if (ar && a->n)
-            memcpy(dst->data, a->data, sizeof(uint32_t) * (size_t)ar * a->n);
+            rfx_memcpy(dst->data, a->data, sizeof(uint32_t) * (size_t)ar * a->n);
         return RFX_OK;
     }
     rfx_rows out;
@@ -777,7 +777,7 @@ rfx_status rfx_cpu_semijoin(const rfx_rows *a, const rfx_rows *b, int k, bool ke
     if (st)
         return st;
     if (a->n)
-        memcpy(out.data, a->data, sizeof(uint32_t) * (size_t)ar * a->n);
+        rfx_memcpy(out.data, a->data, sizeof(uint32_t) * (size_t)ar * a->n);
     int c = chunks_for(a->n + b->n, nthreads);
     size_t *bounds = rfx_malloc(sizeof(size_t) * (size_t)(c + 1)), *count = rfx_malloc(sizeof(size_t) * (size_t)c);
     if (!bounds || !count) {
@@ -802,11 +802,11 @@ static uint32_t agg_combine(rfx_aggfn fn, rfx_prim prim, uint32_t acc, uint32_t 
 {
     if (prim == RFX_FLOAT) {
         float x, y;
-        memcpy(&x, &acc, 4);
-        memcpy(&y, &v, 4);
+        rfx_memcpy(&x, &acc, 4);
+        rfx_memcpy(&y, &v, 4);
         float r = fn == RFX_AGG_SUM ? x + y : fn == RFX_AGG_MIN ? (y < x ? y : x) : (y > x ? y : x);
         uint32_t u;
-        memcpy(&u, &r, 4);
+        rfx_memcpy(&u, &r, 4);
         return u;
     }
     if (fn == RFX_AGG_SUM)
@@ -861,7 +861,7 @@ rfx_status rfx_cpu_aggregate(const rfx_rows *a, const rfx_rows *b, int k, rfx_ag
             continue;
         uint32_t *w = out.data + out.n * (size_t)(ar + 1);
         if (ar)
-            memcpy(w, t, sizeof(uint32_t) * (size_t)ar);
+            rfx_memcpy(w, t, sizeof(uint32_t) * (size_t)ar);
         w[ar] = val;
         out.n++;
     }

@@ -9,14 +9,14 @@
 static float as_f(uint32_t u)
 {
     float f;
-    memcpy(&f, &u, 4);
+    rfx_memcpy(&f, &u, 4);
     return f;
 }
 
 static uint32_t of_f(float f)
 {
     uint32_t u;
-    memcpy(&u, &f, 4);
+    rfx_memcpy(&u, &f, 4);
     return u;
 }
 

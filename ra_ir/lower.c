@@ -77,7 +77,7 @@ int rfx_lower_new_var(lower_ctx *L, const char *name, rfx_pvar_kind kind, int ar
         rfx_pvar *v = lalloc(L, sizeof(rfx_pvar) * (size_t)nc);
         if (!v)
             return 0;
-        memcpy(v, P->vars, sizeof(rfx_pvar) * (size_t)P->nvars);
+        rfx_memcpy(v, P->vars, sizeof(rfx_pvar) * (size_t)P->nvars);
         P->vars = v;
         P->varcap = nc;
     }
@@ -93,7 +93,7 @@ int rfx_lower_new_var(lower_ctx *L, const char *name, rfx_pvar_kind kind, int ar
     v->rel = rel;
     v->types = lalloc(L, sizeof(rfx_prim) * (size_t)(arity + 1));
     if (v->types && types)
-        memcpy(v->types, types, sizeof(rfx_prim) * (size_t)arity);
+        rfx_memcpy(v->types, types, sizeof(rfx_prim) * (size_t)arity);
     return P->nvars++;
 }
 
@@ -108,7 +108,7 @@ rfx_ra_cmd *rfx_lower_emit(lower_ctx *L, rfx_ra_op op, int dst, int s0, int s1)
             memset(&sink, 0, sizeof sink);
             return &sink;
         }
-        memcpy(c, b->cmds, sizeof(rfx_ra_cmd) * (size_t)b->ncmds);
+        rfx_memcpy(c, b->cmds, sizeof(rfx_ra_cmd) * (size_t)b->ncmds);
         b->cmds = c;
         b->cap = nc;
     }
@@ -131,7 +131,7 @@ int rfx_lower_new_block(lower_ctx *L, const char *label)
         rfx_block *b = lalloc(L, sizeof(rfx_block) * (size_t)nc);
         if (!b)
             return L->block;
-        memcpy(b, P->blocks, sizeof(rfx_block) * (size_t)P->nblocks);
+        rfx_memcpy(b, P->blocks, sizeof(rfx_block) * (size_t)P->nblocks);
         P->blocks = b;
         P->blockcap = nc;
     }
@@ -183,14 +183,14 @@ static uint32_t const_value(const rfx_expr *e, rfx_prim prim, bool *ok)
         if (prim == RFX_FLOAT) {
             float f = (float)e->u.ival;
             uint32_t u;
-            memcpy(&u, &f, 4);
+            rfx_memcpy(&u, &f, 4);
             return u;
         }
         return (uint32_t)e->u.ival;
     case RFX_E_FLOAT: {
         float f = (float)e->u.fval;
         uint32_t u;
-        memcpy(&u, &f, 4);
+        rfx_memcpy(&u, &f, 4);
         return u;
     }
     case RFX_E_STRING:
@@ -407,7 +407,7 @@ static flow emit_map(rule_ctx *R, const flow *f, rfx_rx *pred, rfx_rx **outs, in
     c->out = outs;
     flow g = flow_new(L, dst, nout);
     if (g.schema)
-        memcpy(g.schema, schema, sizeof(int) * (size_t)nout);
+        rfx_memcpy(g.schema, schema, sizeof(int) * (size_t)nout);
     /* order survives as long as the output starts with the input's sorted columns */
     g.sorted = 0;
     while (g.sorted < nout && g.sorted < f->sorted && outs[g.sorted]->kind == RFX_RX_COL &&
@@ -582,7 +582,7 @@ static void add_item(rule_ctx *R, item it)
         item *n = lalloc(R->L, sizeof(item) * (size_t)nc);
         if (!n)
             return;
-        memcpy(n, R->items, sizeof(item) * (size_t)R->nitems);
+        rfx_memcpy(n, R->items, sizeof(item) * (size_t)R->nitems);
         R->items = n;
         R->itemcap = nc;
     }
@@ -764,7 +764,7 @@ static flow join_atom(rule_ctx *R, flow cur, item *it, const hcol *out, int nout
         R->bound[s.schema[j]] = true;
     flow g = flow_new(L, dst, n);
     if (g.schema)
-        memcpy(g.schema, schema, sizeof(int) * (size_t)n);
+        rfx_memcpy(g.schema, schema, sizeof(int) * (size_t)n);
     /* merge join emits key groups in order, each as the cross product of its two runs */
     int natural[512], nn = 0;
     for (int i = 0; i < cur.n && nn < 512; i++)
@@ -911,7 +911,7 @@ static void apply_aggregate(rule_ctx *R, flow *cur, item *it, const bool *outer)
     rfx_prim *types = lalloc(L, sizeof(rfx_prim) * (size_t)(cur->n + 2));
     if (!types)
         return;
-    memcpy(types, L->plan->vars[cur->var].types, sizeof(rfx_prim) * (size_t)cur->n);
+    rfx_memcpy(types, L->plan->vars[cur->var].types, sizeof(rfx_prim) * (size_t)cur->n);
     rfx_prim rp = agg->u.agg.fn == RFX_AGG_COUNT ? RFX_NUMBER : L->plan->vars[in.var].types[valcol];
     types[cur->n] = rp;
     int dst = rfx_lower_new_var(L, NULL, RFX_PV_TEMP, cur->n + 1, types, -1);
@@ -922,7 +922,7 @@ static void apply_aggregate(rule_ctx *R, flow *cur, item *it, const bool *outer)
     c->agg_prim = rp;
     flow g = flow_new(L, dst, cur->n + 1);
     if (g.schema) {
-        memcpy(g.schema, cur->schema, sizeof(int) * (size_t)cur->n);
+        rfx_memcpy(g.schema, cur->schema, sizeof(int) * (size_t)cur->n);
         g.schema[cur->n] = it->var;
     }
     /* the aggregate is a function of each tuple: a sorted set stays one */
@@ -1040,7 +1040,7 @@ static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, in
         free(outer);
         return (flow){0};
     }
-    memcpy(out, out_in, sizeof(hcol) * (size_t)nout);
+    rfx_memcpy(out, out_in, sizeof(hcol) * (size_t)nout);
     if (all_inner) {
         /* append every variable this inner body binds through its atoms */
         bool *seen = calloc((size_t)R.nv + 1, 1);
@@ -1157,7 +1157,7 @@ static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, in
         if (cur.sorted < cur.n || !cur.unique) {
             int *keys = lalloc(L, sizeof(int) * (size_t)(cur.n + 1));
             if (keys) {
-                memcpy(keys, cur.schema, sizeof(int) * (size_t)cur.n);
+                rfx_memcpy(keys, cur.schema, sizeof(int) * (size_t)cur.n);
                 /* sort on all columns, whatever their variables */
                 int dst = rfx_lower_new_var(L, NULL, RFX_PV_TEMP, cur.n, L->plan->vars[cur.var].types, -1);
                 rfx_lower_emit(L, RFX_RA_SORT, dst, cur.var, -1);

@@ -222,7 +222,7 @@ static void hoist_loop(rfx_plan *P, int li)
             rfx_ra_cmd *cmds = rfx_arena_alloc(P->arena, sizeof(rfx_ra_cmd) * (size_t)nc);
             if (!cmds)
                 break;
-            memcpy(cmds, pre->cmds, sizeof(rfx_ra_cmd) * (size_t)pre->ncmds);
+            rfx_memcpy(cmds, pre->cmds, sizeof(rfx_ra_cmd) * (size_t)pre->ncmds);
             pre->cmds = cmds;
             pre->cap = nc;
         }

@@ -10,7 +10,7 @@ static void print_const(FILE *out, const rfx_plan *P, rfx_prim prim, uint32_t v)
     case RFX_UNSIGNED: fprintf(out, "%uu", v); break;
     case RFX_FLOAT: {
         float f;
-        memcpy(&f, &v, 4);
+        rfx_memcpy(&f, &v, 4);
         fprintf(out, "%gf", (double)f);
         break;
     }

@@ -236,7 +236,7 @@ static rfx_status run_cmd(exec *x, const rfx_ra_cmd *c)
             if (st)
                 return st;
             if (s->n && s->arity)
-                memcpy(d->data, s->data, sizeof(uint32_t) * (size_t)s->arity * s->n);
+                rfx_memcpy(d->data, s->data, sizeof(uint32_t) * (size_t)s->arity * s->n);
             d->n = s->n;
         }
         if (c->op == RFX_RA_SORT)

@@ -128,14 +128,14 @@ static const char *parse_field(const char *s, size_t n, rfx_prim prim, rfx_symta
         char tmp[64];
         if (n == 0 || n >= sizeof tmp)
             return "is not a float";
-        memcpy(tmp, s, n);
+        rfx_memcpy(tmp, s, n);
         tmp[n] = 0;
         char *end;
         errno = 0;
         float f = strtof(tmp, &end);
         if (*end || end == tmp)
             return "is not a float";
-        memcpy(out, &f, 4);
+        rfx_memcpy(out, &f, 4);
         return NULL;
     }
     case RFX_SYMBOL: {
@@ -315,7 +315,7 @@ static void ob_put(out_buf *o, const char *s, size_t n)
             o->failed = true;
         return;
     }
-    memcpy(o->buf + o->len, s, n);
+    rfx_memcpy(o->buf + o->len, s, n);
     o->len += n;
 }
 
@@ -328,7 +328,7 @@ static void put_value(out_buf *o, rfx_prim prim, uint32_t v, const rfx_symtab *s
     case RFX_UNSIGNED: n = snprintf(tmp, sizeof tmp, "%u", v); break;
     case RFX_FLOAT: {
         float f;
-        memcpy(&f, &v, 4);
+        rfx_memcpy(&f, &v, 4);
         n = snprintf(tmp, sizeof tmp, "%g", (double)f);
         break;
     }
@@ -362,8 +362,8 @@ static int cmp_typed(const void *x, const void *y)
         case RFX_NUMBER: return (int32_t)a[c] < (int32_t)b[c] ? -1 : 1;
         case RFX_FLOAT: {
             float fa, fb;
-            memcpy(&fa, &a[c], 4);
-            memcpy(&fb, &b[c], 4);
+            rfx_memcpy(&fa, &a[c], 4);
+            rfx_memcpy(&fb, &b[c], 4);
             if (fa != fb)
                 return fa < fb ? -1 : 1;
             return a[c] < b[c] ? -1 : 1;

@@ -18,7 +18,7 @@ typedef struct graph_test {
     long long expected;
 } graph_test;
 
-static graph_test tests[64];
+static graph_test tests[70];
 static int ntests;
 static const char *graphs_dir;
 
@@ -90,12 +90,14 @@ static void run_test(int i)
 }
 
 #define T1(n) static void graph_##n(void) { run_test(n); }
-#define T8(n) T1(n##0) T1(n##1) T1(n##2) T1(n##3) T1(n##4) T1(n##5) T1(n##6) T1(n##7)
-T8() T8(1) T8(2) T8(3) T8(4) T8(5) T8(6) T8(7)
+#define T10(n) T1(n##0) T1(n##1) T1(n##2) T1(n##3) T1(n##4) T1(n##5) T1(n##6) T1(n##7) T1(n##8) T1(n##9)
+T1(0) T1(1) T1(2) T1(3) T1(4) T1(5) T1(6) T1(7) T1(8) T1(9)
+T10(1) T10(2) T10(3) T10(4) T10(5) T10(6)
 #define R1(n) graph_##n,
-#define R8(n) R1(n##0) R1(n##1) R1(n##2) R1(n##3) R1(n##4) R1(n##5) R1(n##6) R1(n##7)
+#define R10(n) R1(n##0) R1(n##1) R1(n##2) R1(n##3) R1(n##4) R1(n##5) R1(n##6) R1(n##7) R1(n##8) R1(n##9)
 static void (*const trampolines[])(void) = {
-    R1(0) R1(1) R1(2) R1(3) R1(4) R1(5) R1(6) R1(7) R8(1) R8(2) R8(3) R8(4) R8(5) R8(6) R8(7)
+    R1(0) R1(1) R1(2) R1(3) R1(4) R1(5) R1(6) R1(7) R1(8) R1(9)
+    R10(1) R10(2) R10(3) R10(4) R10(5) R10(6)
 };
 
 static void add_test(const char *kind, const char *file, const char *rules, const char *result, long long expected)

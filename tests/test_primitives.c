@@ -83,7 +83,7 @@ static rfx_rows copy_rows(const rfx_rows *s)
     rfx_rows_init(&r, s->arity);
     rfx_rows_reserve(&r, s->n);
     if (s->n && s->arity)
-        memcpy(r.data, s->data, 4u * s->arity * s->n);
+        rfx_memcpy(r.data, s->data, 4u * s->arity * s->n);
     r.n = s->n;
     return r;
 }
@@ -169,9 +169,9 @@ static void test_union(void)
             rfx_rows ref;
             rfx_rows_init(&ref, 2);
             rfx_rows_reserve(&ref, a.n + b.n);
-            memcpy(ref.data, a.data, 8 * a.n);
+            rfx_memcpy(ref.data, a.data, 8 * a.n);
             if (b.n)
-                memcpy(ref.data + 2 * a.n, b.data, 8 * b.n);
+                rfx_memcpy(ref.data + 2 * a.n, b.data, 8 * b.n);
             ref.n = a.n + b.n;
             ref_sort(&ref);
             ref_unique(&ref);
@@ -351,7 +351,7 @@ static void agg_case(rfx_aggfn fn, rfx_prim prim)
         if (prim == RFX_FLOAT)
             for (size_t i = 0; i < b.n; i++) {
                 float f = (float)(b.data[2 * i + 1] % 10) - 4.5f;
-                memcpy(&b.data[2 * i + 1], &f, 4);
+                rfx_memcpy(&b.data[2 * i + 1], &f, 4);
             }
         rfx_rows out;
         rfx_rows_init(&out, 2);
@@ -367,7 +367,7 @@ static void agg_case(rfx_aggfn fn, rfx_prim prim)
                     continue;
                 uint32_t v = b.data[2 * j + 1];
                 float f;
-                memcpy(&f, &v, 4);
+                rfx_memcpy(&f, &v, 4);
                 cnt++;
                 acc += v;
                 fsum += f;
@@ -380,13 +380,13 @@ static void agg_case(rfx_aggfn fn, rfx_prim prim)
             if (fn == RFX_AGG_COUNT)
                 val = cnt;
             else if (fn == RFX_AGG_SUM && prim == RFX_FLOAT)
-                memcpy(&val, &fsum, 4);
+                rfx_memcpy(&val, &fsum, 4);
             else if (fn == RFX_AGG_SUM)
                 val = acc;
             else if (!cnt)
                 continue;
             else if (prim == RFX_FLOAT)
-                memcpy(&val, fn == RFX_AGG_MIN ? &fmin : &fmax, 4);
+                rfx_memcpy(&val, fn == RFX_AGG_MIN ? &fmin : &fmax, 4);
             else
                 val = (uint32_t)(fn == RFX_AGG_MIN ? imin : imax);
             uint32_t tup[2] = {key, val};
