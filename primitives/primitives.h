@@ -24,6 +24,7 @@ typedef enum rfx_status {
     RFX_ERR_IO,                /* a file could not be read or written */
     RFX_ERR_INPUT,             /* malformed input data */
     RFX_ERR_LIMIT,             /* a size limit was exceeded */
+    RFX_ERR_DEVICE,            /* a CUDA call failed (the backend's last_error says which) */
     RFX_ERR_INTERNAL           /* a bug in rfx */
 } rfx_status;
 

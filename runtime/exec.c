@@ -1,6 +1,6 @@
 /* exec.c: the CFG interpreter. Runs each command of the plan on the CPU primitives,
  * follows jumps, frees temporaries after their last use, and does the plan's I/O. */
-#include "runtime.h"
+#include "backend.h"
 #include "fault.h"
 
 #include <errno.h>
@@ -20,7 +20,7 @@ typedef struct exec {
     rfx_program *prog;
     const rfx_run_opts *o;
     FILE *err, *out;
-    rfx_rows *vars;            /* per plan variable */
+    rfx_backend *be;           /* owns the plan variables' storage */
     struct block_frees {
         int *start;            /* per command: offset into list of its run */
         int *list;             /* -1-terminated runs of temporaries to free */
@@ -35,7 +35,7 @@ int rfx_status_exit_code(rfx_status st)
     case RFX_OK: return RFX_EXIT_OK;
     case RFX_ERR_DIV0: return RFX_EXIT_PROGRAM;
     case RFX_ERR_IO: case RFX_ERR_INPUT: return RFX_EXIT_IO;
-    case RFX_ERR_NOMEM: case RFX_ERR_LIMIT: return RFX_EXIT_RESOURCE;
+    case RFX_ERR_NOMEM: case RFX_ERR_LIMIT: case RFX_ERR_DEVICE: return RFX_EXIT_RESOURCE;
     default: return RFX_EXIT_INTERNAL;
     }
 }
@@ -163,7 +163,7 @@ static rfx_status do_input(exec *x, const rfx_ra_cmd *c)
     if (st == RFX_OK)
         st = rfx_cpu_unique(&tmp, x->nthreads);
     if (st == RFX_OK)
-        st = rfx_cpu_union(&x->vars[c->dst], &tmp, &x->vars[c->dst], x->nthreads);
+        st = x->be->merge_host(x->be, c->dst, &tmp);
     rfx_rows_free(&tmp);
     return st;
 }
@@ -181,7 +181,7 @@ static rfx_status do_facts(exec *x, const rfx_ra_cmd *c)
     if (st == RFX_OK)
         st = rfx_cpu_unique(&tmp, 1);
     if (st == RFX_OK)
-        st = rfx_cpu_union(&x->vars[c->dst], &tmp, &x->vars[c->dst], 1);
+        st = x->be->merge_host(x->be, c->dst, &tmp);
     rfx_rows_free(&tmp);
     return st;
 }
@@ -194,14 +194,19 @@ static rfx_status do_output(exec *x, const rfx_ra_cmd *c)
     const char *fname = rfx_relation_opt(r, false, "filename");
     char delim = delimiter_of(rfx_relation_opt(r, false, "delimiter"));
     bool to_stdout = (io && strcmp(io, "stdout") == 0) || strcmp(x->o->output_dir, "-") == 0;
-    if (to_stdout)
-        return rfx_write_relation("-", r->name, &x->vars[c->src[0]], v->types, x->prog->syms, delim, x->out, x->err);
-    char *path = fname ? join_path(x->o->output_dir, fname, "") : join_path(x->o->output_dir, r->name, ".csv");
-    if (!path)
-        return RFX_ERR_NOMEM;
-    rfx_status st = rfx_write_relation(path, r->name, &x->vars[c->src[0]], v->types, x->prog->syms, delim,
-                                       x->out, x->err);
+    rfx_rows scratch;
+    rfx_rows_init(&scratch, v->arity);
+    const rfx_rows *rows;
+    rfx_status st = x->be->host_view(x->be, c->src[0], &scratch, &rows);
+    if (st != RFX_OK)
+        return st;
+    char *path = to_stdout ? NULL : fname ? join_path(x->o->output_dir, fname, "") : join_path(x->o->output_dir, r->name, ".csv");
+    if (!to_stdout && !path)
+        st = RFX_ERR_NOMEM;
+    else
+        st = rfx_write_relation(to_stdout ? "-" : path, r->name, rows, v->types, x->prog->syms, delim, x->out, x->err);
     free(path);
+    rfx_rows_free(&scratch);
     return st;
 }
 
@@ -212,60 +217,18 @@ static const rfx_clause *rule_of(exec *x, const rfx_ra_cmd *c)
 
 static rfx_status run_cmd(exec *x, const rfx_ra_cmd *c)
 {
-    rfx_rows *V = x->vars;
-    int nt = x->nthreads;
     switch (c->op) {
-    case RFX_RA_SELECT: case RFX_RA_PROJECT: case RFX_RA_MAP: case RFX_RA_MAPFILTER:
-        return rfx_cpu_mapfilter(&V[c->src[0]], c->pred, c->out, c->nout, &V[c->dst], nt);
-    case RFX_RA_JOIN: case RFX_RA_MAPJOIN: case RFX_RA_PRODUCT:
-        return rfx_cpu_join(&V[c->src[0]], &V[c->src[1]], c->nkeys, c->pred, c->out, c->nout, &V[c->dst], nt);
-    case RFX_RA_UNION:
-        return rfx_cpu_union(&V[c->src[0]], &V[c->src[1]], &V[c->dst], nt);
-    case RFX_RA_INTERSECT:
-    case RFX_RA_DIFFERENCE:
-        return rfx_cpu_semijoin(&V[c->src[0]], &V[c->src[1]], c->nkeys, c->op == RFX_RA_INTERSECT, &V[c->dst], nt);
-    case RFX_RA_SORT:
-    case RFX_RA_UNIQUE:
-    case RFX_RA_COPY: {
-        if (c->dst != c->src[0]) {
-            const rfx_rows *s = &V[c->src[0]];
-            rfx_rows *d = &V[c->dst];
-            rfx_rows_free(d);
-            d->arity = s->arity;
-            rfx_status st = rfx_rows_reserve(d, s->n);
-            if (st)
-                return st;
-            if (s->n && s->arity)
-                rfx_memcpy(d->data, s->data, sizeof(uint32_t) * (size_t)s->arity * s->n);
-            d->n = s->n;
-        }
-        if (c->op == RFX_RA_SORT)
-            return rfx_cpu_sort(&V[c->dst], nt);
-        if (c->op == RFX_RA_UNIQUE)
-            return rfx_cpu_unique(&V[c->dst], nt);
-        return RFX_OK;
-    }
-    case RFX_RA_AGGREGATE:
-        return rfx_cpu_aggregate(&V[c->src[0]], &V[c->src[1]], c->nkeys, c->agg, c->agg_col, c->agg_prim, &V[c->dst]);
-    case RFX_RA_SWAP:
-        rfx_rows_swap(&V[c->dst], &V[c->src[0]]);
-        return RFX_OK;
-    case RFX_RA_CLEAR:
-        V[c->dst].n = 0;
-        return RFX_OK;
     case RFX_RA_FACTS:
         return do_facts(x, c);
     case RFX_RA_INPUT:
         return do_input(x, c);
     case RFX_RA_OUTPUT:
         return do_output(x, c);
-    case RFX_RA_PRINTSIZE: {
-        const rfx_pvar *v = &x->P->vars[c->src[0]];
-        fprintf(x->out, "%s\t%zu\n", v->name, V[c->src[0]].n);
+    case RFX_RA_PRINTSIZE:
+        fprintf(x->out, "%s\t%zu\n", x->P->vars[c->src[0]].name, x->be->count(x->be, c->src[0]));
         return RFX_OK;
-    }
     default:
-        return RFX_OK;
+        return x->be->exec(x->be, c);
     }
 }
 
@@ -303,17 +266,26 @@ rfx_status rfx_run(const rfx_plan *P, rfx_program *prog, const rfx_run_opts *o)
             return RFX_ERR_IO;
         }
     }
-    x.vars = rfx_calloc((size_t)P->nvars, sizeof(rfx_rows));
-    if (!x.vars || !plan_liveness(&x)) {
+    rfx_backend_kind kind = o->backend;
+    const char *env = getenv("RFX_BACKEND");
+    if (kind == RFX_BACKEND_AUTO && env)
+        kind = strcmp(env, "cuda") == 0 ? RFX_BACKEND_CUDA : strcmp(env, "cpu") == 0 ? RFX_BACKEND_CPU : kind;
+    const char *why = NULL;
+    if (kind != RFX_BACKEND_CPU)
+        x.be = rfx_backend_cuda(o, &why);
+    if (!x.be && kind == RFX_BACKEND_CUDA) {
+        fprintf(x.err, "rfx: error: the CUDA backend cannot be used: %s\n", why ? why : "unknown reason");
+        return RFX_ERR_DEVICE;
+    }
+    if (!x.be)
+        x.be = rfx_backend_cpu(x.nthreads);
+    if (!x.be || x.be->open_vars(x.be, P) != RFX_OK || !plan_liveness(&x)) {
         fprintf(x.err, "rfx: error: out of memory starting the run\n");
-        free(x.vars);
+        if (x.be)
+            x.be->close(x.be);
         free_liveness(&x);
         return RFX_ERR_NOMEM;
     }
-    for (int v = 0; v < P->nvars; v++)
-        rfx_rows_init(&x.vars[v], P->vars[v].arity);
-    x.vars[P->unit].n = 1;
-
     rfx_status st = RFX_OK;
     int b = 0, i = 0;
     while (b < P->nblocks) {
@@ -334,7 +306,7 @@ rfx_status rfx_run(const rfx_plan *P, rfx_program *prog, const rfx_run_opts *o)
         if (c->op == RFX_RA_JUMP_IF_EMPTY) {
             bool empty = true;
             for (int k = 0; k < c->nvars; k++)
-                empty &= x.vars[c->vars[k]].n == 0;
+                empty &= x.be->count(x.be, c->vars[k]) == 0;
             if (empty) {
                 b = c->target;
                 i = 0;
@@ -351,9 +323,9 @@ rfx_status rfx_run(const rfx_plan *P, rfx_program *prog, const rfx_run_opts *o)
             s->calls++;
             for (int k = 0; k < 2; k++)
                 if (c->src[k] >= 0)
-                    s->tuples_in += x.vars[c->src[k]].n;
+                    s->tuples_in += x.be->count(x.be, c->src[k]);
             if (c->dst >= 0)
-                s->tuples_out += x.vars[c->dst].n;
+                s->tuples_out += x.be->count(x.be, c->dst);
         }
         if (st != RFX_OK) {
             const rfx_clause *cl = rule_of(&x, c);
@@ -364,17 +336,18 @@ rfx_status rfx_run(const rfx_plan *P, rfx_program *prog, const rfx_run_opts *o)
             else if (st == RFX_ERR_NOMEM)
                 fprintf(x.err, "rfx: error: out of memory in %s%s%s\n", rfx_ra_op_name(c->op),
                         c->dst >= 0 ? " computing " : "", c->dst >= 0 ? P->vars[c->dst].name : "");
+            else if (st == RFX_ERR_DEVICE)
+                fprintf(x.err, "rfx: error: %s failed on the %s backend: %s\n", rfx_ra_op_name(c->op),
+                        x.be->name, x.be->last_error(x.be));
             break;
         }
         for (const int *f = x.frees[b].list + x.frees[b].start[i]; *f >= 0; f++)
-            rfx_rows_free(&x.vars[*f]);
+            x.be->release(x.be, *f);
         i++;
     }
     if (o->profile)
         print_profile(&x);
-    for (int v = 0; v < P->nvars; v++)
-        rfx_rows_free(&x.vars[v]);
-    free(x.vars);
+    x.be->close(x.be);
     free_liveness(&x);
     return st;
 }

@@ -1,5 +1,5 @@
 /* main.c: the `rfx` command: parse, check, plan, and run a Datalog program. */
-#include "runtime.h"
+#include "backend.h"
 
 #include <getopt.h>
 #include <stdlib.h>
@@ -88,10 +88,13 @@ int main(int argc, char **argv)
         case OPT_PROFILE: o.profile = true; break;
         case 'q': o.quiet = true; break;
         case 'h': usage(stdout); return 0;
-        case OPT_VERSION:
-            printf("rfx %s\nbackends: cpu (available)", RFX_VERSION);
-            printf(", cuda (not built in this version)\n");
+        case OPT_VERSION: {
+            char dev[256] = "";
+            bool cuda = rfx_cuda_available(dev, sizeof dev);
+            printf("rfx %s\nbackends: cpu (available), cuda (%s%s)\n", RFX_VERSION,
+                   cuda ? "available: " : RFX_WITH_CUDA ? "built in; no device found" : "not built in", dev);
             return 0;
+        }
         case ':':
             fprintf(stderr, "rfx: error: option '%s' needs a value\nTry 'rfx --help'.\n", argv[optind - 1]);
             return 2;
@@ -106,10 +109,6 @@ int main(int argc, char **argv)
     if (optind != argc - 1) {
         fprintf(stderr, optind >= argc ? "rfx: error: no program given\n" : "rfx: error: one program at a time\n");
         fputs("Try 'rfx --help'.\n", stderr);
-        return 2;
-    }
-    if (o.backend == RFX_BACKEND_CUDA) {
-        fprintf(stderr, "rfx: error: the CUDA backend is not available in this build\n");
         return 2;
     }
     if (o.nthreads == 0) {

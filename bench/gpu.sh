@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Runs on the lent GPU machine, over a build carried in .device/build and graphs in
+# .device/graphs (see docs/PERFORMANCE.md): GPU tests, then TC / SG on both backends,
+# then compute-sanitizer. Logs go to $OUT (or ./gpu-out).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+B=${RFX_BUILD:-.device/build}
+G=${RFX_GRAPHS:-$PWD/.device/graphs}
+OUT=${OUT:-gpu-out}
+mkdir -p "$OUT"
+export RFX_TEST_BIN=$PWD/$B/runtime/rfx RFX_TEST_CASES=$PWD/tests/cases RFX_GRAPHS=$G
+nvidia-smi --query-gpu=name,memory.total,clocks.max.memory --format=csv | tee "$OUT/device.txt"
+echo "== GPU tests"
+$B/tests/test_gpu > "$OUT/test_gpu.log" 2>&1; echo "test_gpu exit $?"
+grep -E "FAILED|Run Summary|tests |asserts|device:" "$OUT/test_gpu.log" | head -20
+grep -B2 -A6 FAILED "$OUT/test_gpu.log" | head -60
+
+prog() {   # kind graph
+  echo ".decl edge(x: number, y: number)"
+  echo ".input edge(filename=\"$G/$2\")"
+  echo ".decl r(x: number, y: number)"
+  if [ "$1" = tc ]; then
+    echo "r(x, y) :- edge(x, y)."; echo "r(x, z) :- r(x, y), edge(y, z)."
+  else
+    echo "r(x, y) :- edge(p, x), edge(p, y), x != y."; echo "r(x, y) :- edge(a, x), r(a, b), edge(b, y)."
+  fi
+  echo ".printsize r"
+}
+echo "== programs (wall seconds, load included)"
+printf "%-4s %-24s %-6s %10s %14s\n" prog graph backend seconds tuples
+for run in "tc p2p-Gnutella08.txt" "tc ca-GrQc.txt" "sg p2p-Gnutella08.txt" "sg ca-GrQc.txt" "tc ca-HepTh.txt" "tc p2p-Gnutella31.txt.gz" "sg ca-HepTh.txt"; do
+  set -- $run
+  prog "$1" "$2" > "$OUT/p.dl"
+  for be in cuda cpu; do
+    [ "$be" = cpu ] && [ "${RFX_SKIP_CPU:-0}" = 1 ] && continue
+    s=$(date +%s.%N)
+    res=$(timeout 300 $B/runtime/rfx --backend=$be -j "$(nproc)" "$OUT/p.dl" 2>"$OUT/err.txt")
+    rc=$?
+    e=$(date +%s.%N)
+    printf "%-4s %-24s %-6s %10.2f %14s %s\n" "$1" "$2" "$be" "$(awk "BEGIN {print $e - $s}")" "$(echo "$res" | cut -f2)" \
+      "$([ $rc = 0 ] || echo "exit $rc: $(head -c 300 "$OUT/err.txt")")"
+  done
+done | tee "$OUT/programs.txt"
+if [ "${RFX_SANITIZE:-1}" = 1 ] && command -v compute-sanitizer >/dev/null; then
+  echo "== compute-sanitizer (memcheck, racecheck) on the GPU primitive tests"
+  for tool in memcheck racecheck; do
+    RFX_GPU_QUICK=1 compute-sanitizer --tool $tool --error-exitcode 9 $B/tests/test_gpu > "$OUT/sanitizer-$tool.log" 2>&1
+    echo "$tool exit $?: $(grep -E "ERROR SUMMARY|tests " "$OUT/sanitizer-$tool.log" | tr '\n' ' ')"
+  done
+fi

@@ -1,0 +1,975 @@
+// cuda_prims.cu: relational primitives on a CUDA device (see cuda_prims.h).
+// Layout: packed rows of 32-bit values, row-major, lexicographically sorted as unsigned.
+// Each operator writes into fresh memory and then replaces its destination, so a
+// destination may alias an operand. Output sizes are counted before they are written.
+extern "C" {
+#include "cuda_prims.h"
+}
+#include "thrust_shim.h"
+
+#include <cuda_runtime.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct rfx_gpu {
+    int device;
+    cudaStream_t stream;
+    cudaMemPool_t pool;
+    size_t budget;             // bytes the pool may hold in use
+    char name[256];
+    char err[512];
+    unsigned int *d_flag;      // division-by-zero flag of the last expression kernel
+};
+
+static rfx_status fail(rfx_gpu *g, cudaError_t e, const char *call, const char *file, int line)
+{
+    snprintf(g->err, sizeof g->err, "%s:%d: %s: %s", file, line, call, cudaGetErrorString(e));
+    cudaGetLastError();   // clear a sticky-free error so later calls are unaffected
+    return e == cudaErrorMemoryAllocation ? RFX_ERR_NOMEM : RFX_ERR_DEVICE;
+}
+
+#define CK(call)                                                          \
+    do {                                                                  \
+        cudaError_t e_ = (call);                                          \
+        if (e_ != cudaSuccess)                                            \
+            return fail(g, e_, #call, __FILE__, __LINE__);                \
+    } while (0)
+#define CK_LAUNCH() CK(cudaGetLastError())
+#define ALLOC(ptr, bytes)                                                 \
+    do {                                                                  \
+        (ptr) = (decltype(ptr))rfx_gpu_alloc(g, (bytes));                 \
+        if (!(ptr) && (bytes) != 0)                                       \
+            return RFX_ERR_NOMEM;                                         \
+    } while (0)
+
+static unsigned grid_for(size_t n)
+{
+    size_t b = (n + 255) / 256;
+    return (unsigned)(b < 1 ? 1 : b > (1u << 20) ? (1u << 20) : b);
+}
+#define GRID_STRIDE(i, n) for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < (n); i += (size_t)gridDim.x * blockDim.x)
+
+// ---- context --------------------------------------------------------------------------
+extern "C" int rfx_gpu_count(void)
+{
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return n;
+}
+
+extern "C" rfx_gpu *rfx_gpu_open(int device, size_t budget, char *err, size_t errcap)
+{
+    rfx_gpu *g = (rfx_gpu *)calloc(1, sizeof *g);
+    if (!g) {
+        snprintf(err, errcap, "out of host memory");
+        return NULL;
+    }
+    g->device = device;
+    cudaError_t e;
+    cudaDeviceProp prop;
+    size_t free_b = 0, total_b = 0;
+    if ((e = cudaSetDevice(device)) != cudaSuccess || (e = cudaGetDeviceProperties(&prop, device)) != cudaSuccess ||
+        (e = cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking)) != cudaSuccess ||
+        (e = cudaDeviceGetDefaultMemPool(&g->pool, device)) != cudaSuccess ||
+        (e = cudaMemGetInfo(&free_b, &total_b)) != cudaSuccess) {
+        snprintf(err, errcap, "device %d: %s", device, cudaGetErrorString(e));
+        cudaGetLastError();
+        free(g);
+        return NULL;
+    }
+    // keep freed memory in the pool: the semi-naive loop reallocates the same sizes
+    uint64_t keep = UINT64_MAX;
+    cudaMemPoolSetAttribute(g->pool, cudaMemPoolAttrReleaseThreshold, &keep);
+    snprintf(g->name, sizeof g->name, "%s", prop.name);
+    g->budget = budget ? budget : free_b - free_b / 20;
+    if (cudaMallocAsync((void **)&g->d_flag, sizeof(unsigned), g->stream) != cudaSuccess) {
+        snprintf(err, errcap, "device %d: cannot allocate", device);
+        cudaGetLastError();
+        cudaStreamDestroy(g->stream);
+        free(g);
+        return NULL;
+    }
+    return g;
+}
+
+extern "C" void rfx_gpu_close(rfx_gpu *g)
+{
+    if (!g)
+        return;
+    cudaFreeAsync(g->d_flag, g->stream);
+    cudaStreamSynchronize(g->stream);
+    cudaStreamDestroy(g->stream);
+    cudaMemPoolTrimTo(g->pool, 0);
+    free(g);
+}
+
+extern "C" const char *rfx_gpu_error(const rfx_gpu *g) { return g->err; }
+extern "C" const char *rfx_gpu_name(const rfx_gpu *g) { return g->name; }
+
+extern "C" void *rfx_gpu_alloc(rfx_gpu *g, size_t bytes)
+{
+    if (!bytes)
+        return NULL;
+    uint64_t used = 0;
+    cudaMemPoolGetAttribute(g->pool, cudaMemPoolAttrUsedMemCurrent, &used);
+    if (used + bytes > g->budget) {
+        snprintf(g->err, sizeof g->err, "device memory budget exceeded: %zu bytes in use, %zu more asked, budget %zu",
+                 (size_t)used, bytes, g->budget);
+        return NULL;
+    }
+    void *p = NULL;
+    cudaError_t e = cudaMallocAsync(&p, bytes, g->stream);
+    if (e != cudaSuccess) {
+        fail(g, e, "cudaMallocAsync", __FILE__, __LINE__);
+        return NULL;
+    }
+    return p;
+}
+
+extern "C" void rfx_gpu_free(rfx_gpu *g, void *p)
+{
+    if (p)
+        cudaFreeAsync(p, g->stream);
+}
+
+extern "C" rfx_status rfx_gpu_sync(rfx_gpu *g)
+{
+    CK(cudaStreamSynchronize(g->stream));
+    return RFX_OK;
+}
+
+extern "C" void rfx_gpu_rows_init(rfx_dev_rows *r, int arity)
+{
+    r->data = NULL;
+    r->n = r->cap = 0;
+    r->arity = arity;
+}
+
+extern "C" void rfx_gpu_rows_free(rfx_gpu *g, rfx_dev_rows *r)
+{
+    rfx_gpu_free(g, r->data);
+    r->data = NULL;
+    r->n = r->cap = 0;
+}
+
+static rfx_status rows_alloc(rfx_gpu *g, rfx_dev_rows *r, int arity, size_t n)
+{
+    rfx_gpu_rows_init(r, arity);
+    r->n = r->cap = n;
+    if (arity && n)
+        ALLOC(r->data, n * (size_t)arity * sizeof(uint32_t));
+    return RFX_OK;
+}
+
+/* dst takes over out's memory. */
+static void replace(rfx_gpu *g, rfx_dev_rows *dst, rfx_dev_rows *out)
+{
+    if (dst->data != out->data)
+        rfx_gpu_free(g, dst->data);
+    *dst = *out;
+}
+
+extern "C" rfx_status rfx_gpu_upload(rfx_gpu *g, const rfx_rows *src, rfx_dev_rows *dst)
+{
+    rfx_dev_rows out;
+    rfx_status st = rows_alloc(g, &out, src->arity, src->n);
+    if (st)
+        return st;
+    if (src->n && src->arity)
+        CK(cudaMemcpyAsync(out.data, src->data, src->n * (size_t)src->arity * 4, cudaMemcpyHostToDevice, g->stream));
+    CK(cudaStreamSynchronize(g->stream));   // the host buffer may be freed on return
+    replace(g, dst, &out);
+    return RFX_OK;
+}
+
+extern "C" rfx_status rfx_gpu_download(rfx_gpu *g, const rfx_dev_rows *src, rfx_rows *dst)
+{
+    rfx_rows_free(dst);
+    dst->arity = src->arity;
+    rfx_status st = rfx_rows_reserve(dst, src->n);
+    if (st)
+        return st;
+    if (src->n && src->arity)
+        CK(cudaMemcpyAsync(dst->data, src->data, src->n * (size_t)src->arity * 4, cudaMemcpyDeviceToHost, g->stream));
+    CK(cudaStreamSynchronize(g->stream));
+    dst->n = src->n;
+    return RFX_OK;
+}
+
+extern "C" rfx_status rfx_gpu_copy(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *dst)
+{
+    if (src == dst)
+        return RFX_OK;
+    rfx_dev_rows out;
+    rfx_status st = rows_alloc(g, &out, src->arity, src->n);
+    if (st)
+        return st;
+    if (src->n && src->arity)
+        CK(cudaMemcpyAsync(out.data, src->data, src->n * (size_t)src->arity * 4, cudaMemcpyDeviceToDevice, g->stream));
+    replace(g, dst, &out);
+    return RFX_OK;
+}
+
+template <typename T> static rfx_status to_host(rfx_gpu *g, const T *d, T *h, size_t n)
+{
+    CK(cudaMemcpyAsync(h, d, n * sizeof(T), cudaMemcpyDeviceToHost, g->stream));
+    CK(cudaStreamSynchronize(g->stream));
+    return RFX_OK;
+}
+
+// ---- row comparison on the device ---------------------------------------------------------
+__device__ __forceinline__ int cmp_prefix(const uint32_t *a, const uint32_t *b, int k)
+{
+    for (int i = 0; i < k; i++)
+        if (a[i] != b[i])
+            return a[i] < b[i] ? -1 : 1;
+    return 0;
+}
+
+// First row in [0, n) whose k-prefix is >= key (upper: > key).
+__device__ size_t bound_rows(const uint32_t *rows, int arity, size_t n, const uint32_t *key, int k, bool upper)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = cmp_prefix(rows + mid * arity, key, k);
+        if (c < 0 || (upper && c == 0))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+// ---- compaction ------------------------------------------------------------------------
+__global__ void k_scatter(const uint32_t *in, size_t n, int arity, const uint64_t *flags, const uint64_t *off,
+                          uint32_t *out)
+{
+    GRID_STRIDE(i, n)
+    {
+        if (flags[i])
+            for (int c = 0; c < arity; c++)
+                out[off[i] * arity + c] = in[i * arity + c];
+    }
+}
+
+static rfx_status exclusive_sum(rfx_gpu *g, const uint64_t *in, uint64_t *out, size_t n)
+{
+    size_t bytes = 0;
+    CK((cudaError_t)rfx_shim_exclusive_sum_u64(NULL, &bytes, in, out, n, (rfx_stream)g->stream));
+    void *tmp;
+    ALLOC(tmp, bytes ? bytes : 1);
+    cudaError_t e = (cudaError_t)rfx_shim_exclusive_sum_u64(tmp, &bytes, in, out, n, (rfx_stream)g->stream);
+    rfx_gpu_free(g, tmp);
+    CK(e);
+    return RFX_OK;
+}
+
+/* out = the rows of in whose flag is set, in order. Frees nothing of the inputs. */
+static rfx_status compact(rfx_gpu *g, const uint32_t *in, size_t n, int arity, const uint64_t *flags, rfx_dev_rows *out)
+{
+    rfx_gpu_rows_init(out, arity);
+    if (n == 0)
+        return RFX_OK;
+    uint64_t *off;
+    ALLOC(off, n * sizeof(uint64_t));
+    rfx_status st = exclusive_sum(g, flags, off, n);
+    uint64_t last[2];
+    if (st == RFX_OK)
+        st = to_host(g, off + n - 1, &last[0], 1);
+    if (st == RFX_OK)
+        st = to_host(g, flags + n - 1, &last[1], 1);
+    if (st == RFX_OK)
+        st = rows_alloc(g, out, arity, (size_t)(last[0] + last[1]));
+    if (st == RFX_OK && out->n) {
+        if (arity) {
+            k_scatter<<<grid_for(n), 256, 0, g->stream>>>(in, n, arity, flags, off, out->data);
+            cudaError_t e = cudaGetLastError();
+            if (e != cudaSuccess)
+                st = fail(g, e, "k_scatter", __FILE__, __LINE__);
+        }
+    }
+    rfx_gpu_free(g, off);
+    return st;
+}
+
+// ---- sort ------------------------------------------------------------------------------
+__global__ void k_col_or(const uint32_t *rows, size_t n, int arity, int col, uint32_t first, unsigned *out)
+{
+    uint32_t acc = 0;
+    GRID_STRIDE(i, n) acc |= rows[i * arity + col] ^ first;
+    for (int o = 16; o; o >>= 1)
+        acc |= __shfl_xor_sync(0xffffffffu, acc, o);
+    if ((threadIdx.x & 31) == 0 && acc)
+        atomicOr(out, acc);
+}
+
+__global__ void k_pack2(const uint32_t *rows, size_t n, int shift, uint64_t *keys)
+{
+    GRID_STRIDE(i, n) keys[i] = ((uint64_t)rows[2 * i] << shift) | rows[2 * i + 1];
+}
+
+__global__ void k_unpack2(const uint64_t *keys, size_t n, int shift, uint32_t *rows)
+{
+    GRID_STRIDE(i, n)
+    {
+        uint64_t k = keys[i];
+        rows[2 * i] = (uint32_t)(k >> shift);
+        rows[2 * i + 1] = (uint32_t)(k & ((1ull << shift) - 1));
+    }
+}
+
+__global__ void k_iota(uint32_t *p, size_t n)
+{
+    GRID_STRIDE(i, n) p[i] = (uint32_t)i;
+}
+
+__global__ void k_gather_col(const uint32_t *rows, size_t n, int arity, int col, const uint32_t *perm, uint32_t *out)
+{
+    GRID_STRIDE(i, n) out[i] = rows[(size_t)perm[i] * arity + col];
+}
+
+__global__ void k_gather_rows(const uint32_t *rows, size_t n, int arity, const uint32_t *perm, uint32_t *out)
+{
+    GRID_STRIDE(i, n) for (int c = 0; c < arity; c++) out[i * arity + c] = rows[(size_t)perm[i] * arity + c];
+}
+
+static int bits_of(unsigned v)
+{
+    return v ? 32 - __builtin_clz(v) : 0;
+}
+
+/* Bits that vary per column (xor against the first row), so radix passes can be skipped. */
+static rfx_status varying_bits(rfx_gpu *g, const rfx_dev_rows *r, int *bits)
+{
+    unsigned *d;
+    ALLOC(d, sizeof(unsigned) * (size_t)r->arity);
+    rfx_status st = RFX_OK;
+    uint32_t first[64];
+    int a = r->arity < 64 ? r->arity : 64;
+    if ((st = to_host(g, r->data, first, (size_t)a)) != RFX_OK) {
+        rfx_gpu_free(g, d);
+        return st;
+    }
+    cudaMemsetAsync(d, 0, sizeof(unsigned) * (size_t)r->arity, g->stream);
+    for (int c = 0; c < r->arity; c++)
+        k_col_or<<<grid_for(r->n), 256, 0, g->stream>>>(r->data, r->n, r->arity, c, c < 64 ? first[c] : 0, d + c);
+    unsigned h[64];
+    st = to_host(g, d, h, (size_t)a);
+    rfx_gpu_free(g, d);
+    /* h | first covers every set bit of every value: the width of the largest value */
+    for (int c = 0; c < r->arity; c++)
+        bits[c] = c < 64 ? bits_of(h[c] | first[c]) : 32;
+    return st;
+}
+
+extern "C" rfx_status rfx_gpu_sort(rfx_gpu *g, rfx_dev_rows *r)
+{
+    size_t n = r->n;
+    int a = r->arity;
+    if (n < 2 || a == 0)
+        return RFX_OK;
+    int bits[64];
+    rfx_status st = varying_bits(g, r, bits);
+    if (st)
+        return st;
+    size_t bytes = 0;
+    int sel = 0;
+    void *tmp = NULL;
+    if (a == 1) {
+        uint32_t *alt;
+        ALLOC(alt, n * 4);
+        CK((cudaError_t)rfx_shim_sort_u32(NULL, &bytes, r->data, alt, n, 0, bits[0] ? bits[0] : 1, &sel, (rfx_stream)g->stream));
+        ALLOC(tmp, bytes ? bytes : 1);
+        cudaError_t e = (cudaError_t)rfx_shim_sort_u32(tmp, &bytes, r->data, alt, n, 0, bits[0] ? bits[0] : 1, &sel,
+                                                      (rfx_stream)g->stream);
+        rfx_gpu_free(g, tmp);
+        if (sel) {
+            rfx_gpu_free(g, r->data);
+            r->data = alt;
+            r->cap = n;
+        } else
+            rfx_gpu_free(g, alt);
+        CK(e);
+        return RFX_OK;
+    }
+    if (a == 2 && bits[0] + bits[1] <= 64) {
+        int shift = bits[1] ? bits[1] : 1, total = bits[0] + shift;
+        if (total > 64)
+            total = 64;
+        uint64_t *keys, *alt;
+        ALLOC(keys, n * 8);
+        ALLOC(alt, n * 8);
+        k_pack2<<<grid_for(n), 256, 0, g->stream>>>(r->data, n, shift, keys);
+        CK_LAUNCH();
+        CK((cudaError_t)rfx_shim_sort_u64(NULL, &bytes, keys, alt, n, 0, total, &sel, (rfx_stream)g->stream));
+        ALLOC(tmp, bytes ? bytes : 1);
+        cudaError_t e = (cudaError_t)rfx_shim_sort_u64(tmp, &bytes, keys, alt, n, 0, total, &sel, (rfx_stream)g->stream);
+        rfx_gpu_free(g, tmp);
+        if (e == cudaSuccess) {
+            k_unpack2<<<grid_for(n), 256, 0, g->stream>>>(sel ? alt : keys, n, shift, r->data);
+            e = cudaGetLastError();
+        }
+        rfx_gpu_free(g, keys);
+        rfx_gpu_free(g, alt);
+        CK(e);
+        return RFX_OK;
+    }
+    // wider rows: LSD over columns on a permutation, then one gather
+    if (n > UINT32_MAX)
+        return RFX_ERR_LIMIT;
+    uint32_t *perm, *perm_alt, *keys, *keys_alt, *out;
+    ALLOC(perm, n * 4);
+    ALLOC(perm_alt, n * 4);
+    ALLOC(keys, n * 4);
+    ALLOC(keys_alt, n * 4);
+    k_iota<<<grid_for(n), 256, 0, g->stream>>>(perm, n);
+    CK_LAUNCH();
+    CK((cudaError_t)rfx_shim_sort_pairs_u32(NULL, &bytes, keys, keys_alt, perm, perm_alt, n, 32, &sel, (rfx_stream)g->stream));
+    ALLOC(tmp, bytes ? bytes : 1);
+    cudaError_t e = cudaSuccess;
+    for (int c = a - 1; c >= 0 && e == cudaSuccess; c--) {
+        if (!bits[c])
+            continue;
+        k_gather_col<<<grid_for(n), 256, 0, g->stream>>>(r->data, n, a, c, perm, keys);
+        e = (cudaError_t)rfx_shim_sort_pairs_u32(tmp, &bytes, keys, keys_alt, perm, perm_alt, n, bits[c], &sel,
+                                                 (rfx_stream)g->stream);
+        if (sel & 2) {
+            uint32_t *t = perm;
+            perm = perm_alt;
+            perm_alt = t;
+        }
+    }
+    rfx_gpu_free(g, tmp);
+    rfx_gpu_free(g, keys);
+    rfx_gpu_free(g, keys_alt);
+    rfx_gpu_free(g, perm_alt);
+    CK(e);
+    out = (uint32_t *)rfx_gpu_alloc(g, n * (size_t)a * 4);
+    if (!out) {
+        rfx_gpu_free(g, perm);
+        return RFX_ERR_NOMEM;
+    }
+    k_gather_rows<<<grid_for(n), 256, 0, g->stream>>>(r->data, n, a, perm, out);
+    rfx_gpu_free(g, perm);
+    CK_LAUNCH();
+    rfx_gpu_free(g, r->data);
+    r->data = out;
+    r->cap = n;
+    return RFX_OK;
+}
+
+// ---- unique -------------------------------------------------------------------------------
+__global__ void k_flag_unique(const uint32_t *rows, size_t n, int arity, uint64_t *flags)
+{
+    GRID_STRIDE(i, n) flags[i] = i == 0 || cmp_prefix(rows + i * arity, rows + (i - 1) * arity, arity) != 0;
+}
+
+extern "C" rfx_status rfx_gpu_unique(rfx_gpu *g, rfx_dev_rows *r)
+{
+    if (r->arity == 0) {
+        r->n = r->n ? 1 : 0;
+        return RFX_OK;
+    }
+    if (r->n < 2)
+        return RFX_OK;
+    uint64_t *flags;
+    ALLOC(flags, r->n * 8);
+    k_flag_unique<<<grid_for(r->n), 256, 0, g->stream>>>(r->data, r->n, r->arity, flags);
+    CK_LAUNCH();
+    rfx_dev_rows out;
+    rfx_status st = compact(g, r->data, r->n, r->arity, flags, &out);
+    rfx_gpu_free(g, flags);
+    if (st == RFX_OK)
+        replace(g, r, &out);
+    return st;
+}
+
+// ---- expressions: a small stack program in constant memory ----------------------------------
+enum { G_COL, G_CONST, G_BIN, G_NEG, G_CMP, G_AND, G_EMIT, G_FILTER };
+struct gins {
+    uint8_t op, prim;
+    uint16_t arg;
+    uint32_t value;
+};
+#define MAX_PROG 1024
+__constant__ gins c_prog[MAX_PROG];
+
+typedef struct prog {
+    gins ins[MAX_PROG];
+    int n, depth, max_depth;
+    bool overflow;
+} prog;
+
+static void emit_ins(prog *p, int op, int prim, int arg, uint32_t value, int push)
+{
+    if (p->n >= MAX_PROG) {
+        p->overflow = true;
+        return;
+    }
+    p->ins[p->n++] = gins{(uint8_t)op, (uint8_t)prim, (uint16_t)arg, value};
+    p->depth += push;
+    if (p->depth > p->max_depth)
+        p->max_depth = p->depth;
+}
+
+static void compile_rx(prog *p, const rfx_rx *e)
+{
+    switch (e->kind) {
+    case RFX_RX_COL: emit_ins(p, G_COL, e->prim, e->col, 0, 1); break;
+    case RFX_RX_CONST: emit_ins(p, G_CONST, e->prim, 0, e->value, 1); break;
+    case RFX_RX_NEG: compile_rx(p, e->l); emit_ins(p, G_NEG, e->prim, 0, 0, 0); break;
+    case RFX_RX_BIN: compile_rx(p, e->l); compile_rx(p, e->r); emit_ins(p, G_BIN, e->prim, e->op, 0, -1); break;
+    case RFX_RX_CMP: compile_rx(p, e->l); compile_rx(p, e->r); emit_ins(p, G_CMP, e->prim, e->op, 0, -1); break;
+    case RFX_RX_AND: compile_rx(p, e->l); compile_rx(p, e->r); emit_ins(p, G_AND, 0, 0, 0, -1); break;
+    }
+}
+
+#define STACK 16
+
+/* Compiles pred (FILTER) and outputs (EMIT k) and loads them into constant memory. */
+static rfx_status load_prog(rfx_gpu *g, const rfx_rx *pred, rfx_rx *const *out, int nout, int *len)
+{
+    prog *p = (prog *)calloc(1, sizeof *p);
+    if (!p)
+        return RFX_ERR_NOMEM;
+    if (pred) {
+        compile_rx(p, pred);
+        emit_ins(p, G_FILTER, 0, 0, 0, -1);
+    }
+    for (int k = 0; k < nout; k++) {
+        compile_rx(p, out[k]);
+        emit_ins(p, G_EMIT, 0, k, 0, -1);
+    }
+    if (p->overflow || p->max_depth > STACK) {
+        snprintf(g->err, sizeof g->err, "expression too large for the device interpreter (%d instructions, depth %d)",
+                 p->n, p->max_depth);
+        free(p);
+        return RFX_ERR_LIMIT;
+    }
+    *len = p->n;
+    cudaError_t e = p->n ? cudaMemcpyToSymbolAsync(c_prog, p->ins, sizeof(gins) * (size_t)p->n, 0,
+                                                   cudaMemcpyHostToDevice, g->stream)
+                         : cudaSuccess;
+    free(p);
+    CK(e);
+    CK(cudaMemsetAsync(g->d_flag, 0, sizeof(unsigned), g->stream));
+    return RFX_OK;
+}
+
+__device__ __forceinline__ uint32_t d_binop(int op, int prim, uint32_t a, uint32_t b, bool *div0)
+{
+    if (prim == RFX_FLOAT) {
+        float x = __uint_as_float(a), y = __uint_as_float(b), r;
+        switch (op) {
+        case RFX_ADD: r = x + y; break;
+        case RFX_SUB: r = x - y; break;
+        case RFX_MUL: r = x * y; break;
+        case RFX_DIV: r = x / y; break;
+        default: r = 0.0f;
+        }
+        return __float_as_uint(r);
+    }
+    if (prim == RFX_UNSIGNED) {
+        switch (op) {
+        case RFX_ADD: return a + b;
+        case RFX_SUB: return a - b;
+        case RFX_MUL: return a * b;
+        case RFX_DIV: if (!b) { *div0 = true; return 0; } return a / b;
+        default: if (!b) { *div0 = true; return 0; } return a % b;
+        }
+    }
+    int32_t x = (int32_t)a, y = (int32_t)b;
+    switch (op) {
+    case RFX_ADD: return a + b;
+    case RFX_SUB: return a - b;
+    case RFX_MUL: return a * b;
+    case RFX_DIV:
+        if (!y) { *div0 = true; return 0; }
+        if (x == INT32_MIN && y == -1) return a;
+        return (uint32_t)(x / y);
+    default:
+        if (!y) { *div0 = true; return 0; }
+        if (y == -1) return 0;
+        return (uint32_t)(x % y);
+    }
+}
+
+__device__ __forceinline__ uint32_t d_cmp(int op, int prim, uint32_t a, uint32_t b)
+{
+    if (prim == RFX_FLOAT) {
+        float x = __uint_as_float(a), y = __uint_as_float(b);
+        switch (op) {
+        case RFX_LT: return x < y;
+        case RFX_LE: return x <= y;
+        case RFX_GT: return x > y;
+        case RFX_GE: return x >= y;
+        case RFX_EQ: return x == y;
+        default: return x != y;
+        }
+    }
+    int c = prim == RFX_NUMBER ? ((int32_t)a < (int32_t)b ? -1 : (int32_t)a > (int32_t)b) : (a < b ? -1 : a > b);
+    switch (op) {
+    case RFX_LT: return c < 0;
+    case RFX_LE: return c <= 0;
+    case RFX_GT: return c > 0;
+    case RFX_GE: return c >= 0;
+    case RFX_EQ: return a == b;
+    default: return a != b;
+    }
+}
+
+/* Runs the loaded program on one (pair of) tuple(s); false when the filter rejects. */
+__device__ bool run_prog(int len, const uint32_t *t0, int a0, const uint32_t *t1, uint32_t *out, bool *div0)
+{
+    uint32_t st[STACK];
+    int sp = 0;
+    for (int pc = 0; pc < len; pc++) {
+        gins in = c_prog[pc];
+        switch (in.op) {
+        case G_COL: st[sp++] = in.arg < a0 ? t0[in.arg] : t1[in.arg - a0]; break;
+        case G_CONST: st[sp++] = in.value; break;
+        case G_NEG: st[sp - 1] = in.prim == RFX_FLOAT ? __float_as_uint(-__uint_as_float(st[sp - 1])) : 0u - st[sp - 1]; break;
+        case G_BIN: sp--; st[sp - 1] = d_binop(in.arg, in.prim, st[sp - 1], st[sp], div0); break;
+        case G_CMP: sp--; st[sp - 1] = d_cmp(in.arg, in.prim, st[sp - 1], st[sp]); break;
+        case G_AND: sp--; st[sp - 1] = st[sp - 1] && st[sp]; break;
+        case G_FILTER: if (!st[--sp]) return false; break;
+        case G_EMIT: out[in.arg] = st[--sp]; break;
+        }
+    }
+    return true;
+}
+
+static rfx_status check_div0(rfx_gpu *g)
+{
+    unsigned f = 0;
+    rfx_status st = to_host(g, g->d_flag, &f, 1);
+    if (st == RFX_OK && f) {
+        snprintf(g->err, sizeof g->err, "division by zero");
+        return RFX_ERR_DIV0;
+    }
+    return st;
+}
+
+// ---- map / filter ----------------------------------------------------------------------
+__global__ void k_mapfilter(const uint32_t *src, size_t n, int arity, int len, int nout, uint32_t *out,
+                            uint64_t *flags, unsigned *div_flag)
+{
+    bool div0 = false;
+    GRID_STRIDE(i, n)
+    {
+        bool keep = run_prog(len, src + i * arity, arity, NULL, out + i * nout, &div0);
+        if (flags)
+            flags[i] = keep;
+    }
+    if (div0)
+        atomicOr(div_flag, 1u);
+}
+
+extern "C" rfx_status rfx_gpu_mapfilter(rfx_gpu *g, const rfx_dev_rows *src, const rfx_rx *pred, rfx_rx *const *out,
+                                        int nout, rfx_dev_rows *dst)
+{
+    size_t n = src->n;
+    int len;
+    rfx_status st = load_prog(g, pred, out, nout, &len);
+    if (st)
+        return st;
+    rfx_dev_rows res;
+    if ((st = rows_alloc(g, &res, nout, n)) != RFX_OK)
+        return st;
+    uint64_t *flags = NULL;
+    if (pred && n)
+        flags = (uint64_t *)rfx_gpu_alloc(g, n * 8);
+    if (pred && n && !flags) {
+        rfx_gpu_rows_free(g, &res);
+        return RFX_ERR_NOMEM;
+    }
+    if (n) {
+        // a nullary output still needs somewhere to write nothing
+        uint32_t *o = res.data;
+        k_mapfilter<<<grid_for(n), 256, 0, g->stream>>>(src->data, n, src->arity, len, nout, o, flags, g->d_flag);
+        cudaError_t e = cudaGetLastError();
+        if (e != cudaSuccess)
+            st = fail(g, e, "k_mapfilter", __FILE__, __LINE__);
+    }
+    if (st == RFX_OK)
+        st = check_div0(g);
+    if (st == RFX_OK && flags) {
+        rfx_dev_rows kept;
+        st = nout ? compact(g, res.data, n, nout, flags, &kept) : compact(g, NULL, n, 0, flags, &kept);
+        if (st == RFX_OK) {
+            rfx_gpu_rows_free(g, &res);
+            res = kept;
+        }
+    }
+    rfx_gpu_free(g, flags);
+    if (st == RFX_OK)
+        replace(g, dst, &res);
+    else
+        rfx_gpu_rows_free(g, &res);
+    return st;
+}
+
+// ---- join: count matches per left tuple, scan, expand one output per thread -----------------
+__global__ void k_join_count(const uint32_t *a, size_t na, int aa, const uint32_t *b, size_t nb, int ba, int k,
+                             uint64_t *lo, uint64_t *cnt)
+{
+    GRID_STRIDE(i, na)
+    {
+        if (k == 0) {
+            lo[i] = 0;
+            cnt[i] = nb;
+        } else {
+            const uint32_t *key = a + i * aa;
+            size_t l = bound_rows(b, ba, nb, key, k, false);
+            size_t h = l < nb && cmp_prefix(b + l * ba, key, k) == 0 ? bound_rows(b, ba, nb, key, k, true) : l;
+            lo[i] = l;
+            cnt[i] = h - l;
+        }
+    }
+}
+
+__global__ void k_join_expand(uint64_t total, const uint64_t *off, size_t na, const uint64_t *lo, const uint32_t *a,
+                              int aa, const uint32_t *b, int ba, int len, int nout, uint32_t *out, uint64_t *flags,
+                              unsigned *div_flag)
+{
+    bool div0 = false;
+    GRID_STRIDE(o, total)
+    {
+        // the left tuple whose output range holds o: last i with off[i] <= o
+        size_t l = 0, h = na;
+        while (l < h) {
+            size_t m = l + (h - l) / 2;
+            if (off[m] <= o)
+                l = m + 1;
+            else
+                h = m;
+        }
+        size_t i = l - 1, j = lo[i] + (o - off[i]);
+        bool keep = run_prog(len, a + i * aa, aa, b + j * ba, out + o * nout, &div0);
+        if (flags)
+            flags[o] = keep;
+    }
+    if (div0)
+        atomicOr(div_flag, 1u);
+}
+
+extern "C" rfx_status rfx_gpu_join(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b, int k, const rfx_rx *pred,
+                                   rfx_rx *const *out, int nout, rfx_dev_rows *dst)
+{
+    rfx_dev_rows res;
+    rfx_gpu_rows_init(&res, nout);
+    size_t na = a->n;
+    if (na == 0 || b->n == 0) {
+        replace(g, dst, &res);
+        return RFX_OK;
+    }
+    int len;
+    rfx_status st = load_prog(g, pred, out, nout, &len);
+    if (st)
+        return st;
+    uint64_t *lo, *cnt, *off;
+    ALLOC(lo, na * 8);
+    ALLOC(cnt, na * 8);
+    ALLOC(off, na * 8);
+    k_join_count<<<grid_for(na), 256, 0, g->stream>>>(a->data, na, a->arity, b->data, b->n, b->arity, k, lo, cnt);
+    CK_LAUNCH();
+    st = exclusive_sum(g, cnt, off, na);
+    uint64_t last[2] = {0, 0};
+    if (st == RFX_OK)
+        st = to_host(g, off + na - 1, &last[0], 1);
+    if (st == RFX_OK)
+        st = to_host(g, cnt + na - 1, &last[1], 1);
+    rfx_gpu_free(g, cnt);
+    uint64_t total = last[0] + last[1];
+    uint64_t *flags = NULL;
+    if (st == RFX_OK && total)
+        st = rows_alloc(g, &res, nout, (size_t)total);
+    if (st == RFX_OK && total && pred) {
+        flags = (uint64_t *)rfx_gpu_alloc(g, total * 8);
+        if (!flags)
+            st = RFX_ERR_NOMEM;
+    }
+    if (st == RFX_OK && total) {
+        k_join_expand<<<grid_for(total), 256, 0, g->stream>>>(total, off, na, lo, a->data, a->arity, b->data, b->arity,
+                                                              len, nout, res.data, flags, g->d_flag);
+        cudaError_t e = cudaGetLastError();
+        if (e != cudaSuccess)
+            st = fail(g, e, "k_join_expand", __FILE__, __LINE__);
+        if (st == RFX_OK)
+            st = check_div0(g);
+    }
+    rfx_gpu_free(g, lo);
+    rfx_gpu_free(g, off);
+    if (st == RFX_OK && flags) {
+        rfx_dev_rows kept;
+        st = compact(g, res.data, (size_t)total, nout, flags, &kept);
+        if (st == RFX_OK) {
+            rfx_gpu_rows_free(g, &res);
+            res = kept;
+        }
+    }
+    rfx_gpu_free(g, flags);
+    if (st == RFX_OK)
+        replace(g, dst, &res);
+    else
+        rfx_gpu_rows_free(g, &res);
+    return st;
+}
+
+// ---- union: every element finds its rank in the other side, then duplicates go ---------------
+__global__ void k_merge_place(const uint32_t *x, size_t nx, const uint32_t *y, size_t ny, int arity, bool upper,
+                              uint32_t *out)
+{
+    GRID_STRIDE(i, nx)
+    {
+        size_t pos = i + bound_rows(y, arity, ny, x + i * arity, arity, upper);
+        for (int c = 0; c < arity; c++)
+            out[pos * arity + c] = x[i * arity + c];
+    }
+}
+
+extern "C" rfx_status rfx_gpu_union(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b, rfx_dev_rows *dst)
+{
+    int ar = a->arity;
+    if (ar == 0) {
+        rfx_dev_rows r;
+        rfx_gpu_rows_init(&r, 0);
+        r.n = a->n || b->n ? 1 : 0;
+        replace(g, dst, &r);
+        return RFX_OK;
+    }
+    if (b->n == 0 || a->n == 0)
+        return rfx_gpu_copy(g, b->n == 0 ? a : b, dst);
+    rfx_dev_rows res;
+    rfx_status st = rows_alloc(g, &res, ar, a->n + b->n);
+    if (st)
+        return st;
+    // a's copy of an element shared with b lands first (lower bound), b's after it
+    k_merge_place<<<grid_for(a->n), 256, 0, g->stream>>>(a->data, a->n, b->data, b->n, ar, false, res.data);
+    k_merge_place<<<grid_for(b->n), 256, 0, g->stream>>>(b->data, b->n, a->data, a->n, ar, true, res.data);
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess) {
+        rfx_gpu_rows_free(g, &res);
+        return fail(g, e, "k_merge_place", __FILE__, __LINE__);
+    }
+    st = rfx_gpu_unique(g, &res);
+    if (st == RFX_OK)
+        replace(g, dst, &res);
+    else
+        rfx_gpu_rows_free(g, &res);
+    return st;
+}
+
+// ---- semi-join / anti-join --------------------------------------------------------------------
+__global__ void k_semi(const uint32_t *a, size_t na, int aa, const uint32_t *b, size_t nb, int k, bool keep,
+                       uint64_t *flags)
+{
+    GRID_STRIDE(i, na)
+    {
+        const uint32_t *key = a + i * aa;
+        size_t l = bound_rows(b, k, nb, key, k, false);
+        bool found = l < nb && cmp_prefix(b + l * k, key, k) == 0;
+        flags[i] = found == keep;
+    }
+}
+
+extern "C" rfx_status rfx_gpu_semijoin(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b, int k, bool keep,
+                                       rfx_dev_rows *dst)
+{
+    if (k == 0) {
+        bool all = (b->n > 0) == keep;
+        if (all)
+            return rfx_gpu_copy(g, a, dst);
+        rfx_dev_rows r;
+        rfx_gpu_rows_init(&r, a->arity);
+        replace(g, dst, &r);
+        return RFX_OK;
+    }
+    if (a->n == 0 || (b->n == 0 && !keep))
+        return rfx_gpu_copy(g, a, dst);
+    uint64_t *flags;
+    ALLOC(flags, a->n * 8);
+    k_semi<<<grid_for(a->n), 256, 0, g->stream>>>(a->data, a->n, a->arity, b->data, b->n, k, keep, flags);
+    CK_LAUNCH();
+    rfx_dev_rows res;
+    rfx_status st = compact(g, a->data, a->n, a->arity, flags, &res);
+    rfx_gpu_free(g, flags);
+    if (st == RFX_OK)
+        replace(g, dst, &res);
+    return st;
+}
+
+// ---- aggregate ------------------------------------------------------------------------------
+__global__ void k_aggregate(const uint32_t *a, size_t na, int aa, const uint32_t *b, size_t nb, int ba, int k, int fn,
+                            int col, int prim, uint32_t *out, uint64_t *flags)
+{
+    GRID_STRIDE(i, na)
+    {
+        const uint32_t *key = a + i * aa;
+        size_t l = k ? bound_rows(b, ba, nb, key, k, false) : 0;
+        size_t h = k ? (l < nb && cmp_prefix(b + l * ba, key, k) == 0 ? bound_rows(b, ba, nb, key, k, true) : l) : nb;
+        uint32_t val = 0;
+        bool have = h > l || fn == RFX_AGG_COUNT || fn == RFX_AGG_SUM;
+        if (fn == RFX_AGG_COUNT) {
+            val = (uint32_t)(h - l);
+        } else if (h > l || fn == RFX_AGG_SUM) {
+            val = fn == RFX_AGG_SUM ? 0 : b[l * ba + col];
+            for (size_t q = fn == RFX_AGG_SUM ? l : l + 1; q < h; q++) {
+                uint32_t v = b[q * ba + col];
+                if (prim == RFX_FLOAT) {
+                    float x = __uint_as_float(val), y = __uint_as_float(v);
+                    float r = fn == RFX_AGG_SUM ? x + y : fn == RFX_AGG_MIN ? (y < x ? y : x) : (y > x ? y : x);
+                    val = __float_as_uint(r);
+                } else if (fn == RFX_AGG_SUM) {
+                    val += v;
+                } else {
+                    bool less = prim == RFX_NUMBER ? (int32_t)v < (int32_t)val : v < val;
+                    if (fn == RFX_AGG_MIN ? less : (!less && v != val))
+                        val = v;
+                }
+            }
+        }
+        for (int c = 0; c < aa; c++)
+            out[i * (aa + 1) + c] = key[c];
+        out[i * (aa + 1) + aa] = val;
+        flags[i] = have;
+    }
+}
+
+extern "C" rfx_status rfx_gpu_aggregate(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b, int k, rfx_aggfn fn,
+                                        int col, rfx_prim prim, rfx_dev_rows *dst)
+{
+    size_t na = a->n;
+    rfx_dev_rows res;
+    rfx_status st = rows_alloc(g, &res, a->arity + 1, na);
+    if (st || na == 0) {
+        if (st == RFX_OK)
+            replace(g, dst, &res);
+        return st;
+    }
+    uint64_t *flags = (uint64_t *)rfx_gpu_alloc(g, na * 8);
+    if (!flags) {
+        rfx_gpu_rows_free(g, &res);
+        return RFX_ERR_NOMEM;
+    }
+    // a nullary outer relation holds one empty tuple: give the kernel a valid pointer
+    const uint32_t *adata = a->data ? a->data : (const uint32_t *)flags;
+    k_aggregate<<<grid_for(na), 256, 0, g->stream>>>(adata, na, a->arity, b->data, b->n, b->arity, k, (int)fn, col,
+                                                     (int)prim, res.data, flags);
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess)
+        st = fail(g, e, "k_aggregate", __FILE__, __LINE__);
+    rfx_dev_rows kept;
+    if (st == RFX_OK)
+        st = compact(g, res.data, na, a->arity + 1, flags, &kept);
+    rfx_gpu_free(g, flags);
+    rfx_gpu_rows_free(g, &res);
+    if (st == RFX_OK)
+        replace(g, dst, &kept);
+    return st;
+}

@@ -1,0 +1,61 @@
+/* cuda_prims.h: the relational primitives on a CUDA device, over the same packed-row
+ * layout as the CPU versions (primitives.h), with the same results bit for bit.
+ * Plain C; implemented in cuda_prims.cu. All device memory comes from the context's
+ * stream-ordered pool (rfx_gpu_alloc), which is bounded by the context's budget.
+ * Every CUDA call is checked: a failure returns RFX_ERR_DEVICE (or RFX_ERR_NOMEM for
+ * device memory exhaustion) and rfx_gpu_error() names the call, file and line. */
+#ifndef RFX_CUDA_PRIMS_H
+#define RFX_CUDA_PRIMS_H
+
+#include "primitives.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rfx_dev_rows {
+    uint32_t *data;            /* device memory, n * arity values */
+    size_t n, cap;             /* tuples, tuples allocated */
+    int arity;
+} rfx_dev_rows;
+
+typedef struct rfx_gpu rfx_gpu;
+
+/* Number of usable devices; 0 without a driver or device (never fails). */
+int rfx_gpu_count(void);
+/* Opens a context on `device` with a memory budget in bytes (0: free memory less 5%).
+ * NULL on failure with the reason in err. */
+rfx_gpu *rfx_gpu_open(int device, size_t budget, char *err, size_t errcap);
+void rfx_gpu_close(rfx_gpu *g);
+const char *rfx_gpu_error(const rfx_gpu *g);
+const char *rfx_gpu_name(const rfx_gpu *g);
+
+/* Scratch from the context's pool (stream-ordered). */
+void *rfx_gpu_alloc(rfx_gpu *g, size_t bytes);
+void rfx_gpu_free(rfx_gpu *g, void *p);
+
+void rfx_gpu_rows_init(rfx_dev_rows *r, int arity);
+void rfx_gpu_rows_free(rfx_gpu *g, rfx_dev_rows *r);
+rfx_status rfx_gpu_upload(rfx_gpu *g, const rfx_rows *src, rfx_dev_rows *dst);
+rfx_status rfx_gpu_download(rfx_gpu *g, const rfx_dev_rows *src, rfx_rows *dst);
+rfx_status rfx_gpu_copy(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *dst);
+/* Waits for the context's stream (for timing). */
+rfx_status rfx_gpu_sync(rfx_gpu *g);
+
+rfx_status rfx_gpu_sort(rfx_gpu *g, rfx_dev_rows *r);
+rfx_status rfx_gpu_unique(rfx_gpu *g, rfx_dev_rows *r);
+rfx_status rfx_gpu_mapfilter(rfx_gpu *g, const rfx_dev_rows *src, const rfx_rx *pred, rfx_rx *const *out,
+                             int nout, rfx_dev_rows *dst);
+rfx_status rfx_gpu_join(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b, int k, const rfx_rx *pred,
+                        rfx_rx *const *out, int nout, rfx_dev_rows *dst);
+rfx_status rfx_gpu_union(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b, rfx_dev_rows *dst);
+rfx_status rfx_gpu_semijoin(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b, int k, bool keep,
+                            rfx_dev_rows *dst);
+rfx_status rfx_gpu_aggregate(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b, int k, rfx_aggfn fn,
+                             int col, rfx_prim prim, rfx_dev_rows *dst);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

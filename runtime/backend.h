@@ -1,0 +1,38 @@
+/* backend.h: what the plan interpreter needs from an execution backend (private to
+ * runtime/). A backend owns the storage of every plan variable; the interpreter runs
+ * control flow and I/O and hands each data command to the backend. */
+#ifndef RFX_BACKEND_H
+#define RFX_BACKEND_H
+
+#include "runtime.h"
+
+typedef struct rfx_backend rfx_backend;
+
+struct rfx_backend {
+    const char *name;          /* "cpu", "cuda" */
+    void *ctx;                 /* the backend's state */
+    /* Creates empty storage for every variable of the plan. */
+    rfx_status (*open_vars)(rfx_backend *be, const rfx_plan *plan);
+    /* Frees all storage and the backend itself. */
+    void (*close)(rfx_backend *be);
+    size_t (*count)(rfx_backend *be, int var);
+    /* Frees a variable's storage (it becomes empty). */
+    void (*release)(rfx_backend *be, int var);
+    /* var = var u rows, rows a sorted set of var's arity; rows is emptied. */
+    rfx_status (*merge_host)(rfx_backend *be, int var, rfx_rows *rows);
+    /* The variable's tuples on the host: a view valid until the next call (scratch may
+     * be filled and returned). */
+    rfx_status (*host_view)(rfx_backend *be, int var, rfx_rows *scratch, const rfx_rows **view);
+    /* Runs one data command (everything but control flow and I/O). */
+    rfx_status (*exec)(rfx_backend *be, const rfx_ra_cmd *c);
+    /* Text of the last backend failure (device errors name the failing call). */
+    const char *(*last_error)(rfx_backend *be);
+};
+
+rfx_backend *rfx_backend_cpu(int nthreads);
+/* NULL when CUDA is not built in or no device can be used; *why says which. */
+rfx_backend *rfx_backend_cuda(const rfx_run_opts *o, const char **why);
+/* Whether a CUDA device is usable (without opening a context); name when non-NULL. */
+bool rfx_cuda_available(char *name, size_t cap);
+
+#endif

@@ -1,0 +1,160 @@
+/* backend_cuda.c: the CUDA backend: plan variables live in device memory; every data
+ * command runs on the device primitives (primitives/cuda_prims.h); facts arrive and
+ * outputs leave through host copies. */
+#include "backend.h"
+#include "cuda_prims.h"
+#include "fault.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct cuda_ctx {
+    const rfx_plan *P;
+    rfx_gpu *g;
+    rfx_dev_rows *vars;
+} cuda_ctx;
+
+static rfx_status cu_open(rfx_backend *be, const rfx_plan *P)
+{
+    cuda_ctx *c = be->ctx;
+    c->P = P;
+    c->vars = rfx_calloc((size_t)P->nvars, sizeof(rfx_dev_rows));
+    if (!c->vars)
+        return RFX_ERR_NOMEM;
+    for (int v = 0; v < P->nvars; v++)
+        rfx_gpu_rows_init(&c->vars[v], P->vars[v].arity);
+    c->vars[P->unit].n = 1;
+    return RFX_OK;
+}
+
+static void cu_close(rfx_backend *be)
+{
+    cuda_ctx *c = be->ctx;
+    if (c->vars)
+        for (int v = 0; v < c->P->nvars; v++)
+            rfx_gpu_rows_free(c->g, &c->vars[v]);
+    free(c->vars);
+    rfx_gpu_close(c->g);
+    free(c);
+    free(be);
+}
+
+static size_t cu_count(rfx_backend *be, int var)
+{
+    return ((cuda_ctx *)be->ctx)->vars[var].n;
+}
+
+static void cu_release(rfx_backend *be, int var)
+{
+    cuda_ctx *c = be->ctx;
+    rfx_gpu_rows_free(c->g, &c->vars[var]);
+}
+
+static rfx_status cu_merge_host(rfx_backend *be, int var, rfx_rows *rows)
+{
+    cuda_ctx *c = be->ctx;
+    rfx_dev_rows tmp;
+    rfx_gpu_rows_init(&tmp, rows->arity);
+    rfx_status st = rfx_gpu_upload(c->g, rows, &tmp);
+    rfx_rows_free(rows);
+    if (st == RFX_OK)
+        st = rfx_gpu_union(c->g, &c->vars[var], &tmp, &c->vars[var]);
+    rfx_gpu_rows_free(c->g, &tmp);
+    return st;
+}
+
+static rfx_status cu_host_view(rfx_backend *be, int var, rfx_rows *scratch, const rfx_rows **view)
+{
+    cuda_ctx *c = be->ctx;
+    rfx_status st = rfx_gpu_download(c->g, &c->vars[var], scratch);
+    *view = scratch;
+    return st;
+}
+
+static rfx_status cu_exec(rfx_backend *be, const rfx_ra_cmd *c)
+{
+    cuda_ctx *x = be->ctx;
+    rfx_dev_rows *V = x->vars;
+    rfx_gpu *g = x->g;
+    rfx_status st;
+    switch (c->op) {
+    case RFX_RA_SELECT: case RFX_RA_PROJECT: case RFX_RA_MAP: case RFX_RA_MAPFILTER:
+        return rfx_gpu_mapfilter(g, &V[c->src[0]], c->pred, c->out, c->nout, &V[c->dst]);
+    case RFX_RA_JOIN: case RFX_RA_MAPJOIN: case RFX_RA_PRODUCT:
+        return rfx_gpu_join(g, &V[c->src[0]], &V[c->src[1]], c->nkeys, c->pred, c->out, c->nout, &V[c->dst]);
+    case RFX_RA_UNION:
+        return rfx_gpu_union(g, &V[c->src[0]], &V[c->src[1]], &V[c->dst]);
+    case RFX_RA_INTERSECT:
+    case RFX_RA_DIFFERENCE:
+        return rfx_gpu_semijoin(g, &V[c->src[0]], &V[c->src[1]], c->nkeys, c->op == RFX_RA_INTERSECT, &V[c->dst]);
+    case RFX_RA_SORT:
+        st = rfx_gpu_copy(g, &V[c->src[0]], &V[c->dst]);
+        return st ? st : rfx_gpu_sort(g, &V[c->dst]);
+    case RFX_RA_UNIQUE:
+        st = rfx_gpu_copy(g, &V[c->src[0]], &V[c->dst]);
+        return st ? st : rfx_gpu_unique(g, &V[c->dst]);
+    case RFX_RA_COPY:
+        return rfx_gpu_copy(g, &V[c->src[0]], &V[c->dst]);
+    case RFX_RA_AGGREGATE:
+        return rfx_gpu_aggregate(g, &V[c->src[0]], &V[c->src[1]], c->nkeys, c->agg, c->agg_col, c->agg_prim, &V[c->dst]);
+    case RFX_RA_SWAP: {
+        rfx_dev_rows t = V[c->dst];
+        V[c->dst] = V[c->src[0]];
+        V[c->src[0]] = t;
+        return RFX_OK;
+    }
+    case RFX_RA_CLEAR:
+        V[c->dst].n = 0;
+        return RFX_OK;
+    default:
+        return RFX_ERR_INTERNAL;
+    }
+}
+
+static const char *cu_last_error(rfx_backend *be)
+{
+    return rfx_gpu_error(((cuda_ctx *)be->ctx)->g);
+}
+
+bool rfx_cuda_available(char *name, size_t cap)
+{
+    if (rfx_gpu_count() <= 0)
+        return false;
+    if (name && cap) {
+        char err[256];
+        rfx_gpu *g = rfx_gpu_open(0, 0, err, sizeof err);
+        if (!g)
+            return false;
+        snprintf(name, cap, "%s", rfx_gpu_name(g));
+        rfx_gpu_close(g);
+    }
+    return true;
+}
+
+rfx_backend *rfx_backend_cuda(const rfx_run_opts *o, const char **why)
+{
+    (void)o;
+    static char reason[512];
+    if (rfx_gpu_count() <= 0) {
+        *why = "no CUDA device or driver";
+        return NULL;
+    }
+    rfx_backend *be = rfx_calloc(1, sizeof *be);
+    cuda_ctx *c = rfx_calloc(1, sizeof *c);
+    if (!be || !c) {
+        free(be);
+        free(c);
+        *why = "out of host memory";
+        return NULL;
+    }
+    c->g = rfx_gpu_open(0, 0, reason, sizeof reason);
+    if (!c->g) {
+        free(be);
+        free(c);
+        *why = reason;
+        return NULL;
+    }
+    *be = (rfx_backend){"cuda", c, cu_open, cu_close, cu_count, cu_release, cu_merge_host,
+                        cu_host_view, cu_exec, cu_last_error};
+    return be;
+}

@@ -1,0 +1,384 @@
+/* test_gpu.c: the CUDA primitives against the CPU ones on the same random inputs
+ * (empty, one tuple, 2^k +- 1, all-equal keys, Zipf-skewed keys, up to 2^28 tuples with
+ * RFX_GPU_BIG=1), and whole programs on both backends with byte-identical outputs.
+ * On a machine without a CUDA device every test reports "skipped: no CUDA device". */
+#include "harness.h"
+
+#include <stdlib.h>
+
+/* The build bakes in absolute paths; RFX_TEST_BIN / RFX_TEST_CASES override them when
+ * the build is run elsewhere (the lent GPU machine). */
+static const char *env_or(const char *name, const char *fallback)
+{
+    const char *v = getenv(name);
+    return v && *v ? v : fallback;
+}
+#include "cuda_prims.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static rfx_gpu *gpu;
+static bool quick;          /* RFX_GPU_QUICK=1: small sizes only (for compute-sanitizer) */
+
+static uint64_t rng = 0x1234567ull;
+static uint64_t rnd(void)
+{
+    uint64_t z = (rng += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+typedef enum dist { UNIFORM, EQUAL, ZIPF, WIDE } dist;
+
+static uint32_t draw(dist d, uint32_t range)
+{
+    switch (d) {
+    case UNIFORM: return (uint32_t)(rnd() % range);
+    case EQUAL: return 5;
+    case WIDE: return (uint32_t)rnd();
+    default: {
+        double u = (double)(rnd() >> 11) / 9007199254740992.0;
+        return (uint32_t)(exp(u * log((double)range + 1.0)) - 1.0);
+    }
+    }
+}
+
+static rfx_rows rows_random(size_t n, int arity, dist d, uint32_t range, bool set)
+{
+    rfx_rows r;
+    rfx_rows_init(&r, arity);
+    rfx_rows_reserve(&r, n);
+    for (size_t i = 0; i < n * (size_t)arity; i++)
+        r.data[i] = draw(d, range);
+    r.n = n;
+    if (set) {
+        rfx_cpu_sort(&r, 4);
+        rfx_cpu_unique(&r, 4);
+    }
+    return r;
+}
+
+static bool need_gpu(void)
+{
+    if (gpu)
+        return true;
+    printf("skipped: no CUDA device ");
+    return false;
+}
+
+static bool same(const rfx_rows *a, const rfx_rows *b)
+{
+    if (a->arity != b->arity || a->n != b->n) {
+        fprintf(stderr, "\n    size %zu/%d vs %zu/%d\n", a->n, a->arity, b->n, b->arity);
+        return false;
+    }
+    return a->n == 0 || a->arity == 0 || memcmp(a->data, b->data, 4u * a->arity * a->n) == 0;
+}
+
+static rfx_dev_rows up(const rfx_rows *h)
+{
+    rfx_dev_rows d;
+    rfx_gpu_rows_init(&d, h->arity);
+    CU_ASSERT_EQUAL(rfx_gpu_upload(gpu, h, &d), RFX_OK);
+    return d;
+}
+
+static rfx_rows down(const rfx_dev_rows *d)
+{
+    rfx_rows h;
+    rfx_rows_init(&h, d->arity);
+    CU_ASSERT_EQUAL(rfx_gpu_download(gpu, d, &h), RFX_OK);
+    return h;
+}
+
+static const size_t sizes[] = {0, 1, 2, 255, 256, 257, 65535, 65537, 1000003};
+#define NS (sizeof sizes / sizeof sizes[0])
+
+static void sort_case(dist d, uint32_t range)
+{
+    if (!need_gpu())
+        return;
+    for (size_t s = 0; s < NS; s++)
+        for (int a = 1; a <= 4; a++) {
+            if (quick && sizes[s] > 70000)
+                continue;
+            rfx_rows h = rows_random(sizes[s], a, d, range, false);
+            rfx_dev_rows g = up(&h);
+            CU_ASSERT_EQUAL(rfx_gpu_sort(gpu, &g), RFX_OK);
+            CU_ASSERT_EQUAL(rfx_gpu_unique(gpu, &g), RFX_OK);
+            rfx_cpu_sort(&h, 4);
+            rfx_cpu_unique(&h, 4);
+            rfx_rows back = down(&g);
+            CU_ASSERT(same(&back, &h));
+            rfx_rows_free(&h);
+            rfx_rows_free(&back);
+            rfx_gpu_rows_free(gpu, &g);
+        }
+}
+
+static void test_sort_uniform(void) { sort_case(UNIFORM, 5000); }
+static void test_sort_equal(void) { sort_case(EQUAL, 1); }
+static void test_sort_zipf(void) { sort_case(ZIPF, 1u << 20); }
+static void test_sort_wide(void) { sort_case(WIDE, 0); }
+
+static void test_sort_big(void)
+{
+    if (!need_gpu())
+        return;
+    if (quick)
+        return;
+    const char *big = getenv("RFX_GPU_BIG");
+    size_t n = big && *big == '1' ? (1u << 28) : (1u << 24) + 1;
+    rfx_rows h = rows_random(n, 2, WIDE, 0, false);
+    rfx_dev_rows g = up(&h);
+    CU_ASSERT_EQUAL(rfx_gpu_sort(gpu, &g), RFX_OK);
+    rfx_cpu_sort(&h, 8);
+    rfx_rows back = down(&g);
+    CU_ASSERT(same(&back, &h));
+    rfx_rows_free(&h);
+    rfx_rows_free(&back);
+    rfx_gpu_rows_free(gpu, &g);
+}
+
+static rfx_rx col(int c) { return (rfx_rx){.kind = RFX_RX_COL, .prim = RFX_NUMBER, .col = c}; }
+
+static void test_join(void)
+{
+    if (!need_gpu())
+        return;
+    dist ds[] = {UNIFORM, EQUAL, ZIPF};
+    for (int di = 0; di < 3; di++)
+        for (size_t s = 0; s < NS - 1; s++)
+            for (int k = 0; k <= 2; k++) {
+                size_t na = sizes[s], nb = sizes[(s + 3) % (NS - 1)];
+                if (quick && (na > 70000 || nb > 70000))
+                    continue;
+                if (k == 0) {
+                    na = na > 500 ? 500 : na;
+                    nb = nb > 300 ? 300 : nb;
+                }
+                if (ds[di] == EQUAL && k > 0) {
+                    na = na > 3000 ? 3000 : na;
+                    nb = nb > 3000 ? 3000 : nb;
+                }
+                uint32_t range = (uint32_t)(na / 3 + 7);
+                rfx_rows a = rows_random(na, 2, ds[di], range, true), b = rows_random(nb, 2, ds[di], range, true);
+                rfx_rx c[4] = {col(0), col(1), col(2), col(3)};
+                rfx_rx *outs[3] = {&c[1], &c[3], &c[0]};
+                rfx_rx lt = {.kind = RFX_RX_CMP, .prim = RFX_NUMBER, .op = RFX_LT, .l = &c[1], .r = &c[3]};
+                for (int withp = 0; withp < 2; withp++) {
+                    rfx_rows hc;
+                    rfx_rows_init(&hc, 3);
+                    CU_ASSERT_EQUAL(rfx_cpu_join(&a, &b, k, withp ? &lt : NULL, outs, 3, &hc, 4), RFX_OK);
+                    rfx_dev_rows ga = up(&a), gb = up(&b), gc;
+                    rfx_gpu_rows_init(&gc, 3);
+                    CU_ASSERT_EQUAL(rfx_gpu_join(gpu, &ga, &gb, k, withp ? &lt : NULL, outs, 3, &gc), RFX_OK);
+                    rfx_rows back = down(&gc);
+                    /* both emit key groups in order and pairs within a group row-major */
+                    CU_ASSERT(same(&back, &hc));
+                    rfx_rows_free(&hc);
+                    rfx_rows_free(&back);
+                    rfx_gpu_rows_free(gpu, &ga);
+                    rfx_gpu_rows_free(gpu, &gb);
+                    rfx_gpu_rows_free(gpu, &gc);
+                }
+                rfx_rows_free(&a);
+                rfx_rows_free(&b);
+            }
+}
+
+static void test_set_ops(void)
+{
+    if (!need_gpu())
+        return;
+    for (size_t s = 0; s < NS; s++)
+        for (int k = 0; k <= 3; k++) {
+            if (quick && sizes[s] > 70000)
+                continue;
+            rfx_rows a = rows_random(sizes[s], 3, UNIFORM, 40, true);
+            rfx_rows b = rows_random(sizes[(s + 2) % NS], 3, UNIFORM, 40, true);
+            rfx_rows bk = rows_random(sizes[(s + 4) % NS] / 3 + 1, k, UNIFORM, 40, true);
+            rfx_dev_rows ga = up(&a), gb = up(&b), gk = up(&bk), gd;
+            rfx_gpu_rows_init(&gd, 3);
+            rfx_rows hc;
+            rfx_rows_init(&hc, 3);
+            if (k == 3) {
+                CU_ASSERT_EQUAL(rfx_cpu_union(&a, &b, &hc, 4), RFX_OK);
+                CU_ASSERT_EQUAL(rfx_gpu_union(gpu, &ga, &gb, &gd), RFX_OK);
+                rfx_rows back = down(&gd);
+                CU_ASSERT(same(&back, &hc));
+                rfx_rows_free(&back);
+            }
+            for (int keep = 0; keep < 2; keep++) {
+                CU_ASSERT_EQUAL(rfx_cpu_semijoin(&a, &bk, k, keep, &hc, 4), RFX_OK);
+                CU_ASSERT_EQUAL(rfx_gpu_semijoin(gpu, &ga, &gk, k, keep, &gd), RFX_OK);
+                rfx_rows back = down(&gd);
+                CU_ASSERT(same(&back, &hc));
+                rfx_rows_free(&back);
+            }
+            rfx_rows_free(&a);
+            rfx_rows_free(&b);
+            rfx_rows_free(&bk);
+            rfx_rows_free(&hc);
+            rfx_gpu_rows_free(gpu, &ga);
+            rfx_gpu_rows_free(gpu, &gb);
+            rfx_gpu_rows_free(gpu, &gk);
+            rfx_gpu_rows_free(gpu, &gd);
+        }
+}
+
+static void test_mapfilter(void)
+{
+    if (!need_gpu())
+        return;
+    rfx_rx c0 = col(0), c1 = col(1), two = {.kind = RFX_RX_CONST, .prim = RFX_NUMBER, .value = 3};
+    rfx_rx sum = {.kind = RFX_RX_BIN, .prim = RFX_NUMBER, .op = RFX_ADD, .l = &c0, .r = &c1};
+    rfx_rx quo = {.kind = RFX_RX_BIN, .prim = RFX_NUMBER, .op = RFX_DIV, .l = &c0, .r = &two};
+    rfx_rx neg = {.kind = RFX_RX_NEG, .prim = RFX_NUMBER, .l = &c1};
+    rfx_rx gt = {.kind = RFX_RX_CMP, .prim = RFX_NUMBER, .op = RFX_GT, .l = &c0, .r = &c1};
+    rfx_rx *outs[4] = {&sum, &quo, &neg, &c1};
+    for (size_t s = 0; s < NS; s++)
+        for (int withp = 0; withp < 2; withp++) {
+            if (quick && sizes[s] > 70000)
+                continue;
+            rfx_rows a = rows_random(sizes[s], 2, WIDE, 0, false);
+            rfx_rows hc;
+            rfx_rows_init(&hc, 4);
+            CU_ASSERT_EQUAL(rfx_cpu_mapfilter(&a, withp ? &gt : NULL, outs, 4, &hc, 4), RFX_OK);
+            rfx_dev_rows ga = up(&a), gd;
+            rfx_gpu_rows_init(&gd, 4);
+            CU_ASSERT_EQUAL(rfx_gpu_mapfilter(gpu, &ga, withp ? &gt : NULL, outs, 4, &gd), RFX_OK);
+            rfx_rows back = down(&gd);
+            CU_ASSERT(same(&back, &hc));
+            rfx_rows_free(&a);
+            rfx_rows_free(&hc);
+            rfx_rows_free(&back);
+            rfx_gpu_rows_free(gpu, &ga);
+            rfx_gpu_rows_free(gpu, &gd);
+        }
+    /* division by zero is reported */
+    rfx_rows z = rows_random(1000, 2, UNIFORM, 3, false);
+    z.data[7] = 0;
+    rfx_rx q2 = {.kind = RFX_RX_BIN, .prim = RFX_NUMBER, .op = RFX_MOD, .l = &c0, .r = &c1};
+    rfx_rx *o2[1] = {&q2};
+    rfx_dev_rows gz = up(&z), gd;
+    rfx_gpu_rows_init(&gd, 1);
+    CU_ASSERT_EQUAL(rfx_gpu_mapfilter(gpu, &gz, NULL, o2, 1, &gd), RFX_ERR_DIV0);
+    rfx_rows_free(&z);
+    rfx_gpu_rows_free(gpu, &gz);
+    rfx_gpu_rows_free(gpu, &gd);
+}
+
+static void test_aggregate(void)
+{
+    if (!need_gpu())
+        return;
+    for (int fn = RFX_AGG_COUNT; fn <= RFX_AGG_MAX; fn++)
+        for (int prim = RFX_NUMBER; prim <= RFX_FLOAT; prim++)
+            for (size_t s = 0; s < NS - 1; s++) {
+                if (quick && sizes[s + 1] > 70000)
+                    continue;
+                rfx_rows a = rows_random(sizes[s], 1, UNIFORM, 300, true), b = rows_random(sizes[s + 1], 2, ZIPF, 400, true);
+                rfx_rows hc;
+                rfx_rows_init(&hc, 2);
+                int c = fn == RFX_AGG_COUNT ? -1 : 1;
+                CU_ASSERT_EQUAL(rfx_cpu_aggregate(&a, &b, 1, (rfx_aggfn)fn, c, (rfx_prim)prim, &hc), RFX_OK);
+                rfx_dev_rows ga = up(&a), gb = up(&b), gd;
+                rfx_gpu_rows_init(&gd, 2);
+                CU_ASSERT_EQUAL(rfx_gpu_aggregate(gpu, &ga, &gb, 1, (rfx_aggfn)fn, c, (rfx_prim)prim, &gd), RFX_OK);
+                rfx_rows back = down(&gd);
+                CU_ASSERT(same(&back, &hc));
+                rfx_rows_free(&a);
+                rfx_rows_free(&b);
+                rfx_rows_free(&hc);
+                rfx_rows_free(&back);
+                rfx_gpu_rows_free(gpu, &ga);
+                rfx_gpu_rows_free(gpu, &gb);
+                rfx_gpu_rows_free(gpu, &gd);
+            }
+}
+
+/* Every end-to-end case with outputs, run on both backends: identical files. */
+static void test_programs_both_backends(void)
+{
+    if (!need_gpu() || quick)
+        return;
+    char **names = list_dir(env_or("RFX_TEST_CASES", RFX_CASES_DIR));
+    int compared = 0;
+    for (char **n = names; n && *n; n++) {
+        char dir[4096], exp[4200];
+        snprintf(dir, sizeof dir, "%s/%s", env_or("RFX_TEST_CASES", RFX_CASES_DIR), *n);
+        snprintf(exp, sizeof exp, "%s/expected", dir);
+        if (!is_dir(exp) || !file_exists(strcat(strcpy(exp, dir), "/program.dl")))
+            continue;
+        char *outs[2];
+        for (int b = 0; b < 2; b++) {
+            outs[b] = make_temp_dir();
+            char facts[4200];
+            snprintf(facts, sizeof facts, "%s/facts", dir);
+            char *argv[] = {(char *)env_or("RFX_TEST_BIN", RFX_BIN), b ? "--backend=cuda" : "--backend=cpu", "-F", is_dir(facts) ? "facts" : ".",
+                            "-D", outs[b], "program.dl", NULL};
+            run_result r = run_prog(dir, argv);
+            if (r.code != 0)
+                fprintf(stderr, "\n    %s on %s: exit %d: %s", *n, b ? "cuda" : "cpu", r.code, r.err ? r.err : "");
+            CU_ASSERT_EQUAL(r.code, 0);
+            run_free(&r);
+        }
+        char **files = list_dir(outs[0]);
+        for (char **f = files; f && *f; f++) {
+            char p0[4300], p1[4300];
+            snprintf(p0, sizeof p0, "%s/%s", outs[0], *f);
+            snprintf(p1, sizeof p1, "%s/%s", outs[1], *f);
+            char *t0 = read_file(p0, NULL), *t1 = read_file(p1, NULL);
+            bool eq = t0 && t1 && strcmp(t0, t1) == 0;
+            if (!eq)
+                fprintf(stderr, "\n    %s: %s differs between backends", *n, *f);
+            CU_ASSERT(eq);
+            free(t0);
+            free(t1);
+        }
+        free_list(files);
+        for (int b = 0; b < 2; b++) {
+            remove_tree(outs[b]);
+            free(outs[b]);
+        }
+        compared++;
+    }
+    free_list(names);
+    CU_ASSERT(compared > 20);
+}
+
+static void add(void)
+{
+    char err[512];
+    quick = getenv("RFX_GPU_QUICK") && getenv("RFX_GPU_QUICK")[0] == '1';
+    if (rfx_gpu_count() > 0) {
+        gpu = rfx_gpu_open(0, 0, err, sizeof err);
+        if (!gpu)
+            fprintf(stderr, "cannot open the CUDA device: %s\n", err);
+        else
+            printf("device: %s\n", rfx_gpu_name(gpu));
+    }
+    CU_pSuite s = CU_add_suite("gpu-primitives", NULL, NULL);
+    CU_add_test(s, "sort+unique uniform", test_sort_uniform);
+    CU_add_test(s, "sort+unique all equal", test_sort_equal);
+    CU_add_test(s, "sort+unique zipf", test_sort_zipf);
+    CU_add_test(s, "sort+unique wide", test_sort_wide);
+    CU_add_test(s, "sort large", test_sort_big);
+    CU_add_test(s, "join, product, with predicates", test_join);
+    CU_add_test(s, "union, intersect, difference", test_set_ops);
+    CU_add_test(s, "map and filter", test_mapfilter);
+    CU_add_test(s, "aggregates", test_aggregate);
+    CU_add_test(s, "programs on both backends", test_programs_both_backends);
+}
+
+int main(int argc, char **argv)
+{
+    int rc = run_suites(argc, argv, add);
+    rfx_gpu_close(gpu);
+    return rc;
+}
