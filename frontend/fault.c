@@ -6,6 +6,7 @@
 
 static atomic_long alloc_left, write_left;  /* countdowns; <= 0 means disarmed */
 static atomic_bool fired;
+static atomic_long calls;            /* guarded calls so far (for rfx_fault_calls) */
 static atomic_bool env_read;
 
 static void read_env(void)
@@ -36,6 +37,7 @@ bool rfx_fault_fired(void)
 static bool tick(atomic_long *left)
 {
     read_env();
+    atomic_fetch_add_explicit(&calls, 1, memory_order_relaxed);
     if (atomic_load_explicit(left, memory_order_relaxed) <= 0)
         return false;
     if (atomic_fetch_sub(left, 1) == 1) {
@@ -72,4 +74,9 @@ bool rfx_fclose(FILE *f)
     bool inject = tick(&write_left);
     bool ok = fclose(f) == 0;
     return ok && !inject;
+}
+
+long rfx_fault_calls(void)
+{
+    return atomic_load(&calls);
 }

@@ -21,5 +21,7 @@ bool rfx_fclose(FILE *f);
 void rfx_fault_set(long alloc_n, long write_n);
 /* Whether any injected fault has fired since the last rfx_fault_set(). */
 bool rfx_fault_fired(void);
+/* Guarded calls (allocations and writes) made so far. */
+long rfx_fault_calls(void);
 
 #endif

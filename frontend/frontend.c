@@ -58,7 +58,8 @@ rfx_program *rfx_frontend_parse(const char *src, size_t len, const char *file,
     }
     int rc = rfx_yyparse(scanner, &ctx);
     rfx_yylex_destroy(scanner);
-    if (rc == 2 || ctx.oom)
+    /* 2 is bison's "memory exhausted": out of memory, or the nesting limit (already reported) */
+    if (ctx.oom || (rc == 2 && diag.errors == 0))
         goto oom;
     if (diag.errors == 0)
         rfx_sema_run(p, &ctx);
@@ -76,6 +77,7 @@ rfx_program *rfx_frontend_parse(const char *src, size_t len, const char *file,
 oom:
     fprintf(diag.out, "%s: error: out of memory while compiling\n", file);
     rfx_program_free(p);
+    *nerrors = -1;
     return NULL;
 }
 
@@ -97,6 +99,7 @@ rfx_program *rfx_frontend_parse_file(const char *path, FILE *diag_out, int *nerr
             fclose(f);
             free(buf);
             fprintf(out, "%s: error: out of memory reading program\n", path);
+            *nerrors = -1;
             return NULL;
         }
         size_t got = fread(buf + n, 1, cap - n, f);

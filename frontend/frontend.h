@@ -59,6 +59,10 @@ void rfx_diag_error(rfx_diag *d, rfx_loc loc, const char *fmt, ...)
 void rfx_diag_warning(rfx_diag *d, rfx_loc loc, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* ---- limits (checked with messages) --------------------------------------------- */
+#define RFX_MAX_ARITY 64         /* attributes of a relation */
+#define RFX_MAX_RULE_VARS 200    /* distinct variables of one rule */
+
 /* ---- types ---------------------------------------------------------------------- */
 /* The four primitive kinds; every value is 32 bits wide in storage. */
 typedef enum rfx_prim {
@@ -215,7 +219,8 @@ typedef struct rfx_program {
 } rfx_program;
 
 /* Parse and check a program. On errors, diagnostics go to diag_out (stderr if NULL),
- * *nerrors is set and NULL is returned. `file` is the name used in messages. */
+ * *nerrors is set (-1 when memory ran out) and NULL is returned. `file` is the name used
+ * in messages. */
 rfx_program *rfx_frontend_parse(const char *src, size_t len, const char *file,
                                 FILE *diag_out, int *nerrors);
 /* Reads the file first; an unreadable file counts as an I/O error (*io_error = true). */

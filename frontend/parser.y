@@ -9,15 +9,23 @@
 %param {void *scanner}
 %parse-param {rfx_parse_ctx *ctx}
 
+%code top {
+/* nesting deeper than this is refused with a message, before later passes recurse on it */
+#define YYMAXDEPTH 2000
+}
+
 %code requires {
 #include "parse_ctx.h"
 }
 
 %code {
+#include <string.h>
 int rfx_yylex(RFX_YYSTYPE *lval, RFX_YYLTYPE *lloc, void *scanner);
 static void rfx_yyerror(RFX_YYLTYPE *loc, void *scanner, rfx_parse_ctx *ctx, const char *msg)
 {
     (void)scanner;
+    if (strcmp(msg, "memory exhausted") == 0)
+        msg = "the program nests too deeply here (parser stack limit)";
     rfx_parse_error(ctx, *loc, "%s", msg);
 }
 }

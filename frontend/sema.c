@@ -92,6 +92,9 @@ static void check_decls(sema *s)
                            d->name, p->rels[prev].loc.line);
             continue;
         }
+        if (d->nattrs > RFX_MAX_ARITY)
+            rfx_diag_error(s->d, d->loc, "relation '%s' has %d attributes; at most %d are supported",
+                           d->name, d->nattrs, RFX_MAX_ARITY);
         rfx_relation *r = &p->rels[p->nrels++];
         r->name = d->name;
         r->arity = d->nattrs;
@@ -709,6 +712,10 @@ static void check_clause(sema *s, rfx_clause *c)
         number_conj(&cc, &c->conj[i]);
     c->nvars = cc.names.n;
     c->var_names = (const char **)cc.names.items;
+    if (c->nvars > RFX_MAX_RULE_VARS) {
+        rfx_diag_error(s->d, c->loc, "rule has %d variables; at most %d are supported", c->nvars, RFX_MAX_RULE_VARS);
+        return;
+    }
     c->var_types = salloc(s, sizeof(int) * (size_t)(c->nvars + 1));
     if (!c->var_types)
         return;

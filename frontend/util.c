@@ -227,9 +227,22 @@ static void diag_emit(rfx_diag *d, rfx_loc loc, const char *kind, const char *fm
     const char *e = p;
     while (*e && *e != '\n' && *e != '\r')
         e++;
-    fprintf(out, "  %.*s\n  ", (int)(e - p), p);
-    for (int c = 1; c < loc.col && p + c - 1 < e; c++)
-        fputc(p[c - 1] == '\t' ? '\t' : ' ', out);
+    /* long lines: quote a window around the column */
+    int col = loc.col > 0 ? loc.col : 1;
+    const char *from = p;
+    bool cut_left = false, cut_right = false;
+    if (e - p > 160 && col > 80) {
+        from = p + col - 80;
+        cut_left = true;
+    }
+    if (e - from > 160) {
+        e = from + 160;
+        cut_right = true;
+    }
+    fprintf(out, "  %s%.*s%s\n  %s", cut_left ? "..." : "", (int)(e - from), from, cut_right ? "..." : "",
+            cut_left ? "   " : "");
+    for (const char *c = from; c < p + col - 1 && c < e; c++)
+        fputc(*c == '\t' ? '\t' : ' ', out);
     fputs("^\n", out);
 }
 

@@ -1433,7 +1433,7 @@ rfx_plan *rfx_plan_build(const rfx_program *prog, const rfx_plan_opts *opts)
     }
     return P;
 oom:
-    fprintf(stderr, "rfx: out of memory while planning\n");
+    fprintf(stderr, "rfx: error: out of memory while planning\n");
     rfx_plan_free(P);
     return NULL;
 }

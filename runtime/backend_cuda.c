@@ -133,7 +133,6 @@ bool rfx_cuda_available(char *name, size_t cap)
 
 rfx_backend *rfx_backend_cuda(const rfx_run_opts *o, const char **why)
 {
-    (void)o;
     static char reason[512];
     if (rfx_gpu_count() <= 0) {
         *why = "no CUDA device or driver";
@@ -147,7 +146,7 @@ rfx_backend *rfx_backend_cuda(const rfx_run_opts *o, const char **why)
         *why = "out of host memory";
         return NULL;
     }
-    c->g = rfx_gpu_open(0, 0, reason, sizeof reason);
+    c->g = rfx_gpu_open(0, o->device_memory, reason, sizeof reason);
     if (!c->g) {
         free(be);
         free(c);

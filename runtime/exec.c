@@ -333,12 +333,21 @@ rfx_status rfx_run(const rfx_plan *P, rfx_program *prog, const rfx_run_opts *o)
                 rfx_diag d = {prog->file, prog->src, x.err, 0, 0};
                 rfx_diag_error(&d, cl ? cl->loc : (rfx_loc){0, 0}, "division by zero while evaluating this rule");
             }
-            else if (st == RFX_ERR_NOMEM)
-                fprintf(x.err, "rfx: error: out of memory in %s%s%s\n", rfx_ra_op_name(c->op),
-                        c->dst >= 0 ? " computing " : "", c->dst >= 0 ? P->vars[c->dst].name : "");
-            else if (st == RFX_ERR_DEVICE)
-                fprintf(x.err, "rfx: error: %s failed on the %s backend: %s\n", rfx_ra_op_name(c->op),
-                        x.be->name, x.be->last_error(x.be));
+            else if (st == RFX_ERR_NOMEM || st == RFX_ERR_LIMIT || st == RFX_ERR_DEVICE) {
+                /* name what was being computed, from what, and how large */
+                fprintf(x.err, "rfx: error: %s in %s", st == RFX_ERR_NOMEM ? "out of memory" : st == RFX_ERR_LIMIT ? "size limit exceeded" : "device failure",
+                        rfx_ra_op_name(c->op));
+                if (c->dst >= 0)
+                    fprintf(x.err, " computing %s", P->vars[c->dst].name);
+                for (int k = 0; k < 2; k++)
+                    if (c->src[k] >= 0)
+                        fprintf(x.err, "%s %s (%zu tuples)", k ? " and" : " from", P->vars[c->src[k]].name,
+                                x.be->count(x.be, c->src[k]));
+                if (cl)
+                    fprintf(x.err, ", for the rule at %s:%d", prog->file, cl->loc.line);
+                const char *why = x.be->last_error(x.be);
+                fprintf(x.err, " on the %s backend%s%s\n", x.be->name, why && *why ? ": " : "", why ? why : "");
+            }
             break;
         }
         for (const int *f = x.frees[b].list + x.frees[b].start[i]; *f >= 0; f++)

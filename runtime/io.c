@@ -177,7 +177,7 @@ rfx_status rfx_read_facts(const char *path, const rfx_prim *types, rfx_symtab *s
         return RFX_ERR_IO;
     }
     gzbuffer(r.gz, 1 << 17);
-    r.cap = 1 << 20;
+    r.cap = 1 << 17;          /* grows for long lines; small files stay cheap */
     r.buf = rfx_malloc(r.cap + 1);
     int a = rows->arity;
     uint32_t *tuple = rfx_malloc(sizeof(uint32_t) * (size_t)(a + 1));

@@ -1,5 +1,6 @@
 /* main.c: the `rfx` command: parse, check, plan, and run a Datalog program. */
 #include "backend.h"
+#include "fault.h"
 
 #include <getopt.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@ static void usage(FILE *f)
           "  -D, --output-dir=DIR    write <rel>.csv into DIR (default .); '-' prints to stdout\n"
           "  -j, --jobs=N            worker threads (default: all cores)\n"
           "      --backend=KIND      auto, cpu or cuda (default auto: CUDA when a device is present)\n"
+          "      --device-memory=SIZE  cap on GPU memory use, e.g. 512M or 20G (default: free memory less 5%)\n"
           "      --emit=STAGE        print an IR stage and exit: ast, plan\n"
           "      --no-opt            skip plan optimisation passes\n"
           "      --profile           print time and tuples per operator to stderr\n"
@@ -26,16 +28,30 @@ static void usage(FILE *f)
           "  -h, --help              this text\n"
           "      --version           version and backends\n"
           "\n"
-          "exit status: 0 ok, 1 program error, 2 input/output error, 3 out of memory, 4 internal error\n",
+          "exit status: 0 ok, 1 program error, 2 input/output error, 3 out of memory or device failure,\n"
+          "4 internal error\n",
           f);
 }
 
+static int run_main(int argc, char **argv);
+
+/* RFX_FAULT_REPORT=1: say on stderr when an armed fault was never reached, so a test
+ * sweeping N knows where to stop. */
 int main(int argc, char **argv)
+{
+    int rc = run_main(argc, argv);
+    const char *rep = getenv("RFX_FAULT_REPORT");
+    if (rep && *rep == '1' && !rfx_fault_fired())
+        fprintf(stderr, "rfx: fault injection: not reached (%ld calls)\n", rfx_fault_calls());
+    return rc;
+}
+
+static int run_main(int argc, char **argv)
 {
     rfx_run_opts o = {.fact_dir = ".", .output_dir = ".", .nthreads = 0, .backend = RFX_BACKEND_AUTO};
     const char *emit = NULL;
     bool no_opt = false;
-    enum { OPT_BACKEND = 256, OPT_EMIT, OPT_VERSION, OPT_NOOPT, OPT_PROFILE };
+    enum { OPT_BACKEND = 256, OPT_EMIT, OPT_VERSION, OPT_NOOPT, OPT_PROFILE, OPT_DEVMEM };
     static const struct option longopts[] = {
         {"fact-dir", required_argument, NULL, 'F'},
         {"output-dir", required_argument, NULL, 'D'},
@@ -44,6 +60,7 @@ int main(int argc, char **argv)
         {"emit", required_argument, NULL, OPT_EMIT},
         {"no-opt", no_argument, NULL, OPT_NOOPT},
         {"profile", no_argument, NULL, OPT_PROFILE},
+        {"device-memory", required_argument, NULL, OPT_DEVMEM},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, OPT_VERSION},
@@ -85,6 +102,20 @@ int main(int argc, char **argv)
             emit = optarg;
             break;
         case OPT_NOOPT: no_opt = true; break;
+        case OPT_DEVMEM: {
+            char *end;
+            double v = strtod(optarg, &end);
+            double mult = *end == 'K' || *end == 'k' ? 1024.0 : *end == 'M' || *end == 'm' ? 1048576.0
+                        : *end == 'G' || *end == 'g' ? 1073741824.0 : *end == 0 ? 1.0 : -1.0;
+            if (*end && end[1] && !(end[1] == 'B' && !end[2]))
+                mult = -1;
+            if (v <= 0 || mult < 0 || v * mult < 1024) {
+                fprintf(stderr, "rfx: error: --device-memory takes a size such as 512M or 20G, got '%s'\n", optarg);
+                return 2;
+            }
+            o.device_memory = (size_t)(v * mult);
+            break;
+        }
         case OPT_PROFILE: o.profile = true; break;
         case 'q': o.quiet = true; break;
         case 'h': usage(stdout); return 0;
@@ -120,7 +151,7 @@ int main(int argc, char **argv)
     bool io_error;
     rfx_program *prog = rfx_frontend_parse_file(argv[optind], stderr, &nerr, &io_error);
     if (!prog)
-        return io_error ? RFX_EXIT_IO : RFX_EXIT_PROGRAM;
+        return io_error ? RFX_EXIT_IO : nerr < 0 ? RFX_EXIT_RESOURCE : RFX_EXIT_PROGRAM;
     if (emit && strcmp(emit, "ast") == 0) {
         rfx_frontend_print(stdout, prog);
         rfx_program_free(prog);

@@ -17,6 +17,7 @@ typedef struct rfx_run_opts {
     rfx_backend_kind backend;
     bool quiet;                /* no progress or notes */
     bool profile;              /* print a per-operator table to stderr at the end */
+    size_t device_memory;      /* --device-memory: bytes rfx may use on the GPU (0: free less 5%) */
     FILE *err;                 /* diagnostics (stderr if NULL) */
     FILE *out;                 /* stdout-bound output: -D -, .printsize (stdout if NULL) */
 } rfx_run_opts;

@@ -146,6 +146,11 @@ void show_diff(const char *what, const char *expected, const char *actual)
 
 run_result run_prog(const char *cwd, char *const argv[])
 {
+    return run_prog_env(cwd, argv, NULL);
+}
+
+run_result run_prog_env(const char *cwd, char *const argv[], char *const env[])
+{
     run_result r = {-1, NULL, NULL};
     char out_path[] = "/tmp/rfx-out-XXXXXX", err_path[] = "/tmp/rfx-err-XXXXXX";
     int fo = mkstemp(out_path), fe = mkstemp(err_path);
@@ -159,6 +164,8 @@ run_result run_prog(const char *cwd, char *const argv[])
         dup2(fe, 2);
         if (cwd && chdir(cwd) != 0)
             _exit(126);
+        for (int i = 0; env && env[i]; i++)
+            putenv(env[i]);
         execv(argv[0], argv);
         _exit(127);
     }

@@ -14,6 +14,8 @@ typedef struct run_result {
 
 /* Runs argv (argv[0] = program path) in directory cwd; stdin is /dev/null. */
 run_result run_prog(const char *cwd, char *const argv[]);
+/* The same with extra "NAME=value" environment entries (NULL-terminated, may be NULL). */
+run_result run_prog_env(const char *cwd, char *const argv[], char *const env[]);
 void run_free(run_result *r);
 
 char *read_file(const char *path, size_t *len);     /* NULL if unreadable */

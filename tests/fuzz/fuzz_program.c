@@ -1,0 +1,26 @@
+/* fuzz_program.c: libFuzzer target for the front end and the planner: any byte string
+ * must give diagnostics or a verified plan, never a crash, hang or sanitizer report. */
+#include "ra_ir.h"
+
+#include <stdio.h>
+
+int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
+{
+    static FILE *sink;
+    if (!sink)
+        sink = fopen("/dev/null", "w");
+    int nerr;
+    rfx_program *p = rfx_frontend_parse((const char *)data, size, "fuzz.dl", sink, &nerr);
+    if (!p)
+        return 0;
+    rfx_frontend_print(sink, p);
+    rfx_plan *plan = rfx_plan_build(p, NULL);
+    if (plan) {
+        rfx_plan_print(sink, plan);
+        rfx_plan_free(plan);
+    }
+    rfx_program_free(p);
+    return 0;
+}

@@ -1,0 +1,130 @@
+/* test_faults.c: fault injection sweeps (SQLite style). For several example programs,
+ * the N-th allocation, then the N-th write, is made to fail, for N = 1, 2, ... until the
+ * fault is no longer reached. Every run must end cleanly: success with exactly the
+ * expected outputs (a tolerated failure), or the documented exit status with a message;
+ * never a crash, a sanitizer report (in the sanitizer build: leaks too), a partial
+ * output file or a leftover temporary file. */
+#include "harness.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *env_or(const char *name, const char *fallback)
+{
+    const char *v = getenv(name);
+    return v && *v ? v : fallback;
+}
+
+static const char *programs[] = {
+    "same_generation_small", "negation_strata", "aggregates_grouped", "mutual_recursion", "symbols_awkward",
+    "edge_list_gzip", "facts_symbols_tab", "nullary", "disjunction", "float_arithmetic",
+};
+#define NPROG (sizeof programs / sizeof programs[0])
+
+static char *path2(const char *a, const char *b)
+{
+    char *p;
+    return asprintf(&p, "%s/%s", a, b) < 0 ? NULL : p;
+}
+
+/* Output files present must each equal the expected one (complete outputs may exist
+ * from before the failure); nothing else may be there. */
+static bool outputs_ok(const char *exp_dir, const char *out_dir, bool all)
+{
+    char **got = list_dir(out_dir);
+    bool ok = true;
+    int n = 0;
+    for (char **g = got; g && *g; g++, n++) {
+        char *ep = path2(exp_dir, *g), *ap = path2(out_dir, *g);
+        char *et = read_file(ep, NULL), *at = read_file(ap, NULL);
+        if (!et || !at || strcmp(et, at) != 0) {
+            fprintf(stderr, "\n    output %s is %s", *g, et ? "partial or wrong" : "unexpected (temporary?)");
+            ok = false;
+        }
+        free(et);
+        free(at);
+        free(ep);
+        free(ap);
+    }
+    free_list(got);
+    if (all) {
+        char **exp = list_dir(exp_dir);
+        int ne = 0;
+        for (char **e = exp; e && *e; e++)
+            ne++;
+        free_list(exp);
+        if (ne != n) {
+            fprintf(stderr, "\n    %d outputs, expected %d", n, ne);
+            ok = false;
+        }
+    }
+    return ok;
+}
+
+/* Sweeps one kind of fault over one program; returns the number of runs. */
+static int sweep(const char *name, const char *var, int fail_code)
+{
+    char *dir = path2(env_or("RFX_TEST_CASES", RFX_CASES_DIR), name);
+    char *exp = path2(dir, "expected");
+    char *facts = path2(dir, "facts");
+    char *want_out_path = path2(dir, "expected.out");
+    char *want_out = read_file(want_out_path, NULL);
+    int runs = 0;
+    for (int n = 1; n < 100000; n++) {
+        char *out = make_temp_dir();
+        char *argv[] = {(char *)env_or("RFX_TEST_BIN", RFX_BIN), "-j2", "-F", is_dir(facts) ? "facts" : ".", "-D", out,
+                        "program.dl", NULL};
+        char fault[64];
+        snprintf(fault, sizeof fault, "%s=%d", var, n);
+        char *env[] = {fault, "RFX_FAULT_REPORT=1", NULL};
+        run_result r = run_prog_env(dir, argv, env);
+        runs++;
+        bool reached = !(r.err && strstr(r.err, "fault injection: not reached"));
+        bool sanitizer = r.err && (strstr(r.err, "Sanitizer") || strstr(r.err, "runtime error"));
+        bool ok = !sanitizer && r.code < 128;
+        if (r.code == 0)
+            ok &= outputs_ok(exp, out, true) && (!want_out || (r.out && strcmp(r.out, want_out) == 0));
+        else
+            ok &= r.code == fail_code && r.err && strstr(r.err, "error") && outputs_ok(exp, out, false);
+        if (!ok)
+            fprintf(stderr, "\n    %s with %s: exit %d\n%s", name, fault, r.code, r.err ? r.err : "");
+        CU_ASSERT(ok);
+        run_free(&r);
+        remove_tree(out);
+        free(out);
+        if (!reached || !ok)
+            break;
+    }
+    free(dir);
+    free(exp);
+    free(facts);
+    free(want_out_path);
+    free(want_out);
+    return runs;
+}
+
+/* min_runs guards against a sweep that stops at once (the knob not working). */
+static void sweep_all(const char *var, int code, int min_runs)
+{
+    int total = 0;
+    for (size_t i = 0; i < NPROG; i++)
+        total += sweep(programs[i], var, code);
+    printf("(%d runs) ", total);
+    CU_ASSERT(total >= min_runs);
+}
+
+static void test_alloc_faults(void) { sweep_all("RFX_FAULT_ALLOC", 3, (int)NPROG * 50); }
+static void test_write_faults(void) { sweep_all("RFX_FAULT_WRITE", 2, (int)NPROG * 2); }
+
+static void add(void)
+{
+    CU_pSuite s = CU_add_suite("fault-injection", NULL, NULL);
+    CU_add_test(s, "every allocation failure ends cleanly", test_alloc_faults);
+    CU_add_test(s, "every write failure ends cleanly", test_write_faults);
+}
+
+int main(int argc, char **argv)
+{
+    return run_suites(argc, argv, add);
+}
