@@ -26,6 +26,15 @@ prog() {   # kind graph
   fi
   echo ".printsize r"
 }
+echo "== end-to-end cases and fault injection on the CUDA backend"
+RFX_BACKEND=cuda $B/tests/test_cases > "$OUT/cases_cuda.log" 2>&1; echo "test_cases (cuda) exit $?: $(grep -E '^ +tests ' "$OUT/cases_cuda.log")"
+grep -B3 -A8 FAILED "$OUT/cases_cuda.log" | head -40
+RFX_BACKEND=cuda $B/tests/test_faults > "$OUT/faults_cuda.log" 2>&1; echo "test_faults (cuda) exit $?: $(grep -E '^ +tests |runs' "$OUT/faults_cuda.log" | tr '\n' ' ')"
+grep -B2 -A8 FAILED "$OUT/faults_cuda.log" | head -40
+echo "== device memory exhaustion (--device-memory=64M on TC of ca-HepTh): a message, exit 3"
+prog0() { echo ".decl e(x: number, y: number)"; echo ".input e(filename=\"$G/ca-HepTh.txt\")"; echo ".decl p(x: number, y: number)"; echo "p(x, y) :- e(x, y)."; echo "p(x, z) :- p(x, y), e(y, z)."; echo ".printsize p"; }
+prog0 > "$OUT/oom.dl"
+$B/runtime/rfx --backend=cuda --device-memory=64M "$OUT/oom.dl"; echo "exit $?"
 echo "== programs (wall seconds, load included)"
 printf "%-4s %-24s %-6s %10s %14s\n" prog graph backend seconds tuples
 for run in "tc p2p-Gnutella08.txt" "tc ca-GrQc.txt" "sg p2p-Gnutella08.txt" "sg ca-GrQc.txt" "tc ca-HepTh.txt" "tc p2p-Gnutella31.txt.gz" "sg ca-HepTh.txt"; do
@@ -43,7 +52,7 @@ for run in "tc p2p-Gnutella08.txt" "tc ca-GrQc.txt" "sg p2p-Gnutella08.txt" "sg 
 done | tee "$OUT/programs.txt"
 if [ "${RFX_SANITIZE:-1}" = 1 ] && command -v compute-sanitizer >/dev/null; then
   echo "== compute-sanitizer (memcheck, racecheck) on the GPU primitive tests"
-  for tool in memcheck racecheck; do
+  for tool in memcheck racecheck synccheck; do
     RFX_GPU_QUICK=1 compute-sanitizer --tool $tool --error-exitcode 9 $B/tests/test_gpu > "$OUT/sanitizer-$tool.log" 2>&1
     echo "$tool exit $?: $(grep -E "ERROR SUMMARY|tests " "$OUT/sanitizer-$tool.log" | tr '\n' ' ')"
   done

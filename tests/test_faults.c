@@ -114,7 +114,7 @@ static void sweep_all(const char *var, int code, int min_runs)
     CU_ASSERT(total >= min_runs);
 }
 
-static void test_alloc_faults(void) { sweep_all("RFX_FAULT_ALLOC", 3, (int)NPROG * 50); }
+static void test_alloc_faults(void) { sweep_all("RFX_FAULT_ALLOC", 3, (int)NPROG * 20); }
 static void test_write_faults(void) { sweep_all("RFX_FAULT_WRITE", 2, (int)NPROG * 2); }
 
 static void add(void)
