@@ -142,6 +142,45 @@ extern "C" rfx_status rfx_gpu_sync(rfx_gpu *g)
     return RFX_OK;
 }
 
+extern "C" double rfx_gpu_time_ms(rfx_gpu *g, rfx_status (*fn)(void *arg), void *arg, rfx_status *st)
+{
+    cudaEvent_t a, b;
+    float ms = -1;
+    cudaEventCreate(&a);
+    cudaEventCreate(&b);
+    cudaEventRecord(a, g->stream);
+    *st = fn(arg);
+    cudaEventRecord(b, g->stream);
+    if (cudaEventSynchronize(b) != cudaSuccess || cudaEventElapsedTime(&ms, a, b) != cudaSuccess)
+        ms = -1;
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+    return ms;
+}
+
+extern "C" rfx_status rfx_gpu_memcpy_d2d(rfx_gpu *g, void *dst, const void *src, size_t bytes)
+{
+    CK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, g->stream));
+    return RFX_OK;
+}
+
+extern "C" rfx_status rfx_gpu_cub_sort_u64(rfx_gpu *g, uint64_t *keys, size_t n, int bits)
+{
+    size_t bytes = 0;
+    int sel = 0;
+    uint64_t *alt;
+    ALLOC(alt, n * 8);
+    CK((cudaError_t)rfx_shim_sort_u64(NULL, &bytes, keys, alt, n, 0, bits, &sel, (rfx_stream)g->stream));
+    void *tmp;
+    ALLOC(tmp, bytes ? bytes : 1);
+    /* the sorted keys may end in alt: the reference times the sort alone */
+    cudaError_t e = (cudaError_t)rfx_shim_sort_u64(tmp, &bytes, keys, alt, n, 0, bits, &sel, (rfx_stream)g->stream);
+    rfx_gpu_free(g, tmp);
+    rfx_gpu_free(g, alt);
+    CK(e);
+    return RFX_OK;
+}
+
 extern "C" void rfx_gpu_rows_init(rfx_dev_rows *r, int arity)
 {
     r->data = NULL;
@@ -670,10 +709,71 @@ __global__ void k_mapfilter(const uint32_t *src, size_t n, int arity, int len, i
         atomicOr(div_flag, 1u);
 }
 
+/* Projection onto plain columns: no interpreter, 8-byte rows moved as one load. */
+struct colmap {
+    int n;
+    int col[16];
+};
+
+/* Two-column rows: one 8-byte load and store per row. */
+__global__ void k_project2(const uint2 *src, size_t n, int c0, int c1, uint2 *out)
+{
+    GRID_STRIDE(i, n)
+    {
+        uint2 v = src[i];
+        out[i] = make_uint2(c0 ? v.y : v.x, c1 ? v.y : v.x);
+    }
+}
+
+/* __grid_constant__: the column map is read from parameter space, not copied per thread. */
+__global__ void k_project(const uint32_t *src, size_t n, int arity, const __grid_constant__ colmap m, uint32_t *out)
+{
+    GRID_STRIDE(i, n)
+    {
+        const uint32_t *t = src + i * arity;
+        for (int k = 0; k < m.n; k++)
+            out[i * m.n + k] = t[m.col[k]];
+    }
+}
+
+static bool plain_columns(rfx_rx *const *out, int nout, colmap *m)
+{
+    if (nout < 1 || nout > 16)
+        return false;
+    m->n = nout;
+    for (int k = 0; k < nout; k++) {
+        if (out[k]->kind != RFX_RX_COL)
+            return false;
+        m->col[k] = out[k]->col;
+    }
+    return true;
+}
+
 extern "C" rfx_status rfx_gpu_mapfilter(rfx_gpu *g, const rfx_dev_rows *src, const rfx_rx *pred, rfx_rx *const *out,
                                         int nout, rfx_dev_rows *dst)
 {
     size_t n = src->n;
+    colmap m;
+    if (!pred && plain_columns(out, nout, &m)) {
+        rfx_dev_rows res;
+        rfx_status st = rows_alloc(g, &res, nout, n);
+        if (st)
+            return st;
+        if (n) {
+            if (src->arity == 2 && nout == 2)
+                k_project2<<<grid_for(n), 256, 0, g->stream>>>((const uint2 *)src->data, n, m.col[0], m.col[1],
+                                                               (uint2 *)res.data);
+            else
+                k_project<<<grid_for(n), 256, 0, g->stream>>>(src->data, n, src->arity, m, res.data);
+            cudaError_t e = cudaGetLastError();
+            if (e != cudaSuccess) {
+                rfx_gpu_rows_free(g, &res);
+                return fail(g, e, "k_project", __FILE__, __LINE__);
+            }
+        }
+        replace(g, dst, &res);
+        return RFX_OK;
+    }
     int len;
     rfx_status st = load_prog(g, pred, out, nout, &len);
     if (st)
@@ -973,3 +1073,31 @@ extern "C" rfx_status rfx_gpu_aggregate(rfx_gpu *g, const rfx_dev_rows *a, const
         replace(g, dst, &kept);
     return st;
 }
+
+// ---- benchmark inputs ---------------------------------------------------------------
+__global__ void k_fill_random(uint32_t *p, size_t n, uint64_t seed, uint32_t mod)
+{
+    GRID_STRIDE(i, n)
+    {
+        uint64_t z = seed + i * 0x9E3779B97F4A7C15ull;
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        z ^= z >> 31;
+        p[i] = mod ? (uint32_t)(z % mod) : (uint32_t)z;
+    }
+}
+
+extern "C" rfx_status rfx_gpu_fill_random(rfx_gpu *g, rfx_dev_rows *r, size_t n, uint64_t seed, uint32_t mod)
+{
+    rfx_dev_rows out;
+    rfx_status st = rows_alloc(g, &out, r->arity, n);
+    if (st)
+        return st;
+    if (n && r->arity) {
+        k_fill_random<<<grid_for(n * r->arity), 256, 0, g->stream>>>(out.data, n * (size_t)r->arity, seed, mod);
+        CK_LAUNCH();
+    }
+    replace(g, r, &out);
+    return RFX_OK;
+}
+

@@ -41,6 +41,17 @@ rfx_status rfx_gpu_download(rfx_gpu *g, const rfx_dev_rows *src, rfx_rows *dst);
 rfx_status rfx_gpu_copy(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *dst);
 /* Waits for the context's stream (for timing). */
 rfx_status rfx_gpu_sync(rfx_gpu *g);
+/* Milliseconds of device time fn(arg) takes on the context's stream, measured with CUDA
+ * events (fn's own status in *st). */
+double rfx_gpu_time_ms(rfx_gpu *g, rfx_status (*fn)(void *arg), void *arg, rfx_status *st);
+/* r = n tuples of pseudo-random values (below mod, or any value when mod is 0), made on
+ * the device from seed (benchmark inputs). */
+rfx_status rfx_gpu_fill_random(rfx_gpu *g, rfx_dev_rows *r, size_t n, uint64_t seed, uint32_t mod);
+/* Device-to-device copy of `bytes` (for measuring the bandwidth ceiling). */
+rfx_status rfx_gpu_memcpy_d2d(rfx_gpu *g, void *dst, const void *src, size_t bytes);
+/* The CUB radix sort of n 64-bit keys on bits [0, bits), in place (the reference the
+ * SORT primitive is compared with). */
+rfx_status rfx_gpu_cub_sort_u64(rfx_gpu *g, uint64_t *keys, size_t n, int bits);
 
 rfx_status rfx_gpu_sort(rfx_gpu *g, rfx_dev_rows *r);
 rfx_status rfx_gpu_unique(rfx_gpu *g, rfx_dev_rows *r);
