@@ -30,10 +30,8 @@ static rfx_status run(void *arg)
     switch (j->op) {
     case OP_SELECT: case OP_PROJECT: case OP_MAP:
         return rfx_gpu_mapfilter(g, j->a, j->pred, j->outs, j->nout, j->out);
-    case OP_SORT: {
-        rfx_status st = rfx_gpu_copy(g, j->a, j->out);
-        return st ? st : rfx_gpu_sort(g, j->out);
-    }
+    case OP_SORT:
+        return rfx_gpu_sort_into(g, j->a, j->out);
     case OP_CUBSORT:
         return rfx_gpu_cub_sort_u64(g, j->keys, j->n, 64);
     case OP_JOIN:

@@ -406,6 +406,58 @@ static rfx_status varying_bits(rfx_gpu *g, const rfx_dev_rows *r, int *bits)
     return st;
 }
 
+/* Two-column rows sorted straight from src into fresh memory by CUB; *done stays false when
+ * packing into 64-bit keys would take fewer passes (both columns narrow). */
+static rfx_status sort_rows2(rfx_gpu *g, const rfx_dev_rows *src, const int *bits, rfx_dev_rows *out, bool *done)
+{
+    int b0 = bits[0], b1 = bits[1] ? bits[1] : 1;
+    int passes_pack = 2 * ((b0 + b1 + 7) / 8) + 4, passes_rows = 2 * ((32 + b0 + 7) / 8);
+    *done = false;
+    if (passes_rows > passes_pack)
+        return RFX_OK;
+    size_t n = src->n, bytes = 0;
+    rfx_status st = rows_alloc(g, out, 2, n);
+    if (st)
+        return st;
+    int end = 32 + (b0 ? b0 : 1);
+    cudaError_t e = (cudaError_t)rfx_shim_sort_rows2(NULL, &bytes, src->data, out->data, n, 0, end, (rfx_stream)g->stream);
+    void *tmp = e == cudaSuccess ? rfx_gpu_alloc(g, bytes ? bytes : 1) : NULL;
+    if (e == cudaSuccess && !tmp) {
+        rfx_gpu_rows_free(g, out);
+        return RFX_ERR_NOMEM;
+    }
+    if (e == cudaSuccess)
+        e = (cudaError_t)rfx_shim_sort_rows2(tmp, &bytes, src->data, out->data, n, 0, end, (rfx_stream)g->stream);
+    rfx_gpu_free(g, tmp);
+    if (e != cudaSuccess) {
+        rfx_gpu_rows_free(g, out);
+        return fail(g, e, "cub::DeviceRadixSort::SortKeys(rows)", __FILE__, __LINE__);
+    }
+    *done = true;
+    return RFX_OK;
+}
+
+extern "C" rfx_status rfx_gpu_sort_into(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *dst)
+{
+    if (src->arity == 2 && src->n >= 2) {
+        int bits[2];
+        rfx_status st = varying_bits(g, src, bits);
+        if (st)
+            return st;
+        rfx_dev_rows out;
+        bool done;
+        st = sort_rows2(g, src, bits, &out, &done);
+        if (st)
+            return st;
+        if (done) {
+            replace(g, dst, &out);
+            return RFX_OK;
+        }
+    }
+    rfx_status st = rfx_gpu_copy(g, src, dst);
+    return st ? st : rfx_gpu_sort(g, dst);
+}
+
 extern "C" rfx_status rfx_gpu_sort(rfx_gpu *g, rfx_dev_rows *r)
 {
     size_t n = r->n;

@@ -54,6 +54,8 @@ rfx_status rfx_gpu_memcpy_d2d(rfx_gpu *g, void *dst, const void *src, size_t byt
 rfx_status rfx_gpu_cub_sort_u64(rfx_gpu *g, uint64_t *keys, size_t n, int bits);
 
 rfx_status rfx_gpu_sort(rfx_gpu *g, rfx_dev_rows *r);
+/* dst = src sorted (src unchanged; dst may be src). */
+rfx_status rfx_gpu_sort_into(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *dst);
 rfx_status rfx_gpu_unique(rfx_gpu *g, rfx_dev_rows *r);
 rfx_status rfx_gpu_mapfilter(rfx_gpu *g, const rfx_dev_rows *src, const rfx_rx *pred, rfx_rx *const *out,
                              int nout, rfx_dev_rows *dst);

@@ -70,7 +70,7 @@ static const char *kind_name(rfx_pvar_kind k)
     return n[k];
 }
 
-static void print_cmd(FILE *out, const rfx_plan *P, const rfx_ra_cmd *c)
+void rfx_plan_print_cmd(FILE *out, const rfx_plan *P, const rfx_ra_cmd *c)
 {
     const char *name = rfx_ra_op_name(c->op);
     fputs("  ", out);
@@ -154,6 +154,6 @@ void rfx_plan_print(FILE *out, const rfx_plan *P)
         const rfx_block *blk = &P->blocks[b];
         fprintf(out, "\nB%d:%s%s\n", b, blk->label ? "  // " : "", blk->label ? blk->label : "");
         for (int i = 0; i < blk->ncmds; i++)
-            print_cmd(out, P, &blk->cmds[i]);
+            rfx_plan_print_cmd(out, P, &blk->cmds[i]);
     }
 }

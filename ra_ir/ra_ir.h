@@ -115,6 +115,8 @@ void rfx_plan_dce(rfx_plan *plan);         /* drop commands whose temps are neve
 bool rfx_plan_verify(const rfx_plan *plan, FILE *out);
 
 void rfx_plan_print(FILE *out, const rfx_plan *plan);
+/* One command's line (two-space indent, newline included). */
+void rfx_plan_print_cmd(FILE *out, const rfx_plan *plan, const rfx_ra_cmd *c);
 void rfx_rx_print(FILE *out, const rfx_plan *plan, const rfx_rx *e);
 
 /* Evaluation of a scalar expression on one tuple (shared by every CPU executor).

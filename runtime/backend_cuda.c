@@ -88,8 +88,7 @@ static rfx_status cu_exec(rfx_backend *be, const rfx_ra_cmd *c)
     case RFX_RA_DIFFERENCE:
         return rfx_gpu_semijoin(g, &V[c->src[0]], &V[c->src[1]], c->nkeys, c->op == RFX_RA_INTERSECT, &V[c->dst]);
     case RFX_RA_SORT:
-        st = rfx_gpu_copy(g, &V[c->src[0]], &V[c->dst]);
-        return st ? st : rfx_gpu_sort(g, &V[c->dst]);
+        return rfx_gpu_sort_into(g, &V[c->src[0]], &V[c->dst]);
     case RFX_RA_UNIQUE:
         st = rfx_gpu_copy(g, &V[c->src[0]], &V[c->dst]);
         return st ? st : rfx_gpu_unique(g, &V[c->dst]);

@@ -1,6 +1,7 @@
 /* main.c: the `rfx` command: parse, check, plan, and run a Datalog program. */
 #include "backend.h"
 #include "fault.h"
+#include "harmony.h"
 
 #include <getopt.h>
 #include <stdlib.h>
@@ -21,7 +22,7 @@ static void usage(FILE *f)
           "  -j, --jobs=N            worker threads (default: all cores)\n"
           "      --backend=KIND      auto, cpu or cuda (default auto: CUDA when a device is present)\n"
           "      --device-memory=SIZE  cap on GPU memory use, e.g. 512M or 20G (default: free memory less 5%)\n"
-          "      --emit=STAGE        print an IR stage and exit: ast, plan\n"
+          "      --emit=STAGE        print an IR stage and exit: ast, plan, harmony\n"
           "      --no-opt            skip plan optimisation passes\n"
           "      --profile           print time and tuples per operator to stderr\n"
           "  -q, --quiet             no notes on stderr\n"
@@ -95,8 +96,8 @@ static int run_main(int argc, char **argv)
             }
             break;
         case OPT_EMIT:
-            if (strcmp(optarg, "ast") != 0 && strcmp(optarg, "plan") != 0) {
-                fprintf(stderr, "rfx: error: unknown --emit stage '%s' (ast, plan)\n", optarg);
+            if (strcmp(optarg, "ast") != 0 && strcmp(optarg, "plan") != 0 && strcmp(optarg, "harmony") != 0) {
+                fprintf(stderr, "rfx: error: unknown --emit stage '%s' (ast, plan, harmony)\n", optarg);
                 return 2;
             }
             emit = optarg;
@@ -162,6 +163,17 @@ static int run_main(int argc, char **argv)
     if (!plan) {
         rfx_program_free(prog);
         return RFX_EXIT_RESOURCE;
+    }
+    if (emit && strcmp(emit, "harmony") == 0) {
+        rfx_harmony *h = rfx_harmony_build(plan);
+        if (h)
+            rfx_harmony_print(stdout, h);
+        else
+            fprintf(stderr, "rfx: error: out of memory building the Harmony IR\n");
+        rfx_harmony_free(h);
+        rfx_plan_free(plan);
+        rfx_program_free(prog);
+        return h ? 0 : RFX_EXIT_RESOURCE;
     }
     if (emit) {
         rfx_plan_print(stdout, plan);

@@ -9,6 +9,7 @@
  *                     (so a failed run must leave it empty: no partial outputs)
  *   expected.ast      golden `--emit=ast` (optional)
  *   expected.plan     golden `--emit=plan` (optional)
+ *   expected.harmony  golden `--emit=harmony` (optional)
  * RFX_UPDATE_GOLDEN=1 rewrites the expected.* files from the actual results. */
 #include "harness.h"
 
@@ -160,8 +161,9 @@ static void run_case(int idx)
     free(exp_dir);
 
     /* golden IR stages */
-    static const char *stages[][2] = {{"expected.ast", "--emit=ast"}, {"expected.plan", "--emit=plan"}};
-    for (int s = 0; s < 2; s++) {
+    static const char *stages[][2] = {{"expected.ast", "--emit=ast"}, {"expected.plan", "--emit=plan"},
+                                      {"expected.harmony", "--emit=harmony"}};
+    for (int s = 0; s < 3; s++) {
         char *p = path_join(dir, stages[s][0]);
         if (file_exists(p)) {
             char *eargv[] = {(char *)env_or("RFX_TEST_BIN", RFX_BIN), (char *)stages[s][1], "program.dl", NULL};

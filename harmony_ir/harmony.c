@@ -1,0 +1,318 @@
+/* harmony.c: plan -> Harmony IR (the kernels the CUDA backend launches per command) and
+ * its printer. */
+#include "harmony.h"
+#include "fault.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct hctx {
+    rfx_harmony *h;
+    rfx_hcmd *cur;
+    int kcap;
+    int nscratch;
+    bool oom;
+} hctx;
+
+static void *halloc(hctx *x, size_t n)
+{
+    void *p = rfx_arena_alloc(x->h->arena, n ? n : 1);
+    if (!p)
+        x->oom = true;
+    return p;
+}
+
+static char *hfmt(hctx *x, const char *fmt, ...)
+{
+    char buf[256];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    char *s = rfx_arena_strdup(x->h->arena, buf, (size_t)(n < 0 ? 0 : n < 255 ? n : 255));
+    if (!s)
+        x->oom = true;
+    return s;
+}
+
+static int add_var(hctx *x, const char *name, int plan_var, int words, const char *size)
+{
+    rfx_harmony *h = x->h;
+    if (h->nvars == h->varcap) {
+        int nc = h->varcap ? h->varcap * 2 : 32;
+        rfx_hvar *v = halloc(x, sizeof(rfx_hvar) * (size_t)nc);
+        if (!v)
+            return 0;
+        rfx_memcpy(v, h->vars, sizeof(rfx_hvar) * (size_t)h->nvars);
+        h->vars = v;
+        h->varcap = nc;
+    }
+    h->vars[h->nvars] = (rfx_hvar){name, plan_var, words, size};
+    return h->nvars++;
+}
+
+/* Kernel variable holding plan variable v (they are numbered alike). */
+static int pv(int v)
+{
+    return v;
+}
+
+static const char *size_of(hctx *x, int v)
+{
+    return hfmt(x, "|%s|", x->h->plan->vars[v].name);
+}
+
+static int scratch(hctx *x, int words, const char *size)
+{
+    return add_var(x, hfmt(x, "s%d", x->nscratch++), -1, words, size);
+}
+
+static void kernel(hctx *x, rfx_hk_stage stage, const char *name, const char *note, int nin, const int *in, int nout,
+                   const int *out)
+{
+    rfx_hcmd *c = x->cur;
+    if (c->nkernels == x->kcap) {
+        int nc = x->kcap ? x->kcap * 2 : 8;
+        rfx_hkernel *k = halloc(x, sizeof(rfx_hkernel) * (size_t)nc);
+        if (!k)
+            return;
+        rfx_memcpy(k, c->kernels, sizeof(rfx_hkernel) * (size_t)c->nkernels);
+        c->kernels = k;
+        x->kcap = nc;
+    }
+    rfx_hkernel *k = &c->kernels[c->nkernels++];
+    memset(k, 0, sizeof *k);
+    k->stage = stage;
+    k->name = name;
+    k->note = note;
+    k->nin = nin;
+    k->nout = nout;
+    for (int i = 0; i < nin && i < 4; i++)
+        k->in[i] = in[i];
+    for (int i = 0; i < nout && i < 4; i++)
+        k->out[i] = out[i];
+}
+
+#define K(stage, name, note, ins, outs)                                                         \
+    do {                                                                                        \
+        int in_[] = {ins}, out_[] = {outs};                                                     \
+        kernel(x, stage, name, note, (int)(sizeof in_ / sizeof in_[0]) - 1, in_ + 1,            \
+               (int)(sizeof out_ / sizeof out_[0]) - 1, out_ + 1);                              \
+    } while (0)
+#define V(...) -1, __VA_ARGS__
+#define NONE -1
+
+/* Flags, scan, scatter: the compaction every filtering operator ends with. */
+static void compaction(hctx *x, int rows, int flags, int dst, const char *n)
+{
+    int off = scratch(x, 2, n);
+    K(RFX_HK_LIBRARY, "cub.exclusive_scan", "output positions", V(flags), V(off));
+    K(RFX_HK_GATHER, "compact.scatter", "kept rows to their positions", V(rows, flags, off), V(dst));
+}
+
+static void lower_cmd(hctx *x, const rfx_ra_cmd *c)
+{
+    const rfx_plan *P = x->h->plan;
+    int d = c->dst >= 0 ? pv(c->dst) : -1, a = c->src[0] >= 0 ? pv(c->src[0]) : -1,
+        b = c->src[1] >= 0 ? pv(c->src[1]) : -1;
+    switch (c->op) {
+    case RFX_RA_PROJECT: {
+        bool plain = true;
+        for (int i = 0; i < c->nout; i++)
+            plain &= c->out[i]->kind == RFX_RX_COL;
+        if (plain) {
+            K(RFX_HK_COMPUTE, "project.gather", "columns copied, no interpreter", V(a), V(d));
+            break;
+        }
+        /* constants need the expression program */
+        K(RFX_HK_COMPUTE, "map.eval", "output expressions per tuple", V(a), V(d));
+        break;
+    }
+    case RFX_RA_MAP:
+        K(RFX_HK_COMPUTE, "map.eval", "output expressions per tuple", V(a), V(d));
+        break;
+    case RFX_RA_SELECT:
+    case RFX_RA_MAPFILTER: {
+        const char *n = size_of(x, c->src[0]);
+        int rows = scratch(x, c->nout, n), flags = scratch(x, 2, n);
+        K(RFX_HK_COMPUTE, "filter.eval", "predicate and outputs per tuple", V(a), V(rows, flags));
+        compaction(x, rows, flags, d, n);
+        break;
+    }
+    case RFX_RA_JOIN:
+    case RFX_RA_MAPJOIN:
+    case RFX_RA_PRODUCT: {
+        const char *na = size_of(x, c->src[0]);
+        int lo = scratch(x, 2, na), cnt = scratch(x, 2, na), off = scratch(x, 2, na);
+        K(RFX_HK_PARTITION, "join.count", c->nkeys ? "matching key range of each left tuple (binary search)"
+                                                   : "every right tuple matches", V(a, b), V(lo, cnt));
+        K(RFX_HK_LIBRARY, "cub.exclusive_scan", "output range of each left tuple", V(cnt), V(off));
+        if (c->pred) {
+            const char *no = hfmt(x, "sum of %s", "matches");
+            int rows = scratch(x, c->nout, no), flags = scratch(x, 2, no);
+            K(RFX_HK_COMPUTE, "join.expand", "one output pair per thread, predicate and outputs", V(a, b, lo, off),
+              V(rows, flags));
+            compaction(x, rows, flags, d, no);
+        } else
+            K(RFX_HK_COMPUTE, "join.expand", "one output pair per thread", V(a, b, lo, off), V(d));
+        break;
+    }
+    case RFX_RA_UNION: {
+        const char *n = hfmt(x, "|%s| + |%s|", P->vars[c->src[0]].name, P->vars[c->src[1]].name);
+        int merged = scratch(x, P->vars[c->src[0]].arity, n), flags = scratch(x, 2, n);
+        K(RFX_HK_COMPUTE, "merge.place", "each tuple of src0 at its rank in src1", V(a, b), V(merged));
+        K(RFX_HK_COMPUTE, "merge.place", "each tuple of src1 after its equal in src0", V(b, a), V(merged));
+        K(RFX_HK_COMPUTE, "unique.flags", "first of each run of equal tuples", V(merged), V(flags));
+        compaction(x, merged, flags, d, n);
+        break;
+    }
+    case RFX_RA_INTERSECT:
+    case RFX_RA_DIFFERENCE: {
+        const char *n = size_of(x, c->src[0]);
+        int flags = scratch(x, 2, n);
+        K(RFX_HK_COMPUTE, "semijoin.search", c->op == RFX_RA_INTERSECT ? "key prefix found in src1 (binary search)"
+                                                                      : "key prefix absent from src1 (binary search)",
+          V(a, b), V(flags));
+        compaction(x, a, flags, d, n);
+        break;
+    }
+    case RFX_RA_SORT: {
+        int arity = P->vars[c->src[0]].arity;
+        K(RFX_HK_PARTITION, "sort.bits", "bits that vary, per column", V(a), V(NONE));
+        if (arity <= 2)
+            K(RFX_HK_LIBRARY, "cub.radix_sort", arity == 1 ? "32-bit keys" : "rows of two columns (or packed 64-bit keys)",
+              V(a), V(d));
+        else {
+            const char *n = size_of(x, c->src[0]);
+            int perm = scratch(x, 1, n), keys = scratch(x, 1, n);
+            K(RFX_HK_COMPUTE, "sort.iota", "identity permutation", V(NONE), V(perm));
+            for (int col = arity - 1; col >= 0; col--) {
+                K(RFX_HK_COMPUTE, "sort.gather_column", hfmt(x, "column %d in permutation order", col), V(a, perm), V(keys));
+                K(RFX_HK_LIBRARY, "cub.radix_sort_pairs", "stable, column as key, permutation as value", V(keys, perm),
+                  V(perm));
+            }
+            K(RFX_HK_GATHER, "sort.gather_rows", "rows in sorted order", V(a, perm), V(d));
+        }
+        break;
+    }
+    case RFX_RA_UNIQUE: {
+        const char *n = size_of(x, c->src[0]);
+        int flags = scratch(x, 2, n);
+        K(RFX_HK_COMPUTE, "unique.flags", "first of each run of equal tuples", V(a), V(flags));
+        compaction(x, a, flags, d, n);
+        break;
+    }
+    case RFX_RA_AGGREGATE: {
+        const char *n = size_of(x, c->src[0]);
+        int rows = scratch(x, P->vars[c->dst].arity, n), flags = scratch(x, 2, n);
+        K(RFX_HK_COMPUTE, "aggregate.fold", hfmt(x, "%s over each tuple's group (binary search)", rfx_aggfn_str(c->agg)),
+          V(a, b), V(rows, flags));
+        compaction(x, rows, flags, d, n);
+        break;
+    }
+    case RFX_RA_COPY:
+        K(RFX_HK_TRANSFER, "copy.d2d", NULL, V(a), V(d));
+        break;
+    case RFX_RA_INPUT:
+    case RFX_RA_FACTS: {
+        int staged = scratch(x, P->vars[c->dst].arity, c->op == RFX_RA_INPUT ? "tuples read" : "facts");
+        K(RFX_HK_TRANSFER, "copy.h2d", c->op == RFX_RA_INPUT ? "read, sorted and deduplicated on the host"
+                                                             : "the program's facts, sorted on the host", V(NONE), V(staged));
+        K(RFX_HK_COMPUTE, "merge.place", "union with the relation's tuples", V(d, staged), V(d));
+        break;
+    }
+    case RFX_RA_OUTPUT:
+        K(RFX_HK_TRANSFER, "copy.d2h", "written by the host", V(a), V(NONE));
+        break;
+    default:
+        break;   /* SWAP and CLEAR exchange or empty buffers; control flow runs on the host */
+    }
+}
+
+rfx_harmony *rfx_harmony_build(const rfx_plan *plan)
+{
+    rfx_harmony *h = rfx_calloc(1, sizeof *h);
+    if (!h)
+        return NULL;
+    h->arena = rfx_arena_new();
+    h->plan = plan;
+    hctx x = {.h = h};
+    if (!h->arena) {
+        free(h);
+        return NULL;
+    }
+    for (int v = 0; v < plan->nvars; v++)
+        add_var(&x, plan->vars[v].name, v, plan->vars[v].arity, size_of(&x, v));
+    h->nblocks = plan->nblocks;
+    h->blocks = halloc(&x, sizeof(rfx_hblock) * (size_t)(plan->nblocks + 1));
+    for (int b = 0; h->blocks && b < plan->nblocks; b++) {
+        const rfx_block *pb = &plan->blocks[b];
+        rfx_hblock *hb = &h->blocks[b];
+        hb->ncmds = pb->ncmds;
+        hb->cmds = halloc(&x, sizeof(rfx_hcmd) * (size_t)(pb->ncmds + 1));
+        for (int i = 0; hb->cmds && i < pb->ncmds; i++) {
+            hb->cmds[i] = (rfx_hcmd){&pb->cmds[i], 0, NULL};
+            x.cur = &hb->cmds[i];
+            x.kcap = 0;
+            lower_cmd(&x, &pb->cmds[i]);
+        }
+    }
+    if (x.oom) {
+        rfx_harmony_free(h);
+        return NULL;
+    }
+    return h;
+}
+
+void rfx_harmony_free(rfx_harmony *h)
+{
+    if (!h)
+        return;
+    rfx_arena_free(h->arena);
+    free(h);
+}
+
+static const char *stage_name(rfx_hk_stage s)
+{
+    static const char *n[] = {"partition", "compute", "gather", "library", "transfer"};
+    return n[s];
+}
+
+static void print_vars(FILE *out, const rfx_harmony *h, const int *v, int n)
+{
+    fputc('(', out);
+    for (int i = 0; i < n; i++)
+        fprintf(out, "%s%s", i ? ", " : "", v[i] >= 0 ? h->vars[v[i]].name : "-");
+    fputc(')', out);
+}
+
+void rfx_harmony_print(FILE *out, const rfx_harmony *h)
+{
+    const rfx_plan *P = h->plan;
+    fprintf(out, "// Harmony IR of %s: kernels per plan command\n", P->prog->file);
+    for (int v = 0; v < h->nvars; v++) {
+        const rfx_hvar *kv = &h->vars[v];
+        if (kv->plan_var >= 0 && P->vars[kv->plan_var].kind == RFX_PV_UNIT)
+            continue;
+        fprintf(out, ".kvar %s: u32x%d[%s]%s\n", kv->name, kv->words, kv->size, kv->plan_var < 0 ? "   // scratch" : "");
+    }
+    for (int b = 0; b < h->nblocks; b++) {
+        const rfx_block *pb = &P->blocks[b];
+        fprintf(out, "\nB%d:%s%s\n", b, pb->label ? "  // " : "", pb->label ? pb->label : "");
+        for (int i = 0; i < h->blocks[b].ncmds; i++) {
+            const rfx_hcmd *c = &h->blocks[b].cmds[i];
+            rfx_plan_print_cmd(out, P, c->cmd);
+            for (int k = 0; k < c->nkernels; k++) {
+                const rfx_hkernel *kn = &c->kernels[k];
+                fprintf(out, "      %-9s %-22s ", stage_name(kn->stage), kn->name);
+                print_vars(out, h, kn->in, kn->nin);
+                fputs(" -> ", out);
+                print_vars(out, h, kn->out, kn->nout);
+                if (kn->note)
+                    fprintf(out, "   // %s", kn->note);
+                fputc('\n', out);
+            }
+        }
+    }
+}

@@ -1,0 +1,65 @@
+/* harmony.h: the kernel-level IR (Red Fox's Harmony IR, thesis §3.1.2). Each query-plan
+ * command becomes a sequence of kernels over kernel variables: the partition, compute
+ * and gather stages of its operator skeleton, library calls (radix sort, scan) and
+ * transfers, in the same CFG as the plan. It describes what the CUDA backend launches
+ * for each command, and is the input of the kernel weaver.
+ *
+ * Ownership: an rfx_harmony owns its arena and borrows the plan (free it first). */
+#ifndef RFX_HARMONY_H
+#define RFX_HARMONY_H
+
+#include "ra_ir.h"
+
+typedef enum rfx_hk_stage {
+    RFX_HK_PARTITION,          /* splits the work: key ranges, tile boundaries, counts */
+    RFX_HK_COMPUTE,            /* does the operator's work on each element or pair */
+    RFX_HK_GATHER,             /* compacts or scatters results into the output */
+    RFX_HK_LIBRARY,            /* a library call: radix sort, exclusive scan */
+    RFX_HK_TRANSFER            /* a copy between host and device, or device to device */
+} rfx_hk_stage;
+
+/* One kernel (or library call) with the variables it reads and writes. */
+typedef struct rfx_hkernel {
+    rfx_hk_stage stage;
+    const char *name;          /* e.g. "join.count", "cub.radix_sort" */
+    int nin, nout;
+    int in[4], out[4];         /* kernel variables */
+    const char *note;          /* what it computes, for the printer (may be NULL) */
+} rfx_hkernel;
+
+/* A kernel variable: a device buffer of elements. */
+typedef struct rfx_hvar {
+    const char *name;
+    int plan_var;              /* the plan variable it holds, or -1 for a scratch buffer */
+    int words;                 /* 32-bit words per element (a tuple's arity; 2 for 64-bit) */
+    const char *size;          /* element count, symbolic ("|t3|", "|delta_path| + |edge|") */
+} rfx_hvar;
+
+/* The kernels of one plan command. */
+typedef struct rfx_hcmd {
+    const rfx_ra_cmd *cmd;     /* borrowed from the plan */
+    int nkernels;
+    rfx_hkernel *kernels;
+} rfx_hcmd;
+
+typedef struct rfx_hblock {
+    int ncmds;
+    rfx_hcmd *cmds;
+} rfx_hblock;
+
+typedef struct rfx_harmony {
+    rfx_arena *arena;
+    const rfx_plan *plan;
+    int nvars, varcap;
+    rfx_hvar *vars;
+    int nblocks;
+    rfx_hblock *blocks;
+} rfx_harmony;
+
+/* Lowers a plan; NULL on out-of-memory. */
+rfx_harmony *rfx_harmony_build(const rfx_plan *plan);
+void rfx_harmony_free(rfx_harmony *h);
+/* Deterministic text form (`rfx --emit=harmony`). */
+void rfx_harmony_print(FILE *out, const rfx_harmony *h);
+
+#endif
