@@ -652,6 +652,34 @@ static rfx_status load_prog(rfx_gpu *g, const rfx_rx *pred, rfx_rx *const *out, 
     return RFX_OK;
 }
 
+/* Loads the predicate (ending in FILTER) at 0 and the outputs (EMITs) after it. */
+static rfx_status load_split_prog(rfx_gpu *g, const rfx_rx *pred, rfx_rx *const *out, int nout, int *plen, int *olen)
+{
+    prog *p = (prog *)calloc(1, sizeof *p);
+    if (!p)
+        return RFX_ERR_NOMEM;
+    compile_rx(p, pred);
+    emit_ins(p, G_FILTER, 0, 0, 0, -1);
+    *plen = p->n;
+    for (int k = 0; k < nout; k++) {
+        compile_rx(p, out[k]);
+        emit_ins(p, G_EMIT, 0, k, 0, -1);
+    }
+    *olen = p->n - *plen;
+    if (p->overflow || p->max_depth > STACK) {
+        snprintf(g->err, sizeof g->err, "expression too large for the device interpreter (%d instructions, depth %d)",
+                 p->n, p->max_depth);
+        free(p);
+        return RFX_ERR_LIMIT;
+    }
+    cudaError_t e = cudaMemcpyToSymbolAsync(c_prog, p->ins, sizeof(gins) * (size_t)p->n, 0, cudaMemcpyHostToDevice,
+                                            g->stream);
+    free(p);
+    CK(e);
+    CK(cudaMemsetAsync(g->d_flag, 0, sizeof(unsigned), g->stream));
+    return RFX_OK;
+}
+
 __device__ __forceinline__ uint32_t d_binop(int op, int prim, uint32_t a, uint32_t b, bool *div0)
 {
     if (prim == RFX_FLOAT) {
@@ -715,11 +743,11 @@ __device__ __forceinline__ uint32_t d_cmp(int op, int prim, uint32_t a, uint32_t
 }
 
 /* Runs the loaded program on one (pair of) tuple(s); false when the filter rejects. */
-__device__ bool run_prog(int len, const uint32_t *t0, int a0, const uint32_t *t1, uint32_t *out, bool *div0)
+__device__ bool run_prog_at(int start, int len, const uint32_t *t0, int a0, const uint32_t *t1, uint32_t *out, bool *div0)
 {
     uint32_t st[STACK];
     int sp = 0;
-    for (int pc = 0; pc < len; pc++) {
+    for (int pc = start; pc < start + len; pc++) {
         gins in = c_prog[pc];
         switch (in.op) {
         case G_COL: st[sp++] = in.arg < a0 ? t0[in.arg] : t1[in.arg - a0]; break;
@@ -733,6 +761,11 @@ __device__ bool run_prog(int len, const uint32_t *t0, int a0, const uint32_t *t1
         }
     }
     return true;
+}
+
+__device__ __forceinline__ bool run_prog(int len, const uint32_t *t0, int a0, const uint32_t *t1, uint32_t *out, bool *div0)
+{
+    return run_prog_at(0, len, t0, a0, t1, out, div0);
 }
 
 static rfx_status check_div0(rfx_gpu *g)
@@ -801,9 +834,142 @@ static bool plain_columns(rfx_rx *const *out, int nout, colmap *m)
     return true;
 }
 
+// ---- filter: one pass, order kept (decoupled look-back over tiles) -----------------------
+#define SEL_THREADS 256
+#define SEL_ITEMS 8
+#define SEL_TILE (SEL_THREADS * SEL_ITEMS)
+#define LB_AGGREGATE (1ull << 62)
+#define LB_PREFIX (2ull << 62)
+#define LB_VALUE ((1ull << 62) - 1)
+
+/* Each block takes the next tile (in launch order, so every earlier tile is running or
+ * done), counts the tuples its predicate keeps, publishes that count, adds the counts of
+ * earlier tiles by looking back until one has published its inclusive prefix, then writes
+ * its kept tuples' outputs in order. */
+__global__ void __launch_bounds__(SEL_THREADS) k_select_lookback(const uint32_t *src, size_t n, int arity, int plen,
+                                                                 int olen, int nout, uint32_t *out,
+                                                                 unsigned long long *status, unsigned *counter,
+                                                                 unsigned long long *total, unsigned *div_flag)
+{
+    __shared__ unsigned s_tile;
+    __shared__ unsigned long long s_prefix;
+    __shared__ unsigned s_warp[SEL_THREADS / 32];
+    if (threadIdx.x == 0)
+        s_tile = atomicAdd(counter, 1u);
+    __syncthreads();
+    size_t tile = s_tile, tile_base = tile * SEL_TILE;
+    size_t tile_n = n - tile_base < SEL_TILE ? n - tile_base : SEL_TILE;
+    const uint32_t *rows = src + tile_base * arity;
+    size_t first = (size_t)threadIdx.x * SEL_ITEMS;
+    bool div0 = false;
+    unsigned mask = 0, cnt = 0;
+    for (int j = 0; j < SEL_ITEMS; j++) {
+        size_t i = first + j;
+        if (i < tile_n && run_prog_at(0, plen, rows + i * arity, arity, NULL, NULL, &div0)) {
+            mask |= 1u << j;
+            cnt++;
+        }
+    }
+    // block-wide exclusive scan of the counts
+    unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5, incl = cnt;
+    for (int o = 1; o < 32; o <<= 1) {
+        unsigned v = __shfl_up_sync(0xffffffffu, incl, o);
+        if (lane >= (unsigned)o)
+            incl += v;
+    }
+    if (lane == 31)
+        s_warp[warp] = incl;
+    __syncthreads();
+    if (warp == 0) {
+        unsigned w = lane < SEL_THREADS / 32 ? s_warp[lane] : 0, wi = w;
+        for (int o = 1; o < 32; o <<= 1) {
+            unsigned v = __shfl_up_sync(0xffffffffu, wi, o);
+            if (lane >= (unsigned)o)
+                wi += v;
+        }
+        if (lane < SEL_THREADS / 32)
+            s_warp[lane] = wi - w;               // exclusive prefix of each warp
+        if (lane == SEL_THREADS / 32 - 1) {
+            unsigned long long block_total = wi;
+            unsigned long long excl = 0;
+            if (tile == 0) {
+                atomicExch(&status[0], LB_PREFIX | block_total);
+            } else {
+                atomicExch(&status[tile], LB_AGGREGATE | block_total);
+                for (long t = (long)tile - 1; t >= 0; t--) {
+                    unsigned long long v;
+                    do
+                        v = *(volatile unsigned long long *)&status[t];
+                    while (!(v & (LB_AGGREGATE | LB_PREFIX)));
+                    excl += v & LB_VALUE;
+                    if (v & LB_PREFIX)
+                        break;
+                }
+                atomicExch(&status[tile], LB_PREFIX | (excl + block_total));
+            }
+            s_prefix = excl;
+            if (tile == (n + SEL_TILE - 1) / SEL_TILE - 1)
+                *total = excl + block_total;
+        }
+    }
+    __syncthreads();
+    unsigned local = s_warp[warp] + (incl - cnt);
+    uint32_t *dst = out + (s_prefix + local) * nout;
+    for (int j = 0; j < SEL_ITEMS; j++)
+        if (mask & (1u << j)) {
+            run_prog_at(plen, olen, rows + (first + j) * arity, arity, NULL, dst, &div0);
+            dst += nout;
+        }
+    if (div0)
+        atomicOr(div_flag, 1u);
+}
+
+static rfx_status select_lookback(rfx_gpu *g, const rfx_dev_rows *src, const rfx_rx *pred, rfx_rx *const *out, int nout,
+                                  rfx_dev_rows *dst)
+{
+    size_t n = src->n, ntiles = (n + SEL_TILE - 1) / SEL_TILE;
+    int plen, olen;
+    rfx_status st = load_split_prog(g, pred, out, nout, &plen, &olen);
+    if (st)
+        return st;
+    rfx_dev_rows res;
+    if ((st = rows_alloc(g, &res, nout, n)) != RFX_OK)   // upper bound; n is set below
+        return st;
+    unsigned long long *status = (unsigned long long *)rfx_gpu_alloc(g, ntiles * 8 + 16);
+    if (!status) {
+        rfx_gpu_rows_free(g, &res);
+        return RFX_ERR_NOMEM;
+    }
+    unsigned long long *total = status + ntiles;
+    unsigned *counter = (unsigned *)(total + 1);
+    cudaError_t e = cudaMemsetAsync(status, 0, ntiles * 8 + 16, g->stream);
+    if (e == cudaSuccess) {
+        k_select_lookback<<<(unsigned)ntiles, SEL_THREADS, 0, g->stream>>>(src->data, n, src->arity, plen, olen, nout,
+                                                                        res.data, status, counter, total, g->d_flag);
+        e = cudaGetLastError();
+    }
+    unsigned long long kept = 0;
+    if (e != cudaSuccess)
+        st = fail(g, e, "k_select_lookback", __FILE__, __LINE__);
+    else
+        st = to_host(g, total, &kept, 1);
+    rfx_gpu_free(g, status);
+    if (st == RFX_OK)
+        st = check_div0(g);
+    if (st != RFX_OK) {
+        rfx_gpu_rows_free(g, &res);
+        return st;
+    }
+    res.n = (size_t)kept;
+    replace(g, dst, &res);
+    return RFX_OK;
+}
+
 extern "C" rfx_status rfx_gpu_mapfilter(rfx_gpu *g, const rfx_dev_rows *src, const rfx_rx *pred, rfx_rx *const *out,
                                         int nout, rfx_dev_rows *dst)
 {
+    if (pred && nout > 0 && src->n > 0)
+        return select_lookback(g, src, pred, out, nout, dst);
     size_t n = src->n;
     colmap m;
     if (!pred && plain_columns(out, nout, &m)) {
