@@ -3,6 +3,7 @@
  * own region and the regions are compacted afterwards, so no atomics are needed. */
 #include "primitives.h"
 #include "fault.h"
+#include "rx_ops.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -798,25 +799,6 @@ rfx_status rfx_cpu_semijoin(const rfx_rows *a, const rfx_rows *b, int k, bool ke
 }
 
 /* ---- aggregate -------------------------------------------------------------------------------- */
-static uint32_t agg_combine(rfx_aggfn fn, rfx_prim prim, uint32_t acc, uint32_t v)
-{
-    if (prim == RFX_FLOAT) {
-        float x, y;
-        rfx_memcpy(&x, &acc, 4);
-        rfx_memcpy(&y, &v, 4);
-        float r = fn == RFX_AGG_SUM ? x + y : fn == RFX_AGG_MIN ? (y < x ? y : x) : (y > x ? y : x);
-        uint32_t u;
-        rfx_memcpy(&u, &r, 4);
-        return u;
-    }
-    if (fn == RFX_AGG_SUM)
-        return acc + v;
-    bool less = prim == RFX_NUMBER ? (int32_t)v < (int32_t)acc : v < acc;
-    if (fn == RFX_AGG_MIN)
-        return less ? v : acc;
-    return (!less && v != acc) ? v : acc;
-}
-
 rfx_status rfx_cpu_aggregate(const rfx_rows *a, const rfx_rows *b, int k, rfx_aggfn fn, int col,
                              rfx_prim prim, rfx_rows *dst)
 {
@@ -849,11 +831,11 @@ rfx_status rfx_cpu_aggregate(const rfx_rows *a, const rfx_rows *b, int k, rfx_ag
             else if (fn == RFX_AGG_SUM) {
                 val = 0;
                 for (size_t q = gs; q < ge; q++)
-                    val = agg_combine(fn, prim, val, b->data[q * (size_t)br + col]);
+                    val = rfx_agg_step(fn, prim, val, b->data[q * (size_t)br + col]);
             } else if (ge > gs) {
                 val = b->data[gs * (size_t)br + col];
                 for (size_t q = gs + 1; q < ge; q++)
-                    val = agg_combine(fn, prim, val, b->data[q * (size_t)br + col]);
+                    val = rfx_agg_step(fn, prim, val, b->data[q * (size_t)br + col]);
             }
             last = t ? t : (const uint32_t *)&val;
         }

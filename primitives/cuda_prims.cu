@@ -5,6 +5,7 @@
 extern "C" {
 #include "cuda_prims.h"
 }
+#include "rx_ops.h"
 #include "thrust_shim.h"
 
 #include <cuda_runtime.h>
@@ -622,8 +623,9 @@ static void compile_rx(prog *p, const rfx_rx *e)
 
 #define STACK 16
 
-/* Compiles pred (FILTER) and outputs (EMIT k) and loads them into constant memory. */
-static rfx_status load_prog(rfx_gpu *g, const rfx_rx *pred, rfx_rx *const *out, int nout, int *len)
+/* Compiles the predicate (ending in FILTER; none when pred is NULL) into constant memory
+ * at 0 and the outputs (EMIT k) after it: the whole program is plen + olen long. */
+static rfx_status load_prog(rfx_gpu *g, const rfx_rx *pred, rfx_rx *const *out, int nout, int *plen, int *olen)
 {
     prog *p = (prog *)calloc(1, sizeof *p);
     if (!p)
@@ -632,34 +634,6 @@ static rfx_status load_prog(rfx_gpu *g, const rfx_rx *pred, rfx_rx *const *out, 
         compile_rx(p, pred);
         emit_ins(p, G_FILTER, 0, 0, 0, -1);
     }
-    for (int k = 0; k < nout; k++) {
-        compile_rx(p, out[k]);
-        emit_ins(p, G_EMIT, 0, k, 0, -1);
-    }
-    if (p->overflow || p->max_depth > STACK) {
-        snprintf(g->err, sizeof g->err, "expression too large for the device interpreter (%d instructions, depth %d)",
-                 p->n, p->max_depth);
-        free(p);
-        return RFX_ERR_LIMIT;
-    }
-    *len = p->n;
-    cudaError_t e = p->n ? cudaMemcpyToSymbolAsync(c_prog, p->ins, sizeof(gins) * (size_t)p->n, 0,
-                                                   cudaMemcpyHostToDevice, g->stream)
-                         : cudaSuccess;
-    free(p);
-    CK(e);
-    CK(cudaMemsetAsync(g->d_flag, 0, sizeof(unsigned), g->stream));
-    return RFX_OK;
-}
-
-/* Loads the predicate (ending in FILTER) at 0 and the outputs (EMITs) after it. */
-static rfx_status load_split_prog(rfx_gpu *g, const rfx_rx *pred, rfx_rx *const *out, int nout, int *plen, int *olen)
-{
-    prog *p = (prog *)calloc(1, sizeof *p);
-    if (!p)
-        return RFX_ERR_NOMEM;
-    compile_rx(p, pred);
-    emit_ins(p, G_FILTER, 0, 0, 0, -1);
     *plen = p->n;
     for (int k = 0; k < nout; k++) {
         compile_rx(p, out[k]);
@@ -672,74 +646,13 @@ static rfx_status load_split_prog(rfx_gpu *g, const rfx_rx *pred, rfx_rx *const 
         free(p);
         return RFX_ERR_LIMIT;
     }
-    cudaError_t e = cudaMemcpyToSymbolAsync(c_prog, p->ins, sizeof(gins) * (size_t)p->n, 0, cudaMemcpyHostToDevice,
-                                            g->stream);
+    cudaError_t e = p->n ? cudaMemcpyToSymbolAsync(c_prog, p->ins, sizeof(gins) * (size_t)p->n, 0,
+                                                   cudaMemcpyHostToDevice, g->stream)
+                         : cudaSuccess;
     free(p);
     CK(e);
     CK(cudaMemsetAsync(g->d_flag, 0, sizeof(unsigned), g->stream));
     return RFX_OK;
-}
-
-__device__ __forceinline__ uint32_t d_binop(int op, int prim, uint32_t a, uint32_t b, bool *div0)
-{
-    if (prim == RFX_FLOAT) {
-        float x = __uint_as_float(a), y = __uint_as_float(b), r;
-        switch (op) {
-        case RFX_ADD: r = x + y; break;
-        case RFX_SUB: r = x - y; break;
-        case RFX_MUL: r = x * y; break;
-        case RFX_DIV: r = x / y; break;
-        default: r = 0.0f;
-        }
-        return __float_as_uint(r);
-    }
-    if (prim == RFX_UNSIGNED) {
-        switch (op) {
-        case RFX_ADD: return a + b;
-        case RFX_SUB: return a - b;
-        case RFX_MUL: return a * b;
-        case RFX_DIV: if (!b) { *div0 = true; return 0; } return a / b;
-        default: if (!b) { *div0 = true; return 0; } return a % b;
-        }
-    }
-    int32_t x = (int32_t)a, y = (int32_t)b;
-    switch (op) {
-    case RFX_ADD: return a + b;
-    case RFX_SUB: return a - b;
-    case RFX_MUL: return a * b;
-    case RFX_DIV:
-        if (!y) { *div0 = true; return 0; }
-        if (x == INT32_MIN && y == -1) return a;
-        return (uint32_t)(x / y);
-    default:
-        if (!y) { *div0 = true; return 0; }
-        if (y == -1) return 0;
-        return (uint32_t)(x % y);
-    }
-}
-
-__device__ __forceinline__ uint32_t d_cmp(int op, int prim, uint32_t a, uint32_t b)
-{
-    if (prim == RFX_FLOAT) {
-        float x = __uint_as_float(a), y = __uint_as_float(b);
-        switch (op) {
-        case RFX_LT: return x < y;
-        case RFX_LE: return x <= y;
-        case RFX_GT: return x > y;
-        case RFX_GE: return x >= y;
-        case RFX_EQ: return x == y;
-        default: return x != y;
-        }
-    }
-    int c = prim == RFX_NUMBER ? ((int32_t)a < (int32_t)b ? -1 : (int32_t)a > (int32_t)b) : (a < b ? -1 : a > b);
-    switch (op) {
-    case RFX_LT: return c < 0;
-    case RFX_LE: return c <= 0;
-    case RFX_GT: return c > 0;
-    case RFX_GE: return c >= 0;
-    case RFX_EQ: return a == b;
-    default: return a != b;
-    }
 }
 
 /* Runs the loaded program on one (pair of) tuple(s); false when the filter rejects. */
@@ -752,9 +665,9 @@ __device__ bool run_prog_at(int start, int len, const uint32_t *t0, int a0, cons
         switch (in.op) {
         case G_COL: st[sp++] = in.arg < a0 ? t0[in.arg] : t1[in.arg - a0]; break;
         case G_CONST: st[sp++] = in.value; break;
-        case G_NEG: st[sp - 1] = in.prim == RFX_FLOAT ? __float_as_uint(-__uint_as_float(st[sp - 1])) : 0u - st[sp - 1]; break;
-        case G_BIN: sp--; st[sp - 1] = d_binop(in.arg, in.prim, st[sp - 1], st[sp], div0); break;
-        case G_CMP: sp--; st[sp - 1] = d_cmp(in.arg, in.prim, st[sp - 1], st[sp]); break;
+        case G_NEG: st[sp - 1] = rfx_negate(in.prim, st[sp - 1]); break;
+        case G_BIN: sp--; st[sp - 1] = rfx_arith(in.arg, in.prim, st[sp - 1], st[sp], div0); break;
+        case G_CMP: sp--; st[sp - 1] = rfx_compare(in.arg, in.prim, st[sp - 1], st[sp]); break;
         case G_AND: sp--; st[sp - 1] = st[sp - 1] && st[sp]; break;
         case G_FILTER: if (!st[--sp]) return false; break;
         case G_EMIT: out[in.arg] = st[--sp]; break;
@@ -929,7 +842,7 @@ static rfx_status select_lookback(rfx_gpu *g, const rfx_dev_rows *src, const rfx
 {
     size_t n = src->n, ntiles = (n + SEL_TILE - 1) / SEL_TILE;
     int plen, olen;
-    rfx_status st = load_split_prog(g, pred, out, nout, &plen, &olen);
+    rfx_status st = load_prog(g, pred, out, nout, &plen, &olen);
     if (st)
         return st;
     rfx_dev_rows res;
@@ -992,10 +905,11 @@ extern "C" rfx_status rfx_gpu_mapfilter(rfx_gpu *g, const rfx_dev_rows *src, con
         replace(g, dst, &res);
         return RFX_OK;
     }
-    int len;
-    rfx_status st = load_prog(g, pred, out, nout, &len);
+    int plen, olen;
+    rfx_status st = load_prog(g, pred, out, nout, &plen, &olen);
     if (st)
         return st;
+    int len = plen + olen;
     rfx_dev_rows res;
     if ((st = rows_alloc(g, &res, nout, n)) != RFX_OK)
         return st;
@@ -1086,10 +1000,11 @@ extern "C" rfx_status rfx_gpu_join(rfx_gpu *g, const rfx_dev_rows *a, const rfx_
         replace(g, dst, &res);
         return RFX_OK;
     }
-    int len;
-    rfx_status st = load_prog(g, pred, out, nout, &len);
+    int plen, olen;
+    rfx_status st = load_prog(g, pred, out, nout, &plen, &olen);
     if (st)
         return st;
+    int len = plen + olen;
     uint64_t *lo, *cnt, *off;
     ALLOC(lo, na * 8);
     ALLOC(cnt, na * 8);
@@ -1237,20 +1152,8 @@ __global__ void k_aggregate(const uint32_t *a, size_t na, int aa, const uint32_t
             val = (uint32_t)(h - l);
         } else if (h > l || fn == RFX_AGG_SUM) {
             val = fn == RFX_AGG_SUM ? 0 : b[l * ba + col];
-            for (size_t q = fn == RFX_AGG_SUM ? l : l + 1; q < h; q++) {
-                uint32_t v = b[q * ba + col];
-                if (prim == RFX_FLOAT) {
-                    float x = __uint_as_float(val), y = __uint_as_float(v);
-                    float r = fn == RFX_AGG_SUM ? x + y : fn == RFX_AGG_MIN ? (y < x ? y : x) : (y > x ? y : x);
-                    val = __float_as_uint(r);
-                } else if (fn == RFX_AGG_SUM) {
-                    val += v;
-                } else {
-                    bool less = prim == RFX_NUMBER ? (int32_t)v < (int32_t)val : v < val;
-                    if (fn == RFX_AGG_MIN ? less : (!less && v != val))
-                        val = v;
-                }
-            }
+            for (size_t q = fn == RFX_AGG_SUM ? l : l + 1; q < h; q++)
+                val = rfx_agg_step(fn, prim, val, b[q * ba + col]);
         }
         for (int c = 0; c < aa; c++)
             out[i * (aa + 1) + c] = key[c];

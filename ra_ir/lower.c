@@ -854,22 +854,30 @@ static bool apply_filters(rule_ctx *R, flow *cur, const hcol *out, int nout, con
     return true;
 }
 
+/* cur sorted with `keys` first, keeping every column it has (negation and aggregation
+ * add to the current tuples; they drop nothing). */
+static flow order_keeping_all(rule_ctx *R, flow cur, const int *keys, int k)
+{
+    bool *need = calloc((size_t)R->nv + 1, 1);
+    if (!need) {
+        R->L->oom = true;
+        return cur;
+    }
+    for (int i = 0; i < cur.n; i++)
+        if (cur.schema[i] >= 0)
+            need[cur.schema[i]] = true;
+    cur = ensure_order(R, cur, keys, k, need);
+    free(need);
+    return cur;
+}
+
 static void apply_negation(rule_ctx *R, flow *cur, item *it)
 {
     lower_ctx *L = R->L;
     flow s = scan_atom(R, it, false);
     it->done = true;
     s = ensure_order(R, s, s.schema, s.n, NULL);
-    bool *need = calloc((size_t)R->nv + 1, 1);
-    if (!need) {
-        L->oom = true;
-        return;
-    }
-    for (int i = 0; i < cur->n; i++)
-        if (cur->schema[i] >= 0)
-            need[cur->schema[i]] = true;
-    *cur = ensure_order(R, *cur, s.schema, s.n, need);
-    free(need);
+    *cur = order_keeping_all(R, *cur, s.schema, s.n);
     int dst = rfx_lower_new_var(L, NULL, RFX_PV_TEMP, cur->n, L->plan->vars[cur->var].types, -1);
     rfx_ra_cmd *c = rfx_lower_emit(L, RFX_RA_DIFFERENCE, dst, cur->var, s.var);
     c->nkeys = s.n;
@@ -898,16 +906,7 @@ static void apply_aggregate(rule_ctx *R, flow *cur, item *it, const bool *outer)
         n = -n - 1;   /* tell lower_conj to append all inner variables */
     flow in = lower_conj(L, R->c, rfx_agg_conj(agg), -1, cols, n, true, nv_before, outer);
     it->done = true;
-    bool *need = calloc((size_t)R->nv + 1, 1);
-    if (!need) {
-        L->oom = true;
-        return;
-    }
-    for (int i = 0; i < cur->n; i++)
-        if (cur->schema[i] >= 0)
-            need[cur->schema[i]] = true;
-    *cur = ensure_order(R, *cur, groups, ng, need);
-    free(need);
+    *cur = order_keeping_all(R, *cur, groups, ng);
     rfx_prim *types = lalloc(L, sizeof(rfx_prim) * (size_t)(cur->n + 2));
     if (!types)
         return;

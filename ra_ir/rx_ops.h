@@ -1,0 +1,116 @@
+/* rx_ops.h: the semantics of scalar arithmetic, comparison and aggregation steps, shared
+ * by the CPU evaluator (ra_ir/eval.c, primitives/cpu.c) and the CUDA kernels
+ * (primitives/cuda_prims.cu), so both backends compute the same bits.
+ * number and unsigned wrap modulo 2^32; INT32_MIN / -1 is INT32_MIN and INT32_MIN % -1 is 0;
+ * a zero divisor sets *div0 and gives 0; floats follow IEEE binary32. */
+#ifndef RFX_RX_OPS_H
+#define RFX_RX_OPS_H
+
+#include "frontend.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#ifdef __CUDACC__
+#define RFX_HD static __host__ __device__ inline
+#else
+#define RFX_HD static inline
+#endif
+
+RFX_HD float rfx_as_f32(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+RFX_HD uint32_t rfx_of_f32(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+RFX_HD uint32_t rfx_arith(int op, int prim, uint32_t a, uint32_t b, bool *div0)
+{
+    if (prim == RFX_FLOAT) {
+        float x = rfx_as_f32(a), y = rfx_as_f32(b);
+        switch (op) {
+        case RFX_ADD: return rfx_of_f32(x + y);
+        case RFX_SUB: return rfx_of_f32(x - y);
+        case RFX_MUL: return rfx_of_f32(x * y);
+        case RFX_DIV: return rfx_of_f32(x / y);
+        default: return rfx_of_f32(0.0f);
+        }
+    }
+    if (prim == RFX_UNSIGNED) {
+        switch (op) {
+        case RFX_ADD: return a + b;
+        case RFX_SUB: return a - b;
+        case RFX_MUL: return a * b;
+        case RFX_DIV: if (!b) { *div0 = true; return 0; } return a / b;
+        default: if (!b) { *div0 = true; return 0; } return a % b;
+        }
+    }
+    int32_t x = (int32_t)a, y = (int32_t)b;
+    switch (op) {
+    case RFX_ADD: return a + b;
+    case RFX_SUB: return a - b;
+    case RFX_MUL: return a * b;
+    case RFX_DIV:
+        if (!y) { *div0 = true; return 0; }
+        if (x == INT32_MIN && y == -1) return a;
+        return (uint32_t)(x / y);
+    default:
+        if (!y) { *div0 = true; return 0; }
+        if (y == -1) return 0;
+        return (uint32_t)(x % y);
+    }
+}
+
+RFX_HD uint32_t rfx_negate(int prim, uint32_t a)
+{
+    return prim == RFX_FLOAT ? rfx_of_f32(-rfx_as_f32(a)) : 0u - a;
+}
+
+RFX_HD bool rfx_compare(int op, int prim, uint32_t a, uint32_t b)
+{
+    if (prim == RFX_FLOAT) {
+        float x = rfx_as_f32(a), y = rfx_as_f32(b);
+        switch (op) {
+        case RFX_LT: return x < y;
+        case RFX_LE: return x <= y;
+        case RFX_GT: return x > y;
+        case RFX_GE: return x >= y;
+        case RFX_EQ: return x == y;
+        default: return x != y;
+        }
+    }
+    int c = prim == RFX_NUMBER ? ((int32_t)a < (int32_t)b ? -1 : (int32_t)a > (int32_t)b) : (a < b ? -1 : a > b);
+    switch (op) {
+    case RFX_LT: return c < 0;
+    case RFX_LE: return c <= 0;
+    case RFX_GT: return c > 0;
+    case RFX_GE: return c >= 0;
+    case RFX_EQ: return a == b;
+    default: return a != b;
+    }
+}
+
+/* One step of sum/min/max: acc combined with v. */
+RFX_HD uint32_t rfx_agg_step(int fn, int prim, uint32_t acc, uint32_t v)
+{
+    if (prim == RFX_FLOAT) {
+        float x = rfx_as_f32(acc), y = rfx_as_f32(v);
+        return rfx_of_f32(fn == RFX_AGG_SUM ? x + y : fn == RFX_AGG_MIN ? (y < x ? y : x) : (y > x ? y : x));
+    }
+    if (fn == RFX_AGG_SUM)
+        return acc + v;
+    bool less = prim == RFX_NUMBER ? (int32_t)v < (int32_t)acc : v < acc;
+    if (fn == RFX_AGG_MIN)
+        return less ? v : acc;
+    return (!less && v != acc) ? v : acc;
+}
+
+#endif
