@@ -379,9 +379,9 @@ static flow flow_new(lower_ctx *L, int var, int n)
     return f;
 }
 
-static rfx_prim *flow_types(rule_ctx *R, const flow *f0, const flow *f1, rfx_rx **out, int nout)
+/* Column types of outputs computed by out. */
+static rfx_prim *out_types(rule_ctx *R, rfx_rx **out, int nout)
 {
-    (void)f0; (void)f1;
     rfx_prim *t = lalloc(R->L, sizeof(rfx_prim) * (size_t)(nout + 1));
     for (int i = 0; t && i < nout; i++)
         t[i] = out[i]->prim;
@@ -392,7 +392,7 @@ static rfx_prim *flow_types(rule_ctx *R, const flow *f0, const flow *f1, rfx_rx 
 static flow emit_map(rule_ctx *R, const flow *f, rfx_rx *pred, rfx_rx **outs, int *schema, int nout)
 {
     lower_ctx *L = R->L;
-    rfx_prim *types = flow_types(R, f, NULL, outs, nout);
+    rfx_prim *types = out_types(R, outs, nout);
     int dst = rfx_lower_new_var(L, NULL, RFX_PV_TEMP, nout, types, -1);
     bool cols_only = true, identity = nout == f->n;
     for (int i = 0; i < nout; i++) {
@@ -573,7 +573,7 @@ static flow scan_atom(rule_ctx *R, item *it, bool push_filters)
 
 /* ---- one conjunction ---------------------------------------------------------------------- */
 static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, int delta_lit,
-                       const hcol *out, int nout, bool inner, int nv_base, const bool *outer_in);
+                       const hcol *out, int nout, bool inner, int nv_base);
 
 static void add_item(rule_ctx *R, item it)
 {
@@ -754,7 +754,7 @@ static flow join_atom(rule_ctx *R, flow cur, item *it, const hcol *out, int nout
         outs[n] = rfx_rx_col(L, cur.n + j, sv->types[j]);
         schema[n++] = s.schema[j];
     }
-    rfx_prim *types = flow_types(R, &cur, &s, outs, n);
+    rfx_prim *types = out_types(R, outs, n);
     dst = rfx_lower_new_var(L, NULL, RFX_PV_TEMP, n, types, -1);
     rfx_ra_cmd *c = rfx_lower_emit(L, k ? RFX_RA_JOIN : RFX_RA_PRODUCT, dst, cur.var, s.var);
     c->nkeys = k;
@@ -904,7 +904,7 @@ static void apply_aggregate(rule_ctx *R, flow *cur, item *it, const bool *outer)
     int nv_before = R->nv;
     if (agg->u.agg.fn == RFX_AGG_COUNT || agg->u.agg.fn == RFX_AGG_SUM)
         n = -n - 1;   /* tell lower_conj to append all inner variables */
-    flow in = lower_conj(L, R->c, rfx_agg_conj(agg), -1, cols, n, true, nv_before, outer);
+    flow in = lower_conj(L, R->c, rfx_agg_conj(agg), -1, cols, n, true, nv_before);
     it->done = true;
     *cur = order_keeping_all(R, *cur, groups, ng);
     rfx_prim *types = lalloc(L, sizeof(rfx_prim) * (size_t)(cur->n + 2));
@@ -935,7 +935,7 @@ static void apply_aggregate(rule_ctx *R, flow *cur, item *it, const bool *outer)
 /* Lowers one conjunction to a sorted set whose columns are `out` (for aggregate inner
  * bodies, nout < 0 means: the -nout-1 given columns followed by every inner variable). */
 static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, int delta_lit,
-                       const hcol *out_in, int nout_in, bool inner, int nv_base, const bool *outer_in)
+                       const hcol *out_in, int nout_in, bool inner, int nv_base)
 {
     rule_ctx R = {.L = L, .c = c, .nv = nv_base};
     bool all_inner = nout_in < 0;
@@ -1186,7 +1186,7 @@ static void lower_rule(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, in
         return;
     for (int i = 0; i < n; i++)
         out[i] = (hcol){c->head.args[i], -1};
-    flow f = lower_conj(L, c, cj, delta_lit, out, n, false, c->nvars, NULL);
+    flow f = lower_conj(L, c, cj, delta_lit, out, n, false, c->nvars);
     if (f.var < 0)
         return;   /* `false` in the body */
     rfx_lower_emit(L, RFX_RA_UNION, into, into, f.var);

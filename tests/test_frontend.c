@@ -206,8 +206,6 @@ static void test_loop_hoisting(void)
     CU_ASSERT(loop > 0);
     for (int i = 0; loop > 0 && i < plan->blocks[loop].ncmds; i++) {
         const rfx_ra_cmd *c = &plan->blocks[loop].cmds[i];
-        bool sorts_base = c->op == RFX_RA_SORT && plan->vars[c->src[0]].kind == RFX_PV_TEMP;
-        (void)sorts_base;
         for (int s = 0; s < 2; s++)
             if (c->src[s] >= 0 && plan->vars[c->src[s]].kind == RFX_PV_REL && c->op != RFX_RA_UNION &&
                 c->op != RFX_RA_DIFFERENCE && c->op != RFX_RA_JOIN && c->op != RFX_RA_MAPJOIN)
