@@ -337,6 +337,28 @@ static rfx_status compact(rfx_gpu *g, const uint32_t *in, size_t n, int arity, c
     return st;
 }
 
+/* The common ending of operators that compute rows and then filter them: keeps res's
+ * flagged rows (when flags is set; n rows of nout columns), frees the scratch, and hands
+ * the result to dst, or frees it when st is an error. */
+static rfx_status finish_filtered(rfx_gpu *g, rfx_status st, rfx_dev_rows *res, size_t n, int nout, uint64_t *flags,
+                                  rfx_dev_rows *dst)
+{
+    if (st == RFX_OK && flags) {
+        rfx_dev_rows kept;
+        st = compact(g, nout ? res->data : NULL, n, nout, flags, &kept);
+        if (st == RFX_OK) {
+            rfx_gpu_rows_free(g, res);
+            *res = kept;
+        }
+    }
+    rfx_gpu_free(g, flags);
+    if (st == RFX_OK)
+        replace(g, dst, res);
+    else
+        rfx_gpu_rows_free(g, res);
+    return st;
+}
+
 // ---- sort ------------------------------------------------------------------------------
 __global__ void k_col_or(const uint32_t *rows, size_t n, int arity, int col, uint32_t first, unsigned *out)
 {
@@ -930,20 +952,7 @@ extern "C" rfx_status rfx_gpu_mapfilter(rfx_gpu *g, const rfx_dev_rows *src, con
     }
     if (st == RFX_OK)
         st = check_div0(g);
-    if (st == RFX_OK && flags) {
-        rfx_dev_rows kept;
-        st = nout ? compact(g, res.data, n, nout, flags, &kept) : compact(g, NULL, n, 0, flags, &kept);
-        if (st == RFX_OK) {
-            rfx_gpu_rows_free(g, &res);
-            res = kept;
-        }
-    }
-    rfx_gpu_free(g, flags);
-    if (st == RFX_OK)
-        replace(g, dst, &res);
-    else
-        rfx_gpu_rows_free(g, &res);
-    return st;
+    return finish_filtered(g, st, &res, n, nout, flags, dst);
 }
 
 // ---- join: count matches per left tuple, scan, expand one output per thread -----------------
@@ -1038,20 +1047,7 @@ extern "C" rfx_status rfx_gpu_join(rfx_gpu *g, const rfx_dev_rows *a, const rfx_
     }
     rfx_gpu_free(g, lo);
     rfx_gpu_free(g, off);
-    if (st == RFX_OK && flags) {
-        rfx_dev_rows kept;
-        st = compact(g, res.data, (size_t)total, nout, flags, &kept);
-        if (st == RFX_OK) {
-            rfx_gpu_rows_free(g, &res);
-            res = kept;
-        }
-    }
-    rfx_gpu_free(g, flags);
-    if (st == RFX_OK)
-        replace(g, dst, &res);
-    else
-        rfx_gpu_rows_free(g, &res);
-    return st;
+    return finish_filtered(g, st, &res, (size_t)total, nout, flags, dst);
 }
 
 // ---- union: every element finds its rank in the other side, then duplicates go ---------------
