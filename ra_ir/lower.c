@@ -277,7 +277,9 @@ static void item_vars(rule_ctx *R, const item *it, bool *use, const bool *outer)
         expr_vars(R, it->rhs, use);
         break;
     case IT_BIND:
+        /* the bound variable too: when it is bound already, the binding is a test of it */
         expr_vars(R, it->rhs, use);
+        use[it->var] = true;
         break;
     case IT_AGG: {
         int g[256];
@@ -647,10 +649,12 @@ static void build_atom_item(rule_ctx *R, const rfx_lit *l, int src, bool inner, 
             it->argconst[i] = x;
             nconst++;
         } else {
-            /* an expression argument: a fresh column variable, equal to the expression */
+            /* an expression argument: a fresh column variable equal to the expression; for
+             * a positive atom a test on its scan, for a negated one a key computed on the
+             * current tuples (its variables must be bound there anyway) */
             int v = R->nv++;
             it->argvar[i] = v;
-            item f = {.kind = IT_FILTER, .cmp = RFX_EQ, .loc = x->loc};
+            item f = {.kind = it->kind == IT_NEG ? IT_BIND : IT_FILTER, .cmp = RFX_EQ, .loc = x->loc, .var = v};
             rfx_expr *ve = lalloc(L, sizeof *ve);
             if (!ve)
                 return;

@@ -1,8 +1,10 @@
 /* fuzz_program.c: libFuzzer target for the front end and the planner: any byte string
- * must give diagnostics or a verified plan, never a crash, hang or sanitizer report. */
+ * must give diagnostics or a verified plan, never a crash, hang, sanitizer report or
+ * internal planning error. */
 #include "ra_ir.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
 
@@ -16,11 +18,12 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
     if (!p)
         return 0;
     rfx_frontend_print(sink, p);
+    /* a checked program must always lower: an internal error is a finding */
     rfx_plan *plan = rfx_plan_build(p, NULL);
-    if (plan) {
-        rfx_plan_print(sink, plan);
-        rfx_plan_free(plan);
-    }
+    if (!plan)
+        abort();
+    rfx_plan_print(sink, plan);
+    rfx_plan_free(plan);
     rfx_program_free(p);
     return 0;
 }
