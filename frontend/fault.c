@@ -4,7 +4,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
-static atomic_long alloc_left, write_left;  /* countdowns; <= 0 means disarmed */
+static atomic_long alloc_left, write_left, device_left;  /* countdowns; <= 0 means disarmed */
 static atomic_bool fired;
 static atomic_long calls;            /* guarded calls so far (for rfx_fault_calls) */
 static atomic_bool env_read;
@@ -13,7 +13,9 @@ static void read_env(void)
 {
     if (atomic_exchange(&env_read, true))
         return;
-    const char *a = getenv("RFX_FAULT_ALLOC"), *w = getenv("RFX_FAULT_WRITE");
+    const char *a = getenv("RFX_FAULT_ALLOC"), *w = getenv("RFX_FAULT_WRITE"), *d = getenv("RFX_FAULT_DEVICE");
+    if (d)
+        atomic_store(&device_left, atol(d));
     if (a)
         atomic_store(&alloc_left, atol(a));
     if (w)
@@ -45,6 +47,11 @@ static bool tick(atomic_long *left)
         return true;
     }
     return false;
+}
+
+bool rfx_fault_device_alloc(void)
+{
+    return tick(&device_left);
 }
 
 void *rfx_malloc(size_t n)

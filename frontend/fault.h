@@ -1,7 +1,8 @@
 /* fault.h: allocation and file-write wrappers that can be told to fail the N-th call
  * (SQLite-style fault injection), so every error path can be exercised by tests.
- * Set RFX_FAULT_ALLOC=N or RFX_FAULT_WRITE=N in the environment, or call
- * rfx_fault_set(); 0 disables. Counting is process-wide and thread-safe. */
+ * Set RFX_FAULT_ALLOC=N (host allocations), RFX_FAULT_DEVICE=N (device allocations) or
+ * RFX_FAULT_WRITE=N in the environment, or call rfx_fault_set(); 0 disables. Counting is
+ * process-wide and thread-safe. */
 #ifndef RFX_FAULT_H
 #define RFX_FAULT_H
 
@@ -16,6 +17,9 @@ void *rfx_realloc(void *p, size_t n);
 /* fwrite/fputs/fclose equivalents that honour RFX_FAULT_WRITE; return false on failure. */
 bool rfx_fwrite(FILE *f, const void *buf, size_t n);
 bool rfx_fclose(FILE *f);
+
+/* True when this device allocation must fail (called by the CUDA backend's allocator). */
+bool rfx_fault_device_alloc(void);
 
 /* Arm injection: the alloc_n-th allocation / write_n-th write from now fails (0 = never). */
 void rfx_fault_set(long alloc_n, long write_n);

@@ -4,6 +4,7 @@
 // destination may alias an operand. Output sizes are counted before they are written.
 extern "C" {
 #include "cuda_prims.h"
+#include "fault.h"
 }
 #include "rx_ops.h"
 #include "thrust_shim.h"
@@ -115,6 +116,10 @@ extern "C" void *rfx_gpu_alloc(rfx_gpu *g, size_t bytes)
 {
     if (!bytes)
         return NULL;
+    if (rfx_fault_device_alloc()) {
+        snprintf(g->err, sizeof g->err, "device allocation of %zu bytes failed (injected by RFX_FAULT_DEVICE)", bytes);
+        return NULL;
+    }
     uint64_t used = 0;
     cudaMemPoolGetAttribute(g->pool, cudaMemPoolAttrUsedMemCurrent, &used);
     if (used + bytes > g->budget) {

@@ -1,6 +1,6 @@
 /* test_faults.c: fault injection sweeps (SQLite style). For several example programs,
- * the N-th allocation, then the N-th write, is made to fail, for N = 1, 2, ... until the
- * fault is no longer reached. Every run must end cleanly: success with exactly the
+ * the N-th host allocation, the N-th write, then the N-th device allocation is made to
+ * fail, for N = 1, 2, ... until the fault is no longer reached. Every run must end cleanly: success with exactly the
  * expected outputs (a tolerated failure), or the documented exit status with a message;
  * never a crash, a sanitizer report (in the sanitizer build: leaks too), a partial
  * output file or a leftover temporary file. */
@@ -116,12 +116,16 @@ static void sweep_all(const char *var, int code, int min_runs)
 
 static void test_alloc_faults(void) { sweep_all("RFX_FAULT_ALLOC", 3, (int)NPROG * 20); }
 static void test_write_faults(void) { sweep_all("RFX_FAULT_WRITE", 2, (int)NPROG * 2); }
+/* Device allocations happen on the CUDA backend only (RFX_BACKEND=cuda on a GPU machine);
+ * elsewhere each sweep stops at once. */
+static void test_device_faults(void) { sweep_all("RFX_FAULT_DEVICE", 3, (int)NPROG); }
 
 static void add(void)
 {
     CU_pSuite s = CU_add_suite("fault-injection", NULL, NULL);
     CU_add_test(s, "every allocation failure ends cleanly", test_alloc_faults);
     CU_add_test(s, "every write failure ends cleanly", test_write_faults);
+    CU_add_test(s, "every device allocation failure ends cleanly", test_device_faults);
 }
 
 int main(int argc, char **argv)
