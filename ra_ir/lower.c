@@ -1182,18 +1182,26 @@ static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, in
 
 /* ---- rules, strata, program -------------------------------------------------------- */
 /* Lowers one disjunct of a rule into `into` (UNION). delta_lit selects the delta atom. */
-static void lower_rule(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, int delta_lit, int into)
+/* Lowers one disjunct of a rule; returns the variable holding its head tuples (a sorted
+ * set), or -1 when the body is `false`. delta_lit selects the delta atom. */
+static int lower_rule_set(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, int delta_lit)
 {
     int n = c->head.nargs;
     hcol *out = lalloc(L, sizeof(hcol) * (size_t)(n + 1));
     if (!out)
-        return;
+        return -1;
     for (int i = 0; i < n; i++)
         out[i] = (hcol){c->head.args[i], -1};
     flow f = lower_conj(L, c, cj, delta_lit, out, n, false, c->nvars);
-    if (f.var < 0)
-        return;   /* `false` in the body */
-    rfx_lower_emit(L, RFX_RA_UNION, into, into, f.var);
+    return f.var;
+}
+
+/* Lowers one disjunct of a rule into `into` (UNION). */
+static void lower_rule(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, int delta_lit, int into)
+{
+    int v = lower_rule_set(L, c, cj, delta_lit);
+    if (v >= 0)
+        rfx_lower_emit(L, RFX_RA_UNION, into, into, v);
 }
 
 static bool in_stratum(const rfx_stratum *st, int rel)
@@ -1247,23 +1255,45 @@ static void lower_stratum(lower_ctx *L, int s)
         snprintf(label, 64, "semi-naive loop of stratum %d", s);
     int head = rfx_lower_new_block(L, label);
     L->plan->blocks[head].loop_head = head;
+    /* each relation's tuples of this iteration: the one rule version's set directly when
+     * only one contributes (no copy into new_r), else their union in new_r */
+    int *single = lalloc(L, sizeof(int) * (size_t)(p->nrels + 1));
+    if (!single)
+        return;
+    for (int r = 0; r < p->nrels; r++)
+        single[r] = -1;
+    bool *merged = lalloc(L, (size_t)p->nrels + 1);
+    if (!merged)
+        return;
     for (int ci = 0; ci < p->nclauses; ci++) {
         const rfx_clause *c = &p->clauses[ci];
         if (c->is_fact || c->head.rel < 0 || !in_stratum(st, c->head.rel))
             continue;
         L->rule = ci;
+        int r = c->head.rel;
         for (int d = 0; d < c->nconj; d++)
             for (int i = 0; i < c->conj[d].nlits; i++) {
                 const rfx_lit *l = c->conj[d].lits[i];
-                if (l->kind == RFX_L_ATOM && in_stratum(st, l->atom.rel))
-                    lower_rule(L, c, &c->conj[d], i, L->newvar[c->head.rel]);
+                if (l->kind != RFX_L_ATOM || !in_stratum(st, l->atom.rel))
+                    continue;
+                int v = lower_rule_set(L, c, &c->conj[d], i);
+                if (v < 0)
+                    continue;
+                if (merged[r])
+                    rfx_lower_emit(L, RFX_RA_UNION, L->newvar[r], L->newvar[r], v);
+                else if (single[r] >= 0) {
+                    rfx_lower_emit(L, RFX_RA_UNION, L->newvar[r], single[r], v);
+                    merged[r] = true;
+                } else
+                    single[r] = v;
             }
     }
     L->rule = -1;
     int *vars = lalloc(L, sizeof(int) * (size_t)(st->nrels + 1));
     for (int i = 0; i < st->nrels; i++) {
         int r = st->rels[i];
-        rfx_ra_cmd *c = rfx_lower_emit(L, RFX_RA_DIFFERENCE, L->newvar[r], L->newvar[r], L->relvar[r]);
+        int from = !merged[r] && single[r] >= 0 ? single[r] : L->newvar[r];
+        rfx_ra_cmd *c = rfx_lower_emit(L, RFX_RA_DIFFERENCE, L->newvar[r], from, L->relvar[r]);
         c->nkeys = p->rels[r].arity;
         rfx_lower_emit(L, RFX_RA_UNION, L->relvar[r], L->relvar[r], L->newvar[r]);
         rfx_lower_emit(L, RFX_RA_SWAP, L->deltavar[r], L->newvar[r], -1);
