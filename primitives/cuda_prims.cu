@@ -588,24 +588,30 @@ __global__ void k_flag_unique(const uint32_t *rows, size_t n, int arity, uint64_
     GRID_STRIDE(i, n) flags[i] = i == 0 || cmp_prefix(rows + i * arity, rows + (i - 1) * arity, arity) != 0;
 }
 
-extern "C" rfx_status rfx_gpu_unique(rfx_gpu *g, rfx_dev_rows *r)
+extern "C" rfx_status rfx_gpu_unique_into(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *dst)
 {
-    if (r->arity == 0) {
-        r->n = r->n ? 1 : 0;
-        return RFX_OK;
+    if (src->arity == 0 || src->n < 2) {
+        rfx_status st = rfx_gpu_copy(g, src, dst);
+        if (st == RFX_OK && dst->arity == 0 && dst->n)
+            dst->n = 1;
+        return st;
     }
-    if (r->n < 2)
-        return RFX_OK;
+    /* the compaction writes fresh memory anyway: read src directly, no copy first */
     uint64_t *flags;
-    ALLOC(flags, r->n * 8);
-    k_flag_unique<<<grid_for(r->n), 256, 0, g->stream>>>(r->data, r->n, r->arity, flags);
+    ALLOC(flags, src->n * 8);
+    k_flag_unique<<<grid_for(src->n), 256, 0, g->stream>>>(src->data, src->n, src->arity, flags);
     CK_LAUNCH();
     rfx_dev_rows out;
-    rfx_status st = compact(g, r->data, r->n, r->arity, flags, &out);
+    rfx_status st = compact(g, src->data, src->n, src->arity, flags, &out);
     rfx_gpu_free(g, flags);
     if (st == RFX_OK)
-        replace(g, r, &out);
+        replace(g, dst, &out);
     return st;
+}
+
+extern "C" rfx_status rfx_gpu_unique(rfx_gpu *g, rfx_dev_rows *r)
+{
+    return rfx_gpu_unique_into(g, r, r);
 }
 
 // ---- expressions: a small stack program in constant memory ----------------------------------

@@ -57,6 +57,8 @@ rfx_status rfx_gpu_sort(rfx_gpu *g, rfx_dev_rows *r);
 /* dst = src sorted (src unchanged; dst may be src). */
 rfx_status rfx_gpu_sort_into(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *dst);
 rfx_status rfx_gpu_unique(rfx_gpu *g, rfx_dev_rows *r);
+/* dst = src without adjacent duplicates (src unchanged; dst may be src). */
+rfx_status rfx_gpu_unique_into(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *dst);
 rfx_status rfx_gpu_mapfilter(rfx_gpu *g, const rfx_dev_rows *src, const rfx_rx *pred, rfx_rx *const *out,
                              int nout, rfx_dev_rows *dst);
 rfx_status rfx_gpu_join(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b, int k, const rfx_rx *pred,

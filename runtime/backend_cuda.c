@@ -76,7 +76,6 @@ static rfx_status cu_exec(rfx_backend *be, const rfx_ra_cmd *c)
     cuda_ctx *x = be->ctx;
     rfx_dev_rows *V = x->vars;
     rfx_gpu *g = x->g;
-    rfx_status st;
     switch (c->op) {
     case RFX_RA_SELECT: case RFX_RA_PROJECT: case RFX_RA_MAP: case RFX_RA_MAPFILTER:
         return rfx_gpu_mapfilter(g, &V[c->src[0]], c->pred, c->out, c->nout, &V[c->dst]);
@@ -90,8 +89,7 @@ static rfx_status cu_exec(rfx_backend *be, const rfx_ra_cmd *c)
     case RFX_RA_SORT:
         return rfx_gpu_sort_into(g, &V[c->src[0]], &V[c->dst]);
     case RFX_RA_UNIQUE:
-        st = rfx_gpu_copy(g, &V[c->src[0]], &V[c->dst]);
-        return st ? st : rfx_gpu_unique(g, &V[c->dst]);
+        return rfx_gpu_unique_into(g, &V[c->src[0]], &V[c->dst]);
     case RFX_RA_COPY:
         return rfx_gpu_copy(g, &V[c->src[0]], &V[c->dst]);
     case RFX_RA_AGGREGATE:
