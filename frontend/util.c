@@ -182,11 +182,11 @@ uint32_t rfx_symtab_size(const rfx_symtab *t)
     return (uint32_t)t->n;
 }
 
-static const rfx_symtab *rank_tab;
-static int cmp_ids(const void *a, const void *b)
+static int cmp_ids(const void *a, const void *b, void *ctx)
 {
+    const rfx_symtab *t = ctx;
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return strcmp(rank_tab->strs[x], rank_tab->strs[y]);
+    return strcmp(t->strs[x], t->strs[y]);
 }
 
 uint32_t *rfx_symtab_ranks(const rfx_symtab *t)
@@ -200,8 +200,7 @@ uint32_t *rfx_symtab_ranks(const rfx_symtab *t)
     }
     for (uint32_t i = 0; i < t->n; i++)
         ids[i] = i;
-    rank_tab = t;   /* qsort has no context argument in C11; output is single-threaded */
-    qsort(ids, t->n, sizeof(uint32_t), cmp_ids);
+    qsort_r(ids, t->n, sizeof(uint32_t), cmp_ids, (void *)t);
     for (uint32_t i = 0; i < t->n; i++)
         rank[ids[i]] = i;
     free(ids);

@@ -267,10 +267,9 @@ static void sort_scatter(int c, void *arg)
     }
 }
 
-static int cmp_rows_a;
-static int cmp_rows(const void *x, const void *y)
+static int cmp_rows(const void *x, const void *y, void *arity)
 {
-    return cmp_prefix(x, y, cmp_rows_a);
+    return cmp_prefix(x, y, *(const int *)arity);
 }
 
 rfx_status rfx_cpu_sort(rfx_rows *r, int nthreads)
@@ -283,8 +282,7 @@ rfx_status rfx_cpu_sort(rfx_rows *r, int nthreads)
         /* insertion sort */
         uint32_t tmp[64];
         if (a > 64) {
-            cmp_rows_a = a;   /* only reached on the calling thread for tiny inputs */
-            qsort(r->data, n, sizeof(uint32_t) * (size_t)a, cmp_rows);
+            qsort_r(r->data, n, sizeof(uint32_t) * (size_t)a, cmp_rows, &a);
             return RFX_OK;
         }
         for (size_t i = 1; i < n; i++) {

@@ -348,11 +348,9 @@ typedef struct order_ctx {
     const uint32_t *rank;      /* symbol id -> rank in text order */
 } order_ctx;
 
-static order_ctx *g_order;     /* qsort has no context in C11; output runs on one thread */
-
-static int cmp_typed(const void *x, const void *y)
+static int cmp_typed(const void *x, const void *y, void *ctx)
 {
-    const order_ctx *o = g_order;
+    const order_ctx *o = ctx;
     const uint32_t *a = o->data + *(const size_t *)x * (size_t)o->arity;
     const uint32_t *b = o->data + *(const size_t *)y * (size_t)o->arity;
     for (int c = 0; c < o->arity; c++) {
@@ -408,9 +406,7 @@ static size_t *output_order(const rfx_rows *rows, const rfx_prim *types, const r
     for (size_t i = 0; i < rows->n; i++)
         idx[i] = i;
     order_ctx o = {rows->data, rows->arity, types, rank};
-    g_order = &o;
-    qsort(idx, rows->n, sizeof(size_t), cmp_typed);
-    g_order = NULL;
+    qsort_r(idx, rows->n, sizeof(size_t), cmp_typed, &o);
     free(rank);
     return idx;
 }
