@@ -26,6 +26,12 @@ prog() {   # kind graph
   fi
   echo ".printsize r"
 }
+echo "== librfx on the GPU: two engines in two threads, docs examples (backend auto)"
+$B/runtime/rfx --version | tee "$OUT/version.txt"
+$B/tests/test_api > "$OUT/api.log" 2>&1; echo "test_api exit $?: $(grep -E '^ +tests ' "$OUT/api.log")"
+grep -B3 -A8 FAILED "$OUT/api.log" | head -40
+$B/tests/test_docs > "$OUT/docs.log" 2>&1; echo "test_docs exit $?: $(grep -E '^ +tests ' "$OUT/docs.log")"
+grep -B3 -A8 FAILED "$OUT/docs.log" | head -40
 echo "== end-to-end cases and fault injection on the CUDA backend"
 RFX_BACKEND=cuda $B/tests/test_cases > "$OUT/cases_cuda.log" 2>&1; echo "test_cases (cuda) exit $?: $(grep -E '^ +tests ' "$OUT/cases_cuda.log")"
 grep -B3 -A8 FAILED "$OUT/cases_cuda.log" | head -40
@@ -50,8 +56,13 @@ for run in "tc p2p-Gnutella08.txt" "tc ca-GrQc.txt" "sg p2p-Gnutella08.txt" "sg 
       "$([ $rc = 0 ] || echo "exit $rc: $(head -c 300 "$OUT/err.txt")")"
   done
 done | tee "$OUT/programs.txt"
+echo "== --profile of TC on p2p-Gnutella31 (CUDA)"
+prog tc p2p-Gnutella31.txt.gz > "$OUT/p.dl"
+$B/runtime/rfx --backend=cuda --profile --profile=json "$OUT/profile-tc-gnutella31.json" "$OUT/p.dl" 2>&1 | tail -20
 if [ "${RFX_SANITIZE:-1}" = 1 ] && command -v compute-sanitizer >/dev/null; then
   echo "== compute-sanitizer (memcheck, racecheck) on the GPU primitive tests"
+  compute-sanitizer --tool memcheck --error-exitcode 9 $B/tests/test_api > "$OUT/sanitizer-api.log" 2>&1
+  echo "memcheck test_api exit $?: $(grep -E "ERROR SUMMARY|tests " "$OUT/sanitizer-api.log" | tr '\n' ' ')"
   for tool in memcheck racecheck synccheck; do
     RFX_GPU_QUICK=1 compute-sanitizer --tool $tool --error-exitcode 9 $B/tests/test_gpu > "$OUT/sanitizer-$tool.log" 2>&1
     echo "$tool exit $?: $(grep -E "ERROR SUMMARY|tests " "$OUT/sanitizer-$tool.log" | tr '\n' ' ')"

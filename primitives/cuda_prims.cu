@@ -10,6 +10,7 @@ extern "C" {
 #include "thrust_shim.h"
 
 #include <cuda_runtime.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@ struct rfx_gpu {
     char name[256];
     char err[512];
     unsigned int *d_flag;      // division-by-zero flag of the last expression kernel
+    double copy_gbs;           // measured d2d copy bandwidth (0: not yet)
 };
 
 static rfx_status fail(rfx_gpu *g, cudaError_t e, const char *call, const char *file, int line)
@@ -76,21 +78,34 @@ extern "C" rfx_gpu *rfx_gpu_open(int device, size_t budget, char *err, size_t er
     size_t free_b = 0, total_b = 0;
     if ((e = cudaSetDevice(device)) != cudaSuccess || (e = cudaGetDeviceProperties(&prop, device)) != cudaSuccess ||
         (e = cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking)) != cudaSuccess ||
-        (e = cudaDeviceGetDefaultMemPool(&g->pool, device)) != cudaSuccess ||
         (e = cudaMemGetInfo(&free_b, &total_b)) != cudaSuccess) {
         snprintf(err, errcap, "device %d: %s", device, cudaGetErrorString(e));
         cudaGetLastError();
         free(g);
         return NULL;
     }
-    // keep freed memory in the pool: the semi-naive loop reallocates the same sizes
+    // A pool of our own, so the budget counts this context's memory only (other engines
+    // in the process have theirs); freed memory stays in it: the semi-naive loop
+    // reallocates the same sizes.
+    cudaMemPoolProps props = {};
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = device;
+    if ((e = cudaMemPoolCreate(&g->pool, &props)) != cudaSuccess) {
+        snprintf(err, errcap, "device %d: cudaMemPoolCreate: %s", device, cudaGetErrorString(e));
+        cudaGetLastError();
+        cudaStreamDestroy(g->stream);
+        free(g);
+        return NULL;
+    }
     uint64_t keep = UINT64_MAX;
     cudaMemPoolSetAttribute(g->pool, cudaMemPoolAttrReleaseThreshold, &keep);
     snprintf(g->name, sizeof g->name, "%s", prop.name);
     g->budget = budget ? budget : free_b - free_b / 20;
-    if (cudaMallocAsync((void **)&g->d_flag, sizeof(unsigned), g->stream) != cudaSuccess) {
+    if (cudaMallocFromPoolAsync((void **)&g->d_flag, sizeof(unsigned), g->pool, g->stream) != cudaSuccess) {
         snprintf(err, errcap, "device %d: cannot allocate", device);
         cudaGetLastError();
+        cudaMemPoolDestroy(g->pool);
         cudaStreamDestroy(g->stream);
         free(g);
         return NULL;
@@ -105,7 +120,7 @@ extern "C" void rfx_gpu_close(rfx_gpu *g)
     cudaFreeAsync(g->d_flag, g->stream);
     cudaStreamSynchronize(g->stream);
     cudaStreamDestroy(g->stream);
-    cudaMemPoolTrimTo(g->pool, 0);
+    cudaMemPoolDestroy(g->pool);
     free(g);
 }
 
@@ -128,9 +143,9 @@ extern "C" void *rfx_gpu_alloc(rfx_gpu *g, size_t bytes)
         return NULL;
     }
     void *p = NULL;
-    cudaError_t e = cudaMallocAsync(&p, bytes, g->stream);
+    cudaError_t e = cudaMallocFromPoolAsync(&p, bytes, g->pool, g->stream);
     if (e != cudaSuccess) {
-        fail(g, e, "cudaMallocAsync", __FILE__, __LINE__);
+        fail(g, e, "cudaMallocFromPoolAsync", __FILE__, __LINE__);
         return NULL;
     }
     return p;
@@ -168,6 +183,51 @@ extern "C" rfx_status rfx_gpu_memcpy_d2d(rfx_gpu *g, void *dst, const void *src,
 {
     CK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, g->stream));
     return RFX_OK;
+}
+
+extern "C" bool rfx_gpu_versions(int *runtime, int *driver)
+{
+    *runtime = CUDART_VERSION;
+    *driver = 0;
+    if (cudaDriverGetVersion(driver) != cudaSuccess) {
+        cudaGetLastError();
+        return false;
+    }
+    return *driver > 0;
+}
+
+static rfx_status copy_once(void *arg)
+{
+    void **p = (void **)arg;
+    rfx_gpu *g = (rfx_gpu *)p[0];
+    return rfx_gpu_memcpy_d2d(g, p[1], p[2], (size_t)p[3]);
+}
+
+extern "C" double rfx_gpu_copy_bandwidth(rfx_gpu *g)
+{
+    if (g->copy_gbs > 0)
+        return g->copy_gbs;
+    size_t bytes = (size_t)256 << 20;
+    while (bytes > ((size_t)1 << 20) && 2 * bytes > g->budget / 2)
+        bytes /= 2;
+    void *a = rfx_gpu_alloc(g, bytes), *b = a ? rfx_gpu_alloc(g, bytes) : NULL;
+    if (a && b && cudaMemsetAsync(a, 1, bytes, g->stream) == cudaSuccess) {
+        void *arg[4] = {g, b, a, (void *)bytes};
+        double ms[3];
+        rfx_status st = RFX_OK;
+        rfx_gpu_time_ms(g, copy_once, arg, &st);   // warm-up
+        for (int r = 0; r < 3 && st == RFX_OK; r++)
+            ms[r] = rfx_gpu_time_ms(g, copy_once, arg, &st);
+        if (st == RFX_OK && ms[0] > 0 && ms[1] > 0 && ms[2] > 0) {
+            double lo = fmin(ms[0], fmin(ms[1], ms[2])), hi = fmax(ms[0], fmax(ms[1], ms[2]));
+            double median = ms[0] + ms[1] + ms[2] - lo - hi;
+            g->copy_gbs = 2.0 * (double)bytes / (median * 1e-3) * 1e-9;
+        }
+    }
+    cudaGetLastError();
+    rfx_gpu_free(g, a);
+    rfx_gpu_free(g, b);
+    return g->copy_gbs;
 }
 
 extern "C" rfx_status rfx_gpu_cub_sort_u64(rfx_gpu *g, uint64_t *keys, size_t n, int bits)
@@ -621,8 +681,12 @@ struct gins {
     uint16_t arg;
     uint32_t value;
 };
-#define MAX_PROG 1024
-__constant__ gins c_prog[MAX_PROG];
+// The program travels as a kernel parameter (constant bank, like __constant__ memory, but
+// owned by the launch: engines in other threads cannot overwrite it mid-run).
+#define MAX_PROG 512
+struct gprog {
+    gins ins[MAX_PROG];
+};
 
 typedef struct prog {
     gins ins[MAX_PROG];
@@ -656,9 +720,10 @@ static void compile_rx(prog *p, const rfx_rx *e)
 
 #define STACK 16
 
-/* Compiles the predicate (ending in FILTER; none when pred is NULL) into constant memory
- * at 0 and the outputs (EMIT k) after it: the whole program is plen + olen long. */
-static rfx_status load_prog(rfx_gpu *g, const rfx_rx *pred, rfx_rx *const *out, int nout, int *plen, int *olen)
+/* Compiles the predicate (ending in FILTER; none when pred is NULL) into code at 0 and the
+ * outputs (EMIT k) after it: the whole program is plen + olen long. */
+static rfx_status load_prog(rfx_gpu *g, const rfx_rx *pred, rfx_rx *const *out, int nout, gprog *code, int *plen,
+                            int *olen)
 {
     prog *p = (prog *)calloc(1, sizeof *p);
     if (!p)
@@ -679,22 +744,20 @@ static rfx_status load_prog(rfx_gpu *g, const rfx_rx *pred, rfx_rx *const *out, 
         free(p);
         return RFX_ERR_LIMIT;
     }
-    cudaError_t e = p->n ? cudaMemcpyToSymbolAsync(c_prog, p->ins, sizeof(gins) * (size_t)p->n, 0,
-                                                   cudaMemcpyHostToDevice, g->stream)
-                         : cudaSuccess;
+    memcpy(code->ins, p->ins, sizeof(gins) * (size_t)p->n);
     free(p);
-    CK(e);
     CK(cudaMemsetAsync(g->d_flag, 0, sizeof(unsigned), g->stream));
     return RFX_OK;
 }
 
 /* Runs the loaded program on one (pair of) tuple(s); false when the filter rejects. */
-__device__ bool run_prog_at(int start, int len, const uint32_t *t0, int a0, const uint32_t *t1, uint32_t *out, bool *div0)
+__device__ bool run_prog_at(const gins *code, int start, int len, const uint32_t *t0, int a0, const uint32_t *t1,
+                            uint32_t *out, bool *div0)
 {
     uint32_t st[STACK];
     int sp = 0;
     for (int pc = start; pc < start + len; pc++) {
-        gins in = c_prog[pc];
+        gins in = code[pc];
         switch (in.op) {
         case G_COL: st[sp++] = in.arg < a0 ? t0[in.arg] : t1[in.arg - a0]; break;
         case G_CONST: st[sp++] = in.value; break;
@@ -709,9 +772,10 @@ __device__ bool run_prog_at(int start, int len, const uint32_t *t0, int a0, cons
     return true;
 }
 
-__device__ __forceinline__ bool run_prog(int len, const uint32_t *t0, int a0, const uint32_t *t1, uint32_t *out, bool *div0)
+__device__ __forceinline__ bool run_prog(const gins *code, int len, const uint32_t *t0, int a0, const uint32_t *t1,
+                                         uint32_t *out, bool *div0)
 {
-    return run_prog_at(0, len, t0, a0, t1, out, div0);
+    return run_prog_at(code, 0, len, t0, a0, t1, out, div0);
 }
 
 static rfx_status check_div0(rfx_gpu *g)
@@ -726,13 +790,13 @@ static rfx_status check_div0(rfx_gpu *g)
 }
 
 // ---- map / filter ----------------------------------------------------------------------
-__global__ void k_mapfilter(const uint32_t *src, size_t n, int arity, int len, int nout, uint32_t *out,
-                            uint64_t *flags, unsigned *div_flag)
+__global__ void k_mapfilter(const __grid_constant__ gprog code, const uint32_t *src, size_t n, int arity, int len,
+                            int nout, uint32_t *out, uint64_t *flags, unsigned *div_flag)
 {
     bool div0 = false;
     GRID_STRIDE(i, n)
     {
-        bool keep = run_prog(len, src + i * arity, arity, NULL, out + i * nout, &div0);
+        bool keep = run_prog(code.ins, len, src + i * arity, arity, NULL, out + i * nout, &div0);
         if (flags)
             flags[i] = keep;
     }
@@ -792,7 +856,8 @@ static bool plain_columns(rfx_rx *const *out, int nout, colmap *m)
  * done), counts the tuples its predicate keeps, publishes that count, adds the counts of
  * earlier tiles by looking back until one has published its inclusive prefix, then writes
  * its kept tuples' outputs in order. */
-__global__ void __launch_bounds__(SEL_THREADS) k_select_lookback(const uint32_t *src, size_t n, int arity, int plen,
+__global__ void __launch_bounds__(SEL_THREADS) k_select_lookback(const __grid_constant__ gprog code,
+                                                                 const uint32_t *src, size_t n, int arity, int plen,
                                                                  int olen, int nout, uint32_t *out,
                                                                  unsigned long long *status, unsigned *counter,
                                                                  unsigned long long *total, unsigned *div_flag)
@@ -811,7 +876,7 @@ __global__ void __launch_bounds__(SEL_THREADS) k_select_lookback(const uint32_t 
     unsigned mask = 0, cnt = 0;
     for (int j = 0; j < SEL_ITEMS; j++) {
         size_t i = first + j;
-        if (i < tile_n && run_prog_at(0, plen, rows + i * arity, arity, NULL, NULL, &div0)) {
+        if (i < tile_n && run_prog_at(code.ins, 0, plen, rows + i * arity, arity, NULL, NULL, &div0)) {
             mask |= 1u << j;
             cnt++;
         }
@@ -863,7 +928,7 @@ __global__ void __launch_bounds__(SEL_THREADS) k_select_lookback(const uint32_t 
     uint32_t *dst = out + (s_prefix + local) * nout;
     for (int j = 0; j < SEL_ITEMS; j++)
         if (mask & (1u << j)) {
-            run_prog_at(plen, olen, rows + (first + j) * arity, arity, NULL, dst, &div0);
+            run_prog_at(code.ins, plen, olen, rows + (first + j) * arity, arity, NULL, dst, &div0);
             dst += nout;
         }
     if (div0)
@@ -875,7 +940,8 @@ static rfx_status select_lookback(rfx_gpu *g, const rfx_dev_rows *src, const rfx
 {
     size_t n = src->n, ntiles = (n + SEL_TILE - 1) / SEL_TILE;
     int plen, olen;
-    rfx_status st = load_prog(g, pred, out, nout, &plen, &olen);
+    gprog code;
+    rfx_status st = load_prog(g, pred, out, nout, &code, &plen, &olen);
     if (st)
         return st;
     rfx_dev_rows res;
@@ -890,7 +956,7 @@ static rfx_status select_lookback(rfx_gpu *g, const rfx_dev_rows *src, const rfx
     unsigned *counter = (unsigned *)(total + 1);
     cudaError_t e = cudaMemsetAsync(status, 0, ntiles * 8 + 16, g->stream);
     if (e == cudaSuccess) {
-        k_select_lookback<<<(unsigned)ntiles, SEL_THREADS, 0, g->stream>>>(src->data, n, src->arity, plen, olen, nout,
+        k_select_lookback<<<(unsigned)ntiles, SEL_THREADS, 0, g->stream>>>(code, src->data, n, src->arity, plen, olen, nout,
                                                                         res.data, status, counter, total, g->d_flag);
         e = cudaGetLastError();
     }
@@ -939,7 +1005,8 @@ extern "C" rfx_status rfx_gpu_mapfilter(rfx_gpu *g, const rfx_dev_rows *src, con
         return RFX_OK;
     }
     int plen, olen;
-    rfx_status st = load_prog(g, pred, out, nout, &plen, &olen);
+    gprog code;
+    rfx_status st = load_prog(g, pred, out, nout, &code, &plen, &olen);
     if (st)
         return st;
     int len = plen + olen;
@@ -956,7 +1023,7 @@ extern "C" rfx_status rfx_gpu_mapfilter(rfx_gpu *g, const rfx_dev_rows *src, con
     if (n) {
         // a nullary output still needs somewhere to write nothing
         uint32_t *o = res.data;
-        k_mapfilter<<<grid_for(n), 256, 0, g->stream>>>(src->data, n, src->arity, len, nout, o, flags, g->d_flag);
+        k_mapfilter<<<grid_for(n), 256, 0, g->stream>>>(code, src->data, n, src->arity, len, nout, o, flags, g->d_flag);
         cudaError_t e = cudaGetLastError();
         if (e != cudaSuccess)
             st = fail(g, e, "k_mapfilter", __FILE__, __LINE__);
@@ -985,7 +1052,7 @@ __global__ void k_join_count(const uint32_t *a, size_t na, int aa, const uint32_
     }
 }
 
-__global__ void k_join_expand(uint64_t total, const uint64_t *off, size_t na, const uint64_t *lo, const uint32_t *a,
+__global__ void k_join_expand(const __grid_constant__ gprog code, uint64_t total, const uint64_t *off, size_t na, const uint64_t *lo, const uint32_t *a,
                               int aa, const uint32_t *b, int ba, int len, int nout, uint32_t *out, uint64_t *flags,
                               unsigned *div_flag)
 {
@@ -1002,7 +1069,7 @@ __global__ void k_join_expand(uint64_t total, const uint64_t *off, size_t na, co
                 h = m;
         }
         size_t i = l - 1, j = lo[i] + (o - off[i]);
-        bool keep = run_prog(len, a + i * aa, aa, b + j * ba, out + o * nout, &div0);
+        bool keep = run_prog(code.ins, len, a + i * aa, aa, b + j * ba, out + o * nout, &div0);
         if (flags)
             flags[o] = keep;
     }
@@ -1021,7 +1088,8 @@ extern "C" rfx_status rfx_gpu_join(rfx_gpu *g, const rfx_dev_rows *a, const rfx_
         return RFX_OK;
     }
     int plen, olen;
-    rfx_status st = load_prog(g, pred, out, nout, &plen, &olen);
+    gprog code;
+    rfx_status st = load_prog(g, pred, out, nout, &code, &plen, &olen);
     if (st)
         return st;
     int len = plen + olen;
@@ -1048,7 +1116,7 @@ extern "C" rfx_status rfx_gpu_join(rfx_gpu *g, const rfx_dev_rows *a, const rfx_
             st = RFX_ERR_NOMEM;
     }
     if (st == RFX_OK && total) {
-        k_join_expand<<<grid_for(total), 256, 0, g->stream>>>(total, off, na, lo, a->data, a->arity, b->data, b->arity,
+        k_join_expand<<<grid_for(total), 256, 0, g->stream>>>(code, total, off, na, lo, a->data, a->arity, b->data, b->arity,
                                                               len, nout, res.data, flags, g->d_flag);
         cudaError_t e = cudaGetLastError();
         if (e != cudaSuccess)

@@ -21,6 +21,12 @@ typedef struct rfx_dev_rows {
 
 typedef struct rfx_gpu rfx_gpu;
 
+/* CUDA runtime and driver versions (1000 * major + 10 * minor); false when the driver
+ * cannot be asked (runtime is still set). */
+bool rfx_gpu_versions(int *runtime, int *driver);
+/* The context's measured device-to-device copy bandwidth in GB/s (bytes read + written per
+ * second; median of three 256 MiB copies, measured once); 0 when it cannot be measured. */
+double rfx_gpu_copy_bandwidth(rfx_gpu *g);
 /* Number of usable devices; 0 without a driver or device (never fails). */
 int rfx_gpu_count(void);
 /* Opens a context on `device` with a memory budget in bytes (0: free memory less 5%).

@@ -27,12 +27,21 @@ struct rfx_backend {
     rfx_status (*exec)(rfx_backend *be, const rfx_ra_cmd *c);
     /* Text of the last backend failure (device errors name the failing call). */
     const char *(*last_error)(rfx_backend *be);
+    /* Waits for queued work (so host clocks time whole commands). */
+    rfx_status (*sync)(rfx_backend *be);
+    /* Measured copy bandwidth of the backend's memory in GB/s (read + write bytes per
+     * second), for the profile's fraction-of-bandwidth column; 0 when unknown. */
+    double (*copy_bandwidth)(rfx_backend *be);
+    /* What runs the commands ("NVIDIA H200", "16 threads"). */
+    const char *(*device)(rfx_backend *be);
 };
 
 rfx_backend *rfx_backend_cpu(int nthreads);
 /* NULL when CUDA is not built in or no device can be used; *why says which. */
-rfx_backend *rfx_backend_cuda(const rfx_run_opts *o, const char **why);
+rfx_backend *rfx_backend_cuda(const rfx_run_opts *o, char *why, size_t whycap);
 /* Whether a CUDA device is usable (without opening a context); name when non-NULL. */
 bool rfx_cuda_available(char *name, size_t cap);
+/* CUDA runtime and driver versions (1000 * major + 10 * minor); false without CUDA. */
+bool rfx_cuda_versions(int *runtime, int *driver);
 
 #endif

@@ -5,11 +5,14 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 typedef struct cpu_ctx {
     const rfx_plan *P;
     rfx_rows *vars;
     int nthreads;
+    char device[64];
+    double bandwidth;          /* GB/s, measured on first use */
 } cpu_ctx;
 
 static rfx_status cpu_open(rfx_backend *be, const rfx_plan *P)
@@ -119,6 +122,56 @@ static const char *cpu_last_error(rfx_backend *be)
     return "";
 }
 
+static rfx_status cpu_sync(rfx_backend *be)
+{
+    (void)be;
+    return RFX_OK;
+}
+
+static const char *cpu_device(rfx_backend *be)
+{
+    return ((cpu_ctx *)be->ctx)->device;
+}
+
+enum { BW_CHUNK = 4 << 20 };   /* bytes per task of the bandwidth probe */
+typedef struct bw_probe {
+    char *src, *dst;
+} bw_probe;
+
+static void copy_chunk(int i, void *arg)
+{
+    bw_probe *p = arg;
+    memcpy(p->dst + (size_t)i * BW_CHUNK, p->src + (size_t)i * BW_CHUNK, BW_CHUNK);
+}
+
+/* Best of three parallel copies of 128 MiB (bigger than any last-level cache). */
+static double cpu_copy_bandwidth(rfx_backend *be)
+{
+    cpu_ctx *c = be->ctx;
+    if (c->bandwidth > 0)
+        return c->bandwidth;
+    enum { CHUNKS = 32 };
+    bw_probe p = {malloc((size_t)CHUNKS * BW_CHUNK), malloc((size_t)CHUNKS * BW_CHUNK)};
+    if (p.src && p.dst) {
+        memset(p.src, 1, (size_t)CHUNKS * BW_CHUNK);
+        memset(p.dst, 2, (size_t)CHUNKS * BW_CHUNK);
+        double best = 0;
+        for (int rep = 0; rep < 3; rep++) {
+            struct timespec a, b;
+            clock_gettime(CLOCK_MONOTONIC, &a);
+            rfx_parallel_for(CHUNKS, c->nthreads, copy_chunk, &p);
+            clock_gettime(CLOCK_MONOTONIC, &b);
+            double s = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) * 1e-9;
+            double gbs = s > 0 ? 2.0 * CHUNKS * BW_CHUNK / s * 1e-9 : 0;
+            best = gbs > best ? gbs : best;
+        }
+        c->bandwidth = best;
+    }
+    free(p.src);
+    free(p.dst);
+    return c->bandwidth;
+}
+
 rfx_backend *rfx_backend_cpu(int nthreads)
 {
     rfx_backend *be = rfx_calloc(1, sizeof *be);
@@ -129,7 +182,8 @@ rfx_backend *rfx_backend_cpu(int nthreads)
         return NULL;
     }
     c->nthreads = nthreads > 0 ? nthreads : 1;
+    snprintf(c->device, sizeof c->device, "%d CPU thread%s", c->nthreads, c->nthreads > 1 ? "s" : "");
     *be = (rfx_backend){"cpu", c, cpu_open, cpu_close, cpu_count, cpu_release, cpu_merge_host,
-                        cpu_host_view, cpu_exec, cpu_last_error};
+                        cpu_host_view, cpu_exec, cpu_last_error, cpu_sync, cpu_copy_bandwidth, cpu_device};
     return be;
 }

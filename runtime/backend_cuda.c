@@ -113,6 +113,21 @@ static const char *cu_last_error(rfx_backend *be)
     return rfx_gpu_error(((cuda_ctx *)be->ctx)->g);
 }
 
+static rfx_status cu_sync(rfx_backend *be)
+{
+    return rfx_gpu_sync(((cuda_ctx *)be->ctx)->g);
+}
+
+static double cu_copy_bandwidth(rfx_backend *be)
+{
+    return rfx_gpu_copy_bandwidth(((cuda_ctx *)be->ctx)->g);
+}
+
+static const char *cu_device(rfx_backend *be)
+{
+    return rfx_gpu_name(((cuda_ctx *)be->ctx)->g);
+}
+
 bool rfx_cuda_available(char *name, size_t cap)
 {
     if (rfx_gpu_count() <= 0)
@@ -128,11 +143,15 @@ bool rfx_cuda_available(char *name, size_t cap)
     return true;
 }
 
-rfx_backend *rfx_backend_cuda(const rfx_run_opts *o, const char **why)
+bool rfx_cuda_versions(int *runtime, int *driver)
 {
-    static char reason[512];
+    return rfx_gpu_versions(runtime, driver);
+}
+
+rfx_backend *rfx_backend_cuda(const rfx_run_opts *o, char *why, size_t whycap)
+{
     if (rfx_gpu_count() <= 0) {
-        *why = "no CUDA device or driver";
+        snprintf(why, whycap, "no CUDA device or driver");
         return NULL;
     }
     rfx_backend *be = rfx_calloc(1, sizeof *be);
@@ -140,17 +159,16 @@ rfx_backend *rfx_backend_cuda(const rfx_run_opts *o, const char **why)
     if (!be || !c) {
         free(be);
         free(c);
-        *why = "out of host memory";
+        snprintf(why, whycap, "out of host memory");
         return NULL;
     }
-    c->g = rfx_gpu_open(0, o->device_memory, reason, sizeof reason);
+    c->g = rfx_gpu_open(0, o->device_memory, why, whycap);
     if (!c->g) {
         free(be);
         free(c);
-        *why = reason;
         return NULL;
     }
     *be = (rfx_backend){"cuda", c, cu_open, cu_close, cu_count, cu_release, cu_merge_host,
-                        cu_host_view, cu_exec, cu_last_error};
+                        cu_host_view, cu_exec, cu_last_error, cu_sync, cu_copy_bandwidth, cu_device};
     return be;
 }

@@ -8,9 +8,15 @@ bool rfx_cuda_available(char *name, size_t cap)
     return false;
 }
 
-rfx_backend *rfx_backend_cuda(const rfx_run_opts *o, const char **why)
+bool rfx_cuda_versions(int *runtime, int *driver)
+{
+    *runtime = *driver = 0;
+    return false;
+}
+
+rfx_backend *rfx_backend_cuda(const rfx_run_opts *o, char *why, size_t whycap)
 {
     (void)o;
-    *why = "this rfx was built without the CUDA toolkit";
+    snprintf(why, whycap, "this rfx was built without the CUDA toolkit");
     return NULL;
 }

@@ -12,10 +12,10 @@
 
 typedef struct op_stat {
     double seconds;
-    uint64_t calls, tuples_in, tuples_out;
+    uint64_t calls, tuples_in, tuples_out, bytes;
 } op_stat;
 
-typedef struct exec {
+struct rfx_exec {
     const rfx_plan *P;
     rfx_program *prog;
     const rfx_run_opts *o;
@@ -25,9 +25,15 @@ typedef struct exec {
         int *start;            /* per command: offset into list of its run */
         int *list;             /* -1-terminated runs of temporaries to free */
     } *frees;                  /* per block */
+    int *rel_var;              /* program relation -> its plan variable (-1: none) */
     op_stat stats[RFX_RA_NOPS];
     int nthreads;
-} exec;
+    double t_start, t_progress;
+    int iteration;             /* of the current semi-naive loop */
+    int loop_block;            /* block of that loop's body, -1 outside loops */
+    bool progress_shown;
+};
+typedef struct rfx_exec exec;
 
 int rfx_status_exit_code(rfx_status st)
 {
@@ -139,6 +145,8 @@ static char delimiter_of(const char *d)
 
 static rfx_status do_input(exec *x, const rfx_ra_cmd *c)
 {
+    if (!x->o->fact_dir)
+        return RFX_OK;      /* embedded use without a fact directory: inserts only */
     const rfx_pvar *v = &x->P->vars[c->dst];
     const rfx_relation *r = &x->prog->rels[v->rel];
     const char *fname = rfx_relation_opt(r, true, "filename");
@@ -189,11 +197,15 @@ static rfx_status do_facts(exec *x, const rfx_ra_cmd *c)
 static rfx_status do_output(exec *x, const rfx_ra_cmd *c)
 {
     const rfx_pvar *v = &x->P->vars[c->src[0]];
+    if (!x->o->output_dir || (!x->out && strcmp(x->o->output_dir, "-") == 0))
+        return RFX_OK;
     const rfx_relation *r = &x->prog->rels[v->rel];
     const char *io = rfx_relation_opt(r, false, "IO");
     const char *fname = rfx_relation_opt(r, false, "filename");
     char delim = delimiter_of(rfx_relation_opt(r, false, "delimiter"));
     bool to_stdout = (io && strcmp(io, "stdout") == 0) || strcmp(x->o->output_dir, "-") == 0;
+    if (to_stdout && !x->out)
+        return RFX_OK;
     rfx_rows scratch;
     rfx_rows_init(&scratch, v->arity);
     const rfx_rows *rows;
@@ -225,68 +237,232 @@ static rfx_status run_cmd(exec *x, const rfx_ra_cmd *c)
     case RFX_RA_OUTPUT:
         return do_output(x, c);
     case RFX_RA_PRINTSIZE:
-        fprintf(x->out, "%s\t%zu\n", x->P->vars[c->src[0]].name, x->be->count(x->be, c->src[0]));
+        if (x->out)
+            fprintf(x->out, "%s\t%zu\n", x->P->vars[c->src[0]].name, x->be->count(x->be, c->src[0]));
         return RFX_OK;
     default:
         return x->be->exec(x->be, c);
     }
 }
 
-static void print_profile(exec *x)
+
+/* ---- profile -------------------------------------------------------------------------- */
+static bool moves_data(rfx_ra_op op)
 {
-    fprintf(x->err, "%-14s %8s %12s %14s %14s\n", "operator", "calls", "seconds", "tuples in", "tuples out");
+    return op != RFX_RA_SWAP && op != RFX_RA_CLEAR && op != RFX_RA_PRINTSIZE;
+}
+
+static void count_stats(exec *x, const rfx_ra_cmd *c, double seconds)
+{
+    op_stat *s = &x->stats[c->op];
+    s->seconds += seconds;
+    s->calls++;
+    for (int k = 0; k < 2; k++)
+        if (c->src[k] >= 0) {
+            size_t n = x->be->count(x->be, c->src[k]);
+            s->tuples_in += n;
+            if (moves_data(c->op))
+                s->bytes += n * (size_t)x->P->vars[c->src[k]].arity * 4;
+        }
+    if (c->dst >= 0) {
+        size_t n = x->be->count(x->be, c->dst);
+        s->tuples_out += n;
+        if (moves_data(c->op))
+            s->bytes += n * (size_t)x->P->vars[c->dst].arity * 4;
+    }
+}
+
+static void json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            fprintf(f, "\\%c", *s);
+        else if ((unsigned char)*s < 0x20)
+            fprintf(f, "\\u%04x", (unsigned char)*s);
+        else
+            fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+static void print_profile(exec *x, double total)
+{
+    double bw = x->be->copy_bandwidth(x->be);
+    FILE *f = x->o->profile, *j = x->o->profile_json;
+    if (f) {
+        fprintf(f, "profile: %s backend on %s, %.3f s, measured copy bandwidth %.1f GB/s\n", x->be->name,
+                x->be->device(x->be), total, bw);
+        fprintf(f, "%-14s %8s %10s %14s %14s %12s %9s %7s\n", "operator", "calls", "seconds", "tuples in",
+                "tuples out", "MB moved", "GB/s", "of bw");
+    }
+    if (j) {
+        fprintf(j, "{\"rfx_version\": \"%s\", \"backend\": \"%s\", \"device\": ", RFX_VERSION_STRING, x->be->name);
+        json_string(j, x->be->device(x->be));
+        fprintf(j, ", \"copy_bandwidth_GBps\": %.3f, \"seconds\": %.6f, \"operators\": [", bw, total);
+    }
+    bool first = true;
     for (int op = 0; op < RFX_RA_NOPS; op++) {
         op_stat *s = &x->stats[op];
         if (!s->calls)
             continue;
-        fprintf(x->err, "%-14s %8llu %12.6f %14llu %14llu\n", rfx_ra_op_name((rfx_ra_op)op),
-                (unsigned long long)s->calls, s->seconds, (unsigned long long)s->tuples_in,
-                (unsigned long long)s->tuples_out);
+        double gbs = s->seconds > 0 ? (double)s->bytes / s->seconds * 1e-9 : 0;
+        if (f)
+            fprintf(f, "%-14s %8llu %10.6f %14llu %14llu %12.1f %9.1f %6.1f%%\n", rfx_ra_op_name((rfx_ra_op)op),
+                    (unsigned long long)s->calls, s->seconds, (unsigned long long)s->tuples_in,
+                    (unsigned long long)s->tuples_out, (double)s->bytes * 1e-6, gbs, bw > 0 ? 100 * gbs / bw : 0);
+        if (j)
+            fprintf(j, "%s\n  {\"operator\": \"%s\", \"calls\": %llu, \"seconds\": %.6f, \"tuples_in\": %llu, "
+                       "\"tuples_out\": %llu, \"bytes\": %llu, \"GBps\": %.3f, \"fraction_of_copy_bandwidth\": %.4f}",
+                    first ? "" : ",", rfx_ra_op_name((rfx_ra_op)op), (unsigned long long)s->calls, s->seconds,
+                    (unsigned long long)s->tuples_in, (unsigned long long)s->tuples_out,
+                    (unsigned long long)s->bytes, gbs, bw > 0 ? gbs / bw : 0);
+        first = false;
+    }
+    if (j)
+        fputs("\n]}\n", j);
+}
+
+/* ---- progress --------------------------------------------------------------------------- */
+/* Redraws one status line: what stratum, which iteration, how large the deltas are.
+ * Quiet for the first half second, so short runs print nothing. */
+static void show_progress(exec *x, int b, const rfx_ra_cmd *test)
+{
+    FILE *f = x->o->progress;
+    double t = now();
+    if (!f || t - x->t_start < 0.5 || t - x->t_progress < 0.1)
+        return;
+    x->t_progress = t;
+    const char *label = x->P->blocks[b].label ? x->P->blocks[b].label : "";
+    const char *st = strstr(label, "stratum ");
+    fprintf(f, "\r\033[Krfx: %s%s", st ? "stratum " : label, st ? st + 8 : "");
+    if (test) {
+        fprintf(f, ", iteration %d, delta", x->iteration);
+        for (int k = 0; k < test->nvars && k < 4; k++) {
+            const rfx_pvar *v = &x->P->vars[test->vars[k]];
+            fprintf(f, " %s %zu", v->rel >= 0 ? x->prog->rels[v->rel].name : v->name, x->be->count(x->be, test->vars[k]));
+        }
+        if (test->nvars > 4)
+            fprintf(f, " (+%d more)", test->nvars - 4);
+    }
+    fprintf(f, " | %.1f s", t - x->t_start);
+    fflush(f);
+    x->progress_shown = true;
+}
+
+static void end_progress(exec *x)
+{
+    if (x->progress_shown) {
+        fputs("\r\033[K", x->o->progress);
+        fflush(x->o->progress);
     }
 }
 
-rfx_status rfx_run(const rfx_plan *P, rfx_program *prog, const rfx_run_opts *o)
+/* ---- the run ---------------------------------------------------------------------------- */
+static rfx_status check_output_dir(exec *x)
 {
-    exec x = {.P = P, .prog = prog, .o = o};
-    x.err = o->err ? o->err : stderr;
-    x.out = o->out ? o->out : stdout;
-    x.nthreads = o->nthreads > 0 ? o->nthreads : 1;
-    if (strcmp(o->output_dir, "-") != 0) {
-        struct stat sb;
-        if (stat(o->output_dir, &sb) != 0) {
-            fprintf(x.err, "%s: error: output directory does not exist\n", o->output_dir);
-            return RFX_ERR_IO;
-        }
-        if (!S_ISDIR(sb.st_mode)) {
-            fprintf(x.err, "%s: error: output directory is not a directory\n", o->output_dir);
-            return RFX_ERR_IO;
-        }
-        if (access(o->output_dir, W_OK) != 0) {
-            fprintf(x.err, "%s: error: output directory is not writable: %s\n", o->output_dir, strerror(errno));
-            return RFX_ERR_IO;
-        }
+    const char *d = x->o->output_dir;
+    if (!d || strcmp(d, "-") == 0)
+        return RFX_OK;
+    struct stat sb;
+    if (stat(d, &sb) != 0) {
+        fprintf(x->err, "%s: error: output directory does not exist\n", d);
+        return RFX_ERR_IO;
     }
-    rfx_backend_kind kind = o->backend;
+    if (!S_ISDIR(sb.st_mode)) {
+        fprintf(x->err, "%s: error: output directory is not a directory\n", d);
+        return RFX_ERR_IO;
+    }
+    if (access(d, W_OK) != 0) {
+        fprintf(x->err, "%s: error: output directory is not writable: %s\n", d, strerror(errno));
+        return RFX_ERR_IO;
+    }
+    return RFX_OK;
+}
+
+static rfx_status open_backend(exec *x)
+{
+    rfx_backend_kind kind = x->o->backend;
     const char *env = getenv("RFX_BACKEND");
     if (kind == RFX_BACKEND_AUTO && env)
         kind = strcmp(env, "cuda") == 0 ? RFX_BACKEND_CUDA : strcmp(env, "cpu") == 0 ? RFX_BACKEND_CPU : kind;
-    const char *why = NULL;
+    char why[512] = "";
     if (kind != RFX_BACKEND_CPU)
-        x.be = rfx_backend_cuda(o, &why);
-    if (!x.be && kind == RFX_BACKEND_CUDA) {
-        fprintf(x.err, "rfx: error: the CUDA backend cannot be used: %s\n", why ? why : "unknown reason");
+        x->be = rfx_backend_cuda(x->o, why, sizeof why);
+    if (!x->be && kind == RFX_BACKEND_CUDA) {
+        fprintf(x->err, "rfx: error: the CUDA backend cannot be used: %s\n", why[0] ? why : "unknown reason");
         return RFX_ERR_DEVICE;
     }
-    if (!x.be)
-        x.be = rfx_backend_cpu(x.nthreads);
-    if (!x.be || x.be->open_vars(x.be, P) != RFX_OK || !plan_liveness(&x)) {
-        fprintf(x.err, "rfx: error: out of memory starting the run\n");
-        if (x.be)
-            x.be->close(x.be);
-        free_liveness(&x);
+    if (!x->be)
+        x->be = rfx_backend_cpu(x->nthreads);
+    x->rel_var = rfx_malloc(sizeof(int) * (size_t)(x->prog->nrels ? x->prog->nrels : 1));
+    if (!x->be || !x->rel_var || x->be->open_vars(x->be, x->P) != RFX_OK || !plan_liveness(x)) {
+        fprintf(x->err, "rfx: error: out of memory starting the run\n");
         return RFX_ERR_NOMEM;
     }
-    rfx_status st = RFX_OK;
+    for (int r = 0; r < x->prog->nrels; r++)
+        x->rel_var[r] = -1;
+    for (int v = 0; v < x->P->nvars; v++)
+        if (x->P->vars[v].kind == RFX_PV_REL && x->P->vars[v].rel >= 0)
+            x->rel_var[x->P->vars[v].rel] = v;
+    return RFX_OK;
+}
+
+static rfx_status merge_inserts(exec *x, const rfx_rows *inserts)
+{
+    for (int r = 0; inserts && r < x->prog->nrels; r++) {
+        if (!inserts[r].n || x->rel_var[r] < 0)
+            continue;
+        rfx_rows copy;
+        rfx_rows_init(&copy, inserts[r].arity);
+        rfx_status st = rfx_rows_reserve(&copy, inserts[r].n);
+        if (st == RFX_OK) {
+            if (copy.arity)
+                rfx_memcpy(copy.data, inserts[r].data, sizeof(uint32_t) * inserts[r].n * (size_t)copy.arity);
+            copy.n = inserts[r].n;
+            st = x->be->merge_host(x->be, x->rel_var[r], &copy);
+        }
+        rfx_rows_free(&copy);
+        if (st != RFX_OK) {
+            fprintf(x->err, "rfx: error: %s loading the tuples inserted into %s\n",
+                    st == RFX_ERR_NOMEM ? "out of memory" : "device failure", x->prog->rels[r].name);
+            return st;
+        }
+    }
+    return RFX_OK;
+}
+
+/* Names what was being computed, from what, and how large. */
+static void report_failure(exec *x, const rfx_ra_cmd *c, rfx_status st)
+{
+    const rfx_plan *P = x->P;
+    const rfx_clause *cl = rule_of(x, c);
+    if (st == RFX_ERR_DIV0) {
+        rfx_diag d = {x->prog->file, x->prog->src, x->err, 0, 0};
+        rfx_diag_error(&d, cl ? cl->loc : (rfx_loc){0, 0}, "division by zero while evaluating this rule");
+        return;
+    }
+    if (st != RFX_ERR_NOMEM && st != RFX_ERR_LIMIT && st != RFX_ERR_DEVICE)
+        return;     /* I/O errors were reported where they happened */
+    fprintf(x->err, "rfx: error: %s in %s",
+            st == RFX_ERR_NOMEM ? "out of memory" : st == RFX_ERR_LIMIT ? "size limit exceeded" : "device failure",
+            rfx_ra_op_name(c->op));
+    if (c->dst >= 0)
+        fprintf(x->err, " computing %s", P->vars[c->dst].name);
+    for (int k = 0; k < 2; k++)
+        if (c->src[k] >= 0)
+            fprintf(x->err, "%s %s (%zu tuples)", k ? " and" : " from", P->vars[c->src[k]].name,
+                    x->be->count(x->be, c->src[k]));
+    if (cl)
+        fprintf(x->err, ", for the rule at %s:%d", x->prog->file, cl->loc.line);
+    const char *why = x->be->last_error(x->be);
+    fprintf(x->err, " on the %s backend%s%s\n", x->be->name, why && *why ? ": " : "", why ? why : "");
+}
+
+static rfx_status interpret(exec *x)
+{
+    const rfx_plan *P = x->P;
+    bool profile = x->o->profile || x->o->profile_json;
     int b = 0, i = 0;
     while (b < P->nblocks) {
         const rfx_block *blk = &P->blocks[b];
@@ -294,6 +470,10 @@ rfx_status rfx_run(const rfx_plan *P, rfx_program *prog, const rfx_run_opts *o)
             b++;
             i = 0;
             continue;
+        }
+        if (i == 0 && blk->loop_head != x->loop_block) {
+            x->loop_block = blk->loop_head;
+            x->iteration = 0;
         }
         const rfx_ra_cmd *c = &blk->cmds[i];
         if (c->op == RFX_RA_HALT)
@@ -304,9 +484,11 @@ rfx_status rfx_run(const rfx_plan *P, rfx_program *prog, const rfx_run_opts *o)
             continue;
         }
         if (c->op == RFX_RA_JUMP_IF_EMPTY) {
+            x->iteration++;
+            show_progress(x, b, c);
             bool empty = true;
             for (int k = 0; k < c->nvars; k++)
-                empty &= x.be->count(x.be, c->vars[k]) == 0;
+                empty &= x->be->count(x->be, c->vars[k]) == 0;
             if (empty) {
                 b = c->target;
                 i = 0;
@@ -315,48 +497,90 @@ rfx_status rfx_run(const rfx_plan *P, rfx_program *prog, const rfx_run_opts *o)
             i++;
             continue;
         }
-        double t0 = o->profile ? now() : 0;
-        st = run_cmd(&x, c);
-        if (o->profile) {
-            op_stat *s = &x.stats[c->op];
-            s->seconds += now() - t0;
-            s->calls++;
-            for (int k = 0; k < 2; k++)
-                if (c->src[k] >= 0)
-                    s->tuples_in += x.be->count(x.be, c->src[k]);
-            if (c->dst >= 0)
-                s->tuples_out += x.be->count(x.be, c->dst);
+        if (i == 0)
+            show_progress(x, b, NULL);
+        double t0 = profile ? now() : 0;
+        rfx_status st = run_cmd(x, c);
+        if (profile) {
+            if (st == RFX_OK)
+                st = x->be->sync(x->be);
+            count_stats(x, c, now() - t0);
         }
         if (st != RFX_OK) {
-            const rfx_clause *cl = rule_of(&x, c);
-            if (st == RFX_ERR_DIV0) {
-                rfx_diag d = {prog->file, prog->src, x.err, 0, 0};
-                rfx_diag_error(&d, cl ? cl->loc : (rfx_loc){0, 0}, "division by zero while evaluating this rule");
-            }
-            else if (st == RFX_ERR_NOMEM || st == RFX_ERR_LIMIT || st == RFX_ERR_DEVICE) {
-                /* name what was being computed, from what, and how large */
-                fprintf(x.err, "rfx: error: %s in %s", st == RFX_ERR_NOMEM ? "out of memory" : st == RFX_ERR_LIMIT ? "size limit exceeded" : "device failure",
-                        rfx_ra_op_name(c->op));
-                if (c->dst >= 0)
-                    fprintf(x.err, " computing %s", P->vars[c->dst].name);
-                for (int k = 0; k < 2; k++)
-                    if (c->src[k] >= 0)
-                        fprintf(x.err, "%s %s (%zu tuples)", k ? " and" : " from", P->vars[c->src[k]].name,
-                                x.be->count(x.be, c->src[k]));
-                if (cl)
-                    fprintf(x.err, ", for the rule at %s:%d", prog->file, cl->loc.line);
-                const char *why = x.be->last_error(x.be);
-                fprintf(x.err, " on the %s backend%s%s\n", x.be->name, why && *why ? ": " : "", why ? why : "");
-            }
-            break;
+            report_failure(x, c, st);
+            return st;
         }
-        for (const int *f = x.frees[b].list + x.frees[b].start[i]; *f >= 0; f++)
-            x.be->release(x.be, *f);
+        for (const int *f = x->frees[b].list + x->frees[b].start[i]; *f >= 0; f++)
+            x->be->release(x->be, *f);
         i++;
     }
-    if (o->profile)
-        print_profile(&x);
-    x.be->close(x.be);
-    free_liveness(&x);
+    return RFX_OK;
+}
+
+rfx_status rfx_exec_run(const rfx_plan *P, rfx_program *prog, const rfx_run_opts *o, const rfx_rows *inserts,
+                        rfx_exec **keep)
+{
+    if (keep)
+        *keep = NULL;
+    exec *x = rfx_calloc(1, sizeof *x);
+    FILE *err = o->err ? o->err : stderr;
+    if (!x) {
+        fprintf(err, "rfx: error: out of memory starting the run\n");
+        return RFX_ERR_NOMEM;
+    }
+    *x = (exec){.P = P, .prog = prog, .o = o, .err = err, .out = o->out, .loop_block = -1};
+    x->nthreads = o->nthreads > 0 ? o->nthreads : 1;
+    x->t_start = now();
+    rfx_status st = check_output_dir(x);
+    if (st == RFX_OK)
+        st = open_backend(x);
+    if (st == RFX_OK)
+        st = merge_inserts(x, inserts);
+    if (st == RFX_OK)
+        st = interpret(x);
+    end_progress(x);
+    if (x->be && (o->profile || o->profile_json))
+        print_profile(x, now() - x->t_start);
+    if (st == RFX_OK && keep)
+        *keep = x;
+    else
+        rfx_exec_free(x);
     return st;
+}
+
+size_t rfx_exec_count(rfx_exec *x, int rel)
+{
+    int v = x->rel_var[rel];
+    return v >= 0 ? x->be->count(x->be, v) : 0;
+}
+
+rfx_status rfx_exec_rows(rfx_exec *x, int rel, rfx_rows *rows)
+{
+    int v = x->rel_var[rel];
+    if (v < 0)
+        return RFX_OK;
+    rfx_rows scratch;
+    rfx_rows_init(&scratch, rows->arity);
+    const rfx_rows *view;
+    rfx_status st = x->be->host_view(x->be, v, &scratch, &view);
+    if (st == RFX_OK && view == &scratch)
+        rfx_rows_swap(rows, &scratch);
+    else if (st == RFX_OK && (st = rfx_rows_reserve(rows, view->n)) == RFX_OK) {
+        if (view->arity)
+            rfx_memcpy(rows->data, view->data, sizeof(uint32_t) * view->n * (size_t)view->arity);
+        rows->n = view->n;
+    }
+    rfx_rows_free(&scratch);
+    return st;
+}
+
+void rfx_exec_free(rfx_exec *x)
+{
+    if (!x)
+        return;
+    if (x->be)
+        x->be->close(x->be);
+    free_liveness(x);
+    free(x->rel_var);
+    free(x);
 }

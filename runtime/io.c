@@ -374,8 +374,8 @@ static int cmp_typed(const void *x, const void *y, void *ctx)
 }
 
 /* Order of output rows: identity when unsigned order already is the typed order. */
-static size_t *output_order(const rfx_rows *rows, const rfx_prim *types, const rfx_symtab *syms,
-                            rfx_status *st)
+size_t *rfx_output_order(const rfx_rows *rows, const rfx_prim *types, const rfx_symtab *syms,
+                         rfx_status *st)
 {
     /* stored order is unsigned order; it is the typed order unless some number or float
      * column holds a negative value, or a column holds symbols */
@@ -415,7 +415,7 @@ static rfx_status write_rows(out_buf *o, const rfx_rows *rows, const rfx_prim *t
                              const rfx_symtab *syms, char delim)
 {
     rfx_status st;
-    size_t *idx = output_order(rows, types, syms, &st);
+    size_t *idx = rfx_output_order(rows, types, syms, &st);
     if (st)
         return st;
     int a = rows->arity;

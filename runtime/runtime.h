@@ -1,40 +1,45 @@
 /* runtime.h: executes a query plan on a backend, with Soufflé-compatible fact input and
  * relation output.
  *
- * Ownership: rfx_run borrows the plan and the program; it interns symbols read from
+ * Ownership: rfx_exec_run borrows the plan and the program; it interns symbols read from
  * facts into the program's symbol table (the one mutable part of a checked program). */
 #ifndef RFX_RUNTIME_H
 #define RFX_RUNTIME_H
 
 #include "primitives.h"
-
-typedef enum rfx_backend_kind { RFX_BACKEND_AUTO, RFX_BACKEND_CPU, RFX_BACKEND_CUDA } rfx_backend_kind;
+#include "rfx.h"
 
 typedef struct rfx_run_opts {
-    const char *fact_dir;      /* -F: where <rel>.facts and relative filename= live ("." default) */
-    const char *output_dir;    /* -D: where <rel>.csv go ("." default; "-" = stdout) */
-    int nthreads;              /* -j */
+    const char *fact_dir;      /* where <rel>.facts and relative filename= live; NULL: .input not read */
+    const char *output_dir;    /* where <rel>.csv go; "-" = to out; NULL: .output not written */
+    int nthreads;              /* CPU worker threads (>= 1) */
     rfx_backend_kind backend;
-    bool quiet;                /* no progress or notes */
-    bool profile;              /* print a per-operator table to stderr at the end */
-    size_t device_memory;      /* --device-memory: bytes rfx may use on the GPU (0: free less 5%) */
+    size_t device_memory;      /* bytes rfx may use on the GPU (0: free less 5%) */
     FILE *err;                 /* diagnostics (stderr if NULL) */
-    FILE *out;                 /* stdout-bound output: -D -, .printsize (stdout if NULL) */
+    FILE *out;                 /* .printsize and output_dir "-"; NULL: not printed */
+    FILE *progress;            /* one redrawn status line per iteration; NULL: none */
+    FILE *profile;             /* per-operator table after the run; NULL: none */
+    FILE *profile_json;        /* the same as JSON; NULL: none */
 } rfx_run_opts;
 
-/* Exit statuses of the rfx command (also returned by rfx_status_exit_code). */
-enum {
-    RFX_EXIT_OK = 0,
-    RFX_EXIT_PROGRAM = 1,      /* an error in the program (also: division by zero at run time) */
-    RFX_EXIT_IO = 2,           /* unreadable or malformed input, unwritable output */
-    RFX_EXIT_RESOURCE = 3,     /* out of memory or a size limit */
-    RFX_EXIT_INTERNAL = 4      /* a bug in rfx */
-};
 int rfx_status_exit_code(rfx_status st);
 
-/* Runs the plan to its HALT. Errors are reported on opts->err; no output file is left
- * half-written (outputs are written to a temporary file and renamed). */
-rfx_status rfx_run(const rfx_plan *plan, rfx_program *prog, const rfx_run_opts *opts);
+/* The state of a finished run: the backend with every relation's contents. */
+typedef struct rfx_exec rfx_exec;
+
+/* Runs the plan to its HALT. inserts (NULL or one sorted set per program relation) are
+ * merged into the relations before the first command. Errors are reported on opts->err;
+ * no output file is left half-written (outputs are written to a temporary file and
+ * renamed). With keep non-NULL, a successful run's state is returned there (free it with
+ * rfx_exec_free); otherwise it is freed. */
+rfx_status rfx_exec_run(const rfx_plan *plan, rfx_program *prog, const rfx_run_opts *opts,
+                        const rfx_rows *inserts, rfx_exec **keep);
+/* Tuples of program relation rel after the run. */
+size_t rfx_exec_count(rfx_exec *x, int rel);
+/* A copy of program relation rel's tuples (a sorted set), into *rows (initialised by the
+ * caller with the relation's arity). */
+rfx_status rfx_exec_rows(rfx_exec *x, int rel, rfx_rows *rows);
+void rfx_exec_free(rfx_exec *x);
 
 /* ---- fact and output I/O (io.c), usable on their own ---------------------------------- */
 typedef struct rfx_read_opts {
@@ -46,6 +51,11 @@ typedef struct rfx_read_opts {
  * file:line. types has rows->arity entries. */
 rfx_status rfx_read_facts(const char *path, const rfx_prim *types, rfx_symtab *syms,
                           const rfx_read_opts *ro, rfx_rows *rows, FILE *err);
+
+/* The typed order of rows (numbers signed, floats numerically, symbols by text) as an
+ * index array the caller frees; NULL with *st == RFX_OK when stored order already is it. */
+size_t *rfx_output_order(const rfx_rows *rows, const rfx_prim *types, const rfx_symtab *syms,
+                         rfx_status *st);
 
 /* Writes rows as a tab-separated file (sorted by typed value: numbers signed, symbols by
  * text), atomically: a temporary file in the same directory renamed over the target.

@@ -4,7 +4,7 @@
  * Souffle 2.5 (graphs read as their first two columns, directed, self-loops kept).
  * Runs on the CPU backend through the library, with two threads. */
 #include "harness.h"
-#include "runtime.h"
+#include "rfx.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,32 +53,19 @@ static long long run_size(const graph_test *t)
     if (asprintf(&src, ".decl edge(x: number, y: number)\n.input edge(filename=\"%s/%s\")\n%s%s.printsize %s\n",
                  graphs_dir, t->file, und ? undirected : "", t->rules, t->result) < 0)
         return -1;
-    int nerr;
-    rfx_program *p = rfx_frontend_parse(src, strlen(src), t->name, stderr, &nerr);
+    rfx_config cfg;
+    rfx_config_init(&cfg);
+    cfg.backend = RFX_BACKEND_CPU;
+    cfg.threads = 2;
+    cfg.fact_dir = ".";
+    cfg.diag = stderr;
+    rfx_engine *e = rfx_open(&cfg);
+    size_t n = 0;
+    bool ok = e && rfx_load_string(e, src, t->name) == RFX_EXIT_OK && rfx_run(e) == RFX_EXIT_OK &&
+              rfx_size(e, t->result, &n) == RFX_EXIT_OK;
     free(src);
-    if (!p)
-        return -1;
-    rfx_plan *plan = rfx_plan_build(p, NULL);
-    if (!plan) {
-        rfx_program_free(p);
-        return -1;
-    }
-    char *out = NULL;
-    size_t outlen = 0;
-    FILE *f = open_memstream(&out, &outlen);
-    rfx_run_opts o = {.fact_dir = ".", .output_dir = ".", .nthreads = 2, .out = f, .err = stderr};
-    rfx_status st = rfx_run(plan, p, &o);
-    fclose(f);
-    long long n = -1;
-    if (st == RFX_OK) {
-        const char *tab = strchr(out, '\t');
-        if (tab)
-            n = atoll(tab + 1);
-    }
-    free(out);
-    rfx_plan_free(plan);
-    rfx_program_free(p);
-    return n;
+    rfx_close(e);
+    return ok ? (long long)n : -1;
 }
 
 static void run_test(int i)

@@ -1,0 +1,500 @@
+/* engine.c: the public C API (rfx.h) over the front end, the planner and the runtime.
+ * An engine holds one program, its plan, the tuples inserted so far and the state of
+ * its last run; every message of a call is kept as text for rfx_errmsg. */
+#include "backend.h"
+#include "fault.h"
+#include "harmony.h"
+#include "rfx.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct rfx_engine {
+    rfx_config cfg;
+    char *fact_dir, *output_dir;   /* owned copies of the config's strings */
+    int nthreads;
+    rfx_program *prog;
+    rfx_plan *plan;
+    rfx_rows *inserts;             /* per program relation */
+    bool *inserts_unsorted;        /* per relation: appended to since the last sort */
+    rfx_exec *result;              /* state after the last successful run */
+    bool ran;                      /* a run finished (result may be empty after a failed one) */
+    FILE *diag;                    /* writes into msg, and to cfg.diag too */
+    char *msg;                     /* messages of the current call, NUL-terminated */
+    size_t msg_len, msg_cap;
+    bool msg_oom;
+};
+
+struct rfx_cursor {
+    rfx_rows rows;                 /* the snapshot */
+    size_t *order;                 /* typed output order, or NULL for stored order */
+    size_t next;
+    rfx_value *row;                /* the current tuple */
+    const rfx_prim *types;         /* the relation's column types (owned by the plan) */
+    const rfx_symtab *syms;
+};
+
+const char *rfx_version(void)
+{
+    return RFX_VERSION_STRING;
+}
+
+void rfx_describe(FILE *out)
+{
+    char dev[256] = "";
+    bool cuda = rfx_cuda_available(dev, sizeof dev);
+    int rt = 0, drv = 0;
+    bool have_driver = rfx_cuda_versions(&rt, &drv);
+    fprintf(out, "rfx %s\nbackends: cpu (available), cuda (%s%s)\n", RFX_VERSION_STRING,
+            cuda ? "available: " : RFX_WITH_CUDA ? "built in; no device found" : "not built in", dev);
+    if (RFX_WITH_CUDA) {
+        fprintf(out, "CUDA: runtime %d.%d, driver ", rt / 1000, rt % 1000 / 10);
+        if (have_driver)
+            fprintf(out, "%d.%d\n", drv / 1000, drv % 1000 / 10);
+        else
+            fputs("none\n", out);
+    }
+}
+
+/* ---- messages ------------------------------------------------------------------------- */
+static ssize_t diag_write(void *cookie, const char *buf, size_t n)
+{
+    rfx_engine *e = cookie;
+    if (e->cfg.diag)
+        fwrite(buf, 1, n, e->cfg.diag);
+    if (e->msg_oom)
+        return (ssize_t)n;
+    size_t cap = e->msg_cap;
+    if (!rfx_grow((void **)&e->msg, &cap, e->msg_len + n + 1, 1)) {
+        e->msg_oom = true;
+        return (ssize_t)n;
+    }
+    e->msg_cap = cap;
+    memcpy(e->msg + e->msg_len, buf, n);
+    e->msg_len += n;
+    e->msg[e->msg_len] = 0;
+    return (ssize_t)n;
+}
+
+static void begin_call(rfx_engine *e)
+{
+    fflush(e->diag);
+    e->msg_len = 0;
+    e->msg_oom = false;
+    if (e->msg)
+        e->msg[0] = 0;
+}
+
+static rfx_result end_call(rfx_engine *e, rfx_result r)
+{
+    fflush(e->diag);
+    if (e->cfg.diag)
+        fflush(e->cfg.diag);
+    return r;
+}
+
+__attribute__((format(printf, 3, 4))) static rfx_result fail(rfx_engine *e, rfx_result r, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("rfx: error: ", e->diag);
+    vfprintf(e->diag, fmt, ap);
+    fputc('\n', e->diag);
+    va_end(ap);
+    return end_call(e, r);
+}
+
+const char *rfx_errmsg(const rfx_engine *e)
+{
+    if (!e)
+        return "rfx: error: no engine (rfx_open ran out of memory)\n";
+    if (e->msg_oom)
+        return "rfx: error: out of memory keeping the messages\n";
+    return e->msg ? e->msg : "";
+}
+
+/* ---- engines -------------------------------------------------------------------------- */
+void rfx_config_init(rfx_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->backend = RFX_BACKEND_AUTO;
+}
+
+static char *dup_or_null(const char *s, bool *ok)
+{
+    if (!s)
+        return NULL;
+    size_t n = strlen(s) + 1;
+    char *d = rfx_malloc(n);
+    if (d)
+        memcpy(d, s, n);
+    else
+        *ok = false;
+    return d;
+}
+
+rfx_engine *rfx_open(const rfx_config *cfg)
+{
+    rfx_engine *e = rfx_calloc(1, sizeof *e);
+    if (!e)
+        return NULL;
+    if (cfg)
+        e->cfg = *cfg;
+    else
+        rfx_config_init(&e->cfg);
+    bool ok = true;
+    e->fact_dir = dup_or_null(e->cfg.fact_dir, &ok);
+    e->output_dir = dup_or_null(e->cfg.output_dir, &ok);
+    e->cfg.fact_dir = e->fact_dir;
+    e->cfg.output_dir = e->output_dir;
+    e->nthreads = e->cfg.threads;
+    if (e->nthreads <= 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        e->nthreads = n > 0 ? (int)(n > 256 ? 256 : n) : 1;
+    }
+    cookie_io_functions_t io = {.write = diag_write};
+    e->diag = ok ? fopencookie(e, "w", io) : NULL;
+    if (!e->diag) {
+        free(e->fact_dir);
+        free(e->output_dir);
+        free(e);
+        return NULL;
+    }
+    setvbuf(e->diag, NULL, _IONBF, 0);   /* messages reach cfg.diag as they happen */
+    return e;
+}
+
+static void free_inserts(rfx_engine *e)
+{
+    if (e->inserts && e->prog)
+        for (int r = 0; r < e->prog->nrels; r++)
+            rfx_rows_free(&e->inserts[r]);
+    free(e->inserts);
+    free(e->inserts_unsorted);
+}
+
+void rfx_close(rfx_engine *e)
+{
+    if (!e)
+        return;
+    rfx_exec_free(e->result);
+    free_inserts(e);
+    rfx_plan_free(e->plan);
+    rfx_program_free(e->prog);
+    fclose(e->diag);
+    free(e->msg);
+    free(e->fact_dir);
+    free(e->output_dir);
+    free(e);
+    /* a testing aid (see docs/cli.md): say when an armed fault was never reached */
+    const char *rep = getenv("RFX_FAULT_REPORT");
+    if (rep && *rep == '1' && !rfx_fault_fired())
+        fprintf(stderr, "rfx: fault injection: not reached (%ld calls)\n", rfx_fault_calls());
+}
+
+/* ---- programs ------------------------------------------------------------------------- */
+static rfx_result adopt_program(rfx_engine *e, rfx_program *prog, int nerr, bool io_error)
+{
+    if (!prog)
+        return end_call(e, io_error ? RFX_EXIT_IO : nerr < 0 ? RFX_EXIT_RESOURCE : RFX_EXIT_PROGRAM);
+    rfx_plan_opts po = {.no_passes = e->cfg.no_opt};
+    e->plan = rfx_plan_build(prog, &po);
+    e->inserts = rfx_calloc((size_t)(prog->nrels ? prog->nrels : 1), sizeof(rfx_rows));
+    e->inserts_unsorted = rfx_calloc((size_t)(prog->nrels ? prog->nrels : 1), sizeof(bool));
+    if (!e->plan || !e->inserts || !e->inserts_unsorted) {
+        rfx_plan_free(e->plan);
+        free(e->inserts);
+        free(e->inserts_unsorted);
+        e->plan = NULL;
+        e->inserts = NULL;
+        e->inserts_unsorted = NULL;
+        rfx_program_free(prog);
+        return fail(e, RFX_EXIT_RESOURCE, "out of memory planning the program");
+    }
+    for (int r = 0; r < prog->nrels; r++)
+        rfx_rows_init(&e->inserts[r], prog->rels[r].arity);
+    e->prog = prog;
+    return end_call(e, RFX_EXIT_OK);
+}
+
+rfx_result rfx_load_string(rfx_engine *e, const char *source, const char *name)
+{
+    begin_call(e);
+    if (e->prog)
+        return fail(e, RFX_EXIT_IO, "this engine has a program already (open another engine for another program)");
+    if (!source)
+        return fail(e, RFX_EXIT_IO, "rfx_load_string: no source text");
+    int nerr = 0;
+    rfx_program *p = rfx_frontend_parse(source, strlen(source), name ? name : "<string>", e->diag, &nerr);
+    return adopt_program(e, p, nerr, false);
+}
+
+rfx_result rfx_load_file(rfx_engine *e, const char *path)
+{
+    begin_call(e);
+    if (e->prog)
+        return fail(e, RFX_EXIT_IO, "this engine has a program already (open another engine for another program)");
+    if (!path)
+        return fail(e, RFX_EXIT_IO, "rfx_load_file: no path");
+    int nerr = 0;
+    bool io_error = false;
+    rfx_program *p = rfx_frontend_parse_file(path, e->diag, &nerr, &io_error);
+    return adopt_program(e, p, nerr, io_error);
+}
+
+static bool need_program(rfx_engine *e, const char *call)
+{
+    if (e->prog)
+        return true;
+    fail(e, RFX_EXIT_IO, "%s: no program loaded (call rfx_load_string or rfx_load_file first)", call);
+    return false;
+}
+
+rfx_result rfx_emit(rfx_engine *e, rfx_stage stage, FILE *out)
+{
+    begin_call(e);
+    if (!need_program(e, "rfx_emit"))
+        return RFX_EXIT_IO;
+    switch (stage) {
+    case RFX_STAGE_AST:
+        rfx_frontend_print(out, e->prog);
+        break;
+    case RFX_STAGE_PLAN:
+        rfx_plan_print(out, e->plan);
+        break;
+    case RFX_STAGE_HARMONY: {
+        rfx_harmony *h = rfx_harmony_build(e->plan);
+        if (!h)
+            return fail(e, RFX_EXIT_RESOURCE, "out of memory building the Harmony IR");
+        rfx_harmony_print(out, h);
+        rfx_harmony_free(h);
+        break;
+    }
+    default:
+        return fail(e, RFX_EXIT_IO, "rfx_emit: unknown stage %d", (int)stage);
+    }
+    return end_call(e, RFX_EXIT_OK);
+}
+
+/* The relation's index, or -1 with a message. */
+static int find_relation(rfx_engine *e, const char *call, const char *name)
+{
+    if (!need_program(e, call))
+        return -1;
+    int r = name ? rfx_program_find_rel(e->prog, name) : -1;
+    if (r < 0)
+        fail(e, RFX_EXIT_IO, "%s: the program has no relation named '%s'", call, name ? name : "(null)");
+    return r;
+}
+
+static rfx_prim column_prim(const rfx_program *p, int rel, int col)
+{
+    return rfx_program_type(p, p->rels[rel].attrs[col].type)->prim;
+}
+
+rfx_result rfx_relation_info(rfx_engine *e, const char *relation, int *arity, rfx_column_type *types)
+{
+    begin_call(e);
+    int r = find_relation(e, "rfx_relation_info", relation);
+    if (r < 0)
+        return RFX_EXIT_IO;
+    if (arity)
+        *arity = e->prog->rels[r].arity;
+    for (int c = 0; types && c < e->prog->rels[r].arity; c++)
+        types[c] = (rfx_column_type)column_prim(e->prog, r, c);
+    return end_call(e, RFX_EXIT_OK);
+}
+
+/* ---- inserts -------------------------------------------------------------------------- */
+static rfx_result insert_rows(rfx_engine *e, const char *call, const char *relation, const void *values,
+                              size_t ntuples, bool numbers_only)
+{
+    begin_call(e);
+    int r = find_relation(e, call, relation);
+    if (r < 0)
+        return RFX_EXIT_IO;
+    const rfx_relation *rel = &e->prog->rels[r];
+    int a = rel->arity;
+    if (ntuples && a && !values)
+        return fail(e, RFX_EXIT_IO, "%s: no values for %zu tuples of %s", call, ntuples, relation);
+    for (int c = 0; numbers_only && c < a; c++)
+        if (column_prim(e->prog, r, c) != RFX_NUMBER)
+            return fail(e, RFX_EXIT_IO, "%s: column %d of %s is %s, not number (use rfx_insert)", call, c + 1,
+                        relation, rfx_prim_name(column_prim(e->prog, r, c)));
+    rfx_rows *rows = &e->inserts[r];
+    size_t before = rows->n;
+    if (ntuples > SIZE_MAX / 2 - rows->n || rfx_rows_reserve(rows, rows->n + ntuples) != RFX_OK)
+        return fail(e, RFX_EXIT_RESOURCE, "%s: out of memory inserting %zu tuples into %s", call, ntuples, relation);
+    uint32_t t[RFX_MAX_ARITY > 0 ? RFX_MAX_ARITY : 1];
+    for (size_t i = 0; i < ntuples; i++) {
+        for (int c = 0; c < a; c++) {
+            size_t k = i * (size_t)a + (size_t)c;
+            if (numbers_only) {
+                t[c] = (uint32_t)((const int32_t *)values)[k];
+                continue;
+            }
+            const rfx_value *v = &((const rfx_value *)values)[k];
+            switch (column_prim(e->prog, r, c)) {
+            case RFX_NUMBER: t[c] = (uint32_t)v->i; break;
+            case RFX_UNSIGNED: t[c] = v->u; break;
+            case RFX_FLOAT: rfx_memcpy(&t[c], &v->f, 4); break;
+            case RFX_SYMBOL:
+                if (!v->s) {
+                    rows->n = before;
+                    return fail(e, RFX_EXIT_IO, "%s: tuple %zu of %s: column %d is a symbol but its value is NULL",
+                                call, i + 1, relation, c + 1);
+                }
+                t[c] = rfx_symtab_intern(e->prog->syms, v->s, strlen(v->s));
+                if (t[c] == UINT32_MAX) {
+                    rows->n = before;
+                    return fail(e, RFX_EXIT_RESOURCE, "%s: out of memory interning a symbol of %s", call, relation);
+                }
+                break;
+            }
+        }
+        rfx_rows_push(rows, t);   /* room was reserved: cannot fail */
+    }
+    if (a == 0 && ntuples)
+        rows->n = 1;              /* a nullary relation holds at most the empty tuple */
+    e->inserts_unsorted[r] |= rows->n > before;
+    return end_call(e, RFX_EXIT_OK);
+}
+
+rfx_result rfx_insert(rfx_engine *e, const char *relation, const rfx_value *values, size_t ntuples)
+{
+    return insert_rows(e, "rfx_insert", relation, values, ntuples, false);
+}
+
+rfx_result rfx_insert_numbers(rfx_engine *e, const char *relation, const int32_t *values, size_t ntuples)
+{
+    return insert_rows(e, "rfx_insert_numbers", relation, values, ntuples, true);
+}
+
+/* ---- runs ----------------------------------------------------------------------------- */
+rfx_result rfx_run(rfx_engine *e)
+{
+    begin_call(e);
+    if (!need_program(e, "rfx_run"))
+        return RFX_EXIT_IO;
+    rfx_exec_free(e->result);
+    e->result = NULL;
+    e->ran = false;
+    for (int r = 0; r < e->prog->nrels; r++) {
+        if (!e->inserts_unsorted[r])
+            continue;
+        rfx_status st = rfx_cpu_sort(&e->inserts[r], e->nthreads);
+        if (st == RFX_OK)
+            st = rfx_cpu_unique(&e->inserts[r], e->nthreads);
+        if (st != RFX_OK)
+            return fail(e, RFX_EXIT_RESOURCE, "out of memory sorting the tuples inserted into %s",
+                        e->prog->rels[r].name);
+        e->inserts_unsorted[r] = false;
+    }
+    rfx_run_opts o = {
+        .fact_dir = e->cfg.fact_dir,
+        .output_dir = e->cfg.output_dir,
+        .nthreads = e->nthreads,
+        .backend = e->cfg.backend,
+        .device_memory = e->cfg.device_memory,
+        .err = e->diag,
+        .out = e->cfg.out,
+        .progress = e->cfg.progress,
+        .profile = e->cfg.profile,
+        .profile_json = e->cfg.profile_json,
+    };
+    rfx_status st = rfx_exec_run(e->plan, e->prog, &o, e->inserts, &e->result);
+    e->ran = st == RFX_OK;
+    return end_call(e, (rfx_result)rfx_status_exit_code(st));
+}
+
+static bool need_result(rfx_engine *e, const char *call)
+{
+    if (e->ran)
+        return true;
+    fail(e, RFX_EXIT_IO, "%s: no results (call rfx_run first; the last run, if any, failed)", call);
+    return false;
+}
+
+rfx_result rfx_size(rfx_engine *e, const char *relation, size_t *ntuples)
+{
+    begin_call(e);
+    int r = find_relation(e, "rfx_size", relation);
+    if (r < 0 || !need_result(e, "rfx_size"))
+        return RFX_EXIT_IO;
+    *ntuples = rfx_exec_count(e->result, r);
+    return end_call(e, RFX_EXIT_OK);
+}
+
+/* ---- cursors -------------------------------------------------------------------------- */
+rfx_cursor *rfx_cursor_open(rfx_engine *e, const char *relation)
+{
+    begin_call(e);
+    int r = find_relation(e, "rfx_cursor_open", relation);
+    if (r < 0 || !need_result(e, "rfx_cursor_open"))
+        return NULL;
+    rfx_cursor *c = rfx_calloc(1, sizeof *c);
+    int a = e->prog->rels[r].arity;
+    if (!c) {
+        fail(e, RFX_EXIT_RESOURCE, "out of memory opening a cursor on %s", relation);
+        return NULL;
+    }
+    rfx_rows_init(&c->rows, a);
+    c->syms = e->prog->syms;
+    /* the column types as the plan stores them: the relation's own variable's */
+    for (int v = 0; v < e->plan->nvars; v++)
+        if (e->plan->vars[v].kind == RFX_PV_REL && e->plan->vars[v].rel == r)
+            c->types = e->plan->vars[v].types;
+    c->row = rfx_calloc((size_t)(a ? a : 1), sizeof(rfx_value));
+    rfx_status st = c->row ? rfx_exec_rows(e->result, r, &c->rows) : RFX_ERR_NOMEM;
+    if (st == RFX_OK && c->types)
+        c->order = rfx_output_order(&c->rows, c->types, c->syms, &st);
+    if (st != RFX_OK) {
+        rfx_cursor_close(c);
+        fail(e, st == RFX_ERR_NOMEM ? RFX_EXIT_RESOURCE : RFX_EXIT_RESOURCE, "%s reading %s",
+             st == RFX_ERR_NOMEM ? "out of memory" : "device failure", relation);
+        return NULL;
+    }
+    end_call(e, RFX_EXIT_OK);
+    return c;
+}
+
+const rfx_value *rfx_cursor_next(rfx_cursor *c)
+{
+    if (!c || c->next >= c->rows.n)
+        return NULL;
+    size_t i = c->order ? c->order[c->next] : c->next;
+    c->next++;
+    int a = c->rows.arity;
+    const uint32_t *t = c->rows.data + i * (size_t)a;
+    for (int k = 0; k < a; k++) {
+        switch (c->types[k]) {
+        case RFX_NUMBER: c->row[k].i = (int32_t)t[k]; break;
+        case RFX_UNSIGNED: c->row[k].u = t[k]; break;
+        case RFX_FLOAT: rfx_memcpy(&c->row[k].f, &t[k], 4); break;
+        case RFX_SYMBOL: c->row[k].s = rfx_symtab_str(c->syms, t[k]); break;
+        }
+    }
+    return c->row;
+}
+
+int rfx_cursor_arity(const rfx_cursor *c)
+{
+    return c ? c->rows.arity : 0;
+}
+
+size_t rfx_cursor_count(const rfx_cursor *c)
+{
+    return c ? c->rows.n : 0;
+}
+
+void rfx_cursor_close(rfx_cursor *c)
+{
+    if (!c)
+        return;
+    rfx_rows_free(&c->rows);
+    free(c->order);
+    free(c->row);
+    free(c);
+}

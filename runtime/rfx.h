@@ -1,0 +1,151 @@
+/* rfx.h: rfx as a library. Embed a Datalog engine in a C program the way SQLite is
+ * embedded: open an engine, load a program, insert tuples from C arrays, run to the
+ * fixpoint, read the results through cursors.
+ *
+ *     rfx_engine *e = rfx_open(NULL);                  // defaults: auto backend, all cores
+ *     if (rfx_load_string(e, "...", "tc.dl") == RFX_EXIT_OK) {
+ *         int32_t edges[] = {1, 2, 2, 3};
+ *         rfx_insert_numbers(e, "edge", edges, 2);
+ *         rfx_run(e);
+ *         rfx_cursor *c = rfx_cursor_open(e, "path");
+ *         for (const rfx_value *t; c && (t = rfx_cursor_next(c));)
+ *             printf("%d %d\n", t[0].i, t[1].i);
+ *         rfx_cursor_close(c);
+ *     }
+ *     fputs(rfx_errmsg(e), stderr);                    // "" when nothing went wrong
+ *     rfx_close(e);
+ *
+ * Ownership and lifetime:
+ * - The engine owns everything it returns: error text (valid until the engine's next
+ *   call), symbol strings in cursor rows (valid until rfx_close), cursor rows (valid until
+ *   the next rfx_cursor_next or rfx_cursor_close on that cursor).
+ * - The caller owns its inputs: rfx_insert copies the tuples and the symbol texts.
+ * - A cursor is a snapshot: a later rfx_run does not change it. Close every cursor before
+ *   rfx_close.
+ * - There are no globals: engines are independent, and different engines may be used
+ *   from different threads at once. One engine must not be used by two threads at once.
+ *
+ * Errors: every call that can fail returns an rfx_result; RFX_EXIT_OK (0) is success,
+ * and rfx_errmsg() gives the messages of the most recent call (program errors as
+ * file:line:col with the source line and a caret, fact errors as file:line). The values
+ * are the exit statuses of the rfx command. */
+#ifndef RFX_H
+#define RFX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RFX_VERSION_STRING "0.2.0"
+
+typedef enum rfx_result {
+    RFX_EXIT_OK = 0,
+    RFX_EXIT_PROGRAM = 1,      /* an error in the program (also: division by zero at run time) */
+    RFX_EXIT_IO = 2,           /* unreadable or malformed input, unwritable output, misuse of the API */
+    RFX_EXIT_RESOURCE = 3,     /* out of memory (host or device), a size limit, a CUDA failure */
+    RFX_EXIT_INTERNAL = 4      /* a bug in rfx */
+} rfx_result;
+
+typedef enum rfx_backend_kind {
+    RFX_BACKEND_AUTO,          /* CUDA when a device is present, else the CPU */
+    RFX_BACKEND_CPU,
+    RFX_BACKEND_CUDA           /* fail when no device can be used */
+} rfx_backend_kind;
+
+typedef struct rfx_config {
+    rfx_backend_kind backend;  /* default AUTO (the environment's RFX_BACKEND=cpu|cuda overrides AUTO) */
+    size_t device_memory;      /* bytes rfx may use on the GPU; 0 (default): free memory less 5% */
+    int threads;               /* CPU worker threads; 0 (default): all cores */
+    const char *fact_dir;      /* where .input directives read from; NULL (default): they are not
+                                * read, input relations hold only inserted tuples */
+    const char *output_dir;    /* where .output directives write; NULL (default): nothing is
+                                * written, read results with cursors; "-": to `out` */
+    FILE *out;                 /* .printsize lines and output_dir "-"; NULL (default): not printed */
+    FILE *diag;                /* a copy of every message as it happens (e.g. stderr); NULL: none */
+    FILE *progress;            /* stratum, iteration, delta sizes, elapsed time, redrawn on one
+                                * line (meant for a terminal); NULL (default): none */
+    FILE *profile;             /* a per-operator table after each run; NULL: none */
+    FILE *profile_json;        /* the same as one JSON object; NULL: none */
+    bool no_opt;               /* skip the plan's optimisation passes (debugging) */
+} rfx_config;
+
+/* Column types, as declared (subtypes and aliases resolve to these). */
+typedef enum rfx_column_type { RFX_COL_NUMBER, RFX_COL_UNSIGNED, RFX_COL_FLOAT, RFX_COL_SYMBOL } rfx_column_type;
+
+/* One value of a tuple: the member that matches its column's type. */
+typedef union rfx_value {
+    int32_t i;                 /* number */
+    uint32_t u;                /* unsigned */
+    float f;                   /* float */
+    const char *s;             /* symbol (NUL-terminated) */
+} rfx_value;
+
+/* What rfx_emit prints (the stages of `rfx --emit=`). */
+typedef enum rfx_stage { RFX_STAGE_AST, RFX_STAGE_PLAN, RFX_STAGE_HARMONY } rfx_stage;
+
+typedef struct rfx_engine rfx_engine;
+typedef struct rfx_cursor rfx_cursor;
+
+/* The library's version ("0.2.0"). */
+const char *rfx_version(void);
+/* Writes the version, the backends and (when one is usable) the CUDA device's name and
+ * the CUDA runtime and driver versions, as `rfx --version` prints them. */
+void rfx_describe(FILE *out);
+
+/* Sets every field of cfg to its default. */
+void rfx_config_init(rfx_config *cfg);
+/* Opens an engine (cfg NULL: defaults); the config is copied. NULL only when memory ran out.
+ * No device is touched before the first rfx_run. */
+rfx_engine *rfx_open(const rfx_config *cfg);
+/* Frees the engine and everything it holds, device memory included. NULL is a no-op. */
+void rfx_close(rfx_engine *e);
+
+/* Parses, checks and plans a program; `name` is the file name used in messages. One
+ * program per engine: a second load fails. */
+rfx_result rfx_load_string(rfx_engine *e, const char *source, const char *name);
+rfx_result rfx_load_file(rfx_engine *e, const char *path);
+
+/* Prints a stage of the loaded program's compilation. */
+rfx_result rfx_emit(rfx_engine *e, rfx_stage stage, FILE *out);
+
+/* The arity of a relation of the loaded program, and its column types when types is
+ * non-NULL (it must hold arity entries; arities are at most 64). */
+rfx_result rfx_relation_info(rfx_engine *e, const char *relation, int *arity, rfx_column_type *types);
+
+/* Adds ntuples tuples (row-major: arity values each) to a relation; they take part in
+ * every later rfx_run together with the program's facts and .input files. Inserting
+ * into a relation that also has rules is allowed (its tuples are then facts). */
+rfx_result rfx_insert(rfx_engine *e, const char *relation, const rfx_value *values, size_t ntuples);
+/* The same for a relation whose columns are all numbers. */
+rfx_result rfx_insert_numbers(rfx_engine *e, const char *relation, const int32_t *values, size_t ntuples);
+
+/* Computes the fixpoint from scratch over everything inserted so far; previous results
+ * are replaced. Outputs, .printsize, progress and profiles go where the config says. */
+rfx_result rfx_run(rfx_engine *e);
+
+/* The number of tuples of a relation after the last rfx_run. */
+rfx_result rfx_size(rfx_engine *e, const char *relation, size_t *ntuples);
+
+/* Opens a cursor over a relation's tuples after the last rfx_run, in the order output
+ * files use (numbers signed, floats numerically, symbols by text). NULL on error
+ * (rfx_errmsg says why). */
+rfx_cursor *rfx_cursor_open(rfx_engine *e, const char *relation);
+/* The next tuple (arity values), or NULL after the last. */
+const rfx_value *rfx_cursor_next(rfx_cursor *c);
+int rfx_cursor_arity(const rfx_cursor *c);
+size_t rfx_cursor_count(const rfx_cursor *c);
+void rfx_cursor_close(rfx_cursor *c);
+
+/* The messages of the engine's most recent call ("" when it had none); warnings included. */
+const char *rfx_errmsg(const rfx_engine *e);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

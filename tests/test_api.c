@@ -1,0 +1,366 @@
+/* test_api.c: librfx through its public header only (rfx.h): two engines running
+ * different programs at once in two threads, inserts, cursors, re-runs, sizes, emits,
+ * file I/O through the config, profiles, and the error paths of every call. Run under
+ * valgrind by scripts/test.sh (no leak allowed). The backend is `auto`: the GPU where
+ * there is one. */
+#include "harness.h"
+#include "rfx.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *tc_src =
+    ".decl edge(x: number, y: number)\n"
+    ".decl path(x: number, y: number)\n"
+    "path(x, y) :- edge(x, y).\n"
+    "path(x, z) :- path(x, y), edge(y, z).\n";
+
+static const char *family_src =
+    ".type Name <: symbol\n"
+    ".decl parent(p: Name, c: Name)\n"
+    ".decl ancestor(a: Name, d: Name)\n"
+    ".decl generation(a: Name, n: number)\n"
+    "ancestor(p, c) :- parent(p, c).\n"
+    "ancestor(a, c) :- ancestor(a, p), parent(p, c).\n"
+    "generation(a, n) :- parent(a, _), n = count : { ancestor(a, _) }.\n";
+
+static rfx_engine *open_engine(void)
+{
+    rfx_config cfg;
+    rfx_config_init(&cfg);
+    cfg.threads = 2;
+    return rfx_open(&cfg);
+}
+
+/* ---- two engines at once ------------------------------------------------------------- */
+typedef struct job {
+    int n;                     /* size of the input */
+    bool ok;
+    char why[256];
+} job;
+
+/* Transitive closure of a chain 0 -> 1 -> ... -> n-1 has n(n-1)/2 paths; each (x, y)
+ * with x < y, in order. */
+static void *run_tc(void *arg)
+{
+    job *j = arg;
+    rfx_engine *e = open_engine();
+    int32_t *edges = malloc(sizeof(int32_t) * 2 * (size_t)j->n);
+    for (int i = 0; i + 1 < j->n; i++) {
+        edges[2 * i] = i;
+        edges[2 * i + 1] = i + 1;
+    }
+    size_t size = 0;
+    if (!e || !edges || rfx_load_string(e, tc_src, "tc.dl") || rfx_insert_numbers(e, "edge", edges, (size_t)j->n - 1) ||
+        rfx_run(e) || rfx_size(e, "path", &size)) {
+        snprintf(j->why, sizeof j->why, "tc failed: %s", e ? rfx_errmsg(e) : "no engine");
+        goto out;
+    }
+    if (size != (size_t)j->n * (size_t)(j->n - 1) / 2) {
+        snprintf(j->why, sizeof j->why, "tc: %zu paths, expected %zu", size, (size_t)j->n * (size_t)(j->n - 1) / 2);
+        goto out;
+    }
+    rfx_cursor *c = rfx_cursor_open(e, "path");
+    int x = 0, y = 1;
+    size_t seen = 0;
+    bool in_order = c != NULL;
+    for (const rfx_value *t; c && (t = rfx_cursor_next(c)); seen++) {
+        in_order &= t[0].i == x && t[1].i == y;
+        if (++y == j->n) {
+            x++;
+            y = x + 1;
+        }
+    }
+    rfx_cursor_close(c);
+    j->ok = in_order && seen == size;
+    if (!j->ok)
+        snprintf(j->why, sizeof j->why, "tc: cursor gave %zu tuples, in order: %d", seen, in_order);
+out:
+    free(edges);
+    rfx_close(e);
+    return NULL;
+}
+
+/* A family tree as a full binary tree of depth d, names "p<i>": every node is an
+ * ancestor of the nodes below it. */
+static void *run_family(void *arg)
+{
+    job *j = arg;
+    rfx_engine *e = open_engine();
+    int nodes = (1 << j->n) - 1;
+    char (*names)[16] = malloc(sizeof *names * (size_t)nodes);
+    rfx_value *rows = malloc(sizeof(rfx_value) * 2 * (size_t)nodes);
+    if (!e || !names || !rows || rfx_load_string(e, family_src, "family.dl")) {
+        snprintf(j->why, sizeof j->why, "family: load failed: %s", e ? rfx_errmsg(e) : "no engine");
+        goto out;
+    }
+    for (int i = 0; i < nodes; i++)
+        snprintf(names[i], sizeof names[i], "p%d", i);
+    size_t nrows = 0;
+    for (int i = 1; i < nodes; i++) {
+        rows[2 * nrows].s = names[(i - 1) / 2];
+        rows[2 * nrows + 1].s = names[i];
+        nrows++;
+    }
+    size_t anc = 0, gen = 0;
+    if (rfx_insert(e, "parent", rows, nrows) || rfx_run(e) || rfx_size(e, "ancestor", &anc) ||
+        rfx_size(e, "generation", &gen)) {
+        snprintf(j->why, sizeof j->why, "family failed: %s", rfx_errmsg(e));
+        goto out;
+    }
+    /* each node at depth k (root 0) has k ancestors */
+    size_t want = 0;
+    for (int k = 0; k < j->n; k++)
+        want += (size_t)k << k;
+    /* the root's count equals nodes - 1, found through the cursor */
+    rfx_cursor *c = rfx_cursor_open(e, "generation");
+    int root_count = -1;
+    for (const rfx_value *t; c && (t = rfx_cursor_next(c));)
+        if (strcmp(t[0].s, "p0") == 0)
+            root_count = t[1].i;
+    rfx_cursor_close(c);
+    j->ok = anc == want && gen == (size_t)((1 << (j->n - 1)) - 1) && root_count == nodes - 1;
+    if (!j->ok)
+        snprintf(j->why, sizeof j->why, "family: ancestor %zu (want %zu), generation %zu, root %d", anc, want, gen,
+                 root_count);
+out:
+    free(names);
+    free(rows);
+    rfx_close(e);
+    return NULL;
+}
+
+static void two_engines_in_two_threads(void)
+{
+    for (int round = 0; round < 3; round++) {
+        job a = {.n = 300}, b = {.n = 9};
+        pthread_t ta, tb;
+        CU_ASSERT_FATAL(pthread_create(&ta, NULL, run_tc, &a) == 0);
+        CU_ASSERT_FATAL(pthread_create(&tb, NULL, run_family, &b) == 0);
+        pthread_join(ta, NULL);
+        pthread_join(tb, NULL);
+        if (!a.ok)
+            fprintf(stderr, "\n    %s\n", a.why);
+        if (!b.ok)
+            fprintf(stderr, "\n    %s\n", b.why);
+        CU_ASSERT(a.ok);
+        CU_ASSERT(b.ok);
+    }
+}
+
+/* ---- results --------------------------------------------------------------------------- */
+static void cursor_order_and_types(void)
+{
+    rfx_engine *e = open_engine();
+    CU_ASSERT_FATAL(e != NULL);
+    CU_ASSERT_EQUAL_FATAL(rfx_load_string(e,
+                                          ".decl t(n: number, u: unsigned, f: float, s: symbol)\n"
+                                          ".decl r(n: number, u: unsigned, f: float, s: symbol)\n"
+                                          "r(n, u, f, s) :- t(n, u, f, s).\n"
+                                          "r(-5, 7u, 1.5, \"from rule\") :- true.\n",
+                                          "types.dl"),
+                          RFX_EXIT_OK);
+    int arity = 0;
+    rfx_column_type types[4];
+    CU_ASSERT_EQUAL(rfx_relation_info(e, "r", &arity, types), RFX_EXIT_OK);
+    CU_ASSERT_EQUAL(arity, 4);
+    CU_ASSERT(types[0] == RFX_COL_NUMBER && types[1] == RFX_COL_UNSIGNED && types[2] == RFX_COL_FLOAT &&
+              types[3] == RFX_COL_SYMBOL);
+    rfx_value in[] = {
+        {.i = 3}, {.u = 4000000000u}, {.f = -2.25f}, {.s = "zeta"},
+        {.i = -100}, {.u = 1}, {.f = 0.5f}, {.s = "alpha"},
+        {.i = 3}, {.u = 4000000000u}, {.f = -2.25f}, {.s = "zeta"},   /* a duplicate */
+        {.i = 3}, {.u = 4000000000u}, {.f = -2.25f}, {.s = "beta"},
+    };
+    CU_ASSERT_EQUAL(rfx_insert(e, "t", in, 4), RFX_EXIT_OK);
+    CU_ASSERT_EQUAL(rfx_run(e), RFX_EXIT_OK);
+    rfx_cursor *c = rfx_cursor_open(e, "r");
+    CU_ASSERT_FATAL(c != NULL);
+    CU_ASSERT_EQUAL(rfx_cursor_arity(c), 4);
+    CU_ASSERT_EQUAL(rfx_cursor_count(c), 4);
+    const char *want_s[] = {"alpha", "from rule", "beta", "zeta"};
+    int want_n[] = {-100, -5, 3, 3};
+    int k = 0;
+    for (const rfx_value *t; (t = rfx_cursor_next(c)); k++) {
+        CU_ASSERT(k < 4);
+        if (k >= 4)
+            break;
+        CU_ASSERT_EQUAL(t[0].i, want_n[k]);
+        CU_ASSERT_STRING_EQUAL(t[3].s, want_s[k]);
+        if (k == 1) {
+            CU_ASSERT_EQUAL(t[1].u, 7u);
+            CU_ASSERT(t[2].f == 1.5f);
+        }
+        if (k == 3) {
+            CU_ASSERT_EQUAL(t[1].u, 4000000000u);
+            CU_ASSERT(t[2].f == -2.25f);
+        }
+    }
+    CU_ASSERT_EQUAL(k, 4);
+    CU_ASSERT_PTR_NULL(rfx_cursor_next(c));
+    rfx_cursor_close(c);
+    CU_ASSERT_STRING_EQUAL(rfx_errmsg(e), "");
+    rfx_close(e);
+}
+
+static void rerun_and_snapshots(void)
+{
+    rfx_engine *e = open_engine();
+    CU_ASSERT_EQUAL_FATAL(rfx_load_string(e, tc_src, "tc.dl"), RFX_EXIT_OK);
+    int32_t first[] = {1, 2, 2, 3};
+    CU_ASSERT_EQUAL(rfx_insert_numbers(e, "edge", first, 2), RFX_EXIT_OK);
+    CU_ASSERT_EQUAL(rfx_run(e), RFX_EXIT_OK);
+    size_t n = 0;
+    CU_ASSERT_EQUAL(rfx_size(e, "path", &n), RFX_EXIT_OK);
+    CU_ASSERT_EQUAL(n, 3);
+    rfx_cursor *before = rfx_cursor_open(e, "path");
+    int32_t more[] = {3, 1};    /* closes a cycle: every pair of {1,2,3} */
+    CU_ASSERT_EQUAL(rfx_insert_numbers(e, "edge", more, 1), RFX_EXIT_OK);
+    CU_ASSERT_EQUAL(rfx_run(e), RFX_EXIT_OK);
+    CU_ASSERT_EQUAL(rfx_size(e, "path", &n), RFX_EXIT_OK);
+    CU_ASSERT_EQUAL(n, 9);
+    CU_ASSERT_EQUAL(rfx_cursor_count(before), 3);   /* a snapshot of the first run */
+    size_t seen = 0;
+    while (rfx_cursor_next(before))
+        seen++;
+    CU_ASSERT_EQUAL(seen, 3);
+    rfx_cursor_close(before);
+    /* a nullary relation: one tuple or none */
+    rfx_close(e);
+    e = open_engine();
+    CU_ASSERT_EQUAL_FATAL(rfx_load_string(e, ".decl a(x: number)\n.decl yes()\nyes() :- a(4).\n", "n.dl"), RFX_EXIT_OK);
+    CU_ASSERT_EQUAL(rfx_run(e), RFX_EXIT_OK);
+    CU_ASSERT_EQUAL(rfx_size(e, "yes", &n), RFX_EXIT_OK);
+    CU_ASSERT_EQUAL(n, 0);
+    int32_t four = 4;
+    CU_ASSERT_EQUAL(rfx_insert_numbers(e, "a", &four, 1), RFX_EXIT_OK);
+    CU_ASSERT_EQUAL(rfx_run(e), RFX_EXIT_OK);
+    CU_ASSERT_EQUAL(rfx_size(e, "yes", &n), RFX_EXIT_OK);
+    CU_ASSERT_EQUAL(n, 1);
+    rfx_cursor *c = rfx_cursor_open(e, "yes");
+    CU_ASSERT_EQUAL(rfx_cursor_arity(c), 0);
+    CU_ASSERT_PTR_NOT_NULL(rfx_cursor_next(c));
+    CU_ASSERT_PTR_NULL(rfx_cursor_next(c));
+    rfx_cursor_close(c);
+    rfx_close(e);
+}
+
+/* ---- files, emits, profiles ------------------------------------------------------------- */
+static void files_emits_and_profiles(void)
+{
+    char *dir = make_temp_dir();
+    char path[512];
+    snprintf(path, sizeof path, "%s/edge.facts", dir);
+    CU_ASSERT_FATAL(write_file(path, "1\t2\n2\t3\n"));
+    snprintf(path, sizeof path, "%s/tc.dl", dir);
+    CU_ASSERT_FATAL(write_file(path, ".decl edge(x: number, y: number)\n.input edge\n"
+                                     ".decl path(x: number, y: number)\n.output path\n.printsize path\n"
+                                     "path(x, y) :- edge(x, y).\npath(x, z) :- path(x, y), edge(y, z).\n"));
+    char *out = NULL, *prof = NULL, *json = NULL, *plan = NULL;
+    size_t outlen = 0, proflen = 0, jsonlen = 0, planlen = 0;
+    rfx_config cfg;
+    rfx_config_init(&cfg);
+    cfg.threads = 2;
+    cfg.fact_dir = dir;
+    cfg.output_dir = dir;
+    cfg.out = open_memstream(&out, &outlen);
+    cfg.profile = open_memstream(&prof, &proflen);
+    cfg.profile_json = open_memstream(&json, &jsonlen);
+    rfx_engine *e = rfx_open(&cfg);
+    CU_ASSERT_EQUAL(rfx_load_file(e, path), RFX_EXIT_OK);
+    int32_t extra[] = {3, 4};
+    CU_ASSERT_EQUAL(rfx_insert_numbers(e, "edge", extra, 1), RFX_EXIT_OK);
+    FILE *pf = open_memstream(&plan, &planlen);
+    CU_ASSERT_EQUAL(rfx_emit(e, RFX_STAGE_PLAN, pf), RFX_EXIT_OK);
+    fclose(pf);
+    CU_ASSERT_PTR_NOT_NULL(strstr(plan, "JOIN"));
+    CU_ASSERT_EQUAL(rfx_run(e), RFX_EXIT_OK);
+    rfx_close(e);
+    fclose(cfg.out);
+    fclose(cfg.profile);
+    fclose(cfg.profile_json);
+    CU_ASSERT_STRING_EQUAL(out, "path\t6\n");
+    snprintf(path, sizeof path, "%s/path.csv", dir);
+    char *csv = read_file(path, NULL);
+    CU_ASSERT_PTR_NOT_NULL(csv);
+    if (csv)
+        CU_ASSERT_STRING_EQUAL(csv, "1\t2\n1\t3\n1\t4\n2\t3\n2\t4\n3\t4\n");
+    CU_ASSERT_PTR_NOT_NULL(strstr(prof, "GB/s"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(prof, "JOIN"));
+    CU_ASSERT(json[0] == '{' && strstr(json, "\"operators\": [") && strstr(json, "\"operator\": \"JOIN\""));
+    free(csv);
+    free(out);
+    free(prof);
+    free(json);
+    free(plan);
+    remove_tree(dir);
+    free(dir);
+}
+
+/* ---- errors ------------------------------------------------------------------------------- */
+static void errors_are_reported(void)
+{
+    rfx_engine *e = open_engine();
+    CU_ASSERT_EQUAL(rfx_run(e), RFX_EXIT_IO);
+    CU_ASSERT_PTR_NOT_NULL(strstr(rfx_errmsg(e), "no program loaded"));
+    CU_ASSERT_EQUAL(rfx_load_string(e, ".decl a(x: number)\na(x) :- b(x).\n", "bad.dl"), RFX_EXIT_PROGRAM);
+    CU_ASSERT_PTR_NOT_NULL(strstr(rfx_errmsg(e), "bad.dl:2:"));
+    CU_ASSERT_EQUAL(rfx_load_file(e, "/nonexistent/x.dl"), RFX_EXIT_IO);
+    CU_ASSERT_PTR_NOT_NULL(strstr(rfx_errmsg(e), "/nonexistent/x.dl"));
+    CU_ASSERT_EQUAL(rfx_load_string(e, ".decl s(x: symbol, n: number)\n.decl d(n: number)\n"
+                                       "d(100 / n) :- s(_, n).\n", "ok.dl"),
+                    RFX_EXIT_OK);
+    CU_ASSERT_STRING_EQUAL(rfx_errmsg(e), "");
+    CU_ASSERT_EQUAL(rfx_load_string(e, tc_src, "again.dl"), RFX_EXIT_IO);
+    CU_ASSERT_PTR_NOT_NULL(strstr(rfx_errmsg(e), "has a program already"));
+    size_t n;
+    CU_ASSERT_EQUAL(rfx_size(e, "d", &n), RFX_EXIT_IO);
+    CU_ASSERT_PTR_NOT_NULL(strstr(rfx_errmsg(e), "call rfx_run first"));
+    CU_ASSERT_PTR_NULL(rfx_cursor_open(e, "d"));
+    CU_ASSERT_EQUAL(rfx_size(e, "nope", &n), RFX_EXIT_IO);
+    CU_ASSERT_PTR_NOT_NULL(strstr(rfx_errmsg(e), "no relation named 'nope'"));
+    int32_t nums[] = {1, 2};
+    CU_ASSERT_EQUAL(rfx_insert_numbers(e, "s", nums, 1), RFX_EXIT_IO);
+    CU_ASSERT_PTR_NOT_NULL(strstr(rfx_errmsg(e), "not number"));
+    rfx_value bad[] = {{.s = NULL}, {.i = 1}};
+    CU_ASSERT_EQUAL(rfx_insert(e, "s", bad, 1), RFX_EXIT_IO);
+    CU_ASSERT_PTR_NOT_NULL(strstr(rfx_errmsg(e), "NULL"));
+    CU_ASSERT_EQUAL(rfx_insert(e, "s", NULL, 1), RFX_EXIT_IO);
+    rfx_value zero[] = {{.s = "z"}, {.i = 0}};
+    CU_ASSERT_EQUAL(rfx_insert(e, "s", zero, 1), RFX_EXIT_OK);
+    CU_ASSERT_EQUAL(rfx_run(e), RFX_EXIT_PROGRAM);
+    CU_ASSERT_PTR_NOT_NULL(strstr(rfx_errmsg(e), "ok.dl:3:"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(rfx_errmsg(e), "division by zero"));
+    CU_ASSERT_EQUAL(rfx_size(e, "d", &n), RFX_EXIT_IO);   /* the failed run left no results */
+    CU_ASSERT_EQUAL(rfx_emit(e, (rfx_stage)99, stdout), RFX_EXIT_IO);
+    rfx_close(e);
+    rfx_close(NULL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(rfx_errmsg(NULL), "no engine"));
+    CU_ASSERT_STRING_EQUAL(rfx_version(), RFX_VERSION_STRING);
+    /* a missing output directory is reported before anything runs */
+    rfx_config cfg;
+    rfx_config_init(&cfg);
+    cfg.output_dir = "/nonexistent-rfx-dir";
+    e = rfx_open(&cfg);
+    CU_ASSERT_EQUAL(rfx_load_string(e, ".decl a(x: number)\n.output a\na(1).\n", "o.dl"), RFX_EXIT_OK);
+    CU_ASSERT_EQUAL(rfx_run(e), RFX_EXIT_IO);
+    CU_ASSERT_PTR_NOT_NULL(strstr(rfx_errmsg(e), "output directory does not exist"));
+    rfx_close(e);
+}
+
+static void add_suites(void)
+{
+    CU_pSuite s = CU_add_suite("librfx", NULL, NULL);
+    CU_add_test(s, "two engines in two threads", two_engines_in_two_threads);
+    CU_add_test(s, "cursor order and column types", cursor_order_and_types);
+    CU_add_test(s, "re-runs replace results; cursors are snapshots", rerun_and_snapshots);
+    CU_add_test(s, "fact and output files, emits, profiles", files_emits_and_profiles);
+    CU_add_test(s, "errors are reported", errors_are_reported);
+}
+
+int main(int argc, char **argv)
+{
+    return run_suites(argc, argv, add_suites);
+}
