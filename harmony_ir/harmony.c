@@ -159,12 +159,15 @@ static void lower_cmd(hctx *x, const rfx_ra_cmd *c)
         break;
     }
     case RFX_RA_UNION: {
-        const char *n = hfmt(x, "|%s| + |%s|", P->vars[c->src[0]].name, P->vars[c->src[1]].name);
-        int merged = scratch(x, P->vars[c->src[0]].arity, n), flags = scratch(x, 2, n);
-        K(RFX_HK_COMPUTE, "merge.place", "each tuple of src0 at its rank in src1", V(a, b), V(merged));
-        K(RFX_HK_COMPUTE, "merge.place", "each tuple of src1 after its equal in src0", V(b, a), V(merged));
-        K(RFX_HK_COMPUTE, "unique.flags", "first of each run of equal tuples", V(merged), V(flags));
-        compaction(x, merged, flags, d, n);
+        /* the smaller side (chosen at run time; src1 shown) less the larger, then a merge
+         * of two disjoint sets: every tuple written once at its final place */
+        const char *n = size_of(x, c->src[1]);
+        int flags = scratch(x, 2, n), fresh = scratch(x, P->vars[c->src[1]].arity, n);
+        K(RFX_HK_COMPUTE, "semijoin.search", "smaller side's tuples absent from the larger (binary search)", V(b, a),
+          V(flags));
+        compaction(x, b, flags, fresh, n);
+        K(RFX_HK_COMPUTE, "merge.place", "each tuple of the larger side at its rank in the fresh ones", V(a, fresh), V(d));
+        K(RFX_HK_COMPUTE, "merge.place", "each fresh tuple at its rank in the larger side", V(fresh, a), V(d));
         break;
     }
     case RFX_RA_INTERSECT:

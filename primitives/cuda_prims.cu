@@ -1153,24 +1153,34 @@ extern "C" rfx_status rfx_gpu_union(rfx_gpu *g, const rfx_dev_rows *a, const rfx
     }
     if (b->n == 0 || a->n == 0)
         return rfx_gpu_copy(g, b->n == 0 ? a : b, dst);
-    rfx_dev_rows res;
-    rfx_status st = rows_alloc(g, &res, ar, a->n + b->n);
+    // The smaller side less what the larger holds (in the semi-naive loop, full u new, new
+    // is disjoint from full already: a search per tuple of the small side). Disjoint sets
+    // then merge with each tuple written once at its final place: no unique/compact passes.
+    const rfx_dev_rows *big = a->n >= b->n ? a : b, *small = a->n >= b->n ? b : a;
+    rfx_dev_rows fresh;
+    rfx_gpu_rows_init(&fresh, ar);
+    rfx_status st = rfx_gpu_semijoin(g, small, big, ar, false, &fresh);
     if (st)
         return st;
-    // a's copy of an element shared with b lands first (lower bound), b's after it
-    k_merge_place<<<grid_for(a->n), 256, 0, g->stream>>>(a->data, a->n, b->data, b->n, ar, false, res.data);
-    k_merge_place<<<grid_for(b->n), 256, 0, g->stream>>>(b->data, b->n, a->data, a->n, ar, true, res.data);
+    if (fresh.n == 0) {
+        rfx_gpu_rows_free(g, &fresh);
+        return rfx_gpu_copy(g, big, dst);
+    }
+    rfx_dev_rows res;
+    if ((st = rows_alloc(g, &res, ar, big->n + fresh.n)) != RFX_OK) {
+        rfx_gpu_rows_free(g, &fresh);
+        return st;
+    }
+    k_merge_place<<<grid_for(big->n), 256, 0, g->stream>>>(big->data, big->n, fresh.data, fresh.n, ar, false, res.data);
+    k_merge_place<<<grid_for(fresh.n), 256, 0, g->stream>>>(fresh.data, fresh.n, big->data, big->n, ar, false, res.data);
     cudaError_t e = cudaGetLastError();
+    rfx_gpu_rows_free(g, &fresh);
     if (e != cudaSuccess) {
         rfx_gpu_rows_free(g, &res);
         return fail(g, e, "k_merge_place", __FILE__, __LINE__);
     }
-    st = rfx_gpu_unique(g, &res);
-    if (st == RFX_OK)
-        replace(g, dst, &res);
-    else
-        rfx_gpu_rows_free(g, &res);
-    return st;
+    replace(g, dst, &res);
+    return RFX_OK;
 }
 
 // ---- semi-join / anti-join --------------------------------------------------------------------
