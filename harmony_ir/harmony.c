@@ -206,6 +206,28 @@ static void lower_cmd(hctx *x, const rfx_ra_cmd *c)
         compaction(x, a, flags, d, n);
         break;
     }
+    case RFX_RA_LFTJ: {
+        /* breadth-first: per variable, count candidates of each frontier node's driver,
+         * check one candidate per thread, compact the survivors into the next frontier */
+        int nsrc = c->nvars, first = pv(c->vars[0]);
+        int front = scratch(x, 2 * nsrc, "1");
+        for (int v = 0; v < c->nkeys; v++) {
+            bool last = v == c->nkeys - 1;
+            const char *n = hfmt(x, "|frontier %d|", v), *cand = hfmt(x, "candidates %d", v);
+            int cnt = scratch(x, 2, n), off = scratch(x, 2, n), flags = scratch(x, 2, cand), at = scratch(x, 2, cand);
+            int next = last ? d : scratch(x, v + 1 + 2 * nsrc, hfmt(x, "|frontier %d|", v + 1));
+            K(RFX_HK_PARTITION, "lftj.count", hfmt(x, "variable $%d: each node's smallest participant and its rows", v),
+              V(front), V(cnt));
+            K(RFX_HK_LIBRARY, "cub.exclusive_scan", "candidate ranges (load balancing)", V(cnt), V(off));
+            K(RFX_HK_COMPUTE, "lftj.check", "one candidate per thread: a new value found in every participant (binary search)",
+              V(first, front, off), V(flags));
+            K(RFX_HK_LIBRARY, "cub.exclusive_scan", "survivor positions", V(flags), V(at));
+            K(RFX_HK_GATHER, "lftj.emit", last ? "bindings" : "bindings and narrowed trie nodes", V(front, flags, at),
+              V(next));
+            front = next;
+        }
+        break;
+    }
     case RFX_RA_AGGREGATE: {
         const char *n = size_of(x, c->src[0]);
         int rows = scratch(x, P->vars[c->dst].arity, n), flags = scratch(x, 2, n);

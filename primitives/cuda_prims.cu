@@ -1307,3 +1307,6 @@ extern "C" rfx_status rfx_gpu_fill_random(rfx_gpu *g, rfx_dev_rows *r, size_t n,
     return RFX_OK;
 }
 
+
+// ---- leapfrog triejoin (lftj/): built on the helpers above --------------------------------------
+#include "../lftj/gpu_lftj.cuh"

@@ -75,6 +75,12 @@ rfx_status rfx_gpu_semijoin(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_row
 rfx_status rfx_gpu_aggregate(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b, int k, rfx_aggfn fn,
                              int col, rfx_prim prim, rfx_dev_rows *dst);
 
+/* dst (arity nvars) = the leapfrog triejoin of the sources (lftj/lftj.h semantics;
+ * colvar flattened per source), sorted; with count non-NULL only the number of bindings
+ * (dst untouched). Implemented in lftj/gpu_lftj.cuh. */
+rfx_status rfx_gpu_lftj(rfx_gpu *g, const rfx_dev_rows *const *srcs, const int *colvar, int nsrc, int nvars,
+                        rfx_dev_rows *dst, uint64_t *count);
+
 #ifdef __cplusplus
 }
 #endif

@@ -143,9 +143,11 @@ static char *signature(const rfx_plan *P, const rfx_ra_cmd *c)
     return buf;
 }
 
+/* Commands that CSE may merge and hoisting may move: a function of src[0..1] alone
+ * (LFTJ reads its sources from vars, so it is left where it is). */
 static bool pure_op(rfx_ra_op op)
 {
-    return op_info[op].fusion != RFX_FUSE_CONTROL && op != RFX_RA_UNION;
+    return op_info[op].fusion != RFX_FUSE_CONTROL && op != RFX_RA_UNION && op != RFX_RA_LFTJ;
 }
 
 static void replace_uses(rfx_plan *P, int from, int to)
@@ -156,6 +158,10 @@ static void replace_uses(rfx_plan *P, int from, int to)
             for (int s = 0; s < 2; s++)
                 if (c->src[s] == from)
                     c->src[s] = to;
+            if (c->op == RFX_RA_LFTJ)
+                for (int k = 0; k < c->nvars; k++)
+                    if (c->vars[k] == from)
+                        c->vars[k] = to;
         }
 }
 
@@ -333,6 +339,19 @@ bool rfx_plan_verify(const rfx_plan *P, FILE *out)
             case RFX_RA_SORT: case RFX_RA_UNIQUE: case RFX_RA_COPY:
                 if (!d || d->arity != a0) BAD("arity");
                 break;
+            case RFX_RA_LFTJ: {
+                if (!d || d->arity != c->nkeys || c->nvars < 1) BAD("shape");
+                int off = 0;
+                for (int s = 0; ok && s < c->nvars; s++) {
+                    int a = P->vars[c->vars[s]].arity;
+                    for (int k = 0; k < a; k++)
+                        if (c->colvar[off + k] < 0 || c->colvar[off + k] >= c->nkeys ||
+                            (k && c->colvar[off + k] <= c->colvar[off + k - 1]))
+                            BAD("source %d column %d: variable out of order", s, k);
+                    off += a;
+                }
+                break;
+            }
             case RFX_RA_JUMP: case RFX_RA_JUMP_IF_EMPTY:
                 if (c->target < 0 || c->target >= P->nblocks) BAD("jump target");
                 break;

@@ -110,6 +110,19 @@ void rfx_plan_print_cmd(FILE *out, const rfx_plan *P, const rfx_ra_cmd *c)
         break;
     case RFX_RA_HALT:
         break;
+    case RFX_RA_LFTJ: {
+        int off = 0;
+        for (int s = 0; s < c->nvars; s++) {
+            const rfx_pvar *v = &P->vars[c->vars[s]];
+            fprintf(out, "%s%s(", s ? ", " : " ", v->name);
+            for (int a = 0; a < v->arity; a++)
+                fprintf(out, "%s$%d", a ? ", " : "", c->colvar[off + a]);
+            fputc(')', out);
+            off += v->arity;
+        }
+        fprintf(out, " vars=%d%s", c->nkeys, c->count_only ? " count-only" : "");
+        break;
+    }
     default:
         for (int s = 0; s < rfx_ra_op_nsrc(c->op); s++)
             fprintf(out, "%s%s", s ? ", " : " ", P->vars[c->src[s]].name);

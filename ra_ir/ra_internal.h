@@ -13,6 +13,7 @@ typedef struct lower_ctx {
     int rule;                  /* clause being lowered, -1 outside rules */
     int stratum;               /* stratum being lowered, -1 before */
     int *relvar, *deltavar, *newvar;   /* per program relation: plan variables */
+    rfx_join_choice join;      /* --join */
     bool oom;
     const char *internal_error;
 } lower_ctx;

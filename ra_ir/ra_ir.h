@@ -73,8 +73,10 @@ typedef struct rfx_ra_cmd {
     rfx_aggfn agg;             /* AGGREGATE: function */
     int agg_col;               /* AGGREGATE: column of src1 aggregated (-1 for count) */
     rfx_prim agg_prim;         /* AGGREGATE: type of that column and of the result */
-    int nvars;                 /* JUMP_IF_EMPTY: variables tested */
+    int nvars;                 /* JUMP_IF_EMPTY: variables tested; LFTJ: its sources */
     int *vars;
+    int *colvar;               /* LFTJ: per source, per column, the variable it holds (flattened) */
+    bool count_only;           /* LFTJ: only the number of bindings is needed (dst holds no rows) */
     int target;                /* JUMP, JUMP_IF_EMPTY: block index */
     int ntuples;               /* FACTS: tuples, arity of dst each */
     uint32_t *tuples;
@@ -88,8 +90,15 @@ typedef struct rfx_block {
     int loop_head;             /* for a loop body: index of its own first block; else -1 */
 } rfx_block;
 
+typedef enum rfx_join_choice {
+    RFX_PLAN_JOIN_AUTO,             /* leapfrog triejoin for cyclic bodies of 3+ atoms, binary joins elsewhere */
+    RFX_PLAN_JOIN_BINARY,           /* binary joins only */
+    RFX_PLAN_JOIN_LFTJ              /* leapfrog triejoin for every body of 2+ atoms it can take */
+} rfx_join_choice;
+
 typedef struct rfx_plan_opts {
     bool no_passes;            /* skip optimisation passes (debugging) */
+    rfx_join_choice join;
 } rfx_plan_opts;
 
 typedef struct rfx_plan {

@@ -2,6 +2,7 @@
  * primitives. */
 #include "backend.h"
 #include "fault.h"
+#include "lftj.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -105,6 +106,16 @@ static rfx_status cpu_exec(rfx_backend *be, const rfx_ra_cmd *c)
         return copy_rows(&V[c->src[0]], &V[c->dst]);
     case RFX_RA_AGGREGATE:
         return rfx_cpu_aggregate(&V[c->src[0]], &V[c->src[1]], c->nkeys, c->agg, c->agg_col, c->agg_prim, &V[c->dst]);
+    case RFX_RA_LFTJ: {
+        rfx_lftj_src srcs[64];
+        if (c->nvars > 64)
+            return RFX_ERR_LIMIT;
+        for (int s = 0, off = 0; s < c->nvars; s++) {
+            srcs[s] = (rfx_lftj_src){&V[c->vars[s]], c->colvar + off};
+            off += V[c->vars[s]].arity;
+        }
+        return rfx_cpu_lftj(srcs, c->nvars, c->nkeys, &V[c->dst], NULL, nt);
+    }
     case RFX_RA_SWAP:
         rfx_rows_swap(&V[c->dst], &V[c->src[0]]);
         return RFX_OK;

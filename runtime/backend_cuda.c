@@ -71,6 +71,16 @@ static rfx_status cu_host_view(rfx_backend *be, int var, rfx_rows *scratch, cons
     return st;
 }
 
+static rfx_status cu_lftj(cuda_ctx *x, const rfx_ra_cmd *c)
+{
+    if (c->nvars > 64)
+        return RFX_ERR_LIMIT;
+    const rfx_dev_rows *srcs[64];
+    for (int s = 0; s < c->nvars; s++)
+        srcs[s] = &x->vars[c->vars[s]];
+    return rfx_gpu_lftj(x->g, srcs, c->colvar, c->nvars, c->nkeys, &x->vars[c->dst], NULL);
+}
+
 static rfx_status cu_exec(rfx_backend *be, const rfx_ra_cmd *c)
 {
     cuda_ctx *x = be->ctx;
@@ -94,6 +104,8 @@ static rfx_status cu_exec(rfx_backend *be, const rfx_ra_cmd *c)
         return rfx_gpu_copy(g, &V[c->src[0]], &V[c->dst]);
     case RFX_RA_AGGREGATE:
         return rfx_gpu_aggregate(g, &V[c->src[0]], &V[c->src[1]], c->nkeys, c->agg, c->agg_col, c->agg_prim, &V[c->dst]);
+    case RFX_RA_LFTJ:
+        return cu_lftj(x, c);
     case RFX_RA_SWAP: {
         rfx_dev_rows t = V[c->dst];
         V[c->dst] = V[c->src[0]];

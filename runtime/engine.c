@@ -199,7 +199,9 @@ static rfx_result adopt_program(rfx_engine *e, rfx_program *prog, int nerr, bool
 {
     if (!prog)
         return end_call(e, io_error ? RFX_EXIT_IO : nerr < 0 ? RFX_EXIT_RESOURCE : RFX_EXIT_PROGRAM);
-    rfx_plan_opts po = {.no_passes = e->cfg.no_opt};
+    rfx_plan_opts po = {.no_passes = e->cfg.no_opt,
+                        .join = e->cfg.join == RFX_JOIN_BINARY ? RFX_PLAN_JOIN_BINARY
+                              : e->cfg.join == RFX_JOIN_LFTJ ? RFX_PLAN_JOIN_LFTJ : RFX_PLAN_JOIN_AUTO};
     e->plan = rfx_plan_build(prog, &po);
     e->inserts = rfx_calloc((size_t)(prog->nrels ? prog->nrels : 1), sizeof(rfx_rows));
     e->inserts_unsorted = rfx_calloc((size_t)(prog->nrels ? prog->nrels : 1), sizeof(bool));

@@ -76,8 +76,9 @@ static bool plan_liveness(exec *x)
     for (int b = 0; ok && b < P->nblocks; b++)
         for (int i = 0; i < P->blocks[b].ncmds; i++) {
             const rfx_ra_cmd *c = &P->blocks[b].cmds[i];
-            for (int s = 0; s < 2; s++) {
-                int v = c->src[s];
+            int nuse = 2 + (c->op == RFX_RA_LFTJ ? c->nvars : 0);
+            for (int s = 0; s < nuse; s++) {
+                int v = s < 2 ? c->src[s] : c->vars[s - 2];
                 if (v < 0 || !local[v])
                     continue;
                 if (def_block[v] != b)
@@ -257,13 +258,16 @@ static void count_stats(exec *x, const rfx_ra_cmd *c, double seconds)
     op_stat *s = &x->stats[c->op];
     s->seconds += seconds;
     s->calls++;
-    for (int k = 0; k < 2; k++)
-        if (c->src[k] >= 0) {
-            size_t n = x->be->count(x->be, c->src[k]);
+    int nuse = 2 + (c->op == RFX_RA_LFTJ ? c->nvars : 0);
+    for (int k = 0; k < nuse; k++) {
+        int v = k < 2 ? c->src[k] : c->vars[k - 2];
+        if (v >= 0) {
+            size_t n = x->be->count(x->be, v);
             s->tuples_in += n;
             if (moves_data(c->op))
-                s->bytes += n * (size_t)x->P->vars[c->src[k]].arity * 4;
+                s->bytes += n * (size_t)x->P->vars[v].arity * 4;
         }
+    }
     if (c->dst >= 0) {
         size_t n = x->be->count(x->be, c->dst);
         s->tuples_out += n;

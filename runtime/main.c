@@ -23,6 +23,7 @@ static void usage(FILE *f)
           "      --device-memory=SIZE  cap on GPU memory use, e.g. 512M or 20G (default: free memory less 5%)\n"
           "      --emit=STAGE        print an IR stage and exit: ast, plan, harmony\n"
           "      --no-opt            skip plan optimisation passes\n"
+          "      --join=KIND         auto (leapfrog triejoin for cyclic bodies of 3+ atoms), binary or lftj\n"
           "      --profile[=json FILE]  per-operator time, tuples, bytes moved, GB/s and fraction of the\n"
           "                          measured copy bandwidth: a table on stderr, or JSON into FILE ('-': stdout)\n"
           "  -q, --quiet             no progress line on stderr (shown only when stderr is a terminal)\n"
@@ -112,7 +113,7 @@ int main(int argc, char **argv)
     const char *emit = NULL;
     bool quiet = false;
     json_out json = {0};
-    enum { OPT_BACKEND = 256, OPT_EMIT, OPT_VERSION, OPT_NOOPT, OPT_PROFILE, OPT_DEVMEM };
+    enum { OPT_BACKEND = 256, OPT_EMIT, OPT_VERSION, OPT_NOOPT, OPT_PROFILE, OPT_DEVMEM, OPT_JOIN };
     static const struct option longopts[] = {
         {"fact-dir", required_argument, NULL, 'F'},
         {"output-dir", required_argument, NULL, 'D'},
@@ -120,6 +121,7 @@ int main(int argc, char **argv)
         {"backend", required_argument, NULL, OPT_BACKEND},
         {"emit", required_argument, NULL, OPT_EMIT},
         {"no-opt", no_argument, NULL, OPT_NOOPT},
+        {"join", required_argument, NULL, OPT_JOIN},
         {"profile", optional_argument, NULL, OPT_PROFILE},
         {"device-memory", required_argument, NULL, OPT_DEVMEM},
         {"quiet", no_argument, NULL, 'q'},
@@ -163,6 +165,18 @@ int main(int argc, char **argv)
             emit = optarg;
             break;
         case OPT_NOOPT: cfg.no_opt = true; break;
+        case OPT_JOIN:
+            if (strcmp(optarg, "auto") == 0)
+                cfg.join = RFX_JOIN_AUTO;
+            else if (strcmp(optarg, "binary") == 0)
+                cfg.join = RFX_JOIN_BINARY;
+            else if (strcmp(optarg, "lftj") == 0)
+                cfg.join = RFX_JOIN_LFTJ;
+            else {
+                fprintf(stderr, "rfx: error: unknown join method '%s' (auto, binary, lftj)\n", optarg);
+                return RFX_EXIT_IO;
+            }
+            break;
         case OPT_DEVMEM:
             if (!(cfg.device_memory = parse_size(optarg))) {
                 fprintf(stderr, "rfx: error: --device-memory takes a size such as 512M or 20G, got '%s'\n", optarg);

@@ -57,6 +57,12 @@ typedef enum rfx_backend_kind {
     RFX_BACKEND_CUDA           /* fail when no device can be used */
 } rfx_backend_kind;
 
+typedef enum rfx_join_kind {
+    RFX_JOIN_AUTO,             /* leapfrog triejoin for cyclic bodies of 3+ atoms (triangles, cliques) */
+    RFX_JOIN_BINARY,           /* binary joins only */
+    RFX_JOIN_LFTJ              /* leapfrog triejoin for every body of 2+ positive atoms */
+} rfx_join_kind;
+
 typedef struct rfx_config {
     rfx_backend_kind backend;  /* default AUTO (the environment's RFX_BACKEND=cpu|cuda overrides AUTO) */
     size_t device_memory;      /* bytes rfx may use on the GPU; 0 (default): free memory less 5% */
@@ -72,6 +78,7 @@ typedef struct rfx_config {
     FILE *profile;             /* a per-operator table after each run; NULL: none */
     FILE *profile_json;        /* the same as one JSON object; NULL: none */
     bool no_opt;               /* skip the plan's optimisation passes (debugging) */
+    rfx_join_kind join;        /* how multi-way bodies are joined; default AUTO */
 } rfx_config;
 
 /* Column types, as declared (subtypes and aliases resolve to these). */

@@ -1,0 +1,345 @@
+// gpu_lftj.cuh: the leapfrog triejoin on the GPU, breadth-first (Red Fox thesis ch. 5).
+// Compiled inside primitives/cuda_prims.cu (it uses the context, pool and scan helpers
+// there). Semantics as lftj.h: sources are sorted rows whose columns hold variables in
+// increasing order; the result binds all variables, sorted, each binding once.
+//
+// The join runs level by level. The frontier holds, per partial binding, its values and
+// each source's current trie node (a row range). For the next variable, every frontier
+// element's candidates are the rows of its smallest participating node (the driver);
+// one thread per candidate (load-balancing search over the scanned candidate counts, so a
+// high-degree vertex spreads over many threads) skips repeated values and looks the value
+// up in the other participants' nodes by binary search. Survivors are compacted into the
+// next frontier with their narrowed nodes. Candidates are taken in rounds of at most
+// LFTJ_ROUND so scratch stays bounded; the next frontier is sized by a counting pass.
+
+#define LFTJ_MAX_SRC 32
+#define LFTJ_ROUND ((size_t)1 << 26)
+
+struct lftj_srcs {
+    const uint32_t *data[LFTJ_MAX_SRC];
+    int arity[LFTJ_MAX_SRC];
+    int nsrc;
+};
+
+struct lftj_level {
+    int np;                      // participants of this variable
+    int src[LFTJ_MAX_SRC];       // their sources
+    int col[LFTJ_MAX_SRC];       // and columns
+};
+
+__device__ __forceinline__ uint32_t lv(const lftj_srcs &S, int s, uint32_t row, int col)
+{
+    return S.data[s][(size_t)row * S.arity[s] + col];
+}
+
+// First row in [lo, hi) whose column is >= x (upper: > x).
+__device__ __forceinline__ uint32_t lsearch(const lftj_srcs &S, int s, int col, uint32_t lo, uint32_t hi, uint32_t x,
+                                            bool upper)
+{
+    while (lo < hi) {
+        uint32_t m = lo + (hi - lo) / 2;
+        uint32_t v = lv(S, s, m, col);
+        if (upper ? v <= x : v < x)
+            lo = m + 1;
+        else
+            hi = m;
+    }
+    return lo;
+}
+
+// Per frontier element: its driver (participant index with the smallest node) and the
+// number of candidate rows.
+__global__ void k_lftj_count(const __grid_constant__ lftj_level L, size_t F, int nsrc, const uint32_t *rng,
+                             uint8_t *drv, uint64_t *cnt)
+{
+    GRID_STRIDE(f, F)
+    {
+        const uint32_t *r = rng + f * (size_t)nsrc * 2;
+        int d = 0;
+        uint32_t best = r[2 * L.src[0] + 1] - r[2 * L.src[0]];
+        for (int k = 1; k < L.np; k++) {
+            uint32_t len = r[2 * L.src[k] + 1] - r[2 * L.src[k]];
+            if (len < best) {
+                best = len;
+                d = k;
+            }
+        }
+        drv[f] = (uint8_t)d;
+        cnt[f] = best;
+    }
+}
+
+// The frontier element holding candidate c: last f with off[f] <= c.
+__device__ __forceinline__ size_t lftj_owner(const uint64_t *off, size_t F, uint64_t c)
+{
+    size_t l = 0, h = F;
+    while (l < h) {
+        size_t m = l + (h - l) / 2;
+        if (off[m] <= c)
+            l = m + 1;
+        else
+            h = m;
+    }
+    return l - 1;
+}
+
+// flag[c - c0] = candidate c is a new value found in every participant's node.
+__global__ void k_lftj_check(const __grid_constant__ lftj_srcs S, const __grid_constant__ lftj_level L, size_t F,
+                             const uint32_t *rng, const uint8_t *drv, const uint64_t *off, uint64_t c0, size_t nc,
+                             uint64_t *flag)
+{
+    GRID_STRIDE(i, nc)
+    {
+        uint64_t c = c0 + i;
+        size_t f = lftj_owner(off, F, c);
+        const uint32_t *r = rng + f * (size_t)S.nsrc * 2;
+        int d = drv[f], ds = L.src[d];
+        uint32_t row = r[2 * ds] + (uint32_t)(c - off[f]);
+        uint32_t x = lv(S, ds, row, L.col[d]);
+        bool keep = row == r[2 * ds] || lv(S, ds, row - 1, L.col[d]) != x;
+        for (int k = 0; k < L.np && keep; k++) {
+            if (k == d)
+                continue;
+            int s = L.src[k];
+            uint32_t lo = r[2 * s], hi = r[2 * s + 1];
+            uint32_t p = lsearch(S, s, L.col[k], lo, hi, x, false);
+            keep = p < hi && lv(S, s, p, L.col[k]) == x;
+        }
+        flag[i] = keep;
+    }
+}
+
+// Writes each surviving candidate's binding (and, unless last, its narrowed nodes) at
+// its scanned position.
+__global__ void k_lftj_emit(const __grid_constant__ lftj_srcs S, const __grid_constant__ lftj_level L, size_t F,
+                            int depth, const uint32_t *bind, const uint32_t *rng, const uint8_t *drv,
+                            const uint64_t *off, uint64_t c0, size_t nc, const uint64_t *flag, const uint64_t *pos,
+                            uint64_t base, uint32_t *nbind, uint32_t *nrng)
+{
+    GRID_STRIDE(i, nc)
+    {
+        if (!flag[i])
+            continue;
+        uint64_t c = c0 + i, o = base + pos[i];
+        size_t f = lftj_owner(off, F, c);
+        const uint32_t *r = rng + f * (size_t)S.nsrc * 2;
+        int d = drv[f], ds = L.src[d];
+        uint32_t row = r[2 * ds] + (uint32_t)(c - off[f]);
+        uint32_t x = lv(S, ds, row, L.col[d]);
+        for (int v = 0; v < depth; v++)
+            nbind[o * (depth + 1) + v] = bind[f * (size_t)depth + v];
+        nbind[o * (depth + 1) + depth] = x;
+        if (!nrng)
+            continue;
+        uint32_t *nr = nrng + o * (size_t)S.nsrc * 2;
+        for (int s = 0; s < S.nsrc; s++) {
+            nr[2 * s] = r[2 * s];
+            nr[2 * s + 1] = r[2 * s + 1];
+        }
+        for (int k = 0; k < L.np; k++) {
+            int s = L.src[k];
+            uint32_t lo = lsearch(S, s, L.col[k], r[2 * s], r[2 * s + 1], x, false);
+            nr[2 * s] = lo;
+            nr[2 * s + 1] = lsearch(S, s, L.col[k], lo, r[2 * s + 1], x, true);
+        }
+    }
+}
+
+// One frontier: F partial bindings of `depth` values, with nsrc ranges each.
+struct lftj_frontier {
+    size_t F;
+    uint32_t *bind, *rng;
+};
+
+static void lftj_frontier_free(rfx_gpu *g, lftj_frontier *f)
+{
+    rfx_gpu_free(g, f->bind);
+    rfx_gpu_free(g, f->rng);
+    f->bind = f->rng = NULL;
+}
+
+// Flags of candidates [c0, c0 + nc) and their exclusive scan; *kept = survivors.
+static rfx_status lftj_round(rfx_gpu *g, const lftj_srcs &S, const lftj_level &L, const lftj_frontier &cur,
+                             const uint8_t *drv, const uint64_t *off, uint64_t c0, size_t nc, uint64_t *flag,
+                             uint64_t *pos, uint64_t *kept)
+{
+    k_lftj_check<<<grid_for(nc), 256, 0, g->stream>>>(S, L, cur.F, cur.rng, drv, off, c0, nc, flag);
+    CK_LAUNCH();
+    rfx_status st = exclusive_sum(g, flag, pos, nc);
+    uint64_t last[2] = {0, 0};
+    if (st == RFX_OK)
+        st = to_host(g, pos + nc - 1, &last[0], 1);
+    if (st == RFX_OK)
+        st = to_host(g, flag + nc - 1, &last[1], 1);
+    *kept = last[0] + last[1];
+    return st;
+}
+
+extern "C" rfx_status rfx_gpu_lftj(rfx_gpu *g, const rfx_dev_rows *const *srcs, const int *colvar, int nsrc, int nvars,
+                                   rfx_dev_rows *dst, uint64_t *count)
+{
+    if (nsrc < 1 || nsrc > LFTJ_MAX_SRC || nvars < 1) {
+        snprintf(g->err, sizeof g->err, "leapfrog triejoin of %d sources (at most %d)", nsrc, LFTJ_MAX_SRC);
+        return RFX_ERR_LIMIT;
+    }
+    lftj_srcs S;
+    S.nsrc = nsrc;
+    lftj_level *levels = (lftj_level *)calloc((size_t)nvars, sizeof(lftj_level));
+    uint32_t *root = (uint32_t *)malloc(sizeof(uint32_t) * 2 * (size_t)nsrc);
+    if (!levels || !root) {
+        free(levels);
+        free(root);
+        return RFX_ERR_NOMEM;
+    }
+    bool empty = false;
+    for (int s = 0, o = 0; s < nsrc; s++) {
+        if (srcs[s]->n >= UINT32_MAX) {
+            free(levels);
+            free(root);
+            snprintf(g->err, sizeof g->err, "leapfrog triejoin source of %zu rows (at most 2^32-1)", srcs[s]->n);
+            return RFX_ERR_LIMIT;
+        }
+        S.data[s] = srcs[s]->data;
+        S.arity[s] = srcs[s]->arity;
+        root[2 * s] = 0;
+        root[2 * s + 1] = (uint32_t)srcs[s]->n;
+        empty |= srcs[s]->n == 0;
+        for (int c = 0; c < srcs[s]->arity; c++, o++) {
+            lftj_level *L = &levels[colvar[o]];
+            L->src[L->np] = s;
+            L->col[L->np++] = c;
+        }
+    }
+    for (int v = 0; v < nvars; v++)
+        if (levels[v].np == 0) {
+            free(levels);
+            free(root);
+            snprintf(g->err, sizeof g->err, "leapfrog triejoin: variable %d is in no source", v);
+            return RFX_ERR_INTERNAL;
+        }
+    lftj_frontier cur = {1, NULL, NULL};
+    rfx_status st = RFX_OK;
+    uint64_t total = 0;
+    uint8_t *drv = NULL;
+    uint64_t *cnt = NULL, *off = NULL, *flag = NULL, *pos = NULL;
+    if (empty)
+        cur.F = 0;
+    else if (!(cur.rng = (uint32_t *)rfx_gpu_alloc(g, sizeof(uint32_t) * 2 * (size_t)nsrc)))
+        st = RFX_ERR_NOMEM;
+    else {
+        cudaError_t e = cudaMemcpyAsync(cur.rng, root, sizeof(uint32_t) * 2 * (size_t)nsrc, cudaMemcpyHostToDevice,
+                                        g->stream);
+        if (e != cudaSuccess)
+            st = fail(g, e, "cudaMemcpyAsync", __FILE__, __LINE__);
+    }
+    for (int v = 0; v < nvars && st == RFX_OK && cur.F > 0; v++) {
+        const lftj_level &L = levels[v];
+        bool last = v == nvars - 1;
+        size_t F = cur.F;
+        drv = (uint8_t *)rfx_gpu_alloc(g, F);
+        cnt = (uint64_t *)rfx_gpu_alloc(g, F * 8);
+        off = (uint64_t *)rfx_gpu_alloc(g, F * 8);
+        if (!drv || !cnt || !off) {
+            st = RFX_ERR_NOMEM;
+            break;
+        }
+        k_lftj_count<<<grid_for(F), 256, 0, g->stream>>>(L, F, nsrc, cur.rng, drv, cnt);
+        cudaError_t e = cudaGetLastError();
+        if (e != cudaSuccess) {
+            st = fail(g, e, "k_lftj_count", __FILE__, __LINE__);
+            break;
+        }
+        if ((st = exclusive_sum(g, cnt, off, F)) != RFX_OK)
+            break;
+        uint64_t lastv[2] = {0, 0};
+        if ((st = to_host(g, off + F - 1, &lastv[0], 1)) != RFX_OK || (st = to_host(g, cnt + F - 1, &lastv[1], 1)) != RFX_OK)
+            break;
+        rfx_gpu_free(g, cnt);
+        cnt = NULL;
+        uint64_t C = lastv[0] + lastv[1];
+        size_t round = C < LFTJ_ROUND ? (size_t)C : LFTJ_ROUND;
+        if (C) {
+            flag = (uint64_t *)rfx_gpu_alloc(g, round * 8);
+            pos = (uint64_t *)rfx_gpu_alloc(g, round * 8);
+            if (!flag || !pos) {
+                st = RFX_ERR_NOMEM;
+                break;
+            }
+        }
+        // count the survivors (for counting, that is the answer; otherwise it sizes the
+        // next frontier, which a single round fills without checking again)
+        uint64_t kept = 0;
+        for (uint64_t c0 = 0; c0 < C && st == RFX_OK; c0 += round) {
+            size_t nc = (size_t)(C - c0 < round ? C - c0 : round);
+            uint64_t k = 0;
+            st = lftj_round(g, S, L, cur, drv, off, c0, nc, flag, pos, &k);
+            kept += k;
+        }
+        if (st != RFX_OK)
+            break;
+        if (last && count) {
+            total = kept;
+            lftj_frontier_free(g, &cur);
+            cur.F = 0;
+        } else {
+            lftj_frontier next = {(size_t)kept, NULL, NULL};
+            if (kept) {
+                next.bind = (uint32_t *)rfx_gpu_alloc(g, (size_t)kept * (size_t)(v + 1) * 4);
+                next.rng = last ? NULL : (uint32_t *)rfx_gpu_alloc(g, (size_t)kept * (size_t)nsrc * 8);
+                if (!next.bind || (!last && !next.rng)) {
+                    lftj_frontier_free(g, &next);
+                    st = RFX_ERR_NOMEM;
+                    break;
+                }
+            }
+            uint64_t base = 0;
+            for (uint64_t c0 = 0; c0 < C && kept && st == RFX_OK; c0 += round) {
+                size_t nc = (size_t)(C - c0 < round ? C - c0 : round);
+                uint64_t k = 0;
+                if (C > round)     // the flags of the last round are still there when there is one
+                    st = lftj_round(g, S, L, cur, drv, off, c0, nc, flag, pos, &k);
+                if (st != RFX_OK)
+                    break;
+                k_lftj_emit<<<grid_for(nc), 256, 0, g->stream>>>(S, L, F, v, cur.bind, cur.rng, drv, off, c0, nc, flag,
+                                                                 pos, base, next.bind, next.rng);
+                e = cudaGetLastError();
+                if (e != cudaSuccess)
+                    st = fail(g, e, "k_lftj_emit", __FILE__, __LINE__);
+                base += C > round ? k : kept;
+            }
+            lftj_frontier_free(g, &cur);
+            cur = next;
+            if (st != RFX_OK)
+                lftj_frontier_free(g, &cur);
+        }
+        rfx_gpu_free(g, drv);
+        rfx_gpu_free(g, off);
+        rfx_gpu_free(g, flag);
+        rfx_gpu_free(g, pos);
+        drv = NULL;
+        off = flag = pos = NULL;
+    }
+    rfx_gpu_free(g, drv);
+    rfx_gpu_free(g, cnt);
+    rfx_gpu_free(g, off);
+    rfx_gpu_free(g, flag);
+    rfx_gpu_free(g, pos);
+    free(levels);
+    free(root);
+    if (st != RFX_OK) {
+        lftj_frontier_free(g, &cur);
+        return st;
+    }
+    if (count) {
+        *count = total;
+        lftj_frontier_free(g, &cur);
+        return RFX_OK;
+    }
+    rfx_dev_rows res;
+    rfx_gpu_rows_init(&res, nvars);
+    res.data = cur.bind;
+    res.n = res.cap = cur.F;
+    rfx_gpu_free(g, cur.rng);
+    replace(g, dst, &res);
+    return RFX_OK;
+}
