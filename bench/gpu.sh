@@ -32,6 +32,26 @@ $B/tests/test_api > "$OUT/api.log" 2>&1; echo "test_api exit $?: $(grep -E '^ +t
 grep -B3 -A8 FAILED "$OUT/api.log" | head -40
 $B/tests/test_docs > "$OUT/docs.log" 2>&1; echo "test_docs exit $?: $(grep -E '^ +tests ' "$OUT/docs.log")"
 grep -B3 -A8 FAILED "$OUT/docs.log" | head -40
+echo "== triangles and 4-cliques on every bundled graph, GPU (rfx cliques --count) vs MANIFEST"
+$B/tests/test_lftj > "$OUT/lftj.log" 2>&1; echo "test_lftj exit $?: $(grep -E '^ +tests ' "$OUT/lftj.log")"
+bad=0
+while IFS=$'\t' read -r file repo path nodes und tri pub four sha; do
+  [ "$file" = file ] && continue
+  for k in 3 4; do
+    want=$([ $k = 3 ] && echo "$tri" || echo "$four")
+    [ -z "$want" ] || [ "$want" = - ] && continue
+    s=$(date +%s.%N)
+    got=$($B/runtime/rfx cliques -k $k --count --backend=cuda "$G/$file" 2>"$OUT/err.txt")
+    e=$(date +%s.%N)
+    printf "%-26s k=%d %12s %12s %6.2f s %s\n" "$file" $k "$got" "$want" "$(awk "BEGIN {print $e - $s}")" \
+      "$([ "$got" = "$want" ] && echo ok || { bad=1; echo "MISMATCH $(head -c 200 "$OUT/err.txt")"; })"
+  done
+done < "$G/MANIFEST.tsv" | tee "$OUT/cliques_gpu.txt"
+grep -c MISMATCH "$OUT/cliques_gpu.txt" | sed 's/^/clique mismatches: /'
+echo "== bench_lftj: triangles on the bundled graphs and R-MAT (GPU LFTJ vs binary joins vs CPU LFTJ)"
+files=""
+for f in "$G"/*.txt "$G"/*.txt.gz "$G"/*.csv; do files="$files -f $f"; done
+$B/bench/bench_lftj -r 3 $files ${RFX_RMAT:--s 20 -s 22 -s 24 -s 25} 2>&1 | tee "$OUT/bench_lftj.txt"
 echo "== end-to-end cases and fault injection on the CUDA backend"
 RFX_BACKEND=cuda $B/tests/test_cases > "$OUT/cases_cuda.log" 2>&1; echo "test_cases (cuda) exit $?: $(grep -E '^ +tests ' "$OUT/cases_cuda.log")"
 grep -B3 -A8 FAILED "$OUT/cases_cuda.log" | head -40

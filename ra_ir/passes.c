@@ -287,6 +287,42 @@ void rfx_plan_dce(rfx_plan *P)
     }
 }
 
+/* ---- count-only leapfrog triejoins --------------------------------------------------- */
+void rfx_plan_count_only(rfx_plan *P)
+{
+    for (int bi = 0; bi < P->nblocks; bi++)
+        for (int i = 0; i + 1 < P->blocks[bi].ncmds; i++) {
+            rfx_ra_cmd *j = &P->blocks[bi].cmds[i], *u = &P->blocks[bi].cmds[i + 1];
+            /* t = LFTJ ...; R = UNION R, t */
+            if (j->op != RFX_RA_LFTJ || u->op != RFX_RA_UNION || u->src[1] != j->dst || u->dst != u->src[0])
+                continue;
+            int t = j->dst, R = u->dst;
+            if (P->vars[R].kind != RFX_PV_REL || count_uses(P, t) != 1)
+                continue;
+            /* R: written by this UNION only, read by PRINTSIZE only */
+            bool only = true;
+            for (int b2 = 0; b2 < P->nblocks && only; b2++)
+                for (int k = 0; k < P->blocks[b2].ncmds && only; k++) {
+                    const rfx_ra_cmd *c = &P->blocks[b2].cmds[k];
+                    if (c == u || c->op == RFX_RA_REMOVED)
+                        continue;
+                    bool reads = c->src[0] == R || c->src[1] == R;
+                    for (int q = 0; q < c->nvars; q++)
+                        reads |= c->vars[q] == R;
+                    if (c->dst == R || (reads && c->op != RFX_RA_PRINTSIZE))
+                        only = false;
+                }
+            if (!only)
+                continue;
+            j->dst = R;
+            j->count_only = true;
+            P->vars[R].count_only = true;
+            u->op = RFX_RA_REMOVED;
+        }
+    for (int bi = 0; bi < P->nblocks; bi++)
+        compact(&P->blocks[bi]);
+}
+
 /* ---- verifier ------------------------------------------------------------------------ */
 static bool rx_ok(const rfx_rx *e, int arity)
 {

@@ -59,6 +59,7 @@ typedef struct rfx_pvar {
     int arity;
     rfx_prim *types;           /* per column */
     int rel;                   /* program relation (REL, DELTA, NEW), else -1 */
+    bool count_only;           /* holds only a size (a counting LFTJ writes it): no tuples */
 } rfx_pvar;
 
 /* ---- commands ---------------------------------------------------------------------- */
@@ -99,6 +100,7 @@ typedef enum rfx_join_choice {
 typedef struct rfx_plan_opts {
     bool no_passes;            /* skip optimisation passes (debugging) */
     rfx_join_choice join;
+    bool no_count_only;        /* keep every relation's tuples (no count-only LFTJ) */
 } rfx_plan_opts;
 
 typedef struct rfx_plan {
@@ -119,6 +121,10 @@ void rfx_plan_free(rfx_plan *plan);
 void rfx_plan_fuse_maps(rfx_plan *plan);   /* SELECT/MAP into their producer: MapFilter/MapJoin */
 void rfx_plan_cse(rfx_plan *plan);         /* common subexpressions, loop-invariant hoisting */
 void rfx_plan_dce(rfx_plan *plan);         /* drop commands whose temps are never used */
+/* A relation whose only use is .printsize, filled by one LFTJ rule whose bindings are its
+ * tuples, gets the count straight from a count-only LFTJ (the last variable is never
+ * materialised). */
+void rfx_plan_count_only(rfx_plan *plan);
 
 /* Consistency checks of the plan (our bugs, not the user's); returns false and prints. */
 bool rfx_plan_verify(const rfx_plan *plan, FILE *out);

@@ -114,7 +114,13 @@ static rfx_status cpu_exec(rfx_backend *be, const rfx_ra_cmd *c)
             srcs[s] = (rfx_lftj_src){&V[c->vars[s]], c->colvar + off};
             off += V[c->vars[s]].arity;
         }
-        return rfx_cpu_lftj(srcs, c->nvars, c->nkeys, &V[c->dst], NULL, nt);
+        if (!c->count_only)
+            return rfx_cpu_lftj(srcs, c->nvars, c->nkeys, &V[c->dst], NULL, nt);
+        uint64_t n = 0;
+        rfx_status st = rfx_cpu_lftj(srcs, c->nvars, c->nkeys, NULL, &n, nt);
+        rfx_rows_free(&V[c->dst]);     /* a count-only relation: a size, no rows */
+        V[c->dst].n = (size_t)n;
+        return st;
     }
     case RFX_RA_SWAP:
         rfx_rows_swap(&V[c->dst], &V[c->src[0]]);

@@ -78,7 +78,13 @@ static rfx_status cu_lftj(cuda_ctx *x, const rfx_ra_cmd *c)
     const rfx_dev_rows *srcs[64];
     for (int s = 0; s < c->nvars; s++)
         srcs[s] = &x->vars[c->vars[s]];
-    return rfx_gpu_lftj(x->g, srcs, c->colvar, c->nvars, c->nkeys, &x->vars[c->dst], NULL);
+    if (!c->count_only)
+        return rfx_gpu_lftj(x->g, srcs, c->colvar, c->nvars, c->nkeys, &x->vars[c->dst], NULL);
+    uint64_t n = 0;
+    rfx_status st = rfx_gpu_lftj(x->g, srcs, c->colvar, c->nvars, c->nkeys, NULL, &n);
+    rfx_gpu_rows_free(x->g, &x->vars[c->dst]);   /* a count-only relation: a size, no rows */
+    x->vars[c->dst].n = (size_t)n;
+    return st;
 }
 
 static rfx_status cu_exec(rfx_backend *be, const rfx_ra_cmd *c)

@@ -195,14 +195,29 @@ void rfx_close(rfx_engine *e)
 }
 
 /* ---- programs ------------------------------------------------------------------------- */
+static rfx_plan *build_plan(rfx_engine *e, const rfx_program *prog, bool keep_all_tuples)
+{
+    rfx_plan_opts po = {.no_passes = e->cfg.no_opt,
+                        .join = e->cfg.join == RFX_JOIN_BINARY ? RFX_PLAN_JOIN_BINARY
+                              : e->cfg.join == RFX_JOIN_LFTJ ? RFX_PLAN_JOIN_LFTJ : RFX_PLAN_JOIN_AUTO,
+                        .no_count_only = keep_all_tuples};
+    return rfx_plan_build(prog, &po);
+}
+
+/* The relation's variable in the plan, or -1. */
+static int rel_var(const rfx_plan *P, int rel)
+{
+    for (int v = 0; v < P->nvars; v++)
+        if (P->vars[v].kind == RFX_PV_REL && P->vars[v].rel == rel)
+            return v;
+    return -1;
+}
+
 static rfx_result adopt_program(rfx_engine *e, rfx_program *prog, int nerr, bool io_error)
 {
     if (!prog)
         return end_call(e, io_error ? RFX_EXIT_IO : nerr < 0 ? RFX_EXIT_RESOURCE : RFX_EXIT_PROGRAM);
-    rfx_plan_opts po = {.no_passes = e->cfg.no_opt,
-                        .join = e->cfg.join == RFX_JOIN_BINARY ? RFX_PLAN_JOIN_BINARY
-                              : e->cfg.join == RFX_JOIN_LFTJ ? RFX_PLAN_JOIN_LFTJ : RFX_PLAN_JOIN_AUTO};
-    e->plan = rfx_plan_build(prog, &po);
+    e->plan = build_plan(e, prog, false);
     e->inserts = rfx_calloc((size_t)(prog->nrels ? prog->nrels : 1), sizeof(rfx_rows));
     e->inserts_unsorted = rfx_calloc((size_t)(prog->nrels ? prog->nrels : 1), sizeof(bool));
     if (!e->plan || !e->inserts || !e->inserts_unsorted) {
@@ -383,6 +398,18 @@ rfx_result rfx_run(rfx_engine *e)
     rfx_exec_free(e->result);
     e->result = NULL;
     e->ran = false;
+    /* tuples inserted into a relation the plan only counts: plan again keeping tuples */
+    for (int r = 0; r < e->prog->nrels; r++) {
+        int v = rel_var(e->plan, r);
+        if (e->inserts[r].n && v >= 0 && e->plan->vars[v].count_only) {
+            rfx_plan *p = build_plan(e, e->prog, true);
+            if (!p)
+                return fail(e, RFX_EXIT_RESOURCE, "out of memory planning the program");
+            rfx_plan_free(e->plan);
+            e->plan = p;
+            break;
+        }
+    }
     for (int r = 0; r < e->prog->nrels; r++) {
         if (!e->inserts_unsorted[r])
             continue;
@@ -436,6 +463,14 @@ rfx_cursor *rfx_cursor_open(rfx_engine *e, const char *relation)
     int r = find_relation(e, "rfx_cursor_open", relation);
     if (r < 0 || !need_result(e, "rfx_cursor_open"))
         return NULL;
+    int rv = rel_var(e->plan, r);
+    if (rv >= 0 && e->plan->vars[rv].count_only) {
+        fail(e, RFX_EXIT_IO,
+             "rfx_cursor_open: %s was counted, not listed: its only use is .printsize, so its size is computed "
+             "without its tuples (add .output %s to keep them)",
+             relation, relation);
+        return NULL;
+    }
     rfx_cursor *c = rfx_calloc(1, sizeof *c);
     int a = e->prog->rels[r].arity;
     if (!c) {
@@ -445,9 +480,8 @@ rfx_cursor *rfx_cursor_open(rfx_engine *e, const char *relation)
     rfx_rows_init(&c->rows, a);
     c->syms = e->prog->syms;
     /* the column types as the plan stores them: the relation's own variable's */
-    for (int v = 0; v < e->plan->nvars; v++)
-        if (e->plan->vars[v].kind == RFX_PV_REL && e->plan->vars[v].rel == r)
-            c->types = e->plan->vars[v].types;
+    if (rv >= 0)
+        c->types = e->plan->vars[rv].types;
     c->row = rfx_calloc((size_t)(a ? a : 1), sizeof(rfx_value));
     rfx_status st = c->row ? rfx_exec_rows(e->result, r, &c->rows) : RFX_ERR_NOMEM;
     if (st == RFX_OK && c->types)

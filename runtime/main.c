@@ -12,6 +12,7 @@
 static void usage(FILE *f)
 {
     fputs("usage: rfx [options] PROGRAM.dl\n"
+          "       rfx cliques [-k K] [--count] [-o FILE] [options] GRAPH   (see rfx cliques --help)\n"
           "\n"
           "Computes the fixpoint of a Datalog program (Souffle syntax, LogiQL forms too).\n"
           "\n"
@@ -51,14 +52,15 @@ static size_t parse_size(const char *s)
     return (size_t)(v * mult);
 }
 
-/* The JSON profile goes to a temporary file renamed into place once written. */
-typedef struct json_out {
+/* Files the command writes (the JSON profile, a clique list) go to a temporary file
+ * renamed into place once complete. */
+typedef struct out_file {
     const char *path;
     char *tmp;
     FILE *f;
-} json_out;
+} out_file;
 
-static bool json_open(json_out *j)
+static bool out_file_open(out_file *j)
 {
     if (strcmp(j->path, "-") == 0) {
         j->f = stdout;
@@ -71,7 +73,7 @@ static bool json_open(json_out *j)
     snprintf(j->tmp, n, "%s.tmp.XXXXXX", j->path);
     int fd = mkstemp(j->tmp);
     if (fd < 0 || !(j->f = fdopen(fd, "w"))) {
-        fprintf(stderr, "%s: error: cannot write the profile: %s\n", j->path, strerror(errno));
+        fprintf(stderr, "%s: error: cannot write: %s\n", j->path, strerror(errno));
         if (fd >= 0) {
             close(fd);
             unlink(j->tmp);
@@ -84,22 +86,245 @@ static bool json_open(json_out *j)
     return true;
 }
 
-/* keep: rename into place when the run wrote a profile (a run that stopped before it
- * started writes none, and no empty file is left). */
-static bool json_close(json_out *j, bool keep)
+/* keep: rename into place; otherwise the temporary file goes. */
+static bool out_file_close(out_file *j, bool keep)
 {
     if (!j->f || j->f == stdout)
         return true;
-    keep = keep && ftell(j->f) > 0;
     bool ok = fclose(j->f) == 0;
     if (ok && keep && rename(j->tmp, j->path) != 0)
         ok = false;
     if (!ok || !keep)
         unlink(j->tmp);
     if (!ok)
-        fprintf(stderr, "%s: error: cannot write the profile: %s\n", j->path, strerror(errno));
+        fprintf(stderr, "%s: error: cannot write: %s\n", j->path, strerror(errno));
     free(j->tmp);
     return ok;
+}
+
+/* ---- rfx cliques ------------------------------------------------------------------------ */
+static void cliques_usage(FILE *f)
+{
+    fputs("usage: rfx cliques [-k K] [--count] [-o FILE] [options] GRAPH\n"
+          "\n"
+          "Lists (or counts) the K-cliques of a graph given as an edge list (SNAP format: '#' comments,\n"
+          "whitespace, tab or comma separated, extra columns ignored, optionally gzip). The graph is\n"
+          "taken as undirected and simple: self-loops are dropped, (a,b) and (b,a) are one edge.\n"
+          "Each clique is listed once, its vertices ascending, one per line, tab-separated.\n"
+          "\n"
+          "options:\n"
+          "  -k K                    clique size, 2 to 8 (default 3: triangles)\n"
+          "      --count             print the number of cliques only (never materialises them)\n"
+          "  -o, --output=FILE       write the list to FILE (atomically) instead of stdout\n"
+          "  -j, --jobs=N            worker threads (default: all cores)\n"
+          "      --backend=KIND      auto, cpu or cuda\n"
+          "      --device-memory=SIZE  cap on GPU memory use\n"
+          "      --join=KIND         auto (leapfrog triejoin), binary or lftj\n"
+          "      --profile           per-operator table on stderr\n"
+          "      --emit=STAGE        print the generated program's ast, plan or harmony IR and exit\n"
+          "  -q, --quiet             no progress line\n"
+          "  -h, --help              this text\n",
+          f);
+}
+
+/* The clique program over `path`, its string escaped for the lexer. */
+static char *clique_program(const char *path, int k, bool count)
+{
+    size_t cap = strlen(path) * 2 + 4096;
+    char *p = malloc(cap), *q;
+    if (!p)
+        return NULL;
+    q = p + sprintf(p, ".decl edge(x: number, y: number)\n.input edge(filename=\"");
+    for (const char *s = path; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            *q++ = '\\';
+        *q++ = *s;
+    }
+    q += sprintf(q, "\", format=\"edges\")\n"
+                    ".decl e(x: number, y: number)\n"
+                    "e(x, y) :- edge(x, y), x < y.\n"
+                    "e(y, x) :- edge(x, y), y < x.\n"
+                    ".decl clique(");
+    for (int i = 0; i < k; i++)
+        q += sprintf(q, "%sv%d: number", i ? ", " : "", i);
+    q += sprintf(q, ")\nclique(");
+    for (int i = 0; i < k; i++)
+        q += sprintf(q, "%sv%d", i ? ", " : "", i);
+    q += sprintf(q, ") :- ");
+    bool first = true;
+    for (int i = 0; i < k; i++)
+        for (int j = i + 1; j < k; j++) {
+            q += sprintf(q, "%se(v%d, v%d)", first ? "" : ", ", i, j);
+            first = false;
+        }
+    sprintf(q, ".\n%s", count ? ".printsize clique\n" : "");
+    return p;
+}
+
+/* Writes the cliques from the cursor to f, one per line. */
+static bool write_cliques(rfx_cursor *c, FILE *f)
+{
+    int k = rfx_cursor_arity(c);
+    for (const rfx_value *t; (t = rfx_cursor_next(c));)
+        for (int i = 0; i < k; i++)
+            if (fprintf(f, "%d%c", t[i].i, i + 1 < k ? '\t' : '\n') < 0)
+                return false;
+    return true;
+}
+
+static int cliques_main(int argc, char **argv, rfx_config cfg)
+{
+    int k = 3;
+    bool count = false, quiet = false;
+    const char *out = NULL, *emit = NULL;
+    enum { OPT_BACKEND = 256, OPT_DEVMEM, OPT_JOIN, OPT_COUNT, OPT_PROFILE, OPT_EMIT };
+    static const struct option longopts[] = {
+        {"count", no_argument, NULL, OPT_COUNT},
+        {"output", required_argument, NULL, 'o'},
+        {"jobs", required_argument, NULL, 'j'},
+        {"backend", required_argument, NULL, OPT_BACKEND},
+        {"device-memory", required_argument, NULL, OPT_DEVMEM},
+        {"join", required_argument, NULL, OPT_JOIN},
+        {"profile", no_argument, NULL, OPT_PROFILE},
+        {"emit", required_argument, NULL, OPT_EMIT},
+        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int ch;
+    optind = 1;
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, ":k:o:j:qh", longopts, NULL)) != -1) {
+        switch (ch) {
+        case 'k': {
+            char *end;
+            long n = strtol(optarg, &end, 10);
+            if (*end || n < 2 || n > 8) {
+                fprintf(stderr, "rfx cliques: error: -k takes a clique size from 2 to 8, got '%s'\n", optarg);
+                return RFX_EXIT_IO;
+            }
+            k = (int)n;
+            break;
+        }
+        case OPT_COUNT: count = true; break;
+        case 'o': out = optarg; break;
+        case 'j': {
+            char *end;
+            long n = strtol(optarg, &end, 10);
+            if (*end || n < 1 || n > 256) {
+                fprintf(stderr, "rfx cliques: error: -j takes a number of threads from 1 to 256, got '%s'\n", optarg);
+                return RFX_EXIT_IO;
+            }
+            cfg.threads = (int)n;
+            break;
+        }
+        case OPT_BACKEND:
+        case OPT_JOIN: {
+            const char *names[] = {"auto", "cpu", "cuda", "auto", "binary", "lftj"};
+            int base = ch == OPT_BACKEND ? 0 : 3, v = -1;
+            for (int i = 0; i < 3; i++)
+                if (strcmp(optarg, names[base + i]) == 0)
+                    v = i;
+            if (v < 0) {
+                fprintf(stderr, "rfx cliques: error: unknown %s '%s'\n", ch == OPT_BACKEND ? "backend" : "join method",
+                        optarg);
+                return RFX_EXIT_IO;
+            }
+            if (ch == OPT_BACKEND)
+                cfg.backend = (rfx_backend_kind)v;
+            else
+                cfg.join = (rfx_join_kind)v;
+            break;
+        }
+        case OPT_DEVMEM:
+            if (!(cfg.device_memory = parse_size(optarg))) {
+                fprintf(stderr, "rfx cliques: error: --device-memory takes a size such as 512M or 20G, got '%s'\n",
+                        optarg);
+                return RFX_EXIT_IO;
+            }
+            break;
+        case OPT_PROFILE: cfg.profile = stderr; break;
+        case OPT_EMIT:
+            if (strcmp(optarg, "ast") != 0 && strcmp(optarg, "plan") != 0 && strcmp(optarg, "harmony") != 0) {
+                fprintf(stderr, "rfx cliques: error: unknown --emit stage '%s' (ast, plan, harmony)\n", optarg);
+                return RFX_EXIT_IO;
+            }
+            emit = optarg;
+            break;
+        case 'q': quiet = true; break;
+        case 'h': cliques_usage(stdout); return RFX_EXIT_OK;
+        case ':':
+            fprintf(stderr, "rfx cliques: error: option '%s' needs a value\nTry 'rfx cliques --help'.\n",
+                    argv[optind - 1]);
+            return RFX_EXIT_IO;
+        default:
+            fprintf(stderr, "rfx cliques: error: unknown option '%s'\nTry 'rfx cliques --help'.\n", argv[optind - 1]);
+            return RFX_EXIT_IO;
+        }
+    }
+    if (optind != argc - 1) {
+        fprintf(stderr, "rfx cliques: error: %s\nTry 'rfx cliques --help'.\n",
+                optind >= argc ? "no graph given" : "one graph at a time");
+        return RFX_EXIT_IO;
+    }
+    if (count && out) {
+        fprintf(stderr, "rfx cliques: error: --count prints a number; it does not take -o\n");
+        return RFX_EXIT_IO;
+    }
+    if (!quiet && isatty(STDERR_FILENO))
+        cfg.progress = stderr;
+    cfg.output_dir = NULL;      /* the list is written from a cursor, the count from rfx_size */
+    cfg.out = NULL;
+    char *src = clique_program(argv[optind], k, count);
+    rfx_engine *e = src ? rfx_open(&cfg) : NULL;
+    if (!e) {
+        free(src);
+        fprintf(stderr, "rfx: error: out of memory\n");
+        return RFX_EXIT_RESOURCE;
+    }
+    char name[32];
+    snprintf(name, sizeof name, "<%d-cliques>", k);
+    rfx_result rc = rfx_load_string(e, src, name);
+    free(src);
+    if (rc == RFX_EXIT_OK && emit) {
+        rc = rfx_emit(e, strcmp(emit, "ast") == 0 ? RFX_STAGE_AST : strcmp(emit, "plan") == 0 ? RFX_STAGE_PLAN
+                                                                                          : RFX_STAGE_HARMONY,
+                      stdout);
+        rfx_close(e);
+        return rc;
+    }
+    if (rc == RFX_EXIT_OK)
+        rc = rfx_run(e);
+    size_t n = 0;
+    if (rc == RFX_EXIT_OK && count && (rc = rfx_size(e, "clique", &n)) == RFX_EXIT_OK)
+        printf("%zu\n", n);
+    if (rc == RFX_EXIT_OK && !count) {
+        rfx_cursor *c = rfx_cursor_open(e, "clique");
+        if (!c)
+            rc = RFX_EXIT_RESOURCE;
+        else if (!out) {
+            if (!write_cliques(c, stdout))
+                rc = RFX_EXIT_IO;
+        } else {
+            out_file o = {.path = out};
+            if (strcmp(out, "-") == 0 || !out_file_open(&o))
+                rc = strcmp(out, "-") == 0 && write_cliques(c, stdout) ? RFX_EXIT_OK : RFX_EXIT_IO;
+            else {
+                bool ok = write_cliques(c, o.f);
+                if (!out_file_close(&o, ok) || !ok)
+                    rc = RFX_EXIT_IO;
+                if (!ok)
+                    fprintf(stderr, "%s: error: cannot write the cliques\n", out);
+            }
+        }
+        rfx_cursor_close(c);
+    }
+    rfx_close(e);
+    if (fflush(stdout) != 0 && rc == RFX_EXIT_OK) {
+        fprintf(stderr, "rfx: error: cannot write to standard output\n");
+        rc = RFX_EXIT_IO;
+    }
+    return rc;
 }
 
 int main(int argc, char **argv)
@@ -110,9 +335,11 @@ int main(int argc, char **argv)
     cfg.output_dir = ".";
     cfg.out = stdout;
     cfg.diag = stderr;
+    if (argc > 1 && strcmp(argv[1], "cliques") == 0)
+        return cliques_main(argc - 1, argv + 1, cfg);
     const char *emit = NULL;
     bool quiet = false;
-    json_out json = {0};
+    out_file json = {0};
     enum { OPT_BACKEND = 256, OPT_EMIT, OPT_VERSION, OPT_NOOPT, OPT_PROFILE, OPT_DEVMEM, OPT_JOIN };
     static const struct option longopts[] = {
         {"fact-dir", required_argument, NULL, 'F'},
@@ -220,7 +447,7 @@ int main(int argc, char **argv)
     if (!quiet && isatty(STDERR_FILENO))
         cfg.progress = stderr;
     if (json.path && !emit) {
-        if (!json_open(&json))
+        if (!out_file_open(&json))
             return RFX_EXIT_IO;
         cfg.profile_json = json.f;
     }
@@ -228,7 +455,7 @@ int main(int argc, char **argv)
     rfx_engine *e = rfx_open(&cfg);
     if (!e) {
         fprintf(stderr, "rfx: error: out of memory\n");
-        json_close(&json, false);
+        out_file_close(&json, false);
         return RFX_EXIT_RESOURCE;
     }
     rfx_result rc = rfx_load_file(e, argv[optind]);
@@ -239,8 +466,8 @@ int main(int argc, char **argv)
     else if (rc == RFX_EXIT_OK)
         rc = rfx_run(e);
     rfx_close(e);
-    /* a profile is kept whenever the run got far enough to write one */
-    if (!json_close(&json, true) && rc == RFX_EXIT_OK)
+    /* a profile is kept whenever the run got far enough to write one (no empty file) */
+    if (!out_file_close(&json, json.f && json.f != stdout && ftell(json.f) > 0) && rc == RFX_EXIT_OK)
         rc = RFX_EXIT_IO;
     if (fflush(stdout) != 0 && rc == RFX_EXIT_OK) {
         fprintf(stderr, "rfx: error: cannot write to standard output\n");

@@ -2,7 +2,8 @@
  * - Every example of docs/language.md runs: each ```datalog block is run with
  *   `rfx -D - -F DIR` (DIR holding the ```facts NAME blocks before it) and its stdout must
  *   equal the ```output block after it. Every fenced block there must be one of the three.
- * - `rfx --help`, docs/cli.md and the man page docs/rfx.1 name the same options. */
+ * - `rfx --help` with `rfx cliques --help`, docs/cli.md and the man page docs/rfx.1 name
+ *   the same options. */
 #include "harness.h"
 
 #include <ctype.h>
@@ -192,9 +193,17 @@ static void check_all(const char *what, char **opts, int n, const char *where_na
 
 static void help_man_and_cli_agree(void)
 {
-    char *argv[] = {RFX_BIN, "--help", NULL};
-    run_result r = run_prog(".", argv);
+    /* the command's help and its cliques subcommand's, together */
+    char *argv[] = {RFX_BIN, "--help", NULL}, *argv2[] = {RFX_BIN, "cliques", "--help", NULL};
+    run_result r = run_prog(".", argv), r2 = run_prog(".", argv2);
     CU_ASSERT_EQUAL_FATAL(r.code, 0);
+    CU_ASSERT_EQUAL_FATAL(r2.code, 0);
+    size_t hl = strlen(r.out) + strlen(r2.out) + 1;
+    char *help = malloc(hl);
+    snprintf(help, hl, "%s%s", r.out, r2.out);
+    free(r.out);
+    r.out = help;
+    run_free(&r2);
     char path[512];
     snprintf(path, sizeof path, "%s/cli.md", docs_dir);
     char *cli = read_file(path, NULL);

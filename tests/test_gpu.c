@@ -20,6 +20,8 @@ static const char *env_or(const char *name, const char *fallback)
 #include <stdlib.h>
 #include <string.h>
 
+#include "lftj.h"
+
 static rfx_gpu *gpu;
 static bool quick;          /* RFX_GPU_QUICK=1: small sizes only (for compute-sanitizer) */
 
@@ -231,6 +233,63 @@ static void test_set_ops(void)
         }
 }
 
+/* Leapfrog triejoin: GPU (listing and counting) against the CPU on random relations:
+ * one relation three times (triangles), three different relations, and four variables
+ * over sources of arity 2 and 3; uniform, skewed (Zipf: high-degree keys spread over many
+ * threads) and all-equal keys; empty sources. */
+static void test_lftj(void)
+{
+    if (!need_gpu())
+        return;
+    static const int tri[] = {0, 1, 1, 2, 0, 2};
+    static const int four[] = {0, 1, 2, 1, 3, 0, 3, 2, 3};   /* A(v0,v1,v2) B(v1,v3) C(v0,v3) D(v2,v3) */
+    const size_t ns[] = {0, 1, 300, 5000, 200000};
+    const dist ds[] = {UNIFORM, ZIPF, EQUAL};
+    for (size_t si = 0; si < sizeof ns / sizeof ns[0]; si++)
+        for (size_t di = 0; di < 3; di++)
+            for (int q = 0; q < 3; q++) {
+                size_t n = ns[si];
+                if (quick && n > 5000)
+                    continue;
+                uint32_t range = ds[di] == ZIPF ? 4000 : (uint32_t)(n / 8 + 3);
+                int nsrc = q == 2 ? 4 : 3, nvars = q == 2 ? 4 : 3;
+                rfx_rows h[4];
+                const rfx_dev_rows *dp[4];
+                rfx_dev_rows d[4];
+                rfx_lftj_src s[4];
+                const int *cv = q == 2 ? four : tri;
+                for (int k = 0, off = 0; k < nsrc; k++) {
+                    int arity = q == 2 && k == 0 ? 3 : 2;
+                    h[k] = q == 0 && k > 0 ? h[0] : rows_random(k == 1 && si == 1 ? 0 : n, arity, ds[di], range, true);
+                    d[k] = up(&h[k]);
+                    dp[k] = &d[k];
+                    s[k] = (rfx_lftj_src){&h[k], cv + off};
+                    off += arity;
+                }
+                rfx_rows cpu;
+                rfx_rows_init(&cpu, nvars);
+                uint64_t ccount = 0, gcount = 0;
+                CU_ASSERT_EQUAL(rfx_cpu_lftj(s, nsrc, nvars, &cpu, NULL, 4), RFX_OK);
+                CU_ASSERT_EQUAL(rfx_cpu_lftj(s, nsrc, nvars, NULL, &ccount, 4), RFX_OK);
+                rfx_dev_rows gd;
+                rfx_gpu_rows_init(&gd, nvars);
+                CU_ASSERT_EQUAL(rfx_gpu_lftj(gpu, dp, cv, nsrc, nvars, &gd, NULL), RFX_OK);
+                CU_ASSERT_EQUAL(rfx_gpu_lftj(gpu, dp, cv, nsrc, nvars, NULL, &gcount), RFX_OK);
+                rfx_rows back = down(&gd);
+                CU_ASSERT(same(&back, &cpu));
+                CU_ASSERT_EQUAL(ccount, cpu.n);
+                CU_ASSERT_EQUAL(gcount, cpu.n);
+                rfx_rows_free(&back);
+                rfx_rows_free(&cpu);
+                rfx_gpu_rows_free(gpu, &gd);
+                for (int k = 0; k < nsrc; k++) {
+                    if (!(q == 0 && k > 0))
+                        rfx_rows_free(&h[k]);
+                    rfx_gpu_rows_free(gpu, &d[k]);
+                }
+            }
+}
+
 static void test_mapfilter(void)
 {
     if (!need_gpu())
@@ -373,6 +432,7 @@ static void add(void)
     CU_add_test(s, "union, intersect, difference", test_set_ops);
     CU_add_test(s, "map and filter", test_mapfilter);
     CU_add_test(s, "aggregates", test_aggregate);
+    CU_add_test(s, "leapfrog triejoin", test_lftj);
     CU_add_test(s, "programs on both backends", test_programs_both_backends);
 }
 

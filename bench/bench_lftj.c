@@ -1,0 +1,262 @@
+/* bench_lftj.c: triangle counting and listing with the leapfrog triejoin, on the GPU and
+ * the CPU, against the GPU binary-join plan, on R-MAT graphs made in memory and on edge
+ * files. Prints one table row per graph:
+ *   edges     input edge lines; und = undirected simple edges after orientation
+ *   prep      GPU sort + unique of the oriented edges (the relation the join reads)
+ *   count     GPU LFTJ, count-only (last variable never materialised)
+ *   list      GPU LFTJ, every triangle written
+ *   cpu       CPU LFTJ count, all threads of the machine
+ *   binary    GPU binary joins: wedges e(x,y) |x| e(y,z), then a semi-join with e(x,z)
+ *   Medges/s  input edges / (prep + count), and und / count
+ * GPU times: CUDA events, after a warm-up, median of repeats; CPU: wall clock, median.
+ * Usage: bench_lftj [-r REPEATS] [-s SCALE]... [-f EDGEFILE]... (default: -s 20 -s 22 -s 24) */
+#include "cuda_prims.h"
+#include "graphgen.h"
+#include "lftj.h"
+#include "runtime.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static rfx_gpu *g;
+static int reps = 3;
+static int nthreads = 1;
+
+static double wall(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+typedef struct job {
+    int what;                  /* 0 prep, 1 count, 2 list, 3 binary */
+    rfx_dev_rows *raw, *e, *out;
+    uint64_t count;
+} job;
+
+static const int tri_colvar[] = {0, 1, 1, 2, 0, 2};
+
+static rfx_status triangles_binary(rfx_dev_rows *e, uint64_t *count)
+{
+    /* e(x,y) with e(y,z): e as (y,x) sorted, joined with e on its first column */
+    rfx_rx c0 = {.kind = RFX_RX_COL, .col = 0}, c1 = {.kind = RFX_RX_COL, .col = 1}, c2 = {.kind = RFX_RX_COL, .col = 2},
+           c3 = {.kind = RFX_RX_COL, .col = 3};
+    rfx_rx *swap[] = {&c1, &c0};
+    rfx_dev_rows yx, w, xz;
+    rfx_gpu_rows_init(&yx, 2);
+    rfx_gpu_rows_init(&w, 3);
+    rfx_gpu_rows_init(&xz, 3);
+    rfx_status st = rfx_gpu_mapfilter(g, e, NULL, swap, 2, &yx);
+    if (st == RFX_OK)
+        st = rfx_gpu_sort(g, &yx);
+    rfx_rx *wedge[] = {&c1, &c3, &c0};   /* (x, z, y) from (y, x) ++ (y, z) */
+    if (st == RFX_OK)
+        st = rfx_gpu_join(g, &yx, e, 1, NULL, wedge, 3, &w);
+    rfx_gpu_rows_free(g, &yx);
+    if (st == RFX_OK)
+        st = rfx_gpu_sort(g, &w);
+    if (st == RFX_OK)
+        st = rfx_gpu_semijoin(g, &w, e, 2, true, &xz);
+    *count = xz.n;
+    rfx_gpu_rows_free(g, &w);
+    rfx_gpu_rows_free(g, &xz);
+    (void)c2;
+    return st;
+}
+
+static rfx_status run(void *arg)
+{
+    job *j = arg;
+    const rfx_dev_rows *srcs[3] = {j->e, j->e, j->e};
+    switch (j->what) {
+    case 0: {
+        rfx_status st = rfx_gpu_sort_into(g, j->raw, j->out);
+        return st ? st : rfx_gpu_unique(g, j->out);
+    }
+    case 1:
+        return rfx_gpu_lftj(g, srcs, tri_colvar, 3, 3, NULL, &j->count);
+    case 2: {
+        rfx_status st = rfx_gpu_lftj(g, srcs, tri_colvar, 3, 3, j->out, NULL);
+        j->count = j->out->n;
+        return st;
+    }
+    default:
+        return triangles_binary(j->e, &j->count);
+    }
+}
+
+/* Median GPU milliseconds of job j (after a warm-up); -1 on failure (st says why). */
+static double gpu_ms(job *j, rfx_status *st)
+{
+    double t[16];
+    rfx_gpu_time_ms(g, run, j, st);
+    for (int r = 0; r < reps && *st == RFX_OK; r++)
+        t[r] = rfx_gpu_time_ms(g, run, j, st);
+    if (*st != RFX_OK)
+        return -1;
+    qsort(t, (size_t)reps, sizeof t[0], cmp_double);
+    return t[reps / 2];
+}
+
+/* Orients raw edges (x < y, self-loops dropped) into rows. */
+static void orient(const uint32_t *raw, size_t m, rfx_rows *rows)
+{
+    rfx_rows_init(rows, 2);
+    if (rfx_rows_reserve(rows, m) != RFX_OK) {
+        fprintf(stderr, "bench_lftj: out of host memory\n");
+        exit(3);
+    }
+    for (size_t i = 0; i < m; i++) {
+        uint32_t a = raw[2 * i], b = raw[2 * i + 1];
+        if (a == b)
+            continue;
+        rows->data[2 * rows->n] = a < b ? a : b;
+        rows->data[2 * rows->n + 1] = a < b ? b : a;
+        rows->n++;
+    }
+}
+
+static void bench(const char *name, rfx_rows *oriented, size_t m_input)
+{
+    rfx_dev_rows raw, e, out;
+    rfx_gpu_rows_init(&raw, 2);
+    rfx_gpu_rows_init(&e, 2);
+    rfx_gpu_rows_init(&out, 3);
+    rfx_status st = rfx_gpu_upload(g, oriented, &raw);
+    if (st) {
+        printf("%-22s upload failed: %s\n", name, rfx_gpu_error(g));
+        return;
+    }
+    job jp = {0, &raw, NULL, &e, 0};
+    double prep = gpu_ms(&jp, &st);
+    rfx_gpu_rows_free(g, &raw);
+    if (st) {
+        printf("%-22s prep failed: %s\n", name, rfx_gpu_error(g));
+        return;
+    }
+    size_t und = e.n;
+    job jc = {1, NULL, &e, NULL, 0}, jl = {2, NULL, &e, &out, 0}, jb = {3, NULL, &e, NULL, 0};
+    double count = gpu_ms(&jc, &st);
+    rfx_status stc = st;
+    double list = gpu_ms(&jl, &st);
+    rfx_status stl = st;
+    size_t listed = out.n;
+    rfx_gpu_rows_free(g, &out);
+    double binary = gpu_ms(&jb, &st);
+    rfx_status stb = st;
+    /* CPU LFTJ over the same relation (sorted, unique) on all threads */
+    rfx_rows host;
+    rfx_rows_init(&host, 2);
+    double cpu = -1;
+    uint64_t cpu_count = 0;
+    if (rfx_gpu_download(g, &e, &host) == RFX_OK) {
+        rfx_lftj_src s[3] = {{&host, tri_colvar}, {&host, tri_colvar + 2}, {&host, tri_colvar + 4}};
+        double t[16];
+        int n = reps < 3 ? reps : 3;
+        for (int r = 0; r < n; r++) {
+            double t0 = wall();
+            rfx_cpu_lftj(s, 3, 3, NULL, &cpu_count, nthreads);
+            t[r] = (wall() - t0) * 1e3;
+        }
+        qsort(t, (size_t)n, sizeof t[0], cmp_double);
+        cpu = t[n / 2];
+    }
+    rfx_rows_free(&host);
+    rfx_gpu_rows_free(g, &e);
+    char bin[64];
+    if (stb == RFX_OK)
+        snprintf(bin, sizeof bin, "%10.2f", binary);
+    else
+        snprintf(bin, sizeof bin, "%10s", stb == RFX_ERR_NOMEM ? "no memory" : "failed");
+    bool agree = stc == RFX_OK && stl == RFX_OK && jc.count == listed && jc.count == cpu_count &&
+                 (stb != RFX_OK || jb.count == jc.count);
+    printf("%-22s %12zu %12zu %14llu %8.2f %8.2f %8.2f %9.2f %s %9.1f %9.1f %6.1fx %6.1fx %s\n", name, m_input, und,
+           (unsigned long long)jc.count, prep, count, list, cpu, bin, m_input / ((prep + count) * 1e-3) * 1e-6,
+           und / (count * 1e-3) * 1e-6, stb == RFX_OK ? binary / count : 0.0, cpu / count,
+           agree ? "" : "DISAGREE");
+    fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+    int scales[16], nscales = 0;
+    const char *files[16];
+    int nfiles = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "-r") == 0 && i + 1 < argc)
+            reps = atoi(argv[++i]);
+        else if (strcmp(argv[i], "-s") == 0 && i + 1 < argc && nscales < 16)
+            scales[nscales++] = atoi(argv[++i]);
+        else if (strcmp(argv[i], "-f") == 0 && i + 1 < argc && nfiles < 16)
+            files[nfiles++] = argv[++i];
+        else {
+            fprintf(stderr, "usage: bench_lftj [-r REPEATS] [-s SCALE]... [-f EDGEFILE]...\n");
+            return 2;
+        }
+    }
+    if (reps < 1 || reps > 15)
+        reps = 3;
+    if (!nscales && !nfiles) {
+        scales[nscales++] = 20;
+        scales[nscales++] = 22;
+        scales[nscales++] = 24;
+    }
+    long nc = sysconf(_SC_NPROCESSORS_ONLN);
+    nthreads = nc > 0 ? (int)(nc > 256 ? 256 : nc) : 1;
+    char err[256];
+    g = rfx_gpu_open(0, 0, err, sizeof err);
+    if (!g) {
+        fprintf(stderr, "bench_lftj: no GPU: %s\n", err);
+        return 1;
+    }
+    printf("device: %s; CPU: %d threads; median of %d\n", rfx_gpu_name(g), nthreads, reps);
+    printf("%-22s %12s %12s %14s %8s %8s %8s %9s %10s %9s %9s %7s %7s\n", "graph", "edges", "und", "triangles",
+           "prep ms", "count ms", "list ms", "cpu ms", "binary ms", "Medges/s", "und Me/s", "vs bin", "vs cpu");
+    for (int i = 0; i < nfiles; i++) {
+        rfx_prim types[2] = {RFX_NUMBER, RFX_NUMBER};
+        rfx_rows raw;
+        rfx_rows_init(&raw, 2);
+        rfx_symtab *syms = rfx_symtab_new();
+        rfx_read_opts ro = {'\t', true};
+        if (!syms || rfx_read_facts(files[i], types, syms, &ro, &raw, stderr) != RFX_OK) {
+            rfx_symtab_free(syms);
+            continue;
+        }
+        rfx_rows o;
+        orient(raw.data, raw.n, &o);
+        const char *base = strrchr(files[i], '/');
+        bench(base ? base + 1 : files[i], &o, raw.n);
+        rfx_rows_free(&o);
+        rfx_rows_free(&raw);
+        rfx_symtab_free(syms);
+    }
+    for (int i = 0; i < nscales; i++) {
+        int s = scales[i];
+        size_t m = (size_t)16 << s;
+        uint32_t *raw = malloc(sizeof(uint32_t) * 2 * m);
+        if (!raw) {
+            fprintf(stderr, "bench_lftj: out of host memory for scale %d\n", s);
+            continue;
+        }
+        rfx_graph_generate(RFX_GRAPH_RMAT, (uint32_t)1 << s, m, 1, raw);
+        rfx_rows o;
+        orient(raw, m, &o);
+        free(raw);
+        char name[64];
+        snprintf(name, sizeof name, "rmat-%d (ef 16)", s);
+        bench(name, &o, m);
+        rfx_rows_free(&o);
+    }
+    rfx_gpu_close(g);
+    return 0;
+}

@@ -1,0 +1,355 @@
+/* test_lftj.c: the leapfrog triejoin on the CPU.
+ * - rfx_cpu_lftj against a nested-loop join on random relations (one relation as a
+ *   triangle, three relations, four variables over arity 2 and 3), listing and counting,
+ *   one and four threads, duplicates and empty sources.
+ * - Plans: LFTJ and binary-join plans list identical tuples for triangles and 4-cliques on
+ *   random graphs (uniform and R-MAT), through librfx.
+ * - `rfx cliques`: 3-, 4- and 5-clique counts and lists on small random graphs equal a
+ *   brute-force count over the adjacency matrix; -o writes the list; errors.
+ * - A relation only counted (count-only LFTJ) is planned again keeping its tuples when
+ *   tuples are inserted into it; a cursor on it says why it cannot list. */
+#include "graphgen.h"
+#include "harness.h"
+#include "lftj.h"
+#include "rfx.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t rng = 42;
+static uint32_t rnd(uint32_t mod)
+{
+    uint64_t z = (rng += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return (uint32_t)((z ^ (z >> 31)) % mod);
+}
+
+static rfx_rows random_rows(size_t n, int arity, uint32_t range, bool dedup)
+{
+    rfx_rows r;
+    rfx_rows_init(&r, arity);
+    rfx_rows_reserve(&r, n);
+    for (size_t i = 0; i < n * (size_t)arity; i++)
+        r.data[i] = rnd(range);
+    r.n = n;
+    rfx_cpu_sort(&r, 1);
+    if (dedup)
+        rfx_cpu_unique(&r, 1);
+    return r;
+}
+
+/* Binary search of a sorted relation. */
+static bool has_row(const rfx_rows *r, const uint32_t *t)
+{
+    size_t lo = 0, hi = r->n;
+    while (lo < hi) {
+        size_t m = lo + (hi - lo) / 2;
+        const uint32_t *x = r->data + m * (size_t)r->arity;
+        int c = 0;
+        for (int i = 0; i < r->arity && !c; i++)
+            c = x[i] < t[i] ? -1 : x[i] > t[i];
+        if (!c)
+            return true;
+        if (c < 0)
+            lo = m + 1;
+        else
+            hi = m;
+    }
+    return false;
+}
+
+/* Every binding over [0, range)^nvars whose projections are in every source: the
+ * definition, in lexicographic order. */
+static rfx_rows naive(const rfx_lftj_src *s, int nsrc, int nvars, uint32_t range)
+{
+    rfx_rows out;
+    rfx_rows_init(&out, nvars);
+    uint32_t b[8] = {0}, t[8];
+    for (;;) {
+        bool ok = true;
+        for (int k = 0; k < nsrc && ok; k++) {
+            for (int c = 0; c < s[k].rows->arity; c++)
+                t[c] = b[s[k].colvar[c]];
+            ok = has_row(s[k].rows, t);
+        }
+        if (ok)
+            rfx_rows_push(&out, b);
+        int v = nvars - 1;
+        while (v >= 0 && ++b[v] == range)
+            b[v--] = 0;
+        if (v < 0)
+            break;
+    }
+    return out;
+}
+
+static void check_query(const int *cv, const int *arity, int nsrc, int nvars, uint32_t range, size_t n, bool same_rel,
+                        bool dedup)
+{
+    rfx_rows h[4];
+    rfx_lftj_src s[4];
+    for (int k = 0, off = 0; k < nsrc; k++) {
+        h[k] = same_rel && k > 0 ? h[0] : random_rows(n, arity[k], range, dedup);
+        s[k] = (rfx_lftj_src){&h[k], cv + off};
+        off += arity[k];
+    }
+    rfx_rows want = naive(s, nsrc, nvars, range);
+    for (int threads = 1; threads <= 4; threads += 3) {
+        rfx_rows got;
+        rfx_rows_init(&got, nvars);
+        uint64_t count = 0;
+        CU_ASSERT_EQUAL(rfx_cpu_lftj(s, nsrc, nvars, &got, NULL, threads), RFX_OK);
+        CU_ASSERT_EQUAL(rfx_cpu_lftj(s, nsrc, nvars, NULL, &count, threads), RFX_OK);
+        CU_ASSERT_EQUAL(got.n, want.n);
+        CU_ASSERT_EQUAL(count, want.n);
+        CU_ASSERT(got.n == want.n &&
+                  (want.n == 0 || memcmp(got.data, want.data, sizeof(uint32_t) * want.n * (size_t)nvars) == 0));
+        rfx_rows_free(&got);
+    }
+    rfx_rows_free(&want);
+    for (int k = 0; k < nsrc; k++)
+        if (!(same_rel && k > 0))
+            rfx_rows_free(&h[k]);
+}
+
+static void lftj_matches_nested_loops(void)
+{
+    static const int tri[] = {0, 1, 1, 2, 0, 2}, tri_ar[] = {2, 2, 2};
+    static const int four[] = {0, 1, 2, 1, 3, 0, 3, 2, 3}, four_ar[] = {3, 2, 2, 2};
+    static const int chain[] = {0, 1, 1, 2}, chain_ar[] = {2, 2};
+    const size_t ns[] = {0, 1, 20, 150, 600};
+    for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
+        for (int dedup = 0; dedup < 2; dedup++) {
+            uint32_t range = ns[i] < 100 ? 8 : 24;
+            check_query(tri, tri_ar, 3, 3, range, ns[i], true, dedup);
+            check_query(tri, tri_ar, 3, 3, range, ns[i], false, dedup);
+            check_query(four, four_ar, 4, 4, 10, ns[i], false, dedup);
+            check_query(chain, chain_ar, 2, 3, range, ns[i], false, dedup);
+        }
+    /* a big enough relation to be split over threads */
+    check_query(tri, tri_ar, 3, 3, 60, 40000, true, true);
+}
+
+/* ---- plans through librfx ------------------------------------------------------------- */
+static const char *clique_src =
+    ".decl edge(x: number, y: number)\n"
+    ".decl e(x: number, y: number)\n"
+    "e(x, y) :- edge(x, y), x < y.\n"
+    "e(y, x) :- edge(x, y), y < x.\n"
+    ".decl tri(x: number, y: number, z: number)\n"
+    "tri(x, y, z) :- e(x, y), e(y, z), e(x, z).\n"
+    ".decl k4(w: number, x: number, y: number, z: number)\n"
+    "k4(w, x, y, z) :- e(w, x), e(w, y), e(w, z), e(x, y), e(x, z), e(y, z).\n"
+    ".output tri\n.output k4\n";
+
+/* The tuples of rel as text, one per line (malloc'ed). */
+static char *listing(rfx_engine *e, const char *rel)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    rfx_cursor *c = rfx_cursor_open(e, rel);
+    for (const rfx_value *t; c && (t = rfx_cursor_next(c));) {
+        for (int i = 0; i < rfx_cursor_arity(c); i++)
+            fprintf(f, "%d ", t[i].i);
+        fputc('\n', f);
+    }
+    rfx_cursor_close(c);
+    fclose(f);
+    return buf;
+}
+
+static void plans_agree(rfx_graph_kind kind, uint32_t n, size_t m, uint64_t seed)
+{
+    uint32_t *edges = malloc(sizeof(uint32_t) * 2 * m);
+    rfx_graph_generate(kind, n, m, seed, edges);
+    char *out[2][2];
+    size_t sizes[2][2];
+    for (int plan = 0; plan < 2; plan++) {
+        rfx_config cfg;
+        rfx_config_init(&cfg);
+        cfg.backend = RFX_BACKEND_CPU;
+        cfg.threads = 2;
+        cfg.join = plan ? RFX_JOIN_LFTJ : RFX_JOIN_BINARY;
+        rfx_engine *e = rfx_open(&cfg);
+        CU_ASSERT_EQUAL_FATAL(rfx_load_string(e, clique_src, "cliques.dl"), RFX_EXIT_OK);
+        CU_ASSERT_EQUAL(rfx_insert_numbers(e, "edge", (const int32_t *)edges, m), RFX_EXIT_OK);
+        CU_ASSERT_EQUAL(rfx_run(e), RFX_EXIT_OK);
+        out[plan][0] = listing(e, "tri");
+        out[plan][1] = listing(e, "k4");
+        rfx_size(e, "tri", &sizes[plan][0]);
+        rfx_size(e, "k4", &sizes[plan][1]);
+        rfx_close(e);
+    }
+    CU_ASSERT(sizes[0][0] > 0);      /* the graphs are dense enough to have triangles */
+    for (int r = 0; r < 2; r++) {
+        CU_ASSERT_EQUAL(sizes[0][r], sizes[1][r]);
+        CU_ASSERT_STRING_EQUAL(out[0][r], out[1][r]);
+        free(out[0][r]);
+        free(out[1][r]);
+    }
+    free(edges);
+}
+
+static void lftj_and_binary_plans_agree(void)
+{
+    plans_agree(RFX_GRAPH_UNIFORM, 60, 600, 1);
+    plans_agree(RFX_GRAPH_UNIFORM, 400, 6000, 2);
+    plans_agree(RFX_GRAPH_RMAT, 1024, 16384, 3);
+    plans_agree(RFX_GRAPH_RMAT, 4096, 65536, 4);
+}
+
+/* ---- rfx cliques against brute force -------------------------------------------------- */
+static uint64_t brute(const bool *adj, int n, int k, int *stack, int depth, int from)
+{
+    if (depth == k)
+        return 1;
+    uint64_t c = 0;
+    for (int v = from; v < n; v++) {
+        bool ok = true;
+        for (int i = 0; i < depth && ok; i++)
+            ok = adj[stack[i] * n + v];
+        if (ok) {
+            stack[depth] = v;
+            c += brute(adj, n, k, stack, depth + 1, v + 1);
+        }
+    }
+    return c;
+}
+
+static void cliques_command_counts(void)
+{
+    char *dir = make_temp_dir();
+    for (int gi = 0; gi < 3; gi++) {
+        int n = gi == 2 ? 256 : 40 + 30 * gi;
+        size_t m = gi == 2 ? 4096 : (size_t)n * 6;
+        uint32_t *edges = malloc(sizeof(uint32_t) * 2 * m);
+        rfx_graph_generate(gi == 2 ? RFX_GRAPH_RMAT : RFX_GRAPH_UNIFORM, (uint32_t)n, m, 10 + (uint64_t)gi, edges);
+        bool *adj = calloc((size_t)n * (size_t)n, 1);
+        char path[600];
+        snprintf(path, sizeof path, "%s/g%d.txt", dir, gi);
+        FILE *f = fopen(path, "w");
+        fprintf(f, "# random graph\n");
+        for (size_t i = 0; i < m; i++) {
+            fprintf(f, "%u\t%u\n", edges[2 * i], edges[2 * i + 1]);
+            if (edges[2 * i] != edges[2 * i + 1])
+                adj[edges[2 * i] * (uint32_t)n + edges[2 * i + 1]] = adj[edges[2 * i + 1] * (uint32_t)n + edges[2 * i]] = true;
+        }
+        fclose(f);
+        for (int k = 3; k <= 5; k++) {
+            int stack[8];
+            uint64_t want = brute(adj, n, k, stack, 0, 0);
+            char ks[8], wants[32];
+            snprintf(ks, sizeof ks, "%d", k);
+            snprintf(wants, sizeof wants, "%llu\n", (unsigned long long)want);
+            char *argv[] = {RFX_BIN, "cliques", "-k", ks, "--count", "-j", "2", path, NULL};
+            run_result r = run_prog(dir, argv);
+            CU_ASSERT_EQUAL(r.code, 0);
+            CU_ASSERT_PTR_NOT_NULL(r.out);
+            if (r.out && strcmp(r.out, wants) != 0)
+                fprintf(stderr, "\n    %d-cliques of g%d: got %s, brute force %s", k, gi, r.out, wants);
+            CU_ASSERT(r.out && strcmp(r.out, wants) == 0);
+            run_free(&r);
+            /* the list: as many lines, each ascending and a clique */
+            char *argv2[] = {RFX_BIN, "cliques", "-k", ks, "-o", "list.txt", path, NULL};
+            r = run_prog(dir, argv2);
+            CU_ASSERT_EQUAL(r.code, 0);
+            run_free(&r);
+            char lp[700];
+            snprintf(lp, sizeof lp, "%s/list.txt", dir);
+            char *list = read_file(lp, NULL);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(list);
+            uint64_t lines = 0;
+            bool ok = true;
+            for (char *p = list; *p; lines++) {
+                int v[8];
+                for (int i = 0; i < k; i++)
+                    v[i] = (int)strtol(p, &p, 10);
+                for (int i = 0; i < k; i++)
+                    for (int j = i + 1; j < k; j++)
+                        ok &= v[i] < v[j] && adj[v[i] * n + v[j]];
+                while (*p && *p != '\n')
+                    p++;
+                if (*p)
+                    p++;
+            }
+            CU_ASSERT(ok);
+            CU_ASSERT_EQUAL(lines, want);
+            free(list);
+        }
+        free(adj);
+        free(edges);
+    }
+    /* errors: a bad k, a missing graph (and no list file left behind) */
+    char *bad_k[] = {RFX_BIN, "cliques", "-k", "1", "x.txt", NULL};
+    run_result r = run_prog(dir, bad_k);
+    CU_ASSERT_EQUAL(r.code, 2);
+    CU_ASSERT_PTR_NOT_NULL(r.err && strstr(r.err, "-k takes a clique size"));
+    run_free(&r);
+    char *missing[] = {RFX_BIN, "cliques", "-o", "none.txt", "missing.txt", NULL};
+    r = run_prog(dir, missing);
+    CU_ASSERT_EQUAL(r.code, 2);
+    CU_ASSERT_PTR_NOT_NULL(r.err && strstr(r.err, "missing.txt"));
+    run_free(&r);
+    char np[700];
+    snprintf(np, sizeof np, "%s/none.txt", dir);
+    CU_ASSERT_FALSE(file_exists(np));
+    remove_tree(dir);
+    free(dir);
+}
+
+/* ---- count-only relations --------------------------------------------------------------- */
+static void count_only_relations(void)
+{
+    const char *src = ".decl e(x: number, y: number)\n"
+                      ".decl tri(x: number, y: number, z: number)\n"
+                      "tri(x, y, z) :- e(x, y), e(y, z), e(x, z).\n"
+                      ".printsize tri\n";
+    char *plan = NULL;
+    size_t len = 0;
+    rfx_config cfg;
+    rfx_config_init(&cfg);
+    cfg.backend = RFX_BACKEND_CPU;
+    rfx_engine *e = rfx_open(&cfg);
+    CU_ASSERT_EQUAL_FATAL(rfx_load_string(e, src, "tri.dl"), RFX_EXIT_OK);
+    FILE *f = open_memstream(&plan, &len);
+    rfx_emit(e, RFX_STAGE_PLAN, f);
+    fclose(f);
+    CU_ASSERT_PTR_NOT_NULL(strstr(plan, "tri = LFTJ e($0, $1), e($1, $2), e($0, $2) vars=3 count-only"));
+    free(plan);
+    int32_t edges[] = {1, 2, 2, 3, 1, 3, 3, 4, 2, 4};
+    CU_ASSERT_EQUAL(rfx_insert_numbers(e, "e", edges, 5), RFX_EXIT_OK);
+    CU_ASSERT_EQUAL(rfx_run(e), RFX_EXIT_OK);
+    size_t n = 0;
+    CU_ASSERT_EQUAL(rfx_size(e, "tri", &n), RFX_EXIT_OK);
+    CU_ASSERT_EQUAL(n, 2);
+    CU_ASSERT_PTR_NULL(rfx_cursor_open(e, "tri"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(rfx_errmsg(e), "counted, not listed"));
+    /* a tuple inserted into the counted relation itself: planned again, kept and counted */
+    int32_t extra[] = {7, 8, 9};
+    CU_ASSERT_EQUAL(rfx_insert_numbers(e, "tri", extra, 1), RFX_EXIT_OK);
+    CU_ASSERT_EQUAL(rfx_run(e), RFX_EXIT_OK);
+    CU_ASSERT_EQUAL(rfx_size(e, "tri", &n), RFX_EXIT_OK);
+    CU_ASSERT_EQUAL(n, 3);
+    rfx_cursor *c = rfx_cursor_open(e, "tri");
+    CU_ASSERT_PTR_NOT_NULL(c);
+    CU_ASSERT_EQUAL(rfx_cursor_count(c), 3);
+    rfx_cursor_close(c);
+    rfx_close(e);
+}
+
+static void add_suites(void)
+{
+    CU_pSuite s = CU_add_suite("lftj", NULL, NULL);
+    CU_add_test(s, "CPU LFTJ equals nested loops", lftj_matches_nested_loops);
+    CU_add_test(s, "LFTJ and binary plans list the same tuples", lftj_and_binary_plans_agree);
+    CU_add_test(s, "rfx cliques equals brute force", cliques_command_counts);
+    CU_add_test(s, "count-only relations", count_only_relations);
+}
+
+int main(int argc, char **argv)
+{
+    return run_suites(argc, argv, add_suites);
+}
