@@ -11,6 +11,8 @@
 // up in the other participants' nodes by binary search. Survivors are compacted into the
 // next frontier with their narrowed nodes. Candidates are taken in rounds of at most
 // LFTJ_ROUND so scratch stays bounded; the next frontier is sized by a counting pass.
+// When only the number of bindings is wanted, the last variable is never materialised:
+// one warp per frontier element counts its matches (k_lftj_count_last).
 
 #define LFTJ_MAX_SRC 32
 #define LFTJ_ROUND ((size_t)1 << 26)
@@ -145,6 +147,169 @@ __global__ void k_lftj_emit(const __grid_constant__ lftj_srcs S, const __grid_co
     }
 }
 
+// Counting the last variable: one warp per frontier element walks its driver's rows
+// (lanes strided), checks each new value in the other participants by binary search and
+// adds the warp's count once: no flags, scans or owner searches.
+__global__ void k_lftj_count_last(const __grid_constant__ lftj_srcs S, const __grid_constant__ lftj_level L, size_t F,
+                                  const uint32_t *rng, unsigned long long *total)
+{
+    __shared__ unsigned long long block_sum;
+    if (threadIdx.x == 0)
+        block_sum = 0;
+    __syncthreads();
+    unsigned lane = threadIdx.x & 31;
+    size_t warp = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) / 32, nwarps = (size_t)gridDim.x * blockDim.x / 32;
+    unsigned long long mine = 0;
+    for (size_t f = warp; f < F; f += nwarps) {
+        const uint32_t *r = rng + f * (size_t)S.nsrc * 2;
+        int d = 0;
+        uint32_t best = r[2 * L.src[0] + 1] - r[2 * L.src[0]];
+        for (int k = 1; k < L.np; k++) {
+            uint32_t len = r[2 * L.src[k] + 1] - r[2 * L.src[k]];
+            if (len < best) {
+                best = len;
+                d = k;
+            }
+        }
+        int ds = L.src[d];
+        uint32_t lo = r[2 * ds], hi = r[2 * ds + 1];
+        for (uint32_t row = lo + lane; row < hi; row += 32) {
+            uint32_t x = lv(S, ds, row, L.col[d]);
+            bool keep = row == lo || lv(S, ds, row - 1, L.col[d]) != x;
+            for (int k = 0; k < L.np && keep; k++) {
+                if (k == d)
+                    continue;
+                int s = L.src[k];
+                uint32_t a = r[2 * s], b = r[2 * s + 1];
+                uint32_t p = lsearch(S, s, L.col[k], a, b, x, false);
+                keep = p < b && lv(S, s, p, L.col[k]) == x;
+            }
+            mine += keep;
+        }
+    }
+    for (int o = 16; o > 0; o >>= 1)
+        mine += __shfl_down_sync(0xffffffffu, mine, o);
+    if (lane == 0 && mine)
+        atomicAdd(&block_sum, mine);
+    __syncthreads();
+    if (threadIdx.x == 0 && block_sum)
+        atomicAdd(total, block_sum);
+}
+
+// Counting the last variable with two participants: one of them (A) has a node that
+// depends on an earlier prefix of the binding than the other's (B), so consecutive
+// frontier elements (sorted by binding) share it: for triangles A = N+(x), B = N+(y). A
+// block takes a chunk of elements, loads each run's shared A node into a shared-memory
+// hash set once, and its warps walk the runs' B nodes probing the set: one shared-memory
+// probe per candidate instead of a binary search in global memory. A nodes too large for
+// the set are searched in global memory.
+#define LFTJ_SLOTS 8192
+#define LFTJ_CHUNK 256
+#define LFTJ_EMPTY 0xFFFFFFFFu
+
+__device__ __forceinline__ uint32_t lftj_hash(uint32_t x)
+{
+    return (x * 2654435761u) >> (32 - 13);   // LFTJ_SLOTS = 2^13
+}
+
+__global__ void __launch_bounds__(256) k_lftj_count_pair(const __grid_constant__ lftj_srcs S, int sa, int ca, int sb,
+                                                         int cb, size_t F, const uint32_t *rng,
+                                                         unsigned long long *total)
+{
+    __shared__ uint32_t table[LFTJ_SLOTS];
+    __shared__ uint32_t key_lo, key_hi;          // the A node in the table
+    __shared__ size_t run_end;
+    __shared__ bool has_empty, in_table;
+    __shared__ unsigned long long block_sum;
+    unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+    if (threadIdx.x == 0) {
+        block_sum = 0;
+        key_lo = key_hi = 0;
+        in_table = false;
+    }
+    __syncthreads();
+    unsigned long long mine = 0;
+    for (size_t c0 = (size_t)blockIdx.x * LFTJ_CHUNK; c0 < F; c0 += (size_t)gridDim.x * LFTJ_CHUNK) {
+        size_t c1 = c0 + LFTJ_CHUNK < F ? c0 + LFTJ_CHUNK : F;
+        for (size_t s = c0; s < c1;) {
+            const uint32_t *r = rng + s * (size_t)S.nsrc * 2;
+            uint32_t alo = r[2 * sa], ahi = r[2 * sa + 1];
+            if (threadIdx.x == 0) {
+                size_t e = s + 1;
+                while (e < c1 && rng[e * (size_t)S.nsrc * 2 + 2 * sa] == alo)
+                    e++;
+                run_end = e;
+            }
+            bool rebuild = !(in_table && key_lo == alo && key_hi == ahi);
+            bool fits = ahi - alo <= LFTJ_SLOTS / 2;
+            __syncthreads();
+            if (rebuild && fits) {
+                for (unsigned i = threadIdx.x; i < LFTJ_SLOTS; i += blockDim.x)
+                    table[i] = LFTJ_EMPTY;
+                if (threadIdx.x == 0)
+                    has_empty = false;
+                __syncthreads();
+                for (uint32_t row = alo + threadIdx.x; row < ahi; row += blockDim.x) {
+                    uint32_t x = lv(S, sa, row, ca);
+                    if (x == LFTJ_EMPTY) {
+                        has_empty = true;
+                        continue;
+                    }
+                    for (uint32_t h = lftj_hash(x);; h = (h + 1) & (LFTJ_SLOTS - 1)) {
+                        uint32_t old = atomicCAS(&table[h], LFTJ_EMPTY, x);
+                        if (old == LFTJ_EMPTY || old == x)
+                            break;
+                    }
+                }
+                if (threadIdx.x == 0) {
+                    key_lo = alo;
+                    key_hi = ahi;
+                    in_table = true;
+                }
+            } else if (rebuild && threadIdx.x == 0)
+                in_table = false;
+            __syncthreads();
+            size_t e = run_end;
+            bool use_table = in_table;
+            for (size_t f = s + warp; f < e; f += nwarps) {
+                const uint32_t *q = rng + f * (size_t)S.nsrc * 2;
+                uint32_t blo = q[2 * sb], bhi = q[2 * sb + 1];
+                for (uint32_t row = blo + lane; row < bhi; row += 32) {
+                    uint32_t x = lv(S, sb, row, cb);
+                    bool keep = row == blo || lv(S, sb, row - 1, cb) != x;
+                    if (!keep)
+                        continue;
+                    if (!use_table) {
+                        uint32_t p = lsearch(S, sa, ca, alo, ahi, x, false);
+                        mine += p < ahi && lv(S, sa, p, ca) == x;
+                    } else if (x == LFTJ_EMPTY) {
+                        mine += has_empty;
+                    } else {
+                        for (uint32_t h = lftj_hash(x);; h = (h + 1) & (LFTJ_SLOTS - 1)) {
+                            uint32_t v = table[h];
+                            if (v == x) {
+                                mine++;
+                                break;
+                            }
+                            if (v == LFTJ_EMPTY)
+                                break;
+                        }
+                    }
+                }
+            }
+            s = e;
+            __syncthreads();   // the table is rebuilt only after every warp is done with it
+        }
+    }
+    for (int o = 16; o > 0; o >>= 1)
+        mine += __shfl_down_sync(0xffffffffu, mine, o);
+    if (lane == 0 && mine)
+        atomicAdd(&block_sum, mine);
+    __syncthreads();
+    if (threadIdx.x == 0 && block_sum)
+        atomicAdd(total, block_sum);
+}
+
 // One frontier: F partial bindings of `depth` values, with nsrc ranges each.
 struct lftj_frontier {
     size_t F;
@@ -210,6 +375,23 @@ extern "C" rfx_status rfx_gpu_lftj(rfx_gpu *g, const rfx_dev_rows *const *srcs, 
             L->col[L->np++] = c;
         }
     }
+    /* for two participants: the one whose node is fixed by an earlier prefix of the
+     * binding (its column's previous variable is earlier), shared by consecutive elements */
+    int pair_a[64];
+    for (int v = 0; v < nvars && v < 64; v++) {
+        pair_a[v] = -1;
+        if (levels[v].np != 2)
+            continue;
+        int prev[2];
+        for (int k = 0; k < 2; k++) {
+            int s = levels[v].src[k], c = levels[v].col[k], o = 0;
+            for (int q = 0; q < s; q++)
+                o += srcs[q]->arity;
+            prev[k] = c > 0 ? colvar[o + c - 1] : -1;
+        }
+        if (prev[0] != prev[1])
+            pair_a[v] = prev[0] < prev[1] ? 0 : 1;
+    }
     for (int v = 0; v < nvars; v++)
         if (levels[v].np == 0) {
             free(levels);
@@ -236,6 +418,36 @@ extern "C" rfx_status rfx_gpu_lftj(rfx_gpu *g, const rfx_dev_rows *const *srcs, 
         const lftj_level &L = levels[v];
         bool last = v == nvars - 1;
         size_t F = cur.F;
+        if (last && count) {
+            unsigned long long *d_total = (unsigned long long *)rfx_gpu_alloc(g, 8);
+            if (!d_total) {
+                st = RFX_ERR_NOMEM;
+                break;
+            }
+            cudaError_t e = cudaMemsetAsync(d_total, 0, 8, g->stream);
+            if (e == cudaSuccess && L.np == 2 && pair_a[v] >= 0) {
+                int a = pair_a[v], b = 1 - a;
+                size_t blocks = (F + LFTJ_CHUNK - 1) / LFTJ_CHUNK;
+                k_lftj_count_pair<<<(unsigned)(blocks < 65536 ? blocks : 65536), 256, 0, g->stream>>>(
+                    S, L.src[a], L.col[a], L.src[b], L.col[b], F, cur.rng, d_total);
+                e = cudaGetLastError();
+            } else if (e == cudaSuccess) {
+                size_t blocks = (F + 7) / 8;   // 8 warps a block, a warp an element
+                k_lftj_count_last<<<(unsigned)(blocks < 65536 ? blocks : 65536), 256, 0, g->stream>>>(S, L, F, cur.rng,
+                                                                                                       d_total);
+                e = cudaGetLastError();
+            }
+            unsigned long long t = 0;
+            if (e != cudaSuccess)
+                st = fail(g, e, "k_lftj_count_last", __FILE__, __LINE__);
+            else
+                st = to_host(g, d_total, &t, 1);
+            rfx_gpu_free(g, d_total);
+            total = t;
+            lftj_frontier_free(g, &cur);
+            cur.F = 0;
+            break;
+        }
         drv = (uint8_t *)rfx_gpu_alloc(g, F);
         cnt = (uint64_t *)rfx_gpu_alloc(g, F * 8);
         off = (uint64_t *)rfx_gpu_alloc(g, F * 8);
@@ -266,8 +478,8 @@ extern "C" rfx_status rfx_gpu_lftj(rfx_gpu *g, const rfx_dev_rows *const *srcs, 
                 break;
             }
         }
-        // count the survivors (for counting, that is the answer; otherwise it sizes the
-        // next frontier, which a single round fills without checking again)
+        // count the survivors: that sizes the next frontier, which a single round fills
+        // without checking again
         uint64_t kept = 0;
         for (uint64_t c0 = 0; c0 < C && st == RFX_OK; c0 += round) {
             size_t nc = (size_t)(C - c0 < round ? C - c0 : round);
@@ -277,11 +489,7 @@ extern "C" rfx_status rfx_gpu_lftj(rfx_gpu *g, const rfx_dev_rows *const *srcs, 
         }
         if (st != RFX_OK)
             break;
-        if (last && count) {
-            total = kept;
-            lftj_frontier_free(g, &cur);
-            cur.F = 0;
-        } else {
+        {
             lftj_frontier next = {(size_t)kept, NULL, NULL};
             if (kept) {
                 next.bind = (uint32_t *)rfx_gpu_alloc(g, (size_t)kept * (size_t)(v + 1) * 4);
