@@ -48,10 +48,6 @@ while IFS=$'\t' read -r file repo path nodes und tri pub four sha; do
   done
 done < "$G/MANIFEST.tsv" | tee "$OUT/cliques_gpu.txt"
 grep -c MISMATCH "$OUT/cliques_gpu.txt" | sed 's/^/clique mismatches: /'
-echo "== bench_lftj: triangles on the bundled graphs and R-MAT (GPU LFTJ vs binary joins vs CPU LFTJ)"
-files=""
-for f in "$G"/*.txt "$G"/*.txt.gz "$G"/*.csv; do files="$files -f $f"; done
-$B/bench/bench_lftj -r 3 $files ${RFX_RMAT:--s 20 -s 22 -s 24 -s 25} 2>&1 | tee "$OUT/bench_lftj.txt"
 echo "== end-to-end cases and fault injection on the CUDA backend"
 RFX_BACKEND=cuda $B/tests/test_cases > "$OUT/cases_cuda.log" 2>&1; echo "test_cases (cuda) exit $?: $(grep -E '^ +tests ' "$OUT/cases_cuda.log")"
 grep -B3 -A8 FAILED "$OUT/cases_cuda.log" | head -40
@@ -61,6 +57,7 @@ echo "== device memory exhaustion (--device-memory=64M on TC of ca-HepTh): a mes
 prog0() { echo ".decl e(x: number, y: number)"; echo ".input e(filename=\"$G/ca-HepTh.txt\")"; echo ".decl p(x: number, y: number)"; echo "p(x, y) :- e(x, y)."; echo "p(x, z) :- p(x, y), e(y, z)."; echo ".printsize p"; }
 prog0 > "$OUT/oom.dl"
 $B/runtime/rfx --backend=cuda --device-memory=64M "$OUT/oom.dl"; echo "exit $?"
+if [ "${RFX_SKIP_BENCH:-0}" != 1 ]; then
 echo "== programs (wall seconds, load included)"
 printf "%-4s %-24s %-6s %10s %14s\n" prog graph backend seconds tuples
 for run in "tc p2p-Gnutella08.txt" "tc ca-GrQc.txt" "sg p2p-Gnutella08.txt" "sg ca-GrQc.txt" "tc ca-HepTh.txt" "tc p2p-Gnutella31.txt.gz" "sg ca-HepTh.txt"; do
@@ -79,6 +76,11 @@ done | tee "$OUT/programs.txt"
 echo "== --profile of TC on p2p-Gnutella31 (CUDA)"
 prog tc p2p-Gnutella31.txt.gz > "$OUT/p.dl"
 $B/runtime/rfx --backend=cuda --profile --profile=json "$OUT/profile-tc-gnutella31.json" "$OUT/p.dl" 2>&1 | tail -20
+echo "== bench_lftj: triangles on the bundled graphs and R-MAT (GPU LFTJ vs binary joins vs CPU LFTJ)"
+files=""
+for f in "$G"/*.txt "$G"/*.txt.gz "$G"/*.csv; do files="$files -f $f"; done
+$B/bench/bench_lftj -r 3 $files ${RFX_RMAT:--s 20 -s 22 -s 24} 2>&1 | tee "$OUT/bench_lftj.txt"
+fi
 if [ "${RFX_SANITIZE:-1}" = 1 ] && command -v compute-sanitizer >/dev/null; then
   echo "== compute-sanitizer (memcheck, racecheck) on the GPU primitive tests"
   compute-sanitizer --tool memcheck --error-exitcode 9 $B/tests/test_api > "$OUT/sanitizer-api.log" 2>&1

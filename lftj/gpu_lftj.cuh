@@ -49,6 +49,23 @@ __device__ __forceinline__ uint32_t lsearch(const lftj_srcs &S, int s, int col, 
     return lo;
 }
 
+// The participant with the smallest node (the driver) among an element's ranges r, and
+// that node's row count.
+__device__ __forceinline__ int lftj_driver(const lftj_level &L, const uint32_t *r, uint32_t *len)
+{
+    int d = 0;
+    uint32_t best = r[2 * L.src[0] + 1] - r[2 * L.src[0]];
+    for (int k = 1; k < L.np; k++) {
+        uint32_t n = r[2 * L.src[k] + 1] - r[2 * L.src[k]];
+        if (n < best) {
+            best = n;
+            d = k;
+        }
+    }
+    *len = best;
+    return d;
+}
+
 // Per frontier element: its driver (participant index with the smallest node) and the
 // number of candidate rows.
 __global__ void k_lftj_count(const __grid_constant__ lftj_level L, size_t F, int nsrc, const uint32_t *rng,
@@ -56,19 +73,30 @@ __global__ void k_lftj_count(const __grid_constant__ lftj_level L, size_t F, int
 {
     GRID_STRIDE(f, F)
     {
-        const uint32_t *r = rng + f * (size_t)nsrc * 2;
-        int d = 0;
-        uint32_t best = r[2 * L.src[0] + 1] - r[2 * L.src[0]];
-        for (int k = 1; k < L.np; k++) {
-            uint32_t len = r[2 * L.src[k] + 1] - r[2 * L.src[k]];
-            if (len < best) {
-                best = len;
-                d = k;
-            }
-        }
-        drv[f] = (uint8_t)d;
-        cnt[f] = best;
+        uint32_t len;
+        drv[f] = (uint8_t)lftj_driver(L, rng + f * (size_t)nsrc * 2, &len);
+        cnt[f] = len;
     }
+}
+
+// Whether the driver d's row (value x) is a new value of its node that every other
+// participant's node holds too.
+__device__ __forceinline__ bool lftj_matches(const lftj_srcs &S, const lftj_level &L, const uint32_t *r, int d,
+                                             uint32_t row, uint32_t x)
+{
+    int ds = L.src[d];
+    if (row != r[2 * ds] && lv(S, ds, row - 1, L.col[d]) == x)
+        return false;
+    for (int k = 0; k < L.np; k++) {
+        if (k == d)
+            continue;
+        int s = L.src[k];
+        uint32_t lo = r[2 * s], hi = r[2 * s + 1];
+        uint32_t p = lsearch(S, s, L.col[k], lo, hi, x, false);
+        if (p == hi || lv(S, s, p, L.col[k]) != x)
+            return false;
+    }
+    return true;
 }
 
 // The frontier element holding candidate c: last f with off[f] <= c.
@@ -98,16 +126,7 @@ __global__ void k_lftj_check(const __grid_constant__ lftj_srcs S, const __grid_c
         int d = drv[f], ds = L.src[d];
         uint32_t row = r[2 * ds] + (uint32_t)(c - off[f]);
         uint32_t x = lv(S, ds, row, L.col[d]);
-        bool keep = row == r[2 * ds] || lv(S, ds, row - 1, L.col[d]) != x;
-        for (int k = 0; k < L.np && keep; k++) {
-            if (k == d)
-                continue;
-            int s = L.src[k];
-            uint32_t lo = r[2 * s], hi = r[2 * s + 1];
-            uint32_t p = lsearch(S, s, L.col[k], lo, hi, x, false);
-            keep = p < hi && lv(S, s, p, L.col[k]) == x;
-        }
-        flag[i] = keep;
+        flag[i] = lftj_matches(S, L, r, d, row, x);
     }
 }
 
@@ -147,6 +166,20 @@ __global__ void k_lftj_emit(const __grid_constant__ lftj_srcs S, const __grid_co
     }
 }
 
+// Adds every thread's count to *total: warp sums into the block's, one atomic per block.
+// block_sum is zeroed by thread 0 before a barrier; every thread of the block calls this.
+__device__ __forceinline__ void lftj_add_block(unsigned long long mine, unsigned long long *block_sum,
+                                               unsigned long long *total)
+{
+    for (int o = 16; o > 0; o >>= 1)
+        mine += __shfl_down_sync(0xffffffffu, mine, o);
+    if ((threadIdx.x & 31) == 0 && mine)
+        atomicAdd(block_sum, mine);
+    __syncthreads();
+    if (threadIdx.x == 0 && *block_sum)
+        atomicAdd(total, *block_sum);
+}
+
 // Counting the last variable: one warp per frontier element walks its driver's rows
 // (lanes strided), checks each new value in the other participants by binary search and
 // adds the warp's count once: no flags, scans or owner searches.
@@ -162,38 +195,13 @@ __global__ void k_lftj_count_last(const __grid_constant__ lftj_srcs S, const __g
     unsigned long long mine = 0;
     for (size_t f = warp; f < F; f += nwarps) {
         const uint32_t *r = rng + f * (size_t)S.nsrc * 2;
-        int d = 0;
-        uint32_t best = r[2 * L.src[0] + 1] - r[2 * L.src[0]];
-        for (int k = 1; k < L.np; k++) {
-            uint32_t len = r[2 * L.src[k] + 1] - r[2 * L.src[k]];
-            if (len < best) {
-                best = len;
-                d = k;
-            }
-        }
-        int ds = L.src[d];
+        uint32_t len;
+        int d = lftj_driver(L, r, &len), ds = L.src[d];
         uint32_t lo = r[2 * ds], hi = r[2 * ds + 1];
-        for (uint32_t row = lo + lane; row < hi; row += 32) {
-            uint32_t x = lv(S, ds, row, L.col[d]);
-            bool keep = row == lo || lv(S, ds, row - 1, L.col[d]) != x;
-            for (int k = 0; k < L.np && keep; k++) {
-                if (k == d)
-                    continue;
-                int s = L.src[k];
-                uint32_t a = r[2 * s], b = r[2 * s + 1];
-                uint32_t p = lsearch(S, s, L.col[k], a, b, x, false);
-                keep = p < b && lv(S, s, p, L.col[k]) == x;
-            }
-            mine += keep;
-        }
+        for (uint32_t row = lo + lane; row < hi; row += 32)
+            mine += lftj_matches(S, L, r, d, row, lv(S, ds, row, L.col[d]));
     }
-    for (int o = 16; o > 0; o >>= 1)
-        mine += __shfl_down_sync(0xffffffffu, mine, o);
-    if (lane == 0 && mine)
-        atomicAdd(&block_sum, mine);
-    __syncthreads();
-    if (threadIdx.x == 0 && block_sum)
-        atomicAdd(total, block_sum);
+    lftj_add_block(mine, &block_sum, total);
 }
 
 // Counting the last variable with two participants: one of them (A) has a node that
@@ -301,13 +309,7 @@ __global__ void __launch_bounds__(256) k_lftj_count_pair(const __grid_constant__
             __syncthreads();   // the table is rebuilt only after every warp is done with it
         }
     }
-    for (int o = 16; o > 0; o >>= 1)
-        mine += __shfl_down_sync(0xffffffffu, mine, o);
-    if (lane == 0 && mine)
-        atomicAdd(&block_sum, mine);
-    __syncthreads();
-    if (threadIdx.x == 0 && block_sum)
-        atomicAdd(total, block_sum);
+    lftj_add_block(mine, &block_sum, total);
 }
 
 // One frontier: F partial bindings of `depth` values, with nsrc ranges each.
@@ -425,6 +427,7 @@ extern "C" rfx_status rfx_gpu_lftj(rfx_gpu *g, const rfx_dev_rows *const *srcs, 
                 break;
             }
             cudaError_t e = cudaMemsetAsync(d_total, 0, 8, g->stream);
+            const char *kname = L.np == 2 && pair_a[v] >= 0 ? "k_lftj_count_pair" : "k_lftj_count_last";
             if (e == cudaSuccess && L.np == 2 && pair_a[v] >= 0) {
                 int a = pair_a[v], b = 1 - a;
                 size_t blocks = (F + LFTJ_CHUNK - 1) / LFTJ_CHUNK;
@@ -439,7 +442,7 @@ extern "C" rfx_status rfx_gpu_lftj(rfx_gpu *g, const rfx_dev_rows *const *srcs, 
             }
             unsigned long long t = 0;
             if (e != cudaSuccess)
-                st = fail(g, e, "k_lftj_count_last", __FILE__, __LINE__);
+                st = fail(g, e, kname, __FILE__, __LINE__);
             else
                 st = to_host(g, d_total, &t, 1);
             rfx_gpu_free(g, d_total);

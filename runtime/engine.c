@@ -488,8 +488,8 @@ rfx_cursor *rfx_cursor_open(rfx_engine *e, const char *relation)
         c->order = rfx_output_order(&c->rows, c->types, c->syms, &st);
     if (st != RFX_OK) {
         rfx_cursor_close(c);
-        fail(e, st == RFX_ERR_NOMEM ? RFX_EXIT_RESOURCE : RFX_EXIT_RESOURCE, "%s reading %s",
-             st == RFX_ERR_NOMEM ? "out of memory" : "device failure", relation);
+        fail(e, RFX_EXIT_RESOURCE, "%s reading %s", st == RFX_ERR_NOMEM ? "out of memory" : "device failure",
+             relation);
         return NULL;
     }
     end_call(e, RFX_EXIT_OK);

@@ -102,6 +102,74 @@ static bool out_file_close(out_file *j, bool keep)
     return ok;
 }
 
+/* Long options without a short form. */
+enum { OPT_BACKEND = 256, OPT_EMIT, OPT_VERSION, OPT_NOOPT, OPT_PROFILE, OPT_DEVMEM, OPT_JOIN, OPT_COUNT };
+
+static bool pick(const char *arg, const char *const *names, int n, int *out)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(arg, names[i]) == 0) {
+            *out = i;
+            return true;
+        }
+    return false;
+}
+
+/* The options programs and `rfx cliques` share: 1 when ch was one (and is set), 0 when it
+ * is not one of them, -1 after a message naming `who`. */
+static int common_option(int ch, const char *arg, const char *who, rfx_config *cfg, const char **emit)
+{
+    static const char *const backends[] = {"auto", "cpu", "cuda"}, *const joins[] = {"auto", "binary", "lftj"},
+                              *const stages[] = {"ast", "plan", "harmony"};
+    int v;
+    switch (ch) {
+    case 'j': {
+        char *end;
+        long n = strtol(arg, &end, 10);
+        if (*end || n < 1 || n > 256) {
+            fprintf(stderr, "%s: error: -j takes a number of threads from 1 to 256, got '%s'\n", who, arg);
+            return -1;
+        }
+        cfg->threads = (int)n;
+        return 1;
+    }
+    case OPT_BACKEND:
+        if (!pick(arg, backends, 3, &v)) {
+            fprintf(stderr, "%s: error: unknown backend '%s' (auto, cpu, cuda)\n", who, arg);
+            return -1;
+        }
+        cfg->backend = (rfx_backend_kind)v;
+        return 1;
+    case OPT_JOIN:
+        if (!pick(arg, joins, 3, &v)) {
+            fprintf(stderr, "%s: error: unknown join method '%s' (auto, binary, lftj)\n", who, arg);
+            return -1;
+        }
+        cfg->join = (rfx_join_kind)v;
+        return 1;
+    case OPT_DEVMEM:
+        if (!(cfg->device_memory = parse_size(arg))) {
+            fprintf(stderr, "%s: error: --device-memory takes a size such as 512M or 20G, got '%s'\n", who, arg);
+            return -1;
+        }
+        return 1;
+    case OPT_EMIT:
+        if (!pick(arg, stages, 3, &v)) {
+            fprintf(stderr, "%s: error: unknown --emit stage '%s' (ast, plan, harmony)\n", who, arg);
+            return -1;
+        }
+        *emit = stages[v];
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+static rfx_stage stage_of(const char *emit)
+{
+    return strcmp(emit, "ast") == 0 ? RFX_STAGE_AST : strcmp(emit, "plan") == 0 ? RFX_STAGE_PLAN : RFX_STAGE_HARMONY;
+}
+
 /* ---- rfx cliques ------------------------------------------------------------------------ */
 static void cliques_usage(FILE *f)
 {
@@ -157,7 +225,7 @@ static char *clique_program(const char *path, int k, bool count)
             q += sprintf(q, "%se(v%d, v%d)", first ? "" : ", ", i, j);
             first = false;
         }
-    sprintf(q, ".\n%s", count ? ".printsize clique\n" : "");
+    sprintf(q, ".\n%s", count ? ".printsize clique\n" : ".output clique\n");
     return p;
 }
 
@@ -177,7 +245,6 @@ static int cliques_main(int argc, char **argv, rfx_config cfg)
     int k = 3;
     bool count = false, quiet = false;
     const char *out = NULL, *emit = NULL;
-    enum { OPT_BACKEND = 256, OPT_DEVMEM, OPT_JOIN, OPT_COUNT, OPT_PROFILE, OPT_EMIT };
     static const struct option longopts[] = {
         {"count", no_argument, NULL, OPT_COUNT},
         {"output", required_argument, NULL, 'o'},
@@ -195,6 +262,11 @@ static int cliques_main(int argc, char **argv, rfx_config cfg)
     optind = 1;
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":k:o:j:qh", longopts, NULL)) != -1) {
+        int common = common_option(ch, optarg, "rfx cliques", &cfg, &emit);
+        if (common < 0)
+            return RFX_EXIT_IO;
+        if (common > 0)
+            continue;
         switch (ch) {
         case 'k': {
             char *end;
@@ -208,49 +280,7 @@ static int cliques_main(int argc, char **argv, rfx_config cfg)
         }
         case OPT_COUNT: count = true; break;
         case 'o': out = optarg; break;
-        case 'j': {
-            char *end;
-            long n = strtol(optarg, &end, 10);
-            if (*end || n < 1 || n > 256) {
-                fprintf(stderr, "rfx cliques: error: -j takes a number of threads from 1 to 256, got '%s'\n", optarg);
-                return RFX_EXIT_IO;
-            }
-            cfg.threads = (int)n;
-            break;
-        }
-        case OPT_BACKEND:
-        case OPT_JOIN: {
-            const char *names[] = {"auto", "cpu", "cuda", "auto", "binary", "lftj"};
-            int base = ch == OPT_BACKEND ? 0 : 3, v = -1;
-            for (int i = 0; i < 3; i++)
-                if (strcmp(optarg, names[base + i]) == 0)
-                    v = i;
-            if (v < 0) {
-                fprintf(stderr, "rfx cliques: error: unknown %s '%s'\n", ch == OPT_BACKEND ? "backend" : "join method",
-                        optarg);
-                return RFX_EXIT_IO;
-            }
-            if (ch == OPT_BACKEND)
-                cfg.backend = (rfx_backend_kind)v;
-            else
-                cfg.join = (rfx_join_kind)v;
-            break;
-        }
-        case OPT_DEVMEM:
-            if (!(cfg.device_memory = parse_size(optarg))) {
-                fprintf(stderr, "rfx cliques: error: --device-memory takes a size such as 512M or 20G, got '%s'\n",
-                        optarg);
-                return RFX_EXIT_IO;
-            }
-            break;
         case OPT_PROFILE: cfg.profile = stderr; break;
-        case OPT_EMIT:
-            if (strcmp(optarg, "ast") != 0 && strcmp(optarg, "plan") != 0 && strcmp(optarg, "harmony") != 0) {
-                fprintf(stderr, "rfx cliques: error: unknown --emit stage '%s' (ast, plan, harmony)\n", optarg);
-                return RFX_EXIT_IO;
-            }
-            emit = optarg;
-            break;
         case 'q': quiet = true; break;
         case 'h': cliques_usage(stdout); return RFX_EXIT_OK;
         case ':':
@@ -287,9 +317,7 @@ static int cliques_main(int argc, char **argv, rfx_config cfg)
     rfx_result rc = rfx_load_string(e, src, name);
     free(src);
     if (rc == RFX_EXIT_OK && emit) {
-        rc = rfx_emit(e, strcmp(emit, "ast") == 0 ? RFX_STAGE_AST : strcmp(emit, "plan") == 0 ? RFX_STAGE_PLAN
-                                                                                          : RFX_STAGE_HARMONY,
-                      stdout);
+        rc = rfx_emit(e, stage_of(emit), stdout);
         rfx_close(e);
         return rc;
     }
@@ -340,7 +368,6 @@ int main(int argc, char **argv)
     const char *emit = NULL;
     bool quiet = false;
     out_file json = {0};
-    enum { OPT_BACKEND = 256, OPT_EMIT, OPT_VERSION, OPT_NOOPT, OPT_PROFILE, OPT_DEVMEM, OPT_JOIN };
     static const struct option longopts[] = {
         {"fact-dir", required_argument, NULL, 'F'},
         {"output-dir", required_argument, NULL, 'D'},
@@ -359,57 +386,15 @@ int main(int argc, char **argv)
     int ch;
     opterr = 0;   /* our own messages: getopt's name the binary's path */
     while ((ch = getopt_long(argc, argv, ":F:D:j:qh", longopts, NULL)) != -1) {
+        int common = common_option(ch, optarg, "rfx", &cfg, &emit);
+        if (common < 0)
+            return RFX_EXIT_IO;
+        if (common > 0)
+            continue;
         switch (ch) {
         case 'F': cfg.fact_dir = optarg; break;
         case 'D': cfg.output_dir = optarg; break;
-        case 'j': {
-            char *end;
-            long n = strtol(optarg, &end, 10);
-            if (*end || n < 1 || n > 256) {
-                fprintf(stderr, "rfx: error: -j takes a number of threads from 1 to 256, got '%s'\n", optarg);
-                return RFX_EXIT_IO;
-            }
-            cfg.threads = (int)n;
-            break;
-        }
-        case OPT_BACKEND:
-            if (strcmp(optarg, "auto") == 0)
-                cfg.backend = RFX_BACKEND_AUTO;
-            else if (strcmp(optarg, "cpu") == 0)
-                cfg.backend = RFX_BACKEND_CPU;
-            else if (strcmp(optarg, "cuda") == 0)
-                cfg.backend = RFX_BACKEND_CUDA;
-            else {
-                fprintf(stderr, "rfx: error: unknown backend '%s' (auto, cpu, cuda)\n", optarg);
-                return RFX_EXIT_IO;
-            }
-            break;
-        case OPT_EMIT:
-            if (strcmp(optarg, "ast") != 0 && strcmp(optarg, "plan") != 0 && strcmp(optarg, "harmony") != 0) {
-                fprintf(stderr, "rfx: error: unknown --emit stage '%s' (ast, plan, harmony)\n", optarg);
-                return RFX_EXIT_IO;
-            }
-            emit = optarg;
-            break;
         case OPT_NOOPT: cfg.no_opt = true; break;
-        case OPT_JOIN:
-            if (strcmp(optarg, "auto") == 0)
-                cfg.join = RFX_JOIN_AUTO;
-            else if (strcmp(optarg, "binary") == 0)
-                cfg.join = RFX_JOIN_BINARY;
-            else if (strcmp(optarg, "lftj") == 0)
-                cfg.join = RFX_JOIN_LFTJ;
-            else {
-                fprintf(stderr, "rfx: error: unknown join method '%s' (auto, binary, lftj)\n", optarg);
-                return RFX_EXIT_IO;
-            }
-            break;
-        case OPT_DEVMEM:
-            if (!(cfg.device_memory = parse_size(optarg))) {
-                fprintf(stderr, "rfx: error: --device-memory takes a size such as 512M or 20G, got '%s'\n", optarg);
-                return RFX_EXIT_IO;
-            }
-            break;
         case OPT_PROFILE:
             if (!optarg) {
                 cfg.profile = stderr;
@@ -460,9 +445,7 @@ int main(int argc, char **argv)
     }
     rfx_result rc = rfx_load_file(e, argv[optind]);
     if (rc == RFX_EXIT_OK && emit)
-        rc = rfx_emit(e, strcmp(emit, "ast") == 0 ? RFX_STAGE_AST : strcmp(emit, "plan") == 0 ? RFX_STAGE_PLAN
-                                                                                           : RFX_STAGE_HARMONY,
-                      stdout);
+        rc = rfx_emit(e, stage_of(emit), stdout);
     else if (rc == RFX_EXIT_OK)
         rc = rfx_run(e);
     rfx_close(e);
