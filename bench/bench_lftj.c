@@ -12,11 +12,15 @@
  * the higher (ties by id; -o id: from the lower id), so each triangle is found once and
  * hubs have short out-lists; "orient ms" is that host time (not in the rates).
  * GPU times: CUDA events, after a warm-up, median of repeats; CPU: wall clock, median.
- * Usage: bench_lftj [-r REPEATS] [-o degree|id] [-s SCALE]... [-f EDGEFILE]...
- * (default: -s 20 -s 22 -s 24) */
+ * Usage: bench_lftj [-r REPEATS] [-o degree|id] [-k4] [-s SCALE]... [-f EDGEFILE]...
+ * (default: -s 20 -s 22 -s 24)
+ * -k4: 4-cliques instead, through librfx on the GPU: the whole count-only program
+ * (orientation, sort, join) with --join=lftj against --join=binary, wall ms of rfx_run,
+ * median of repeats after a warm-up. */
 #include "cuda_prims.h"
 #include "graphgen.h"
 #include "lftj.h"
+#include "rfx.h"
 #include "runtime.h"
 
 #include <stdio.h>
@@ -214,11 +218,97 @@ static void bench(const char *name, rfx_rows *oriented, size_t m_input, double o
     fflush(stdout);
 }
 
+static const char *k4_program =
+    ".decl edge(x: number, y: number)\n"
+    ".decl e(x: number, y: number)\n"
+    "e(x, y) :- edge(x, y), x < y.\n"
+    "e(y, x) :- edge(x, y), y < x.\n"
+    ".decl k4(w: number, x: number, y: number, z: number)\n"
+    "k4(w, x, y, z) :- e(w, x), e(w, y), e(w, z), e(x, y), e(x, z), e(y, z).\n"
+    ".printsize k4\n";
+
+/* Median wall ms of rfx_run for the 4-clique program with one join method; -1 on failure
+ * (why says what failed). */
+static double k4_run(const uint32_t *edges, size_t m, rfx_join_kind join, size_t *count, char *why, size_t whycap)
+{
+    rfx_config cfg;
+    rfx_config_init(&cfg);
+    cfg.backend = RFX_BACKEND_CUDA;
+    cfg.join = join;
+    rfx_engine *e = rfx_open(&cfg);
+    double t[16], ms = -1;
+    int ok = e && rfx_load_string(e, k4_program, "k4.dl") == RFX_EXIT_OK &&
+             rfx_insert_numbers(e, "edge", (const int32_t *)edges, m) == RFX_EXIT_OK && rfx_run(e) == RFX_EXIT_OK;
+    for (int r = 0; ok && r < reps; r++) {
+        double t0 = wall();
+        ok = rfx_run(e) == RFX_EXIT_OK;
+        t[r] = (wall() - t0) * 1e3;
+    }
+    if (ok && rfx_size(e, "k4", count) == RFX_EXIT_OK) {
+        qsort(t, (size_t)reps, sizeof t[0], cmp_double);
+        ms = t[reps / 2];
+    } else {
+        const char *msg = e ? rfx_errmsg(e) : "no engine";
+        const char *nl = strchr(msg, '\n');
+        snprintf(why, whycap, "%.*s", (int)(nl ? nl - msg : (long)strlen(msg)), msg);
+    }
+    rfx_close(e);
+    return ms;
+}
+
+static void bench_k4(const char *name, const uint32_t *edges, size_t m)
+{
+    size_t nl = 0, nb = 0;
+    char wl[200] = "", wb[200] = "";
+    double l = k4_run(edges, m, RFX_JOIN_LFTJ, &nl, wl, sizeof wl);
+    double b = k4_run(edges, m, RFX_JOIN_BINARY, &nb, wb, sizeof wb);
+    printf("%-26s %12zu %14zu %10.1f ", name, m, nl, l);
+    if (b >= 0)
+        printf("%10.1f %7.1fx %s\n", b, b / l, nl == nb ? "" : "DISAGREE");
+    else
+        printf("%10s %8s  (binary: %s)\n", "failed", "-", wb);
+    if (l < 0)
+        printf("    lftj failed: %s\n", wl);
+    fflush(stdout);
+}
+
+static int main_k4(const char **files, int nfiles, const int *scales, int nscales)
+{
+    printf("4-cliques on the GPU through librfx (count-only program, wall ms of rfx_run, median of %d)\n", reps);
+    printf("%-26s %12s %14s %10s %10s %8s\n", "graph", "edges", "4-cliques", "lftj ms", "binary ms", "speed-up");
+    for (int i = 0; i < nfiles; i++) {
+        rfx_prim types[2] = {RFX_NUMBER, RFX_NUMBER};
+        rfx_rows raw;
+        rfx_rows_init(&raw, 2);
+        rfx_symtab *syms = rfx_symtab_new();
+        rfx_read_opts ro = {'\t', true};
+        if (syms && rfx_read_facts(files[i], types, syms, &ro, &raw, stderr) == RFX_OK) {
+            const char *base = strrchr(files[i], '/');
+            bench_k4(base ? base + 1 : files[i], raw.data, raw.n);
+        }
+        rfx_rows_free(&raw);
+        rfx_symtab_free(syms);
+    }
+    for (int i = 0; i < nscales; i++) {
+        size_t m = (size_t)16 << scales[i];
+        uint32_t *raw = malloc(sizeof(uint32_t) * 2 * m);
+        if (!raw)
+            continue;
+        rfx_graph_generate(RFX_GRAPH_RMAT, (uint32_t)1 << scales[i], m, 1, raw);
+        char name[64];
+        snprintf(name, sizeof name, "rmat-%d (ef 16)", scales[i]);
+        bench_k4(name, raw, m);
+        free(raw);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     int scales[16], nscales = 0;
     const char *files[16];
     int nfiles = 0;
+    bool k4 = false;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "-r") == 0 && i + 1 < argc)
             reps = atoi(argv[++i]);
@@ -228,8 +318,10 @@ int main(int argc, char **argv)
             files[nfiles++] = argv[++i];
         else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc)
             by_degree = strcmp(argv[++i], "id") != 0;
+        else if (strcmp(argv[i], "-k4") == 0)
+            k4 = true;
         else {
-            fprintf(stderr, "usage: bench_lftj [-r REPEATS] [-o degree|id] [-s SCALE]... [-f EDGEFILE]...\n");
+            fprintf(stderr, "usage: bench_lftj [-r REPEATS] [-o degree|id] [-k4] [-s SCALE]... [-f EDGEFILE]...\n");
             return 2;
         }
     }
@@ -242,6 +334,8 @@ int main(int argc, char **argv)
     }
     long nc = sysconf(_SC_NPROCESSORS_ONLN);
     nthreads = nc > 0 ? (int)(nc > 256 ? 256 : nc) : 1;
+    if (k4)   /* engines open their own contexts: none held here */
+        return main_k4(files, nfiles, scales, nscales);
     char err[256];
     g = rfx_gpu_open(0, 0, err, sizeof err);
     if (!g) {

@@ -342,215 +342,298 @@ static rfx_status lftj_round(rfx_gpu *g, const lftj_srcs &S, const lftj_level &L
     return st;
 }
 
+// The state of one join: sources, levels, and what has been found so far.
+struct lftj_run {
+    rfx_gpu *g;
+    lftj_srcs S;
+    lftj_level *levels;
+    int pair_a[64];            // per level with two participants: the one with the shared node, or -1
+    int nsrc, nvars;
+    bool counting;
+    uint64_t total;            // counting: bindings so far
+    rfx_dev_rows *pieces;      // listing: result pieces in order (several when the frontier was split)
+    int npieces, piece_cap;
+};
+
+// Counts the last variable of frontier cur (never materialised).
+static rfx_status lftj_count_last(lftj_run *R, int v, const lftj_frontier &cur)
+{
+    rfx_gpu *g = R->g;
+    const lftj_level &L = R->levels[v];
+    unsigned long long *d_total = (unsigned long long *)rfx_gpu_alloc(g, 8);
+    if (!d_total)
+        return RFX_ERR_NOMEM;
+    bool pair = L.np == 2 && R->pair_a[v] >= 0;
+    cudaError_t e = cudaMemsetAsync(d_total, 0, 8, g->stream);
+    if (e == cudaSuccess && pair) {
+        int a = R->pair_a[v], b = 1 - a;
+        size_t blocks = (cur.F + LFTJ_CHUNK - 1) / LFTJ_CHUNK;
+        k_lftj_count_pair<<<(unsigned)(blocks < 65536 ? blocks : 65536), 256, 0, g->stream>>>(
+            R->S, L.src[a], L.col[a], L.src[b], L.col[b], cur.F, cur.rng, d_total);
+        e = cudaGetLastError();
+    } else if (e == cudaSuccess) {
+        size_t blocks = (cur.F + 7) / 8;   // 8 warps a block, a warp an element
+        k_lftj_count_last<<<(unsigned)(blocks < 65536 ? blocks : 65536), 256, 0, g->stream>>>(R->S, L, cur.F, cur.rng,
+                                                                                               d_total);
+        e = cudaGetLastError();
+    }
+    unsigned long long t = 0;
+    rfx_status st = e != cudaSuccess ? fail(g, e, pair ? "k_lftj_count_pair" : "k_lftj_count_last", __FILE__, __LINE__)
+                                     : to_host(g, d_total, &t, 1);
+    rfx_gpu_free(g, d_total);
+    R->total += t;
+    return st;
+}
+
+static rfx_status lftj_add_piece(lftj_run *R, rfx_dev_rows *piece)
+{
+    if (R->npieces == R->piece_cap) {
+        int nc = R->piece_cap ? 2 * R->piece_cap : 4;
+        rfx_dev_rows *p = (rfx_dev_rows *)realloc(R->pieces, sizeof(rfx_dev_rows) * (size_t)nc);
+        if (!p)
+            return RFX_ERR_NOMEM;
+        R->pieces = p;
+        R->piece_cap = nc;
+    }
+    R->pieces[R->npieces++] = *piece;
+    return RFX_OK;
+}
+
+// Binds variables v.. for the frontier cur (depth v). owned: cur is this call's to free;
+// otherwise it is a view into the caller's frontier. When the next frontier does not fit
+// in the device memory left, cur is split in halves, each expanded to the end in turn,
+// so memory holds one half's subtree at a time ("several rounds").
+static rfx_status lftj_expand(lftj_run *R, int v, lftj_frontier cur, bool owned)
+{
+    rfx_gpu *g = R->g;
+    if (cur.F == 0) {
+        if (owned)
+            lftj_frontier_free(g, &cur);
+        return RFX_OK;
+    }
+    const lftj_level &L = R->levels[v];
+    bool last = v == R->nvars - 1;
+    size_t F = cur.F;
+    rfx_status st = RFX_OK;
+    if (last && R->counting) {
+        st = lftj_count_last(R, v, cur);
+        if (owned)
+            lftj_frontier_free(g, &cur);
+        return st;
+    }
+    uint8_t *drv = (uint8_t *)rfx_gpu_alloc(g, F);
+    uint64_t *cnt = (uint64_t *)rfx_gpu_alloc(g, F * 8), *off = (uint64_t *)rfx_gpu_alloc(g, F * 8);
+    uint64_t *flag = NULL, *pos = NULL;
+    uint64_t C = 0, kept = 0;
+    size_t round = 0;
+    if (!drv || !cnt || !off)
+        st = RFX_ERR_NOMEM;
+    if (st == RFX_OK) {
+        k_lftj_count<<<grid_for(F), 256, 0, g->stream>>>(L, F, R->nsrc, cur.rng, drv, cnt);
+        cudaError_t e = cudaGetLastError();
+        if (e != cudaSuccess)
+            st = fail(g, e, "k_lftj_count", __FILE__, __LINE__);
+    }
+    if (st == RFX_OK)
+        st = exclusive_sum(g, cnt, off, F);
+    uint64_t lastv[2] = {0, 0};
+    if (st == RFX_OK)
+        st = to_host(g, off + F - 1, &lastv[0], 1);
+    if (st == RFX_OK)
+        st = to_host(g, cnt + F - 1, &lastv[1], 1);
+    rfx_gpu_free(g, cnt);
+    C = lastv[0] + lastv[1];
+    round = C < LFTJ_ROUND ? (size_t)C : LFTJ_ROUND;
+    if (st == RFX_OK && C) {
+        flag = (uint64_t *)rfx_gpu_alloc(g, round * 8);
+        pos = (uint64_t *)rfx_gpu_alloc(g, round * 8);
+        if (!flag || !pos)
+            st = RFX_ERR_NOMEM;
+    }
+    // count the survivors: that sizes the next frontier, which a single round fills
+    // without checking again
+    for (uint64_t c0 = 0; c0 < C && st == RFX_OK; c0 += round) {
+        size_t nc = (size_t)(C - c0 < round ? C - c0 : round);
+        uint64_t k = 0;
+        st = lftj_round(g, R->S, L, cur, drv, off, c0, nc, flag, pos, &k);
+        kept += k;
+    }
+    lftj_frontier next = {(size_t)kept, NULL, NULL};
+    if (st == RFX_OK && kept) {
+        next.bind = (uint32_t *)rfx_gpu_alloc(g, (size_t)kept * (size_t)(v + 1) * 4);
+        next.rng = last ? NULL : (uint32_t *)rfx_gpu_alloc(g, (size_t)kept * (size_t)R->nsrc * 8);
+        if (!next.bind || (!last && !next.rng)) {
+            lftj_frontier_free(g, &next);
+            st = RFX_ERR_NOMEM;
+        }
+    }
+    if (st == RFX_ERR_NOMEM && F > 1) {
+        // the next frontier does not fit: expand each half of this one on its own
+        rfx_gpu_free(g, drv);
+        rfx_gpu_free(g, off);
+        rfx_gpu_free(g, flag);
+        rfx_gpu_free(g, pos);
+        size_t h = F / 2;
+        lftj_frontier lo = {h, cur.bind, cur.rng},
+                      hi = {F - h, cur.bind ? cur.bind + h * (size_t)v : NULL, cur.rng + h * (size_t)R->nsrc * 2};
+        st = lftj_expand(R, v, lo, false);
+        if (st == RFX_OK)
+            st = lftj_expand(R, v, hi, false);
+        if (owned)
+            lftj_frontier_free(g, &cur);
+        return st;
+    }
+    uint64_t base = 0;
+    for (uint64_t c0 = 0; c0 < C && kept && st == RFX_OK; c0 += round) {
+        size_t nc = (size_t)(C - c0 < round ? C - c0 : round);
+        uint64_t k = 0;
+        if (C > round)     // the flags of the last round are still there when there is one
+            st = lftj_round(g, R->S, L, cur, drv, off, c0, nc, flag, pos, &k);
+        if (st != RFX_OK)
+            break;
+        k_lftj_emit<<<grid_for(nc), 256, 0, g->stream>>>(R->S, L, F, v, cur.bind, cur.rng, drv, off, c0, nc, flag, pos,
+                                                         base, next.bind, next.rng);
+        cudaError_t e = cudaGetLastError();
+        if (e != cudaSuccess)
+            st = fail(g, e, "k_lftj_emit", __FILE__, __LINE__);
+        base += C > round ? k : kept;
+    }
+    rfx_gpu_free(g, drv);
+    rfx_gpu_free(g, off);
+    rfx_gpu_free(g, flag);
+    rfx_gpu_free(g, pos);
+    if (owned)
+        lftj_frontier_free(g, &cur);
+    if (st != RFX_OK) {
+        lftj_frontier_free(g, &next);
+        return st;
+    }
+    if (!last)
+        return lftj_expand(R, v + 1, next, true);
+    if (!next.F)
+        return RFX_OK;
+    rfx_dev_rows piece;
+    rfx_gpu_rows_init(&piece, R->nvars);
+    piece.data = next.bind;
+    piece.n = piece.cap = next.F;
+    st = lftj_add_piece(R, &piece);
+    if (st != RFX_OK)
+        rfx_gpu_rows_free(g, &piece);
+    return st;
+}
+
 extern "C" rfx_status rfx_gpu_lftj(rfx_gpu *g, const rfx_dev_rows *const *srcs, const int *colvar, int nsrc, int nvars,
                                    rfx_dev_rows *dst, uint64_t *count)
 {
-    if (nsrc < 1 || nsrc > LFTJ_MAX_SRC || nvars < 1) {
-        snprintf(g->err, sizeof g->err, "leapfrog triejoin of %d sources (at most %d)", nsrc, LFTJ_MAX_SRC);
+    if (nsrc < 1 || nsrc > LFTJ_MAX_SRC || nvars < 1 || nvars > 64) {
+        snprintf(g->err, sizeof g->err, "leapfrog triejoin of %d sources over %d variables (at most %d and 64)", nsrc,
+                 nvars, LFTJ_MAX_SRC);
         return RFX_ERR_LIMIT;
     }
-    lftj_srcs S;
-    S.nsrc = nsrc;
-    lftj_level *levels = (lftj_level *)calloc((size_t)nvars, sizeof(lftj_level));
+    lftj_run R;
+    memset(&R, 0, sizeof R);
+    R.g = g;
+    R.nsrc = nsrc;
+    R.nvars = nvars;
+    R.counting = count != NULL;
+    R.S.nsrc = nsrc;
+    R.levels = (lftj_level *)calloc((size_t)nvars, sizeof(lftj_level));
     uint32_t *root = (uint32_t *)malloc(sizeof(uint32_t) * 2 * (size_t)nsrc);
-    if (!levels || !root) {
-        free(levels);
+    if (!R.levels || !root) {
+        free(R.levels);
         free(root);
         return RFX_ERR_NOMEM;
     }
     bool empty = false;
-    for (int s = 0, o = 0; s < nsrc; s++) {
+    rfx_status st = RFX_OK;
+    for (int s = 0, o = 0; s < nsrc && st == RFX_OK; s++) {
         if (srcs[s]->n >= UINT32_MAX) {
-            free(levels);
-            free(root);
             snprintf(g->err, sizeof g->err, "leapfrog triejoin source of %zu rows (at most 2^32-1)", srcs[s]->n);
-            return RFX_ERR_LIMIT;
+            st = RFX_ERR_LIMIT;
+            break;
         }
-        S.data[s] = srcs[s]->data;
-        S.arity[s] = srcs[s]->arity;
+        R.S.data[s] = srcs[s]->data;
+        R.S.arity[s] = srcs[s]->arity;
         root[2 * s] = 0;
         root[2 * s + 1] = (uint32_t)srcs[s]->n;
         empty |= srcs[s]->n == 0;
         for (int c = 0; c < srcs[s]->arity; c++, o++) {
-            lftj_level *L = &levels[colvar[o]];
+            lftj_level *L = &R.levels[colvar[o]];
             L->src[L->np] = s;
             L->col[L->np++] = c;
         }
     }
     /* for two participants: the one whose node is fixed by an earlier prefix of the
      * binding (its column's previous variable is earlier), shared by consecutive elements */
-    int pair_a[64];
-    for (int v = 0; v < nvars && v < 64; v++) {
-        pair_a[v] = -1;
-        if (levels[v].np != 2)
+    for (int v = 0; v < nvars && st == RFX_OK; v++) {
+        R.pair_a[v] = -1;
+        if (R.levels[v].np == 0) {
+            snprintf(g->err, sizeof g->err, "leapfrog triejoin: variable %d is in no source", v);
+            st = RFX_ERR_INTERNAL;
+            break;
+        }
+        if (R.levels[v].np != 2)
             continue;
         int prev[2];
         for (int k = 0; k < 2; k++) {
-            int s = levels[v].src[k], c = levels[v].col[k], o = 0;
+            int s = R.levels[v].src[k], c = R.levels[v].col[k], o = 0;
             for (int q = 0; q < s; q++)
                 o += srcs[q]->arity;
             prev[k] = c > 0 ? colvar[o + c - 1] : -1;
         }
         if (prev[0] != prev[1])
-            pair_a[v] = prev[0] < prev[1] ? 0 : 1;
+            R.pair_a[v] = prev[0] < prev[1] ? 0 : 1;
     }
-    for (int v = 0; v < nvars; v++)
-        if (levels[v].np == 0) {
-            free(levels);
-            free(root);
-            snprintf(g->err, sizeof g->err, "leapfrog triejoin: variable %d is in no source", v);
-            return RFX_ERR_INTERNAL;
-        }
-    lftj_frontier cur = {1, NULL, NULL};
-    rfx_status st = RFX_OK;
-    uint64_t total = 0;
-    uint8_t *drv = NULL;
-    uint64_t *cnt = NULL, *off = NULL, *flag = NULL, *pos = NULL;
-    if (empty)
-        cur.F = 0;
-    else if (!(cur.rng = (uint32_t *)rfx_gpu_alloc(g, sizeof(uint32_t) * 2 * (size_t)nsrc)))
-        st = RFX_ERR_NOMEM;
-    else {
-        cudaError_t e = cudaMemcpyAsync(cur.rng, root, sizeof(uint32_t) * 2 * (size_t)nsrc, cudaMemcpyHostToDevice,
-                                        g->stream);
-        if (e != cudaSuccess)
-            st = fail(g, e, "cudaMemcpyAsync", __FILE__, __LINE__);
-    }
-    for (int v = 0; v < nvars && st == RFX_OK && cur.F > 0; v++) {
-        const lftj_level &L = levels[v];
-        bool last = v == nvars - 1;
-        size_t F = cur.F;
-        if (last && count) {
-            unsigned long long *d_total = (unsigned long long *)rfx_gpu_alloc(g, 8);
-            if (!d_total) {
-                st = RFX_ERR_NOMEM;
-                break;
-            }
-            cudaError_t e = cudaMemsetAsync(d_total, 0, 8, g->stream);
-            const char *kname = L.np == 2 && pair_a[v] >= 0 ? "k_lftj_count_pair" : "k_lftj_count_last";
-            if (e == cudaSuccess && L.np == 2 && pair_a[v] >= 0) {
-                int a = pair_a[v], b = 1 - a;
-                size_t blocks = (F + LFTJ_CHUNK - 1) / LFTJ_CHUNK;
-                k_lftj_count_pair<<<(unsigned)(blocks < 65536 ? blocks : 65536), 256, 0, g->stream>>>(
-                    S, L.src[a], L.col[a], L.src[b], L.col[b], F, cur.rng, d_total);
-                e = cudaGetLastError();
-            } else if (e == cudaSuccess) {
-                size_t blocks = (F + 7) / 8;   // 8 warps a block, a warp an element
-                k_lftj_count_last<<<(unsigned)(blocks < 65536 ? blocks : 65536), 256, 0, g->stream>>>(S, L, F, cur.rng,
-                                                                                                       d_total);
-                e = cudaGetLastError();
-            }
-            unsigned long long t = 0;
-            if (e != cudaSuccess)
-                st = fail(g, e, kname, __FILE__, __LINE__);
-            else
-                st = to_host(g, d_total, &t, 1);
-            rfx_gpu_free(g, d_total);
-            total = t;
-            lftj_frontier_free(g, &cur);
-            cur.F = 0;
-            break;
-        }
-        drv = (uint8_t *)rfx_gpu_alloc(g, F);
-        cnt = (uint64_t *)rfx_gpu_alloc(g, F * 8);
-        off = (uint64_t *)rfx_gpu_alloc(g, F * 8);
-        if (!drv || !cnt || !off) {
+    lftj_frontier root_f = {empty ? (size_t)0 : 1, NULL, NULL};
+    if (st == RFX_OK && !empty) {
+        root_f.rng = (uint32_t *)rfx_gpu_alloc(g, sizeof(uint32_t) * 2 * (size_t)nsrc);
+        if (!root_f.rng)
             st = RFX_ERR_NOMEM;
-            break;
+        else {
+            cudaError_t e = cudaMemcpyAsync(root_f.rng, root, sizeof(uint32_t) * 2 * (size_t)nsrc,
+                                            cudaMemcpyHostToDevice, g->stream);
+            if (e != cudaSuccess)
+                st = fail(g, e, "cudaMemcpyAsync", __FILE__, __LINE__);
         }
-        k_lftj_count<<<grid_for(F), 256, 0, g->stream>>>(L, F, nsrc, cur.rng, drv, cnt);
-        cudaError_t e = cudaGetLastError();
-        if (e != cudaSuccess) {
-            st = fail(g, e, "k_lftj_count", __FILE__, __LINE__);
-            break;
-        }
-        if ((st = exclusive_sum(g, cnt, off, F)) != RFX_OK)
-            break;
-        uint64_t lastv[2] = {0, 0};
-        if ((st = to_host(g, off + F - 1, &lastv[0], 1)) != RFX_OK || (st = to_host(g, cnt + F - 1, &lastv[1], 1)) != RFX_OK)
-            break;
-        rfx_gpu_free(g, cnt);
-        cnt = NULL;
-        uint64_t C = lastv[0] + lastv[1];
-        size_t round = C < LFTJ_ROUND ? (size_t)C : LFTJ_ROUND;
-        if (C) {
-            flag = (uint64_t *)rfx_gpu_alloc(g, round * 8);
-            pos = (uint64_t *)rfx_gpu_alloc(g, round * 8);
-            if (!flag || !pos) {
-                st = RFX_ERR_NOMEM;
-                break;
-            }
-        }
-        // count the survivors: that sizes the next frontier, which a single round fills
-        // without checking again
-        uint64_t kept = 0;
-        for (uint64_t c0 = 0; c0 < C && st == RFX_OK; c0 += round) {
-            size_t nc = (size_t)(C - c0 < round ? C - c0 : round);
-            uint64_t k = 0;
-            st = lftj_round(g, S, L, cur, drv, off, c0, nc, flag, pos, &k);
-            kept += k;
-        }
-        if (st != RFX_OK)
-            break;
-        {
-            lftj_frontier next = {(size_t)kept, NULL, NULL};
-            if (kept) {
-                next.bind = (uint32_t *)rfx_gpu_alloc(g, (size_t)kept * (size_t)(v + 1) * 4);
-                next.rng = last ? NULL : (uint32_t *)rfx_gpu_alloc(g, (size_t)kept * (size_t)nsrc * 8);
-                if (!next.bind || (!last && !next.rng)) {
-                    lftj_frontier_free(g, &next);
-                    st = RFX_ERR_NOMEM;
-                    break;
-                }
-            }
-            uint64_t base = 0;
-            for (uint64_t c0 = 0; c0 < C && kept && st == RFX_OK; c0 += round) {
-                size_t nc = (size_t)(C - c0 < round ? C - c0 : round);
-                uint64_t k = 0;
-                if (C > round)     // the flags of the last round are still there when there is one
-                    st = lftj_round(g, S, L, cur, drv, off, c0, nc, flag, pos, &k);
-                if (st != RFX_OK)
-                    break;
-                k_lftj_emit<<<grid_for(nc), 256, 0, g->stream>>>(S, L, F, v, cur.bind, cur.rng, drv, off, c0, nc, flag,
-                                                                 pos, base, next.bind, next.rng);
-                e = cudaGetLastError();
-                if (e != cudaSuccess)
-                    st = fail(g, e, "k_lftj_emit", __FILE__, __LINE__);
-                base += C > round ? k : kept;
-            }
-            lftj_frontier_free(g, &cur);
-            cur = next;
-            if (st != RFX_OK)
-                lftj_frontier_free(g, &cur);
-        }
-        rfx_gpu_free(g, drv);
-        rfx_gpu_free(g, off);
-        rfx_gpu_free(g, flag);
-        rfx_gpu_free(g, pos);
-        drv = NULL;
-        off = flag = pos = NULL;
     }
-    rfx_gpu_free(g, drv);
-    rfx_gpu_free(g, cnt);
-    rfx_gpu_free(g, off);
-    rfx_gpu_free(g, flag);
-    rfx_gpu_free(g, pos);
-    free(levels);
+    if (st == RFX_OK)
+        st = lftj_expand(&R, 0, root_f, true);
+    else
+        lftj_frontier_free(g, &root_f);
+    free(R.levels);
     free(root);
+    rfx_dev_rows res;
+    rfx_gpu_rows_init(&res, nvars);
+    if (st == RFX_OK && !R.counting) {
+        if (R.npieces == 1)
+            res = R.pieces[0];
+        else if (R.npieces > 1) {
+            // halves were expanded one after the other: their results concatenate in order
+            size_t n = 0;
+            for (int i = 0; i < R.npieces; i++)
+                n += R.pieces[i].n;
+            st = rows_alloc(g, &res, nvars, n);
+            for (size_t at = 0, i = 0; st == RFX_OK && i < (size_t)R.npieces; i++) {
+                cudaError_t e = cudaMemcpyAsync(res.data + at * (size_t)nvars, R.pieces[i].data,
+                                                R.pieces[i].n * (size_t)nvars * 4, cudaMemcpyDeviceToDevice, g->stream);
+                if (e != cudaSuccess)
+                    st = fail(g, e, "cudaMemcpyAsync", __FILE__, __LINE__);
+                at += R.pieces[i].n;
+            }
+        }
+    }
+    bool adopted = st == RFX_OK && !R.counting && R.npieces == 1;   // res is pieces[0]
+    for (int i = 0; i < R.npieces && !adopted; i++)
+        rfx_gpu_rows_free(g, &R.pieces[i]);
+    free(R.pieces);
     if (st != RFX_OK) {
-        lftj_frontier_free(g, &cur);
+        rfx_gpu_rows_free(g, &res);   // allocated only when pieces were being joined
         return st;
     }
     if (count) {
-        *count = total;
-        lftj_frontier_free(g, &cur);
+        *count = R.total;
         return RFX_OK;
     }
-    rfx_dev_rows res;
-    rfx_gpu_rows_init(&res, nvars);
-    res.data = cur.bind;
-    res.n = res.cap = cur.F;
-    rfx_gpu_free(g, cur.rng);
     replace(g, dst, &res);
     return RFX_OK;
 }

@@ -290,6 +290,46 @@ static void test_lftj(void)
             }
 }
 
+/* The same join under a small device budget: the candidates of the last level (about
+ * 30 million, 16 bytes each) cannot fit in 96 MB, so the frontier is split and expanded
+ * in rounds; listing and counting must still equal the CPU's. */
+static void test_lftj_small_budget(void)
+{
+    if (!need_gpu())
+        return;
+    char err[256];
+    rfx_gpu *small = rfx_gpu_open(0, (size_t)96 << 20, err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(small);
+    static const int tri[] = {0, 1, 1, 2, 0, 2};
+    rfx_rows e = rows_random(quick ? 20000 : 300000, 2, UNIFORM, quick ? 800 : 3000, true);
+    rfx_lftj_src s[3] = {{&e, tri}, {&e, tri + 2}, {&e, tri + 4}};
+    rfx_rows cpu;
+    rfx_rows_init(&cpu, 3);
+    CU_ASSERT_EQUAL(rfx_cpu_lftj(s, 3, 3, &cpu, NULL, 4), RFX_OK);
+    rfx_dev_rows d, out;
+    rfx_gpu_rows_init(&d, 2);
+    rfx_gpu_rows_init(&out, 3);
+    CU_ASSERT_EQUAL_FATAL(rfx_gpu_upload(small, &e, &d), RFX_OK);
+    const rfx_dev_rows *dp[3] = {&d, &d, &d};
+    uint64_t n = 0;
+    rfx_status st = rfx_gpu_lftj(small, dp, tri, 3, 3, &out, NULL);
+    if (st != RFX_OK)
+        fprintf(stderr, "\n    small-budget LFTJ: %s\n", rfx_gpu_error(small));
+    CU_ASSERT_EQUAL(st, RFX_OK);
+    CU_ASSERT_EQUAL(rfx_gpu_lftj(small, dp, tri, 3, 3, NULL, &n), RFX_OK);
+    rfx_rows back;
+    rfx_rows_init(&back, 3);
+    CU_ASSERT_EQUAL(rfx_gpu_download(small, &out, &back), RFX_OK);
+    CU_ASSERT(same(&back, &cpu));
+    CU_ASSERT_EQUAL(n, cpu.n);
+    rfx_rows_free(&back);
+    rfx_rows_free(&cpu);
+    rfx_rows_free(&e);
+    rfx_gpu_rows_free(small, &d);
+    rfx_gpu_rows_free(small, &out);
+    rfx_gpu_close(small);
+}
+
 static void test_mapfilter(void)
 {
     if (!need_gpu())
@@ -433,6 +473,7 @@ static void add(void)
     CU_add_test(s, "map and filter", test_mapfilter);
     CU_add_test(s, "aggregates", test_aggregate);
     CU_add_test(s, "leapfrog triejoin", test_lftj);
+    CU_add_test(s, "leapfrog triejoin in rounds under a small budget", test_lftj_small_budget);
     CU_add_test(s, "programs on both backends", test_programs_both_backends);
 }
 
