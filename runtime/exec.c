@@ -246,7 +246,6 @@ static rfx_status run_cmd(exec *x, const rfx_ra_cmd *c)
     }
 }
 
-
 /* ---- profile -------------------------------------------------------------------------- */
 static bool moves_data(rfx_ra_op op)
 {
@@ -271,7 +270,7 @@ static void count_stats(exec *x, const rfx_ra_cmd *c, double seconds)
     if (c->dst >= 0) {
         size_t n = x->be->count(x->be, c->dst);
         s->tuples_out += n;
-        if (moves_data(c->op))
+        if (moves_data(c->op) && !c->count_only)   /* a counting join writes no tuples */
             s->bytes += n * (size_t)x->P->vars[c->dst].arity * 4;
     }
 }
