@@ -28,4 +28,27 @@ bool rfx_lftj_valid(const rfx_lftj_src *srcs, int nsrc, int nvars, char *why, si
 rfx_status rfx_cpu_lftj(const rfx_lftj_src *srcs, int nsrc, int nvars, rfx_rows *dst, uint64_t *count,
                         int nthreads);
 
+/* ---- boxing (boxing.c): joins whose inputs exceed a memory budget ---------------------- */
+/* The boxes of a join: for each leading variable (some source's first column), cut
+ * values 0 = c[0] < c[1] < ... < c[ncuts-1] = 2^32 splitting its domain into intervals;
+ * the boxes are all combinations of one interval per leading variable. */
+typedef struct rfx_lftj_boxes {
+    int nvars;
+    uint64_t **cuts;           /* per variable: its cuts, or NULL when it leads no source */
+    int *ncuts;
+    size_t nboxes;
+} rfx_lftj_boxes;
+
+/* Cuts each leading variable's domain so that a box's slices add up to at most budget
+ * bytes (a box exceeds it only where one value's rows alone do). */
+rfx_status rfx_lftj_partition(const rfx_lftj_src *srcs, int nsrc, int nvars, size_t budget, rfx_lftj_boxes *out);
+void rfx_lftj_boxes_free(rfx_lftj_boxes *b);
+/* Box `box`'s slice of each source, as views into the sources' rows (no copy). */
+void rfx_lftj_box_slices(const rfx_lftj_boxes *b, size_t box, const rfx_lftj_src *srcs, int nsrc, rfx_rows *views);
+
+/* rfx_cpu_lftj over the boxes of `budget`: the same result, reading one box's slices at a
+ * time. *nboxes (when non-NULL) says how many boxes there were. */
+rfx_status rfx_cpu_lftj_boxed(const rfx_lftj_src *srcs, int nsrc, int nvars, size_t budget, rfx_rows *dst,
+                              uint64_t *count, int nthreads, size_t *nboxes);
+
 #endif

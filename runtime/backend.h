@@ -36,7 +36,9 @@ struct rfx_backend {
     const char *(*device)(rfx_backend *be);
 };
 
-rfx_backend *rfx_backend_cpu(int nthreads);
+/* cap (0: none): bytes a leapfrog triejoin's input slices may take at a time; larger
+ * joins run box by box (the out-of-core code path, testable without a GPU). */
+rfx_backend *rfx_backend_cpu(int nthreads, size_t cap);
 /* NULL when CUDA is not built in or no device can be used; *why says which. */
 rfx_backend *rfx_backend_cuda(const rfx_run_opts *o, char *why, size_t whycap);
 /* Whether a CUDA device is usable (without opening a context); name when non-NULL. */

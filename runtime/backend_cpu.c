@@ -12,6 +12,7 @@ typedef struct cpu_ctx {
     const rfx_plan *P;
     rfx_rows *vars;
     int nthreads;
+    size_t cap;                /* bytes of join input slices at a time (0: no cap) */
     char device[64];
     double bandwidth;          /* GB/s, measured on first use */
 } cpu_ctx;
@@ -114,10 +115,16 @@ static rfx_status cpu_exec(rfx_backend *be, const rfx_ra_cmd *c)
             srcs[s] = (rfx_lftj_src){&V[c->vars[s]], c->colvar + off};
             off += V[c->vars[s]].arity;
         }
+        size_t bytes = 0;
+        for (int s = 0; s < c->nvars; s++)
+            bytes += V[c->vars[s]].n * sizeof(uint32_t) * (size_t)V[c->vars[s]].arity;
+        bool boxed = x->cap && bytes > x->cap;   /* inputs over the cap: out of core, box by box */
         if (!c->count_only)
-            return rfx_cpu_lftj(srcs, c->nvars, c->nkeys, &V[c->dst], NULL, nt);
+            return boxed ? rfx_cpu_lftj_boxed(srcs, c->nvars, c->nkeys, x->cap, &V[c->dst], NULL, nt, NULL)
+                         : rfx_cpu_lftj(srcs, c->nvars, c->nkeys, &V[c->dst], NULL, nt);
         uint64_t n = 0;
-        rfx_status st = rfx_cpu_lftj(srcs, c->nvars, c->nkeys, NULL, &n, nt);
+        rfx_status st = boxed ? rfx_cpu_lftj_boxed(srcs, c->nvars, c->nkeys, x->cap, NULL, &n, nt, NULL)
+                              : rfx_cpu_lftj(srcs, c->nvars, c->nkeys, NULL, &n, nt);
         rfx_rows_free(&V[c->dst]);     /* a count-only relation: a size, no rows */
         V[c->dst].n = (size_t)n;
         return st;
@@ -189,7 +196,7 @@ static double cpu_copy_bandwidth(rfx_backend *be)
     return c->bandwidth;
 }
 
-rfx_backend *rfx_backend_cpu(int nthreads)
+rfx_backend *rfx_backend_cpu(int nthreads, size_t cap)
 {
     rfx_backend *be = rfx_calloc(1, sizeof *be);
     cpu_ctx *c = rfx_calloc(1, sizeof *c);
@@ -199,6 +206,7 @@ rfx_backend *rfx_backend_cpu(int nthreads)
         return NULL;
     }
     c->nthreads = nthreads > 0 ? nthreads : 1;
+    c->cap = cap;
     snprintf(c->device, sizeof c->device, "%d CPU thread%s", c->nthreads, c->nthreads > 1 ? "s" : "");
     *be = (rfx_backend){"cpu", c, cpu_open, cpu_close, cpu_count, cpu_release, cpu_merge_host,
                         cpu_host_view, cpu_exec, cpu_last_error, cpu_sync, cpu_copy_bandwidth, cpu_device};

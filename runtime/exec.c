@@ -397,7 +397,7 @@ static rfx_status open_backend(exec *x)
         return RFX_ERR_DEVICE;
     }
     if (!x->be)
-        x->be = rfx_backend_cpu(x->nthreads);
+        x->be = rfx_backend_cpu(x->nthreads, x->o->device_memory);
     x->rel_var = rfx_malloc(sizeof(int) * (size_t)(x->prog->nrels ? x->prog->nrels : 1));
     if (!x->be || !x->rel_var || x->be->open_vars(x->be, x->P) != RFX_OK || !plan_liveness(x)) {
         fprintf(x->err, "rfx: error: out of memory starting the run\n");

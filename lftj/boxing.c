@@ -1,0 +1,241 @@
+/* boxing.c: splitting a leapfrog triejoin's search space into boxes whose input slices
+ * fit a memory budget (Red Fox thesis §6.1), and running the CPU join box by box.
+ *
+ * A source's rows are sorted, so the rows whose first column lies in a value interval
+ * are one contiguous range: a slice, taken as a view without copying. Every variable that
+ * is some source's first column (a leading variable) gets its value domain cut into k_v
+ * intervals; the k_v are chosen (doubling the one whose sources weigh most per interval)
+ * until the slices of a box add up to the budget, and each interval's upper bound is
+ * found by binary search as the largest keeping every source led by the variable within
+ * its 1/k_v share. The boxes are all combinations of one interval per leading variable;
+ * they cover the search space, each binding falls in exactly one box (its leading
+ * variables' values pick the intervals), and a box's join reads only its slices. */
+#include "lftj.h"
+#include "fault.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_SRC 32
+
+/* First row of r whose first column is >= v (v up to 2^32). */
+static size_t lower(const rfx_rows *r, uint64_t v)
+{
+    size_t lo = 0, hi = r->n;
+    while (lo < hi) {
+        size_t m = lo + (hi - lo) / 2;
+        if ((uint64_t)r->data[m * (size_t)r->arity] < v)
+            lo = m + 1;
+        else
+            hi = m;
+    }
+    return lo;
+}
+
+static size_t row_bytes(const rfx_rows *r)
+{
+    return sizeof(uint32_t) * (size_t)r->arity;
+}
+
+/* Whether every source led by var keeps its slice of values [lo, hi) within its limit. */
+static bool fits(const rfx_lftj_src *srcs, int nsrc, int var, uint64_t lo, uint64_t hi, const size_t *limit)
+{
+    for (int s = 0; s < nsrc; s++)
+        if (srcs[s].colvar[0] == var &&
+            (lower(srcs[s].rows, hi) - lower(srcs[s].rows, lo)) * row_bytes(srcs[s].rows) > limit[s])
+            return false;
+    return true;
+}
+
+/* Intervals per leading variable: start at one each, double the variable whose sources
+ * take most per interval until a box's slices (even split) fit the budget. */
+static void choose_splits(const rfx_lftj_src *srcs, int nsrc, int nvars, size_t budget, uint64_t *k)
+{
+    double weight[64] = {0};
+    for (int v = 0; v < nvars; v++)
+        k[v] = 0;
+    for (int s = 0; s < nsrc; s++) {
+        weight[srcs[s].colvar[0]] += (double)srcs[s].rows->n * (double)row_bytes(srcs[s].rows);
+        k[srcs[s].colvar[0]] = 1;     /* a leading variable, even of empty sources */
+    }
+    for (;;) {
+        double sum = 0, worst = 0;
+        int at = -1;
+        for (int v = 0; v < nvars; v++)
+            if (k[v]) {
+                double per = weight[v] / (double)k[v];
+                sum += per;
+                if (per > worst && k[v] < ((uint64_t)1 << 31) && weight[v] > 0) {
+                    worst = per;
+                    at = v;
+                }
+            }
+        if (sum <= (double)budget || at < 0)
+            return;
+        k[at] *= 2;
+    }
+}
+
+rfx_status rfx_lftj_partition(const rfx_lftj_src *srcs, int nsrc, int nvars, size_t budget, rfx_lftj_boxes *out)
+{
+    memset(out, 0, sizeof *out);
+    if (nsrc > MAX_SRC || nvars > 64)
+        return RFX_ERR_LIMIT;
+    out->nvars = nvars;
+    out->cuts = rfx_calloc((size_t)nvars, sizeof(uint64_t *));
+    out->ncuts = rfx_calloc((size_t)nvars, sizeof(int));
+    if (!out->cuts || !out->ncuts) {
+        rfx_lftj_boxes_free(out);
+        return RFX_ERR_NOMEM;
+    }
+    uint64_t k[64];
+    size_t limit[MAX_SRC];
+    choose_splits(srcs, nsrc, nvars, budget, k);
+    for (int s = 0; s < nsrc; s++) {
+        size_t bytes = srcs[s].rows->n * row_bytes(srcs[s].rows);
+        uint64_t kv = k[srcs[s].colvar[0]];
+        limit[s] = (size_t)((bytes + kv - 1) / kv);
+        if (limit[s] < row_bytes(srcs[s].rows))
+            limit[s] = row_bytes(srcs[s].rows);
+    }
+    for (int v = 0; v < nvars; v++) {
+        if (!k[v])
+            continue;
+        size_t cap = 8, n = 0;
+        uint64_t *cut = rfx_malloc(sizeof(uint64_t) * cap);
+        if (!cut) {
+            rfx_lftj_boxes_free(out);
+            return RFX_ERR_NOMEM;
+        }
+        cut[n++] = 0;
+        for (uint64_t lo = 0; lo < ((uint64_t)1 << 32);) {
+            /* the largest hi in (lo, 2^32] whose slices fit; lo + 1 when even one value's
+             * rows do not (that box then exceeds the budget: boxes cannot split a value) */
+            uint64_t good = lo + 1, bad = ((uint64_t)1 << 32) + 1;
+            if (fits(srcs, nsrc, v, lo, (uint64_t)1 << 32, limit))
+                good = (uint64_t)1 << 32;
+            else
+                while (bad - good > 1) {
+                    uint64_t mid = good + (bad - good) / 2;
+                    if (fits(srcs, nsrc, v, lo, mid, limit))
+                        good = mid;
+                    else
+                        bad = mid;
+                }
+            /* skip to the next value present, so no box is empty by construction */
+            uint64_t next = (uint64_t)1 << 32;
+            for (int s = 0; s < nsrc; s++)
+                if (srcs[s].colvar[0] == v) {
+                    size_t at = lower(srcs[s].rows, good);
+                    if (at < srcs[s].rows->n && srcs[s].rows->data[at * (size_t)srcs[s].rows->arity] < next)
+                        next = srcs[s].rows->data[at * (size_t)srcs[s].rows->arity];
+                }
+            if (next < good)
+                next = good;
+            if (n + 1 >= cap) {
+                uint64_t *c = rfx_realloc(cut, sizeof(uint64_t) * cap * 2);
+                if (!c) {
+                    free(cut);
+                    rfx_lftj_boxes_free(out);
+                    return RFX_ERR_NOMEM;
+                }
+                cut = c;
+                cap *= 2;
+            }
+            cut[n++] = next;
+            lo = next;
+        }
+        out->cuts[v] = cut;
+        out->ncuts[v] = (int)n;
+    }
+    out->nboxes = 1;
+    for (int v = 0; v < nvars; v++)
+        if (out->cuts[v]) {
+            size_t k = (size_t)out->ncuts[v] - 1;
+            out->nboxes = out->nboxes > SIZE_MAX / k ? SIZE_MAX : out->nboxes * k;
+        }
+    return RFX_OK;
+}
+
+void rfx_lftj_boxes_free(rfx_lftj_boxes *b)
+{
+    if (b->cuts)
+        for (int v = 0; v < b->nvars; v++)
+            free(b->cuts[v]);
+    free(b->cuts);
+    free(b->ncuts);
+    memset(b, 0, sizeof *b);
+}
+
+void rfx_lftj_box_slices(const rfx_lftj_boxes *b, size_t box, const rfx_lftj_src *srcs, int nsrc, rfx_rows *views)
+{
+    /* the box's interval of each leading variable: box is a mixed-radix number, the
+     * first leading variable its most significant digit (boxes run in value order) */
+    int pick[64] = {0};
+    for (int v = b->nvars - 1; v >= 0; v--)
+        if (b->cuts[v]) {
+            size_t k = (size_t)b->ncuts[v] - 1;
+            pick[v] = (int)(box % k);
+            box /= k;
+        }
+    for (int s = 0; s < nsrc; s++) {
+        const rfx_rows *r = srcs[s].rows;
+        int v = srcs[s].colvar[0];
+        size_t lo = lower(r, b->cuts[v][pick[v]]), hi = lower(r, b->cuts[v][pick[v] + 1]);
+        views[s] = (rfx_rows){r->data ? r->data + lo * (size_t)r->arity : NULL, hi - lo, hi - lo, r->arity};
+    }
+}
+
+rfx_status rfx_cpu_lftj_boxed(const rfx_lftj_src *srcs, int nsrc, int nvars, size_t budget, rfx_rows *dst,
+                              uint64_t *count, int nthreads, size_t *nboxes)
+{
+    if (nsrc > MAX_SRC)
+        return RFX_ERR_LIMIT;
+    rfx_lftj_boxes b;
+    rfx_status st = rfx_lftj_partition(srcs, nsrc, nvars, budget, &b);
+    if (st != RFX_OK)
+        return st;
+    if (nboxes)
+        *nboxes = b.nboxes;
+    rfx_rows views[MAX_SRC], part, all;
+    rfx_lftj_src vs[MAX_SRC];
+    rfx_rows_init(&all, nvars);
+    uint64_t total = 0;
+    for (size_t box = 0; box < b.nboxes && st == RFX_OK; box++) {
+        rfx_lftj_box_slices(&b, box, srcs, nsrc, views);
+        bool empty = false;
+        for (int s = 0; s < nsrc; s++) {
+            vs[s] = (rfx_lftj_src){&views[s], srcs[s].colvar};
+            empty |= views[s].n == 0;
+        }
+        if (empty)
+            continue;
+        if (count) {
+            uint64_t n = 0;
+            st = rfx_cpu_lftj(vs, nsrc, nvars, NULL, &n, nthreads);
+            total += n;
+            continue;
+        }
+        rfx_rows_init(&part, nvars);
+        st = rfx_cpu_lftj(vs, nsrc, nvars, &part, NULL, nthreads);
+        if (st == RFX_OK && part.n && (st = rfx_rows_reserve(&all, all.n + part.n)) == RFX_OK) {
+            rfx_memcpy(all.data + all.n * (size_t)nvars, part.data, sizeof(uint32_t) * part.n * (size_t)nvars);
+            all.n += part.n;
+        }
+        rfx_rows_free(&part);
+    }
+    /* boxes run in order of their leading variables' values: the result is sorted when
+     * only variable 0 was split; otherwise it is sorted once (boxes are disjoint) */
+    bool split_later = false;
+    for (int v = 1; v < nvars; v++)
+        split_later |= b.cuts[v] && b.ncuts[v] > 2;
+    rfx_lftj_boxes_free(&b);
+    if (st == RFX_OK && !count && split_later)
+        st = rfx_cpu_sort(&all, nthreads);
+    if (st == RFX_OK && count)
+        *count = total;
+    if (st == RFX_OK && !count)
+        rfx_rows_swap(dst, &all);
+    rfx_rows_free(&all);
+    return st;
+}
