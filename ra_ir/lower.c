@@ -1632,6 +1632,7 @@ rfx_plan *rfx_plan_build(const rfx_program *prog, const rfx_plan_opts *opts)
         rfx_plan_dce(P);
         if (!opts || !opts->no_count_only)
             rfx_plan_count_only(P);
+        rfx_plan_schedule(P);
     }
     if (!rfx_plan_verify(P, stderr)) {
         rfx_plan_free(P);

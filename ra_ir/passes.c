@@ -287,6 +287,118 @@ void rfx_plan_dce(rfx_plan *P)
     }
 }
 
+/* ---- list scheduling inside basic blocks ----------------------------------------------- */
+/* The variables a command reads and writes (SWAP both exchanges; I/O and control use a
+ * pseudo-variable `io` so their order among themselves stays). */
+static int cmd_uses(const rfx_ra_cmd *c, int io, bool writes, int *out)
+{
+    int n = 0;
+    bool effect = c->op == RFX_RA_INPUT || c->op == RFX_RA_FACTS || c->op == RFX_RA_OUTPUT ||
+                  c->op == RFX_RA_PRINTSIZE || op_info[c->op].fusion == RFX_FUSE_CONTROL;
+    if (writes) {
+        if (c->dst >= 0)
+            out[n++] = c->dst;
+        if (c->op == RFX_RA_SWAP)
+            out[n++] = c->src[0];
+    } else {
+        for (int s = 0; s < 2; s++)
+            if (c->src[s] >= 0)
+                out[n++] = c->src[s];
+        for (int k = 0; k < c->nvars && n < 62; k++)
+            out[n++] = c->vars[k];
+        if (c->op == RFX_RA_SWAP && c->dst >= 0)
+            out[n++] = c->dst;
+    }
+    if (effect)
+        out[n++] = io;
+    return n;
+}
+
+static bool shares(const int *a, int na, const int *b, int nb)
+{
+    for (int i = 0; i < na; i++)
+        for (int j = 0; j < nb; j++)
+            if (a[i] == b[j])
+                return true;
+    return false;
+}
+
+/* Orders each block's commands by list scheduling over their dependences (read after
+ * write, write after read, write after write): among the commands whose predecessors
+ * have run, the one that reads the most block-local temporaries for the last time goes
+ * first (their memory is freed right after it), ties in the lowering's order. Jumps and
+ * HALT stay last; I/O keeps its order. */
+void rfx_plan_schedule(rfx_plan *P)
+{
+    for (int bi = 0; bi < P->nblocks; bi++) {
+        rfx_block *b = &P->blocks[bi];
+        int n = b->ncmds;
+        if (n < 3 || n > 256)      /* quadratic per step: huge blocks keep the lowering's order */
+            continue;
+        bool *dep = calloc((size_t)n * (size_t)n, 1), *done = calloc((size_t)n, 1);
+        int *order = malloc(sizeof(int) * (size_t)n), *readers = calloc((size_t)P->nvars + 1, sizeof(int));
+        rfx_ra_cmd *copy = malloc(sizeof(rfx_ra_cmd) * (size_t)n);
+        bool *local = calloc((size_t)P->nvars + 1, 1);
+        if (!dep || !done || !order || !readers || !copy || !local) {
+            free(dep), free(done), free(order), free(readers), free(copy), free(local);
+            return;
+        }
+        int io = P->nvars;
+        struct uses {
+            int r[64], w[4], nr, nw;
+        } *u = malloc(sizeof *u * (size_t)n);
+        if (!u) {
+            free(dep), free(done), free(order), free(readers), free(copy), free(local);
+            return;
+        }
+        for (int j = 0; j < n; j++) {
+            u[j].nr = cmd_uses(&b->cmds[j], io, false, u[j].r);
+            u[j].nw = cmd_uses(&b->cmds[j], io, true, u[j].w);
+        }
+        for (int j = 0; j < n; j++) {
+            bool control = op_info[b->cmds[j].op].fusion == RFX_FUSE_CONTROL && b->cmds[j].op != RFX_RA_SWAP &&
+                           b->cmds[j].op != RFX_RA_CLEAR;   /* jumps, HALT, I/O: after everything before */
+            for (int i = 0; i < j; i++)
+                dep[(size_t)j * (size_t)n + (size_t)i] = control || shares(u[j].r, u[j].nr, u[i].w, u[i].nw) ||
+                                                         shares(u[j].w, u[j].nw, u[i].r, u[i].nr) ||
+                                                         shares(u[j].w, u[j].nw, u[i].w, u[i].nw);
+            for (int k = 0; k < u[j].nr; k++)
+                if (u[j].r[k] < io)
+                    readers[u[j].r[k]]++;
+            if (b->cmds[j].dst >= 0 && P->vars[b->cmds[j].dst].kind == RFX_PV_TEMP)
+                local[b->cmds[j].dst] = true;
+        }
+        for (int step = 0; step < n; step++) {
+            int best = -1, best_frees = -1;
+            for (int j = 0; j < n; j++) {
+                if (done[j])
+                    continue;
+                bool ready = true;
+                for (int i = 0; i < j && ready; i++)
+                    ready = !dep[(size_t)j * (size_t)n + (size_t)i] || done[i];
+                if (!ready)
+                    continue;
+                int frees = 0;
+                for (int k = 0; k < u[j].nr; k++)
+                    frees += u[j].r[k] < io && local[u[j].r[k]] && readers[u[j].r[k]] == 1;
+                if (frees > best_frees) {
+                    best = j;
+                    best_frees = frees;
+                }
+            }
+            done[best] = true;
+            order[step] = best;
+            for (int k = 0; k < u[best].nr; k++)
+                if (u[best].r[k] < io)
+                    readers[u[best].r[k]]--;
+        }
+        for (int k = 0; k < n; k++)
+            copy[k] = b->cmds[order[k]];
+        rfx_memcpy(b->cmds, copy, sizeof(rfx_ra_cmd) * (size_t)n);
+        free(dep), free(done), free(order), free(readers), free(copy), free(local), free(u);
+    }
+}
+
 /* ---- count-only leapfrog triejoins --------------------------------------------------- */
 void rfx_plan_count_only(rfx_plan *P)
 {

@@ -121,6 +121,7 @@ void rfx_plan_free(rfx_plan *plan);
 void rfx_plan_fuse_maps(rfx_plan *plan);   /* SELECT/MAP into their producer: MapFilter/MapJoin */
 void rfx_plan_cse(rfx_plan *plan);         /* common subexpressions, loop-invariant hoisting */
 void rfx_plan_dce(rfx_plan *plan);         /* drop commands whose temps are never used */
+void rfx_plan_schedule(rfx_plan *plan);    /* list scheduling inside blocks: free temporaries early */
 /* A relation whose only use is .printsize, filled by one LFTJ rule whose bindings are its
  * tuples, gets the count straight from a count-only LFTJ (the last variable is never
  * materialised). */
