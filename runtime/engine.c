@@ -432,6 +432,7 @@ rfx_result rfx_run(rfx_engine *e)
         .progress = e->cfg.progress,
         .profile = e->cfg.profile,
         .profile_json = e->cfg.profile_json,
+        .trace = e->cfg.trace,
     };
     rfx_status st = rfx_exec_run(e->plan, e->prog, &o, e->inserts, &e->result);
     e->ran = st == RFX_OK;

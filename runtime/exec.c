@@ -32,6 +32,7 @@ struct rfx_exec {
     int iteration;             /* of the current semi-naive loop */
     int loop_block;            /* block of that loop's body, -1 outside loops */
     bool progress_shown;
+    bool traced;               /* some trace event written */
 };
 typedef struct rfx_exec exec;
 
@@ -326,6 +327,37 @@ static void print_profile(exec *x, double total)
         fputs("\n]}\n", j);
 }
 
+/* ---- trace ------------------------------------------------------------------------------ */
+/* One Chrome/Perfetto "complete" event per command: open the file in chrome://tracing or
+ * ui.perfetto.dev. Commands run one after another on the backend's stream (on the GPU,
+ * synchronised when tracing so each event spans its kernels). */
+static void trace_event(exec *x, const rfx_ra_cmd *c, double t0, double t1)
+{
+    FILE *f = x->o->trace;
+    if (!x->traced)
+        fprintf(f, "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n");
+    fprintf(f, "%s{\"name\": \"%s%s%s\", \"cat\": \"%s\", \"ph\": \"X\", \"ts\": %.3f, \"dur\": %.3f, "
+               "\"pid\": 1, \"tid\": 1, \"args\": {\"tuples_out\": %zu",
+            x->traced ? ",\n" : "", rfx_ra_op_name(c->op), c->dst >= 0 ? " " : "",
+            c->dst >= 0 ? x->P->vars[c->dst].name : "", x->be->name, (t0 - x->t_start) * 1e6, (t1 - t0) * 1e6,
+            c->dst >= 0 ? x->be->count(x->be, c->dst) : (size_t)0);
+    if (c->rule >= 0)
+        fprintf(f, ", \"rule_line\": %d", x->prog->clauses[c->rule].loc.line);
+    fputs("}}", f);
+    x->traced = true;
+}
+
+static void end_trace(exec *x)
+{
+    FILE *f = x->o->trace;
+    if (!f)
+        return;
+    if (!x->traced)
+        fprintf(f, "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [");
+    fprintf(f, "\n], \"otherData\": {\"backend\": \"%s\", \"rfx_version\": \"%s\"}}\n", x->be ? x->be->name : "none",
+            RFX_VERSION_STRING);
+}
+
 /* ---- progress --------------------------------------------------------------------------- */
 /* Redraws one status line: what stratum, which iteration, how large the deltas are.
  * Quiet for the first half second, so short runs print nothing. */
@@ -465,7 +497,7 @@ static void report_failure(exec *x, const rfx_ra_cmd *c, rfx_status st)
 static rfx_status interpret(exec *x)
 {
     const rfx_plan *P = x->P;
-    bool profile = x->o->profile || x->o->profile_json;
+    bool profile = x->o->profile || x->o->profile_json || x->o->trace;
     int b = 0, i = 0;
     while (b < P->nblocks) {
         const rfx_block *blk = &P->blocks[b];
@@ -507,7 +539,10 @@ static rfx_status interpret(exec *x)
         if (profile) {
             if (st == RFX_OK)
                 st = x->be->sync(x->be);
-            count_stats(x, c, now() - t0);
+            double t1 = now();
+            count_stats(x, c, t1 - t0);
+            if (x->o->trace)
+                trace_event(x, c, t0, t1);
         }
         if (st != RFX_OK) {
             report_failure(x, c, st);
@@ -542,6 +577,7 @@ rfx_status rfx_exec_run(const rfx_plan *P, rfx_program *prog, const rfx_run_opts
     if (st == RFX_OK)
         st = interpret(x);
     end_progress(x);
+    end_trace(x);
     if (x->be && (o->profile || o->profile_json))
         print_profile(x, now() - x->t_start);
     if (st == RFX_OK && keep)

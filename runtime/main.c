@@ -27,6 +27,7 @@ static void usage(FILE *f)
           "      --join=KIND         auto (leapfrog triejoin for cyclic bodies of 3+ atoms), binary or lftj\n"
           "      --profile[=json FILE]  per-operator time, tuples, bytes moved, GB/s and fraction of the\n"
           "                          measured copy bandwidth: a table on stderr, or JSON into FILE ('-': stdout)\n"
+          "      --trace=FILE        write a Chrome/Perfetto trace (JSON) of the run: an event per command\n"
           "  -q, --quiet             no progress line on stderr (shown only when stderr is a terminal)\n"
           "  -h, --help              this text\n"
           "      --version           version, backends, GPU and CUDA versions\n"
@@ -103,7 +104,7 @@ static bool out_file_close(out_file *j, bool keep)
 }
 
 /* Long options without a short form. */
-enum { OPT_BACKEND = 256, OPT_EMIT, OPT_VERSION, OPT_NOOPT, OPT_PROFILE, OPT_DEVMEM, OPT_JOIN, OPT_COUNT };
+enum { OPT_BACKEND = 256, OPT_EMIT, OPT_VERSION, OPT_NOOPT, OPT_PROFILE, OPT_DEVMEM, OPT_JOIN, OPT_COUNT, OPT_TRACE };
 
 static bool pick(const char *arg, const char *const *names, int n, int *out)
 {
@@ -367,7 +368,7 @@ int main(int argc, char **argv)
         return cliques_main(argc - 1, argv + 1, cfg);
     const char *emit = NULL;
     bool quiet = false;
-    out_file json = {0};
+    out_file json = {0}, trace = {0};
     static const struct option longopts[] = {
         {"fact-dir", required_argument, NULL, 'F'},
         {"output-dir", required_argument, NULL, 'D'},
@@ -377,6 +378,7 @@ int main(int argc, char **argv)
         {"no-opt", no_argument, NULL, OPT_NOOPT},
         {"join", required_argument, NULL, OPT_JOIN},
         {"profile", optional_argument, NULL, OPT_PROFILE},
+        {"trace", required_argument, NULL, OPT_TRACE},
         {"device-memory", required_argument, NULL, OPT_DEVMEM},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
@@ -410,6 +412,7 @@ int main(int argc, char **argv)
             }
             json.path = argv[optind++];
             break;
+        case OPT_TRACE: trace.path = optarg; break;
         case 'q': quiet = true; break;
         case 'h': usage(stdout); return RFX_EXIT_OK;
         case OPT_VERSION: rfx_describe(stdout); return RFX_EXIT_OK;
@@ -436,11 +439,19 @@ int main(int argc, char **argv)
             return RFX_EXIT_IO;
         cfg.profile_json = json.f;
     }
+    if (trace.path && !emit) {
+        if (!out_file_open(&trace)) {
+            out_file_close(&json, false);
+            return RFX_EXIT_IO;
+        }
+        cfg.trace = trace.f;
+    }
 
     rfx_engine *e = rfx_open(&cfg);
     if (!e) {
         fprintf(stderr, "rfx: error: out of memory\n");
         out_file_close(&json, false);
+        out_file_close(&trace, false);
         return RFX_EXIT_RESOURCE;
     }
     rfx_result rc = rfx_load_file(e, argv[optind]);
@@ -451,6 +462,8 @@ int main(int argc, char **argv)
     rfx_close(e);
     /* a profile is kept whenever the run got far enough to write one (no empty file) */
     if (!out_file_close(&json, json.f && json.f != stdout && ftell(json.f) > 0) && rc == RFX_EXIT_OK)
+        rc = RFX_EXIT_IO;
+    if (!out_file_close(&trace, trace.f && trace.f != stdout && ftell(trace.f) > 0) && rc == RFX_EXIT_OK)
         rc = RFX_EXIT_IO;
     if (fflush(stdout) != 0 && rc == RFX_EXIT_OK) {
         fprintf(stderr, "rfx: error: cannot write to standard output\n");

@@ -77,6 +77,8 @@ typedef struct rfx_config {
                                 * line (meant for a terminal); NULL (default): none */
     FILE *profile;             /* a per-operator table after each run; NULL: none */
     FILE *profile_json;        /* the same as one JSON object; NULL: none */
+    FILE *trace;               /* a Chrome/Perfetto trace (JSON) of each run: an event per plan
+                                * command with its time and output size; NULL: none */
     bool no_opt;               /* skip the plan's optimisation passes (debugging) */
     rfx_join_kind join;        /* how multi-way bodies are joined; default AUTO */
 } rfx_config;

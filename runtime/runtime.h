@@ -20,6 +20,7 @@ typedef struct rfx_run_opts {
     FILE *progress;            /* one redrawn status line per iteration; NULL: none */
     FILE *profile;             /* per-operator table after the run; NULL: none */
     FILE *profile_json;        /* the same as JSON; NULL: none */
+    FILE *trace;               /* Chrome/Perfetto trace JSON, an event per command; NULL: none */
 } rfx_run_opts;
 
 int rfx_status_exit_code(rfx_status st);

@@ -258,8 +258,8 @@ static void files_emits_and_profiles(void)
     CU_ASSERT_FATAL(write_file(path, ".decl edge(x: number, y: number)\n.input edge\n"
                                      ".decl path(x: number, y: number)\n.output path\n.printsize path\n"
                                      "path(x, y) :- edge(x, y).\npath(x, z) :- path(x, y), edge(y, z).\n"));
-    char *out = NULL, *prof = NULL, *json = NULL, *plan = NULL;
-    size_t outlen = 0, proflen = 0, jsonlen = 0, planlen = 0;
+    char *out = NULL, *prof = NULL, *json = NULL, *plan = NULL, *trace = NULL;
+    size_t outlen = 0, proflen = 0, jsonlen = 0, planlen = 0, tracelen = 0;
     rfx_config cfg;
     rfx_config_init(&cfg);
     cfg.threads = 2;
@@ -268,6 +268,7 @@ static void files_emits_and_profiles(void)
     cfg.out = open_memstream(&out, &outlen);
     cfg.profile = open_memstream(&prof, &proflen);
     cfg.profile_json = open_memstream(&json, &jsonlen);
+    cfg.trace = open_memstream(&trace, &tracelen);
     rfx_engine *e = rfx_open(&cfg);
     CU_ASSERT_EQUAL(rfx_load_file(e, path), RFX_EXIT_OK);
     int32_t extra[] = {3, 4};
@@ -281,6 +282,7 @@ static void files_emits_and_profiles(void)
     fclose(cfg.out);
     fclose(cfg.profile);
     fclose(cfg.profile_json);
+    fclose(cfg.trace);
     CU_ASSERT_STRING_EQUAL(out, "path\t6\n");
     snprintf(path, sizeof path, "%s/path.csv", dir);
     char *csv = read_file(path, NULL);
@@ -290,11 +292,14 @@ static void files_emits_and_profiles(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(prof, "GB/s"));
     CU_ASSERT_PTR_NOT_NULL(strstr(prof, "JOIN"));
     CU_ASSERT(json[0] == '{' && strstr(json, "\"operators\": [") && strstr(json, "\"operator\": \"JOIN\""));
+    CU_ASSERT(trace[0] == '{' && strstr(trace, "\"traceEvents\": [") && strstr(trace, "\"ph\": \"X\"") &&
+              strstr(trace, "\"name\": \"JOIN ") && strstr(trace, "\"otherData\""));
     free(csv);
     free(out);
     free(prof);
     free(json);
     free(plan);
+    free(trace);
     remove_tree(dir);
     free(dir);
 }
