@@ -218,6 +218,48 @@ static void bench(const char *name, rfx_rows *oriented, size_t m_input, double o
     fflush(stdout);
 }
 
+/* Runs fn on each edge file (SNAP edge list, read by rfx's reader) and each R-MAT graph
+ * of the given scales (edge factor 16, seed 1), made in memory. */
+static void each_graph(const char **files, int nfiles, const int *scales, int nscales,
+                       void (*fn)(const char *name, const uint32_t *edges, size_t m))
+{
+    for (int i = 0; i < nfiles; i++) {
+        rfx_prim types[2] = {RFX_NUMBER, RFX_NUMBER};
+        rfx_rows raw;
+        rfx_rows_init(&raw, 2);
+        rfx_symtab *syms = rfx_symtab_new();
+        rfx_read_opts ro = {'\t', true};
+        if (syms && rfx_read_facts(files[i], types, syms, &ro, &raw, stderr) == RFX_OK) {
+            const char *base = strrchr(files[i], '/');
+            fn(base ? base + 1 : files[i], raw.data, raw.n);
+        }
+        rfx_rows_free(&raw);
+        rfx_symtab_free(syms);
+    }
+    for (int i = 0; i < nscales; i++) {
+        size_t m = (size_t)16 << scales[i];
+        uint32_t *raw = malloc(sizeof(uint32_t) * 2 * m);
+        if (!raw) {
+            fprintf(stderr, "bench_lftj: out of host memory for scale %d\n", scales[i]);
+            continue;
+        }
+        rfx_graph_generate(RFX_GRAPH_RMAT, (uint32_t)1 << scales[i], m, 1, raw);
+        char name[64];
+        snprintf(name, sizeof name, "rmat-%d (ef 16)", scales[i]);
+        fn(name, raw, m);
+        free(raw);
+    }
+}
+
+/* Triangles of raw edges: oriented on the host, then measured. */
+static void bench_triangles(const char *name, const uint32_t *edges, size_t m)
+{
+    rfx_rows o;
+    double ms = orient(edges, m, &o);
+    bench(name, &o, m, ms);
+    rfx_rows_free(&o);
+}
+
 static const char *k4_program =
     ".decl edge(x: number, y: number)\n"
     ".decl e(x: number, y: number)\n"
@@ -276,30 +318,7 @@ static int main_k4(const char **files, int nfiles, const int *scales, int nscale
 {
     printf("4-cliques on the GPU through librfx (count-only program, wall ms of rfx_run, median of %d)\n", reps);
     printf("%-26s %12s %14s %10s %10s %8s\n", "graph", "edges", "4-cliques", "lftj ms", "binary ms", "speed-up");
-    for (int i = 0; i < nfiles; i++) {
-        rfx_prim types[2] = {RFX_NUMBER, RFX_NUMBER};
-        rfx_rows raw;
-        rfx_rows_init(&raw, 2);
-        rfx_symtab *syms = rfx_symtab_new();
-        rfx_read_opts ro = {'\t', true};
-        if (syms && rfx_read_facts(files[i], types, syms, &ro, &raw, stderr) == RFX_OK) {
-            const char *base = strrchr(files[i], '/');
-            bench_k4(base ? base + 1 : files[i], raw.data, raw.n);
-        }
-        rfx_rows_free(&raw);
-        rfx_symtab_free(syms);
-    }
-    for (int i = 0; i < nscales; i++) {
-        size_t m = (size_t)16 << scales[i];
-        uint32_t *raw = malloc(sizeof(uint32_t) * 2 * m);
-        if (!raw)
-            continue;
-        rfx_graph_generate(RFX_GRAPH_RMAT, (uint32_t)1 << scales[i], m, 1, raw);
-        char name[64];
-        snprintf(name, sizeof name, "rmat-%d (ef 16)", scales[i]);
-        bench_k4(name, raw, m);
-        free(raw);
-    }
+    each_graph(files, nfiles, scales, nscales, bench_k4);
     return 0;
 }
 
@@ -346,41 +365,7 @@ int main(int argc, char **argv)
     printf("orientation: %s\n", by_degree ? "lower degree to higher (ties by id)" : "lower id to higher");
     printf("%-22s %12s %12s %14s %9s %8s %8s %8s %9s %10s %9s %9s %7s %7s\n", "graph", "edges", "und", "triangles",
            "orient ms", "prep ms", "count ms", "list ms", "cpu ms", "binary ms", "Medges/s", "und Me/s", "vs bin", "vs cpu");
-    for (int i = 0; i < nfiles; i++) {
-        rfx_prim types[2] = {RFX_NUMBER, RFX_NUMBER};
-        rfx_rows raw;
-        rfx_rows_init(&raw, 2);
-        rfx_symtab *syms = rfx_symtab_new();
-        rfx_read_opts ro = {'\t', true};
-        if (!syms || rfx_read_facts(files[i], types, syms, &ro, &raw, stderr) != RFX_OK) {
-            rfx_symtab_free(syms);
-            continue;
-        }
-        rfx_rows o;
-        double ms = orient(raw.data, raw.n, &o);
-        const char *base = strrchr(files[i], '/');
-        bench(base ? base + 1 : files[i], &o, raw.n, ms);
-        rfx_rows_free(&o);
-        rfx_rows_free(&raw);
-        rfx_symtab_free(syms);
-    }
-    for (int i = 0; i < nscales; i++) {
-        int s = scales[i];
-        size_t m = (size_t)16 << s;
-        uint32_t *raw = malloc(sizeof(uint32_t) * 2 * m);
-        if (!raw) {
-            fprintf(stderr, "bench_lftj: out of host memory for scale %d\n", s);
-            continue;
-        }
-        rfx_graph_generate(RFX_GRAPH_RMAT, (uint32_t)1 << s, m, 1, raw);
-        rfx_rows o;
-        double ms = orient(raw, m, &o);
-        free(raw);
-        char name[64];
-        snprintf(name, sizeof name, "rmat-%d (ef 16)", s);
-        bench(name, &o, m, ms);
-        rfx_rows_free(&o);
-    }
+    each_graph(files, nfiles, scales, nscales, bench_triangles);
     rfx_gpu_close(g);
     return 0;
 }

@@ -1539,7 +1539,7 @@ rfx_plan *rfx_plan_build(const rfx_program *prog, const rfx_plan_opts *opts)
     lower_ctx Lc = {.plan = P, .prog = prog, .rule = -1, .stratum = -1, .join = opts ? opts->join : RFX_PLAN_JOIN_AUTO};
     lower_ctx *L = &Lc;
     int nr = prog->nrels;
-    L->relvar = lalloc(L, sizeof(int) * (size_t)(nr + 1));
+    P->relvar = L->relvar = lalloc(L, sizeof(int) * (size_t)(nr + 1));
     L->deltavar = lalloc(L, sizeof(int) * (size_t)(nr + 1));
     L->newvar = lalloc(L, sizeof(int) * (size_t)(nr + 1));
     if (L->oom)

@@ -34,9 +34,8 @@ static int count_uses(const rfx_plan *P, int var)
             const rfx_ra_cmd *c = &P->blocks[bi].cmds[i];
             if (c->op == RFX_RA_REMOVED)
                 continue;
-            n += (c->src[0] == var) + (c->src[1] == var);
-            for (int k = 0; k < c->nvars; k++)
-                n += c->vars[k] == var;
+            for (int k = 0; k < rfx_ra_cmd_ninputs(c); k++)
+                n += rfx_ra_cmd_input(c, k) == var;
         }
     return n;
 }
@@ -301,11 +300,9 @@ static int cmd_uses(const rfx_ra_cmd *c, int io, bool writes, int *out)
         if (c->op == RFX_RA_SWAP)
             out[n++] = c->src[0];
     } else {
-        for (int s = 0; s < 2; s++)
-            if (c->src[s] >= 0)
-                out[n++] = c->src[s];
-        for (int k = 0; k < c->nvars && n < 62; k++)
-            out[n++] = c->vars[k];
+        for (int k = 0; k < rfx_ra_cmd_ninputs(c) && n < 62; k++)
+            if (rfx_ra_cmd_input(c, k) >= 0)
+                out[n++] = rfx_ra_cmd_input(c, k);
         if (c->op == RFX_RA_SWAP && c->dst >= 0)
             out[n++] = c->dst;
     }
@@ -418,9 +415,9 @@ void rfx_plan_count_only(rfx_plan *P)
                     const rfx_ra_cmd *c = &P->blocks[b2].cmds[k];
                     if (c == u || c->op == RFX_RA_REMOVED)
                         continue;
-                    bool reads = c->src[0] == R || c->src[1] == R;
-                    for (int q = 0; q < c->nvars; q++)
-                        reads |= c->vars[q] == R;
+                    bool reads = false;
+                    for (int q = 0; q < rfx_ra_cmd_ninputs(c); q++)
+                        reads |= rfx_ra_cmd_input(c, q) == R;
                     if (c->dst == R || (reads && c->op != RFX_RA_PRINTSIZE))
                         only = false;
                 }

@@ -111,7 +111,19 @@ typedef struct rfx_plan {
     int nblocks, blockcap;
     rfx_block *blocks;
     int unit;                  /* index of the unit variable */
+    int *relvar;               /* per program relation: its RFX_PV_REL variable */
 } rfx_plan;
+
+/* The variables a command reads, by position: k < rfx_ra_cmd_ninputs(c); src[0..1] come
+ * first (-1 when unused), then vars (LFTJ's sources, JUMP_IF_EMPTY's tested relations). */
+static inline int rfx_ra_cmd_ninputs(const rfx_ra_cmd *c)
+{
+    return 2 + c->nvars;
+}
+static inline int rfx_ra_cmd_input(const rfx_ra_cmd *c, int k)
+{
+    return k < 2 ? c->src[k] : c->vars[k - 2];
+}
 
 /* Lowers a checked program; NULL on out-of-memory (with a message on stderr). */
 rfx_plan *rfx_plan_build(const rfx_program *prog, const rfx_plan_opts *opts);

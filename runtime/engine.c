@@ -204,15 +204,6 @@ static rfx_plan *build_plan(rfx_engine *e, const rfx_program *prog, bool keep_al
     return rfx_plan_build(prog, &po);
 }
 
-/* The relation's variable in the plan, or -1. */
-static int rel_var(const rfx_plan *P, int rel)
-{
-    for (int v = 0; v < P->nvars; v++)
-        if (P->vars[v].kind == RFX_PV_REL && P->vars[v].rel == rel)
-            return v;
-    return -1;
-}
-
 static rfx_result adopt_program(rfx_engine *e, rfx_program *prog, int nerr, bool io_error)
 {
     if (!prog)
@@ -236,13 +227,21 @@ static rfx_result adopt_program(rfx_engine *e, rfx_program *prog, int nerr, bool
     return end_call(e, RFX_EXIT_OK);
 }
 
-rfx_result rfx_load_string(rfx_engine *e, const char *source, const char *name)
+/* Starts a load: false (with the message) when the engine has a program or arg is NULL. */
+static bool begin_load(rfx_engine *e, const char *call, const void *arg, const char *what)
 {
     begin_call(e);
     if (e->prog)
-        return fail(e, RFX_EXIT_IO, "this engine has a program already (open another engine for another program)");
-    if (!source)
-        return fail(e, RFX_EXIT_IO, "rfx_load_string: no source text");
+        fail(e, RFX_EXIT_IO, "this engine has a program already (open another engine for another program)");
+    else if (!arg)
+        fail(e, RFX_EXIT_IO, "%s: no %s", call, what);
+    return !e->prog && arg;
+}
+
+rfx_result rfx_load_string(rfx_engine *e, const char *source, const char *name)
+{
+    if (!begin_load(e, "rfx_load_string", source, "source text"))
+        return RFX_EXIT_IO;
     int nerr = 0;
     rfx_program *p = rfx_frontend_parse(source, strlen(source), name ? name : "<string>", e->diag, &nerr);
     return adopt_program(e, p, nerr, false);
@@ -250,11 +249,8 @@ rfx_result rfx_load_string(rfx_engine *e, const char *source, const char *name)
 
 rfx_result rfx_load_file(rfx_engine *e, const char *path)
 {
-    begin_call(e);
-    if (e->prog)
-        return fail(e, RFX_EXIT_IO, "this engine has a program already (open another engine for another program)");
-    if (!path)
-        return fail(e, RFX_EXIT_IO, "rfx_load_file: no path");
+    if (!begin_load(e, "rfx_load_file", path, "path"))
+        return RFX_EXIT_IO;
     int nerr = 0;
     bool io_error = false;
     rfx_program *p = rfx_frontend_parse_file(path, e->diag, &nerr, &io_error);
@@ -344,7 +340,7 @@ static rfx_result insert_rows(rfx_engine *e, const char *call, const char *relat
     size_t before = rows->n;
     if (ntuples > SIZE_MAX / 2 - rows->n || rfx_rows_reserve(rows, rows->n + ntuples) != RFX_OK)
         return fail(e, RFX_EXIT_RESOURCE, "%s: out of memory inserting %zu tuples into %s", call, ntuples, relation);
-    uint32_t t[RFX_MAX_ARITY > 0 ? RFX_MAX_ARITY : 1];
+    uint32_t t[RFX_MAX_ARITY];
     for (size_t i = 0; i < ntuples; i++) {
         for (int c = 0; c < a; c++) {
             size_t k = i * (size_t)a + (size_t)c;
@@ -400,8 +396,7 @@ rfx_result rfx_run(rfx_engine *e)
     e->ran = false;
     /* tuples inserted into a relation the plan only counts: plan again keeping tuples */
     for (int r = 0; r < e->prog->nrels; r++) {
-        int v = rel_var(e->plan, r);
-        if (e->inserts[r].n && v >= 0 && e->plan->vars[v].count_only) {
+        if (e->inserts[r].n && e->plan->vars[e->plan->relvar[r]].count_only) {
             rfx_plan *p = build_plan(e, e->prog, true);
             if (!p)
                 return fail(e, RFX_EXIT_RESOURCE, "out of memory planning the program");
@@ -464,8 +459,8 @@ rfx_cursor *rfx_cursor_open(rfx_engine *e, const char *relation)
     int r = find_relation(e, "rfx_cursor_open", relation);
     if (r < 0 || !need_result(e, "rfx_cursor_open"))
         return NULL;
-    int rv = rel_var(e->plan, r);
-    if (rv >= 0 && e->plan->vars[rv].count_only) {
+    int rv = e->plan->relvar[r];
+    if (e->plan->vars[rv].count_only) {
         fail(e, RFX_EXIT_IO,
              "rfx_cursor_open: %s was counted, not listed: its only use is .printsize, so its size is computed "
              "without its tuples (add .output %s to keep them)",
@@ -481,8 +476,7 @@ rfx_cursor *rfx_cursor_open(rfx_engine *e, const char *relation)
     rfx_rows_init(&c->rows, a);
     c->syms = e->prog->syms;
     /* the column types as the plan stores them: the relation's own variable's */
-    if (rv >= 0)
-        c->types = e->plan->vars[rv].types;
+    c->types = e->plan->vars[rv].types;
     c->row = rfx_calloc((size_t)(a ? a : 1), sizeof(rfx_value));
     rfx_status st = c->row ? rfx_exec_rows(e->result, r, &c->rows) : RFX_ERR_NOMEM;
     if (st == RFX_OK && c->types)

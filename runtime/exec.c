@@ -25,7 +25,6 @@ struct rfx_exec {
         int *start;            /* per command: offset into list of its run */
         int *list;             /* -1-terminated runs of temporaries to free */
     } *frees;                  /* per block */
-    int *rel_var;              /* program relation -> its plan variable (-1: none) */
     op_stat stats[RFX_RA_NOPS];
     int nthreads;
     double t_start, t_progress;
@@ -77,9 +76,8 @@ static bool plan_liveness(exec *x)
     for (int b = 0; ok && b < P->nblocks; b++)
         for (int i = 0; i < P->blocks[b].ncmds; i++) {
             const rfx_ra_cmd *c = &P->blocks[b].cmds[i];
-            int nuse = 2 + (c->op == RFX_RA_LFTJ ? c->nvars : 0);
-            for (int s = 0; s < nuse; s++) {
-                int v = s < 2 ? c->src[s] : c->vars[s - 2];
+            for (int s = 0; s < rfx_ra_cmd_ninputs(c); s++) {
+                int v = rfx_ra_cmd_input(c, s);
                 if (v < 0 || !local[v])
                     continue;
                 if (def_block[v] != b)
@@ -258,9 +256,8 @@ static void count_stats(exec *x, const rfx_ra_cmd *c, double seconds)
     op_stat *s = &x->stats[c->op];
     s->seconds += seconds;
     s->calls++;
-    int nuse = 2 + (c->op == RFX_RA_LFTJ ? c->nvars : 0);
-    for (int k = 0; k < nuse; k++) {
-        int v = k < 2 ? c->src[k] : c->vars[k - 2];
+    for (int k = 0; k < rfx_ra_cmd_ninputs(c); k++) {
+        int v = rfx_ra_cmd_input(c, k);
         if (v >= 0) {
             size_t n = x->be->count(x->be, v);
             s->tuples_in += n;
@@ -364,8 +361,10 @@ static void end_trace(exec *x)
 static void show_progress(exec *x, int b, const rfx_ra_cmd *test)
 {
     FILE *f = x->o->progress;
+    if (!f)
+        return;
     double t = now();
-    if (!f || t - x->t_start < 0.5 || t - x->t_progress < 0.1)
+    if (t - x->t_start < 0.5 || t - x->t_progress < 0.1)
         return;
     x->t_progress = t;
     const char *label = x->P->blocks[b].label ? x->P->blocks[b].label : "";
@@ -430,23 +429,17 @@ static rfx_status open_backend(exec *x)
     }
     if (!x->be)
         x->be = rfx_backend_cpu(x->nthreads, x->o->device_memory);
-    x->rel_var = rfx_malloc(sizeof(int) * (size_t)(x->prog->nrels ? x->prog->nrels : 1));
-    if (!x->be || !x->rel_var || x->be->open_vars(x->be, x->P) != RFX_OK || !plan_liveness(x)) {
+    if (!x->be || x->be->open_vars(x->be, x->P) != RFX_OK || !plan_liveness(x)) {
         fprintf(x->err, "rfx: error: out of memory starting the run\n");
         return RFX_ERR_NOMEM;
     }
-    for (int r = 0; r < x->prog->nrels; r++)
-        x->rel_var[r] = -1;
-    for (int v = 0; v < x->P->nvars; v++)
-        if (x->P->vars[v].kind == RFX_PV_REL && x->P->vars[v].rel >= 0)
-            x->rel_var[x->P->vars[v].rel] = v;
     return RFX_OK;
 }
 
 static rfx_status merge_inserts(exec *x, const rfx_rows *inserts)
 {
     for (int r = 0; inserts && r < x->prog->nrels; r++) {
-        if (!inserts[r].n || x->rel_var[r] < 0)
+        if (!inserts[r].n)
             continue;
         rfx_rows copy;
         rfx_rows_init(&copy, inserts[r].arity);
@@ -455,7 +448,7 @@ static rfx_status merge_inserts(exec *x, const rfx_rows *inserts)
             if (copy.arity)
                 rfx_memcpy(copy.data, inserts[r].data, sizeof(uint32_t) * inserts[r].n * (size_t)copy.arity);
             copy.n = inserts[r].n;
-            st = x->be->merge_host(x->be, x->rel_var[r], &copy);
+            st = x->be->merge_host(x->be, x->P->relvar[r], &copy);
         }
         rfx_rows_free(&copy);
         if (st != RFX_OK) {
@@ -589,15 +582,12 @@ rfx_status rfx_exec_run(const rfx_plan *P, rfx_program *prog, const rfx_run_opts
 
 size_t rfx_exec_count(rfx_exec *x, int rel)
 {
-    int v = x->rel_var[rel];
-    return v >= 0 ? x->be->count(x->be, v) : 0;
+    return x->be->count(x->be, x->P->relvar[rel]);
 }
 
 rfx_status rfx_exec_rows(rfx_exec *x, int rel, rfx_rows *rows)
 {
-    int v = x->rel_var[rel];
-    if (v < 0)
-        return RFX_OK;
+    int v = x->P->relvar[rel];
     rfx_rows scratch;
     rfx_rows_init(&scratch, rows->arity);
     const rfx_rows *view;
@@ -620,6 +610,5 @@ void rfx_exec_free(rfx_exec *x)
     if (x->be)
         x->be->close(x->be);
     free_liveness(x);
-    free(x->rel_var);
     free(x);
 }
