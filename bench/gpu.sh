@@ -14,6 +14,8 @@ echo "== GPU tests"
 $B/tests/test_gpu > "$OUT/test_gpu.log" 2>&1; echo "test_gpu exit $?"
 grep -E "FAILED|Run Summary|tests |asserts|device:" "$OUT/test_gpu.log" | head -20
 grep -B2 -A6 FAILED "$OUT/test_gpu.log" | head -60
+$B/tests/test_weaver > "$OUT/test_weaver.log" 2>&1; echo "test_weaver exit $?: $(grep -E '^ +tests ' "$OUT/test_weaver.log")"
+grep -B2 -A8 FAILED "$OUT/test_weaver.log" | head -40
 
 prog() {   # kind graph
   echo ".decl edge(x: number, y: number)"
@@ -49,7 +51,7 @@ while IFS=$'\t' read -r file repo path nodes und tri pub four sha; do
 done < "$G/MANIFEST.tsv" | tee "$OUT/cliques_gpu.txt"
 grep -c MISMATCH "$OUT/cliques_gpu.txt" | sed 's/^/clique mismatches: /'
 echo "== end-to-end cases and fault injection on the CUDA backend"
-RFX_BACKEND=cuda $B/tests/test_cases > "$OUT/cases_cuda.log" 2>&1; echo "test_cases (cuda) exit $?: $(grep -E '^ +tests ' "$OUT/cases_cuda.log")"
+RFX_JIT_MIN_ROWS=0 RFX_CACHE_DIR=$OUT/jit-cache RFX_BACKEND=cuda $B/tests/test_cases > "$OUT/cases_cuda.log" 2>&1; echo "test_cases (cuda) exit $?: $(grep -E '^ +tests ' "$OUT/cases_cuda.log")"
 grep -B3 -A8 FAILED "$OUT/cases_cuda.log" | head -40
 RFX_BACKEND=cuda $B/tests/test_faults > "$OUT/faults_cuda.log" 2>&1; echo "test_faults (cuda) exit $?: $(grep -E '^ +tests |runs' "$OUT/faults_cuda.log" | tr '\n' ' ')"
 grep -B2 -A8 FAILED "$OUT/faults_cuda.log" | head -40
@@ -76,6 +78,8 @@ done | tee "$OUT/programs.txt"
 echo "== --profile of TC on p2p-Gnutella31 (CUDA)"
 prog tc p2p-Gnutella31.txt.gz > "$OUT/p.dl"
 $B/runtime/rfx --backend=cuda --profile --profile=json "$OUT/profile-tc-gnutella31.json" "$OUT/p.dl" 2>&1 | tail -20
+echo "== bench_weaver: the thesis's five fusion patterns, fused vs unfused"
+$B/bench/bench_weaver ${RFX_WEAVER_MB:-64 4096} 5 2>&1 | tee "$OUT/bench_weaver.txt"
 echo "== bench_lftj: triangles on the bundled graphs and R-MAT (GPU LFTJ vs binary joins vs CPU LFTJ)"
 files=""
 for f in "$G"/*.txt "$G"/*.txt.gz "$G"/*.csv; do files="$files -f $f"; done
@@ -88,6 +92,10 @@ if [ "${RFX_SANITIZE:-1}" = 1 ] && command -v compute-sanitizer >/dev/null; then
   echo "== compute-sanitizer (memcheck, racecheck) on the GPU primitive tests"
   compute-sanitizer --tool memcheck --error-exitcode 9 $B/tests/test_api > "$OUT/sanitizer-api.log" 2>&1
   echo "memcheck test_api exit $?: $(grep -E "ERROR SUMMARY|tests " "$OUT/sanitizer-api.log" | tr '\n' ' ')"
+  for tool in memcheck racecheck; do
+    compute-sanitizer --tool $tool --error-exitcode 9 $B/tests/test_weaver > "$OUT/sanitizer-weaver-$tool.log" 2>&1
+    echo "$tool test_weaver exit $?: $(grep -E "ERROR SUMMARY|tests " "$OUT/sanitizer-weaver-$tool.log" | tr '\n' ' ')"
+  done
   for tool in memcheck racecheck synccheck; do
     RFX_GPU_QUICK=1 compute-sanitizer --tool $tool --error-exitcode 9 $B/tests/test_gpu > "$OUT/sanitizer-$tool.log" 2>&1
     echo "$tool exit $?: $(grep -E "ERROR SUMMARY|tests " "$OUT/sanitizer-$tool.log" | tr '\n' ' ')"

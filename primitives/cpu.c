@@ -849,3 +849,200 @@ rfx_status rfx_cpu_aggregate(const rfx_rows *a, const rfx_rows *b, int k, rfx_ag
     *dst = out;
     return RFX_OK;
 }
+
+/* ---- fused groups (weaver/): one pass over the input ------------------------------------- */
+typedef struct multi_ctx {
+    const rfx_rows *src;
+    int nouts;
+    const rfx_rx *const *preds;
+    rfx_rx *const *const *outs;
+    const int *nout;
+    rfx_rows *const *dsts;
+    size_t *bounds, *count;    /* count: per chunk, per output */
+    atomic_bool div0;
+} multi_ctx;
+
+static void multi_chunk(int c, void *arg)
+{
+    multi_ctx *m = arg;
+    int a = m->src->arity;
+    size_t lo = m->bounds[c], hi = m->bounds[c + 1];
+    size_t w[RFX_FUSED_MAX_OUTS];
+    for (int k = 0; k < m->nouts; k++)
+        w[k] = lo;
+    bool div0 = false;
+    for (size_t i = lo; i < hi; i++) {
+        const uint32_t *t = m->src->data + i * (size_t)a;
+        for (int k = 0; k < m->nouts; k++) {
+            if (m->preds[k] && !rfx_rx_eval(m->preds[k], t, a, NULL, &div0))
+                continue;
+            int no = m->nout[k];
+            if (!no) {
+                w[k]++;
+                continue;
+            }
+            uint32_t *o = m->dsts[k]->data + w[k]++ * (size_t)no;
+            for (int x = 0; x < no; x++)
+                o[x] = m->outs[k] && m->outs[k][x] ? rfx_rx_eval(m->outs[k][x], t, a, NULL, &div0) : t[x];
+        }
+    }
+    for (int k = 0; k < m->nouts; k++)
+        m->count[(size_t)c * (size_t)m->nouts + (size_t)k] = w[k] - lo;
+    if (div0)
+        atomic_store(&m->div0, true);
+}
+
+rfx_status rfx_cpu_mapfilter_multi(const rfx_rows *src, int nouts, const rfx_rx *const *preds,
+                                   rfx_rx *const *const *outs, const int *nout, rfx_rows *const *dsts, int nthreads)
+{
+    if (nouts < 1 || nouts > RFX_FUSED_MAX_OUTS)
+        return RFX_ERR_INTERNAL;
+    for (int k = 0; k < nouts; k++) {
+        rfx_status st = rows_resize(dsts[k], nout[k], src->n);
+        if (st)
+            return st;
+    }
+    int c = chunks_for(src->n, nthreads);
+    size_t *bounds = rfx_malloc(sizeof(size_t) * (size_t)(c + 1));
+    size_t *count = rfx_malloc(sizeof(size_t) * (size_t)c * (size_t)nouts);
+    size_t *col = rfx_malloc(sizeof(size_t) * (size_t)c);
+    rfx_status st = RFX_OK;
+    if (!bounds || !count || !col)
+        st = RFX_ERR_NOMEM;
+    if (st == RFX_OK) {
+        for (int i = 0; i <= c; i++)
+            bounds[i] = src->n * (size_t)i / (size_t)c;
+        multi_ctx m = {src, nouts, preds, outs, nout, dsts, bounds, count, false};
+        rfx_parallel_for(c, nthreads, multi_chunk, &m);
+        for (int k = 0; k < nouts; k++) {
+            for (int i = 0; i < c; i++)
+                col[i] = count[(size_t)i * (size_t)nouts + (size_t)k];
+            dsts[k]->n = compact_chunks(dsts[k]->data, nout[k], bounds, col, c);
+        }
+        if (atomic_load(&m.div0))
+            st = RFX_ERR_DIV0;
+    }
+    free(bounds);
+    free(count);
+    free(col);
+    return st;
+}
+
+typedef struct star_ctx {
+    const rfx_rows *const *srcs;
+    int nsrc, k, width;
+    const rfx_rx *pre, *pred;
+    rfx_rx *const *out;
+    int nout;
+    size_t *bounds;
+    rfx_rows *parts;
+    atomic_int err;
+} star_ctx;
+
+/* Every combination of the sources' rows in [lo[s], hi[s]) for s >= 1 with row i of the
+ * first, as one concatenated tuple. */
+static bool star_emit(star_ctx *j, rfx_rows *o, uint32_t *t, const size_t *lo, const size_t *hi, bool *div0)
+{
+    size_t idx[RFX_FUSED_MAX_SRCS];
+    int ns = j->nsrc;
+    for (int s = 1; s < ns; s++)
+        if ((idx[s] = lo[s]) >= hi[s])
+            return true;
+    int off = j->srcs[0]->arity;
+    for (;;) {
+        int at = off;
+        for (int s = 1; s < ns; s++) {
+            int a = j->srcs[s]->arity;
+            if (a)
+                rfx_memcpy(t + at, j->srcs[s]->data + idx[s] * (size_t)a, sizeof(uint32_t) * (size_t)a);
+            at += a;
+        }
+        if (!j->pred || rfx_rx_eval(j->pred, t, j->width, NULL, div0)) {
+            if (o->n == o->cap && rfx_rows_reserve(o, o->n + 1) != RFX_OK)
+                return false;
+            uint32_t *w = o->data + o->n * (size_t)j->nout;
+            for (int x = 0; x < j->nout; x++)
+                w[x] = rfx_rx_eval(j->out[x], t, j->width, NULL, div0);
+            o->n++;
+        }
+        int s = ns - 1;
+        while (s >= 1 && ++idx[s] == hi[s]) {
+            idx[s] = lo[s];
+            s--;
+        }
+        if (s < 1)
+            return true;
+    }
+}
+
+static void star_chunk(int c, void *arg)
+{
+    star_ctx *j = arg;
+    const rfx_rows *A = j->srcs[0];
+    uint32_t t[RFX_FUSED_MAX_WIDTH];
+    size_t lo[RFX_FUSED_MAX_SRCS], hi[RFX_FUSED_MAX_SRCS];
+    bool div0 = false;
+    for (size_t i = j->bounds[c]; i < j->bounds[c + 1]; i++) {
+        const uint32_t *ta = A->data + i * (size_t)A->arity;
+        if (A->arity)
+            rfx_memcpy(t, ta, sizeof(uint32_t) * (size_t)A->arity);
+        if (j->pre && !rfx_rx_eval(j->pre, t, j->width, NULL, &div0))
+            continue;
+        bool any = true;
+        for (int s = 1; s < j->nsrc && any; s++) {
+            const rfx_rows *B = j->srcs[s];
+            lo[s] = lower_bound(B->data, B->arity, 0, B->n, ta, j->k);
+            hi[s] = lo[s] < B->n && cmp_prefix(B->data + lo[s] * (size_t)B->arity, ta, j->k) == 0
+                        ? group_end(B->data, B->arity, lo[s], B->n, j->k) : lo[s];
+            any = hi[s] > lo[s];
+        }
+        if (any && !star_emit(j, &j->parts[c], t, lo, hi, &div0)) {
+            atomic_store(&j->err, RFX_ERR_NOMEM);
+            return;
+        }
+    }
+    if (div0)
+        atomic_store(&j->err, RFX_ERR_DIV0);
+}
+
+rfx_status rfx_cpu_star_join(const rfx_rows *const *srcs, int nsrc, int k, const rfx_rx *pre, const rfx_rx *pred,
+                             rfx_rx *const *out, int nout, rfx_rows *dst, int nthreads)
+{
+    int width = 0;
+    for (int s = 0; s < nsrc; s++)
+        width += srcs[s]->arity;
+    if (nsrc < 2 || nsrc > RFX_FUSED_MAX_SRCS || width > RFX_FUSED_MAX_WIDTH || k < 1)
+        return RFX_ERR_INTERNAL;
+    const rfx_rows *A = srcs[0];
+    int c = chunks_for(A->n, nthreads);
+    size_t *bounds = rfx_malloc(sizeof(size_t) * (size_t)(c + 1));
+    rfx_rows *parts = rfx_calloc((size_t)c, sizeof(rfx_rows));
+    rfx_status st = RFX_OK;
+    if (!bounds || !parts)
+        st = RFX_ERR_NOMEM;
+    if (st == RFX_OK) {
+        for (int i = 0; i < c; i++)
+            rfx_rows_init(&parts[i], nout);
+        split_groups(A, k, c, bounds);
+        star_ctx j = {srcs, nsrc, k, width, pre, pred, out, nout, bounds, parts, RFX_OK};
+        rfx_parallel_for(c, nthreads, star_chunk, &j);
+        st = (rfx_status)atomic_load(&j.err);
+        size_t total = 0;
+        for (int i = 0; i < c; i++)
+            total += parts[i].n;
+        if (st == RFX_OK)
+            st = rows_resize(dst, nout, total);
+        size_t pos = 0;
+        for (int i = 0; st == RFX_OK && i < c; i++) {
+            if (parts[i].n && nout)
+                rfx_memcpy(dst->data + pos * (size_t)nout, parts[i].data, sizeof(uint32_t) * (size_t)nout * parts[i].n);
+            pos += parts[i].n;
+        }
+    }
+    if (parts)
+        for (int i = 0; i < c; i++)
+            rfx_rows_free(&parts[i]);
+    free(parts);
+    free(bounds);
+    return st;
+}

@@ -24,7 +24,12 @@ struct rfx_gpu {
     char err[512];
     unsigned int *d_flag;      // division-by-zero flag of the last expression kernel
     double copy_gbs;           // measured d2d copy bandwidth (0: not yet)
+    int arch;                  // compute capability, 10 * major + minor
+    struct jit_lib *libs;      // generated kernels loaded in this context
+    int jit_compiled, jit_cached;
+    double jit_compile_ms, jit_cache_ms;
 };
+static void jit_unload(rfx_gpu *g);
 
 static rfx_status fail(rfx_gpu *g, cudaError_t e, const char *call, const char *file, int line)
 {
@@ -101,6 +106,7 @@ extern "C" rfx_gpu *rfx_gpu_open(int device, size_t budget, char *err, size_t er
     uint64_t keep = UINT64_MAX;
     cudaMemPoolSetAttribute(g->pool, cudaMemPoolAttrReleaseThreshold, &keep);
     snprintf(g->name, sizeof g->name, "%s", prop.name);
+    g->arch = prop.major * 10 + prop.minor;
     g->budget = budget ? budget : free_b - free_b / 20;
     if (cudaMallocFromPoolAsync((void **)&g->d_flag, sizeof(unsigned), g->pool, g->stream) != cudaSuccess) {
         snprintf(err, errcap, "device %d: cannot allocate", device);
@@ -119,6 +125,7 @@ extern "C" void rfx_gpu_close(rfx_gpu *g)
         return;
     cudaFreeAsync(g->d_flag, g->stream);
     cudaStreamSynchronize(g->stream);
+    jit_unload(g);
     cudaStreamDestroy(g->stream);
     cudaMemPoolDestroy(g->pool);
     free(g);
@@ -1310,3 +1317,6 @@ extern "C" rfx_status rfx_gpu_fill_random(rfx_gpu *g, rfx_dev_rows *r, size_t n,
 
 // ---- leapfrog triejoin (lftj/): built on the helpers above --------------------------------------
 #include "../lftj/gpu_lftj.cuh"
+
+// ---- fused groups (weaver/): generated kernels ----------------------------------------------
+#include "fused.cuh"

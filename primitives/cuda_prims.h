@@ -81,6 +81,21 @@ rfx_status rfx_gpu_aggregate(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_ro
 rfx_status rfx_gpu_lftj(rfx_gpu *g, const rfx_dev_rows *const *srcs, const int *colvar, int nsrc, int nvars,
                         rfx_dev_rows *dst, uint64_t *count);
 
+/* Fused groups (weaver/weaver.h): their generated kernels, compiled with NVRTC on first
+ * use in the context (or read from the disk cache, see jit.h). */
+/* Whether generated kernels can be compiled here (NVRTC found); why not in `why`. */
+bool rfx_gpu_jit_ready(rfx_gpu *g, char *why, size_t cap);
+/* Kernels compiled and read from the cache in this context, and the milliseconds each took. */
+void rfx_gpu_jit_stats(const rfx_gpu *g, int *compiled, int *cached, double *compile_ms, double *cache_ms);
+/* A FILTER group: kernel `name` of `source`, `items` rows per thread; dsts[m] gets output
+ * m (nout[m] columns), in input order. */
+rfx_status rfx_gpu_fused_filter(rfx_gpu *g, const char *name, const char *source, int items,
+                                const rfx_dev_rows *src, int nouts, const int *nout, rfx_dev_rows *const *dsts);
+/* A JOIN group: kernels name_count and name_expand of `source` over nsrc sorted sources;
+ * has_pred: the expand kernel flags the candidates it keeps. */
+rfx_status rfx_gpu_fused_join(rfx_gpu *g, const char *name, const char *source, const rfx_dev_rows *const *srcs,
+                              int nsrc, bool has_pred, int nout, rfx_dev_rows *dst);
+
 #ifdef __cplusplus
 }
 #endif

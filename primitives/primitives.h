@@ -68,6 +68,20 @@ rfx_status rfx_cpu_semijoin(const rfx_rows *a, const rfx_rows *b, int k, bool ke
 rfx_status rfx_cpu_aggregate(const rfx_rows *a, const rfx_rows *b, int k, rfx_aggfn fn, int col,
                              rfx_prim prim, rfx_rows *dst);
 
+/* Fused groups (weaver/weaver.h), one pass each. */
+#define RFX_FUSED_MAX_OUTS 8
+#define RFX_FUSED_MAX_SRCS 8
+#define RFX_FUSED_MAX_WIDTH 512    /* columns of a star join's sources together */
+/* dsts[k] = outs[k](sigma_preds[k](src)) for every k, reading src once; preds[k] may be
+ * NULL; outs[k] NULL (or outs[k][x] NULL) means column x. */
+rfx_status rfx_cpu_mapfilter_multi(const rfx_rows *src, int nouts, const rfx_rx *const *preds,
+                                   rfx_rx *const *const *outs, const int *nout, rfx_rows *const *dsts, int nthreads);
+/* dst = out(sigma_pred(srcs[0] |x|_k srcs[1] |x|_k ...)): every source sorted on its first
+ * k columns, joined on them; expressions read the sources' columns concatenated; pre reads
+ * srcs[0]'s alone and is tested first. Output in order of srcs[0], then srcs[1], ... */
+rfx_status rfx_cpu_star_join(const rfx_rows *const *srcs, int nsrc, int k, const rfx_rx *pre, const rfx_rx *pred,
+                             rfx_rx *const *out, int nout, rfx_rows *dst, int nthreads);
+
 /* Runs fn(i, ctx) for i in [0, n) on up to nthreads threads; fn must be thread-safe. */
 void rfx_parallel_for(int n, int nthreads, void (*fn)(int i, void *ctx), void *ctx);
 

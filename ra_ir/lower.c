@@ -1627,7 +1627,8 @@ rfx_plan *rfx_plan_build(const rfx_program *prog, const rfx_plan_opts *opts)
         return NULL;
     }
     if (!opts || !opts->no_passes) {
-        rfx_plan_fuse_maps(P);
+        if (!opts || !opts->no_fuse_maps)
+            rfx_plan_fuse_maps(P);
         rfx_plan_cse(P);
         rfx_plan_dce(P);
         if (!opts || !opts->no_count_only)

@@ -101,6 +101,7 @@ typedef struct rfx_plan_opts {
     bool no_passes;            /* skip optimisation passes (debugging) */
     rfx_join_choice join;
     bool no_count_only;        /* keep every relation's tuples (no count-only LFTJ) */
+    bool no_fuse_maps;         /* keep SELECT/PROJECT/MAP apart (fusion off, `--no-fuse`) */
 } rfx_plan_opts;
 
 typedef struct rfx_plan {

@@ -5,6 +5,7 @@
 #define RFX_BACKEND_H
 
 #include "runtime.h"
+#include "weaver.h"
 
 typedef struct rfx_backend rfx_backend;
 
@@ -25,6 +26,8 @@ struct rfx_backend {
     rfx_status (*host_view)(rfx_backend *be, int var, rfx_rows *scratch, const rfx_rows **view);
     /* Runs one data command (everything but control flow and I/O). */
     rfx_status (*exec)(rfx_backend *be, const rfx_ra_cmd *c);
+    /* Runs a fused group (weaver.h) in place of its member commands. */
+    rfx_status (*exec_group)(rfx_backend *be, const rfx_fgroup *g);
     /* Text of the last backend failure (device errors name the failing call). */
     const char *(*last_error)(rfx_backend *be);
     /* Waits for queued work (so host clocks time whole commands). */
@@ -41,6 +44,11 @@ struct rfx_backend {
 rfx_backend *rfx_backend_cpu(int nthreads, size_t cap);
 /* NULL when CUDA is not built in or no device can be used; *why says which. */
 rfx_backend *rfx_backend_cuda(const rfx_run_opts *o, char *why, size_t whycap);
+/* Runs a fused group's generated kernels on the device variables V (indexed by plan
+ * variable); the CUDA backend's path for groups large enough to be worth compiling. */
+struct rfx_gpu;
+struct rfx_dev_rows;
+rfx_status rfx_cuda_run_group(struct rfx_gpu *gpu, const rfx_fgroup *g, struct rfx_dev_rows *V);
 /* Whether a CUDA device is usable (without opening a context); name when non-NULL. */
 bool rfx_cuda_available(char *name, size_t cap);
 /* CUDA runtime and driver versions (1000 * major + 10 * minor); false without CUDA. */

@@ -140,6 +140,30 @@ static rfx_status cpu_exec(rfx_backend *be, const rfx_ra_cmd *c)
     }
 }
 
+/* A fused group in one pass over its input(s). */
+static rfx_status cpu_exec_group(rfx_backend *be, const rfx_fgroup *g)
+{
+    cpu_ctx *x = be->ctx;
+    rfx_rows *V = x->vars;
+    if (g->kind == RFX_FG_FILTER) {
+        const rfx_rx *preds[RFX_FUSED_MAX_OUTS];
+        rfx_rx *const *outs[RFX_FUSED_MAX_OUTS];
+        int nout[RFX_FUSED_MAX_OUTS];
+        rfx_rows *dsts[RFX_FUSED_MAX_OUTS];
+        for (int k = 0; k < g->nouts; k++) {
+            preds[k] = g->outs[k].pred;
+            outs[k] = g->outs[k].out;
+            nout[k] = g->outs[k].nout;
+            dsts[k] = &V[g->outs[k].dst];
+        }
+        return rfx_cpu_mapfilter_multi(&V[g->src], g->nouts, preds, outs, nout, dsts, x->nthreads);
+    }
+    const rfx_rows *srcs[RFX_FUSED_MAX_SRCS];
+    for (int s = 0; s < g->nsrc; s++)
+        srcs[s] = &V[g->srcs[s]];
+    return rfx_cpu_star_join(srcs, g->nsrc, g->nkeys, g->pre, g->pred, g->out, g->nout, &V[g->dst], x->nthreads);
+}
+
 static const char *cpu_last_error(rfx_backend *be)
 {
     (void)be;
@@ -209,6 +233,6 @@ rfx_backend *rfx_backend_cpu(int nthreads, size_t cap)
     c->cap = cap;
     snprintf(c->device, sizeof c->device, "%d CPU thread%s", c->nthreads, c->nthreads > 1 ? "s" : "");
     *be = (rfx_backend){"cpu", c, cpu_open, cpu_close, cpu_count, cpu_release, cpu_merge_host,
-                        cpu_host_view, cpu_exec, cpu_last_error, cpu_sync, cpu_copy_bandwidth, cpu_device};
+                        cpu_host_view, cpu_exec, cpu_exec_group, cpu_last_error, cpu_sync, cpu_copy_bandwidth, cpu_device};
     return be;
 }

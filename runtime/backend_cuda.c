@@ -12,6 +12,8 @@ typedef struct cuda_ctx {
     const rfx_plan *P;
     rfx_gpu *g;
     rfx_dev_rows *vars;
+    int jit;                   /* generated kernels usable: -1 not yet asked, 0 no, 1 yes */
+    size_t jit_min_rows;       /* smaller groups run on the precompiled primitives */
 } cuda_ctx;
 
 static rfx_status cu_open(rfx_backend *be, const rfx_plan *P)
@@ -126,6 +128,59 @@ static rfx_status cu_exec(rfx_backend *be, const rfx_ra_cmd *c)
     }
 }
 
+/* A group's commands one by one (no NVRTC, or inputs too small to be worth a compile);
+ * the temporaries between them are freed afterwards. */
+static rfx_status cu_exec_members(rfx_backend *be, const rfx_fgroup *g)
+{
+    cuda_ctx *x = be->ctx;
+    rfx_status st = RFX_OK;
+    for (int m = 0; m < g->nmembers && st == RFX_OK; m++)
+        st = cu_exec(be, &x->P->blocks[g->members[m].block].cmds[g->members[m].cmd]);
+    if (g->kind == RFX_FG_JOIN)
+        for (int m = 0; m < g->nmembers; m++) {
+            int d = x->P->blocks[g->members[m].block].cmds[g->members[m].cmd].dst;
+            if (d != g->dst)
+                rfx_gpu_rows_free(x->g, &x->vars[d]);
+        }
+    return st;
+}
+
+static rfx_status cu_exec_group(rfx_backend *be, const rfx_fgroup *g)
+{
+    cuda_ctx *x = be->ctx;
+    rfx_dev_rows *V = x->vars;
+    if (x->jit < 0) {
+        char why[256];
+        x->jit = rfx_gpu_jit_ready(x->g, why, sizeof why);
+        const char *env = getenv("RFX_JIT_MIN_ROWS");
+        x->jit_min_rows = env && *env ? (size_t)strtoull(env, NULL, 10) : (size_t)1 << 16;
+    }
+    size_t rows = 0;
+    for (int k = 0; k < rfx_fgroup_ninputs(g); k++)
+        rows += V[rfx_fgroup_input(g, k)].n;
+    if (!x->jit || rows < x->jit_min_rows)
+        return cu_exec_members(be, g);
+    return rfx_cuda_run_group(x->g, g, V);
+}
+
+rfx_status rfx_cuda_run_group(rfx_gpu *gpu, const rfx_fgroup *g, rfx_dev_rows *V)
+{
+    if (g->kind == RFX_FG_FILTER) {
+        int nout[RFX_WEAVE_MAX_OUTS];
+        rfx_dev_rows *dsts[RFX_WEAVE_MAX_OUTS];
+        for (int k = 0; k < g->nouts; k++) {
+            nout[k] = g->outs[k].nout;
+            dsts[k] = &V[g->outs[k].dst];
+        }
+        return rfx_gpu_fused_filter(gpu, g->name, g->source, rfx_weave_items(V[g->src].arity), &V[g->src], g->nouts,
+                                    nout, dsts);
+    }
+    const rfx_dev_rows *srcs[RFX_WEAVE_MAX_SRCS];
+    for (int s = 0; s < g->nsrc; s++)
+        srcs[s] = &V[g->srcs[s]];
+    return rfx_gpu_fused_join(gpu, g->name, g->source, srcs, g->nsrc, g->pred != NULL, g->nout, &V[g->dst]);
+}
+
 static const char *cu_last_error(rfx_backend *be)
 {
     return rfx_gpu_error(((cuda_ctx *)be->ctx)->g);
@@ -180,6 +235,7 @@ rfx_backend *rfx_backend_cuda(const rfx_run_opts *o, char *why, size_t whycap)
         snprintf(why, whycap, "out of host memory");
         return NULL;
     }
+    c->jit = -1;
     c->g = rfx_gpu_open(0, o->device_memory, why, whycap);
     if (!c->g) {
         free(be);
@@ -187,6 +243,6 @@ rfx_backend *rfx_backend_cuda(const rfx_run_opts *o, char *why, size_t whycap)
         return NULL;
     }
     *be = (rfx_backend){"cuda", c, cu_open, cu_close, cu_count, cu_release, cu_merge_host,
-                        cu_host_view, cu_exec, cu_last_error, cu_sync, cu_copy_bandwidth, cu_device};
+                        cu_host_view, cu_exec, cu_exec_group, cu_last_error, cu_sync, cu_copy_bandwidth, cu_device};
     return be;
 }

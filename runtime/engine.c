@@ -195,9 +195,17 @@ void rfx_close(rfx_engine *e)
 }
 
 /* ---- programs ------------------------------------------------------------------------- */
+/* Fusion is off by configuration or, for test runs of the whole suite, RFX_NO_FUSE=1. */
+static bool fusion_off(const rfx_engine *e)
+{
+    const char *env = getenv("RFX_NO_FUSE");
+    return e->cfg.no_fuse || (env && strcmp(env, "1") == 0);
+}
+
 static rfx_plan *build_plan(rfx_engine *e, const rfx_program *prog, bool keep_all_tuples)
 {
     rfx_plan_opts po = {.no_passes = e->cfg.no_opt,
+                        .no_fuse_maps = fusion_off(e),
                         .join = e->cfg.join == RFX_JOIN_BINARY ? RFX_PLAN_JOIN_BINARY
                               : e->cfg.join == RFX_JOIN_LFTJ ? RFX_PLAN_JOIN_LFTJ : RFX_PLAN_JOIN_AUTO,
                         .no_count_only = keep_all_tuples};
@@ -283,6 +291,22 @@ rfx_result rfx_emit(rfx_engine *e, rfx_stage stage, FILE *out)
             return fail(e, RFX_EXIT_RESOURCE, "out of memory building the Harmony IR");
         rfx_harmony_print(out, h);
         rfx_harmony_free(h);
+        break;
+    }
+    case RFX_STAGE_FUSED:
+    case RFX_STAGE_CUDA: {
+        if (fusion_off(e)) {
+            fprintf(out, "// %s: no fused groups (fusion is off)\n", e->prog->file);
+            break;
+        }
+        rfx_weave *w = rfx_weave_build(e->plan, NULL);
+        if (!w)
+            return fail(e, RFX_EXIT_RESOURCE, "out of memory fusing kernels");
+        if (stage == RFX_STAGE_FUSED)
+            rfx_weave_print(out, w);
+        else
+            rfx_weave_print_cuda(out, w);
+        rfx_weave_free(w);
         break;
     }
     default:
@@ -428,6 +452,7 @@ rfx_result rfx_run(rfx_engine *e)
         .profile = e->cfg.profile,
         .profile_json = e->cfg.profile_json,
         .trace = e->cfg.trace,
+        .no_fuse = fusion_off(e),
     };
     rfx_status st = rfx_exec_run(e->plan, e->prog, &o, e->inserts, &e->result);
     e->ran = st == RFX_OK;

@@ -25,7 +25,8 @@ struct rfx_exec {
         int *start;            /* per command: offset into list of its run */
         int *list;             /* -1-terminated runs of temporaries to free */
     } *frees;                  /* per block */
-    op_stat stats[RFX_RA_NOPS];
+    op_stat stats[RFX_RA_NOPS + 2];   /* commands, then fused FILTER and JOIN groups */
+    rfx_weave *weave;          /* fused groups (NULL with --no-fuse) */
     int nthreads;
     double t_start, t_progress;
     int iteration;             /* of the current semi-naive loop */
@@ -76,13 +77,17 @@ static bool plan_liveness(exec *x)
     for (int b = 0; ok && b < P->nblocks; b++)
         for (int i = 0; i < P->blocks[b].ncmds; i++) {
             const rfx_ra_cmd *c = &P->blocks[b].cmds[i];
-            for (int s = 0; s < rfx_ra_cmd_ninputs(c); s++) {
-                int v = rfx_ra_cmd_input(c, s);
+            /* a fused group reads its inputs where it runs, at its anchor */
+            const rfx_fgroup *g = rfx_weave_group_at(x->weave, b, i);
+            bool anchor = g && g->block == b && g->anchor == i;
+            int nin = rfx_ra_cmd_ninputs(c) + (anchor ? rfx_fgroup_ninputs(g) : 0);
+            for (int s = 0; s < nin; s++) {
+                int v = s < rfx_ra_cmd_ninputs(c) ? rfx_ra_cmd_input(c, s) : rfx_fgroup_input(g, s - rfx_ra_cmd_ninputs(c));
                 if (v < 0 || !local[v])
                     continue;
                 if (def_block[v] != b)
                     local[v] = false;
-                else
+                else if (last_use[v] < i)
                     last_use[v] = i;
             }
         }
@@ -246,6 +251,32 @@ static rfx_status run_cmd(exec *x, const rfx_ra_cmd *c)
 }
 
 /* ---- profile -------------------------------------------------------------------------- */
+static const char *stat_name(int k)
+{
+    return k < RFX_RA_NOPS ? rfx_ra_op_name((rfx_ra_op)k) : k == RFX_RA_NOPS ? "FUSED FILTER" : "FUSED JOIN";
+}
+
+/* A group reads each input once and writes each output once. */
+static void count_group_stats(exec *x, const rfx_fgroup *g, double seconds)
+{
+    op_stat *s = &x->stats[RFX_RA_NOPS + (g->kind == RFX_FG_JOIN)];
+    s->seconds += seconds;
+    s->calls++;
+    for (int k = 0; k < rfx_fgroup_ninputs(g); k++) {
+        int v = rfx_fgroup_input(g, k);
+        size_t n = x->be->count(x->be, v);
+        s->tuples_in += n;
+        s->bytes += n * (size_t)x->P->vars[v].arity * 4;
+    }
+    int nout = g->kind == RFX_FG_FILTER ? g->nouts : 1;
+    for (int k = 0; k < nout; k++) {
+        int v = g->kind == RFX_FG_FILTER ? g->outs[k].dst : g->dst;
+        size_t n = x->be->count(x->be, v);
+        s->tuples_out += n;
+        s->bytes += n * (size_t)x->P->vars[v].arity * 4;
+    }
+}
+
 static bool moves_data(rfx_ra_op op)
 {
     return op != RFX_RA_SWAP && op != RFX_RA_CLEAR && op != RFX_RA_PRINTSIZE;
@@ -303,19 +334,19 @@ static void print_profile(exec *x, double total)
         fprintf(j, ", \"copy_bandwidth_GBps\": %.3f, \"seconds\": %.6f, \"operators\": [", bw, total);
     }
     bool first = true;
-    for (int op = 0; op < RFX_RA_NOPS; op++) {
+    for (int op = 0; op < RFX_RA_NOPS + 2; op++) {
         op_stat *s = &x->stats[op];
         if (!s->calls)
             continue;
         double gbs = s->seconds > 0 ? (double)s->bytes / s->seconds * 1e-9 : 0;
         if (f)
-            fprintf(f, "%-14s %8llu %10.6f %14llu %14llu %12.1f %9.1f %6.1f%%\n", rfx_ra_op_name((rfx_ra_op)op),
+            fprintf(f, "%-14s %8llu %10.6f %14llu %14llu %12.1f %9.1f %6.1f%%\n", stat_name(op),
                     (unsigned long long)s->calls, s->seconds, (unsigned long long)s->tuples_in,
                     (unsigned long long)s->tuples_out, (double)s->bytes * 1e-6, gbs, bw > 0 ? 100 * gbs / bw : 0);
         if (j)
             fprintf(j, "%s\n  {\"operator\": \"%s\", \"calls\": %llu, \"seconds\": %.6f, \"tuples_in\": %llu, "
                        "\"tuples_out\": %llu, \"bytes\": %llu, \"GBps\": %.3f, \"fraction_of_copy_bandwidth\": %.4f}",
-                    first ? "" : ",", rfx_ra_op_name((rfx_ra_op)op), (unsigned long long)s->calls, s->seconds,
+                    first ? "" : ",", stat_name(op), (unsigned long long)s->calls, s->seconds,
                     (unsigned long long)s->tuples_in, (unsigned long long)s->tuples_out,
                     (unsigned long long)s->bytes, gbs, bw > 0 ? gbs / bw : 0);
         first = false;
@@ -328,16 +359,17 @@ static void print_profile(exec *x, double total)
 /* One Chrome/Perfetto "complete" event per command: open the file in chrome://tracing or
  * ui.perfetto.dev. Commands run one after another on the backend's stream (on the GPU,
  * synchronised when tracing so each event spans its kernels). */
-static void trace_event(exec *x, const rfx_ra_cmd *c, double t0, double t1)
+static void trace_event(exec *x, const rfx_ra_cmd *c, const rfx_fgroup *g, double t0, double t1)
 {
     FILE *f = x->o->trace;
     if (!x->traced)
         fprintf(f, "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n");
+    int dst = g ? (g->kind == RFX_FG_JOIN ? g->dst : g->outs[0].dst) : c->dst;
     fprintf(f, "%s{\"name\": \"%s%s%s\", \"cat\": \"%s\", \"ph\": \"X\", \"ts\": %.3f, \"dur\": %.3f, "
                "\"pid\": 1, \"tid\": 1, \"args\": {\"tuples_out\": %zu",
-            x->traced ? ",\n" : "", rfx_ra_op_name(c->op), c->dst >= 0 ? " " : "",
-            c->dst >= 0 ? x->P->vars[c->dst].name : "", x->be->name, (t0 - x->t_start) * 1e6, (t1 - t0) * 1e6,
-            c->dst >= 0 ? x->be->count(x->be, c->dst) : (size_t)0);
+            x->traced ? ",\n" : "", g ? "FUSED " : rfx_ra_op_name(c->op), g ? "" : dst >= 0 ? " " : "",
+            g ? g->name : dst >= 0 ? x->P->vars[dst].name : "", x->be->name, (t0 - x->t_start) * 1e6, (t1 - t0) * 1e6,
+            dst >= 0 ? x->be->count(x->be, dst) : (size_t)0);
     if (c->rule >= 0)
         fprintf(f, ", \"rule_line\": %d", x->prog->clauses[c->rule].loc.line);
     fputs("}}", f);
@@ -527,15 +559,21 @@ static rfx_status interpret(exec *x)
         }
         if (i == 0)
             show_progress(x, b, NULL);
-        double t0 = profile ? now() : 0;
-        rfx_status st = run_cmd(x, c);
-        if (profile) {
+        /* a fused group runs at its anchor; its other commands are skipped */
+        const rfx_fgroup *g = rfx_weave_group_at(x->weave, b, i);
+        bool skip = g && (g->block != b || g->anchor != i);
+        double t0 = profile && !skip ? now() : 0;
+        rfx_status st = skip ? RFX_OK : g ? x->be->exec_group(x->be, g) : run_cmd(x, c);
+        if (profile && !skip) {
             if (st == RFX_OK)
                 st = x->be->sync(x->be);
             double t1 = now();
-            count_stats(x, c, t1 - t0);
+            if (g)
+                count_group_stats(x, g, t1 - t0);
+            else
+                count_stats(x, c, t1 - t0);
             if (x->o->trace)
-                trace_event(x, c, t0, t1);
+                trace_event(x, c, g, t0, t1);
         }
         if (st != RFX_OK) {
             report_failure(x, c, st);
@@ -563,6 +601,10 @@ rfx_status rfx_exec_run(const rfx_plan *P, rfx_program *prog, const rfx_run_opts
     x->nthreads = o->nthreads > 0 ? o->nthreads : 1;
     x->t_start = now();
     rfx_status st = check_output_dir(x);
+    if (st == RFX_OK && !o->no_fuse && !(x->weave = rfx_weave_build(P, NULL))) {
+        fprintf(err, "rfx: error: out of memory fusing the plan's kernels\n");
+        st = RFX_ERR_NOMEM;
+    }
     if (st == RFX_OK)
         st = open_backend(x);
     if (st == RFX_OK)
@@ -610,5 +652,6 @@ void rfx_exec_free(rfx_exec *x)
     if (x->be)
         x->be->close(x->be);
     free_liveness(x);
+    rfx_weave_free(x->weave);
     free(x);
 }

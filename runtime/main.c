@@ -22,8 +22,10 @@ static void usage(FILE *f)
           "  -j, --jobs=N            worker threads (default: all cores)\n"
           "      --backend=KIND      auto, cpu or cuda (default auto: CUDA when a device is present)\n"
           "      --device-memory=SIZE  cap on GPU memory use, e.g. 512M or 20G (default: free memory less 5%)\n"
-          "      --emit=STAGE        print an IR stage and exit: ast, plan, harmony\n"
+          "      --emit=STAGE        print an IR stage and exit: ast, plan, harmony, fused (the kernel\n"
+          "                          weaver's groups) or cuda (the CUDA C generated for them)\n"
           "      --no-opt            skip plan optimisation passes\n"
+          "      --no-fuse           run every operator on its own (no kernel fusion)\n"
           "      --join=KIND         auto (leapfrog triejoin for cyclic bodies of 3+ atoms), binary or lftj\n"
           "      --profile[=json FILE]  per-operator time, tuples, bytes moved, GB/s and fraction of the\n"
           "                          measured copy bandwidth: a table on stderr, or JSON into FILE ('-': stdout)\n"
@@ -104,7 +106,7 @@ static bool out_file_close(out_file *j, bool keep)
 }
 
 /* Long options without a short form. */
-enum { OPT_BACKEND = 256, OPT_EMIT, OPT_VERSION, OPT_NOOPT, OPT_PROFILE, OPT_DEVMEM, OPT_JOIN, OPT_COUNT, OPT_TRACE };
+enum { OPT_BACKEND = 256, OPT_EMIT, OPT_VERSION, OPT_NOOPT, OPT_PROFILE, OPT_DEVMEM, OPT_JOIN, OPT_COUNT, OPT_TRACE, OPT_NOFUSE };
 
 static bool pick(const char *arg, const char *const *names, int n, int *out)
 {
@@ -121,7 +123,7 @@ static bool pick(const char *arg, const char *const *names, int n, int *out)
 static int common_option(int ch, const char *arg, const char *who, rfx_config *cfg, const char **emit)
 {
     static const char *const backends[] = {"auto", "cpu", "cuda"}, *const joins[] = {"auto", "binary", "lftj"},
-                              *const stages[] = {"ast", "plan", "harmony"};
+                              *const stages[] = {"ast", "plan", "harmony", "fused", "cuda"};
     int v;
     switch (ch) {
     case 'j': {
@@ -155,11 +157,14 @@ static int common_option(int ch, const char *arg, const char *who, rfx_config *c
         }
         return 1;
     case OPT_EMIT:
-        if (!pick(arg, stages, 3, &v)) {
-            fprintf(stderr, "%s: error: unknown --emit stage '%s' (ast, plan, harmony)\n", who, arg);
+        if (!pick(arg, stages, 5, &v)) {
+            fprintf(stderr, "%s: error: unknown --emit stage '%s' (ast, plan, harmony, fused, cuda)\n", who, arg);
             return -1;
         }
         *emit = stages[v];
+        return 1;
+    case OPT_NOFUSE:
+        cfg->no_fuse = true;
         return 1;
     default:
         return 0;
@@ -168,7 +173,13 @@ static int common_option(int ch, const char *arg, const char *who, rfx_config *c
 
 static rfx_stage stage_of(const char *emit)
 {
-    return strcmp(emit, "ast") == 0 ? RFX_STAGE_AST : strcmp(emit, "plan") == 0 ? RFX_STAGE_PLAN : RFX_STAGE_HARMONY;
+    static const struct { const char *name; rfx_stage stage; } stages[] = {
+        {"ast", RFX_STAGE_AST}, {"plan", RFX_STAGE_PLAN}, {"harmony", RFX_STAGE_HARMONY},
+        {"fused", RFX_STAGE_FUSED}, {"cuda", RFX_STAGE_CUDA}};
+    for (size_t i = 0; i < sizeof stages / sizeof *stages; i++)
+        if (strcmp(emit, stages[i].name) == 0)
+            return stages[i].stage;
+    return RFX_STAGE_PLAN;
 }
 
 /* ---- rfx cliques ------------------------------------------------------------------------ */
@@ -190,7 +201,7 @@ static void cliques_usage(FILE *f)
           "      --device-memory=SIZE  cap on GPU memory use\n"
           "      --join=KIND         auto (leapfrog triejoin), binary or lftj\n"
           "      --profile           per-operator table on stderr\n"
-          "      --emit=STAGE        print the generated program's ast, plan or harmony IR and exit\n"
+          "      --emit=STAGE        print the generated program's ast, plan, harmony, fused or cuda stage and exit\n"
           "  -q, --quiet             no progress line\n"
           "  -h, --help              this text\n",
           f);
@@ -376,6 +387,7 @@ int main(int argc, char **argv)
         {"backend", required_argument, NULL, OPT_BACKEND},
         {"emit", required_argument, NULL, OPT_EMIT},
         {"no-opt", no_argument, NULL, OPT_NOOPT},
+        {"no-fuse", no_argument, NULL, OPT_NOFUSE},
         {"join", required_argument, NULL, OPT_JOIN},
         {"profile", optional_argument, NULL, OPT_PROFILE},
         {"trace", required_argument, NULL, OPT_TRACE},

@@ -80,6 +80,8 @@ typedef struct rfx_config {
     FILE *trace;               /* a Chrome/Perfetto trace (JSON) of each run: an event per plan
                                 * command with its time and output size; NULL: none */
     bool no_opt;               /* skip the plan's optimisation passes (debugging) */
+    bool no_fuse;              /* run every operator on its own: no kernel fusion (the plan's
+                                * MapFilter/MapJoin folding and the weaver's groups) */
     rfx_join_kind join;        /* how multi-way bodies are joined; default AUTO */
 } rfx_config;
 
@@ -95,7 +97,11 @@ typedef union rfx_value {
 } rfx_value;
 
 /* What rfx_emit prints (the stages of `rfx --emit=`). */
-typedef enum rfx_stage { RFX_STAGE_AST, RFX_STAGE_PLAN, RFX_STAGE_HARMONY } rfx_stage;
+typedef enum rfx_stage {
+    RFX_STAGE_AST, RFX_STAGE_PLAN, RFX_STAGE_HARMONY,
+    RFX_STAGE_FUSED,           /* the kernel weaver's groups */
+    RFX_STAGE_CUDA             /* the CUDA C generated for them */
+} rfx_stage;
 
 typedef struct rfx_engine rfx_engine;
 typedef struct rfx_cursor rfx_cursor;

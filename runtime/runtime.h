@@ -21,6 +21,7 @@ typedef struct rfx_run_opts {
     FILE *profile;             /* per-operator table after the run; NULL: none */
     FILE *profile_json;        /* the same as JSON; NULL: none */
     FILE *trace;               /* Chrome/Perfetto trace JSON, an event per command; NULL: none */
+    bool no_fuse;              /* run every command on its own (no weaver groups) */
 } rfx_run_opts;
 
 int rfx_status_exit_code(rfx_status st);

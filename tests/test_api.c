@@ -291,9 +291,9 @@ static void files_emits_and_profiles(void)
         CU_ASSERT_STRING_EQUAL(csv, "1\t2\n1\t3\n1\t4\n2\t3\n2\t4\n3\t4\n");
     CU_ASSERT_PTR_NOT_NULL(strstr(prof, "GB/s"));
     CU_ASSERT_PTR_NOT_NULL(strstr(prof, "JOIN"));
-    CU_ASSERT(json[0] == '{' && strstr(json, "\"operators\": [") && strstr(json, "\"operator\": \"JOIN\""));
+    CU_ASSERT(json[0] == '{' && strstr(json, "\"operators\": [") && strstr(json, "\"operator\": \"FUSED JOIN\""));
     CU_ASSERT(trace[0] == '{' && strstr(trace, "\"traceEvents\": [") && strstr(trace, "\"ph\": \"X\"") &&
-              strstr(trace, "\"name\": \"JOIN ") && strstr(trace, "\"otherData\""));
+              strstr(trace, "\"name\": \"FUSED rfx_g") && strstr(trace, "\"otherData\""));
     free(csv);
     free(out);
     free(prof);

@@ -10,6 +10,10 @@
  *   expected.ast      golden `--emit=ast` (optional)
  *   expected.plan     golden `--emit=plan` (optional)
  *   expected.harmony  golden `--emit=harmony` (optional)
+ *   expected.fused    golden `--emit=fused` (optional)
+ *   expected.cuda     golden `--emit=cuda` (optional)
+ * With RFX_NO_FUSE=1 (the `cases_unfused` test) every case runs without kernel fusion and
+ * must give the same results; the IR goldens, which show fusion, are not compared then.
  * RFX_UPDATE_GOLDEN=1 rewrites the expected.* files from the actual results. */
 #include "harness.h"
 
@@ -161,9 +165,12 @@ static void run_case(int idx)
     free(exp_dir);
 
     /* golden IR stages */
-    static const char *stages[][2] = {{"expected.ast", "--emit=ast"}, {"expected.plan", "--emit=plan"},
-                                      {"expected.harmony", "--emit=harmony"}};
-    for (int s = 0; s < 3; s++) {
+    static const char *stages[][2] = {{"expected.ast", "--emit=ast"},     {"expected.plan", "--emit=plan"},
+                                      {"expected.harmony", "--emit=harmony"}, {"expected.fused", "--emit=fused"},
+                                      {"expected.cuda", "--emit=cuda"}};
+    const char *nofuse = getenv("RFX_NO_FUSE");
+    int nstages = nofuse && strcmp(nofuse, "1") == 0 ? 1 : 5;
+    for (int s = 0; s < nstages; s++) {
         char *p = path_join(dir, stages[s][0]);
         if (file_exists(p)) {
             char *eargv[] = {(char *)env_or("RFX_TEST_BIN", RFX_BIN), (char *)stages[s][1], "program.dl", NULL};

@@ -23,6 +23,7 @@ static const char *env_or(const char *name, const char *fallback)
 #include "lftj.h"
 
 static rfx_gpu *gpu;
+static char *cache_dir;     /* NVRTC cubins of this run */
 static bool quick;          /* RFX_GPU_QUICK=1: small sizes only (for compute-sanitizer) */
 
 static uint64_t rng = 0x1234567ull;
@@ -455,6 +456,12 @@ static void add(void)
 {
     char err[512];
     quick = getenv("RFX_GPU_QUICK") && getenv("RFX_GPU_QUICK")[0] == '1';
+    /* the CUDA runs of the programs use generated kernels for every fused group, however
+     * small, compiled into a fresh cache */
+    setenv("RFX_JIT_MIN_ROWS", "0", 1);
+    cache_dir = make_temp_dir();
+    if (cache_dir)
+        setenv("RFX_CACHE_DIR", cache_dir, 1);
     if (rfx_gpu_count() > 0) {
         gpu = rfx_gpu_open(0, 0, err, sizeof err);
         if (!gpu)
@@ -481,5 +488,9 @@ int main(int argc, char **argv)
 {
     int rc = run_suites(argc, argv, add);
     rfx_gpu_close(gpu);
+    if (cache_dir) {
+        remove_tree(cache_dir);
+        free(cache_dir);
+    }
     return rc;
 }

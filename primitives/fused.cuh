@@ -1,0 +1,235 @@
+// fused.cuh: launching the kernel weaver's generated kernels (weaver/codegen.c), compiled
+// at run time by jit.c and loaded as CUDA libraries; included by cuda_prims.cu for its
+// helpers (pool, compaction, division flag).
+extern "C" {
+#include "jit.h"
+}
+
+#define FUSED_THREADS 256
+
+struct jit_lib {
+    uint64_t hash;             // of the source text
+    cudaLibrary_t lib;
+    struct jit_lib *next;
+};
+
+// Same layout as the generated code's rfx_outs and rfx_srcs.
+struct fused_outs {
+    uint32_t *p[8];
+};
+struct fused_srcs {
+    const uint32_t *p[8];
+    unsigned long long n[8];
+};
+
+static void jit_unload(rfx_gpu *g)
+{
+    for (jit_lib *l = g->libs, *next; l; l = next) {
+        next = l->next;
+        cudaLibraryUnload(l->lib);
+        free(l);
+    }
+    g->libs = NULL;
+}
+
+extern "C" bool rfx_gpu_jit_ready(rfx_gpu *g, char *why, size_t cap)
+{
+    (void)g;
+    return rfx_jit_available(why, cap);
+}
+
+extern "C" void rfx_gpu_jit_stats(const rfx_gpu *g, int *compiled, int *cached, double *compile_ms, double *cache_ms)
+{
+    *compiled = g->jit_compiled;
+    *cached = g->jit_cached;
+    *compile_ms = g->jit_compile_ms;
+    *cache_ms = g->jit_cache_ms;
+}
+
+/* The kernel `name` of the library built from source (compiled, or read from the disk
+ * cache, on first use in this context). */
+static rfx_status jit_kernel(rfx_gpu *g, const char *source, const char *name, cudaKernel_t *k)
+{
+    uint64_t h = rfx_fnv1a(RFX_FNV_INIT, source, strlen(source));
+    jit_lib *l = g->libs;
+    while (l && l->hash != h)
+        l = l->next;
+    if (!l) {
+        void *cubin = NULL;
+        size_t size = 0;
+        bool compiled = false;
+        double ms = 0;
+        if (!rfx_jit_cubin(source, name, g->arch, &cubin, &size, &compiled, &ms, g->err, sizeof g->err))
+            return RFX_ERR_DEVICE;
+        if (compiled) {
+            g->jit_compiled++;
+            g->jit_compile_ms += ms;
+        } else {
+            g->jit_cached++;
+            g->jit_cache_ms += ms;
+        }
+        l = (jit_lib *)calloc(1, sizeof *l);
+        if (!l) {
+            free(cubin);
+            return RFX_ERR_NOMEM;
+        }
+        cudaError_t e = cudaLibraryLoadData(&l->lib, cubin, NULL, NULL, 0, NULL, NULL, 0);
+        free(cubin);
+        if (e != cudaSuccess) {
+            free(l);
+            return fail(g, e, "cudaLibraryLoadData (generated kernels)", __FILE__, __LINE__);
+        }
+        l->hash = h;
+        l->next = g->libs;
+        g->libs = l;
+    }
+    CK(cudaLibraryGetKernel(k, l->lib, name));
+    return RFX_OK;
+}
+
+static rfx_status launch(rfx_gpu *g, cudaKernel_t k, const char *name, size_t blocks, void **args)
+{
+    cudaError_t e = cudaLaunchKernel((const void *)k, dim3((unsigned)blocks), dim3(FUSED_THREADS), args, 0, g->stream);
+    if (e != cudaSuccess)
+        return fail(g, e, name, __FILE__, __LINE__);
+    return RFX_OK;
+}
+
+extern "C" rfx_status rfx_gpu_fused_filter(rfx_gpu *g, const char *name, const char *source, int items,
+                                           const rfx_dev_rows *src, int nouts, const int *nout, rfx_dev_rows *const *dsts)
+{
+    if (nouts < 1 || nouts > 8)
+        return RFX_ERR_INTERNAL;
+    size_t n = src->n;
+    if (n == 0) {
+        for (int m = 0; m < nouts; m++) {
+            rfx_dev_rows empty;
+            rfx_gpu_rows_init(&empty, nout[m]);
+            replace(g, dsts[m], &empty);
+        }
+        return RFX_OK;
+    }
+    cudaKernel_t k;
+    rfx_status st = jit_kernel(g, source, name, &k);
+    if (st)
+        return st;
+    size_t tile = (size_t)FUSED_THREADS * (size_t)items, ntiles = (n + tile - 1) / tile;
+    if (ntiles > 0xffffffffu) {
+        snprintf(g->err, sizeof g->err, "%zu rows exceed the fused kernel's tile count", n);
+        return RFX_ERR_LIMIT;
+    }
+    rfx_dev_rows res[8];
+    int made = 0;
+    for (; made < nouts && st == RFX_OK; made++)
+        st = rows_alloc(g, &res[made], nout[made], n);   // upper bounds; n is set below
+    size_t words = (size_t)nouts * ntiles + (size_t)nouts + 1;
+    unsigned long long *status = st == RFX_OK ? (unsigned long long *)rfx_gpu_alloc(g, words * 8) : NULL;
+    if (st == RFX_OK && !status)
+        st = RFX_ERR_NOMEM;
+    unsigned long long *totals = status ? status + (size_t)nouts * ntiles : NULL;
+    unsigned *counter = totals ? (unsigned *)(totals + nouts) : NULL;
+    if (st == RFX_OK) {
+        cudaError_t e = cudaMemsetAsync(status, 0, words * 8, g->stream);
+        if (e == cudaSuccess)
+            e = cudaMemsetAsync(g->d_flag, 0, sizeof(unsigned), g->stream);
+        if (e != cudaSuccess)
+            st = fail(g, e, "cudaMemsetAsync", __FILE__, __LINE__);
+    }
+    if (st == RFX_OK) {
+        fused_outs outs = {};
+        for (int m = 0; m < nouts; m++)
+            outs.p[m] = res[m].data;
+        const uint32_t *data = src->data;
+        unsigned long long nn = n;
+        void *args[] = {&data, &nn, &outs, &status, &counter, &totals, &g->d_flag};
+        st = launch(g, k, name, ntiles, args);
+    }
+    unsigned long long kept[8] = {0};
+    if (st == RFX_OK)
+        st = to_host(g, totals, kept, (size_t)nouts);
+    rfx_gpu_free(g, status);
+    if (st == RFX_OK)
+        st = check_div0(g);
+    for (int m = 0; m < made; m++) {
+        if (st == RFX_OK) {
+            res[m].n = (size_t)kept[m];
+            replace(g, dsts[m], &res[m]);
+        } else
+            rfx_gpu_rows_free(g, &res[m]);
+    }
+    return st;
+}
+
+extern "C" rfx_status rfx_gpu_fused_join(rfx_gpu *g, const char *name, const char *source,
+                                         const rfx_dev_rows *const *srcs, int nsrc, bool has_pred, int nout,
+                                         rfx_dev_rows *dst)
+{
+    if (nsrc < 2 || nsrc > 8)
+        return RFX_ERR_INTERNAL;
+    rfx_dev_rows res;
+    rfx_gpu_rows_init(&res, nout);
+    size_t na = srcs[0]->n;
+    bool empty = na == 0;
+    for (int s = 1; s < nsrc; s++)
+        empty |= srcs[s]->n == 0;
+    if (empty) {
+        replace(g, dst, &res);
+        return RFX_OK;
+    }
+    char kname[64];
+    cudaKernel_t kcount, kexpand;
+    snprintf(kname, sizeof kname, "%s_count", name);
+    rfx_status st = jit_kernel(g, source, kname, &kcount);
+    snprintf(kname, sizeof kname, "%s_expand", name);
+    if (st == RFX_OK)
+        st = jit_kernel(g, source, kname, &kexpand);
+    if (st)
+        return st;
+    fused_srcs S = {};
+    for (int s = 0; s < nsrc; s++) {
+        S.p[s] = srcs[s]->data;
+        S.n[s] = srcs[s]->n;
+    }
+    size_t ranges = (size_t)(nsrc - 1) * na;
+    uint64_t *lo, *len, *cnt, *off;
+    ALLOC(lo, ranges * 8);
+    len = (uint64_t *)rfx_gpu_alloc(g, ranges * 8);
+    cnt = (uint64_t *)rfx_gpu_alloc(g, na * 8);
+    off = (uint64_t *)rfx_gpu_alloc(g, na * 8);
+    if (!len || !cnt || !off)
+        st = RFX_ERR_NOMEM;
+    if (st == RFX_OK) {
+        cudaError_t e = cudaMemsetAsync(g->d_flag, 0, sizeof(unsigned), g->stream);
+        if (e != cudaSuccess)
+            st = fail(g, e, "cudaMemsetAsync", __FILE__, __LINE__);
+    }
+    if (st == RFX_OK) {
+        void *args[] = {&S, &lo, &len, &cnt, &g->d_flag};
+        st = launch(g, kcount, "generated join count kernel", grid_for(na), args);
+    }
+    if (st == RFX_OK)
+        st = exclusive_sum(g, cnt, off, na);
+    uint64_t last[2] = {0, 0};
+    if (st == RFX_OK)
+        st = to_host(g, off + na - 1, &last[0], 1);
+    if (st == RFX_OK)
+        st = to_host(g, cnt + na - 1, &last[1], 1);
+    rfx_gpu_free(g, cnt);
+    unsigned long long total = last[0] + last[1];
+    uint64_t *flags = NULL;
+    if (st == RFX_OK && total)
+        st = rows_alloc(g, &res, nout, (size_t)total);
+    if (st == RFX_OK && total && has_pred && !(flags = (uint64_t *)rfx_gpu_alloc(g, total * 8)))
+        st = RFX_ERR_NOMEM;
+    if (st == RFX_OK && total) {
+        uint32_t *out = res.data;
+        void *args[] = {&S, &total, &off, &lo, &len, &out, &flags, &g->d_flag};
+        st = launch(g, kexpand, "generated join expand kernel", grid_for(total), args);
+        if (st == RFX_OK)
+            st = check_div0(g);
+    }
+    rfx_gpu_free(g, lo);
+    rfx_gpu_free(g, len);
+    rfx_gpu_free(g, off);
+    return finish_filtered(g, st, &res, (size_t)total, nout, flags, dst);
+}

@@ -1,0 +1,219 @@
+/* jit.c: NVRTC through dlopen, and the on-disk cubin cache (see jit.h). */
+#include "jit.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef RFX_CUDA_LIBDIR
+#define RFX_CUDA_LIBDIR ""
+#endif
+
+/* The few NVRTC entry points used, declared here so nvrtc.h is not needed. */
+typedef int (*nvrtc_create_fn)(void **prog, const char *src, const char *name, int nheaders, const char *const *headers,
+                               const char *const *include_names);
+typedef int (*nvrtc_compile_fn)(void *prog, int nopts, const char *const *opts);
+typedef int (*nvrtc_size_fn)(void *prog, size_t *size);
+typedef int (*nvrtc_get_fn)(void *prog, char *out);
+typedef int (*nvrtc_destroy_fn)(void **prog);
+typedef int (*nvrtc_version_fn)(int *major, int *minor);
+typedef const char *(*nvrtc_error_fn)(int result);
+
+static struct {
+    pthread_once_t once;
+    bool ok;
+    char why[256];
+    int major, minor;
+    nvrtc_create_fn create;
+    nvrtc_compile_fn compile;
+    nvrtc_size_fn log_size, cubin_size;
+    nvrtc_get_fn log, cubin;
+    nvrtc_destroy_fn destroy;
+    nvrtc_error_fn error;
+} nv = {PTHREAD_ONCE_INIT};
+
+static void load_nvrtc(void)
+{
+    static const char *const names[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"};
+    void *h = NULL;
+    char path[1024];
+    for (size_t i = 0; !h && i < sizeof names / sizeof *names; i++) {
+        h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+        const char *dirs[] = {getenv("CUDA_HOME"), RFX_CUDA_LIBDIR, "/usr/local/cuda/lib64"};
+        for (size_t d = 0; !h && d < sizeof dirs / sizeof *dirs; d++) {
+            if (!dirs[d] || !*dirs[d])
+                continue;
+            snprintf(path, sizeof path, "%s%s/%s", dirs[d], d == 0 ? "/lib64" : "", names[i]);
+            h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        }
+    }
+    if (!h) {
+        snprintf(nv.why, sizeof nv.why, "NVRTC (libnvrtc.so) was not found");
+        return;
+    }
+    nv.create = (nvrtc_create_fn)dlsym(h, "nvrtcCreateProgram");
+    nv.compile = (nvrtc_compile_fn)dlsym(h, "nvrtcCompileProgram");
+    nv.log_size = (nvrtc_size_fn)dlsym(h, "nvrtcGetProgramLogSize");
+    nv.log = (nvrtc_get_fn)dlsym(h, "nvrtcGetProgramLog");
+    nv.cubin_size = (nvrtc_size_fn)dlsym(h, "nvrtcGetCUBINSize");
+    nv.cubin = (nvrtc_get_fn)dlsym(h, "nvrtcGetCUBIN");
+    nv.destroy = (nvrtc_destroy_fn)dlsym(h, "nvrtcDestroyProgram");
+    nv.error = (nvrtc_error_fn)dlsym(h, "nvrtcGetErrorString");
+    nvrtc_version_fn version = (nvrtc_version_fn)dlsym(h, "nvrtcVersion");
+    if (!nv.create || !nv.compile || !nv.log_size || !nv.log || !nv.cubin_size || !nv.cubin || !nv.destroy ||
+        !nv.error || !version || version(&nv.major, &nv.minor) != 0) {
+        snprintf(nv.why, sizeof nv.why, "the NVRTC library found lacks nvrtcGetCUBIN (CUDA 11.1 or later needed)");
+        return;
+    }
+    nv.ok = true;
+}
+
+bool rfx_jit_available(char *why, size_t cap)
+{
+    pthread_once(&nv.once, load_nvrtc);
+    if (!nv.ok && why && cap)
+        snprintf(why, cap, "%s", nv.why);
+    return nv.ok;
+}
+
+uint64_t rfx_fnv1a(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *s = p;
+    for (size_t i = 0; i < n; i++) {
+        h ^= s[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+/* The cache directory (created), or false when caching is off or impossible. */
+static bool cache_dir(char *dir, size_t cap)
+{
+    const char *env = getenv("RFX_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    if (env && strcmp(env, "off") == 0)
+        return false;
+    if (env && *env)
+        snprintf(dir, cap, "%s", env);
+    else if (xdg && *xdg)
+        snprintf(dir, cap, "%s/rfx", xdg);
+    else if (home && *home)
+        snprintf(dir, cap, "%s/.cache/rfx", home);
+    else
+        return false;
+    /* make each level that is missing */
+    for (char *p = dir + 1; *p; p++)
+        if (*p == '/') {
+            *p = 0;
+            mkdir(dir, 0755);
+            *p = '/';
+        }
+    return mkdir(dir, 0755) == 0 || errno == EEXIST;
+}
+
+static bool read_file(const char *path, void **data, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return false;
+    bool ok = fseek(f, 0, SEEK_END) == 0;
+    long n = ok ? ftell(f) : -1;
+    ok = n > 0 && fseek(f, 0, SEEK_SET) == 0;
+    void *buf = ok ? malloc((size_t)n) : NULL;
+    ok = buf && fread(buf, 1, (size_t)n, f) == (size_t)n;
+    fclose(f);
+    if (!ok) {
+        free(buf);
+        return false;
+    }
+    *data = buf;
+    *size = (size_t)n;
+    return true;
+}
+
+/* Written to a temporary file and renamed, so a reader never sees half a cubin. */
+static void write_file(const char *path, const void *data, size_t size)
+{
+    char tmp[1200];
+    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    if (!f)
+        return;
+    bool ok = fwrite(data, 1, size, f) == size;
+    ok &= fclose(f) == 0;
+    if (!ok || rename(tmp, path) != 0)
+        unlink(tmp);
+}
+
+bool rfx_jit_cubin(const char *source, const char *name, int arch, void **cubin, size_t *size, bool *compiled,
+                   double *ms, char *err, size_t errcap)
+{
+    double t0 = now_ms();
+    *compiled = false;
+    if (!rfx_jit_available(err, errcap))
+        return false;
+    char archopt[32];
+    snprintf(archopt, sizeof archopt, "--gpu-architecture=sm_%d", arch);
+    const char *opts[] = {archopt, "--fmad=false", "--std=c++17", "-default-device"};
+    uint64_t h = rfx_fnv1a(RFX_FNV_INIT, source, strlen(source));
+    for (size_t i = 0; i < sizeof opts / sizeof *opts; i++)
+        h = rfx_fnv1a(h, opts[i], strlen(opts[i]) + 1);
+    int ver[2] = {nv.major, nv.minor};
+    h = rfx_fnv1a(h, ver, sizeof ver);
+    char dir[1024], path[1100];
+    bool cached = cache_dir(dir, sizeof dir);
+    if (cached) {
+        snprintf(path, sizeof path, "%s/%016llx.cubin", dir, (unsigned long long)h);
+        if (read_file(path, cubin, size)) {
+            *ms = now_ms() - t0;
+            return true;
+        }
+    }
+    void *prog = NULL;
+    int r = nv.create(&prog, source, name, 0, NULL, NULL);
+    if (r != 0) {
+        snprintf(err, errcap, "nvrtcCreateProgram: %s", nv.error(r));
+        return false;
+    }
+    r = nv.compile(prog, (int)(sizeof opts / sizeof *opts), opts);
+    bool ok = r == 0;
+    if (!ok) {
+        size_t n = 0;
+        char *log = nv.log_size(prog, &n) == 0 && n ? malloc(n + 1) : NULL;
+        if (log && nv.log(prog, log) == 0) {
+            log[n] = 0;
+            snprintf(err, errcap, "NVRTC could not compile %s: %s\n%s", name, nv.error(r), log);
+        } else
+            snprintf(err, errcap, "NVRTC could not compile %s: %s", name, nv.error(r));
+        free(log);
+    }
+    size_t n = 0;
+    void *buf = NULL;
+    if (ok && (nv.cubin_size(prog, &n) != 0 || !n || !(buf = malloc(n)) || nv.cubin(prog, buf) != 0)) {
+        snprintf(err, errcap, "NVRTC produced no cubin for %s", name);
+        free(buf);
+        ok = false;
+    }
+    nv.destroy(&prog);
+    if (!ok)
+        return false;
+    if (cached)
+        write_file(path, buf, n);
+    *cubin = buf;
+    *size = n;
+    *compiled = true;
+    *ms = now_ms() - t0;
+    return true;
+}

@@ -1,0 +1,293 @@
+/* test_weaver.c: the kernel weaver. The groups it forms for the thesis's fusion patterns;
+ * fused and unfused runs agree on random inputs (CPU backend, and the CUDA backend with
+ * generated kernels when a device is present); every group's generated source compiles
+ * with NVRTC, and a second compile comes from the disk cache. */
+#include "harness.h"
+#include "backend.h"
+#include "weaver.h"
+#ifdef RFX_HAVE_CUDA
+#include "jit.h"
+#endif
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct prog_case {
+    const char *name, *src;
+} prog_case;
+
+/* The five patterns of thesis §4.4.1 (Figure 24) and the shapes around them. */
+static const prog_case programs[] = {
+    {"a: selects and a project",
+     ".decl r(a:number, b:number, c:number)\n.decl o(a:number, c:number)\n.input r\n"
+     "o(a, c) :- r(a, b, c), a < 40, b > 12.\n.output o\n"},
+    {"b: a chain of joins",
+     ".decl a(x:number, y:number)\n.decl b(x:number, y:number)\n.decl c(x:number, y:number)\n"
+     ".decl o(x:number, y:number, z:number, w:number)\n.input a\n.input b\n.input c\n"
+     "o(x, y, z, w) :- a(x, y), b(x, z), c(x, w).\n.output o\n"},
+    {"c: a join of three selected relations",
+     ".decl a(x:number, y:number)\n.decl b(x:number, y:number)\n.decl c(x:number, y:number)\n"
+     ".decl o(x:number, y:number, z:number, w:number)\n.input a\n.input b\n.input c\n"
+     "o(x, y, z, w) :- a(x, y), b(x, z), c(x, w), y < 30, z < 50, w > 10.\n.output o\n"},
+    {"d: several selects over one input",
+     ".decl r(a:number, b:number)\n.decl o1(a:number, b:number)\n.decl o2(b:number)\n.decl o3(a:number, b:number)\n"
+     ".input r\no1(a, b) :- r(a, b), a < 20.\no2(b) :- r(a, b), b > 40.\no3(b, a) :- r(a, b), a + b > 60.\n"
+     ".output o1\n.output o2\n.output o3\n"},
+    {"e: arithmetic",
+     ".decl item(id:number, price:float, discount:float, tax:float)\n.decl o(id:number, v:float)\n.input item\n"
+     "o(i, p * (1.0 - d) * (1.0 + t)) :- item(i, p, d, t).\n.output o\n"},
+    {"division guarded by a filter",
+     ".decl a(x:number, y:number)\n.decl b(x:number, y:number)\n.decl o(x:number, v:number)\n.input a\n.input b\n"
+     "o(x, 1000 / (y - 7)) :- a(x, y), b(x, z), y != 7, z % 3 = 1.\n.output o\n"},
+    {"recursion with a filtered join",
+     ".decl e(x:number, y:number)\n.decl p(x:number, y:number)\n.input e\n"
+     "p(x, y) :- e(x, y), x < 60.\np(x, z) :- p(x, y), e(y, z), z > 3.\n.output p\n"},
+    {"unsigned and negatives",
+     ".decl r(a:unsigned, b:number)\n.decl o(a:unsigned, b:number)\n.input r\n"
+     "o(a * 3 + a / 7, -b) :- r(a, b), b - 5 < 0, a > 2.\n.output o\n"},
+};
+#define NPROGRAMS ((int)(sizeof programs / sizeof *programs))
+
+static uint64_t seed = 42;
+static uint32_t rnd(uint32_t range)
+{
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    return (uint32_t)(seed >> 33) % range;
+}
+
+static rfx_program *parse(const prog_case *p)
+{
+    int nerr = 0;
+    rfx_program *prog = rfx_frontend_parse(p->src, strlen(p->src), p->name, stderr, &nerr);
+    CU_ASSERT_PTR_NOT_NULL(prog);
+    return prog;
+}
+
+static rfx_plan *plan_of(const rfx_program *prog, bool fuse)
+{
+    rfx_plan_opts po = {.no_fuse_maps = !fuse};
+    return rfx_plan_build(prog, &po);
+}
+
+/* The groups of each pattern: kind, members, sources. */
+static void test_groups(void)
+{
+    struct {
+        int prog, ngroups;
+        rfx_fgroup_kind kind;
+        int nmembers, nsrc_or_outs;
+    } want[] = {
+        {0, 1, RFX_FG_FILTER, 1, 1},   /* the plan already folded SELECT+PROJECT */
+        {1, 1, RFX_FG_JOIN, 2, 3},     /* JOIN -> JOIN on one key: a star join of three */
+        {2, 1, RFX_FG_JOIN, 5, 3},     /* three SELECTs and two JOINs */
+        {3, 1, RFX_FG_FILTER, 3, 3},   /* three rules, three strata, one pass */
+        {4, 1, RFX_FG_FILTER, 1, 1},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        rfx_program *prog = parse(&programs[want[i].prog]);
+        rfx_plan *plan = prog ? plan_of(prog, true) : NULL;
+        rfx_weave *w = plan ? rfx_weave_build(plan, NULL) : NULL;
+        CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+        CU_ASSERT_EQUAL(w->ngroups, want[i].ngroups);
+        const rfx_fgroup *g = &w->groups[0];
+        CU_ASSERT_EQUAL(g->kind, want[i].kind);
+        CU_ASSERT_EQUAL(g->nmembers, want[i].nmembers);
+        CU_ASSERT_EQUAL(g->kind == RFX_FG_JOIN ? g->nsrc : g->nouts, want[i].nsrc_or_outs);
+        CU_ASSERT_PTR_NOT_NULL(g->source);
+        /* every member maps back to the group; the anchor is a member */
+        bool anchored = false;
+        for (int m = 0; m < g->nmembers; m++) {
+            CU_ASSERT_PTR_EQUAL(rfx_weave_group_at(w, g->members[m].block, g->members[m].cmd), g);
+            anchored |= g->members[m].block == g->block && g->members[m].cmd == g->anchor;
+        }
+        CU_ASSERT(anchored);
+        rfx_weave_free(w);
+        rfx_plan_free(plan);
+        rfx_program_free(prog);
+    }
+    /* the pattern (c) group tests the first relation's filter before looking up matches */
+    rfx_program *prog = parse(&programs[2]);
+    rfx_plan *plan = plan_of(prog, true);
+    rfx_weave *w = rfx_weave_build(plan, NULL);
+    CU_ASSERT_PTR_NOT_NULL(w->groups[0].pre);
+    CU_ASSERT_PTR_NOT_NULL(w->groups[0].pred);
+    rfx_weave_free(w);
+    rfx_plan_free(plan);
+    rfx_program_free(prog);
+}
+
+/* Random sorted sets for every input relation (small domains, so joins match). */
+static rfx_rows *random_inputs(const rfx_program *prog, size_t n)
+{
+    rfx_rows *in = calloc((size_t)prog->nrels, sizeof *in);
+    rfx_plan *plan = plan_of(prog, true);   /* for the column types */
+    for (int r = 0; in && plan && r < prog->nrels; r++) {
+        const rfx_relation *rel = &prog->rels[r];
+        const rfx_prim *types = plan->vars[plan->relvar[r]].types;
+        rfx_rows_init(&in[r], rel->arity);
+        if (!(rel->io & RFX_REL_INPUT))
+            continue;
+        rfx_rows_reserve(&in[r], n);
+        for (size_t i = 0; i < n; i++) {
+            uint32_t t[16];
+            for (int c = 0; c < rel->arity && c < 16; c++) {
+                uint32_t v = rnd(100);
+                if (types[c] == RFX_FLOAT) {
+                    float f = (float)v / 8.0f - 3.0f;
+                    memcpy(&v, &f, 4);
+                } else if (types[c] == RFX_NUMBER)
+                    v = v - 20;   /* negatives too */
+                t[c] = v;
+            }
+            rfx_rows_push(&in[r], t);
+        }
+        rfx_cpu_sort(&in[r], 1);
+        rfx_cpu_unique(&in[r], 1);
+    }
+    rfx_plan_free(plan);
+    return in;
+}
+
+/* Runs prog on inputs; every relation's rows into out[] (caller frees). */
+static rfx_status run_on(rfx_program *prog, const rfx_rows *in, bool fuse, rfx_backend_kind backend, rfx_rows *out)
+{
+    rfx_plan *plan = plan_of(prog, fuse);
+    if (!plan)
+        return RFX_ERR_NOMEM;
+    FILE *sink = fopen("/dev/null", "w");
+    rfx_run_opts o = {.nthreads = 3, .backend = backend, .err = stderr, .out = sink, .no_fuse = !fuse};
+    rfx_exec *x = NULL;
+    rfx_status st = rfx_exec_run(plan, prog, &o, in, &x);
+    for (int r = 0; st == RFX_OK && r < prog->nrels; r++) {
+        rfx_rows_init(&out[r], prog->rels[r].arity);
+        st = rfx_exec_rows(x, r, &out[r]);
+    }
+    rfx_exec_free(x);
+    fclose(sink);
+    rfx_plan_free(plan);
+    return st;
+}
+
+static bool same_rows(const rfx_rows *a, const rfx_rows *b)
+{
+    return a->n == b->n && a->arity == b->arity &&
+           (a->n == 0 || a->arity == 0 || memcmp(a->data, b->data, a->n * (size_t)a->arity * 4) == 0);
+}
+
+static void differential(rfx_backend_kind fused_backend)
+{
+    static const size_t sizes[] = {0, 1, 37, 3000};
+    for (int p = 0; p < NPROGRAMS; p++)
+        for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
+            rfx_program *prog = parse(&programs[p]);
+            if (!prog)
+                continue;
+            rfx_rows *in = random_inputs(prog, sizes[s]);
+            rfx_rows *ref = calloc((size_t)prog->nrels, sizeof *ref), *got = calloc((size_t)prog->nrels, sizeof *got);
+            rfx_status a = run_on(prog, in, false, RFX_BACKEND_CPU, ref);
+            rfx_status b = run_on(prog, in, true, fused_backend, got);
+            CU_ASSERT_EQUAL(a, b);
+            for (int r = 0; a == RFX_OK && b == RFX_OK && r < prog->nrels; r++) {
+                bool eq = same_rows(&ref[r], &got[r]);
+                if (!eq)
+                    fprintf(stderr, "\n    %s, %zu rows: %s has %zu tuples fused, %zu unfused", programs[p].name,
+                            sizes[s], prog->rels[r].name, got[r].n, ref[r].n);
+                CU_ASSERT(eq);
+            }
+            for (int r = 0; r < prog->nrels; r++) {
+                rfx_rows_free(&in[r]);
+                rfx_rows_free(&ref[r]);
+                rfx_rows_free(&got[r]);
+            }
+            free(in);
+            free(ref);
+            free(got);
+            rfx_program_free(prog);
+        }
+}
+
+static void test_cpu_fused_equals_unfused(void)
+{
+    differential(RFX_BACKEND_CPU);
+}
+
+#ifdef RFX_HAVE_CUDA
+static char *cache;
+
+/* Every group of every pattern compiles; the second time it is read from the cache. */
+static void test_nvrtc(void)
+{
+    char why[256];
+    if (!rfx_jit_available(why, sizeof why)) {
+        CU_FAIL("NVRTC is part of the CUDA toolkit this build used, but cannot be loaded");
+        fprintf(stderr, "\n    %s", why);
+        return;
+    }
+    int groups = 0;
+    for (int p = 0; p < NPROGRAMS; p++) {
+        rfx_program *prog = parse(&programs[p]);
+        rfx_plan *plan = prog ? plan_of(prog, true) : NULL;
+        rfx_weave *w = plan ? rfx_weave_build(plan, NULL) : NULL;
+        CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+        for (int g = 0; g < w->ngroups; g++, groups++) {
+            void *cubin = NULL, *again = NULL;
+            size_t n = 0, n2 = 0;
+            bool compiled = false;
+            double ms = 0;
+            char err[4096];
+            bool ok = rfx_jit_cubin(w->groups[g].source, w->groups[g].name, 90, &cubin, &n, &compiled, &ms, err, sizeof err);
+            if (!ok)
+                fprintf(stderr, "\n    %s, %s: %s", programs[p].name, w->groups[g].name, err);
+            CU_ASSERT(ok && n > 0);
+            ok = rfx_jit_cubin(w->groups[g].source, w->groups[g].name, 90, &again, &n2, &compiled, &ms, err, sizeof err);
+            CU_ASSERT(ok && !compiled && n2 == n && again && cubin && memcmp(cubin, again, n) == 0);
+            CU_ASSERT(ms < 5.0);   /* a cached run spends under 5 ms per group */
+            free(cubin);
+            free(again);
+        }
+        rfx_weave_free(w);
+        rfx_plan_free(plan);
+        rfx_program_free(prog);
+    }
+    CU_ASSERT(groups >= NPROGRAMS);
+}
+
+/* With a device: the generated kernels (every size, none too small to compile) against
+ * the unfused CPU run. */
+static void test_gpu_fused_equals_unfused(void)
+{
+    if (!rfx_cuda_available(NULL, 0)) {
+        printf("(no CUDA device: generated kernels not run) ");
+        return;
+    }
+    differential(RFX_BACKEND_CUDA);
+}
+#endif
+
+static void add(void)
+{
+#ifdef RFX_HAVE_CUDA
+    cache = make_temp_dir();
+    setenv("RFX_CACHE_DIR", cache, 1);
+    setenv("RFX_JIT_MIN_ROWS", "0", 1);
+#endif
+    CU_pSuite s = CU_add_suite("weaver", NULL, NULL);
+    CU_add_test(s, "groups of the thesis patterns", test_groups);
+    CU_add_test(s, "fused = unfused on random inputs (CPU)", test_cpu_fused_equals_unfused);
+#ifdef RFX_HAVE_CUDA
+    CU_add_test(s, "every group compiles with NVRTC; cached the second time", test_nvrtc);
+    CU_add_test(s, "generated kernels = unfused on random inputs (GPU)", test_gpu_fused_equals_unfused);
+#endif
+}
+
+int main(int argc, char **argv)
+{
+    int rc = run_suites(argc, argv, add);
+#ifdef RFX_HAVE_CUDA
+    if (cache) {
+        remove_tree(cache);
+        free(cache);
+    }
+#endif
+    return rc;
+}

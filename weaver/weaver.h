@@ -1,0 +1,124 @@
+/* weaver.h: the kernel weaver (Red Fox thesis ch. 4). Finds groups of plan commands that
+ * can run as one kernel, so that intermediate results stay in registers instead of device
+ * memory, and generates the CUDA C source of each group.
+ *
+ * Fusion happens in two stages. Thread dependences between a producer and its only
+ * consumer (SELECT/PROJECT/MAP chains, a JOIN followed by a filter) are folded into
+ * MAPFILTER and MAPJOIN commands by the plan pass rfx_plan_fuse_maps, so the CPU profits
+ * too. The weaver then forms groups (Algorithm 1) and keeps those that fit a register and
+ * shared-memory budget (Algorithm 2):
+ *   - FILTER groups: every element-wise command reading one input, up to 8 of them (input
+ *     dependence: several selections over one relation read it once);
+ *   - JOIN groups: a sort-merge JOIN with the selections that feed it and the JOINs on the
+ *     same key below it (CTA dependence: each key range of the inputs is joined where it
+ *     is filtered), run as one star join over the unfiltered sources.
+ * Every other command (SORT, UNIQUE, UNION, ...) needs all of its input and is a boundary.
+ *
+ * A group runs in place of its anchor command; the other commands it holds are skipped.
+ *
+ * Ownership: an rfx_weave owns its arena and borrows the plan (free the weave first). */
+#ifndef RFX_WEAVER_H
+#define RFX_WEAVER_H
+
+#include "ra_ir.h"
+
+#define RFX_WEAVE_MAX_OUTS 8       /* outputs of one FILTER group */
+#define RFX_WEAVE_MAX_SRCS 8       /* sources of one JOIN group */
+
+typedef enum rfx_fgroup_kind { RFX_FG_FILTER, RFX_FG_JOIN } rfx_fgroup_kind;
+
+/* Why a command joined its group (the thesis's dependence classes). */
+typedef enum rfx_fdep {
+    RFX_DEP_ANCHOR,            /* the command the group replaces */
+    RFX_DEP_INPUT,             /* reads the same input as the anchor */
+    RFX_DEP_THREAD,            /* an element-wise producer of the consumer's input */
+    RFX_DEP_CTA                /* a key-partitioned producer (a JOIN on the same key) */
+} rfx_fdep;
+
+typedef struct rfx_fmember {
+    int block, cmd;            /* the plan command */
+    rfx_fdep dep;
+} rfx_fmember;
+
+/* One output of a FILTER group: dst = out(sigma_pred(src)). */
+typedef struct rfx_fout {
+    int dst;
+    const rfx_rx *pred;        /* NULL: every tuple */
+    int nout;                  /* dst's arity; out[k] NULL means column k (SELECT) */
+    rfx_rx *const *out;
+} rfx_fout;
+
+typedef struct rfx_fgroup {
+    rfx_fgroup_kind kind;
+    int id;
+    int block, anchor;         /* runs in place of plan->blocks[block].cmds[anchor] */
+    int nmembers;
+    rfx_fmember *members;      /* in plan order; the anchor is among them */
+    /* FILTER: src read once, nouts outputs */
+    int src;
+    int nouts;
+    rfx_fout *outs;
+    /* JOIN: dst = out(sigma_pre,pred(srcs[0] |x|_k srcs[1] |x|_k ...)); expressions read
+     * the sources' columns concatenated (source s from offset[s]). pre reads srcs[0] only
+     * and is tested before its matches are looked up. */
+    int nsrc;
+    int *srcs, *offset;
+    int nkeys;
+    rfx_rx *pre, *pred;        /* NULL: none; conjunctions tested left to right */
+    int nout;
+    rfx_rx **out;
+    int dst;
+    /* resource estimate of the generated kernel (Algorithm 2) */
+    int regs, smem;
+    char name[16];             /* kernel name prefix ("rfx_g3") */
+    char *source;              /* generated CUDA C */
+} rfx_fgroup;
+
+typedef struct rfx_weave_opts {
+    int max_regs;              /* per thread (0: 96) */
+    int max_smem;              /* bytes per block (0: 48 KiB) */
+} rfx_weave_opts;
+
+typedef struct rfx_weave {
+    rfx_arena *arena;
+    const rfx_plan *plan;      /* borrowed */
+    int ngroups;
+    rfx_fgroup *groups;
+    int **at;                  /* per block, per command: group index it belongs to, or -1 */
+} rfx_weave;
+
+/* Forms the groups of a plan and generates their code; NULL on out-of-memory. */
+rfx_weave *rfx_weave_build(const rfx_plan *plan, const rfx_weave_opts *opts);
+void rfx_weave_free(rfx_weave *w);
+
+/* The group that plan command (block, cmd) belongs to, or NULL. */
+static inline const rfx_fgroup *rfx_weave_group_at(const rfx_weave *w, int block, int cmd)
+{
+    int g = w ? w->at[block][cmd] : -1;
+    return g >= 0 ? &w->groups[g] : NULL;
+}
+
+/* The variables a group reads (FILTER: its source; JOIN: its sources), by position. */
+int rfx_fgroup_ninputs(const rfx_fgroup *g);
+int rfx_fgroup_input(const rfx_fgroup *g, int k);
+
+/* `rfx --emit=fused`: the groups, their members with the dependence that brought each in,
+ * and the resource estimate. */
+void rfx_weave_print(FILE *out, const rfx_weave *w);
+/* `rfx --emit=cuda`: the generated source of every group. */
+void rfx_weave_print_cuda(FILE *out, const rfx_weave *w);
+
+/* Code generation (codegen.c): the CUDA C source of a group (arena-allocated), its kernel
+ * names derived from g->name. NULL on out-of-memory. */
+char *rfx_weave_codegen(rfx_arena *arena, const rfx_plan *plan, const rfx_fgroup *g);
+
+/* Kernel launch geometry shared by the generated code and the launcher. */
+#define RFX_WEAVE_THREADS 256
+/* Rows per thread of a FILTER tile: as many as keep the loaded columns within 32 registers. */
+static inline int rfx_weave_items(int arity)
+{
+    int items = arity <= 4 ? 8 : arity <= 8 ? 4 : arity <= 16 ? 2 : 1;
+    return items;
+}
+
+#endif
