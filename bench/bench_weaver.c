@@ -8,7 +8,7 @@
  * zeros); selectivity is that of each filter. Floor: bytes the fused group must move
  * (inputs read once, outputs written once) over the measured copy bandwidth.
  * Times: CUDA events, warm (the compile happens in the warm-up), median of repeats.
- * Usage: bench_weaver [min_MB max_MB repeats]   (default 64 4096 5) */
+ * Usage: bench_weaver [min_MB max_MB repeats [patterns]]   (default 64 4096 5 abcde) */
 #include "backend.h"
 #include "cuda_prims.h"
 
@@ -186,8 +186,9 @@ int main(int argc, char **argv)
 {
     long min_mb = argc > 1 ? atol(argv[1]) : 64, max_mb = argc > 2 ? atol(argv[2]) : 4096;
     int reps = argc > 3 ? atoi(argv[3]) : 5;
+    const char *which = argc > 4 ? argv[4] : "abcde";
     if (min_mb < 1 || max_mb < min_mb || reps < 1 || reps > 64) {
-        fprintf(stderr, "usage: bench_weaver [min_MB max_MB repeats]\n");
+        fprintf(stderr, "usage: bench_weaver [min_MB max_MB repeats [patterns]]\n");
         return 2;
     }
     setenv("RFX_JIT_MIN_ROWS", "0", 1);
@@ -204,6 +205,8 @@ int main(int argc, char **argv)
     int nspeed = 0;
     for (size_t p = 0; p < sizeof patterns / sizeof *patterns; p++) {
         const pattern *pt = &patterns[p];
+        if (!strchr(which, pt->id))
+            continue;
         for (long mb = min_mb; mb <= max_mb; mb *= 4)
             for (int s = 0; s < 2; s++) {
                 double sel = s ? 0.9 : 0.1;

@@ -16,7 +16,7 @@ RFX_JIT_MIN_ROWS=0 RFX_BACKEND=cuda $B/tests/test_cases > "$OUT/cases_cuda.log" 
 echo "test_cases (cuda, generated kernels) exit $?: $(grep -E '^ +tests ' "$OUT/cases_cuda.log")"
 grep -B3 -A8 FAILED "$OUT/cases_cuda.log" | head -40
 echo "== bench_weaver"
-$B/bench/bench_weaver ${RFX_WEAVER_MB:-64 4096} ${RFX_WEAVER_REPS:-5} 2>&1 | tee "$OUT/bench_weaver.txt"
+$B/bench/bench_weaver ${RFX_WEAVER_MB:-64 4096} ${RFX_WEAVER_REPS:-5} ${RFX_WEAVER_PATTERNS:-abcde} 2>&1 | tee "$OUT/bench_weaver.txt"
 echo "== bench_weaver again: kernels from the disk cache"
 $B/bench/bench_weaver 64 64 1 2>&1 | tail -1
 if [ "${RFX_SANITIZE:-1}" = 1 ] && command -v compute-sanitizer >/dev/null; then

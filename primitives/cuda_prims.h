@@ -91,10 +91,11 @@ void rfx_gpu_jit_stats(const rfx_gpu *g, int *compiled, int *cached, double *com
  * m (nout[m] columns), in input order. */
 rfx_status rfx_gpu_fused_filter(rfx_gpu *g, const char *name, const char *source, int items,
                                 const rfx_dev_rows *src, int nouts, const int *nout, rfx_dev_rows *const *dsts);
-/* A JOIN group: kernels name_count and name_expand of `source` over nsrc sorted sources;
- * has_pred: the expand kernel flags the candidates it keeps. */
+/* A JOIN group: kernels name_count and name_expand of `source` over nsrc sorted sources.
+ * Candidates are flagged and compacted when has_residual (filters not tested as ranges
+ * are counted) or when some key range was too long to filter as it was counted. */
 rfx_status rfx_gpu_fused_join(rfx_gpu *g, const char *name, const char *source, const rfx_dev_rows *const *srcs,
-                              int nsrc, bool has_pred, int nout, rfx_dev_rows *dst);
+                              int nsrc, bool has_residual, int nout, rfx_dev_rows *dst);
 
 #ifdef __cplusplus
 }

@@ -6,6 +6,7 @@ extern "C" {
 }
 
 #define FUSED_THREADS 256
+#define FUSED_ROWS (FUSED_THREADS * 8)   // rows of the first source per block of a join count
 
 struct jit_lib {
     uint64_t hash;             // of the source text
@@ -122,16 +123,16 @@ extern "C" rfx_status rfx_gpu_fused_filter(rfx_gpu *g, const char *name, const c
     int made = 0;
     for (; made < nouts && st == RFX_OK; made++)
         st = rows_alloc(g, &res[made], nout[made], n);   // upper bounds; n is set below
+    // look-back words per output and tile, then the outputs' sizes, then the tile counter
+    // and the division flag: read back with one copy
     size_t words = (size_t)nouts * ntiles + (size_t)nouts + 1;
     unsigned long long *status = st == RFX_OK ? (unsigned long long *)rfx_gpu_alloc(g, words * 8) : NULL;
     if (st == RFX_OK && !status)
         st = RFX_ERR_NOMEM;
     unsigned long long *totals = status ? status + (size_t)nouts * ntiles : NULL;
-    unsigned *counter = totals ? (unsigned *)(totals + nouts) : NULL;
+    unsigned *counter = totals ? (unsigned *)(totals + nouts) : NULL, *div_flag = counter ? counter + 1 : NULL;
     if (st == RFX_OK) {
         cudaError_t e = cudaMemsetAsync(status, 0, words * 8, g->stream);
-        if (e == cudaSuccess)
-            e = cudaMemsetAsync(g->d_flag, 0, sizeof(unsigned), g->stream);
         if (e != cudaSuccess)
             st = fail(g, e, "cudaMemsetAsync", __FILE__, __LINE__);
     }
@@ -141,15 +142,17 @@ extern "C" rfx_status rfx_gpu_fused_filter(rfx_gpu *g, const char *name, const c
             outs.p[m] = res[m].data;
         const uint32_t *data = src->data;
         unsigned long long nn = n;
-        void *args[] = {&data, &nn, &outs, &status, &counter, &totals, &g->d_flag};
+        void *args[] = {&data, &nn, &outs, &status, &counter, &totals, &div_flag};
         st = launch(g, k, name, ntiles, args);
     }
-    unsigned long long kept[8] = {0};
+    unsigned long long kept[9] = {0};
     if (st == RFX_OK)
-        st = to_host(g, totals, kept, (size_t)nouts);
+        st = to_host(g, totals, kept, (size_t)nouts + 1);
     rfx_gpu_free(g, status);
-    if (st == RFX_OK)
-        st = check_div0(g);
+    if (st == RFX_OK && kept[nouts] >> 32) {
+        snprintf(g->err, sizeof g->err, "division by zero");
+        st = RFX_ERR_DIV0;
+    }
     for (int m = 0; m < made; m++) {
         if (st == RFX_OK) {
             res[m].n = (size_t)kept[m];
@@ -161,7 +164,7 @@ extern "C" rfx_status rfx_gpu_fused_filter(rfx_gpu *g, const char *name, const c
 }
 
 extern "C" rfx_status rfx_gpu_fused_join(rfx_gpu *g, const char *name, const char *source,
-                                         const rfx_dev_rows *const *srcs, int nsrc, bool has_pred, int nout,
+                                         const rfx_dev_rows *const *srcs, int nsrc, bool has_residual, int nout,
                                          rfx_dev_rows *dst)
 {
     if (nsrc < 2 || nsrc > 8)
@@ -190,36 +193,51 @@ extern "C" rfx_status rfx_gpu_fused_join(rfx_gpu *g, const char *name, const cha
         S.p[s] = srcs[s]->data;
         S.n[s] = srcs[s]->n;
     }
+    if ((na + FUSED_ROWS - 1) / FUSED_ROWS > 0x7fffffffu) {
+        snprintf(g->err, sizeof g->err, "%zu rows exceed the generated join's grid", na);
+        return RFX_ERR_LIMIT;
+    }
     size_t ranges = (size_t)(nsrc - 1) * na;
     uint64_t *lo, *len, *cnt, *off;
     ALLOC(lo, ranges * 8);
     len = (uint64_t *)rfx_gpu_alloc(g, ranges * 8);
-    cnt = (uint64_t *)rfx_gpu_alloc(g, na * 8);
+    cnt = (uint64_t *)rfx_gpu_alloc(g, na * 8 + 16);   // then the raw-range flag
     off = (uint64_t *)rfx_gpu_alloc(g, na * 8);
+    unsigned *raw_flag = cnt ? (unsigned *)(cnt + na) : NULL;
     if (!len || !cnt || !off)
         st = RFX_ERR_NOMEM;
     if (st == RFX_OK) {
         cudaError_t e = cudaMemsetAsync(g->d_flag, 0, sizeof(unsigned), g->stream);
+        if (e == cudaSuccess)
+            e = cudaMemsetAsync(raw_flag, 0, sizeof(unsigned), g->stream);
         if (e != cudaSuccess)
             st = fail(g, e, "cudaMemsetAsync", __FILE__, __LINE__);
     }
     if (st == RFX_OK) {
-        void *args[] = {&S, &lo, &len, &cnt, &g->d_flag};
-        st = launch(g, kcount, "generated join count kernel", grid_for(na), args);
+        void *args[] = {&S, &lo, &len, &cnt, &raw_flag, &g->d_flag};
+        // a thread per FUSED_CHUNK rows (the generated kernel's CHUNK)
+        st = launch(g, kcount, "generated join count kernel", (na + FUSED_ROWS - 1) / FUSED_ROWS, args);
     }
     if (st == RFX_OK)
         st = exclusive_sum(g, cnt, off, na);
-    uint64_t last[2] = {0, 0};
-    if (st == RFX_OK)
-        st = to_host(g, off + na - 1, &last[0], 1);
-    if (st == RFX_OK)
-        st = to_host(g, cnt + na - 1, &last[1], 1);
+    // the total and whether some range was too long to filter as counted, in one wait
+    uint64_t last[3] = {0, 0, 0};
+    if (st == RFX_OK) {
+        cudaError_t e = cudaMemcpyAsync(&last[0], off + na - 1, 8, cudaMemcpyDeviceToHost, g->stream);
+        if (e == cudaSuccess)
+            e = cudaMemcpyAsync(&last[1], cnt + na - 1, 16, cudaMemcpyDeviceToHost, g->stream);
+        if (e == cudaSuccess)
+            e = cudaStreamSynchronize(g->stream);
+        if (e != cudaSuccess)
+            st = fail(g, e, "cudaMemcpyAsync", __FILE__, __LINE__);
+    }
+    bool raw = (unsigned)last[2] != 0;
     rfx_gpu_free(g, cnt);
     unsigned long long total = last[0] + last[1];
     uint64_t *flags = NULL;
     if (st == RFX_OK && total)
         st = rows_alloc(g, &res, nout, (size_t)total);
-    if (st == RFX_OK && total && has_pred && !(flags = (uint64_t *)rfx_gpu_alloc(g, total * 8)))
+    if (st == RFX_OK && total && (has_residual || raw) && !(flags = (uint64_t *)rfx_gpu_alloc(g, total * 8)))
         st = RFX_ERR_NOMEM;
     if (st == RFX_OK && total) {
         uint32_t *out = res.data;

@@ -178,7 +178,7 @@ rfx_status rfx_cuda_run_group(rfx_gpu *gpu, const rfx_fgroup *g, rfx_dev_rows *V
     const rfx_dev_rows *srcs[RFX_WEAVE_MAX_SRCS];
     for (int s = 0; s < g->nsrc; s++)
         srcs[s] = &V[g->srcs[s]];
-    return rfx_gpu_fused_join(gpu, g->name, g->source, srcs, g->nsrc, g->pred != NULL, g->nout, &V[g->dst]);
+    return rfx_gpu_fused_join(gpu, g->name, g->source, srcs, g->nsrc, g->residual != NULL, g->nout, &V[g->dst]);
 }
 
 static const char *cu_last_error(rfx_backend *be)

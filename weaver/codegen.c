@@ -149,9 +149,12 @@ static void gen_filter(gen *g, const rfx_fgroup *grp)
             "extern \"C\" __global__ void __launch_bounds__(T) %s(const u32 *__restrict__ src, u64 n, rfx_outs outs,\n"
             "    u64 *status, unsigned *counter, u64 *totals, unsigned *div_flag)\n{\n",
             grp->name);
+    bool staged = A != 0 && A != 1 && A != 2 && A != 4;
+    if (staged)
+        fprintf(f, "    __shared__ __align__(16) u32 s_rows[TILE * %d];   // the tile, loaded coalesced\n", A);
     fputs("    __shared__ unsigned s_tile;\n"
           "    __shared__ u32 s_cnt[M][ITEMS][T / 32];\n"
-          "    __shared__ u32 s_tot[M];\n"
+
           "    __shared__ u64 s_base[M];\n"
           "    if (threadIdx.x == 0)\n"
           "        s_tile = atomicAdd(counter, 1u);\n"
@@ -160,12 +163,29 @@ static void gen_filter(gen *g, const rfx_fgroup *grp)
           "    const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;\n"
           "    bool div0 = false;\n",
           f);
+    if (staged)
+        fprintf(f,
+                "    {\n        // all of a thread's 16-byte loads are in flight before the first store\n"
+                "        const u64 words = (n - first < TILE ? n - first : TILE) * %d;\n"
+                "        const u32 *g = src + first * %d;\n"
+                "        const int Q = (TILE * %d / 4 + T - 1) / T;\n"
+                "        uint4 q4[Q];\n"
+                "#pragma unroll\n        for (int q = 0; q < Q; q++) {\n"
+                "            const u64 w = ((u64)q * T + threadIdx.x) * 4;\n"
+                "            if (w + 3 < words)\n                q4[q] = *(const uint4 *)&g[w];\n        }\n"
+                "#pragma unroll\n        for (int q = 0; q < Q; q++) {\n"
+                "            const u64 w = ((u64)q * T + threadIdx.x) * 4;\n"
+                "            if (w + 3 < words)\n                *(uint4 *)&s_rows[w] = q4[q];\n        }\n"
+                "        for (u64 w = (words & ~3ull) + threadIdx.x; w < words; w += T)\n"
+                "            s_rows[w] = g[w];\n"
+                "        __syncthreads();\n    }\n",
+                A, A, A);
     fprintf(f, "    u32 v[ITEMS][%d];\n    u32 keep[M];\n", A ? A : 1);
+    /* every load is issued before the first is used, so a thread keeps ITEMS in flight */
     fputs("#pragma unroll\n    for (int m = 0; m < M; m++)\n        keep[m] = 0;\n"
           "#pragma unroll\n    for (int j = 0; j < ITEMS; j++) {\n"
           "        const u64 r = first + (u64)j * T + threadIdx.x;\n"
-          "        const bool in = r < n;\n"
-          "        if (in) {\n",
+          "        if (r < n) {\n",
           f);
     if (A == 2)
         fputs("            uint2 t = ((const uint2 *)src)[r];\n            v[j][0] = t.x;\n            v[j][1] = t.y;\n", f);
@@ -173,10 +193,16 @@ static void gen_filter(gen *g, const rfx_fgroup *grp)
         fputs("            uint4 t = ((const uint4 *)src)[r];\n"
               "            v[j][0] = t.x;\n            v[j][1] = t.y;\n            v[j][2] = t.z;\n            v[j][3] = t.w;\n",
               f);
+    else if (staged)
+        for (int c = 0; c < A; c++)
+            fprintf(f, "            v[j][%d] = s_rows[(j * T + threadIdx.x) * %d + %d];\n", c, A, c);
     else
         for (int c = 0; c < A; c++)
             fprintf(f, "            v[j][%d] = src[r * %d + %d];\n", c, A, c);
-    fputs("        }\n", f);
+    fputs("        }\n    }\n"
+          "#pragma unroll\n    for (int j = 0; j < ITEMS; j++) {\n"
+          "        const bool in = first + (u64)j * T + threadIdx.x < n;\n",
+          f);
     g->colfmt = "v[j][%d]";
     for (int m = 0; m < M; m++) {
         fprintf(f, "        {\n            const bool k = in");
@@ -190,27 +216,25 @@ static void gen_filter(gen *g, const rfx_fgroup *grp)
                 m, m);
     }
     fputs("    }\n    __syncthreads();\n"
-          "    if (warp == 0) {\n"
-          "        const int V = ITEMS * (T / 32), P = (V + 31) / 32;\n"
-          "        for (int m = 0; m < M; m++) {\n"
-          "            u32 *c = &s_cnt[m][0][0], sum = 0;\n"
-          "            for (int q = 0; q < P; q++)\n"
-          "                if (lane * P + q < V)\n                    sum += c[lane * P + q];\n"
-          "            u32 incl = sum;\n"
-          "            for (int o = 1; o < 32; o <<= 1) {\n"
-          "                u32 y = __shfl_up_sync(0xffffffffu, incl, o);\n"
-          "                if (lane >= (unsigned)o)\n                    incl += y;\n            }\n"
-          "            u32 run = incl - sum;\n"
-          "            for (int q = 0; q < P; q++)\n"
-          "                if (lane * P + q < V) {\n"
-          "                    u32 t = c[lane * P + q];\n                    c[lane * P + q] = run;\n                    run += t;\n"
-          "                }\n"
-          "            if (lane == 31)\n                s_tot[m] = incl;\n"
-          "        }\n"
-          "        __syncwarp();\n"
-          "        if (lane < M) {\n"
-          "            // decoupled look-back for output `lane`: earlier tiles are running or done\n"
-          "            u64 *st = status + lane * ntiles, total = s_tot[lane], excl = 0;\n"
+          "    if (warp < M) {\n"
+          "        // warp m scans output m's counts (item-major, then warp) and finds its offset\n"
+          "        const int m = warp, V = ITEMS * (T / 32), P = (V + 31) / 32;\n"
+          "        u32 *c = &s_cnt[m][0][0], sum = 0;\n"
+          "        for (int q = 0; q < P; q++)\n"
+          "            if (lane * P + q < V)\n                sum += c[lane * P + q];\n"
+          "        u32 incl = sum;\n"
+          "        for (int o = 1; o < 32; o <<= 1) {\n"
+          "            u32 y = __shfl_up_sync(0xffffffffu, incl, o);\n"
+          "            if (lane >= (unsigned)o)\n                incl += y;\n        }\n"
+          "        u32 run = incl - sum;\n"
+          "        for (int q = 0; q < P; q++)\n"
+          "            if (lane * P + q < V) {\n"
+          "                u32 t = c[lane * P + q];\n                c[lane * P + q] = run;\n                run += t;\n"
+          "            }\n"
+          "        const u64 total = __shfl_sync(0xffffffffu, incl, 31);\n"
+          "        if (lane == 0) {\n"
+          "            // decoupled look-back: earlier tiles are running or done\n"
+          "            u64 *st = status + m * ntiles, excl = 0;\n"
           "            if (tile == 0)\n                atomicExch(&st[0], LB_PREFIX | total);\n"
           "            else {\n"
           "                atomicExch(&st[tile], LB_AGGREGATE | total);\n"
@@ -223,8 +247,8 @@ static void gen_filter(gen *g, const rfx_fgroup *grp)
           "                }\n"
           "                atomicExch(&st[tile], LB_PREFIX | (excl + total));\n"
           "            }\n"
-          "            s_base[lane] = excl;\n"
-          "            if (tile == ntiles - 1)\n                totals[lane] = excl + total;\n"
+          "            s_base[m] = excl;\n"
+          "            if (tile == ntiles - 1)\n                totals[m] = excl + total;\n"
           "        }\n"
           "    }\n"
           "    __syncthreads();\n"
@@ -258,101 +282,194 @@ static void gen_filter(gen *g, const rfx_fgroup *grp)
 }
 
 /* ---- JOIN -------------------------------------------------------------------------------- */
+/* Declarations of the columns of source s's row `row` that e reads. */
+static void load_cols(gen *g, const rfx_fgroup *grp, int s, const bool *used, const char *row, const char *indent)
+{
+    int as = g->P->vars[grp->srcs[s]].arity;
+    for (int c = 0; c < as; c++)
+        if (used[grp->offset[s] + c])
+            fprintf(g->f, "%sconst u32 c%d = S.p[%d][(%s) * %d + %d];\n", indent, grp->offset[s] + c, s, row, as, c);
+}
+
+static void emit_or_true(gen *g, const rfx_rx *e)
+{
+    if (e)
+        emit_rx(g, e);
+    else
+        fputs("true", g->f);
+}
+
 static void gen_join(gen *g, const rfx_fgroup *grp)
 {
     FILE *f = g->f;
     const rfx_plan *P = g->P;
+    const char *nm = grp->name;
     int ns = grp->nsrc, K = grp->nkeys, width = grp->offset[ns - 1] + P->vars[grp->srcs[ns - 1]].arity;
     int a0 = P->vars[grp->srcs[0]].arity;
-    bool *used = calloc((size_t)width + 1, sizeof(bool));
-    if (!used)
+    bool *used = calloc((size_t)width + 1, sizeof(bool)), *fused = calloc((size_t)width + 1, sizeof(bool));
+    if (!used || !fused) {
+        free(used);
+        free(fused);
         return;
+    }
     mark_cols(grp->pred, used);
     for (int k = 0; k < grp->nout; k++)
         mark_cols(grp->out[k], used);
-    fprintf(f, "// JOIN of %d sources on %d key column%s\n", ns, K, K == 1 ? "" : "s");
+    fprintf(f, "// JOIN of %d sources on %d key column%s\n#define SCAN %d\n#define FILTERED (1ull << 63)\n", ns, K,
+            K == 1 ? "" : "s", RFX_WEAVE_SCAN_RANGE);
     fprintf(f,
             "static __device__ __forceinline__ int %s_cmp(const u32 *row, const u32 *key)\n{\n"
             "#pragma unroll\n    for (int c = 0; c < %d; c++)\n"
             "        if (row[c] != key[c])\n            return row[c] < key[c] ? -1 : 1;\n    return 0;\n}\n",
-            grp->name, K);
+            nm, K);
     fprintf(f,
             "// first row of rows[lo, hi) whose key is >= key (upper: > key)\n"
             "static __device__ u64 %s_bound(const u32 *rows, int arity, u64 lo, u64 hi, const u32 *key, bool upper)\n{\n"
             "    while (lo < hi) {\n        u64 m = lo + (hi - lo) / 2;\n        int c = %s_cmp(rows + m * arity, key);\n"
             "        if (c < 0 || (upper && c == 0))\n            lo = m + 1;\n        else\n            hi = m;\n    }\n"
             "    return lo;\n}\n",
-            grp->name, grp->name);
-    /* count */
+            nm, nm);
     fprintf(f,
-            "extern \"C\" __global__ void %s_count(rfx_srcs S, u64 *lo, u64 *len, u64 *cnt, unsigned *div_flag)\n{\n"
-            "    const u64 na = S.n[0];\n    bool div0 = false;\n"
-            "    for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < na; i += (u64)gridDim.x * blockDim.x) {\n"
-            "        const u32 *a = S.p[0] + i * %d;\n",
-            grp->name, a0);
-    bool *pre_used = calloc((size_t)a0 + 1, sizeof(bool));
-    if (!pre_used) {
-        free(used);
-        return;
-    }
-    mark_cols(grp->pre, pre_used);
-    for (int c = 0; c < a0; c++)
-        if (pre_used[c])
-            fprintf(f, "        const u32 c%d = a[%d];\n", c, c);
+            "// rem %% n and rem /= n, in 32 bits when both fit\n"
+            "static __device__ __forceinline__ u64 %s_digit(u64 *rem, u64 n)\n{\n"
+            "    if ((*rem | n) >> 32 == 0) {\n        u32 r = (u32)*rem, q = r / (u32)n;\n        *rem = q;\n"
+            "        return r - q * (u32)n;\n    }\n    u64 q = *rem / n, d = *rem - q * n;\n    *rem = q;\n    return d;\n}\n"
+            "// the last i in [lo, hi) with off[i] <= o\n"
+            "static __device__ __forceinline__ u64 %s_owner(const u64 *off, u64 lo, u64 hi, u64 o)\n{\n"
+            "    while (lo < hi) {\n        u64 m = lo + (hi - lo) / 2;\n        if (off[m] <= o)\n            lo = m + 1;\n"
+            "        else\n            hi = m;\n    }\n    return lo - 1;\n}\n",
+            nm, nm);
+    /* count: each warp takes 32 * CHUNK consecutive rows of the first source, a lane every
+     * 32nd (so the warp's loads and stores stay coalesced). A lane's keys ascend, so after
+     * one binary search per source its next row's range is found by galloping forward
+     * from the last one (a few steps the warp's other lanes have just cached) instead of
+     * searching the whole source again. */
+    fprintf(f,
+            "// first row of rows[lo, n) whose key is >= key (upper: > key), galloping from lo\n"
+            "static __device__ u64 %s_gallop(const u32 *rows, int arity, u64 lo, u64 n, const u32 *key, bool upper)\n{\n"
+            "    u64 step = 1, prev = lo;\n"
+            "    while (lo < n) {\n        int c = %s_cmp(rows + lo * arity, key);\n"
+            "        if (!(c < 0 || (upper && c == 0)))\n            break;\n"
+            "        prev = lo + 1;\n        lo += step;\n        step *= 2;\n    }\n"
+            "    return %s_bound(rows, arity, prev, lo < n ? lo : n, key, upper);\n}\n",
+            nm, nm, nm);
+    fprintf(f,
+            "#define CHUNK 8\n"
+            "extern \"C\" __global__ void __launch_bounds__(256) %s_count(rfx_srcs S, u64 *lo, u64 *len, u64 *cnt,\n"
+            "    unsigned *raw_flag, unsigned *div_flag)\n{\n"
+            "    const u64 na = S.n[0], first = ((blockIdx.x * (u64)blockDim.x + threadIdx.x) >> 5) * 32 * CHUNK;\n"
+            "    const unsigned lane = threadIdx.x & 31;\n"
+            "    bool div0 = false, raw = false;\n",
+            nm);
+    for (int s = 1; s < ns; s++)
+        fprintf(f, "    u64 at%d = ~0ull;   // lower bound of the last key searched in source %d\n", s, s);
+    fputs("    for (u64 i = first + lane; i < first + 32 * CHUNK && i < na; i += 32) {\n", f);
+    fprintf(f, "        const u32 *a = S.p[0] + i * %d;\n        u64 total = 0;\n", a0);
     g->colfmt = "c%d";
-    fputs("        u64 total = 0;\n        if (", f);
-    if (grp->pre)
-        emit_rx(g, grp->pre);
-    else
-        fputs("true", f);
-    fputs(") {\n            total = 1;\n", f);
+    if (grp->pre) {
+        bool *pu = calloc((size_t)width + 1, sizeof(bool));
+        if (pu) {
+            mark_cols(grp->pre, pu);
+            fputs("        {\n", f);
+            load_cols(g, grp, 0, pu, "i", "            ");
+            fputs("            if (!(", f);
+            emit_rx(g, grp->pre);
+            fputs(")) {\n                cnt[i] = 0;\n                continue;\n            }\n        }\n", f);
+            free(pu);
+        }
+    }
+    fputs("        do {\n            total = 1;\n", f);
     for (int s = 1; s < ns; s++) {
         int as = P->vars[grp->srcs[s]].arity;
         fprintf(f,
-                "            {\n                const u64 l = %s_bound(S.p[%d], %d, 0, S.n[%d], a, false);\n"
-                "                const u64 h = %s_bound(S.p[%d], %d, l, S.n[%d], a, true);\n"
-                "                lo[%d * na + i] = l;\n                len[%d * na + i] = h - l;\n"
-                "                total *= h - l;\n            }\n",
-                grp->name, s, as, s, grp->name, s, as, s, s - 1, s - 1);
+                "            {\n"
+                "                const u64 l = at%d = at%d != ~0ull ? %s_gallop(S.p[%d], %d, at%d, S.n[%d], a, false)\n"
+                "                                                  : %s_bound(S.p[%d], %d, 0, S.n[%d], a, false);\n"
+                "                const u64 h = %s_gallop(S.p[%d], %d, l, S.n[%d], a, true);\n"
+                "                u64 n = h - l;\n",
+                s, s, nm, s, as, s, s, nm, s, as, s, nm, s, as, s);
+        if (grp->filt[s]) {
+            memset(fused, 0, sizeof(bool) * (size_t)(width + 1));
+            mark_cols(grp->filt[s], fused);
+            fputs("                if (n <= SCAN) {\n                    u64 pass = 0;\n"
+                  "                    for (u64 r = l; r < h; r++) {\n",
+                  f);
+            load_cols(g, grp, s, fused, "r", "                        ");
+            fputs("                        pass += (", f);
+            emit_rx(g, grp->filt[s]);
+            fputs(") != 0;\n                    }\n", f);
+            fprintf(f, "                    len[(u64)%d * na + i] = pass | FILTERED;\n                    n = pass;\n"
+                       "                } else {\n                    raw = true;\n"
+                       "                    len[(u64)%d * na + i] = n;\n                }\n",
+                    s - 1, s - 1);
+        } else
+            fprintf(f, "                len[(u64)%d * na + i] = n;\n", s - 1);
+        fprintf(f, "                lo[(u64)%d * na + i] = l;\n                total *= n;\n"
+                   "                if (!total)\n                    break;\n            }\n",
+                s - 1);
     }
-    fputs("        }\n        cnt[i] = total;\n    }\n    if (div0)\n        atomicOr(div_flag, 1u);\n}\n", f);
+    fputs("        } while (0);\n", f);
+    /* a source skipped after an empty range keeps its old lower bound: still below every later key */
+    fputs("        cnt[i] = total;\n    }\n"
+          "    if (raw)\n        atomicOr(raw_flag, 1u);\n    if (div0)\n        atomicOr(div_flag, 1u);\n}\n"
+          "#undef CHUNK\n",
+          f);
     /* expand */
     fprintf(f,
-            "extern \"C\" __global__ void %s_expand(rfx_srcs S, u64 total, const u64 *off, const u64 *lo, const u64 *len,\n"
-            "    u32 *out, u64 *flags, unsigned *div_flag)\n{\n"
+            "extern \"C\" __global__ void __launch_bounds__(256) %s_expand(rfx_srcs S, u64 total, const u64 *off, const u64 *lo,\n"
+            "    const u64 *len, u32 *out, u64 *flags, unsigned *div_flag)\n{\n"
+            "    __shared__ u64 s_first, s_last;\n"
             "    const u64 na = S.n[0];\n    bool div0 = false;\n"
-            "    for (u64 o = blockIdx.x * (u64)blockDim.x + threadIdx.x; o < total; o += (u64)gridDim.x * blockDim.x) {\n"
-            "        // the first-source row whose output range holds o: last i with off[i] <= o\n"
-            "        u64 l = 0, h = na;\n"
-            "        while (l < h) {\n            u64 m = l + (h - l) / 2;\n"
-            "            if (off[m] <= o)\n                l = m + 1;\n            else\n                h = m;\n        }\n"
-            "        const u64 i = l - 1;\n        u64 rem = o - off[i];\n",
-            grp->name);
-    for (int s = ns - 1; s >= 1; s--)
-        fprintf(f,
-                "        const u64 L%d = len[%d * na + i], j%d = lo[%d * na + i] + rem %% L%d;\n        rem /= L%d;\n",
-                s, s - 1, s, s - 1, s, s);
-    fputs("        const u64 j0 = i;\n", f);
-    for (int s = 0; s < ns; s++) {
-        int as = P->vars[grp->srcs[s]].arity;
-        for (int c = 0; c < as; c++)
-            if (used[grp->offset[s] + c])
-                fprintf(f, "        const u32 c%d = S.p[%d][j%d * %d + %d];\n", grp->offset[s] + c, s, s, as, c);
+            "    for (u64 base = blockIdx.x * (u64)blockDim.x; base < total; base += (u64)gridDim.x * blockDim.x) {\n"
+            "        // the first-source rows owning this block's outputs, then each output's own\n"
+            "        if (threadIdx.x == 0)\n            s_first = %s_owner(off, 0, na, base);\n"
+            "        if (threadIdx.x == 1)\n"
+            "            s_last = %s_owner(off, 0, na, base + blockDim.x - 1 < total ? base + blockDim.x - 1 : total - 1);\n"
+            "        __syncthreads();\n"
+            "        const u64 o = base + threadIdx.x;\n"
+            "        if (o < total) {\n"
+            "            const u64 i = %s_owner(off, s_first, s_last + 1, o);\n"
+            "            u64 rem = o - off[i];\n",
+            nm, nm, nm, nm);
+    for (int s = ns - 1; s >= 1; s--) {
+        fprintf(f, "            u64 j%d;\n            {\n                const u64 L = len[(u64)%d * na + i], l = lo[(u64)%d * na + i];\n"
+                   "                u64 d = %s_digit(&rem, L & ~FILTERED);\n",
+                s, s - 1, s - 1, nm);
+        if (grp->filt[s]) {
+            memset(fused, 0, sizeof(bool) * (size_t)(width + 1));
+            mark_cols(grp->filt[s], fused);
+            fputs("                if (L & FILTERED)\n                    for (u64 r = l;; r++) {\n", f);
+            load_cols(g, grp, s, fused, "r", "                        ");
+            fputs("                        if ((", f);
+            emit_rx(g, grp->filt[s]);
+            fprintf(f, ") != 0 && d-- == 0) {\n                            j%d = r;\n                            break;\n"
+                       "                        }\n                    }\n                else\n                    j%d = l + d;\n",
+                    s, s);
+        } else
+            fprintf(f, "                j%d = l + d;\n", s);
+        fputs("            }\n", f);
     }
-    fputs("        const bool keep = ", f);
-    if (grp->pred)
-        emit_rx(g, grp->pred);
-    else
-        fputs("true", f);
-    fputs(";\n        if (flags)\n            flags[o] = keep;\n        if (keep) {\n", f);
+    fputs("            const u64 j0 = i;\n", f);
+    for (int s = 0; s < ns; s++) {
+        char row[16];
+        snprintf(row, sizeof row, "j%d", s);
+        load_cols(g, grp, s, used, row, "            ");
+    }
+    fputs("            // with flags, every filter is tested; without, every range was filtered as counted\n"
+          "            const bool keep = !flags || (",
+          f);
+    emit_or_true(g, grp->pred);
+    fputs(");\n            if (flags)\n                flags[o] = keep;\n            if (keep) {\n", f);
     for (int k = 0; k < grp->nout; k++) {
-        fprintf(f, "            out[o * %d + %d] = ", grp->nout, k);
+        fprintf(f, "                out[o * %d + %d] = ", grp->nout, k);
         emit_rx(g, grp->out[k]);
         fputs(";\n", f);
     }
-    fputs("        }\n    }\n    if (div0)\n        atomicOr(div_flag, 1u);\n}\n", f);
-    free(pre_used);
+    fputs("            }\n        }\n        __syncthreads();\n    }\n    if (div0)\n        atomicOr(div_flag, 1u);\n}\n"
+          "#undef SCAN\n#undef FILTERED\n",
+          f);
     free(used);
+    free(fused);
 }
 
 char *rfx_weave_codegen(rfx_arena *arena, const rfx_plan *plan, const rfx_fgroup *grp)

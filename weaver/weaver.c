@@ -112,6 +112,14 @@ static int rx_max_col(const rfx_rx *e)
     return m > l ? (m > r ? m : r) : (l > r ? l : r);
 }
 
+static int rx_min_col(const rfx_rx *e)
+{
+    if (!e)
+        return 1 << 30;
+    int m = e->kind == RFX_RX_COL ? e->col : 1 << 30, l = rx_min_col(e->l), r = rx_min_col(e->r);
+    return m < l ? (m < r ? m : r) : (l < r ? l : r);
+}
+
 static rfx_rx *rx_col(rfx_arena *a, int col, rfx_prim prim)
 {
     rfx_rx *e = rfx_arena_alloc(a, sizeof *e);
@@ -170,6 +178,20 @@ typedef struct jbuild {
 typedef struct jstate {
     int nsrc, width, nconj, nmem;
 } jstate;
+
+/* The one source whose columns e reads, or -1 (none, or several). */
+static int source_of(const jbuild *j, const rfx_rx *e)
+{
+    int lo = rx_min_col(e), hi = rx_max_col(e);
+    if (hi < 0)
+        return -1;
+    for (int s = 0; s < j->nsrc; s++) {
+        int end = s + 1 < j->nsrc ? j->offset[s + 1] : j->width;
+        if (lo >= j->offset[s] && hi < end)
+            return s;
+    }
+    return -1;
+}
 
 static jstate save(const jbuild *j)
 {
@@ -399,17 +421,26 @@ static bool join_group(wctx *x, int block, int anchor)
     memcpy(g->members, j->mem, sizeof(rfx_fmember) * (size_t)j->nmem);
     qsort(g->members, (size_t)g->nmembers, sizeof *g->members, cmp_member);
     g->nkeys = j->k;
-    /* conjunctions over the first source alone that cannot fail are tested before its
-     * matches are looked up; the rest keep their order */
-    int a0 = x->P->vars[j->srcs[0]].arity;
+    /* conjunctions over one source alone that cannot fail filter that source's rows as
+     * they are counted (the first source's before its matches are looked up); the rest
+     * keep their order */
+    g->filt = rfx_arena_alloc(A, sizeof(rfx_rx *) * (size_t)j->nsrc);
+    if (!g->filt) {
+        free(j);
+        return false;
+    }
     for (int i = 0; i < j->nconj; i++) {
         rfx_rx *e = j->conj[i];
-        bool early = rx_max_col(e) < a0 && !rx_can_fail(e);
-        if (early)
-            g->pre = rx_and(A, g->pre, e);
+        int s = source_of(j, e);
+        if (s >= 0 && !rx_can_fail(e))
+            g->filt[s] = rx_and(A, g->filt[s], e);
         else
-            g->pred = rx_and(A, g->pred, e);
+            g->residual = rx_and(A, g->residual, e);
     }
+    g->pre = g->filt[0];
+    for (int s = 1; s < j->nsrc; s++)
+        g->pred = rx_and(A, g->pred, g->filt[s]);
+    g->pred = rx_and(A, g->pred, g->residual);
     g->nout = c->nout;
     g->out = out;
     g->dst = c->dst;
@@ -436,7 +467,10 @@ static int filter_regs(const rfx_fgroup *g, int arity)
 
 static int filter_smem(int nouts, int arity)
 {
-    return nouts * (rfx_weave_items(arity) * (RFX_WEAVE_THREADS / 32) * 4 + 8) + 16;
+    /* rows of other widths than 1, 2 and 4 words are staged through shared memory */
+    int tile = RFX_WEAVE_THREADS * rfx_weave_items(arity);
+    int staged = arity == 0 || arity == 1 || arity == 2 || arity == 4 ? 0 : tile * arity * 4;
+    return staged + nouts * (rfx_weave_items(arity) * (RFX_WEAVE_THREADS / 32) * 4 + 8) + 16;
 }
 
 static void set_out(rfx_fout *o, const rfx_ra_cmd *c, const rfx_plan *P)
@@ -656,13 +690,14 @@ void rfx_weave_print(FILE *out, const rfx_weave *w)
             fprintf(out, "  => %s = join", P->vars[g->dst].name);
             for (int s = 0; s < g->nsrc; s++)
                 fprintf(out, " %s@$%d", P->vars[g->srcs[s]].name, g->offset[s]);
-            if (g->pre) {
-                fputs(" first ", out);
-                rfx_rx_print(out, P, g->pre);
-            }
-            if (g->pred) {
+            for (int s = 0; s < g->nsrc; s++)
+                if (g->filt[s]) {
+                    fprintf(out, " filter %s by ", P->vars[g->srcs[s]].name);
+                    rfx_rx_print(out, P, g->filt[s]);
+                }
+            if (g->residual) {
                 fputs(" where ", out);
-                rfx_rx_print(out, P, g->pred);
+                rfx_rx_print(out, P, g->residual);
             }
             print_outs(out, P, g->nout, g->out);
             fputc('\n', out);

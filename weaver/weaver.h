@@ -60,11 +60,16 @@ typedef struct rfx_fgroup {
     rfx_fout *outs;
     /* JOIN: dst = out(sigma_pre,pred(srcs[0] |x|_k srcs[1] |x|_k ...)); expressions read
      * the sources' columns concatenated (source s from offset[s]). pre reads srcs[0] only
-     * and is tested before its matches are looked up. */
+     * and is tested before its matches are looked up. pred holds the other conjunctions:
+     * filt[s] (s >= 1: the ones over source s alone, which cannot fail) and then
+     * residual (the rest, in plan order). A key range of source s short enough to scan
+     * is filtered by filt[s] when it is counted, so that only its passing rows expand. */
     int nsrc;
     int *srcs, *offset;
     int nkeys;
     rfx_rx *pre, *pred;        /* NULL: none; conjunctions tested left to right */
+    rfx_rx **filt;             /* per source (filt[0] == pre); NULL: none */
+    rfx_rx *residual;
     int nout;
     rfx_rx **out;
     int dst;
@@ -117,8 +122,9 @@ char *rfx_weave_codegen(rfx_arena *arena, const rfx_plan *plan, const rfx_fgroup
 /* Rows per thread of a FILTER tile: as many as keep the loaded columns within 32 registers. */
 static inline int rfx_weave_items(int arity)
 {
-    int items = arity <= 4 ? 8 : arity <= 8 ? 4 : arity <= 16 ? 2 : 1;
-    return items;
+    return arity <= 2 ? 16 : arity <= 4 ? 8 : arity <= 8 ? 4 : arity <= 16 ? 2 : 1;
 }
+/* Key ranges up to this long are filtered while counted (JOIN groups). */
+#define RFX_WEAVE_SCAN_RANGE 64
 
 #endif
