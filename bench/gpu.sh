@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs on the lent GPU machine, over a build carried in .device/build and graphs in
 # .device/graphs (see docs/PERFORMANCE.md): GPU tests, then TC / SG on both backends,
-# then compute-sanitizer. Logs go to $OUT (or ./gpu-out).
+# then compute-sanitizer. Logs go to $OUT (or ./gpu-out). RFX_SKIP_TESTS=1 runs only
+# the benchmarks, RFX_SKIP_BENCH=1 only the tests.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 B=${RFX_BUILD:-.device/build}
@@ -10,13 +11,6 @@ OUT=${OUT:-gpu-out}
 mkdir -p "$OUT"
 export RFX_TEST_BIN=$PWD/$B/runtime/rfx RFX_TEST_CASES=$PWD/tests/cases RFX_GRAPHS=$G
 nvidia-smi --query-gpu=name,memory.total,clocks.max.memory --format=csv | tee "$OUT/device.txt"
-echo "== GPU tests"
-$B/tests/test_gpu > "$OUT/test_gpu.log" 2>&1; echo "test_gpu exit $?"
-grep -E "FAILED|Run Summary|tests |asserts|device:" "$OUT/test_gpu.log" | head -20
-grep -B2 -A6 FAILED "$OUT/test_gpu.log" | head -60
-$B/tests/test_weaver > "$OUT/test_weaver.log" 2>&1; echo "test_weaver exit $?: $(grep -E '^ +tests ' "$OUT/test_weaver.log")"
-grep -B2 -A8 FAILED "$OUT/test_weaver.log" | head -40
-
 prog() {   # kind graph
   echo ".decl edge(x: number, y: number)"
   echo ".input edge(filename=\"$G/$2\")"
@@ -28,6 +22,14 @@ prog() {   # kind graph
   fi
   echo ".printsize r"
 }
+if [ "${RFX_SKIP_TESTS:-0}" != 1 ]; then
+echo "== GPU tests"
+$B/tests/test_gpu > "$OUT/test_gpu.log" 2>&1; echo "test_gpu exit $?"
+grep -E "FAILED|Run Summary|tests |asserts|device:" "$OUT/test_gpu.log" | head -20
+grep -B2 -A6 FAILED "$OUT/test_gpu.log" | head -60
+$B/tests/test_weaver > "$OUT/test_weaver.log" 2>&1; echo "test_weaver exit $?: $(grep -E '^ +tests ' "$OUT/test_weaver.log")"
+grep -B2 -A8 FAILED "$OUT/test_weaver.log" | head -40
+
 echo "== librfx on the GPU: two engines in two threads, docs examples (backend auto)"
 $B/runtime/rfx --version | tee "$OUT/version.txt"
 $B/tests/test_api > "$OUT/api.log" 2>&1; echo "test_api exit $?: $(grep -E '^ +tests ' "$OUT/api.log")"
@@ -59,19 +61,29 @@ echo "== device memory exhaustion (--device-memory=64M on TC of ca-HepTh): a mes
 prog0() { echo ".decl e(x: number, y: number)"; echo ".input e(filename=\"$G/ca-HepTh.txt\")"; echo ".decl p(x: number, y: number)"; echo "p(x, y) :- e(x, y)."; echo "p(x, z) :- p(x, y), e(y, z)."; echo ".printsize p"; }
 prog0 > "$OUT/oom.dl"
 $B/runtime/rfx --backend=cuda --device-memory=64M "$OUT/oom.dl"; echo "exit $?"
+fi
 if [ "${RFX_SKIP_BENCH:-0}" != 1 ]; then
-echo "== programs (wall seconds, load included)"
-printf "%-4s %-24s %-6s %10s %14s\n" prog graph backend seconds tuples
+echo "== the fused groups' kernels of TC and SG, compiled into the cache (first run ever)"
+for k in tc sg; do
+  prog $k p2p-Gnutella08.txt > "$OUT/p.dl"
+  s=$(date +%s.%N)
+  RFX_JIT_MIN_ROWS=0 $B/runtime/rfx --backend=cuda --profile "$OUT/p.dl" 2>&1 | grep -E "fused groups|^r\b"
+  e=$(date +%s.%N)
+  echo "$k cold cache: $(awk "BEGIN {print $e - $s}") s"
+done
+echo "== programs (wall seconds, load included; kernels from the cache)"
+printf "%-4s %-24s %-11s %10s %14s\n" prog graph backend seconds tuples
 for run in "tc p2p-Gnutella08.txt" "tc ca-GrQc.txt" "sg p2p-Gnutella08.txt" "sg ca-GrQc.txt" "tc ca-HepTh.txt" "tc p2p-Gnutella31.txt.gz" "sg ca-HepTh.txt"; do
   set -- $run
   prog "$1" "$2" > "$OUT/p.dl"
-  for be in cuda cpu; do
+  for be in cuda cuda-nofuse cpu; do
     [ "$be" = cpu ] && [ "${RFX_SKIP_CPU:-0}" = 1 ] && continue
     s=$(date +%s.%N)
-    res=$(timeout 300 $B/runtime/rfx --backend=$be -j "$(nproc)" "$OUT/p.dl" 2>"$OUT/err.txt")
+    res=$(timeout 300 $B/runtime/rfx --backend=${be%-nofuse} $([ "$be" = cuda-nofuse ] && echo --no-fuse) \
+          -j "$(nproc)" "$OUT/p.dl" 2>"$OUT/err.txt")
     rc=$?
     e=$(date +%s.%N)
-    printf "%-4s %-24s %-6s %10.2f %14s %s\n" "$1" "$2" "$be" "$(awk "BEGIN {print $e - $s}")" "$(echo "$res" | cut -f2)" \
+    printf "%-4s %-24s %-11s %10.2f %14s %s\n" "$1" "$2" "$be" "$(awk "BEGIN {print $e - $s}")" "$(echo "$res" | cut -f2)" \
       "$([ $rc = 0 ] || echo "exit $rc: $(head -c 300 "$OUT/err.txt")")"
   done
 done | tee "$OUT/programs.txt"
@@ -88,7 +100,7 @@ echo "== bench_lftj -k4: 4-cliques, LFTJ vs binary joins (whole program through 
 $B/bench/bench_lftj -k4 -r 3 -f "$G/ca-HepPh.txt.gz" -f "$G/facebook_combined.txt" -f "$G/soc-Slashdot0902.txt.gz" \
   -f "$G/email-Enron.txt.gz" -s 16 -s 18 2>&1 | tee "$OUT/bench_k4.txt"
 fi
-if [ "${RFX_SANITIZE:-1}" = 1 ] && command -v compute-sanitizer >/dev/null; then
+if [ "${RFX_SANITIZE:-1}" = 1 ] && [ "${RFX_SKIP_TESTS:-0}" != 1 ] && command -v compute-sanitizer >/dev/null; then
   echo "== compute-sanitizer (memcheck, racecheck) on the GPU primitive tests"
   compute-sanitizer --tool memcheck --error-exitcode 9 $B/tests/test_api > "$OUT/sanitizer-api.log" 2>&1
   echo "memcheck test_api exit $?: $(grep -E "ERROR SUMMARY|tests " "$OUT/sanitizer-api.log" | tr '\n' ' ')"

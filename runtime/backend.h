@@ -37,6 +37,9 @@ struct rfx_backend {
     double (*copy_bandwidth)(rfx_backend *be);
     /* What runs the commands ("NVIDIA H200", "16 threads"). */
     const char *(*device)(rfx_backend *be);
+    /* Generated kernels compiled with NVRTC and read from the disk cache so far, with the
+     * milliseconds each took in all; NULL where nothing is compiled (CPU). */
+    void (*jit_stats)(rfx_backend *be, int *compiled, int *cached, double *compile_ms, double *cache_ms);
 };
 
 /* cap (0: none): bytes a leapfrog triejoin's input slices may take at a time; larger

@@ -201,6 +201,11 @@ static const char *cu_device(rfx_backend *be)
     return rfx_gpu_name(((cuda_ctx *)be->ctx)->g);
 }
 
+static void cu_jit_stats(rfx_backend *be, int *compiled, int *cached, double *compile_ms, double *cache_ms)
+{
+    rfx_gpu_jit_stats(((cuda_ctx *)be->ctx)->g, compiled, cached, compile_ms, cache_ms);
+}
+
 bool rfx_cuda_available(char *name, size_t cap)
 {
     if (rfx_gpu_count() <= 0)
@@ -243,6 +248,7 @@ rfx_backend *rfx_backend_cuda(const rfx_run_opts *o, char *why, size_t whycap)
         return NULL;
     }
     *be = (rfx_backend){"cuda", c, cu_open, cu_close, cu_count, cu_release, cu_merge_host,
-                        cu_host_view, cu_exec, cu_exec_group, cu_last_error, cu_sync, cu_copy_bandwidth, cu_device};
+                        cu_host_view, cu_exec, cu_exec_group, cu_last_error, cu_sync, cu_copy_bandwidth, cu_device,
+                        cu_jit_stats};
     return be;
 }

@@ -328,6 +328,10 @@ static void print_profile(exec *x, double total)
         fprintf(f, "%-14s %8s %10s %14s %14s %12s %9s %7s\n", "operator", "calls", "seconds", "tuples in",
                 "tuples out", "MB moved", "GB/s", "of bw");
     }
+    int compiled = 0, cached = 0;
+    double cms = 0, hms = 0;
+    if (x->be->jit_stats)
+        x->be->jit_stats(x->be, &compiled, &cached, &cms, &hms);
     if (j) {
         fprintf(j, "{\"rfx_version\": \"%s\", \"backend\": \"%s\", \"device\": ", RFX_VERSION_STRING, x->be->name);
         json_string(j, x->be->device(x->be));
@@ -351,8 +355,12 @@ static void print_profile(exec *x, double total)
                     (unsigned long long)s->bytes, gbs, bw > 0 ? gbs / bw : 0);
         first = false;
     }
+    if (f && compiled + cached)
+        fprintf(f, "fused groups' kernels: %d compiled with NVRTC (%.1f ms), %d read from the cache (%.2f ms)\n",
+                compiled, cms, cached, hms);
     if (j)
-        fputs("\n]}\n", j);
+        fprintf(j, "\n], \"jit\": {\"compiled\": %d, \"compile_ms\": %.3f, \"cached\": %d, \"cache_ms\": %.3f}}\n",
+                compiled, cms, cached, hms);
 }
 
 /* ---- trace ------------------------------------------------------------------------------ */
