@@ -162,12 +162,17 @@ static void lower_cmd(hctx *x, const rfx_ra_cmd *c)
         /* the smaller side (chosen at run time; src1 shown) less the larger, then a merge
          * of two disjoint sets: every tuple written once at its final place */
         const char *n = size_of(x, c->src[1]);
-        int flags = scratch(x, 2, n), fresh = scratch(x, P->vars[c->src[1]].arity, n);
-        K(RFX_HK_COMPUTE, "semijoin.search", "smaller side's tuples absent from the larger (binary search)", V(b, a),
-          V(flags));
-        compaction(x, b, flags, fresh, n);
-        K(RFX_HK_COMPUTE, "merge.place", "each tuple of the larger side at its rank in the fresh ones", V(a, fresh), V(d));
-        K(RFX_HK_COMPUTE, "merge.place", "each fresh tuple at its rank in the larger side", V(fresh, a), V(d));
+        int fresh = b;
+        if (!c->disjoint) {   /* operands known disjoint skip the search */
+            int flags = scratch(x, 2, n);
+            fresh = scratch(x, P->vars[c->src[1]].arity, n);
+            K(RFX_HK_COMPUTE, "semijoin.search", "smaller side's tuples absent from the larger (binary search)",
+              V(b, a), V(flags));
+            compaction(x, b, flags, fresh, n);
+        }
+        K(RFX_HK_COMPUTE, "merge.tiles", "a block per tile of the larger side: the fresh tuples between its ends "
+                                         "merged in shared memory, each tuple written once at its final place",
+          V(a, fresh), V(d));
         break;
     }
     case RFX_RA_INTERSECT:

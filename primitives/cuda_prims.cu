@@ -1137,18 +1137,80 @@ extern "C" rfx_status rfx_gpu_join(rfx_gpu *g, const rfx_dev_rows *a, const rfx_
 }
 
 // ---- union: every element finds its rank in the other side, then duplicates go ---------------
-__global__ void k_merge_place(const uint32_t *x, size_t nx, const uint32_t *y, size_t ny, int arity, bool upper,
-                              uint32_t *out)
+// Merge of two disjoint sorted sets, a block per tile of the big side: the tile's rows
+// [t0, t1) and the rows of the small side that fall between big[t0] and big[t1] (found
+// by two searches) are merged in shared memory, each row written once at its final place
+// = own index + rank in the other side. Segments of the small side too long for shared
+// memory (clustered inserts) are searched in global memory within their bounds.
+#define MERGE_TILE 1024
+#define MERGE_SMALL 1024
+#define MERGE_MAX_ARITY 4
+
+__device__ __forceinline__ size_t lower_bound_in(const uint32_t *rows, int arity, size_t lo, size_t hi,
+                                                 const uint32_t *key)
 {
-    GRID_STRIDE(i, nx)
-    {
-        size_t pos = i + bound_rows(y, arity, ny, x + i * arity, arity, upper);
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (cmp_prefix(rows + mid * arity, key, arity) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+__global__ void __launch_bounds__(256) k_merge_tiles(const uint32_t *big, size_t nb, const uint32_t *small, size_t ns,
+                                                     int arity, uint32_t *out)
+{
+    extern __shared__ uint32_t sm[];   // MERGE_TILE big rows, then MERGE_SMALL small rows
+    __shared__ size_t s_lo, s_hi;
+    const size_t t0 = (size_t)blockIdx.x * MERGE_TILE, t1 = t0 + MERGE_TILE < nb ? t0 + MERGE_TILE : nb;
+    if (threadIdx.x == 0)
+        s_lo = t0 == 0 ? 0 : lower_bound_in(small, arity, 0, ns, big + t0 * arity);
+    if (threadIdx.x == 1)
+        s_hi = t1 == nb ? ns : lower_bound_in(small, arity, 0, ns, big + t1 * arity);
+    const size_t nt = t1 - t0;
+    const bool staged = arity <= MERGE_MAX_ARITY;
+    uint32_t *sb = sm, *ss = sm + MERGE_TILE * MERGE_MAX_ARITY;
+    if (staged)
+        for (size_t w = threadIdx.x; w < nt * arity; w += blockDim.x)
+            sb[w] = big[t0 * arity + w];
+    __syncthreads();
+    const size_t lo = s_lo, m = s_hi - s_lo;
+    const bool small_staged = staged && m <= MERGE_SMALL;
+    if (small_staged)
+        for (size_t w = threadIdx.x; w < m * arity; w += blockDim.x)
+            ss[w] = small[lo * arity + w];
+    __syncthreads();
+    const uint32_t *tb = staged ? sb : big + t0 * arity, *ts = small_staged ? ss : small + lo * arity;
+    for (size_t i = threadIdx.x; i < nt; i += blockDim.x) {
+        const uint32_t *row = tb + i * arity;
+        size_t pos = t0 + i + lo + lower_bound_in(ts, arity, 0, m, row);
         for (int c = 0; c < arity; c++)
-            out[pos * arity + c] = x[i * arity + c];
+            out[pos * arity + c] = row[c];
+    }
+    for (size_t j = threadIdx.x; j < m; j += blockDim.x) {
+        const uint32_t *row = ts + j * arity;
+        size_t pos = lo + j + t0 + lower_bound_in(tb, arity, 0, nt, row);
+        for (int c = 0; c < arity; c++)
+            out[pos * arity + c] = row[c];
     }
 }
 
+static rfx_status union_rows(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b, bool disjoint, rfx_dev_rows *dst);
+
 extern "C" rfx_status rfx_gpu_union(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b, rfx_dev_rows *dst)
+{
+    return union_rows(g, a, b, false, dst);
+}
+
+extern "C" rfx_status rfx_gpu_union_disjoint(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b,
+                                             rfx_dev_rows *dst)
+{
+    return union_rows(g, a, b, true, dst);
+}
+
+static rfx_status union_rows(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b, bool disjoint, rfx_dev_rows *dst)
 {
     int ar = a->arity;
     if (ar == 0) {
@@ -1164,27 +1226,31 @@ extern "C" rfx_status rfx_gpu_union(rfx_gpu *g, const rfx_dev_rows *a, const rfx
     // is disjoint from full already: a search per tuple of the small side). Disjoint sets
     // then merge with each tuple written once at its final place: no unique/compact passes.
     const rfx_dev_rows *big = a->n >= b->n ? a : b, *small = a->n >= b->n ? b : a;
-    rfx_dev_rows fresh;
-    rfx_gpu_rows_init(&fresh, ar);
-    rfx_status st = rfx_gpu_semijoin(g, small, big, ar, false, &fresh);
+    // Operands known disjoint (the plan says so) skip the search: the small side is
+    // merged as it is, borrowed.
+    rfx_dev_rows owned;
+    rfx_gpu_rows_init(&owned, ar);
+    rfx_status st = disjoint ? RFX_OK : rfx_gpu_semijoin(g, small, big, ar, false, &owned);
     if (st)
         return st;
-    if (fresh.n == 0) {
-        rfx_gpu_rows_free(g, &fresh);
+    const rfx_dev_rows *fresh = disjoint ? small : &owned;
+    if (fresh->n == 0) {
+        rfx_gpu_rows_free(g, &owned);
         return rfx_gpu_copy(g, big, dst);
     }
     rfx_dev_rows res;
-    if ((st = rows_alloc(g, &res, ar, big->n + fresh.n)) != RFX_OK) {
-        rfx_gpu_rows_free(g, &fresh);
+    if ((st = rows_alloc(g, &res, ar, big->n + fresh->n)) != RFX_OK) {
+        rfx_gpu_rows_free(g, &owned);
         return st;
     }
-    k_merge_place<<<grid_for(big->n), 256, 0, g->stream>>>(big->data, big->n, fresh.data, fresh.n, ar, false, res.data);
-    k_merge_place<<<grid_for(fresh.n), 256, 0, g->stream>>>(fresh.data, fresh.n, big->data, big->n, ar, false, res.data);
+    size_t tiles = (big->n + MERGE_TILE - 1) / MERGE_TILE;
+    size_t smem = ar <= MERGE_MAX_ARITY ? (size_t)(MERGE_TILE + MERGE_SMALL) * MERGE_MAX_ARITY * 4 : 0;
+    k_merge_tiles<<<(unsigned)tiles, 256, smem, g->stream>>>(big->data, big->n, fresh->data, fresh->n, ar, res.data);
     cudaError_t e = cudaGetLastError();
-    rfx_gpu_rows_free(g, &fresh);
+    rfx_gpu_rows_free(g, &owned);
     if (e != cudaSuccess) {
         rfx_gpu_rows_free(g, &res);
-        return fail(g, e, "k_merge_place", __FILE__, __LINE__);
+        return fail(g, e, "k_merge_tiles", __FILE__, __LINE__);
     }
     replace(g, dst, &res);
     return RFX_OK;

@@ -1466,7 +1466,7 @@ static void lower_stratum(lower_ctx *L, int s)
         int from = !merged[r] && single[r] >= 0 ? single[r] : L->newvar[r];
         rfx_ra_cmd *c = rfx_lower_emit(L, RFX_RA_DIFFERENCE, L->newvar[r], from, L->relvar[r]);
         c->nkeys = p->rels[r].arity;
-        rfx_lower_emit(L, RFX_RA_UNION, L->relvar[r], L->relvar[r], L->newvar[r]);
+        rfx_lower_emit(L, RFX_RA_UNION, L->relvar[r], L->relvar[r], L->newvar[r])->disjoint = true;
         rfx_lower_emit(L, RFX_RA_SWAP, L->deltavar[r], L->newvar[r], -1);
         rfx_lower_emit(L, RFX_RA_CLEAR, L->newvar[r], -1, -1);
         if (vars)

@@ -78,6 +78,7 @@ typedef struct rfx_ra_cmd {
     int *vars;
     int *colvar;               /* LFTJ: per source, per column, the variable it holds (flattened) */
     bool count_only;           /* LFTJ: only the number of bindings is needed (dst holds no rows) */
+    bool disjoint;             /* UNION: the operands share no tuple (full u new, new = derived - full) */
     int target;                /* JUMP, JUMP_IF_EMPTY: block index */
     int ntuples;               /* FACTS: tuples, arity of dst each */
     uint32_t *tuples;

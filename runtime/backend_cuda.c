@@ -100,6 +100,8 @@ static rfx_status cu_exec(rfx_backend *be, const rfx_ra_cmd *c)
     case RFX_RA_JOIN: case RFX_RA_MAPJOIN: case RFX_RA_PRODUCT:
         return rfx_gpu_join(g, &V[c->src[0]], &V[c->src[1]], c->nkeys, c->pred, c->out, c->nout, &V[c->dst]);
     case RFX_RA_UNION:
+        if (c->disjoint)
+            return rfx_gpu_union_disjoint(g, &V[c->src[0]], &V[c->src[1]], &V[c->dst]);
         return rfx_gpu_union(g, &V[c->src[0]], &V[c->src[1]], &V[c->dst]);
     case RFX_RA_INTERSECT:
     case RFX_RA_DIFFERENCE:

@@ -234,6 +234,73 @@ static void test_set_ops(void)
         }
 }
 
+/* UNION (the semi-naive loop's full u new) across arities (staged in shared memory up
+ * to 4 columns, not beyond), tile boundaries, overlapping sides, and inserts clustered
+ * between two rows of the big side (a segment too long for shared memory). */
+static void test_union_merge(void)
+{
+    if (!need_gpu())
+        return;
+    static const size_t big_sizes[] = {1, 1023, 1024, 1025, 5000, 300000};
+    for (int ar = 1; ar <= 5; ar += ar == 3 ? 2 : 1)
+        for (size_t s = 0; s < sizeof big_sizes / sizeof *big_sizes; s++)
+            for (int shape = 0; shape < 3; shape++) {
+                if (quick && big_sizes[s] > 70000)
+                    continue;
+                size_t nb = big_sizes[s];
+                rfx_rows a, b;
+                rfx_rows_init(&a, ar);
+                rfx_rows_init(&b, ar);
+                uint32_t t[8] = {0};
+                for (size_t i = 0; i < nb; i++) {   /* even first columns */
+                    t[0] = (uint32_t)(2 * i);
+                    for (int c = 1; c < ar; c++)
+                        t[c] = (uint32_t)(rnd() % 3);
+                    rfx_rows_push(&a, t);
+                }
+                size_t nsmall = shape == 0 ? nb / 7 + 1 : 3000;
+                for (size_t j = 0; j < nsmall; j++) {
+                    /* 0: spread odd keys; 1: all between two big rows; 2: overlapping */
+                    t[0] = shape == 0   ? (uint32_t)(2 * (rnd() % (nb + 2)) + 1)
+                           : shape == 1 ? (uint32_t)(nb | 1)
+                                        : (uint32_t)(rnd() % (2 * nb + 4));
+                    for (int c = 1; c < ar; c++)
+                        t[c] = shape == 1 ? (uint32_t)j * 7 + (uint32_t)c : (uint32_t)(rnd() % 3);
+                    rfx_rows_push(&b, t);
+                }
+                rfx_cpu_sort(&b, 1);
+                rfx_cpu_unique(&b, 1);
+                rfx_rows hc;
+                rfx_rows_init(&hc, ar);
+                CU_ASSERT_EQUAL(rfx_cpu_union(&a, &b, &hc, 4), RFX_OK);
+                rfx_dev_rows ga = up(&a), gb = up(&b), gd;
+                rfx_gpu_rows_init(&gd, ar);
+                CU_ASSERT_EQUAL(rfx_gpu_union(gpu, &ga, &gb, &gd), RFX_OK);
+                rfx_rows back = down(&gd);
+                bool eq = same(&back, &hc);
+                if (!eq)
+                    fprintf(stderr, "\n    union arity %d, %zu + %zu rows, shape %d differs", ar, a.n, b.n, shape);
+                CU_ASSERT(eq);
+                rfx_rows_free(&back);
+                if (shape < 2) {   /* disjoint sides: the plan's full u new, without the search */
+                    CU_ASSERT_EQUAL(rfx_gpu_union_disjoint(gpu, &ga, &gb, &gd), RFX_OK);
+                    back = down(&gd);
+                    CU_ASSERT(same(&back, &hc));
+                    rfx_rows_free(&back);
+                    CU_ASSERT_EQUAL(rfx_gpu_union_disjoint(gpu, &gb, &ga, &gd), RFX_OK);
+                    back = down(&gd);
+                    CU_ASSERT(same(&back, &hc));
+                    rfx_rows_free(&back);
+                }
+                rfx_rows_free(&a);
+                rfx_rows_free(&b);
+                rfx_rows_free(&hc);
+                rfx_gpu_rows_free(gpu, &ga);
+                rfx_gpu_rows_free(gpu, &gb);
+                rfx_gpu_rows_free(gpu, &gd);
+            }
+}
+
 /* Leapfrog triejoin: GPU (listing and counting) against the CPU on random relations:
  * one relation three times (triangles), three different relations, and four variables
  * over sources of arity 2 and 3; uniform, skewed (Zipf: high-degree keys spread over many
@@ -477,6 +544,7 @@ static void add(void)
     CU_add_test(s, "sort large", test_sort_big);
     CU_add_test(s, "join, product, with predicates", test_join);
     CU_add_test(s, "union, intersect, difference", test_set_ops);
+    CU_add_test(s, "union by merged tiles", test_union_merge);
     CU_add_test(s, "map and filter", test_mapfilter);
     CU_add_test(s, "aggregates", test_aggregate);
     CU_add_test(s, "leapfrog triejoin", test_lftj);
