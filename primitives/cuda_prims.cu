@@ -859,36 +859,15 @@ static bool plain_columns(rfx_rx *const *out, int nout, colmap *m)
 #define LB_PREFIX (2ull << 62)
 #define LB_VALUE ((1ull << 62) - 1)
 
-/* Each block takes the next tile (in launch order, so every earlier tile is running or
- * done), counts the tuples its predicate keeps, publishes that count, adds the counts of
- * earlier tiles by looking back until one has published its inclusive prefix, then writes
- * its kept tuples' outputs in order. */
-__global__ void __launch_bounds__(SEL_THREADS) k_select_lookback(const __grid_constant__ gprog code,
-                                                                 const uint32_t *src, size_t n, int arity, int plen,
-                                                                 int olen, int nout, uint32_t *out,
-                                                                 unsigned long long *status, unsigned *counter,
-                                                                 unsigned long long *total, unsigned *div_flag)
+/* The output offset of this thread's first kept row: a block-wide exclusive scan of the
+ * threads' counts, plus the tile's offset, found by decoupled look-back over the earlier
+ * tiles' published counts (blocks take tiles in launch order, so every earlier tile is
+ * running or done). The last tile also writes the total. */
+__device__ unsigned long long tile_offset(unsigned cnt, size_t tile, size_t ntiles, unsigned long long *status,
+                                          unsigned long long *total)
 {
-    __shared__ unsigned s_tile;
     __shared__ unsigned long long s_prefix;
     __shared__ unsigned s_warp[SEL_THREADS / 32];
-    if (threadIdx.x == 0)
-        s_tile = atomicAdd(counter, 1u);
-    __syncthreads();
-    size_t tile = s_tile, tile_base = tile * SEL_TILE;
-    size_t tile_n = n - tile_base < SEL_TILE ? n - tile_base : SEL_TILE;
-    const uint32_t *rows = src + tile_base * arity;
-    size_t first = (size_t)threadIdx.x * SEL_ITEMS;
-    bool div0 = false;
-    unsigned mask = 0, cnt = 0;
-    for (int j = 0; j < SEL_ITEMS; j++) {
-        size_t i = first + j;
-        if (i < tile_n && run_prog_at(code.ins, 0, plen, rows + i * arity, arity, NULL, NULL, &div0)) {
-            mask |= 1u << j;
-            cnt++;
-        }
-    }
-    // block-wide exclusive scan of the counts
     unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5, incl = cnt;
     for (int o = 1; o < 32; o <<= 1) {
         unsigned v = __shfl_up_sync(0xffffffffu, incl, o);
@@ -926,13 +905,41 @@ __global__ void __launch_bounds__(SEL_THREADS) k_select_lookback(const __grid_co
                 atomicExch(&status[tile], LB_PREFIX | (excl + block_total));
             }
             s_prefix = excl;
-            if (tile == (n + SEL_TILE - 1) / SEL_TILE - 1)
+            if (tile == ntiles - 1)
                 *total = excl + block_total;
         }
     }
     __syncthreads();
-    unsigned local = s_warp[warp] + (incl - cnt);
-    uint32_t *dst = out + (s_prefix + local) * nout;
+    return s_prefix + s_warp[warp] + (incl - cnt);
+}
+
+/* Each block takes the next tile, counts the tuples its predicate keeps, and writes their
+ * outputs in order at the offset tile_offset finds. */
+__global__ void __launch_bounds__(SEL_THREADS) k_select_lookback(const __grid_constant__ gprog code,
+                                                                 const uint32_t *src, size_t n, int arity, int plen,
+                                                                 int olen, int nout, uint32_t *out,
+                                                                 unsigned long long *status, unsigned *counter,
+                                                                 unsigned long long *total, unsigned *div_flag)
+{
+    __shared__ unsigned s_tile;
+    if (threadIdx.x == 0)
+        s_tile = atomicAdd(counter, 1u);
+    __syncthreads();
+    size_t tile = s_tile, tile_base = tile * SEL_TILE;
+    size_t tile_n = n - tile_base < SEL_TILE ? n - tile_base : SEL_TILE;
+    const uint32_t *rows = src + tile_base * arity;
+    size_t first = (size_t)threadIdx.x * SEL_ITEMS;
+    bool div0 = false;
+    unsigned mask = 0, cnt = 0;
+    for (int j = 0; j < SEL_ITEMS; j++) {
+        size_t i = first + j;
+        if (i < tile_n && run_prog_at(code.ins, 0, plen, rows + i * arity, arity, NULL, NULL, &div0)) {
+            mask |= 1u << j;
+            cnt++;
+        }
+    }
+    unsigned long long at = tile_offset(cnt, tile, (n + SEL_TILE - 1) / SEL_TILE, status, total);
+    uint32_t *dst = out + at * nout;
     for (int j = 0; j < SEL_ITEMS; j++)
         if (mask & (1u << j)) {
             run_prog_at(code.ins, plen, olen, rows + (first + j) * arity, arity, NULL, dst, &div0);

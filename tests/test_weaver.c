@@ -46,6 +46,11 @@ static const prog_case programs[] = {
     {"unsigned and negatives",
      ".decl r(a:unsigned, b:number)\n.decl o(a:unsigned, b:number)\n.input r\n"
      "o(a * 3 + a / 7, -b) :- r(a, b), b - 5 < 0, a > 2.\n.output o\n", 0},
+    /* rows wider than a shared-memory tile */
+    {"wide rows",
+     ".decl w(c0:number, c1:number, c2:number, c3:number, c4:number, c5:number, c6:number, c7:number, c8:number, c9:number, c10:number, c11:number, c12:number, c13:number, c14:number, c15:number, c16:number, c17:number, c18:number, c19:number, c20:number, c21:number, c22:number, c23:number, c24:number, c25:number, c26:number, c27:number, c28:number, c29:number, c30:number, c31:number, c32:number, c33:number, c34:number, c35:number, c36:number, c37:number, c38:number, c39:number)\n.decl o(a:number, b:number)\n.decl j(a:number, b:number)\n.input w\n"
+     "o(c0, c39 + c20) :- w(c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16, c17, c18, c19, c20, c21, c22, c23, c24, c25, c26, c27, c28, c29, c30, c31, c32, c33, c34, c35, c36, c37, c38, c39), c5 < c7.\n"
+     "j(c0, c1) :- w(c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16, c17, c18, c19, c20, c21, c22, c23, c24, c25, c26, c27, c28, c29, c30, c31, c32, c33, c34, c35, c36, c37, c38, c39), w(c0, c1, d2, d3, d4, d5, d6, d7, d8, d9, d10, d11, d12, d13, d14, d15, d16, d17, d18, d19, d20, d21, d22, d23, d24, d25, d26, d27, d28, d29, d30, d31, d32, d33, d34, d35, d36, d37, d38, d39), c3 > 50.\n.output o\n.output j\n", 0},
     /* key ranges longer than the weaver scans while counting: filtered after expansion */
     {"long key ranges",
      ".decl a(x:number, y:number)\n.decl b(x:number, z:number, u:number)\n.decl o(x:number, y:number, z:number)\n"
@@ -134,8 +139,8 @@ static rfx_rows *random_inputs(const rfx_program *prog, size_t n)
             continue;
         rfx_rows_reserve(&in[r], n);
         for (size_t i = 0; i < n; i++) {
-            uint32_t t[16];
-            for (int c = 0; c < rel->arity && c < 16; c++) {
+            uint32_t t[64];
+            for (int c = 0; c < rel->arity && c < 64; c++) {
                 uint32_t v = rnd(100);
                 if (types[c] == RFX_FLOAT) {
                     float f = (float)v / 8.0f - 3.0f;

@@ -149,7 +149,7 @@ static void gen_filter(gen *g, const rfx_fgroup *grp)
             "extern \"C\" __global__ void __launch_bounds__(T) %s(const u32 *__restrict__ src, u64 n, rfx_outs outs,\n"
             "    u64 *status, unsigned *counter, u64 *totals, unsigned *div_flag)\n{\n",
             grp->name);
-    bool staged = A != 0 && A != 1 && A != 2 && A != 4;
+    bool staged = rfx_weave_staged(A);
     if (staged)
         fprintf(f, "    __shared__ __align__(16) u32 s_rows[TILE * %d];   // the tile, loaded coalesced\n", A);
     fputs("    __shared__ unsigned s_tile;\n"

@@ -469,7 +469,7 @@ static int filter_smem(int nouts, int arity)
 {
     /* rows of other widths than 1, 2 and 4 words are staged through shared memory */
     int tile = RFX_WEAVE_THREADS * rfx_weave_items(arity);
-    int staged = arity == 0 || arity == 1 || arity == 2 || arity == 4 ? 0 : tile * arity * 4;
+    int staged = rfx_weave_staged(arity) ? tile * arity * 4 : 0;
     return staged + nouts * (rfx_weave_items(arity) * (RFX_WEAVE_THREADS / 32) * 4 + 8) + 16;
 }
 

@@ -124,6 +124,12 @@ static inline int rfx_weave_items(int arity)
 {
     return arity <= 2 ? 16 : arity <= 4 ? 8 : arity <= 8 ? 4 : arity <= 16 ? 2 : 1;
 }
+/* Whether a FILTER tile of rows this wide is loaded through shared memory (16-byte loads;
+ * rows of 1, 2 or 4 words load as vectors directly; tiles over 32 KiB do not fit). */
+static inline bool rfx_weave_staged(int arity)
+{
+    return arity != 0 && arity != 1 && arity != 2 && arity != 4 && rfx_weave_items(arity) * arity <= 32;
+}
 /* Key ranges up to this long are filtered while counted (JOIN groups). */
 #define RFX_WEAVE_SCAN_RANGE 64
 
