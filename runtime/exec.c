@@ -501,7 +501,7 @@ static rfx_status merge_inserts(exec *x, const rfx_rows *inserts)
 }
 
 /* Names what was being computed, from what, and how large. */
-static void report_failure(exec *x, const rfx_ra_cmd *c, rfx_status st)
+static void report_failure(exec *x, const rfx_ra_cmd *c, const rfx_fgroup *g, rfx_status st)
 {
     const rfx_plan *P = x->P;
     const rfx_clause *cl = rule_of(x, c);
@@ -514,13 +514,20 @@ static void report_failure(exec *x, const rfx_ra_cmd *c, rfx_status st)
         return;     /* I/O errors were reported where they happened */
     fprintf(x->err, "rfx: error: %s in %s",
             st == RFX_ERR_NOMEM ? "out of memory" : st == RFX_ERR_LIMIT ? "size limit exceeded" : "device failure",
-            rfx_ra_op_name(c->op));
-    if (c->dst >= 0)
-        fprintf(x->err, " computing %s", P->vars[c->dst].name);
-    for (int k = 0; k < 2; k++)
-        if (c->src[k] >= 0)
-            fprintf(x->err, "%s %s (%zu tuples)", k ? " and" : " from", P->vars[c->src[k]].name,
-                    x->be->count(x->be, c->src[k]));
+            g ? (g->kind == RFX_FG_JOIN ? "fused JOIN" : "fused FILTER") : rfx_ra_op_name(c->op));
+    if (g) {   /* what the group reads, not the anchor's operands (fused away) */
+        fprintf(x->err, " %s computing %s from", g->name, P->vars[g->kind == RFX_FG_JOIN ? g->dst : g->outs[0].dst].name);
+        for (int k = 0; k < rfx_fgroup_ninputs(g); k++)
+            fprintf(x->err, "%s %s (%zu tuples)", k ? "," : "", P->vars[rfx_fgroup_input(g, k)].name,
+                    x->be->count(x->be, rfx_fgroup_input(g, k)));
+    } else {
+        if (c->dst >= 0)
+            fprintf(x->err, " computing %s", P->vars[c->dst].name);
+        for (int k = 0; k < 2; k++)
+            if (c->src[k] >= 0)
+                fprintf(x->err, "%s %s (%zu tuples)", k ? " and" : " from", P->vars[c->src[k]].name,
+                        x->be->count(x->be, c->src[k]));
+    }
     if (cl)
         fprintf(x->err, ", for the rule at %s:%d", x->prog->file, cl->loc.line);
     const char *why = x->be->last_error(x->be);
@@ -584,7 +591,7 @@ static rfx_status interpret(exec *x)
                 trace_event(x, c, g, t0, t1);
         }
         if (st != RFX_OK) {
-            report_failure(x, c, st);
+            report_failure(x, c, g, st);
             return st;
         }
         for (const int *f = x->frees[b].list + x->frees[b].start[i]; *f >= 0; f++)

@@ -508,11 +508,12 @@ static bool filter_group(wctx *x, pos first)
     g->nmembers = g->nouts = 1;
     x->w->at[first.block][first.cmd] = g->id;
     pos p = first;
-    while (g->nouts < RFX_WEAVE_MAX_OUTS && next_pos(x, x->region_end[first.block], &p)) {
+    /* a command that can fail (division) runs alone, so that a failure names its rule */
+    while (!cmd_can_fail(c) && g->nouts < RFX_WEAVE_MAX_OUTS && next_pos(x, x->region_end[first.block], &p)) {
         const rfx_ra_cmd *d = cmd_at(P, p);
         if (writes(d, g->src))
             break;     /* later readers see other contents */
-        if (!is_elementwise(d->op) || d->src[0] != g->src || x->w->at[p.block][p.cmd] >= 0 ||
+        if (!is_elementwise(d->op) || d->src[0] != g->src || x->w->at[p.block][p.cmd] >= 0 || cmd_can_fail(d) ||
             touched_between(x, first, p, d->dst, true))
             continue;
         /* Algorithm 2: take it if the group still fits */
