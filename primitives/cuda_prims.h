@@ -87,6 +87,8 @@ rfx_status rfx_gpu_lftj(rfx_gpu *g, const rfx_dev_rows *const *srcs, const int *
  * use in the context (or read from the disk cache, see jit.h). */
 /* Whether generated kernels can be compiled here (NVRTC found); why not in `why`. */
 bool rfx_gpu_jit_ready(rfx_gpu *g, char *why, size_t cap);
+/* Compiles (or reads from the cache) and loads source, and finds `kernel` in it. */
+rfx_status rfx_gpu_jit_load(rfx_gpu *g, const char *source, const char *kernel);
 /* Kernels compiled and read from the cache in this context, and the milliseconds each took. */
 void rfx_gpu_jit_stats(const rfx_gpu *g, int *compiled, int *cached, double *compile_ms, double *cache_ms);
 /* A FILTER group: kernel `name` of `source`, `items` rows per thread; dsts[m] gets output

@@ -88,6 +88,12 @@ static rfx_status jit_kernel(rfx_gpu *g, const char *source, const char *name, c
     return RFX_OK;
 }
 
+extern "C" rfx_status rfx_gpu_jit_load(rfx_gpu *g, const char *source, const char *kernel)
+{
+    cudaKernel_t k;
+    return jit_kernel(g, source, kernel, &k);
+}
+
 static rfx_status launch(rfx_gpu *g, cudaKernel_t k, const char *name, size_t blocks, void **args)
 {
     cudaError_t e = cudaLaunchKernel((const void *)k, dim3((unsigned)blocks), dim3(FUSED_THREADS), args, 0, g->stream);

@@ -14,6 +14,8 @@ typedef struct cuda_ctx {
     rfx_dev_rows *vars;
     int jit;                   /* generated kernels usable: -1 not yet asked, 0 no, 1 yes */
     size_t jit_min_rows;       /* smaller groups run on the precompiled primitives */
+    signed char *loaded;       /* per group id: 1 its kernels are loaded, -1 they failed to compile */
+    int nloaded;
 } cuda_ctx;
 
 static rfx_status cu_open(rfx_backend *be, const rfx_plan *P)
@@ -36,6 +38,7 @@ static void cu_close(rfx_backend *be)
         for (int v = 0; v < c->P->nvars; v++)
             rfx_gpu_rows_free(c->g, &c->vars[v]);
     free(c->vars);
+    free(c->loaded);
     rfx_gpu_close(c->g);
     free(c);
     free(be);
@@ -161,6 +164,26 @@ static rfx_status cu_exec_group(rfx_backend *be, const rfx_fgroup *g)
     for (int k = 0; k < rfx_fgroup_ninputs(g); k++)
         rows += V[rfx_fgroup_input(g, k)].n;
     if (!x->jit || rows < x->jit_min_rows)
+        return cu_exec_members(be, g);
+    if (g->id >= x->nloaded) {
+        int n = g->id + 16;
+        signed char *l = realloc(x->loaded, (size_t)n);
+        if (!l)
+            return RFX_ERR_NOMEM;
+        memset(l + x->nloaded, 0, (size_t)(n - x->nloaded));
+        x->loaded = l;
+        x->nloaded = n;
+    }
+    if (!x->loaded[g->id]) {
+        /* a source NVRTC cannot compile (an expression too deep, say) runs unfused */
+        char kernel[40];
+        snprintf(kernel, sizeof kernel, g->kind == RFX_FG_JOIN ? "%s_count" : "%s", g->name);
+        rfx_status st = rfx_gpu_jit_load(x->g, g->source, kernel);
+        if (st == RFX_ERR_NOMEM)
+            return st;
+        x->loaded[g->id] = st == RFX_OK ? 1 : -1;
+    }
+    if (x->loaded[g->id] < 0)
         return cu_exec_members(be, g);
     return rfx_cuda_run_group(x->g, g, V);
 }

@@ -46,6 +46,10 @@ static const prog_case programs[] = {
     {"unsigned and negatives",
      ".decl r(a:unsigned, b:number)\n.decl o(a:unsigned, b:number)\n.input r\n"
      "o(a * 3 + a / 7, -b) :- r(a, b), b - 5 < 0, a > 2.\n.output o\n", 0},
+    /* more conjunctions than a JOIN group holds: the selection stays a group of its own */
+    {"many filters",
+     ".decl a(x:number, y:number)\n.decl b(x:number, z:number)\n.decl o(x:number, y:number)\n.input a\n.input b\n"
+     "o(x, y) :- a(x, y), b(x, z), y != 1, y != 2, y != 3, y != 4, y != 5, y != 6, y != 7, y != 8, y != 9, y != 10, y != 11, y != 12, y != 13, y != 14, y != 15, y != 16, y != 17, y != 18, y != 19, y != 20, y != 21, y != 22, y != 23, y != 24, y != 25, y != 26, y != 27, y != 28, y != 29, y != 30, y != 31, y != 32, y != 33, y != 34, y != 35, y != 36, y != 37, y != 38, y != 39, y != 40, y != 41, y != 42, y != 43, y != 44, y != 45, y != 46, y != 47, y != 48, y != 49, y != 50, y != 51, y != 52, y != 53, y != 54, y != 55, y != 56, y != 57, y != 58, y != 59, y != 60, y != 61, y != 62, y != 63, y != 64, y != 65, y != 66, y != 67, y != 68, y != 69, y != 70.\n.output o\n", 0},
     /* rows wider than a shared-memory tile */
     {"wide rows",
      ".decl w(c0:number, c1:number, c2:number, c3:number, c4:number, c5:number, c6:number, c7:number, c8:number, c9:number, c10:number, c11:number, c12:number, c13:number, c14:number, c15:number, c16:number, c17:number, c18:number, c19:number, c20:number, c21:number, c22:number, c23:number, c24:number, c25:number, c26:number, c27:number, c28:number, c29:number, c30:number, c31:number, c32:number, c33:number, c34:number, c35:number, c36:number, c37:number, c38:number, c39:number)\n.decl o(a:number, b:number)\n.decl j(a:number, b:number)\n.input w\n"

@@ -149,16 +149,18 @@ static rfx_rx *rx_subst(rfx_arena *a, const rfx_rx *e, rfx_rx **defs, bool *oom)
     return x;
 }
 
-static rfx_rx *rx_and(rfx_arena *a, rfx_rx *l, rfx_rx *r)
+static rfx_rx *rx_and(rfx_arena *a, rfx_rx *l, rfx_rx *r, bool *oom)
 {
     if (!l || !r)
         return l ? l : r;
     rfx_rx *e = rfx_arena_alloc(a, sizeof *e);
-    if (e) {
-        e->kind = RFX_RX_AND;
-        e->l = l;
-        e->r = r;
+    if (!e) {
+        *oom = true;
+        return NULL;
     }
+    e->kind = RFX_RX_AND;
+    e->l = l;
+    e->r = r;
     return e;
 }
 
@@ -173,6 +175,7 @@ typedef struct jbuild {
     int nmem;
     rfx_fmember mem[MAX_MEMBERS];
     bool oom;
+    bool too_big;              /* more conjunctions than a group holds: not fused this way */
 } jbuild;
 
 typedef struct jstate {
@@ -237,7 +240,7 @@ static void add_conjuncts(jbuild *j, rfx_rx *e)
     } else if (j->nconj < MAX_CONJ)
         j->conj[j->nconj++] = e;
     else
-        j->oom = true;     /* too many to fuse: the caller gives the group up */
+        j->too_big = true;
 }
 
 static rfx_rx **outputs(jbuild *j, const rfx_ra_cmd *c, rfx_rx **in)
@@ -301,9 +304,10 @@ static rfx_rx **defs_of(jbuild *j, int var, int at, bool left)
                        !touched_between(j->x, (pos){j->block, d}, (pos){j->block, j->anchor}, c->src[1], false))
                 r = join_defs(j, c, d, RFX_DEP_CTA);
         }
-        if (r && !j->oom)
+        if (r && !j->oom && !j->too_big)
             return r;
         restore(j, s);
+        j->too_big = false;   /* what was too big is undone */
         if (j->oom)
             return NULL;
     }
@@ -394,11 +398,14 @@ static bool join_group(wctx *x, int block, int anchor)
     *j = (jbuild){.x = x, .block = block, .anchor = anchor, .k = c->nkeys};
     rfx_rx **out = join_defs(j, c, anchor, RFX_DEP_ANCHOR);
     /* Algorithm 2: the whole group within the register budget, or the JOIN alone */
-    if (!j->oom && (!out || join_regs(j) > x->o.max_regs))
+    if (!j->oom && (!out || j->too_big || join_regs(j) > x->o.max_regs))
         out = plain_join(j, c);
-    bool ok = out && !j->oom;
+    if (!j->oom && (!out || j->too_big)) {   /* not even alone (a huge filter): unfused */
+        free(j);
+        return true;
+    }
     int regs = join_regs(j);
-    rfx_fgroup *g = ok ? new_group(x) : NULL;
+    rfx_fgroup *g = j->oom ? NULL : new_group(x);
     if (!g) {
         free(j);
         return false;
@@ -433,14 +440,18 @@ static bool join_group(wctx *x, int block, int anchor)
         rfx_rx *e = j->conj[i];
         int s = source_of(j, e);
         if (s >= 0 && !rx_can_fail(e))
-            g->filt[s] = rx_and(A, g->filt[s], e);
+            g->filt[s] = rx_and(A, g->filt[s], e, &j->oom);
         else
-            g->residual = rx_and(A, g->residual, e);
+            g->residual = rx_and(A, g->residual, e, &j->oom);
     }
     g->pre = g->filt[0];
     for (int s = 1; s < j->nsrc; s++)
-        g->pred = rx_and(A, g->pred, g->filt[s]);
-    g->pred = rx_and(A, g->pred, g->residual);
+        g->pred = rx_and(A, g->pred, g->filt[s], &j->oom);
+    g->pred = rx_and(A, g->pred, g->residual, &j->oom);
+    if (j->oom) {
+        free(j);
+        return false;
+    }
     g->nout = c->nout;
     g->out = out;
     g->dst = c->dst;
