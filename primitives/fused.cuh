@@ -5,8 +5,8 @@ extern "C" {
 #include "jit.h"
 }
 
-#define FUSED_THREADS 256
-#define FUSED_ROWS (FUSED_THREADS * 8)   // rows of the first source per block of a join count
+#define FUSED_THREADS RFX_FUSED_THREADS
+#define FUSED_ROWS (RFX_FUSED_THREADS * RFX_FUSED_JOIN_CHUNK)   // first-source rows per block of a join count
 
 struct jit_lib {
     uint64_t hash;             // of the source text
@@ -221,7 +221,6 @@ extern "C" rfx_status rfx_gpu_fused_join(rfx_gpu *g, const char *name, const cha
     }
     if (st == RFX_OK) {
         void *args[] = {&S, &lo, &len, &cnt, &raw_flag, &g->d_flag};
-        // a thread per FUSED_CHUNK rows (the generated kernel's CHUNK)
         st = launch(g, kcount, "generated join count kernel", (na + FUSED_ROWS - 1) / FUSED_ROWS, args);
     }
     if (st == RFX_OK)

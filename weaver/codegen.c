@@ -359,13 +359,13 @@ static void gen_join(gen *g, const rfx_fgroup *grp)
             "    return %s_bound(rows, arity, prev, lo < n ? lo : n, key, upper);\n}\n",
             nm, nm, nm);
     fprintf(f,
-            "#define CHUNK 8\n"
-            "extern \"C\" __global__ void __launch_bounds__(256) %s_count(rfx_srcs S, u64 *lo, u64 *len, u64 *cnt,\n"
+            "#define CHUNK %d\n"
+            "extern \"C\" __global__ void __launch_bounds__(%d) %s_count(rfx_srcs S, u64 *lo, u64 *len, u64 *cnt,\n"
             "    unsigned *raw_flag, unsigned *div_flag)\n{\n"
             "    const u64 na = S.n[0], first = ((blockIdx.x * (u64)blockDim.x + threadIdx.x) >> 5) * 32 * CHUNK;\n"
             "    const unsigned lane = threadIdx.x & 31;\n"
             "    bool div0 = false, raw = false;\n",
-            nm);
+            RFX_FUSED_JOIN_CHUNK, RFX_FUSED_THREADS, nm);
     for (int s = 1; s < ns; s++)
         fprintf(f, "    u64 at%d = ~0ull;   // lower bound of the last key searched in source %d\n", s, s);
     fputs("    for (u64 i = first + lane; i < first + 32 * CHUNK && i < na; i += 32) {\n", f);
@@ -421,7 +421,7 @@ static void gen_join(gen *g, const rfx_fgroup *grp)
           f);
     /* expand */
     fprintf(f,
-            "extern \"C\" __global__ void __launch_bounds__(256) %s_expand(rfx_srcs S, u64 total, const u64 *off, const u64 *lo,\n"
+            "extern \"C\" __global__ void __launch_bounds__(%d) %s_expand(rfx_srcs S, u64 total, const u64 *off, const u64 *lo,\n"
             "    const u64 *len, u32 *out, u64 *flags, unsigned *div_flag)\n{\n"
             "    __shared__ u64 s_first, s_last;\n"
             "    const u64 na = S.n[0];\n    bool div0 = false;\n"
@@ -435,7 +435,7 @@ static void gen_join(gen *g, const rfx_fgroup *grp)
             "        if (o < total) {\n"
             "            const u64 i = %s_owner(off, s_first, s_last + 1, o);\n"
             "            u64 rem = o - off[i];\n",
-            nm, nm, nm, nm);
+            RFX_FUSED_THREADS, nm, nm, nm, nm);
     for (int s = ns - 1; s >= 1; s--) {
         fprintf(f, "            u64 j%d;\n            {\n                const u64 L = len[(u64)%d * na + i], l = lo[(u64)%d * na + i];\n"
                    "                u64 d = %s_digit(&rem, L & ~FILTERED);\n",

@@ -20,10 +20,10 @@
 #ifndef RFX_WEAVER_H
 #define RFX_WEAVER_H
 
-#include "ra_ir.h"
+#include "primitives.h"
 
-#define RFX_WEAVE_MAX_OUTS 8       /* outputs of one FILTER group */
-#define RFX_WEAVE_MAX_SRCS 8       /* sources of one JOIN group */
+#define RFX_WEAVE_MAX_OUTS RFX_FUSED_MAX_OUTS   /* outputs of one FILTER group */
+#define RFX_WEAVE_MAX_SRCS RFX_FUSED_MAX_SRCS   /* sources of one JOIN group */
 
 typedef enum rfx_fgroup_kind { RFX_FG_FILTER, RFX_FG_JOIN } rfx_fgroup_kind;
 
@@ -117,8 +117,7 @@ void rfx_weave_print_cuda(FILE *out, const rfx_weave *w);
  * names derived from g->name. NULL on out-of-memory. */
 char *rfx_weave_codegen(rfx_arena *arena, const rfx_plan *plan, const rfx_fgroup *g);
 
-/* Kernel launch geometry shared by the generated code and the launcher. */
-#define RFX_WEAVE_THREADS 256
+#define RFX_WEAVE_THREADS RFX_FUSED_THREADS
 /* Rows per thread of a FILTER tile: as many as keep the loaded columns within 32 registers. */
 static inline int rfx_weave_items(int arity)
 {
