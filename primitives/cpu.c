@@ -980,8 +980,9 @@ static void star_chunk(int c, void *arg)
     star_ctx *j = arg;
     const rfx_rows *A = j->srcs[0];
     uint32_t t[RFX_FUSED_MAX_WIDTH];
-    size_t lo[RFX_FUSED_MAX_SRCS], hi[RFX_FUSED_MAX_SRCS];
+    size_t lo[RFX_FUSED_MAX_SRCS], hi[RFX_FUSED_MAX_SRCS], from[RFX_FUSED_MAX_SRCS] = {0};
     bool div0 = false;
+    /* the chunk's keys ascend: each source is searched forward from the last match */
     for (size_t i = j->bounds[c]; i < j->bounds[c + 1]; i++) {
         const uint32_t *ta = A->data + i * (size_t)A->arity;
         if (A->arity)
@@ -991,7 +992,7 @@ static void star_chunk(int c, void *arg)
         bool any = true;
         for (int s = 1; s < j->nsrc && any; s++) {
             const rfx_rows *B = j->srcs[s];
-            lo[s] = lower_bound(B->data, B->arity, 0, B->n, ta, j->k);
+            lo[s] = from[s] = gallop(B->data, B->arity, from[s], B->n, ta, j->k);
             hi[s] = lo[s] < B->n && cmp_prefix(B->data + lo[s] * (size_t)B->arity, ta, j->k) == 0
                         ? group_end(B->data, B->arity, lo[s], B->n, j->k) : lo[s];
             any = hi[s] > lo[s];

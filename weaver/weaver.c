@@ -448,6 +448,7 @@ static bool join_group(wctx *x, int block, int anchor)
     for (int s = 1; s < j->nsrc; s++)
         g->pred = rx_and(A, g->pred, g->filt[s], &j->oom);
     g->pred = rx_and(A, g->pred, g->residual, &j->oom);
+    g->all = rx_and(A, g->pre, g->pred, &j->oom);
     if (j->oom) {
         free(j);
         return false;

@@ -70,6 +70,7 @@ typedef struct rfx_fgroup {
     rfx_rx *pre, *pred;        /* NULL: none; conjunctions tested left to right */
     rfx_rx **filt;             /* per source (filt[0] == pre); NULL: none */
     rfx_rx *residual;
+    rfx_rx *all;               /* pre and pred as one conjunction (NULL: none) */
     int nout;
     rfx_rx **out;
     int dst;
