@@ -136,9 +136,8 @@ static double group_bytes(const rfx_plan *P, const rfx_weave *w, const rfx_dev_r
             int v = rfx_fgroup_input(grp, i);
             bytes += (double)V[v].n * P->vars[v].arity * 4;
         }
-        int nout = grp->kind == RFX_FG_FILTER ? grp->nouts : 1;
-        for (int i = 0; i < nout; i++) {
-            int v = grp->kind == RFX_FG_FILTER ? grp->outs[i].dst : grp->dst;
+        for (int i = 0; i < rfx_fgroup_noutputs(grp); i++) {
+            int v = rfx_fgroup_output(grp, i);
             bytes += (double)V[v].n * P->vars[v].arity * 4;
         }
     }

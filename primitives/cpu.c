@@ -934,6 +934,7 @@ typedef struct star_ctx {
     const rfx_rx *pre, *pred;
     rfx_rx *const *out;
     int nout;
+    const int *cols;           /* when every output is a column: their indices */
     size_t *bounds;
     rfx_rows *parts;
     atomic_int err;
@@ -961,8 +962,12 @@ static bool star_emit(star_ctx *j, rfx_rows *o, uint32_t *t, const size_t *lo, c
             if (o->n == o->cap && rfx_rows_reserve(o, o->n + 1) != RFX_OK)
                 return false;
             uint32_t *w = o->data + o->n * (size_t)j->nout;
-            for (int x = 0; x < j->nout; x++)
-                w[x] = rfx_rx_eval(j->out[x], t, j->width, NULL, div0);
+            if (j->cols)
+                for (int x = 0; x < j->nout; x++)
+                    w[x] = t[j->cols[x]];
+            else
+                for (int x = 0; x < j->nout; x++)
+                    w[x] = rfx_rx_eval(j->out[x], t, j->width, NULL, div0);
             o->n++;
         }
         int s = ns - 1;
@@ -981,15 +986,25 @@ static void star_chunk(int c, void *arg)
     const rfx_rows *A = j->srcs[0];
     uint32_t t[RFX_FUSED_MAX_WIDTH];
     size_t lo[RFX_FUSED_MAX_SRCS], hi[RFX_FUSED_MAX_SRCS], from[RFX_FUSED_MAX_SRCS] = {0};
-    bool div0 = false;
-    /* the chunk's keys ascend: each source is searched forward from the last match */
+    bool div0 = false, any = false;
+    const uint32_t *key = NULL;   /* the key whose ranges lo/hi hold */
+    /* the chunk's keys ascend: each source is searched forward from the last match, and
+     * rows sharing a key reuse its ranges */
     for (size_t i = j->bounds[c]; i < j->bounds[c + 1]; i++) {
         const uint32_t *ta = A->data + i * (size_t)A->arity;
         if (A->arity)
             rfx_memcpy(t, ta, sizeof(uint32_t) * (size_t)A->arity);
         if (j->pre && !rfx_rx_eval(j->pre, t, j->width, NULL, &div0))
             continue;
-        bool any = true;
+        if (key && cmp_prefix(key, ta, j->k) == 0) {
+            if (any && !star_emit(j, &j->parts[c], t, lo, hi, &div0)) {
+                atomic_store(&j->err, RFX_ERR_NOMEM);
+                return;
+            }
+            continue;
+        }
+        key = ta;
+        any = true;
         for (int s = 1; s < j->nsrc && any; s++) {
             const rfx_rows *B = j->srcs[s];
             lo[s] = from[s] = gallop(B->data, B->arity, from[s], B->n, ta, j->k);
@@ -1014,18 +1029,26 @@ rfx_status rfx_cpu_star_join(const rfx_rows *const *srcs, int nsrc, int k, const
         width += srcs[s]->arity;
     if (nsrc < 2 || nsrc > RFX_FUSED_MAX_SRCS || width > RFX_FUSED_MAX_WIDTH || k < 1)
         return RFX_ERR_INTERNAL;
+    if (nsrc == 2) {
+        /* the merge join over key groups is this join for two sources, and faster (no
+         * per-row searches or tuple copies); pre is tested with pred, on each pair */
+        rfx_rx both = {.kind = RFX_RX_AND, .l = (rfx_rx *)pre, .r = (rfx_rx *)pred};
+        return rfx_cpu_join(srcs[0], srcs[1], k, pre && pred ? &both : pre ? pre : pred, out, nout, dst, nthreads);
+    }
     const rfx_rows *A = srcs[0];
     int c = chunks_for(A->n, nthreads);
     size_t *bounds = rfx_malloc(sizeof(size_t) * (size_t)(c + 1));
     rfx_rows *parts = rfx_calloc((size_t)c, sizeof(rfx_rows));
+    int *colbuf = rfx_malloc(sizeof(int) * (size_t)(nout + 1));
     rfx_status st = RFX_OK;
-    if (!bounds || !parts)
+    if (!bounds || !parts || !colbuf)
         st = RFX_ERR_NOMEM;
     if (st == RFX_OK) {
         for (int i = 0; i < c; i++)
             rfx_rows_init(&parts[i], nout);
         split_groups(A, k, c, bounds);
-        star_ctx j = {srcs, nsrc, k, width, pre, pred, out, nout, bounds, parts, RFX_OK};
+        star_ctx j = {srcs, nsrc, k, width, pre, pred, out, nout, plain_columns(out, nout, colbuf), bounds, parts,
+                      RFX_OK};
         rfx_parallel_for(c, nthreads, star_chunk, &j);
         st = (rfx_status)atomic_load(&j.err);
         size_t total = 0;
@@ -1045,5 +1068,6 @@ rfx_status rfx_cpu_star_join(const rfx_rows *const *srcs, int nsrc, int k, const
             rfx_rows_free(&parts[i]);
     free(parts);
     free(bounds);
+    free(colbuf);
     return st;
 }

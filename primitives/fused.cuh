@@ -5,7 +5,6 @@ extern "C" {
 #include "jit.h"
 }
 
-#define FUSED_THREADS RFX_FUSED_THREADS
 #define FUSED_ROWS (RFX_FUSED_THREADS * RFX_FUSED_JOIN_CHUNK)   // first-source rows per block of a join count
 
 struct jit_lib {
@@ -96,7 +95,7 @@ extern "C" rfx_status rfx_gpu_jit_load(rfx_gpu *g, const char *source, const cha
 
 static rfx_status launch(rfx_gpu *g, cudaKernel_t k, const char *name, size_t blocks, void **args)
 {
-    cudaError_t e = cudaLaunchKernel((const void *)k, dim3((unsigned)blocks), dim3(FUSED_THREADS), args, 0, g->stream);
+    cudaError_t e = cudaLaunchKernel((const void *)k, dim3((unsigned)blocks), dim3(RFX_FUSED_THREADS), args, 0, g->stream);
     if (e != cudaSuccess)
         return fail(g, e, name, __FILE__, __LINE__);
     return RFX_OK;
@@ -120,7 +119,7 @@ extern "C" rfx_status rfx_gpu_fused_filter(rfx_gpu *g, const char *name, const c
     rfx_status st = jit_kernel(g, source, name, &k);
     if (st)
         return st;
-    size_t tile = (size_t)FUSED_THREADS * (size_t)items, ntiles = (n + tile - 1) / tile;
+    size_t tile = (size_t)RFX_FUSED_THREADS * (size_t)items, ntiles = (n + tile - 1) / tile;
     if (ntiles > 0xffffffffu) {
         snprintf(g->err, sizeof g->err, "%zu rows exceed the fused kernel's tile count", n);
         return RFX_ERR_LIMIT;

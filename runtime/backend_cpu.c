@@ -158,10 +158,6 @@ static rfx_status cpu_exec_group(rfx_backend *be, const rfx_fgroup *g)
         }
         return rfx_cpu_mapfilter_multi(&V[g->src], g->nouts, preds, outs, nout, dsts, x->nthreads);
     }
-    /* two sources: the merge join with galloping (its filter per pair is cheap) */
-    if (g->nsrc == 2)
-        return rfx_cpu_join(&V[g->srcs[0]], &V[g->srcs[1]], g->nkeys, g->all, g->out, g->nout, &V[g->dst],
-                            x->nthreads);
     const rfx_rows *srcs[RFX_FUSED_MAX_SRCS];
     for (int s = 0; s < g->nsrc; s++)
         srcs[s] = &V[g->srcs[s]];

@@ -256,25 +256,25 @@ static const char *stat_name(int k)
     return k < RFX_RA_NOPS ? rfx_ra_op_name((rfx_ra_op)k) : k == RFX_RA_NOPS ? "FUSED FILTER" : "FUSED JOIN";
 }
 
+/* Counts var's tuples as read or written, and their bytes when moved. */
+static void count_var(exec *x, op_stat *s, int var, bool written, bool moved)
+{
+    size_t n = x->be->count(x->be, var);
+    *(written ? &s->tuples_out : &s->tuples_in) += n;
+    if (moved)
+        s->bytes += n * (size_t)x->P->vars[var].arity * 4;
+}
+
 /* A group reads each input once and writes each output once. */
 static void count_group_stats(exec *x, const rfx_fgroup *g, double seconds)
 {
     op_stat *s = &x->stats[RFX_RA_NOPS + (g->kind == RFX_FG_JOIN)];
     s->seconds += seconds;
     s->calls++;
-    for (int k = 0; k < rfx_fgroup_ninputs(g); k++) {
-        int v = rfx_fgroup_input(g, k);
-        size_t n = x->be->count(x->be, v);
-        s->tuples_in += n;
-        s->bytes += n * (size_t)x->P->vars[v].arity * 4;
-    }
-    int nout = g->kind == RFX_FG_FILTER ? g->nouts : 1;
-    for (int k = 0; k < nout; k++) {
-        int v = g->kind == RFX_FG_FILTER ? g->outs[k].dst : g->dst;
-        size_t n = x->be->count(x->be, v);
-        s->tuples_out += n;
-        s->bytes += n * (size_t)x->P->vars[v].arity * 4;
-    }
+    for (int k = 0; k < rfx_fgroup_ninputs(g); k++)
+        count_var(x, s, rfx_fgroup_input(g, k), false, true);
+    for (int k = 0; k < rfx_fgroup_noutputs(g); k++)
+        count_var(x, s, rfx_fgroup_output(g, k), true, true);
 }
 
 static bool moves_data(rfx_ra_op op)
@@ -287,21 +287,11 @@ static void count_stats(exec *x, const rfx_ra_cmd *c, double seconds)
     op_stat *s = &x->stats[c->op];
     s->seconds += seconds;
     s->calls++;
-    for (int k = 0; k < rfx_ra_cmd_ninputs(c); k++) {
-        int v = rfx_ra_cmd_input(c, k);
-        if (v >= 0) {
-            size_t n = x->be->count(x->be, v);
-            s->tuples_in += n;
-            if (moves_data(c->op))
-                s->bytes += n * (size_t)x->P->vars[v].arity * 4;
-        }
-    }
-    if (c->dst >= 0) {
-        size_t n = x->be->count(x->be, c->dst);
-        s->tuples_out += n;
-        if (moves_data(c->op) && !c->count_only)   /* a counting join writes no tuples */
-            s->bytes += n * (size_t)x->P->vars[c->dst].arity * 4;
-    }
+    for (int k = 0; k < rfx_ra_cmd_ninputs(c); k++)
+        if (rfx_ra_cmd_input(c, k) >= 0)
+            count_var(x, s, rfx_ra_cmd_input(c, k), false, moves_data(c->op));
+    if (c->dst >= 0)   /* a counting join writes no tuples */
+        count_var(x, s, c->dst, true, moves_data(c->op) && !c->count_only);
 }
 
 static void json_string(FILE *f, const char *s)
@@ -372,7 +362,7 @@ static void trace_event(exec *x, const rfx_ra_cmd *c, const rfx_fgroup *g, doubl
     FILE *f = x->o->trace;
     if (!x->traced)
         fprintf(f, "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n");
-    int dst = g ? (g->kind == RFX_FG_JOIN ? g->dst : g->outs[0].dst) : c->dst;
+    int dst = g ? rfx_fgroup_output(g, 0) : c->dst;
     fprintf(f, "%s{\"name\": \"%s%s%s\", \"cat\": \"%s\", \"ph\": \"X\", \"ts\": %.3f, \"dur\": %.3f, "
                "\"pid\": 1, \"tid\": 1, \"args\": {\"tuples_out\": %zu",
             x->traced ? ",\n" : "", g ? "FUSED " : rfx_ra_op_name(c->op), g ? "" : dst >= 0 ? " " : "",
@@ -516,7 +506,7 @@ static void report_failure(exec *x, const rfx_ra_cmd *c, const rfx_fgroup *g, rf
             st == RFX_ERR_NOMEM ? "out of memory" : st == RFX_ERR_LIMIT ? "size limit exceeded" : "device failure",
             g ? (g->kind == RFX_FG_JOIN ? "fused JOIN" : "fused FILTER") : rfx_ra_op_name(c->op));
     if (g) {   /* what the group reads, not the anchor's operands (fused away) */
-        fprintf(x->err, " %s computing %s from", g->name, P->vars[g->kind == RFX_FG_JOIN ? g->dst : g->outs[0].dst].name);
+        fprintf(x->err, " %s computing %s from", g->name, P->vars[rfx_fgroup_output(g, 0)].name);
         for (int k = 0; k < rfx_fgroup_ninputs(g); k++)
             fprintf(x->err, "%s %s (%zu tuples)", k ? "," : "", P->vars[rfx_fgroup_input(g, k)].name,
                     x->be->count(x->be, rfx_fgroup_input(g, k)));

@@ -448,7 +448,6 @@ static bool join_group(wctx *x, int block, int anchor)
     for (int s = 1; s < j->nsrc; s++)
         g->pred = rx_and(A, g->pred, g->filt[s], &j->oom);
     g->pred = rx_and(A, g->pred, g->residual, &j->oom);
-    g->all = rx_and(A, g->pre, g->pred, &j->oom);
     if (j->oom) {
         free(j);
         return false;
@@ -640,6 +639,16 @@ int rfx_fgroup_ninputs(const rfx_fgroup *g)
 int rfx_fgroup_input(const rfx_fgroup *g, int k)
 {
     return g->kind == RFX_FG_FILTER ? g->src : g->srcs[k];
+}
+
+int rfx_fgroup_noutputs(const rfx_fgroup *g)
+{
+    return g->kind == RFX_FG_FILTER ? g->nouts : 1;
+}
+
+int rfx_fgroup_output(const rfx_fgroup *g, int k)
+{
+    return g->kind == RFX_FG_FILTER ? g->outs[k].dst : g->dst;
 }
 
 /* ---- printing --------------------------------------------------------------------------- */

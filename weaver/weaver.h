@@ -70,7 +70,6 @@ typedef struct rfx_fgroup {
     rfx_rx *pre, *pred;        /* NULL: none; conjunctions tested left to right */
     rfx_rx **filt;             /* per source (filt[0] == pre); NULL: none */
     rfx_rx *residual;
-    rfx_rx *all;               /* pre and pred as one conjunction (NULL: none) */
     int nout;
     rfx_rx **out;
     int dst;
@@ -104,9 +103,12 @@ static inline const rfx_fgroup *rfx_weave_group_at(const rfx_weave *w, int block
     return g >= 0 ? &w->groups[g] : NULL;
 }
 
-/* The variables a group reads (FILTER: its source; JOIN: its sources), by position. */
+/* The variables a group reads (FILTER: its source; JOIN: its sources) and writes (FILTER:
+ * its outputs; JOIN: dst), by position. */
 int rfx_fgroup_ninputs(const rfx_fgroup *g);
 int rfx_fgroup_input(const rfx_fgroup *g, int k);
+int rfx_fgroup_noutputs(const rfx_fgroup *g);
+int rfx_fgroup_output(const rfx_fgroup *g, int k);
 
 /* `rfx --emit=fused`: the groups, their members with the dependence that brought each in,
  * and the resource estimate. */
