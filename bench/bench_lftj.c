@@ -18,7 +18,7 @@
  * (orientation, sort, join) with --join=lftj against --join=binary, wall ms of rfx_run,
  * median of repeats after a warm-up. */
 #include "cuda_prims.h"
-#include "graphgen.h"
+#include "bench_graphs.h"
 #include "lftj.h"
 #include "rfx.h"
 #include "runtime.h"
@@ -119,36 +119,6 @@ static double gpu_ms(job *j, rfx_status *st)
 
 /* Orients raw edges into rows (self-loops dropped): from the lower-degree end (degrees
  * of the multigraph; ties and -o id by id). Returns host milliseconds. */
-static double orient(const uint32_t *raw, size_t m, rfx_rows *rows)
-{
-    double t0 = wall();
-    rfx_rows_init(rows, 2);
-    uint32_t maxv = 0;
-    for (size_t i = 0; i < 2 * m; i++)
-        maxv = raw[i] > maxv ? raw[i] : maxv;
-    uint32_t *deg = by_degree ? calloc((size_t)maxv + 1, sizeof(uint32_t)) : NULL;
-    if (rfx_rows_reserve(rows, m) != RFX_OK || (by_degree && !deg)) {
-        fprintf(stderr, "bench_lftj: out of host memory\n");
-        exit(3);
-    }
-    for (size_t i = 0; by_degree && i < m; i++)
-        if (raw[2 * i] != raw[2 * i + 1]) {
-            deg[raw[2 * i]]++;
-            deg[raw[2 * i + 1]]++;
-        }
-    for (size_t i = 0; i < m; i++) {
-        uint32_t a = raw[2 * i], b = raw[2 * i + 1];
-        if (a == b)
-            continue;
-        bool a_first = by_degree ? deg[a] < deg[b] || (deg[a] == deg[b] && a < b) : a < b;
-        rows->data[2 * rows->n] = a_first ? a : b;
-        rows->data[2 * rows->n + 1] = a_first ? b : a;
-        rows->n++;
-    }
-    free(deg);
-    return (wall() - t0) * 1e3;
-}
-
 static void bench(const char *name, rfx_rows *oriented, size_t m_input, double orient_ms)
 {
     rfx_dev_rows raw, e, out;
@@ -220,42 +190,11 @@ static void bench(const char *name, rfx_rows *oriented, size_t m_input, double o
 
 /* Runs fn on each edge file (SNAP edge list, read by rfx's reader) and each R-MAT graph
  * of the given scales (edge factor 16, seed 1), made in memory. */
-static void each_graph(const char **files, int nfiles, const int *scales, int nscales,
-                       void (*fn)(const char *name, const uint32_t *edges, size_t m))
-{
-    for (int i = 0; i < nfiles; i++) {
-        rfx_prim types[2] = {RFX_NUMBER, RFX_NUMBER};
-        rfx_rows raw;
-        rfx_rows_init(&raw, 2);
-        rfx_symtab *syms = rfx_symtab_new();
-        rfx_read_opts ro = {'\t', true};
-        if (syms && rfx_read_facts(files[i], types, syms, &ro, &raw, stderr) == RFX_OK) {
-            const char *base = strrchr(files[i], '/');
-            fn(base ? base + 1 : files[i], raw.data, raw.n);
-        }
-        rfx_rows_free(&raw);
-        rfx_symtab_free(syms);
-    }
-    for (int i = 0; i < nscales; i++) {
-        size_t m = (size_t)16 << scales[i];
-        uint32_t *raw = malloc(sizeof(uint32_t) * 2 * m);
-        if (!raw) {
-            fprintf(stderr, "bench_lftj: out of host memory for scale %d\n", scales[i]);
-            continue;
-        }
-        rfx_graph_generate(RFX_GRAPH_RMAT, (uint32_t)1 << scales[i], m, 1, raw);
-        char name[64];
-        snprintf(name, sizeof name, "rmat-%d (ef 16)", scales[i]);
-        fn(name, raw, m);
-        free(raw);
-    }
-}
-
 /* Triangles of raw edges: oriented on the host, then measured. */
 static void bench_triangles(const char *name, const uint32_t *edges, size_t m)
 {
     rfx_rows o;
-    double ms = orient(edges, m, &o);
+    double ms = rfx_bench_orient(edges, m, by_degree, &o);
     bench(name, &o, m, ms);
     rfx_rows_free(&o);
 }
@@ -318,7 +257,7 @@ static int main_k4(const char **files, int nfiles, const int *scales, int nscale
 {
     printf("4-cliques on the GPU through librfx (count-only program, wall ms of rfx_run, median of %d)\n", reps);
     printf("%-26s %12s %14s %10s %10s %8s\n", "graph", "edges", "4-cliques", "lftj ms", "binary ms", "speed-up");
-    each_graph(files, nfiles, scales, nscales, bench_k4);
+    rfx_bench_each_graph(files, nfiles, scales, nscales, bench_k4);
     return 0;
 }
 
@@ -365,7 +304,7 @@ int main(int argc, char **argv)
     printf("orientation: %s\n", by_degree ? "lower degree to higher (ties by id)" : "lower id to higher");
     printf("%-22s %12s %12s %14s %9s %8s %8s %8s %9s %10s %9s %9s %7s %7s\n", "graph", "edges", "und", "triangles",
            "orient ms", "prep ms", "count ms", "list ms", "cpu ms", "binary ms", "Medges/s", "und Me/s", "vs bin", "vs cpu");
-    each_graph(files, nfiles, scales, nscales, bench_triangles);
+    rfx_bench_each_graph(files, nfiles, scales, nscales, bench_triangles);
     rfx_gpu_close(g);
     return 0;
 }

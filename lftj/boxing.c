@@ -13,6 +13,7 @@
 #include "lftj.h"
 #include "fault.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,33 +48,42 @@ static bool fits(const rfx_lftj_src *srcs, int nsrc, int var, uint64_t lo, uint6
     return true;
 }
 
-/* Intervals per leading variable: start at one each, double the variable whose sources
- * take most per interval until a box's slices (even split) fit the budget. */
+/* Intervals per leading variable. Boxes run with the first leading variable's interval
+ * as the outer digit, so consecutive boxes share its slices and only the inner variables'
+ * slices change: what is copied in all is about the inputs once plus, per interval of
+ * the outer variable, the inner variables' sources. Hence the outer variable is cut as
+ * little as possible: its slices may take half the budget (they are held once), the
+ * inner ones a sixteenth (they are double-buffered). Sources that are one relation led
+ * by one variable have one slice (counted once). */
 static void choose_splits(const rfx_lftj_src *srcs, int nsrc, int nvars, size_t budget, uint64_t *k)
 {
-    double weight[64] = {0};
+    double weight[64] = {0}, inner = 0;
     for (int v = 0; v < nvars; v++)
         k[v] = 0;
+    int outer = -1;
     for (int s = 0; s < nsrc; s++) {
-        weight[srcs[s].colvar[0]] += (double)srcs[s].rows->n * (double)row_bytes(srcs[s].rows);
-        k[srcs[s].colvar[0]] = 1;     /* a leading variable, even of empty sources */
+        int v = srcs[s].colvar[0];
+        bool again = false;
+        for (int q = 0; q < s; q++)
+            again |= srcs[q].rows == srcs[s].rows && srcs[q].colvar[0] == v;
+        if (!again)
+            weight[v] += (double)srcs[s].rows->n * (double)row_bytes(srcs[s].rows);
+        k[v] = 1;     /* a leading variable, even of empty sources */
+        outer = outer < 0 || v < outer ? v : outer;
     }
-    for (;;) {
-        double sum = 0, worst = 0;
-        int at = -1;
-        for (int v = 0; v < nvars; v++)
-            if (k[v]) {
-                double per = weight[v] / (double)k[v];
-                sum += per;
-                if (per > worst && k[v] < ((uint64_t)1 << 31) && weight[v] > 0) {
-                    worst = per;
-                    at = v;
-                }
-            }
-        if (sum <= (double)budget || at < 0)
-            return;
-        k[at] *= 2;
+    double total = 0;
+    for (int v = 0; v < nvars; v++) {
+        total += weight[v];
+        inner += v == outer ? 0 : weight[v];
     }
+    if (total <= (double)budget || outer < 0)
+        return;     /* one box */
+    double b = budget > 16 ? (double)budget : 16, lim = (double)((uint64_t)1 << 31);
+    double ko = ceil(weight[outer] / (b / 2)), ki = ceil(inner / (b / 16));
+    k[outer] = (uint64_t)(ko < 1 ? 1 : ko > lim ? lim : ko);
+    for (int v = 0; v < nvars; v++)
+        if (k[v] && v != outer)
+            k[v] = (uint64_t)(ki < 1 ? 1 : ki > lim ? lim : ki);
 }
 
 rfx_status rfx_lftj_partition(const rfx_lftj_src *srcs, int nsrc, int nvars, size_t budget, rfx_lftj_boxes *out)
@@ -154,6 +164,55 @@ rfx_status rfx_lftj_partition(const rfx_lftj_src *srcs, int nsrc, int nvars, siz
             size_t k = (size_t)out->ncuts[v] - 1;
             out->nboxes = out->nboxes > SIZE_MAX / k ? SIZE_MAX : out->nboxes * k;
         }
+    return RFX_OK;
+}
+
+rfx_status rfx_lftj_partition_outer(const rfx_lftj_src *srcs, int nsrc, int nvars, int nparts, rfx_lftj_boxes *out)
+{
+    memset(out, 0, sizeof *out);
+    if (nsrc > MAX_SRC || nvars > 64 || nsrc < 1)
+        return RFX_ERR_LIMIT;
+    out->nvars = nvars;
+    out->cuts = rfx_calloc((size_t)nvars, sizeof(uint64_t *));
+    out->ncuts = rfx_calloc((size_t)nvars, sizeof(int));
+    if (!out->cuts || !out->ncuts) {
+        rfx_lftj_boxes_free(out);
+        return RFX_ERR_NOMEM;
+    }
+    int outer = 64, big = -1;
+    for (int s = 0; s < nsrc; s++)
+        outer = srcs[s].colvar[0] < outer ? srcs[s].colvar[0] : outer;
+    for (int s = 0; s < nsrc; s++)
+        if (srcs[s].colvar[0] == outer && (big < 0 || srcs[s].rows->n > srcs[big].rows->n))
+            big = s;
+    nparts = nparts < 1 ? 1 : nparts;
+    for (int s = 0; s < nsrc; s++) {
+        int v = srcs[s].colvar[0];
+        if (out->cuts[v])
+            continue;
+        int n = 2;
+        uint64_t *cut = rfx_malloc(sizeof(uint64_t) * ((size_t)nparts + 1));
+        if (!cut) {
+            rfx_lftj_boxes_free(out);
+            return RFX_ERR_NOMEM;
+        }
+        cut[0] = 0;
+        if (v == outer) {   /* a cut at the value starting each share of rows, each value once */
+            const rfx_rows *r = srcs[big].rows;
+            n = 1;
+            for (int p = 1; p < nparts; p++) {
+                size_t at = r->n * (size_t)p / (size_t)nparts;
+                uint64_t c = at < r->n ? r->data[at * (size_t)r->arity] : ((uint64_t)1 << 32);
+                if (c > cut[n - 1] && c < ((uint64_t)1 << 32))
+                    cut[n++] = c;
+            }
+            n++;
+        }
+        cut[n - 1] = (uint64_t)1 << 32;
+        out->cuts[v] = cut;
+        out->ncuts[v] = n;
+    }
+    out->nboxes = (size_t)out->ncuts[outer] - 1;
     return RFX_OK;
 }
 

@@ -67,14 +67,46 @@ __device__ __forceinline__ int lftj_driver(const lftj_level &L, const uint32_t *
 }
 
 // Per frontier element: its driver (participant index with the smallest node) and the
-// number of candidate rows.
-__global__ void k_lftj_count(const __grid_constant__ lftj_level L, size_t F, int nsrc, const uint32_t *rng,
-                             uint8_t *drv, uint64_t *cnt)
+// number of candidate rows. The driver's node is first narrowed, by a binary search at
+// each end, to the values between the other nodes' largest first and smallest last value
+// (a node's values are sorted): nothing outside can match. In a box of an out-of-core
+// join the inner variable's slice covers an interval of values, so this keeps the work
+// of a box in proportion to its part of the search space.
+__global__ void k_lftj_count(const __grid_constant__ lftj_srcs S, const __grid_constant__ lftj_level L, size_t F,
+                             int nsrc, uint32_t *rng, uint8_t *drv, uint64_t *cnt)
 {
     GRID_STRIDE(f, F)
     {
-        uint32_t len;
-        drv[f] = (uint8_t)lftj_driver(L, rng + f * (size_t)nsrc * 2, &len);
+        uint32_t len, *r = rng + f * (size_t)nsrc * 2;
+        int d = lftj_driver(L, r, &len);
+        if (len && L.np > 1) {
+            uint32_t lo_v = 0, hi_v = UINT32_MAX;
+            for (int k = 0; k < L.np; k++) {
+                int s = L.src[k];
+                if (k == d)
+                    continue;
+                if (r[2 * s] == r[2 * s + 1]) {
+                    lo_v = 1;
+                    hi_v = 0;
+                    break;
+                }
+                uint32_t a = lv(S, s, r[2 * s], L.col[k]), b = lv(S, s, r[2 * s + 1] - 1, L.col[k]);
+                lo_v = a > lo_v ? a : lo_v;
+                hi_v = b < hi_v ? b : hi_v;
+            }
+            int ds = L.src[d];
+            uint32_t lo = r[2 * ds], hi = r[2 * ds + 1];
+            if (lo_v > hi_v)
+                lo = hi;
+            else {
+                lo = lsearch(S, ds, L.col[d], lo, hi, lo_v, false);
+                hi = lsearch(S, ds, L.col[d], lo, hi, hi_v, true);
+            }
+            r[2 * ds] = lo;
+            r[2 * ds + 1] = hi;
+            len = hi - lo;
+        }
+        drv[f] = (uint8_t)d;
         cnt[f] = len;
     }
 }
@@ -429,7 +461,7 @@ static rfx_status lftj_expand(lftj_run *R, int v, lftj_frontier cur, bool owned)
     if (!drv || !cnt || !off)
         st = RFX_ERR_NOMEM;
     if (st == RFX_OK) {
-        k_lftj_count<<<grid_for(F), 256, 0, g->stream>>>(L, F, R->nsrc, cur.rng, drv, cnt);
+        k_lftj_count<<<grid_for(F), 256, 0, g->stream>>>(R->S, L, F, R->nsrc, cur.rng, drv, cnt);
         cudaError_t e = cudaGetLastError();
         if (e != cudaSuccess)
             st = fail(g, e, "k_lftj_count", __FILE__, __LINE__);
@@ -444,6 +476,11 @@ static rfx_status lftj_expand(lftj_run *R, int v, lftj_frontier cur, bool owned)
     rfx_gpu_free(g, cnt);
     C = lastv[0] + lastv[1];
     round = C < LFTJ_ROUND ? (size_t)C : LFTJ_ROUND;
+    {   // under a small budget (out of core) the round's 16 bytes a candidate take what is left
+        size_t used = rfx_gpu_in_use(g), left = g->budget > used ? (g->budget - used) / 32 : 0;
+        left = left < 256 ? 256 : left;
+        round = round < left ? round : left;
+    }
     if (st == RFX_OK && C) {
         flag = (uint64_t *)rfx_gpu_alloc(g, round * 8);
         pos = (uint64_t *)rfx_gpu_alloc(g, round * 8);

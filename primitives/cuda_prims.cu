@@ -14,6 +14,8 @@ extern "C" {
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unordered_map>
 
 struct rfx_gpu {
     int device;
@@ -26,6 +28,8 @@ struct rfx_gpu {
     double copy_gbs;           // measured d2d copy bandwidth (0: not yet)
     int arch;                  // compute capability, 10 * major + minor
     struct jit_lib *libs;      // generated kernels loaded in this context
+    std::unordered_map<void *, uint64_t> *live;   // pool allocations and their sequence numbers
+    uint64_t seq;
     int jit_compiled, jit_cached;
     double jit_compile_ms, jit_cache_ms;
 };
@@ -108,9 +112,11 @@ extern "C" rfx_gpu *rfx_gpu_open(int device, size_t budget, char *err, size_t er
     snprintf(g->name, sizeof g->name, "%s", prop.name);
     g->arch = prop.major * 10 + prop.minor;
     g->budget = budget ? budget : free_b - free_b / 20;
-    if (cudaMallocFromPoolAsync((void **)&g->d_flag, sizeof(unsigned), g->pool, g->stream) != cudaSuccess) {
+    g->live = new (std::nothrow) std::unordered_map<void *, uint64_t>();
+    if (!g->live || cudaMallocFromPoolAsync((void **)&g->d_flag, sizeof(unsigned), g->pool, g->stream) != cudaSuccess) {
         snprintf(err, errcap, "device %d: cannot allocate", device);
         cudaGetLastError();
+        delete g->live;
         cudaMemPoolDestroy(g->pool);
         cudaStreamDestroy(g->stream);
         free(g);
@@ -123,16 +129,53 @@ extern "C" void rfx_gpu_close(rfx_gpu *g)
 {
     if (!g)
         return;
+    cudaSetDevice(g->device);
     cudaFreeAsync(g->d_flag, g->stream);
     cudaStreamSynchronize(g->stream);
     jit_unload(g);
     cudaStreamDestroy(g->stream);
     cudaMemPoolDestroy(g->pool);
+    delete g->live;
     free(g);
 }
 
 extern "C" const char *rfx_gpu_error(const rfx_gpu *g) { return g->err; }
 extern "C" const char *rfx_gpu_name(const rfx_gpu *g) { return g->name; }
+extern "C" size_t rfx_gpu_budget(const rfx_gpu *g) { return g->budget; }
+
+extern "C" size_t rfx_gpu_in_use(rfx_gpu *g)
+{
+    uint64_t used = 0;
+    cudaMemPoolGetAttribute(g->pool, cudaMemPoolAttrUsedMemCurrent, &used);
+    return (size_t)used;
+}
+
+extern "C" uint64_t rfx_gpu_alloc_mark(const rfx_gpu *g) { return g->seq; }
+
+extern "C" size_t rfx_gpu_reclaim(rfx_gpu *g, uint64_t mark, void *const *keep, size_t nkeep)
+{
+    size_t freed = 0;
+    for (auto it = g->live->begin(); it != g->live->end();) {
+        bool kept = it->second < mark;
+        for (size_t k = 0; k < nkeep && !kept; k++)
+            kept = keep[k] == it->first;
+        if (kept) {
+            ++it;
+            continue;
+        }
+        cudaFreeAsync(it->first, g->stream);
+        it = g->live->erase(it);
+        freed++;
+    }
+    cudaGetLastError();
+    return freed;
+}
+
+extern "C" rfx_status rfx_gpu_activate(rfx_gpu *g)
+{
+    CK(cudaSetDevice(g->device));
+    return RFX_OK;
+}
 
 extern "C" void *rfx_gpu_alloc(rfx_gpu *g, size_t bytes)
 {
@@ -155,13 +198,22 @@ extern "C" void *rfx_gpu_alloc(rfx_gpu *g, size_t bytes)
         fail(g, e, "cudaMallocFromPoolAsync", __FILE__, __LINE__);
         return NULL;
     }
+    try {
+        (*g->live)[p] = g->seq++;
+    } catch (...) {
+        cudaFreeAsync(p, g->stream);
+        snprintf(g->err, sizeof g->err, "out of host memory recording a device allocation");
+        return NULL;
+    }
     return p;
 }
 
 extern "C" void rfx_gpu_free(rfx_gpu *g, void *p)
 {
-    if (p)
+    if (p) {
+        g->live->erase(p);
         cudaFreeAsync(p, g->stream);
+    }
 }
 
 extern "C" rfx_status rfx_gpu_sync(rfx_gpu *g)
@@ -1390,6 +1442,7 @@ extern "C" rfx_status rfx_gpu_fill_random(rfx_gpu *g, rfx_dev_rows *r, size_t n,
 
 // ---- leapfrog triejoin (lftj/): built on the helpers above --------------------------------------
 #include "../lftj/gpu_lftj.cuh"
+#include "../lftj/gpu_boxed.cuh"
 
 // ---- fused groups (weaver/): generated kernels ----------------------------------------------
 #include "fused.cuh"

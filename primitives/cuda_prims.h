@@ -35,6 +35,16 @@ rfx_gpu *rfx_gpu_open(int device, size_t budget, char *err, size_t errcap);
 void rfx_gpu_close(rfx_gpu *g);
 const char *rfx_gpu_error(const rfx_gpu *g);
 const char *rfx_gpu_name(const rfx_gpu *g);
+/* The context's memory budget in bytes, and what of it is in use now. */
+size_t rfx_gpu_budget(const rfx_gpu *g);
+size_t rfx_gpu_in_use(rfx_gpu *g);
+/* Allocations are numbered: after a command failed (device memory ran out), what it
+ * allocated since `mark` and left behind is freed, except the pointers in keep (the
+ * relations' storage). Returns how many allocations were freed. */
+uint64_t rfx_gpu_alloc_mark(const rfx_gpu *g);
+size_t rfx_gpu_reclaim(rfx_gpu *g, uint64_t mark, void *const *keep, size_t nkeep);
+/* Makes the context's device the calling thread's current one. */
+rfx_status rfx_gpu_activate(rfx_gpu *g);
 
 /* Scratch from the context's pool (stream-ordered). */
 void *rfx_gpu_alloc(rfx_gpu *g, size_t bytes);
@@ -82,6 +92,19 @@ rfx_status rfx_gpu_aggregate(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_ro
  * (dst untouched). Implemented in lftj/gpu_lftj.cuh. */
 rfx_status rfx_gpu_lftj(rfx_gpu *g, const rfx_dev_rows *const *srcs, const int *colvar, int nsrc, int nvars,
                         rfx_dev_rows *dst, uint64_t *count);
+/* A piece of work inside a command, for traces: what, on which device and lane (0: the
+ * compute stream, 1: the copy stream), for which box, from t0 to t1 (host monotonic
+ * seconds, as clock_gettime(CLOCK_MONOTONIC)). */
+typedef void (*rfx_gpu_span_fn)(void *ctx, const char *what, int device, int lane, size_t box, double t0, double t1);
+/* The leapfrog triejoin box by box over sources kept on the host (lftj/gpu_boxed.cuh):
+ * box b reads rows [lo[b*nsrc+s], hi[b*nsrc+s]) of source s. Boxes are shared out among
+ * the ndev contexts (one host thread each); a box's copy overlaps the previous box's join.
+ * parts[b] (listing; initialised with arity nvars) or counts[b] get box b's result;
+ * *host_bytes (when non-NULL) what was copied from the host. Failures are described in err. */
+rfx_status rfx_gpu_lftj_boxes(rfx_gpu *const *gs, int ndev, const rfx_rows *const *srcs, const int *colvar,
+                              int nsrc, int nvars, size_t nboxes, const size_t *lo, const size_t *hi,
+                              rfx_rows *parts, uint64_t *counts, rfx_gpu_span_fn span, void *span_ctx,
+                              size_t *host_bytes, char *err, size_t errcap);
 
 /* Fused groups (weaver/weaver.h): their generated kernels, compiled with NVRTC on first
  * use in the context (or read from the disk cache, see jit.h). */

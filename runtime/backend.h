@@ -8,6 +8,12 @@
 #include "weaver.h"
 
 typedef struct rfx_backend rfx_backend;
+struct rfx_lftj_src;
+
+/* A piece of work inside a command (a box's copy or join, a part of a partitioned
+ * operator), for traces: lane 0 computes, 1 copies to the device, 2 copies back; times
+ * are host monotonic seconds. The same shape as cuda_prims.h's rfx_gpu_span_fn. */
+typedef void (*rfx_span_fn)(void *ctx, const char *what, int device, int lane, size_t box, double t0, double t1);
 
 struct rfx_backend {
     const char *name;          /* "cpu", "cuda" */
@@ -40,11 +46,37 @@ struct rfx_backend {
     /* Generated kernels compiled with NVRTC and read from the disk cache so far, with the
      * milliseconds each took in all; NULL where nothing is compiled (CPU). */
     void (*jit_stats)(rfx_backend *be, int *compiled, int *cached, double *compile_ms, double *cache_ms);
+    /* var = rows as they are (any order, a copy). */
+    rfx_status (*load_host)(rfx_backend *be, int var, const rfx_rows *rows);
+    /* Bytes the backend may hold at a time; 0: no limit of its own. */
+    size_t (*budget)(rfx_backend *be);
+    /* Whether running past budget() fails with RFX_ERR_NOMEM (a device) rather than
+     * succeeding (host memory, where the budget is only a rule to keep). */
+    bool enforces_budget;
+    /* The leapfrog triejoin (lftj.h) of sources held on the host, box by box with at most
+     * `budget` bytes of input slices per box; *boxes and *copied get the number of boxes
+     * and the bytes copied to the device. */
+    rfx_status (*lftj_host)(rfx_backend *be, const struct rfx_lftj_src *srcs, int nsrc, int nvars, size_t budget,
+                            rfx_rows *dst, uint64_t *count, size_t *boxes, size_t *copied);
+    /* Set by the interpreter when a trace is wanted: spans inside commands. */
+    rfx_span_fn span;
+    void *span_ctx;
 };
 
-/* cap (0: none): bytes a leapfrog triejoin's input slices may take at a time; larger
- * joins run box by box (the out-of-core code path, testable without a GPU). */
+/* cap (0: none): bytes the backend may hold, a rule kept by the out-of-core layer below
+ * (the same code paths as a device's budget, testable without a GPU). */
 rfx_backend *rfx_backend_cpu(int nthreads, size_t cap);
+/* Out-of-core execution over `inner` (backend_ooc.c): plan variables live on the inner
+ * backend while they fit its budget and on the host otherwise; commands whose inputs do
+ * not fit run in parts (chunks, key ranges, boxes). Takes ownership of inner; returns
+ * inner itself when it has no budget. NULL on out-of-memory (inner is closed). */
+rfx_backend *rfx_backend_ooc(rfx_backend *inner, int nthreads);
+/* What went out of core in a run (all zero when everything fitted). */
+typedef struct rfx_ooc_stats {
+    size_t commands, parts, spills;
+    double up_bytes, down_bytes;
+} rfx_ooc_stats;
+bool rfx_ooc_stats_of(rfx_backend *be, rfx_ooc_stats *st);
 /* NULL when CUDA is not built in or no device can be used; *why says which. */
 rfx_backend *rfx_backend_cuda(const rfx_run_opts *o, char *why, size_t whycap);
 /* Runs a fused group's generated kernels on the device variables V (indexed by plan

@@ -12,7 +12,7 @@ typedef struct cpu_ctx {
     const rfx_plan *P;
     rfx_rows *vars;
     int nthreads;
-    size_t cap;                /* bytes of join input slices at a time (0: no cap) */
+    size_t cap;                /* the budget the out-of-core layer keeps (0: none) */
     char device[64];
     double bandwidth;          /* GB/s, measured on first use */
 } cpu_ctx;
@@ -115,16 +115,10 @@ static rfx_status cpu_exec(rfx_backend *be, const rfx_ra_cmd *c)
             srcs[s] = (rfx_lftj_src){&V[c->vars[s]], c->colvar + off};
             off += V[c->vars[s]].arity;
         }
-        size_t bytes = 0;
-        for (int s = 0; s < c->nvars; s++)
-            bytes += V[c->vars[s]].n * sizeof(uint32_t) * (size_t)V[c->vars[s]].arity;
-        bool boxed = x->cap && bytes > x->cap;   /* inputs over the cap: out of core, box by box */
         if (!c->count_only)
-            return boxed ? rfx_cpu_lftj_boxed(srcs, c->nvars, c->nkeys, x->cap, &V[c->dst], NULL, nt, NULL)
-                         : rfx_cpu_lftj(srcs, c->nvars, c->nkeys, &V[c->dst], NULL, nt);
+            return rfx_cpu_lftj(srcs, c->nvars, c->nkeys, &V[c->dst], NULL, nt);
         uint64_t n = 0;
-        rfx_status st = boxed ? rfx_cpu_lftj_boxed(srcs, c->nvars, c->nkeys, x->cap, NULL, &n, nt, NULL)
-                              : rfx_cpu_lftj(srcs, c->nvars, c->nkeys, NULL, &n, nt);
+        rfx_status st = rfx_cpu_lftj(srcs, c->nvars, c->nkeys, NULL, &n, nt);
         rfx_rows_free(&V[c->dst]);     /* a count-only relation: a size, no rows */
         V[c->dst].n = (size_t)n;
         return st;
@@ -162,6 +156,23 @@ static rfx_status cpu_exec_group(rfx_backend *be, const rfx_fgroup *g)
     for (int s = 0; s < g->nsrc; s++)
         srcs[s] = &V[g->srcs[s]];
     return rfx_cpu_star_join(srcs, g->nsrc, g->nkeys, g->pre, g->pred, g->out, g->nout, &V[g->dst], x->nthreads);
+}
+
+static rfx_status cpu_load_host(rfx_backend *be, int var, const rfx_rows *rows)
+{
+    return copy_rows(rows, &((cpu_ctx *)be->ctx)->vars[var]);
+}
+
+static size_t cpu_budget(rfx_backend *be)
+{
+    return ((cpu_ctx *)be->ctx)->cap;
+}
+
+static rfx_status cpu_lftj_host(rfx_backend *be, const rfx_lftj_src *srcs, int nsrc, int nvars, size_t budget,
+                                rfx_rows *dst, uint64_t *count, size_t *boxes, size_t *copied)
+{
+    *copied = 0;      /* slices are views of host memory */
+    return rfx_cpu_lftj_boxed(srcs, nsrc, nvars, budget, dst, count, ((cpu_ctx *)be->ctx)->nthreads, boxes);
 }
 
 static const char *cpu_last_error(rfx_backend *be)
@@ -234,6 +245,6 @@ rfx_backend *rfx_backend_cpu(int nthreads, size_t cap)
     snprintf(c->device, sizeof c->device, "%d CPU thread%s", c->nthreads, c->nthreads > 1 ? "s" : "");
     *be = (rfx_backend){"cpu", c, cpu_open, cpu_close, cpu_count, cpu_release, cpu_merge_host,
                         cpu_host_view, cpu_exec, cpu_exec_group, cpu_last_error, cpu_sync, cpu_copy_bandwidth, cpu_device,
-                        NULL};
+                        NULL, cpu_load_host, cpu_budget, false, cpu_lftj_host, NULL, NULL};
     return be;
 }

@@ -4,13 +4,19 @@
 #include "backend.h"
 #include "cuda_prims.h"
 #include "fault.h"
+#include "lftj.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+enum { MAX_DEVICES = 16 };
+
 typedef struct cuda_ctx {
     const rfx_plan *P;
-    rfx_gpu *g;
+    rfx_gpu *g;                /* the first device: plan variables live here */
+    rfx_gpu *gs[MAX_DEVICES];  /* every device a boxed join is spread over (gs[0] == g) */
+    int ndev;
+    char err[512];             /* a boxed join's failure (else the context's) */
     rfx_dev_rows *vars;
     int jit;                   /* generated kernels usable: -1 not yet asked, 0 no, 1 yes */
     size_t jit_min_rows;       /* smaller groups run on the precompiled primitives */
@@ -39,7 +45,8 @@ static void cu_close(rfx_backend *be)
             rfx_gpu_rows_free(c->g, &c->vars[v]);
     free(c->vars);
     free(c->loaded);
-    rfx_gpu_close(c->g);
+    for (int d = c->ndev - 1; d >= 0; d--)
+        rfx_gpu_close(c->gs[d]);
     free(c);
     free(be);
 }
@@ -76,10 +83,139 @@ static rfx_status cu_host_view(rfx_backend *be, int var, rfx_rows *scratch, cons
     return st;
 }
 
-static rfx_status cu_lftj(cuda_ctx *x, const rfx_ra_cmd *c)
+/* The join box by box over host sources, the boxes shared out among the devices. With
+ * several devices there are at least four boxes per device, for balance. */
+static rfx_status cu_lftj_boxes(rfx_backend *be, const rfx_lftj_src *srcs, int nsrc, int nvars, size_t budget,
+                                rfx_rows *dst, uint64_t *count, size_t *nboxes, size_t *copied)
 {
+    cuda_ctx *x = be->ctx;
+    if (nsrc > 64)
+        return RFX_ERR_LIMIT;
+    /* budget 0: a join that fits, shared among the devices by intervals of its outer
+     * variable (four a device, taken from a queue); else boxes within the budget */
+    rfx_lftj_boxes b;
+    rfx_status st = budget ? rfx_lftj_partition(srcs, nsrc, nvars, budget, &b)
+                           : rfx_lftj_partition_outer(srcs, nsrc, nvars, 4 * x->ndev, &b);
+    if (st != RFX_OK)
+        return st;
+    const rfx_rows *hs[64];
+    int colvar[64 * 8], ncol = 0;
+    for (int s = 0; s < nsrc; s++) {
+        hs[s] = srcs[s].rows;
+        for (int k = 0; k < srcs[s].rows->arity && ncol < 64 * 8; k++)
+            colvar[ncol++] = srcs[s].colvar[k];
+    }
+    /* each box's row range of each source; boxes with an empty slice join nothing */
+    size_t *lo = rfx_malloc(sizeof(size_t) * b.nboxes * (size_t)nsrc), *hi = rfx_malloc(sizeof(size_t) * b.nboxes * (size_t)nsrc);
+    rfx_rows *parts = count ? NULL : rfx_calloc(b.nboxes ? b.nboxes : 1, sizeof(rfx_rows));
+    uint64_t *counts = count ? rfx_calloc(b.nboxes ? b.nboxes : 1, sizeof(uint64_t)) : NULL;
+    size_t n = 0;
+    if (!lo || !hi || (!parts && !counts))
+        st = RFX_ERR_NOMEM;
+    for (size_t box = 0; st == RFX_OK && box < b.nboxes; box++) {
+        rfx_rows views[64];
+        rfx_lftj_box_slices(&b, box, srcs, nsrc, views);
+        bool empty = false;
+        for (int s = 0; s < nsrc; s++) {
+            empty |= views[s].n == 0;
+            lo[n * nsrc + s] = views[s].n ? (size_t)(views[s].data - hs[s]->data) / (size_t)hs[s]->arity : 0;
+            hi[n * nsrc + s] = lo[n * nsrc + s] + views[s].n;
+        }
+        n += !empty;
+    }
+    for (size_t i = 0; parts && i < n; i++)
+        rfx_rows_init(&parts[i], nvars);
+    if (nboxes)
+        *nboxes = n;
+    x->err[0] = 0;
+    if (st == RFX_OK)
+        st = rfx_gpu_lftj_boxes(x->gs, x->ndev, hs, colvar, nsrc, nvars, n, lo, hi, parts, counts, be->span,
+                                be->span_ctx, copied, x->err, sizeof x->err);
+    uint64_t total = 0;
+    for (size_t i = 0; st == RFX_OK && counts && i < n; i++)
+        total += counts[i];
+    if (count && st == RFX_OK)
+        *count = total;
+    if (parts && st == RFX_OK) {
+        /* boxes run in order of their leading variables: sorted unless a later one was cut */
+        bool split_later = false;
+        for (int v = 1; v < nvars; v++)
+            split_later |= b.cuts[v] && b.ncuts[v] > 2;
+        rfx_rows all;
+        rfx_rows_init(&all, nvars);
+        size_t rows = 0;
+        for (size_t i = 0; i < n; i++)
+            rows += parts[i].n;
+        st = rfx_rows_reserve(&all, rows);
+        for (size_t i = 0; st == RFX_OK && i < n; i++) {
+            if (parts[i].n)
+                rfx_memcpy(all.data + all.n * (size_t)nvars, parts[i].data, parts[i].n * (size_t)nvars * 4);
+            all.n += parts[i].n;
+        }
+        if (st == RFX_OK && split_later)
+            st = rfx_cpu_sort(&all, 8);
+        if (st == RFX_OK)
+            rfx_rows_swap(dst, &all);
+        rfx_rows_free(&all);
+    }
+    for (size_t i = 0; parts && i < n; i++)
+        rfx_rows_free(&parts[i]);
+    free(parts);
+    free(counts);
+    free(lo);
+    free(hi);
+    rfx_lftj_boxes_free(&b);
+    return st;
+}
+
+static rfx_status reclaim_on_failure(cuda_ctx *x, uint64_t mark, rfx_status st);
+
+static rfx_status cu_lftj_host(rfx_backend *be, const rfx_lftj_src *srcs, int nsrc, int nvars, size_t budget,
+                               rfx_rows *dst, uint64_t *count, size_t *nboxes, size_t *copied)
+{
+    cuda_ctx *x = be->ctx;
+    uint64_t mark = rfx_gpu_alloc_mark(x->g);
+    return reclaim_on_failure(x, mark, cu_lftj_boxes(be, srcs, nsrc, nvars, budget, dst, count, nboxes, copied));
+}
+
+/* On several devices the join is boxed over host copies of its sources. */
+static rfx_status cu_lftj_devices(rfx_backend *be, const rfx_ra_cmd *c)
+{
+    cuda_ctx *x = be->ctx;
+    rfx_rows host[64];
+    rfx_lftj_src srcs[64];
+    rfx_status st = RFX_OK;
+    int got = 0;
+    for (int s = 0, off = 0; s < c->nvars && st == RFX_OK; s++, got++) {
+        rfx_rows_init(&host[s], x->vars[c->vars[s]].arity);
+        st = rfx_gpu_download(x->g, &x->vars[c->vars[s]], &host[s]);
+        srcs[s] = (rfx_lftj_src){&host[s], c->colvar + off};
+        off += host[s].arity;
+    }
+    uint64_t n = 0;
+    rfx_rows out;
+    rfx_rows_init(&out, c->nkeys);
+    if (st == RFX_OK)
+        st = cu_lftj_host(be, srcs, c->nvars, c->nkeys, 0, c->count_only ? NULL : &out,
+                          c->count_only ? &n : NULL, NULL, NULL);
+    for (int s = 0; s < got; s++)
+        rfx_rows_free(&host[s]);
+    if (st == RFX_OK && c->count_only) {
+        rfx_gpu_rows_free(x->g, &x->vars[c->dst]);
+        x->vars[c->dst].n = (size_t)n;
+    } else if (st == RFX_OK)
+        st = rfx_gpu_upload(x->g, &out, &x->vars[c->dst]);
+    rfx_rows_free(&out);
+    return st;
+}
+
+static rfx_status cu_lftj(rfx_backend *be, const rfx_ra_cmd *c)
+{
+    cuda_ctx *x = be->ctx;
     if (c->nvars > 64)
         return RFX_ERR_LIMIT;
+    if (x->ndev > 1)
+        return cu_lftj_devices(be, c);
     const rfx_dev_rows *srcs[64];
     for (int s = 0; s < c->nvars; s++)
         srcs[s] = &x->vars[c->vars[s]];
@@ -92,7 +228,7 @@ static rfx_status cu_lftj(cuda_ctx *x, const rfx_ra_cmd *c)
     return st;
 }
 
-static rfx_status cu_exec(rfx_backend *be, const rfx_ra_cmd *c)
+static rfx_status cu_exec_one(rfx_backend *be, const rfx_ra_cmd *c)
 {
     cuda_ctx *x = be->ctx;
     rfx_dev_rows *V = x->vars;
@@ -118,7 +254,7 @@ static rfx_status cu_exec(rfx_backend *be, const rfx_ra_cmd *c)
     case RFX_RA_AGGREGATE:
         return rfx_gpu_aggregate(g, &V[c->src[0]], &V[c->src[1]], c->nkeys, c->agg, c->agg_col, c->agg_prim, &V[c->dst]);
     case RFX_RA_LFTJ:
-        return cu_lftj(x, c);
+        return cu_lftj(be, c);
     case RFX_RA_SWAP: {
         rfx_dev_rows t = V[c->dst];
         V[c->dst] = V[c->src[0]];
@@ -140,7 +276,7 @@ static rfx_status cu_exec_members(rfx_backend *be, const rfx_fgroup *g)
     cuda_ctx *x = be->ctx;
     rfx_status st = RFX_OK;
     for (int m = 0; m < g->nmembers && st == RFX_OK; m++)
-        st = cu_exec(be, &x->P->blocks[g->members[m].block].cmds[g->members[m].cmd]);
+        st = cu_exec_one(be, &x->P->blocks[g->members[m].block].cmds[g->members[m].cmd]);
     if (g->kind == RFX_FG_JOIN)
         for (int m = 0; m < g->nmembers; m++) {
             int d = x->P->blocks[g->members[m].block].cmds[g->members[m].cmd].dst;
@@ -150,7 +286,7 @@ static rfx_status cu_exec_members(rfx_backend *be, const rfx_fgroup *g)
     return st;
 }
 
-static rfx_status cu_exec_group(rfx_backend *be, const rfx_fgroup *g)
+static rfx_status cu_exec_group_once(rfx_backend *be, const rfx_fgroup *g)
 {
     cuda_ctx *x = be->ctx;
     rfx_dev_rows *V = x->vars;
@@ -188,6 +324,40 @@ static rfx_status cu_exec_group(rfx_backend *be, const rfx_fgroup *g)
     return rfx_cuda_run_group(x->g, g, V);
 }
 
+/* A command that ran out of device memory frees what it left allocated (the operators
+ * free on success, not on every failure path), so the out-of-core layer can go on. */
+static rfx_status reclaim_on_failure(cuda_ctx *x, uint64_t mark, rfx_status st)
+{
+    if (st != RFX_ERR_NOMEM)
+        return st;
+    void **keep = rfx_malloc(sizeof(void *) * (size_t)x->P->nvars);
+    if (!keep)
+        return st;
+    size_t n = 0;
+    for (int v = 0; v < x->P->nvars; v++)
+        if (x->vars[v].data)
+            keep[n++] = x->vars[v].data;
+    rfx_gpu_reclaim(x->g, mark, keep, n);
+    free(keep);
+    return st;
+}
+
+static rfx_status cu_exec(rfx_backend *be, const rfx_ra_cmd *c)
+{
+    cuda_ctx *x = be->ctx;
+    x->err[0] = 0;
+    uint64_t mark = rfx_gpu_alloc_mark(x->g);
+    return reclaim_on_failure(x, mark, cu_exec_one(be, c));
+}
+
+static rfx_status cu_exec_group(rfx_backend *be, const rfx_fgroup *g)
+{
+    cuda_ctx *x = be->ctx;
+    x->err[0] = 0;
+    uint64_t mark = rfx_gpu_alloc_mark(x->g);
+    return reclaim_on_failure(x, mark, cu_exec_group_once(be, g));
+}
+
 rfx_status rfx_cuda_run_group(rfx_gpu *gpu, const rfx_fgroup *g, rfx_dev_rows *V)
 {
     if (g->kind == RFX_FG_FILTER) {
@@ -208,7 +378,20 @@ rfx_status rfx_cuda_run_group(rfx_gpu *gpu, const rfx_fgroup *g, rfx_dev_rows *V
 
 static const char *cu_last_error(rfx_backend *be)
 {
-    return rfx_gpu_error(((cuda_ctx *)be->ctx)->g);
+    cuda_ctx *x = be->ctx;
+    return x->err[0] ? x->err : rfx_gpu_error(x->g);
+}
+
+static rfx_status cu_load_host(rfx_backend *be, int var, const rfx_rows *rows)
+{
+    cuda_ctx *x = be->ctx;
+    x->err[0] = 0;
+    return rfx_gpu_upload(x->g, rows, &x->vars[var]);
+}
+
+static size_t cu_budget(rfx_backend *be)
+{
+    return rfx_gpu_budget(((cuda_ctx *)be->ctx)->g);
 }
 
 static rfx_status cu_sync(rfx_backend *be)
@@ -266,14 +449,35 @@ rfx_backend *rfx_backend_cuda(const rfx_run_opts *o, char *why, size_t whycap)
         return NULL;
     }
     c->jit = -1;
-    c->g = rfx_gpu_open(0, o->device_memory, why, whycap);
-    if (!c->g) {
+    int one = 0;
+    const int *devs = o->ndevices > 0 ? o->devices : &one;
+    int ndev = o->ndevices > 0 ? o->ndevices : 1;
+    if (ndev > MAX_DEVICES) {
+        snprintf(why, whycap, "%d devices asked for, at most %d", ndev, MAX_DEVICES);
+        free(be);
+        free(c);
+        return NULL;
+    }
+    for (int d = 0; d < ndev; d++) {
+        if (devs[d] < 0 || devs[d] >= rfx_gpu_count()) {
+            snprintf(why, whycap, "device %d does not exist (%d device%s)", devs[d], rfx_gpu_count(),
+                     rfx_gpu_count() == 1 ? "" : "s");
+            break;
+        }
+        if (!(c->gs[d] = rfx_gpu_open(devs[d], o->device_memory, why, whycap)))
+            break;
+        c->ndev++;
+    }
+    c->g = c->gs[0];
+    if (c->ndev < ndev || rfx_gpu_activate(c->g) != RFX_OK) {
+        for (int d = c->ndev - 1; d >= 0; d--)
+            rfx_gpu_close(c->gs[d]);
         free(be);
         free(c);
         return NULL;
     }
     *be = (rfx_backend){"cuda", c, cu_open, cu_close, cu_count, cu_release, cu_merge_host,
                         cu_host_view, cu_exec, cu_exec_group, cu_last_error, cu_sync, cu_copy_bandwidth, cu_device,
-                        cu_jit_stats};
+                        cu_jit_stats, cu_load_host, cu_budget, true, cu_lftj_host, NULL, NULL};
     return be;
 }

@@ -14,6 +14,7 @@
 struct rfx_engine {
     rfx_config cfg;
     char *fact_dir, *output_dir;   /* owned copies of the config's strings */
+    int devices[16];               /* a copy of the config's device list */
     int nthreads;
     rfx_program *prog;
     rfx_plan *plan;
@@ -149,6 +150,12 @@ rfx_engine *rfx_open(const rfx_config *cfg)
     e->output_dir = dup_or_null(e->cfg.output_dir, &ok);
     e->cfg.fact_dir = e->fact_dir;
     e->cfg.output_dir = e->output_dir;
+    if (e->cfg.ndevices > 16 || (e->cfg.ndevices > 0 && !e->cfg.devices))
+        ok = false;     /* reported by rfx_open's failure below (NULL) */
+    else if (e->cfg.ndevices > 0) {
+        memcpy(e->devices, e->cfg.devices, sizeof(int) * (size_t)e->cfg.ndevices);
+        e->cfg.devices = e->devices;
+    }
     e->nthreads = e->cfg.threads;
     if (e->nthreads <= 0) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -200,6 +207,14 @@ static bool fusion_off(const rfx_engine *e)
 {
     const char *env = getenv("RFX_NO_FUSE");
     return e->cfg.no_fuse || (env && strcmp(env, "1") == 0);
+}
+
+/* The device-memory cap: the configuration's or, for test runs of the whole suite out of
+ * core, RFX_DEVICE_MEMORY (bytes). */
+static size_t device_memory(const rfx_engine *e)
+{
+    const char *env = getenv("RFX_DEVICE_MEMORY");
+    return e->cfg.device_memory || !env ? e->cfg.device_memory : (size_t)strtoull(env, NULL, 10);
 }
 
 static rfx_plan *build_plan(rfx_engine *e, const rfx_program *prog, bool keep_all_tuples)
@@ -445,7 +460,9 @@ rfx_result rfx_run(rfx_engine *e)
         .output_dir = e->cfg.output_dir,
         .nthreads = e->nthreads,
         .backend = e->cfg.backend,
-        .device_memory = e->cfg.device_memory,
+        .device_memory = device_memory(e),
+        .devices = e->cfg.devices,
+        .ndevices = e->cfg.ndevices,
         .err = e->diag,
         .out = e->cfg.out,
         .progress = e->cfg.progress,

@@ -4,6 +4,7 @@
 #include "fault.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -33,6 +34,8 @@ struct rfx_exec {
     int loop_block;            /* block of that loop's body, -1 outside loops */
     bool progress_shown;
     bool traced;               /* some trace event written */
+    pthread_mutex_t trace_lock;    /* spans come from several host threads (one per GPU) */
+    unsigned long long tracks;     /* device tracks named so far (bit per device and lane) */
 };
 typedef struct rfx_exec exec;
 
@@ -345,6 +348,10 @@ static void print_profile(exec *x, double total)
                     (unsigned long long)s->bytes, gbs, bw > 0 ? gbs / bw : 0);
         first = false;
     }
+    rfx_ooc_stats oo;
+    if (f && rfx_ooc_stats_of(x->be, &oo) && (oo.commands || oo.spills))
+        fprintf(f, "out of core: %zu commands in %zu parts, %zu variables moved to the host, %.1f MB to the device, "
+                   "%.1f MB back\n", oo.commands, oo.parts, oo.spills, oo.up_bytes * 1e-6, oo.down_bytes * 1e-6);
     if (f && compiled + cached)
         fprintf(f, "fused groups' kernels: %d compiled with NVRTC (%.1f ms), %d read from the cache (%.2f ms)\n",
                 compiled, cms, cached, hms);
@@ -372,6 +379,32 @@ static void trace_event(exec *x, const rfx_ra_cmd *c, const rfx_fgroup *g, doubl
         fprintf(f, ", \"rule_line\": %d", x->prog->clauses[c->rule].loc.line);
     fputs("}}", f);
     x->traced = true;
+}
+
+/* Pieces inside a command (a box's copy and join, a part of a partitioned operator) on
+ * tracks of their own: process "GPU d", thread per lane, so copies beside kernels show. */
+static void trace_span(void *ctx, const char *what, int device, int lane, size_t box, double t0, double t1)
+{
+    exec *x = ctx;
+    FILE *f = x->o->trace;
+    static const char *const lanes[3] = {"compute", "copy to device", "copy to host"};
+    lane = lane < 0 || lane > 2 ? 0 : lane;
+    device = device < 0 || device > 15 ? 15 : device;
+    pthread_mutex_lock(&x->trace_lock);
+    if (!x->traced)
+        fprintf(f, "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n");
+    unsigned long long bit = 1ull << (device * 3 + lane);
+    if (!(x->tracks & bit)) {
+        fprintf(f, "%s{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %d, \"args\": {\"name\": \"device %d\"}},\n"
+                   "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": %d, \"args\": {\"name\": \"%s\"}}",
+                x->traced ? ",\n" : "", 2 + device, device, 2 + device, 1 + lane, lanes[lane]);
+        x->tracks |= bit;
+        x->traced = true;
+    }
+    fprintf(f, ",\n{\"name\": \"%s %zu\", \"cat\": \"%s\", \"ph\": \"X\", \"ts\": %.3f, \"dur\": %.3f, \"pid\": %d, "
+               "\"tid\": %d}",
+            what, box, lanes[lane], (t0 - x->t_start) * 1e6, (t1 - t0) * 1e6, 2 + device, 1 + lane);
+    pthread_mutex_unlock(&x->trace_lock);
 }
 
 static void end_trace(exec *x)
@@ -459,6 +492,12 @@ static rfx_status open_backend(exec *x)
     }
     if (!x->be)
         x->be = rfx_backend_cpu(x->nthreads, x->o->device_memory);
+    if (x->be)   /* variables that do not fit the device's budget go to the host */
+        x->be = rfx_backend_ooc(x->be, x->nthreads);
+    if (x->be && x->o->trace) {
+        x->be->span = trace_span;
+        x->be->span_ctx = x;
+    }
     if (!x->be || x->be->open_vars(x->be, x->P) != RFX_OK || !plan_liveness(x)) {
         fprintf(x->err, "rfx: error: out of memory starting the run\n");
         return RFX_ERR_NOMEM;
@@ -603,6 +642,7 @@ rfx_status rfx_exec_run(const rfx_plan *P, rfx_program *prog, const rfx_run_opts
         return RFX_ERR_NOMEM;
     }
     *x = (exec){.P = P, .prog = prog, .o = o, .err = err, .out = o->out, .loop_block = -1};
+    pthread_mutex_init(&x->trace_lock, NULL);
     x->nthreads = o->nthreads > 0 ? o->nthreads : 1;
     x->t_start = now();
     rfx_status st = check_output_dir(x);
@@ -658,5 +698,6 @@ void rfx_exec_free(rfx_exec *x)
         x->be->close(x->be);
     free_liveness(x);
     rfx_weave_free(x->weave);
+    pthread_mutex_destroy(&x->trace_lock);
     free(x);
 }

@@ -21,7 +21,11 @@ static void usage(FILE *f)
           "  -D, --output-dir=DIR    write <rel>.csv into DIR (default .); '-' prints to stdout\n"
           "  -j, --jobs=N            worker threads (default: all cores)\n"
           "      --backend=KIND      auto, cpu or cuda (default auto: CUDA when a device is present)\n"
-          "      --device-memory=SIZE  cap on GPU memory use, e.g. 512M or 20G (default: free memory less 5%)\n"
+          "      --device-memory=SIZE  cap on GPU memory use, e.g. 512M or 20G (default: free memory less 5%);\n"
+          "                            what does not fit runs out of core (on the CPU backend: the same\n"
+          "                            code paths, with SIZE as the budget)\n"
+          "      --devices=LIST        GPUs to use, e.g. 0,1 (default 0); leapfrog triejoins are spread\n"
+          "                            over them box by box\n"
           "      --emit=STAGE        print an IR stage and exit: ast, plan, harmony, fused (the kernel\n"
           "                          weaver's groups) or cuda (the CUDA C generated for them)\n"
           "      --no-opt            skip plan optimisation passes\n"
@@ -106,7 +110,7 @@ static bool out_file_close(out_file *j, bool keep)
 }
 
 /* Long options without a short form. */
-enum { OPT_BACKEND = 256, OPT_EMIT, OPT_VERSION, OPT_NOOPT, OPT_PROFILE, OPT_DEVMEM, OPT_JOIN, OPT_COUNT, OPT_TRACE, OPT_NOFUSE, OPT_ORDER };
+enum { OPT_BACKEND = 256, OPT_EMIT, OPT_VERSION, OPT_NOOPT, OPT_PROFILE, OPT_DEVMEM, OPT_JOIN, OPT_COUNT, OPT_TRACE, OPT_NOFUSE, OPT_ORDER, OPT_DEVICES };
 
 static bool pick(const char *arg, const char *const *names, int n, int *out)
 {
@@ -156,6 +160,30 @@ static int common_option(int ch, const char *arg, const char *who, rfx_config *c
             return -1;
         }
         return 1;
+    case OPT_DEVICES: {
+        /* a comma-separated list of device indices, each once */
+        static int devs[16];
+        int n = 0;
+        for (const char *p = arg;; p++) {
+            char *end;
+            long d = strtol(p, &end, 10);
+            bool dup = false;
+            for (int k = 0; k < n; k++)
+                dup |= devs[k] == d;
+            if (end == p || d < 0 || d > 255 || dup || n == 16 || (*end && *end != ',')) {
+                fprintf(stderr, "%s: error: --devices takes distinct GPU indices separated by commas (at most 16), "
+                                "such as 0,1, got '%s'\n", who, arg);
+                return -1;
+            }
+            devs[n++] = (int)d;
+            if (!*end)
+                break;
+            p = end;
+        }
+        cfg->devices = devs;
+        cfg->ndevices = n;
+        return 1;
+    }
     case OPT_EMIT:
         if (!pick(arg, stages, 5, &v)) {
             fprintf(stderr, "%s: error: unknown --emit stage '%s' (ast, plan, harmony, fused, cuda)\n", who, arg);
@@ -201,7 +229,8 @@ static void cliques_usage(FILE *f)
           "                          --count, id for lists)\n"
           "  -j, --jobs=N            worker threads (default: all cores)\n"
           "      --backend=KIND      auto, cpu or cuda\n"
-          "      --device-memory=SIZE  cap on GPU memory use\n"
+          "      --device-memory=SIZE  cap on GPU memory use (what does not fit runs out of core)\n"
+          "      --devices=LIST        GPUs to use, e.g. 0,1 (default 0)\n"
           "      --join=KIND         auto (leapfrog triejoin), binary or lftj\n"
           "      --profile           per-operator table on stderr\n"
           "      --emit=STAGE        print the generated program's ast, plan, harmony, fused or cuda stage and exit\n"
@@ -278,6 +307,7 @@ static int cliques_main(int argc, char **argv, rfx_config cfg)
         {"jobs", required_argument, NULL, 'j'},
         {"backend", required_argument, NULL, OPT_BACKEND},
         {"device-memory", required_argument, NULL, OPT_DEVMEM},
+        {"devices", required_argument, NULL, OPT_DEVICES},
         {"join", required_argument, NULL, OPT_JOIN},
         {"profile", no_argument, NULL, OPT_PROFILE},
         {"emit", required_argument, NULL, OPT_EMIT},
@@ -414,6 +444,7 @@ int main(int argc, char **argv)
         {"profile", optional_argument, NULL, OPT_PROFILE},
         {"trace", required_argument, NULL, OPT_TRACE},
         {"device-memory", required_argument, NULL, OPT_DEVMEM},
+        {"devices", required_argument, NULL, OPT_DEVICES},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, OPT_VERSION},

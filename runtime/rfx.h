@@ -83,6 +83,9 @@ typedef struct rfx_config {
     bool no_fuse;              /* run every operator on its own: no kernel fusion (the plan's
                                 * MapFilter/MapJoin folding and the weaver's groups) */
     rfx_join_kind join;        /* how multi-way bodies are joined; default AUTO */
+    const int *devices;        /* GPUs to use, by index (copied at rfx_open); NULL (default):
+                                * device 0. Leapfrog triejoins are spread over all of them */
+    int ndevices;
 } rfx_config;
 
 /* Column types, as declared (subtypes and aliases resolve to these). */

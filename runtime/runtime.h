@@ -15,6 +15,8 @@ typedef struct rfx_run_opts {
     int nthreads;              /* CPU worker threads (>= 1) */
     rfx_backend_kind backend;
     size_t device_memory;      /* bytes rfx may use on the GPU (0: free less 5%) */
+    const int *devices;        /* GPUs to use (NULL: device 0); boxed joins spread over them */
+    int ndevices;
     FILE *err;                 /* diagnostics (stderr if NULL) */
     FILE *out;                 /* .printsize and output_dir "-"; NULL: not printed */
     FILE *progress;            /* one redrawn status line per iteration; NULL: none */

@@ -1,0 +1,15 @@
+/* bench_graphs.h: graphs for the triangle benchmarks: edge files and R-MAT graphs made
+ * in memory, and their orientation on the host. */
+#ifndef RFX_BENCH_GRAPHS_H
+#define RFX_BENCH_GRAPHS_H
+
+#include "primitives.h"
+
+/* rows (arity 2) = raw's m edges without self-loops, each from the lower-degree end to the
+ * higher (ties by id), or from the lower id when !by_degree; returns the milliseconds taken. */
+double rfx_bench_orient(const uint32_t *raw, size_t m, bool by_degree, rfx_rows *rows);
+/* fn(name, edges, m) for each edge file and each R-MAT scale (edge factor 16, seed 1). */
+void rfx_bench_each_graph(const char **files, int nfiles, const int *scales, int nscales,
+                          void (*fn)(const char *name, const uint32_t *edges, size_t m));
+
+#endif

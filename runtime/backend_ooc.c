@@ -1,0 +1,927 @@
+/* backend_ooc.c: out-of-core execution (Red Fox thesis ch. 6) over any backend.
+ *
+ * Each plan variable lives on the inner backend (the device) or on the host. A command
+ * whose inputs fit runs whole on the inner backend, its inputs uploaded first; when the
+ * device runs out of memory, the variables the command does not read are moved to the
+ * host and it is tried once more. A command whose inputs do not fit, or that still runs
+ * out, runs in parts, each part's inputs uploaded, computed and its output brought back:
+ *   - row-wise operators (SELECT, PROJECT, MAP): chunks of rows, outputs concatenated;
+ *   - JOIN, INTERSECT, DIFFERENCE, AGGREGATE: chunks of the left operand's rows with the
+ *     right operand's rows of the same keys (a part whose output does not fit is halved;
+ *     a join's single left row splits its right range instead);
+ *   - UNION: ranges of values cut at the same place in both sorted operands (merge path);
+ *   - SORT, UNIQUE: sorted chunks merged on the host;
+ *   - LFTJ: boxes (lftj/boxing.c), by the inner backend's lftj_host.
+ * Every part is a plan command run by the inner backend on scratch variables, so the
+ * CPU backend with a cap runs the same code as a device with little memory. */
+#include "backend.h"
+#include "fault.h"
+#include "lftj.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct ooc_var {
+    rfx_rows host;             /* contents when on the host */
+    bool dev;                  /* contents on the inner backend */
+    uint64_t last_use;         /* clock of the last command that read or wrote it */
+} ooc_var;
+
+typedef struct ooc_ctx {
+    rfx_backend *in;
+    const rfx_plan *P;
+    rfx_plan inner_plan;       /* P's variables and three scratch ones for parts */
+    rfx_pvar *inner_vars;
+    int sa, sb, sd;            /* scratch: left operand, right operand, output */
+    ooc_var *v;
+    size_t cap;                /* the inner backend's budget */
+    int nthreads;
+    uint64_t clock;
+    rfx_ooc_stats stats;
+    char err[512];
+} ooc_ctx;
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static size_t row_bytes(int arity)
+{
+    return sizeof(uint32_t) * (size_t)arity;
+}
+
+static size_t var_bytes(ooc_ctx *x, int v)
+{
+    if (x->P->vars[v].count_only)
+        return 0;
+    if (x->v[v].dev)
+        return x->in->count(x->in, v) * row_bytes(x->P->vars[v].arity);
+    return x->v[v].host.data ? x->v[v].host.n * row_bytes(x->v[v].host.arity) : 0;
+}
+
+static size_t resident_bytes(ooc_ctx *x)
+{
+    size_t sum = 0;
+    for (int v = 0; v < x->P->nvars; v++)
+        if (x->v[v].dev)
+            sum += var_bytes(x, v);
+    return sum;
+}
+
+static void span(ooc_ctx *x, const char *what, int lane, size_t part, double t0)
+{
+    if (x->in->span)
+        x->in->span(x->in->span_ctx, what, 0, lane, part, t0, now());
+}
+
+/* ---- moving variables ------------------------------------------------------------------ */
+/* Brings a variable's contents from the inner backend to the host. */
+static rfx_status spill(ooc_ctx *x, int v)
+{
+    if (!x->v[v].dev)
+        return RFX_OK;
+    if (x->P->vars[v].count_only) {    /* a size, no rows */
+        x->v[v].host.n = x->in->count(x->in, v);
+        x->in->release(x->in, v);
+        x->v[v].dev = false;
+        return RFX_OK;
+    }
+    rfx_rows scratch;
+    rfx_rows_init(&scratch, x->P->vars[v].arity);
+    const rfx_rows *view;
+    double t0 = now();
+    rfx_status st = x->in->host_view(x->in, v, &scratch, &view);
+    if (st == RFX_OK && view == &scratch)
+        rfx_rows_swap(&x->v[v].host, &scratch);
+    else if (st == RFX_OK) {
+        rfx_rows_free(&x->v[v].host);
+        x->v[v].host.arity = view->arity;
+        if (!view->data)                       /* nullary: a size, no rows */
+            x->v[v].host.n = view->n;
+        else if ((st = rfx_rows_reserve(&x->v[v].host, view->n)) == RFX_OK) {
+            rfx_memcpy(x->v[v].host.data, view->data, view->n * row_bytes(view->arity));
+            x->v[v].host.n = view->n;
+        }
+    }
+    rfx_rows_free(&scratch);
+    if (st != RFX_OK)
+        return st;
+    x->stats.down_bytes += (double)var_bytes(x, v);
+    x->stats.spills++;
+    x->in->release(x->in, v);
+    x->v[v].dev = false;
+    span(x, "spill", 2, (size_t)v, t0);
+    return RFX_OK;
+}
+
+static bool reads(const rfx_ra_cmd *c, int v)
+{
+    for (int k = 0; k < rfx_ra_cmd_ninputs(c); k++)
+        if (rfx_ra_cmd_input(c, k) == v)
+            return true;
+    return false;
+}
+
+/* Moves to the host every variable on the device that `keep` does not read. */
+static rfx_status spill_others(ooc_ctx *x, const int *keep, int nkeep)
+{
+    for (int v = 0; v < x->P->nvars; v++) {
+        bool kept = false;
+        for (int k = 0; k < nkeep; k++)
+            kept |= keep[k] == v;
+        rfx_status st = kept ? RFX_OK : spill(x, v);
+        if (st != RFX_OK)
+            return st;
+    }
+    return RFX_OK;
+}
+
+/* Where the inner backend does not police its budget, keep the rule: before a command,
+ * least recently used variables leave until what stays and the inputs fit in half. */
+static rfx_status keep_budget(ooc_ctx *x, const int *keep, int nkeep, size_t need)
+{
+    if (x->in->enforces_budget)
+        return RFX_OK;
+    while (resident_bytes(x) + need > x->cap / 2) {
+        int lru = -1;
+        for (int v = 0; v < x->P->nvars; v++) {
+            bool kept = false;
+            for (int k = 0; k < nkeep; k++)
+                kept |= keep[k] == v;
+            if (!kept && x->v[v].dev && var_bytes(x, v) && (lru < 0 || x->v[v].last_use < x->v[lru].last_use))
+                lru = v;
+        }
+        if (lru < 0)
+            return RFX_OK;
+        rfx_status st = spill(x, lru);
+        if (st != RFX_OK)
+            return st;
+    }
+    return RFX_OK;
+}
+
+/* Puts a host variable on the inner backend. */
+static rfx_status upload(ooc_ctx *x, int v)
+{
+    if (x->v[v].dev)
+        return RFX_OK;
+    double t0 = now();
+    rfx_status st = x->in->load_host(x->in, v, &x->v[v].host);
+    if (st != RFX_OK)
+        return st;
+    x->stats.up_bytes += (double)var_bytes(x, v);
+    rfx_rows_free(&x->v[v].host);
+    x->v[v].host.arity = x->P->vars[v].arity;
+    x->v[v].dev = true;
+    span(x, "upload", 1, (size_t)v, t0);
+    return RFX_OK;
+}
+
+static void drop(ooc_ctx *x, int v)
+{
+    x->in->release(x->in, v);
+    rfx_rows_free(&x->v[v].host);
+    x->v[v].host.arity = x->P->vars[v].arity;
+    x->v[v].dev = false;
+}
+
+/* ---- parts --------------------------------------------------------------------------- */
+static int cmp_keys(const uint32_t *a, const uint32_t *b, int k)
+{
+    for (int i = 0; i < k; i++)
+        if (a[i] != b[i])
+            return a[i] < b[i] ? -1 : 1;
+    return 0;
+}
+
+static const uint32_t *row(const rfx_rows *r, size_t i)
+{
+    return r->data + i * (size_t)r->arity;
+}
+
+/* First row of r at or after `from` whose first k columns are >= (upper: >) key. */
+static size_t bound(const rfx_rows *r, size_t from, const uint32_t *key, int k, bool upper)
+{
+    size_t lo = from, hi = r->n;
+    while (lo < hi) {
+        size_t m = lo + (hi - lo) / 2;
+        int c = cmp_keys(row(r, m), key, k);
+        if (c < 0 || (upper && c == 0))
+            lo = m + 1;
+        else
+            hi = m;
+    }
+    return lo;
+}
+
+static rfx_rows view(const rfx_rows *r, size_t lo, size_t hi)
+{
+    return (rfx_rows){r->data ? r->data + lo * (size_t)r->arity : NULL, hi - lo, hi - lo, r->arity};
+}
+
+static rfx_status append(rfx_rows *dst, const rfx_rows *src)
+{
+    if (!src->n)
+        return RFX_OK;
+    if (!src->data) {     /* arity 0: a size */
+        dst->n = dst->n || src->n ? 1 : 0;
+        return RFX_OK;
+    }
+    rfx_status st = rfx_rows_reserve(dst, dst->n + src->n);
+    if (st != RFX_OK)
+        return st;
+    rfx_memcpy(dst->data + dst->n * (size_t)dst->arity, src->data, src->n * row_bytes(src->arity));
+    dst->n += src->n;
+    return RFX_OK;
+}
+
+
+/* Runs c with its operands replaced by the slices a and b (b may be NULL) on the inner
+ * backend and appends the output to out. *big says the part overflowed: the device ran
+ * out of memory, or (where the budget is only a rule) its output would not have fitted;
+ * with `must`, a part that cannot be made smaller, only the first counts. */
+static rfx_status run_part(ooc_ctx *x, const rfx_ra_cmd *c, const rfx_rows *a, const rfx_rows *b, rfx_rows *out,
+                           bool must, bool *big)
+{
+    rfx_ra_cmd p = *c;
+    p.src[0] = x->sa;
+    p.src[1] = b ? x->sb : c->src[1];
+    p.dst = x->sd;
+    *big = false;
+    size_t part = x->stats.parts++;
+    double t0 = now();
+    rfx_rows none;
+    rfx_rows_init(&none, x->P->vars[c->dst].arity);
+    rfx_status st = x->in->load_host(x->in, x->sa, a);
+    if (st == RFX_OK && b)
+        st = x->in->load_host(x->in, x->sb, b);
+    if (st == RFX_OK)
+        st = x->in->load_host(x->in, x->sd, &none);
+    size_t in = a->n * row_bytes(a->arity) + (b ? b->n * row_bytes(b->arity) : 0);
+    x->stats.up_bytes += (double)in;
+    span(x, "upload part", 1, part, t0);
+    t0 = now();
+    if (st == RFX_OK)
+        st = x->in->exec(x->in, &p);
+    span(x, "part", 0, part, t0);
+    if (st == RFX_OK) {
+        size_t outb = x->in->count(x->in, x->sd) * row_bytes(x->P->vars[c->dst].arity);
+        *big = !must && !x->in->enforces_budget && in + outb > x->cap;
+        if (!*big) {
+            rfx_rows scratch;
+            rfx_rows_init(&scratch, x->P->vars[c->dst].arity);
+            const rfx_rows *res;
+            t0 = now();
+            st = x->in->host_view(x->in, x->sd, &scratch, &res);
+            if (st == RFX_OK)
+                st = append(out, res);
+            x->stats.down_bytes += (double)outb;
+            rfx_rows_free(&scratch);
+            span(x, "download part", 2, part, t0);
+        }
+    } else if (st == RFX_ERR_NOMEM) {   /* out of device memory: a smaller part may fit */
+        *big = true;
+        st = RFX_OK;
+    }
+    x->in->release(x->in, x->sa);
+    x->in->release(x->in, x->sb);
+    x->in->release(x->in, x->sd);
+    return st;
+}
+
+static rfx_status too_big(ooc_ctx *x, const char *what, size_t rows)
+{
+    snprintf(x->err, sizeof x->err, "a part of %s of %zu rows does not fit in the device memory budget (%zu bytes): %s",
+             what, rows, x->cap, x->in->last_error(x->in));
+    return RFX_ERR_NOMEM;
+}
+
+/* The input bytes a part may take: a quarter of the budget leaves room for the output
+ * and the operator's scratch. */
+static size_t part_budget(ooc_ctx *x)
+{
+    return x->cap / 4 > 64 ? x->cap / 4 : 64;
+}
+
+/* Row-wise operators (and the sorted chunks of SORT / UNIQUE): chunks of a's rows. */
+static rfx_status chunked(ooc_ctx *x, const rfx_ra_cmd *c, const rfx_rows *a, rfx_rows *out, rfx_rows **runs,
+                          size_t *nruns)
+{
+    size_t rb = row_bytes(a->arity), chunk = part_budget(x) / (rb ? rb : 1);
+    chunk = chunk < 1 ? 1 : chunk;
+    for (size_t at = 0; at < a->n;) {
+        size_t n = a->n - at < chunk ? a->n - at : chunk;
+        rfx_rows s = view(a, at, at + n);
+        rfx_rows *to = out;
+        if (runs) {               /* SORT: each chunk is a run of its own */
+            rfx_rows *r = rfx_realloc(*runs, (*nruns + 1) * sizeof **runs);
+            if (!r)
+                return RFX_ERR_NOMEM;
+            *runs = r;
+            to = &r[*nruns];
+            rfx_rows_init(to, out->arity);
+            ++*nruns;
+        }
+        bool big;
+        rfx_status st = run_part(x, c, &s, NULL, to, n == 1, &big);
+        if (st != RFX_OK)
+            return st;
+        if (big) {
+            if (n == 1)
+                return too_big(x, rfx_ra_op_name(c->op), n);
+            if (runs)
+                rfx_rows_free(&(*runs)[--*nruns]);
+            chunk = n / 2;        /* smaller chunks from here on */
+            continue;
+        }
+        at += n;
+    }
+    return RFX_OK;
+}
+
+/* The rows of b whose first k columns equal those of some row of a[a0, a1) (a and b
+ * sorted on them); all of b for k = 0. */
+static void key_range(const rfx_rows *a, size_t a0, size_t a1, const rfx_rows *b, int k, size_t *b0, size_t *b1)
+{
+    if (k == 0) {
+        *b0 = 0;
+        *b1 = b->n;
+        return;
+    }
+    *b0 = bound(b, 0, row(a, a0), k, false);
+    *b1 = bound(b, *b0, row(a, a1 - 1), k, true);
+}
+
+typedef struct keyed {
+    ooc_ctx *x;
+    const rfx_ra_cmd *c;
+    const rfx_rows *a, *b;
+    int k;
+    bool split_b;              /* a join: one left row pairs with each right row alone */
+    rfx_rows *out;
+} keyed;
+
+static rfx_status keyed_part(keyed *K, size_t a0, size_t a1, size_t b0, size_t b1)
+{
+    bool atomic = a1 - a0 == 1 && (!K->split_b || b1 - b0 <= 1), big;
+    rfx_rows sa = view(K->a, a0, a1), sb = view(K->b, b0, b1);
+    rfx_status st = run_part(K->x, K->c, &sa, &sb, K->out, atomic, &big);
+    if (st != RFX_OK || !big)
+        return st;
+    if (a1 - a0 > 1) {         /* halve the left rows, each half with its own keys */
+        size_t m = a0 + (a1 - a0) / 2, c0, c1;
+        key_range(K->a, a0, m, K->b, K->k, &c0, &c1);
+        if ((st = keyed_part(K, a0, m, c0, c1)) != RFX_OK)
+            return st;
+        key_range(K->a, m, a1, K->b, K->k, &c0, &c1);
+        return keyed_part(K, m, a1, c0, c1);
+    }
+    if (K->split_b && b1 - b0 > 1) {
+        size_t m = b0 + (b1 - b0) / 2;
+        if ((st = keyed_part(K, a0, a1, b0, m)) != RFX_OK)
+            return st;
+        return keyed_part(K, a0, a1, m, b1);
+    }
+    return too_big(K->x, rfx_ra_op_name(K->c->op), 1);
+}
+
+/* JOIN, MAPJOIN, PRODUCT, INTERSECT, DIFFERENCE, AGGREGATE: chunks of the left operand's
+ * rows, each as long as its rows and the right operand's rows of its keys fit a part. */
+static rfx_status keyed_parts(keyed *K)
+{
+    size_t pb = part_budget(K->x), ra = row_bytes(K->a->arity), rb = row_bytes(K->b->arity);
+    for (size_t a0 = 0; a0 < K->a->n;) {
+        /* the longest chunk that fits, by binary search (its right range grows with it) */
+        size_t lo = a0 + 1, hi = K->a->n, b0, b1;
+        while (lo < hi) {
+            size_t m = lo + (hi - lo + 1) / 2;
+            key_range(K->a, a0, m, K->b, K->k, &b0, &b1);
+            if ((m - a0) * ra + (b1 - b0) * rb <= pb)
+                lo = m;
+            else
+                hi = m - 1;
+        }
+        key_range(K->a, a0, lo, K->b, K->k, &b0, &b1);
+        rfx_status st = RFX_OK;
+        if (K->split_b && lo - a0 == 1 && (b1 - b0) * rb + ra > pb) {
+            /* one left row whose right rows alone are too many: they go in pieces */
+            size_t per = pb > ra ? (pb - ra) / (rb ? rb : 1) : 1;
+            per = per < 1 ? 1 : per;
+            for (size_t at = b0; at < b1 && st == RFX_OK; at += per)
+                st = keyed_part(K, a0, lo, at, b1 - at < per ? b1 : at + per);
+        } else
+            st = keyed_part(K, a0, lo, b0, b1);
+        if (st != RFX_OK)
+            return st;
+        a0 = lo;
+    }
+    return RFX_OK;
+}
+
+/* UNION of sorted sets: parts hold the next rows of both in merged order (merge path),
+ * cut between distinct values, so each part's union is the next piece of the result. */
+static rfx_status union_parts(ooc_ctx *x, const rfx_ra_cmd *c, const rfx_rows *a, const rfx_rows *b, rfx_rows *out)
+{
+    int k = a->arity;
+    size_t rb = row_bytes(k), want = part_budget(x) / (rb ? rb : 1);
+    want = want < 2 ? 2 : want;
+    for (size_t a0 = 0, b0 = 0; a0 < a->n || b0 < b->n;) {
+        size_t total = (a->n - a0) + (b->n - b0);
+        total = total < want ? total : want;
+        /* how many of the first `total` merged rows come from a (ties: a first) */
+        size_t lo = total > b->n - b0 ? total - (b->n - b0) : 0, hi = total < a->n - a0 ? total : a->n - a0;
+        while (lo < hi) {
+            size_t m = lo + (hi - lo) / 2;
+            if (cmp_keys(row(a, a0 + m), row(b, b0 + total - m - 1), k) <= 0)
+                lo = m + 1;
+            else
+                hi = m;
+        }
+        size_t a1 = a0 + lo, b1 = b0 + total - lo;
+        if (a1 > a0 && b1 < b->n && cmp_keys(row(a, a1 - 1), row(b, b1), k) == 0)
+            b1++;                 /* a tuple in both goes in one part */
+        rfx_rows sa = view(a, a0, a1), sb = view(b, b0, b1);
+        bool big;
+        rfx_status st = run_part(x, c, &sa, &sb, out, total <= 2, &big);
+        if (st != RFX_OK)
+            return st;
+        if (big) {
+            if (total <= 2)
+                return too_big(x, "UNION", total);
+            want = total / 2;
+            continue;
+        }
+        a0 = a1;
+        b0 = b1;
+    }
+    return RFX_OK;
+}
+
+/* The sorted runs merged into one sorted relation (a binary heap of run heads). */
+static rfx_status merge_runs(rfx_rows *runs, size_t nruns, rfx_rows *out)
+{
+    size_t total = 0, *pos = rfx_calloc(nruns ? nruns : 1, sizeof(size_t)), *heap = rfx_malloc(sizeof(size_t) * (nruns ? nruns : 1));
+    for (size_t r = 0; r < nruns; r++)
+        total += runs[r].n;
+    rfx_status st = pos && heap ? rfx_rows_reserve(out, total) : RFX_ERR_NOMEM;
+    int k = out->arity;
+    size_t nh = 0;
+    for (size_t r = 0; st == RFX_OK && r < nruns; r++)
+        if (runs[r].n)
+            heap[nh++] = r;
+#define HEAD(r) row(&runs[r], pos[r])
+#define LESS(p, q) (cmp_keys(HEAD(heap[p]), HEAD(heap[q]), k) < 0 || (cmp_keys(HEAD(heap[p]), HEAD(heap[q]), k) == 0 && heap[p] < heap[q]))
+    for (size_t i = nh; st == RFX_OK && i-- > 0;)
+        for (size_t p = i;;) {       /* sift down */
+            size_t l = 2 * p + 1, m = p;
+            if (l < nh && LESS(l, m))
+                m = l;
+            if (l + 1 < nh && LESS(l + 1, m))
+                m = l + 1;
+            if (m == p)
+                break;
+            size_t t = heap[p];
+            heap[p] = heap[m];
+            heap[m] = t;
+            p = m;
+        }
+    while (st == RFX_OK && nh) {
+        size_t r = heap[0];
+        memcpy(out->data + out->n * (size_t)k, HEAD(r), row_bytes(k));
+        out->n++;
+        if (++pos[r] == runs[r].n)
+            heap[0] = heap[--nh];
+        for (size_t p = 0;;) {
+            size_t l = 2 * p + 1, m = p;
+            if (l < nh && LESS(l, m))
+                m = l;
+            if (l + 1 < nh && LESS(l + 1, m))
+                m = l + 1;
+            if (m == p)
+                break;
+            size_t t = heap[p];
+            heap[p] = heap[m];
+            heap[m] = t;
+            p = m;
+        }
+    }
+#undef LESS
+#undef HEAD
+    free(pos);
+    free(heap);
+    return st;
+}
+
+/* ---- commands ------------------------------------------------------------------------ */
+/* The distinct variables c reads. */
+static int inputs_of(const rfx_ra_cmd *c, int *in)
+{
+    int n = 0;
+    for (int k = 0; k < rfx_ra_cmd_ninputs(c); k++) {
+        int v = rfx_ra_cmd_input(c, k);
+        bool seen = v < 0;
+        for (int q = 0; q < n && !seen; q++)
+            seen = in[q] == v;
+        if (!seen)
+            in[n++] = v;
+    }
+    return n;
+}
+
+static size_t bytes_of(ooc_ctx *x, const int *vars, int n, bool only_host)
+{
+    size_t sum = 0;
+    for (int k = 0; k < n; k++)
+        if (!only_host || !x->v[vars[k]].dev)
+            sum += var_bytes(x, vars[k]);
+    return sum;
+}
+
+/* Uploads the inputs; when the device is full, everything else leaves it first. false
+ * in *fits when they still do not fit. */
+static rfx_status upload_inputs(ooc_ctx *x, const int *in, int nin, bool *fits)
+{
+    *fits = true;
+    rfx_status st = keep_budget(x, in, nin, bytes_of(x, in, nin, true));
+    for (int k = 0; k < nin && st == RFX_OK; k++) {
+        st = upload(x, in[k]);
+        if (st == RFX_ERR_NOMEM && (st = spill_others(x, in, nin)) == RFX_OK)
+            st = upload(x, in[k]);
+    }
+    if (st == RFX_ERR_NOMEM) {
+        *fits = false;
+        return RFX_OK;
+    }
+    return st;
+}
+
+/* Runs on the inner backend, retried once with only the inputs on the device; false in
+ * *fits when it does not fit (outputs then released). */
+static rfx_status run_whole(ooc_ctx *x, const rfx_ra_cmd *c, const rfx_fgroup *g, const int *in, int nin,
+                            const int *outs, int nouts, bool *fits)
+{
+    rfx_status st = upload_inputs(x, in, nin, fits);
+    if (st != RFX_OK || !*fits)
+        return st;
+    st = g ? x->in->exec_group(x->in, g) : x->in->exec(x->in, c);
+    if (st == RFX_ERR_NOMEM && (st = spill_others(x, in, nin)) == RFX_OK)
+        st = g ? x->in->exec_group(x->in, g) : x->in->exec(x->in, c);
+    size_t outb = 0;
+    for (int k = 0; k < nouts && st == RFX_OK; k++)
+        outb += x->P->vars[outs[k]].count_only ? 0 : x->in->count(x->in, outs[k]) * row_bytes(x->P->vars[outs[k]].arity);
+    bool over = st == RFX_ERR_NOMEM || (st == RFX_OK && !x->in->enforces_budget &&
+                                        bytes_of(x, in, nin, false) + outb > x->cap);
+    if (over) {
+        for (int k = 0; k < nouts; k++)
+            if (!x->v[outs[k]].dev)   /* an output that is also an input keeps its contents */
+                x->in->release(x->in, outs[k]);
+        *fits = false;
+        return RFX_OK;
+    }
+    for (int k = 0; k < nouts && st == RFX_OK; k++)
+        x->v[outs[k]].dev = true;
+    return st;
+}
+
+static rfx_status copy_host(const rfx_rows *s, rfx_rows *d)
+{
+    rfx_rows_init(d, s->arity);
+    d->n = 0;
+    if (!s->data) {
+        d->n = s->n;
+        return RFX_OK;
+    }
+    return append(d, s);
+}
+
+static rfx_status lftj_parts(ooc_ctx *x, const rfx_ra_cmd *c, rfx_rows *out)
+{
+    rfx_lftj_src srcs[64];
+    if (c->nvars > 64)
+        return RFX_ERR_LIMIT;
+    for (int s = 0, off = 0; s < c->nvars; s++) {
+        srcs[s] = (rfx_lftj_src){&x->v[c->vars[s]].host, c->colvar + off};
+        off += x->v[c->vars[s]].host.arity;
+    }
+    /* a box's slices may take three quarters of the device (the outer variable's half of
+     * that, held once; the inner ones double-buffered), the join's frontiers the rest.
+     * Boxes multiply across leading variables: under a budget of a sixty-fourth of the
+     * inputs their number explodes, so that is the least a box may take (a device budget
+     * that small fails cleanly rather than crawl) */
+    size_t total = 0, budget = x->cap / 4 * 3;
+    for (int s = 0; s < c->nvars; s++)
+        total += x->v[c->vars[s]].host.n * row_bytes(x->v[c->vars[s]].host.arity);
+    budget = budget < total / 64 ? total / 64 : budget;
+    uint64_t n = 0;
+    size_t nboxes = 0, copied = 0;
+    rfx_status st = RFX_ERR_NOMEM;
+    /* a box whose join needs more memory than was left beside its slices: smaller boxes */
+    for (int tries = 0; st == RFX_ERR_NOMEM && tries < 6; tries++, budget /= 2) {
+        out->n = 0;
+        st = x->in->lftj_host(x->in, srcs, c->nvars, c->nkeys, budget, c->count_only ? NULL : out,
+                              c->count_only ? &n : NULL, &nboxes, &copied);
+        x->stats.parts += nboxes;
+        x->stats.up_bytes += (double)copied;
+    }
+    if (c->count_only)
+        out->n = (size_t)n;
+    return st;
+}
+
+/* The command in parts over operands on the host; the output stays on the host. */
+static rfx_status run_parts(ooc_ctx *x, const rfx_ra_cmd *c, const int *in, int nin)
+{
+    (void)in;
+    (void)nin;
+    /* the parts get the whole device: every variable goes to the host */
+    rfx_status st0 = spill_others(x, NULL, 0);
+    if (st0 != RFX_OK)
+        return st0;
+    x->stats.commands++;
+    rfx_rows out;
+    rfx_rows_init(&out, x->P->vars[c->dst].arity);
+    const rfx_rows *a = c->src[0] >= 0 ? &x->v[c->src[0]].host : NULL, *b = c->src[1] >= 0 ? &x->v[c->src[1]].host : NULL;
+    rfx_rows *runs = NULL;
+    size_t nruns = 0;
+    keyed K = {x, c, a, b, c->nkeys, false, &out};
+    rfx_status st;
+    switch (c->op) {
+    case RFX_RA_SELECT: case RFX_RA_PROJECT: case RFX_RA_MAP: case RFX_RA_MAPFILTER:
+        st = chunked(x, c, a, &out, NULL, NULL);
+        break;
+    case RFX_RA_UNIQUE:        /* adjacent duplicates: the chunks' seams are mended after */
+        st = chunked(x, c, a, &out, NULL, NULL);
+        if (st == RFX_OK)
+            st = rfx_cpu_unique(&out, x->nthreads);
+        break;
+    case RFX_RA_SORT:
+        st = chunked(x, c, a, &out, &runs, &nruns);
+        if (st == RFX_OK)
+            st = merge_runs(runs, nruns, &out);
+        for (size_t r = 0; r < nruns; r++)
+            rfx_rows_free(&runs[r]);
+        free(runs);
+        break;
+    case RFX_RA_JOIN: case RFX_RA_MAPJOIN: case RFX_RA_PRODUCT:
+        K.split_b = true;
+        K.k = c->op == RFX_RA_PRODUCT ? 0 : c->nkeys;
+        st = keyed_parts(&K);
+        break;
+    case RFX_RA_INTERSECT: case RFX_RA_DIFFERENCE: case RFX_RA_AGGREGATE:
+        st = keyed_parts(&K);
+        break;
+    case RFX_RA_UNION:
+        st = union_parts(x, c, a, b, &out);
+        break;
+    case RFX_RA_COPY:
+        rfx_rows_free(&out);
+        st = copy_host(a, &out);
+        break;
+    case RFX_RA_LFTJ:
+        st = lftj_parts(x, c, &out);
+        break;
+    default:
+        st = RFX_ERR_INTERNAL;
+    }
+    if (st == RFX_OK) {
+        drop(x, c->dst);
+        rfx_rows_swap(&x->v[c->dst].host, &out);
+    }
+    rfx_rows_free(&out);
+    return st;
+}
+
+static rfx_status ooc_exec(rfx_backend *be, const rfx_ra_cmd *c)
+{
+    ooc_ctx *x = be->ctx;
+    x->err[0] = 0;
+    x->in->span = be->span;
+    x->in->span_ctx = be->span_ctx;
+    x->clock++;
+    if (c->op == RFX_RA_SWAP) {
+        ooc_var t = x->v[c->dst];
+        x->v[c->dst] = x->v[c->src[0]];
+        x->v[c->src[0]] = t;
+        return x->in->exec(x->in, c);
+    }
+    if (c->op == RFX_RA_CLEAR) {
+        drop(x, c->dst);
+        return RFX_OK;
+    }
+    int in[66];
+    int nin = inputs_of(c, in);
+    for (int k = 0; k < nin; k++)
+        x->v[in[k]].last_use = x->clock;
+    if (c->dst < 0)
+        return x->in->exec(x->in, c);
+    if (!reads(c, c->dst))       /* the old contents are overwritten: no need to keep them */
+        drop(x, c->dst);
+    x->v[c->dst].last_use = x->clock;
+    bool fits = bytes_of(x, in, nin, false) <= x->cap / 2;
+    rfx_status st = fits ? run_whole(x, c, NULL, in, nin, &c->dst, 1, &fits) : RFX_OK;
+    if (st != RFX_OK || fits)
+        return st;
+    return run_parts(x, c, in, nin);
+}
+
+/* A fused group whole on the inner backend when its inputs fit, else its commands one by
+ * one (each in parts as needed), the join chain's temporaries freed after. */
+static rfx_status ooc_exec_group(rfx_backend *be, const rfx_fgroup *g)
+{
+    ooc_ctx *x = be->ctx;
+    x->err[0] = 0;
+    x->in->span = be->span;
+    x->in->span_ctx = be->span_ctx;
+    x->clock++;
+    int in[RFX_FUSED_MAX_SRCS + 1], outs[RFX_FUSED_MAX_OUTS];
+    int nin = rfx_fgroup_ninputs(g), nouts = rfx_fgroup_noutputs(g);
+    for (int k = 0; k < nin; k++)
+        x->v[in[k] = rfx_fgroup_input(g, k)].last_use = x->clock;
+    for (int k = 0; k < nouts; k++) {
+        outs[k] = rfx_fgroup_output(g, k);
+        bool read = false;
+        for (int q = 0; q < nin; q++)
+            read |= in[q] == outs[k];
+        if (!read)
+            drop(x, outs[k]);
+    }
+    bool fits = bytes_of(x, in, nin, false) <= x->cap / 2;
+    rfx_status st = fits ? run_whole(x, NULL, g, in, nin, outs, nouts, &fits) : RFX_OK;
+    if (st != RFX_OK || fits)
+        return st;
+    for (int m = 0; m < g->nmembers && st == RFX_OK; m++)
+        st = ooc_exec(be, &x->P->blocks[g->members[m].block].cmds[g->members[m].cmd]);
+    if (g->kind == RFX_FG_JOIN)
+        for (int m = 0; m < g->nmembers; m++) {
+            int d = x->P->blocks[g->members[m].block].cmds[g->members[m].cmd].dst;
+            if (d != g->dst)
+                drop(x, d);
+        }
+    return st;
+}
+
+/* ---- the rest of the backend interface --------------------------------------------- */
+static rfx_status ooc_open(rfx_backend *be, const rfx_plan *P)
+{
+    ooc_ctx *x = be->ctx;
+    x->P = P;
+    x->v = rfx_calloc((size_t)P->nvars, sizeof(ooc_var));
+    x->inner_vars = rfx_calloc((size_t)P->nvars + 3, sizeof(rfx_pvar));
+    if (!x->v || !x->inner_vars)
+        return RFX_ERR_NOMEM;
+    memcpy(x->inner_vars, P->vars, sizeof(rfx_pvar) * (size_t)P->nvars);
+    static const char *const names[3] = {"part.left", "part.right", "part.out"};
+    for (int k = 0; k < 3; k++)
+        x->inner_vars[P->nvars + k] = (rfx_pvar){names[k], P->vars[P->unit].kind, 0, NULL, -1, false};
+    x->sa = P->nvars;
+    x->sb = P->nvars + 1;
+    x->sd = P->nvars + 2;
+    x->inner_plan = *P;
+    x->inner_plan.vars = x->inner_vars;
+    x->inner_plan.nvars = P->nvars + 3;
+    for (int v = 0; v < P->nvars; v++)
+        rfx_rows_init(&x->v[v].host, P->vars[v].arity);
+    x->v[P->unit].dev = true;     /* the inner backend makes it */
+    return x->in->open_vars(x->in, &x->inner_plan);
+}
+
+static void ooc_close(rfx_backend *be)
+{
+    ooc_ctx *x = be->ctx;
+    x->in->close(x->in);
+    if (x->v)
+        for (int v = 0; v < x->P->nvars; v++)
+            rfx_rows_free(&x->v[v].host);
+    free(x->v);
+    free(x->inner_vars);
+    free(x);
+    free(be);
+}
+
+static size_t ooc_count(rfx_backend *be, int var)
+{
+    ooc_ctx *x = be->ctx;
+    return x->v[var].dev ? x->in->count(x->in, var) : x->v[var].host.n;
+}
+
+static void ooc_release(rfx_backend *be, int var)
+{
+    drop(be->ctx, var);
+}
+
+static rfx_status ooc_merge_host(rfx_backend *be, int var, rfx_rows *rows)
+{
+    ooc_ctx *x = be->ctx;
+    ooc_var *v = &x->v[var];
+    if ((v->dev || v->host.n == 0) && var_bytes(x, var) + rows->n * row_bytes(rows->arity) <= part_budget(x)) {
+        v->dev = true;
+        return x->in->merge_host(x->in, var, rows);
+    }
+    rfx_status st = spill(x, var);
+    rfx_rows u;
+    rfx_rows_init(&u, v->host.arity);
+    if (st == RFX_OK)
+        st = rfx_cpu_union(&v->host, rows, &u, x->nthreads);
+    if (st == RFX_OK)
+        rfx_rows_swap(&v->host, &u);
+    rfx_rows_free(&u);
+    rfx_rows_free(rows);
+    return st;
+}
+
+static rfx_status ooc_host_view(rfx_backend *be, int var, rfx_rows *scratch, const rfx_rows **view)
+{
+    ooc_ctx *x = be->ctx;
+    if (x->v[var].dev)
+        return x->in->host_view(x->in, var, scratch, view);
+    *view = &x->v[var].host;
+    return RFX_OK;
+}
+
+static rfx_status ooc_load_host(rfx_backend *be, int var, const rfx_rows *rows)
+{
+    ooc_ctx *x = be->ctx;
+    drop(x, var);
+    rfx_rows_free(&x->v[var].host);
+    return copy_host(rows, &x->v[var].host);
+}
+
+static const char *ooc_last_error(rfx_backend *be)
+{
+    ooc_ctx *x = be->ctx;
+    return x->err[0] ? x->err : x->in->last_error(x->in);
+}
+
+static rfx_status ooc_sync(rfx_backend *be)
+{
+    ooc_ctx *x = be->ctx;
+    return x->in->sync(x->in);
+}
+
+static double ooc_copy_bandwidth(rfx_backend *be)
+{
+    ooc_ctx *x = be->ctx;
+    return x->in->copy_bandwidth(x->in);
+}
+
+static const char *ooc_device(rfx_backend *be)
+{
+    ooc_ctx *x = be->ctx;
+    return x->in->device(x->in);
+}
+
+static void ooc_jit_stats(rfx_backend *be, int *compiled, int *cached, double *compile_ms, double *cache_ms)
+{
+    ooc_ctx *x = be->ctx;
+    *compiled = *cached = 0;
+    *compile_ms = *cache_ms = 0;
+    if (x->in->jit_stats)
+        x->in->jit_stats(x->in, compiled, cached, compile_ms, cache_ms);
+}
+
+static size_t ooc_budget(rfx_backend *be)
+{
+    return ((ooc_ctx *)be->ctx)->cap;
+}
+
+static rfx_status ooc_lftj_host(rfx_backend *be, const rfx_lftj_src *srcs, int nsrc, int nvars, size_t budget,
+                                rfx_rows *dst, uint64_t *count, size_t *boxes, size_t *copied)
+{
+    ooc_ctx *x = be->ctx;
+    return x->in->lftj_host(x->in, srcs, nsrc, nvars, budget, dst, count, boxes, copied);
+}
+
+bool rfx_ooc_stats_of(rfx_backend *be, rfx_ooc_stats *st)
+{
+    memset(st, 0, sizeof *st);
+    if (be->exec != ooc_exec)
+        return false;
+    *st = ((ooc_ctx *)be->ctx)->stats;
+    return true;
+}
+
+rfx_backend *rfx_backend_ooc(rfx_backend *inner, int nthreads)
+{
+    size_t cap = inner->budget ? inner->budget(inner) : 0;
+    if (!cap)
+        return inner;
+    rfx_backend *be = rfx_calloc(1, sizeof *be);
+    ooc_ctx *x = rfx_calloc(1, sizeof *x);
+    if (!be || !x) {
+        free(be);
+        free(x);
+        inner->close(inner);
+        return NULL;
+    }
+    x->in = inner;
+    x->cap = cap;
+    x->nthreads = nthreads > 0 ? nthreads : 1;
+    *be = (rfx_backend){inner->name, x, ooc_open, ooc_close, ooc_count, ooc_release, ooc_merge_host, ooc_host_view,
+                        ooc_exec, ooc_exec_group, ooc_last_error, ooc_sync, ooc_copy_bandwidth, ooc_device,
+                        ooc_jit_stats, ooc_load_host, ooc_budget, inner->enforces_budget, ooc_lftj_host, NULL, NULL};
+    return be;
+}

@@ -1,0 +1,210 @@
+/* test_ooc.c: out-of-core execution (runtime/backend_ooc.c) gives the uncapped results.
+ * Random graphs go through programs that use every operator that can run in parts
+ * (joins, unions, differences, sorts, aggregates, arithmetic, products, leapfrog
+ * triejoins listing and counting); each relation after a run under a device-memory cap
+ * must equal, tuple for tuple, the run without one. The backend is `auto`; on the CPU
+ * the cap is a rule kept by the same code as a device's budget. With RFX_BACKEND=cuda
+ * the inputs and caps are larger (a device needs room for an operator's scratch). */
+#include "harness.h"
+#include "rfx.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *program =
+    ".decl edge(x: number, y: number)\n"
+    ".decl node(x: number)\n"
+    ".decl path(x: number, y: number)\n"
+    ".decl unreached(x: number, y: number)\n"
+    ".decl degree(x: number, n: number)\n"
+    ".decl heavy(x: number, s: number, lo: number, hi: number)\n"
+    ".decl mix(x: number, y: number, s: number)\n"
+    ".decl triangle(x: number, y: number, z: number)\n"
+    ".decl sg(x: number, y: number)\n"
+    "node(x) :- edge(x, _).\n"
+    "node(y) :- edge(_, y).\n"
+    "path(x, y) :- edge(x, y).\n"
+    "path(x, z) :- path(x, y), edge(y, z).\n"
+    "unreached(x, y) :- node(x), node(y), x < y + 3, !path(x, y).\n"
+    "degree(x, n) :- node(x), n = count : { edge(x, _) }.\n"
+    "heavy(x, s, lo, hi) :- node(x), s = sum y : { path(x, y) }, lo = min y : { path(x, y) },\n"
+    "                       hi = max y : { path(x, y) }.\n"
+    "mix(x, y, s) :- path(x, y), s = x * 7 - y, s % 3 != 0.\n"
+    "triangle(x, y, z) :- edge(x, y), edge(y, z), edge(x, z), x < y, y < z.\n"
+    "sg(x, y) :- edge(p, x), edge(p, y), x != y.\n"
+    "sg(x, y) :- edge(a, x), sg(a, b), edge(b, y).\n";
+
+static const char *const relations[] = {"node", "path", "unreached", "degree", "heavy", "mix", "triangle", "sg"};
+enum { NREL = sizeof relations / sizeof *relations };
+
+static bool on_cuda(void)
+{
+    const char *b = getenv("RFX_BACKEND");
+    return b && strcmp(b, "cuda") == 0;
+}
+
+/* A random graph: nodes [0, n), m edges, a denser core so triangles occur (deterministic). */
+static int32_t *random_graph(int n, int m, unsigned seed)
+{
+    int32_t *e = malloc(sizeof(int32_t) * 2 * (size_t)m);
+    unsigned s = seed;
+    for (int i = 0; i < m; i++) {
+        s = s * 1103515245u + 12345u;
+        int a = (int)((s >> 8) % (unsigned)(i % 3 == 0 ? n / 8 + 1 : n));
+        s = s * 1103515245u + 12345u;
+        int b = (int)((s >> 8) % (unsigned)(i % 3 == 0 ? n / 8 + 1 : n));
+        e[2 * i] = a;
+        e[2 * i + 1] = b;
+    }
+    return e;
+}
+
+/* Every relation's tuples as text, one per line, in cursor order. */
+typedef struct result {
+    char *text[NREL];
+    size_t size[NREL];
+    bool ok;
+} result;
+
+static char *relation_text(rfx_engine *e, const char *rel, size_t *count)
+{
+    rfx_cursor *c = rfx_cursor_open(e, rel);
+    if (!c)
+        return NULL;
+    size_t cap = 1024, len = 0;
+    char *buf = malloc(cap);
+    buf[0] = 0;
+    const rfx_value *t;
+    int a = rfx_cursor_arity(c);
+    *count = rfx_cursor_count(c);
+    while ((t = rfx_cursor_next(c))) {
+        for (int k = 0; k < a; k++) {
+            if (len + 16 >= cap)
+                buf = realloc(buf, cap *= 2);
+            len += (size_t)snprintf(buf + len, cap - len, "%d%c", t[k].i, k + 1 < a ? '\t' : '\n');
+        }
+    }
+    rfx_cursor_close(c);
+    return buf;
+}
+
+static result run(const int32_t *edges, int m, size_t cap)
+{
+    result r = {{0}, {0}, false};
+    rfx_config cfg;
+    rfx_config_init(&cfg);
+    cfg.threads = 2;
+    cfg.device_memory = cap;
+    rfx_engine *e = rfx_open(&cfg);
+    if (!e || rfx_load_string(e, program, "ooc.dl") || rfx_insert_numbers(e, "edge", edges, (size_t)m) || rfx_run(e)) {
+        fprintf(stderr, "\n    run with cap %zu failed: %s", cap, e ? rfx_errmsg(e) : "no engine");
+        rfx_close(e);
+        return r;
+    }
+    r.ok = true;
+    for (int k = 0; k < NREL; k++) {
+        r.text[k] = relation_text(e, relations[k], &r.size[k]);
+        r.ok &= r.text[k] != NULL;
+    }
+    rfx_close(e);
+    return r;
+}
+
+static void free_result(result *r)
+{
+    for (int k = 0; k < NREL; k++)
+        free(r->text[k]);
+}
+
+static void check_caps(int n, int m, unsigned seed, const size_t *caps, int ncaps)
+{
+    int32_t *edges = random_graph(n, m, seed);
+    result want = run(edges, m, 0);
+    CU_ASSERT_FATAL(want.ok);
+    CU_ASSERT(want.size[1] > (size_t)m);     /* the closure is larger than its input */
+    CU_ASSERT(want.size[6] > 0);             /* triangles occur */
+    for (int c = 0; c < ncaps; c++) {
+        result got = run(edges, m, caps[c]);
+        CU_ASSERT(got.ok);
+        for (int k = 0; k < NREL && got.ok; k++) {
+            bool same = strcmp(want.text[k], got.text[k]) == 0;
+            if (!same) {
+                fprintf(stderr, "\n    %s differs under a cap of %zu bytes (%zu tuples, expected %zu)", relations[k],
+                        caps[c], got.size[k], want.size[k]);
+                show_diff(relations[k], want.text[k], got.text[k]);
+            }
+            CU_ASSERT(same);
+        }
+        free_result(&got);
+    }
+    free_result(&want);
+    free(edges);
+}
+
+/* Caps from far below the inputs (everything in parts, variables moving to the host) to
+ * about their size (only the large relations out of core). */
+static void test_small_graph(void)
+{
+    static const size_t cpu_caps[] = {512, 4096, 65536}, gpu_caps[] = {1 << 20, 4 << 20};
+    if (on_cuda())
+        check_caps(3000, 9000, 7, gpu_caps, 2);
+    else
+        check_caps(120, 300, 7, cpu_caps, 3);
+}
+
+static void test_larger_graph(void)
+{
+    static const size_t cpu_caps[] = {32768, 1 << 20}, gpu_caps[] = {8 << 20, 64 << 20};
+    if (on_cuda())
+        check_caps(6000, 15000, 11, gpu_caps, 2);
+    else
+        check_caps(600, 1500, 11, cpu_caps, 2);
+}
+
+/* The triangle program alone, counted (a count-only leapfrog triejoin, boxed). */
+static void test_count_only(void)
+{
+    static const char *src = ".decl edge(x: number, y: number)\n"
+                             ".decl tri(x: number, y: number, z: number)\n"
+                             "tri(x, y, z) :- edge(x, y), edge(y, z), edge(x, z), x < y, y < z.\n"
+                             ".printsize tri\n";
+    int n = on_cuda() ? 50000 : 2000, m = on_cuda() ? 400000 : 12000;
+    int32_t *edges = random_graph(n, m, 3);
+    char line[2][64] = {"", ""};
+    size_t caps[2] = {0, on_cuda() ? (size_t)1 << 20 : 8192};
+    for (int c = 0; c < 2; c++) {
+        FILE *out = tmpfile();
+        rfx_config cfg;
+        rfx_config_init(&cfg);
+        cfg.threads = 2;
+        cfg.device_memory = caps[c];
+        cfg.out = out;
+        rfx_engine *e = rfx_open(&cfg);
+        CU_ASSERT_FATAL(e != NULL);
+        CU_ASSERT(rfx_load_string(e, src, "tri.dl") == RFX_EXIT_OK);
+        CU_ASSERT(rfx_insert_numbers(e, "edge", edges, (size_t)m) == RFX_EXIT_OK);
+        CU_ASSERT(rfx_run(e) == RFX_EXIT_OK);
+        rewind(out);
+        if (!fgets(line[c], sizeof line[c], out))
+            line[c][0] = 0;
+        fclose(out);
+        rfx_close(e);
+    }
+    CU_ASSERT(strncmp(line[0], "tri\t", 4) == 0 && atol(line[0] + 4) > 0);
+    CU_ASSERT_STRING_EQUAL(line[0], line[1]);
+    free(edges);
+}
+
+static void add(void)
+{
+    CU_pSuite s = CU_add_suite("out of core", NULL, NULL);
+    CU_add_test(s, "small graph, caps far below the inputs", test_small_graph);
+    CU_add_test(s, "larger graph, caps about the inputs", test_larger_graph);
+    CU_add_test(s, "counting triangles box by box", test_count_only);
+}
+
+int main(int argc, char **argv)
+{
+    return run_suites(argc, argv, add);
+}
