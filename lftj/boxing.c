@@ -263,20 +263,23 @@ rfx_status rfx_cpu_lftj_boxed(const rfx_lftj_src *srcs, int nsrc, int nvars, siz
     for (size_t box = 0; box < b.nboxes && st == RFX_OK; box++) {
         rfx_lftj_box_slices(&b, box, srcs, nsrc, views);
         bool empty = false;
+        size_t rows = 0;
         for (int s = 0; s < nsrc; s++) {
             vs[s] = (rfx_lftj_src){&views[s], srcs[s].colvar};
             empty |= views[s].n == 0;
+            rows += views[s].n;
         }
         if (empty)
             continue;
+        int nt = rows < 65536 ? 1 : nthreads;   /* a small box is not worth starting threads */
         if (count) {
             uint64_t n = 0;
-            st = rfx_cpu_lftj(vs, nsrc, nvars, NULL, &n, nthreads);
+            st = rfx_cpu_lftj(vs, nsrc, nvars, NULL, &n, nt);
             total += n;
             continue;
         }
         rfx_rows_init(&part, nvars);
-        st = rfx_cpu_lftj(vs, nsrc, nvars, &part, NULL, nthreads);
+        st = rfx_cpu_lftj(vs, nsrc, nvars, &part, NULL, nt);
         if (st == RFX_OK && part.n && (st = rfx_rows_reserve(&all, all.n + part.n)) == RFX_OK) {
             rfx_memcpy(all.data + all.n * (size_t)nvars, part.data, sizeof(uint32_t) * part.n * (size_t)nvars);
             all.n += part.n;
