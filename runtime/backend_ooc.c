@@ -633,10 +633,8 @@ static rfx_status lftj_parts(ooc_ctx *x, const rfx_ra_cmd *c, rfx_rows *out)
 }
 
 /* The command in parts over operands on the host; the output stays on the host. */
-static rfx_status run_parts(ooc_ctx *x, const rfx_ra_cmd *c, const int *in, int nin)
+static rfx_status run_parts(ooc_ctx *x, const rfx_ra_cmd *c)
 {
-    (void)in;
-    (void)nin;
     /* the parts get the whole device: every variable goes to the host */
     rfx_status st0 = spill_others(x, NULL, 0);
     if (st0 != RFX_OK)
@@ -725,7 +723,7 @@ static rfx_status ooc_exec(rfx_backend *be, const rfx_ra_cmd *c)
     rfx_status st = fits ? run_whole(x, c, NULL, in, nin, &c->dst, 1, &fits) : RFX_OK;
     if (st != RFX_OK || fits)
         return st;
-    return run_parts(x, c, in, nin);
+    return run_parts(x, c);
 }
 
 /* A fused group whole on the inner backend when its inputs fit, else its commands one by
