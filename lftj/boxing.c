@@ -86,10 +86,11 @@ static void choose_splits(const rfx_lftj_src *srcs, int nsrc, int nvars, size_t 
             k[v] = (uint64_t)(ki < 1 ? 1 : ki > lim ? lim : ki);
 }
 
-rfx_status rfx_lftj_partition(const rfx_lftj_src *srcs, int nsrc, int nvars, size_t budget, rfx_lftj_boxes *out)
+/* Empty boxes (no cuts yet) for a join of nsrc sources over nvars variables. */
+static rfx_status boxes_init(rfx_lftj_boxes *out, int nsrc, int nvars)
 {
     memset(out, 0, sizeof *out);
-    if (nsrc > MAX_SRC || nvars > 64)
+    if (nsrc > MAX_SRC || nvars > 64 || nsrc < 1)
         return RFX_ERR_LIMIT;
     out->nvars = nvars;
     out->cuts = rfx_calloc((size_t)nvars, sizeof(uint64_t *));
@@ -98,6 +99,14 @@ rfx_status rfx_lftj_partition(const rfx_lftj_src *srcs, int nsrc, int nvars, siz
         rfx_lftj_boxes_free(out);
         return RFX_ERR_NOMEM;
     }
+    return RFX_OK;
+}
+
+rfx_status rfx_lftj_partition(const rfx_lftj_src *srcs, int nsrc, int nvars, size_t budget, rfx_lftj_boxes *out)
+{
+    rfx_status st = boxes_init(out, nsrc, nvars);
+    if (st != RFX_OK)
+        return st;
     uint64_t k[64];
     size_t limit[MAX_SRC];
     choose_splits(srcs, nsrc, nvars, budget, k);
@@ -169,16 +178,9 @@ rfx_status rfx_lftj_partition(const rfx_lftj_src *srcs, int nsrc, int nvars, siz
 
 rfx_status rfx_lftj_partition_outer(const rfx_lftj_src *srcs, int nsrc, int nvars, int nparts, rfx_lftj_boxes *out)
 {
-    memset(out, 0, sizeof *out);
-    if (nsrc > MAX_SRC || nvars > 64 || nsrc < 1)
-        return RFX_ERR_LIMIT;
-    out->nvars = nvars;
-    out->cuts = rfx_calloc((size_t)nvars, sizeof(uint64_t *));
-    out->ncuts = rfx_calloc((size_t)nvars, sizeof(int));
-    if (!out->cuts || !out->ncuts) {
-        rfx_lftj_boxes_free(out);
-        return RFX_ERR_NOMEM;
-    }
+    rfx_status st = boxes_init(out, nsrc, nvars);
+    if (st != RFX_OK)
+        return st;
     int outer = 64, big = -1;
     for (int s = 0; s < nsrc; s++)
         outer = srcs[s].colvar[0] < outer ? srcs[s].colvar[0] : outer;

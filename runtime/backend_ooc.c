@@ -461,58 +461,60 @@ static rfx_status union_parts(ooc_ctx *x, const rfx_ra_cmd *c, const rfx_rows *a
     return RFX_OK;
 }
 
-/* The sorted runs merged into one sorted relation (a binary heap of run heads). */
+/* A min-heap of run indices ordered by each run's head row (ties: lower run first). */
+typedef struct run_heap {
+    const rfx_rows *runs;
+    const size_t *pos;
+    size_t *at, n;
+    int k;
+} run_heap;
+
+static bool head_less(const run_heap *h, size_t p, size_t q)
+{
+    int c = cmp_keys(row(&h->runs[h->at[p]], h->pos[h->at[p]]), row(&h->runs[h->at[q]], h->pos[h->at[q]]), h->k);
+    return c < 0 || (c == 0 && h->at[p] < h->at[q]);
+}
+
+static void sift_down(run_heap *h, size_t p)
+{
+    for (;;) {
+        size_t l = 2 * p + 1, m = p;
+        if (l < h->n && head_less(h, l, m))
+            m = l;
+        if (l + 1 < h->n && head_less(h, l + 1, m))
+            m = l + 1;
+        if (m == p)
+            return;
+        size_t t = h->at[p];
+        h->at[p] = h->at[m];
+        h->at[m] = t;
+        p = m;
+    }
+}
+
+/* The sorted runs merged into one sorted relation. */
 static rfx_status merge_runs(rfx_rows *runs, size_t nruns, rfx_rows *out)
 {
-    size_t total = 0, *pos = rfx_calloc(nruns ? nruns : 1, sizeof(size_t)), *heap = rfx_malloc(sizeof(size_t) * (nruns ? nruns : 1));
+    size_t total = 0, *pos = rfx_calloc(nruns ? nruns : 1, sizeof(size_t));
+    run_heap h = {runs, pos, rfx_malloc(sizeof(size_t) * (nruns ? nruns : 1)), 0, out->arity};
     for (size_t r = 0; r < nruns; r++)
         total += runs[r].n;
-    rfx_status st = pos && heap ? rfx_rows_reserve(out, total) : RFX_ERR_NOMEM;
-    int k = out->arity;
-    size_t nh = 0;
+    rfx_status st = pos && h.at ? rfx_rows_reserve(out, total) : RFX_ERR_NOMEM;
     for (size_t r = 0; st == RFX_OK && r < nruns; r++)
         if (runs[r].n)
-            heap[nh++] = r;
-#define HEAD(r) row(&runs[r], pos[r])
-#define LESS(p, q) (cmp_keys(HEAD(heap[p]), HEAD(heap[q]), k) < 0 || (cmp_keys(HEAD(heap[p]), HEAD(heap[q]), k) == 0 && heap[p] < heap[q]))
-    for (size_t i = nh; st == RFX_OK && i-- > 0;)
-        for (size_t p = i;;) {       /* sift down */
-            size_t l = 2 * p + 1, m = p;
-            if (l < nh && LESS(l, m))
-                m = l;
-            if (l + 1 < nh && LESS(l + 1, m))
-                m = l + 1;
-            if (m == p)
-                break;
-            size_t t = heap[p];
-            heap[p] = heap[m];
-            heap[m] = t;
-            p = m;
-        }
-    while (st == RFX_OK && nh) {
-        size_t r = heap[0];
-        memcpy(out->data + out->n * (size_t)k, HEAD(r), row_bytes(k));
+            h.at[h.n++] = r;
+    for (size_t i = h.n; st == RFX_OK && i-- > 0;)
+        sift_down(&h, i);
+    while (st == RFX_OK && h.n) {
+        size_t r = h.at[0];
+        memcpy(out->data + out->n * (size_t)h.k, row(&runs[r], pos[r]), row_bytes(h.k));
         out->n++;
         if (++pos[r] == runs[r].n)
-            heap[0] = heap[--nh];
-        for (size_t p = 0;;) {
-            size_t l = 2 * p + 1, m = p;
-            if (l < nh && LESS(l, m))
-                m = l;
-            if (l + 1 < nh && LESS(l + 1, m))
-                m = l + 1;
-            if (m == p)
-                break;
-            size_t t = heap[p];
-            heap[p] = heap[m];
-            heap[m] = t;
-            p = m;
-        }
+            h.at[0] = h.at[--h.n];
+        sift_down(&h, 0);
     }
-#undef LESS
-#undef HEAD
     free(pos);
-    free(heap);
+    free(h.at);
     return st;
 }
 
