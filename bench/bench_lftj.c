@@ -12,8 +12,9 @@
  * the higher (ties by id; -o id: from the lower id), so each triangle is found once and
  * hubs have short out-lists; "orient ms" is that host time (not in the rates).
  * GPU times: CUDA events, after a warm-up, median of repeats; CPU: wall clock, median.
- * Usage: bench_lftj [-r REPEATS] [-o degree|id] [-k4] [-s SCALE]... [-f EDGEFILE]...
- * (default: -s 20 -s 22 -s 24)
+ * Usage: bench_lftj [-r REPEATS] [-o degree|id] [-c] [-k4] [-s SCALE]... [-f EDGEFILE]...
+ * (default: -s 20 -s 22 -s 24); -c: count only (no listing, binary plan or CPU run,
+ * which take minutes on the largest graphs).
  * -k4: 4-cliques instead, through librfx on the GPU: the whole count-only program
  * (orientation, sort, join) with --join=lftj against --join=binary, wall ms of rfx_run,
  * median of repeats after a warm-up. */
@@ -33,6 +34,7 @@ static rfx_gpu *g;
 static int reps = 3;
 static int nthreads = 1;
 static bool by_degree = true;
+static bool count_only;
 
 static double wall(void)
 {
@@ -141,22 +143,30 @@ static void bench(const char *name, rfx_rows *oriented, size_t m_input, double o
     job jc = {1, NULL, &e, NULL, 0}, jl = {2, NULL, &e, &out, 0}, jb = {3, NULL, &e, NULL, 0};
     double count = gpu_ms(&jc, &st);
     rfx_status stc = st;
-    double list = gpu_ms(&jl, &st);
-    rfx_status stl = st;
+    double list = -1;
+    rfx_status stl = RFX_ERR_NOMEM;   /* not run: nothing to compare */
+    if (!count_only) {
+        list = gpu_ms(&jl, &st);
+        stl = st;
+    }
     if (stl != RFX_OK && stl != RFX_ERR_NOMEM)
         fprintf(stderr, "%s: listing failed: %s\n", name, rfx_gpu_error(g));
     size_t listed = out.n;
     rfx_gpu_rows_free(g, &out);
-    double binary = gpu_ms(&jb, &st);
-    rfx_status stb = st;
+    double binary = -1;
+    rfx_status stb = RFX_ERR_NOMEM;
+    if (!count_only) {
+        binary = gpu_ms(&jb, &st);
+        stb = st;
+    }
     if (stb != RFX_OK && stb != RFX_ERR_NOMEM)
         fprintf(stderr, "%s: binary-join plan failed: %s\n", name, rfx_gpu_error(g));
     /* CPU LFTJ over the same relation (sorted, unique) on all threads */
     rfx_rows host;
     rfx_rows_init(&host, 2);
     double cpu = -1;
-    uint64_t cpu_count = 0;
-    if (rfx_gpu_download(g, &e, &host) == RFX_OK) {
+    uint64_t cpu_count = jc.count;
+    if (!count_only && rfx_gpu_download(g, &e, &host) == RFX_OK) {
         rfx_lftj_src s[3] = {{&host, tri_colvar}, {&host, tri_colvar + 2}, {&host, tri_colvar + 4}};
         double t[16];
         int n = reps < 3 ? reps : 3;
@@ -278,8 +288,10 @@ int main(int argc, char **argv)
             by_degree = strcmp(argv[++i], "id") != 0;
         else if (strcmp(argv[i], "-k4") == 0)
             k4 = true;
+        else if (strcmp(argv[i], "-c") == 0)
+            count_only = true;
         else {
-            fprintf(stderr, "usage: bench_lftj [-r REPEATS] [-o degree|id] [-k4] [-s SCALE]... [-f EDGEFILE]...\n");
+            fprintf(stderr, "usage: bench_lftj [-r REPEATS] [-o degree|id] [-c] [-k4] [-s SCALE]... [-f EDGEFILE]...\n");
             return 2;
         }
     }

@@ -53,7 +53,7 @@ static bool fits(const rfx_lftj_src *srcs, int nsrc, int var, uint64_t lo, uint6
  * slices change: what is copied in all is about the inputs once plus, per interval of
  * the outer variable, the inner variables' sources. Hence the outer variable is cut as
  * little as possible: its slices may take half the budget (they are held once), the
- * inner ones a sixteenth (they are double-buffered). Sources that are one relation led
+ * inner ones an eighth (they are double-buffered: a quarter; the rest is the join's). Sources that are one relation led
  * by one variable have one slice (counted once). */
 static void choose_splits(const rfx_lftj_src *srcs, int nsrc, int nvars, size_t budget, uint64_t *k)
 {
@@ -79,7 +79,7 @@ static void choose_splits(const rfx_lftj_src *srcs, int nsrc, int nvars, size_t 
     if (total <= (double)budget || outer < 0)
         return;     /* one box */
     double b = budget > 16 ? (double)budget : 16, lim = (double)((uint64_t)1 << 31);
-    double ko = ceil(weight[outer] / (b / 2)), ki = ceil(inner / (b / 16));
+    double ko = ceil(weight[outer] / (b / 2)), ki = ceil(inner / (b / 8));
     k[outer] = (uint64_t)(ko < 1 ? 1 : ko > lim ? lim : ko);
     for (int v = 0; v < nvars; v++)
         if (k[v] && v != outer)
@@ -173,48 +173,6 @@ rfx_status rfx_lftj_partition(const rfx_lftj_src *srcs, int nsrc, int nvars, siz
             size_t k = (size_t)out->ncuts[v] - 1;
             out->nboxes = out->nboxes > SIZE_MAX / k ? SIZE_MAX : out->nboxes * k;
         }
-    return RFX_OK;
-}
-
-rfx_status rfx_lftj_partition_outer(const rfx_lftj_src *srcs, int nsrc, int nvars, int nparts, rfx_lftj_boxes *out)
-{
-    rfx_status st = boxes_init(out, nsrc, nvars);
-    if (st != RFX_OK)
-        return st;
-    int outer = 64, big = -1;
-    for (int s = 0; s < nsrc; s++)
-        outer = srcs[s].colvar[0] < outer ? srcs[s].colvar[0] : outer;
-    for (int s = 0; s < nsrc; s++)
-        if (srcs[s].colvar[0] == outer && (big < 0 || srcs[s].rows->n > srcs[big].rows->n))
-            big = s;
-    nparts = nparts < 1 ? 1 : nparts;
-    for (int s = 0; s < nsrc; s++) {
-        int v = srcs[s].colvar[0];
-        if (out->cuts[v])
-            continue;
-        int n = 2;
-        uint64_t *cut = rfx_malloc(sizeof(uint64_t) * ((size_t)nparts + 1));
-        if (!cut) {
-            rfx_lftj_boxes_free(out);
-            return RFX_ERR_NOMEM;
-        }
-        cut[0] = 0;
-        if (v == outer) {   /* a cut at the value starting each share of rows, each value once */
-            const rfx_rows *r = srcs[big].rows;
-            n = 1;
-            for (int p = 1; p < nparts; p++) {
-                size_t at = r->n * (size_t)p / (size_t)nparts;
-                uint64_t c = at < r->n ? r->data[at * (size_t)r->arity] : ((uint64_t)1 << 32);
-                if (c > cut[n - 1] && c < ((uint64_t)1 << 32))
-                    cut[n++] = c;
-            }
-            n++;
-        }
-        cut[n - 1] = (uint64_t)1 << 32;
-        out->cuts[v] = cut;
-        out->ncuts[v] = n;
-    }
-    out->nboxes = (size_t)out->ncuts[outer] - 1;
     return RFX_OK;
 }
 

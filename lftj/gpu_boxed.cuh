@@ -11,11 +11,13 @@
 // caller.
 #include <atomic>
 #include <new>
+#include <vector>
 
 typedef struct boxed_run {
     rfx_gpu *const *gs;
     int ndev, nsrc, nvars;
-    const rfx_rows *const *srcs;
+    const rfx_rows *const *srcs;   // host sources (boxes copied), or
+    const rfx_dev_rows *const *dsrcs;   // sources resident on device 0 (spread)
     const int *colvar;
     size_t nboxes;
     const size_t *lo, *hi;         // nboxes x nsrc row ranges
@@ -32,6 +34,35 @@ typedef struct boxed_run {
     rfx_status st;
     char err[600];
 } boxed_run;
+
+static boxed_run *boxed_run_new(rfx_gpu *const *gs, int ndev, int nsrc, int nvars, const int *colvar, size_t nboxes,
+                                const size_t *lo, const size_t *hi, rfx_rows *parts, uint64_t *counts,
+                                rfx_gpu_span_fn span, void *span_ctx)
+{
+    boxed_run *R = new (std::nothrow) boxed_run;
+    if (!R)
+        return NULL;
+    R->gs = gs;
+    R->ndev = ndev;
+    R->nsrc = nsrc;
+    R->nvars = nvars;
+    R->srcs = NULL;
+    R->dsrcs = NULL;
+    R->colvar = colvar;
+    R->nboxes = nboxes;
+    R->lo = lo;
+    R->hi = hi;
+    R->parts = parts;
+    R->counts = counts;
+    R->span = span;
+    R->span_ctx = span_ctx;
+    R->next = 0;
+    R->failed = 0;
+    R->copied = 0;
+    R->st = RFX_OK;
+    R->err[0] = 0;
+    return R;
+}
 
 static double host_seconds(void)
 {
@@ -104,6 +135,20 @@ static rfx_status box_copy(boxed_run *R, box_worker *W, size_t box, int slot, bo
     return RFX_OK;
 }
 
+// Box `box` joined over its slices vp: its count, or its bindings downloaded to the host.
+static rfx_status join_views(boxed_run *R, rfx_gpu *g, const rfx_dev_rows *const *vp, size_t box)
+{
+    if (R->counts)
+        return rfx_gpu_lftj(g, vp, R->colvar, R->nsrc, R->nvars, NULL, &R->counts[box]);
+    rfx_dev_rows out;
+    rfx_gpu_rows_init(&out, R->nvars);
+    rfx_status st = rfx_gpu_lftj(g, vp, R->colvar, R->nsrc, R->nvars, &out, NULL);
+    if (st == RFX_OK)
+        st = rfx_gpu_download(g, &out, &R->parts[box]);
+    rfx_gpu_rows_free(g, &out);
+    return st;
+}
+
 static rfx_status box_join(boxed_run *R, box_worker *W, size_t box, int slot, box_events *e)
 {
     rfx_gpu *g = W->g;
@@ -117,17 +162,7 @@ static rfx_status box_join(boxed_run *R, box_worker *W, size_t box, int slot, bo
         views[s] = (rfx_dev_rows){n ? W->at[slot][s] : NULL, n, n, R->srcs[s]->arity};
         vp[s] = &views[s];
     }
-    rfx_status st;
-    if (R->counts)
-        st = rfx_gpu_lftj(g, vp, R->colvar, R->nsrc, R->nvars, NULL, &R->counts[box]);
-    else {
-        rfx_dev_rows out;
-        rfx_gpu_rows_init(&out, R->nvars);
-        st = rfx_gpu_lftj(g, vp, R->colvar, R->nsrc, R->nvars, &out, NULL);
-        if (st == RFX_OK)
-            st = rfx_gpu_download(g, &out, &R->parts[box]);
-        rfx_gpu_rows_free(g, &out);
-    }
+    rfx_status st = join_views(R, g, vp, box);
     if (st != RFX_OK)
         return st;
     if (e)
@@ -293,27 +328,10 @@ extern "C" rfx_status rfx_gpu_lftj_boxes(rfx_gpu *const *gs, int ndev, const rfx
         snprintf(err, errcap, "boxed leapfrog triejoin of %d sources on %d devices", nsrc, ndev);
         return RFX_ERR_LIMIT;
     }
-    boxed_run *R = new (std::nothrow) boxed_run;
+    boxed_run *R = boxed_run_new(gs, ndev, nsrc, nvars, colvar, nboxes, lo, hi, parts, counts, span, span_ctx);
     if (!R)
         return RFX_ERR_NOMEM;
-    R->gs = gs;
-    R->ndev = ndev;
-    R->nsrc = nsrc;
-    R->nvars = nvars;
     R->srcs = srcs;
-    R->colvar = colvar;
-    R->nboxes = nboxes;
-    R->lo = lo;
-    R->hi = hi;
-    R->parts = parts;
-    R->counts = counts;
-    R->span = span;
-    R->span_ctx = span_ctx;
-    R->next = 0;
-    R->failed = 0;
-    R->copied = 0;
-    R->st = RFX_OK;
-    R->err[0] = 0;
     int first = 64;
     for (int s = 0, o = 0; s < nsrc; o += srcs[s]->arity, s++)
         first = colvar[o] < first ? colvar[o] : first;
@@ -352,5 +370,210 @@ extern "C" rfx_status rfx_gpu_lftj_boxes(rfx_gpu *const *gs, int ndev, const rfx
     if (st != RFX_OK)
         snprintf(err, errcap, "%s", R->err);
     delete R;
+    return st;
+}
+
+// ---- several devices, sources resident ------------------------------------------------
+// A join whose sources fit on each device: every device holds the whole sources (device
+// 0's own rows; a peer copy, once, on the others) and joins intervals of the outer
+// variable taken from a shared queue. An interval's slices are views into the resident
+// rows, so no box copies anything. A device that cannot hold the copy takes no intervals.
+
+// out[i] = the first row whose column 0 is >= cuts[i].
+__global__ void k_lftj_lower_bounds(const uint32_t *data, int arity, size_t n, const uint64_t *cuts, int ncuts,
+                                    uint64_t *out)
+{
+    GRID_STRIDE(i, (size_t)ncuts)
+    {
+        size_t lo = 0, hi = n;
+        while (lo < hi) {
+            size_t m = lo + (hi - lo) / 2;
+            if ((uint64_t)data[m * arity] < cuts[i])
+                lo = m + 1;
+            else
+                hi = m;
+        }
+        out[i] = lo;
+    }
+}
+
+static void spread_worker_run(int d, void *arg)
+{
+    boxed_run *R = (boxed_run *)arg;
+    rfx_gpu *g = R->gs[d], *home = R->gs[0];
+    uint32_t *data[LFTJ_MAX_SRC] = {NULL};
+    bool owned[LFTJ_MAX_SRC] = {false};
+    rfx_status st = RFX_OK;
+    cudaError_t e = cudaSetDevice(g->device);
+    if (e != cudaSuccess)
+        st = fail(g, e, "cudaSetDevice", __FILE__, __LINE__);
+    double t0 = host_seconds();
+    bool held = true;
+    for (int s = 0; s < R->nsrc && st == RFX_OK && held; s++) {
+        const rfx_dev_rows *r = R->dsrcs[s];
+        data[s] = r->data;
+        if (d == 0 || !r->n)
+            continue;
+        int same = -1;
+        for (int q = 0; q < s && same < 0; q++)
+            if (R->dsrcs[q]->data == r->data && R->dsrcs[q]->n >= r->n && R->dsrcs[q]->arity == r->arity)
+                same = q;
+        if (same >= 0) {
+            data[s] = data[same];
+            continue;
+        }
+        size_t bytes = r->n * (size_t)r->arity * 4;
+        data[s] = (uint32_t *)rfx_gpu_alloc(g, bytes);
+        if (!data[s]) {
+            held = false;   // this device sits out; the others take its intervals
+            break;
+        }
+        owned[s] = true;
+        e = cudaMemcpyPeerAsync(data[s], g->device, r->data, home->device, bytes, g->stream);
+        if (e != cudaSuccess)
+            st = fail(g, e, "cudaMemcpyPeerAsync", __FILE__, __LINE__);
+        R->copied += bytes;
+    }
+    if (st == RFX_OK && held && d > 0) {
+        e = cudaStreamSynchronize(g->stream);
+        if (e != cudaSuccess)
+            st = fail(g, e, "cudaStreamSynchronize", __FILE__, __LINE__);
+        else if (R->span)
+            R->span(R->span_ctx, "copy sources", d, 1, 0, t0, host_seconds());
+    }
+    for (size_t box; st == RFX_OK && held && (box = take_box(R)) < R->nboxes;) {
+        rfx_dev_rows views[LFTJ_MAX_SRC];
+        const rfx_dev_rows *vp[LFTJ_MAX_SRC];
+        for (int s = 0; s < R->nsrc; s++) {
+            size_t lo = R->lo[box * R->nsrc + s], n = R->hi[box * R->nsrc + s] - lo;
+            int a = R->dsrcs[s]->arity;
+            views[s] = (rfx_dev_rows){n ? data[s] + lo * (size_t)a : NULL, n, n, a};
+            vp[s] = &views[s];
+        }
+        double j0 = host_seconds();
+        st = join_views(R, g, vp, box);
+        if (st == RFX_OK && R->span)
+            R->span(R->span_ctx, "join box", d, 0, box, j0, host_seconds());
+    }
+    cudaStreamSynchronize(g->stream);
+    for (int s = 0; s < R->nsrc; s++)
+        if (owned[s])
+            rfx_gpu_free(g, data[s]);
+    if (!held)
+        snprintf(g->err, sizeof g->err, "%s", "");   // sitting out is not a failure
+    if (st != RFX_OK && R->failed.exchange(1) == 0) {
+        R->st = st;
+        snprintf(R->err, sizeof R->err, "device %d: %s", g->device,
+                 st == RFX_ERR_NOMEM && !g->err[0] ? "out of memory" : g->err);
+    }
+}
+
+extern "C" rfx_status rfx_gpu_lftj_spread(rfx_gpu *const *gs, int ndev, const rfx_dev_rows *const *srcs,
+                                          const int *colvar, int nsrc, int nvars, int nparts, rfx_rows *dst,
+                                          uint64_t *count, rfx_gpu_span_fn span, void *span_ctx, size_t *peer_bytes,
+                                          char *err, size_t errcap)
+{
+    rfx_gpu *g = gs[0];
+    if (nsrc < 1 || nsrc > LFTJ_MAX_SRC || ndev < 1 || nparts < 1 || nparts > 4096) {
+        snprintf(err, errcap, "spread leapfrog triejoin of %d sources on %d devices in %d parts", nsrc, ndev, nparts);
+        return RFX_ERR_LIMIT;
+    }
+    // the outer variable, and the largest source it leads: its rows are cut in equal shares
+    int first = 64, big = -1;
+    for (int s = 0, o = 0; s < nsrc; o += srcs[s]->arity, s++)
+        first = colvar[o] < first ? colvar[o] : first;
+    for (int s = 0, o = 0; s < nsrc; o += srcs[s]->arity, s++)
+        if (colvar[o] == first && (big < 0 || srcs[s]->n > srcs[big]->n))
+            big = s;
+    std::vector<uint32_t> at_value((size_t)nparts, 0);
+    std::vector<uint64_t> cuts;
+    cuts.push_back(0);
+    CK(cudaStreamSynchronize(g->stream));   // the sources are complete before other devices read them
+    for (int p = 1; p < nparts && srcs[big]->n; p++) {
+        size_t at = srcs[big]->n * (size_t)p / (size_t)nparts;
+        CK(cudaMemcpyAsync(&at_value[p], srcs[big]->data + at * (size_t)srcs[big]->arity, 4, cudaMemcpyDeviceToHost,
+                           g->stream));
+    }
+    CK(cudaStreamSynchronize(g->stream));
+    for (int p = 1; p < nparts && srcs[big]->n; p++)
+        if (at_value[p] > cuts.back())
+            cuts.push_back(at_value[p]);
+    cuts.push_back((uint64_t)1 << 32);
+    size_t nboxes = cuts.size() - 1, nc = cuts.size();
+    std::vector<size_t> lo(nboxes * nsrc), hi(nboxes * nsrc);
+    std::vector<uint64_t> bounds(nc);
+    uint64_t *d_cuts, *d_bounds;
+    ALLOC(d_cuts, nc * 8);
+    d_bounds = (uint64_t *)rfx_gpu_alloc(g, nc * 8);
+    if (!d_bounds) {
+        rfx_gpu_free(g, d_cuts);
+        return RFX_ERR_NOMEM;
+    }
+    rfx_status st = RFX_OK;
+    cudaError_t e = cudaMemcpyAsync(d_cuts, cuts.data(), nc * 8, cudaMemcpyHostToDevice, g->stream);
+    for (int s = 0, o = 0; s < nsrc && e == cudaSuccess; o += srcs[s]->arity, s++) {
+        if (colvar[o] != first) {
+            for (size_t b = 0; b < nboxes; b++) {
+                lo[b * nsrc + s] = 0;
+                hi[b * nsrc + s] = srcs[s]->n;
+            }
+            continue;
+        }
+        k_lftj_lower_bounds<<<grid_for(nc), 256, 0, g->stream>>>(srcs[s]->data, srcs[s]->arity, srcs[s]->n, d_cuts,
+                                                                   (int)nc, d_bounds);
+        if ((e = cudaGetLastError()) == cudaSuccess &&
+            (e = cudaMemcpyAsync(bounds.data(), d_bounds, nc * 8, cudaMemcpyDeviceToHost, g->stream)) == cudaSuccess)
+            e = cudaStreamSynchronize(g->stream);
+        for (size_t b = 0; b < nboxes && e == cudaSuccess; b++) {
+            lo[b * nsrc + s] = (size_t)bounds[b];
+            hi[b * nsrc + s] = (size_t)bounds[b + 1];
+        }
+    }
+    if (e != cudaSuccess)
+        st = fail(g, e, "cutting the outer variable", __FILE__, __LINE__);
+    rfx_gpu_free(g, d_cuts);
+    rfx_gpu_free(g, d_bounds);
+    if (st != RFX_OK)
+        return st;
+    std::vector<uint64_t> counts(count ? nboxes : 0);
+    std::vector<rfx_rows> parts(count ? 0 : nboxes);
+    for (size_t b = 0; b < parts.size(); b++)
+        rfx_rows_init(&parts[b], nvars);
+    boxed_run *R = boxed_run_new(gs, ndev, nsrc, nvars, colvar, nboxes, lo.data(), hi.data(),
+                                 count ? NULL : parts.data(), count ? counts.data() : NULL, span, span_ctx);
+    if (!R)
+        return RFX_ERR_NOMEM;
+    R->dsrcs = srcs;
+    rfx_parallel_for(ndev, ndev, spread_worker_run, R);
+    cudaSetDevice(g->device);
+    st = R->st;
+    if (st != RFX_OK)
+        snprintf(err, errcap, "%s", R->err);
+    if (peer_bytes)
+        *peer_bytes = R->copied.load();
+    delete R;
+    if (st == RFX_OK && count) {
+        *count = 0;
+        for (size_t b = 0; b < nboxes; b++)
+            *count += counts[b];
+    }
+    if (st == RFX_OK && !count) {   // intervals of the first variable, in order: sorted
+        size_t rows = 0;
+        for (size_t b = 0; b < nboxes; b++)
+            rows += parts[b].n;
+        rfx_rows all;
+        rfx_rows_init(&all, nvars);
+        st = rfx_rows_reserve(&all, rows);
+        for (size_t b = 0; st == RFX_OK && b < nboxes; b++) {
+            if (parts[b].n)
+                memcpy(all.data + all.n * (size_t)nvars, parts[b].data, parts[b].n * (size_t)nvars * 4);
+            all.n += parts[b].n;
+        }
+        if (st == RFX_OK)
+            rfx_rows_swap(dst, &all);
+        rfx_rows_free(&all);
+    }
+    for (size_t b = 0; b < parts.size(); b++)
+        rfx_rows_free(&parts[b]);
     return st;
 }

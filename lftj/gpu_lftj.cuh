@@ -17,8 +17,13 @@
 #define LFTJ_MAX_SRC 32
 #define LFTJ_ROUND ((size_t)1 << 26)
 
+// first[s], when set, indexes source s's first column by value (the root level of a
+// TrieArray): first[s][v - minv[s]] is the first row whose column 0 is >= v, for v in
+// [minv, maxv]. A search in the root node is then one load instead of ~log2(rows).
 struct lftj_srcs {
     const uint32_t *data[LFTJ_MAX_SRC];
+    const uint32_t *first[LFTJ_MAX_SRC];
+    uint32_t rows[LFTJ_MAX_SRC], minv[LFTJ_MAX_SRC], maxv[LFTJ_MAX_SRC];
     int arity[LFTJ_MAX_SRC];
     int nsrc;
 };
@@ -38,6 +43,10 @@ __device__ __forceinline__ uint32_t lv(const lftj_srcs &S, int s, uint32_t row, 
 __device__ __forceinline__ uint32_t lsearch(const lftj_srcs &S, int s, int col, uint32_t lo, uint32_t hi, uint32_t x,
                                             bool upper)
 {
+    if (col == 0 && lo == 0 && hi == S.rows[s] && S.first[s]) {
+        uint64_t t = (uint64_t)x + upper;
+        return t <= S.minv[s] ? 0 : t > S.maxv[s] ? hi : S.first[s][t - S.minv[s]];
+    }
     while (lo < hi) {
         uint32_t m = lo + (hi - lo) / 2;
         uint32_t v = lv(S, s, m, col);
@@ -131,10 +140,10 @@ __device__ __forceinline__ bool lftj_matches(const lftj_srcs &S, const lftj_leve
     return true;
 }
 
-// The frontier element holding candidate c: last f with off[f] <= c.
-__device__ __forceinline__ size_t lftj_owner(const uint64_t *off, size_t F, uint64_t c)
+// The frontier element holding candidate c: last f in [l, h) with off[f] <= c.
+__device__ __forceinline__ size_t lftj_owner(const uint64_t *off, size_t l, size_t h, uint64_t c)
 {
-    size_t l = 0, h = F;
+    size_t l0 = l;
     while (l < h) {
         size_t m = l + (h - l) / 2;
         if (off[m] <= c)
@@ -142,7 +151,23 @@ __device__ __forceinline__ size_t lftj_owner(const uint64_t *off, size_t F, uint
         else
             h = m;
     }
-    return l - 1;
+    return l > l0 ? l - 1 : l0;
+}
+
+// A block's candidates [b0, b0 + blockDim) are consecutive, so their owners lie between
+// the owners of its first and last: two threads search the whole offsets once, and every
+// thread then searches that short window (a few cached loads instead of ~log2(F) misses).
+// Every thread of the block calls this (it has barriers).
+__device__ __forceinline__ void lftj_owner_window(const uint64_t *off, size_t F, uint64_t c0, size_t b0, size_t nc,
+                                                  size_t *win)
+{
+    __syncthreads();   // the previous window is no longer read
+    size_t last = b0 + blockDim.x < nc ? b0 + blockDim.x - 1 : nc - 1;
+    if (threadIdx.x == 0)
+        win[0] = lftj_owner(off, 0, F, c0 + b0);
+    if (threadIdx.x == 32)
+        win[1] = lftj_owner(off, 0, F, c0 + last) + 1;
+    __syncthreads();
 }
 
 // flag[c - c0] = candidate c is a new value found in every participant's node.
@@ -150,10 +175,14 @@ __global__ void k_lftj_check(const __grid_constant__ lftj_srcs S, const __grid_c
                              const uint32_t *rng, const uint8_t *drv, const uint64_t *off, uint64_t c0, size_t nc,
                              uint64_t *flag)
 {
-    GRID_STRIDE(i, nc)
-    {
+    __shared__ size_t win[2];
+    for (size_t b0 = blockIdx.x * (size_t)blockDim.x; b0 < nc; b0 += (size_t)gridDim.x * blockDim.x) {
+        lftj_owner_window(off, F, c0, b0, nc, win);
+        size_t i = b0 + threadIdx.x;
+        if (i >= nc)
+            continue;
         uint64_t c = c0 + i;
-        size_t f = lftj_owner(off, F, c);
+        size_t f = lftj_owner(off, win[0], win[1], c);
         const uint32_t *r = rng + f * (size_t)S.nsrc * 2;
         int d = drv[f], ds = L.src[d];
         uint32_t row = r[2 * ds] + (uint32_t)(c - off[f]);
@@ -169,12 +198,14 @@ __global__ void k_lftj_emit(const __grid_constant__ lftj_srcs S, const __grid_co
                             const uint64_t *off, uint64_t c0, size_t nc, const uint64_t *flag, const uint64_t *pos,
                             uint64_t base, uint32_t *nbind, uint32_t *nrng)
 {
-    GRID_STRIDE(i, nc)
-    {
-        if (!flag[i])
+    __shared__ size_t win[2];
+    for (size_t b0 = blockIdx.x * (size_t)blockDim.x; b0 < nc; b0 += (size_t)gridDim.x * blockDim.x) {
+        lftj_owner_window(off, F, c0, b0, nc, win);
+        size_t i = b0 + threadIdx.x;
+        if (i >= nc || !flag[i])
             continue;
         uint64_t c = c0 + i, o = base + pos[i];
-        size_t f = lftj_owner(off, F, c);
+        size_t f = lftj_owner(off, win[0], win[1], c);
         const uint32_t *r = rng + f * (size_t)S.nsrc * 2;
         int d = drv[f], ds = L.src[d];
         uint32_t row = r[2 * ds] + (uint32_t)(c - off[f]);
@@ -193,7 +224,7 @@ __global__ void k_lftj_emit(const __grid_constant__ lftj_srcs S, const __grid_co
             int s = L.src[k];
             uint32_t lo = lsearch(S, s, L.col[k], r[2 * s], r[2 * s + 1], x, false);
             nr[2 * s] = lo;
-            nr[2 * s + 1] = lsearch(S, s, L.col[k], lo, r[2 * s + 1], x, true);
+            nr[2 * s + 1] = lsearch(S, s, L.col[k], r[2 * s], r[2 * s + 1], x, true);   // from the node's start: the root index applies
         }
     }
 }
@@ -243,13 +274,38 @@ __global__ void k_lftj_count_last(const __grid_constant__ lftj_srcs S, const __g
 // hash set once, and its warps walk the runs' B nodes probing the set: one shared-memory
 // probe per candidate instead of a binary search in global memory. A nodes too large for
 // the set are searched in global memory.
-#define LFTJ_SLOTS 8192
+#define LFTJ_SLOTS_BITS 13
+#define LFTJ_SLOTS (1u << LFTJ_SLOTS_BITS)
 #define LFTJ_CHUNK 256
 #define LFTJ_EMPTY 0xFFFFFFFFu
 
-__device__ __forceinline__ uint32_t lftj_hash(uint32_t x)
+// A table of 2^bits slots: the smallest power of two at least twice the node (so runs
+// of small nodes clear and fill a few slots, not all of them).
+__device__ __forceinline__ uint32_t lftj_hash(uint32_t x, unsigned bits)
 {
-    return (x * 2654435761u) >> (32 - 13);   // LFTJ_SLOTS = 2^13
+    return (x * 2654435761u) >> (32 - bits);
+}
+
+#define LFTJ_SHORT_RUN 4   // elements a run must average for the chunk to build tables
+
+// The values common to an element's A and B nodes, counted by one warp: lanes take the
+// shorter node's new values and search each in the longer one.
+__device__ __forceinline__ unsigned long long lftj_pair_search(const lftj_srcs &S, int sa, int ca, int sb, int cb,
+                                                               const uint32_t *r, unsigned lane)
+{
+    uint32_t alo = r[2 * sa], ahi = r[2 * sa + 1], blo = r[2 * sb], bhi = r[2 * sb + 1];
+    bool a_short = ahi - alo <= bhi - blo;
+    int ss = a_short ? sa : sb, cs = a_short ? ca : cb, sl = a_short ? sb : sa, cl = a_short ? cb : ca;
+    uint32_t lo = a_short ? alo : blo, hi = a_short ? ahi : bhi, llo = a_short ? blo : alo, lhi = a_short ? bhi : ahi;
+    unsigned long long n = 0;
+    for (uint32_t row = lo + lane; row < hi; row += 32) {
+        uint32_t x = lv(S, ss, row, cs);
+        if (row != lo && lv(S, ss, row - 1, cs) == x)
+            continue;
+        uint32_t p = lsearch(S, sl, cl, llo, lhi, x, false);
+        n += p < lhi && lv(S, sl, p, cl) == x;
+    }
+    return n;
 }
 
 __global__ void __launch_bounds__(256) k_lftj_count_pair(const __grid_constant__ lftj_srcs S, int sa, int ca, int sb,
@@ -260,6 +316,7 @@ __global__ void __launch_bounds__(256) k_lftj_count_pair(const __grid_constant__
     __shared__ uint32_t key_lo, key_hi;          // the A node in the table
     __shared__ size_t run_end;
     __shared__ bool has_empty, in_table;
+    __shared__ unsigned bits;
     __shared__ unsigned long long block_sum;
     unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
     if (threadIdx.x == 0) {
@@ -271,6 +328,18 @@ __global__ void __launch_bounds__(256) k_lftj_count_pair(const __grid_constant__
     unsigned long long mine = 0;
     for (size_t c0 = (size_t)blockIdx.x * LFTJ_CHUNK; c0 < F; c0 += (size_t)gridDim.x * LFTJ_CHUNK) {
         size_t c1 = c0 + LFTJ_CHUNK < F ? c0 + LFTJ_CHUNK : F;
+        // Runs of a few elements (a box of an out-of-core join cuts each A node's run
+        // into pieces) do not repay a table: a warp an element then looks each value of
+        // the shorter node up in the longer by binary search.
+        size_t me = c0 + threadIdx.x;
+        bool starts = me < c1 && (me == c0 || rng[me * (size_t)S.nsrc * 2 + 2 * sa] !=
+                                                   rng[(me - 1) * (size_t)S.nsrc * 2 + 2 * sa]);
+        int runs = __syncthreads_count(starts);
+        if ((size_t)runs * LFTJ_SHORT_RUN > c1 - c0) {
+            for (size_t f = c0 + warp; f < c1; f += nwarps)
+                mine += lftj_pair_search(S, sa, ca, sb, cb, rng + f * (size_t)S.nsrc * 2, lane);
+            continue;
+        }
         for (size_t s = c0; s < c1;) {
             const uint32_t *r = rng + s * (size_t)S.nsrc * 2;
             uint32_t alo = r[2 * sa], ahi = r[2 * sa + 1];
@@ -283,8 +352,11 @@ __global__ void __launch_bounds__(256) k_lftj_count_pair(const __grid_constant__
             bool rebuild = !(in_table && key_lo == alo && key_hi == ahi);
             bool fits = ahi - alo <= LFTJ_SLOTS / 2;
             __syncthreads();
+            unsigned b = 6;
+            while (b < LFTJ_SLOTS_BITS && (1u << b) < 2 * (ahi - alo))
+                b++;
             if (rebuild && fits) {
-                for (unsigned i = threadIdx.x; i < LFTJ_SLOTS; i += blockDim.x)
+                for (unsigned i = threadIdx.x; i < (1u << b); i += blockDim.x)
                     table[i] = LFTJ_EMPTY;
                 if (threadIdx.x == 0)
                     has_empty = false;
@@ -295,7 +367,7 @@ __global__ void __launch_bounds__(256) k_lftj_count_pair(const __grid_constant__
                         has_empty = true;
                         continue;
                     }
-                    for (uint32_t h = lftj_hash(x);; h = (h + 1) & (LFTJ_SLOTS - 1)) {
+                    for (uint32_t h = lftj_hash(x, b);; h = (h + 1) & ((1u << b) - 1)) {
                         uint32_t old = atomicCAS(&table[h], LFTJ_EMPTY, x);
                         if (old == LFTJ_EMPTY || old == x)
                             break;
@@ -305,12 +377,14 @@ __global__ void __launch_bounds__(256) k_lftj_count_pair(const __grid_constant__
                     key_lo = alo;
                     key_hi = ahi;
                     in_table = true;
+                    bits = b;
                 }
             } else if (rebuild && threadIdx.x == 0)
                 in_table = false;
             __syncthreads();
             size_t e = run_end;
             bool use_table = in_table;
+            unsigned tb = bits;
             for (size_t f = s + warp; f < e; f += nwarps) {
                 const uint32_t *q = rng + f * (size_t)S.nsrc * 2;
                 uint32_t blo = q[2 * sb], bhi = q[2 * sb + 1];
@@ -325,7 +399,7 @@ __global__ void __launch_bounds__(256) k_lftj_count_pair(const __grid_constant__
                     } else if (x == LFTJ_EMPTY) {
                         mine += has_empty;
                     } else {
-                        for (uint32_t h = lftj_hash(x);; h = (h + 1) & (LFTJ_SLOTS - 1)) {
+                        for (uint32_t h = lftj_hash(x, tb);; h = (h + 1) & ((1u << tb) - 1)) {
                             uint32_t v = table[h];
                             if (v == x) {
                                 mine++;
@@ -342,6 +416,67 @@ __global__ void __launch_bounds__(256) k_lftj_count_pair(const __grid_constant__
         }
     }
     lftj_add_block(mine, &block_sum, total);
+}
+
+// first[t] = the first row whose column 0 is >= minv + t (rows sorted by column 0).
+__global__ void k_lftj_first(const uint32_t *data, int arity, uint32_t n, uint32_t minv, size_t m, uint32_t *first)
+{
+    GRID_STRIDE(t, m)
+    {
+        uint32_t x = minv + (uint32_t)t, lo = 0, hi = n;
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (data[(size_t)mid * arity] < x)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        first[t] = lo;
+    }
+}
+
+// Indexes the first column of each source whose values are dense enough that the index
+// is no larger than the source, and that leaves most of the free budget alone (the index
+// is a speed-up, never a reason to fail: without memory the join searches instead).
+// Sources over the same rows share one index (the same start is not enough: a box's
+// slice of a relation may start where the whole relation, another source, does).
+// owned[s] marks the indexes to free.
+static rfx_status lftj_index_roots(rfx_gpu *g, lftj_srcs *S, const size_t *n, bool *owned)
+{
+    for (int s = 0; s < S->nsrc; s++) {
+        owned[s] = false;
+        S->first[s] = NULL;
+        S->rows[s] = (uint32_t)n[s];
+        if (!n[s])
+            continue;
+        for (int q = 0; q < s && !S->first[s]; q++)
+            if (S->data[q] == S->data[s] && S->rows[q] == S->rows[s] && S->arity[q] == S->arity[s] && S->first[q]) {
+                S->first[s] = S->first[q];
+                S->minv[s] = S->minv[q];
+                S->maxv[s] = S->maxv[q];
+            }
+        if (S->first[s])
+            continue;
+        uint32_t ends[2];
+        CK(cudaMemcpyAsync(&ends[0], S->data[s], 4, cudaMemcpyDeviceToHost, g->stream));
+        CK(cudaMemcpyAsync(&ends[1], S->data[s] + (n[s] - 1) * (size_t)S->arity[s], 4, cudaMemcpyDeviceToHost,
+                           g->stream));
+        CK(cudaStreamSynchronize(g->stream));
+        size_t m = (size_t)ends[1] - ends[0] + 1, used = rfx_gpu_in_use(g);
+        size_t spare = g->budget > used ? g->budget - used : 0;
+        if (m > n[s] * (size_t)S->arity[s] || m * 4 > spare / 4)
+            continue;
+        uint32_t *first = (uint32_t *)rfx_gpu_alloc(g, m * 4);
+        if (!first)
+            continue;
+        k_lftj_first<<<grid_for(m), 256, 0, g->stream>>>(S->data[s], S->arity[s], (uint32_t)n[s], ends[0], m, first);
+        CK_LAUNCH();
+        S->first[s] = first;
+        S->minv[s] = ends[0];
+        S->maxv[s] = ends[1];
+        owned[s] = true;
+    }
+    return RFX_OK;
 }
 
 // One frontier: F partial bindings of `depth` values, with nsrc ranges each.
@@ -382,10 +517,20 @@ struct lftj_run {
     int pair_a[64];            // per level with two participants: the one with the shared node, or -1
     int nsrc, nvars;
     bool counting;
+    bool timing;               // RFX_LFTJ_TIMES: each level's time on stderr (synchronises)
     uint64_t total;            // counting: bindings so far
     rfx_dev_rows *pieces;      // listing: result pieces in order (several when the frontier was split)
     int npieces, piece_cap;
 };
+
+// Wall seconds after the stream's work so far (timing only).
+static double lftj_clock(lftj_run *R)
+{
+    cudaStreamSynchronize(R->g->stream);
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
 
 // Counts the last variable of frontier cur (never materialised).
 static rfx_status lftj_count_last(lftj_run *R, int v, const lftj_frontier &cur)
@@ -400,7 +545,7 @@ static rfx_status lftj_count_last(lftj_run *R, int v, const lftj_frontier &cur)
     if (e == cudaSuccess && pair) {
         int a = R->pair_a[v], b = 1 - a;
         size_t blocks = (cur.F + LFTJ_CHUNK - 1) / LFTJ_CHUNK;
-        k_lftj_count_pair<<<(unsigned)(blocks < 65536 ? blocks : 65536), 256, 0, g->stream>>>(
+        k_lftj_count_pair<<<(unsigned)(blocks < 65536 ? blocks : 65536), LFTJ_CHUNK, 0, g->stream>>>(
             R->S, L.src[a], L.col[a], L.src[b], L.col[b], cur.F, cur.rng, d_total);
         e = cudaGetLastError();
     } else if (e == cudaSuccess) {
@@ -447,8 +592,12 @@ static rfx_status lftj_expand(lftj_run *R, int v, lftj_frontier cur, bool owned)
     bool last = v == R->nvars - 1;
     size_t F = cur.F;
     rfx_status st = RFX_OK;
+    double t0 = R->timing ? lftj_clock(R) : 0;
     if (last && R->counting) {
         st = lftj_count_last(R, v, cur);
+        if (R->timing)
+            fprintf(stderr, "lftj level %d: %zu elements, counted (%s), %.2f ms\n", v, F,
+                    L.np == 2 && R->pair_a[v] >= 0 ? "pair" : "warp", (lftj_clock(R) - t0) * 1e3);
         if (owned)
             lftj_frontier_free(g, &cur);
         return st;
@@ -545,6 +694,9 @@ static rfx_status lftj_expand(lftj_run *R, int v, lftj_frontier cur, bool owned)
         lftj_frontier_free(g, &next);
         return st;
     }
+    if (R->timing)
+        fprintf(stderr, "lftj level %d: %zu elements, %llu candidates, %zu kept, %.2f ms\n", v, F,
+                (unsigned long long)C, next.F, (lftj_clock(R) - t0) * 1e3);
     if (!last)
         return lftj_expand(R, v + 1, next, true);
     if (!next.F)
@@ -573,6 +725,7 @@ extern "C" rfx_status rfx_gpu_lftj(rfx_gpu *g, const rfx_dev_rows *const *srcs, 
     R.nsrc = nsrc;
     R.nvars = nvars;
     R.counting = count != NULL;
+    R.timing = getenv("RFX_LFTJ_TIMES") != NULL;
     R.S.nsrc = nsrc;
     R.levels = (lftj_level *)calloc((size_t)nvars, sizeof(lftj_level));
     uint32_t *root = (uint32_t *)malloc(sizeof(uint32_t) * 2 * (size_t)nsrc);
@@ -621,6 +774,16 @@ extern "C" rfx_status rfx_gpu_lftj(rfx_gpu *g, const rfx_dev_rows *const *srcs, 
         if (prev[0] != prev[1])
             R.pair_a[v] = prev[0] < prev[1] ? 0 : 1;
     }
+    size_t rows[LFTJ_MAX_SRC];
+    bool owned_index[LFTJ_MAX_SRC] = {false};
+    for (int s = 0; s < nsrc && st == RFX_OK; s++)
+        rows[s] = srcs[s]->n;
+    if (st == RFX_OK && !empty) {
+        double t0 = R.timing ? lftj_clock(&R) : 0;
+        st = lftj_index_roots(g, &R.S, rows, owned_index);
+        if (R.timing)
+            fprintf(stderr, "lftj root index: %.2f ms\n", (lftj_clock(&R) - t0) * 1e3);
+    }
     lftj_frontier root_f = {empty ? (size_t)0 : 1, NULL, NULL};
     if (st == RFX_OK && !empty) {
         root_f.rng = (uint32_t *)rfx_gpu_alloc(g, sizeof(uint32_t) * 2 * (size_t)nsrc);
@@ -639,6 +802,9 @@ extern "C" rfx_status rfx_gpu_lftj(rfx_gpu *g, const rfx_dev_rows *const *srcs, 
         lftj_frontier_free(g, &root_f);
     free(R.levels);
     free(root);
+    for (int s = 0; s < nsrc; s++)
+        if (owned_index[s])
+            rfx_gpu_free(g, (void *)R.S.first[s]);
     rfx_dev_rows res;
     rfx_gpu_rows_init(&res, nvars);
     if (st == RFX_OK && !R.counting) {

@@ -44,10 +44,6 @@ typedef struct rfx_lftj_boxes {
  * relation led by one variable share their slice). The first leading variable is cut
  * least, as consecutive boxes share its slices. */
 rfx_status rfx_lftj_partition(const rfx_lftj_src *srcs, int nsrc, int nvars, size_t budget, rfx_lftj_boxes *out);
-/* Boxes for sharing a join that fits among devices: only the first leading variable is cut,
- * into about nparts intervals of equal rows of its largest source; every other source is
- * whole in each box. */
-rfx_status rfx_lftj_partition_outer(const rfx_lftj_src *srcs, int nsrc, int nvars, int nparts, rfx_lftj_boxes *out);
 void rfx_lftj_boxes_free(rfx_lftj_boxes *b);
 /* Box `box`'s slice of each source, as views into the sources' rows (no copy). */
 void rfx_lftj_box_slices(const rfx_lftj_boxes *b, size_t box, const rfx_lftj_src *srcs, int nsrc, rfx_rows *views);

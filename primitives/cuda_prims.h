@@ -105,6 +105,14 @@ rfx_status rfx_gpu_lftj_boxes(rfx_gpu *const *gs, int ndev, const rfx_rows *cons
                               int nsrc, int nvars, size_t nboxes, const size_t *lo, const size_t *hi,
                               rfx_rows *parts, uint64_t *counts, rfx_gpu_span_fn span, void *span_ctx,
                               size_t *host_bytes, char *err, size_t errcap);
+/* The leapfrog triejoin over sources resident on gs[0], spread over ndev contexts: each
+ * other device gets a copy of the sources (peer copy; a device without room sits out) and
+ * the devices take nparts intervals of the outer variable (equal shares of its largest
+ * source's rows) from a queue. Writes *count, or the sorted bindings to dst (host rows of
+ * arity nvars); *peer_bytes (when non-NULL) what was copied between devices. */
+rfx_status rfx_gpu_lftj_spread(rfx_gpu *const *gs, int ndev, const rfx_dev_rows *const *srcs, const int *colvar,
+                               int nsrc, int nvars, int nparts, rfx_rows *dst, uint64_t *count,
+                               rfx_gpu_span_fn span, void *span_ctx, size_t *peer_bytes, char *err, size_t errcap);
 
 /* Fused groups (weaver/weaver.h): their generated kernels, compiled with NVRTC on first
  * use in the context (or read from the disk cache, see jit.h). */

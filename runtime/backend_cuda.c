@@ -83,19 +83,16 @@ static rfx_status cu_host_view(rfx_backend *be, int var, rfx_rows *scratch, cons
     return st;
 }
 
-/* The join box by box over host sources, the boxes shared out among the devices. With
- * several devices there are at least four boxes per device, for balance. */
+/* The join box by box over host sources within the budget, the boxes shared out among
+ * the devices. */
 static rfx_status cu_lftj_boxes(rfx_backend *be, const rfx_lftj_src *srcs, int nsrc, int nvars, size_t budget,
                                 rfx_rows *dst, uint64_t *count, size_t *nboxes, size_t *copied)
 {
     cuda_ctx *x = be->ctx;
     if (nsrc > 64)
         return RFX_ERR_LIMIT;
-    /* budget 0: a join that fits, shared among the devices by intervals of its outer
-     * variable (four a device, taken from a queue); else boxes within the budget */
     rfx_lftj_boxes b;
-    rfx_status st = budget ? rfx_lftj_partition(srcs, nsrc, nvars, budget, &b)
-                           : rfx_lftj_partition_outer(srcs, nsrc, nvars, 4 * x->ndev, &b);
+    rfx_status st = rfx_lftj_partition(srcs, nsrc, nvars, budget, &b);
     if (st != RFX_OK)
         return st;
     const rfx_rows *hs[64];
@@ -178,28 +175,23 @@ static rfx_status cu_lftj_host(rfx_backend *be, const rfx_lftj_src *srcs, int ns
     return reclaim_on_failure(x, mark, cu_lftj_boxes(be, srcs, nsrc, nvars, budget, dst, count, nboxes, copied));
 }
 
-/* On several devices the join is boxed over host copies of its sources. */
+/* On several devices the sources are copied to each and the outer variable's intervals
+ * shared out (16 a device, from a queue, for balance). */
 static rfx_status cu_lftj_devices(rfx_backend *be, const rfx_ra_cmd *c)
 {
     cuda_ctx *x = be->ctx;
-    rfx_rows host[64];
-    rfx_lftj_src srcs[64];
-    rfx_status st = RFX_OK;
-    int got = 0;
-    for (int s = 0, off = 0; s < c->nvars && st == RFX_OK; s++, got++) {
-        rfx_rows_init(&host[s], x->vars[c->vars[s]].arity);
-        st = rfx_gpu_download(x->g, &x->vars[c->vars[s]], &host[s]);
-        srcs[s] = (rfx_lftj_src){&host[s], c->colvar + off};
-        off += host[s].arity;
-    }
+    const rfx_dev_rows *srcs[64];
+    for (int s = 0; s < c->nvars; s++)
+        srcs[s] = &x->vars[c->vars[s]];
     uint64_t n = 0;
     rfx_rows out;
     rfx_rows_init(&out, c->nkeys);
-    if (st == RFX_OK)
-        st = cu_lftj_host(be, srcs, c->nvars, c->nkeys, 0, c->count_only ? NULL : &out,
-                          c->count_only ? &n : NULL, NULL, NULL);
-    for (int s = 0; s < got; s++)
-        rfx_rows_free(&host[s]);
+    x->err[0] = 0;
+    uint64_t mark = rfx_gpu_alloc_mark(x->g);
+    rfx_status st = rfx_gpu_lftj_spread(x->gs, x->ndev, srcs, c->colvar, c->nvars, c->nkeys, 16 * x->ndev,
+                                        c->count_only ? NULL : &out, c->count_only ? &n : NULL, be->span,
+                                        be->span_ctx, NULL, x->err, sizeof x->err);
+    st = reclaim_on_failure(x, mark, st);
     if (st == RFX_OK && c->count_only) {
         rfx_gpu_rows_free(x->g, &x->vars[c->dst]);
         x->vars[c->dst].n = (size_t)n;

@@ -304,11 +304,16 @@ static void test_union_merge(void)
 /* Leapfrog triejoin: GPU (listing and counting) against the CPU on random relations:
  * one relation three times (triangles), three different relations, and four variables
  * over sources of arity 2 and 3; uniform, skewed (Zipf: high-degree keys spread over many
- * threads) and all-equal keys; empty sources. */
+ * threads) and all-equal keys; empty sources. Also spread over two contexts (both on
+ * device 0 here: the peer copy and the shared queue of intervals are the same code). */
 static void test_lftj(void)
 {
     if (!need_gpu())
         return;
+    char err[256];
+    rfx_gpu *second = rfx_gpu_open(0, 0, err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(second);
+    rfx_gpu *const two[2] = {gpu, second};
     static const int tri[] = {0, 1, 1, 2, 0, 2};
     static const int four[] = {0, 1, 2, 1, 3, 0, 3, 2, 3};   /* A(v0,v1,v2) B(v1,v3) C(v0,v3) D(v2,v3) */
     const size_t ns[] = {0, 1, 300, 5000, 200000};
@@ -348,6 +353,28 @@ static void test_lftj(void)
                 CU_ASSERT_EQUAL(ccount, cpu.n);
                 CU_ASSERT_EQUAL(gcount, cpu.n);
                 rfx_rows_free(&back);
+                rfx_rows spread;
+                rfx_rows_init(&spread, nvars);
+                uint64_t scount = 0;
+                CU_ASSERT_EQUAL(rfx_gpu_lftj_spread(two, 2, dp, cv, nsrc, nvars, 5, &spread, NULL, NULL, NULL, NULL, err,
+                                                    sizeof err), RFX_OK);
+                CU_ASSERT_EQUAL(rfx_gpu_lftj_spread(two, 2, dp, cv, nsrc, nvars, 7, NULL, &scount, NULL, NULL, NULL, err,
+                                                    sizeof err), RFX_OK);
+                CU_ASSERT(same(&spread, &cpu));
+                CU_ASSERT_EQUAL(scount, cpu.n);
+                rfx_rows_free(&spread);
+                size_t hn = h[0].n / 2;   /* rows after dedup: fewer than n asked */
+                if (q == 0 && hn > 0) {
+                    /* a box's view: e(x,y) and e(x,z) a prefix of the rows e(y,z) reads whole */
+                    rfx_rows hp = {h[0].data, hn, hn, 2};
+                    rfx_lftj_src sp[3] = {{&hp, cv}, {&h[0], cv + 2}, {&hp, cv + 4}};
+                    rfx_dev_rows half = {d[0].data, hn, hn, 2};
+                    const rfx_dev_rows *pp[3] = {&half, &d[0], &half};
+                    uint64_t want = 0, got = 0;
+                    CU_ASSERT_EQUAL(rfx_cpu_lftj(sp, 3, 3, NULL, &want, 2), RFX_OK);
+                    CU_ASSERT_EQUAL(rfx_gpu_lftj(gpu, pp, cv, 3, 3, NULL, &got), RFX_OK);
+                    CU_ASSERT_EQUAL(got, want);
+                }
                 rfx_rows_free(&cpu);
                 rfx_gpu_rows_free(gpu, &gd);
                 for (int k = 0; k < nsrc; k++) {
@@ -356,6 +383,7 @@ static void test_lftj(void)
                     rfx_gpu_rows_free(gpu, &d[k]);
                 }
             }
+    rfx_gpu_close(second);
 }
 
 /* The same join under a small device budget: the candidates of the last level (about

@@ -117,23 +117,6 @@ static void check_query(const int *cv, const int *arity, int nsrc, int nvars, ui
                   (want.n == 0 || memcmp(got.data, want.data, sizeof(uint32_t) * want.n * (size_t)nvars) == 0));
         rfx_rows_free(&got);
     }
-    /* shared among devices: the outer variable's intervals alone cover every binding once */
-    rfx_lftj_boxes ob;
-    CU_ASSERT_EQUAL_FATAL(rfx_lftj_partition_outer(s, nsrc, nvars, 5, &ob), RFX_OK);
-    CU_ASSERT(ob.nboxes >= 1 && ob.nboxes <= 5);
-    uint64_t sum = 0;
-    for (size_t box = 0; box < ob.nboxes; box++) {
-        rfx_rows views[4];
-        rfx_lftj_src vs[4];
-        rfx_lftj_box_slices(&ob, box, s, nsrc, views);
-        for (int k = 0; k < nsrc; k++)
-            vs[k] = (rfx_lftj_src){&views[k], s[k].colvar};
-        uint64_t part = 0;
-        CU_ASSERT_EQUAL(rfx_cpu_lftj(vs, nsrc, nvars, NULL, &part, 1), RFX_OK);
-        sum += part;
-    }
-    CU_ASSERT_EQUAL(sum, want.n);
-    rfx_lftj_boxes_free(&ob);
     for (int threads = 1; threads <= 4; threads += 3) {
         rfx_rows got;
         rfx_rows_init(&got, nvars);
