@@ -14,5 +14,8 @@ typedef enum rfx_graph_kind { RFX_GRAPH_UNIFORM, RFX_GRAPH_RMAT } rfx_graph_kind
  * power of two. Vertex ids of R-MAT graphs are permuted (as Graph500 does) so that
  * degree does not follow id. */
 void rfx_graph_generate(rfx_graph_kind kind, uint32_t n, size_t m, uint64_t seed, uint32_t *edges);
+/* Edges lo..hi-1 of the same graph (edge i does not depend on how many there are) into
+ * edges[0 ..]: large graphs are made in such parts on several threads. */
+void rfx_graph_generate_part(rfx_graph_kind kind, uint32_t n, uint64_t seed, size_t lo, size_t hi, uint32_t *edges);
 
 #endif
