@@ -53,8 +53,8 @@ static bool fits(const rfx_lftj_src *srcs, int nsrc, int var, uint64_t lo, uint6
  * slices change: what is copied in all is about the inputs once plus, per interval of
  * the outer variable, the inner variables' sources. Hence the outer variable is cut as
  * little as possible: its slices may take half the budget (they are held once), the
- * inner ones an eighth (they are double-buffered: a quarter; the rest is the join's). Sources that are one relation led
- * by one variable have one slice (counted once). */
+ * inner ones an eighth (they are double-buffered: a quarter; the rest is the join's).
+ * Sources that are one relation led by one variable have one slice (counted once). */
 static void choose_splits(const rfx_lftj_src *srcs, int nsrc, int nvars, size_t budget, uint64_t *k)
 {
     double weight[64] = {0}, inner = 0;

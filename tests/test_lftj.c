@@ -383,24 +383,28 @@ static void capped_runs_match(void)
 }
 
 /* Large graphs are made on several threads, each part from the state its first edge's
- * draws start at: every part must hold the edges one pass makes. */
+ * draws start at: the whole graph and any part must hold the edges of one sequential
+ * pass from the first edge. */
 static void generator_threads_agree(void)
 {
     size_t big = ((size_t)1 << 20) + 3, small = 5000;
-    uint32_t *a = malloc(sizeof(uint32_t) * 2 * big), *b = malloc(sizeof(uint32_t) * 2 * small);
+    uint32_t *a = malloc(sizeof(uint32_t) * 2 * big), *ref = malloc(sizeof(uint32_t) * 2 * big),
+             *b = malloc(sizeof(uint32_t) * 2 * small);
     CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ref);
     CU_ASSERT_PTR_NOT_NULL_FATAL(b);
     for (int kind = 0; kind < 2; kind++) {
         rfx_graph_kind k = kind ? RFX_GRAPH_RMAT : RFX_GRAPH_UNIFORM;
         rfx_graph_generate(k, 1u << 16, big, 3, a);
-        for (size_t lo = 0; lo + small <= big; lo += big / 7) {   /* parts across thread boundaries */
+        rfx_graph_generate_part(k, 1u << 16, 3, 0, big, ref);   /* one pass */
+        CU_ASSERT(memcmp(a, ref, sizeof(uint32_t) * 2 * big) == 0);
+        for (size_t lo = 0; lo + small <= big; lo += big / 7) {
             rfx_graph_generate_part(k, 1u << 16, 3, lo, lo + small, b);
-            CU_ASSERT(memcmp(a + 2 * lo, b, sizeof(uint32_t) * 2 * small) == 0);
+            CU_ASSERT(memcmp(ref + 2 * lo, b, sizeof(uint32_t) * 2 * small) == 0);
         }
-        rfx_graph_generate_part(k, 1u << 16, 3, big - small, big, b);
-        CU_ASSERT(memcmp(a + 2 * (big - small), b, sizeof(uint32_t) * 2 * small) == 0);
     }
     free(a);
+    free(ref);
     free(b);
 }
 
