@@ -6,15 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
-
-static double wall(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* Orientation in parts on all cores: the largest id, the degrees (atomic counts), the
  * edges each part keeps, then each part writes its edges at its offset (in input order,
@@ -65,7 +57,7 @@ static void orient_part(int p, void *arg)
 
 double rfx_bench_orient(const uint32_t *raw, size_t m, bool by_degree, rfx_rows *rows)
 {
-    double t0 = wall();
+    double t0 = rfx_seconds();
     rfx_rows_init(rows, 2);
     long nc = sysconf(_SC_NPROCESSORS_ONLN);
     int nparts = m < ((size_t)1 << 16) || nc < 2 ? 1 : nc > 64 ? 64 : (int)nc;
@@ -95,7 +87,7 @@ double rfx_bench_orient(const uint32_t *raw, size_t m, bool by_degree, rfx_rows 
     rfx_parallel_for(nparts, nparts, orient_part, &j);
     rows->n = total;
     free(j.deg);
-    return (wall() - t0) * 1e3;
+    return (rfx_seconds() - t0) * 1e3;
 }
 
 void rfx_bench_each_graph(const char **files, int nfiles, const int *scales, int nscales,

@@ -64,13 +64,6 @@ static boxed_run *boxed_run_new(rfx_gpu *const *gs, int ndev, int nsrc, int nvar
     return R;
 }
 
-static double host_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static size_t take_box(boxed_run *R)
 {
     if (R->failed.load())
@@ -284,7 +277,7 @@ static void box_worker_run(int d, void *arg)
             e = cudaEventRecord(W.used[k], g->stream);
     if (e == cudaSuccess && R->span && (e = cudaEventCreate(&base)) == cudaSuccess &&
         (e = cudaEventRecord(base, g->stream)) == cudaSuccess && (e = cudaEventSynchronize(base)) == cudaSuccess)
-        host_base = host_seconds();
+        host_base = rfx_seconds();
     st = e == cudaSuccess ? box_loop(R, &W) : fail(g, e, "stream or event creation", __FILE__, __LINE__);
     if (st != RFX_OK) {
         cudaStreamSynchronize(W.copy);   // nothing may still read the buffers
@@ -407,7 +400,7 @@ static void spread_worker_run(int d, void *arg)
     cudaError_t e = cudaSetDevice(g->device);
     if (e != cudaSuccess)
         st = fail(g, e, "cudaSetDevice", __FILE__, __LINE__);
-    double t0 = host_seconds();
+    double t0 = rfx_seconds();
     bool held = true;
     for (int s = 0; s < R->nsrc && st == RFX_OK && held; s++) {
         const rfx_dev_rows *r = R->dsrcs[s];
@@ -439,7 +432,7 @@ static void spread_worker_run(int d, void *arg)
         if (e != cudaSuccess)
             st = fail(g, e, "cudaStreamSynchronize", __FILE__, __LINE__);
         else if (R->span)
-            R->span(R->span_ctx, "copy sources", d, 1, 0, t0, host_seconds());
+            R->span(R->span_ctx, "copy sources", d, 1, 0, t0, rfx_seconds());
     }
     for (size_t box; st == RFX_OK && held && (box = take_box(R)) < R->nboxes;) {
         rfx_dev_rows views[LFTJ_MAX_SRC];
@@ -450,10 +443,10 @@ static void spread_worker_run(int d, void *arg)
             views[s] = (rfx_dev_rows){n ? data[s] + lo * (size_t)a : NULL, n, n, a};
             vp[s] = &views[s];
         }
-        double j0 = host_seconds();
+        double j0 = rfx_seconds();
         st = join_views(R, g, vp, box);
         if (st == RFX_OK && R->span)
-            R->span(R->span_ctx, "join box", d, 0, box, j0, host_seconds());
+            R->span(R->span_ctx, "join box", d, 0, box, j0, rfx_seconds());
     }
     cudaStreamSynchronize(g->stream);
     for (int s = 0; s < R->nsrc; s++)

@@ -527,9 +527,7 @@ struct lftj_run {
 static double lftj_clock(lftj_run *R)
 {
     cudaStreamSynchronize(R->g->stream);
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+    return rfx_seconds();
 }
 
 // Counts the last variable of frontier cur (never materialised).

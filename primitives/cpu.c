@@ -9,6 +9,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define PAR_MIN 32768          /* below this many tuples, stay on one thread */
 
@@ -94,6 +95,13 @@ static void *par_worker(void *arg)
     for (int i; (i = atomic_fetch_add(&j->next, 1)) < j->n;)
         j->fn(i, j->ctx);
     return NULL;
+}
+
+double rfx_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 void rfx_parallel_for(int n, int nthreads, void (*fn)(int i, void *ctx), void *ctx)

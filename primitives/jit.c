@@ -1,5 +1,6 @@
 /* jit.c: NVRTC through dlopen, and the on-disk cubin cache (see jit.h). */
 #include "jit.h"
+#include "primitives.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -8,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #ifndef RFX_CUDA_LIBDIR
@@ -92,13 +92,6 @@ uint64_t rfx_fnv1a(uint64_t h, const void *p, size_t n)
     return h;
 }
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
 /* The cache directory (created), or false when caching is off or impossible. */
 static bool cache_dir(char *dir, size_t cap)
 {
@@ -160,7 +153,7 @@ static void write_file(const char *path, const void *data, size_t size)
 bool rfx_jit_cubin(const char *source, const char *name, int arch, void **cubin, size_t *size, bool *compiled,
                    double *ms, char *err, size_t errcap)
 {
-    double t0 = now_ms();
+    double t0 = rfx_seconds() * 1e3;
     *compiled = false;
     if (!rfx_jit_available(err, errcap))
         return false;
@@ -177,7 +170,7 @@ bool rfx_jit_cubin(const char *source, const char *name, int arch, void **cubin,
     if (cached) {
         snprintf(path, sizeof path, "%s/%016llx.cubin", dir, (unsigned long long)h);
         if (read_file(path, cubin, size)) {
-            *ms = now_ms() - t0;
+            *ms = rfx_seconds() * 1e3 - t0;
             return true;
         }
     }
@@ -214,6 +207,6 @@ bool rfx_jit_cubin(const char *source, const char *name, int arch, void **cubin,
     *cubin = buf;
     *size = n;
     *compiled = true;
-    *ms = now_ms() - t0;
+    *ms = rfx_seconds() * 1e3 - t0;
     return true;
 }

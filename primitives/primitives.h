@@ -86,6 +86,9 @@ rfx_status rfx_cpu_mapfilter_multi(const rfx_rows *src, int nouts, const rfx_rx 
 rfx_status rfx_cpu_star_join(const rfx_rows *const *srcs, int nsrc, int k, const rfx_rx *pre, const rfx_rx *pred,
                              rfx_rx *const *out, int nout, rfx_rows *dst, int nthreads);
 
+/* Seconds on the monotonic clock (CLOCK_MONOTONIC): for intervals and trace spans. */
+double rfx_seconds(void);
+
 /* Runs fn(i, ctx) for i in [0, n) on up to nthreads threads; fn must be thread-safe. */
 void rfx_parallel_for(int n, int nthreads, void (*fn)(int i, void *ctx), void *ctx);
 

@@ -216,11 +216,9 @@ static double cpu_copy_bandwidth(rfx_backend *be)
         memset(p.dst, 2, (size_t)CHUNKS * BW_CHUNK);
         double best = 0;
         for (int rep = 0; rep < 3; rep++) {
-            struct timespec a, b;
-            clock_gettime(CLOCK_MONOTONIC, &a);
+            double t0 = rfx_seconds();
             rfx_parallel_for(CHUNKS, c->nthreads, copy_chunk, &p);
-            clock_gettime(CLOCK_MONOTONIC, &b);
-            double s = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) * 1e-9;
+            double s = rfx_seconds() - t0;
             double gbs = s > 0 ? 2.0 * CHUNKS * BW_CHUNK / s * 1e-9 : 0;
             best = gbs > best ? gbs : best;
         }

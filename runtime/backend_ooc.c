@@ -20,7 +20,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 typedef struct ooc_var {
     rfx_rows host;             /* contents when on the host */
@@ -41,13 +40,6 @@ typedef struct ooc_ctx {
     rfx_ooc_stats stats;
     char err[512];
 } ooc_ctx;
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static size_t row_bytes(int arity)
 {
@@ -75,7 +67,7 @@ static size_t resident_bytes(ooc_ctx *x)
 static void span(ooc_ctx *x, const char *what, int lane, size_t part, double t0)
 {
     if (x->in->span)
-        x->in->span(x->in->span_ctx, what, 0, lane, part, t0, now());
+        x->in->span(x->in->span_ctx, what, 0, lane, part, t0, rfx_seconds());
 }
 
 /* ---- moving variables ------------------------------------------------------------------ */
@@ -93,7 +85,7 @@ static rfx_status spill(ooc_ctx *x, int v)
     rfx_rows scratch;
     rfx_rows_init(&scratch, x->P->vars[v].arity);
     const rfx_rows *view;
-    double t0 = now();
+    double t0 = rfx_seconds();
     rfx_status st = x->in->host_view(x->in, v, &scratch, &view);
     if (st == RFX_OK && view == &scratch)
         rfx_rows_swap(&x->v[v].host, &scratch);
@@ -169,7 +161,7 @@ static rfx_status upload(ooc_ctx *x, int v)
 {
     if (x->v[v].dev)
         return RFX_OK;
-    double t0 = now();
+    double t0 = rfx_seconds();
     rfx_status st = x->in->load_host(x->in, v, &x->v[v].host);
     if (st != RFX_OK)
         return st;
@@ -253,7 +245,7 @@ static rfx_status run_part(ooc_ctx *x, const rfx_ra_cmd *c, const rfx_rows *a, c
     p.dst = x->sd;
     *big = false;
     size_t part = x->stats.parts++;
-    double t0 = now();
+    double t0 = rfx_seconds();
     rfx_rows none;
     rfx_rows_init(&none, x->P->vars[c->dst].arity);
     rfx_status st = x->in->load_host(x->in, x->sa, a);
@@ -264,7 +256,7 @@ static rfx_status run_part(ooc_ctx *x, const rfx_ra_cmd *c, const rfx_rows *a, c
     size_t in = a->n * row_bytes(a->arity) + (b ? b->n * row_bytes(b->arity) : 0);
     x->stats.up_bytes += (double)in;
     span(x, "upload part", 1, part, t0);
-    t0 = now();
+    t0 = rfx_seconds();
     if (st == RFX_OK)
         st = x->in->exec(x->in, &p);
     span(x, "part", 0, part, t0);
@@ -275,7 +267,7 @@ static rfx_status run_part(ooc_ctx *x, const rfx_ra_cmd *c, const rfx_rows *a, c
             rfx_rows scratch;
             rfx_rows_init(&scratch, x->P->vars[c->dst].arity);
             const rfx_rows *res;
-            t0 = now();
+            t0 = rfx_seconds();
             st = x->in->host_view(x->in, x->sd, &scratch, &res);
             if (st == RFX_OK)
                 st = append(out, res);

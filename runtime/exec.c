@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 typedef struct op_stat {
@@ -48,13 +47,6 @@ int rfx_status_exit_code(rfx_status st)
     case RFX_ERR_NOMEM: case RFX_ERR_LIMIT: case RFX_ERR_DEVICE: return RFX_EXIT_RESOURCE;
     default: return RFX_EXIT_INTERNAL;
     }
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 /* Temporaries whose every use is in the block that defines them are freed after their
@@ -426,7 +418,7 @@ static void show_progress(exec *x, int b, const rfx_ra_cmd *test)
     FILE *f = x->o->progress;
     if (!f)
         return;
-    double t = now();
+    double t = rfx_seconds();
     if (t - x->t_start < 0.5 || t - x->t_progress < 0.1)
         return;
     x->t_progress = t;
@@ -606,12 +598,12 @@ static rfx_status interpret(exec *x)
         /* a fused group runs at its anchor; its other commands are skipped */
         const rfx_fgroup *g = rfx_weave_group_at(x->weave, b, i);
         bool skip = g && (g->block != b || g->anchor != i);
-        double t0 = profile && !skip ? now() : 0;
+        double t0 = profile && !skip ? rfx_seconds() : 0;
         rfx_status st = skip ? RFX_OK : g ? x->be->exec_group(x->be, g) : run_cmd(x, c);
         if (profile && !skip) {
             if (st == RFX_OK)
                 st = x->be->sync(x->be);
-            double t1 = now();
+            double t1 = rfx_seconds();
             if (g)
                 count_group_stats(x, g, t1 - t0);
             else
@@ -644,7 +636,7 @@ rfx_status rfx_exec_run(const rfx_plan *P, rfx_program *prog, const rfx_run_opts
     *x = (exec){.P = P, .prog = prog, .o = o, .err = err, .out = o->out, .loop_block = -1};
     pthread_mutex_init(&x->trace_lock, NULL);
     x->nthreads = o->nthreads > 0 ? o->nthreads : 1;
-    x->t_start = now();
+    x->t_start = rfx_seconds();
     rfx_status st = check_output_dir(x);
     if (st == RFX_OK && !o->no_fuse && !(x->weave = rfx_weave_build(P, NULL))) {
         fprintf(err, "rfx: error: out of memory fusing the plan's kernels\n");
@@ -659,7 +651,7 @@ rfx_status rfx_exec_run(const rfx_plan *P, rfx_program *prog, const rfx_run_opts
     end_progress(x);
     end_trace(x);
     if (x->be && (o->profile || o->profile_json))
-        print_profile(x, now() - x->t_start);
+        print_profile(x, rfx_seconds() - x->t_start);
     if (st == RFX_OK && keep)
         *keep = x;
     else
