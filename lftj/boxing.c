@@ -176,6 +176,14 @@ rfx_status rfx_lftj_partition(const rfx_lftj_src *srcs, int nsrc, int nvars, siz
     return RFX_OK;
 }
 
+bool rfx_lftj_boxes_in_order(const rfx_lftj_boxes *b)
+{
+    for (int v = 1; v < b->nvars; v++)
+        if (b->cuts[v] && b->ncuts[v] > 2)
+            return false;
+    return true;
+}
+
 void rfx_lftj_boxes_free(rfx_lftj_boxes *b)
 {
     if (b->cuts)
@@ -246,13 +254,9 @@ rfx_status rfx_cpu_lftj_boxed(const rfx_lftj_src *srcs, int nsrc, int nvars, siz
         }
         rfx_rows_free(&part);
     }
-    /* boxes run in order of their leading variables' values: the result is sorted when
-     * only variable 0 was split; otherwise it is sorted once (boxes are disjoint) */
-    bool split_later = false;
-    for (int v = 1; v < nvars; v++)
-        split_later |= b.cuts[v] && b.ncuts[v] > 2;
+    bool in_order = rfx_lftj_boxes_in_order(&b);   /* else sorted once: boxes are disjoint */
     rfx_lftj_boxes_free(&b);
-    if (st == RFX_OK && !count && split_later)
+    if (st == RFX_OK && !count && !in_order)
         st = rfx_cpu_sort(&all, nthreads);
     if (st == RFX_OK && count)
         *count = total;

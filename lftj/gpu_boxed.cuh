@@ -550,22 +550,8 @@ extern "C" rfx_status rfx_gpu_lftj_spread(rfx_gpu *const *gs, int ndev, const rf
         for (size_t b = 0; b < nboxes; b++)
             *count += counts[b];
     }
-    if (st == RFX_OK && !count) {   // intervals of the first variable, in order: sorted
-        size_t rows = 0;
-        for (size_t b = 0; b < nboxes; b++)
-            rows += parts[b].n;
-        rfx_rows all;
-        rfx_rows_init(&all, nvars);
-        st = rfx_rows_reserve(&all, rows);
-        for (size_t b = 0; st == RFX_OK && b < nboxes; b++) {
-            if (parts[b].n)
-                memcpy(all.data + all.n * (size_t)nvars, parts[b].data, parts[b].n * (size_t)nvars * 4);
-            all.n += parts[b].n;
-        }
-        if (st == RFX_OK)
-            rfx_rows_swap(dst, &all);
-        rfx_rows_free(&all);
-    }
+    if (st == RFX_OK && !count)   // intervals of the first variable, in order: sorted
+        st = rfx_rows_concat(parts.data(), nboxes, dst);
     for (size_t b = 0; b < parts.size(); b++)
         rfx_rows_free(&parts[b]);
     return st;

@@ -45,6 +45,9 @@ typedef struct rfx_lftj_boxes {
  * least, as consecutive boxes share its slices. */
 rfx_status rfx_lftj_partition(const rfx_lftj_src *srcs, int nsrc, int nvars, size_t budget, rfx_lftj_boxes *out);
 void rfx_lftj_boxes_free(rfx_lftj_boxes *b);
+/* Whether the boxes' results, concatenated in box order, are sorted: boxes run in order of
+ * their leading variables' values, so unless a variable after the first was cut. */
+bool rfx_lftj_boxes_in_order(const rfx_lftj_boxes *b);
 /* Box `box`'s slice of each source, as views into the sources' rows (no copy). */
 void rfx_lftj_box_slices(const rfx_lftj_boxes *b, size_t box, const rfx_lftj_src *srcs, int nsrc, rfx_rows *views);
 

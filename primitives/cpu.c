@@ -67,6 +67,26 @@ void rfx_rows_swap(rfx_rows *a, rfx_rows *b)
     *b = t;
 }
 
+rfx_status rfx_rows_concat(const rfx_rows *parts, size_t n, rfx_rows *dst)
+{
+    rfx_rows all;
+    rfx_rows_init(&all, dst->arity);
+    size_t rows = 0;
+    for (size_t i = 0; i < n; i++)
+        rows += parts[i].n;
+    rfx_status st = rfx_rows_reserve(&all, rows);
+    for (size_t i = 0; st == RFX_OK && i < n; i++) {
+        if (parts[i].n)
+            rfx_memcpy(all.data + all.n * (size_t)all.arity, parts[i].data,
+                       sizeof(uint32_t) * parts[i].n * (size_t)all.arity);
+        all.n += parts[i].n;
+    }
+    if (st == RFX_OK)
+        rfx_rows_swap(dst, &all);
+    rfx_rows_free(&all);
+    return st;
+}
+
 /* Sets dst to exactly n tuples of arity `arity` (contents undefined). */
 static rfx_status rows_resize(rfx_rows *dst, int arity, size_t n)
 {

@@ -42,6 +42,8 @@ rfx_status rfx_rows_reserve(rfx_rows *r, size_t n);
 /* Appends one tuple. */
 rfx_status rfx_rows_push(rfx_rows *r, const uint32_t *t);
 void rfx_rows_swap(rfx_rows *a, rfx_rows *b);
+/* dst = parts[0] ++ parts[1] ++ ... (each of dst's arity); dst is replaced only on success. */
+rfx_status rfx_rows_concat(const rfx_rows *parts, size_t n, rfx_rows *dst);
 
 /* Sorts rows lexicographically (LSD radix, parallel). */
 rfx_status rfx_cpu_sort(rfx_rows *r, int nthreads);

@@ -133,28 +133,10 @@ static rfx_status cu_lftj_boxes(rfx_backend *be, const rfx_lftj_src *srcs, int n
         total += counts[i];
     if (count && st == RFX_OK)
         *count = total;
-    if (parts && st == RFX_OK) {
-        /* boxes run in order of their leading variables: sorted unless a later one was cut */
-        bool split_later = false;
-        for (int v = 1; v < nvars; v++)
-            split_later |= b.cuts[v] && b.ncuts[v] > 2;
-        rfx_rows all;
-        rfx_rows_init(&all, nvars);
-        size_t rows = 0;
-        for (size_t i = 0; i < n; i++)
-            rows += parts[i].n;
-        st = rfx_rows_reserve(&all, rows);
-        for (size_t i = 0; st == RFX_OK && i < n; i++) {
-            if (parts[i].n)
-                rfx_memcpy(all.data + all.n * (size_t)nvars, parts[i].data, parts[i].n * (size_t)nvars * 4);
-            all.n += parts[i].n;
-        }
-        if (st == RFX_OK && split_later)
-            st = rfx_cpu_sort(&all, 8);
-        if (st == RFX_OK)
-            rfx_rows_swap(dst, &all);
-        rfx_rows_free(&all);
-    }
+    if (parts && st == RFX_OK)
+        st = rfx_rows_concat(parts, n, dst);
+    if (parts && st == RFX_OK && !rfx_lftj_boxes_in_order(&b))
+        st = rfx_cpu_sort(dst, 8);
     for (size_t i = 0; parts && i < n; i++)
         rfx_rows_free(&parts[i]);
     free(parts);
