@@ -3,13 +3,7 @@
 # .device/graphs (see docs/PERFORMANCE.md): GPU tests, then TC / SG on both backends,
 # then compute-sanitizer. Logs go to $OUT (or ./gpu-out). RFX_SKIP_TESTS=1 runs only
 # the benchmarks, RFX_SKIP_BENCH=1 only the tests.
-set -uo pipefail
-cd "$(dirname "$0")/.."
-B=${RFX_BUILD:-.device/build}
-G=${RFX_GRAPHS:-$PWD/.device/graphs}
-OUT=${OUT:-gpu-out}
-mkdir -p "$OUT"
-export RFX_TEST_BIN=$PWD/$B/runtime/rfx RFX_TEST_CASES=$PWD/tests/cases RFX_GRAPHS=$G
+. "$(dirname "$0")/gpu_env.sh"
 nvidia-smi --query-gpu=name,memory.total,clocks.max.memory --format=csv | tee "$OUT/device.txt"
 prog() {   # kind graph
   echo ".decl edge(x: number, y: number)"

@@ -4,13 +4,8 @@
 # .device/graphs. Logs go to $OUT. RFX_OOC_SCALES (default "22 24") picks the R-MAT
 # scales of bench_ooc; RFX_OOC_DEVICES=N adds the run spread over N GPUs; RFX_SKIP_TESTS=1
 # leaves out the tests and the bundled graphs' capped counts.
-set -uo pipefail
-cd "$(dirname "$0")/.."
-B=${RFX_BUILD:-.device/build}
-G=${RFX_GRAPHS:-$PWD/.device/graphs}
-OUT=${OUT:-gpu-out}
-mkdir -p "$OUT"
-export RFX_TEST_BIN=$PWD/$B/runtime/rfx RFX_TEST_CASES=$PWD/tests/cases RFX_CACHE_DIR=/tmp/rfx-jit-cache
+. "$(dirname "$0")/gpu_env.sh"
+export RFX_CACHE_DIR=/tmp/rfx-jit-cache
 nvidia-smi --query-gpu=name,memory.total --format=csv | tee "$OUT/device-ooc.txt"
 if [ "${RFX_SKIP_TESTS:-0}" != 1 ]; then
 echo "== test_ooc on the GPU: every relation under 1-64 MB caps equals the uncapped run"
