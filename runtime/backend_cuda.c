@@ -250,13 +250,12 @@ static rfx_status cu_exec_members(rfx_backend *be, const rfx_fgroup *g)
     cuda_ctx *x = be->ctx;
     rfx_status st = RFX_OK;
     for (int m = 0; m < g->nmembers && st == RFX_OK; m++)
-        st = cu_exec_one(be, &x->P->blocks[g->members[m].block].cmds[g->members[m].cmd]);
-    if (g->kind == RFX_FG_JOIN)
-        for (int m = 0; m < g->nmembers; m++) {
-            int d = x->P->blocks[g->members[m].block].cmds[g->members[m].cmd].dst;
-            if (d != g->dst)
-                rfx_gpu_rows_free(x->g, &x->vars[d]);
-        }
+        st = cu_exec_one(be, rfx_fgroup_member_cmd(x->P, g, m));
+    for (int m = 0; m < g->nmembers; m++) {
+        int t = rfx_fgroup_temporary(x->P, g, m);
+        if (t >= 0)
+            rfx_gpu_rows_free(x->g, &x->vars[t]);
+    }
     return st;
 }
 

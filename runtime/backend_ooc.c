@@ -687,13 +687,21 @@ static rfx_status run_parts(ooc_ctx *x, const rfx_ra_cmd *c)
     return st;
 }
 
-static rfx_status ooc_exec(rfx_backend *be, const rfx_ra_cmd *c)
+/* A command or group starts: a fresh error, the trace hooks passed on, the next tick of
+ * the clock that orders uses (for spilling the least recently used). */
+static ooc_ctx *ooc_begin(rfx_backend *be)
 {
     ooc_ctx *x = be->ctx;
     x->err[0] = 0;
     x->in->span = be->span;
     x->in->span_ctx = be->span_ctx;
     x->clock++;
+    return x;
+}
+
+static rfx_status ooc_exec(rfx_backend *be, const rfx_ra_cmd *c)
+{
+    ooc_ctx *x = ooc_begin(be);
     if (c->op == RFX_RA_SWAP) {
         ooc_var t = x->v[c->dst];
         x->v[c->dst] = x->v[c->src[0]];
@@ -724,11 +732,7 @@ static rfx_status ooc_exec(rfx_backend *be, const rfx_ra_cmd *c)
  * one (each in parts as needed), the join chain's temporaries freed after. */
 static rfx_status ooc_exec_group(rfx_backend *be, const rfx_fgroup *g)
 {
-    ooc_ctx *x = be->ctx;
-    x->err[0] = 0;
-    x->in->span = be->span;
-    x->in->span_ctx = be->span_ctx;
-    x->clock++;
+    ooc_ctx *x = ooc_begin(be);
     int in[RFX_FUSED_MAX_SRCS + 1], outs[RFX_FUSED_MAX_OUTS];
     int nin = rfx_fgroup_ninputs(g), nouts = rfx_fgroup_noutputs(g);
     for (int k = 0; k < nin; k++)
@@ -746,13 +750,12 @@ static rfx_status ooc_exec_group(rfx_backend *be, const rfx_fgroup *g)
     if (st != RFX_OK || fits)
         return st;
     for (int m = 0; m < g->nmembers && st == RFX_OK; m++)
-        st = ooc_exec(be, &x->P->blocks[g->members[m].block].cmds[g->members[m].cmd]);
-    if (g->kind == RFX_FG_JOIN)
-        for (int m = 0; m < g->nmembers; m++) {
-            int d = x->P->blocks[g->members[m].block].cmds[g->members[m].cmd].dst;
-            if (d != g->dst)
-                drop(x, d);
-        }
+        st = ooc_exec(be, rfx_fgroup_member_cmd(x->P, g, m));
+    for (int m = 0; m < g->nmembers; m++) {
+        int t = rfx_fgroup_temporary(x->P, g, m);
+        if (t >= 0)
+            drop(x, t);
+    }
     return st;
 }
 

@@ -651,6 +651,17 @@ int rfx_fgroup_output(const rfx_fgroup *g, int k)
     return g->kind == RFX_FG_FILTER ? g->outs[k].dst : g->dst;
 }
 
+const rfx_ra_cmd *rfx_fgroup_member_cmd(const rfx_plan *P, const rfx_fgroup *g, int m)
+{
+    return &P->blocks[g->members[m].block].cmds[g->members[m].cmd];
+}
+
+int rfx_fgroup_temporary(const rfx_plan *P, const rfx_fgroup *g, int m)
+{
+    int d = rfx_fgroup_member_cmd(P, g, m)->dst;
+    return g->kind == RFX_FG_JOIN && d != g->dst ? d : -1;
+}
+
 /* ---- printing --------------------------------------------------------------------------- */
 static const char *dep_name(rfx_fdep d)
 {

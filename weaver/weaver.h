@@ -109,6 +109,11 @@ int rfx_fgroup_ninputs(const rfx_fgroup *g);
 int rfx_fgroup_input(const rfx_fgroup *g, int k);
 int rfx_fgroup_noutputs(const rfx_fgroup *g);
 int rfx_fgroup_output(const rfx_fgroup *g, int k);
+/* Member m's plan command; and, for a group run member by member, the variable member m
+ * writes that nothing reads after the group (a JOIN chain's results but the group's
+ * own), to be freed after the group, or -1. */
+const rfx_ra_cmd *rfx_fgroup_member_cmd(const rfx_plan *P, const rfx_fgroup *g, int m);
+int rfx_fgroup_temporary(const rfx_plan *P, const rfx_fgroup *g, int m);
 
 /* `rfx --emit=fused`: the groups, their members with the dependence that brought each in,
  * and the resource estimate. */
