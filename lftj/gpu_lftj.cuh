@@ -58,6 +58,13 @@ __device__ __forceinline__ uint32_t lsearch(const lftj_srcs &S, int s, int col, 
     return lo;
 }
 
+// Whether the node [lo, hi) of source s holds value x in column col.
+__device__ __forceinline__ bool lhas(const lftj_srcs &S, int s, int col, uint32_t lo, uint32_t hi, uint32_t x)
+{
+    uint32_t p = lsearch(S, s, col, lo, hi, x, false);
+    return p < hi && lv(S, s, p, col) == x;
+}
+
 // The participant with the smallest node (the driver) among an element's ranges r, and
 // that node's row count.
 __device__ __forceinline__ int lftj_driver(const lftj_level &L, const uint32_t *r, uint32_t *len)
@@ -132,9 +139,7 @@ __device__ __forceinline__ bool lftj_matches(const lftj_srcs &S, const lftj_leve
         if (k == d)
             continue;
         int s = L.src[k];
-        uint32_t lo = r[2 * s], hi = r[2 * s + 1];
-        uint32_t p = lsearch(S, s, L.col[k], lo, hi, x, false);
-        if (p == hi || lv(S, s, p, L.col[k]) != x)
+        if (!lhas(S, s, L.col[k], r[2 * s], r[2 * s + 1], x))
             return false;
     }
     return true;
@@ -302,8 +307,7 @@ __device__ __forceinline__ unsigned long long lftj_pair_search(const lftj_srcs &
         uint32_t x = lv(S, ss, row, cs);
         if (row != lo && lv(S, ss, row - 1, cs) == x)
             continue;
-        uint32_t p = lsearch(S, sl, cl, llo, lhi, x, false);
-        n += p < lhi && lv(S, sl, p, cl) == x;
+        n += lhas(S, sl, cl, llo, lhi, x);
     }
     return n;
 }
@@ -394,8 +398,7 @@ __global__ void __launch_bounds__(256) k_lftj_count_pair(const __grid_constant__
                     if (!keep)
                         continue;
                     if (!use_table) {
-                        uint32_t p = lsearch(S, sa, ca, alo, ahi, x, false);
-                        mine += p < ahi && lv(S, sa, p, ca) == x;
+                        mine += lhas(S, sa, ca, alo, ahi, x);
                     } else if (x == LFTJ_EMPTY) {
                         mine += has_empty;
                     } else {
@@ -441,13 +444,13 @@ __global__ void k_lftj_first(const uint32_t *data, int arity, uint32_t n, uint32
 // Sources over the same rows share one index (the same start is not enough: a box's
 // slice of a relation may start where the whole relation, another source, does).
 // owned[s] marks the indexes to free.
-static rfx_status lftj_index_roots(rfx_gpu *g, lftj_srcs *S, const size_t *n, bool *owned)
+static rfx_status lftj_index_roots(rfx_gpu *g, lftj_srcs *S, bool *owned)
 {
     for (int s = 0; s < S->nsrc; s++) {
+        size_t n = S->rows[s];
         owned[s] = false;
         S->first[s] = NULL;
-        S->rows[s] = (uint32_t)n[s];
-        if (!n[s])
+        if (!n)
             continue;
         for (int q = 0; q < s && !S->first[s]; q++)
             if (S->data[q] == S->data[s] && S->rows[q] == S->rows[s] && S->arity[q] == S->arity[s] && S->first[q]) {
@@ -459,17 +462,17 @@ static rfx_status lftj_index_roots(rfx_gpu *g, lftj_srcs *S, const size_t *n, bo
             continue;
         uint32_t ends[2];
         CK(cudaMemcpyAsync(&ends[0], S->data[s], 4, cudaMemcpyDeviceToHost, g->stream));
-        CK(cudaMemcpyAsync(&ends[1], S->data[s] + (n[s] - 1) * (size_t)S->arity[s], 4, cudaMemcpyDeviceToHost,
+        CK(cudaMemcpyAsync(&ends[1], S->data[s] + (n - 1) * (size_t)S->arity[s], 4, cudaMemcpyDeviceToHost,
                            g->stream));
         CK(cudaStreamSynchronize(g->stream));
         size_t m = (size_t)ends[1] - ends[0] + 1, used = rfx_gpu_in_use(g);
         size_t spare = g->budget > used ? g->budget - used : 0;
-        if (m > n[s] * (size_t)S->arity[s] || m * 4 > spare / 4)
+        if (m > n * (size_t)S->arity[s] || m * 4 > spare / 4)
             continue;
         uint32_t *first = (uint32_t *)rfx_gpu_alloc(g, m * 4);
         if (!first)
             continue;
-        k_lftj_first<<<grid_for(m), 256, 0, g->stream>>>(S->data[s], S->arity[s], (uint32_t)n[s], ends[0], m, first);
+        k_lftj_first<<<grid_for(m), 256, 0, g->stream>>>(S->data[s], S->arity[s], (uint32_t)n, ends[0], m, first);
         CK_LAUNCH();
         S->first[s] = first;
         S->minv[s] = ends[0];
@@ -742,6 +745,7 @@ extern "C" rfx_status rfx_gpu_lftj(rfx_gpu *g, const rfx_dev_rows *const *srcs, 
         }
         R.S.data[s] = srcs[s]->data;
         R.S.arity[s] = srcs[s]->arity;
+        R.S.rows[s] = (uint32_t)srcs[s]->n;
         root[2 * s] = 0;
         root[2 * s + 1] = (uint32_t)srcs[s]->n;
         empty |= srcs[s]->n == 0;
@@ -772,13 +776,10 @@ extern "C" rfx_status rfx_gpu_lftj(rfx_gpu *g, const rfx_dev_rows *const *srcs, 
         if (prev[0] != prev[1])
             R.pair_a[v] = prev[0] < prev[1] ? 0 : 1;
     }
-    size_t rows[LFTJ_MAX_SRC];
     bool owned_index[LFTJ_MAX_SRC] = {false};
-    for (int s = 0; s < nsrc && st == RFX_OK; s++)
-        rows[s] = srcs[s]->n;
     if (st == RFX_OK && !empty) {
         double t0 = R.timing ? lftj_clock(&R) : 0;
-        st = lftj_index_roots(g, &R.S, rows, owned_index);
+        st = lftj_index_roots(g, &R.S, owned_index);
         if (R.timing)
             fprintf(stderr, "lftj root index: %.2f ms\n", (lftj_clock(&R) - t0) * 1e3);
     }
