@@ -248,10 +248,8 @@ rfx_status rfx_cpu_lftj_boxed(const rfx_lftj_src *srcs, int nsrc, int nvars, siz
         }
         rfx_rows_init(&part, nvars);
         st = rfx_cpu_lftj(vs, nsrc, nvars, &part, NULL, nt);
-        if (st == RFX_OK && part.n && (st = rfx_rows_reserve(&all, all.n + part.n)) == RFX_OK) {
-            rfx_memcpy(all.data + all.n * (size_t)nvars, part.data, sizeof(uint32_t) * part.n * (size_t)nvars);
-            all.n += part.n;
-        }
+        if (st == RFX_OK)
+            st = rfx_rows_append(&all, &part);
         rfx_rows_free(&part);
     }
     bool in_order = rfx_lftj_boxes_in_order(&b);   /* else sorted once: boxes are disjoint */

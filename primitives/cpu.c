@@ -67,6 +67,22 @@ void rfx_rows_swap(rfx_rows *a, rfx_rows *b)
     *b = t;
 }
 
+rfx_status rfx_rows_append(rfx_rows *dst, const rfx_rows *src)
+{
+    if (!src->n)
+        return RFX_OK;
+    if (!src->data) {     /* arity 0: a size */
+        dst->n = 1;
+        return RFX_OK;
+    }
+    rfx_status st = rfx_rows_reserve(dst, dst->n + src->n);
+    if (st != RFX_OK)
+        return st;
+    rfx_memcpy(dst->data + dst->n * (size_t)dst->arity, src->data, sizeof(uint32_t) * src->n * (size_t)src->arity);
+    dst->n += src->n;
+    return RFX_OK;
+}
+
 rfx_status rfx_rows_concat(const rfx_rows *parts, size_t n, rfx_rows *dst)
 {
     rfx_rows all;
@@ -75,12 +91,8 @@ rfx_status rfx_rows_concat(const rfx_rows *parts, size_t n, rfx_rows *dst)
     for (size_t i = 0; i < n; i++)
         rows += parts[i].n;
     rfx_status st = rfx_rows_reserve(&all, rows);
-    for (size_t i = 0; st == RFX_OK && i < n; i++) {
-        if (parts[i].n)
-            rfx_memcpy(all.data + all.n * (size_t)all.arity, parts[i].data,
-                       sizeof(uint32_t) * parts[i].n * (size_t)all.arity);
-        all.n += parts[i].n;
-    }
+    for (size_t i = 0; st == RFX_OK && i < n; i++)
+        st = rfx_rows_append(&all, &parts[i]);
     if (st == RFX_OK)
         rfx_rows_swap(dst, &all);
     rfx_rows_free(&all);
@@ -172,6 +184,25 @@ static size_t lower_bound(const uint32_t *rows, int a, size_t lo, size_t hi, con
             lo = mid + 1;
         else
             hi = mid;
+    }
+    return lo;
+}
+
+int rfx_tuple_cmp(const uint32_t *a, const uint32_t *b, int k)
+{
+    return cmp_prefix(a, b, k);
+}
+
+size_t rfx_rows_bound(const rfx_rows *r, size_t from, const uint32_t *key, int k, bool upper)
+{
+    size_t lo = from, hi = r->n;
+    while (lo < hi) {
+        size_t m = lo + (hi - lo) / 2;
+        int c = cmp_prefix(r->data + m * (size_t)r->arity, key, k);
+        if (c < 0 || (upper && c == 0))
+            lo = m + 1;
+        else
+            hi = m;
     }
     return lo;
 }

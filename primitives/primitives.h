@@ -42,6 +42,12 @@ rfx_status rfx_rows_reserve(rfx_rows *r, size_t n);
 /* Appends one tuple. */
 rfx_status rfx_rows_push(rfx_rows *r, const uint32_t *t);
 void rfx_rows_swap(rfx_rows *a, rfx_rows *b);
+/* Appends src's rows to dst (same arity; arity 0 holds only a size: at most one tuple). */
+rfx_status rfx_rows_append(rfx_rows *dst, const rfx_rows *src);
+/* Lexicographic order of the first k values of two tuples: <0, 0, >0. */
+int rfx_tuple_cmp(const uint32_t *a, const uint32_t *b, int k);
+/* First row of sorted r in [from, n) whose first k columns are >= key (upper: > key). */
+size_t rfx_rows_bound(const rfx_rows *r, size_t from, const uint32_t *key, int k, bool upper);
 /* dst = parts[0] ++ parts[1] ++ ... (each of dst's arity); dst is replaced only on success. */
 rfx_status rfx_rows_concat(const rfx_rows *parts, size_t n, rfx_rows *dst);
 

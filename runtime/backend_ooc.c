@@ -182,55 +182,15 @@ static void drop(ooc_ctx *x, int v)
 }
 
 /* ---- parts --------------------------------------------------------------------------- */
-static int cmp_keys(const uint32_t *a, const uint32_t *b, int k)
-{
-    for (int i = 0; i < k; i++)
-        if (a[i] != b[i])
-            return a[i] < b[i] ? -1 : 1;
-    return 0;
-}
-
 static const uint32_t *row(const rfx_rows *r, size_t i)
 {
     return r->data + i * (size_t)r->arity;
-}
-
-/* First row of r at or after `from` whose first k columns are >= (upper: >) key. */
-static size_t bound(const rfx_rows *r, size_t from, const uint32_t *key, int k, bool upper)
-{
-    size_t lo = from, hi = r->n;
-    while (lo < hi) {
-        size_t m = lo + (hi - lo) / 2;
-        int c = cmp_keys(row(r, m), key, k);
-        if (c < 0 || (upper && c == 0))
-            lo = m + 1;
-        else
-            hi = m;
-    }
-    return lo;
 }
 
 static rfx_rows view(const rfx_rows *r, size_t lo, size_t hi)
 {
     return (rfx_rows){r->data ? r->data + lo * (size_t)r->arity : NULL, hi - lo, hi - lo, r->arity};
 }
-
-static rfx_status append(rfx_rows *dst, const rfx_rows *src)
-{
-    if (!src->n)
-        return RFX_OK;
-    if (!src->data) {     /* arity 0: a size */
-        dst->n = dst->n || src->n ? 1 : 0;
-        return RFX_OK;
-    }
-    rfx_status st = rfx_rows_reserve(dst, dst->n + src->n);
-    if (st != RFX_OK)
-        return st;
-    rfx_memcpy(dst->data + dst->n * (size_t)dst->arity, src->data, src->n * row_bytes(src->arity));
-    dst->n += src->n;
-    return RFX_OK;
-}
-
 
 /* Runs c with its operands replaced by the slices a and b (b may be NULL) on the inner
  * backend and appends the output to out. *big says the part overflowed: the device ran
@@ -270,7 +230,7 @@ static rfx_status run_part(ooc_ctx *x, const rfx_ra_cmd *c, const rfx_rows *a, c
             t0 = rfx_seconds();
             st = x->in->host_view(x->in, x->sd, &scratch, &res);
             if (st == RFX_OK)
-                st = append(out, res);
+                st = rfx_rows_append(out, res);
             x->stats.down_bytes += (double)outb;
             rfx_rows_free(&scratch);
             span(x, "download part", 2, part, t0);
@@ -344,8 +304,8 @@ static void key_range(const rfx_rows *a, size_t a0, size_t a1, const rfx_rows *b
         *b1 = b->n;
         return;
     }
-    *b0 = bound(b, 0, row(a, a0), k, false);
-    *b1 = bound(b, *b0, row(a, a1 - 1), k, true);
+    *b0 = rfx_rows_bound(b, 0, row(a, a0), k, false);
+    *b1 = rfx_rows_bound(b, *b0, row(a, a1 - 1), k, true);
 }
 
 typedef struct keyed {
@@ -428,13 +388,13 @@ static rfx_status union_parts(ooc_ctx *x, const rfx_ra_cmd *c, const rfx_rows *a
         size_t lo = total > b->n - b0 ? total - (b->n - b0) : 0, hi = total < a->n - a0 ? total : a->n - a0;
         while (lo < hi) {
             size_t m = lo + (hi - lo) / 2;
-            if (cmp_keys(row(a, a0 + m), row(b, b0 + total - m - 1), k) <= 0)
+            if (rfx_tuple_cmp(row(a, a0 + m), row(b, b0 + total - m - 1), k) <= 0)
                 lo = m + 1;
             else
                 hi = m;
         }
         size_t a1 = a0 + lo, b1 = b0 + total - lo;
-        if (a1 > a0 && b1 < b->n && cmp_keys(row(a, a1 - 1), row(b, b1), k) == 0)
+        if (a1 > a0 && b1 < b->n && rfx_tuple_cmp(row(a, a1 - 1), row(b, b1), k) == 0)
             b1++;                 /* a tuple in both goes in one part */
         rfx_rows sa = view(a, a0, a1), sb = view(b, b0, b1);
         bool big;
@@ -463,7 +423,7 @@ typedef struct run_heap {
 
 static bool head_less(const run_heap *h, size_t p, size_t q)
 {
-    int c = cmp_keys(row(&h->runs[h->at[p]], h->pos[h->at[p]]), row(&h->runs[h->at[q]], h->pos[h->at[q]]), h->k);
+    int c = rfx_tuple_cmp(row(&h->runs[h->at[p]], h->pos[h->at[p]]), row(&h->runs[h->at[q]], h->pos[h->at[q]]), h->k);
     return c < 0 || (c == 0 && h->at[p] < h->at[q]);
 }
 
@@ -589,7 +549,7 @@ static rfx_status copy_host(const rfx_rows *s, rfx_rows *d)
         d->n = s->n;
         return RFX_OK;
     }
-    return append(d, s);
+    return rfx_rows_append(d, s);
 }
 
 static rfx_status lftj_parts(ooc_ctx *x, const rfx_ra_cmd *c, rfx_rows *out)
