@@ -136,7 +136,7 @@ static void bench(const char *name, rfx_rows *oriented, size_t m_input, double o
     double count = gpu_ms(&jc, &st);
     rfx_status stc = st;
     double list = -1;
-    rfx_status stl = RFX_ERR_NOMEM;   /* not run: nothing to compare */
+    rfx_status stl = RFX_OK;
     if (!count_only) {
         list = gpu_ms(&jl, &st);
         stl = st;
@@ -146,7 +146,7 @@ static void bench(const char *name, rfx_rows *oriented, size_t m_input, double o
     size_t listed = out.n;
     rfx_gpu_rows_free(g, &out);
     double binary = -1;
-    rfx_status stb = RFX_ERR_NOMEM;
+    rfx_status stb = RFX_OK;
     if (!count_only) {
         binary = gpu_ms(&jb, &st);
         stb = st;
@@ -174,19 +174,24 @@ static void bench(const char *name, rfx_rows *oriented, size_t m_input, double o
     }
     rfx_rows_free(&host);
     rfx_gpu_rows_free(g, &e);
-    char bin[64];
-    if (stb == RFX_OK)
-        snprintf(bin, sizeof bin, "%10.2f", binary);
-    else
-        snprintf(bin, sizeof bin, "%10s", stb == RFX_ERR_NOMEM ? "no memory" : "failed");
+    /* columns of runs left out (-c) read "-" */
+    char ls[32] = "-", cs[32] = "-", bin[32] = "-", vb[32] = "-", vc[32] = "-";
+    if (!count_only) {
+        snprintf(ls, sizeof ls, "%.2f", list);
+        snprintf(cs, sizeof cs, "%.2f", cpu);
+        snprintf(vc, sizeof vc, "%.1fx", cpu / count);
+        if (stb == RFX_OK) {
+            snprintf(bin, sizeof bin, "%.2f", binary);
+            snprintf(vb, sizeof vb, "%.1fx", binary / count);
+        } else
+            snprintf(bin, sizeof bin, "%s", stb == RFX_ERR_NOMEM ? "no memory" : "failed");
+    }
     /* listing may run out of memory (10^10 triangles do not fit); the rest must agree */
-    bool agree = stc == RFX_OK && (stl == RFX_ERR_NOMEM || (stl == RFX_OK && jc.count == listed)) &&
-                 jc.count == cpu_count && (stb != RFX_OK || jb.count == jc.count);
-    printf("%-22s %12zu %12zu %14llu %9.1f %8.2f %8.2f %8.2f %9.2f %s %9.1f %9.1f %6.1fx %6.1fx %s\n", name, m_input,
-           und, (unsigned long long)jc.count, orient_ms, prep, count, list, cpu, bin,
-           m_input / ((prep + count) * 1e-3) * 1e-6,
-           und / (count * 1e-3) * 1e-6, stb == RFX_OK ? binary / count : 0.0, cpu / count,
-           agree ? "" : "DISAGREE");
+    bool agree = stc == RFX_OK && (count_only || stl == RFX_ERR_NOMEM || (stl == RFX_OK && jc.count == listed)) &&
+                 jc.count == cpu_count && (stb != RFX_OK || count_only || jb.count == jc.count);
+    printf("%-22s %12zu %12zu %14llu %9.1f %8.2f %8.2f %8s %9s %10s %9.1f %9.1f %7s %7s %s\n", name, m_input, und,
+           (unsigned long long)jc.count, orient_ms, prep, count, ls, cs, bin, m_input / ((prep + count) * 1e-3) * 1e-6,
+           und / (count * 1e-3) * 1e-6, vb, vc, agree ? "" : "DISAGREE");
     fflush(stdout);
 }
 
