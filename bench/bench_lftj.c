@@ -12,9 +12,14 @@
  * the higher (ties by id; -o id: from the lower id), so each triangle is found once and
  * hubs have short out-lists; "orient ms" is that host time (not in the rates).
  * GPU times: CUDA events, after a warm-up, median of repeats; CPU: wall clock, median.
- * Usage: bench_lftj [-r REPEATS] [-o degree|id] [-c] [-k4] [-s SCALE]... [-f EDGEFILE]...
+ * Usage: bench_lftj [-r REPEATS] [-o degree|id] [-v xy|yx|auto] [-c] [-k4] [-s SCALE]... [-f EDGEFILE]...
  * (default: -s 20 -s 22 -s 24); -c: count only (no listing, binary plan or CPU run,
  * which take minutes on the largest graphs).
+ * -v xy|yx|auto: the GPU join's variable order. xy binds x, then y from e(x,y), and counts
+ * z by probing each N+(y) against N+(x) (one table per x): sum over edges of |N+(y)|
+ * probes. yx binds y, then x from e reversed (sorted by y, made in prep), and probes each
+ * N+(x) against N+(y): sum over x of |N+(x)|^2. auto (default) takes the smaller sum,
+ * counted on the host from the oriented edges; column "ord" says which ran.
  * -k4: 4-cliques instead, through librfx on the GPU: the whole count-only program
  * (orientation, sort, join) with --join=lftj against --join=binary, wall ms of rfx_run,
  * median of repeats after a warm-up. */
@@ -34,6 +39,7 @@ static int reps = 3;
 static int nthreads = 1;
 static bool by_degree = true;
 static bool count_only;
+static int var_order = -1;   /* -1 auto, 0 xy, 1 yx */
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -45,9 +51,39 @@ typedef struct job {
     int what;                  /* 0 prep, 1 count, 2 list, 3 binary */
     rfx_dev_rows *raw, *e, *out;
     uint64_t count;
+    rfx_dev_rows *rev;         /* order yx: e as (y, x), sorted (made in prep); else NULL */
 } job;
 
 static const int tri_colvar[] = {0, 1, 1, 2, 0, 2};
+/* order yx: er(y, x), e(y, z), e(x, z) with y = 0, x = 1, z = 2 */
+static const int tri_colvar_yx[] = {0, 1, 0, 2, 1, 2};
+
+static rfx_status reversed(const rfx_dev_rows *e, rfx_dev_rows *rev)
+{
+    rfx_rx c0 = {.kind = RFX_RX_COL, .col = 0}, c1 = {.kind = RFX_RX_COL, .col = 1};
+    rfx_rx *swap[] = {&c1, &c0};
+    rfx_status st = rfx_gpu_mapfilter(g, e, NULL, swap, 2, rev);
+    return st ? st : rfx_gpu_sort(g, rev);
+}
+
+/* The probes of the last level under each order (see -v), from the oriented edges. */
+static void order_costs(const rfx_rows *o, double *xy, double *yx)
+{
+    uint32_t n = 0;
+    for (size_t i = 0; i < o->n * 2; i++)
+        n = o->data[i] >= n ? o->data[i] + 1 : n;
+    uint32_t *out = calloc((size_t)n + 1, sizeof *out);
+    *xy = *yx = 0;
+    if (!out)
+        return;
+    for (size_t i = 0; i < o->n; i++)
+        out[o->data[2 * i]]++;
+    for (size_t i = 0; i < o->n; i++)
+        *xy += out[o->data[2 * i + 1]];
+    for (uint32_t v = 0; v < n; v++)
+        *yx += (double)out[v] * out[v];
+    free(out);
+}
 
 static rfx_status triangles_binary(rfx_dev_rows *e, uint64_t *count)
 {
@@ -80,16 +116,18 @@ static rfx_status triangles_binary(rfx_dev_rows *e, uint64_t *count)
 static rfx_status run(void *arg)
 {
     job *j = arg;
-    const rfx_dev_rows *srcs[3] = {j->e, j->e, j->e};
+    const rfx_dev_rows *srcs[3] = {j->rev ? j->rev : j->e, j->e, j->e};
+    const int *cv = j->rev ? tri_colvar_yx : tri_colvar;
     switch (j->what) {
     case 0: {
         rfx_status st = rfx_gpu_sort_into(g, j->raw, j->out);
-        return st ? st : rfx_gpu_unique(g, j->out);
+        st = st ? st : rfx_gpu_unique(g, j->out);
+        return st || !j->rev ? st : reversed(j->out, j->rev);
     }
     case 1:
-        return rfx_gpu_lftj(g, srcs, tri_colvar, 3, 3, NULL, &j->count);
+        return rfx_gpu_lftj(g, srcs, cv, 3, 3, NULL, &j->count);
     case 2: {
-        rfx_status st = rfx_gpu_lftj(g, srcs, tri_colvar, 3, 3, j->out, NULL);
+        rfx_status st = rfx_gpu_lftj(g, srcs, cv, 3, 3, j->out, NULL);
         j->count = j->out->n;
         return st;
     }
@@ -115,16 +153,21 @@ static double gpu_ms(job *j, rfx_status *st)
  * of the multigraph; ties and -o id by id). Returns host milliseconds. */
 static void bench(const char *name, rfx_rows *oriented, size_t m_input, double orient_ms)
 {
-    rfx_dev_rows raw, e, out;
+    rfx_dev_rows raw, e, out, rev;
     rfx_gpu_rows_init(&raw, 2);
     rfx_gpu_rows_init(&e, 2);
     rfx_gpu_rows_init(&out, 3);
+    rfx_gpu_rows_init(&rev, 2);
+    double cost_xy, cost_yx;
+    order_costs(oriented, &cost_xy, &cost_yx);
+    bool yx = var_order == 1 || (var_order < 0 && cost_yx < cost_xy);
+    rfx_dev_rows *revp = yx ? &rev : NULL;
     rfx_status st = rfx_gpu_upload(g, oriented, &raw);
     if (st) {
         printf("%-22s upload failed: %s\n", name, rfx_gpu_error(g));
         return;
     }
-    job jp = {0, &raw, NULL, &e, 0};
+    job jp = {0, &raw, NULL, &e, 0, revp};
     double prep = gpu_ms(&jp, &st);
     rfx_gpu_rows_free(g, &raw);
     if (st) {
@@ -132,7 +175,7 @@ static void bench(const char *name, rfx_rows *oriented, size_t m_input, double o
         return;
     }
     size_t und = e.n;
-    job jc = {1, NULL, &e, NULL, 0}, jl = {2, NULL, &e, &out, 0}, jb = {3, NULL, &e, NULL, 0};
+    job jc = {1, NULL, &e, NULL, 0, revp}, jl = {2, NULL, &e, &out, 0, revp}, jb = {3, NULL, &e, NULL, 0, NULL};
     double count = gpu_ms(&jc, &st);
     rfx_status stc = st;
     double list = -1;
@@ -174,6 +217,7 @@ static void bench(const char *name, rfx_rows *oriented, size_t m_input, double o
     }
     rfx_rows_free(&host);
     rfx_gpu_rows_free(g, &e);
+    rfx_gpu_rows_free(g, &rev);
     /* columns of runs left out (-c) read "-" */
     char ls[32] = "-", cs[32] = "-", bin[32] = "-", vb[32] = "-", vc[32] = "-";
     if (!count_only) {
@@ -189,9 +233,9 @@ static void bench(const char *name, rfx_rows *oriented, size_t m_input, double o
     /* listing may run out of memory (10^10 triangles do not fit); the rest must agree */
     bool agree = stc == RFX_OK && (count_only || stl == RFX_ERR_NOMEM || (stl == RFX_OK && jc.count == listed)) &&
                  jc.count == cpu_count && (stb != RFX_OK || count_only || jb.count == jc.count);
-    printf("%-22s %12zu %12zu %14llu %9.1f %8.2f %8.2f %8s %9s %10s %9.1f %9.1f %7s %7s %s\n", name, m_input, und,
-           (unsigned long long)jc.count, orient_ms, prep, count, ls, cs, bin, m_input / ((prep + count) * 1e-3) * 1e-6,
-           und / (count * 1e-3) * 1e-6, vb, vc, agree ? "" : "DISAGREE");
+    printf("%-22s %12zu %12zu %14llu %9.1f %3s %8.2f %8.2f %8s %9s %10s %9.1f %9.1f %7s %7s %s\n", name, m_input, und,
+           (unsigned long long)jc.count, orient_ms, yx ? "yx" : "xy", prep, count, ls, cs, bin,
+           m_input / ((prep + count) * 1e-3) * 1e-6, und / (count * 1e-3) * 1e-6, vb, vc, agree ? "" : "DISAGREE");
     fflush(stdout);
 }
 
@@ -287,8 +331,15 @@ int main(int argc, char **argv)
             k4 = true;
         else if (strcmp(argv[i], "-c") == 0)
             count_only = true;
+        else if (strcmp(argv[i], "-v") == 0 && i + 1 < argc && (strcmp(argv[i + 1], "xy") == 0 ||
+                                                                  strcmp(argv[i + 1], "yx") == 0 ||
+                                                                  strcmp(argv[i + 1], "auto") == 0)) {
+            i++;
+            var_order = strcmp(argv[i], "xy") == 0 ? 0 : strcmp(argv[i], "yx") == 0 ? 1 : -1;
+        }
         else {
-            fprintf(stderr, "usage: bench_lftj [-r REPEATS] [-o degree|id] [-c] [-k4] [-s SCALE]... [-f EDGEFILE]...\n");
+            fprintf(stderr, "usage: bench_lftj [-r REPEATS] [-o degree|id] [-v xy|yx|auto] [-c] [-k4] [-s SCALE]... "
+                            "[-f EDGEFILE]...\n");
             return 2;
         }
     }
@@ -311,8 +362,8 @@ int main(int argc, char **argv)
     }
     printf("device: %s; CPU: %d threads; median of %d\n", rfx_gpu_name(g), nthreads, reps);
     printf("orientation: %s\n", by_degree ? "lower degree to higher (ties by id)" : "lower id to higher");
-    printf("%-22s %12s %12s %14s %9s %8s %8s %8s %9s %10s %9s %9s %7s %7s\n", "graph", "edges", "und", "triangles",
-           "orient ms", "prep ms", "count ms", "list ms", "cpu ms", "binary ms", "Medges/s", "und Me/s", "vs bin", "vs cpu");
+    printf("%-22s %12s %12s %14s %9s %3s %8s %8s %8s %9s %10s %9s %9s %7s %7s\n", "graph", "edges", "und", "triangles",
+           "orient ms", "ord", "prep ms", "count ms", "list ms", "cpu ms", "binary ms", "Medges/s", "und Me/s", "vs bin", "vs cpu");
     rfx_bench_each_graph(files, nfiles, scales, nscales, bench_triangles);
     rfx_gpu_close(g);
     return 0;

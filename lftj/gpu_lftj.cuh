@@ -279,13 +279,18 @@ __global__ void k_lftj_count_last(const __grid_constant__ lftj_srcs S, const __g
 // hash set once, and its warps walk the runs' B nodes probing the set: one shared-memory
 // probe per candidate instead of a binary search in global memory. A nodes too large for
 // the set are searched in global memory.
-#define LFTJ_SLOTS_BITS 13
+//
+// Most probes miss, and a warp waits for its lane with the longest probe sequence, so the
+// tables are sparse: at least 2^LFTJ_SPREAD slots a value while that fits (count of R-MAT
+// 22 on an H100: 191 ms at 2 slots a value, 162 at 4, 152 at 8, 147 at 16). Two tables
+// alternate, so a run's table is cleared while warps may still probe the previous one:
+// two barriers a run. Run boundaries come from a bitmask of the chunk's run starts.
+#define LFTJ_SLOTS_BITS 12   // each of the two tables
 #define LFTJ_SLOTS (1u << LFTJ_SLOTS_BITS)
+#define LFTJ_SPREAD 4
 #define LFTJ_CHUNK 256
 #define LFTJ_EMPTY 0xFFFFFFFFu
 
-// A table of 2^bits slots: the smallest power of two at least twice the node (so runs
-// of small nodes clear and fill a few slots, not all of them).
 __device__ __forceinline__ uint32_t lftj_hash(uint32_t x, unsigned bits)
 {
     return (x * 2654435761u) >> (32 - bits);
@@ -312,97 +317,94 @@ __device__ __forceinline__ unsigned long long lftj_pair_search(const lftj_srcs &
     return n;
 }
 
-__global__ void __launch_bounds__(256) k_lftj_count_pair(const __grid_constant__ lftj_srcs S, int sa, int ca, int sb,
-                                                         int cb, size_t F, const uint32_t *rng,
-                                                         unsigned long long *total)
+// The first run start at or after position i of the chunk (n when none).
+__device__ __forceinline__ int lftj_next_start(const unsigned *mask, int i, int n)
 {
-    __shared__ uint32_t table[LFTJ_SLOTS];
-    __shared__ uint32_t key_lo, key_hi;          // the A node in the table
-    __shared__ size_t run_end;
-    __shared__ bool has_empty, in_table;
-    __shared__ unsigned bits;
-    __shared__ unsigned long long block_sum;
-    unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
-    if (threadIdx.x == 0) {
-        block_sum = 0;
-        key_lo = key_hi = 0;
-        in_table = false;
+    for (int w = i >> 5; w < LFTJ_CHUNK / 32; w++) {
+        unsigned m = mask[w] & (w == (i >> 5) ? ~0u << (i & 31) : ~0u);
+        if (m)
+            return (w << 5) + __ffs(m) - 1;
     }
+    return n;
+}
+
+__global__ void __launch_bounds__(LFTJ_CHUNK) k_lftj_count_pair(const __grid_constant__ lftj_srcs S, int sa, int ca,
+                                                                int sb, int cb, size_t F, const uint32_t *rng,
+                                                                unsigned long long *total)
+{
+    __shared__ uint32_t tables[2][LFTJ_SLOTS];
+    __shared__ unsigned start_mask[LFTJ_CHUNK / 32];
+    __shared__ unsigned long long block_sum;
+    const size_t stride = (size_t)S.nsrc * 2;
+    unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5, which = 0;
+    if (threadIdx.x == 0)
+        block_sum = 0;
     __syncthreads();
     unsigned long long mine = 0;
     for (size_t c0 = (size_t)blockIdx.x * LFTJ_CHUNK; c0 < F; c0 += (size_t)gridDim.x * LFTJ_CHUNK) {
-        size_t c1 = c0 + LFTJ_CHUNK < F ? c0 + LFTJ_CHUNK : F;
+        int n = (int)(c0 + LFTJ_CHUNK < F ? LFTJ_CHUNK : F - c0);
+        size_t me = c0 + threadIdx.x;
+        bool starts = (int)threadIdx.x < n && (me == c0 || rng[me * stride + 2 * sa] != rng[(me - 1) * stride + 2 * sa]);
+        unsigned ballot = __ballot_sync(0xffffffffu, starts);
+        if (lane == 0)
+            start_mask[warp] = ballot;
+        int runs = __syncthreads_count(starts);
         // Runs of a few elements (a box of an out-of-core join cuts each A node's run
         // into pieces) do not repay a table: a warp an element then looks each value of
         // the shorter node up in the longer by binary search.
-        size_t me = c0 + threadIdx.x;
-        bool starts = me < c1 && (me == c0 || rng[me * (size_t)S.nsrc * 2 + 2 * sa] !=
-                                                   rng[(me - 1) * (size_t)S.nsrc * 2 + 2 * sa]);
-        int runs = __syncthreads_count(starts);
-        if ((size_t)runs * LFTJ_SHORT_RUN > c1 - c0) {
-            for (size_t f = c0 + warp; f < c1; f += nwarps)
-                mine += lftj_pair_search(S, sa, ca, sb, cb, rng + f * (size_t)S.nsrc * 2, lane);
+        if (runs * LFTJ_SHORT_RUN > n) {
+            for (int f = (int)warp; f < n; f += (int)nwarps)
+                mine += lftj_pair_search(S, sa, ca, sb, cb, rng + (c0 + f) * stride, lane);
             continue;
         }
-        for (size_t s = c0; s < c1;) {
-            const uint32_t *r = rng + s * (size_t)S.nsrc * 2;
-            uint32_t alo = r[2 * sa], ahi = r[2 * sa + 1];
-            if (threadIdx.x == 0) {
-                size_t e = s + 1;
-                while (e < c1 && rng[e * (size_t)S.nsrc * 2 + 2 * sa] == alo)
-                    e++;
-                run_end = e;
+        for (int s = 0; s < n;) {   // every thread walks the same runs
+            const uint32_t *r = rng + (c0 + s) * stride;
+            uint32_t alo = r[2 * sa], ahi = r[2 * sa + 1], na = ahi - alo;
+            int e = lftj_next_start(start_mask, s + 1, n);
+            if (na == 0) {   // nothing matches
+                s = e;
+                continue;
             }
-            bool rebuild = !(in_table && key_lo == alo && key_hi == ahi);
-            bool fits = ahi - alo <= LFTJ_SLOTS / 2;
-            __syncthreads();
-            unsigned b = 6;
-            while (b < LFTJ_SLOTS_BITS && (1u << b) < 2 * (ahi - alo))
-                b++;
-            if (rebuild && fits) {
-                for (unsigned i = threadIdx.x; i < (1u << b); i += blockDim.x)
+            bool use_table = na <= LFTJ_SLOTS / 2, has_empty = false;
+            unsigned bits = 5;
+            uint32_t *table = tables[which];
+            if (use_table) {
+                // table runs alternate tables: between this one's probes and the clearing of
+                // its table two table runs on lies the next table run's barrier
+                which ^= 1;
+                while (bits < LFTJ_SLOTS_BITS && (1u << bits) < (na << LFTJ_SPREAD))
+                    bits++;
+                for (unsigned i = threadIdx.x; i < (1u << bits); i += blockDim.x)
                     table[i] = LFTJ_EMPTY;
-                if (threadIdx.x == 0)
-                    has_empty = false;
                 __syncthreads();
+                bool empty_seen = false;
                 for (uint32_t row = alo + threadIdx.x; row < ahi; row += blockDim.x) {
                     uint32_t x = lv(S, sa, row, ca);
                     if (x == LFTJ_EMPTY) {
-                        has_empty = true;
+                        empty_seen = true;
                         continue;
                     }
-                    for (uint32_t h = lftj_hash(x, b);; h = (h + 1) & ((1u << b) - 1)) {
+                    for (uint32_t h = lftj_hash(x, bits);; h = (h + 1) & ((1u << bits) - 1)) {
                         uint32_t old = atomicCAS(&table[h], LFTJ_EMPTY, x);
                         if (old == LFTJ_EMPTY || old == x)
                             break;
                     }
                 }
-                if (threadIdx.x == 0) {
-                    key_lo = alo;
-                    key_hi = ahi;
-                    in_table = true;
-                    bits = b;
-                }
-            } else if (rebuild && threadIdx.x == 0)
-                in_table = false;
-            __syncthreads();
-            size_t e = run_end;
-            bool use_table = in_table;
-            unsigned tb = bits;
-            for (size_t f = s + warp; f < e; f += nwarps) {
-                const uint32_t *q = rng + f * (size_t)S.nsrc * 2;
+                has_empty = __syncthreads_or(empty_seen);
+            }
+            for (int f = s + (int)warp; f < e; f += (int)nwarps) {
+                const uint32_t *q = rng + (c0 + f) * stride;
                 uint32_t blo = q[2 * sb], bhi = q[2 * sb + 1];
                 for (uint32_t row = blo + lane; row < bhi; row += 32) {
                     uint32_t x = lv(S, sb, row, cb);
-                    bool keep = row == blo || lv(S, sb, row - 1, cb) != x;
-                    if (!keep)
+                    if (row != blo && lv(S, sb, row - 1, cb) == x)
                         continue;
                     if (!use_table) {
                         mine += lhas(S, sa, ca, alo, ahi, x);
                     } else if (x == LFTJ_EMPTY) {
                         mine += has_empty;
                     } else {
-                        for (uint32_t h = lftj_hash(x, tb);; h = (h + 1) & ((1u << tb) - 1)) {
+                        for (uint32_t h = lftj_hash(x, bits);; h = (h + 1) & ((1u << bits) - 1)) {
                             uint32_t v = table[h];
                             if (v == x) {
                                 mine++;
@@ -415,8 +417,8 @@ __global__ void __launch_bounds__(256) k_lftj_count_pair(const __grid_constant__
                 }
             }
             s = e;
-            __syncthreads();   // the table is rebuilt only after every warp is done with it
         }
+        __syncthreads();   // start_mask is rewritten for the next chunk
     }
     lftj_add_block(mine, &block_sum, total);
 }

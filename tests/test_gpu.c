@@ -386,6 +386,45 @@ static void test_lftj(void)
     rfx_gpu_close(second);
 }
 
+/* Triangle counts where the shared node of the last level has every size the counting
+ * kernels tell apart: hubs of 6000 and 3000 neighbours (block-wide, beyond and within its
+ * table), 1500 (just over a warp's table), small nodes (a warp's table or a search), and
+ * the value 0xFFFFFFFF (the tables' empty mark) in both nodes. Counts equal the CPU's. */
+static void test_lftj_hubs(void)
+{
+    if (!need_gpu())
+        return;
+    static const int tri[] = {0, 1, 1, 2, 0, 2};
+    static const uint32_t hub_degree[] = {6000, 3000, 1500, 1025, 1024};
+    rfx_rows e;
+    rfx_rows_init(&e, 2);
+    for (uint32_t h = 0; h < 5; h++)
+        for (uint32_t v = 10; v < 10 + hub_degree[h]; v++)
+            rfx_rows_push(&e, (uint32_t[]){h, v * (h + 1) % 6500 + 10});
+    for (int i = 0; i < 60000; i++) {
+        uint32_t u = 10 + (uint32_t)(rnd() % 6500), v = 10 + (uint32_t)(rnd() % 6500);
+        rfx_rows_push(&e, (uint32_t[]){u < v ? u : v, u < v ? v : u});
+    }
+    for (uint32_t v = 0; v < 6500; v += 7)
+        rfx_rows_push(&e, (uint32_t[]){v, UINT32_MAX});
+    for (uint32_t v = 0; v < 6500; v += 13)
+        rfx_rows_push(&e, (uint32_t[]){v, v + 1});
+    rfx_cpu_sort(&e, 4);
+    rfx_cpu_unique(&e, 4);
+    rfx_lftj_src s[3] = {{&e, tri}, {&e, tri + 2}, {&e, tri + 4}};
+    uint64_t want = 0, got = 0;
+    CU_ASSERT_EQUAL(rfx_cpu_lftj(s, 3, 3, NULL, &want, 4), RFX_OK);
+    rfx_dev_rows d = up(&e);
+    const rfx_dev_rows *dp[3] = {&d, &d, &d};
+    CU_ASSERT_EQUAL(rfx_gpu_lftj(gpu, dp, tri, 3, 3, NULL, &got), RFX_OK);
+    CU_ASSERT(want > 50000);
+    CU_ASSERT_EQUAL(got, want);
+    if (got != want)
+        fprintf(stderr, "\n    hub triangles: GPU %llu, CPU %llu\n", (unsigned long long)got, (unsigned long long)want);
+    rfx_gpu_rows_free(gpu, &d);
+    rfx_rows_free(&e);
+}
+
 /* The same join under a small device budget: the candidates of the last level (about
  * 30 million, 16 bytes each) cannot fit in 96 MB, so the frontier is split and expanded
  * in rounds; listing and counting must still equal the CPU's. */
@@ -577,6 +616,7 @@ static void add(void)
     CU_add_test(s, "aggregates", test_aggregate);
     CU_add_test(s, "leapfrog triejoin", test_lftj);
     CU_add_test(s, "leapfrog triejoin in rounds under a small budget", test_lftj_small_budget);
+    CU_add_test(s, "leapfrog triejoin counting over hubs and the largest value", test_lftj_hubs);
     CU_add_test(s, "programs on both backends", test_programs_both_backends);
 }
 
