@@ -87,6 +87,7 @@ typedef struct box_worker {
     size_t held_lo[2][LFTJ_MAX_SRC], held_hi[2][LFTJ_MAX_SRC];   // the rows buf[slot][s] holds
     box_events *ev;
     size_t nev, evcap;
+    rfx_gpu_lftj_memo *memo;          // level 0 of the outer slices held, for the boxes that share them
 } box_worker;
 
 // Each slice is copied from the host only when no buffer on the device holds it yet:
@@ -115,8 +116,10 @@ static rfx_status box_copy(boxed_run *R, box_worker *W, size_t box, int slot, bo
         }
         if (!bytes || (W->held_lo[k][s] == lo && W->held_hi[k][s] == hi))
             continue;
-        if (R->outer[s])   // the other slot's join reads it too
+        if (R->outer[s]) {   // the other slot's join reads it too; level 0 changes with it
             CK(cudaStreamWaitEvent(W->copy, W->used[slot ^ 1], 0));
+            rfx_gpu_lftj_memo_forget(g, W->memo);
+        }
         CK(cudaMemcpyAsync(W->buf[k][s], r->data + lo * (size_t)r->arity, bytes, cudaMemcpyHostToDevice, W->copy));
         R->copied += bytes;
         W->held_lo[k][s] = lo;
@@ -129,13 +132,15 @@ static rfx_status box_copy(boxed_run *R, box_worker *W, size_t box, int slot, bo
 }
 
 // Box `box` joined over its slices vp: its count, or its bindings downloaded to the host.
-static rfx_status join_views(boxed_run *R, rfx_gpu *g, const rfx_dev_rows *const *vp, size_t box)
+// memo: level 0 of the previous box with the same outer slices, or NULL.
+static rfx_status join_views(boxed_run *R, rfx_gpu *g, const rfx_dev_rows *const *vp, size_t box,
+                             rfx_gpu_lftj_memo *memo)
 {
     if (R->counts)
-        return rfx_gpu_lftj(g, vp, R->colvar, R->nsrc, R->nvars, NULL, &R->counts[box]);
+        return rfx_gpu_lftj_memo_run(g, vp, R->colvar, R->nsrc, R->nvars, NULL, &R->counts[box], memo);
     rfx_dev_rows out;
     rfx_gpu_rows_init(&out, R->nvars);
-    rfx_status st = rfx_gpu_lftj(g, vp, R->colvar, R->nsrc, R->nvars, &out, NULL);
+    rfx_status st = rfx_gpu_lftj_memo_run(g, vp, R->colvar, R->nsrc, R->nvars, &out, NULL, memo);
     if (st == RFX_OK)
         st = rfx_gpu_download(g, &out, &R->parts[box]);
     rfx_gpu_rows_free(g, &out);
@@ -155,7 +160,7 @@ static rfx_status box_join(boxed_run *R, box_worker *W, size_t box, int slot, bo
         views[s] = (rfx_dev_rows){n ? W->at[slot][s] : NULL, n, n, R->srcs[s]->arity};
         vp[s] = &views[s];
     }
-    rfx_status st = join_views(R, g, vp, box);
+    rfx_status st = join_views(R, g, vp, box, W->memo);
     if (st != RFX_OK)
         return st;
     if (e)
@@ -267,6 +272,7 @@ static void box_worker_run(int d, void *arg)
     rfx_gpu *g = W.g;
     rfx_status st = RFX_OK;
     cudaEvent_t base = NULL;
+    W.memo = rfx_gpu_lftj_memo_new();   // none: each box joins level 0 itself
     double host_base = 0;
     cudaError_t e = cudaSetDevice(g->device);
     if (e == cudaSuccess)
@@ -288,6 +294,8 @@ static void box_worker_run(int d, void *arg)
     for (int k = 0; k < 2; k++)
         for (int s = 0; s < R->nsrc; s++)
             rfx_gpu_free(g, W.buf[k][s]);
+    if (W.memo)
+        rfx_gpu_lftj_memo_free(g, W.memo);
     for (size_t i = 0; i < W.nev; i++) {
         cudaEventDestroy(W.ev[i].c0);
         cudaEventDestroy(W.ev[i].c1);
@@ -444,7 +452,7 @@ static void spread_worker_run(int d, void *arg)
             vp[s] = &views[s];
         }
         double j0 = rfx_seconds();
-        st = join_views(R, g, vp, box);
+        st = join_views(R, g, vp, box, NULL);
         if (st == RFX_OK && R->span)
             R->span(R->span_ctx, "join box", d, 0, box, j0, rfx_seconds());
     }

@@ -514,6 +514,52 @@ static rfx_status lftj_round(rfx_gpu *g, const lftj_srcs &S, const lftj_level &L
     return st;
 }
 
+// Level 0 of a join kept for the next join over the same slices of the sources that
+// variable 0 leads (the boxes of one outer interval): its frontier as level 0 left it.
+// Level 1 narrows ranges in place, so each join starts from a copy.
+struct rfx_gpu_lftj_memo {
+    bool valid;
+    int nsrc;
+    size_t F;
+    uint32_t *bind, *rng;   // device memory of the context that made it
+};
+
+extern "C" rfx_gpu_lftj_memo *rfx_gpu_lftj_memo_new(void)
+{
+    return (rfx_gpu_lftj_memo *)calloc(1, sizeof(rfx_gpu_lftj_memo));
+}
+
+extern "C" void rfx_gpu_lftj_memo_forget(rfx_gpu *g, rfx_gpu_lftj_memo *m)
+{
+    if (!m)
+        return;
+    rfx_gpu_free(g, m->bind);
+    rfx_gpu_free(g, m->rng);
+    m->bind = m->rng = NULL;
+    m->valid = false;
+}
+
+extern "C" void rfx_gpu_lftj_memo_free(rfx_gpu *g, rfx_gpu_lftj_memo *m)
+{
+    rfx_gpu_lftj_memo_forget(g, m);
+    free(m);
+}
+
+// The sources in mask (bit s) get their root range [0, rows) in every element: the
+// sources variable 0 does not lead, whose slices differ from box to box.
+__global__ void k_lftj_patch_roots(uint32_t *rng, size_t F, int nsrc, uint32_t mask,
+                                   const __grid_constant__ lftj_srcs S)
+{
+    GRID_STRIDE(f, F)
+    {
+        for (int s = 0; s < nsrc; s++)
+            if (mask >> s & 1) {
+                rng[f * (size_t)nsrc * 2 + 2 * s] = 0;
+                rng[f * (size_t)nsrc * 2 + 2 * s + 1] = S.rows[s];
+            }
+    }
+}
+
 // The state of one join: sources, levels, and what has been found so far.
 struct lftj_run {
     rfx_gpu *g;
@@ -523,6 +569,7 @@ struct lftj_run {
     int nsrc, nvars;
     bool counting;
     bool timing;               // RFX_LFTJ_TIMES: each level's time on stderr (synchronises)
+    rfx_gpu_lftj_memo *memo;   // level 0 kept or reused, or NULL
     uint64_t total;            // counting: bindings so far
     rfx_dev_rows *pieces;      // listing: result pieces in order (several when the frontier was split)
     int npieces, piece_cap;
@@ -577,6 +624,64 @@ static rfx_status lftj_add_piece(lftj_run *R, rfx_dev_rows *piece)
     }
     R->pieces[R->npieces++] = *piece;
     return RFX_OK;
+}
+
+// Keeps a copy of level 0's whole frontier in the memo (a speed-up: without memory, not).
+static void lftj_memo_keep(lftj_run *R, const lftj_frontier &f)
+{
+    rfx_gpu *g = R->g;
+    rfx_gpu_lftj_memo *m = R->memo;
+    size_t bb = f.F * 4, rb = f.F * (size_t)R->nsrc * 8;
+    m->bind = f.F ? (uint32_t *)rfx_gpu_alloc(g, bb) : NULL;
+    m->rng = f.F ? (uint32_t *)rfx_gpu_alloc(g, rb) : NULL;
+    if (f.F && (!m->bind || !m->rng ||
+                cudaMemcpyAsync(m->bind, f.bind, bb, cudaMemcpyDeviceToDevice, g->stream) != cudaSuccess ||
+                cudaMemcpyAsync(m->rng, f.rng, rb, cudaMemcpyDeviceToDevice, g->stream) != cudaSuccess)) {
+        cudaGetLastError();
+        rfx_gpu_lftj_memo_forget(g, m);
+        return;
+    }
+    m->F = f.F;
+    m->nsrc = R->nsrc;
+    m->valid = true;
+}
+
+static rfx_status lftj_expand(lftj_run *R, int v, lftj_frontier cur, bool owned);
+
+// Level 1 onwards from the memo's level 0: a copy, with the root ranges of the sources
+// variable 0 does not lead set to this join's slices.
+static rfx_status lftj_from_memo(lftj_run *R)
+{
+    rfx_gpu *g = R->g;
+    const rfx_gpu_lftj_memo *m = R->memo;
+    lftj_frontier f = {m->F, NULL, NULL};
+    if (m->F) {
+        f.bind = (uint32_t *)rfx_gpu_alloc(g, m->F * 4);
+        f.rng = (uint32_t *)rfx_gpu_alloc(g, m->F * (size_t)R->nsrc * 8);
+        if (!f.bind || !f.rng) {
+            lftj_frontier_free(g, &f);
+            return RFX_ERR_NOMEM;
+        }
+        uint32_t mask = 0;
+        for (int s = 0; s < R->nsrc; s++) {
+            bool leads = false;
+            for (int k = 0; k < R->levels[0].np; k++)
+                leads |= R->levels[0].src[k] == s;
+            mask |= leads ? 0u : 1u << s;
+        }
+        cudaError_t e = cudaMemcpyAsync(f.bind, m->bind, m->F * 4, cudaMemcpyDeviceToDevice, g->stream);
+        if (e == cudaSuccess)
+            e = cudaMemcpyAsync(f.rng, m->rng, m->F * (size_t)R->nsrc * 8, cudaMemcpyDeviceToDevice, g->stream);
+        if (e == cudaSuccess && mask) {
+            k_lftj_patch_roots<<<grid_for(m->F), 256, 0, g->stream>>>(f.rng, m->F, R->nsrc, mask, R->S);
+            e = cudaGetLastError();
+        }
+        if (e != cudaSuccess) {
+            lftj_frontier_free(g, &f);
+            return fail(g, e, "level 0 from the memo", __FILE__, __LINE__);
+        }
+    }
+    return lftj_expand(R, 1, f, true);
 }
 
 // Binds variables v.. for the frontier cur (depth v). owned: cur is this call's to free;
@@ -700,8 +805,11 @@ static rfx_status lftj_expand(lftj_run *R, int v, lftj_frontier cur, bool owned)
     if (R->timing)
         fprintf(stderr, "lftj level %d: %zu elements, %llu candidates, %zu kept, %.2f ms\n", v, F,
                 (unsigned long long)C, next.F, (lftj_clock(R) - t0) * 1e3);
-    if (!last)
+    if (!last) {
+        if (v == 0 && owned && R->memo && !R->memo->valid)
+            lftj_memo_keep(R, next);
         return lftj_expand(R, v + 1, next, true);
+    }
     if (!next.F)
         return RFX_OK;
     rfx_dev_rows piece;
@@ -714,8 +822,8 @@ static rfx_status lftj_expand(lftj_run *R, int v, lftj_frontier cur, bool owned)
     return st;
 }
 
-extern "C" rfx_status rfx_gpu_lftj(rfx_gpu *g, const rfx_dev_rows *const *srcs, const int *colvar, int nsrc, int nvars,
-                                   rfx_dev_rows *dst, uint64_t *count)
+extern "C" rfx_status rfx_gpu_lftj_memo_run(rfx_gpu *g, const rfx_dev_rows *const *srcs, const int *colvar, int nsrc,
+                                            int nvars, rfx_dev_rows *dst, uint64_t *count, rfx_gpu_lftj_memo *memo)
 {
     if (nsrc < 1 || nsrc > LFTJ_MAX_SRC || nvars < 1 || nvars > 64) {
         snprintf(g->err, sizeof g->err, "leapfrog triejoin of %d sources over %d variables (at most %d and 64)", nsrc,
@@ -729,6 +837,7 @@ extern "C" rfx_status rfx_gpu_lftj(rfx_gpu *g, const rfx_dev_rows *const *srcs, 
     R.nvars = nvars;
     R.counting = count != NULL;
     R.timing = getenv("RFX_LFTJ_TIMES") != NULL;
+    R.memo = nvars > 1 && nsrc <= 32 ? memo : NULL;
     R.S.nsrc = nsrc;
     R.levels = (lftj_level *)calloc((size_t)nvars, sizeof(lftj_level));
     uint32_t *root = (uint32_t *)malloc(sizeof(uint32_t) * 2 * (size_t)nsrc);
@@ -797,7 +906,10 @@ extern "C" rfx_status rfx_gpu_lftj(rfx_gpu *g, const rfx_dev_rows *const *srcs, 
                 st = fail(g, e, "cudaMemcpyAsync", __FILE__, __LINE__);
         }
     }
-    if (st == RFX_OK)
+    if (st == RFX_OK && R.memo && R.memo->valid && R.memo->nsrc == nsrc && !empty) {
+        lftj_frontier_free(g, &root_f);
+        st = lftj_from_memo(&R);
+    } else if (st == RFX_OK)
         st = lftj_expand(&R, 0, root_f, true);
     else
         lftj_frontier_free(g, &root_f);
@@ -840,4 +952,10 @@ extern "C" rfx_status rfx_gpu_lftj(rfx_gpu *g, const rfx_dev_rows *const *srcs, 
     }
     replace(g, dst, &res);
     return RFX_OK;
+}
+
+extern "C" rfx_status rfx_gpu_lftj(rfx_gpu *g, const rfx_dev_rows *const *srcs, const int *colvar, int nsrc, int nvars,
+                                   rfx_dev_rows *dst, uint64_t *count)
+{
+    return rfx_gpu_lftj_memo_run(g, srcs, colvar, nsrc, nvars, dst, count, NULL);
 }

@@ -92,6 +92,15 @@ rfx_status rfx_gpu_aggregate(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_ro
  * (dst untouched). Implemented in lftj/gpu_lftj.cuh. */
 rfx_status rfx_gpu_lftj(rfx_gpu *g, const rfx_dev_rows *const *srcs, const int *colvar, int nsrc, int nvars,
                         rfx_dev_rows *dst, uint64_t *count);
+/* The same, keeping level 0 in memo for the next join whose sources led by variable 0
+ * are the same slices (boxes of one outer interval) and reusing it when memo->valid;
+ * the caller forgets the memo when those slices change. */
+typedef struct rfx_gpu_lftj_memo rfx_gpu_lftj_memo;
+rfx_gpu_lftj_memo *rfx_gpu_lftj_memo_new(void);
+void rfx_gpu_lftj_memo_forget(rfx_gpu *g, rfx_gpu_lftj_memo *m);
+void rfx_gpu_lftj_memo_free(rfx_gpu *g, rfx_gpu_lftj_memo *m);
+rfx_status rfx_gpu_lftj_memo_run(rfx_gpu *g, const rfx_dev_rows *const *srcs, const int *colvar, int nsrc, int nvars,
+                                 rfx_dev_rows *dst, uint64_t *count, rfx_gpu_lftj_memo *memo);
 /* A piece of work inside a command, for traces: what, on which device and lane (0: the
  * compute stream, 1: the copy stream), for which box, from t0 to t1 (host monotonic
  * seconds, as clock_gettime(CLOCK_MONOTONIC)). */
