@@ -52,8 +52,11 @@ static bool fits(const rfx_lftj_src *srcs, int nsrc, int var, uint64_t lo, uint6
  * as the outer digit, so consecutive boxes share its slices and only the inner variables'
  * slices change: what is copied in all is about the inputs once plus, per interval of
  * the outer variable, the inner variables' sources. Hence the outer variable is cut as
- * little as possible: its slices may take half the budget (they are held once), the
- * inner ones an eighth (they are double-buffered: a quarter; the rest is the join's).
+ * little as possible. The join's working memory (a box's frontier) is small beside the
+ * slices, so it keeps an eighth; the outer slices take 7/16 of the budget (held once) and
+ * the inner ones 7/32 (double-buffered: 7/16), which maximises outer x inner slice size,
+ * i.e. minimises the boxes (R-MAT 24 at a 25% cap on an H100: 364 boxes and 1.67 s instead
+ * of 528 and 1.90 s with a half, two eighths and a quarter for the join).
  * Sources that are one relation led by one variable have one slice (counted once). */
 static void choose_splits(const rfx_lftj_src *srcs, int nsrc, int nvars, size_t budget, uint64_t *k)
 {
@@ -79,7 +82,7 @@ static void choose_splits(const rfx_lftj_src *srcs, int nsrc, int nvars, size_t 
     if (total <= (double)budget || outer < 0)
         return;     /* one box */
     double b = budget > 16 ? (double)budget : 16, lim = (double)((uint64_t)1 << 31);
-    double ko = ceil(weight[outer] / (b / 2)), ki = ceil(inner / (b / 8));
+    double ko = ceil(weight[outer] / (b * 7 / 16)), ki = ceil(inner / (b * 7 / 32));
     k[outer] = (uint64_t)(ko < 1 ? 1 : ko > lim ? lim : ko);
     for (int v = 0; v < nvars; v++)
         if (k[v] && v != outer)

@@ -328,9 +328,11 @@ __device__ __forceinline__ int lftj_next_start(const unsigned *mask, int i, int 
     return n;
 }
 
+// chunk: elements a block takes at a time, at most LFTJ_CHUNK (fewer when the frontier is
+// small, as in a box, so that more blocks share it and no single chunk is the tail).
 __global__ void __launch_bounds__(LFTJ_CHUNK) k_lftj_count_pair(const __grid_constant__ lftj_srcs S, int sa, int ca,
                                                                 int sb, int cb, size_t F, const uint32_t *rng,
-                                                                unsigned long long *total)
+                                                                unsigned chunk, unsigned long long *total)
 {
     __shared__ uint32_t tables[2][LFTJ_SLOTS];
     __shared__ unsigned start_mask[LFTJ_CHUNK / 32];
@@ -341,8 +343,8 @@ __global__ void __launch_bounds__(LFTJ_CHUNK) k_lftj_count_pair(const __grid_con
         block_sum = 0;
     __syncthreads();
     unsigned long long mine = 0;
-    for (size_t c0 = (size_t)blockIdx.x * LFTJ_CHUNK; c0 < F; c0 += (size_t)gridDim.x * LFTJ_CHUNK) {
-        int n = (int)(c0 + LFTJ_CHUNK < F ? LFTJ_CHUNK : F - c0);
+    for (size_t c0 = (size_t)blockIdx.x * chunk; c0 < F; c0 += (size_t)gridDim.x * chunk) {
+        int n = (int)(c0 + chunk < F ? chunk : F - c0);
         size_t me = c0 + threadIdx.x;
         bool starts = (int)threadIdx.x < n && (me == c0 || rng[me * stride + 2 * sa] != rng[(me - 1) * stride + 2 * sa]);
         unsigned ballot = __ballot_sync(0xffffffffu, starts);
@@ -593,10 +595,18 @@ static rfx_status lftj_count_last(lftj_run *R, int v, const lftj_frontier &cur)
     bool pair = L.np == 2 && R->pair_a[v] >= 0;
     cudaError_t e = cudaMemsetAsync(d_total, 0, 8, g->stream);
     if (e == cudaSuccess && pair) {
-        int a = R->pair_a[v], b = 1 - a;
-        size_t blocks = (cur.F + LFTJ_CHUNK - 1) / LFTJ_CHUNK;
+        int a = R->pair_a[v], b = 1 - a, sms = 132;
+        if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, g->device) != cudaSuccess)
+            sms = 132;   // a guess only sizes the chunks
+        // chunks of 256 elements, unless that leaves fewer than 32 chunks a multiprocessor
+        // (R-MAT 22 boxed at 25% on an H100: the count of a box took 3.4x its share of the
+        // whole join with one wave of 256-element chunks, the slowest chunk its length)
+        unsigned chunk = LFTJ_CHUNK;
+        while (chunk > 32 && cur.F / chunk < (size_t)sms * 32)
+            chunk /= 2;
+        size_t blocks = (cur.F + chunk - 1) / chunk;
         k_lftj_count_pair<<<(unsigned)(blocks < 65536 ? blocks : 65536), LFTJ_CHUNK, 0, g->stream>>>(
-            R->S, L.src[a], L.col[a], L.src[b], L.col[b], cur.F, cur.rng, d_total);
+            R->S, L.src[a], L.col[a], L.src[b], L.col[b], cur.F, cur.rng, chunk, d_total);
         e = cudaGetLastError();
     } else if (e == cudaSuccess) {
         size_t blocks = (cur.F + 7) / 8;   // 8 warps a block, a warp an element
