@@ -425,6 +425,18 @@ __global__ void __launch_bounds__(LFTJ_CHUNK) k_lftj_count_pair(const __grid_con
     lftj_add_block(mine, &block_sum, total);
 }
 
+// *out += the elements of the frontier whose word col differs from the previous one's:
+// the runs a pair count would see with that word's node as the shared one.
+__global__ void k_lftj_run_starts(const uint32_t *rng, size_t F, size_t stride, int col, unsigned long long *out)
+{
+    unsigned long long mine = 0;
+    GRID_STRIDE(f, F) mine += f == 0 || rng[f * stride + col] != rng[(f - 1) * stride + col];
+    for (int o = 16; o > 0; o >>= 1)
+        mine += __shfl_down_sync(0xffffffffu, mine, o);
+    if ((threadIdx.x & 31) == 0 && mine)
+        atomicAdd(out, mine);
+}
+
 // first[t] = the first row whose column 0 is >= minv + t (rows sorted by column 0).
 __global__ void k_lftj_first(const uint32_t *data, int arity, uint32_t n, uint32_t minv, size_t m, uint32_t *first)
 {
@@ -584,6 +596,53 @@ static double lftj_clock(lftj_run *R)
     return rfx_seconds();
 }
 
+// A copy of the frontier's ranges, stably ordered by word col (a node's start row), in
+// *out; *out stays NULL when memory is short (the caller then counts as it is).
+static rfx_status lftj_regroup(rfx_gpu *g, const uint32_t *rng, size_t F, int nsrc, int col, uint32_t **out)
+{
+    *out = NULL;
+    if (F > UINT32_MAX)
+        return RFX_OK;
+    size_t stride = (size_t)nsrc * 2, bytes = 0;
+    int sel = 0;
+    uint32_t *keys = (uint32_t *)rfx_gpu_alloc(g, F * 4), *keys_alt = (uint32_t *)rfx_gpu_alloc(g, F * 4),
+             *perm = (uint32_t *)rfx_gpu_alloc(g, F * 4), *perm_alt = (uint32_t *)rfx_gpu_alloc(g, F * 4),
+             *rows = (uint32_t *)rfx_gpu_alloc(g, F * stride * 4);
+    void *tmp = NULL;
+    cudaError_t e = cudaSuccess;
+    bool ok = keys && keys_alt && perm && perm_alt && rows;
+    if (ok) {
+        k_iota<<<grid_for(F), 256, 0, g->stream>>>(perm, F);
+        k_gather_col<<<grid_for(F), 256, 0, g->stream>>>(rng, F, (int)stride, col, perm, keys);
+        e = cudaGetLastError();
+    }
+    if (ok && e == cudaSuccess)
+        e = (cudaError_t)rfx_shim_sort_pairs_u32(NULL, &bytes, keys, keys_alt, perm, perm_alt, F, 32, &sel,
+                                                 (rfx_stream)g->stream);
+    if (ok && e == cudaSuccess) {
+        tmp = rfx_gpu_alloc(g, bytes ? bytes : 1);
+        ok = tmp != NULL;
+    }
+    if (ok && e == cudaSuccess)
+        e = (cudaError_t)rfx_shim_sort_pairs_u32(tmp, &bytes, keys, keys_alt, perm, perm_alt, F, 32, &sel,
+                                                 (rfx_stream)g->stream);
+    if (ok && e == cudaSuccess) {
+        k_gather_rows<<<grid_for(F), 256, 0, g->stream>>>(rng, F, (int)stride, sel & 2 ? perm_alt : perm, rows);
+        e = cudaGetLastError();
+    }
+    rfx_gpu_free(g, tmp);
+    rfx_gpu_free(g, keys);
+    rfx_gpu_free(g, keys_alt);
+    rfx_gpu_free(g, perm);
+    rfx_gpu_free(g, perm_alt);
+    if (ok && e == cudaSuccess) {
+        *out = rows;
+        return RFX_OK;
+    }
+    rfx_gpu_free(g, rows);
+    return e == cudaSuccess ? RFX_OK : fail(g, e, "regrouping the frontier", __FILE__, __LINE__);
+}
+
 // Counts the last variable of frontier cur (never materialised).
 static rfx_status lftj_count_last(lftj_run *R, int v, const lftj_frontier &cur)
 {
@@ -594,8 +653,41 @@ static rfx_status lftj_count_last(lftj_run *R, int v, const lftj_frontier &cur)
         return RFX_ERR_NOMEM;
     bool pair = L.np == 2 && R->pair_a[v] >= 0;
     cudaError_t e = cudaMemsetAsync(d_total, 0, 8, g->stream);
+    uint32_t *regrouped = NULL;
+    const uint32_t *rng = cur.rng;
+    int a = pair ? R->pair_a[v] : 0, b = 1 - a;
+    if (e == cudaSuccess && pair && cur.F >= 4096) {
+        // In a box, the inner variable's interval cuts the shared node's runs to a few
+        // elements each. When they average under LFTJ_SHORT_RUN, the frontier is ordered
+        // by the other node instead and the roles swapped: the elements of one y in a box
+        // then share N+(y) in one run.
+        unsigned long long *starts = d_total;   // zeroed; reset below
+        size_t stride = (size_t)R->nsrc * 2;
+        k_lftj_run_starts<<<grid_for(cur.F), 256, 0, g->stream>>>(cur.rng, cur.F, stride, 2 * L.src[a], starts);
+        unsigned long long nruns = 0;
+        e = cudaGetLastError();
+        rfx_status rs = e == cudaSuccess ? to_host(g, starts, &nruns, 1) : RFX_OK;
+        if (rs != RFX_OK) {
+            rfx_gpu_free(g, d_total);
+            return rs;
+        }
+        if (e == cudaSuccess && nruns * LFTJ_SHORT_RUN > cur.F) {
+            rs = lftj_regroup(g, cur.rng, cur.F, R->nsrc, 2 * L.src[b], &regrouped);
+            if (rs != RFX_OK) {
+                rfx_gpu_free(g, d_total);
+                return rs;
+            }
+            if (regrouped) {
+                rng = regrouped;
+                a = b;
+                b = 1 - a;
+            }
+        }
+        if (e == cudaSuccess)
+            e = cudaMemsetAsync(d_total, 0, 8, g->stream);
+    }
     if (e == cudaSuccess && pair) {
-        int a = R->pair_a[v], b = 1 - a, sms = 132;
+        int sms = 132;
         if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, g->device) != cudaSuccess)
             sms = 132;   // a guess only sizes the chunks
         // chunks of 256 elements, unless that leaves fewer than 32 chunks a multiprocessor
@@ -606,7 +698,7 @@ static rfx_status lftj_count_last(lftj_run *R, int v, const lftj_frontier &cur)
             chunk /= 2;
         size_t blocks = (cur.F + chunk - 1) / chunk;
         k_lftj_count_pair<<<(unsigned)(blocks < 65536 ? blocks : 65536), LFTJ_CHUNK, 0, g->stream>>>(
-            R->S, L.src[a], L.col[a], L.src[b], L.col[b], cur.F, cur.rng, chunk, d_total);
+            R->S, L.src[a], L.col[a], L.src[b], L.col[b], cur.F, rng, chunk, d_total);
         e = cudaGetLastError();
     } else if (e == cudaSuccess) {
         size_t blocks = (cur.F + 7) / 8;   // 8 warps a block, a warp an element
@@ -618,6 +710,7 @@ static rfx_status lftj_count_last(lftj_run *R, int v, const lftj_frontier &cur)
     rfx_status st = e != cudaSuccess ? fail(g, e, pair ? "k_lftj_count_pair" : "k_lftj_count_last", __FILE__, __LINE__)
                                      : to_host(g, d_total, &t, 1);
     rfx_gpu_free(g, d_total);
+    rfx_gpu_free(g, regrouped);
     R->total += t;
     return st;
 }

@@ -423,6 +423,31 @@ static void test_lftj_hubs(void)
         fprintf(stderr, "\n    hub triangles: GPU %llu, CPU %llu\n", (unsigned long long)got, (unsigned long long)want);
     rfx_gpu_rows_free(gpu, &d);
     rfx_rows_free(&e);
+    /* Short runs (a box's shape): 20000 blocks of 5 vertices, each block a clique, plus
+     * random edges: x has at most a few y, so the count regroups the frontier by y. */
+    rfx_rows_init(&e, 2);
+    for (uint32_t b = 0; b < 20000; b++)
+        for (uint32_t i = 0; i < 5; i++)
+            for (uint32_t j = i + 1; j < 5; j++)
+                rfx_rows_push(&e, (uint32_t[]){5 * b + i, 5 * b + j});
+    for (int i = 0; i < 50000; i++) {
+        uint32_t u = (uint32_t)(rnd() % 100000), v = (uint32_t)(rnd() % 100000);
+        if (u != v)
+            rfx_rows_push(&e, (uint32_t[]){u < v ? u : v, u < v ? v : u});
+    }
+    rfx_cpu_sort(&e, 4);
+    rfx_cpu_unique(&e, 4);
+    want = got = 0;
+    CU_ASSERT_EQUAL(rfx_cpu_lftj(s, 3, 3, NULL, &want, 4), RFX_OK);
+    d = up(&e);
+    CU_ASSERT_EQUAL(rfx_gpu_lftj(gpu, dp, tri, 3, 3, NULL, &got), RFX_OK);
+    CU_ASSERT(want >= 200000);
+    CU_ASSERT_EQUAL(got, want);
+    if (got != want)
+        fprintf(stderr, "\n    short-run triangles: GPU %llu, CPU %llu\n", (unsigned long long)got,
+                (unsigned long long)want);
+    rfx_gpu_rows_free(gpu, &d);
+    rfx_rows_free(&e);
 }
 
 /* The same join under a small device budget: the candidates of the last level (about
