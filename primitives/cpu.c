@@ -175,17 +175,23 @@ static inline int cmp_prefix(const uint32_t *a, const uint32_t *b, int k)
     return 0;
 }
 
-/* First index in [lo, hi) whose k-prefix is >= key (rows of arity a). */
-static size_t lower_bound(const uint32_t *rows, int a, size_t lo, size_t hi, const uint32_t *key, int k)
+/* First index in [lo, hi) whose k-prefix is >= key (upper: > key) (rows of arity a). */
+static size_t bound(const uint32_t *rows, int a, size_t lo, size_t hi, const uint32_t *key, int k, bool upper)
 {
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (cmp_prefix(rows + mid * (size_t)a, key, k) < 0)
+        int c = cmp_prefix(rows + mid * (size_t)a, key, k);
+        if (c < 0 || (upper && c == 0))
             lo = mid + 1;
         else
             hi = mid;
     }
     return lo;
+}
+
+static size_t lower_bound(const uint32_t *rows, int a, size_t lo, size_t hi, const uint32_t *key, int k)
+{
+    return bound(rows, a, lo, hi, key, k, false);
 }
 
 int rfx_tuple_cmp(const uint32_t *a, const uint32_t *b, int k)
@@ -195,16 +201,7 @@ int rfx_tuple_cmp(const uint32_t *a, const uint32_t *b, int k)
 
 size_t rfx_rows_bound(const rfx_rows *r, size_t from, const uint32_t *key, int k, bool upper)
 {
-    size_t lo = from, hi = r->n;
-    while (lo < hi) {
-        size_t m = lo + (hi - lo) / 2;
-        int c = cmp_prefix(r->data + m * (size_t)r->arity, key, k);
-        if (c < 0 || (upper && c == 0))
-            lo = m + 1;
-        else
-            hi = m;
-    }
-    return lo;
+    return bound(r->data, r->arity, from, r->n, key, k, upper);
 }
 
 /* Galloping search forward from lo: first index in [lo, hi) with prefix >= key. */
