@@ -90,6 +90,27 @@ double rfx_bench_orient(const uint32_t *raw, size_t m, bool by_degree, rfx_rows 
     return (rfx_seconds() - t0) * 1e3;
 }
 
+bool rfx_bench_probe_sums(const rfx_rows *e, double *by_y, double *by_x, double *least)
+{
+    *by_y = *by_x = *least = 0;
+    uint32_t n = 0;
+    for (size_t i = 0; i < 2 * e->n; i++)
+        n = e->data[i] >= n ? e->data[i] + 1 : n;
+    uint32_t *out = calloc((size_t)n + 1, sizeof(uint32_t));
+    if (!out)
+        return false;
+    for (size_t i = 0; i < e->n; i++)
+        out[e->data[2 * i]]++;
+    for (size_t i = 0; i < e->n; i++) {
+        uint32_t dx = out[e->data[2 * i]], dy = out[e->data[2 * i + 1]];
+        *by_y += dy;
+        *by_x += dx;
+        *least += dx < dy ? dx : dy;
+    }
+    free(out);
+    return true;
+}
+
 void rfx_bench_each_graph(const char **files, int nfiles, const int *scales, int nscales,
                        void (*fn)(const char *name, const uint32_t *edges, size_t m))
 {

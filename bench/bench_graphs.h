@@ -8,6 +8,11 @@
 /* rows (arity 2) = raw's m edges without self-loops, each from the lower-degree end to the
  * higher (ties by id), or from the lower id when !by_degree; returns the milliseconds taken. */
 double rfx_bench_orient(const uint32_t *raw, size_t m, bool by_degree, rfx_rows *rows);
+/* The last level's probes when counting the triangles of oriented edges e (d = out-degree;
+ * a count hashes one list and probes the other): *by_y = the sum over edges (x, y) of d(y)
+ * (order x, y, z: N+(y) probed), *by_x = of d(x) (order y, x, z), *least = of the smaller.
+ * False when out of host memory. */
+bool rfx_bench_probe_sums(const rfx_rows *e, double *by_y, double *by_x, double *least);
 /* fn(name, edges, m) for each edge file and each R-MAT scale (edge factor 16, seed 1). */
 void rfx_bench_each_graph(const char **files, int nfiles, const int *scales, int nscales,
                           void (*fn)(const char *name, const uint32_t *edges, size_t m));

@@ -66,25 +66,6 @@ static rfx_status reversed(const rfx_dev_rows *e, rfx_dev_rows *rev)
     return st ? st : rfx_gpu_sort(g, rev);
 }
 
-/* The probes of the last level under each order (see -v), from the oriented edges. */
-static void order_costs(const rfx_rows *o, double *xy, double *yx)
-{
-    uint32_t n = 0;
-    for (size_t i = 0; i < o->n * 2; i++)
-        n = o->data[i] >= n ? o->data[i] + 1 : n;
-    uint32_t *out = calloc((size_t)n + 1, sizeof *out);
-    *xy = *yx = 0;
-    if (!out)
-        return;
-    for (size_t i = 0; i < o->n; i++)
-        out[o->data[2 * i]]++;
-    for (size_t i = 0; i < o->n; i++)
-        *xy += out[o->data[2 * i + 1]];
-    for (uint32_t v = 0; v < n; v++)
-        *yx += (double)out[v] * out[v];
-    free(out);
-}
-
 static rfx_status triangles_binary(rfx_dev_rows *e, uint64_t *count)
 {
     /* e(x,y) with e(y,z): e as (y,x) sorted, joined with e on its first column */
@@ -158,8 +139,8 @@ static void bench(const char *name, rfx_rows *oriented, size_t m_input, double o
     rfx_gpu_rows_init(&e, 2);
     rfx_gpu_rows_init(&out, 3);
     rfx_gpu_rows_init(&rev, 2);
-    double cost_xy, cost_yx;
-    order_costs(oriented, &cost_xy, &cost_yx);
+    double cost_xy = 0, cost_yx = 0, least;   /* unknown (no memory): order xy */
+    rfx_bench_probe_sums(oriented, &cost_xy, &cost_yx, &least);
     bool yx = var_order == 1 || (var_order < 0 && cost_yx < cost_xy);
     rfx_dev_rows *revp = yx ? &rev : NULL;
     rfx_status st = rfx_gpu_upload(g, oriented, &raw);

@@ -1,7 +1,8 @@
 /* graphgen.c: see graphgen.h. */
 #include "graphgen.h"
 
-#include <pthread.h>
+#include "primitives.h"
+
 #include <unistd.h>
 
 static uint64_t next(uint64_t *s)
@@ -73,18 +74,11 @@ static void gen_range(const gen_job *j, size_t lo, size_t hi, uint32_t *out)
     }
 }
 
-typedef struct gen_part {
-    const gen_job *job;
-    int t;
-} gen_part;
-
-static void *gen_thread(void *arg)
+static void gen_part(int t, void *arg)
 {
-    const gen_part *p = arg;
-    const gen_job *j = p->job;
-    size_t lo = j->m * (size_t)p->t / (size_t)j->nthreads, hi = j->m * (size_t)(p->t + 1) / (size_t)j->nthreads;
+    const gen_job *j = arg;
+    size_t lo = j->m * (size_t)t / (size_t)j->nthreads, hi = j->m * (size_t)(t + 1) / (size_t)j->nthreads;
     gen_range(j, lo, hi, j->edges + 2 * lo);
-    return NULL;
 }
 
 static gen_job gen_start(rfx_graph_kind kind, uint32_t n, size_t m, uint64_t seed, uint32_t *edges)
@@ -109,25 +103,6 @@ void rfx_graph_generate(rfx_graph_kind kind, uint32_t n, size_t m, uint64_t seed
 {
     gen_job j = gen_start(kind, n, m, seed, edges);
     long nc = sysconf(_SC_NPROCESSORS_ONLN);
-    int want = m < ((size_t)1 << 20) || nc < 2 ? 1 : nc > 64 ? 64 : (int)nc;
-    pthread_t tid[64];
-    gen_part parts[64];
-    int started = 0;
-    j.nthreads = want;
-    for (int t = 1; t < want; t++) {
-        parts[t] = (gen_part){&j, t};
-        if (pthread_create(&tid[t], NULL, gen_thread, &parts[t]) != 0)
-            break;
-        started = t;
-    }
-    if (started < want - 1) {   /* no threads to be had: one thread makes what is left */
-        for (int t = 1; t <= started; t++)
-            pthread_join(tid[t], NULL);
-        gen_range(&j, 0, m, edges);
-        return;
-    }
-    parts[0] = (gen_part){&j, 0};
-    gen_thread(&parts[0]);
-    for (int t = 1; t < want; t++)
-        pthread_join(tid[t], NULL);
+    j.nthreads = m < ((size_t)1 << 20) || nc < 2 ? 1 : nc > 64 ? 64 : (int)nc;
+    rfx_parallel_for(j.nthreads, j.nthreads, gen_part, &j);
 }

@@ -18,27 +18,14 @@ static void work(const char *name, const uint32_t *edges, size_t m)
 {
     rfx_rows e;
     rfx_bench_orient(edges, m, true, &e);
-    uint32_t n = 0;
-    for (size_t i = 0; i < 2 * e.n; i++)
-        n = e.data[i] >= n ? e.data[i] + 1 : n;
-    uint32_t *out = calloc((size_t)n + 1, sizeof(uint32_t));
-    if (!out || rfx_cpu_sort(&e, 8) != RFX_OK || rfx_cpu_unique(&e, 8) != RFX_OK) {
+    double py, px, pmin;
+    if (rfx_cpu_sort(&e, 8) != RFX_OK || rfx_cpu_unique(&e, 8) != RFX_OK || !rfx_bench_probe_sums(&e, &py, &px, &pmin)) {
         fprintf(stderr, "tri_work: out of memory on %s\n", name);
         exit(3);
-    }
-    for (size_t i = 0; i < e.n; i++)
-        out[e.data[2 * i]]++;
-    double py = 0, px = 0, pmin = 0;
-    for (size_t i = 0; i < e.n; i++) {
-        uint32_t dx = out[e.data[2 * i]], dy = out[e.data[2 * i + 1]];
-        py += dy;
-        px += dx;
-        pmin += dx < dy ? dx : dy;
     }
     double w = e.n ? (double)e.n : 1;
     printf("%-24s %12zu %12zu %11.3g %11.3g %11.3g %7.1f %7.1f %7.1f\n", name, m, e.n, py, px, pmin, py / w, px / w,
            pmin / w);
-    free(out);
     rfx_rows_free(&e);
 }
 
