@@ -386,10 +386,11 @@ static void test_lftj(void)
     rfx_gpu_close(second);
 }
 
-/* Triangle counts where the shared node of the last level has every size the counting
- * kernels tell apart: hubs of 6000 and 3000 neighbours (block-wide, beyond and within its
- * table), 1500 (just over a warp's table), small nodes (a warp's table or a search), and
- * the value 0xFFFFFFFF (the tables' empty mark) in both nodes. Counts equal the CPU's. */
+/* Triangle counts where the shared node of the last level has every size the pair count
+ * tells apart: hubs of 6000 and 3000 neighbours (beyond a table's 2048 values: searched in
+ * global memory), 1500, 1025 and 1024 (tables with fewer than 16 slots a value), small
+ * nodes (16 slots a value, or a search in chunks of short runs), and the value 0xFFFFFFFF
+ * (the tables' empty mark) in both nodes. Counts equal the CPU's. */
 static void test_lftj_hubs(void)
 {
     if (!need_gpu())
