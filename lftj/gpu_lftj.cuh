@@ -498,6 +498,68 @@ static rfx_status lftj_index_roots(rfx_gpu *g, lftj_srcs *S, bool *owned)
     return RFX_OK;
 }
 
+// Sums for choosing a triangle count's variable order over rows e(a, b) sorted, with
+// d(v) = first[v + 1] - first[v] the rows led by v: out[0] += d(b) for each row (the
+// last level's probes under order a, b, c: N+(b) against a table of N+(a)), out[1] +=
+// d(a)^2 at each run start (order b, a, c: N+(a) against a table of N+(b)).
+__global__ void k_lftj_order_costs(const uint32_t *rows, size_t n, const uint32_t *first, uint32_t minv, uint32_t maxv,
+                                   unsigned long long *out)
+{
+    unsigned long long xy = 0, yx = 0;
+    GRID_STRIDE(i, n)
+    {
+        uint32_t a = rows[2 * i], b = rows[2 * i + 1];
+        if (b >= minv && b <= maxv)
+            xy += first[b - minv + 1] - first[b - minv];
+        if (i == 0 || rows[2 * i - 2] != a) {
+            unsigned long long d = first[a - minv + 1] - first[a - minv];
+            yx += d * d;
+        }
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+        xy += __shfl_down_sync(0xffffffffu, xy, o);
+        yx += __shfl_down_sync(0xffffffffu, yx, o);
+    }
+    if ((threadIdx.x & 31) == 0) {
+        atomicAdd(&out[0], xy);
+        atomicAdd(&out[1], yx);
+    }
+}
+
+extern "C" rfx_status rfx_gpu_triangle_order_costs(rfx_gpu *g, const rfx_dev_rows *e, double *xy, double *yx)
+{
+    *xy = *yx = 0;
+    if (e->arity != 2 || e->n == 0)
+        return RFX_OK;
+    uint32_t ends[2];
+    CK(cudaMemcpyAsync(&ends[0], e->data, 4, cudaMemcpyDeviceToHost, g->stream));
+    CK(cudaMemcpyAsync(&ends[1], e->data + (e->n - 1) * 2, 4, cudaMemcpyDeviceToHost, g->stream));
+    CK(cudaStreamSynchronize(g->stream));
+    size_t m = (size_t)ends[1] - ends[0] + 2;   // first[] with one entry past the largest value
+    if (ends[1] == UINT32_MAX || e->n > UINT32_MAX || m > 4 * e->n + 1024)
+        return RFX_OK;   // no estimate (sparse or extreme values): the caller keeps its order
+    uint32_t *first = (uint32_t *)rfx_gpu_alloc(g, m * 4);
+    unsigned long long *sums = (unsigned long long *)rfx_gpu_alloc(g, 16);
+    if (!first || !sums) {
+        rfx_gpu_free(g, first);
+        rfx_gpu_free(g, sums);
+        return RFX_ERR_NOMEM;
+    }
+    unsigned long long h[2] = {0, 0};
+    cudaError_t err = cudaMemsetAsync(sums, 0, 16, g->stream);
+    if (err == cudaSuccess) {
+        k_lftj_first<<<grid_for(m), 256, 0, g->stream>>>(e->data, 2, (uint32_t)e->n, ends[0], m, first);
+        k_lftj_order_costs<<<grid_for(e->n), 256, 0, g->stream>>>(e->data, e->n, first, ends[0], ends[1], sums);
+        err = cudaGetLastError();
+    }
+    rfx_status st = err != cudaSuccess ? fail(g, err, "k_lftj_order_costs", __FILE__, __LINE__) : to_host(g, sums, h, 2);
+    rfx_gpu_free(g, first);
+    rfx_gpu_free(g, sums);
+    *xy = (double)h[0];
+    *yx = (double)h[1];
+    return st;
+}
+
 // One frontier: F partial bindings of `depth` values, with nsrc ranges each.
 struct lftj_frontier {
     size_t F;

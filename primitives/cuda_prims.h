@@ -92,6 +92,10 @@ rfx_status rfx_gpu_aggregate(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_ro
  * (dst untouched). Implemented in lftj/gpu_lftj.cuh. */
 rfx_status rfx_gpu_lftj(rfx_gpu *g, const rfx_dev_rows *const *srcs, const int *colvar, int nsrc, int nvars,
                         rfx_dev_rows *dst, uint64_t *count);
+/* For a relation e(a, b) sorted, with d(v) the rows led by v: *xy = the sum over rows of
+ * d(b), *yx = the sum over a of d(a)^2: the last-level probes of counting the triangles
+ * e(x,y), e(x,z), e(y,z) in variable order x, y, z and in order y, x, z (e reversed). */
+rfx_status rfx_gpu_triangle_order_costs(rfx_gpu *g, const rfx_dev_rows *e, double *xy, double *yx);
 /* The same, keeping level 0 in memo for the next join whose sources led by variable 0
  * are the same slices (boxes of one outer interval) and reusing it when memo->valid;
  * the caller forgets the memo when those slices change. */

@@ -451,6 +451,30 @@ static void test_lftj_hubs(void)
     rfx_rows_free(&e);
 }
 
+/* The probe sums that choose a triangle count's variable order, against the host's. */
+static void test_triangle_order_costs(void)
+{
+    if (!need_gpu())
+        return;
+    for (int shape = 0; shape < 3; shape++) {
+        rfx_rows e = rows_random(shape == 2 ? 1 : 40000, 2, shape == 0 ? UNIFORM : ZIPF, 5000, true);
+        uint32_t deg[5001] = {0};
+        for (size_t i = 0; i < e.n; i++)
+            deg[e.data[2 * i]]++;
+        double want_xy = 0, want_yx = 0, xy = -1, yx = -1;
+        for (size_t i = 0; i < e.n; i++)
+            want_xy += deg[e.data[2 * i + 1]];
+        for (int v = 0; v < 5001; v++)
+            want_yx += (double)deg[v] * deg[v];
+        rfx_dev_rows d = up(&e);
+        CU_ASSERT_EQUAL(rfx_gpu_triangle_order_costs(gpu, &d, &xy, &yx), RFX_OK);
+        CU_ASSERT_EQUAL(xy, want_xy);
+        CU_ASSERT_EQUAL(yx, want_yx);
+        rfx_gpu_rows_free(gpu, &d);
+        rfx_rows_free(&e);
+    }
+}
+
 /* The same join under a small device budget: the candidates of the last level (about
  * 30 million, 16 bytes each) cannot fit in 96 MB, so the frontier is split and expanded
  * in rounds; listing and counting must still equal the CPU's. */
@@ -643,6 +667,7 @@ static void add(void)
     CU_add_test(s, "leapfrog triejoin", test_lftj);
     CU_add_test(s, "leapfrog triejoin in rounds under a small budget", test_lftj_small_budget);
     CU_add_test(s, "leapfrog triejoin counting over hubs and the largest value", test_lftj_hubs);
+    CU_add_test(s, "probe sums for a triangle count's variable order", test_triangle_order_costs);
     CU_add_test(s, "programs on both backends", test_programs_both_backends);
 }
 
