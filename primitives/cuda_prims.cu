@@ -658,8 +658,10 @@ extern "C" rfx_status rfx_gpu_sort(rfx_gpu *g, rfx_dev_rows *r)
         return RFX_OK;
     }
     // wider rows: LSD over columns on a permutation, then one gather
-    if (n > UINT32_MAX)
+    if (n > UINT32_MAX) {
+        snprintf(g->err, sizeof g->err, "sort of %zu rows of %d columns (at most 2^32-1 rows of more than two)", n, a);
         return RFX_ERR_LIMIT;
+    }
     uint32_t *perm, *perm_alt, *keys, *keys_alt, *out;
     ALLOC(perm, n * 4);
     ALLOC(perm_alt, n * 4);
