@@ -384,18 +384,7 @@ extern "C" rfx_status rfx_gpu_lftj_boxes(rfx_gpu *const *gs, int ndev, const rfx
 __global__ void k_lftj_lower_bounds(const uint32_t *data, int arity, size_t n, const uint64_t *cuts, int ncuts,
                                     uint64_t *out)
 {
-    GRID_STRIDE(i, (size_t)ncuts)
-    {
-        size_t lo = 0, hi = n;
-        while (lo < hi) {
-            size_t m = lo + (hi - lo) / 2;
-            if ((uint64_t)data[m * arity] < cuts[i])
-                lo = m + 1;
-            else
-                hi = m;
-        }
-        out[i] = lo;
-    }
+    GRID_STRIDE(i, (size_t)ncuts) out[i] = lftj_first_at_least(data, arity, n, cuts[i]);
 }
 
 static void spread_worker_run(int d, void *arg)

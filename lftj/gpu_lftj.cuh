@@ -437,26 +437,50 @@ __global__ void k_lftj_run_starts(const uint32_t *rng, size_t F, size_t stride, 
         atomicAdd(out, mine);
 }
 
+// The first of n rows (sorted by column 0) whose column 0 is >= x (x may be 2^32: n).
+__device__ __forceinline__ size_t lftj_first_at_least(const uint32_t *data, int arity, size_t n, uint64_t x)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (data[mid * arity] < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 // first[t] = the first row whose column 0 is >= minv + t (rows sorted by column 0).
 __global__ void k_lftj_first(const uint32_t *data, int arity, uint32_t n, uint32_t minv, size_t m, uint32_t *first)
 {
-    GRID_STRIDE(t, m)
-    {
-        uint32_t x = minv + (uint32_t)t, lo = 0, hi = n;
-        while (lo < hi) {
-            uint32_t mid = lo + (hi - lo) / 2;
-            if (data[(size_t)mid * arity] < x)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        first[t] = lo;
-    }
+    GRID_STRIDE(t, m) first[t] = (uint32_t)lftj_first_at_least(data, arity, n, (uint64_t)minv + t);
+}
+
+// first[0 .. maxv - minv + 1] over column 0 of n (< 2^32) sorted rows: first[t] is the
+// first row whose value is >= minv + t, the last entry n. Built when the values span at
+// most `limit`; otherwise, or without memory, *first stays NULL (an index is a speed-up,
+// never a reason to fail).
+static rfx_status lftj_root_index(rfx_gpu *g, const uint32_t *data, int arity, size_t n, size_t limit,
+                                  uint32_t **first, uint32_t *minv, uint32_t *maxv)
+{
+    *first = NULL;
+    uint32_t ends[2];
+    CK(cudaMemcpyAsync(&ends[0], data, 4, cudaMemcpyDeviceToHost, g->stream));
+    CK(cudaMemcpyAsync(&ends[1], data + (n - 1) * (size_t)arity, 4, cudaMemcpyDeviceToHost, g->stream));
+    CK(cudaStreamSynchronize(g->stream));
+    size_t m = (size_t)ends[1] - ends[0] + 2;
+    if (m - 1 > limit || !(*first = (uint32_t *)rfx_gpu_alloc(g, m * 4)))
+        return RFX_OK;
+    k_lftj_first<<<grid_for(m), 256, 0, g->stream>>>(data, arity, (uint32_t)n, ends[0], m, *first);
+    CK_LAUNCH();
+    *minv = ends[0];
+    *maxv = ends[1];
+    return RFX_OK;
 }
 
 // Indexes the first column of each source whose values are dense enough that the index
-// is no larger than the source, and that leaves most of the free budget alone (the index
-// is a speed-up, never a reason to fail: without memory the join searches instead).
+// is no larger than the source, and that leaves most of the free budget alone.
 // Sources over the same rows share one index (the same start is not enough: a box's
 // slice of a relation may start where the whole relation, another source, does).
 // owned[s] marks the indexes to free.
@@ -476,24 +500,14 @@ static rfx_status lftj_index_roots(rfx_gpu *g, lftj_srcs *S, bool *owned)
             }
         if (S->first[s])
             continue;
-        uint32_t ends[2];
-        CK(cudaMemcpyAsync(&ends[0], S->data[s], 4, cudaMemcpyDeviceToHost, g->stream));
-        CK(cudaMemcpyAsync(&ends[1], S->data[s] + (n - 1) * (size_t)S->arity[s], 4, cudaMemcpyDeviceToHost,
-                           g->stream));
-        CK(cudaStreamSynchronize(g->stream));
-        size_t m = (size_t)ends[1] - ends[0] + 1, used = rfx_gpu_in_use(g);
-        size_t spare = g->budget > used ? g->budget - used : 0;
-        if (m > n * (size_t)S->arity[s] || m * 4 > spare / 4)
-            continue;
-        uint32_t *first = (uint32_t *)rfx_gpu_alloc(g, m * 4);
-        if (!first)
-            continue;
-        k_lftj_first<<<grid_for(m), 256, 0, g->stream>>>(S->data[s], S->arity[s], (uint32_t)n, ends[0], m, first);
-        CK_LAUNCH();
+        size_t used = rfx_gpu_in_use(g), spare = g->budget > used ? g->budget - used : 0;
+        size_t limit = n * (size_t)S->arity[s] < spare / 16 ? n * (size_t)S->arity[s] : spare / 16;
+        uint32_t *first;
+        rfx_status st = lftj_root_index(g, S->data[s], S->arity[s], n, limit, &first, &S->minv[s], &S->maxv[s]);
+        if (st != RFX_OK)
+            return st;
         S->first[s] = first;
-        S->minv[s] = ends[0];
-        S->maxv[s] = ends[1];
-        owned[s] = true;
+        owned[s] = first != NULL;
     }
     return RFX_OK;
 }
@@ -529,30 +543,21 @@ __global__ void k_lftj_order_costs(const uint32_t *rows, size_t n, const uint32_
 extern "C" rfx_status rfx_gpu_triangle_order_costs(rfx_gpu *g, const rfx_dev_rows *e, double *xy, double *yx)
 {
     *xy = *yx = 0;
-    if (e->arity != 2 || e->n == 0)
+    if (e->arity != 2 || e->n == 0 || e->n > UINT32_MAX)
         return RFX_OK;
-    uint32_t ends[2];
-    CK(cudaMemcpyAsync(&ends[0], e->data, 4, cudaMemcpyDeviceToHost, g->stream));
-    CK(cudaMemcpyAsync(&ends[1], e->data + (e->n - 1) * 2, 4, cudaMemcpyDeviceToHost, g->stream));
-    CK(cudaStreamSynchronize(g->stream));
-    size_t m = (size_t)ends[1] - ends[0] + 2;   // first[] with one entry past the largest value
-    if (ends[1] == UINT32_MAX || e->n > UINT32_MAX || m > 4 * e->n + 1024)
-        return RFX_OK;   // no estimate (sparse or extreme values): the caller keeps its order
-    uint32_t *first = (uint32_t *)rfx_gpu_alloc(g, m * 4);
-    unsigned long long *sums = (unsigned long long *)rfx_gpu_alloc(g, 16);
-    if (!first || !sums) {
-        rfx_gpu_free(g, first);
-        rfx_gpu_free(g, sums);
-        return RFX_ERR_NOMEM;
-    }
-    unsigned long long h[2] = {0, 0};
-    cudaError_t err = cudaMemsetAsync(sums, 0, 16, g->stream);
-    if (err == cudaSuccess) {
-        k_lftj_first<<<grid_for(m), 256, 0, g->stream>>>(e->data, 2, (uint32_t)e->n, ends[0], m, first);
-        k_lftj_order_costs<<<grid_for(e->n), 256, 0, g->stream>>>(e->data, e->n, first, ends[0], ends[1], sums);
+    uint32_t *first, minv = 0, maxv = 0;
+    rfx_status st = lftj_root_index(g, e->data, 2, e->n, 4 * e->n + 1024, &first, &minv, &maxv);
+    if (st != RFX_OK || !first)
+        return st;   // no estimate (sparse values, or no memory): the caller keeps its order
+    unsigned long long *sums = (unsigned long long *)rfx_gpu_alloc(g, 16), h[2] = {0, 0};
+    cudaError_t err = sums ? cudaMemsetAsync(sums, 0, 16, g->stream) : cudaSuccess;
+    if (sums && err == cudaSuccess) {
+        k_lftj_order_costs<<<grid_for(e->n), 256, 0, g->stream>>>(e->data, e->n, first, minv, maxv, sums);
         err = cudaGetLastError();
     }
-    rfx_status st = err != cudaSuccess ? fail(g, err, "k_lftj_order_costs", __FILE__, __LINE__) : to_host(g, sums, h, 2);
+    st = err != cudaSuccess ? fail(g, err, "k_lftj_order_costs", __FILE__, __LINE__)
+         : sums            ? to_host(g, sums, h, 2)
+                           : RFX_OK;
     rfx_gpu_free(g, first);
     rfx_gpu_free(g, sums);
     *xy = (double)h[0];
@@ -665,44 +670,38 @@ static rfx_status lftj_regroup(rfx_gpu *g, const uint32_t *rng, size_t F, int ns
     *out = NULL;
     if (F > UINT32_MAX)
         return RFX_OK;
-    size_t stride = (size_t)nsrc * 2, bytes = 0;
-    int sel = 0;
-    uint32_t *keys = (uint32_t *)rfx_gpu_alloc(g, F * 4), *keys_alt = (uint32_t *)rfx_gpu_alloc(g, F * 4),
-             *perm = (uint32_t *)rfx_gpu_alloc(g, F * 4), *perm_alt = (uint32_t *)rfx_gpu_alloc(g, F * 4),
-             *rows = (uint32_t *)rfx_gpu_alloc(g, F * stride * 4);
-    void *tmp = NULL;
-    cudaError_t e = cudaSuccess;
-    bool ok = keys && keys_alt && perm && perm_alt && rows;
-    if (ok) {
-        k_iota<<<grid_for(F), 256, 0, g->stream>>>(perm, F);
-        k_gather_col<<<grid_for(F), 256, 0, g->stream>>>(rng, F, (int)stride, col, perm, keys);
-        e = cudaGetLastError();
-    }
-    if (ok && e == cudaSuccess)
-        e = (cudaError_t)rfx_shim_sort_pairs_u32(NULL, &bytes, keys, keys_alt, perm, perm_alt, F, 32, &sel,
-                                                 (rfx_stream)g->stream);
-    if (ok && e == cudaSuccess) {
-        tmp = rfx_gpu_alloc(g, bytes ? bytes : 1);
-        ok = tmp != NULL;
-    }
-    if (ok && e == cudaSuccess)
-        e = (cudaError_t)rfx_shim_sort_pairs_u32(tmp, &bytes, keys, keys_alt, perm, perm_alt, F, 32, &sel,
-                                                 (rfx_stream)g->stream);
-    if (ok && e == cudaSuccess) {
-        k_gather_rows<<<grid_for(F), 256, 0, g->stream>>>(rng, F, (int)stride, sel & 2 ? perm_alt : perm, rows);
-        e = cudaGetLastError();
-    }
-    rfx_gpu_free(g, tmp);
-    rfx_gpu_free(g, keys);
-    rfx_gpu_free(g, keys_alt);
-    rfx_gpu_free(g, perm);
-    rfx_gpu_free(g, perm_alt);
-    if (ok && e == cudaSuccess) {
-        *out = rows;
+    int bits[2 * LFTJ_MAX_SRC] = {0};
+    bits[col] = 32;
+    rfx_status st = rows_sorted_by(g, rng, F, nsrc * 2, bits, out);
+    return st == RFX_ERR_NOMEM ? RFX_OK : st;
+}
+
+// Which participant of the pair count holds the shared node (*a, from the plan's order),
+// and over which frontier: in a box the inner variable's interval cuts the shared node's
+// runs to a few elements each. When they average under LFTJ_SHORT_RUN, the frontier is
+// regrouped by the other node (*regrouped, to count over and free) and the roles swapped:
+// the elements of one y in a box then share N+(y) in one run. counter: 8 device bytes.
+static rfx_status lftj_pair_roles(lftj_run *R, int v, const lftj_frontier &cur, unsigned long long *counter, int *a,
+                                  uint32_t **regrouped)
+{
+    rfx_gpu *g = R->g;
+    const lftj_level &L = R->levels[v];
+    *a = R->pair_a[v];
+    *regrouped = NULL;
+    if (cur.F < 4096)
         return RFX_OK;
-    }
-    rfx_gpu_free(g, rows);
-    return e == cudaSuccess ? RFX_OK : fail(g, e, "regrouping the frontier", __FILE__, __LINE__);
+    CK(cudaMemsetAsync(counter, 0, 8, g->stream));
+    k_lftj_run_starts<<<grid_for(cur.F), 256, 0, g->stream>>>(cur.rng, cur.F, (size_t)R->nsrc * 2, 2 * L.src[*a],
+                                                               counter);
+    CK_LAUNCH();
+    unsigned long long nruns = 0;
+    rfx_status st = to_host(g, counter, &nruns, 1);
+    if (st != RFX_OK || nruns * LFTJ_SHORT_RUN <= cur.F)
+        return st;
+    st = lftj_regroup(g, cur.rng, cur.F, R->nsrc, 2 * L.src[1 - *a], regrouped);
+    if (st == RFX_OK && *regrouped)
+        *a = 1 - *a;
+    return st;
 }
 
 // Counts the last variable of frontier cur (never materialised).
@@ -714,63 +713,32 @@ static rfx_status lftj_count_last(lftj_run *R, int v, const lftj_frontier &cur)
     if (!d_total)
         return RFX_ERR_NOMEM;
     bool pair = L.np == 2 && R->pair_a[v] >= 0;
-    cudaError_t e = cudaMemsetAsync(d_total, 0, 8, g->stream);
     uint32_t *regrouped = NULL;
-    const uint32_t *rng = cur.rng;
-    int a = pair ? R->pair_a[v] : 0, b = 1 - a;
-    if (e == cudaSuccess && pair && cur.F >= 4096) {
-        // In a box, the inner variable's interval cuts the shared node's runs to a few
-        // elements each. When they average under LFTJ_SHORT_RUN, the frontier is ordered
-        // by the other node instead and the roles swapped: the elements of one y in a box
-        // then share N+(y) in one run.
-        unsigned long long *starts = d_total;   // zeroed; reset below
-        size_t stride = (size_t)R->nsrc * 2;
-        k_lftj_run_starts<<<grid_for(cur.F), 256, 0, g->stream>>>(cur.rng, cur.F, stride, 2 * L.src[a], starts);
-        unsigned long long nruns = 0;
-        e = cudaGetLastError();
-        rfx_status rs = e == cudaSuccess ? to_host(g, starts, &nruns, 1) : RFX_OK;
-        if (rs != RFX_OK) {
-            rfx_gpu_free(g, d_total);
-            return rs;
-        }
-        if (e == cudaSuccess && nruns * LFTJ_SHORT_RUN > cur.F) {
-            rs = lftj_regroup(g, cur.rng, cur.F, R->nsrc, 2 * L.src[b], &regrouped);
-            if (rs != RFX_OK) {
-                rfx_gpu_free(g, d_total);
-                return rs;
-            }
-            if (regrouped) {
-                rng = regrouped;
-                a = b;
-                b = 1 - a;
-            }
-        }
-        if (e == cudaSuccess)
-            e = cudaMemsetAsync(d_total, 0, 8, g->stream);
-    }
-    if (e == cudaSuccess && pair) {
-        int sms = 132;
-        if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, g->device) != cudaSuccess)
-            sms = 132;   // a guess only sizes the chunks
+    int a = 0;
+    rfx_status st = pair ? lftj_pair_roles(R, v, cur, d_total, &a, &regrouped) : RFX_OK;
+    cudaError_t e = st == RFX_OK ? cudaMemsetAsync(d_total, 0, 8, g->stream) : cudaSuccess;
+    if (st == RFX_OK && e == cudaSuccess && pair) {
         // chunks of 256 elements, unless that leaves fewer than 32 chunks a multiprocessor
         // (R-MAT 22 boxed at 25% on an H100: the count of a box took 3.4x its share of the
         // whole join with one wave of 256-element chunks, the slowest chunk its length)
         unsigned chunk = LFTJ_CHUNK;
-        while (chunk > 32 && cur.F / chunk < (size_t)sms * 32)
+        while (chunk > 32 && cur.F / chunk < (size_t)g->sms * 32)
             chunk /= 2;
         size_t blocks = (cur.F + chunk - 1) / chunk;
         k_lftj_count_pair<<<(unsigned)(blocks < 65536 ? blocks : 65536), LFTJ_CHUNK, 0, g->stream>>>(
-            R->S, L.src[a], L.col[a], L.src[b], L.col[b], cur.F, rng, chunk, d_total);
+            R->S, L.src[a], L.col[a], L.src[1 - a], L.col[1 - a], cur.F, regrouped ? regrouped : cur.rng, chunk,
+            d_total);
         e = cudaGetLastError();
-    } else if (e == cudaSuccess) {
+    } else if (st == RFX_OK && e == cudaSuccess) {
         size_t blocks = (cur.F + 7) / 8;   // 8 warps a block, a warp an element
         k_lftj_count_last<<<(unsigned)(blocks < 65536 ? blocks : 65536), 256, 0, g->stream>>>(R->S, L, cur.F, cur.rng,
                                                                                                d_total);
         e = cudaGetLastError();
     }
     unsigned long long t = 0;
-    rfx_status st = e != cudaSuccess ? fail(g, e, pair ? "k_lftj_count_pair" : "k_lftj_count_last", __FILE__, __LINE__)
-                                     : to_host(g, d_total, &t, 1);
+    if (st == RFX_OK)
+        st = e != cudaSuccess ? fail(g, e, pair ? "k_lftj_count_pair" : "k_lftj_count_last", __FILE__, __LINE__)
+                              : to_host(g, d_total, &t, 1);
     rfx_gpu_free(g, d_total);
     rfx_gpu_free(g, regrouped);
     R->total += t;
@@ -1002,7 +970,7 @@ extern "C" rfx_status rfx_gpu_lftj_memo_run(rfx_gpu *g, const rfx_dev_rows *cons
     R.nvars = nvars;
     R.counting = count != NULL;
     R.timing = getenv("RFX_LFTJ_TIMES") != NULL;
-    R.memo = nvars > 1 && nsrc <= 32 ? memo : NULL;
+    R.memo = nvars > 1 ? memo : NULL;
     R.S.nsrc = nsrc;
     R.levels = (lftj_level *)calloc((size_t)nvars, sizeof(lftj_level));
     uint32_t *root = (uint32_t *)malloc(sizeof(uint32_t) * 2 * (size_t)nsrc);

@@ -27,6 +27,7 @@ struct rfx_gpu {
     unsigned int *d_flag;      // division-by-zero flag of the last expression kernel
     double copy_gbs;           // measured d2d copy bandwidth (0: not yet)
     int arch;                  // compute capability, 10 * major + minor
+    int sms;                   // multiprocessors
     struct jit_lib *libs;      // generated kernels loaded in this context
     std::unordered_map<void *, uint64_t> *live;   // pool allocations and their sequence numbers
     uint64_t seq;
@@ -111,6 +112,7 @@ extern "C" rfx_gpu *rfx_gpu_open(int device, size_t budget, char *err, size_t er
     cudaMemPoolSetAttribute(g->pool, cudaMemPoolAttrReleaseThreshold, &keep);
     snprintf(g->name, sizeof g->name, "%s", prop.name);
     g->arch = prop.major * 10 + prop.minor;
+    g->sms = prop.multiProcessorCount;
     g->budget = budget ? budget : free_b - free_b / 20;
     g->live = new (std::nothrow) std::unordered_map<void *, uint64_t>();
     if (!g->live || cudaMallocFromPoolAsync((void **)&g->d_flag, sizeof(unsigned), g->pool, g->stream) != cudaSuccess) {
@@ -605,6 +607,59 @@ extern "C" rfx_status rfx_gpu_sort_into(rfx_gpu *g, const rfx_dev_rows *src, rfx
     return st ? st : rfx_gpu_sort(g, dst);
 }
 
+// n (< 2^32) rows of arity a stably sorted by the columns with bits[c] > 0 (column 0 the
+// most significant; bits[c] of each value vary), into *out (allocated here): LSD passes
+// of CUB's pair sort over a permutation, then one gather.
+static rfx_status rows_sorted_by(rfx_gpu *g, const uint32_t *rows, size_t n, int a, const int *bits, uint32_t **out)
+{
+    *out = NULL;
+    size_t bytes = 0;
+    int sel = 0;
+    uint32_t *perm = (uint32_t *)rfx_gpu_alloc(g, n * 4), *perm_alt = (uint32_t *)rfx_gpu_alloc(g, n * 4),
+             *keys = (uint32_t *)rfx_gpu_alloc(g, n * 4), *keys_alt = (uint32_t *)rfx_gpu_alloc(g, n * 4);
+    void *tmp = NULL;
+    rfx_status st = perm && perm_alt && keys && keys_alt ? RFX_OK : RFX_ERR_NOMEM;
+    cudaError_t e = cudaSuccess;
+    if (st == RFX_OK) {
+        k_iota<<<grid_for(n), 256, 0, g->stream>>>(perm, n);
+        if ((e = cudaGetLastError()) == cudaSuccess)
+            e = (cudaError_t)rfx_shim_sort_pairs_u32(NULL, &bytes, keys, keys_alt, perm, perm_alt, n, 32, &sel,
+                                                     (rfx_stream)g->stream);
+    }
+    if (st == RFX_OK && e == cudaSuccess && !(tmp = rfx_gpu_alloc(g, bytes ? bytes : 1)))
+        st = RFX_ERR_NOMEM;
+    for (int c = a - 1; c >= 0 && st == RFX_OK && e == cudaSuccess; c--) {
+        if (!bits[c])
+            continue;
+        k_gather_col<<<grid_for(n), 256, 0, g->stream>>>(rows, n, a, c, perm, keys);
+        if ((e = cudaGetLastError()) == cudaSuccess)
+            e = (cudaError_t)rfx_shim_sort_pairs_u32(tmp, &bytes, keys, keys_alt, perm, perm_alt, n, bits[c], &sel,
+                                                     (rfx_stream)g->stream);
+        if (sel & 2) {
+            uint32_t *t = perm;
+            perm = perm_alt;
+            perm_alt = t;
+        }
+    }
+    rfx_gpu_free(g, tmp);
+    rfx_gpu_free(g, keys);
+    rfx_gpu_free(g, keys_alt);
+    rfx_gpu_free(g, perm_alt);
+    if (st == RFX_OK && e == cudaSuccess && !(*out = (uint32_t *)rfx_gpu_alloc(g, n * (size_t)a * 4)))
+        st = RFX_ERR_NOMEM;
+    if (st == RFX_OK && e == cudaSuccess) {
+        k_gather_rows<<<grid_for(n), 256, 0, g->stream>>>(rows, n, a, perm, *out);
+        e = cudaGetLastError();
+    }
+    rfx_gpu_free(g, perm);
+    if (e != cudaSuccess) {
+        rfx_gpu_free(g, *out);
+        *out = NULL;
+        return fail(g, e, "sorting rows by columns", __FILE__, __LINE__);
+    }
+    return st;
+}
+
 extern "C" rfx_status rfx_gpu_sort(rfx_gpu *g, rfx_dev_rows *r)
 {
     size_t n = r->n;
@@ -662,41 +717,10 @@ extern "C" rfx_status rfx_gpu_sort(rfx_gpu *g, rfx_dev_rows *r)
         snprintf(g->err, sizeof g->err, "sort of %zu rows of %d columns (at most 2^32-1 rows of more than two)", n, a);
         return RFX_ERR_LIMIT;
     }
-    uint32_t *perm, *perm_alt, *keys, *keys_alt, *out;
-    ALLOC(perm, n * 4);
-    ALLOC(perm_alt, n * 4);
-    ALLOC(keys, n * 4);
-    ALLOC(keys_alt, n * 4);
-    k_iota<<<grid_for(n), 256, 0, g->stream>>>(perm, n);
-    CK_LAUNCH();
-    CK((cudaError_t)rfx_shim_sort_pairs_u32(NULL, &bytes, keys, keys_alt, perm, perm_alt, n, 32, &sel, (rfx_stream)g->stream));
-    ALLOC(tmp, bytes ? bytes : 1);
-    cudaError_t e = cudaSuccess;
-    for (int c = a - 1; c >= 0 && e == cudaSuccess; c--) {
-        if (!bits[c])
-            continue;
-        k_gather_col<<<grid_for(n), 256, 0, g->stream>>>(r->data, n, a, c, perm, keys);
-        e = (cudaError_t)rfx_shim_sort_pairs_u32(tmp, &bytes, keys, keys_alt, perm, perm_alt, n, bits[c], &sel,
-                                                 (rfx_stream)g->stream);
-        if (sel & 2) {
-            uint32_t *t = perm;
-            perm = perm_alt;
-            perm_alt = t;
-        }
-    }
-    rfx_gpu_free(g, tmp);
-    rfx_gpu_free(g, keys);
-    rfx_gpu_free(g, keys_alt);
-    rfx_gpu_free(g, perm_alt);
-    CK(e);
-    out = (uint32_t *)rfx_gpu_alloc(g, n * (size_t)a * 4);
-    if (!out) {
-        rfx_gpu_free(g, perm);
-        return RFX_ERR_NOMEM;
-    }
-    k_gather_rows<<<grid_for(n), 256, 0, g->stream>>>(r->data, n, a, perm, out);
-    rfx_gpu_free(g, perm);
-    CK_LAUNCH();
+    uint32_t *out;
+    st = rows_sorted_by(g, r->data, n, a, bits, &out);
+    if (st != RFX_OK)
+        return st;
     rfx_gpu_free(g, r->data);
     r->data = out;
     r->cap = n;
