@@ -425,16 +425,31 @@ __global__ void __launch_bounds__(LFTJ_CHUNK) k_lftj_count_pair(const __grid_con
     lftj_add_block(mine, &block_sum, total);
 }
 
-// *out += the elements of the frontier whose word col differs from the previous one's:
-// the runs a pair count would see with that word's node as the shared one.
-__global__ void k_lftj_run_starts(const uint32_t *rng, size_t F, size_t stride, int col, unsigned long long *out)
+// What a pair count over the frontier would do either way round. out[0] += the elements
+// whose word col_a (a node's start row) differs from the previous one's: the runs that
+// share a table with A's node as the shared one; out[1] += the warp steps (32 values)
+// that probe the B nodes; out[2] += those that would probe the A nodes instead.
+__global__ void k_lftj_pair_costs(const uint32_t *rng, size_t F, size_t stride, int col_a, int col_b,
+                                  unsigned long long *out)
 {
-    unsigned long long mine = 0;
-    GRID_STRIDE(f, F) mine += f == 0 || rng[f * stride + col] != rng[(f - 1) * stride + col];
-    for (int o = 16; o > 0; o >>= 1)
-        mine += __shfl_down_sync(0xffffffffu, mine, o);
-    if ((threadIdx.x & 31) == 0 && mine)
-        atomicAdd(out, mine);
+    unsigned long long runs = 0, probe_b = 0, probe_a = 0;
+    GRID_STRIDE(f, F)
+    {
+        const uint32_t *r = rng + f * stride;
+        runs += f == 0 || r[col_a] != r[col_a - stride];
+        probe_b += (r[col_b + 1] - r[col_b] + 31) / 32;
+        probe_a += (r[col_a + 1] - r[col_a] + 31) / 32;
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+        runs += __shfl_down_sync(0xffffffffu, runs, o);
+        probe_b += __shfl_down_sync(0xffffffffu, probe_b, o);
+        probe_a += __shfl_down_sync(0xffffffffu, probe_a, o);
+    }
+    if ((threadIdx.x & 31) == 0 && (runs | probe_b | probe_a)) {
+        atomicAdd(&out[0], runs);
+        atomicAdd(&out[1], probe_b);
+        atomicAdd(&out[2], probe_a);
+    }
 }
 
 // The first of n rows (sorted by column 0) whose column 0 is >= x (x may be 2^32: n).
@@ -677,10 +692,16 @@ static rfx_status lftj_regroup(rfx_gpu *g, const uint32_t *rng, size_t F, int ns
 }
 
 // Which participant of the pair count holds the shared node (*a, from the plan's order),
-// and over which frontier: in a box the inner variable's interval cuts the shared node's
-// runs to a few elements each. When they average under LFTJ_SHORT_RUN, the frontier is
-// regrouped by the other node (*regrouped, to count over and free) and the roles swapped:
-// the elements of one y in a box then share N+(y) in one run. counter: 8 device bytes.
+// and over which frontier. The frontier is regrouped by the other node (*regrouped, to
+// count over and free) and the roles swapped when
+// - the shared node's runs average under LFTJ_SHORT_RUN elements: in a box the inner
+//   variable's interval cuts them to a few elements each, and regrouped, the elements of
+//   one y share N+(y) in one run; or
+// - the other node's lists are shorter to probe by LFTJ_SWAP_GAIN: a triangle count over
+//   (x, y) probes N+(y) for each pair, that is sum d+(y), where swapped it probes sum
+//   d+(x) (R-MAT: about half; the sort costs a few percent of the count).
+// counter: 24 device bytes.
+#define LFTJ_SWAP_GAIN 0.8
 static rfx_status lftj_pair_roles(lftj_run *R, int v, const lftj_frontier &cur, unsigned long long *counter, int *a,
                                   uint32_t **regrouped)
 {
@@ -690,13 +711,14 @@ static rfx_status lftj_pair_roles(lftj_run *R, int v, const lftj_frontier &cur, 
     *regrouped = NULL;
     if (cur.F < 4096)
         return RFX_OK;
-    CK(cudaMemsetAsync(counter, 0, 8, g->stream));
-    k_lftj_run_starts<<<grid_for(cur.F), 256, 0, g->stream>>>(cur.rng, cur.F, (size_t)R->nsrc * 2, 2 * L.src[*a],
-                                                               counter);
+    CK(cudaMemsetAsync(counter, 0, 24, g->stream));
+    k_lftj_pair_costs<<<grid_for(cur.F), 256, 0, g->stream>>>(cur.rng, cur.F, (size_t)R->nsrc * 2, 2 * L.src[*a],
+                                                               2 * L.src[1 - *a], counter);
     CK_LAUNCH();
-    unsigned long long nruns = 0;
-    rfx_status st = to_host(g, counter, &nruns, 1);
-    if (st != RFX_OK || nruns * LFTJ_SHORT_RUN <= cur.F)
+    unsigned long long c[3] = {0, 0, 0};
+    rfx_status st = to_host(g, counter, c, 3);
+    bool short_runs = c[0] * LFTJ_SHORT_RUN > cur.F, cheaper = (double)c[2] < LFTJ_SWAP_GAIN * (double)c[1];
+    if (st != RFX_OK || !(short_runs || cheaper))
         return st;
     st = lftj_regroup(g, cur.rng, cur.F, R->nsrc, 2 * L.src[1 - *a], regrouped);
     if (st == RFX_OK && *regrouped)
@@ -709,7 +731,7 @@ static rfx_status lftj_count_last(lftj_run *R, int v, const lftj_frontier &cur)
 {
     rfx_gpu *g = R->g;
     const lftj_level &L = R->levels[v];
-    unsigned long long *d_total = (unsigned long long *)rfx_gpu_alloc(g, 8);
+    unsigned long long *d_total = (unsigned long long *)rfx_gpu_alloc(g, 24);   // the roles' costs, then the count
     if (!d_total)
         return RFX_ERR_NOMEM;
     bool pair = L.np == 2 && R->pair_a[v] >= 0;

@@ -486,14 +486,34 @@ static rfx_status finish_filtered(rfx_gpu *g, rfx_status st, rfx_dev_rows *res, 
 }
 
 // ---- sort ------------------------------------------------------------------------------
-__global__ void k_col_or(const uint32_t *rows, size_t n, int arity, int col, uint32_t first, unsigned *out)
+__global__ void k_col_or(const uint32_t *rows, size_t n, int arity, int col, unsigned *out)
 {
     uint32_t acc = 0;
-    GRID_STRIDE(i, n) acc |= rows[i * arity + col] ^ first;
+    GRID_STRIDE(i, n) acc |= rows[i * arity + col];
     for (int o = 16; o; o >>= 1)
         acc |= __shfl_xor_sync(0xffffffffu, acc, o);
     if ((threadIdx.x & 31) == 0 && acc)
         atomicOr(out, acc);
+}
+
+// out[c] |= every value of column c, in one coalesced pass over all columns: the grid's
+// thread count is a multiple of the arity, so each thread's words are of one column.
+__global__ void k_cols_or(const uint32_t *rows, size_t words, int arity, unsigned *out)
+{
+    __shared__ unsigned acc[64];
+    if (threadIdx.x < 64)
+        acc[threadIdx.x] = 0;
+    __syncthreads();
+    size_t T = (size_t)gridDim.x * blockDim.x / (size_t)arity * (size_t)arity,
+           t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned mine = 0;
+    for (size_t j = t; t < T && j < words; j += T)
+        mine |= rows[j];
+    if (t < T && mine)
+        atomicOr(&acc[t % (size_t)arity], mine);
+    __syncthreads();
+    if ((int)threadIdx.x < arity && acc[threadIdx.x])
+        atomicOr(&out[threadIdx.x], acc[threadIdx.x]);
 }
 
 __global__ void k_pack2(const uint32_t *rows, size_t n, int shift, uint64_t *keys)
@@ -531,77 +551,82 @@ static int bits_of(unsigned v)
     return v ? 32 - __builtin_clz(v) : 0;
 }
 
-/* Bits that vary per column (xor against the first row), so radix passes can be skipped. */
+/* Per column, the width of its largest value, so radix passes over bits that are zero in
+ * every row can be skipped (columns past the 64th: 32). */
 static rfx_status varying_bits(rfx_gpu *g, const rfx_dev_rows *r, int *bits)
 {
-    unsigned *d;
-    ALLOC(d, sizeof(unsigned) * (size_t)r->arity);
-    rfx_status st = RFX_OK;
-    uint32_t first[64];
     int a = r->arity < 64 ? r->arity : 64;
-    if ((st = to_host(g, r->data, first, (size_t)a)) != RFX_OK) {
-        rfx_gpu_free(g, d);
-        return st;
+    unsigned *d, h[64];
+    ALLOC(d, sizeof(unsigned) * (size_t)a);
+    cudaError_t e = cudaMemsetAsync(d, 0, sizeof(unsigned) * (size_t)a, g->stream);
+    if (e == cudaSuccess && a == r->arity) {
+        k_cols_or<<<grid_for(r->n * (size_t)a), 256, 0, g->stream>>>(r->data, r->n * (size_t)a, a, d);
+        e = cudaGetLastError();
+    } else if (e == cudaSuccess) {
+        for (int c = 0; c < a && e == cudaSuccess; c++) {
+            k_col_or<<<grid_for(r->n), 256, 0, g->stream>>>(r->data, r->n, r->arity, c, d + c);
+            e = cudaGetLastError();
+        }
     }
-    cudaMemsetAsync(d, 0, sizeof(unsigned) * (size_t)r->arity, g->stream);
-    for (int c = 0; c < r->arity; c++)
-        k_col_or<<<grid_for(r->n), 256, 0, g->stream>>>(r->data, r->n, r->arity, c, c < 64 ? first[c] : 0, d + c);
-    unsigned h[64];
-    st = to_host(g, d, h, (size_t)a);
+    rfx_status st = e == cudaSuccess ? to_host(g, d, h, (size_t)a) : fail(g, e, "k_cols_or", __FILE__, __LINE__);
     rfx_gpu_free(g, d);
-    /* h | first covers every set bit of every value: the width of the largest value */
     for (int c = 0; c < r->arity; c++)
-        bits[c] = c < 64 ? bits_of(h[c] | first[c]) : 32;
+        bits[c] = c < 64 ? bits_of(h[c]) : 32;
     return st;
 }
 
-/* Two-column rows sorted straight from src into fresh memory by CUB; *done stays false when
- * packing into 64-bit keys would take fewer passes (both columns narrow). */
-static rfx_status sort_rows2(rfx_gpu *g, const rfx_dev_rows *src, const int *bits, rfx_dev_rows *out, bool *done)
+/* Two-column rows of src sorted into *out (fresh memory; out may be src, sorted in place):
+ * packed into 64-bit keys of just the bits that vary, sorted by CUB, unpacked. The
+ * unpacked rows take the buffer that the sort did not end in. (CUB's sort of the rows
+ * themselves through a decomposer took twice as long as its 64-bit key sort on an H100
+ * and an H200.) */
+static rfx_status sort_rows2(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *out)
 {
-    int b0 = bits[0], b1 = bits[1] ? bits[1] : 1;
-    int passes_pack = 2 * ((b0 + b1 + 7) / 8) + 4, passes_rows = 2 * ((32 + b0 + 7) / 8);
-    *done = false;
-    if (passes_rows > passes_pack)
-        return RFX_OK;
     size_t n = src->n, bytes = 0;
-    rfx_status st = rows_alloc(g, out, 2, n);
+    int bits[2], sel = 0;
+    rfx_status st = varying_bits(g, src, bits);
     if (st)
         return st;
-    int end = 32 + (b0 ? b0 : 1);
-    cudaError_t e = (cudaError_t)rfx_shim_sort_rows2(NULL, &bytes, src->data, out->data, n, 0, end, (rfx_stream)g->stream);
-    void *tmp = e == cudaSuccess ? rfx_gpu_alloc(g, bytes ? bytes : 1) : NULL;
-    if (e == cudaSuccess && !tmp) {
-        rfx_gpu_rows_free(g, out);
-        return RFX_ERR_NOMEM;
+    int shift = bits[1] ? bits[1] : 1, total = bits[0] + shift > 64 ? 64 : bits[0] + shift;
+    uint64_t *keys = (uint64_t *)rfx_gpu_alloc(g, n * 8), *alt = (uint64_t *)rfx_gpu_alloc(g, n * 8);
+    void *tmp = NULL;
+    cudaError_t e = cudaSuccess;
+    if (!keys || !alt)
+        st = RFX_ERR_NOMEM;
+    if (st == RFX_OK) {
+        k_pack2<<<grid_for(n), 256, 0, g->stream>>>(src->data, n, shift, keys);
+        if ((e = cudaGetLastError()) == cudaSuccess)
+            e = (cudaError_t)rfx_shim_sort_u64(NULL, &bytes, keys, alt, n, 0, total, &sel, (rfx_stream)g->stream);
     }
-    if (e == cudaSuccess)
-        e = (cudaError_t)rfx_shim_sort_rows2(tmp, &bytes, src->data, out->data, n, 0, end, (rfx_stream)g->stream);
+    if (st == RFX_OK && e == cudaSuccess && !(tmp = rfx_gpu_alloc(g, bytes ? bytes : 1)))
+        st = RFX_ERR_NOMEM;
+    if (st == RFX_OK && e == cudaSuccess)
+        e = (cudaError_t)rfx_shim_sort_u64(tmp, &bytes, keys, alt, n, 0, total, &sel, (rfx_stream)g->stream);
     rfx_gpu_free(g, tmp);
-    if (e != cudaSuccess) {
-        rfx_gpu_rows_free(g, out);
-        return fail(g, e, "cub::DeviceRadixSort::SortKeys(rows)", __FILE__, __LINE__);
+    uint64_t *sorted = sel ? alt : keys, *spare = sel ? keys : alt;
+    if (st == RFX_OK && e == cudaSuccess) {
+        k_unpack2<<<grid_for(n), 256, 0, g->stream>>>(sorted, n, shift, (uint32_t *)spare);
+        e = cudaGetLastError();
     }
-    *done = true;
+    rfx_gpu_free(g, sorted);
+    if (st != RFX_OK || e != cudaSuccess) {
+        rfx_gpu_free(g, spare);
+        return st != RFX_OK ? st : fail(g, e, "sorting two-column rows", __FILE__, __LINE__);
+    }
+    rfx_gpu_rows_init(out, 2);
+    out->data = (uint32_t *)spare;
+    out->n = out->cap = n;
     return RFX_OK;
 }
 
 extern "C" rfx_status rfx_gpu_sort_into(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *dst)
 {
     if (src->arity == 2 && src->n >= 2) {
-        int bits[2];
-        rfx_status st = varying_bits(g, src, bits);
-        if (st)
-            return st;
         rfx_dev_rows out;
-        bool done;
-        st = sort_rows2(g, src, bits, &out, &done);
-        if (st)
-            return st;
-        if (done) {
+        rfx_status st = sort_rows2(g, src, &out);
+        if (st == RFX_OK)
             replace(g, dst, &out);
-            return RFX_OK;
-        }
+        return st;
     }
     rfx_status st = rfx_gpu_copy(g, src, dst);
     return st ? st : rfx_gpu_sort(g, dst);
@@ -666,6 +691,13 @@ extern "C" rfx_status rfx_gpu_sort(rfx_gpu *g, rfx_dev_rows *r)
     int a = r->arity;
     if (n < 2 || a == 0)
         return RFX_OK;
+    if (a == 2) {
+        rfx_dev_rows out;
+        rfx_status st = sort_rows2(g, r, &out);
+        if (st == RFX_OK)
+            replace(g, r, &out);
+        return st;
+    }
     int bits[64];
     rfx_status st = varying_bits(g, r, bits);
     if (st)
@@ -687,28 +719,6 @@ extern "C" rfx_status rfx_gpu_sort(rfx_gpu *g, rfx_dev_rows *r)
             r->cap = n;
         } else
             rfx_gpu_free(g, alt);
-        CK(e);
-        return RFX_OK;
-    }
-    if (a == 2 && bits[0] + bits[1] <= 64) {
-        int shift = bits[1] ? bits[1] : 1, total = bits[0] + shift;
-        if (total > 64)
-            total = 64;
-        uint64_t *keys, *alt;
-        ALLOC(keys, n * 8);
-        ALLOC(alt, n * 8);
-        k_pack2<<<grid_for(n), 256, 0, g->stream>>>(r->data, n, shift, keys);
-        CK_LAUNCH();
-        CK((cudaError_t)rfx_shim_sort_u64(NULL, &bytes, keys, alt, n, 0, total, &sel, (rfx_stream)g->stream));
-        ALLOC(tmp, bytes ? bytes : 1);
-        cudaError_t e = (cudaError_t)rfx_shim_sort_u64(tmp, &bytes, keys, alt, n, 0, total, &sel, (rfx_stream)g->stream);
-        rfx_gpu_free(g, tmp);
-        if (e == cudaSuccess) {
-            k_unpack2<<<grid_for(n), 256, 0, g->stream>>>(sel ? alt : keys, n, shift, r->data);
-            e = cudaGetLastError();
-        }
-        rfx_gpu_free(g, keys);
-        rfx_gpu_free(g, alt);
         CK(e);
         return RFX_OK;
     }
@@ -808,7 +818,7 @@ static void compile_rx(prog *p, const rfx_rx *e)
 /* Compiles the predicate (ending in FILTER; none when pred is NULL) into code at 0 and the
  * outputs (EMIT k) after it: the whole program is plen + olen long. */
 static rfx_status load_prog(rfx_gpu *g, const rfx_rx *pred, rfx_rx *const *out, int nout, gprog *code, int *plen,
-                            int *olen)
+                            int *olen, int *depth)
 {
     prog *p = (prog *)calloc(1, sizeof *p);
     if (!p)
@@ -830,6 +840,7 @@ static rfx_status load_prog(rfx_gpu *g, const rfx_rx *pred, rfx_rx *const *out, 
         return RFX_ERR_LIMIT;
     }
     memcpy(code->ins, p->ins, sizeof(gins) * (size_t)p->n);
+    *depth = p->max_depth;
     free(p);
     CK(cudaMemsetAsync(g->d_flag, 0, sizeof(unsigned), g->stream));
     return RFX_OK;
@@ -991,51 +1002,185 @@ __device__ unsigned long long tile_offset(unsigned cnt, size_t tile, size_t ntil
     return s_prefix + s_warp[warp] + (incl - cnt);
 }
 
-/* Each block takes the next tile, counts the tuples its predicate keeps, and writes their
- * outputs in order at the offset tile_offset finds. */
-__global__ void __launch_bounds__(SEL_THREADS) k_select_lookback(const __grid_constant__ gprog code,
-                                                                 const uint32_t *src, size_t n, int arity, int plen,
-                                                                 int olen, int nout, uint32_t *out,
-                                                                 unsigned long long *status, unsigned *counter,
-                                                                 unsigned long long *total, unsigned *div_flag)
+/* The program run over a tile of ITEMS * 256 rows at once, an instruction at a time: the
+ * stack lives in shared memory, one slot per stack level and row (row j * 256 + thread:
+ * global loads coalesced, shared accesses free of bank conflicts), so each instruction is
+ * decoded once per ITEMS rows and its loads are issued together (the per-row interpreter
+ * kept its stack in local memory and reached 20-50% of the copy bandwidth on an H100).
+ * live: rows that exist (predicate) or are kept (outputs); only they raise division by
+ * zero or are written. Returns the rows a FILTER keeps. EMIT k writes row j's value at
+ * out[pos[j] * nout + k] (out: the tile's first output row). */
+template <int ITEMS>
+__device__ __forceinline__ unsigned run_tile(const gins *code, int start, int len, const uint32_t *rows, int arity,
+                                             unsigned live, uint32_t *slot, bool *div0, uint32_t *out, int nout,
+                                             const unsigned *pos)
 {
-    __shared__ unsigned s_tile;
-    if (threadIdx.x == 0)
-        s_tile = atomicAdd(counter, 1u);
-    __syncthreads();
-    size_t tile = s_tile, tile_base = tile * SEL_TILE;
-    size_t tile_n = n - tile_base < SEL_TILE ? n - tile_base : SEL_TILE;
-    const uint32_t *rows = src + tile_base * arity;
-    size_t first = (size_t)threadIdx.x * SEL_ITEMS;
-    bool div0 = false;
-    unsigned mask = 0, cnt = 0;
-    for (int j = 0; j < SEL_ITEMS; j++) {
-        size_t i = first + j;
-        if (i < tile_n && run_prog_at(code.ins, 0, plen, rows + i * arity, arity, NULL, NULL, &div0)) {
-            mask |= 1u << j;
-            cnt++;
+    const int T = ITEMS * SEL_THREADS;
+    unsigned pass = live;
+    int sp = 0;
+    uint32_t *mine = slot + threadIdx.x;
+    for (int pc = start; pc < start + len; pc++) {
+        gins in = code[pc];
+        uint32_t *x = mine + (size_t)(sp - 1) * T, *y = mine + (size_t)sp * T;   // top, and the slot above it
+        switch (in.op) {
+        case G_COL: {
+            uint32_t v[ITEMS];
+#pragma unroll
+            for (int j = 0; j < ITEMS; j++)
+                v[j] = live >> j & 1 ? rows[(size_t)(j * SEL_THREADS + threadIdx.x) * arity + in.arg] : 0;
+#pragma unroll
+            for (int j = 0; j < ITEMS; j++)
+                y[j * SEL_THREADS] = v[j];
+            sp++;
+            break;
+        }
+        case G_CONST:
+#pragma unroll
+            for (int j = 0; j < ITEMS; j++)
+                y[j * SEL_THREADS] = in.value;
+            sp++;
+            break;
+        case G_NEG:
+#pragma unroll
+            for (int j = 0; j < ITEMS; j++)
+                x[j * SEL_THREADS] = rfx_negate(in.prim, x[j * SEL_THREADS]);
+            break;
+        case G_BIN:
+            sp--;
+            x -= T;
+            y -= T;
+#pragma unroll
+            for (int j = 0; j < ITEMS; j++) {
+                bool d = false;
+                x[j * SEL_THREADS] = rfx_arith(in.arg, in.prim, x[j * SEL_THREADS], y[j * SEL_THREADS], &d);
+                *div0 |= d && (live >> j & 1);
+            }
+            break;
+        case G_CMP:
+            sp--;
+            x -= T;
+            y -= T;
+#pragma unroll
+            for (int j = 0; j < ITEMS; j++)
+                x[j * SEL_THREADS] = rfx_compare(in.arg, in.prim, x[j * SEL_THREADS], y[j * SEL_THREADS]);
+            break;
+        case G_AND:
+            sp--;
+            x -= T;
+            y -= T;
+#pragma unroll
+            for (int j = 0; j < ITEMS; j++)
+                x[j * SEL_THREADS] = x[j * SEL_THREADS] && y[j * SEL_THREADS];
+            break;
+        case G_FILTER:
+            sp--;
+#pragma unroll
+            for (int j = 0; j < ITEMS; j++)
+                if (!x[j * SEL_THREADS])
+                    pass &= ~(1u << j);
+            break;
+        case G_EMIT:
+            sp--;
+#pragma unroll
+            for (int j = 0; j < ITEMS; j++)
+                if (live >> j & 1)
+                    out[pos[j] * nout + in.arg] = x[j * SEL_THREADS];
+            break;
         }
     }
-    unsigned long long at = tile_offset(cnt, tile, (n + SEL_TILE - 1) / SEL_TILE, status, total);
-    uint32_t *dst = out + at * nout;
-    for (int j = 0; j < SEL_ITEMS; j++)
-        if (mask & (1u << j)) {
-            run_prog_at(code.ins, plen, olen, rows + (first + j) * arity, arity, NULL, dst, &div0);
-            dst += nout;
+    return pass;
+}
+
+/* SELECT and MAP over one source. Each block takes the next tile (in launch order), runs
+ * the predicate over it, places its kept rows (row order: per row slab j, the warps'
+ * ballots; the tile's offset by decoupled look-back, tile_offset) and runs the outputs.
+ * Without a predicate (dense) row i goes to output i and no offsets are looked for.
+ * Dynamic shared memory: depth * ITEMS * SEL_THREADS words. */
+template <int ITEMS>
+__global__ void __launch_bounds__(SEL_THREADS) k_select_tiles(const __grid_constant__ gprog code, const uint32_t *src,
+                                                              size_t n, int arity, int plen, int olen, int nout,
+                                                              bool dense, uint32_t *out, unsigned long long *status,
+                                                              unsigned *counter, unsigned long long *total,
+                                                              unsigned *div_flag)
+{
+    extern __shared__ uint32_t slot[];
+    __shared__ unsigned s_tile, s_kept, s_excl[ITEMS * SEL_THREADS / 32];
+    const int T = ITEMS * SEL_THREADS;
+    unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    if (threadIdx.x == 0)
+        s_tile = dense ? blockIdx.x : atomicAdd(counter, 1u);
+    __syncthreads();
+    size_t tile = s_tile, base = tile * T, tile_n = n - base < (size_t)T ? n - base : (size_t)T;
+    const uint32_t *rows = src + base * arity;
+    unsigned live = 0;
+#pragma unroll
+    for (int j = 0; j < ITEMS; j++)
+        live |= (size_t)(j * SEL_THREADS + threadIdx.x) < tile_n ? 1u << j : 0u;
+    bool div0 = false;
+    unsigned pos[ITEMS], keep = live;
+    unsigned long long at = base;
+    if (dense) {
+#pragma unroll
+        for (int j = 0; j < ITEMS; j++)
+            pos[j] = j * SEL_THREADS + threadIdx.x;
+    } else {
+        keep = run_tile<ITEMS>(code.ins, 0, plen, rows, arity, live, slot, &div0, NULL, 0, NULL);
+        unsigned ballot[ITEMS];
+#pragma unroll
+        for (int j = 0; j < ITEMS; j++) {
+            ballot[j] = __ballot_sync(0xffffffffu, keep >> j & 1);
+            if (lane == 0)
+                s_excl[j * (SEL_THREADS / 32) + warp] = __popc(ballot[j]);
         }
+        __syncthreads();
+        // exclusive scan of the (slab, warp) counts in row order, by warp 0
+        const int W = ITEMS * SEL_THREADS / 32;   // at most 64: two per lane
+        if (warp == 0) {
+            unsigned c0 = 2 * lane < (unsigned)W ? s_excl[2 * lane] : 0, c1 = 2 * lane + 1 < (unsigned)W ? s_excl[2 * lane + 1] : 0;
+            unsigned incl = c0 + c1;
+            for (int o = 1; o < 32; o <<= 1) {
+                unsigned v = __shfl_up_sync(0xffffffffu, incl, o);
+                if (lane >= (unsigned)o)
+                    incl += v;
+            }
+            if (lane == 31)
+                s_kept = incl;
+            if (2 * lane < (unsigned)W)
+                s_excl[2 * lane] = incl - c0 - c1;
+            if (2 * lane + 1 < (unsigned)W)
+                s_excl[2 * lane + 1] = incl - c1;
+        }
+        __syncthreads();
+        // the tile's offset: the last thread brings the tile's count, so every thread's
+        // exclusive prefix within the tile is 0 and tile_offset returns the tile's offset
+        at = tile_offset(threadIdx.x == SEL_THREADS - 1 ? s_kept : 0, tile, (n + T - 1) / T, status, total);
+        unsigned below = (1u << lane) - 1;
+#pragma unroll
+        for (int j = 0; j < ITEMS; j++)
+            pos[j] = s_excl[j * (SEL_THREADS / 32) + warp] + __popc(ballot[j] & below);
+    }
+    run_tile<ITEMS>(code.ins, plen, olen, rows, arity, keep, slot, &div0, out + at * nout, nout, pos);
     if (div0)
         atomicOr(div_flag, 1u);
 }
 
-static rfx_status select_lookback(rfx_gpu *g, const rfx_dev_rows *src, const rfx_rx *pred, rfx_rx *const *out, int nout,
-                                  rfx_dev_rows *dst)
+/* Rows per thread for a stack of `depth` levels: the slots take at most 32 KiB a block. */
+static int tile_items(int depth)
 {
-    size_t n = src->n, ntiles = (n + SEL_TILE - 1) / SEL_TILE;
-    int plen, olen;
+    return depth <= 4 ? 8 : depth <= 8 ? 4 : 2;
+}
+
+static rfx_status select_tiles(rfx_gpu *g, const rfx_dev_rows *src, const rfx_rx *pred, rfx_rx *const *out, int nout,
+                               rfx_dev_rows *dst)
+{
+    int plen, olen, depth;
     gprog code;
-    rfx_status st = load_prog(g, pred, out, nout, &code, &plen, &olen);
+    rfx_status st = load_prog(g, pred, out, nout, &code, &plen, &olen, &depth);
     if (st)
         return st;
+    int items = tile_items(depth);
+    size_t n = src->n, T = (size_t)items * SEL_THREADS, ntiles = (n + T - 1) / T,
+           smem = (size_t)(depth ? depth : 1) * T * 4;
     rfx_dev_rows res;
     if ((st = rows_alloc(g, &res, nout, n)) != RFX_OK)   // upper bound; n is set below
         return st;
@@ -1046,16 +1191,26 @@ static rfx_status select_lookback(rfx_gpu *g, const rfx_dev_rows *src, const rfx
     }
     unsigned long long *total = status + ntiles;
     unsigned *counter = (unsigned *)(total + 1);
+    bool dense = pred == NULL;
     cudaError_t e = cudaMemsetAsync(status, 0, ntiles * 8 + 16, g->stream);
     if (e == cudaSuccess) {
-        k_select_lookback<<<(unsigned)ntiles, SEL_THREADS, 0, g->stream>>>(code, src->data, n, src->arity, plen, olen, nout,
-                                                                        res.data, status, counter, total, g->d_flag);
+#define SELECT_TILES(I)                                                                                               \
+    k_select_tiles<I><<<(unsigned)ntiles, SEL_THREADS, smem, g->stream>>>(code, src->data, n, src->arity, plen, olen, \
+                                                                          nout, dense, res.data, status, counter,     \
+                                                                          total, g->d_flag)
+        if (items == 8)
+            SELECT_TILES(8);
+        else if (items == 4)
+            SELECT_TILES(4);
+        else
+            SELECT_TILES(2);
+#undef SELECT_TILES
         e = cudaGetLastError();
     }
-    unsigned long long kept = 0;
+    unsigned long long kept = n;
     if (e != cudaSuccess)
-        st = fail(g, e, "k_select_lookback", __FILE__, __LINE__);
-    else
+        st = fail(g, e, "k_select_tiles", __FILE__, __LINE__);
+    else if (!dense)
         st = to_host(g, total, &kept, 1);
     rfx_gpu_free(g, status);
     if (st == RFX_OK)
@@ -1072,11 +1227,12 @@ static rfx_status select_lookback(rfx_gpu *g, const rfx_dev_rows *src, const rfx
 extern "C" rfx_status rfx_gpu_mapfilter(rfx_gpu *g, const rfx_dev_rows *src, const rfx_rx *pred, rfx_rx *const *out,
                                         int nout, rfx_dev_rows *dst)
 {
-    if (pred && nout > 0 && src->n > 0)
-        return select_lookback(g, src, pred, out, nout, dst);
     size_t n = src->n;
     colmap m;
-    if (!pred && plain_columns(out, nout, &m)) {
+    bool plain = !pred && plain_columns(out, nout, &m);
+    if (!plain && nout > 0 && n > 0 && n / 512 < (size_t)INT32_MAX)
+        return select_tiles(g, src, pred, out, nout, dst);
+    if (plain) {
         rfx_dev_rows res;
         rfx_status st = rows_alloc(g, &res, nout, n);
         if (st)
@@ -1096,9 +1252,9 @@ extern "C" rfx_status rfx_gpu_mapfilter(rfx_gpu *g, const rfx_dev_rows *src, con
         replace(g, dst, &res);
         return RFX_OK;
     }
-    int plen, olen;
+    int plen, olen, depth;
     gprog code;
-    rfx_status st = load_prog(g, pred, out, nout, &code, &plen, &olen);
+    rfx_status st = load_prog(g, pred, out, nout, &code, &plen, &olen, &depth);
     if (st)
         return st;
     int len = plen + olen;
@@ -1179,9 +1335,9 @@ extern "C" rfx_status rfx_gpu_join(rfx_gpu *g, const rfx_dev_rows *a, const rfx_
         replace(g, dst, &res);
         return RFX_OK;
     }
-    int plen, olen;
+    int plen, olen, depth;
     gprog code;
-    rfx_status st = load_prog(g, pred, out, nout, &code, &plen, &olen);
+    rfx_status st = load_prog(g, pred, out, nout, &code, &plen, &olen, &depth);
     if (st)
         return st;
     int len = plen + olen;

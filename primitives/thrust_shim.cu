@@ -34,23 +34,6 @@ extern "C" int rfx_shim_sort_pairs_u32(void *scratch, size_t *bytes, uint32_t *k
     return (int)e;
 }
 
-namespace {
-struct row2 {
-    uint32_t c0, c1;
-};
-// CUB sorts a custom key through the tuple of its parts, most significant first.
-struct row2_decomposer {
-    __host__ __device__ cuda::std::tuple<uint32_t &, uint32_t &> operator()(row2 &r) const { return {r.c0, r.c1}; }
-};
-} // namespace
-
-extern "C" int rfx_shim_sort_rows2(void *scratch, size_t *bytes, const uint32_t *in, uint32_t *out, size_t n,
-                                   int begin_bit, int end_bit, rfx_stream s)
-{
-    return (int)cub::DeviceRadixSort::SortKeys(scratch, *bytes, (const row2 *)in, (row2 *)out, (int64_t)n,
-                                               row2_decomposer{}, begin_bit, end_bit, (cudaStream_t)s);
-}
-
 extern "C" int rfx_shim_exclusive_sum_u64(void *scratch, size_t *bytes, const uint64_t *in, uint64_t *out,
                                           size_t n, rfx_stream s)
 {

@@ -24,10 +24,6 @@ int rfx_shim_sort_u32(void *scratch, size_t *scratch_bytes, uint32_t *keys, uint
 int rfx_shim_sort_pairs_u32(void *scratch, size_t *scratch_bytes, uint32_t *keys, uint32_t *keys_alt,
                             uint32_t *vals, uint32_t *vals_alt, size_t n, int end_bit, int *result,
                             rfx_stream s);
-/* Sorts n rows of two 32-bit columns lexicographically from in into out (no overlap),
- * on bits [begin_bit, end_bit) of the 64-bit concatenation (column 1 is bits 0..31). */
-int rfx_shim_sort_rows2(void *scratch, size_t *scratch_bytes, const uint32_t *in, uint32_t *out, size_t n,
-                        int begin_bit, int end_bit, rfx_stream s);
 /* out[i] = sum of in[0..i) (out may equal in). */
 int rfx_shim_exclusive_sum_u64(void *scratch, size_t *scratch_bytes, const uint64_t *in, uint64_t *out,
                                size_t n, rfx_stream s);

@@ -110,16 +110,25 @@ static void sort_case(dist d, uint32_t range)
             if (quick && sizes[s] > 70000)
                 continue;
             rfx_rows h = rows_random(sizes[s], a, d, range, false);
-            rfx_dev_rows g = up(&h);
+            rfx_dev_rows g = up(&h), src = up(&h), into;
+            rfx_gpu_rows_init(&into, a);
             CU_ASSERT_EQUAL(rfx_gpu_sort(gpu, &g), RFX_OK);
             CU_ASSERT_EQUAL(rfx_gpu_unique(gpu, &g), RFX_OK);
+            CU_ASSERT_EQUAL(rfx_gpu_sort_into(gpu, &src, &into), RFX_OK);   /* src left as it was */
+            rfx_rows sorted = down(&into), before = down(&src);
+            CU_ASSERT(same(&before, &h));
             rfx_cpu_sort(&h, 4);
+            CU_ASSERT(same(&sorted, &h));
             rfx_cpu_unique(&h, 4);
             rfx_rows back = down(&g);
             CU_ASSERT(same(&back, &h));
             rfx_rows_free(&h);
             rfx_rows_free(&back);
+            rfx_rows_free(&sorted);
+            rfx_rows_free(&before);
             rfx_gpu_rows_free(gpu, &g);
+            rfx_gpu_rows_free(gpu, &src);
+            rfx_gpu_rows_free(gpu, &into);
         }
 }
 
@@ -557,6 +566,58 @@ static void test_mapfilter(void)
     rfx_gpu_rows_free(gpu, &gd);
 }
 
+/* The tiled interpreter's row counts per thread (8, 4, 2) follow the stack depth: chains
+ * of additions 3 to 12 deep, over sizes around its tiles, against the CPU; a division by
+ * zero in a row the predicate rejects is not an error (the CPU does not evaluate it). */
+static void test_mapfilter_depths(void)
+{
+    if (!need_gpu())
+        return;
+    rfx_rx c0 = col(0), c1 = col(1), chain[12];
+    rfx_rx gt = {.kind = RFX_RX_CMP, .prim = RFX_NUMBER, .op = RFX_GT, .l = &c0, .r = &c1};
+    static const size_t n_of[] = {511, 512, 513, 2047, 2048, 2049, 100003};
+    for (int d = 0; d < 12; d++)   /* chain[d] = c0 + (c1 + (c0 + ...)): depth d + 2 */
+        chain[d] = (rfx_rx){.kind = RFX_RX_BIN, .prim = RFX_NUMBER, .op = d % 3 ? RFX_ADD : RFX_SUB,
+                            .l = d % 2 ? &c1 : &c0, .r = d ? &chain[d - 1] : &c1};
+    for (int d = 1; d < 12; d += 3)
+        for (size_t s = 0; s < sizeof n_of / sizeof n_of[0]; s++)
+            for (int withp = 0; withp < 2; withp++) {
+                rfx_rx *outs[2] = {&chain[d], &c0};
+                rfx_rows a = rows_random(n_of[s], 2, WIDE, (unsigned)(d * 7 + s), false), hc;
+                rfx_rows_init(&hc, 2);
+                CU_ASSERT_EQUAL(rfx_cpu_mapfilter(&a, withp ? &gt : NULL, outs, 2, &hc, 4), RFX_OK);
+                rfx_dev_rows ga = up(&a), gd;
+                rfx_gpu_rows_init(&gd, 2);
+                CU_ASSERT_EQUAL(rfx_gpu_mapfilter(gpu, &ga, withp ? &gt : NULL, outs, 2, &gd), RFX_OK);
+                rfx_rows back = down(&gd);
+                CU_ASSERT(same(&back, &hc));
+                rfx_rows_free(&a);
+                rfx_rows_free(&hc);
+                rfx_rows_free(&back);
+                rfx_gpu_rows_free(gpu, &ga);
+                rfx_gpu_rows_free(gpu, &gd);
+            }
+    rfx_rows z = rows_random(5000, 2, UNIFORM, 3, false);
+    for (size_t i = 0; i < z.n; i++)
+        z.data[2 * i + 1] = z.data[2 * i] + 1 + (uint32_t)(i % 5);   /* $0 > $1 nowhere ... */
+    z.data[2 * 777] = 5;
+    z.data[2 * 777 + 1] = 0;   /* ... but here, where $0 / $1 is fine */
+    z.data[2 * 4000] = 0;
+    z.data[2 * 4000 + 1] = 0;   /* a zero divisor in a rejected row */
+    rfx_rx quo = {.kind = RFX_RX_BIN, .prim = RFX_NUMBER, .op = RFX_DIV, .l = &c1, .r = &c0};
+    rfx_rx *o1[1] = {&quo};
+    rfx_dev_rows gz = up(&z), gd;
+    rfx_gpu_rows_init(&gd, 1);
+    CU_ASSERT_EQUAL(rfx_gpu_mapfilter(gpu, &gz, &gt, o1, 1, &gd), RFX_OK);
+    CU_ASSERT_EQUAL(gd.n, 1);
+    rfx_rows back = down(&gd);
+    CU_ASSERT(back.n == 1 && back.data[0] == 0);
+    rfx_rows_free(&back);
+    rfx_rows_free(&z);
+    rfx_gpu_rows_free(gpu, &gz);
+    rfx_gpu_rows_free(gpu, &gd);
+}
+
 static void test_aggregate(void)
 {
     if (!need_gpu())
@@ -663,6 +724,7 @@ static void add(void)
     CU_add_test(s, "union, intersect, difference", test_set_ops);
     CU_add_test(s, "union by merged tiles", test_union_merge);
     CU_add_test(s, "map and filter", test_mapfilter);
+    CU_add_test(s, "map and filter: stack depths, rejected rows", test_mapfilter_depths);
     CU_add_test(s, "aggregates", test_aggregate);
     CU_add_test(s, "leapfrog triejoin", test_lftj);
     CU_add_test(s, "leapfrog triejoin in rounds under a small budget", test_lftj_small_budget);
