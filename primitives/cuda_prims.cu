@@ -516,11 +516,6 @@ __global__ void k_cols_or(const uint32_t *rows, size_t words, int arity, unsigne
         atomicOr(&out[threadIdx.x], acc[threadIdx.x]);
 }
 
-__global__ void k_pack2(const uint32_t *rows, size_t n, int shift, uint64_t *keys)
-{
-    GRID_STRIDE(i, n) keys[i] = ((uint64_t)rows[2 * i] << shift) | rows[2 * i + 1];
-}
-
 __global__ void k_unpack2(const uint64_t *keys, size_t n, int shift, uint32_t *rows)
 {
     GRID_STRIDE(i, n)
@@ -560,7 +555,8 @@ static rfx_status varying_bits(rfx_gpu *g, const rfx_dev_rows *r, int *bits)
     ALLOC(d, sizeof(unsigned) * (size_t)a);
     cudaError_t e = cudaMemsetAsync(d, 0, sizeof(unsigned) * (size_t)a, g->stream);
     if (e == cudaSuccess && a == r->arity) {
-        k_cols_or<<<grid_for(r->n * (size_t)a), 256, 0, g->stream>>>(r->data, r->n * (size_t)a, a, d);
+        size_t blocks = (size_t)g->sms * 16 < grid_for(r->n * (size_t)a) ? (size_t)g->sms * 16 : grid_for(r->n * (size_t)a);
+        k_cols_or<<<(unsigned)blocks, 256, 0, g->stream>>>(r->data, r->n * (size_t)a, a, d);
         e = cudaGetLastError();
     } else if (e == cudaSuccess) {
         for (int c = 0; c < a && e == cudaSuccess; c++) {
@@ -575,34 +571,76 @@ static rfx_status varying_bits(rfx_gpu *g, const rfx_dev_rows *r, int *bits)
     return st;
 }
 
-/* Two-column rows of src sorted into *out (fresh memory; out may be src, sorted in place):
- * packed into 64-bit keys of just the bits that vary, sorted by CUB, unpacked. The
- * unpacked rows take the buffer that the sort did not end in. (CUB's sort of the rows
- * themselves through a decomposer took twice as long as its 64-bit key sort on an H100
- * and an H200.) */
+/* Two-column rows of src sorted into *out (fresh memory; src is left as it was): packed
+ * into 64-bit keys (the widths of both columns found in the same pass), sorted by CUB,
+ * unpacked into the buffer that the sort did not end in. Column 1 keeps all 32 bits of
+ * its half unless squeezing it to its width saves a radix pass (8 bits) or more. (CUB's
+ * sort of the rows themselves through a decomposer took twice as long as its 64-bit key
+ * sort on an H100 and an H200.) */
+__global__ void k_pack2_widths(const uint2 *rows, size_t n, uint64_t *keys, unsigned *widths)
+{
+    __shared__ unsigned s_or[2];
+    if (threadIdx.x < 2)
+        s_or[threadIdx.x] = 0;
+    __syncthreads();
+    unsigned o0 = 0, o1 = 0;
+    GRID_STRIDE(i, n)
+    {
+        uint2 r = rows[i];
+        keys[i] = (uint64_t)r.x << 32 | r.y;
+        o0 |= r.x;
+        o1 |= r.y;
+    }
+    for (int o = 16; o; o >>= 1) {
+        o0 |= __shfl_xor_sync(0xffffffffu, o0, o);
+        o1 |= __shfl_xor_sync(0xffffffffu, o1, o);
+    }
+    if ((threadIdx.x & 31) == 0) {   // one global atomic a block: a warp's each would queue at one address
+        atomicOr(&s_or[0], o0);
+        atomicOr(&s_or[1], o1);
+    }
+    __syncthreads();
+    if (threadIdx.x < 2 && s_or[threadIdx.x])
+        atomicOr(&widths[threadIdx.x], s_or[threadIdx.x]);
+}
+
+__global__ void k_squeeze2(uint64_t *keys, size_t n, int shift)
+{
+    GRID_STRIDE(i, n) keys[i] = (keys[i] >> 32) << shift | (keys[i] & 0xFFFFFFFFull);
+}
+
 static rfx_status sort_rows2(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *out)
 {
     size_t n = src->n, bytes = 0;
-    int bits[2], sel = 0;
-    rfx_status st = varying_bits(g, src, bits);
-    if (st)
-        return st;
-    int shift = bits[1] ? bits[1] : 1, total = bits[0] + shift > 64 ? 64 : bits[0] + shift;
+    int sel = 0;
     uint64_t *keys = (uint64_t *)rfx_gpu_alloc(g, n * 8), *alt = (uint64_t *)rfx_gpu_alloc(g, n * 8);
+    unsigned *d_widths = (unsigned *)rfx_gpu_alloc(g, 8), widths[2] = {0, 0};
     void *tmp = NULL;
-    cudaError_t e = cudaSuccess;
-    if (!keys || !alt)
-        st = RFX_ERR_NOMEM;
-    if (st == RFX_OK) {
-        k_pack2<<<grid_for(n), 256, 0, g->stream>>>(src->data, n, shift, keys);
+    rfx_status st = keys && alt && d_widths ? RFX_OK : RFX_ERR_NOMEM;
+    cudaError_t e = st == RFX_OK ? cudaMemsetAsync(d_widths, 0, 8, g->stream) : cudaSuccess;
+    if (st == RFX_OK && e == cudaSuccess) {
+        size_t blocks = (size_t)g->sms * 16 < grid_for(n) ? (size_t)g->sms * 16 : grid_for(n);
+        k_pack2_widths<<<(unsigned)blocks, 256, 0, g->stream>>>((const uint2 *)src->data, n, keys, d_widths);
         if ((e = cudaGetLastError()) == cudaSuccess)
-            e = (cudaError_t)rfx_shim_sort_u64(NULL, &bytes, keys, alt, n, 0, total, &sel, (rfx_stream)g->stream);
+            st = to_host(g, d_widths, widths, 2);
     }
+    int b0 = bits_of(widths[0]), b1 = bits_of(widths[1]), shift = 32;
+    if (b1 < 32 && (32 + b0 + 7) / 8 > (b0 + (b1 ? b1 : 1) + 7) / 8) {
+        shift = b1 ? b1 : 1;
+        if (st == RFX_OK && e == cudaSuccess) {
+            k_squeeze2<<<grid_for(n), 256, 0, g->stream>>>(keys, n, shift);
+            e = cudaGetLastError();
+        }
+    }
+    int total = b0 + shift > 1 ? b0 + shift : 1;
+    if (st == RFX_OK && e == cudaSuccess)
+        e = (cudaError_t)rfx_shim_sort_u64(NULL, &bytes, keys, alt, n, 0, total, &sel, (rfx_stream)g->stream);
     if (st == RFX_OK && e == cudaSuccess && !(tmp = rfx_gpu_alloc(g, bytes ? bytes : 1)))
         st = RFX_ERR_NOMEM;
     if (st == RFX_OK && e == cudaSuccess)
         e = (cudaError_t)rfx_shim_sort_u64(tmp, &bytes, keys, alt, n, 0, total, &sel, (rfx_stream)g->stream);
     rfx_gpu_free(g, tmp);
+    rfx_gpu_free(g, d_widths);
     uint64_t *sorted = sel ? alt : keys, *spare = sel ? keys : alt;
     if (st == RFX_OK && e == cudaSuccess) {
         k_unpack2<<<grid_for(n), 256, 0, g->stream>>>(sorted, n, shift, (uint32_t *)spare);
@@ -942,77 +980,58 @@ static bool plain_columns(rfx_rx *const *out, int nout, colmap *m)
 
 // ---- filter: one pass, order kept (decoupled look-back over tiles) -----------------------
 #define SEL_THREADS 256
-#define SEL_ITEMS 8
-#define SEL_TILE (SEL_THREADS * SEL_ITEMS)
 #define LB_AGGREGATE (1ull << 62)
 #define LB_PREFIX (2ull << 62)
 #define LB_VALUE ((1ull << 62) - 1)
 
-/* The output offset of this thread's first kept row: a block-wide exclusive scan of the
- * threads' counts, plus the tile's offset, found by decoupled look-back over the earlier
- * tiles' published counts (blocks take tiles in launch order, so every earlier tile is
- * running or done). The last tile also writes the total. */
-__device__ unsigned long long tile_offset(unsigned cnt, size_t tile, size_t ntiles, unsigned long long *status,
-                                          unsigned long long *total)
+/* The offset of tile `tile`, whose count is total, among all tiles' outputs: decoupled
+ * look-back by one whole warp (all lanes call it), 32 earlier tiles' words at a time,
+ * summed back to the nearest one that holds its inclusive prefix (tiles are taken in
+ * launch order, so every earlier tile is running or done; one lane walking back a tile at
+ * a time held generated FILTER kernels to 71% of the copy bandwidth on an H100, the warp
+ * to 97%). The last tile also writes the grand total. */
+__device__ unsigned long long lookback_warp(unsigned long long total, size_t tile, size_t ntiles,
+                                            unsigned long long *status, unsigned long long *grand)
 {
-    __shared__ unsigned long long s_prefix;
-    __shared__ unsigned s_warp[SEL_THREADS / 32];
-    unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5, incl = cnt;
-    for (int o = 1; o < 32; o <<= 1) {
-        unsigned v = __shfl_up_sync(0xffffffffu, incl, o);
-        if (lane >= (unsigned)o)
-            incl += v;
+    unsigned lane = threadIdx.x & 31;
+    unsigned long long excl = 0;
+    if (lane == 0)
+        atomicExch(&status[tile], (tile == 0 ? LB_PREFIX : LB_AGGREGATE) | total);
+    for (long long top = (long long)tile - 1; top >= 0; top -= 32) {
+        long long t = top - (long long)lane;
+        unsigned long long y = t >= 0 ? *(volatile unsigned long long *)&status[t] : LB_PREFIX;
+        while (!__all_sync(0xffffffffu, (y & (LB_AGGREGATE | LB_PREFIX)) != 0))
+            if (!(y & (LB_AGGREGATE | LB_PREFIX)))
+                y = *(volatile unsigned long long *)&status[t];
+        unsigned prefixes = __ballot_sync(0xffffffffu, (y & LB_PREFIX) != 0);
+        int stop = prefixes ? __ffs(prefixes) - 1 : 31;
+        unsigned long long v = (int)lane <= stop ? (y & LB_VALUE) : 0;
+        for (int o = 16; o > 0; o >>= 1)
+            v += __shfl_xor_sync(0xffffffffu, v, o);
+        excl += v;
+        if (prefixes)
+            break;
     }
-    if (lane == 31)
-        s_warp[warp] = incl;
-    __syncthreads();
-    if (warp == 0) {
-        unsigned w = lane < SEL_THREADS / 32 ? s_warp[lane] : 0, wi = w;
-        for (int o = 1; o < 32; o <<= 1) {
-            unsigned v = __shfl_up_sync(0xffffffffu, wi, o);
-            if (lane >= (unsigned)o)
-                wi += v;
-        }
-        if (lane < SEL_THREADS / 32)
-            s_warp[lane] = wi - w;               // exclusive prefix of each warp
-        if (lane == SEL_THREADS / 32 - 1) {
-            unsigned long long block_total = wi;
-            unsigned long long excl = 0;
-            if (tile == 0) {
-                atomicExch(&status[0], LB_PREFIX | block_total);
-            } else {
-                atomicExch(&status[tile], LB_AGGREGATE | block_total);
-                for (long t = (long)tile - 1; t >= 0; t--) {
-                    unsigned long long v;
-                    do
-                        v = *(volatile unsigned long long *)&status[t];
-                    while (!(v & (LB_AGGREGATE | LB_PREFIX)));
-                    excl += v & LB_VALUE;
-                    if (v & LB_PREFIX)
-                        break;
-                }
-                atomicExch(&status[tile], LB_PREFIX | (excl + block_total));
-            }
-            s_prefix = excl;
-            if (tile == ntiles - 1)
-                *total = excl + block_total;
-        }
+    if (lane == 0) {
+        if (tile != 0)
+            atomicExch(&status[tile], LB_PREFIX | (excl + total));
+        if (tile == ntiles - 1)
+            *grand = excl + total;
     }
-    __syncthreads();
-    return s_prefix + s_warp[warp] + (incl - cnt);
+    return excl;
 }
 
 /* The program run over a tile of ITEMS * 256 rows at once, an instruction at a time: the
  * stack lives in shared memory, one slot per stack level and row (row j * 256 + thread:
- * global loads coalesced, shared accesses free of bank conflicts), so each instruction is
- * decoded once per ITEMS rows and its loads are issued together (the per-row interpreter
- * kept its stack in local memory and reached 20-50% of the copy bandwidth on an H100).
- * live: rows that exist (predicate) or are kept (outputs); only they raise division by
- * zero or are written. Returns the rows a FILTER keeps. EMIT k writes row j's value at
- * out[pos[j] * nout + k] (out: the tile's first output row). */
+ * shared accesses free of bank conflicts), so each instruction is decoded once per ITEMS
+ * rows (the per-row interpreter kept its stack in local memory and reached 20-50% of the
+ * copy bandwidth on an H100). cols: the tile's rows staged column by column (cols[c * T +
+ * row]). live: rows that exist (predicate) or are kept (outputs); only they raise division
+ * by zero or are written. Returns the rows a FILTER keeps. EMIT k writes row j's value at
+ * ostage[pos[j] * nout + k]. */
 template <int ITEMS>
-__device__ __forceinline__ unsigned run_tile(const gins *code, int start, int len, const uint32_t *rows, int arity,
-                                             unsigned live, uint32_t *slot, bool *div0, uint32_t *out, int nout,
+__device__ __forceinline__ unsigned run_tile(const gins *code, int start, int len, const uint32_t *cols,
+                                             unsigned live, uint32_t *slot, bool *div0, uint32_t *ostage, int nout,
                                              const unsigned *pos)
 {
     const int T = ITEMS * SEL_THREADS;
@@ -1021,19 +1040,14 @@ __device__ __forceinline__ unsigned run_tile(const gins *code, int start, int le
     uint32_t *mine = slot + threadIdx.x;
     for (int pc = start; pc < start + len; pc++) {
         gins in = code[pc];
-        uint32_t *x = mine + (size_t)(sp - 1) * T, *y = mine + (size_t)sp * T;   // top, and the slot above it
+        uint32_t *x = mine + (sp - 1) * T, *y = mine + sp * T;   // top, and the slot above it
         switch (in.op) {
-        case G_COL: {
-            uint32_t v[ITEMS];
+        case G_COL:
 #pragma unroll
             for (int j = 0; j < ITEMS; j++)
-                v[j] = live >> j & 1 ? rows[(size_t)(j * SEL_THREADS + threadIdx.x) * arity + in.arg] : 0;
-#pragma unroll
-            for (int j = 0; j < ITEMS; j++)
-                y[j * SEL_THREADS] = v[j];
+                y[j * SEL_THREADS] = cols[in.arg * T + j * SEL_THREADS + threadIdx.x];
             sp++;
             break;
-        }
         case G_CONST:
 #pragma unroll
             for (int j = 0; j < ITEMS; j++)
@@ -1084,47 +1098,72 @@ __device__ __forceinline__ unsigned run_tile(const gins *code, int start, int le
 #pragma unroll
             for (int j = 0; j < ITEMS; j++)
                 if (live >> j & 1)
-                    out[pos[j] * nout + in.arg] = x[j * SEL_THREADS];
+                    ostage[pos[j] * nout + in.arg] = x[j * SEL_THREADS];
             break;
         }
     }
     return pass;
 }
 
-/* SELECT and MAP over one source. Each block takes the next tile (in launch order), runs
- * the predicate over it, places its kept rows (row order: per row slab j, the warps'
- * ballots; the tile's offset by decoupled look-back, tile_offset) and runs the outputs.
- * Without a predicate (dense) row i goes to output i and no offsets are looked for.
- * Dynamic shared memory: depth * ITEMS * SEL_THREADS words. */
+/* SELECT and MAP over one source. Each block takes the next tile (in launch order), stages
+ * its rows in shared memory (coalesced loads, once), runs the predicate, places its kept
+ * rows (row order: per row slab j, the warps' ballots; the tile's offset by decoupled
+ * look-back, lookback_warp), runs the outputs into a staged output tile and writes that out
+ * in one coalesced sweep. Without a predicate (dense) row i goes to output i and no
+ * offsets are looked for. Dynamic shared memory: (arity + depth + nout) * T words. */
 template <int ITEMS>
 __global__ void __launch_bounds__(SEL_THREADS) k_select_tiles(const __grid_constant__ gprog code, const uint32_t *src,
-                                                              size_t n, int arity, int plen, int olen, int nout,
-                                                              bool dense, uint32_t *out, unsigned long long *status,
-                                                              unsigned *counter, unsigned long long *total,
-                                                              unsigned *div_flag)
+                                                              size_t n, int arity, int plen, int olen, int depth,
+                                                              int nout, bool dense, uint32_t *out,
+                                                              unsigned long long *status, unsigned *counter,
+                                                              unsigned long long *total, unsigned *div_flag)
 {
-    extern __shared__ uint32_t slot[];
+    extern __shared__ uint32_t smem[];
     __shared__ unsigned s_tile, s_kept, s_excl[ITEMS * SEL_THREADS / 32];
+    __shared__ unsigned long long s_at;
     const int T = ITEMS * SEL_THREADS;
+    uint32_t *cols = smem, *slot = cols + arity * T, *ostage = slot + depth * T;
     unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     if (threadIdx.x == 0)
         s_tile = dense ? blockIdx.x : atomicAdd(counter, 1u);
     __syncthreads();
     size_t tile = s_tile, base = tile * T, tile_n = n - base < (size_t)T ? n - base : (size_t)T;
-    const uint32_t *rows = src + base * arity;
+    {   // stage: word w of the tile is row w / arity, column w % arity; 8 loads in flight
+        const uint32_t *words = src + base * arity;
+        unsigned nw = (unsigned)tile_n * (unsigned)arity, row = threadIdx.x / arity, c = threadIdx.x % arity,
+                 step_rows = SEL_THREADS / arity, step_c = SEL_THREADS % arity;
+        for (unsigned w0 = threadIdx.x; w0 < nw; w0 += 8 * SEL_THREADS) {
+            uint32_t v[8];
+#pragma unroll
+            for (int k = 0; k < 8; k++)
+                v[k] = w0 + k * SEL_THREADS < nw ? words[w0 + k * SEL_THREADS] : 0;
+#pragma unroll
+            for (int k = 0; k < 8; k++) {
+                if (w0 + k * SEL_THREADS < nw)
+                    cols[c * T + row] = v[k];
+                row += step_rows;
+                c += step_c;
+                if (c >= (unsigned)arity) {
+                    c -= arity;
+                    row++;
+                }
+            }
+        }
+    }
+    __syncthreads();
     unsigned live = 0;
 #pragma unroll
     for (int j = 0; j < ITEMS; j++)
         live |= (size_t)(j * SEL_THREADS + threadIdx.x) < tile_n ? 1u << j : 0u;
     bool div0 = false;
-    unsigned pos[ITEMS], keep = live;
+    unsigned pos[ITEMS], keep = live, kept = (unsigned)tile_n;
     unsigned long long at = base;
     if (dense) {
 #pragma unroll
         for (int j = 0; j < ITEMS; j++)
             pos[j] = j * SEL_THREADS + threadIdx.x;
     } else {
-        keep = run_tile<ITEMS>(code.ins, 0, plen, rows, arity, live, slot, &div0, NULL, 0, NULL);
+        keep = run_tile<ITEMS>(code.ins, 0, plen, cols, live, slot, &div0, NULL, 0, NULL);
         unsigned ballot[ITEMS];
 #pragma unroll
         for (int j = 0; j < ITEMS; j++) {
@@ -1136,51 +1175,67 @@ __global__ void __launch_bounds__(SEL_THREADS) k_select_tiles(const __grid_const
         // exclusive scan of the (slab, warp) counts in row order, by warp 0
         const int W = ITEMS * SEL_THREADS / 32;   // at most 64: two per lane
         if (warp == 0) {
-            unsigned c0 = 2 * lane < (unsigned)W ? s_excl[2 * lane] : 0, c1 = 2 * lane + 1 < (unsigned)W ? s_excl[2 * lane + 1] : 0;
-            unsigned incl = c0 + c1;
+            unsigned c0 = 2 * lane < (unsigned)W ? s_excl[2 * lane] : 0,
+                     c1 = 2 * lane + 1 < (unsigned)W ? s_excl[2 * lane + 1] : 0, incl = c0 + c1;
             for (int o = 1; o < 32; o <<= 1) {
                 unsigned v = __shfl_up_sync(0xffffffffu, incl, o);
                 if (lane >= (unsigned)o)
                     incl += v;
             }
-            if (lane == 31)
-                s_kept = incl;
             if (2 * lane < (unsigned)W)
                 s_excl[2 * lane] = incl - c0 - c1;
             if (2 * lane + 1 < (unsigned)W)
                 s_excl[2 * lane + 1] = incl - c1;
+            unsigned tile_kept = __shfl_sync(0xffffffffu, incl, 31);
+            unsigned long long excl = lookback_warp(tile_kept, tile, (n + T - 1) / T, status, total);
+            if (lane == 0) {
+                s_kept = tile_kept;
+                s_at = excl;
+            }
         }
         __syncthreads();
-        // the tile's offset: the last thread brings the tile's count, so every thread's
-        // exclusive prefix within the tile is 0 and tile_offset returns the tile's offset
-        at = tile_offset(threadIdx.x == SEL_THREADS - 1 ? s_kept : 0, tile, (n + T - 1) / T, status, total);
+        kept = s_kept;
+        at = s_at;
         unsigned below = (1u << lane) - 1;
 #pragma unroll
         for (int j = 0; j < ITEMS; j++)
             pos[j] = s_excl[j * (SEL_THREADS / 32) + warp] + __popc(ballot[j] & below);
     }
-    run_tile<ITEMS>(code.ins, plen, olen, rows, arity, keep, slot, &div0, out + at * nout, nout, pos);
+    run_tile<ITEMS>(code.ins, plen, olen, cols, keep, slot, &div0, ostage, nout, pos);
+    __syncthreads();
+    uint32_t *dst = out + at * nout;
+    for (unsigned w = threadIdx.x; w < kept * (unsigned)nout; w += SEL_THREADS)
+        dst[w] = ostage[w];
     if (div0)
         atomicOr(div_flag, 1u);
 }
 
-/* Rows per thread for a stack of `depth` levels: the slots take at most 32 KiB a block. */
-static int tile_items(int depth)
+/* Rows per thread: the most whose tile (staged rows, stack, staged outputs: `words` a row)
+ * fits the block's share of shared memory, else 2 rows in up to 96 KiB (0: too wide, not
+ * tiled). The share, measured on an H100 at 2^26-2^28 rows of 2 columns: a MAP (no
+ * look-back) ran best at 24 KiB (8 blocks a multiprocessor: 74-83% of the copy
+ * bandwidth; 70% at 48 KiB), a SELECT at 48 KiB (fewer tiles to look back over: 49%;
+ * 45% at 24 KiB). */
+static int tile_items(int words, bool dense)
 {
-    return depth <= 4 ? 8 : depth <= 8 ? 4 : 2;
+    size_t row = (size_t)words * SEL_THREADS * 4, share = dense ? 24 * 1024 : 48 * 1024;
+    return 8 * row <= share ? 8 : 4 * row <= share ? 4 : 2 * row <= 96 * 1024 ? 2 : 0;
 }
 
 static rfx_status select_tiles(rfx_gpu *g, const rfx_dev_rows *src, const rfx_rx *pred, rfx_rx *const *out, int nout,
-                               rfx_dev_rows *dst)
+                               rfx_dev_rows *dst, bool *done)
 {
     int plen, olen, depth;
     gprog code;
+    *done = false;
     rfx_status st = load_prog(g, pred, out, nout, &code, &plen, &olen, &depth);
     if (st)
         return st;
-    int items = tile_items(depth);
+    int items = tile_items(src->arity + depth + nout, pred == NULL);
+    if (!items)
+        return RFX_OK;
     size_t n = src->n, T = (size_t)items * SEL_THREADS, ntiles = (n + T - 1) / T,
-           smem = (size_t)(depth ? depth : 1) * T * 4;
+           smem = (size_t)(src->arity + depth + nout) * T * 4;
     rfx_dev_rows res;
     if ((st = rows_alloc(g, &res, nout, n)) != RFX_OK)   // upper bound; n is set below
         return st;
@@ -1194,10 +1249,14 @@ static rfx_status select_tiles(rfx_gpu *g, const rfx_dev_rows *src, const rfx_rx
     bool dense = pred == NULL;
     cudaError_t e = cudaMemsetAsync(status, 0, ntiles * 8 + 16, g->stream);
     if (e == cudaSuccess) {
-#define SELECT_TILES(I)                                                                                               \
-    k_select_tiles<I><<<(unsigned)ntiles, SEL_THREADS, smem, g->stream>>>(code, src->data, n, src->arity, plen, olen, \
-                                                                          nout, dense, res.data, status, counter,     \
-                                                                          total, g->d_flag)
+#define SELECT_TILES(I)                                                                                              \
+    do {                                                                                                             \
+        e = cudaFuncSetAttribute(k_select_tiles<I>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);        \
+        if (e == cudaSuccess)                                                                                        \
+            k_select_tiles<I><<<(unsigned)ntiles, SEL_THREADS, smem, g->stream>>>(                                   \
+                code, src->data, n, src->arity, plen, olen, depth, nout, dense, res.data, status, counter, total,   \
+                g->d_flag);                                                                                          \
+    } while (0)
         if (items == 8)
             SELECT_TILES(8);
         else if (items == 4)
@@ -1205,7 +1264,8 @@ static rfx_status select_tiles(rfx_gpu *g, const rfx_dev_rows *src, const rfx_rx
         else
             SELECT_TILES(2);
 #undef SELECT_TILES
-        e = cudaGetLastError();
+        if (e == cudaSuccess)
+            e = cudaGetLastError();
     }
     unsigned long long kept = n;
     if (e != cudaSuccess)
@@ -1221,6 +1281,7 @@ static rfx_status select_tiles(rfx_gpu *g, const rfx_dev_rows *src, const rfx_rx
     }
     res.n = (size_t)kept;
     replace(g, dst, &res);
+    *done = true;
     return RFX_OK;
 }
 
@@ -1230,8 +1291,12 @@ extern "C" rfx_status rfx_gpu_mapfilter(rfx_gpu *g, const rfx_dev_rows *src, con
     size_t n = src->n;
     colmap m;
     bool plain = !pred && plain_columns(out, nout, &m);
-    if (!plain && nout > 0 && n > 0 && n / 512 < (size_t)INT32_MAX)
-        return select_tiles(g, src, pred, out, nout, dst);
+    if (!plain && nout > 0 && n > 0 && n / 512 < (size_t)INT32_MAX) {
+        bool done;
+        rfx_status st = select_tiles(g, src, pred, out, nout, dst, &done);
+        if (st != RFX_OK || done)
+            return st;
+    }
     if (plain) {
         rfx_dev_rows res;
         rfx_status st = rows_alloc(g, &res, nout, n);

@@ -566,9 +566,10 @@ static void test_mapfilter(void)
     rfx_gpu_rows_free(gpu, &gd);
 }
 
-/* The tiled interpreter's row counts per thread (8, 4, 2) follow the stack depth: chains
- * of additions 3 to 12 deep, over sizes around its tiles, against the CPU; a division by
- * zero in a row the predicate rejects is not an error (the CPU does not evaluate it). */
+/* The tiled interpreter's rows per thread (8, 4, 2, or not tiled) follow the row width
+ * and the stack depth: chains of additions 2 to 12 deep and rows of 2, 20 and 45 columns,
+ * over sizes around its tiles, against the CPU; a division by zero in a row the predicate
+ * rejects is not an error (the CPU does not evaluate it). */
 static void test_mapfilter_depths(void)
 {
     if (!need_gpu())
@@ -579,16 +580,25 @@ static void test_mapfilter_depths(void)
     for (int d = 0; d < 12; d++)   /* chain[d] = c0 + (c1 + (c0 + ...)): depth d + 2 */
         chain[d] = (rfx_rx){.kind = RFX_RX_BIN, .prim = RFX_NUMBER, .op = d % 3 ? RFX_ADD : RFX_SUB,
                             .l = d % 2 ? &c1 : &c0, .r = d ? &chain[d - 1] : &c1};
-    for (int d = 1; d < 12; d += 3)
+    /* rows of 2 columns with stack depths 2 to 12, and of 20 and 45 columns (the widest
+     * rows are not tiled: their stage would not fit) */
+    rfx_rx last20 = col(19), last45 = col(44);
+    rfx_rx gt20 = {.kind = RFX_RX_CMP, .prim = RFX_NUMBER, .op = RFX_GT, .l = &c0, .r = &last20};
+    rfx_rx gt45 = {.kind = RFX_RX_CMP, .prim = RFX_NUMBER, .op = RFX_GT, .l = &c0, .r = &last45};
+    rfx_rx sum20 = {.kind = RFX_RX_BIN, .prim = RFX_NUMBER, .op = RFX_ADD, .l = &last20, .r = &c1};
+    rfx_rx sum45 = {.kind = RFX_RX_BIN, .prim = RFX_NUMBER, .op = RFX_ADD, .l = &last45, .r = &c1};
+    for (int d = -2; d < 12; d += (d < 1 ? 1 : 3))
         for (size_t s = 0; s < sizeof n_of / sizeof n_of[0]; s++)
             for (int withp = 0; withp < 2; withp++) {
-                rfx_rx *outs[2] = {&chain[d], &c0};
-                rfx_rows a = rows_random(n_of[s], 2, WIDE, (unsigned)(d * 7 + s), false), hc;
-                rfx_rows_init(&hc, 2);
-                CU_ASSERT_EQUAL(rfx_cpu_mapfilter(&a, withp ? &gt : NULL, outs, 2, &hc, 4), RFX_OK);
+                int arity = d == -2 ? 20 : d == -1 ? 45 : 2, nout = d == 0 ? 1 : 2;
+                rfx_rx *outs[2] = {d == -2 ? &sum20 : d == -1 ? &sum45 : &chain[d], &c0};
+                rfx_rx *pred = !withp ? NULL : d == -2 ? &gt20 : d == -1 ? &gt45 : &gt;
+                rfx_rows a = rows_random(n_of[s], arity, WIDE, 0, false), hc;
+                rfx_rows_init(&hc, nout);
+                CU_ASSERT_EQUAL(rfx_cpu_mapfilter(&a, pred, outs, nout, &hc, 4), RFX_OK);
                 rfx_dev_rows ga = up(&a), gd;
-                rfx_gpu_rows_init(&gd, 2);
-                CU_ASSERT_EQUAL(rfx_gpu_mapfilter(gpu, &ga, withp ? &gt : NULL, outs, 2, &gd), RFX_OK);
+                rfx_gpu_rows_init(&gd, nout);
+                CU_ASSERT_EQUAL(rfx_gpu_mapfilter(gpu, &ga, pred, outs, nout, &gd), RFX_OK);
                 rfx_rows back = down(&gd);
                 CU_ASSERT(same(&back, &hc));
                 rfx_rows_free(&a);
