@@ -9,6 +9,7 @@ extern "C" {
 #include "rx_ops.h"
 #include "thrust_shim.h"
 
+#include <cuda_pipeline.h>
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdio.h>
@@ -1025,12 +1026,12 @@ __device__ unsigned long long lookback_warp(unsigned long long total, size_t til
  * stack lives in shared memory, one slot per stack level and row (row j * 256 + thread:
  * shared accesses free of bank conflicts), so each instruction is decoded once per ITEMS
  * rows (the per-row interpreter kept its stack in local memory and reached 20-50% of the
- * copy bandwidth on an H100). cols: the tile's rows staged column by column (cols[c * T +
- * row]). live: rows that exist (predicate) or are kept (outputs); only they raise division
+ * copy bandwidth on an H100). rows: the tile's rows as staged in shared memory. live: rows
+ * that exist (predicate) or are kept (outputs); only they raise division
  * by zero or are written. Returns the rows a FILTER keeps. EMIT k writes row j's value at
  * ostage[pos[j] * nout + k]. */
 template <int ITEMS>
-__device__ __forceinline__ unsigned run_tile(const gins *code, int start, int len, const uint32_t *cols,
+__device__ __forceinline__ unsigned run_tile(const gins *code, int start, int len, const uint32_t *rows, int arity,
                                              unsigned live, uint32_t *slot, bool *div0, uint32_t *ostage, int nout,
                                              const unsigned *pos)
 {
@@ -1045,7 +1046,7 @@ __device__ __forceinline__ unsigned run_tile(const gins *code, int start, int le
         case G_COL:
 #pragma unroll
             for (int j = 0; j < ITEMS; j++)
-                y[j * SEL_THREADS] = cols[in.arg * T + j * SEL_THREADS + threadIdx.x];
+                y[j * SEL_THREADS] = rows[(j * SEL_THREADS + threadIdx.x) * arity + in.arg];
             sp++;
             break;
         case G_CONST:
@@ -1105,12 +1106,28 @@ __device__ __forceinline__ unsigned run_tile(const gins *code, int start, int le
     return pass;
 }
 
-/* SELECT and MAP over one source. Each block takes the next tile (in launch order), stages
- * its rows in shared memory (coalesced loads, once), runs the predicate, places its kept
- * rows (row order: per row slab j, the warps' ballots; the tile's offset by decoupled
- * look-back, lookback_warp), runs the outputs into a staged output tile and writes that out
- * in one coalesced sweep. Without a predicate (dense) row i goes to output i and no
- * offsets are looked for. Dynamic shared memory: (arity + depth + nout) * T words. */
+/* Issues the copies of tile `tile`'s words into shared memory (cp.async: they land while
+ * the block works on its previous tile) and commits them as one group. */
+__device__ __forceinline__ void stage_tile(uint32_t *raw, const uint32_t *src, size_t n, int arity, size_t tile, int T)
+{
+    size_t base = tile * (size_t)T;
+    if (base < n) {
+        const uint32_t *words = src + base * arity;
+        unsigned nw = (unsigned)((n - base < (size_t)T ? n - base : (size_t)T) * (size_t)arity);
+        for (unsigned w = threadIdx.x; w < nw; w += SEL_THREADS)
+            __pipeline_memcpy_async(raw + w, words + w, 4);
+    }
+    __pipeline_commit();
+}
+
+/* SELECT and MAP over one source, by resident blocks that take tiles in order from a
+ * counter and copy the next tile in (stage_tile) while they work on the current one (the
+ * same kernel with each block's phases in series, load, compute, look-back, write, reached
+ * 49% (SELECT) and 76% (MAP) of the copy bandwidth on an H100). A tile: the predicate,
+ * its kept rows placed (row order: per row slab j, the warps' ballots; the tile's offset
+ * by decoupled look-back, lookback_warp), the outputs run into a staged output tile that
+ * is written out in one coalesced sweep. Without a predicate (dense) row i goes to output
+ * i. Dynamic shared memory: (2 * arity + depth + nout) * T words. */
 template <int ITEMS>
 __global__ void __launch_bounds__(SEL_THREADS) k_select_tiles(const __grid_constant__ gprog code, const uint32_t *src,
                                                               size_t n, int arity, int plen, int olen, int depth,
@@ -1119,107 +1136,112 @@ __global__ void __launch_bounds__(SEL_THREADS) k_select_tiles(const __grid_const
                                                               unsigned long long *total, unsigned *div_flag)
 {
     extern __shared__ uint32_t smem[];
-    __shared__ unsigned s_tile, s_kept, s_excl[ITEMS * SEL_THREADS / 32];
+    __shared__ unsigned s_next, s_kept, s_excl[ITEMS * SEL_THREADS / 32];
     __shared__ unsigned long long s_at;
     const int T = ITEMS * SEL_THREADS;
-    uint32_t *cols = smem, *slot = cols + arity * T, *ostage = slot + depth * T;
-    unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const size_t ntiles = (n + T - 1) / T;
+    uint32_t *slot = smem + 2 * arity * T, *ostage = slot + depth * T;   // after the two staged tiles
+    unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5, b = 0;
+    bool div0 = false;
     if (threadIdx.x == 0)
-        s_tile = dense ? blockIdx.x : atomicAdd(counter, 1u);
+        s_next = atomicAdd(counter, 1u);
     __syncthreads();
-    size_t tile = s_tile, base = tile * T, tile_n = n - base < (size_t)T ? n - base : (size_t)T;
-    {   // stage: word w of the tile is row w / arity, column w % arity; 8 loads in flight
-        const uint32_t *words = src + base * arity;
-        unsigned nw = (unsigned)tile_n * (unsigned)arity, row = threadIdx.x / arity, c = threadIdx.x % arity,
-                 step_rows = SEL_THREADS / arity, step_c = SEL_THREADS % arity;
-        for (unsigned w0 = threadIdx.x; w0 < nw; w0 += 8 * SEL_THREADS) {
-            uint32_t v[8];
+    size_t tile = s_next;
+    stage_tile(smem, src, n, arity, tile, T);
+    while (tile < ntiles) {
+        // A MAP takes its next tile now, a whole tile ahead. A SELECT takes it once its
+        // look-back is done: a tile taken early publishes its count a tile late, and the
+        // look-backs of the tiles after it wait for that (H100, 2^28 rows: SELECT 26% of
+        // the copy bandwidth taking tiles early, 51% late, 49% with no copies ahead; MAP
+        // 89%, 76% with no copies ahead).
+        size_t next = ntiles;
+        uint32_t *rows = smem + b * arity * T;
+        __syncthreads();   // everyone has read s_next
+        if (dense) {
+            if (threadIdx.x == 0)
+                s_next = atomicAdd(counter, 1u);
+            __syncthreads();
+            next = s_next;
+            stage_tile(smem + (b ^ 1) * arity * T, src, n, arity, next, T);
+            __pipeline_wait_prior(1);   // this thread's copies of the current tile have landed
+        } else {
+            __pipeline_wait_prior(0);
+        }
+        __syncthreads();   // and everyone's
+        size_t base = tile * T, tile_n = n - base < (size_t)T ? n - base : (size_t)T;
+        unsigned live = 0;
 #pragma unroll
-            for (int k = 0; k < 8; k++)
-                v[k] = w0 + k * SEL_THREADS < nw ? words[w0 + k * SEL_THREADS] : 0;
+        for (int j = 0; j < ITEMS; j++)
+            live |= (size_t)(j * SEL_THREADS + threadIdx.x) < tile_n ? 1u << j : 0u;
+        unsigned pos[ITEMS], keep = live, kept = (unsigned)tile_n;
+        unsigned long long at = base;
+        if (dense) {
 #pragma unroll
-            for (int k = 0; k < 8; k++) {
-                if (w0 + k * SEL_THREADS < nw)
-                    cols[c * T + row] = v[k];
-                row += step_rows;
-                c += step_c;
-                if (c >= (unsigned)arity) {
-                    c -= arity;
-                    row++;
+            for (int j = 0; j < ITEMS; j++)
+                pos[j] = j * SEL_THREADS + threadIdx.x;
+        } else {
+            keep = run_tile<ITEMS>(code.ins, 0, plen, rows, arity, live, slot, &div0, NULL, 0, NULL);
+            unsigned ballot[ITEMS];
+#pragma unroll
+            for (int j = 0; j < ITEMS; j++) {
+                ballot[j] = __ballot_sync(0xffffffffu, keep >> j & 1);
+                if (lane == 0)
+                    s_excl[j * (SEL_THREADS / 32) + warp] = __popc(ballot[j]);
+            }
+            __syncthreads();
+            // exclusive scan of the (slab, warp) counts in row order, by warp 0, which
+            // then finds the tile's offset
+            const int W = ITEMS * SEL_THREADS / 32;   // at most 64: two per lane
+            if (warp == 0) {
+                unsigned c0 = 2 * lane < (unsigned)W ? s_excl[2 * lane] : 0,
+                         c1 = 2 * lane + 1 < (unsigned)W ? s_excl[2 * lane + 1] : 0, incl = c0 + c1;
+                for (int o = 1; o < 32; o <<= 1) {
+                    unsigned v = __shfl_up_sync(0xffffffffu, incl, o);
+                    if (lane >= (unsigned)o)
+                        incl += v;
+                }
+                if (2 * lane < (unsigned)W)
+                    s_excl[2 * lane] = incl - c0 - c1;
+                if (2 * lane + 1 < (unsigned)W)
+                    s_excl[2 * lane + 1] = incl - c1;
+                unsigned tile_kept = __shfl_sync(0xffffffffu, incl, 31);
+                unsigned long long excl = lookback_warp(tile_kept, tile, ntiles, status, total);
+                if (lane == 0) {
+                    s_kept = tile_kept;
+                    s_at = excl;
+                    s_next = atomicAdd(counter, 1u);
                 }
             }
+            __syncthreads();
+            kept = s_kept;
+            at = s_at;
+            next = s_next;
+            stage_tile(smem + (b ^ 1) * arity * T, src, n, arity, next, T);
+            unsigned below = (1u << lane) - 1;
+#pragma unroll
+            for (int j = 0; j < ITEMS; j++)
+                pos[j] = s_excl[j * (SEL_THREADS / 32) + warp] + __popc(ballot[j] & below);
         }
-    }
-    __syncthreads();
-    unsigned live = 0;
-#pragma unroll
-    for (int j = 0; j < ITEMS; j++)
-        live |= (size_t)(j * SEL_THREADS + threadIdx.x) < tile_n ? 1u << j : 0u;
-    bool div0 = false;
-    unsigned pos[ITEMS], keep = live, kept = (unsigned)tile_n;
-    unsigned long long at = base;
-    if (dense) {
-#pragma unroll
-        for (int j = 0; j < ITEMS; j++)
-            pos[j] = j * SEL_THREADS + threadIdx.x;
-    } else {
-        keep = run_tile<ITEMS>(code.ins, 0, plen, cols, live, slot, &div0, NULL, 0, NULL);
-        unsigned ballot[ITEMS];
-#pragma unroll
-        for (int j = 0; j < ITEMS; j++) {
-            ballot[j] = __ballot_sync(0xffffffffu, keep >> j & 1);
-            if (lane == 0)
-                s_excl[j * (SEL_THREADS / 32) + warp] = __popc(ballot[j]);
-        }
+        run_tile<ITEMS>(code.ins, plen, olen, rows, arity, keep, slot, &div0, ostage, nout, pos);
         __syncthreads();
-        // exclusive scan of the (slab, warp) counts in row order, by warp 0
-        const int W = ITEMS * SEL_THREADS / 32;   // at most 64: two per lane
-        if (warp == 0) {
-            unsigned c0 = 2 * lane < (unsigned)W ? s_excl[2 * lane] : 0,
-                     c1 = 2 * lane + 1 < (unsigned)W ? s_excl[2 * lane + 1] : 0, incl = c0 + c1;
-            for (int o = 1; o < 32; o <<= 1) {
-                unsigned v = __shfl_up_sync(0xffffffffu, incl, o);
-                if (lane >= (unsigned)o)
-                    incl += v;
-            }
-            if (2 * lane < (unsigned)W)
-                s_excl[2 * lane] = incl - c0 - c1;
-            if (2 * lane + 1 < (unsigned)W)
-                s_excl[2 * lane + 1] = incl - c1;
-            unsigned tile_kept = __shfl_sync(0xffffffffu, incl, 31);
-            unsigned long long excl = lookback_warp(tile_kept, tile, (n + T - 1) / T, status, total);
-            if (lane == 0) {
-                s_kept = tile_kept;
-                s_at = excl;
-            }
-        }
-        __syncthreads();
-        kept = s_kept;
-        at = s_at;
-        unsigned below = (1u << lane) - 1;
-#pragma unroll
-        for (int j = 0; j < ITEMS; j++)
-            pos[j] = s_excl[j * (SEL_THREADS / 32) + warp] + __popc(ballot[j] & below);
+        uint32_t *dst = out + at * nout;
+        for (unsigned w = threadIdx.x; w < kept * (unsigned)nout; w += SEL_THREADS)
+            dst[w] = ostage[w];
+        tile = next;
+        b ^= 1;
     }
-    run_tile<ITEMS>(code.ins, plen, olen, cols, keep, slot, &div0, ostage, nout, pos);
-    __syncthreads();
-    uint32_t *dst = out + at * nout;
-    for (unsigned w = threadIdx.x; w < kept * (unsigned)nout; w += SEL_THREADS)
-        dst[w] = ostage[w];
+    __pipeline_wait_prior(0);
     if (div0)
         atomicOr(div_flag, 1u);
 }
 
-/* Rows per thread: the most whose tile (staged rows, stack, staged outputs: `words` a row)
- * fits the block's share of shared memory, else 2 rows in up to 96 KiB (0: too wide, not
- * tiled). The share, measured on an H100 at 2^26-2^28 rows of 2 columns: a MAP (no
- * look-back) ran best at 24 KiB (8 blocks a multiprocessor: 74-83% of the copy
- * bandwidth; 70% at 48 KiB), a SELECT at 48 KiB (fewer tiles to look back over: 49%;
- * 45% at 24 KiB). */
-static int tile_items(int words, bool dense)
+/* Rows per thread: the most whose tile (two staged copies of the rows, the stack, the
+ * staged outputs: `words` a row) fits the block's share of shared memory, else 2 rows in
+ * up to 96 KiB (0: too wide, not tiled). */
+static int tile_items(int words)
 {
-    size_t row = (size_t)words * SEL_THREADS * 4, share = dense ? 24 * 1024 : 48 * 1024;
-    return 8 * row <= share ? 8 : 4 * row <= share ? 4 : 2 * row <= 96 * 1024 ? 2 : 0;
+    size_t row = (size_t)words * SEL_THREADS * 4;   // 64 KiB: SELECT 51%, 45% at 32 KiB; MAP 89% either way
+    return 8 * row <= 64 * 1024 ? 8 : 4 * row <= 64 * 1024 ? 4 : 2 * row <= 96 * 1024 ? 2 : 0;
 }
 
 static rfx_status select_tiles(rfx_gpu *g, const rfx_dev_rows *src, const rfx_rx *pred, rfx_rx *const *out, int nout,
@@ -1231,11 +1253,11 @@ static rfx_status select_tiles(rfx_gpu *g, const rfx_dev_rows *src, const rfx_rx
     rfx_status st = load_prog(g, pred, out, nout, &code, &plen, &olen, &depth);
     if (st)
         return st;
-    int items = tile_items(src->arity + depth + nout, pred == NULL);
+    int items = tile_items(2 * src->arity + depth + nout);
     if (!items)
         return RFX_OK;
     size_t n = src->n, T = (size_t)items * SEL_THREADS, ntiles = (n + T - 1) / T,
-           smem = (size_t)(src->arity + depth + nout) * T * 4;
+           smem = (size_t)(2 * src->arity + depth + nout) * T * 4;
     rfx_dev_rows res;
     if ((st = rows_alloc(g, &res, nout, n)) != RFX_OK)   // upper bound; n is set below
         return st;
@@ -1249,11 +1271,16 @@ static rfx_status select_tiles(rfx_gpu *g, const rfx_dev_rows *src, const rfx_rx
     bool dense = pred == NULL;
     cudaError_t e = cudaMemsetAsync(status, 0, ntiles * 8 + 16, g->stream);
     if (e == cudaSuccess) {
+    // resident blocks only: a block waits (look-back) on tiles that others hold
 #define SELECT_TILES(I)                                                                                              \
     do {                                                                                                             \
+        int per_sm = 0;                                                                                              \
         e = cudaFuncSetAttribute(k_select_tiles<I>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);        \
         if (e == cudaSuccess)                                                                                        \
-            k_select_tiles<I><<<(unsigned)ntiles, SEL_THREADS, smem, g->stream>>>(                                   \
+            e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k_select_tiles<I>, SEL_THREADS, smem);       \
+        size_t grid = (size_t)(per_sm > 0 ? per_sm : 1) * (size_t)g->sms;                                            \
+        if (e == cudaSuccess)                                                                                        \
+            k_select_tiles<I><<<(unsigned)(grid < ntiles ? grid : ntiles), SEL_THREADS, smem, g->stream>>>(          \
                 code, src->data, n, src->arity, plen, olen, depth, nout, dense, res.data, status, counter, total,   \
                 g->d_flag);                                                                                          \
     } while (0)
