@@ -1602,6 +1602,148 @@ __global__ void k_semi(const uint32_t *a, size_t na, int aa, const uint32_t *b, 
     }
 }
 
+// A block per tile of SEMI_T rows of a (sorted), in order from a counter: the rows of b
+// whose keys lie between the tile's first and last key (k_semi_ranges) are staged in
+// shared memory when they fit, each row of the tile is looked up there (else in that
+// range of b in global memory), and the rows kept are placed by per-warp ballots and the
+// warp-wide look-back and written from a staged output tile in one sweep. So a is read
+// once, b at most once, the output written once: no flags and no separate compaction.
+#define SEMI_ITEMS 8
+#define SEMI_T (SEMI_ITEMS * 256)
+#define SEMI_SMEM (96 * 1024)   // a block's shared memory: a's tile, b's segment, the output tile
+#define SEMI_MAX_WORDS 4   // a's and b's rows staged up to this width
+
+// range[2t, 2t + 1] = the rows of b whose keys lie between tile t's first and last key:
+// all tiles' searches at once, so their latencies overlap (a block doing its own two
+// searches first waited ~28 dependent loads per tile).
+__global__ void k_semi_ranges(const uint32_t *a, size_t na, int aa, const uint32_t *b, size_t nb, int k,
+                              size_t ntiles, size_t *range)
+{
+    GRID_STRIDE(i, 2 * ntiles)
+    {
+        size_t t = i / 2, row = i % 2 == 0 ? t * SEMI_T : (t * SEMI_T + SEMI_T < na ? t * SEMI_T + SEMI_T : na) - 1;
+        range[i] = bound_rows(b, k, nb, a + row * aa, k, i % 2 == 1);
+    }
+}
+
+__global__ void __launch_bounds__(256) k_semi_tiles(const uint32_t *a, size_t na, int aa, const uint32_t *b,
+                                                    const size_t *range, int k, bool keep, size_t b_cap, uint32_t *out,
+                                                    unsigned long long *status, unsigned *counter,
+                                                    unsigned long long *total)
+{
+    extern __shared__ uint32_t smem[];   // a's tile, the output tile, b's segment
+    __shared__ unsigned s_tile, s_kept, s_excl[SEMI_T / 32];
+    __shared__ unsigned long long s_at;
+    uint32_t *sa = smem, *so = sa + SEMI_T * aa, *sb = so + SEMI_T * aa;
+    unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    if (threadIdx.x == 0)
+        s_tile = atomicAdd(counter, 1u);
+    __syncthreads();
+    const size_t tile = s_tile, t0 = tile * SEMI_T, tn = na - t0 < SEMI_T ? na - t0 : SEMI_T,
+                 ntiles = (na + SEMI_T - 1) / SEMI_T;
+    for (unsigned w = threadIdx.x; w < tn * aa; w += 256)
+        sa[w] = a[t0 * aa + w];
+    const size_t lo = range[2 * tile], m = range[2 * tile + 1] - lo;
+    const bool staged = m <= b_cap;
+    if (staged)
+        for (unsigned w = threadIdx.x; w < m * k; w += 256)
+            sb[w] = b[lo * k + w];
+    __syncthreads();
+    const uint32_t *seg = staged ? sb : b + lo * k;
+    unsigned ballot[SEMI_ITEMS];
+#pragma unroll
+    for (int j = 0; j < SEMI_ITEMS; j++) {
+        size_t r = (size_t)j * 256 + threadIdx.x;
+        bool kept = false;
+        if (r < tn) {
+            const uint32_t *key = sa + r * aa;
+            size_t l = bound_rows(seg, k, m, key, k, false);
+            kept = (l < m && cmp_prefix(seg + l * k, key, k) == 0) == keep;
+        }
+        ballot[j] = __ballot_sync(0xffffffffu, kept);
+        if (lane == 0)
+            s_excl[j * 8 + warp] = __popc(ballot[j]);
+    }
+    __syncthreads();
+    if (warp == 0) {   // exclusive scan of the (slab, warp) counts in row order, then the tile's offset
+        unsigned c0 = s_excl[2 * lane], c1 = s_excl[2 * lane + 1], incl = c0 + c1;
+        for (int o = 1; o < 32; o <<= 1) {
+            unsigned v = __shfl_up_sync(0xffffffffu, incl, o);
+            if (lane >= (unsigned)o)
+                incl += v;
+        }
+        s_excl[2 * lane] = incl - c0 - c1;
+        s_excl[2 * lane + 1] = incl - c1;
+        unsigned tile_kept = __shfl_sync(0xffffffffu, incl, 31);
+        unsigned long long excl = lookback_warp(tile_kept, tile, ntiles, status, total);
+        if (lane == 0) {
+            s_kept = tile_kept;
+            s_at = excl;
+        }
+    }
+    __syncthreads();
+    const unsigned below = (1u << lane) - 1;
+#pragma unroll
+    for (int j = 0; j < SEMI_ITEMS; j++)
+        if (ballot[j] >> lane & 1) {
+            unsigned at = s_excl[j * 8 + warp] + __popc(ballot[j] & below);
+            size_t r = (size_t)j * 256 + threadIdx.x;
+            for (int c = 0; c < aa; c++)
+                so[at * aa + c] = sa[r * aa + c];
+        }
+    __syncthreads();
+    uint32_t *dst = out + s_at * aa;
+    for (unsigned w = threadIdx.x; w < s_kept * (unsigned)aa; w += 256)
+        dst[w] = so[w];
+}
+
+static rfx_status semijoin_tiles(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b, int k, bool keep,
+                                 rfx_dev_rows *dst)
+{
+    // b's segment: up to twice a tile (one as dense as a: a tile's keys span about a tile
+    // of b; with room for 2,048 rows at most half of the tiles of two random sets of equal
+    // size fitted, and the rest searched global memory), as far as SEMI_SMEM allows
+    size_t na = a->n, ntiles = (na + SEMI_T - 1) / SEMI_T, tiles_a = (size_t)SEMI_T * a->arity * 2 * 4,
+           b_cap = (SEMI_SMEM - tiles_a) / ((size_t)k * 4), smem;
+    b_cap = b_cap < 2 * (size_t)SEMI_T ? b_cap : 2 * (size_t)SEMI_T;
+    smem = tiles_a + b_cap * k * 4;
+    rfx_dev_rows res;
+    rfx_status st = rows_alloc(g, &res, a->arity, na);   // at most; n is set below
+    if (st)
+        return st;
+    // the look-back words, the total and the tile counter, then each tile's range of b
+    unsigned long long *status = (unsigned long long *)rfx_gpu_alloc(g, ntiles * 8 + 16 + ntiles * 16);
+    if (!status) {
+        rfx_gpu_rows_free(g, &res);
+        return RFX_ERR_NOMEM;
+    }
+    unsigned long long *total = status + ntiles, kept = 0;
+    unsigned *counter = (unsigned *)(total + 1);
+    size_t *range = (size_t *)(total + 2);
+    cudaError_t e = cudaMemsetAsync(status, 0, ntiles * 8 + 16, g->stream);
+    if (e == cudaSuccess) {
+        k_semi_ranges<<<grid_for(2 * ntiles), 256, 0, g->stream>>>(a->data, na, a->arity, b->data, b->n, k, ntiles,
+                                                                   range);
+        e = cudaGetLastError();
+    }
+    if (e == cudaSuccess)
+        e = cudaFuncSetAttribute(k_semi_tiles, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    if (e == cudaSuccess) {
+        k_semi_tiles<<<(unsigned)ntiles, 256, smem, g->stream>>>(a->data, na, a->arity, b->data, range, k, keep, b_cap,
+                                                                 res.data, status, counter, total);
+        e = cudaGetLastError();
+    }
+    st = e != cudaSuccess ? fail(g, e, "k_semi_tiles", __FILE__, __LINE__) : to_host(g, total, &kept, 1);
+    rfx_gpu_free(g, status);
+    if (st != RFX_OK) {
+        rfx_gpu_rows_free(g, &res);
+        return st;
+    }
+    res.n = (size_t)kept;
+    replace(g, dst, &res);
+    return RFX_OK;
+}
+
 extern "C" rfx_status rfx_gpu_semijoin(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b, int k, bool keep,
                                        rfx_dev_rows *dst)
 {
@@ -1616,6 +1758,8 @@ extern "C" rfx_status rfx_gpu_semijoin(rfx_gpu *g, const rfx_dev_rows *a, const 
     }
     if (a->n == 0 || (b->n == 0 && !keep))
         return rfx_gpu_copy(g, a, dst);
+    if (a->arity <= SEMI_MAX_WORDS && k <= SEMI_MAX_WORDS && a->n / SEMI_T < (size_t)INT32_MAX)
+        return semijoin_tiles(g, a, b, k, keep, dst);
     uint64_t *flags;
     ALLOC(flags, a->n * 8);
     k_semi<<<grid_for(a->n), 256, 0, g->stream>>>(a->data, a->n, a->arity, b->data, b->n, k, keep, flags);

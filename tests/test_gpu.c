@@ -524,6 +524,23 @@ static void test_lftj_small_budget(void)
     rfx_gpu_close(small);
 }
 
+/* The GPU's map/filter of a against the CPU's. */
+static void mapfilter_vs_cpu(const rfx_rows *a, const rfx_rx *pred, rfx_rx *const *outs, int nout)
+{
+    rfx_rows hc;
+    rfx_rows_init(&hc, nout);
+    CU_ASSERT_EQUAL(rfx_cpu_mapfilter(a, pred, outs, nout, &hc, 4), RFX_OK);
+    rfx_dev_rows ga = up(a), gd;
+    rfx_gpu_rows_init(&gd, nout);
+    CU_ASSERT_EQUAL(rfx_gpu_mapfilter(gpu, &ga, pred, outs, nout, &gd), RFX_OK);
+    rfx_rows back = down(&gd);
+    CU_ASSERT(same(&back, &hc));
+    rfx_rows_free(&hc);
+    rfx_rows_free(&back);
+    rfx_gpu_rows_free(gpu, &ga);
+    rfx_gpu_rows_free(gpu, &gd);
+}
+
 static void test_mapfilter(void)
 {
     if (!need_gpu())
@@ -539,19 +556,8 @@ static void test_mapfilter(void)
             if (quick && sizes[s] > 70000)
                 continue;
             rfx_rows a = rows_random(sizes[s], 2, WIDE, 0, false);
-            rfx_rows hc;
-            rfx_rows_init(&hc, 4);
-            CU_ASSERT_EQUAL(rfx_cpu_mapfilter(&a, withp ? &gt : NULL, outs, 4, &hc, 4), RFX_OK);
-            rfx_dev_rows ga = up(&a), gd;
-            rfx_gpu_rows_init(&gd, 4);
-            CU_ASSERT_EQUAL(rfx_gpu_mapfilter(gpu, &ga, withp ? &gt : NULL, outs, 4, &gd), RFX_OK);
-            rfx_rows back = down(&gd);
-            CU_ASSERT(same(&back, &hc));
+            mapfilter_vs_cpu(&a, withp ? &gt : NULL, outs, 4);
             rfx_rows_free(&a);
-            rfx_rows_free(&hc);
-            rfx_rows_free(&back);
-            rfx_gpu_rows_free(gpu, &ga);
-            rfx_gpu_rows_free(gpu, &gd);
         }
     /* division by zero is reported */
     rfx_rows z = rows_random(1000, 2, UNIFORM, 3, false);
@@ -567,7 +573,8 @@ static void test_mapfilter(void)
 }
 
 /* The tiled interpreter's rows per thread (8, 4, 2, or not tiled) follow the row width
- * and the stack depth: chains of additions 2 to 12 deep and rows of 2, 20 and 45 columns,
+ * and the stack depth: chains of sums and differences 2 to 12 deep and rows of 2, 20 and
+ * 45 columns,
  * over sizes around its tiles, against the CPU; a division by zero in a row the predicate
  * rejects is not an error (the CPU does not evaluate it). */
 static void test_mapfilter_depths(void)
@@ -577,7 +584,7 @@ static void test_mapfilter_depths(void)
     rfx_rx c0 = col(0), c1 = col(1), chain[12];
     rfx_rx gt = {.kind = RFX_RX_CMP, .prim = RFX_NUMBER, .op = RFX_GT, .l = &c0, .r = &c1};
     static const size_t n_of[] = {511, 512, 513, 2047, 2048, 2049, 100003};
-    for (int d = 0; d < 12; d++)   /* chain[d] = c0 + (c1 + (c0 + ...)): depth d + 2 */
+    for (int d = 0; d < 12; d++)   /* chain[d]: sums and differences of the columns, depth d + 2 */
         chain[d] = (rfx_rx){.kind = RFX_RX_BIN, .prim = RFX_NUMBER, .op = d % 3 ? RFX_ADD : RFX_SUB,
                             .l = d % 2 ? &c1 : &c0, .r = d ? &chain[d - 1] : &c1};
     /* rows of 2 columns with stack depths 2 to 12, and of 20 and 45 columns (the widest
@@ -593,19 +600,9 @@ static void test_mapfilter_depths(void)
                 int arity = d == -2 ? 20 : d == -1 ? 45 : 2, nout = d == 0 ? 1 : 2;
                 rfx_rx *outs[2] = {d == -2 ? &sum20 : d == -1 ? &sum45 : &chain[d], &c0};
                 rfx_rx *pred = !withp ? NULL : d == -2 ? &gt20 : d == -1 ? &gt45 : &gt;
-                rfx_rows a = rows_random(n_of[s], arity, WIDE, 0, false), hc;
-                rfx_rows_init(&hc, nout);
-                CU_ASSERT_EQUAL(rfx_cpu_mapfilter(&a, pred, outs, nout, &hc, 4), RFX_OK);
-                rfx_dev_rows ga = up(&a), gd;
-                rfx_gpu_rows_init(&gd, nout);
-                CU_ASSERT_EQUAL(rfx_gpu_mapfilter(gpu, &ga, pred, outs, nout, &gd), RFX_OK);
-                rfx_rows back = down(&gd);
-                CU_ASSERT(same(&back, &hc));
+                rfx_rows a = rows_random(n_of[s], arity, WIDE, 0, false);
+                mapfilter_vs_cpu(&a, pred, outs, nout);
                 rfx_rows_free(&a);
-                rfx_rows_free(&hc);
-                rfx_rows_free(&back);
-                rfx_gpu_rows_free(gpu, &ga);
-                rfx_gpu_rows_free(gpu, &gd);
             }
     rfx_rows z = rows_random(5000, 2, UNIFORM, 3, false);
     for (size_t i = 0; i < z.n; i++)
