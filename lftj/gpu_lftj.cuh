@@ -436,7 +436,7 @@ __global__ void k_lftj_pair_costs(const uint32_t *rng, size_t F, size_t stride, 
     GRID_STRIDE(f, F)
     {
         const uint32_t *r = rng + f * stride;
-        runs += f == 0 || r[col_a] != r[col_a - stride];
+        runs += f == 0 || r[col_a] != rng[(f - 1) * stride + col_a];
         probe_b += (r[col_b + 1] - r[col_b] + 31) / 32;
         probe_a += (r[col_a + 1] - r[col_a] + 31) / 32;
     }
