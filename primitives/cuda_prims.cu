@@ -572,12 +572,7 @@ static rfx_status varying_bits(rfx_gpu *g, const rfx_dev_rows *r, int *bits)
     return st;
 }
 
-/* Two-column rows of src sorted into *out (fresh memory; src is left as it was): packed
- * into 64-bit keys (the widths of both columns found in the same pass), sorted by CUB,
- * unpacked into the buffer that the sort did not end in. Column 1 keeps all 32 bits of
- * its half unless squeezing it to its width saves a radix pass (8 bits) or more. (CUB's
- * sort of the rows themselves through a decomposer took twice as long as its 64-bit key
- * sort on an H100 and an H200.) */
+// keys[i] = row i's columns as one 64-bit key; widths[c] |= every value of column c.
 __global__ void k_pack2_widths(const uint2 *rows, size_t n, uint64_t *keys, unsigned *widths)
 {
     __shared__ unsigned s_or[2];
@@ -610,6 +605,12 @@ __global__ void k_squeeze2(uint64_t *keys, size_t n, int shift)
     GRID_STRIDE(i, n) keys[i] = (keys[i] >> 32) << shift | (keys[i] & 0xFFFFFFFFull);
 }
 
+/* Two-column rows of src sorted into *out (fresh memory; src is left as it was): packed
+ * into 64-bit keys (the widths of both columns found in the same pass), sorted by CUB,
+ * unpacked into the buffer that the sort did not end in. Column 1 keeps all 32 bits of
+ * its half unless squeezing it to its width saves a radix pass (8 bits) or more. (CUB's
+ * sort of the rows themselves through a decomposer took twice as long as its 64-bit key
+ * sort on an H100 and an H200.) */
 static rfx_status sort_rows2(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *out)
 {
     size_t n = src->n, bytes = 0;
