@@ -783,6 +783,14 @@ __global__ void k_flag_unique(const uint32_t *rows, size_t n, int arity, uint64_
     GRID_STRIDE(i, n) flags[i] = i == 0 || cmp_prefix(rows + i * arity, rows + (i - 1) * arity, arity) != 0;
 }
 
+extern "C" rfx_status rfx_gpu_reversed(rfx_gpu *g, const rfx_dev_rows *e, rfx_dev_rows *out)
+{
+    rfx_rx c0 = {.kind = RFX_RX_COL, .col = 0}, c1 = {.kind = RFX_RX_COL, .col = 1};
+    rfx_rx *swap[] = {&c1, &c0};
+    rfx_status st = rfx_gpu_mapfilter(g, e, NULL, swap, 2, out);
+    return st ? st : rfx_gpu_sort(g, out);
+}
+
 extern "C" rfx_status rfx_gpu_unique_into(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *dst)
 {
     if (src->arity == 0 || src->n < 2) {
