@@ -1311,14 +1311,9 @@ static rfx_status select_tiles(rfx_gpu *g, const rfx_dev_rows *src, const rfx_rx
     rfx_gpu_free(g, status);
     if (st == RFX_OK)
         st = check_div0(g);
-    if (st != RFX_OK) {
-        rfx_gpu_rows_free(g, &res);
-        return st;
-    }
     res.n = (size_t)kept;
-    replace(g, dst, &res);
     *done = true;
-    return RFX_OK;
+    return finish_filtered(g, st, &res, n, nout, NULL, dst);
 }
 
 extern "C" rfx_status rfx_gpu_mapfilter(rfx_gpu *g, const rfx_dev_rows *src, const rfx_rx *pred, rfx_rx *const *out,
@@ -1744,13 +1739,8 @@ static rfx_status semijoin_tiles(rfx_gpu *g, const rfx_dev_rows *a, const rfx_de
     }
     st = e != cudaSuccess ? fail(g, e, "k_semi_tiles", __FILE__, __LINE__) : to_host(g, total, &kept, 1);
     rfx_gpu_free(g, status);
-    if (st != RFX_OK) {
-        rfx_gpu_rows_free(g, &res);
-        return st;
-    }
     res.n = (size_t)kept;
-    replace(g, dst, &res);
-    return RFX_OK;
+    return finish_filtered(g, st, &res, na, a->arity, NULL, dst);
 }
 
 extern "C" rfx_status rfx_gpu_semijoin(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b, int k, bool keep,
