@@ -1496,6 +1496,22 @@ __device__ __forceinline__ size_t lower_bound_in(const uint32_t *rows, int arity
     return lo;
 }
 
+// dst[w] = src[w] for w < nw by a block of 256 threads, 8 loads in flight a thread (a loop
+// of one load and one store waits a DRAM latency per 256 words).
+__device__ __forceinline__ void block_copy_words(uint32_t *dst, const uint32_t *src, size_t nw)
+{
+    for (size_t w0 = threadIdx.x; w0 < nw; w0 += 8 * 256) {
+        uint32_t v[8];
+#pragma unroll
+        for (int q = 0; q < 8; q++)
+            v[q] = w0 + q * 256 < nw ? src[w0 + q * 256] : 0;
+#pragma unroll
+        for (int q = 0; q < 8; q++)
+            if (w0 + q * 256 < nw)
+                dst[w0 + q * 256] = v[q];
+    }
+}
+
 __global__ void __launch_bounds__(256) k_merge_tiles(const uint32_t *big, size_t nb, const uint32_t *small, size_t ns,
                                                      int arity, uint32_t *out)
 {
@@ -1510,14 +1526,12 @@ __global__ void __launch_bounds__(256) k_merge_tiles(const uint32_t *big, size_t
     const bool staged = arity <= MERGE_MAX_ARITY;
     uint32_t *sb = sm, *ss = sm + MERGE_TILE * MERGE_MAX_ARITY;
     if (staged)
-        for (size_t w = threadIdx.x; w < nt * arity; w += blockDim.x)
-            sb[w] = big[t0 * arity + w];
+        block_copy_words(sb, big + t0 * arity, nt * arity);
     __syncthreads();
     const size_t lo = s_lo, m = s_hi - s_lo;
     const bool small_staged = staged && m <= MERGE_SMALL;
     if (small_staged)
-        for (size_t w = threadIdx.x; w < m * arity; w += blockDim.x)
-            ss[w] = small[lo * arity + w];
+        block_copy_words(ss, small + lo * arity, m * arity);
     __syncthreads();
     const uint32_t *tb = staged ? sb : big + t0 * arity, *ts = small_staged ? ss : small + lo * arity;
     for (size_t i = threadIdx.x; i < nt; i += blockDim.x) {
@@ -1645,13 +1659,11 @@ __global__ void __launch_bounds__(256) k_semi_tiles(const uint32_t *a, size_t na
     __syncthreads();
     const size_t tile = s_tile, t0 = tile * SEMI_T, tn = na - t0 < SEMI_T ? na - t0 : SEMI_T,
                  ntiles = (na + SEMI_T - 1) / SEMI_T;
-    for (unsigned w = threadIdx.x; w < tn * aa; w += 256)
-        sa[w] = a[t0 * aa + w];
+    block_copy_words(sa, a + t0 * aa, tn * aa);
     const size_t lo = range[2 * tile], m = range[2 * tile + 1] - lo;
     const bool staged = m <= b_cap;
     if (staged)
-        for (unsigned w = threadIdx.x; w < m * k; w += 256)
-            sb[w] = b[lo * k + w];
+        block_copy_words(sb, b + lo * k, m * k);
     __syncthreads();
     const uint32_t *seg = staged ? sb : b + lo * k;
     unsigned ballot[SEMI_ITEMS];
