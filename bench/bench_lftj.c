@@ -58,14 +58,6 @@ static const int tri_colvar[] = {0, 1, 1, 2, 0, 2};
 /* order yx: er(y, x), e(y, z), e(x, z) with y = 0, x = 1, z = 2 */
 static const int tri_colvar_yx[] = {0, 1, 0, 2, 1, 2};
 
-static rfx_status reversed(const rfx_dev_rows *e, rfx_dev_rows *rev)
-{
-    rfx_rx c0 = {.kind = RFX_RX_COL, .col = 0}, c1 = {.kind = RFX_RX_COL, .col = 1};
-    rfx_rx *swap[] = {&c1, &c0};
-    rfx_status st = rfx_gpu_mapfilter(g, e, NULL, swap, 2, rev);
-    return st ? st : rfx_gpu_sort(g, rev);
-}
-
 static rfx_status triangles_binary(rfx_dev_rows *e, uint64_t *count)
 {
     /* e(x,y) with e(y,z): e as (y,x) sorted, joined with e on its first column */
@@ -103,7 +95,7 @@ static rfx_status run(void *arg)
     case 0: {
         rfx_status st = rfx_gpu_sort_into(g, j->raw, j->out);
         st = st ? st : rfx_gpu_unique(g, j->out);
-        return st || !j->rev ? st : reversed(j->out, j->rev);
+        return st || !j->rev ? st : rfx_gpu_reversed(g, j->out, j->rev);
     }
     case 1:
         return rfx_gpu_lftj(g, srcs, cv, 3, 3, NULL, &j->count);

@@ -783,6 +783,14 @@ __global__ void k_flag_unique(const uint32_t *rows, size_t n, int arity, uint64_
     GRID_STRIDE(i, n) flags[i] = i == 0 || cmp_prefix(rows + i * arity, rows + (i - 1) * arity, arity) != 0;
 }
 
+extern "C" rfx_status rfx_gpu_reversed(rfx_gpu *g, const rfx_dev_rows *e, rfx_dev_rows *out)
+{
+    rfx_rx c0 = {.kind = RFX_RX_COL, .col = 0}, c1 = {.kind = RFX_RX_COL, .col = 1};
+    rfx_rx *swap[] = {&c1, &c0};
+    rfx_status st = rfx_gpu_mapfilter(g, e, NULL, swap, 2, out);
+    return st ? st : rfx_gpu_sort(g, out);
+}
+
 extern "C" rfx_status rfx_gpu_unique_into(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *dst)
 {
     if (src->arity == 0 || src->n < 2) {
@@ -1303,14 +1311,9 @@ static rfx_status select_tiles(rfx_gpu *g, const rfx_dev_rows *src, const rfx_rx
     rfx_gpu_free(g, status);
     if (st == RFX_OK)
         st = check_div0(g);
-    if (st != RFX_OK) {
-        rfx_gpu_rows_free(g, &res);
-        return st;
-    }
     res.n = (size_t)kept;
-    replace(g, dst, &res);
     *done = true;
-    return RFX_OK;
+    return finish_filtered(g, st, &res, n, nout, NULL, dst);
 }
 
 extern "C" rfx_status rfx_gpu_mapfilter(rfx_gpu *g, const rfx_dev_rows *src, const rfx_rx *pred, rfx_rx *const *out,
@@ -1418,6 +1421,18 @@ __global__ void k_join_expand(const __grid_constant__ gprog code, uint64_t total
         atomicOr(div_flag, 1u);
 }
 
+// Tiles of the left side (joins, semi-joins) and of a join's outputs; see "join by tiles".
+#define SEMI_ITEMS 8
+#define SEMI_T (SEMI_ITEMS * 256)
+#define JOIN_B_CAP 4096     // right keys staged at most (k <= 4 words: 64 KiB)
+#define JOIN_OUT_T 2048
+#define JOIN_OFF_CAP 4096   // left rows' offsets staged at most (32 KiB)
+static rfx_status join_count_tiles(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b, int k, uint64_t *lo,
+                                   uint64_t *cnt);
+static rfx_status join_expand_tiles(rfx_gpu *g, const gprog &code, uint64_t total, const uint64_t *off, size_t na,
+                                    const uint64_t *lo, const rfx_dev_rows *a, const rfx_dev_rows *b, int len,
+                                    int nout, uint32_t *out, uint64_t *flags);
+
 extern "C" rfx_status rfx_gpu_join(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b, int k, const rfx_rx *pred,
                                    rfx_rx *const *out, int nout, rfx_dev_rows *dst)
 {
@@ -1438,9 +1453,14 @@ extern "C" rfx_status rfx_gpu_join(rfx_gpu *g, const rfx_dev_rows *a, const rfx_
     ALLOC(lo, na * 8);
     ALLOC(cnt, na * 8);
     ALLOC(off, na * 8);
-    k_join_count<<<grid_for(na), 256, 0, g->stream>>>(a->data, na, a->arity, b->data, b->n, b->arity, k, lo, cnt);
-    CK_LAUNCH();
-    st = exclusive_sum(g, cnt, off, na);
+    if (k >= 1 && k <= 4 && na / SEMI_T < (size_t)INT32_MAX) {
+        st = join_count_tiles(g, a, b, k, lo, cnt);
+    } else {
+        k_join_count<<<grid_for(na), 256, 0, g->stream>>>(a->data, na, a->arity, b->data, b->n, b->arity, k, lo, cnt);
+        CK_LAUNCH();
+    }
+    if (st == RFX_OK)
+        st = exclusive_sum(g, cnt, off, na);
     uint64_t last[2] = {0, 0};
     if (st == RFX_OK)
         st = to_host(g, off + na - 1, &last[0], 1);
@@ -1456,7 +1476,11 @@ extern "C" rfx_status rfx_gpu_join(rfx_gpu *g, const rfx_dev_rows *a, const rfx_
         if (!flags)
             st = RFX_ERR_NOMEM;
     }
-    if (st == RFX_OK && total) {
+    if (st == RFX_OK && total && total / JOIN_OUT_T < (uint64_t)INT32_MAX) {
+        st = join_expand_tiles(g, code, total, off, na, lo, a, b, len, nout, res.data, flags);
+        if (st == RFX_OK)
+            st = check_div0(g);
+    } else if (st == RFX_OK && total) {
         k_join_expand<<<grid_for(total), 256, 0, g->stream>>>(code, total, off, na, lo, a->data, a->arity, b->data, b->arity,
                                                               len, nout, res.data, flags, g->d_flag);
         cudaError_t e = cudaGetLastError();
@@ -1493,6 +1517,22 @@ __device__ __forceinline__ size_t lower_bound_in(const uint32_t *rows, int arity
     return lo;
 }
 
+// dst[w] = src[w] for w < nw by a block of 256 threads, 8 loads in flight a thread (a loop
+// of one load and one store waits a DRAM latency per 256 words).
+__device__ __forceinline__ void block_copy_words(uint32_t *dst, const uint32_t *src, size_t nw)
+{
+    for (size_t w0 = threadIdx.x; w0 < nw; w0 += 8 * 256) {
+        uint32_t v[8];
+#pragma unroll
+        for (int q = 0; q < 8; q++)
+            v[q] = w0 + q * 256 < nw ? src[w0 + q * 256] : 0;
+#pragma unroll
+        for (int q = 0; q < 8; q++)
+            if (w0 + q * 256 < nw)
+                dst[w0 + q * 256] = v[q];
+    }
+}
+
 __global__ void __launch_bounds__(256) k_merge_tiles(const uint32_t *big, size_t nb, const uint32_t *small, size_t ns,
                                                      int arity, uint32_t *out)
 {
@@ -1507,14 +1547,12 @@ __global__ void __launch_bounds__(256) k_merge_tiles(const uint32_t *big, size_t
     const bool staged = arity <= MERGE_MAX_ARITY;
     uint32_t *sb = sm, *ss = sm + MERGE_TILE * MERGE_MAX_ARITY;
     if (staged)
-        for (size_t w = threadIdx.x; w < nt * arity; w += blockDim.x)
-            sb[w] = big[t0 * arity + w];
+        block_copy_words(sb, big + t0 * arity, nt * arity);
     __syncthreads();
     const size_t lo = s_lo, m = s_hi - s_lo;
     const bool small_staged = staged && m <= MERGE_SMALL;
     if (small_staged)
-        for (size_t w = threadIdx.x; w < m * arity; w += blockDim.x)
-            ss[w] = small[lo * arity + w];
+        block_copy_words(ss, small + lo * arity, m * arity);
     __syncthreads();
     const uint32_t *tb = staged ? sb : big + t0 * arity, *ts = small_staged ? ss : small + lo * arity;
     for (size_t i = threadIdx.x; i < nt; i += blockDim.x) {
@@ -1609,21 +1647,19 @@ __global__ void k_semi(const uint32_t *a, size_t na, int aa, const uint32_t *b, 
 // range of b in global memory), and the rows kept are placed by per-warp ballots and the
 // warp-wide look-back and written from a staged output tile in one sweep. So a is read
 // once, b at most once, the output written once: no flags and no separate compaction.
-#define SEMI_ITEMS 8
-#define SEMI_T (SEMI_ITEMS * 256)
 #define SEMI_SMEM (96 * 1024)   // a block's shared memory: a's tile, b's segment, the output tile
 #define SEMI_MAX_WORDS 4   // a's and b's rows staged up to this width
 
 // range[2t, 2t + 1] = the rows of b whose keys lie between tile t's first and last key:
 // all tiles' searches at once, so their latencies overlap (a block doing its own two
 // searches first waited ~28 dependent loads per tile).
-__global__ void k_semi_ranges(const uint32_t *a, size_t na, int aa, const uint32_t *b, size_t nb, int k,
+__global__ void k_semi_ranges(const uint32_t *a, size_t na, int aa, const uint32_t *b, int ba, size_t nb, int k,
                               size_t ntiles, size_t *range)
 {
     GRID_STRIDE(i, 2 * ntiles)
     {
         size_t t = i / 2, row = i % 2 == 0 ? t * SEMI_T : (t * SEMI_T + SEMI_T < na ? t * SEMI_T + SEMI_T : na) - 1;
-        range[i] = bound_rows(b, k, nb, a + row * aa, k, i % 2 == 1);
+        range[i] = bound_rows(b, ba, nb, a + row * aa, k, i % 2 == 1);
     }
 }
 
@@ -1642,13 +1678,11 @@ __global__ void __launch_bounds__(256) k_semi_tiles(const uint32_t *a, size_t na
     __syncthreads();
     const size_t tile = s_tile, t0 = tile * SEMI_T, tn = na - t0 < SEMI_T ? na - t0 : SEMI_T,
                  ntiles = (na + SEMI_T - 1) / SEMI_T;
-    for (unsigned w = threadIdx.x; w < tn * aa; w += 256)
-        sa[w] = a[t0 * aa + w];
+    block_copy_words(sa, a + t0 * aa, tn * aa);
     const size_t lo = range[2 * tile], m = range[2 * tile + 1] - lo;
     const bool staged = m <= b_cap;
     if (staged)
-        for (unsigned w = threadIdx.x; w < m * k; w += 256)
-            sb[w] = b[lo * k + w];
+        block_copy_words(sb, b + lo * k, m * k);
     __syncthreads();
     const uint32_t *seg = staged ? sb : b + lo * k;
     unsigned ballot[SEMI_ITEMS];
@@ -1723,8 +1757,8 @@ static rfx_status semijoin_tiles(rfx_gpu *g, const rfx_dev_rows *a, const rfx_de
     size_t *range = (size_t *)(total + 2);
     cudaError_t e = cudaMemsetAsync(status, 0, ntiles * 8 + 16, g->stream);
     if (e == cudaSuccess) {
-        k_semi_ranges<<<grid_for(2 * ntiles), 256, 0, g->stream>>>(a->data, na, a->arity, b->data, b->n, k, ntiles,
-                                                                   range);
+        k_semi_ranges<<<grid_for(2 * ntiles), 256, 0, g->stream>>>(a->data, na, a->arity, b->data, k, b->n, k,
+                                                                   ntiles, range);
         e = cudaGetLastError();
     }
     if (e == cudaSuccess)
@@ -1736,13 +1770,8 @@ static rfx_status semijoin_tiles(rfx_gpu *g, const rfx_dev_rows *a, const rfx_de
     }
     st = e != cudaSuccess ? fail(g, e, "k_semi_tiles", __FILE__, __LINE__) : to_host(g, total, &kept, 1);
     rfx_gpu_free(g, status);
-    if (st != RFX_OK) {
-        rfx_gpu_rows_free(g, &res);
-        return st;
-    }
     res.n = (size_t)kept;
-    replace(g, dst, &res);
-    return RFX_OK;
+    return finish_filtered(g, st, &res, na, a->arity, NULL, dst);
 }
 
 extern "C" rfx_status rfx_gpu_semijoin(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b, int k, bool keep,
@@ -1771,6 +1800,155 @@ extern "C" rfx_status rfx_gpu_semijoin(rfx_gpu *g, const rfx_dev_rows *a, const 
     if (st == RFX_OK)
         replace(g, dst, &res);
     return st;
+}
+
+// ---- join by tiles ----------------------------------------------------------------------
+// The count: a block per tile of SEMI_T left rows looks each row's key up among the keys
+// of the right side in the tile's range (k_semi_ranges), staged in shared memory when they
+// fit; the expansion: a block per JOIN_OUT_T outputs looks each output's left row up
+// among the offsets of the rows that tile covers (k_join_starts), staged likewise. The
+// kernels they replace searched the whole right side, and all left rows' offsets, in
+// global memory per row and per output.
+
+__global__ void __launch_bounds__(256) k_join_count_tiles(const uint32_t *a, size_t na, int aa, const uint32_t *b,
+                                                          int ba, int k, const size_t *range, uint64_t *lo,
+                                                          uint64_t *cnt)
+{
+    extern __shared__ uint32_t sk[];   // the right side's keys in the tile's range
+    const size_t t = blockIdx.x, r0 = range[2 * t], m = range[2 * t + 1] - r0, mk = m * (size_t)k;
+    const bool staged = m <= JOIN_B_CAP;
+    if (staged)
+        for (size_t w0 = threadIdx.x; w0 < mk; w0 += 8 * 256) {   // 8 loads in flight
+            uint32_t v[8];
+#pragma unroll
+            for (int q = 0; q < 8; q++) {
+                size_t w = w0 + q * 256;
+                v[q] = w < mk ? b[(r0 + w / k) * ba + w % k] : 0;
+            }
+#pragma unroll
+            for (int q = 0; q < 8; q++)
+                if (w0 + q * 256 < mk)
+                    sk[w0 + q * 256] = v[q];
+        }
+    __syncthreads();
+    const uint32_t *seg = staged ? sk : b + r0 * ba;
+    const int sa = staged ? k : ba;
+    for (int j = 0; j < SEMI_ITEMS; j++) {
+        size_t i = t * SEMI_T + (size_t)j * 256 + threadIdx.x;
+        if (i >= na)
+            break;
+        const uint32_t *key = a + i * aa;
+        size_t l = bound_rows(seg, sa, m, key, k, false);
+        size_t h = l < m && cmp_prefix(seg + l * sa, key, k) == 0 ? bound_rows(seg, sa, m, key, k, true) : l;
+        lo[i] = r0 + l;
+        cnt[i] = h - l;
+    }
+}
+
+// starts[t] = the left row of output t * JOIN_OUT_T (t < ntiles), starts[ntiles] = the
+// left row of the last output: the last i with off[i] <= o (rows without outputs share
+// their successor's offset and are passed over).
+__global__ void k_join_starts(const uint64_t *off, size_t na, uint64_t total, size_t ntiles, size_t *starts)
+{
+    GRID_STRIDE(t, ntiles + 1)
+    {
+        uint64_t o = t < ntiles ? (uint64_t)t * JOIN_OUT_T : total - 1;
+        size_t l = 0, h = na;
+        while (l < h) {
+            size_t mid = l + (h - l) / 2;
+            if (off[mid] <= o)
+                l = mid + 1;
+            else
+                h = mid;
+        }
+        starts[t] = l - 1;
+    }
+}
+
+__global__ void __launch_bounds__(256) k_join_expand_tiles(const __grid_constant__ gprog code, uint64_t total,
+                                                           const uint64_t *off, const size_t *starts,
+                                                           const uint64_t *lo, const uint32_t *a, int aa,
+                                                           const uint32_t *b, int ba, int len, int nout,
+                                                           uint32_t *out, uint64_t *flags, unsigned *div_flag)
+{
+    __shared__ uint64_t so[JOIN_OFF_CAP];
+    const size_t t = blockIdx.x, i0 = starts[t], nr = starts[t + 1] - i0 + 1;
+    const bool staged = nr <= JOIN_OFF_CAP;
+    if (staged)
+        for (size_t r0 = threadIdx.x; r0 < nr; r0 += 8 * 256) {
+            uint64_t v[8];
+#pragma unroll
+            for (int q = 0; q < 8; q++)
+                v[q] = r0 + q * 256 < nr ? off[i0 + r0 + q * 256] : 0;
+#pragma unroll
+            for (int q = 0; q < 8; q++)
+                if (r0 + q * 256 < nr)
+                    so[r0 + q * 256] = v[q];
+        }
+    __syncthreads();
+    const uint64_t *seg = staged ? so : off + i0;
+    bool div0 = false;
+    for (int j = 0; j < JOIN_OUT_T / 256; j++) {
+        uint64_t o = (uint64_t)t * JOIN_OUT_T + (uint64_t)j * 256 + threadIdx.x;
+        if (o >= total)
+            break;
+        size_t l = 0, h = nr;   // the last r with seg[r] <= o
+        while (l < h) {
+            size_t mid = l + (h - l) / 2;
+            if (seg[mid] <= o)
+                l = mid + 1;
+            else
+                h = mid;
+        }
+        size_t i = i0 + l - 1, jb = lo[i] + (o - seg[l - 1]);
+        bool keep = run_prog(code.ins, len, a + i * aa, aa, b + jb * ba, out + o * nout, &div0);
+        if (flags)
+            flags[o] = keep;
+    }
+    if (div0)
+        atomicOr(div_flag, 1u);
+}
+
+// lo, cnt: per left row, its first match among b's rows and their number.
+static rfx_status join_count_tiles(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b, int k, uint64_t *lo,
+                                   uint64_t *cnt)
+{
+    size_t ntiles = (a->n + SEMI_T - 1) / SEMI_T, smem = (size_t)JOIN_B_CAP * k * 4;
+    size_t *range = (size_t *)rfx_gpu_alloc(g, ntiles * 16);
+    if (!range)
+        return RFX_ERR_NOMEM;
+    k_semi_ranges<<<grid_for(2 * ntiles), 256, 0, g->stream>>>(a->data, a->n, a->arity, b->data, b->arity, b->n, k,
+                                                               ntiles, range);
+    cudaError_t e = cudaGetLastError();
+    if (e == cudaSuccess)
+        e = cudaFuncSetAttribute(k_join_count_tiles, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    if (e == cudaSuccess) {
+        k_join_count_tiles<<<(unsigned)ntiles, 256, smem, g->stream>>>(a->data, a->n, a->arity, b->data, b->arity, k,
+                                                                       range, lo, cnt);
+        e = cudaGetLastError();
+    }
+    rfx_gpu_free(g, range);
+    return e == cudaSuccess ? RFX_OK : fail(g, e, "k_join_count_tiles", __FILE__, __LINE__);
+}
+
+static rfx_status join_expand_tiles(rfx_gpu *g, const gprog &code, uint64_t total, const uint64_t *off, size_t na,
+                                    const uint64_t *lo, const rfx_dev_rows *a, const rfx_dev_rows *b, int len,
+                                    int nout, uint32_t *out, uint64_t *flags)
+{
+    size_t ntiles = (size_t)((total + JOIN_OUT_T - 1) / JOIN_OUT_T);
+    size_t *starts = (size_t *)rfx_gpu_alloc(g, (ntiles + 1) * 8);
+    if (!starts)
+        return RFX_ERR_NOMEM;
+    k_join_starts<<<grid_for(ntiles + 1), 256, 0, g->stream>>>(off, na, total, ntiles, starts);
+    cudaError_t e = cudaGetLastError();
+    if (e == cudaSuccess) {
+        k_join_expand_tiles<<<(unsigned)ntiles, 256, 0, g->stream>>>(code, total, off, starts, lo, a->data, a->arity,
+                                                                     b->data, b->arity, len, nout, out, flags,
+                                                                     g->d_flag);
+        e = cudaGetLastError();
+    }
+    rfx_gpu_free(g, starts);
+    return e == cudaSuccess ? RFX_OK : fail(g, e, "k_join_expand_tiles", __FILE__, __LINE__);
 }
 
 // ---- aggregate ------------------------------------------------------------------------------

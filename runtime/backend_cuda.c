@@ -218,13 +218,9 @@ static rfx_status cu_triangles_reordered(cuda_ctx *x, const rfx_ra_cmd *c, uint6
     }
     if (st != RFX_OK || !(yx < 0.8 * xy))   /* the reversal costs a sort: it must pay */
         return st;
-    rfx_rx c0 = {.kind = RFX_RX_COL, .col = 0}, c1 = {.kind = RFX_RX_COL, .col = 1};
-    rfx_rx *swap[] = {&c1, &c0};
     rfx_dev_rows er;
     rfx_gpu_rows_init(&er, 2);
-    st = rfx_gpu_mapfilter(x->g, e, NULL, swap, 2, &er);
-    if (st == RFX_OK)
-        st = rfx_gpu_sort(x->g, &er);
+    st = rfx_gpu_reversed(x->g, e, &er);
     static const int yx_colvar[] = {0, 1, 0, 2, 1, 2};   /* er(y,x), e(y,z), e(x,z) */
     const rfx_dev_rows *srcs[3] = {&er, e, e};
     if (st == RFX_OK)

@@ -201,6 +201,32 @@ static void test_join(void)
                 rfx_rows_free(&a);
                 rfx_rows_free(&b);
             }
+    /* few matches: a tile of outputs spans more left rows than the expansion stages */
+    rfx_rows a = rows_random(200000, 2, UNIFORM, 1000000, true), b;
+    rfx_rows_init(&b, 2);
+    rfx_rows_reserve(&b, 1000);
+    for (uint32_t v = 0; v < 1000; v++) {
+        b.data[2 * v] = v * 997;
+        b.data[2 * v + 1] = v;
+    }
+    b.n = 1000;
+    rfx_rx c[4] = {col(0), col(1), col(2), col(3)};
+    rfx_rx *outs[3] = {&c[1], &c[3], &c[0]};
+    rfx_rows hc;
+    rfx_rows_init(&hc, 3);
+    CU_ASSERT_EQUAL(rfx_cpu_join(&a, &b, 1, NULL, outs, 3, &hc, 4), RFX_OK);
+    rfx_dev_rows ga = up(&a), gb = up(&b), gc;
+    rfx_gpu_rows_init(&gc, 3);
+    CU_ASSERT_EQUAL(rfx_gpu_join(gpu, &ga, &gb, 1, NULL, outs, 3, &gc), RFX_OK);
+    rfx_rows back = down(&gc);
+    CU_ASSERT(hc.n > 0 && same(&back, &hc));
+    rfx_rows_free(&a);
+    rfx_rows_free(&b);
+    rfx_rows_free(&hc);
+    rfx_rows_free(&back);
+    rfx_gpu_rows_free(gpu, &ga);
+    rfx_gpu_rows_free(gpu, &gb);
+    rfx_gpu_rows_free(gpu, &gc);
 }
 
 static void test_set_ops(void)
