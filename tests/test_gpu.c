@@ -276,7 +276,7 @@ static void test_union_merge(void)
 {
     if (!need_gpu())
         return;
-    static const size_t big_sizes[] = {1, 1023, 1024, 1025, 5000, 300000};
+    static const size_t big_sizes[] = {1, 1023, 1024, 1025, 2815, 2816, 2817, 5000, 300000};
     for (int ar = 1; ar <= 5; ar += ar == 3 ? 2 : 1)
         for (size_t s = 0; s < sizeof big_sizes / sizeof *big_sizes; s++)
             for (int shape = 0; shape < 3; shape++) {
@@ -332,6 +332,58 @@ static void test_union_merge(void)
                 rfx_rows_free(&hc);
                 rfx_gpu_rows_free(gpu, &ga);
                 rfx_gpu_rows_free(gpu, &gb);
+                rfx_gpu_rows_free(gpu, &gd);
+            }
+}
+
+/* Semi- and anti-join by merge path (b at most 4x a's rows): a of arity 2 or 3 against
+ * keys of 1 or 2 columns, about the tile of 2,816 merged rows, with b's keys drawn from
+ * a's (all match), from a key range twice as wide (some match) or beyond a's (none). */
+static void test_semijoin_merge(void)
+{
+    if (!need_gpu())
+        return;
+    static const size_t na_s[] = {1, 1407, 1408, 2815, 2816, 2817, 9001, 300000};
+    for (size_t s = 0; s < sizeof na_s / sizeof *na_s; s++)
+        for (int k = 1; k <= 2; k++)
+            for (int shape = 0; shape < 3; shape++) {
+                if (quick && na_s[s] > 70000)
+                    continue;
+                int ar = k + 1;
+                uint32_t range = (uint32_t)(na_s[s] / 2 + 2);
+                rfx_rows a = rows_random(na_s[s], ar, UNIFORM, range, true), bk;
+                rfx_rows_init(&bk, k);
+                uint32_t t[4];
+                size_t nb = na_s[s] * (size_t)(shape + 1) / 2 + 1;
+                for (size_t j = 0; j < nb; j++) {
+                    size_t r = rnd() % a.n;
+                    for (int c = 0; c < k; c++)
+                        t[c] = shape == 0 ? a.data[r * ar + c] : shape == 1 ? (uint32_t)(rnd() % (2 * range))
+                                                                            : range + (uint32_t)(rnd() % range);
+                    rfx_rows_push(&bk, t);
+                }
+                rfx_cpu_sort(&bk, 1);
+                rfx_cpu_unique(&bk, 1);
+                rfx_dev_rows ga = up(&a), gk = up(&bk), gd;
+                rfx_gpu_rows_init(&gd, ar);
+                rfx_rows hc;
+                rfx_rows_init(&hc, ar);
+                for (int keep = 0; keep < 2; keep++) {
+                    CU_ASSERT_EQUAL(rfx_cpu_semijoin(&a, &bk, k, keep, &hc, 4), RFX_OK);
+                    CU_ASSERT_EQUAL(rfx_gpu_semijoin(gpu, &ga, &gk, k, keep, &gd), RFX_OK);
+                    rfx_rows back = down(&gd);
+                    bool eq = same(&back, &hc);
+                    if (!eq)
+                        fprintf(stderr, "\n    semijoin keep %d, k %d, %zu vs %zu rows, shape %d differs", keep, k, a.n,
+                                bk.n, shape);
+                    CU_ASSERT(eq);
+                    rfx_rows_free(&back);
+                }
+                rfx_rows_free(&a);
+                rfx_rows_free(&bk);
+                rfx_rows_free(&hc);
+                rfx_gpu_rows_free(gpu, &ga);
+                rfx_gpu_rows_free(gpu, &gk);
                 rfx_gpu_rows_free(gpu, &gd);
             }
 }
@@ -756,6 +808,7 @@ static void add(void)
     CU_add_test(s, "join, product, with predicates", test_join);
     CU_add_test(s, "union, intersect, difference", test_set_ops);
     CU_add_test(s, "union by merged tiles", test_union_merge);
+    CU_add_test(s, "semi- and anti-join by merge path", test_semijoin_merge);
     CU_add_test(s, "map and filter", test_mapfilter);
     CU_add_test(s, "map and filter: stack depths, rejected rows", test_mapfilter_depths);
     CU_add_test(s, "aggregates", test_aggregate);
