@@ -1432,6 +1432,8 @@ static rfx_status join_count_tiles(rfx_gpu *g, const rfx_dev_rows *a, const rfx_
 static rfx_status join_expand_tiles(rfx_gpu *g, const gprog &code, uint64_t total, const uint64_t *off, size_t na,
                                     const uint64_t *lo, const rfx_dev_rows *a, const rfx_dev_rows *b, int len,
                                     int nout, uint32_t *out, uint64_t *flags);
+static rfx_status join_one_pass(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b, int k, const gprog &code,
+                                int len, rfx_rx *const *out, int nout, rfx_dev_rows *res, bool *done);
 
 extern "C" rfx_status rfx_gpu_join(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b, int k, const rfx_rx *pred,
                                    rfx_rx *const *out, int nout, rfx_dev_rows *dst)
@@ -1449,6 +1451,17 @@ extern "C" rfx_status rfx_gpu_join(rfx_gpu *g, const rfx_dev_rows *a, const rfx_
     if (st)
         return st;
     int len = plen + olen;
+    if (!pred) {
+        bool done;
+        st = join_one_pass(g, a, b, k, code, len, out, nout, &res, &done);
+        if (done || st) {
+            if (st == RFX_OK)
+                replace(g, dst, &res);
+            else
+                rfx_gpu_rows_free(g, &res);
+            return st;
+        }
+    }
     uint64_t *lo, *cnt, *off;
     ALLOC(lo, na * 8);
     ALLOC(cnt, na * 8);
@@ -1845,11 +1858,11 @@ __global__ void k_semi(const uint32_t *a, size_t na, int aa, const uint32_t *b, 
 // all tiles' searches at once, so their latencies overlap (a block doing its own two
 // searches first waited ~28 dependent loads per tile).
 __global__ void k_semi_ranges(const uint32_t *a, size_t na, int aa, const uint32_t *b, int ba, size_t nb, int k,
-                              size_t ntiles, size_t *range)
+                              size_t ntiles, size_t T, size_t *range)
 {
     GRID_STRIDE(i, 2 * ntiles)
     {
-        size_t t = i / 2, row = i % 2 == 0 ? t * SEMI_T : (t * SEMI_T + SEMI_T < na ? t * SEMI_T + SEMI_T : na) - 1;
+        size_t t = i / 2, row = i % 2 == 0 ? t * T : (t * T + T < na ? t * T + T : na) - 1;
         range[i] = bound_rows(b, ba, nb, a + row * aa, k, i % 2 == 1);
     }
 }
@@ -1949,7 +1962,7 @@ static rfx_status semijoin_tiles(rfx_gpu *g, const rfx_dev_rows *a, const rfx_de
     cudaError_t e = cudaMemsetAsync(status, 0, ntiles * 8 + 16, g->stream);
     if (e == cudaSuccess) {
         k_semi_ranges<<<grid_for(2 * ntiles), 256, 0, g->stream>>>(a->data, na, a->arity, b->data, k, b->n, k,
-                                                                   ntiles, range);
+                                                                   ntiles, SEMI_T, range);
         e = cudaGetLastError();
     }
     if (e == cudaSuccess)
@@ -2114,7 +2127,7 @@ static rfx_status join_count_tiles(rfx_gpu *g, const rfx_dev_rows *a, const rfx_
     if (!range)
         return RFX_ERR_NOMEM;
     k_semi_ranges<<<grid_for(2 * ntiles), 256, 0, g->stream>>>(a->data, a->n, a->arity, b->data, b->arity, b->n, k,
-                                                               ntiles, range);
+                                                               ntiles, SEMI_T, range);
     cudaError_t e = cudaGetLastError();
     if (e == cudaSuccess)
         e = cudaFuncSetAttribute(k_join_count_tiles, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
@@ -2145,6 +2158,278 @@ static rfx_status join_expand_tiles(rfx_gpu *g, const gprog &code, uint64_t tota
     }
     rfx_gpu_free(g, starts);
     return e == cudaSuccess ? RFX_OK : fail(g, e, "k_join_expand_tiles", __FILE__, __LINE__);
+}
+
+// ---- join by tiles in one pass ----------------------------------------------------------------
+// A block per tile of JT_T left rows stages the tile and the right rows of its key range
+// (k_semi_ranges); each thread finds the matches of its JT_ITEMS consecutive rows (a
+// search for the first, a few steps forward or a search for the rest), the counts are
+// scanned and the tile placed by look-back, and each thread writes its rows' outputs,
+// rows with more than JT_HEAVY matches by the whole block (skewed keys), into a staged
+// output tile written out in one sweep. The output is allocated for na + nb rows before
+// the count is known; a join with more is counted by that pass and run again into an
+// exact allocation. The three-pass join (counts, scan, expansion) moved ~3x the floor's
+// bytes through per-row arrays and reached 10% of it.
+// JT_ITEMS: left rows a thread (odd: the threads' rows fall in different banks; H100 2^28, before
+// keys were compared by unrolled code: 3 and 5 16% of the floor, 7 14%, 9 and 11 12%)
+#define JT_ITEMS 5
+#define JT_T (JT_ITEMS * 256)
+#define JT_HEAVY 32
+#define JT_QUEUE 32   // heavy rows expanded per round
+#define JT_SMEM (96 * 1024)
+
+// cmp_prefix with the key's width known at compile time (K > 0; 0: k at run time): the
+// one-pass join is bound by instructions, not bytes (H100, ncu: SM 66% busy, memory 27%).
+template <int K> __device__ __forceinline__ int cmp_key(const uint32_t *x, const uint32_t *y, int k)
+{
+    if constexpr (K == 0) {
+        return cmp_prefix(x, y, k);
+    } else {
+#pragma unroll
+        for (int i = 0; i < K; i++)
+            if (x[i] != y[i])
+                return x[i] < y[i] ? -1 : 1;
+        return 0;
+    }
+}
+
+// The first r in [from, m) whose k-prefix is >= key (upper: > key): a few steps, then halves.
+template <int K>
+__device__ __forceinline__ size_t seek_rows(const uint32_t *seg, int sa, size_t from, size_t m, const uint32_t *key,
+                                            int k, bool upper)
+{
+    for (int s = 0; s < 4 && from < m; s++, from++) {
+        int c = cmp_key<K>(seg + from * sa, key, k);
+        if (c > 0 || (c == 0 && !upper))
+            return from;
+    }
+    size_t hi = m;
+    while (from < hi) {
+        size_t mid = from + (hi - from) / 2;
+        int c = cmp_key<K>(seg + mid * sa, key, k);
+        if (c < 0 || (upper && c == 0))
+            from = mid + 1;
+        else
+            hi = mid;
+    }
+    return from;
+}
+
+// One output row of left row ra and right row rb: plain columns copied, else the program.
+__device__ __forceinline__ void jt_emit(const gprog &code, int len, const colmap &m, const uint32_t *ra, int aa,
+                                        const uint32_t *rb, uint32_t *dst, bool *div0)
+{
+    if (m.n) {
+        for (int c = 0; c < m.n; c++)
+            dst[c] = m.col[c] < aa ? ra[m.col[c]] : rb[m.col[c] - aa];
+    } else {
+        run_prog(code.ins, len, ra, aa, rb, dst, div0);
+    }
+}
+
+template <int K>
+__global__ void __launch_bounds__(256, 4) k_join_tiles(const __grid_constant__ gprog code, int len,
+                                                    const __grid_constant__ colmap m, const uint32_t *a, size_t na,
+                                                    int aa, const uint32_t *b, int ba, int k, const size_t *range,
+                                                    size_t ntiles, unsigned bcap, unsigned ocap, int nout,
+                                                    uint32_t *out, unsigned long long cap,
+                                                    unsigned long long *status, unsigned *counter,
+                                                    unsigned long long *total, unsigned *div_flag)
+{
+    extern __shared__ __align__(16) uint32_t smem[];   // a's tile, b's range, the output tile
+    __shared__ unsigned s_tile, s_qn, s_qrow[JT_QUEUE];
+    __shared__ unsigned long long s_warp[8], s_at, s_n, s_qlo[JT_QUEUE], s_qcnt[JT_QUEUE], s_qout[JT_QUEUE];
+    if (threadIdx.x == 0)
+        s_tile = atomicAdd(counter, 1u);
+    __syncthreads();
+    const size_t tile = s_tile, t0 = tile * JT_T, tn = na - t0 < JT_T ? na - t0 : JT_T, r0 = range[2 * tile],
+                 mb = range[2 * tile + 1] - r0;
+    const uint32_t *ga = a + t0 * aa, *gb = b + r0 * ba;
+    const bool b_staged = mb <= bcap;
+    uint32_t *sa = smem + ((uintptr_t)ga & 15) / 4, *sbase = smem + ((JT_T * aa + 4 + 3) & ~3),
+             *sb = sbase + ((uintptr_t)gb & 15) / 4, *so = sbase + ((bcap * ba + 4 + 3) & ~3u);
+    block_stage_async(sa, ga, tn * aa);
+    if (b_staged)
+        block_stage_async(sb, gb, mb * ba);
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+    __syncthreads();
+    const uint32_t *seg = b_staged ? sb : gb;
+    const size_t first = (size_t)threadIdx.x * JT_ITEMS;
+    size_t lo[JT_ITEMS], at = 0;
+    unsigned long long cnt[JT_ITEMS], mine = 0;
+#pragma unroll
+    for (int s = 0; s < JT_ITEMS; s++) {
+        lo[s] = 0;
+        cnt[s] = 0;
+        if (first + s < tn) {
+            const uint32_t *key = sa + (first + s) * aa;
+            size_t l = seek_rows<K>(seg, ba, at, mb, key, k, false);
+            size_t h = l < mb && cmp_key<K>(seg + l * ba, key, k) == 0 ? seek_rows<K>(seg, ba, l + 1, mb, key, k, true)
+                                                                      : l;
+            lo[s] = at = l;
+            cnt[s] = h - l;
+            mine += h - l;
+        }
+    }
+    // place: the threads' counts scanned, the tile's offset by look-back
+    const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    unsigned long long incl = mine;
+    for (int o = 1; o < 32; o <<= 1) {
+        unsigned long long v = __shfl_up_sync(0xffffffffu, incl, o);
+        if (lane >= (unsigned)o)
+            incl += v;
+    }
+    if (lane == 31)
+        s_warp[warp] = incl;
+    __syncthreads();
+    if (warp == 0) {
+        unsigned long long w = lane < 8 ? s_warp[lane] : 0, wi = w;
+        for (int o = 1; o < 8; o <<= 1) {
+            unsigned long long v = __shfl_up_sync(0xffffffffu, wi, o);
+            if (lane >= (unsigned)o)
+                wi += v;
+        }
+        unsigned long long tile_n = __shfl_sync(0xffffffffu, wi, 7);
+        unsigned long long excl = lookback_warp(tile_n, tile, ntiles, status, total);
+        __syncwarp();
+        if (lane < 8)
+            s_warp[lane] = wi - w;
+        if (lane == 0) {
+            s_n = tile_n;
+            s_at = excl;
+        }
+    }
+    __syncthreads();
+    const unsigned long long tile_n = s_n, base = s_at, my_out = s_warp[warp] + incl - mine;
+    if (base + tile_n > cap)
+        return;   // counted only: the caller allocates the total and runs again
+    const bool o_staged = tile_n <= ocap;
+    uint32_t *dst = o_staged ? so : out + base * nout;
+    bool div0 = false;
+    unsigned heavy = 0;   // this thread's rows left to the block
+    unsigned long long o = my_out;
+#pragma unroll
+    for (int s = 0; s < JT_ITEMS; s++) {
+        if (cnt[s] > JT_HEAVY)
+            heavy |= 1u << s;
+        else
+            for (unsigned q = 0; q < (unsigned)cnt[s]; q++)
+                jt_emit(code, len, m, sa + (first + s) * aa, aa, seg + (lo[s] + q) * ba, dst + (o + q) * nout, &div0);
+        o += cnt[s];
+    }
+    // heavy rows: queued (JT_QUEUE at a time) and each expanded by the whole block
+    while (__syncthreads_or(heavy != 0)) {
+        if (threadIdx.x == 0)
+            s_qn = 0;
+        __syncthreads();
+        o = my_out;
+#pragma unroll
+        for (int s = 0; s < JT_ITEMS; s++) {
+            if (heavy >> s & 1) {
+                unsigned at_q = atomicAdd(&s_qn, 1u);
+                if (at_q < JT_QUEUE) {
+                    s_qrow[at_q] = (unsigned)(first + s);
+                    s_qlo[at_q] = lo[s];
+                    s_qcnt[at_q] = cnt[s];
+                    s_qout[at_q] = o;
+                    heavy &= ~(1u << s);
+                }
+            }
+            o += cnt[s];
+        }
+        __syncthreads();
+        unsigned nq = s_qn < JT_QUEUE ? s_qn : JT_QUEUE;
+        for (unsigned t = 0; t < nq; t++) {
+            const uint32_t *ra = sa + (size_t)s_qrow[t] * aa;
+            for (unsigned long long q = threadIdx.x; q < s_qcnt[t]; q += 256)
+                jt_emit(code, len, m, ra, aa, seg + (s_qlo[t] + q) * ba, dst + (s_qout[t] + q) * nout, &div0);
+        }
+    }
+    if (o_staged) {
+        __syncthreads();
+        uint32_t *g_out = out + base * nout;
+        for (unsigned w = threadIdx.x; w < (unsigned)tile_n * nout; w += 256)
+            g_out[w] = so[w];
+    }
+    if (div0)
+        atomicOr(div_flag, 1u);
+}
+
+/* The one-pass join for k of 1-4 key columns, rows of at most 4 words, no filter: into
+ * res (n and the data set here). *done false: not taken (nothing done). */
+static rfx_status join_one_pass(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b, int k, const gprog &code,
+                                int len, rfx_rx *const *out, int nout, rfx_dev_rows *res, bool *done)
+{
+    *done = false;
+    size_t na = a->n, nb = b->n, ntiles = (na + JT_T - 1) / JT_T;
+    int aa = a->arity, ba = b->arity;
+    if (k < 1 || k > 4 || aa > 4 || ba > 4 || nout < 1 || ntiles >= (size_t)INT32_MAX)
+        return RFX_OK;
+    colmap m;
+    if (!plain_columns(out, nout, &m))
+        m.n = 0;
+    // right rows staged: half as many again as the tile's (a range as dense as the left
+    // side's spans about a tile); outputs staged: what shared memory then has room for
+    size_t bcap = JT_T * 3 / 2, words = JT_SMEM / 4 - (size_t)JT_T * aa - bcap * ba - 16,
+           ocap = words / (size_t)nout < bcap ? words / (size_t)nout : bcap,
+           smem = ((size_t)JT_T * aa + bcap * ba + ocap * nout + 16) * 4;
+    unsigned long long *status = (unsigned long long *)rfx_gpu_alloc(g, ntiles * 8 + 16 + ntiles * 16);
+    if (!status)
+        return RFX_ERR_NOMEM;
+    *done = true;
+    unsigned long long *total = status + ntiles, n = 0;
+    unsigned *counter = (unsigned *)(total + 1);
+    size_t *range = (size_t *)(total + 2);
+    k_semi_ranges<<<grid_for(2 * ntiles), 256, 0, g->stream>>>(a->data, na, aa, b->data, ba, nb, k, ntiles, JT_T,
+                                                               range);
+    cudaError_t e = cudaGetLastError();
+    // keys of 1 and 2 columns compared by unrolled code (k_join_tiles<0>: any width)
+    auto kernel = k == 1 ? k_join_tiles<1> : k == 2 ? k_join_tiles<2> : k_join_tiles<0>;
+    if (e == cudaSuccess)
+        e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    rfx_status st = RFX_OK;
+    unsigned long long cap = na + nb;
+    if (rows_alloc(g, res, nout, (size_t)cap) != RFX_OK) {
+        rfx_gpu_rows_init(res, nout);   // no room for the guess: count first
+        cap = 0;
+    }
+    for (int pass = 0; pass < 2 && e == cudaSuccess && st == RFX_OK; pass++) {
+        e = cudaMemsetAsync(status, 0, ntiles * 8 + 16, g->stream);
+        if (e == cudaSuccess) {
+            kernel<<<(unsigned)ntiles, 256, smem, g->stream>>>(code, len, m, a->data, na, aa, b->data, ba, k,
+                                                                     range, ntiles, (unsigned)bcap, (unsigned)ocap,
+                                                                     nout, res->data, cap, status, counter, total,
+                                                                     g->d_flag);
+            e = cudaGetLastError();
+        }
+        if (e == cudaSuccess)
+            st = to_host(g, total, &n, 1);
+        if (e != cudaSuccess || st != RFX_OK || n <= cap)
+            break;
+        rfx_gpu_rows_free(g, res);   // more than the guess: the exact count is known now
+        st = rows_alloc(g, res, nout, (size_t)n);
+        cap = n;
+    }
+    rfx_gpu_free(g, status);
+    if (e != cudaSuccess)
+        st = fail(g, e, "k_join_tiles", __FILE__, __LINE__);
+    if (st == RFX_OK)
+        st = check_div0(g);
+    if (st == RFX_OK && n * 4 < cap) {   // a guess far above the count: keep a tight copy
+        rfx_dev_rows tight;
+        st = rows_alloc(g, &tight, nout, (size_t)n);
+        if (st == RFX_OK && n)
+            st = rfx_gpu_memcpy_d2d(g, tight.data, res->data, (size_t)n * nout * 4);
+        if (st == RFX_OK) {
+            rfx_gpu_rows_free(g, res);
+            *res = tight;
+        } else {
+            rfx_gpu_rows_free(g, &tight);
+        }
+    }
+    res->n = (size_t)n;
+    return st;
 }
 
 // ---- aggregate ------------------------------------------------------------------------------
