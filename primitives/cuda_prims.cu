@@ -1031,6 +1031,76 @@ __device__ unsigned long long lookback_warp(unsigned long long total, size_t til
     return excl;
 }
 
+/* Where a block's rows go: each thread's count scanned across the block (256 threads),
+ * the block's total placed among all tiles by look-back. Returns the counts of the threads
+ * before this one; *tile_n, *tile_at: the block's total and its offset. */
+template <typename T>
+__device__ __forceinline__ T block_place(T cnt, size_t tile, size_t ntiles, unsigned long long *status,
+                                         unsigned long long *grand, unsigned long long *tile_n,
+                                         unsigned long long *tile_at)
+{
+    __shared__ T s_warp[8];
+    __shared__ unsigned long long s_n, s_at;
+    const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    T incl = cnt;
+    for (int o = 1; o < 32; o <<= 1) {
+        T v = __shfl_up_sync(0xffffffffu, incl, o);
+        if (lane >= (unsigned)o)
+            incl += v;
+    }
+    if (lane == 31)
+        s_warp[warp] = incl;
+    __syncthreads();
+    if (warp == 0) {
+        T w = lane < 8 ? s_warp[lane] : 0, wi = w;
+        for (int o = 1; o < 8; o <<= 1) {
+            T v = __shfl_up_sync(0xffffffffu, wi, o);
+            if (lane >= (unsigned)o)
+                wi += v;
+        }
+        unsigned long long n = __shfl_sync(0xffffffffu, wi, 7);
+        unsigned long long excl = lookback_warp(n, tile, ntiles, status, grand);
+        __syncwarp();
+        if (lane < 8)
+            s_warp[lane] = wi - w;
+        if (lane == 0) {
+            s_n = n;
+            s_at = excl;
+        }
+    }
+    __syncthreads();
+    *tile_n = s_n;
+    *tile_at = s_at;
+    return s_warp[warp] + incl - cnt;
+}
+
+/* A tiled kernel's look-back scratch, one allocation: a status word per tile, the grand
+ * total and the tile counter (zeroed by lb_reset before each launch), then `extra` bytes
+ * for the caller. Freed by rfx_gpu_free(status). */
+struct lb_scratch {
+    unsigned long long *status, *total;
+    unsigned *counter;
+    void *extra;
+    size_t ntiles;
+};
+
+static rfx_status lb_alloc(rfx_gpu *g, size_t ntiles, size_t extra, lb_scratch *s)
+{
+    s->ntiles = ntiles;
+    s->status = (unsigned long long *)rfx_gpu_alloc(g, ntiles * 8 + 16 + extra);
+    if (!s->status)
+        return RFX_ERR_NOMEM;
+    s->total = s->status + ntiles;
+    s->counter = (unsigned *)(s->total + 1);
+    s->extra = s->total + 2;
+    return RFX_OK;
+}
+
+static cudaError_t lb_reset(rfx_gpu *g, const lb_scratch *s)
+{
+    return cudaMemsetAsync(s->status, 0, s->ntiles * 8 + 16, g->stream);
+}
+
 /* The program run over a tile of ITEMS * 256 rows at once, an instruction at a time: the
  * stack lives in shared memory, one slot per stack level and row (row j * 256 + thread:
  * shared accesses free of bank conflicts), so each instruction is decoded once per ITEMS
@@ -1270,15 +1340,13 @@ static rfx_status select_tiles(rfx_gpu *g, const rfx_dev_rows *src, const rfx_rx
     rfx_dev_rows res;
     if ((st = rows_alloc(g, &res, nout, n)) != RFX_OK)   // upper bound; n is set below
         return st;
-    unsigned long long *status = (unsigned long long *)rfx_gpu_alloc(g, ntiles * 8 + 16);
-    if (!status) {
+    lb_scratch lb;
+    if ((st = lb_alloc(g, ntiles, 0, &lb)) != RFX_OK) {
         rfx_gpu_rows_free(g, &res);
-        return RFX_ERR_NOMEM;
+        return st;
     }
-    unsigned long long *total = status + ntiles;
-    unsigned *counter = (unsigned *)(total + 1);
     bool dense = pred == NULL;
-    cudaError_t e = cudaMemsetAsync(status, 0, ntiles * 8 + 16, g->stream);
+    cudaError_t e = lb_reset(g, &lb);
     if (e == cudaSuccess) {
     // resident blocks only: a block waits (look-back) on tiles that others hold
 #define SELECT_TILES(I)                                                                                              \
@@ -1290,8 +1358,8 @@ static rfx_status select_tiles(rfx_gpu *g, const rfx_dev_rows *src, const rfx_rx
         size_t grid = (size_t)(per_sm > 0 ? per_sm : 1) * (size_t)g->sms;                                            \
         if (e == cudaSuccess)                                                                                        \
             k_select_tiles<I><<<(unsigned)(grid < ntiles ? grid : ntiles), SEL_THREADS, smem, g->stream>>>(          \
-                code, src->data, n, src->arity, plen, olen, depth, nout, dense, res.data, status, counter, total,   \
-                g->d_flag);                                                                                          \
+                code, src->data, n, src->arity, plen, olen, depth, nout, dense, res.data, lb.status, lb.counter,     \
+                lb.total, g->d_flag);                                                                                \
     } while (0)
         if (items == 8)
             SELECT_TILES(8);
@@ -1307,8 +1375,8 @@ static rfx_status select_tiles(rfx_gpu *g, const rfx_dev_rows *src, const rfx_rx
     if (e != cudaSuccess)
         st = fail(g, e, "k_select_tiles", __FILE__, __LINE__);
     else if (!dense)
-        st = to_host(g, total, &kept, 1);
-    rfx_gpu_free(g, status);
+        st = to_host(g, lb.total, &kept, 1);
+    rfx_gpu_free(g, lb.status);
     if (st == RFX_OK)
         st = check_div0(g);
     res.n = (size_t)kept;
@@ -1634,8 +1702,7 @@ __global__ void __launch_bounds__(256) k_setop_tiles(const uint32_t *a, size_t n
                                                      unsigned *counter, unsigned long long *total)
 {
     extern __shared__ __align__(16) uint32_t smem[];
-    __shared__ unsigned s_tile, s_n, s_warp[8];
-    __shared__ unsigned long long s_at;
+    __shared__ unsigned s_tile;
     if (threadIdx.x == 0)
         s_tile = atomicAdd(counter, 1u);
     __syncthreads();
@@ -1683,36 +1750,8 @@ __global__ void __launch_bounds__(256) k_setop_tiles(const uint32_t *a, size_t n
             cnt += keep;
         }
     }
-    // place: the threads' counts scanned, the tile's offset by look-back
-    const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    unsigned incl = cnt;
-    for (int o = 1; o < 32; o <<= 1) {
-        unsigned v = __shfl_up_sync(0xffffffffu, incl, o);
-        if (lane >= (unsigned)o)
-            incl += v;
-    }
-    if (lane == 31)
-        s_warp[warp] = incl;
-    __syncthreads();
-    if (warp == 0) {
-        unsigned w = lane < 8 ? s_warp[lane] : 0, wi = w;
-        for (int o = 1; o < 8; o <<= 1) {
-            unsigned v = __shfl_up_sync(0xffffffffu, wi, o);
-            if (lane >= (unsigned)o)
-                wi += v;
-        }
-        unsigned tile_n = __shfl_sync(0xffffffffu, wi, 7);
-        unsigned long long excl = lookback_warp(tile_n, tile, ntiles, status, total);
-        __syncwarp();
-        if (lane < 8)
-            s_warp[lane] = wi - w;
-        if (lane == 0) {
-            s_n = tile_n;
-            s_at = excl;
-        }
-    }
-    __syncthreads();
-    unsigned pos = s_warp[warp] + incl - cnt;
+    unsigned long long tile_n, tile_at;
+    unsigned pos = block_place<unsigned>(cnt, tile, ntiles, status, total, &tile_n, &tile_at);
     i = i0;
     j = j0;
 #pragma unroll
@@ -1727,8 +1766,8 @@ __global__ void __launch_bounds__(256) k_setop_tiles(const uint32_t *a, size_t n
         }
     }
     __syncthreads();
-    uint32_t *dst = out + s_at * aa;
-    for (unsigned w = threadIdx.x; w < s_n * (unsigned)aa; w += 256)
+    uint32_t *dst = out + tile_at * aa;
+    for (unsigned w = threadIdx.x; w < (unsigned)tile_n * aa; w += 256)
         dst[w] = so[w];
 }
 
@@ -1743,16 +1782,14 @@ static rfx_status setop_merge(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_r
     rfx_status st = rows_alloc(g, &res, a->arity, mode == SETOP_UNION ? na + nb : na);   // at most; n set below
     if (st)
         return st;
-    // the look-back words, the total and the tile counter, then the tiles' splits
-    unsigned long long *status = (unsigned long long *)rfx_gpu_alloc(g, ntiles * 8 + 16 + (ntiles + 1) * 8);
-    if (!status) {
+    lb_scratch lb;   // and the tiles' splits
+    if ((st = lb_alloc(g, ntiles, (ntiles + 1) * 8, &lb)) != RFX_OK) {
         rfx_gpu_rows_free(g, &res);
-        return RFX_ERR_NOMEM;
+        return st;
     }
-    unsigned long long *total = status + ntiles, kept = 0;
-    unsigned *counter = (unsigned *)(total + 1);
-    size_t *splits = (size_t *)(total + 2);
-    cudaError_t e = cudaMemsetAsync(status, 0, ntiles * 8 + 16, g->stream);
+    unsigned long long kept = 0;
+    size_t *splits = (size_t *)lb.extra;
+    cudaError_t e = lb_reset(g, &lb);
     if (e == cudaSuccess) {
         k_setop_splits<<<grid_for(ntiles + 1), 256, 0, g->stream>>>(a->data, na, a->arity, b->data, nb, b->arity, k,
                                                                     ntiles, splits);
@@ -1762,12 +1799,12 @@ static rfx_status setop_merge(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_r
         e = cudaFuncSetAttribute(k_setop_tiles, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (e == cudaSuccess) {
         k_setop_tiles<<<(unsigned)ntiles, 256, smem, g->stream>>>(a->data, na, a->arity, b->data, nb, b->arity, k,
-                                                                  mode, splits, ntiles, res.data, status, counter,
-                                                                  total);
+                                                                  mode, splits, ntiles, res.data, lb.status,
+                                                                  lb.counter, lb.total);
         e = cudaGetLastError();
     }
-    st = e != cudaSuccess ? fail(g, e, "k_setop_tiles", __FILE__, __LINE__) : to_host(g, total, &kept, 1);
-    rfx_gpu_free(g, status);
+    st = e != cudaSuccess ? fail(g, e, "k_setop_tiles", __FILE__, __LINE__) : to_host(g, lb.total, &kept, 1);
+    rfx_gpu_free(g, lb.status);
     res.n = (size_t)kept;
     return finish_filtered(g, st, &res, na, a->arity, NULL, dst);
 }
@@ -1950,16 +1987,14 @@ static rfx_status semijoin_tiles(rfx_gpu *g, const rfx_dev_rows *a, const rfx_de
     rfx_status st = rows_alloc(g, &res, a->arity, na);   // at most; n is set below
     if (st)
         return st;
-    // the look-back words, the total and the tile counter, then each tile's range of b
-    unsigned long long *status = (unsigned long long *)rfx_gpu_alloc(g, ntiles * 8 + 16 + ntiles * 16);
-    if (!status) {
+    lb_scratch lb;   // and each tile's range of b
+    if ((st = lb_alloc(g, ntiles, ntiles * 16, &lb)) != RFX_OK) {
         rfx_gpu_rows_free(g, &res);
-        return RFX_ERR_NOMEM;
+        return st;
     }
-    unsigned long long *total = status + ntiles, kept = 0;
-    unsigned *counter = (unsigned *)(total + 1);
-    size_t *range = (size_t *)(total + 2);
-    cudaError_t e = cudaMemsetAsync(status, 0, ntiles * 8 + 16, g->stream);
+    unsigned long long kept = 0;
+    size_t *range = (size_t *)lb.extra;
+    cudaError_t e = lb_reset(g, &lb);
     if (e == cudaSuccess) {
         k_semi_ranges<<<grid_for(2 * ntiles), 256, 0, g->stream>>>(a->data, na, a->arity, b->data, k, b->n, k,
                                                                    ntiles, SEMI_T, range);
@@ -1969,11 +2004,11 @@ static rfx_status semijoin_tiles(rfx_gpu *g, const rfx_dev_rows *a, const rfx_de
         e = cudaFuncSetAttribute(k_semi_tiles, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (e == cudaSuccess) {
         k_semi_tiles<<<(unsigned)ntiles, 256, smem, g->stream>>>(a->data, na, a->arity, b->data, range, k, keep, b_cap,
-                                                                 res.data, status, counter, total);
+                                                                 res.data, lb.status, lb.counter, lb.total);
         e = cudaGetLastError();
     }
-    st = e != cudaSuccess ? fail(g, e, "k_semi_tiles", __FILE__, __LINE__) : to_host(g, total, &kept, 1);
-    rfx_gpu_free(g, status);
+    st = e != cudaSuccess ? fail(g, e, "k_semi_tiles", __FILE__, __LINE__) : to_host(g, lb.total, &kept, 1);
+    rfx_gpu_free(g, lb.status);
     res.n = (size_t)kept;
     return finish_filtered(g, st, &res, na, a->arity, NULL, dst);
 }
@@ -2238,7 +2273,7 @@ __global__ void __launch_bounds__(256, 4) k_join_tiles(const __grid_constant__ g
 {
     extern __shared__ __align__(16) uint32_t smem[];   // a's tile, b's range, the output tile
     __shared__ unsigned s_tile, s_qn, s_qrow[JT_QUEUE];
-    __shared__ unsigned long long s_warp[8], s_at, s_n, s_qlo[JT_QUEUE], s_qcnt[JT_QUEUE], s_qout[JT_QUEUE];
+    __shared__ unsigned long long s_qlo[JT_QUEUE], s_qcnt[JT_QUEUE], s_qout[JT_QUEUE];
     if (threadIdx.x == 0)
         s_tile = atomicAdd(counter, 1u);
     __syncthreads();
@@ -2272,36 +2307,8 @@ __global__ void __launch_bounds__(256, 4) k_join_tiles(const __grid_constant__ g
             mine += h - l;
         }
     }
-    // place: the threads' counts scanned, the tile's offset by look-back
-    const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    unsigned long long incl = mine;
-    for (int o = 1; o < 32; o <<= 1) {
-        unsigned long long v = __shfl_up_sync(0xffffffffu, incl, o);
-        if (lane >= (unsigned)o)
-            incl += v;
-    }
-    if (lane == 31)
-        s_warp[warp] = incl;
-    __syncthreads();
-    if (warp == 0) {
-        unsigned long long w = lane < 8 ? s_warp[lane] : 0, wi = w;
-        for (int o = 1; o < 8; o <<= 1) {
-            unsigned long long v = __shfl_up_sync(0xffffffffu, wi, o);
-            if (lane >= (unsigned)o)
-                wi += v;
-        }
-        unsigned long long tile_n = __shfl_sync(0xffffffffu, wi, 7);
-        unsigned long long excl = lookback_warp(tile_n, tile, ntiles, status, total);
-        __syncwarp();
-        if (lane < 8)
-            s_warp[lane] = wi - w;
-        if (lane == 0) {
-            s_n = tile_n;
-            s_at = excl;
-        }
-    }
-    __syncthreads();
-    const unsigned long long tile_n = s_n, base = s_at, my_out = s_warp[warp] + incl - mine;
+    unsigned long long tile_n, base, my_out = block_place<unsigned long long>(mine, tile, ntiles, status, total,
+                                                                                &tile_n, &base);
     if (base + tile_n > cap)
         return;   // counted only: the caller allocates the total and runs again
     const bool o_staged = tile_n <= ocap;
@@ -2374,13 +2381,13 @@ static rfx_status join_one_pass(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev
     size_t bcap = JT_T * 3 / 2, words = JT_SMEM / 4 - (size_t)JT_T * aa - bcap * ba - 16,
            ocap = words / (size_t)nout < bcap ? words / (size_t)nout : bcap,
            smem = ((size_t)JT_T * aa + bcap * ba + ocap * nout + 16) * 4;
-    unsigned long long *status = (unsigned long long *)rfx_gpu_alloc(g, ntiles * 8 + 16 + ntiles * 16);
-    if (!status)
-        return RFX_ERR_NOMEM;
+    lb_scratch lb;   // and each tile's range of b
+    rfx_status st = lb_alloc(g, ntiles, ntiles * 16, &lb);
+    if (st)
+        return st;
     *done = true;
-    unsigned long long *total = status + ntiles, n = 0;
-    unsigned *counter = (unsigned *)(total + 1);
-    size_t *range = (size_t *)(total + 2);
+    unsigned long long n = 0;
+    size_t *range = (size_t *)lb.extra;
     k_semi_ranges<<<grid_for(2 * ntiles), 256, 0, g->stream>>>(a->data, na, aa, b->data, ba, nb, k, ntiles, JT_T,
                                                                range);
     cudaError_t e = cudaGetLastError();
@@ -2388,30 +2395,28 @@ static rfx_status join_one_pass(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev
     auto kernel = k == 1 ? k_join_tiles<1> : k == 2 ? k_join_tiles<2> : k_join_tiles<0>;
     if (e == cudaSuccess)
         e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-    rfx_status st = RFX_OK;
     unsigned long long cap = na + nb;
     if (rows_alloc(g, res, nout, (size_t)cap) != RFX_OK) {
         rfx_gpu_rows_init(res, nout);   // no room for the guess: count first
         cap = 0;
     }
     for (int pass = 0; pass < 2 && e == cudaSuccess && st == RFX_OK; pass++) {
-        e = cudaMemsetAsync(status, 0, ntiles * 8 + 16, g->stream);
+        e = lb_reset(g, &lb);
         if (e == cudaSuccess) {
-            kernel<<<(unsigned)ntiles, 256, smem, g->stream>>>(code, len, m, a->data, na, aa, b->data, ba, k,
-                                                                     range, ntiles, (unsigned)bcap, (unsigned)ocap,
-                                                                     nout, res->data, cap, status, counter, total,
-                                                                     g->d_flag);
+            kernel<<<(unsigned)ntiles, 256, smem, g->stream>>>(code, len, m, a->data, na, aa, b->data, ba, k, range,
+                                                               ntiles, (unsigned)bcap, (unsigned)ocap, nout, res->data,
+                                                               cap, lb.status, lb.counter, lb.total, g->d_flag);
             e = cudaGetLastError();
         }
         if (e == cudaSuccess)
-            st = to_host(g, total, &n, 1);
+            st = to_host(g, lb.total, &n, 1);
         if (e != cudaSuccess || st != RFX_OK || n <= cap)
             break;
         rfx_gpu_rows_free(g, res);   // more than the guess: the exact count is known now
         st = rows_alloc(g, res, nout, (size_t)n);
         cap = n;
     }
-    rfx_gpu_free(g, status);
+    rfx_gpu_free(g, lb.status);
     if (e != cudaSuccess)
         st = fail(g, e, "k_join_tiles", __FILE__, __LINE__);
     if (st == RFX_OK)
