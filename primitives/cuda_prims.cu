@@ -2315,22 +2315,61 @@ __global__ void __launch_bounds__(256, 4) k_join_tiles(const __grid_constant__ g
     uint32_t *dst = o_staged ? so : out + base * nout;
     bool div0 = false;
     unsigned heavy = 0;   // this thread's rows left to the block
-    unsigned long long o = my_out;
 #pragma unroll
-    for (int s = 0; s < JT_ITEMS; s++) {
-        if (cnt[s] > JT_HEAVY)
-            heavy |= 1u << s;
-        else
-            for (unsigned q = 0; q < (unsigned)cnt[s]; q++)
-                jt_emit(code, len, m, sa + (first + s) * aa, aa, seg + (lo[s] + q) * ba, dst + (o + q) * nout, &div0);
-        o += cnt[s];
+    for (int s = 0; s < JT_ITEMS; s++)
+        heavy |= cnt[s] > JT_HEAVY ? 1u << s : 0u;
+    const unsigned lane = threadIdx.x & 31, full = 0xffffffffu;
+    if (b_staged && o_staged && !__any_sync(full, heavy != 0)) {
+        // The warp's outputs dealt to its lanes evenly (a thread writing its own rows'
+        // outputs left 20 of 32 lanes idle): output j's lane found by a search over the
+        // lanes' first outputs, then its row among that lane's (counts of at most
+        // JT_HEAVY, packed 6 bits a row).
+        unsigned packed = 0, rel = (unsigned)(my_out - __shfl_sync(full, my_out, 0));
+#pragma unroll
+        for (int s = 0; s < JT_ITEMS; s++)
+            packed |= (unsigned)cnt[s] << (6 * s);
+        const unsigned warp_n = __shfl_sync(full, rel + (unsigned)mine, 31),
+                       warp_at = (unsigned)__shfl_sync(full, my_out, 0), row0 = (threadIdx.x & ~31u) * JT_ITEMS;
+        for (unsigned j0 = 0; j0 < warp_n; j0 += 32) {
+            const unsigned j = j0 + lane;
+            unsigned from = 0;   // the last lane whose first output is <= j
+            for (unsigned step = 16; step; step >>= 1) {
+                unsigned v = __shfl_sync(full, rel, from + step);
+                if (v <= j)
+                    from += step;
+            }
+            unsigned pk = __shfl_sync(full, packed, from), r = j - __shfl_sync(full, rel, from), s = 0,
+                     l = __shfl_sync(full, (unsigned)lo[0], from);
+#pragma unroll
+            for (int t = 0; t < JT_ITEMS - 1; t++) {
+                unsigned c = pk >> (6 * t) & 63, lt = __shfl_sync(full, (unsigned)lo[t + 1], from);
+                if (s == (unsigned)t && r >= c) {
+                    r -= c;
+                    s++;
+                    l = lt;
+                }
+            }
+            if (j < warp_n)
+                jt_emit(code, len, m, sa + (row0 + from * JT_ITEMS + s) * aa, aa, seg + (l + r) * ba,
+                        dst + (size_t)(warp_at + j) * nout, &div0);
+        }
+    } else {
+        unsigned long long o = my_out;
+#pragma unroll
+        for (int s = 0; s < JT_ITEMS; s++) {
+            if (!(heavy >> s & 1))
+                for (unsigned q = 0; q < (unsigned)cnt[s]; q++)
+                    jt_emit(code, len, m, sa + (first + s) * aa, aa, seg + (lo[s] + q) * ba, dst + (o + q) * nout,
+                            &div0);
+            o += cnt[s];
+        }
     }
     // heavy rows: queued (JT_QUEUE at a time) and each expanded by the whole block
     while (__syncthreads_or(heavy != 0)) {
         if (threadIdx.x == 0)
             s_qn = 0;
         __syncthreads();
-        o = my_out;
+        unsigned long long o = my_out;
 #pragma unroll
         for (int s = 0; s < JT_ITEMS; s++) {
             if (heavy >> s & 1) {
