@@ -148,15 +148,8 @@ __device__ __forceinline__ bool lftj_matches(const lftj_srcs &S, const lftj_leve
 // The frontier element holding candidate c: last f in [l, h) with off[f] <= c.
 __device__ __forceinline__ size_t lftj_owner(const uint64_t *off, size_t l, size_t h, uint64_t c)
 {
-    size_t l0 = l;
-    while (l < h) {
-        size_t m = l + (h - l) / 2;
-        if (off[m] <= c)
-            l = m + 1;
-        else
-            h = m;
-    }
-    return l > l0 ? l - 1 : l0;
+    size_t f = first_above(off, l, h, c);   // cuda_prims.cu
+    return f > l ? f - 1 : l;
 }
 
 // A block's candidates [b0, b0 + blockDim) are consecutive, so their owners lie between

@@ -397,6 +397,20 @@ __device__ __forceinline__ int cmp_prefix(const uint32_t *a, const uint32_t *b, 
     return 0;
 }
 
+// The first i in [l, h) with off[i] > x (h if none): in sorted output offsets, i - 1 is
+// the row whose outputs hold x.
+__device__ __forceinline__ size_t first_above(const uint64_t *off, size_t l, size_t h, uint64_t x)
+{
+    while (l < h) {
+        size_t m = l + (h - l) / 2;
+        if (off[m] <= x)
+            l = m + 1;
+        else
+            h = m;
+    }
+    return l;
+}
+
 // First row in [0, n) whose k-prefix is >= key (upper: > key).
 __device__ size_t bound_rows(const uint32_t *rows, int arity, size_t n, const uint32_t *key, int k, bool upper)
 {
@@ -1101,6 +1115,29 @@ static cudaError_t lb_reset(rfx_gpu *g, const lb_scratch *s)
     return cudaMemsetAsync(s->status, 0, s->ntiles * 8 + 16, g->stream);
 }
 
+/* The start of a tiled kernel that keeps some of its rows: res for at most n rows of
+ * `arity` (res->n is set at the end) and the look-back scratch; nothing held on failure. */
+static rfx_status tiled_begin(rfx_gpu *g, int arity, size_t n, size_t ntiles, size_t extra, rfx_dev_rows *res,
+                              lb_scratch *lb)
+{
+    rfx_status st = rows_alloc(g, res, arity, n);
+    if (st == RFX_OK && (st = lb_alloc(g, ntiles, extra, lb)) != RFX_OK)
+        rfx_gpu_rows_free(g, res);
+    return st;
+}
+
+/* Its end: the launch's error (the kernel named `call`), else the rows kept (the look-back's
+ * grand total) in res->n; the scratch freed, res handed to dst (freed on error). */
+static rfx_status tiled_end(rfx_gpu *g, cudaError_t e, const char *call, lb_scratch *lb, rfx_dev_rows *res,
+                            rfx_dev_rows *dst)
+{
+    unsigned long long kept = 0;
+    rfx_status st = e != cudaSuccess ? fail(g, e, call, __FILE__, __LINE__) : to_host(g, lb->total, &kept, 1);
+    rfx_gpu_free(g, lb->status);
+    res->n = (size_t)kept;
+    return finish_filtered(g, st, res, res->n, res->arity, NULL, dst);
+}
+
 /* The program run over a tile of ITEMS * 256 rows at once, an instruction at a time: the
  * stack lives in shared memory, one slot per stack level and row (row j * 256 + thread:
  * shared accesses free of bank conflicts), so each instruction is decoded once per ITEMS
@@ -1338,13 +1375,9 @@ static rfx_status select_tiles(rfx_gpu *g, const rfx_dev_rows *src, const rfx_rx
     size_t n = src->n, T = (size_t)items * SEL_THREADS, ntiles = (n + T - 1) / T,
            smem = (size_t)(2 * src->arity + depth + nout) * T * 4;
     rfx_dev_rows res;
-    if ((st = rows_alloc(g, &res, nout, n)) != RFX_OK)   // upper bound; n is set below
-        return st;
     lb_scratch lb;
-    if ((st = lb_alloc(g, ntiles, 0, &lb)) != RFX_OK) {
-        rfx_gpu_rows_free(g, &res);
+    if ((st = tiled_begin(g, nout, n, ntiles, 0, &res, &lb)) != RFX_OK)
         return st;
-    }
     bool dense = pred == NULL;
     cudaError_t e = lb_reset(g, &lb);
     if (e == cudaSuccess) {
@@ -1471,16 +1504,7 @@ __global__ void k_join_expand(const __grid_constant__ gprog code, uint64_t total
     bool div0 = false;
     GRID_STRIDE(o, total)
     {
-        // the left tuple whose output range holds o: last i with off[i] <= o
-        size_t l = 0, h = na;
-        while (l < h) {
-            size_t m = l + (h - l) / 2;
-            if (off[m] <= o)
-                l = m + 1;
-            else
-                h = m;
-        }
-        size_t i = l - 1, j = lo[i] + (o - off[i]);
+        size_t i = first_above(off, 0, na, o) - 1, j = lo[i] + (o - off[i]);   // o's left row
         bool keep = run_prog(code.ins, len, a + i * aa, aa, b + j * ba, out + o * nout, &div0);
         if (flags)
             flags[o] = keep;
@@ -1623,10 +1647,10 @@ __global__ void __launch_bounds__(256) k_merge_tiles(const uint32_t *big, size_t
 
 // dst[w] = src[w] for w < nw by a block of 256 threads, 8 loads in flight a thread (a loop
 // of one load and one store waits a DRAM latency per 256 words).
-__device__ __forceinline__ void block_copy_words(uint32_t *dst, const uint32_t *src, size_t nw)
+template <typename T> __device__ __forceinline__ void block_copy(T *dst, const T *src, size_t nw)
 {
     for (size_t w0 = threadIdx.x; w0 < nw; w0 += 8 * 256) {
-        uint32_t v[8];
+        T v[8];
 #pragma unroll
         for (int q = 0; q < 8; q++)
             v[q] = w0 + q * 256 < nw ? src[w0 + q * 256] : 0;
@@ -1779,15 +1803,10 @@ static rfx_status setop_merge(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_r
 {
     size_t na = a->n, nb = b->n, ntiles = (na + nb + SETOP_TD - 1) / SETOP_TD, smem = setop_smem(a->arity, b->arity);
     rfx_dev_rows res;
-    rfx_status st = rows_alloc(g, &res, a->arity, mode == SETOP_UNION ? na + nb : na);   // at most; n set below
+    lb_scratch lb;   // and the tiles' splits
+    rfx_status st = tiled_begin(g, a->arity, mode == SETOP_UNION ? na + nb : na, ntiles, (ntiles + 1) * 8, &res, &lb);
     if (st)
         return st;
-    lb_scratch lb;   // and the tiles' splits
-    if ((st = lb_alloc(g, ntiles, (ntiles + 1) * 8, &lb)) != RFX_OK) {
-        rfx_gpu_rows_free(g, &res);
-        return st;
-    }
-    unsigned long long kept = 0;
     size_t *splits = (size_t *)lb.extra;
     cudaError_t e = lb_reset(g, &lb);
     if (e == cudaSuccess) {
@@ -1803,10 +1822,7 @@ static rfx_status setop_merge(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_r
                                                                   lb.counter, lb.total);
         e = cudaGetLastError();
     }
-    st = e != cudaSuccess ? fail(g, e, "k_setop_tiles", __FILE__, __LINE__) : to_host(g, lb.total, &kept, 1);
-    rfx_gpu_free(g, lb.status);
-    res.n = (size_t)kept;
-    return finish_filtered(g, st, &res, na, a->arity, NULL, dst);
+    return tiled_end(g, e, "k_setop_tiles", &lb, &res, dst);
 }
 
 static rfx_status union_rows(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b, bool disjoint, rfx_dev_rows *dst);
@@ -1919,11 +1935,11 @@ __global__ void __launch_bounds__(256) k_semi_tiles(const uint32_t *a, size_t na
     __syncthreads();
     const size_t tile = s_tile, t0 = tile * SEMI_T, tn = na - t0 < SEMI_T ? na - t0 : SEMI_T,
                  ntiles = (na + SEMI_T - 1) / SEMI_T;
-    block_copy_words(sa, a + t0 * aa, tn * aa);
+    block_copy(sa, a + t0 * aa, tn * aa);
     const size_t lo = range[2 * tile], m = range[2 * tile + 1] - lo;
     const bool staged = m <= b_cap;
     if (staged)
-        block_copy_words(sb, b + lo * k, m * k);
+        block_copy(sb, b + lo * k, m * k);
     __syncthreads();
     const uint32_t *seg = staged ? sb : b + lo * k;
     unsigned ballot[SEMI_ITEMS];
@@ -1984,15 +2000,10 @@ static rfx_status semijoin_tiles(rfx_gpu *g, const rfx_dev_rows *a, const rfx_de
     b_cap = b_cap < 2 * (size_t)SEMI_T ? b_cap : 2 * (size_t)SEMI_T;
     smem = tiles_a + b_cap * k * 4;
     rfx_dev_rows res;
-    rfx_status st = rows_alloc(g, &res, a->arity, na);   // at most; n is set below
+    lb_scratch lb;   // and each tile's range of b
+    rfx_status st = tiled_begin(g, a->arity, na, ntiles, ntiles * 16, &res, &lb);
     if (st)
         return st;
-    lb_scratch lb;   // and each tile's range of b
-    if ((st = lb_alloc(g, ntiles, ntiles * 16, &lb)) != RFX_OK) {
-        rfx_gpu_rows_free(g, &res);
-        return st;
-    }
-    unsigned long long kept = 0;
     size_t *range = (size_t *)lb.extra;
     cudaError_t e = lb_reset(g, &lb);
     if (e == cudaSuccess) {
@@ -2007,10 +2018,7 @@ static rfx_status semijoin_tiles(rfx_gpu *g, const rfx_dev_rows *a, const rfx_de
                                                                  res.data, lb.status, lb.counter, lb.total);
         e = cudaGetLastError();
     }
-    st = e != cudaSuccess ? fail(g, e, "k_semi_tiles", __FILE__, __LINE__) : to_host(g, lb.total, &kept, 1);
-    rfx_gpu_free(g, lb.status);
-    res.n = (size_t)kept;
-    return finish_filtered(g, st, &res, na, a->arity, NULL, dst);
+    return tiled_end(g, e, "k_semi_tiles", &lb, &res, dst);
 }
 
 extern "C" rfx_status rfx_gpu_semijoin(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b, int k, bool keep,
@@ -2097,15 +2105,7 @@ __global__ void k_join_starts(const uint64_t *off, size_t na, uint64_t total, si
     GRID_STRIDE(t, ntiles + 1)
     {
         uint64_t o = t < ntiles ? (uint64_t)t * JOIN_OUT_T : total - 1;
-        size_t l = 0, h = na;
-        while (l < h) {
-            size_t mid = l + (h - l) / 2;
-            if (off[mid] <= o)
-                l = mid + 1;
-            else
-                h = mid;
-        }
-        starts[t] = l - 1;
+        starts[t] = first_above(off, 0, na, o) - 1;
     }
 }
 
@@ -2119,16 +2119,7 @@ __global__ void __launch_bounds__(256) k_join_expand_tiles(const __grid_constant
     const size_t t = blockIdx.x, i0 = starts[t], nr = starts[t + 1] - i0 + 1;
     const bool staged = nr <= JOIN_OFF_CAP;
     if (staged)
-        for (size_t r0 = threadIdx.x; r0 < nr; r0 += 8 * 256) {
-            uint64_t v[8];
-#pragma unroll
-            for (int q = 0; q < 8; q++)
-                v[q] = r0 + q * 256 < nr ? off[i0 + r0 + q * 256] : 0;
-#pragma unroll
-            for (int q = 0; q < 8; q++)
-                if (r0 + q * 256 < nr)
-                    so[r0 + q * 256] = v[q];
-        }
+        block_copy(so, off + i0, nr);
     __syncthreads();
     const uint64_t *seg = staged ? so : off + i0;
     bool div0 = false;
@@ -2136,15 +2127,7 @@ __global__ void __launch_bounds__(256) k_join_expand_tiles(const __grid_constant
         uint64_t o = (uint64_t)t * JOIN_OUT_T + (uint64_t)j * 256 + threadIdx.x;
         if (o >= total)
             break;
-        size_t l = 0, h = nr;   // the last r with seg[r] <= o
-        while (l < h) {
-            size_t mid = l + (h - l) / 2;
-            if (seg[mid] <= o)
-                l = mid + 1;
-            else
-                h = mid;
-        }
-        size_t i = i0 + l - 1, jb = lo[i] + (o - seg[l - 1]);
+        size_t l = first_above(seg, 0, nr, o), i = i0 + l - 1, jb = lo[i] + (o - seg[l - 1]);
         bool keep = run_prog(code.ins, len, a + i * aa, aa, b + jb * ba, out + o * nout, &div0);
         if (flags)
             flags[o] = keep;
