@@ -1045,6 +1045,29 @@ __device__ unsigned long long lookback_warp(unsigned long long total, size_t til
     return excl;
 }
 
+/* By warp 0 of a block whose kept rows are counted per (row slab, warp) in s_excl (W <= 64
+ * counts, row order): their exclusive scan in place, *tile_kept the tile's count, and the
+ * tile's offset by look-back, returned. */
+__device__ __forceinline__ unsigned long long place_slabs(unsigned *s_excl, int W, size_t tile, size_t ntiles,
+                                                          unsigned long long *status, unsigned long long *grand,
+                                                          unsigned *tile_kept)
+{
+    const unsigned lane = threadIdx.x & 31;
+    unsigned c0 = 2 * lane < (unsigned)W ? s_excl[2 * lane] : 0,
+             c1 = 2 * lane + 1 < (unsigned)W ? s_excl[2 * lane + 1] : 0, incl = c0 + c1;
+    for (int o = 1; o < 32; o <<= 1) {
+        unsigned v = __shfl_up_sync(0xffffffffu, incl, o);
+        if (lane >= (unsigned)o)
+            incl += v;
+    }
+    if (2 * lane < (unsigned)W)
+        s_excl[2 * lane] = incl - c0 - c1;
+    if (2 * lane + 1 < (unsigned)W)
+        s_excl[2 * lane + 1] = incl - c1;
+    *tile_kept = __shfl_sync(0xffffffffu, incl, 31);
+    return lookback_warp(*tile_kept, tile, ntiles, status, grand);
+}
+
 /* Where a block's rows go: each thread's count scanned across the block (256 threads),
  * the block's total placed among all tiles by look-back. Returns the counts of the threads
  * before this one; *tile_n, *tile_at: the block's total and its offset. */
@@ -1305,23 +1328,11 @@ __global__ void __launch_bounds__(SEL_THREADS) k_select_tiles(const __grid_const
                     s_excl[j * (SEL_THREADS / 32) + warp] = __popc(ballot[j]);
             }
             __syncthreads();
-            // exclusive scan of the (slab, warp) counts in row order, by warp 0, which
-            // then finds the tile's offset
-            const int W = ITEMS * SEL_THREADS / 32;   // at most 64: two per lane
+            // the tile's place, by warp 0, which then takes the next tile
             if (warp == 0) {
-                unsigned c0 = 2 * lane < (unsigned)W ? s_excl[2 * lane] : 0,
-                         c1 = 2 * lane + 1 < (unsigned)W ? s_excl[2 * lane + 1] : 0, incl = c0 + c1;
-                for (int o = 1; o < 32; o <<= 1) {
-                    unsigned v = __shfl_up_sync(0xffffffffu, incl, o);
-                    if (lane >= (unsigned)o)
-                        incl += v;
-                }
-                if (2 * lane < (unsigned)W)
-                    s_excl[2 * lane] = incl - c0 - c1;
-                if (2 * lane + 1 < (unsigned)W)
-                    s_excl[2 * lane + 1] = incl - c1;
-                unsigned tile_kept = __shfl_sync(0xffffffffu, incl, 31);
-                unsigned long long excl = lookback_warp(tile_kept, tile, ntiles, status, total);
+                unsigned tile_kept;
+                unsigned long long excl = place_slabs(s_excl, ITEMS * SEL_THREADS / 32, tile, ntiles, status, total,
+                                                      &tile_kept);
                 if (lane == 0) {
                     s_kept = tile_kept;
                     s_at = excl;
@@ -1957,17 +1968,9 @@ __global__ void __launch_bounds__(256) k_semi_tiles(const uint32_t *a, size_t na
             s_excl[j * 8 + warp] = __popc(ballot[j]);
     }
     __syncthreads();
-    if (warp == 0) {   // exclusive scan of the (slab, warp) counts in row order, then the tile's offset
-        unsigned c0 = s_excl[2 * lane], c1 = s_excl[2 * lane + 1], incl = c0 + c1;
-        for (int o = 1; o < 32; o <<= 1) {
-            unsigned v = __shfl_up_sync(0xffffffffu, incl, o);
-            if (lane >= (unsigned)o)
-                incl += v;
-        }
-        s_excl[2 * lane] = incl - c0 - c1;
-        s_excl[2 * lane + 1] = incl - c1;
-        unsigned tile_kept = __shfl_sync(0xffffffffu, incl, 31);
-        unsigned long long excl = lookback_warp(tile_kept, tile, ntiles, status, total);
+    if (warp == 0) {   // the tile's place
+        unsigned tile_kept;
+        unsigned long long excl = place_slabs(s_excl, SEMI_T / 32, tile, ntiles, status, total, &tile_kept);
         if (lane == 0) {
             s_kept = tile_kept;
             s_at = excl;
