@@ -2215,19 +2215,20 @@ template <int K> __device__ __forceinline__ int cmp_key(const uint32_t *x, const
 }
 
 // The first r in [from, m) whose k-prefix is >= key (upper: > key): a few steps, then halves.
+// 32-bit row indices (the caller's right side has fewer than 2^32 rows).
 template <int K>
-__device__ __forceinline__ size_t seek_rows(const uint32_t *seg, int sa, size_t from, size_t m, const uint32_t *key,
-                                            int k, bool upper)
+__device__ __forceinline__ unsigned seek_rows(const uint32_t *seg, int sa, unsigned from, unsigned m,
+                                              const uint32_t *key, int k, bool upper)
 {
     for (int s = 0; s < 4 && from < m; s++, from++) {
-        int c = cmp_key<K>(seg + from * sa, key, k);
+        int c = cmp_key<K>(seg + (size_t)from * sa, key, k);
         if (c > 0 || (c == 0 && !upper))
             return from;
     }
-    size_t hi = m;
+    unsigned hi = m;
     while (from < hi) {
-        size_t mid = from + (hi - from) / 2;
-        int c = cmp_key<K>(seg + mid * sa, key, k);
+        unsigned mid = from + (hi - from) / 2;
+        int c = cmp_key<K>(seg + (size_t)mid * sa, key, k);
         if (c < 0 || (upper && c == 0))
             from = mid + 1;
         else
@@ -2258,13 +2259,13 @@ __global__ void __launch_bounds__(256, 4) k_join_tiles(const __grid_constant__ g
                                                     unsigned long long *total, unsigned *div_flag)
 {
     extern __shared__ __align__(16) uint32_t smem[];   // a's tile, b's range, the output tile
-    __shared__ unsigned s_tile, s_qn, s_qrow[JT_QUEUE];
-    __shared__ unsigned long long s_qlo[JT_QUEUE], s_qcnt[JT_QUEUE], s_qout[JT_QUEUE];
+    __shared__ unsigned s_tile, s_qn, s_qrow[JT_QUEUE], s_qlo[JT_QUEUE], s_qcnt[JT_QUEUE];
+    __shared__ unsigned long long s_qout[JT_QUEUE];
     if (threadIdx.x == 0)
         s_tile = atomicAdd(counter, 1u);
     __syncthreads();
-    const size_t tile = s_tile, t0 = tile * JT_T, tn = na - t0 < JT_T ? na - t0 : JT_T, r0 = range[2 * tile],
-                 mb = range[2 * tile + 1] - r0;
+    const size_t tile = s_tile, t0 = tile * JT_T, tn = na - t0 < JT_T ? na - t0 : JT_T, r0 = range[2 * tile];
+    const unsigned mb = (unsigned)(range[2 * tile + 1] - r0);   // right rows of the tile: indices below 2^32
     const uint32_t *ga = a + t0 * aa, *gb = b + r0 * ba;
     const bool b_staged = mb <= bcap;
     uint32_t *sa = smem + ((uintptr_t)ga & 15) / 4, *sbase = smem + ((JT_T * aa + 4 + 3) & ~3),
@@ -2277,17 +2278,18 @@ __global__ void __launch_bounds__(256, 4) k_join_tiles(const __grid_constant__ g
     __syncthreads();
     const uint32_t *seg = b_staged ? sb : gb;
     const size_t first = (size_t)threadIdx.x * JT_ITEMS;
-    size_t lo[JT_ITEMS], at = 0;
-    unsigned long long cnt[JT_ITEMS], mine = 0;
+    unsigned lo[JT_ITEMS], cnt[JT_ITEMS], at = 0;   // 32-bit: 64-bit ones spilled (ncu: issue-bound)
+    unsigned long long mine = 0;
 #pragma unroll
     for (int s = 0; s < JT_ITEMS; s++) {
         lo[s] = 0;
         cnt[s] = 0;
         if (first + s < tn) {
             const uint32_t *key = sa + (first + s) * aa;
-            size_t l = seek_rows<K>(seg, ba, at, mb, key, k, false);
-            size_t h = l < mb && cmp_key<K>(seg + l * ba, key, k) == 0 ? seek_rows<K>(seg, ba, l + 1, mb, key, k, true)
-                                                                      : l;
+            unsigned l = seek_rows<K>(seg, ba, at, mb, key, k, false);
+            unsigned h = l < mb && cmp_key<K>(seg + (size_t)l * ba, key, k) == 0
+                             ? seek_rows<K>(seg, ba, l + 1, mb, key, k, true)
+                             : l;
             lo[s] = at = l;
             cnt[s] = h - l;
             mine += h - l;
@@ -2325,10 +2327,10 @@ __global__ void __launch_bounds__(256, 4) k_join_tiles(const __grid_constant__ g
                     from += step;
             }
             unsigned pk = __shfl_sync(full, packed, from), r = j - __shfl_sync(full, rel, from), s = 0,
-                     l = __shfl_sync(full, (unsigned)lo[0], from);
+                     l = __shfl_sync(full, lo[0], from);
 #pragma unroll
             for (int t = 0; t < JT_ITEMS - 1; t++) {
-                unsigned c = pk >> (6 * t) & 63, lt = __shfl_sync(full, (unsigned)lo[t + 1], from);
+                unsigned c = pk >> (6 * t) & 63, lt = __shfl_sync(full, lo[t + 1], from);
                 if (s == (unsigned)t && r >= c) {
                     r -= c;
                     s++;
@@ -2344,9 +2346,9 @@ __global__ void __launch_bounds__(256, 4) k_join_tiles(const __grid_constant__ g
 #pragma unroll
         for (int s = 0; s < JT_ITEMS; s++) {
             if (!(heavy >> s & 1))
-                for (unsigned q = 0; q < (unsigned)cnt[s]; q++)
-                    jt_emit(code, len, m, sa + (first + s) * aa, aa, seg + (lo[s] + q) * ba, dst + (o + q) * nout,
-                            &div0);
+                for (unsigned q = 0; q < cnt[s]; q++)
+                    jt_emit(code, len, m, sa + (first + s) * aa, aa, seg + (size_t)(lo[s] + q) * ba,
+                            dst + (o + q) * nout, &div0);
             o += cnt[s];
         }
     }
@@ -2374,8 +2376,9 @@ __global__ void __launch_bounds__(256, 4) k_join_tiles(const __grid_constant__ g
         unsigned nq = s_qn < JT_QUEUE ? s_qn : JT_QUEUE;
         for (unsigned t = 0; t < nq; t++) {
             const uint32_t *ra = sa + (size_t)s_qrow[t] * aa;
-            for (unsigned long long q = threadIdx.x; q < s_qcnt[t]; q += 256)
-                jt_emit(code, len, m, ra, aa, seg + (s_qlo[t] + q) * ba, dst + (s_qout[t] + q) * nout, &div0);
+            for (unsigned q = threadIdx.x; q < s_qcnt[t]; q += 256)
+                jt_emit(code, len, m, ra, aa, seg + (size_t)(s_qlo[t] + q) * ba, dst + (s_qout[t] + q) * nout,
+                        &div0);
         }
     }
     if (o_staged) {
@@ -2396,7 +2399,7 @@ static rfx_status join_one_pass(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev
     *done = false;
     size_t na = a->n, nb = b->n, ntiles = (na + JT_T - 1) / JT_T;
     int aa = a->arity, ba = b->arity;
-    if (k < 1 || k > 4 || aa > 4 || ba > 4 || nout < 1 || ntiles >= (size_t)INT32_MAX)
+    if (k < 1 || k > 4 || aa > 4 || ba > 4 || nout < 1 || ntiles >= (size_t)INT32_MAX || nb >= (size_t)UINT32_MAX)
         return RFX_OK;
     colmap m;
     if (!plain_columns(out, nout, &m))
