@@ -21,14 +21,15 @@ typedef struct job {
     size_t n;
 } job;
 
-enum { OP_SELECT, OP_PROJECT, OP_MAP, OP_SORT, OP_CUBSORT, OP_JOIN, OP_UNION, OP_DIFF, OP_COPY };
-static const char *names[] = {"SELECT", "PROJECT", "MAP", "SORT", "CUB sort", "JOIN", "UNION", "DIFFERENCE", "copy"};
+enum { OP_COPY, OP_SELECT, OP_SELECT_EXPR, OP_PROJECT, OP_MAP, OP_SORT, OP_CUBSORT, OP_JOIN, OP_UNION, OP_DIFF };
+static const char *names[] = {"copy", "SELECT", "SELECT rx", "PROJECT", "MAP", "SORT", "CUB sort", "JOIN", "UNION",
+                              "DIFFERENCE"};
 
 static rfx_status run(void *arg)
 {
     job *j = arg;
     switch (j->op) {
-    case OP_SELECT: case OP_PROJECT: case OP_MAP:
+    case OP_SELECT: case OP_SELECT_EXPR: case OP_PROJECT: case OP_MAP:
         return rfx_gpu_mapfilter(g, j->a, j->pred, j->outs, j->nout, j->out);
     case OP_SORT:
         return rfx_gpu_sort_into(g, j->a, j->out);
@@ -93,6 +94,8 @@ int main(int argc, char **argv)
     rfx_rx half = {.kind = RFX_RX_CONST, .prim = RFX_UNSIGNED, .value = 0x80000000u};
     rfx_rx lt = {.kind = RFX_RX_CMP, .prim = RFX_UNSIGNED, .op = RFX_LT, .l = &c0, .r = &half};
     rfx_rx sum = {.kind = RFX_RX_BIN, .prim = RFX_NUMBER, .op = RFX_ADD, .l = &c0, .r = &c1};
+    /* a predicate with arithmetic takes the interpreter (plain comparisons do not) */
+    rfx_rx sum_lt = {.kind = RFX_RX_CMP, .prim = RFX_UNSIGNED, .op = RFX_LT, .l = &sum, .r = &half};
     rfx_rx *id[2] = {&c0, &c1}, *swap[2] = {&c1, &c0}, *mapped[2] = {&sum, &c1}, *jout[3] = {&c0, &c1, &c3};
     for (int lg = lo; lg <= hi; lg++) {
         size_t n = (size_t)1 << lg;
@@ -101,15 +104,20 @@ int main(int argc, char **argv)
         rfx_gpu_rows_init(&b, 2);
         rfx_gpu_rows_init(&out, 2);
         rfx_gpu_fill_random(g, &a, n, 11 + lg, 0);
+        /* the copy at this size: what any kernel of these bytes can reach here */
+        rfx_gpu_rows_free(g, &out);
+        rfx_gpu_fill_random(g, &out, n, 3, 0);
         job jobs[] = {
+            {.op = OP_COPY, .a = &a, .out = &out, .n = n},
             {.op = OP_SELECT, .a = &a, .out = &out, .pred = &lt, .outs = id, .nout = 2},
+            {.op = OP_SELECT_EXPR, .a = &a, .out = &out, .pred = &sum_lt, .outs = id, .nout = 2},
             {.op = OP_PROJECT, .a = &a, .out = &out, .outs = swap, .nout = 2},
             {.op = OP_MAP, .a = &a, .out = &out, .outs = mapped, .nout = 2},
             {.op = OP_SORT, .a = &a, .out = &out},
         };
-        for (int i = 0; i < 4; i++) {
+        for (int i = 0; i < 6; i++) {
             double ms = median_ms(&jobs[i], reps);
-            double bytes = (double)n * 8 + (double)out.n * out.arity * 4 + (i == 3 ? n * 8.0 : 0);
+            double bytes = (double)n * 8 + (double)out.n * out.arity * 4 + (jobs[i].op == OP_SORT ? n * 8.0 : 0);
             printf("%-10s %5d %12zu %10.3f %9.0f %8.0f%%\n", names[jobs[i].op], lg, out.n, ms, bytes / (ms * 1e-3) / 1e9,
                    100.0 * bytes / bw / (ms * 1e-3) / 1e9);
         }

@@ -26,6 +26,7 @@ struct rfx_gpu {
     char name[256];
     char err[512];
     unsigned int *d_flag;      // division-by-zero flag of the last expression kernel
+    bool div_armed;            // the last loaded expression program divides: d_flag is live
     double copy_gbs;           // measured d2d copy bandwidth (0: not yet)
     int arch;                  // compute capability, 10 * major + minor
     int sms;                   // multiprocessors
@@ -848,7 +849,7 @@ struct gprog {
 typedef struct prog {
     gins ins[MAX_PROG];
     int n, depth, max_depth;
-    bool overflow;
+    bool overflow, divides;
 } prog;
 
 static void emit_ins(prog *p, int op, int prim, int arg, uint32_t value, int push)
@@ -869,7 +870,12 @@ static void compile_rx(prog *p, const rfx_rx *e)
     case RFX_RX_COL: emit_ins(p, G_COL, e->prim, e->col, 0, 1); break;
     case RFX_RX_CONST: emit_ins(p, G_CONST, e->prim, 0, e->value, 1); break;
     case RFX_RX_NEG: compile_rx(p, e->l); emit_ins(p, G_NEG, e->prim, 0, 0, 0); break;
-    case RFX_RX_BIN: compile_rx(p, e->l); compile_rx(p, e->r); emit_ins(p, G_BIN, e->prim, e->op, 0, -1); break;
+    case RFX_RX_BIN:
+        compile_rx(p, e->l);
+        compile_rx(p, e->r);
+        emit_ins(p, G_BIN, e->prim, e->op, 0, -1);
+        p->divides |= e->op == RFX_DIV || e->op == RFX_MOD;
+        break;
     case RFX_RX_CMP: compile_rx(p, e->l); compile_rx(p, e->r); emit_ins(p, G_CMP, e->prim, e->op, 0, -1); break;
     case RFX_RX_AND: compile_rx(p, e->l); compile_rx(p, e->r); emit_ins(p, G_AND, 0, 0, 0, -1); break;
     }
@@ -903,8 +909,12 @@ static rfx_status load_prog(rfx_gpu *g, const rfx_rx *pred, rfx_rx *const *out, 
     }
     memcpy(code->ins, p->ins, sizeof(gins) * (size_t)p->n);
     *depth = p->max_depth;
+    // only a division can raise the flag: without one there is nothing to clear or read
+    // back (the read-back is a host wait, ~10 us a call)
+    g->div_armed = p->divides;
     free(p);
-    CK(cudaMemsetAsync(g->d_flag, 0, sizeof(unsigned), g->stream));
+    if (g->div_armed)
+        CK(cudaMemsetAsync(g->d_flag, 0, sizeof(unsigned), g->stream));
     return RFX_OK;
 }
 
@@ -939,6 +949,8 @@ __device__ __forceinline__ bool run_prog(const gins *code, int len, const uint32
 static rfx_status check_div0(rfx_gpu *g)
 {
     unsigned f = 0;
+    if (!g->div_armed)
+        return RFX_OK;
     rfx_status st = to_host(g, g->d_flag, &f, 1);
     if (st == RFX_OK && f) {
         snprintf(g->err, sizeof g->err, "division by zero");
@@ -1045,25 +1057,33 @@ __device__ unsigned long long lookback_warp(unsigned long long total, size_t til
     return excl;
 }
 
-/* By warp 0 of a block whose kept rows are counted per (row slab, warp) in s_excl (W <= 64
- * counts, row order): their exclusive scan in place, *tile_kept the tile's count, and the
- * tile's offset by look-back, returned. */
+/* By warp 0 of a block whose kept rows are counted per (row slab, warp) in s_excl (W <= 128
+ * counts, row order; each lane scans W / 32 neighbours): their exclusive scan in place,
+ * *tile_kept the tile's count, and the tile's offset by look-back, returned. */
 __device__ __forceinline__ unsigned long long place_slabs(unsigned *s_excl, int W, size_t tile, size_t ntiles,
                                                           unsigned long long *status, unsigned long long *grand,
                                                           unsigned *tile_kept)
 {
-    const unsigned lane = threadIdx.x & 31;
-    unsigned c0 = 2 * lane < (unsigned)W ? s_excl[2 * lane] : 0,
-             c1 = 2 * lane + 1 < (unsigned)W ? s_excl[2 * lane + 1] : 0, incl = c0 + c1;
+    const unsigned lane = threadIdx.x & 31, P = ((unsigned)W + 31) / 32;
+    unsigned c[4], sum = 0;
+#pragma unroll
+    for (unsigned q = 0; q < 4; q++) {
+        c[q] = q < P && lane * P + q < (unsigned)W ? s_excl[lane * P + q] : 0;
+        sum += c[q];
+    }
+    unsigned incl = sum;
     for (int o = 1; o < 32; o <<= 1) {
         unsigned v = __shfl_up_sync(0xffffffffu, incl, o);
         if (lane >= (unsigned)o)
             incl += v;
     }
-    if (2 * lane < (unsigned)W)
-        s_excl[2 * lane] = incl - c0 - c1;
-    if (2 * lane + 1 < (unsigned)W)
-        s_excl[2 * lane + 1] = incl - c1;
+    unsigned run = incl - sum;
+#pragma unroll
+    for (unsigned q = 0; q < 4; q++)
+        if (q < P && lane * P + q < (unsigned)W) {
+            s_excl[lane * P + q] = run;
+            run += c[q];
+        }
     *tile_kept = __shfl_sync(0xffffffffu, incl, 31);
     return lookback_warp(*tile_kept, tile, ntiles, status, grand);
 }
@@ -1428,6 +1448,199 @@ static rfx_status select_tiles(rfx_gpu *g, const rfx_dev_rows *src, const rfx_rx
     return finish_filtered(g, st, &res, n, nout, NULL, dst);
 }
 
+// ---- SELECT by plain comparisons: rows in registers, no interpreter ----------------------
+/* A predicate that is a conjunction of comparisons of columns and constants (not floats)
+ * and outputs that are plain columns, the common SELECT of Datalog: each comparison is
+ * three-way on keys made unsigned (flip: the sign bit of `number`), tested against a mask
+ * of the outcomes it accepts (1 less, 2 equal, 4 greater). */
+#define SS_CLAUSES 8
+#define SS_OUTS 8
+#define SS_CONST 255   // an operand that is the constant, not a column
+struct sel_clause {
+    uint32_t lval, rval, flip;
+    uint8_t lcol, rcol, mask;
+};
+struct sel_simple {
+    int nclause, nout;
+    sel_clause c[SS_CLAUSES];
+    uint8_t out[SS_OUTS];
+};
+
+static bool simple_clauses(const rfx_rx *e, int arity, sel_simple *s)
+{
+    if (e->kind == RFX_RX_AND)
+        return simple_clauses(e->l, arity, s) && simple_clauses(e->r, arity, s);
+    if (e->kind != RFX_RX_CMP || e->prim == RFX_FLOAT || s->nclause == SS_CLAUSES)
+        return false;
+    const rfx_rx *side[2] = {e->l, e->r};
+    sel_clause *c = &s->c[s->nclause++];
+    uint8_t col[2];
+    uint32_t val[2] = {0, 0};
+    for (int i = 0; i < 2; i++) {
+        if (side[i]->kind == RFX_RX_COL && side[i]->col >= 0 && side[i]->col < arity)
+            col[i] = (uint8_t)side[i]->col;
+        else if (side[i]->kind == RFX_RX_CONST)
+            col[i] = SS_CONST, val[i] = side[i]->value;
+        else
+            return false;
+    }
+    c->lcol = col[0], c->rcol = col[1], c->lval = val[0], c->rval = val[1];
+    c->flip = e->prim == RFX_NUMBER ? 0x80000000u : 0u;
+    switch (e->op) {
+    case RFX_LT: c->mask = 1; break;
+    case RFX_LE: c->mask = 3; break;
+    case RFX_GT: c->mask = 4; break;
+    case RFX_GE: c->mask = 6; break;
+    case RFX_EQ: c->mask = 2; break;
+    default: c->mask = 5; break;
+    }
+    return true;
+}
+
+static bool simple_select(const rfx_rx *pred, rfx_rx *const *out, int nout, int arity, sel_simple *s)
+{
+    memset(s, 0, sizeof *s);
+    if (!pred || arity < 1 || arity > 4 || nout < 1 || nout > SS_OUTS || !simple_clauses(pred, arity, s))
+        return false;
+    s->nout = nout;
+    for (int k = 0; k < nout; k++) {
+        if (out[k]->kind != RFX_RX_COL || out[k]->col < 0 || out[k]->col >= arity)
+            return false;
+        s->out[k] = (uint8_t)out[k]->col;
+    }
+    return true;
+}
+
+/* Column c of a row held in registers (c uniform across the warp: selects, no local memory). */
+template <int A>
+__device__ __forceinline__ uint32_t pick(const uint32_t (&v)[A], int c)
+{
+    uint32_t x = v[0];
+#pragma unroll
+    for (int i = 1; i < A; i++)
+        x = c == i ? v[i] : x;
+    return x;
+}
+
+template <int A>
+__device__ __forceinline__ void load_row(const uint32_t *src, size_t r, uint32_t (&v)[A])
+{
+    if (A == 2) {
+        uint2 t = ((const uint2 *)src)[r];
+        v[0] = t.x, v[A - 1] = t.y;
+    } else if (A == 4) {
+        uint4 t = ((const uint4 *)src)[r];
+        v[0] = t.x, v[1 % A] = t.y, v[2 % A] = t.z, v[3 % A] = t.w;
+    } else {
+#pragma unroll
+        for (int c = 0; c < A; c++)
+            v[c] = src[r * A + c];
+    }
+}
+
+/* One tile of ITEMS * 256 rows a block, as the weaver's generated FILTER kernels do it (97%
+ * of the copy bandwidth there): every load issued first, straight into registers, the
+ * comparisons, the kept rows placed by ballots, a scan of the (slab, warp) counts and the
+ * decoupled look-back (place_slabs), each kept row written from registers. Tiles are taken
+ * in order from a counter, so a block only ever waits on tiles already running. */
+template <int A, int ITEMS>
+__global__ void __launch_bounds__(SEL_THREADS) k_select_simple(const __grid_constant__ sel_simple s,
+                                                               const uint32_t *src, size_t n, uint32_t *out,
+                                                               unsigned long long *status, unsigned *counter,
+                                                               unsigned long long *total)
+{
+    __shared__ unsigned s_tile, s_excl[ITEMS * SEL_THREADS / 32];
+    __shared__ unsigned long long s_at;
+    const int T = ITEMS * SEL_THREADS;
+    if (threadIdx.x == 0)
+        s_tile = atomicAdd(counter, 1u);
+    __syncthreads();
+    const size_t tile = s_tile, ntiles = (n + T - 1) / T, first = tile * T;
+    const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5, below = (1u << lane) - 1;
+    uint32_t v[ITEMS][A];
+#pragma unroll
+    for (int j = 0; j < ITEMS; j++) {
+        size_t r = first + (size_t)j * SEL_THREADS + threadIdx.x;
+        if (r < n)
+            load_row<A>(src, r, v[j]);
+    }
+    unsigned keep = 0;
+#pragma unroll
+    for (int j = 0; j < ITEMS; j++)
+        keep |= first + (size_t)j * SEL_THREADS + threadIdx.x < n ? 1u << j : 0u;
+    for (int c = 0; c < s.nclause; c++) {
+        const sel_clause &q = s.c[c];
+#pragma unroll
+        for (int j = 0; j < ITEMS; j++) {
+            uint32_t a = (q.lcol == SS_CONST ? q.lval : pick<A>(v[j], q.lcol)) ^ q.flip,
+                     b = (q.rcol == SS_CONST ? q.rval : pick<A>(v[j], q.rcol)) ^ q.flip;
+            unsigned outcome = a < b ? 1u : a == b ? 2u : 4u;
+            if (!(outcome & q.mask))
+                keep &= ~(1u << j);
+        }
+    }
+#pragma unroll
+    for (int j = 0; j < ITEMS; j++) {
+        unsigned b = __ballot_sync(0xffffffffu, keep >> j & 1);
+        if (lane == 0)
+            s_excl[j * (SEL_THREADS / 32) + warp] = __popc(b);
+    }
+    __syncthreads();
+    if (warp == 0) {
+        unsigned kept;
+        unsigned long long at = place_slabs(s_excl, ITEMS * SEL_THREADS / 32, tile, ntiles, status, total, &kept);
+        if (lane == 0)
+            s_at = at;
+    }
+    __syncthreads();
+    const int nout = s.nout;
+#pragma unroll
+    for (int j = 0; j < ITEMS; j++) {
+        unsigned b = __ballot_sync(0xffffffffu, keep >> j & 1);
+        if (keep >> j & 1) {
+            size_t at = s_at + s_excl[j * (SEL_THREADS / 32) + warp] + __popc(b & below);
+            if (nout == 2)
+                ((uint2 *)out)[at] = make_uint2(pick<A>(v[j], s.out[0]), pick<A>(v[j], s.out[1]));
+            else
+                for (int k = 0; k < nout; k++)
+                    out[at * nout + k] = pick<A>(v[j], s.out[k]);
+        }
+    }
+}
+
+/* SELECT by k_select_simple where the predicate and outputs allow (*done then). */
+static rfx_status select_simple(rfx_gpu *g, const rfx_dev_rows *src, const rfx_rx *pred, rfx_rx *const *out,
+                                int nout, rfx_dev_rows *dst, bool *done)
+{
+    sel_simple s;
+    int A = src->arity, items = A <= 2 ? 16 : 8;
+    size_t n = src->n, T = (size_t)items * SEL_THREADS, ntiles = (n + T - 1) / T;
+    *done = false;
+    if (n == 0 || ntiles >= (size_t)INT32_MAX || !simple_select(pred, out, nout, A, &s))
+        return RFX_OK;
+    *done = true;
+    rfx_dev_rows res;
+    lb_scratch lb;
+    rfx_status st = tiled_begin(g, nout, n, ntiles, 0, &res, &lb);
+    if (st != RFX_OK)
+        return st;
+    cudaError_t e = lb_reset(g, &lb);
+    if (e == cudaSuccess) {
+#define SELECT_SIMPLE(A_, I_)                                                                                        \
+    k_select_simple<A_, I_><<<(unsigned)ntiles, SEL_THREADS, 0, g->stream>>>(s, src->data, n, res.data, lb.status,   \
+                                                                            lb.counter, lb.total)
+        switch (A) {
+        case 1: SELECT_SIMPLE(1, 16); break;
+        case 2: SELECT_SIMPLE(2, 16); break;
+        case 3: SELECT_SIMPLE(3, 8); break;
+        default: SELECT_SIMPLE(4, 8); break;
+        }
+#undef SELECT_SIMPLE
+        e = cudaGetLastError();
+    }
+    return tiled_end(g, e, "k_select_simple", &lb, &res, dst);
+}
+
 extern "C" rfx_status rfx_gpu_mapfilter(rfx_gpu *g, const rfx_dev_rows *src, const rfx_rx *pred, rfx_rx *const *out,
                                         int nout, rfx_dev_rows *dst)
 {
@@ -1436,7 +1649,10 @@ extern "C" rfx_status rfx_gpu_mapfilter(rfx_gpu *g, const rfx_dev_rows *src, con
     bool plain = !pred && plain_columns(out, nout, &m);
     if (!plain && nout > 0 && n > 0 && n / 512 < (size_t)INT32_MAX) {
         bool done;
-        rfx_status st = select_tiles(g, src, pred, out, nout, dst, &done);
+        rfx_status st = select_simple(g, src, pred, out, nout, dst, &done);
+        if (st != RFX_OK || done)
+            return st;
+        st = select_tiles(g, src, pred, out, nout, dst, &done);
         if (st != RFX_OK || done)
             return st;
     }

@@ -653,6 +653,54 @@ static void test_mapfilter(void)
     rfx_gpu_rows_free(gpu, &gd);
 }
 
+/* SELECTs whose predicate is a conjunction of comparisons of columns and constants and
+ * whose outputs are plain columns run without the interpreter (k_select_simple): rows of 1
+ * to 4 columns, every comparison in number (signed) and unsigned order, column against
+ * constant, constant against column, column against column, conjunctions, outputs
+ * permuted and repeated, sizes around its tiles (4,096 rows of 1-2 columns, 2,048 of 3-4),
+ * against the CPU; a float comparison takes the interpreter and must agree too. Values
+ * come from a few that collide and straddle the sign bit, so every outcome occurs. */
+static void test_select_simple(void)
+{
+    if (!need_gpu())
+        return;
+    static const uint32_t vals[] = {0, 1, 7, 8, 0x7fffffffu, 0x80000000u, 0x80000001u, 0xffffffffu};
+    static const size_t n_of[] = {1, 2047, 2048, 2049, 4095, 4096, 4097, 100003, 1000003};
+    rfx_rx c[4] = {col(0), col(1), col(2), col(3)};
+    int cases = 0;
+    for (int arity = 1; arity <= 4; arity++)
+        for (size_t s = 0; s < sizeof n_of / sizeof n_of[0]; s++) {
+            if (quick && n_of[s] > 200000)
+                continue;
+            rfx_rows a;
+            rfx_rows_init(&a, arity);
+            rfx_rows_reserve(&a, n_of[s]);
+            for (size_t i = 0; i < n_of[s] * (size_t)arity; i++)
+                a.data[i] = rnd() % 4 ? vals[rnd() % 8] : (uint32_t)rnd();
+            a.n = n_of[s];
+            for (int op = RFX_LT; op <= RFX_NE; op++)
+                for (int prim = RFX_NUMBER; prim <= RFX_FLOAT; prim++)
+                    for (int form = 0; form < 4; form++) {
+                        /* form 0: $last op 7; 1: 0x80000000 op $0; 2: $0 op $last; 3: (2) and $0 != 1 */
+                        rfx_rx k7 = {.kind = RFX_RX_CONST, .prim = prim, .value = 7};
+                        rfx_rx kmin = {.kind = RFX_RX_CONST, .prim = prim, .value = 0x80000000u};
+                        rfx_rx k1 = {.kind = RFX_RX_CONST, .prim = prim, .value = 1};
+                        rfx_rx *last = &c[arity - 1];
+                        rfx_rx cmp = {.kind = RFX_RX_CMP, .prim = prim, .op = op};
+                        cmp.l = form == 0 ? last : form == 1 ? &kmin : &c[0];
+                        cmp.r = form == 0 ? &k7 : form == 1 ? &c[0] : last;
+                        rfx_rx ne1 = {.kind = RFX_RX_CMP, .prim = RFX_UNSIGNED, .op = RFX_NE, .l = &c[0], .r = &k1};
+                        rfx_rx both = {.kind = RFX_RX_AND, .l = &cmp, .r = &ne1};
+                        rfx_rx *outs[5] = {last, &c[0], &c[arity / 2], last, &c[0]};
+                        int nout = 1 + (op + form + arity) % 5;
+                        mapfilter_vs_cpu(&a, form == 3 ? &both : &cmp, outs, nout);
+                        cases++;
+                    }
+            rfx_rows_free(&a);
+        }
+    CU_ASSERT(cases > 1000);
+}
+
 /* The tiled interpreter's rows per thread (8, 4, 2, or not tiled) follow the row width
  * and the stack depth: chains of sums and differences 2 to 12 deep and rows of 2, 20 and
  * 45 columns,
@@ -814,6 +862,7 @@ static void add(void)
     CU_add_test(s, "semi- and anti-join by merge path", test_semijoin_merge);
     CU_add_test(s, "map and filter", test_mapfilter);
     CU_add_test(s, "map and filter: stack depths, rejected rows", test_mapfilter_depths);
+    CU_add_test(s, "select by plain comparisons", test_select_simple);
     CU_add_test(s, "aggregates", test_aggregate);
     CU_add_test(s, "leapfrog triejoin", test_lftj);
     CU_add_test(s, "leapfrog triejoin in rounds under a small budget", test_lftj_small_budget);
