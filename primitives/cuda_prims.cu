@@ -2411,6 +2411,7 @@ static rfx_status join_expand_tiles(rfx_gpu *g, const gprog &code, uint64_t tota
 // keys were compared by unrolled code: 3 and 5 16% of the floor, 7 14%, 9 and 11 12%)
 #define JT_ITEMS 5
 #define JT_T (JT_ITEMS * 256)
+static_assert(JT_ITEMS * 6 <= 32, "a thread's row counts are packed 6 bits a row into 32 bits");
 #define JT_HEAVY 32
 #define JT_QUEUE 32   // heavy rows expanded per round
 #define JT_SMEM (96 * 1024)
@@ -2430,27 +2431,93 @@ template <int K> __device__ __forceinline__ int cmp_key(const uint32_t *x, const
     }
 }
 
-// The first r in [from, m) whose k-prefix is >= key (upper: > key): a few steps, then halves.
+// Whether right row r lies before the first row whose k-prefix is >= key (upper: > key).
+template <int K>
+__device__ __forceinline__ bool row_before(const uint32_t *seg, int sa, unsigned r, const uint32_t *key, int k,
+                                           bool upper)
+{
+    int c = cmp_key<K>(seg + r * (unsigned)sa, key, k);
+    return c < 0 || (upper && c == 0);
+}
+
+// The first r in [0, m) whose k-prefix is >= key: halving, a step count the same for
+// every lane to within one (the lanes of a warp stay together).
+template <int K>
+__device__ __forceinline__ unsigned lower_rows(const uint32_t *seg, int sa, unsigned m, const uint32_t *key, int k)
+{
+    unsigned lo = 0;
+    while (m > 0) {
+        unsigned half = m / 2;
+        if (row_before<K>(seg, sa, lo + half, key, k, false)) {
+            lo += half + 1;
+            m -= half + 1;
+        } else {
+            m = half;
+        }
+    }
+    return lo;
+}
+
+// The first r in [from, m) whose k-prefix is >= key (upper: > key), by galloping from
+// `from`: a row's matches lie next to its neighbour's, so the steps are ~2 log of the
+// distance (4 steps and then halving all of [from, m) cost a warp ~14 steps a row: ncu).
 // 32-bit row indices (the caller's right side has fewer than 2^32 rows).
 template <int K>
 __device__ __forceinline__ unsigned seek_rows(const uint32_t *seg, int sa, unsigned from, unsigned m,
                                               const uint32_t *key, int k, bool upper)
 {
-    for (int s = 0; s < 4 && from < m; s++, from++) {
-        int c = cmp_key<K>(seg + (size_t)from * sa, key, k);
-        if (c > 0 || (c == 0 && !upper))
-            return from;
+    if (from >= m || !row_before<K>(seg, sa, from, key, k, upper))
+        return from;
+    unsigned lo = from, hi = m;   // lo before the answer, the answer in (lo, hi]
+    for (unsigned step = 1;; step *= 2) {
+        unsigned probe = lo + step;
+        if (probe >= m || step > m)
+            break;
+        if (!row_before<K>(seg, sa, probe, key, k, upper)) {
+            hi = probe;
+            break;
+        }
+        lo = probe;
     }
-    unsigned hi = m;
-    while (from < hi) {
-        unsigned mid = from + (hi - from) / 2;
-        int c = cmp_key<K>(seg + (size_t)mid * sa, key, k);
-        if (c < 0 || (upper && c == 0))
-            from = mid + 1;
+    lo++;
+    while (lo < hi) {
+        unsigned mid = lo + (hi - lo) / 2;
+        if (row_before<K>(seg, sa, mid, key, k, upper))
+            lo = mid + 1;
         else
             hi = mid;
     }
-    return from;
+    return lo;
+}
+
+// Each of a thread's JT_ITEMS rows (from `first` of the tile's tn, staged at sa): its
+// first match lo[] in seg (mb right rows) and count cnt[]; returns their sum. Called with
+// seg in shared memory or in global memory, once each, so that the staged case compiles
+// to shared loads with 32-bit addresses (through one generic pointer: generic loads and
+// 64-bit address arithmetic at every step, ncu).
+template <int K>
+__device__ __forceinline__ unsigned long long jt_ranges(const uint32_t *seg, int ba, unsigned mb, const uint32_t *sa,
+                                                        int aa, size_t first, size_t tn, int k,
+                                                        unsigned (&lo)[JT_ITEMS], unsigned (&cnt)[JT_ITEMS])
+{
+    unsigned long long mine = 0;
+    unsigned at = 0;
+#pragma unroll
+    for (int s = 0; s < JT_ITEMS; s++) {
+        lo[s] = 0;
+        cnt[s] = 0;
+        if (first + s < tn) {
+            const uint32_t *key = sa + (first + s) * aa;
+            unsigned l = s == 0 ? lower_rows<K>(seg, ba, mb, key, k) : seek_rows<K>(seg, ba, at, mb, key, k, false);
+            unsigned h = l < mb && cmp_key<K>(seg + l * (unsigned)ba, key, k) == 0
+                             ? seek_rows<K>(seg, ba, l + 1, mb, key, k, true)
+                             : l;
+            lo[s] = at = l;
+            cnt[s] = h - l;
+            mine += h - l;
+        }
+    }
+    return mine;
 }
 
 // One output row of left row ra and right row rb: plain columns copied, else the program.
@@ -2494,23 +2561,9 @@ __global__ void __launch_bounds__(256, 4) k_join_tiles(const __grid_constant__ g
     __syncthreads();
     const uint32_t *seg = b_staged ? sb : gb;
     const size_t first = (size_t)threadIdx.x * JT_ITEMS;
-    unsigned lo[JT_ITEMS], cnt[JT_ITEMS], at = 0;   // 32-bit: 64-bit ones spilled (ncu: issue-bound)
-    unsigned long long mine = 0;
-#pragma unroll
-    for (int s = 0; s < JT_ITEMS; s++) {
-        lo[s] = 0;
-        cnt[s] = 0;
-        if (first + s < tn) {
-            const uint32_t *key = sa + (first + s) * aa;
-            unsigned l = seek_rows<K>(seg, ba, at, mb, key, k, false);
-            unsigned h = l < mb && cmp_key<K>(seg + (size_t)l * ba, key, k) == 0
-                             ? seek_rows<K>(seg, ba, l + 1, mb, key, k, true)
-                             : l;
-            lo[s] = at = l;
-            cnt[s] = h - l;
-            mine += h - l;
-        }
-    }
+    unsigned lo[JT_ITEMS], cnt[JT_ITEMS];   // 32-bit: 64-bit ones spilled (ncu: issue-bound)
+    unsigned long long mine = b_staged ? jt_ranges<K>(sb, ba, mb, sa, aa, first, tn, k, lo, cnt)
+                                       : jt_ranges<K>(gb, ba, mb, sa, aa, first, tn, k, lo, cnt);
     unsigned long long tile_n, base, my_out = block_place<unsigned long long>(mine, tile, ntiles, status, total,
                                                                                 &tile_n, &base);
     if (base + tile_n > cap)
