@@ -2411,7 +2411,7 @@ static rfx_status join_expand_tiles(rfx_gpu *g, const gprog &code, uint64_t tota
 // keys were compared by unrolled code: 3 and 5 16% of the floor, 7 14%, 9 and 11 12%)
 #define JT_ITEMS 5
 #define JT_T (JT_ITEMS * 256)
-static_assert(JT_ITEMS * 6 <= 32, "a thread's row counts are packed 6 bits a row into 32 bits");
+static_assert(JT_T * 3 / 2 < 65536, "a tile's left rows and staged right rows are numbered in 16 bits");
 #define JT_HEAVY 32
 #define JT_QUEUE 32   // heavy rows expanded per round
 #define JT_SMEM (96 * 1024)
@@ -2578,37 +2578,30 @@ __global__ void __launch_bounds__(256, 4) k_join_tiles(const __grid_constant__ g
     const unsigned lane = threadIdx.x & 31, full = 0xffffffffu;
     if (b_staged && o_staged && !__any_sync(full, heavy != 0)) {
         // The warp's outputs dealt to its lanes evenly (a thread writing its own rows'
-        // outputs left 20 of 32 lanes idle): output j's lane found by a search over the
-        // lanes' first outputs, then its row among that lane's (counts of at most
-        // JT_HEAVY, packed 6 bits a row).
-        unsigned packed = 0, rel = (unsigned)(my_out - __shfl_sync(full, my_out, 0));
+        // outputs left 20 of 32 lanes idle): each thread lists its outputs' (left row,
+        // right row) pairs, 16 bits each, in the last words of the warp's stretch of the
+        // staged outputs, and the lanes then take them 32 at a time (a search over the
+        // lanes' first outputs and their packed row counts for each output cost ~100
+        // instructions a warp and 32 outputs, ncu). Output j overwrites only entries <= j,
+        // read before it is written.
+        const unsigned rel = (unsigned)(my_out - __shfl_sync(full, my_out, 0)),
+                       warp_n = __shfl_sync(full, rel + (unsigned)mine, 31),
+                       warp_at = (unsigned)__shfl_sync(full, my_out, 0);
+        uint32_t *wdst = so + (size_t)warp_at * nout, *pairs = wdst + (size_t)warp_n * (nout - 1);
+        unsigned o = rel;
 #pragma unroll
-        for (int s = 0; s < JT_ITEMS; s++)
-            packed |= (unsigned)cnt[s] << (6 * s);
-        const unsigned warp_n = __shfl_sync(full, rel + (unsigned)mine, 31),
-                       warp_at = (unsigned)__shfl_sync(full, my_out, 0), row0 = (threadIdx.x & ~31u) * JT_ITEMS;
+        for (int s = 0; s < JT_ITEMS; s++) {
+            for (unsigned q = 0; q < cnt[s]; q++)
+                pairs[o + q] = (unsigned)(first + s) << 16 | (lo[s] + q);
+            o += cnt[s];
+        }
+        __syncwarp();
         for (unsigned j0 = 0; j0 < warp_n; j0 += 32) {
-            const unsigned j = j0 + lane;
-            unsigned from = 0;   // the last lane whose first output is <= j
-            for (unsigned step = 16; step; step >>= 1) {
-                unsigned v = __shfl_sync(full, rel, from + step);
-                if (v <= j)
-                    from += step;
-            }
-            unsigned pk = __shfl_sync(full, packed, from), r = j - __shfl_sync(full, rel, from), s = 0,
-                     l = __shfl_sync(full, lo[0], from);
-#pragma unroll
-            for (int t = 0; t < JT_ITEMS - 1; t++) {
-                unsigned c = pk >> (6 * t) & 63, lt = __shfl_sync(full, lo[t + 1], from);
-                if (s == (unsigned)t && r >= c) {
-                    r -= c;
-                    s++;
-                    l = lt;
-                }
-            }
+            const unsigned j = j0 + lane, e = j < warp_n ? pairs[j] : 0;
+            __syncwarp();
             if (j < warp_n)
-                jt_emit(code, len, m, sa + (row0 + from * JT_ITEMS + s) * aa, aa, seg + (l + r) * ba,
-                        dst + (size_t)(warp_at + j) * nout, &div0);
+                jt_emit(code, len, m, sa + (e >> 16) * aa, aa, sb + (e & 0xffffu) * ba, wdst + (size_t)j * nout,
+                        &div0);
         }
     } else {
         unsigned long long o = my_out;
