@@ -1088,16 +1088,12 @@ __device__ __forceinline__ unsigned long long place_slabs(unsigned *s_excl, int 
     return lookback_warp(*tile_kept, tile, ntiles, status, grand);
 }
 
-/* Where a block's rows go: each thread's count scanned across the block (256 threads),
- * the block's total placed among all tiles by look-back. Returns the counts of the threads
- * before this one; *tile_n, *tile_at: the block's total and its offset. */
+/* Each thread's count scanned across the block (256 threads): returns the counts of the
+ * threads before this one, *tile_n the block's total (all threads). */
 template <typename T>
-__device__ __forceinline__ T block_place(T cnt, size_t tile, size_t ntiles, unsigned long long *status,
-                                         unsigned long long *grand, unsigned long long *tile_n,
-                                         unsigned long long *tile_at)
+__device__ __forceinline__ T block_offsets(T cnt, T *tile_n)
 {
-    __shared__ T s_warp[8];
-    __shared__ unsigned long long s_n, s_at;
+    __shared__ T s_warp[8], s_n;
     const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     T incl = cnt;
     for (int o = 1; o < 32; o <<= 1) {
@@ -1115,20 +1111,36 @@ __device__ __forceinline__ T block_place(T cnt, size_t tile, size_t ntiles, unsi
             if (lane >= (unsigned)o)
                 wi += v;
         }
-        unsigned long long n = __shfl_sync(0xffffffffu, wi, 7);
-        unsigned long long excl = lookback_warp(n, tile, ntiles, status, grand);
         __syncwarp();
         if (lane < 8)
             s_warp[lane] = wi - w;
-        if (lane == 0) {
-            s_n = n;
-            s_at = excl;
-        }
+        if (lane == 7)
+            s_n = wi;
     }
     __syncthreads();
     *tile_n = s_n;
-    *tile_at = s_at;
     return s_warp[warp] + incl - cnt;
+}
+
+/* Where a block's rows go: block_offsets, and the block's total placed among all tiles by
+ * look-back. Returns the counts of the threads before this one; *tile_n, *tile_at: the
+ * block's total and its offset. */
+template <typename T>
+__device__ __forceinline__ T block_place(T cnt, size_t tile, size_t ntiles, unsigned long long *status,
+                                         unsigned long long *grand, unsigned long long *tile_n,
+                                         unsigned long long *tile_at)
+{
+    __shared__ unsigned long long s_at;
+    T n, excl = block_offsets<T>(cnt, &n);
+    if (threadIdx.x < 32) {
+        unsigned long long at = lookback_warp(n, tile, ntiles, status, grand);
+        if (threadIdx.x == 0)
+            s_at = at;
+    }
+    __syncthreads();
+    *tile_n = n;
+    *tile_at = s_at;
+    return excl;
 }
 
 /* A tiled kernel's look-back scratch, one allocation: a status word per tile, the grand
@@ -2543,7 +2555,7 @@ __global__ void __launch_bounds__(256, 4) k_join_tiles(const __grid_constant__ g
 {
     extern __shared__ __align__(16) uint32_t smem[];   // a's tile, b's range, the output tile
     __shared__ unsigned s_tile, s_qn, s_qrow[JT_QUEUE], s_qlo[JT_QUEUE], s_qcnt[JT_QUEUE];
-    __shared__ unsigned long long s_qout[JT_QUEUE];
+    __shared__ unsigned long long s_qout[JT_QUEUE], s_base;
     if (threadIdx.x == 0)
         s_tile = atomicAdd(counter, 1u);
     __syncthreads();
@@ -2564,11 +2576,22 @@ __global__ void __launch_bounds__(256, 4) k_join_tiles(const __grid_constant__ g
     unsigned lo[JT_ITEMS], cnt[JT_ITEMS];   // 32-bit: 64-bit ones spilled (ncu: issue-bound)
     unsigned long long mine = b_staged ? jt_ranges<K>(sb, ba, mb, sa, aa, first, tn, k, lo, cnt)
                                        : jt_ranges<K>(gb, ba, mb, sa, aa, first, tn, k, lo, cnt);
-    unsigned long long tile_n, base, my_out = block_place<unsigned long long>(mine, tile, ntiles, status, total,
-                                                                                &tile_n, &base);
-    if (base + tile_n > cap)
-        return;   // counted only: the caller allocates the total and runs again
+    // The tile's outputs are placed within it first; warp 0 then finds the tile's offset by
+    // look-back while the block writes its staged outputs (waiting for the look-back before
+    // the writing left the SM's warps at a barrier: ncu).
+    unsigned long long tile_n, base = 0, my_out = block_offsets<unsigned long long>(mine, &tile_n);
+    if (threadIdx.x < 32) {
+        unsigned long long at = lookback_warp(tile_n, tile, ntiles, status, total);
+        if (threadIdx.x == 0)
+            s_base = at;
+    }
     const bool o_staged = tile_n <= ocap;
+    if (!o_staged) {
+        __syncthreads();
+        base = s_base;
+        if (base + tile_n > cap)
+            return;   // counted only: the caller allocates the total and runs again
+    }
     uint32_t *dst = o_staged ? so : out + base * nout;
     bool div0 = false;
     unsigned heavy = 0;   // this thread's rows left to the block
@@ -2645,9 +2668,11 @@ __global__ void __launch_bounds__(256, 4) k_join_tiles(const __grid_constant__ g
     }
     if (o_staged) {
         __syncthreads();
+        base = s_base;
         uint32_t *g_out = out + base * nout;
-        for (unsigned w = threadIdx.x; w < (unsigned)tile_n * nout; w += 256)
-            g_out[w] = so[w];
+        if (base + tile_n <= cap)   // else counted only
+            for (unsigned w = threadIdx.x; w < (unsigned)tile_n * nout; w += 256)
+                g_out[w] = so[w];
     }
     if (div0)
         atomicOr(div_flag, 1u);
