@@ -274,13 +274,16 @@ __global__ void k_lftj_count_last(const __grid_constant__ lftj_srcs S, const __g
 // the set are searched in global memory.
 //
 // Most probes miss, and a warp waits for its lane with the longest probe sequence, so the
-// tables are sparse: at least 2^LFTJ_SPREAD slots a value while that fits (count of R-MAT
-// 22 on an H100: 191 ms at 2 slots a value, 162 at 4, 152 at 8, 147 at 16). Two tables
+// tables are sparse: at least 2^LFTJ_SPREAD slots a value while that fits (single-slot
+// probing, R-MAT 22 on an H100: 191 ms at 2 slots a value, 162 at 4, 152 at 8, 147 at 16;
+// with buckets of 4 slots 4, 8 and 16 slots a value all count R-MAT 24 in 475 ms). Two tables
 // alternate, so a run's table is cleared while warps may still probe the previous one:
 // two barriers a run. Run boundaries come from a bitmask of the chunk's run starts.
 #define LFTJ_SLOTS_BITS 12   // each of the two tables
 #define LFTJ_SLOTS (1u << LFTJ_SLOTS_BITS)
-#define LFTJ_SPREAD 4
+#ifndef LFTJ_SPREAD
+#define LFTJ_SPREAD 2
+#endif
 #define LFTJ_CHUNK 256
 #define LFTJ_EMPTY 0xFFFFFFFFu
 
@@ -289,7 +292,52 @@ __device__ __forceinline__ uint32_t lftj_hash(uint32_t x, unsigned bits)
     return (x * 2654435761u) >> (32 - bits);
 }
 
+// The tables are of buckets of 4 slots, read with one 16-byte load: a bucket's slots fill
+// in order, so one whose last slot is empty ends a value's search (single slots probed
+// one after another cost warps ~3.5 extra steps each step, waiting for their longest
+// search: ncu). A table of 2^bits slots, bits >= 5.
+__device__ __forceinline__ void lftj_insert(uint32_t *table, unsigned bits, uint32_t x)
+{
+    const uint32_t mask = (1u << (bits - 2)) - 1;
+    for (uint32_t h = lftj_hash(x, bits - 2);; h = (h + 1) & mask)
+        for (int i = 0; i < 4; i++) {
+            uint32_t old = atomicCAS(&table[4 * h + i], LFTJ_EMPTY, x);
+            if (old == LFTJ_EMPTY || old == x)
+                return;
+        }
+}
+
+__device__ __forceinline__ unsigned lftj_probe(const uint32_t *table, unsigned bits, uint32_t x)
+{
+    const uint32_t mask = (1u << (bits - 2)) - 1;
+    for (uint32_t h = lftj_hash(x, bits - 2);; h = (h + 1) & mask) {
+        uint4 v = ((const uint4 *)table)[h];
+        if (v.x == x || v.y == x || v.z == x || v.w == x)
+            return 1;
+        if (v.w == LFTJ_EMPTY)
+            return 0;
+    }
+}
+
 #define LFTJ_SHORT_RUN 4   // elements a run must average for the chunk to build tables
+
+// A warp step over a node's rows [lo, hi) from `row - lane`: *x the value of the lane's row
+// (column col of rows `ar` words wide), true when it is in the node and differs from the row
+// before it (a node's values repeat where columns follow). The value before the step comes
+// from its lanes by a shuffle and from the last step through *carry (all lanes call it,
+// the step count the same for all: a load of the previous row per value cost a warp as
+// much as the value's own).
+__device__ __forceinline__ bool lftj_fresh(const uint32_t *col, unsigned ar, uint32_t row, uint32_t lo, uint32_t hi,
+                                           unsigned lane, uint32_t *carry, uint32_t *x)
+{
+    bool in = row < hi;
+    uint32_t v = in ? col[(size_t)row * ar] : 0, prev = __shfl_up_sync(0xffffffffu, v, 1);
+    if (lane == 0)
+        prev = *carry;
+    *carry = __shfl_sync(0xffffffffu, v, 31);
+    *x = v;
+    return in && (row == lo || prev != v);
+}
 
 // The values common to an element's A and B nodes, counted by one warp: lanes take the
 // shorter node's new values and search each in the longer one.
@@ -301,11 +349,14 @@ __device__ __forceinline__ unsigned long long lftj_pair_search(const lftj_srcs &
     int ss = a_short ? sa : sb, cs = a_short ? ca : cb, sl = a_short ? sb : sa, cl = a_short ? cb : ca;
     uint32_t lo = a_short ? alo : blo, hi = a_short ? ahi : bhi, llo = a_short ? blo : alo, lhi = a_short ? bhi : ahi;
     unsigned long long n = 0;
-    for (uint32_t row = lo + lane; row < hi; row += 32) {
-        uint32_t x = lv(S, ss, row, cs);
-        if (row != lo && lv(S, ss, row - 1, cs) == x)
-            continue;
-        n += lhas(S, sl, cl, llo, lhi, x);
+    const uint32_t *col = S.data[ss] + cs;
+    const unsigned ar = (unsigned)S.arity[ss];
+    uint32_t carry = 0;
+    for (uint32_t base = lo; base < hi; base += 32) {
+        uint32_t row = base + lane, x = 0;
+        bool fresh = lftj_fresh(col, ar, row, lo, hi, lane, &carry, &x);
+        if (fresh)
+            n += lhas(S, sl, cl, llo, lhi, x);
     }
     return n;
 }
@@ -327,7 +378,7 @@ __global__ void __launch_bounds__(LFTJ_CHUNK) k_lftj_count_pair(const __grid_con
                                                                 int sb, int cb, size_t F, const uint32_t *rng,
                                                                 unsigned chunk, unsigned long long *total)
 {
-    __shared__ uint32_t tables[2][LFTJ_SLOTS];
+    __shared__ __align__(16) uint32_t tables[2][LFTJ_SLOTS];
     __shared__ unsigned start_mask[LFTJ_CHUNK / 32];
     __shared__ unsigned long long block_sum;
     const size_t stride = (size_t)S.nsrc * 2;
@@ -369,8 +420,8 @@ __global__ void __launch_bounds__(LFTJ_CHUNK) k_lftj_count_pair(const __grid_con
                 which ^= 1;
                 while (bits < LFTJ_SLOTS_BITS && (1u << bits) < (na << LFTJ_SPREAD))
                     bits++;
-                for (unsigned i = threadIdx.x; i < (1u << bits); i += blockDim.x)
-                    table[i] = LFTJ_EMPTY;
+                for (unsigned i = threadIdx.x; i < (1u << bits) / 4; i += blockDim.x)
+                    ((uint4 *)table)[i] = make_uint4(LFTJ_EMPTY, LFTJ_EMPTY, LFTJ_EMPTY, LFTJ_EMPTY);
                 __syncthreads();
                 bool empty_seen = false;
                 for (uint32_t row = alo + threadIdx.x; row < ahi; row += blockDim.x) {
@@ -379,36 +430,25 @@ __global__ void __launch_bounds__(LFTJ_CHUNK) k_lftj_count_pair(const __grid_con
                         empty_seen = true;
                         continue;
                     }
-                    for (uint32_t h = lftj_hash(x, bits);; h = (h + 1) & ((1u << bits) - 1)) {
-                        uint32_t old = atomicCAS(&table[h], LFTJ_EMPTY, x);
-                        if (old == LFTJ_EMPTY || old == x)
-                            break;
-                    }
+                    lftj_insert(table, bits, x);
                 }
                 has_empty = __syncthreads_or(empty_seen);
             }
+            const uint32_t *bcol = S.data[sb] + cb;
+            const unsigned bar = (unsigned)S.arity[sb];
             for (int f = s + (int)warp; f < e; f += (int)nwarps) {
                 const uint32_t *q = rng + (c0 + f) * stride;
-                uint32_t blo = q[2 * sb], bhi = q[2 * sb + 1];
-                for (uint32_t row = blo + lane; row < bhi; row += 32) {
-                    uint32_t x = lv(S, sb, row, cb);
-                    if (row != blo && lv(S, sb, row - 1, cb) == x)
+                uint32_t blo = q[2 * sb], bhi = q[2 * sb + 1], carry = 0;
+                for (uint32_t base = blo; base < bhi; base += 32) {
+                    uint32_t x;
+                    if (!lftj_fresh(bcol, bar, base + lane, blo, bhi, lane, &carry, &x))
                         continue;
-                    if (!use_table) {
+                    if (!use_table)
                         mine += lhas(S, sa, ca, alo, ahi, x);
-                    } else if (x == LFTJ_EMPTY) {
+                    else if (x == LFTJ_EMPTY)
                         mine += has_empty;
-                    } else {
-                        for (uint32_t h = lftj_hash(x, bits);; h = (h + 1) & ((1u << bits) - 1)) {
-                            uint32_t v = table[h];
-                            if (v == x) {
-                                mine++;
-                                break;
-                            }
-                            if (v == LFTJ_EMPTY)
-                                break;
-                        }
-                    }
+                    else
+                        mine += lftj_probe(table, bits, x);
                 }
             }
             s = e;
