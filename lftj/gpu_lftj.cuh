@@ -284,6 +284,9 @@ __global__ void k_lftj_count_last(const __grid_constant__ lftj_srcs S, const __g
 #ifndef LFTJ_SPREAD
 #define LFTJ_SPREAD 2
 #endif
+#ifndef LFTJ_UNROLL
+#define LFTJ_UNROLL 4
+#endif
 #define LFTJ_CHUNK 256
 #define LFTJ_EMPTY 0xFFFFFFFFu
 
@@ -327,16 +330,22 @@ __device__ __forceinline__ unsigned lftj_probe(const uint32_t *table, unsigned b
 // from its lanes by a shuffle and from the last step through *carry (all lanes call it,
 // the step count the same for all: a load of the previous row per value cost a warp as
 // much as the value's own).
-__device__ __forceinline__ bool lftj_fresh(const uint32_t *col, unsigned ar, uint32_t row, uint32_t lo, uint32_t hi,
-                                           unsigned lane, uint32_t *carry, uint32_t *x)
+// (lftj_fresh_of: the same for a value v loaded already.)
+__device__ __forceinline__ bool lftj_fresh_of(uint32_t v, uint32_t row, uint32_t lo, uint32_t hi, unsigned lane,
+                                              uint32_t *carry, uint32_t *x)
 {
-    bool in = row < hi;
-    uint32_t v = in ? col[(size_t)row * ar] : 0, prev = __shfl_up_sync(0xffffffffu, v, 1);
+    uint32_t prev = __shfl_up_sync(0xffffffffu, v, 1);
     if (lane == 0)
         prev = *carry;
     *carry = __shfl_sync(0xffffffffu, v, 31);
     *x = v;
-    return in && (row == lo || prev != v);
+    return row < hi && (row == lo || prev != v);
+}
+
+__device__ __forceinline__ bool lftj_fresh(const uint32_t *col, unsigned ar, uint32_t row, uint32_t lo, uint32_t hi,
+                                           unsigned lane, uint32_t *carry, uint32_t *x)
+{
+    return lftj_fresh_of(row < hi ? col[(size_t)row * ar] : 0, row, lo, hi, lane, carry, x);
 }
 
 // The values common to an element's A and B nodes, counted by one warp: lanes take the
@@ -439,16 +448,27 @@ __global__ void __launch_bounds__(LFTJ_CHUNK) k_lftj_count_pair(const __grid_con
             for (int f = s + (int)warp; f < e; f += (int)nwarps) {
                 const uint32_t *q = rng + (c0 + f) * stride;
                 uint32_t blo = q[2 * sb], bhi = q[2 * sb + 1], carry = 0;
-                for (uint32_t base = blo; base < bhi; base += 32) {
-                    uint32_t x;
-                    if (!lftj_fresh(bcol, bar, base + lane, blo, bhi, lane, &carry, &x))
-                        continue;
-                    if (!use_table)
-                        mine += lhas(S, sa, ca, alo, ahi, x);
-                    else if (x == LFTJ_EMPTY)
-                        mine += has_empty;
-                    else
-                        mine += lftj_probe(table, bits, x);
+                // LFTJ_UNROLL warp steps' loads issued before the first value is used: one
+                // load in flight a warp left the count waiting on memory
+                for (uint32_t base = blo; base < bhi; base += 32 * LFTJ_UNROLL) {
+                    uint32_t v[LFTJ_UNROLL];
+#pragma unroll
+                    for (int u = 0; u < LFTJ_UNROLL; u++) {
+                        uint32_t row = base + 32 * u + lane;
+                        v[u] = row < bhi ? bcol[(size_t)row * bar] : 0;
+                    }
+#pragma unroll
+                    for (int u = 0; u < LFTJ_UNROLL; u++) {
+                        uint32_t x;
+                        if (!lftj_fresh_of(v[u], base + 32 * u + lane, blo, bhi, lane, &carry, &x))
+                            continue;
+                        if (!use_table)
+                            mine += lhas(S, sa, ca, alo, ahi, x);
+                        else if (x == LFTJ_EMPTY)
+                            mine += has_empty;
+                        else
+                            mine += lftj_probe(table, bits, x);
+                    }
                 }
             }
             s = e;
