@@ -279,7 +279,13 @@ __global__ void k_lftj_count_last(const __grid_constant__ lftj_srcs S, const __g
 // with buckets of 4 slots 4, 8 and 16 slots a value all count R-MAT 24 in 475 ms). Two tables
 // alternate, so a run's table is cleared while warps may still probe the previous one:
 // two barriers a run. Run boundaries come from a bitmask of the chunk's run starts.
+#ifndef LFTJ_SLOTS_BITS
 #define LFTJ_SLOTS_BITS 12   // each of the two tables
+#endif
+#ifndef LFTJ_MINB
+#define LFTJ_MINB 6   // blocks a multiprocessor the count's registers allow (H100 R-MAT 24: 5, at
+                      // 48 registers, 347 ms; 6: 334 ms; tables of 2^11 slots, 8 blocks: 516 ms)
+#endif
 #define LFTJ_SLOTS (1u << LFTJ_SLOTS_BITS)
 #ifndef LFTJ_SPREAD
 #define LFTJ_SPREAD 2
@@ -390,7 +396,7 @@ __global__ void k_lftj_column(const uint32_t *data, int arity, int col, size_t n
 // chunk: elements a block takes at a time, at most LFTJ_CHUNK (fewer when the frontier is
 // small, as in a box, so that more blocks share it and no single chunk is the tail).
 // acol, bcol: A's and B's columns as arrays of their own (one word a row), or NULL.
-__global__ void __launch_bounds__(LFTJ_CHUNK) k_lftj_count_pair(const __grid_constant__ lftj_srcs S, int sa, int ca,
+__global__ void __launch_bounds__(LFTJ_CHUNK, LFTJ_MINB) k_lftj_count_pair(const __grid_constant__ lftj_srcs S, int sa, int ca,
                                                                 int sb, int cb, size_t F, const uint32_t *rng,
                                                                 unsigned chunk, const uint32_t *acol,
                                                                 const uint32_t *bcol_own, unsigned long long *total)
