@@ -2419,8 +2419,8 @@ static rfx_status join_expand_tiles(rfx_gpu *g, const gprog &code, uint64_t tota
 // the count is known; a join with more is counted by that pass and run again into an
 // exact allocation. The three-pass join (counts, scan, expansion) moved ~3x the floor's
 // bytes through per-row arrays and reached 10% of it.
-// JT_ITEMS: left rows a thread (odd: the threads' rows fall in different banks; H100 2^28, before
-// keys were compared by unrolled code: 3 and 5 16% of the floor, 7 14%, 9 and 11 12%)
+// JT_ITEMS: left rows a thread (odd: the threads' rows fall in different banks; H100 2^28,
+// with galloping searches and outputs dealt by pairs: 3 41% of the floor, 5 49%, 7 46%, 9 36%)
 #define JT_ITEMS 5
 #define JT_T (JT_ITEMS * 256)
 static_assert(JT_T * 3 / 2 < 65536, "a tile's left rows and staged right rows are numbered in 16 bits");
