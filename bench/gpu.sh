@@ -18,7 +18,7 @@ prog() {   # kind graph
 }
 if [ "${RFX_SKIP_TESTS:-0}" != 1 ]; then
 echo "== GPU tests"
-$B/tests/test_gpu > "$OUT/test_gpu.log" 2>&1; echo "test_gpu exit $?"
+RFX_GPU_BIG=1 $B/tests/test_gpu > "$OUT/test_gpu.log" 2>&1; echo "test_gpu exit $?"
 grep -E "FAILED|Run Summary|tests |asserts|device:" "$OUT/test_gpu.log" | head -20
 grep -B2 -A6 FAILED "$OUT/test_gpu.log" | head -60
 $B/tests/test_weaver > "$OUT/test_weaver.log" 2>&1; echo "test_weaver exit $?: $(grep -E '^ +tests ' "$OUT/test_weaver.log")"

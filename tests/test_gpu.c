@@ -19,6 +19,7 @@ static const char *env_or(const char *name, const char *fallback)
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lftj.h"
 
@@ -754,6 +755,71 @@ static void test_mapfilter_depths(void)
     rfx_gpu_rows_free(gpu, &gd);
 }
 
+/* The benchmark's operators at 2^28 rows against the CPU (RFX_GPU_BIG=1 only: minutes of
+ * CPU time): SELECT by plain comparisons and with arithmetic, JOIN on one key, UNION and
+ * DIFFERENCE, on sets of 2^28 random pairs below 2^28 (keys match about once, as in
+ * bench_gpu_prims), the CPU with every core. */
+static rfx_rows big_set(size_t n, int nt)
+{
+    rfx_rows r = rows_random(n, 2, UNIFORM, (uint32_t)n, false);
+    rfx_cpu_sort(&r, nt);
+    rfx_cpu_unique(&r, nt);
+    return r;
+}
+
+static void big_check(const char *what, rfx_status st, rfx_dev_rows *gd, rfx_rows *hc)
+{
+    CU_ASSERT_EQUAL(st, RFX_OK);
+    rfx_rows back = down(gd);
+    bool ok = same(&back, hc);
+    CU_ASSERT(ok);
+    printf("%s: %zu rows %s; ", what, hc->n, ok ? "equal" : "DIFFER");
+    rfx_rows_free(&back);
+    rfx_rows_free(hc);
+    rfx_gpu_rows_free(gpu, gd);
+}
+
+static void test_big_ops(void)
+{
+    const char *big = getenv("RFX_GPU_BIG");
+    if (!need_gpu() || quick || !big || *big != '1')
+        return;
+    int nt = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    size_t n = (size_t)1 << 28;
+    rfx_rows a = big_set(n, nt), b = big_set(n, nt), hc;
+    rfx_dev_rows ga = up(&a), gb = up(&b), gd;
+    rfx_rx c[4] = {col(0), col(1), col(2), col(3)};
+    rfx_rx half = {.kind = RFX_RX_CONST, .prim = RFX_NUMBER, .value = (uint32_t)(n / 2)};
+    rfx_rx lt = {.kind = RFX_RX_CMP, .prim = RFX_NUMBER, .op = RFX_LT, .l = &c[0], .r = &half};
+    rfx_rx sum = {.kind = RFX_RX_BIN, .prim = RFX_NUMBER, .op = RFX_ADD, .l = &c[0], .r = &c[1]};
+    rfx_rx sum_lt = {.kind = RFX_RX_CMP, .prim = RFX_UNSIGNED, .op = RFX_LT, .l = &sum, .r = &half};
+    rfx_rx *swap[2] = {&c[1], &c[0]}, *id[2] = {&c[0], &c[1]}, *jout[3] = {&c[0], &c[1], &c[3]};
+    const rfx_rx *preds[2] = {&lt, &sum_lt};
+    rfx_rx *const *pouts[2] = {swap, id};
+    for (int i = 0; i < 2; i++) {
+        rfx_rows_init(&hc, 2);
+        rfx_gpu_rows_init(&gd, 2);
+        CU_ASSERT_EQUAL(rfx_cpu_mapfilter(&a, preds[i], pouts[i], 2, &hc, nt), RFX_OK);
+        big_check(i ? "SELECT rx" : "SELECT", rfx_gpu_mapfilter(gpu, &ga, preds[i], pouts[i], 2, &gd), &gd, &hc);
+    }
+    rfx_rows_init(&hc, 3);
+    rfx_gpu_rows_init(&gd, 3);
+    CU_ASSERT_EQUAL(rfx_cpu_join(&a, &b, 1, NULL, jout, 3, &hc, nt), RFX_OK);
+    big_check("JOIN", rfx_gpu_join(gpu, &ga, &gb, 1, NULL, jout, 3, &gd), &gd, &hc);
+    rfx_rows_init(&hc, 2);
+    rfx_gpu_rows_init(&gd, 2);
+    CU_ASSERT_EQUAL(rfx_cpu_union(&a, &b, &hc, nt), RFX_OK);
+    big_check("UNION", rfx_gpu_union(gpu, &ga, &gb, &gd), &gd, &hc);
+    rfx_rows_init(&hc, 2);
+    rfx_gpu_rows_init(&gd, 2);
+    CU_ASSERT_EQUAL(rfx_cpu_semijoin(&a, &b, 2, false, &hc, nt), RFX_OK);
+    big_check("DIFFERENCE", rfx_gpu_semijoin(gpu, &ga, &gb, 2, false, &gd), &gd, &hc);
+    rfx_rows_free(&a);
+    rfx_rows_free(&b);
+    rfx_gpu_rows_free(gpu, &ga);
+    rfx_gpu_rows_free(gpu, &gb);
+}
+
 static void test_aggregate(void)
 {
     if (!need_gpu())
@@ -863,6 +929,7 @@ static void add(void)
     CU_add_test(s, "map and filter", test_mapfilter);
     CU_add_test(s, "map and filter: stack depths, rejected rows", test_mapfilter_depths);
     CU_add_test(s, "select by plain comparisons", test_select_simple);
+    CU_add_test(s, "SELECT, JOIN, UNION, DIFFERENCE at 2^28 rows (RFX_GPU_BIG=1)", test_big_ops);
     CU_add_test(s, "aggregates", test_aggregate);
     CU_add_test(s, "leapfrog triejoin", test_lftj);
     CU_add_test(s, "leapfrog triejoin in rounds under a small budget", test_lftj_small_budget);
