@@ -396,10 +396,10 @@ __global__ void k_lftj_column(const uint32_t *data, int arity, int col, size_t n
 // chunk: elements a block takes at a time, at most LFTJ_CHUNK (fewer when the frontier is
 // small, as in a box, so that more blocks share it and no single chunk is the tail).
 // acol, bcol: A's and B's columns as arrays of their own (one word a row), or NULL.
-__global__ void __launch_bounds__(LFTJ_CHUNK, LFTJ_MINB) k_lftj_count_pair(const __grid_constant__ lftj_srcs S, int sa, int ca,
-                                                                int sb, int cb, size_t F, const uint32_t *rng,
-                                                                unsigned chunk, const uint32_t *acol,
-                                                                const uint32_t *bcol_own, unsigned long long *total)
+__global__ void __launch_bounds__(LFTJ_CHUNK, LFTJ_MINB)
+    k_lftj_count_pair(const __grid_constant__ lftj_srcs S, int sa, int ca, int sb, int cb, size_t F,
+                      const uint32_t *rng, unsigned chunk, const uint32_t *acol, const uint32_t *bcol_own,
+                      unsigned long long *total)
 {
     __shared__ __align__(16) uint32_t tables[2][LFTJ_SLOTS];
     __shared__ unsigned start_mask[LFTJ_CHUNK / 32];
