@@ -99,6 +99,19 @@ static rfx_rows down(const rfx_dev_rows *d)
     return h;
 }
 
+/* The GPU's result gd (its call returned st) equals the CPU's hc; both are freed. */
+static bool gpu_agrees(rfx_status st, rfx_dev_rows *gd, rfx_rows *hc)
+{
+    CU_ASSERT_EQUAL(st, RFX_OK);
+    rfx_rows back = down(gd);
+    bool ok = same(&back, hc);
+    CU_ASSERT(ok);
+    rfx_rows_free(&back);
+    rfx_rows_free(hc);
+    rfx_gpu_rows_free(gpu, gd);
+    return ok;
+}
+
 static const size_t sizes[] = {0, 1, 2, 255, 256, 257, 65535, 65537, 1000003};
 #define NS (sizeof sizes / sizeof sizes[0])
 
@@ -193,15 +206,10 @@ static void test_join(void)
                     CU_ASSERT_EQUAL(rfx_cpu_join(&a, &b, k, withp == 1 ? &lt : NULL, o, 3, &hc, 4), RFX_OK);
                     rfx_dev_rows ga = up(&a), gb = up(&b), gc;
                     rfx_gpu_rows_init(&gc, 3);
-                    CU_ASSERT_EQUAL(rfx_gpu_join(gpu, &ga, &gb, k, withp == 1 ? &lt : NULL, o, 3, &gc), RFX_OK);
-                    rfx_rows back = down(&gc);
                     /* both emit key groups in order and pairs within a group row-major */
-                    CU_ASSERT(same(&back, &hc));
-                    rfx_rows_free(&hc);
-                    rfx_rows_free(&back);
+                    gpu_agrees(rfx_gpu_join(gpu, &ga, &gb, k, withp == 1 ? &lt : NULL, o, 3, &gc), &gc, &hc);
                     rfx_gpu_rows_free(gpu, &ga);
                     rfx_gpu_rows_free(gpu, &gb);
-                    rfx_gpu_rows_free(gpu, &gc);
                 }
                 rfx_rows_free(&a);
                 rfx_rows_free(&b);
@@ -222,16 +230,12 @@ static void test_join(void)
     CU_ASSERT_EQUAL(rfx_cpu_join(&a, &b, 1, NULL, outs, 3, &hc, 4), RFX_OK);
     rfx_dev_rows ga = up(&a), gb = up(&b), gc;
     rfx_gpu_rows_init(&gc, 3);
-    CU_ASSERT_EQUAL(rfx_gpu_join(gpu, &ga, &gb, 1, NULL, outs, 3, &gc), RFX_OK);
-    rfx_rows back = down(&gc);
-    CU_ASSERT(hc.n > 0 && same(&back, &hc));
+    CU_ASSERT(hc.n > 0);
+    gpu_agrees(rfx_gpu_join(gpu, &ga, &gb, 1, NULL, outs, 3, &gc), &gc, &hc);
     rfx_rows_free(&a);
     rfx_rows_free(&b);
-    rfx_rows_free(&hc);
-    rfx_rows_free(&back);
     rfx_gpu_rows_free(gpu, &ga);
     rfx_gpu_rows_free(gpu, &gb);
-    rfx_gpu_rows_free(gpu, &gc);
 }
 
 /* The GPU's semi-join (keep) or anti-join of a by the k-column keys bk equals the CPU's;
@@ -614,13 +618,8 @@ static void mapfilter_vs_cpu(const rfx_rows *a, const rfx_rx *pred, rfx_rx *cons
     CU_ASSERT_EQUAL(rfx_cpu_mapfilter(a, pred, outs, nout, &hc, 4), RFX_OK);
     rfx_dev_rows ga = up(a), gd;
     rfx_gpu_rows_init(&gd, nout);
-    CU_ASSERT_EQUAL(rfx_gpu_mapfilter(gpu, &ga, pred, outs, nout, &gd), RFX_OK);
-    rfx_rows back = down(&gd);
-    CU_ASSERT(same(&back, &hc));
-    rfx_rows_free(&hc);
-    rfx_rows_free(&back);
+    gpu_agrees(rfx_gpu_mapfilter(gpu, &ga, pred, outs, nout, &gd), &gd, &hc);
     rfx_gpu_rows_free(gpu, &ga);
-    rfx_gpu_rows_free(gpu, &gd);
 }
 
 static void test_mapfilter(void)
@@ -769,14 +768,8 @@ static rfx_rows big_set(size_t n, int nt)
 
 static void big_check(const char *what, rfx_status st, rfx_dev_rows *gd, rfx_rows *hc)
 {
-    CU_ASSERT_EQUAL(st, RFX_OK);
-    rfx_rows back = down(gd);
-    bool ok = same(&back, hc);
-    CU_ASSERT(ok);
-    printf("%s: %zu rows %s; ", what, hc->n, ok ? "equal" : "DIFFER");
-    rfx_rows_free(&back);
-    rfx_rows_free(hc);
-    rfx_gpu_rows_free(gpu, gd);
+    size_t n = hc->n;
+    printf("%s: %zu rows %s; ", what, n, gpu_agrees(st, gd, hc) ? "equal" : "DIFFER");
 }
 
 static void test_big_ops(void)
@@ -836,16 +829,11 @@ static void test_aggregate(void)
                 CU_ASSERT_EQUAL(rfx_cpu_aggregate(&a, &b, 1, (rfx_aggfn)fn, c, (rfx_prim)prim, &hc), RFX_OK);
                 rfx_dev_rows ga = up(&a), gb = up(&b), gd;
                 rfx_gpu_rows_init(&gd, 2);
-                CU_ASSERT_EQUAL(rfx_gpu_aggregate(gpu, &ga, &gb, 1, (rfx_aggfn)fn, c, (rfx_prim)prim, &gd), RFX_OK);
-                rfx_rows back = down(&gd);
-                CU_ASSERT(same(&back, &hc));
+                gpu_agrees(rfx_gpu_aggregate(gpu, &ga, &gb, 1, (rfx_aggfn)fn, c, (rfx_prim)prim, &gd), &gd, &hc);
                 rfx_rows_free(&a);
                 rfx_rows_free(&b);
-                rfx_rows_free(&hc);
-                rfx_rows_free(&back);
                 rfx_gpu_rows_free(gpu, &ga);
                 rfx_gpu_rows_free(gpu, &gb);
-                rfx_gpu_rows_free(gpu, &gd);
             }
 }
 
