@@ -2,7 +2,9 @@
  * the bytes it must move (inputs read once, outputs written once) over the measured
  * device-to-device copy bandwidth is its floor; the table gives time / floor.
  * Times: CUDA events, after a warm-up, median of repeats, random inputs made on the
- * device. Usage: gpu_prims [min_log2 max_log2 repeats]   (default 20 28 5) */
+ * device. Each size also times a plain copy of the same bytes (what any kernel can reach at
+ * that size) and a SELECT whose predicate has arithmetic ("SELECT rx": the interpreter).
+ * Usage: gpu_prims [min_log2 max_log2 repeats]   (default 20 28 5) */
 #include "cuda_prims.h"
 
 #include <stdio.h>
@@ -115,7 +117,7 @@ int main(int argc, char **argv)
             {.op = OP_MAP, .a = &a, .out = &out, .outs = mapped, .nout = 2},
             {.op = OP_SORT, .a = &a, .out = &out},
         };
-        for (int i = 0; i < 6; i++) {
+        for (size_t i = 0; i < sizeof jobs / sizeof *jobs; i++) {
             double ms = median_ms(&jobs[i], reps);
             double bytes = (double)n * 8 + (double)out.n * out.arity * 4 + (jobs[i].op == OP_SORT ? n * 8.0 : 0);
             printf("%-10s %5d %12zu %10.3f %9.0f %8.0f%%\n", names[jobs[i].op], lg, out.n, ms, bytes / (ms * 1e-3) / 1e9,
