@@ -1511,14 +1511,16 @@ static bool simple_clauses(const rfx_rx *e, int arity, sel_simple *s)
 
 static bool simple_select(const rfx_rx *pred, rfx_rx *const *out, int nout, int arity, sel_simple *s)
 {
+    colmap m;
     memset(s, 0, sizeof *s);
-    if (!pred || arity < 1 || arity > 4 || nout < 1 || nout > SS_OUTS || !simple_clauses(pred, arity, s))
+    if (!pred || arity < 1 || arity > 4 || nout > SS_OUTS || !plain_columns(out, nout, &m) ||
+        !simple_clauses(pred, arity, s))
         return false;
     s->nout = nout;
     for (int k = 0; k < nout; k++) {
-        if (out[k]->kind != RFX_RX_COL || out[k]->col < 0 || out[k]->col >= arity)
+        if (m.col[k] < 0 || m.col[k] >= arity)
             return false;
-        s->out[k] = (uint8_t)out[k]->col;
+        s->out[k] = (uint8_t)m.col[k];
     }
     return true;
 }
@@ -1537,12 +1539,12 @@ __device__ __forceinline__ uint32_t pick(const uint32_t (&v)[A], int c)
 template <int A>
 __device__ __forceinline__ void load_row(const uint32_t *src, size_t r, uint32_t (&v)[A])
 {
-    if (A == 2) {
+    if constexpr (A == 2) {
         uint2 t = ((const uint2 *)src)[r];
-        v[0] = t.x, v[A - 1] = t.y;
-    } else if (A == 4) {
+        v[0] = t.x, v[1] = t.y;
+    } else if constexpr (A == 4) {
         uint4 t = ((const uint4 *)src)[r];
-        v[0] = t.x, v[1 % A] = t.y, v[2 % A] = t.z, v[3 % A] = t.w;
+        v[0] = t.x, v[1] = t.y, v[2] = t.z, v[3] = t.w;
     } else {
 #pragma unroll
         for (int c = 0; c < A; c++)
@@ -1900,6 +1902,35 @@ template <typename T> __device__ __forceinline__ void block_copy(T *dst, const T
     }
 }
 
+/* words staged at st (16-byte aligned, readable 4 words past the end) written to dst by
+ * the block in 16-byte stores: the words before dst's first 16-byte boundary, then quads
+ * (each from two aligned 16-byte loads of shared memory, shifted by that count, the same
+ * for the whole block), then the rest (one store a word cost the one-pass JOIN ~6% of its
+ * instructions, ncu; every staged output tile goes out this way). */
+__device__ __forceinline__ void block_write_out(uint32_t *dst, const uint32_t *st, unsigned words)
+{
+    unsigned head = (unsigned)((16 - ((uintptr_t)dst & 15)) & 15) / 4;
+    if (head > words)
+        head = words;
+    for (unsigned w = threadIdx.x; w < head; w += blockDim.x)
+        dst[w] = st[w];
+    const unsigned quads = (words - head) / 4;
+    uint4 *d4 = (uint4 *)(dst + head);
+    const uint4 *s4 = (const uint4 *)st;
+    for (unsigned q = threadIdx.x; q < quads; q += blockDim.x) {
+        uint4 a = s4[q], b = head ? s4[q + 1] : a, v;
+        switch (head) {
+        case 0: v = a; break;
+        case 1: v = make_uint4(a.y, a.z, a.w, b.x); break;
+        case 2: v = make_uint4(a.z, a.w, b.x, b.y); break;
+        default: v = make_uint4(a.w, b.x, b.y, b.z); break;
+        }
+        d4[q] = v;
+    }
+    for (unsigned w = head + 4 * quads + threadIdx.x; w < words; w += blockDim.x)
+        dst[w] = st[w];
+}
+
 // ---- set operations by merge path -----------------------------------------------------------
 // A tile of SETOP_TD consecutive rows of the merge of a and b (a's rows first among equal
 // keys; the tiles' splits found all at once by k_setop_splits) is staged in shared memory
@@ -2029,9 +2060,7 @@ __global__ void __launch_bounds__(256) k_setop_tiles(const uint32_t *a, size_t n
         }
     }
     __syncthreads();
-    uint32_t *dst = out + tile_at * aa;
-    for (unsigned w = threadIdx.x; w < (unsigned)tile_n * aa; w += 256)
-        dst[w] = so[w];
+    block_write_out(out + tile_at * aa, so, (unsigned)tile_n * aa);
 }
 
 /* dst = a's rows with (SEMI) or without (ANTI) a row of b equal on the first k columns
@@ -2164,7 +2193,7 @@ __global__ void __launch_bounds__(256) k_semi_tiles(const uint32_t *a, size_t na
                                                     unsigned long long *status, unsigned *counter,
                                                     unsigned long long *total)
 {
-    extern __shared__ uint32_t smem[];   // a's tile, the output tile, b's segment
+    extern __shared__ __align__(16) uint32_t smem[];   // a's tile, the output tile, b's segment
     __shared__ unsigned s_tile, s_kept, s_excl[SEMI_T / 32];
     __shared__ unsigned long long s_at;
     uint32_t *sa = smem, *so = sa + SEMI_T * aa, *sb = so + SEMI_T * aa;
@@ -2215,9 +2244,7 @@ __global__ void __launch_bounds__(256) k_semi_tiles(const uint32_t *a, size_t na
                 so[at * aa + c] = sa[r * aa + c];
         }
     __syncthreads();
-    uint32_t *dst = out + s_at * aa;
-    for (unsigned w = threadIdx.x; w < s_kept * (unsigned)aa; w += 256)
-        dst[w] = so[w];
+    block_write_out(out + s_at * aa, so, s_kept * (unsigned)aa);
 }
 
 static rfx_status semijoin_tiles(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b, int k, bool keep,
@@ -2229,7 +2256,7 @@ static rfx_status semijoin_tiles(rfx_gpu *g, const rfx_dev_rows *a, const rfx_de
     size_t na = a->n, ntiles = (na + SEMI_T - 1) / SEMI_T, tiles_a = (size_t)SEMI_T * a->arity * 2 * 4,
            b_cap = (SEMI_SMEM - tiles_a) / ((size_t)k * 4), smem;
     b_cap = b_cap < 2 * (size_t)SEMI_T ? b_cap : 2 * (size_t)SEMI_T;
-    smem = tiles_a + b_cap * k * 4;
+    smem = tiles_a + b_cap * k * 4 + 16;   // block_write_out reads up to 4 words past the output tile
     rfx_dev_rows res;
     lb_scratch lb;   // and each tile's range of b
     rfx_status st = tiled_begin(g, a->arity, na, ntiles, ntiles * 16, &res, &lb);
@@ -2542,35 +2569,6 @@ __device__ __forceinline__ void jt_emit(const gprog &code, int len, const colmap
     } else {
         run_prog(code.ins, len, ra, aa, rb, dst, div0);
     }
-}
-
-/* words staged at st (16-byte aligned, readable 4 words past the end) written to dst by
- * the block in 16-byte stores: the words before dst's first 16-byte boundary, then quads
- * (each from two aligned 16-byte loads of shared memory, shifted by that count, the same
- * for the whole block), then the rest (one store a word cost the one-pass JOIN ~6% of its
- * instructions, ncu). */
-__device__ __forceinline__ void block_write_out(uint32_t *dst, const uint32_t *st, unsigned words)
-{
-    unsigned head = (unsigned)((16 - ((uintptr_t)dst & 15)) & 15) / 4;
-    if (head > words)
-        head = words;
-    for (unsigned w = threadIdx.x; w < head; w += blockDim.x)
-        dst[w] = st[w];
-    const unsigned quads = (words - head) / 4;
-    uint4 *d4 = (uint4 *)(dst + head);
-    const uint4 *s4 = (const uint4 *)st;
-    for (unsigned q = threadIdx.x; q < quads; q += blockDim.x) {
-        uint4 a = s4[q], b = head ? s4[q + 1] : a, v;
-        switch (head) {
-        case 0: v = a; break;
-        case 1: v = make_uint4(a.y, a.z, a.w, b.x); break;
-        case 2: v = make_uint4(a.z, a.w, b.x, b.y); break;
-        default: v = make_uint4(a.w, b.x, b.y, b.z); break;
-        }
-        d4[q] = v;
-    }
-    for (unsigned w = head + 4 * quads + threadIdx.x; w < words; w += blockDim.x)
-        dst[w] = st[w];
 }
 
 template <int K>
