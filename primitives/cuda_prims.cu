@@ -2571,6 +2571,37 @@ __device__ __forceinline__ void jt_emit(const gprog &code, int len, const colmap
     }
 }
 
+/* A warp's listed (left row, right row) pairs written as NO plain columns each (m.n == NO):
+ * which side and word each column comes from is found once, not per output. Entries of
+ * `pairs` at or below an output's index may be overwritten by it (read first). */
+template <int NO>
+__device__ __forceinline__ void jt_deal(const colmap &m, const uint32_t *sa, int aa, const uint32_t *sb, int ba,
+                                        const uint32_t *pairs, uint32_t *wdst, unsigned warp_n, unsigned lane)
+{
+    bool from_b[NO];
+    int word[NO];
+#pragma unroll
+    for (int c = 0; c < NO; c++) {
+        from_b[c] = m.col[c] >= aa;
+        word[c] = from_b[c] ? m.col[c] - aa : m.col[c];
+    }
+    for (unsigned j0 = 0; j0 < warp_n; j0 += 32) {
+        const unsigned j = j0 + lane, e = j < warp_n ? pairs[j] : 0;
+        __syncwarp();
+        if (j < warp_n) {
+            const uint32_t *ra = sa + (e >> 16) * aa, *rb = sb + (e & 0xffffu) * ba;
+            uint32_t v[NO];
+#pragma unroll
+            for (int c = 0; c < NO; c++)
+                v[c] = from_b[c] ? rb[word[c]] : ra[word[c]];
+            uint32_t *d = wdst + (size_t)j * NO;
+#pragma unroll
+            for (int c = 0; c < NO; c++)
+                d[c] = v[c];
+        }
+    }
+}
+
 template <int K>
 __global__ void __launch_bounds__(256, 4) k_join_tiles(const __grid_constant__ gprog code, int len,
                                                     const __grid_constant__ colmap m, const uint32_t *a, size_t na,
@@ -2646,12 +2677,19 @@ __global__ void __launch_bounds__(256, 4) k_join_tiles(const __grid_constant__ g
             o += cnt[s];
         }
         __syncwarp();
-        for (unsigned j0 = 0; j0 < warp_n; j0 += 32) {
-            const unsigned j = j0 + lane, e = j < warp_n ? pairs[j] : 0;
-            __syncwarp();
-            if (j < warp_n)
-                jt_emit(code, len, m, sa + (e >> 16) * aa, aa, sb + (e & 0xffffu) * ba, wdst + (size_t)j * nout,
-                        &div0);
+        switch (m.n) {   // plain columns of a known width: the copy unrolled, its sources hoisted
+        case 1: jt_deal<1>(m, sa, aa, sb, ba, pairs, wdst, warp_n, lane); break;
+        case 2: jt_deal<2>(m, sa, aa, sb, ba, pairs, wdst, warp_n, lane); break;
+        case 3: jt_deal<3>(m, sa, aa, sb, ba, pairs, wdst, warp_n, lane); break;
+        case 4: jt_deal<4>(m, sa, aa, sb, ba, pairs, wdst, warp_n, lane); break;
+        default:
+            for (unsigned j0 = 0; j0 < warp_n; j0 += 32) {
+                const unsigned j = j0 + lane, e = j < warp_n ? pairs[j] : 0;
+                __syncwarp();
+                if (j < warp_n)
+                    jt_emit(code, len, m, sa + (e >> 16) * aa, aa, sb + (e & 0xffffu) * ba,
+                            wdst + (size_t)j * nout, &div0);
+            }
         }
     } else {
         unsigned long long o = my_out;
