@@ -290,9 +290,6 @@ __global__ void k_lftj_count_last(const __grid_constant__ lftj_srcs S, const __g
 #ifndef LFTJ_SPREAD
 #define LFTJ_SPREAD 2
 #endif
-#ifndef LFTJ_UNROLL
-#define LFTJ_UNROLL 4
-#endif
 #define LFTJ_CHUNK 256
 #define LFTJ_EMPTY 0xFFFFFFFFu
 
@@ -328,7 +325,10 @@ __device__ __forceinline__ unsigned lftj_probe(const uint32_t *table, unsigned b
     }
 }
 
-#define LFTJ_SHORT_RUN 4   // elements a run must average for the chunk to build tables
+#ifndef LFTJ_SHORT_RUN
+#define LFTJ_SHORT_RUN 2   // elements a run must average for the chunk to build tables (R-MAT 24
+                           // boxed at 25% on an H100: 1 0.85-0.87 s, 2 0.81 s, 4 0.90 s, 8 0.99 s)
+#endif
 
 // A warp step over a node's rows [lo, hi) from `row - lane`: *x the value of the lane's row
 // (column col of rows `ar` words wide), true when it is in the node and differs from the row
@@ -387,15 +387,81 @@ __device__ __forceinline__ int lftj_next_start(const unsigned *mask, int i, int 
     return n;
 }
 
-// out[r] = column col of row r.
+// out[r] = column col of row r; out is padded to whole quads (16-byte loads of a node's
+// last quad stay inside it).
 __global__ void k_lftj_column(const uint32_t *data, int arity, int col, size_t n, uint32_t *out)
 {
-    GRID_STRIDE(r, n) out[r] = data[r * arity + col];
+    GRID_STRIDE(r, (n + 3) & ~(size_t)3) out[r] = r < n ? data[r * arity + col] : 0;
+}
+
+// Rows 4q .. 4q+3 of B's column: one 16-byte load from its own copy, else the rows of
+// [lo, hi) among them one word at a time.
+template <bool OWN>
+__device__ __forceinline__ uint4 lftj_quad(const uint32_t *own, const uint32_t *col, unsigned ar, uint32_t q,
+                                           uint32_t lo, uint32_t hi)
+{
+    if constexpr (OWN) {
+        return ((const uint4 *)own)[q];
+    } else {
+        uint32_t w[4];
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+            w[i] = 4 * q + i >= lo && 4 * q + i < hi ? col[(size_t)(4 * q + i) * ar] : 0;
+        return make_uint4(w[0], w[1], w[2], w[3]);
+    }
+}
+
+// Whether table holds x, probing from bucket h on (after a full first bucket missed).
+__device__ __forceinline__ unsigned lftj_probe_on(const uint32_t *table, unsigned bits, uint32_t x, uint32_t h)
+{
+    const uint32_t mask = (1u << (bits - 2)) - 1;
+    for (h = (h + 1) & mask;; h = (h + 1) & mask) {
+        uint4 v = ((const uint4 *)table)[h];
+        if (v.x == x || v.y == x || v.z == x || v.w == x)
+            return 1;
+        if (v.w == LFTJ_EMPTY)
+            return 0;
+    }
+}
+
+// A warp's steps [step, end) of a run (its elements' B nodes, steps numbered by s_step,
+// the first in element f): each lane's quad of rows, the rows that count (in the node and
+// differing from the row before: a node's values repeat where columns follow), and
+// probe(x, keep) the matches among them (keep: a bit a row).
+template <bool OWN, typename Probe>
+__device__ __forceinline__ unsigned lftj_walk(const uint32_t *s_step, const uint32_t *s_blo, const uint32_t *s_bhi,
+                                              int f, uint32_t step, uint32_t end, unsigned lane, const uint32_t *own,
+                                              const uint32_t *col, unsigned ar, Probe probe)
+{
+    unsigned hits = 0;
+    for (; step < end; step++) {
+        while (s_step[f + 1] <= step)
+            f++;
+        const uint32_t lo = s_blo[f], hi = s_bhi[f], row0 = 4 * ((lo >> 2) + 32 * (step - s_step[f]) + lane);
+        const uint4 v = row0 < hi ? lftj_quad<OWN>(own, col, ar, row0 >> 2, lo, hi) : make_uint4(0, 0, 0, 0);
+        uint32_t prev = __shfl_up_sync(0xffffffffu, v.w, 1);
+        if (lane == 0 && row0 > lo && row0 < hi)
+            prev = OWN ? own[row0 - 1] : col[(size_t)(row0 - 1) * ar];
+        const uint32_t a = lo > row0 ? min(lo - row0, 4u) : 0, b = hi > row0 ? min(hi - row0, 4u) : 0;
+        const uint32_t in_node = ((1u << b) - 1) & ~((1u << a) - 1), first = a < 4 && lo >= row0 ? 1u << a : 0;
+        const uint32_t differs = (v.x != prev) | (v.y != v.x) << 1 | (v.z != v.y) << 2 | (v.w != v.z) << 3;
+        const uint32_t x[4] = {v.x, v.y, v.z, v.w};
+        hits += probe(x, in_node & (differs | first));
+    }
+    return hits;
 }
 
 // chunk: elements a block takes at a time, at most LFTJ_CHUNK (fewer when the frontier is
 // small, as in a box, so that more blocks share it and no single chunk is the tail).
-// acol, bcol: A's and B's columns as arrays of their own (one word a row), or NULL.
+// acol, bcol: A's and B's columns as arrays of their own (one word a row, B's padded to
+// whole quads), or NULL.
+//
+// A run's B nodes are walked in warp steps of 32 quads (128 rows, one 16-byte load a lane),
+// numbered across the run by a block scan of each element's step count; each warp takes an
+// equal stretch of the run's steps. A warp an element left the run's barrier waiting for
+// the warp with the longest node (ncu: 14% of stall samples), and one row a lane a step
+// with branches around each probe cost 63 instructions a row; the count was issue-bound.
+template <bool OWN>
 __global__ void __launch_bounds__(LFTJ_CHUNK, LFTJ_MINB)
     k_lftj_count_pair(const __grid_constant__ lftj_srcs S, int sa, int ca, int sb, int cb, size_t F,
                       const uint32_t *rng, unsigned chunk, const uint32_t *acol, const uint32_t *bcol_own,
@@ -403,8 +469,11 @@ __global__ void __launch_bounds__(LFTJ_CHUNK, LFTJ_MINB)
 {
     __shared__ __align__(16) uint32_t tables[2][LFTJ_SLOTS];
     __shared__ unsigned start_mask[LFTJ_CHUNK / 32];
+    __shared__ uint32_t s_blo[LFTJ_CHUNK], s_bhi[LFTJ_CHUNK], s_step[LFTJ_CHUNK + 1];
     __shared__ unsigned long long block_sum;
     const size_t stride = (size_t)S.nsrc * 2;
+    const uint32_t *bcol = bcol_own ? NULL : S.data[sb] + cb;
+    const unsigned bar = (unsigned)S.arity[sb];
     unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5, which = 0;
     if (threadIdx.x == 0)
         block_sum = 0;
@@ -426,6 +495,18 @@ __global__ void __launch_bounds__(LFTJ_CHUNK, LFTJ_MINB)
                 mine += lftj_pair_search(S, sa, ca, sb, cb, rng + (c0 + f) * stride, lane);
             continue;
         }
+        uint32_t steps = 0;
+        if ((int)threadIdx.x < n) {
+            uint32_t blo = rng[me * stride + 2 * sb], bhi = rng[me * stride + 2 * sb + 1];
+            s_blo[threadIdx.x] = blo;
+            s_bhi[threadIdx.x] = bhi;
+            steps = bhi > blo ? (((bhi + 3) >> 2) - (blo >> 2) + 31) / 32 : 0;
+        }
+        uint32_t all, before = block_offsets<uint32_t>(steps, &all);
+        s_step[threadIdx.x] = before;
+        if (threadIdx.x == 0)
+            s_step[n] = all;
+        __syncthreads();
         for (int s = 0; s < n;) {   // every thread walks the same runs
             const uint32_t *r = rng + (c0 + s) * stride;
             uint32_t alo = r[2 * sa], ahi = r[2 * sa + 1], na = ahi - alo;
@@ -457,37 +538,59 @@ __global__ void __launch_bounds__(LFTJ_CHUNK, LFTJ_MINB)
                 }
                 has_empty = __syncthreads_or(empty_seen);
             }
-            const uint32_t *bcol = bcol_own ? bcol_own : S.data[sb] + cb;
-            const unsigned bar = bcol_own ? 1u : (unsigned)S.arity[sb];
-            for (int f = s + (int)warp; f < e; f += (int)nwarps) {
-                const uint32_t *q = rng + (c0 + f) * stride;
-                uint32_t blo = q[2 * sb], bhi = q[2 * sb + 1], carry = 0;
-                // LFTJ_UNROLL warp steps' loads issued before the first value is used: one
-                // load in flight a warp left the count waiting on memory
-                for (uint32_t base = blo; base < bhi; base += 32 * LFTJ_UNROLL) {
-                    uint32_t v[LFTJ_UNROLL];
-#pragma unroll
-                    for (int u = 0; u < LFTJ_UNROLL; u++) {
-                        uint32_t row = base + 32 * u + lane;
-                        v[u] = row < bhi ? bcol[(size_t)row * bar] : 0;
-                    }
-#pragma unroll
-                    for (int u = 0; u < LFTJ_UNROLL; u++) {
-                        uint32_t x;
-                        if (!lftj_fresh_of(v[u], base + 32 * u + lane, blo, bhi, lane, &carry, &x))
-                            continue;
-                        if (!use_table)
-                            mine += lhas(S, sa, ca, alo, ahi, x);
-                        else if (x == LFTJ_EMPTY)
-                            mine += has_empty;
-                        else
-                            mine += lftj_probe(table, bits, x);
-                    }
-                }
+            // the run's steps split into one stretch a warp (a warp an element, or steps
+            // dealt in turn, left warps stepping through every element of the run)
+            const uint32_t first_step = s_step[s], nsteps = s_step[e] - first_step, per = nsteps / nwarps,
+                           extra = nsteps % nwarps;
+            const uint32_t from = first_step + warp * per + min(warp, extra), to = from + per + (warp < extra);
+            int f = s, fe = e;   // the element holding step `from`: the last with s_step[f] <= from
+            while (fe - f > 1) {
+                int mid = (f + fe) / 2;
+                if (s_step[mid] <= from)
+                    f = mid;
+                else
+                    fe = mid;
             }
+            unsigned hits = 0;
+            if (use_table) {
+                hits = lftj_walk<OWN>(s_step, s_blo, s_bhi, f, from, to, lane, bcol_own, bcol, bar,
+                                      [&](const uint32_t *x, uint32_t keep) {
+                                          // every kept row's first bucket, then the rare longer searches
+                                          unsigned n = 0, more = 0;
+                                          uint32_t h[4];
+#pragma unroll
+                                          for (int i = 0; i < 4; i++) {
+                                              h[i] = lftj_hash(x[i], bits - 2);
+                                              if (keep >> i & 1) {
+                                                  const uint4 q = ((const uint4 *)table)[h[i]];
+                                                  const bool hit = q.x == x[i] || q.y == x[i] || q.z == x[i] || q.w == x[i];
+                                                  n += x[i] == LFTJ_EMPTY ? has_empty : hit;
+                                                  more |= !hit && q.w != LFTJ_EMPTY && x[i] != LFTJ_EMPTY ? 1u << i : 0;
+                                              }
+                                          }
+                                          if (more) {
+#pragma unroll
+                                              for (int i = 0; i < 4; i++)
+                                                  if (more >> i & 1)
+                                                      n += lftj_probe_on(table, bits, x[i], h[i]);
+                                          }
+                                          return n;
+                                      });
+            } else {
+                hits = lftj_walk<OWN>(s_step, s_blo, s_bhi, f, from, to, lane, bcol_own, bcol, bar,
+                                      [&](const uint32_t *x, uint32_t keep) {
+                                          unsigned n = 0;
+#pragma unroll
+                                          for (int i = 0; i < 4; i++)
+                                              if (keep >> i & 1)
+                                                  n += lhas(S, sa, ca, alo, ahi, x[i]);
+                                          return n;
+                                      });
+            }
+            mine += hits;
             s = e;
         }
-        __syncthreads();   // start_mask is rewritten for the next chunk
+        __syncthreads();   // start_mask and the steps are rewritten for the next chunk
     }
     lftj_add_block(mine, &block_sum, total);
 }
@@ -818,15 +921,21 @@ static rfx_status lftj_count_last(lftj_run *R, int v, const lftj_frontier &cur)
         // B's probed column copied out of its rows (where memory allows): read in place,
         // every other word of a two-column relation came along, and the count of R-MAT 24
         // read 2 TB/s from DRAM (ncu: 62% of its bandwidth, 6% L2 hits)
-        if (R->S.arity[sb] > 1 && R->S.rows[sb] && (bcol = (uint32_t *)rfx_gpu_alloc(g, R->S.rows[sb] * 4ull))) {
-            k_lftj_column<<<grid_for(R->S.rows[sb]), 256, 0, g->stream>>>(R->S.data[sb], R->S.arity[sb], cb,
+        if (R->S.rows[sb] && (bcol = (uint32_t *)rfx_gpu_alloc(g, (R->S.rows[sb] + 3) / 4 * 16ull))) {
+            k_lftj_column<<<grid_for(R->S.rows[sb] + 3), 256, 0, g->stream>>>(R->S.data[sb], R->S.arity[sb], cb,
                                                                          R->S.rows[sb], bcol);
             e = cudaGetLastError();
         }
         const uint32_t *acol = bcol && R->S.data[sa] == R->S.data[sb] && ca == cb ? bcol : NULL;
         if (e == cudaSuccess) {
-            k_lftj_count_pair<<<(unsigned)(blocks < 65536 ? blocks : 65536), LFTJ_CHUNK, 0, g->stream>>>(
-                R->S, sa, ca, sb, cb, cur.F, regrouped ? regrouped : cur.rng, chunk, acol, bcol, d_total);
+            const unsigned grid = (unsigned)(blocks < 65536 ? blocks : 65536);
+            const uint32_t *rng = regrouped ? regrouped : cur.rng;
+            if (bcol)
+                k_lftj_count_pair<true><<<grid, LFTJ_CHUNK, 0, g->stream>>>(R->S, sa, ca, sb, cb, cur.F, rng, chunk, acol,
+                                                                             bcol, d_total);
+            else
+                k_lftj_count_pair<false><<<grid, LFTJ_CHUNK, 0, g->stream>>>(R->S, sa, ca, sb, cb, cur.F, rng, chunk,
+                                                                              acol, NULL, d_total);
             e = cudaGetLastError();
         }
     } else if (st == RFX_OK && e == cudaSuccess) {
