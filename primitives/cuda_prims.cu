@@ -1193,6 +1193,35 @@ static rfx_status tiled_end(rfx_gpu *g, cudaError_t e, const char *call, lb_scra
     return finish_filtered(g, st, res, res->n, res->arity, NULL, dst);
 }
 
+/* words staged at st (16-byte aligned, readable 4 words past the end) written to dst by
+ * the block in 16-byte stores: the words before dst's first 16-byte boundary, then quads
+ * (each from two aligned 16-byte loads of shared memory, shifted by that count, the same
+ * for the whole block), then the rest (one store a word cost the one-pass JOIN ~6% of its
+ * instructions, ncu; every staged output tile goes out this way). */
+__device__ __forceinline__ void block_write_out(uint32_t *dst, const uint32_t *st, unsigned words)
+{
+    unsigned head = (unsigned)((16 - ((uintptr_t)dst & 15)) & 15) / 4;
+    if (head > words)
+        head = words;
+    for (unsigned w = threadIdx.x; w < head; w += blockDim.x)
+        dst[w] = st[w];
+    const unsigned quads = (words - head) / 4;
+    uint4 *d4 = (uint4 *)(dst + head);
+    const uint4 *s4 = (const uint4 *)st;
+    for (unsigned q = threadIdx.x; q < quads; q += blockDim.x) {
+        uint4 a = s4[q], b = head ? s4[q + 1] : a, v;
+        switch (head) {
+        case 0: v = a; break;
+        case 1: v = make_uint4(a.y, a.z, a.w, b.x); break;
+        case 2: v = make_uint4(a.z, a.w, b.x, b.y); break;
+        default: v = make_uint4(a.w, b.x, b.y, b.z); break;
+        }
+        d4[q] = v;
+    }
+    for (unsigned w = head + 4 * quads + threadIdx.x; w < words; w += blockDim.x)
+        dst[w] = st[w];
+}
+
 /* The program run over a tile of ITEMS * 256 rows at once, an instruction at a time: the
  * stack lives in shared memory, one slot per stack level and row (row j * 256 + thread:
  * shared accesses free of bank conflicts), so each instruction is decoded once per ITEMS
@@ -1306,7 +1335,7 @@ __global__ void __launch_bounds__(SEL_THREADS) k_select_tiles(const __grid_const
                                                               unsigned long long *status, unsigned *counter,
                                                               unsigned long long *total, unsigned *div_flag)
 {
-    extern __shared__ uint32_t smem[];
+    extern __shared__ __align__(16) uint32_t smem[];
     __shared__ unsigned s_next, s_kept, s_excl[ITEMS * SEL_THREADS / 32];
     __shared__ unsigned long long s_at;
     const int T = ITEMS * SEL_THREADS;
@@ -1383,9 +1412,7 @@ __global__ void __launch_bounds__(SEL_THREADS) k_select_tiles(const __grid_const
         }
         run_tile<ITEMS>(code.ins, plen, olen, rows, arity, keep, slot, &div0, ostage, nout, pos);
         __syncthreads();
-        uint32_t *dst = out + at * nout;
-        for (unsigned w = threadIdx.x; w < kept * (unsigned)nout; w += SEL_THREADS)
-            dst[w] = ostage[w];
+        block_write_out(out + at * nout, ostage, kept * (unsigned)nout);
         tile = next;
         b ^= 1;
     }
@@ -1416,7 +1443,7 @@ static rfx_status select_tiles(rfx_gpu *g, const rfx_dev_rows *src, const rfx_rx
     if (!items)
         return RFX_OK;
     size_t n = src->n, T = (size_t)items * SEL_THREADS, ntiles = (n + T - 1) / T,
-           smem = (size_t)(2 * src->arity + depth + nout) * T * 4;
+           smem = (size_t)(2 * src->arity + depth + nout) * T * 4 + 16;   // block_write_out reads past the outputs
     rfx_dev_rows res;
     lb_scratch lb;
     if ((st = tiled_begin(g, nout, n, ntiles, 0, &res, &lb)) != RFX_OK)
@@ -1900,35 +1927,6 @@ template <typename T> __device__ __forceinline__ void block_copy(T *dst, const T
             if (w0 + q * 256 < nw)
                 dst[w0 + q * 256] = v[q];
     }
-}
-
-/* words staged at st (16-byte aligned, readable 4 words past the end) written to dst by
- * the block in 16-byte stores: the words before dst's first 16-byte boundary, then quads
- * (each from two aligned 16-byte loads of shared memory, shifted by that count, the same
- * for the whole block), then the rest (one store a word cost the one-pass JOIN ~6% of its
- * instructions, ncu; every staged output tile goes out this way). */
-__device__ __forceinline__ void block_write_out(uint32_t *dst, const uint32_t *st, unsigned words)
-{
-    unsigned head = (unsigned)((16 - ((uintptr_t)dst & 15)) & 15) / 4;
-    if (head > words)
-        head = words;
-    for (unsigned w = threadIdx.x; w < head; w += blockDim.x)
-        dst[w] = st[w];
-    const unsigned quads = (words - head) / 4;
-    uint4 *d4 = (uint4 *)(dst + head);
-    const uint4 *s4 = (const uint4 *)st;
-    for (unsigned q = threadIdx.x; q < quads; q += blockDim.x) {
-        uint4 a = s4[q], b = head ? s4[q + 1] : a, v;
-        switch (head) {
-        case 0: v = a; break;
-        case 1: v = make_uint4(a.y, a.z, a.w, b.x); break;
-        case 2: v = make_uint4(a.z, a.w, b.x, b.y); break;
-        default: v = make_uint4(a.w, b.x, b.y, b.z); break;
-        }
-        d4[q] = v;
-    }
-    for (unsigned w = head + 4 * quads + threadIdx.x; w < words; w += blockDim.x)
-        dst[w] = st[w];
 }
 
 // ---- set operations by merge path -----------------------------------------------------------
