@@ -127,10 +127,11 @@ char *rfx_weave_codegen(rfx_arena *arena, const rfx_plan *plan, const rfx_fgroup
 
 #define RFX_WEAVE_THREADS RFX_FUSED_THREADS
 /* Rows per thread of a FILTER tile: as many as keep the loaded columns within 32 registers,
- * but 8 rows of one or two words, so that six blocks fit a multiprocessor (see below). */
+ * and at most 8 (rows of one or two words: 16 let only four blocks fit a multiprocessor,
+ * see below). */
 static inline int rfx_weave_items(int arity)
 {
-    return arity <= 2 ? 8 : arity <= 4 ? 8 : arity <= 8 ? 4 : arity <= 16 ? 2 : 1;
+    return arity <= 4 ? 8 : arity <= 8 ? 4 : arity <= 16 ? 2 : 1;
 }
 /* Blocks a multiprocessor a FILTER kernel over rows this wide asks registers for (0: no
  * bound). Two-word rows, 8 a thread, capped for 6 blocks (40 registers): three SELECTs over
