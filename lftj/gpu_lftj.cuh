@@ -313,10 +313,12 @@ __device__ __forceinline__ void lftj_insert(uint32_t *table, unsigned bits, uint
         }
 }
 
-__device__ __forceinline__ unsigned lftj_probe(const uint32_t *table, unsigned bits, uint32_t x)
+// Whether the table holds x, probing from the bucket after h on (the count probes every
+// value's first bucket, h, itself and comes here only when that one is full and misses).
+__device__ __forceinline__ unsigned lftj_probe_on(const uint32_t *table, unsigned bits, uint32_t x, uint32_t h)
 {
     const uint32_t mask = (1u << (bits - 2)) - 1;
-    for (uint32_t h = lftj_hash(x, bits - 2);; h = (h + 1) & mask) {
+    for (h = (h + 1) & mask;; h = (h + 1) & mask) {
         uint4 v = ((const uint4 *)table)[h];
         if (v.x == x || v.y == x || v.z == x || v.w == x)
             return 1;
@@ -336,22 +338,16 @@ __device__ __forceinline__ unsigned lftj_probe(const uint32_t *table, unsigned b
 // from its lanes by a shuffle and from the last step through *carry (all lanes call it,
 // the step count the same for all: a load of the previous row per value cost a warp as
 // much as the value's own).
-// (lftj_fresh_of: the same for a value v loaded already.)
-__device__ __forceinline__ bool lftj_fresh_of(uint32_t v, uint32_t row, uint32_t lo, uint32_t hi, unsigned lane,
-                                              uint32_t *carry, uint32_t *x)
+__device__ __forceinline__ bool lftj_fresh(const uint32_t *col, unsigned ar, uint32_t row, uint32_t lo, uint32_t hi,
+                                           unsigned lane, uint32_t *carry, uint32_t *x)
 {
+    const uint32_t v = row < hi ? col[(size_t)row * ar] : 0;
     uint32_t prev = __shfl_up_sync(0xffffffffu, v, 1);
     if (lane == 0)
         prev = *carry;
     *carry = __shfl_sync(0xffffffffu, v, 31);
     *x = v;
     return row < hi && (row == lo || prev != v);
-}
-
-__device__ __forceinline__ bool lftj_fresh(const uint32_t *col, unsigned ar, uint32_t row, uint32_t lo, uint32_t hi,
-                                           unsigned lane, uint32_t *carry, uint32_t *x)
-{
-    return lftj_fresh_of(row < hi ? col[(size_t)row * ar] : 0, row, lo, hi, lane, carry, x);
 }
 
 // The values common to an element's A and B nodes, counted by one warp: lanes take the
@@ -408,19 +404,6 @@ __device__ __forceinline__ uint4 lftj_quad(const uint32_t *own, const uint32_t *
         for (int i = 0; i < 4; i++)
             w[i] = 4 * q + i >= lo && 4 * q + i < hi ? col[(size_t)(4 * q + i) * ar] : 0;
         return make_uint4(w[0], w[1], w[2], w[3]);
-    }
-}
-
-// Whether table holds x, probing from bucket h on (after a full first bucket missed).
-__device__ __forceinline__ unsigned lftj_probe_on(const uint32_t *table, unsigned bits, uint32_t x, uint32_t h)
-{
-    const uint32_t mask = (1u << (bits - 2)) - 1;
-    for (h = (h + 1) & mask;; h = (h + 1) & mask) {
-        uint4 v = ((const uint4 *)table)[h];
-        if (v.x == x || v.y == x || v.z == x || v.w == x)
-            return 1;
-        if (v.w == LFTJ_EMPTY)
-            return 0;
     }
 }
 

@@ -1649,12 +1649,18 @@ __global__ void __launch_bounds__(SEL_THREADS) k_select_simple(const __grid_cons
     }
 }
 
+/* k_select_simple's rows a thread: 16 of one or two words, 8 of three or four (registers). */
+static constexpr int ss_items(int arity)
+{
+    return arity <= 2 ? 16 : 8;
+}
+
 /* SELECT by k_select_simple where the predicate and outputs allow (*done then). */
 static rfx_status select_simple(rfx_gpu *g, const rfx_dev_rows *src, const rfx_rx *pred, rfx_rx *const *out,
                                 int nout, rfx_dev_rows *dst, bool *done)
 {
     sel_simple s;
-    int A = src->arity, items = A <= 2 ? 16 : 8;
+    int A = src->arity, items = ss_items(A);
     size_t n = src->n, T = (size_t)items * SEL_THREADS, ntiles = (n + T - 1) / T;
     *done = false;
     if (n == 0 || ntiles >= (size_t)INT32_MAX || !simple_select(pred, out, nout, A, &s))
@@ -1667,14 +1673,14 @@ static rfx_status select_simple(rfx_gpu *g, const rfx_dev_rows *src, const rfx_r
         return st;
     cudaError_t e = lb_reset(g, &lb);
     if (e == cudaSuccess) {
-#define SELECT_SIMPLE(A_, I_)                                                                                        \
-    k_select_simple<A_, I_><<<(unsigned)ntiles, SEL_THREADS, 0, g->stream>>>(s, src->data, n, res.data, lb.status,   \
-                                                                            lb.counter, lb.total)
+#define SELECT_SIMPLE(A_)                                                                                            \
+    k_select_simple<A_, ss_items(A_)><<<(unsigned)ntiles, SEL_THREADS, 0, g->stream>>>(s, src->data, n, res.data,    \
+                                                                                      lb.status, lb.counter, lb.total)
         switch (A) {
-        case 1: SELECT_SIMPLE(1, 16); break;
-        case 2: SELECT_SIMPLE(2, 16); break;
-        case 3: SELECT_SIMPLE(3, 8); break;
-        default: SELECT_SIMPLE(4, 8); break;
+        case 1: SELECT_SIMPLE(1); break;
+        case 2: SELECT_SIMPLE(2); break;
+        case 3: SELECT_SIMPLE(3); break;
+        default: SELECT_SIMPLE(4); break;
         }
 #undef SELECT_SIMPLE
         e = cudaGetLastError();
