@@ -61,6 +61,12 @@ __device__ __forceinline__ uint32_t lsearch(const lftj_srcs &S, int s, int col, 
 // Whether the node [lo, hi) of source s holds value x in column col.
 __device__ __forceinline__ bool lhas(const lftj_srcs &S, int s, int col, uint32_t lo, uint32_t hi, uint32_t x)
 {
+    if (col == 0 && lo == 0 && hi == S.rows[s] && S.first[s]) {   // x's rows are non-empty: two adjacent loads, no row read
+        if (x < S.minv[s] || x > S.maxv[s])
+            return false;
+        const uint32_t *f = S.first[s] + (x - S.minv[s]);
+        return f[1] > f[0];
+    }
     uint32_t p = lsearch(S, s, col, lo, hi, x, false);
     return p < hi && lv(S, s, p, col) == x;
 }
@@ -220,6 +226,16 @@ __global__ void k_lftj_emit(const __grid_constant__ lftj_srcs S, const __grid_co
         }
         for (int k = 0; k < L.np; k++) {
             int s = L.src[k];
+            // a source's last column: no later level reads its node, so only the driver's
+            // is set (its row; the rows of a set differ in their last column) and the
+            // searches, ~log2 of the node a candidate (a triangle's N+(x)), are saved
+            if (L.col[k] == S.arity[s] - 1) {
+                if (k == d) {
+                    nr[2 * s] = row;
+                    nr[2 * s + 1] = row + 1;
+                }
+                continue;
+            }
             uint32_t lo = lsearch(S, s, L.col[k], r[2 * s], r[2 * s + 1], x, false);
             nr[2 * s] = lo;
             nr[2 * s + 1] = lsearch(S, s, L.col[k], r[2 * s], r[2 * s + 1], x, true);   // from the node's start: the root index applies
@@ -647,12 +663,27 @@ static rfx_status lftj_root_index(rfx_gpu *g, const uint32_t *data, int arity, s
     return RFX_OK;
 }
 
+// Level 0 of a join kept for the next join over the same slices of the sources that
+// variable 0 leads (the boxes of one outer interval): its frontier as level 0 left it,
+// and the root index of such a source (its slice is the same until the memo is forgotten).
+struct rfx_gpu_lftj_memo {
+    bool valid;
+    int nsrc;
+    size_t F;
+    uint32_t *bind, *rng;   // device memory of the context that made it
+    const uint32_t *idx_data;   // the source the index is of (data, rows, arity), or NULL
+    uint32_t idx_rows;
+    int idx_arity;
+    uint32_t *first, minv, maxv;
+};
+
 // Indexes the first column of each source whose values are dense enough that the index
 // is no larger than the source, and that leaves most of the free budget alone.
 // Sources over the same rows share one index (the same start is not enough: a box's
 // slice of a relation may start where the whole relation, another source, does).
 // owned[s] marks the indexes to free.
-static rfx_status lftj_index_roots(rfx_gpu *g, lftj_srcs *S, bool *owned)
+// With a memo, the index of a source variable 0 leads is taken from it or left to it.
+static rfx_status lftj_index_roots(rfx_gpu *g, lftj_srcs *S, bool *owned, rfx_gpu_lftj_memo *memo, const bool *lead0)
 {
     for (int s = 0; s < S->nsrc; s++) {
         size_t n = S->rows[s];
@@ -660,6 +691,13 @@ static rfx_status lftj_index_roots(rfx_gpu *g, lftj_srcs *S, bool *owned)
         S->first[s] = NULL;
         if (!n)
             continue;
+        if (memo && lead0[s] && memo->first && memo->idx_data == S->data[s] && memo->idx_rows == S->rows[s] &&
+            memo->idx_arity == S->arity[s]) {
+            S->first[s] = memo->first;
+            S->minv[s] = memo->minv;
+            S->maxv[s] = memo->maxv;
+            continue;
+        }
         for (int q = 0; q < s && !S->first[s]; q++)
             if (S->data[q] == S->data[s] && S->rows[q] == S->rows[s] && S->arity[q] == S->arity[s] && S->first[q]) {
                 S->first[s] = S->first[q];
@@ -676,6 +714,15 @@ static rfx_status lftj_index_roots(rfx_gpu *g, lftj_srcs *S, bool *owned)
             return st;
         S->first[s] = first;
         owned[s] = first != NULL;
+        if (first && memo && lead0[s] && !memo->first) {
+            memo->first = first;
+            memo->idx_data = S->data[s];
+            memo->idx_rows = S->rows[s];
+            memo->idx_arity = S->arity[s];
+            memo->minv = S->minv[s];
+            memo->maxv = S->maxv[s];
+            owned[s] = false;
+        }
     }
     return RFX_OK;
 }
@@ -763,29 +810,31 @@ static rfx_status lftj_round(rfx_gpu *g, const lftj_srcs &S, const lftj_level &L
     return st;
 }
 
-// Level 0 of a join kept for the next join over the same slices of the sources that
-// variable 0 leads (the boxes of one outer interval): its frontier as level 0 left it.
-// Level 1 narrows ranges in place, so each join starts from a copy.
-struct rfx_gpu_lftj_memo {
-    bool valid;
-    int nsrc;
-    size_t F;
-    uint32_t *bind, *rng;   // device memory of the context that made it
-};
+// (The memo: see rfx_gpu_lftj_memo above. Level 1 narrows ranges in place, so each join
+// starts from a copy of the memo's level 0.)
 
 extern "C" rfx_gpu_lftj_memo *rfx_gpu_lftj_memo_new(void)
 {
     return (rfx_gpu_lftj_memo *)calloc(1, sizeof(rfx_gpu_lftj_memo));
 }
 
-extern "C" void rfx_gpu_lftj_memo_forget(rfx_gpu *g, rfx_gpu_lftj_memo *m)
+// Drops level 0 only (the index stays: the join that failed to keep level 0 reads it).
+static void lftj_memo_drop_level0(rfx_gpu *g, rfx_gpu_lftj_memo *m)
 {
-    if (!m)
-        return;
     rfx_gpu_free(g, m->bind);
     rfx_gpu_free(g, m->rng);
     m->bind = m->rng = NULL;
     m->valid = false;
+}
+
+extern "C" void rfx_gpu_lftj_memo_forget(rfx_gpu *g, rfx_gpu_lftj_memo *m)
+{
+    if (!m)
+        return;
+    lftj_memo_drop_level0(g, m);
+    rfx_gpu_free(g, m->first);   // stream-ordered: the joins queued before still read it
+    m->first = NULL;
+    m->idx_data = NULL;
 }
 
 extern "C" void rfx_gpu_lftj_memo_free(rfx_gpu *g, rfx_gpu_lftj_memo *m)
@@ -964,7 +1013,7 @@ static void lftj_memo_keep(lftj_run *R, const lftj_frontier &f)
                 cudaMemcpyAsync(m->bind, f.bind, bb, cudaMemcpyDeviceToDevice, g->stream) != cudaSuccess ||
                 cudaMemcpyAsync(m->rng, f.rng, rb, cudaMemcpyDeviceToDevice, g->stream) != cudaSuccess)) {
         cudaGetLastError();
-        rfx_gpu_lftj_memo_forget(g, m);
+        lftj_memo_drop_level0(g, m);
         return;
     }
     m->F = f.F;
@@ -1216,7 +1265,10 @@ extern "C" rfx_status rfx_gpu_lftj_memo_run(rfx_gpu *g, const rfx_dev_rows *cons
     bool owned_index[LFTJ_MAX_SRC] = {false};
     if (st == RFX_OK && !empty) {
         double t0 = R.timing ? lftj_clock(&R) : 0;
-        st = lftj_index_roots(g, &R.S, owned_index);
+        bool lead0[LFTJ_MAX_SRC] = {false};
+        for (int k = 0; k < R.levels[0].np; k++)
+            lead0[R.levels[0].src[k]] = R.levels[0].col[k] == 0;
+        st = lftj_index_roots(g, &R.S, owned_index, R.memo, lead0);
         if (R.timing)
             fprintf(stderr, "lftj root index: %.2f ms\n", (lftj_clock(&R) - t0) * 1e3);
     }
