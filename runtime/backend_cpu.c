@@ -15,7 +15,21 @@ typedef struct cpu_ctx {
     size_t cap;                /* the budget the out-of-core layer keeps (0: none) */
     char device[64];
     double bandwidth;          /* GB/s, measured on first use */
+    size_t scratch;            /* RFX_CPU_SCRATCH under a cap: bytes every command needs besides
+                                * the rows held, failing for lack of memory as a device's fixed
+                                * scratch does (tests the out-of-core layer's last resorts) */
 } cpu_ctx;
+
+/* Whether a command must fail for lack of memory (only with RFX_CPU_SCRATCH and a cap). */
+static bool cpu_out_of_budget(const cpu_ctx *x)
+{
+    if (!x->scratch)
+        return false;
+    size_t held = x->scratch;
+    for (int v = 0; v < x->P->nvars; v++)
+        held += x->vars[v].n * (size_t)x->vars[v].arity * 4;
+    return held > x->cap;
+}
 
 static rfx_status cpu_open(rfx_backend *be, const rfx_plan *P)
 {
@@ -87,6 +101,8 @@ static rfx_status cpu_exec(rfx_backend *be, const rfx_ra_cmd *c)
     rfx_rows *V = x->vars;
     int nt = x->nthreads;
     rfx_status st;
+    if (c->dst >= 0 && c->op != RFX_RA_SWAP && c->op != RFX_RA_CLEAR && cpu_out_of_budget(x))
+        return RFX_ERR_NOMEM;
     switch (c->op) {
     case RFX_RA_SELECT: case RFX_RA_PROJECT: case RFX_RA_MAP: case RFX_RA_MAPFILTER:
         return rfx_cpu_mapfilter(&V[c->src[0]], c->pred, c->out, c->nout, &V[c->dst], nt);
@@ -139,6 +155,8 @@ static rfx_status cpu_exec_group(rfx_backend *be, const rfx_fgroup *g)
 {
     cpu_ctx *x = be->ctx;
     rfx_rows *V = x->vars;
+    if (cpu_out_of_budget(x))
+        return RFX_ERR_NOMEM;
     if (g->kind == RFX_FG_FILTER) {
         const rfx_rx *preds[RFX_FUSED_MAX_OUTS];
         rfx_rx *const *outs[RFX_FUSED_MAX_OUTS];
@@ -240,9 +258,11 @@ rfx_backend *rfx_backend_cpu(int nthreads, size_t cap)
     }
     c->nthreads = nthreads > 0 ? nthreads : 1;
     c->cap = cap;
+    const char *scratch = getenv("RFX_CPU_SCRATCH");
+    c->scratch = cap && scratch ? (size_t)strtoull(scratch, NULL, 10) : 0;
     snprintf(c->device, sizeof c->device, "%d CPU thread%s", c->nthreads, c->nthreads > 1 ? "s" : "");
     *be = (rfx_backend){"cpu", c, cpu_open, cpu_close, cpu_count, cpu_release, cpu_merge_host,
                         cpu_host_view, cpu_exec, cpu_exec_group, cpu_last_error, cpu_sync, cpu_copy_bandwidth, cpu_device,
-                        NULL, cpu_load_host, cpu_budget, false, cpu_lftj_host, NULL, NULL};
+                        NULL, cpu_load_host, cpu_budget, c->scratch > 0, cpu_lftj_host, NULL, NULL};
     return be;
 }

@@ -38,6 +38,8 @@ typedef struct ooc_ctx {
     int nthreads;
     uint64_t clock;
     rfx_ooc_stats stats;
+    bool part_too_big;         /* the last command had a one-row part that did not fit */
+    rfx_backend *host;         /* the CPU, for such commands (made on first need) */
     char err[512];
 } ooc_ctx;
 
@@ -249,6 +251,7 @@ static rfx_status too_big(ooc_ctx *x, const char *what, size_t rows)
 {
     snprintf(x->err, sizeof x->err, "a part of %s of %zu rows does not fit in the device memory budget (%zu bytes): %s",
              what, rows, x->cap, x->in->last_error(x->in));
+    x->part_too_big = true;
     return RFX_ERR_NOMEM;
 }
 
@@ -587,6 +590,48 @@ static rfx_status lftj_parts(ooc_ctx *x, const rfx_ra_cmd *c, rfx_rows *out)
 }
 
 /* The command in parts over operands on the host; the output stays on the host. */
+/* Command c run whole by the CPU (uncapped) over the host copies of its inputs, its
+ * result in *out: the way out when even a part of one row does not fit the budget (an
+ * operator's fixed scratch can exceed a cap of a few kilobytes). The rows are already on
+ * the host (run_parts moved every variable there), so this costs copies, not transfers. */
+static rfx_status run_on_host(ooc_ctx *x, const rfx_ra_cmd *c, rfx_rows *out)
+{
+    if (!x->host) {
+        if (!(x->host = rfx_backend_cpu(x->nthreads, 0)))
+            return RFX_ERR_NOMEM;
+        rfx_status st = x->host->open_vars(x->host, &x->inner_plan);
+        if (st != RFX_OK) {
+            x->host->close(x->host);
+            x->host = NULL;
+            return st;
+        }
+    }
+    int in[66];
+    int nin = inputs_of(c, in);
+    rfx_status st = RFX_OK;
+    for (int k = 0; k < nin && st == RFX_OK; k++)
+        if (in[k] != x->P->unit)   /* the CPU backend made its own */
+            st = x->host->load_host(x->host, in[k], &x->v[in[k]].host);
+    if (st == RFX_OK)
+        st = x->host->exec(x->host, c);
+    if (st == RFX_OK) {
+        rfx_rows scratch;
+        const rfx_rows *res;
+        rfx_rows_init(&scratch, x->P->vars[c->dst].arity);
+        st = x->host->host_view(x->host, c->dst, &scratch, &res);
+        if (st == RFX_OK)
+            st = copy_host(res, out);
+        rfx_rows_free(&scratch);
+    }
+    if (st != RFX_OK && st != RFX_ERR_NOMEM)
+        snprintf(x->err, sizeof x->err, "%s on the host: %s", rfx_ra_op_name(c->op), x->host->last_error(x->host));
+    for (int k = 0; k < nin; k++)
+        if (in[k] != x->P->unit)
+            x->host->release(x->host, in[k]);
+    x->host->release(x->host, c->dst);
+    return st;
+}
+
 static rfx_status run_parts(ooc_ctx *x, const rfx_ra_cmd *c)
 {
     /* the parts get the whole device: every variable goes to the host */
@@ -638,6 +683,14 @@ static rfx_status run_parts(ooc_ctx *x, const rfx_ra_cmd *c)
         break;
     default:
         st = RFX_ERR_INTERNAL;
+    }
+    if (st == RFX_ERR_NOMEM && x->part_too_big) {
+        x->part_too_big = false;
+        x->err[0] = 0;
+        rfx_rows_free(&out);
+        rfx_rows_init(&out, x->P->vars[c->dst].arity);
+        st = run_on_host(x, c, &out);
+        x->stats.host_commands++;
     }
     if (st == RFX_OK) {
         drop(x, c->dst);
@@ -748,6 +801,8 @@ static void ooc_close(rfx_backend *be)
 {
     ooc_ctx *x = be->ctx;
     x->in->close(x->in);
+    if (x->host)
+        x->host->close(x->host);
     if (x->v)
         for (int v = 0; v < x->P->nvars; v++)
             rfx_rows_free(&x->v[v].host);

@@ -341,9 +341,13 @@ static void print_profile(exec *x, double total)
         first = false;
     }
     rfx_ooc_stats oo;
-    if (f && rfx_ooc_stats_of(x->be, &oo) && (oo.commands || oo.spills))
+    if (f && rfx_ooc_stats_of(x->be, &oo) && (oo.commands || oo.spills)) {
         fprintf(f, "out of core: %zu commands in %zu parts, %zu variables moved to the host, %.1f MB to the device, "
-                   "%.1f MB back\n", oo.commands, oo.parts, oo.spills, oo.up_bytes * 1e-6, oo.down_bytes * 1e-6);
+                   "%.1f MB back", oo.commands, oo.parts, oo.spills, oo.up_bytes * 1e-6, oo.down_bytes * 1e-6);
+        if (oo.host_commands)
+            fprintf(f, ", %zu commands run by the CPU (not even a one-row part fitted the budget)", oo.host_commands);
+        fputc('\n', f);
+    }
     if (f && compiled + cached)
         fprintf(f, "fused groups' kernels: %d compiled with NVRTC (%.1f ms), %d read from the cache (%.2f ms)\n",
                 compiled, cms, cached, hms);

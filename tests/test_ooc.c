@@ -162,6 +162,18 @@ static void test_larger_graph(void)
         check_caps(600, 1500, 11, cpu_caps, 2);
 }
 
+/* Every operator needing more scratch than the cap (a device's fixed scratch beside a cap
+ * of a few kilobytes): even one-row parts fail, and the commands run whole on the CPU. */
+static void test_parts_too_small(void)
+{
+    static const size_t caps[] = {1024};
+    if (on_cuda())
+        return;   /* RFX_CPU_SCRATCH acts on the CPU backend only */
+    setenv("RFX_CPU_SCRATCH", "4096", 1);
+    check_caps(120, 300, 7, caps, 1);
+    unsetenv("RFX_CPU_SCRATCH");
+}
+
 /* The triangle program alone, counted (a count-only leapfrog triejoin, boxed). */
 static void test_count_only(void)
 {
@@ -202,6 +214,7 @@ static void add(void)
     CU_add_test(s, "small graph, caps far below the inputs", test_small_graph);
     CU_add_test(s, "larger graph, caps about the inputs", test_larger_graph);
     CU_add_test(s, "counting triangles box by box", test_count_only);
+    CU_add_test(s, "commands whose one-row parts do not fit run on the CPU", test_parts_too_small);
 }
 
 int main(int argc, char **argv)
