@@ -74,7 +74,8 @@ rfx_backend *rfx_backend_ooc(rfx_backend *inner, int nthreads);
 /* What went out of core in a run (all zero when everything fitted). */
 typedef struct rfx_ooc_stats {
     size_t commands, parts, spills;
-    size_t host_commands;      /* run by the CPU: even a one-row part did not fit */
+    size_t host_commands;      /* run whole by the CPU: one-row parts did not fit, or boxes
+                                * would have been too small to be worth a device */
     double up_bytes, down_bytes;
 } rfx_ooc_stats;
 bool rfx_ooc_stats_of(rfx_backend *be, rfx_ooc_stats *st);

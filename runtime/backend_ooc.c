@@ -565,24 +565,40 @@ static rfx_status lftj_parts(ooc_ctx *x, const rfx_ra_cmd *c, rfx_rows *out)
         off += x->v[c->vars[s]].host.arity;
     }
     /* a box's slices may take three quarters of the device (the outer variable's half of
-     * that, held once; the inner ones double-buffered), the join's frontiers the rest.
-     * Boxes multiply across leading variables: under a budget of a sixty-fourth of the
-     * inputs their number explodes, so that is the least a box may take (a device budget
-     * that small fails cleanly rather than crawl) */
+     * that, held once; the inner ones double-buffered), the join's frontiers the rest */
     size_t total = 0, budget = x->cap / 4 * 3;
     for (int s = 0; s < c->nvars; s++)
         total += x->v[c->vars[s]].host.n * row_bytes(x->v[c->vars[s]].host.arity);
-    budget = budget < total / 64 ? total / 64 : budget;
     uint64_t n = 0;
     size_t nboxes = 0, copied = 0;
     rfx_status st = RFX_ERR_NOMEM;
+    /* A device pays ~0.1 ms a box whatever its size, and boxes multiply across leading
+     * variables: where they would average under 4 KiB of slices (a budget of kilobytes:
+     * as-caida at a 5% cap made 8 million), or where boxes still run out of memory after
+     * halving, the CPU joins the host rows at once. (The CPU backend's boxes are views of
+     * host rows, so it keeps its boxes: that is the code path its small caps test.) */
+    bool on_host = false;
+    if (x->in->enforces_budget) {
+        rfx_lftj_boxes b;
+        if (rfx_lftj_partition(srcs, c->nvars, c->nkeys, budget, &b) == RFX_OK)
+            on_host = b.nboxes > 1 && b.nboxes > total / 4096;
+        rfx_lftj_boxes_free(&b);
+    }
     /* a box whose join needs more memory than was left beside its slices: smaller boxes */
-    for (int tries = 0; st == RFX_ERR_NOMEM && tries < 6; tries++, budget /= 2) {
+    for (int tries = 0; !on_host && st == RFX_ERR_NOMEM && tries < 3; tries++, budget /= 2) {
         out->n = 0;
         st = x->in->lftj_host(x->in, srcs, c->nvars, c->nkeys, budget, c->count_only ? NULL : out,
                               c->count_only ? &n : NULL, &nboxes, &copied);
         x->stats.parts += nboxes;
         x->stats.up_bytes += (double)copied;
+    }
+    if (on_host || st == RFX_ERR_NOMEM) {
+        x->err[0] = 0;
+        out->n = 0;
+        n = 0;
+        st = rfx_cpu_lftj(srcs, c->nvars, c->nkeys, c->count_only ? NULL : out, c->count_only ? &n : NULL,
+                          x->nthreads);
+        x->stats.host_commands++;
     }
     if (c->count_only)
         out->n = (size_t)n;

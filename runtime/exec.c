@@ -345,7 +345,7 @@ static void print_profile(exec *x, double total)
         fprintf(f, "out of core: %zu commands in %zu parts, %zu variables moved to the host, %.1f MB to the device, "
                    "%.1f MB back", oo.commands, oo.parts, oo.spills, oo.up_bytes * 1e-6, oo.down_bytes * 1e-6);
         if (oo.host_commands)
-            fprintf(f, ", %zu commands run by the CPU (not even a one-row part fitted the budget)", oo.host_commands);
+            fprintf(f, ", %zu commands run whole by the CPU (the budget held no useful part of them)", oo.host_commands);
         fputc('\n', f);
     }
     if (f && compiled + cached)
