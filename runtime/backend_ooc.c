@@ -605,7 +605,6 @@ static rfx_status lftj_parts(ooc_ctx *x, const rfx_ra_cmd *c, rfx_rows *out)
     return st;
 }
 
-/* The command in parts over operands on the host; the output stays on the host. */
 /* Command c run whole by the CPU (uncapped) over the host copies of its inputs, its
  * result in *out: the way out when even a part of one row does not fit the budget (an
  * operator's fixed scratch can exceed a cap of a few kilobytes). The rows are already on
@@ -648,6 +647,7 @@ static rfx_status run_on_host(ooc_ctx *x, const rfx_ra_cmd *c, rfx_rows *out)
     return st;
 }
 
+/* The command in parts over operands on the host; the output stays on the host. */
 static rfx_status run_parts(ooc_ctx *x, const rfx_ra_cmd *c)
 {
     /* the parts get the whole device: every variable goes to the host */
@@ -655,6 +655,7 @@ static rfx_status run_parts(ooc_ctx *x, const rfx_ra_cmd *c)
     if (st0 != RFX_OK)
         return st0;
     x->stats.commands++;
+    x->part_too_big = false;
     rfx_rows out;
     rfx_rows_init(&out, x->P->vars[c->dst].arity);
     const rfx_rows *a = c->src[0] >= 0 ? &x->v[c->src[0]].host : NULL, *b = c->src[1] >= 0 ? &x->v[c->src[1]].host : NULL;
