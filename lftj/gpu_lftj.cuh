@@ -666,6 +666,7 @@ static rfx_status lftj_root_index(rfx_gpu *g, const uint32_t *data, int arity, s
 // Level 0 of a join kept for the next join over the same slices of the sources that
 // variable 0 leads (the boxes of one outer interval): its frontier as level 0 left it,
 // and the root index of such a source (its slice is the same until the memo is forgotten).
+// Level 1 narrows ranges in place, so each join starts from a copy of level 0.
 struct rfx_gpu_lftj_memo {
     bool valid;
     int nsrc;
@@ -809,9 +810,6 @@ static rfx_status lftj_round(rfx_gpu *g, const lftj_srcs &S, const lftj_level &L
     *kept = last[0] + last[1];
     return st;
 }
-
-// (The memo: see rfx_gpu_lftj_memo above. Level 1 narrows ranges in place, so each join
-// starts from a copy of the memo's level 0.)
 
 extern "C" rfx_gpu_lftj_memo *rfx_gpu_lftj_memo_new(void)
 {

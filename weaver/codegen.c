@@ -145,14 +145,13 @@ static void gen_filter(gen *g, const rfx_fgroup *grp)
     fprintf(f, "// FILTER over %s: %d output%s, rows of %d columns, %d rows per thread\n", g->P->vars[grp->src].name, M,
             M == 1 ? "" : "s", A, items);
     fprintf(f, "#define T %d\n#define ITEMS %d\n#define TILE (T * ITEMS)\n#define M %d\n", RFX_WEAVE_THREADS, items, M);
-    const int min_blocks = rfx_weave_min_blocks(A);
-    if (min_blocks)
-        fprintf(f, "extern \"C\" __global__ void __launch_bounds__(T, %d) %s(", min_blocks, grp->name);
-    else
-        fprintf(f, "extern \"C\" __global__ void __launch_bounds__(T) %s(", grp->name);
-    fputs("const u32 *__restrict__ src, u64 n, rfx_outs outs,\n"
-          "    u64 *status, unsigned *counter, u64 *totals, unsigned *div_flag)\n{\n",
-          f);
+    fputs("extern \"C\" __global__ void __launch_bounds__(T", f);
+    if (rfx_weave_min_blocks(A))
+        fprintf(f, ", %d", rfx_weave_min_blocks(A));
+    fprintf(f,
+            ") %s(const u32 *__restrict__ src, u64 n, rfx_outs outs,\n"
+            "    u64 *status, unsigned *counter, u64 *totals, unsigned *div_flag)\n{\n",
+            grp->name);
     bool staged = rfx_weave_staged(A);
     if (staged)
         fprintf(f, "    __shared__ __align__(16) u32 s_rows[TILE * %d];   // the tile, loaded coalesced\n", A);
