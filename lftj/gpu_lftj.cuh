@@ -88,8 +88,13 @@ __device__ __forceinline__ int lftj_driver(const lftj_level &L, const uint32_t *
     return d;
 }
 
+// A driver code (drv) with this bit: the driver is at its root, which has an index, and
+// its candidates are the values from its node's first to its last, not its rows (the
+// root of a triangle count's reversed edges: 16 M values for 260 M rows at R-MAT 24).
+#define LFTJ_BY_VALUE 0x80u
+
 // Per frontier element: its driver (participant index with the smallest node) and the
-// number of candidate rows. The driver's node is first narrowed, by a binary search at
+// number of candidate rows (or values: LFTJ_BY_VALUE). The driver's node is first narrowed, by a binary search at
 // each end, to the values between the other nodes' largest first and smallest last value
 // (a node's values are sorted): nothing outside can match. In a box of an out-of-core
 // join the inner variable's slice covers an interval of values, so this keeps the work
@@ -128,9 +133,32 @@ __global__ void k_lftj_count(const __grid_constant__ lftj_srcs S, const __grid_c
             r[2 * ds + 1] = hi;
             len = hi - lo;
         }
-        drv[f] = (uint8_t)d;
+        const int ds = L.src[d];
+        unsigned dv = (unsigned)d;
+        if (len > 1 && L.col[d] == 0 && S.first[ds]) {
+            uint32_t v0 = lv(S, ds, r[2 * ds], 0), v1 = lv(S, ds, r[2 * ds + 1] - 1, 0);
+            if (v1 - v0 < len - 1) {
+                dv |= LFTJ_BY_VALUE;
+                len = v1 - v0 + 1;
+            }
+        }
+        drv[f] = (uint8_t)dv;
         cnt[f] = len;
     }
+}
+
+// Whether every participant but the driver d holds x in its node.
+__device__ __forceinline__ bool lftj_in_others(const lftj_srcs &S, const lftj_level &L, const uint32_t *r, int d,
+                                               uint32_t x)
+{
+    for (int k = 0; k < L.np; k++) {
+        if (k == d)
+            continue;
+        int s = L.src[k];
+        if (!lhas(S, s, L.col[k], r[2 * s], r[2 * s + 1], x))
+            return false;
+    }
+    return true;
 }
 
 // Whether the driver d's row (value x) is a new value of its node that every other
@@ -141,14 +169,27 @@ __device__ __forceinline__ bool lftj_matches(const lftj_srcs &S, const lftj_leve
     int ds = L.src[d];
     if (row != r[2 * ds] && lv(S, ds, row - 1, L.col[d]) == x)
         return false;
-    for (int k = 0; k < L.np; k++) {
-        if (k == d)
-            continue;
-        int s = L.src[k];
-        if (!lhas(S, s, L.col[k], r[2 * s], r[2 * s + 1], x))
-            return false;
+    return lftj_in_others(S, L, r, d, x);
+}
+
+// Candidate k of the element with ranges r and driver code dv: *x its value and [*row,
+// *end) the driver's rows holding it (*end only by value; row-wise *row + 1). False when
+// it is no new value of the driver's node: a repeat of the row before, or (by value) absent.
+__device__ __forceinline__ bool lftj_candidate(const lftj_srcs &S, const lftj_level &L, const uint32_t *r,
+                                               unsigned dv, uint32_t k, uint32_t *row, uint32_t *end, uint32_t *x)
+{
+    const int d = (int)(dv & ~LFTJ_BY_VALUE), ds = L.src[d];
+    if (dv & LFTJ_BY_VALUE) {
+        *x = lv(S, ds, r[2 * ds], 0) + k;
+        const uint32_t *f = S.first[ds] + (*x - S.minv[ds]);
+        *row = f[0];
+        *end = f[1];
+        return *end > *row;
     }
-    return true;
+    *row = r[2 * ds] + k;
+    *end = *row + 1;
+    *x = lv(S, ds, *row, L.col[d]);
+    return *row == r[2 * ds] || lv(S, ds, *row - 1, L.col[d]) != *x;
 }
 
 // The frontier element holding candidate c: last f in [l, h) with off[f] <= c.
@@ -188,10 +229,10 @@ __global__ void k_lftj_check(const __grid_constant__ lftj_srcs S, const __grid_c
         uint64_t c = c0 + i;
         size_t f = lftj_owner(off, win[0], win[1], c);
         const uint32_t *r = rng + f * (size_t)S.nsrc * 2;
-        int d = drv[f], ds = L.src[d];
-        uint32_t row = r[2 * ds] + (uint32_t)(c - off[f]);
-        uint32_t x = lv(S, ds, row, L.col[d]);
-        flag[i] = lftj_matches(S, L, r, d, row, x);
+        const unsigned dv = drv[f];
+        uint32_t row, end, x;
+        flag[i] = lftj_candidate(S, L, r, dv, (uint32_t)(c - off[f]), &row, &end, &x) &&
+                  lftj_in_others(S, L, r, (int)(dv & ~LFTJ_BY_VALUE), x);
     }
 }
 
@@ -211,9 +252,10 @@ __global__ void k_lftj_emit(const __grid_constant__ lftj_srcs S, const __grid_co
         uint64_t c = c0 + i, o = base + pos[i];
         size_t f = lftj_owner(off, win[0], win[1], c);
         const uint32_t *r = rng + f * (size_t)S.nsrc * 2;
-        int d = drv[f], ds = L.src[d];
-        uint32_t row = r[2 * ds] + (uint32_t)(c - off[f]);
-        uint32_t x = lv(S, ds, row, L.col[d]);
+        const unsigned dv = drv[f];
+        const int d = (int)(dv & ~LFTJ_BY_VALUE);
+        uint32_t row, end, x;
+        lftj_candidate(S, L, r, dv, (uint32_t)(c - off[f]), &row, &end, &x);
         for (int v = 0; v < depth; v++)
             nbind[o * (depth + 1) + v] = bind[f * (size_t)depth + v];
         nbind[o * (depth + 1) + depth] = x;
@@ -229,10 +271,10 @@ __global__ void k_lftj_emit(const __grid_constant__ lftj_srcs S, const __grid_co
             // a source's last column: no later level reads its node, so only the driver's
             // is set (its row; the rows of a set differ in their last column) and the
             // searches, ~log2 of the node a candidate (a triangle's N+(x)), are saved
-            if (L.col[k] == S.arity[s] - 1) {
-                if (k == d) {
+            if (L.col[k] == S.arity[s] - 1 || (k == d && (dv & LFTJ_BY_VALUE))) {
+                if (k == d) {   // by value: the index gave the node
                     nr[2 * s] = row;
-                    nr[2 * s + 1] = row + 1;
+                    nr[2 * s + 1] = end;
                 }
                 continue;
             }
@@ -366,12 +408,12 @@ __device__ __forceinline__ bool lftj_fresh(const uint32_t *col, unsigned ar, uin
     return row < hi && (row == lo || prev != v);
 }
 
-// The values common to an element's A and B nodes, counted by one warp: lanes take the
-// shorter node's new values and search each in the longer one.
+// The values common to an element's A node [alo, ahi) and B node [blo, bhi), counted by one
+// warp: lanes take the shorter node's new values and search each in the longer one.
 __device__ __forceinline__ unsigned long long lftj_pair_search(const lftj_srcs &S, int sa, int ca, int sb, int cb,
-                                                               const uint32_t *r, unsigned lane)
+                                                               uint32_t alo, uint32_t ahi, uint32_t blo, uint32_t bhi,
+                                                               unsigned lane)
 {
-    uint32_t alo = r[2 * sa], ahi = r[2 * sa + 1], blo = r[2 * sb], bhi = r[2 * sb + 1];
     bool a_short = ahi - alo <= bhi - blo;
     int ss = a_short ? sa : sb, cs = a_short ? ca : cb, sl = a_short ? sb : sa, cl = a_short ? cb : ca;
     uint32_t lo = a_short ? alo : blo, hi = a_short ? ahi : bhi, llo = a_short ? blo : alo, lhi = a_short ? bhi : ahi;
@@ -400,10 +442,21 @@ __device__ __forceinline__ int lftj_next_start(const unsigned *mask, int i, int 
 }
 
 // out[r] = column col of row r; out is padded to whole quads (16-byte loads of a node's
-// last quad stay inside it).
-__global__ void k_lftj_column(const uint32_t *data, int arity, int col, size_t n, uint32_t *out)
+// last quad stay inside it). *dup = 1 when two adjacent rows are equal (the lftj.h
+// sources may repeat rows; a set's nodes at its last column hold distinct values).
+__global__ void k_lftj_column(const uint32_t *data, int arity, int col, size_t n, uint32_t *out, uint32_t *dup)
 {
-    GRID_STRIDE(r, (n + 3) & ~(size_t)3) out[r] = r < n ? data[r * arity + col] : 0;
+    GRID_STRIDE(r, (n + 3) & ~(size_t)3)
+    {
+        out[r] = r < n ? data[r * arity + col] : 0;
+        if (r > 0 && r < n) {
+            int c = 0;
+            while (c < arity && data[r * arity + c] == data[(r - 1) * arity + c])
+                c++;
+            if (c == arity)
+                *dup = 1;
+        }
+    }
 }
 
 // Rows 4q .. 4q+3 of B's column: one 16-byte load from its own copy, else the rows of
@@ -425,9 +478,10 @@ __device__ __forceinline__ uint4 lftj_quad(const uint32_t *own, const uint32_t *
 
 // A warp's steps [step, end) of a run (its elements' B nodes, steps numbered by s_step,
 // the first in element f): each lane's quad of rows, the rows that count (in the node and
-// differing from the row before: a node's values repeat where columns follow), and
-// probe(x, keep) the matches among them (keep: a bit a row).
-template <bool OWN, typename Probe>
+// differing from the row before: a node's values repeat where columns follow; DISTINCT:
+// B's column is its last, where the rows of a set differ), and probe(x, keep) the matches
+// among them (keep: a bit a row).
+template <bool OWN, bool DISTINCT, typename Probe>
 __device__ __forceinline__ unsigned lftj_walk(const uint32_t *s_step, const uint32_t *s_blo, const uint32_t *s_bhi,
                                               int f, uint32_t step, uint32_t end, unsigned lane, const uint32_t *own,
                                               const uint32_t *col, unsigned ar, Probe probe)
@@ -438,37 +492,60 @@ __device__ __forceinline__ unsigned lftj_walk(const uint32_t *s_step, const uint
             f++;
         const uint32_t lo = s_blo[f], hi = s_bhi[f], row0 = 4 * ((lo >> 2) + 32 * (step - s_step[f]) + lane);
         const uint4 v = row0 < hi ? lftj_quad<OWN>(own, col, ar, row0 >> 2, lo, hi) : make_uint4(0, 0, 0, 0);
+        const uint32_t a = lo > row0 ? min(lo - row0, 4u) : 0, b = hi > row0 ? min(hi - row0, 4u) : 0;
+        const uint32_t in_node = ((1u << b) - 1) & ~((1u << a) - 1);
+        const uint32_t x[4] = {v.x, v.y, v.z, v.w};
+        if constexpr (DISTINCT) {
+            hits += probe(x, in_node);
+            continue;
+        }
         uint32_t prev = __shfl_up_sync(0xffffffffu, v.w, 1);
         if (lane == 0 && row0 > lo && row0 < hi)
             prev = OWN ? own[row0 - 1] : col[(size_t)(row0 - 1) * ar];
-        const uint32_t a = lo > row0 ? min(lo - row0, 4u) : 0, b = hi > row0 ? min(hi - row0, 4u) : 0;
-        const uint32_t in_node = ((1u << b) - 1) & ~((1u << a) - 1), first = a < 4 && lo >= row0 ? 1u << a : 0;
+        const uint32_t first = a < 4 && lo >= row0 ? 1u << a : 0;
         const uint32_t differs = (v.x != prev) | (v.y != v.x) << 1 | (v.z != v.y) << 2 | (v.w != v.z) << 3;
-        const uint32_t x[4] = {v.x, v.y, v.z, v.w};
         hits += probe(x, in_node & (differs | first));
     }
     return hits;
 }
 
+// The last two levels counted in one pass (k_lftj_count_pair's FUSED form): the pair
+// count's elements are then the candidates of level v, the one before the last, found as
+// lftj_expand finds them (drv, off over level v's frontier of F elements, L the level);
+// a candidate that fails level v's checks gets an empty B node. B's node at the last level
+// is participant kb's node at v narrowed to the candidate's value, A's node its element's.
+// Level v's frontier (one element a binding of its candidates, 24 bytes each for
+// triangles) is never written: for a triangle count that is the level of one element an
+// edge.
+struct lftj_fused {
+    lftj_level L;
+    const uint8_t *drv;
+    const uint64_t *off;
+    size_t F;
+    int kb;
+};
+
 // chunk: elements a block takes at a time, at most LFTJ_CHUNK (fewer when the frontier is
 // small, as in a box, so that more blocks share it and no single chunk is the tail).
 // acol, bcol: A's and B's columns as arrays of their own (one word a row, B's padded to
-// whole quads), or NULL.
+// whole quads), or NULL. n: the elements (FUSED: level fz.L's candidates).
 //
 // A run's B nodes are walked in warp steps of 32 quads (128 rows, one 16-byte load a lane),
 // numbered across the run by a block scan of each element's step count; each warp takes an
 // equal stretch of the run's steps. A warp an element left the run's barrier waiting for
 // the warp with the longest node (ncu: 14% of stall samples), and one row a lane a step
 // with branches around each probe cost 63 instructions a row; the count was issue-bound.
-template <bool OWN>
+template <bool OWN, bool FUSED, bool DISTINCT>
 __global__ void __launch_bounds__(LFTJ_CHUNK, LFTJ_MINB)
     k_lftj_count_pair(const __grid_constant__ lftj_srcs S, int sa, int ca, int sb, int cb, size_t F,
                       const uint32_t *rng, unsigned chunk, const uint32_t *acol, const uint32_t *bcol_own,
-                      unsigned long long *total)
+                      const __grid_constant__ lftj_fused fz, unsigned long long *total)
 {
     __shared__ __align__(16) uint32_t tables[2][LFTJ_SLOTS];
     __shared__ unsigned start_mask[LFTJ_CHUNK / 32];
-    __shared__ uint32_t s_blo[LFTJ_CHUNK], s_bhi[LFTJ_CHUNK], s_step[LFTJ_CHUNK + 1];
+    // per element of the chunk: its B node, and the frontier element holding its A node
+    __shared__ uint32_t s_blo[LFTJ_CHUNK], s_bhi[LFTJ_CHUNK], s_own[LFTJ_CHUNK], s_step[LFTJ_CHUNK + 1];
+    __shared__ size_t win[2];
     __shared__ unsigned long long block_sum;
     const size_t stride = (size_t)S.nsrc * 2;
     const uint32_t *bcol = bcol_own ? NULL : S.data[sb] + cb;
@@ -481,7 +558,34 @@ __global__ void __launch_bounds__(LFTJ_CHUNK, LFTJ_MINB)
     for (size_t c0 = (size_t)blockIdx.x * chunk; c0 < F; c0 += (size_t)gridDim.x * chunk) {
         int n = (int)(c0 + chunk < F ? chunk : F - c0);
         size_t me = c0 + threadIdx.x;
-        bool starts = (int)threadIdx.x < n && (me == c0 || rng[me * stride + 2 * sa] != rng[(me - 1) * stride + 2 * sa]);
+        uint32_t a_start = 0, blo = 0, bhi = 0;
+        if constexpr (FUSED)
+            lftj_owner_window(fz.off, fz.F, 0, c0, F, win);
+        if ((int)threadIdx.x < n) {
+            size_t own = me;
+            if constexpr (FUSED) {
+                own = lftj_owner(fz.off, win[0], win[1], me);
+                const uint32_t *r = rng + own * stride;
+                const unsigned dv = fz.drv[own];
+                const int kc = fz.L.col[fz.kb];
+                uint32_t row, end, x;
+                if (lftj_candidate(S, fz.L, r, dv, (uint32_t)(me - fz.off[own]), &row, &end, &x) &&
+                    lftj_in_others(S, fz.L, r, (int)(dv & ~LFTJ_BY_VALUE), x)) {
+                    blo = lsearch(S, sb, kc, r[2 * sb], r[2 * sb + 1], x, false);
+                    bhi = lsearch(S, sb, kc, r[2 * sb], r[2 * sb + 1], x, true);
+                }
+            } else {
+                blo = rng[me * stride + 2 * sb];
+                bhi = rng[me * stride + 2 * sb + 1];
+            }
+            a_start = rng[own * stride + 2 * sa];
+            s_own[threadIdx.x] = (uint32_t)own;
+            s_blo[threadIdx.x] = blo;
+            s_bhi[threadIdx.x] = bhi;
+        }
+        s_step[threadIdx.x] = a_start;   // for the next thread: a run starts where A's node changes
+        __syncthreads();
+        bool starts = (int)threadIdx.x < n && (threadIdx.x == 0 || s_step[threadIdx.x - 1] != a_start);
         unsigned ballot = __ballot_sync(0xffffffffu, starts);
         if (lane == 0)
             start_mask[warp] = ballot;
@@ -490,38 +594,41 @@ __global__ void __launch_bounds__(LFTJ_CHUNK, LFTJ_MINB)
         // into pieces) do not repay a table: a warp an element then looks each value of
         // the shorter node up in the longer by binary search.
         if (runs * LFTJ_SHORT_RUN > n) {
-            for (int f = (int)warp; f < n; f += (int)nwarps)
-                mine += lftj_pair_search(S, sa, ca, sb, cb, rng + (c0 + f) * stride, lane);
+            for (int f = (int)warp; f < n; f += (int)nwarps) {
+                const uint32_t *r = rng + (size_t)s_own[f] * stride;
+                mine += lftj_pair_search(S, sa, ca, sb, cb, r[2 * sa], r[2 * sa + 1], s_blo[f], s_bhi[f], lane);
+            }
+            __syncthreads();   // the next chunk rewrites the elements
             continue;
         }
-        uint32_t steps = 0;
-        if ((int)threadIdx.x < n) {
-            uint32_t blo = rng[me * stride + 2 * sb], bhi = rng[me * stride + 2 * sb + 1];
-            s_blo[threadIdx.x] = blo;
-            s_bhi[threadIdx.x] = bhi;
-            steps = bhi > blo ? (((bhi + 3) >> 2) - (blo >> 2) + 31) / 32 : 0;
-        }
+        const uint32_t steps = (int)threadIdx.x < n && bhi > blo ? (((bhi + 3) >> 2) - (blo >> 2) + 31) / 32 : 0;
         uint32_t all, before = block_offsets<uint32_t>(steps, &all);
         s_step[threadIdx.x] = before;
         if (threadIdx.x == 0)
             s_step[n] = all;
         __syncthreads();
         for (int s = 0; s < n;) {   // every thread walks the same runs
-            const uint32_t *r = rng + (c0 + s) * stride;
+            const uint32_t *r = rng + (size_t)s_own[s] * stride;
             uint32_t alo = r[2 * sa], ahi = r[2 * sa + 1], na = ahi - alo;
             int e = lftj_next_start(start_mask, s + 1, n);
             if (na == 0) {   // nothing matches
                 s = e;
                 continue;
             }
-            bool use_table = na <= LFTJ_SLOTS / 2, has_empty = false;
+            // a node of more than half a table takes both as one, between barriers
+            // (R-MAT 25: 3% of the probes, else searched in global memory)
+            const bool both = na > LFTJ_SLOTS / 2 && na <= LFTJ_SLOTS;
+            bool use_table = na <= LFTJ_SLOTS / 2 || both, has_empty = false;
             unsigned bits = 5;
-            uint32_t *table = tables[which];
+            uint32_t *table = both ? tables[0] : tables[which];
             if (use_table) {
                 // table runs alternate tables: between this one's probes and the clearing of
                 // its table two table runs on lies the next table run's barrier
-                which ^= 1;
-                while (bits < LFTJ_SLOTS_BITS && (1u << bits) < (na << LFTJ_SPREAD))
+                if (both)
+                    __syncthreads();
+                else
+                    which ^= 1;
+                while (bits < LFTJ_SLOTS_BITS + both && (1u << bits) < (na << LFTJ_SPREAD))
                     bits++;
                 for (unsigned i = threadIdx.x; i < (1u << bits) / 4; i += blockDim.x)
                     ((uint4 *)table)[i] = make_uint4(LFTJ_EMPTY, LFTJ_EMPTY, LFTJ_EMPTY, LFTJ_EMPTY);
@@ -552,7 +659,7 @@ __global__ void __launch_bounds__(LFTJ_CHUNK, LFTJ_MINB)
             }
             unsigned hits = 0;
             if (use_table) {
-                hits = lftj_walk<OWN>(s_step, s_blo, s_bhi, f, from, to, lane, bcol_own, bcol, bar,
+                hits = lftj_walk<OWN, DISTINCT>(s_step, s_blo, s_bhi, f, from, to, lane, bcol_own, bcol, bar,
                                       [&](const uint32_t *x, uint32_t keep) {
                                           // every kept row's first bucket, then the rare longer searches
                                           unsigned n = 0, more = 0;
@@ -576,7 +683,7 @@ __global__ void __launch_bounds__(LFTJ_CHUNK, LFTJ_MINB)
                                           return n;
                                       });
             } else {
-                hits = lftj_walk<OWN>(s_step, s_blo, s_bhi, f, from, to, lane, bcol_own, bcol, bar,
+                hits = lftj_walk<OWN, DISTINCT>(s_step, s_blo, s_bhi, f, from, to, lane, bcol_own, bcol, bar,
                                       [&](const uint32_t *x, uint32_t keep) {
                                           unsigned n = 0;
 #pragma unroll
@@ -587,6 +694,8 @@ __global__ void __launch_bounds__(LFTJ_CHUNK, LFTJ_MINB)
                                       });
             }
             mine += hits;
+            if (both)
+                __syncthreads();   // the next runs' tables are parts of this one
             s = e;
         }
         __syncthreads();   // start_mask and the steps are rewritten for the next chunk
@@ -865,6 +974,7 @@ struct lftj_run {
     int nsrc, nvars;
     bool counting;
     bool timing;               // RFX_LFTJ_TIMES: each level's time on stderr (synchronises)
+    bool unfused;              // RFX_LFTJ_UNFUSED: no lftj_fused count (tests, comparisons)
     rfx_gpu_lftj_memo *memo;   // level 0 kept or reused, or NULL
     uint64_t total;            // counting: bindings so far
     rfx_dev_rows *pieces;      // listing: result pieces in order (several when the frontier was split)
@@ -926,6 +1036,66 @@ static rfx_status lftj_pair_roles(lftj_run *R, int v, const lftj_frontier &cur, 
     return st;
 }
 
+// Launches the pair count of the last level w (participant a holds the shared node) over
+// n elements of rng: a frontier's, or with fz level w - 1's candidates. Adds to *total.
+static cudaError_t lftj_pair_launch(lftj_run *R, int w, int a, size_t n, const uint32_t *rng, const lftj_fused *fz,
+                                    unsigned long long *total)
+{
+    rfx_gpu *g = R->g;
+    const lftj_level &L = R->levels[w];
+    // chunks of 256 elements, unless that leaves fewer than 32 chunks a multiprocessor
+    // (R-MAT 22 boxed at 25% on an H100: the count of a box took 3.4x its share of the
+    // whole join with one wave of 256-element chunks, the slowest chunk its length)
+    unsigned chunk = LFTJ_CHUNK;
+    while (chunk > 32 && n / chunk < (size_t)g->sms * 32)
+        chunk /= 2;
+    size_t blocks = (n + chunk - 1) / chunk;
+    const unsigned grid = (unsigned)(blocks < 65536 ? blocks : 65536);
+    int sa = L.src[a], ca = L.col[a], sb = L.src[1 - a], cb = L.col[1 - a];
+    // B's probed column copied out of its rows (where memory allows): read in place,
+    // every other word of a two-column relation came along, and the count of R-MAT 24
+    // read 2 TB/s from DRAM (ncu: 62% of its bandwidth, 6% L2 hits)
+    // The last word past the padded column says whether B repeats a row; where it does
+    // not and cb is B's last column, a node's values are distinct (no check a value).
+    uint32_t *bcol = NULL, dup = 1;
+    const size_t bwords = (R->S.rows[sb] + 3) / 4 * 4;
+    cudaError_t e = cudaSuccess;
+    if (R->S.rows[sb] && (bcol = (uint32_t *)rfx_gpu_alloc(g, bwords * 4 + 4))) {
+        e = cudaMemsetAsync(bcol + bwords, 0, 4, g->stream);
+        if (e == cudaSuccess) {
+            k_lftj_column<<<grid_for(bwords), 256, 0, g->stream>>>(R->S.data[sb], R->S.arity[sb], cb, R->S.rows[sb],
+                                                                  bcol, bcol + bwords);
+            e = cudaGetLastError();
+        }
+        if (e == cudaSuccess)
+            e = cudaMemcpyAsync(&dup, bcol + bwords, 4, cudaMemcpyDeviceToHost, g->stream);
+        if (e == cudaSuccess)
+            e = cudaStreamSynchronize(g->stream);
+    }
+    const uint32_t *acol = bcol && R->S.data[sa] == R->S.data[sb] && ca == cb ? bcol : NULL;
+    lftj_fused none;
+    memset(&none, 0, sizeof none);
+    const lftj_fused &f = fz ? *fz : none;
+    const bool distinct = !dup && cb == R->S.arity[sb] - 1;
+#define LFTJ_PAIR(own, fused, dist)                                                                                   \
+    k_lftj_count_pair<own, fused, dist><<<grid, LFTJ_CHUNK, 0, g->stream>>>(R->S, sa, ca, sb, cb, n, rng, chunk, acol, \
+                                                                             bcol, f, total)
+    if (e == cudaSuccess) {
+        if (bcol && fz)
+            distinct ? LFTJ_PAIR(true, true, true) : LFTJ_PAIR(true, true, false);
+        else if (bcol)
+            distinct ? LFTJ_PAIR(true, false, true) : LFTJ_PAIR(true, false, false);
+        else if (fz)
+            distinct ? LFTJ_PAIR(false, true, true) : LFTJ_PAIR(false, true, false);
+        else
+            distinct ? LFTJ_PAIR(false, false, true) : LFTJ_PAIR(false, false, false);
+        e = cudaGetLastError();
+    }
+#undef LFTJ_PAIR
+    rfx_gpu_free(g, bcol);   // stream-ordered: the count queued before still reads it
+    return e;
+}
+
 // Counts the last variable of frontier cur (never materialised).
 static rfx_status lftj_count_last(lftj_run *R, int v, const lftj_frontier &cur)
 {
@@ -934,40 +1104,13 @@ static rfx_status lftj_count_last(lftj_run *R, int v, const lftj_frontier &cur)
     unsigned long long *d_total = (unsigned long long *)rfx_gpu_alloc(g, 24);   // the roles' costs, then the count
     if (!d_total)
         return RFX_ERR_NOMEM;
-    bool pair = L.np == 2 && R->pair_a[v] >= 0;
-    uint32_t *regrouped = NULL, *bcol = NULL;
+    bool pair = L.np == 2 && R->pair_a[v] >= 0 && cur.F <= UINT32_MAX;
+    uint32_t *regrouped = NULL;
     int a = 0;
     rfx_status st = pair ? lftj_pair_roles(R, v, cur, d_total, &a, &regrouped) : RFX_OK;
     cudaError_t e = st == RFX_OK ? cudaMemsetAsync(d_total, 0, 8, g->stream) : cudaSuccess;
     if (st == RFX_OK && e == cudaSuccess && pair) {
-        // chunks of 256 elements, unless that leaves fewer than 32 chunks a multiprocessor
-        // (R-MAT 22 boxed at 25% on an H100: the count of a box took 3.4x its share of the
-        // whole join with one wave of 256-element chunks, the slowest chunk its length)
-        unsigned chunk = LFTJ_CHUNK;
-        while (chunk > 32 && cur.F / chunk < (size_t)g->sms * 32)
-            chunk /= 2;
-        size_t blocks = (cur.F + chunk - 1) / chunk;
-        int sa = L.src[a], ca = L.col[a], sb = L.src[1 - a], cb = L.col[1 - a];
-        // B's probed column copied out of its rows (where memory allows): read in place,
-        // every other word of a two-column relation came along, and the count of R-MAT 24
-        // read 2 TB/s from DRAM (ncu: 62% of its bandwidth, 6% L2 hits)
-        if (R->S.rows[sb] && (bcol = (uint32_t *)rfx_gpu_alloc(g, (R->S.rows[sb] + 3) / 4 * 16ull))) {
-            k_lftj_column<<<grid_for(R->S.rows[sb] + 3), 256, 0, g->stream>>>(R->S.data[sb], R->S.arity[sb], cb,
-                                                                         R->S.rows[sb], bcol);
-            e = cudaGetLastError();
-        }
-        const uint32_t *acol = bcol && R->S.data[sa] == R->S.data[sb] && ca == cb ? bcol : NULL;
-        if (e == cudaSuccess) {
-            const unsigned grid = (unsigned)(blocks < 65536 ? blocks : 65536);
-            const uint32_t *rng = regrouped ? regrouped : cur.rng;
-            if (bcol)
-                k_lftj_count_pair<true><<<grid, LFTJ_CHUNK, 0, g->stream>>>(R->S, sa, ca, sb, cb, cur.F, rng, chunk, acol,
-                                                                             bcol, d_total);
-            else
-                k_lftj_count_pair<false><<<grid, LFTJ_CHUNK, 0, g->stream>>>(R->S, sa, ca, sb, cb, cur.F, rng, chunk,
-                                                                              acol, NULL, d_total);
-            e = cudaGetLastError();
-        }
+        e = lftj_pair_launch(R, v, a, cur.F, regrouped ? regrouped : cur.rng, NULL, d_total);
     } else if (st == RFX_OK && e == cudaSuccess) {
         size_t blocks = (cur.F + 7) / 8;   // 8 warps a block, a warp an element
         k_lftj_count_last<<<(unsigned)(blocks < 65536 ? blocks : 65536), 256, 0, g->stream>>>(R->S, L, cur.F, cur.rng,
@@ -980,7 +1123,57 @@ static rfx_status lftj_count_last(lftj_run *R, int v, const lftj_frontier &cur)
                               : to_host(g, d_total, &t, 1);
     rfx_gpu_free(g, d_total);
     rfx_gpu_free(g, regrouped);
-    rfx_gpu_free(g, bcol);
+    R->total += t;
+    return st;
+}
+
+// Whether level v and the last level w = v + 1 can be counted in one pass (lftj_fused):
+// counting; w a pair count whose shared node's source (A) takes no part in v and whose
+// other (B) does, at its previous column (so B's node at w is its node at v narrowed to
+// v's value); no memo, since a box's short runs want the frontier regrouped
+// (lftj_pair_roles), which needs it materialised. *kb: B's participant index in v.
+static bool lftj_fusable(const lftj_run *R, int v, size_t F, int *kb)
+{
+    int w = v + 1;
+    if (!R->counting || R->memo || w != R->nvars - 1 || F > UINT32_MAX || R->unfused)
+        return false;
+    const lftj_level &L = R->levels[v], &W = R->levels[w];
+    if (W.np != 2 || R->pair_a[w] < 0)
+        return false;
+    int sa = W.src[R->pair_a[w]], sb = W.src[1 - R->pair_a[w]], cb = W.col[1 - R->pair_a[w]];
+    *kb = -1;
+    for (int k = 0; k < L.np; k++) {
+        if (L.src[k] == sa)
+            return false;
+        if (L.src[k] == sb && L.col[k] == cb - 1)
+            *kb = k;
+    }
+    return *kb >= 0;
+}
+
+// Counts levels v and v + 1 (the last) in one pass over level v's C candidates (drv, off
+// as lftj_expand made them for the frontier cur).
+static rfx_status lftj_count_fused(lftj_run *R, int v, const lftj_frontier &cur, int kb, const uint8_t *drv,
+                                   const uint64_t *off, uint64_t C)
+{
+    rfx_gpu *g = R->g;
+    unsigned long long *d_total = (unsigned long long *)rfx_gpu_alloc(g, 8);
+    if (!d_total)
+        return RFX_ERR_NOMEM;
+    lftj_fused fz;
+    memset(&fz, 0, sizeof fz);
+    fz.L = R->levels[v];
+    fz.drv = drv;
+    fz.off = off;
+    fz.F = cur.F;
+    fz.kb = kb;
+    cudaError_t e = cudaMemsetAsync(d_total, 0, 8, g->stream);
+    if (e == cudaSuccess)
+        e = lftj_pair_launch(R, v + 1, R->pair_a[v + 1], (size_t)C, cur.rng, &fz, d_total);
+    unsigned long long t = 0;
+    rfx_status st = e != cudaSuccess ? fail(g, e, "k_lftj_count_pair (fused)", __FILE__, __LINE__)
+                                     : to_host(g, d_total, &t, 1);
+    rfx_gpu_free(g, d_total);
     R->total += t;
     return st;
 }
@@ -1105,6 +1298,18 @@ static rfx_status lftj_expand(lftj_run *R, int v, lftj_frontier cur, bool owned)
         st = to_host(g, cnt + F - 1, &lastv[1], 1);
     rfx_gpu_free(g, cnt);
     C = lastv[0] + lastv[1];
+    int kb;
+    if (st == RFX_OK && lftj_fusable(R, v, F, &kb)) {
+        st = C ? lftj_count_fused(R, v, cur, kb, drv, off, C) : RFX_OK;
+        rfx_gpu_free(g, drv);
+        rfx_gpu_free(g, off);
+        if (R->timing)
+            fprintf(stderr, "lftj levels %d-%d: %zu elements, %llu candidates, counted (pair, fused), %.2f ms\n", v,
+                    v + 1, F, (unsigned long long)C, (lftj_clock(R) - t0) * 1e3);
+        if (owned)
+            lftj_frontier_free(g, &cur);
+        return st;
+    }
     round = C < LFTJ_ROUND ? (size_t)C : LFTJ_ROUND;
     {   // under a small budget (out of core) the round's 16 bytes a candidate take what is left
         size_t used = rfx_gpu_in_use(g), left = g->budget > used ? (g->budget - used) / 32 : 0;
@@ -1210,6 +1415,7 @@ extern "C" rfx_status rfx_gpu_lftj_memo_run(rfx_gpu *g, const rfx_dev_rows *cons
     R.nvars = nvars;
     R.counting = count != NULL;
     R.timing = getenv("RFX_LFTJ_TIMES") != NULL;
+    R.unfused = getenv("RFX_LFTJ_UNFUSED") != NULL;
     R.memo = nvars > 1 ? memo : NULL;
     R.S.nsrc = nsrc;
     R.levels = (lftj_level *)calloc((size_t)nvars, sizeof(lftj_level));

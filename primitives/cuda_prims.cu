@@ -798,12 +798,91 @@ __global__ void k_flag_unique(const uint32_t *rows, size_t n, int arity, uint64_
     GRID_STRIDE(i, n) flags[i] = i == 0 || cmp_prefix(rows + i * arity, rows + (i - 1) * arity, arity) != 0;
 }
 
+// key[i] = column 1 of row i, val[i] = its column 0; *width |= every key.
+__global__ void k_split_reversed(const uint2 *rows, size_t n, uint32_t *key, uint32_t *val, unsigned *width)
+{
+    unsigned o = 0;
+    GRID_STRIDE(i, n)
+    {
+        const uint2 r = rows[i];
+        key[i] = r.y;
+        val[i] = r.x;
+        o |= r.y;
+    }
+    for (int d = 16; d; d >>= 1)
+        o |= __shfl_xor_sync(0xffffffffu, o, d);
+    if ((threadIdx.x & 31) == 0 && o)
+        atomicOr(width, o);
+}
+
+// rows[i] = (a[i], b[i]).
+__global__ void k_zip2(const uint32_t *a, const uint32_t *b, size_t n, uint2 *rows)
+{
+    GRID_STRIDE(i, n) rows[i] = make_uint2(a[i], b[i]);
+}
+
+/* e is sorted by (x, y), so a stable sort of its rows by y alone leaves each y's rows in
+ * x order: one pair sort over y's width (3 radix passes of 8 bytes a row at 2^24
+ * vertices) instead of sorting the swapped rows as 64-bit keys (6 passes of 8 bytes). */
 extern "C" rfx_status rfx_gpu_reversed(rfx_gpu *g, const rfx_dev_rows *e, rfx_dev_rows *out)
 {
-    rfx_rx c0 = {.kind = RFX_RX_COL, .col = 0}, c1 = {.kind = RFX_RX_COL, .col = 1};
-    rfx_rx *swap[] = {&c1, &c0};
-    rfx_status st = rfx_gpu_mapfilter(g, e, NULL, swap, 2, out);
-    return st ? st : rfx_gpu_sort(g, out);
+    size_t n = e->n;
+    if (e->arity != 2) {
+        snprintf(g->err, sizeof g->err, "reversing rows of %d columns (two wanted)", e->arity);
+        return RFX_ERR_INTERNAL;
+    }
+    if (n < 2) {
+        rfx_rx c0 = {.kind = RFX_RX_COL, .col = 0}, c1 = {.kind = RFX_RX_COL, .col = 1};
+        rfx_rx *swap[] = {&c1, &c0};
+        return rfx_gpu_mapfilter(g, e, NULL, swap, 2, out);
+    }
+    rfx_dev_rows r;
+    rfx_gpu_rows_init(&r, 2);
+    size_t bytes = 0;
+    int sel = 0;
+    unsigned width = 0;
+    uint32_t *key = (uint32_t *)rfx_gpu_alloc(g, n * 4), *key_alt = (uint32_t *)rfx_gpu_alloc(g, n * 4),
+             *val = (uint32_t *)rfx_gpu_alloc(g, n * 4), *val_alt = (uint32_t *)rfx_gpu_alloc(g, n * 4);
+    unsigned *d_width = (unsigned *)rfx_gpu_alloc(g, 4);
+    void *tmp = NULL;
+    rfx_status st = key && key_alt && val && val_alt && d_width ? RFX_OK : RFX_ERR_NOMEM;
+    cudaError_t err = st == RFX_OK ? cudaMemsetAsync(d_width, 0, 4, g->stream) : cudaSuccess;
+    if (st == RFX_OK && err == cudaSuccess) {
+        size_t blocks = (size_t)g->sms * 16 < grid_for(n) ? (size_t)g->sms * 16 : grid_for(n);
+        k_split_reversed<<<(unsigned)blocks, 256, 0, g->stream>>>((const uint2 *)e->data, n, key, val, d_width);
+        if ((err = cudaGetLastError()) == cudaSuccess)
+            st = to_host(g, d_width, &width, 1);
+    }
+    int end_bit = bits_of(width) ? bits_of(width) : 1;
+    if (st == RFX_OK && err == cudaSuccess)
+        err = (cudaError_t)rfx_shim_sort_pairs_u32(NULL, &bytes, key, key_alt, val, val_alt, n, end_bit, &sel,
+                                                   (rfx_stream)g->stream);
+    if (st == RFX_OK && err == cudaSuccess && !(tmp = rfx_gpu_alloc(g, bytes ? bytes : 1)))
+        st = RFX_ERR_NOMEM;
+    if (st == RFX_OK && err == cudaSuccess)
+        err = (cudaError_t)rfx_shim_sort_pairs_u32(tmp, &bytes, key, key_alt, val, val_alt, n, end_bit, &sel,
+                                                   (rfx_stream)g->stream);
+    rfx_gpu_free(g, tmp);
+    rfx_gpu_free(g, d_width);
+    uint32_t *k = sel & 1 ? key_alt : key, *v = sel & 2 ? val_alt : val;
+    rfx_gpu_free(g, sel & 1 ? key : key_alt);
+    rfx_gpu_free(g, sel & 2 ? val : val_alt);
+    if (st == RFX_OK && err == cudaSuccess)
+        st = rows_alloc(g, &r, 2, n);
+    if (st == RFX_OK && err == cudaSuccess) {
+        k_zip2<<<grid_for(n), 256, 0, g->stream>>>(k, v, n, (uint2 *)r.data);
+        err = cudaGetLastError();
+    }
+    rfx_gpu_free(g, k);
+    rfx_gpu_free(g, v);
+    if (st == RFX_OK && err != cudaSuccess)
+        st = fail(g, err, "reversing rows", __FILE__, __LINE__);
+    if (st != RFX_OK) {
+        rfx_gpu_rows_free(g, &r);
+        return st;
+    }
+    replace(g, out, &r);
+    return RFX_OK;
 }
 
 extern "C" rfx_status rfx_gpu_unique_into(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *dst)

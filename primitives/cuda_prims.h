@@ -96,8 +96,8 @@ rfx_status rfx_gpu_lftj(rfx_gpu *g, const rfx_dev_rows *const *srcs, const int *
  * d(b), *yx = the sum over a of d(a)^2: the last-level probes of counting the triangles
  * e(x,y), e(x,z), e(y,z) in variable order x, y, z and in order y, x, z (e reversed). */
 rfx_status rfx_gpu_triangle_order_costs(rfx_gpu *g, const rfx_dev_rows *e, double *xy, double *yx);
-/* *out = the two-column rows of e with their columns swapped, sorted (e(x, y) as (y, x):
- * the source that binds y first). */
+/* *out = the two-column rows of e, sorted, with their columns swapped, sorted (e(x, y) as
+ * (y, x): the source that binds y first). e must be sorted: only y is sorted on. */
 rfx_status rfx_gpu_reversed(rfx_gpu *g, const rfx_dev_rows *e, rfx_dev_rows *out);
 /* The same, keeping level 0 in memo for the next join whose sources led by variable 0
  * are the same slices (boxes of one outer interval) and reusing it when memo->valid;

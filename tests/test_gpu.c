@@ -481,16 +481,43 @@ static void test_lftj(void)
     rfx_gpu_close(second);
 }
 
+/* The triangles of e counted on the GPU, with the last two levels in one pass and (with
+ * RFX_LFTJ_UNFUSED) level by level, equal the CPU's, at least at_least; false (and a
+ * note) otherwise. */
+static bool triangles_agree(const rfx_rows *e, const char *what, uint64_t at_least)
+{
+    static const int tri[] = {0, 1, 1, 2, 0, 2};
+    rfx_lftj_src s[3] = {{e, tri}, {e, tri + 2}, {e, tri + 4}};
+    uint64_t want = 0, got[2] = {0, 0};
+    CU_ASSERT_EQUAL(rfx_cpu_lftj(s, 3, 3, NULL, &want, 4), RFX_OK);
+    rfx_dev_rows d = up(e);
+    const rfx_dev_rows *dp[3] = {&d, &d, &d};
+    for (int unfused = 0; unfused < 2; unfused++) {
+        if (unfused)
+            setenv("RFX_LFTJ_UNFUSED", "1", 1);
+        CU_ASSERT_EQUAL(rfx_gpu_lftj(gpu, dp, tri, 3, 3, NULL, &got[unfused]), RFX_OK);
+        unsetenv("RFX_LFTJ_UNFUSED");
+    }
+    rfx_gpu_rows_free(gpu, &d);
+    CU_ASSERT(want >= at_least);   /* the shape has the triangles it is meant to */
+    bool ok = got[0] == want && got[1] == want;
+    CU_ASSERT(ok);
+    if (!ok)
+        fprintf(stderr, "\n    %s triangles: GPU %llu (fused), %llu (level by level), CPU %llu\n", what,
+                (unsigned long long)got[0], (unsigned long long)got[1], (unsigned long long)want);
+    return ok;
+}
+
 /* Triangle counts where the shared node of the last level has every size the pair count
- * tells apart: hubs of 6000 and 3000 neighbours (beyond a table's 2048 values: searched in
- * global memory), 1500, 1025 and 1024 (tables with fewer than 16 slots a value), small
- * nodes (16 slots a value, or a search in chunks of short runs), and the value 0xFFFFFFFF
- * (the tables' empty mark) in both nodes. Counts equal the CPU's. */
+ * tells apart: hubs of 6000 neighbours (beyond both tables' 4096 values: searched in global
+ * memory), 3000 (both tables as one), 1500, 1025 and 1024 (tables with fewer than 16 slots
+ * a value), small nodes (16 slots a value, or a search in chunks of short runs), and the
+ * value 0xFFFFFFFF (the tables' empty mark) in both nodes; then the same edges with rows
+ * repeated (lftj.h allows it: no value may count twice). Counts equal the CPU's. */
 static void test_lftj_hubs(void)
 {
     if (!need_gpu())
         return;
-    static const int tri[] = {0, 1, 1, 2, 0, 2};
     static const uint32_t hub_degree[] = {6000, 3000, 1500, 1025, 1024};
     rfx_rows e;
     rfx_rows_init(&e, 2);
@@ -506,21 +533,19 @@ static void test_lftj_hubs(void)
     for (uint32_t v = 0; v < 6500; v += 13)
         rfx_rows_push(&e, (uint32_t[]){v, v + 1});
     rfx_cpu_sort(&e, 4);
+    rfx_rows dup;
+    rfx_rows_init(&dup, 2);
+    for (size_t i = 0; i < e.n; i++)   /* every third row twice, the hub rows among them */
+        for (int k = 0; k < 1 + (i % 3 == 0); k++)
+            rfx_rows_push(&dup, e.data + 2 * i);
     rfx_cpu_unique(&e, 4);
-    rfx_lftj_src s[3] = {{&e, tri}, {&e, tri + 2}, {&e, tri + 4}};
-    uint64_t want = 0, got = 0;
-    CU_ASSERT_EQUAL(rfx_cpu_lftj(s, 3, 3, NULL, &want, 4), RFX_OK);
-    rfx_dev_rows d = up(&e);
-    const rfx_dev_rows *dp[3] = {&d, &d, &d};
-    CU_ASSERT_EQUAL(rfx_gpu_lftj(gpu, dp, tri, 3, 3, NULL, &got), RFX_OK);
-    CU_ASSERT(want > 50000);
-    CU_ASSERT_EQUAL(got, want);
-    if (got != want)
-        fprintf(stderr, "\n    hub triangles: GPU %llu, CPU %llu\n", (unsigned long long)got, (unsigned long long)want);
-    rfx_gpu_rows_free(gpu, &d);
+    triangles_agree(&e, "hub", 50000);
+    triangles_agree(&dup, "repeated-row", 50000);
+    rfx_rows_free(&dup);
     rfx_rows_free(&e);
     /* Short runs (a box's shape): 20000 blocks of 5 vertices, each block a clique, plus
-     * random edges: x has at most a few y, so the count regroups the frontier by y. */
+     * random edges: x has at most a few y, so a chunk of the count searches instead of
+     * building tables (fused), or the count regroups the frontier by y (level by level). */
     rfx_rows_init(&e, 2);
     for (uint32_t b = 0; b < 20000; b++)
         for (uint32_t i = 0; i < 5; i++)
@@ -533,16 +558,7 @@ static void test_lftj_hubs(void)
     }
     rfx_cpu_sort(&e, 4);
     rfx_cpu_unique(&e, 4);
-    want = got = 0;
-    CU_ASSERT_EQUAL(rfx_cpu_lftj(s, 3, 3, NULL, &want, 4), RFX_OK);
-    d = up(&e);
-    CU_ASSERT_EQUAL(rfx_gpu_lftj(gpu, dp, tri, 3, 3, NULL, &got), RFX_OK);
-    CU_ASSERT(want >= 200000);
-    CU_ASSERT_EQUAL(got, want);
-    if (got != want)
-        fprintf(stderr, "\n    short-run triangles: GPU %llu, CPU %llu\n", (unsigned long long)got,
-                (unsigned long long)want);
-    rfx_gpu_rows_free(gpu, &d);
+    triangles_agree(&e, "short-run", 200000);
     rfx_rows_free(&e);
 }
 
@@ -568,6 +584,30 @@ static void test_triangle_order_costs(void)
         rfx_gpu_rows_free(gpu, &d);
         rfx_rows_free(&e);
     }
+}
+
+/* A sorted relation reversed (the source that binds y first): the rows swapped and sorted,
+ * as the host does it, over every size and shape the sorts are tested on. */
+static void test_reversed(void)
+{
+    if (!need_gpu())
+        return;
+    static const dist shapes[] = {UNIFORM, EQUAL, ZIPF, WIDE};
+    for (size_t i = 0; i < NS; i++)
+        for (int k = 0; k < 4; k++) {
+            rfx_rows e = rows_random(sizes[i], 2, shapes[k], 5000, true), want;
+            rfx_rows_init(&want, 2);
+            rfx_rows_reserve(&want, e.n);
+            for (size_t r = 0; r < e.n; r++)
+                rfx_rows_push(&want, (uint32_t[]){e.data[2 * r + 1], e.data[2 * r]});
+            rfx_cpu_sort(&want, 4);
+            rfx_dev_rows d = up(&e), out;
+            rfx_gpu_rows_init(&out, 2);
+            if (!gpu_agrees(rfx_gpu_reversed(gpu, &d, &out), &out, &want))
+                fprintf(stderr, "\n    reversed: %zu rows, shape %d\n", e.n, k);
+            rfx_gpu_rows_free(gpu, &d);
+            rfx_rows_free(&e);
+        }
 }
 
 /* The same join under a small device budget: the candidates of the last level (about
@@ -923,6 +963,7 @@ static void add(void)
     CU_add_test(s, "leapfrog triejoin in rounds under a small budget", test_lftj_small_budget);
     CU_add_test(s, "leapfrog triejoin counting over hubs and the largest value", test_lftj_hubs);
     CU_add_test(s, "probe sums for a triangle count's variable order", test_triangle_order_costs);
+    CU_add_test(s, "a sorted relation reversed", test_reversed);
     CU_add_test(s, "programs on both backends", test_programs_both_backends);
 }
 
