@@ -334,7 +334,9 @@ __global__ void k_lftj_count_last(const __grid_constant__ lftj_srcs S, const __g
 // Most probes miss, and a warp waits for its lane with the longest probe sequence, so the
 // tables are sparse: at least 2^LFTJ_SPREAD slots a value while that fits (single-slot
 // probing, R-MAT 22 on an H100: 191 ms at 2 slots a value, 162 at 4, 152 at 8, 147 at 16;
-// with buckets of 4 slots 4, 8 and 16 slots a value all count R-MAT 24 in 475 ms). Two tables
+// with buckets of 4 slots 4, 8 and 16 slots a value all counted R-MAT 24 in 475 ms; since
+// the count in one pass, 8 slots a value and nodes of over 512 in both tables count it in
+// 187 ms, against 195 ms at 4 slots and over 1024). Two tables
 // alternate, so a run's table is cleared while warps may still probe the previous one:
 // two barriers a run. Run boundaries come from a bitmask of the chunk's run starts.
 #ifndef LFTJ_SLOTS_BITS
@@ -345,8 +347,14 @@ __global__ void k_lftj_count_last(const __grid_constant__ lftj_srcs S, const __g
                       // 48 registers, 347 ms; 6: 334 ms; tables of 2^11 slots, 8 blocks: 516 ms)
 #endif
 #define LFTJ_SLOTS (1u << LFTJ_SLOTS_BITS)
+#ifndef LFTJ_BOTH_FROM
+#define LFTJ_BOTH_FROM (LFTJ_SLOTS / 8)   // a node of more values takes both tables (H100, count
+                                          // ms, R-MAT 24 / 25 / 26: 206 / 491 / 1226 from 2048 on,
+                                          // 195 / 441 / 1064 from 1024, 187 / 427 / 1042 from 512
+                                          // with 8 slots a value: fuller tables miss longer)
+#endif
 #ifndef LFTJ_SPREAD
-#define LFTJ_SPREAD 2
+#define LFTJ_SPREAD 3
 #endif
 #define LFTJ_CHUNK 256
 #define LFTJ_EMPTY 0xFFFFFFFFu
@@ -615,10 +623,11 @@ __global__ void __launch_bounds__(LFTJ_CHUNK, LFTJ_MINB)
                 s = e;
                 continue;
             }
-            // a node of more than half a table takes both as one, between barriers
-            // (R-MAT 25: 3% of the probes, else searched in global memory)
-            const bool both = na > LFTJ_SLOTS / 2 && na <= LFTJ_SLOTS;
-            bool use_table = na <= LFTJ_SLOTS / 2 || both, has_empty = false;
+            // a node of more than an eighth of a table takes both as one, between barriers
+            // (R-MAT 25: 3% of the probes are into nodes of more than 2048 values, which
+            // would otherwise be searched in global memory)
+            const bool both = na > LFTJ_BOTH_FROM && na <= LFTJ_SLOTS;
+            bool use_table = na <= LFTJ_BOTH_FROM || both, has_empty = false;
             unsigned bits = 5;
             uint32_t *table = both ? tables[0] : tables[which];
             if (use_table) {
