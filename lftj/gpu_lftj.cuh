@@ -450,19 +450,22 @@ __device__ __forceinline__ int lftj_next_start(const unsigned *mask, int i, int 
 }
 
 // out[r] = column col of row r; out is padded to whole quads (16-byte loads of a node's
-// last quad stay inside it). *dup = 1 when two adjacent rows are equal (the lftj.h
-// sources may repeat rows; a set's nodes at its last column hold distinct values).
-__global__ void k_lftj_column(const uint32_t *data, int arity, int col, size_t n, uint32_t *out, uint32_t *dup)
+// last quad stay inside it). *odd |= 1 when two adjacent rows are equal (the lftj.h
+// sources may repeat rows; a set's nodes at its last column hold distinct values), 2 when
+// the column holds LFTJ_EMPTY (the tables' empty mark, which then needs telling apart).
+__global__ void k_lftj_column(const uint32_t *data, int arity, int col, size_t n, uint32_t *out, uint32_t *odd)
 {
     GRID_STRIDE(r, (n + 3) & ~(size_t)3)
     {
         out[r] = r < n ? data[r * arity + col] : 0;
+        if (r < n && out[r] == LFTJ_EMPTY)
+            atomicOr(odd, 2u);
         if (r > 0 && r < n) {
             int c = 0;
             while (c < arity && data[r * arity + c] == data[(r - 1) * arity + c])
                 c++;
             if (c == arity)
-                *dup = 1;
+                atomicOr(odd, 1u);
         }
     }
 }
@@ -536,14 +539,15 @@ struct lftj_fused {
 // chunk: elements a block takes at a time, at most LFTJ_CHUNK (fewer when the frontier is
 // small, as in a box, so that more blocks share it and no single chunk is the tail).
 // acol, bcol: A's and B's columns as arrays of their own (one word a row, B's padded to
-// whole quads), or NULL. n: the elements (FUSED: level fz.L's candidates).
+// whole quads), or NULL. n: the elements (FUSED: level fz.L's candidates). CLEAN: B's
+// values in a node are distinct (lftj_walk's DISTINCT) and never LFTJ_EMPTY.
 //
 // A run's B nodes are walked in warp steps of 32 quads (128 rows, one 16-byte load a lane),
 // numbered across the run by a block scan of each element's step count; each warp takes an
 // equal stretch of the run's steps. A warp an element left the run's barrier waiting for
 // the warp with the longest node (ncu: 14% of stall samples), and one row a lane a step
 // with branches around each probe cost 63 instructions a row; the count was issue-bound.
-template <bool OWN, bool FUSED, bool DISTINCT>
+template <bool OWN, bool FUSED, bool CLEAN>
 __global__ void __launch_bounds__(LFTJ_CHUNK, LFTJ_MINB)
     k_lftj_count_pair(const __grid_constant__ lftj_srcs S, int sa, int ca, int sb, int cb, size_t F,
                       const uint32_t *rng, unsigned chunk, const uint32_t *acol, const uint32_t *bcol_own,
@@ -668,7 +672,7 @@ __global__ void __launch_bounds__(LFTJ_CHUNK, LFTJ_MINB)
             }
             unsigned hits = 0;
             if (use_table) {
-                hits = lftj_walk<OWN, DISTINCT>(s_step, s_blo, s_bhi, f, from, to, lane, bcol_own, bcol, bar,
+                hits = lftj_walk<OWN, CLEAN>(s_step, s_blo, s_bhi, f, from, to, lane, bcol_own, bcol, bar,
                                       [&](const uint32_t *x, uint32_t keep) {
                                           // every kept row's first bucket, then the rare longer searches
                                           unsigned n = 0, more = 0;
@@ -679,8 +683,13 @@ __global__ void __launch_bounds__(LFTJ_CHUNK, LFTJ_MINB)
                                               if (keep >> i & 1) {
                                                   const uint4 q = ((const uint4 *)table)[h[i]];
                                                   const bool hit = q.x == x[i] || q.y == x[i] || q.z == x[i] || q.w == x[i];
-                                                  n += x[i] == LFTJ_EMPTY ? has_empty : hit;
-                                                  more |= !hit && q.w != LFTJ_EMPTY && x[i] != LFTJ_EMPTY ? 1u << i : 0;
+                                                  if constexpr (CLEAN) {   // x is never the empty mark
+                                                      n += hit;
+                                                      more |= !hit && q.w != LFTJ_EMPTY ? 1u << i : 0;
+                                                  } else {
+                                                      n += x[i] == LFTJ_EMPTY ? has_empty : hit;
+                                                      more |= !hit && q.w != LFTJ_EMPTY && x[i] != LFTJ_EMPTY ? 1u << i : 0;
+                                                  }
                                               }
                                           }
                                           if (more) {
@@ -692,7 +701,7 @@ __global__ void __launch_bounds__(LFTJ_CHUNK, LFTJ_MINB)
                                           return n;
                                       });
             } else {
-                hits = lftj_walk<OWN, DISTINCT>(s_step, s_blo, s_bhi, f, from, to, lane, bcol_own, bcol, bar,
+                hits = lftj_walk<OWN, CLEAN>(s_step, s_blo, s_bhi, f, from, to, lane, bcol_own, bcol, bar,
                                       [&](const uint32_t *x, uint32_t keep) {
                                           unsigned n = 0;
 #pragma unroll
@@ -1064,9 +1073,10 @@ static cudaError_t lftj_pair_launch(lftj_run *R, int w, int a, size_t n, const u
     // B's probed column copied out of its rows (where memory allows): read in place,
     // every other word of a two-column relation came along, and the count of R-MAT 24
     // read 2 TB/s from DRAM (ncu: 62% of its bandwidth, 6% L2 hits)
-    // The last word past the padded column says whether B repeats a row; where it does
-    // not and cb is B's last column, a node's values are distinct (no check a value).
-    uint32_t *bcol = NULL, dup = 1;
+    // The last word past the padded column says whether B repeats a row or holds the
+    // empty mark; where neither and cb is B's last column, a node's values are distinct
+    // and never the mark (no check of either a value).
+    uint32_t *bcol = NULL, odd = 1;
     const size_t bwords = (R->S.rows[sb] + 3) / 4 * 4;
     cudaError_t e = cudaSuccess;
     if (R->S.rows[sb] && (bcol = (uint32_t *)rfx_gpu_alloc(g, bwords * 4 + 4))) {
@@ -1077,7 +1087,7 @@ static cudaError_t lftj_pair_launch(lftj_run *R, int w, int a, size_t n, const u
             e = cudaGetLastError();
         }
         if (e == cudaSuccess)
-            e = cudaMemcpyAsync(&dup, bcol + bwords, 4, cudaMemcpyDeviceToHost, g->stream);
+            e = cudaMemcpyAsync(&odd, bcol + bwords, 4, cudaMemcpyDeviceToHost, g->stream);
         if (e == cudaSuccess)
             e = cudaStreamSynchronize(g->stream);
     }
@@ -1085,19 +1095,19 @@ static cudaError_t lftj_pair_launch(lftj_run *R, int w, int a, size_t n, const u
     lftj_fused none;
     memset(&none, 0, sizeof none);
     const lftj_fused &f = fz ? *fz : none;
-    const bool distinct = !dup && cb == R->S.arity[sb] - 1;
+    const bool clean = !odd && cb == R->S.arity[sb] - 1;
 #define LFTJ_PAIR(own, fused, dist)                                                                                   \
     k_lftj_count_pair<own, fused, dist><<<grid, LFTJ_CHUNK, 0, g->stream>>>(R->S, sa, ca, sb, cb, n, rng, chunk, acol, \
                                                                              bcol, f, total)
     if (e == cudaSuccess) {
         if (bcol && fz)
-            distinct ? LFTJ_PAIR(true, true, true) : LFTJ_PAIR(true, true, false);
+            clean ? LFTJ_PAIR(true, true, true) : LFTJ_PAIR(true, true, false);
         else if (bcol)
-            distinct ? LFTJ_PAIR(true, false, true) : LFTJ_PAIR(true, false, false);
+            clean ? LFTJ_PAIR(true, false, true) : LFTJ_PAIR(true, false, false);
         else if (fz)
-            distinct ? LFTJ_PAIR(false, true, true) : LFTJ_PAIR(false, true, false);
+            clean ? LFTJ_PAIR(false, true, true) : LFTJ_PAIR(false, true, false);
         else
-            distinct ? LFTJ_PAIR(false, false, true) : LFTJ_PAIR(false, false, false);
+            clean ? LFTJ_PAIR(false, false, true) : LFTJ_PAIR(false, false, false);
         e = cudaGetLastError();
     }
 #undef LFTJ_PAIR
