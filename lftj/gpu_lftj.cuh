@@ -94,9 +94,10 @@ __device__ __forceinline__ int lftj_driver(const lftj_level &L, const uint32_t *
 #define LFTJ_BY_VALUE 0x80u
 
 // Per frontier element: its driver (participant index with the smallest node) and the
-// number of candidate rows (or values: LFTJ_BY_VALUE). The driver's node is first narrowed, by a binary search at
-// each end, to the values between the other nodes' largest first and smallest last value
-// (a node's values are sorted): nothing outside can match. In a box of an out-of-core
+// number of candidate rows (or values: LFTJ_BY_VALUE). The driver's node is first
+// narrowed, by a binary search at each end, to the values between the other nodes'
+// largest first and smallest last value (a node's values are sorted): nothing outside can
+// match. In a box of an out-of-core
 // join the inner variable's slice covers an interval of values, so this keeps the work
 // of a box in proportion to its part of the search space.
 __global__ void k_lftj_count(const __grid_constant__ lftj_srcs S, const __grid_constant__ lftj_level L, size_t F,
@@ -161,17 +162,6 @@ __device__ __forceinline__ bool lftj_in_others(const lftj_srcs &S, const lftj_le
     return true;
 }
 
-// Whether the driver d's row (value x) is a new value of its node that every other
-// participant's node holds too.
-__device__ __forceinline__ bool lftj_matches(const lftj_srcs &S, const lftj_level &L, const uint32_t *r, int d,
-                                             uint32_t row, uint32_t x)
-{
-    int ds = L.src[d];
-    if (row != r[2 * ds] && lv(S, ds, row - 1, L.col[d]) == x)
-        return false;
-    return lftj_in_others(S, L, r, d, x);
-}
-
 // Candidate k of the element with ranges r and driver code dv: *x its value and [*row,
 // *end) the driver's rows holding it (*end only by value; row-wise *row + 1). False when
 // it is no new value of the driver's node: a repeat of the row before, or (by value) absent.
@@ -190,6 +180,13 @@ __device__ __forceinline__ bool lftj_candidate(const lftj_srcs &S, const lftj_le
     *end = *row + 1;
     *x = lv(S, ds, *row, L.col[d]);
     return *row == r[2 * ds] || lv(S, ds, *row - 1, L.col[d]) != *x;
+}
+
+// Candidate k (lftj_candidate) when it is also in every other participant's node.
+__device__ __forceinline__ bool lftj_match(const lftj_srcs &S, const lftj_level &L, const uint32_t *r, unsigned dv,
+                                           uint32_t k, uint32_t *row, uint32_t *end, uint32_t *x)
+{
+    return lftj_candidate(S, L, r, dv, k, row, end, x) && lftj_in_others(S, L, r, (int)(dv & ~LFTJ_BY_VALUE), *x);
 }
 
 // The frontier element holding candidate c: last f in [l, h) with off[f] <= c.
@@ -229,10 +226,8 @@ __global__ void k_lftj_check(const __grid_constant__ lftj_srcs S, const __grid_c
         uint64_t c = c0 + i;
         size_t f = lftj_owner(off, win[0], win[1], c);
         const uint32_t *r = rng + f * (size_t)S.nsrc * 2;
-        const unsigned dv = drv[f];
         uint32_t row, end, x;
-        flag[i] = lftj_candidate(S, L, r, dv, (uint32_t)(c - off[f]), &row, &end, &x) &&
-                  lftj_in_others(S, L, r, (int)(dv & ~LFTJ_BY_VALUE), x);
+        flag[i] = lftj_match(S, L, r, drv[f], (uint32_t)(c - off[f]), &row, &end, &x);
     }
 }
 
@@ -315,10 +310,11 @@ __global__ void k_lftj_count_last(const __grid_constant__ lftj_srcs S, const __g
     for (size_t f = warp; f < F; f += nwarps) {
         const uint32_t *r = rng + f * (size_t)S.nsrc * 2;
         uint32_t len;
-        int d = lftj_driver(L, r, &len), ds = L.src[d];
-        uint32_t lo = r[2 * ds], hi = r[2 * ds + 1];
-        for (uint32_t row = lo + lane; row < hi; row += 32)
-            mine += lftj_matches(S, L, r, d, row, lv(S, ds, row, L.col[d]));
+        const int d = lftj_driver(L, r, &len);
+        for (uint32_t k = lane; k < len; k += 32) {
+            uint32_t row, end, x;
+            mine += lftj_match(S, L, r, (unsigned)d, k, &row, &end, &x);
+        }
     }
     lftj_add_block(mine, &block_sum, total);
 }
@@ -578,11 +574,9 @@ __global__ void __launch_bounds__(LFTJ_CHUNK, LFTJ_MINB)
             if constexpr (FUSED) {
                 own = lftj_owner(fz.off, win[0], win[1], me);
                 const uint32_t *r = rng + own * stride;
-                const unsigned dv = fz.drv[own];
                 const int kc = fz.L.col[fz.kb];
                 uint32_t row, end, x;
-                if (lftj_candidate(S, fz.L, r, dv, (uint32_t)(me - fz.off[own]), &row, &end, &x) &&
-                    lftj_in_others(S, fz.L, r, (int)(dv & ~LFTJ_BY_VALUE), x)) {
+                if (lftj_match(S, fz.L, r, fz.drv[own], (uint32_t)(me - fz.off[own]), &row, &end, &x)) {
                     blo = lsearch(S, sb, kc, r[2 * sb], r[2 * sb + 1], x, false);
                     bhi = lsearch(S, sb, kc, r[2 * sb], r[2 * sb + 1], x, true);
                 }
@@ -1072,8 +1066,8 @@ static cudaError_t lftj_pair_launch(lftj_run *R, int w, int a, size_t n, const u
     int sa = L.src[a], ca = L.col[a], sb = L.src[1 - a], cb = L.col[1 - a];
     // B's probed column copied out of its rows (where memory allows): read in place,
     // every other word of a two-column relation came along, and the count of R-MAT 24
-    // read 2 TB/s from DRAM (ncu: 62% of its bandwidth, 6% L2 hits)
-    // The last word past the padded column says whether B repeats a row or holds the
+    // read 2 TB/s from DRAM (ncu: 62% of its bandwidth, 6% L2 hits). The last word past
+    // the padded column says whether B repeats a row or holds the
     // empty mark; where neither and cb is B's last column, a node's values are distinct
     // and never the mark (no check of either a value).
     uint32_t *bcol = NULL, odd = 1;
