@@ -363,7 +363,8 @@ __device__ __forceinline__ uint32_t lftj_hash(uint32_t x, unsigned bits)
 // The tables are of buckets of 4 slots, read with one 16-byte load: a bucket's slots fill
 // in order, so one whose last slot is empty ends a value's search (single slots probed
 // one after another cost warps ~3.5 extra steps each step, waiting for their longest
-// search: ncu). A table of 2^bits slots, bits >= 5.
+// search: ncu; buckets of 2 slots read with 8-byte loads, fewer shared-memory wavefronts,
+// were 4-7% slower on R-MAT 24-26). A table of 2^bits slots, bits >= 5.
 __device__ __forceinline__ void lftj_insert(uint32_t *table, unsigned bits, uint32_t x)
 {
     const uint32_t mask = (1u << (bits - 2)) - 1;
@@ -375,16 +376,25 @@ __device__ __forceinline__ void lftj_insert(uint32_t *table, unsigned bits, uint
         }
 }
 
+// Whether bucket h holds x; *full: whether its last slot is taken (the search goes on).
+// The compares are or-ed, not short-circuited: no branch a slot.
+__device__ __forceinline__ bool lftj_bucket_has(const uint32_t *table, uint32_t h, uint32_t x, bool *full)
+{
+    const uint4 q = ((const uint4 *)table)[h];
+    *full = q.w != LFTJ_EMPTY;
+    return (q.x == x) | (q.y == x) | (q.z == x) | (q.w == x);
+}
+
 // Whether the table holds x, probing from the bucket after h on (the count probes every
 // value's first bucket, h, itself and comes here only when that one is full and misses).
 __device__ __forceinline__ unsigned lftj_probe_on(const uint32_t *table, unsigned bits, uint32_t x, uint32_t h)
 {
     const uint32_t mask = (1u << (bits - 2)) - 1;
     for (h = (h + 1) & mask;; h = (h + 1) & mask) {
-        uint4 v = ((const uint4 *)table)[h];
-        if (v.x == x || v.y == x || v.z == x || v.w == x)
+        bool full;
+        if (lftj_bucket_has(table, h, x, &full))
             return 1;
-        if (v.w == LFTJ_EMPTY)
+        if (!full)
             return 0;
     }
 }
@@ -494,10 +504,18 @@ __device__ __forceinline__ unsigned lftj_walk(const uint32_t *s_step, const uint
                                               const uint32_t *col, unsigned ar, Probe probe)
 {
     unsigned hits = 0;
-    for (; step < end; step++) {
-        while (s_step[f + 1] <= step)
-            f++;
-        const uint32_t lo = s_blo[f], hi = s_bhi[f], row0 = 4 * ((lo >> 2) + 32 * (step - s_step[f]) + lane);
+    uint32_t lo = 0, hi = 0, next = 0, row0 = 0;   // element f's node, its steps' end, the lane's first row
+    f--;
+    for (; step < end; step++, row0 += 128) {
+        if (step >= next) {   // the next element (the same for every lane): its bounds, once
+            do
+                f++;
+            while (s_step[f + 1] <= step);
+            lo = s_blo[f];
+            hi = s_bhi[f];
+            next = s_step[f + 1];
+            row0 = 4 * ((lo >> 2) + 32 * (step - s_step[f]) + lane);
+        }
         const uint4 v = row0 < hi ? lftj_quad<OWN>(own, col, ar, row0 >> 2, lo, hi) : make_uint4(0, 0, 0, 0);
         const uint32_t a = lo > row0 ? min(lo - row0, 4u) : 0, b = hi > row0 ? min(hi - row0, 4u) : 0;
         const uint32_t in_node = ((1u << b) - 1) & ~((1u << a) - 1);
@@ -675,14 +693,14 @@ __global__ void __launch_bounds__(LFTJ_CHUNK, LFTJ_MINB)
                                           for (int i = 0; i < 4; i++) {
                                               h[i] = lftj_hash(x[i], bits - 2);
                                               if (keep >> i & 1) {
-                                                  const uint4 q = ((const uint4 *)table)[h[i]];
-                                                  const bool hit = q.x == x[i] || q.y == x[i] || q.z == x[i] || q.w == x[i];
+                                                  bool full;
+                                                  const bool hit = lftj_bucket_has(table, h[i], x[i], &full);
                                                   if constexpr (CLEAN) {   // x is never the empty mark
                                                       n += hit;
-                                                      more |= !hit && q.w != LFTJ_EMPTY ? 1u << i : 0;
+                                                      more |= !hit && full ? 1u << i : 0;
                                                   } else {
                                                       n += x[i] == LFTJ_EMPTY ? has_empty : hit;
-                                                      more |= !hit && q.w != LFTJ_EMPTY && x[i] != LFTJ_EMPTY ? 1u << i : 0;
+                                                      more |= !hit && full && x[i] != LFTJ_EMPTY ? 1u << i : 0;
                                                   }
                                               }
                                           }
