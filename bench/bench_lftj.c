@@ -97,8 +97,7 @@ static rfx_status run(void *arg)
     const int *cv = j->rev ? tri_colvar_yx : tri_colvar;
     switch (j->what) {
     case 0: {
-        rfx_status st = rfx_gpu_sort_into(g, j->raw, j->out);
-        st = st ? st : rfx_gpu_unique(g, j->out);
+        rfx_status st = rfx_gpu_sort_unique_into(g, j->raw, j->out);
         return st || !j->rev ? st : rfx_gpu_reversed(g, j->out, j->rev);
     }
     case 1:

@@ -365,14 +365,17 @@ __device__ __forceinline__ uint32_t lftj_hash(uint32_t x, unsigned bits)
 // one after another cost warps ~3.5 extra steps each step, waiting for their longest
 // search: ncu; buckets of 2 slots read with 8-byte loads, fewer shared-memory wavefronts,
 // were 4-7% slower on R-MAT 24-26). A table of 2^bits slots, bits >= 5.
-__device__ __forceinline__ void lftj_insert(uint32_t *table, unsigned bits, uint32_t x)
+// Returns whether x went past its first bucket (that one was full): while no value of a
+// table did, a value's first bucket alone says whether the table holds it.
+__device__ __forceinline__ bool lftj_insert(uint32_t *table, unsigned bits, uint32_t x)
 {
     const uint32_t mask = (1u << (bits - 2)) - 1;
-    for (uint32_t h = lftj_hash(x, bits - 2);; h = (h + 1) & mask)
+    const uint32_t h0 = lftj_hash(x, bits - 2);
+    for (uint32_t h = h0;; h = (h + 1) & mask)
         for (int i = 0; i < 4; i++) {
             uint32_t old = atomicCAS(&table[4 * h + i], LFTJ_EMPTY, x);
             if (old == LFTJ_EMPTY || old == x)
-                return;
+                return h != h0;
         }
 }
 
@@ -643,7 +646,7 @@ __global__ void __launch_bounds__(LFTJ_CHUNK, LFTJ_MINB)
             // (R-MAT 25: 3% of the probes are into nodes of more than 2048 values, which
             // would otherwise be searched in global memory)
             const bool both = na > LFTJ_BOTH_FROM && na <= LFTJ_SLOTS;
-            bool use_table = na <= LFTJ_BOTH_FROM || both, has_empty = false;
+            bool use_table = na <= LFTJ_BOTH_FROM || both, has_empty = false, spilled = true;
             unsigned bits = 5;
             uint32_t *table = both ? tables[0] : tables[which];
             if (use_table) {
@@ -658,16 +661,21 @@ __global__ void __launch_bounds__(LFTJ_CHUNK, LFTJ_MINB)
                 for (unsigned i = threadIdx.x; i < (1u << bits) / 4; i += blockDim.x)
                     ((uint4 *)table)[i] = make_uint4(LFTJ_EMPTY, LFTJ_EMPTY, LFTJ_EMPTY, LFTJ_EMPTY);
                 __syncthreads();
-                bool empty_seen = false;
+                bool empty_seen = false, spill_seen = false;
                 for (uint32_t row = alo + threadIdx.x; row < ahi; row += blockDim.x) {
                     uint32_t x = acol ? acol[row] : lv(S, sa, row, ca);
                     if (x == LFTJ_EMPTY) {
                         empty_seen = true;
                         continue;
                     }
-                    lftj_insert(table, bits, x);
+                    spill_seen |= lftj_insert(table, bits, x);
                 }
-                has_empty = __syncthreads_or(empty_seen);
+                // CLEAN probes never look for the empty mark: the barrier's one bit then
+                // says whether any value went past its first bucket instead
+                if constexpr (CLEAN)
+                    spilled = __syncthreads_or(spill_seen);
+                else
+                    has_empty = __syncthreads_or(empty_seen);
             }
             // the run's steps split into one stretch a warp (a warp an element, or steps
             // dealt in turn, left warps stepping through every element of the run)
@@ -683,7 +691,19 @@ __global__ void __launch_bounds__(LFTJ_CHUNK, LFTJ_MINB)
                     fe = mid;
             }
             unsigned hits = 0;
-            if (use_table) {
+            if (CLEAN && use_table && !spilled) {   // every value in its first bucket: one load a probe
+                hits = lftj_walk<OWN, CLEAN>(s_step, s_blo, s_bhi, f, from, to, lane, bcol_own, bcol, bar,
+                                             [&](const uint32_t *x, uint32_t keep) {
+                                                 unsigned n = 0;
+#pragma unroll
+                                                 for (int i = 0; i < 4; i++)
+                                                     if (keep >> i & 1) {
+                                                         bool full;
+                                                         n += lftj_bucket_has(table, lftj_hash(x[i], bits - 2), x[i], &full);
+                                                     }
+                                                 return n;
+                                             });
+            } else if (use_table) {
                 hits = lftj_walk<OWN, CLEAN>(s_step, s_blo, s_bhi, f, from, to, lane, bcol_own, bcol, bar,
                                       [&](const uint32_t *x, uint32_t keep) {
                                           // every kept row's first bucket, then the rare longer searches

@@ -625,8 +625,9 @@ __global__ void k_squeeze2(uint64_t *keys, size_t n, int shift)
  * unpacked into the buffer that the sort did not end in. Column 1 keeps all 32 bits of
  * its half unless squeezing it to its width saves a radix pass (8 bits) or more. (CUB's
  * sort of the rows themselves through a decomposer took twice as long as its 64-bit key
- * sort on an H100 and an H200.) */
-static rfx_status sort_rows2(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *out)
+ * sort on an H100 and an H200.) distinct: repeated keys are dropped before unpacking (one
+ * pass over the keys instead of UNIQUE's flags, scan and gather over the rows). */
+static rfx_status sort_rows2(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *out, bool distinct)
 {
     size_t n = src->n, bytes = 0;
     int sel = 0;
@@ -659,8 +660,26 @@ static rfx_status sort_rows2(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *
     rfx_gpu_free(g, tmp);
     rfx_gpu_free(g, d_widths);
     uint64_t *sorted = sel ? alt : keys, *spare = sel ? keys : alt;
-    if (st == RFX_OK && e == cudaSuccess) {
-        k_unpack2<<<grid_for(n), 256, 0, g->stream>>>(sorted, n, shift, (uint32_t *)spare);
+    size_t m = n;
+    if (distinct && st == RFX_OK && e == cudaSuccess) {   // the distinct keys into spare: they are unpacked from there
+        uint64_t *d_m = (uint64_t *)rfx_gpu_alloc(g, 8), hm = 0;
+        bytes = 0;
+        e = (cudaError_t)rfx_shim_unique_u64(NULL, &bytes, sorted, spare, d_m, n, (rfx_stream)g->stream);
+        tmp = NULL;
+        if (!d_m || (e == cudaSuccess && !(tmp = rfx_gpu_alloc(g, bytes ? bytes : 1))))
+            st = RFX_ERR_NOMEM;
+        if (st == RFX_OK && e == cudaSuccess)
+            e = (cudaError_t)rfx_shim_unique_u64(tmp, &bytes, sorted, spare, d_m, n, (rfx_stream)g->stream);
+        if (st == RFX_OK && e == cudaSuccess && (st = to_host(g, d_m, &hm, 1)) == RFX_OK)
+            m = (size_t)hm;
+        rfx_gpu_free(g, tmp);
+        rfx_gpu_free(g, d_m);
+        uint64_t *t = sorted;
+        sorted = spare;
+        spare = t;
+    }
+    if (st == RFX_OK && e == cudaSuccess && m) {
+        k_unpack2<<<grid_for(m), 256, 0, g->stream>>>(sorted, m, shift, (uint32_t *)spare);
         e = cudaGetLastError();
     }
     rfx_gpu_free(g, sorted);
@@ -670,7 +689,8 @@ static rfx_status sort_rows2(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *
     }
     rfx_gpu_rows_init(out, 2);
     out->data = (uint32_t *)spare;
-    out->n = out->cap = n;
+    out->n = m;
+    out->cap = n;
     return RFX_OK;
 }
 
@@ -678,13 +698,26 @@ extern "C" rfx_status rfx_gpu_sort_into(rfx_gpu *g, const rfx_dev_rows *src, rfx
 {
     if (src->arity == 2 && src->n >= 2) {
         rfx_dev_rows out;
-        rfx_status st = sort_rows2(g, src, &out);
+        rfx_status st = sort_rows2(g, src, &out, false);
         if (st == RFX_OK)
             replace(g, dst, &out);
         return st;
     }
     rfx_status st = rfx_gpu_copy(g, src, dst);
     return st ? st : rfx_gpu_sort(g, dst);
+}
+
+extern "C" rfx_status rfx_gpu_sort_unique_into(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *dst)
+{
+    if (src->arity == 2 && src->n >= 2) {
+        rfx_dev_rows out;
+        rfx_status st = sort_rows2(g, src, &out, true);
+        if (st == RFX_OK)
+            replace(g, dst, &out);
+        return st;
+    }
+    rfx_status st = rfx_gpu_sort_into(g, src, dst);
+    return st ? st : rfx_gpu_unique(g, dst);
 }
 
 // n (< 2^32) rows of arity a stably sorted by the columns with bits[c] > 0 (column 0 the
@@ -748,7 +781,7 @@ extern "C" rfx_status rfx_gpu_sort(rfx_gpu *g, rfx_dev_rows *r)
         return RFX_OK;
     if (a == 2) {
         rfx_dev_rows out;
-        rfx_status st = sort_rows2(g, r, &out);
+        rfx_status st = sort_rows2(g, r, &out, false);
         if (st == RFX_OK)
             replace(g, r, &out);
         return st;

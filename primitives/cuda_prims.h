@@ -75,6 +75,9 @@ rfx_status rfx_gpu_sort_into(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *
 rfx_status rfx_gpu_unique(rfx_gpu *g, rfx_dev_rows *r);
 /* dst = src without adjacent duplicates (src unchanged; dst may be src). */
 rfx_status rfx_gpu_unique_into(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *dst);
+/* dst = src's distinct rows, sorted: rfx_gpu_sort_into then rfx_gpu_unique, in fewer passes
+ * over rows of two columns (src unchanged; dst may be src). */
+rfx_status rfx_gpu_sort_unique_into(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *dst);
 rfx_status rfx_gpu_mapfilter(rfx_gpu *g, const rfx_dev_rows *src, const rfx_rx *pred, rfx_rx *const *out,
                              int nout, rfx_dev_rows *dst);
 rfx_status rfx_gpu_join(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b, int k, const rfx_rx *pred,

@@ -34,6 +34,12 @@ extern "C" int rfx_shim_sort_pairs_u32(void *scratch, size_t *bytes, uint32_t *k
     return (int)e;
 }
 
+extern "C" int rfx_shim_unique_u64(void *scratch, size_t *bytes, const uint64_t *in, uint64_t *out, uint64_t *num_out,
+                                   size_t n, rfx_stream s)
+{
+    return (int)cub::DeviceSelect::Unique(scratch, *bytes, in, out, num_out, (int64_t)n, (cudaStream_t)s);
+}
+
 extern "C" int rfx_shim_exclusive_sum_u64(void *scratch, size_t *bytes, const uint64_t *in, uint64_t *out,
                                           size_t n, rfx_stream s)
 {

@@ -24,6 +24,9 @@ int rfx_shim_sort_u32(void *scratch, size_t *scratch_bytes, uint32_t *keys, uint
 int rfx_shim_sort_pairs_u32(void *scratch, size_t *scratch_bytes, uint32_t *keys, uint32_t *keys_alt,
                             uint32_t *vals, uint32_t *vals_alt, size_t n, int end_bit, int *result,
                             rfx_stream s);
+/* out = in's keys without adjacent repeats, *num_out (device memory) their number. */
+int rfx_shim_unique_u64(void *scratch, size_t *scratch_bytes, const uint64_t *in, uint64_t *out, uint64_t *num_out,
+                        size_t n, rfx_stream s);
 /* out[i] = sum of in[0..i) (out may equal in). */
 int rfx_shim_exclusive_sum_u64(void *scratch, size_t *scratch_bytes, const uint64_t *in, uint64_t *out,
                                size_t n, rfx_stream s);

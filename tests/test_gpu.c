@@ -136,6 +136,18 @@ static void sort_case(dist d, uint32_t range)
             rfx_cpu_unique(&h, 4);
             rfx_rows back = down(&g);
             CU_ASSERT(same(&back, &h));
+            /* both at once, into fresh rows and in place */
+            rfx_dev_rows su;
+            rfx_gpu_rows_init(&su, a);
+            CU_ASSERT_EQUAL(rfx_gpu_sort_unique_into(gpu, &src, &su), RFX_OK);
+            rfx_rows su_back = down(&su);
+            CU_ASSERT(same(&su_back, &h));
+            rfx_rows_free(&su_back);
+            rfx_gpu_rows_free(gpu, &su);
+            CU_ASSERT_EQUAL(rfx_gpu_sort_unique_into(gpu, &src, &src), RFX_OK);
+            su_back = down(&src);
+            CU_ASSERT(same(&su_back, &h));
+            rfx_rows_free(&su_back);
             rfx_rows_free(&h);
             rfx_rows_free(&back);
             rfx_rows_free(&sorted);
