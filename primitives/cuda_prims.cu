@@ -694,30 +694,29 @@ static rfx_status sort_rows2(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *
     return RFX_OK;
 }
 
-extern "C" rfx_status rfx_gpu_sort_into(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *dst)
+// dst = src sorted, and without repeated rows when distinct (src unchanged; dst may be src).
+static rfx_status sort_rows_into(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *dst, bool distinct)
 {
     if (src->arity == 2 && src->n >= 2) {
         rfx_dev_rows out;
-        rfx_status st = sort_rows2(g, src, &out, false);
+        rfx_status st = sort_rows2(g, src, &out, distinct);
         if (st == RFX_OK)
             replace(g, dst, &out);
         return st;
     }
     rfx_status st = rfx_gpu_copy(g, src, dst);
-    return st ? st : rfx_gpu_sort(g, dst);
+    st = st ? st : rfx_gpu_sort(g, dst);
+    return st || !distinct ? st : rfx_gpu_unique(g, dst);
+}
+
+extern "C" rfx_status rfx_gpu_sort_into(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *dst)
+{
+    return sort_rows_into(g, src, dst, false);
 }
 
 extern "C" rfx_status rfx_gpu_sort_unique_into(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *dst)
 {
-    if (src->arity == 2 && src->n >= 2) {
-        rfx_dev_rows out;
-        rfx_status st = sort_rows2(g, src, &out, true);
-        if (st == RFX_OK)
-            replace(g, dst, &out);
-        return st;
-    }
-    rfx_status st = rfx_gpu_sort_into(g, src, dst);
-    return st ? st : rfx_gpu_unique(g, dst);
+    return sort_rows_into(g, src, dst, true);
 }
 
 // n (< 2^32) rows of arity a stably sorted by the columns with bits[c] > 0 (column 0 the
