@@ -15,7 +15,7 @@ typedef struct orient_job {
     const uint32_t *raw;
     size_t m;
     int by_degree;          /* 0 by id, 1 by degree, 2 by degree with ids renamed to ranks */
-    const uint32_t *rank;   /* by_degree 2: each vertex's rank by (degree, id) */
+    uint32_t *rank;         /* by_degree 2: each vertex's rank by (degree, id) */
     int phase, nparts;
     uint32_t *deg, *maxv;   /* maxv: per part */
     size_t *kept;           /* per part; then the offsets */
@@ -120,7 +120,7 @@ double rfx_bench_orient(const uint32_t *raw, size_t m, int by_degree, rfx_rows *
     rfx_parallel_for(nparts, nparts, orient_part, &j);
     rows->n = total;
     free(j.deg);
-    free((void *)j.rank);
+    free(j.rank);
     return (rfx_seconds() - t0) * 1e3;
 }
 
