@@ -96,10 +96,8 @@ static rfx_status run(void *arg)
     const rfx_dev_rows *srcs[3] = {j->rev ? j->rev : j->e, j->e, j->e};
     const int *cv = j->rev ? tri_colvar_yx : tri_colvar;
     switch (j->what) {
-    case 0: {
-        rfx_status st = rfx_gpu_sort_unique_into(g, j->raw, j->out);
-        return st || !j->rev ? st : rfx_gpu_reversed(g, j->out, j->rev);
-    }
+    case 0:
+        return j->rev ? rfx_gpu_sort_unique_reversed(g, j->raw, j->out, j->rev) : rfx_gpu_sort_unique_into(g, j->raw, j->out);
     case 1:
         return rfx_gpu_lftj(g, srcs, cv, 3, 3, NULL, &j->count);
     case 2: {

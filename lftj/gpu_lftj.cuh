@@ -402,6 +402,40 @@ __device__ __forceinline__ unsigned lftj_probe_on(const uint32_t *table, unsigne
     }
 }
 
+// How many of the kept values x[i] (keep: a bit each) the table of 2^bits slots holds:
+// every kept value's first bucket, then the rare longer searches. FIRST: no value of the
+// table went past its first bucket, which then says it all. CLEAN: x is never the empty
+// mark; else has_empty says whether the table's node held it.
+template <bool CLEAN, bool FIRST>
+__device__ __forceinline__ unsigned lftj_table_hits(const uint32_t *table, unsigned bits, bool has_empty,
+                                                    const uint32_t *x, uint32_t keep)
+{
+    unsigned n = 0, more = 0;
+    uint32_t h[4];
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        h[i] = lftj_hash(x[i], bits - 2);
+        if (keep >> i & 1) {
+            bool full;
+            const bool hit = lftj_bucket_has(table, h[i], x[i], &full);
+            if constexpr (CLEAN) {
+                n += hit;
+                more |= !FIRST && !hit && full ? 1u << i : 0;
+            } else {
+                n += x[i] == LFTJ_EMPTY ? has_empty : hit;
+                more |= !FIRST && !hit && full && x[i] != LFTJ_EMPTY ? 1u << i : 0;
+            }
+        }
+    }
+    if (!FIRST && more) {
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+            if (more >> i & 1)
+                n += lftj_probe_on(table, bits, x[i], h[i]);
+    }
+    return n;
+}
+
 #ifndef LFTJ_SHORT_RUN
 #define LFTJ_SHORT_RUN 2   // elements a run must average for the chunk to build tables (R-MAT 24
                            // boxed at 25% on an H100: 1 0.85-0.87 s, 2 0.81 s, 4 0.90 s, 8 0.99 s)
@@ -694,44 +728,13 @@ __global__ void __launch_bounds__(LFTJ_CHUNK, LFTJ_MINB)
             if (CLEAN && use_table && !spilled) {   // every value in its first bucket: one load a probe
                 hits = lftj_walk<OWN, CLEAN>(s_step, s_blo, s_bhi, f, from, to, lane, bcol_own, bcol, bar,
                                              [&](const uint32_t *x, uint32_t keep) {
-                                                 unsigned n = 0;
-#pragma unroll
-                                                 for (int i = 0; i < 4; i++)
-                                                     if (keep >> i & 1) {
-                                                         bool full;
-                                                         n += lftj_bucket_has(table, lftj_hash(x[i], bits - 2), x[i], &full);
-                                                     }
-                                                 return n;
+                                                 return lftj_table_hits<CLEAN, true>(table, bits, has_empty, x, keep);
                                              });
             } else if (use_table) {
                 hits = lftj_walk<OWN, CLEAN>(s_step, s_blo, s_bhi, f, from, to, lane, bcol_own, bcol, bar,
-                                      [&](const uint32_t *x, uint32_t keep) {
-                                          // every kept row's first bucket, then the rare longer searches
-                                          unsigned n = 0, more = 0;
-                                          uint32_t h[4];
-#pragma unroll
-                                          for (int i = 0; i < 4; i++) {
-                                              h[i] = lftj_hash(x[i], bits - 2);
-                                              if (keep >> i & 1) {
-                                                  bool full;
-                                                  const bool hit = lftj_bucket_has(table, h[i], x[i], &full);
-                                                  if constexpr (CLEAN) {   // x is never the empty mark
-                                                      n += hit;
-                                                      more |= !hit && full ? 1u << i : 0;
-                                                  } else {
-                                                      n += x[i] == LFTJ_EMPTY ? has_empty : hit;
-                                                      more |= !hit && full && x[i] != LFTJ_EMPTY ? 1u << i : 0;
-                                                  }
-                                              }
-                                          }
-                                          if (more) {
-#pragma unroll
-                                              for (int i = 0; i < 4; i++)
-                                                  if (more >> i & 1)
-                                                      n += lftj_probe_on(table, bits, x[i], h[i]);
-                                          }
-                                          return n;
-                                      });
+                                             [&](const uint32_t *x, uint32_t keep) {
+                                                 return lftj_table_hits<CLEAN, false>(table, bits, has_empty, x, keep);
+                                             });
             } else {
                 hits = lftj_walk<OWN, CLEAN>(s_step, s_blo, s_bhi, f, from, to, lane, bcol_own, bcol, bar,
                                       [&](const uint32_t *x, uint32_t keep) {

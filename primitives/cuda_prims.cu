@@ -587,8 +587,8 @@ static rfx_status varying_bits(rfx_gpu *g, const rfx_dev_rows *r, int *bits)
     return st;
 }
 
-// keys[i] = row i's columns as one 64-bit key; widths[c] |= every value of column c.
-__global__ void k_pack2_widths(const uint2 *rows, size_t n, uint64_t *keys, unsigned *widths)
+// widths[c] |= every value of column c of two-column rows.
+__global__ void k_widths2(const uint2 *rows, size_t n, unsigned *widths)
 {
     __shared__ unsigned s_or[2];
     if (threadIdx.x < 2)
@@ -598,7 +598,6 @@ __global__ void k_pack2_widths(const uint2 *rows, size_t n, uint64_t *keys, unsi
     GRID_STRIDE(i, n)
     {
         uint2 r = rows[i];
-        keys[i] = (uint64_t)r.x << 32 | r.y;
         o0 |= r.x;
         o1 |= r.y;
     }
@@ -615,22 +614,39 @@ __global__ void k_pack2_widths(const uint2 *rows, size_t n, uint64_t *keys, unsi
         atomicOr(&widths[threadIdx.x], s_or[threadIdx.x]);
 }
 
-__global__ void k_squeeze2(uint64_t *keys, size_t n, int shift)
+// keys[i] = row i's columns as one 64-bit key, column 1 in the low `shift` bits.
+__global__ void k_pack2(const uint2 *rows, size_t n, int shift, uint64_t *keys)
 {
-    GRID_STRIDE(i, n) keys[i] = (keys[i] >> 32) << shift | (keys[i] & 0xFFFFFFFFull);
+    GRID_STRIDE(i, n)
+    {
+        uint2 r = rows[i];
+        keys[i] = (uint64_t)r.x << shift | r.y;
+    }
 }
 
+// Rows reversed, (y, x), not yet sorted by y (see rfx_gpu_reversed).
+typedef struct {
+    uint64_t *rows;   // a row a word, or NULL
+    int end_bit;      // y's width
+} reversal;
+
+static rfx_status reverse_sort(rfx_gpu *g, reversal *rv, size_t n, rfx_dev_rows *out);
+
 /* Two-column rows of src sorted into *out (fresh memory; src is left as it was): packed
- * into 64-bit keys (the widths of both columns found in the same pass), sorted by CUB,
- * unpacked into the buffer that the sort did not end in. Column 1 keeps all 32 bits of
- * its half unless squeezing it to its width saves a radix pass (8 bits) or more. (CUB's
- * sort of the rows themselves through a decomposer took twice as long as its 64-bit key
- * sort on an H100 and an H200.) distinct: repeated keys are dropped before unpacking (one
- * pass over the keys instead of UNIQUE's flags, scan and gather over the rows). */
-static rfx_status sort_rows2(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *out, bool distinct)
+ * into 64-bit keys, sorted by CUB, unpacked into the buffer that the sort did not end in.
+ * Column 1 keeps all 32 bits of its half unless squeezing it to its width saves a radix
+ * pass (8 bits) or more; the widths come from a pass that only reads, so the keys are
+ * written once, already squeezed. (CUB's sort of the rows themselves through a decomposer
+ * took twice as long as its 64-bit key sort on an H100 and an H200.) distinct: repeated
+ * keys are dropped as they are unpacked (one pass over the keys instead of UNIQUE's flags,
+ * scan and gather over the rows); rv (distinct only): that pass also writes the rows
+ * reversed (into fresh memory, rv->rows). */
+static rfx_status sort_rows2(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *out, bool distinct, reversal *rv)
 {
     size_t n = src->n, bytes = 0;
     int sel = 0;
+    if (rv)
+        rv->rows = NULL;
     uint64_t *keys = (uint64_t *)rfx_gpu_alloc(g, n * 8), *alt = (uint64_t *)rfx_gpu_alloc(g, n * 8);
     unsigned *d_widths = (unsigned *)rfx_gpu_alloc(g, 8), widths[2] = {0, 0};
     void *tmp = NULL;
@@ -638,17 +654,16 @@ static rfx_status sort_rows2(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *
     cudaError_t e = st == RFX_OK ? cudaMemsetAsync(d_widths, 0, 8, g->stream) : cudaSuccess;
     if (st == RFX_OK && e == cudaSuccess) {
         size_t blocks = (size_t)g->sms * 16 < grid_for(n) ? (size_t)g->sms * 16 : grid_for(n);
-        k_pack2_widths<<<(unsigned)blocks, 256, 0, g->stream>>>((const uint2 *)src->data, n, keys, d_widths);
+        k_widths2<<<(unsigned)blocks, 256, 0, g->stream>>>((const uint2 *)src->data, n, d_widths);
         if ((e = cudaGetLastError()) == cudaSuccess)
             st = to_host(g, d_widths, widths, 2);
     }
     int b0 = bits_of(widths[0]), b1 = bits_of(widths[1]), shift = 32;
-    if (b1 < 32 && (32 + b0 + 7) / 8 > (b0 + (b1 ? b1 : 1) + 7) / 8) {
+    if (b1 < 32 && (32 + b0 + 7) / 8 > (b0 + (b1 ? b1 : 1) + 7) / 8)
         shift = b1 ? b1 : 1;
-        if (st == RFX_OK && e == cudaSuccess) {
-            k_squeeze2<<<grid_for(n), 256, 0, g->stream>>>(keys, n, shift);
-            e = cudaGetLastError();
-        }
+    if (st == RFX_OK && e == cudaSuccess) {
+        k_pack2<<<grid_for(n), 256, 0, g->stream>>>((const uint2 *)src->data, n, shift, keys);
+        e = cudaGetLastError();
     }
     int total = b0 + shift > 1 ? b0 + shift : 1;
     if (st == RFX_OK && e == cudaSuccess)
@@ -661,30 +676,40 @@ static rfx_status sort_rows2(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *
     rfx_gpu_free(g, d_widths);
     uint64_t *sorted = sel ? alt : keys, *spare = sel ? keys : alt;
     size_t m = n;
-    if (distinct && st == RFX_OK && e == cudaSuccess) {   // the distinct keys into spare: they are unpacked from there
+    if (distinct && st == RFX_OK && e == cudaSuccess) {   // the distinct keys, unpacked, into spare
         uint64_t *d_m = (uint64_t *)rfx_gpu_alloc(g, 8), hm = 0;
+        if (rv) {
+            rv->rows = (uint64_t *)rfx_gpu_alloc(g, n * 8);
+            rv->end_bit = b1 ? b1 : 1;
+        }
         bytes = 0;
-        e = (cudaError_t)rfx_shim_unique_u64(NULL, &bytes, sorted, spare, d_m, n, (rfx_stream)g->stream);
         tmp = NULL;
-        if (!d_m || (e == cudaSuccess && !(tmp = rfx_gpu_alloc(g, bytes ? bytes : 1))))
+        if (!d_m || (rv && !rv->rows))
+            st = RFX_ERR_NOMEM;
+        uint32_t *rr = rv ? (uint32_t *)rv->rows : NULL;
+        if (st == RFX_OK)
+            e = (cudaError_t)rfx_shim_unique_u64_rows(NULL, &bytes, sorted, shift, (uint32_t *)spare, rr, d_m, n,
+                                                      (rfx_stream)g->stream);
+        if (st == RFX_OK && e == cudaSuccess && !(tmp = rfx_gpu_alloc(g, bytes ? bytes : 1)))
             st = RFX_ERR_NOMEM;
         if (st == RFX_OK && e == cudaSuccess)
-            e = (cudaError_t)rfx_shim_unique_u64(tmp, &bytes, sorted, spare, d_m, n, (rfx_stream)g->stream);
+            e = (cudaError_t)rfx_shim_unique_u64_rows(tmp, &bytes, sorted, shift, (uint32_t *)spare, rr, d_m, n,
+                                                      (rfx_stream)g->stream);
         if (st == RFX_OK && e == cudaSuccess && (st = to_host(g, d_m, &hm, 1)) == RFX_OK)
             m = (size_t)hm;
         rfx_gpu_free(g, tmp);
         rfx_gpu_free(g, d_m);
-        uint64_t *t = sorted;
-        sorted = spare;
-        spare = t;
-    }
-    if (st == RFX_OK && e == cudaSuccess && m) {
+    } else if (st == RFX_OK && e == cudaSuccess) {
         k_unpack2<<<grid_for(m), 256, 0, g->stream>>>(sorted, m, shift, (uint32_t *)spare);
         e = cudaGetLastError();
     }
     rfx_gpu_free(g, sorted);
     if (st != RFX_OK || e != cudaSuccess) {
         rfx_gpu_free(g, spare);
+        if (rv) {
+            rfx_gpu_free(g, rv->rows);
+            rv->rows = NULL;
+        }
         return st != RFX_OK ? st : fail(g, e, "sorting two-column rows", __FILE__, __LINE__);
     }
     rfx_gpu_rows_init(out, 2);
@@ -699,7 +724,7 @@ static rfx_status sort_rows_into(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_ro
 {
     if (src->arity == 2 && src->n >= 2) {
         rfx_dev_rows out;
-        rfx_status st = sort_rows2(g, src, &out, distinct);
+        rfx_status st = sort_rows2(g, src, &out, distinct, NULL);
         if (st == RFX_OK)
             replace(g, dst, &out);
         return st;
@@ -780,7 +805,7 @@ extern "C" rfx_status rfx_gpu_sort(rfx_gpu *g, rfx_dev_rows *r)
         return RFX_OK;
     if (a == 2) {
         rfx_dev_rows out;
-        rfx_status st = sort_rows2(g, r, &out, false);
+        rfx_status st = sort_rows2(g, r, &out, false, NULL);
         if (st == RFX_OK)
             replace(g, r, &out);
         return st;
@@ -830,15 +855,14 @@ __global__ void k_flag_unique(const uint32_t *rows, size_t n, int arity, uint64_
     GRID_STRIDE(i, n) flags[i] = i == 0 || cmp_prefix(rows + i * arity, rows + (i - 1) * arity, arity) != 0;
 }
 
-// key[i] = column 1 of row i, val[i] = its column 0; *width |= every key.
-__global__ void k_split_reversed(const uint2 *rows, size_t n, uint32_t *key, uint32_t *val, unsigned *width)
+// rev[i] = rows[i] with its columns swapped; *width |= every y.
+__global__ void k_swap_cols(const uint2 *rows, size_t n, uint2 *rev, unsigned *width)
 {
     unsigned o = 0;
     GRID_STRIDE(i, n)
     {
         const uint2 r = rows[i];
-        key[i] = r.y;
-        val[i] = r.x;
+        rev[i] = make_uint2(r.y, r.x);
         o |= r.y;
     }
     for (int d = 16; d; d >>= 1)
@@ -847,15 +871,52 @@ __global__ void k_split_reversed(const uint2 *rows, size_t n, uint32_t *key, uin
         atomicOr(width, o);
 }
 
-// rows[i] = (a[i], b[i]).
-__global__ void k_zip2(const uint32_t *a, const uint32_t *b, size_t n, uint2 *rows)
+/* *out = rv's rows sorted by y, stably. A row (y, x) is the 64-bit word x << 32 | y in
+ * memory, so a key sort over the word's low end_bit bits sorts the rows themselves: as
+ * many radix passes as a pair sort of y and x, with no arrays to split or zip. Takes rv's
+ * rows (freed or adopted, success or not). */
+static rfx_status reverse_sort(rfx_gpu *g, reversal *rv, size_t n, rfx_dev_rows *out)
 {
-    GRID_STRIDE(i, n) rows[i] = make_uint2(a[i], b[i]);
+    size_t bytes = 0;
+    int sel = 0;
+    uint64_t *rows = rv->rows, *alt = (uint64_t *)rfx_gpu_alloc(g, n * 8);
+    rv->rows = NULL;
+    void *tmp = NULL;
+    rfx_status st = rows && alt ? RFX_OK : RFX_ERR_NOMEM;
+    cudaError_t err = cudaSuccess;
+    if (st == RFX_OK)
+        err = (cudaError_t)rfx_shim_sort_u64(NULL, &bytes, rows, alt, n, 0, rv->end_bit, &sel, (rfx_stream)g->stream);
+    if (st == RFX_OK && err == cudaSuccess && !(tmp = rfx_gpu_alloc(g, bytes ? bytes : 1)))
+        st = RFX_ERR_NOMEM;
+    if (st == RFX_OK && err == cudaSuccess)
+        err = (cudaError_t)rfx_shim_sort_u64(tmp, &bytes, rows, alt, n, 0, rv->end_bit, &sel, (rfx_stream)g->stream);
+    rfx_gpu_free(g, tmp);
+    uint64_t *sorted = sel ? alt : rows;
+    rfx_gpu_free(g, sel ? rows : alt);
+    if (st == RFX_OK && err != cudaSuccess)
+        st = fail(g, err, "reversing rows", __FILE__, __LINE__);
+    if (st != RFX_OK) {
+        rfx_gpu_free(g, sorted);
+        return st;
+    }
+    rfx_dev_rows r;
+    rfx_gpu_rows_init(&r, 2);
+    r.data = (uint32_t *)sorted;
+    r.n = r.cap = n;
+    replace(g, out, &r);
+    return RFX_OK;
+}
+
+static rfx_status reverse_small(rfx_gpu *g, const rfx_dev_rows *e, rfx_dev_rows *out)
+{
+    rfx_rx c0 = {.kind = RFX_RX_COL, .col = 0}, c1 = {.kind = RFX_RX_COL, .col = 1};
+    rfx_rx *swap[] = {&c1, &c0};
+    return rfx_gpu_mapfilter(g, e, NULL, swap, 2, out);
 }
 
 /* e is sorted by (x, y), so a stable sort of its rows by y alone leaves each y's rows in
- * x order: one pair sort over y's width (3 radix passes of 8 bytes a row at 2^24
- * vertices) instead of sorting the swapped rows as 64-bit keys (6 passes of 8 bytes). */
+ * x order: a sort over y's width (3 radix passes of 8 bytes a row at 2^24 vertices)
+ * instead of over both columns (6 passes). */
 extern "C" rfx_status rfx_gpu_reversed(rfx_gpu *g, const rfx_dev_rows *e, rfx_dev_rows *out)
 {
     size_t n = e->n;
@@ -863,58 +924,49 @@ extern "C" rfx_status rfx_gpu_reversed(rfx_gpu *g, const rfx_dev_rows *e, rfx_de
         snprintf(g->err, sizeof g->err, "reversing rows of %d columns (two wanted)", e->arity);
         return RFX_ERR_INTERNAL;
     }
-    if (n < 2) {
-        rfx_rx c0 = {.kind = RFX_RX_COL, .col = 0}, c1 = {.kind = RFX_RX_COL, .col = 1};
-        rfx_rx *swap[] = {&c1, &c0};
-        return rfx_gpu_mapfilter(g, e, NULL, swap, 2, out);
-    }
-    rfx_dev_rows r;
-    rfx_gpu_rows_init(&r, 2);
-    size_t bytes = 0;
-    int sel = 0;
+    if (n < 2)
+        return reverse_small(g, e, out);
     unsigned width = 0;
-    uint32_t *key = (uint32_t *)rfx_gpu_alloc(g, n * 4), *key_alt = (uint32_t *)rfx_gpu_alloc(g, n * 4),
-             *val = (uint32_t *)rfx_gpu_alloc(g, n * 4), *val_alt = (uint32_t *)rfx_gpu_alloc(g, n * 4);
+    reversal rv = {(uint64_t *)rfx_gpu_alloc(g, n * 8), 1};
     unsigned *d_width = (unsigned *)rfx_gpu_alloc(g, 4);
-    void *tmp = NULL;
-    rfx_status st = key && key_alt && val && val_alt && d_width ? RFX_OK : RFX_ERR_NOMEM;
+    rfx_status st = rv.rows && d_width ? RFX_OK : RFX_ERR_NOMEM;
     cudaError_t err = st == RFX_OK ? cudaMemsetAsync(d_width, 0, 4, g->stream) : cudaSuccess;
     if (st == RFX_OK && err == cudaSuccess) {
         size_t blocks = (size_t)g->sms * 16 < grid_for(n) ? (size_t)g->sms * 16 : grid_for(n);
-        k_split_reversed<<<(unsigned)blocks, 256, 0, g->stream>>>((const uint2 *)e->data, n, key, val, d_width);
+        k_swap_cols<<<(unsigned)blocks, 256, 0, g->stream>>>((const uint2 *)e->data, n, (uint2 *)rv.rows, d_width);
         if ((err = cudaGetLastError()) == cudaSuccess)
             st = to_host(g, d_width, &width, 1);
     }
-    int end_bit = bits_of(width) ? bits_of(width) : 1;
-    if (st == RFX_OK && err == cudaSuccess)
-        err = (cudaError_t)rfx_shim_sort_pairs_u32(NULL, &bytes, key, key_alt, val, val_alt, n, end_bit, &sel,
-                                                   (rfx_stream)g->stream);
-    if (st == RFX_OK && err == cudaSuccess && !(tmp = rfx_gpu_alloc(g, bytes ? bytes : 1)))
-        st = RFX_ERR_NOMEM;
-    if (st == RFX_OK && err == cudaSuccess)
-        err = (cudaError_t)rfx_shim_sort_pairs_u32(tmp, &bytes, key, key_alt, val, val_alt, n, end_bit, &sel,
-                                                   (rfx_stream)g->stream);
-    rfx_gpu_free(g, tmp);
     rfx_gpu_free(g, d_width);
-    uint32_t *k = sel & 1 ? key_alt : key, *v = sel & 2 ? val_alt : val;
-    rfx_gpu_free(g, sel & 1 ? key : key_alt);
-    rfx_gpu_free(g, sel & 2 ? val : val_alt);
-    if (st == RFX_OK && err == cudaSuccess)
-        st = rows_alloc(g, &r, 2, n);
-    if (st == RFX_OK && err == cudaSuccess) {
-        k_zip2<<<grid_for(n), 256, 0, g->stream>>>(k, v, n, (uint2 *)r.data);
-        err = cudaGetLastError();
-    }
-    rfx_gpu_free(g, k);
-    rfx_gpu_free(g, v);
     if (st == RFX_OK && err != cudaSuccess)
-        st = fail(g, err, "reversing rows", __FILE__, __LINE__);
+        st = fail(g, err, "k_swap_cols", __FILE__, __LINE__);
     if (st != RFX_OK) {
-        rfx_gpu_rows_free(g, &r);
+        rfx_gpu_free(g, rv.rows);
         return st;
     }
-    replace(g, out, &r);
-    return RFX_OK;
+    rv.end_bit = bits_of(width) ? bits_of(width) : 1;
+    return reverse_sort(g, &rv, n, out);
+}
+
+extern "C" rfx_status rfx_gpu_sort_unique_reversed(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *dst,
+                                                   rfx_dev_rows *rev)
+{
+    if (src->arity != 2) {
+        snprintf(g->err, sizeof g->err, "reversing rows of %d columns (two wanted)", src->arity);
+        return RFX_ERR_INTERNAL;
+    }
+    if (src->n < 2) {
+        rfx_status st = rfx_gpu_copy(g, src, dst);
+        return st ? st : reverse_small(g, dst, rev);
+    }
+    rfx_dev_rows out;
+    reversal rv;
+    rfx_status st = sort_rows2(g, src, &out, true, &rv);
+    if (st != RFX_OK)
+        return st;
+    size_t m = out.n;
+    replace(g, dst, &out);
+    return reverse_sort(g, &rv, m, rev);
 }
 
 extern "C" rfx_status rfx_gpu_unique_into(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *dst)
