@@ -472,6 +472,11 @@ static void test_lftj(void)
                 rfx_gpu_rows_init(&gd, nvars);
                 CU_ASSERT_EQUAL(rfx_gpu_lftj(gpu, dp, cv, nsrc, nvars, &gd, NULL), RFX_OK);
                 CU_ASSERT_EQUAL(rfx_gpu_lftj(gpu, dp, cv, nsrc, nvars, NULL, &gcount), RFX_OK);
+                uint64_t lcount = 0;   /* level by level (small inputs are counted in one launch) */
+                setenv("RFX_LFTJ_SMALL_ROWS", "0", 1);
+                CU_ASSERT_EQUAL(rfx_gpu_lftj(gpu, dp, cv, nsrc, nvars, NULL, &lcount), RFX_OK);
+                unsetenv("RFX_LFTJ_SMALL_ROWS");
+                CU_ASSERT_EQUAL(lcount, cpu.n);
                 rfx_rows back = down(&gd);
                 CU_ASSERT(same(&back, &cpu));
                 CU_ASSERT_EQUAL(ccount, cpu.n);
@@ -510,30 +515,34 @@ static void test_lftj(void)
     rfx_gpu_close(second);
 }
 
-/* The triangles of e counted on the GPU, with the last two levels in one pass and (with
- * RFX_LFTJ_UNFUSED) level by level, equal the CPU's, at least at_least; false (and a
- * note) otherwise. */
+/* The triangles of e counted on the GPU, with the last two levels in one pass, (with
+ * RFX_LFTJ_UNFUSED) level by level, and in one launch depth first (small inputs' way,
+ * forced whatever the size), equal the CPU's, at least at_least; false (and a note)
+ * otherwise. */
 static bool triangles_agree(const rfx_rows *e, const char *what, uint64_t at_least)
 {
     static const int tri[] = {0, 1, 1, 2, 0, 2};
     rfx_lftj_src s[3] = {{e, tri}, {e, tri + 2}, {e, tri + 4}};
-    uint64_t want = 0, got[2] = {0, 0};
+    uint64_t want = 0, got[3] = {0, 0, 0};
     CU_ASSERT_EQUAL(rfx_cpu_lftj(s, 3, 3, NULL, &want, 4), RFX_OK);
     rfx_dev_rows d = up(e);
     const rfx_dev_rows *dp[3] = {&d, &d, &d};
-    for (int unfused = 0; unfused < 2; unfused++) {
-        if (unfused)
+    for (int way = 0; way < 3; way++) {
+        setenv("RFX_LFTJ_SMALL_ROWS", way == 2 ? "4294967295" : "0", 1);
+        if (way == 1)
             setenv("RFX_LFTJ_UNFUSED", "1", 1);
-        CU_ASSERT_EQUAL(rfx_gpu_lftj(gpu, dp, tri, 3, 3, NULL, &got[unfused]), RFX_OK);
+        CU_ASSERT_EQUAL(rfx_gpu_lftj(gpu, dp, tri, 3, 3, NULL, &got[way]), RFX_OK);
         unsetenv("RFX_LFTJ_UNFUSED");
+        unsetenv("RFX_LFTJ_SMALL_ROWS");
     }
     rfx_gpu_rows_free(gpu, &d);
     CU_ASSERT(want >= at_least);   /* the shape has the triangles it is meant to */
-    bool ok = got[0] == want && got[1] == want;
+    bool ok = got[0] == want && got[1] == want && got[2] == want;
     CU_ASSERT(ok);
     if (!ok)
-        fprintf(stderr, "\n    %s triangles: GPU %llu (fused), %llu (level by level), CPU %llu\n", what,
-                (unsigned long long)got[0], (unsigned long long)got[1], (unsigned long long)want);
+        fprintf(stderr, "\n    %s triangles: GPU %llu (fused), %llu (level by level), %llu (one launch), CPU %llu\n",
+                what, (unsigned long long)got[0], (unsigned long long)got[1], (unsigned long long)got[2],
+                (unsigned long long)want);
     return ok;
 }
 
@@ -640,9 +649,43 @@ static void test_reversed(void)
         }
 }
 
+/* Joins of two variables, small enough to be counted in one launch: the rows two relations
+ * share, and the rows of one whose second column is in a unary relation (with rows
+ * repeated); counted both ways against the CPU. */
+static void test_lftj_two_vars(void)
+{
+    if (!need_gpu())
+        return;
+    static const int shared[] = {0, 1, 0, 1}, by_unary[] = {0, 1, 1};
+    for (int q = 0; q < 2; q++) {
+        rfx_rows a = rows_random(5000, 2, ZIPF, 300, true), b = rows_random(q ? 150 : 5000, q ? 1 : 2, ZIPF, 300, !q);
+        if (q)
+            rfx_cpu_sort(&b, 4);   /* sorted, repeats kept */
+        const int *cv = q ? by_unary : shared;
+        rfx_lftj_src s[2] = {{&a, cv}, {&b, cv + 2}};
+        uint64_t want = 0, got[2] = {0, 0};
+        CU_ASSERT_EQUAL(rfx_cpu_lftj(s, 2, 2, NULL, &want, 2), RFX_OK);
+        rfx_dev_rows da = up(&a), db = up(&b);
+        const rfx_dev_rows *dp[2] = {&da, &db};
+        for (int way = 0; way < 2; way++) {
+            setenv("RFX_LFTJ_SMALL_ROWS", way ? "0" : "4294967295", 1);
+            CU_ASSERT_EQUAL(rfx_gpu_lftj(gpu, dp, cv, 2, 2, NULL, &got[way]), RFX_OK);
+            unsetenv("RFX_LFTJ_SMALL_ROWS");
+        }
+        CU_ASSERT(want > 0);
+        CU_ASSERT_EQUAL(got[0], want);
+        CU_ASSERT_EQUAL(got[1], want);
+        rfx_gpu_rows_free(gpu, &da);
+        rfx_gpu_rows_free(gpu, &db);
+        rfx_rows_free(&a);
+        rfx_rows_free(&b);
+    }
+}
+
 /* The same join under a small device budget: the candidates of the last level (about
  * 30 million, 16 bytes each) cannot fit in 96 MB, so the frontier is split and expanded
- * in rounds; listing and counting must still equal the CPU's. */
+ * in rounds; listing and counting (level by level: the one-launch count of small inputs
+ * turned off) must still equal the CPU's. */
 static void test_lftj_small_budget(void)
 {
     if (!need_gpu())
@@ -666,7 +709,12 @@ static void test_lftj_small_budget(void)
     if (st != RFX_OK)
         fprintf(stderr, "\n    small-budget LFTJ: %s\n", rfx_gpu_error(small));
     CU_ASSERT_EQUAL(st, RFX_OK);
+    uint64_t n_small = 0;   /* and counted in one launch (small inputs' way) */
+    CU_ASSERT_EQUAL(rfx_gpu_lftj(small, dp, tri, 3, 3, NULL, &n_small), RFX_OK);
+    setenv("RFX_LFTJ_SMALL_ROWS", "0", 1);
     CU_ASSERT_EQUAL(rfx_gpu_lftj(small, dp, tri, 3, 3, NULL, &n), RFX_OK);
+    unsetenv("RFX_LFTJ_SMALL_ROWS");
+    CU_ASSERT_EQUAL(n_small, cpu.n);
     rfx_rows back;
     rfx_rows_init(&back, 3);
     CU_ASSERT_EQUAL(rfx_gpu_download(small, &out, &back), RFX_OK);
@@ -991,6 +1039,7 @@ static void add(void)
     CU_add_test(s, "aggregates", test_aggregate);
     CU_add_test(s, "leapfrog triejoin", test_lftj);
     CU_add_test(s, "leapfrog triejoin in rounds under a small budget", test_lftj_small_budget);
+    CU_add_test(s, "leapfrog triejoin of two variables", test_lftj_two_vars);
     CU_add_test(s, "leapfrog triejoin counting over hubs and the largest value", test_lftj_hubs);
     CU_add_test(s, "probe sums for a triangle count's variable order", test_triangle_order_costs);
     CU_add_test(s, "a sorted relation reversed", test_reversed);
