@@ -587,8 +587,8 @@ static rfx_status varying_bits(rfx_gpu *g, const rfx_dev_rows *r, int *bits)
     return st;
 }
 
-// widths[c] |= every value of column c of two-column rows.
-__global__ void k_widths2(const uint2 *rows, size_t n, unsigned *widths)
+// keys[i] = row i's columns as one 64-bit key; widths[c] |= every value of column c.
+__global__ void k_pack2_widths(const uint2 *rows, size_t n, uint64_t *keys, unsigned *widths)
 {
     __shared__ unsigned s_or[2];
     if (threadIdx.x < 2)
@@ -598,6 +598,7 @@ __global__ void k_widths2(const uint2 *rows, size_t n, unsigned *widths)
     GRID_STRIDE(i, n)
     {
         uint2 r = rows[i];
+        keys[i] = (uint64_t)r.x << 32 | r.y;
         o0 |= r.x;
         o1 |= r.y;
     }
@@ -614,14 +615,9 @@ __global__ void k_widths2(const uint2 *rows, size_t n, unsigned *widths)
         atomicOr(&widths[threadIdx.x], s_or[threadIdx.x]);
 }
 
-// keys[i] = row i's columns as one 64-bit key, column 1 in the low `shift` bits.
-__global__ void k_pack2(const uint2 *rows, size_t n, int shift, uint64_t *keys)
+__global__ void k_squeeze2(uint64_t *keys, size_t n, int shift)
 {
-    GRID_STRIDE(i, n)
-    {
-        uint2 r = rows[i];
-        keys[i] = (uint64_t)r.x << shift | r.y;
-    }
+    GRID_STRIDE(i, n) keys[i] = (keys[i] >> 32) << shift | (keys[i] & 0xFFFFFFFFull);
 }
 
 // Rows reversed, (y, x), not yet sorted by y (see rfx_gpu_reversed).
@@ -633,14 +629,16 @@ typedef struct {
 static rfx_status reverse_sort(rfx_gpu *g, reversal *rv, size_t n, rfx_dev_rows *out);
 
 /* Two-column rows of src sorted into *out (fresh memory; src is left as it was): packed
- * into 64-bit keys, sorted by CUB, unpacked into the buffer that the sort did not end in.
- * Column 1 keeps all 32 bits of its half unless squeezing it to its width saves a radix
- * pass (8 bits) or more; the widths come from a pass that only reads, so the keys are
- * written once, already squeezed. (CUB's sort of the rows themselves through a decomposer
- * took twice as long as its 64-bit key sort on an H100 and an H200.) distinct: repeated
- * keys are dropped as they are unpacked (one pass over the keys instead of UNIQUE's flags,
- * scan and gather over the rows); rv (distinct only): that pass also writes the rows
- * reversed (into fresh memory, rv->rows). */
+ * into 64-bit keys (the widths of both columns found in the same pass), sorted by CUB,
+ * unpacked into the buffer that the sort did not end in. Column 1 keeps all 32 bits of
+ * its half unless squeezing it to its width saves a radix pass (8 bits) or more.
+ * (Measuring the widths first, so that the keys are written once and already squeezed,
+ * saves 8 bytes a row where columns are narrow, as graph ids are, and costs 8 where they
+ * are not: the SORT primitive's random 32-bit rows would lose 5% against CUB. CUB's sort
+ * of the rows themselves through a decomposer took twice as long as its 64-bit key sort
+ * on an H100 and an H200.) distinct: repeated keys are dropped as they are unpacked (one
+ * pass over the keys instead of UNIQUE's flags, scan and gather over the rows); rv
+ * (distinct only): that pass also writes the rows reversed (into fresh memory, rv->rows). */
 static rfx_status sort_rows2(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *out, bool distinct, reversal *rv)
 {
     size_t n = src->n, bytes = 0;
@@ -654,16 +652,17 @@ static rfx_status sort_rows2(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *
     cudaError_t e = st == RFX_OK ? cudaMemsetAsync(d_widths, 0, 8, g->stream) : cudaSuccess;
     if (st == RFX_OK && e == cudaSuccess) {
         size_t blocks = (size_t)g->sms * 16 < grid_for(n) ? (size_t)g->sms * 16 : grid_for(n);
-        k_widths2<<<(unsigned)blocks, 256, 0, g->stream>>>((const uint2 *)src->data, n, d_widths);
+        k_pack2_widths<<<(unsigned)blocks, 256, 0, g->stream>>>((const uint2 *)src->data, n, keys, d_widths);
         if ((e = cudaGetLastError()) == cudaSuccess)
             st = to_host(g, d_widths, widths, 2);
     }
     int b0 = bits_of(widths[0]), b1 = bits_of(widths[1]), shift = 32;
-    if (b1 < 32 && (32 + b0 + 7) / 8 > (b0 + (b1 ? b1 : 1) + 7) / 8)
+    if (b1 < 32 && (32 + b0 + 7) / 8 > (b0 + (b1 ? b1 : 1) + 7) / 8) {
         shift = b1 ? b1 : 1;
-    if (st == RFX_OK && e == cudaSuccess) {
-        k_pack2<<<grid_for(n), 256, 0, g->stream>>>((const uint2 *)src->data, n, shift, keys);
-        e = cudaGetLastError();
+        if (st == RFX_OK && e == cudaSuccess) {
+            k_squeeze2<<<grid_for(n), 256, 0, g->stream>>>(keys, n, shift);
+            e = cudaGetLastError();
+        }
     }
     int total = b0 + shift > 1 ? b0 + shift : 1;
     if (st == RFX_OK && e == cudaSuccess)
