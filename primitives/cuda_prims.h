@@ -103,8 +103,8 @@ rfx_status rfx_gpu_triangle_order_costs(rfx_gpu *g, const rfx_dev_rows *e, doubl
  * (y, x): the source that binds y first). e must be sorted: only y is sorted on. */
 rfx_status rfx_gpu_reversed(rfx_gpu *g, const rfx_dev_rows *e, rfx_dev_rows *out);
 /* rfx_gpu_sort_unique_into(g, src, dst) then rfx_gpu_reversed(g, dst, rev), for two-column
- * rows, the reversed rows split out as the distinct rows are written (one pass fewer over
- * them). dst and rev must differ; src may be dst. */
+ * rows, the reversed rows written as the distinct rows are (two passes fewer over them).
+ * src may be dst; rev must be neither. */
 rfx_status rfx_gpu_sort_unique_reversed(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *dst, rfx_dev_rows *rev);
 /* The same, keeping level 0 in memo for the next join whose sources led by variable 0
  * are the same slices (boxes of one outer interval) and reusing it when memo->valid;
