@@ -1079,26 +1079,13 @@ __device__ __forceinline__ uint32_t lftj_gallop(const lftj_srcs &S, int s, int c
 }
 
 // Narrows the nodes r (two words a source) of level L's participants, but p's, to value
-// x; false when one lacks it. A root node (column 0) of the same rows as an earlier
-// participant's root takes that one's narrowed node without a search (a triangle's
-// e(x, y) and e(x, z)).
+// x; false when one lacks it.
 __device__ __forceinline__ bool lftj_small_bind(const lftj_srcs &S, const lftj_level &L, int p, uint32_t *r, uint32_t x)
 {
     for (int k = 0; k < L.np; k++) {
         const int s = L.src[k], c = L.col[k];
         if (s == p)
             continue;
-        int same = -1;
-        for (int q = 0; q < k && c == 0 && same < 0; q++) {
-            const int t = L.src[q];
-            if (t != p && L.col[q] == 0 && S.data[t] == S.data[s] && S.rows[t] == S.rows[s] && S.arity[t] == S.arity[s])
-                same = t;
-        }
-        if (same >= 0) {
-            r[2 * s] = r[2 * same];
-            r[2 * s + 1] = r[2 * same + 1];
-            continue;
-        }
         const uint32_t lo = lsearch(S, s, c, r[2 * s], r[2 * s + 1], x, false);
         if (lo == r[2 * s + 1] || lv(S, s, lo, c) != x)
             return false;
@@ -1206,6 +1193,20 @@ __global__ void k_lftj_small_count(const __grid_constant__ lftj_srcs S, const __
     lftj_add_block(mine, &block_sum, total);
 }
 
+// Zeroes the device counter, runs launch() (which returns its launch's error), and adds
+// the count it leaves there to R->total; `what` names the kernel in an error.
+template <typename Launch>
+static rfx_status lftj_add_count(lftj_run *R, unsigned long long *counter, const char *what, Launch launch)
+{
+    cudaError_t e = cudaMemsetAsync(counter, 0, 8, R->g->stream);
+    if (e == cudaSuccess)
+        e = launch();
+    unsigned long long t = 0;
+    rfx_status st = e != cudaSuccess ? fail(R->g, e, what, __FILE__, __LINE__) : to_host(R->g, counter, &t, 1);
+    R->total += t;
+    return st;
+}
+
 // Counts the join in one launch when it is small and shaped for it (see above); *done
 // says whether it did.
 static rfx_status lftj_small_count(lftj_run *R, const int *colvar, bool *done)
@@ -1233,20 +1234,15 @@ static rfx_status lftj_small_count(lftj_run *R, const int *colvar, bool *done)
     lftj_srcs S = R->S;
     for (int s = 0; s < R->nsrc; s++)
         S.first[s] = NULL;   // searches only: an index would cost a round trip to build
-    unsigned long long *d_total = (unsigned long long *)rfx_gpu_alloc(g, 8), t = 0;
+    unsigned long long *d_total = (unsigned long long *)rfx_gpu_alloc(g, 8);
     if (!d_total)
         return RFX_ERR_NOMEM;
-    cudaError_t e = cudaMemsetAsync(d_total, 0, 8, g->stream);
-    if (e == cudaSuccess) {
+    rfx_status st = lftj_add_count(R, d_total, "k_lftj_small_count", [&] {
         k_lftj_small_count<<<grid_for(S.rows[P.p]), 256, 0, g->stream>>>(S, P, d_total);
-        e = cudaGetLastError();
-    }
-    rfx_status st = e != cudaSuccess ? fail(g, e, "k_lftj_small_count", __FILE__, __LINE__) : to_host(g, d_total, &t, 1);
+        return cudaGetLastError();
+    });
     rfx_gpu_free(g, d_total);
-    if (st == RFX_OK) {
-        R->total = t;
-        *done = true;
-    }
+    *done = st == RFX_OK;
     return st;
 }
 
@@ -1378,22 +1374,17 @@ static rfx_status lftj_count_last(lftj_run *R, int v, const lftj_frontier &cur)
     uint32_t *regrouped = NULL;
     int a = 0;
     rfx_status st = pair ? lftj_pair_roles(R, v, cur, d_total, &a, &regrouped) : RFX_OK;
-    cudaError_t e = st == RFX_OK ? cudaMemsetAsync(d_total, 0, 8, g->stream) : cudaSuccess;
-    if (st == RFX_OK && e == cudaSuccess && pair) {
-        e = lftj_pair_launch(R, v, a, cur.F, regrouped ? regrouped : cur.rng, NULL, d_total);
-    } else if (st == RFX_OK && e == cudaSuccess) {
-        size_t blocks = (cur.F + 7) / 8;   // 8 warps a block, a warp an element
-        k_lftj_count_last<<<(unsigned)(blocks < 65536 ? blocks : 65536), 256, 0, g->stream>>>(R->S, L, cur.F, cur.rng,
-                                                                                               d_total);
-        e = cudaGetLastError();
-    }
-    unsigned long long t = 0;
     if (st == RFX_OK)
-        st = e != cudaSuccess ? fail(g, e, pair ? "k_lftj_count_pair" : "k_lftj_count_last", __FILE__, __LINE__)
-                              : to_host(g, d_total, &t, 1);
+        st = lftj_add_count(R, d_total, pair ? "k_lftj_count_pair" : "k_lftj_count_last", [&] {
+            if (pair)
+                return lftj_pair_launch(R, v, a, cur.F, regrouped ? regrouped : cur.rng, NULL, d_total);
+            size_t blocks = (cur.F + 7) / 8;   // 8 warps a block, a warp an element
+            k_lftj_count_last<<<(unsigned)(blocks < 65536 ? blocks : 65536), 256, 0, g->stream>>>(R->S, L, cur.F,
+                                                                                                   cur.rng, d_total);
+            return cudaGetLastError();
+        });
     rfx_gpu_free(g, d_total);
     rfx_gpu_free(g, regrouped);
-    R->total += t;
     return st;
 }
 
@@ -1437,14 +1428,10 @@ static rfx_status lftj_count_fused(lftj_run *R, int v, const lftj_frontier &cur,
     fz.off = off;
     fz.F = cur.F;
     fz.kb = kb;
-    cudaError_t e = cudaMemsetAsync(d_total, 0, 8, g->stream);
-    if (e == cudaSuccess)
-        e = lftj_pair_launch(R, v + 1, R->pair_a[v + 1], (size_t)C, cur.rng, &fz, d_total);
-    unsigned long long t = 0;
-    rfx_status st = e != cudaSuccess ? fail(g, e, "k_lftj_count_pair (fused)", __FILE__, __LINE__)
-                                     : to_host(g, d_total, &t, 1);
+    rfx_status st = lftj_add_count(R, d_total, "k_lftj_count_pair (fused)", [&] {
+        return lftj_pair_launch(R, v + 1, R->pair_a[v + 1], (size_t)C, cur.rng, &fz, d_total);
+    });
     rfx_gpu_free(g, d_total);
-    R->total += t;
     return st;
 }
 
