@@ -425,6 +425,23 @@ static void test_semijoin_merge(void)
             }
 }
 
+/* RFX_LFTJ_SMALL_ROWS settings: every count level by level, or in one launch whatever the
+ * size (joins of two or three variables). */
+#define LEVEL_BY_LEVEL "0"
+#define ONE_LAUNCH "4294967295"
+
+/* rfx_gpu_lftj's count on ctx with RFX_LFTJ_SMALL_ROWS set to small_rows (NULL: unset). */
+static uint64_t lftj_count_with(rfx_gpu *ctx, const char *small_rows, const rfx_dev_rows *const *srcs, const int *cv,
+                                int nsrc, int nvars)
+{
+    uint64_t n = 0;
+    if (small_rows)
+        setenv("RFX_LFTJ_SMALL_ROWS", small_rows, 1);
+    CU_ASSERT_EQUAL(rfx_gpu_lftj(ctx, srcs, cv, nsrc, nvars, NULL, &n), RFX_OK);
+    unsetenv("RFX_LFTJ_SMALL_ROWS");
+    return n;
+}
+
 /* Leapfrog triejoin: GPU (listing and counting) against the CPU on random relations:
  * one relation three times (triangles), three different relations, and four variables
  * over sources of arity 2 and 3; uniform, skewed (Zipf: high-degree keys spread over many
@@ -472,11 +489,8 @@ static void test_lftj(void)
                 rfx_gpu_rows_init(&gd, nvars);
                 CU_ASSERT_EQUAL(rfx_gpu_lftj(gpu, dp, cv, nsrc, nvars, &gd, NULL), RFX_OK);
                 CU_ASSERT_EQUAL(rfx_gpu_lftj(gpu, dp, cv, nsrc, nvars, NULL, &gcount), RFX_OK);
-                uint64_t lcount = 0;   /* level by level (small inputs are counted in one launch) */
-                setenv("RFX_LFTJ_SMALL_ROWS", "0", 1);
-                CU_ASSERT_EQUAL(rfx_gpu_lftj(gpu, dp, cv, nsrc, nvars, NULL, &lcount), RFX_OK);
-                unsetenv("RFX_LFTJ_SMALL_ROWS");
-                CU_ASSERT_EQUAL(lcount, cpu.n);
+                /* and level by level (small inputs are counted in one launch) */
+                CU_ASSERT_EQUAL(lftj_count_with(gpu, LEVEL_BY_LEVEL, dp, cv, nsrc, nvars), cpu.n);
                 rfx_rows back = down(&gd);
                 CU_ASSERT(same(&back, &cpu));
                 CU_ASSERT_EQUAL(ccount, cpu.n);
@@ -528,12 +542,10 @@ static bool triangles_agree(const rfx_rows *e, const char *what, uint64_t at_lea
     rfx_dev_rows d = up(e);
     const rfx_dev_rows *dp[3] = {&d, &d, &d};
     for (int way = 0; way < 3; way++) {
-        setenv("RFX_LFTJ_SMALL_ROWS", way == 2 ? "4294967295" : "0", 1);
         if (way == 1)
             setenv("RFX_LFTJ_UNFUSED", "1", 1);
-        CU_ASSERT_EQUAL(rfx_gpu_lftj(gpu, dp, tri, 3, 3, NULL, &got[way]), RFX_OK);
+        got[way] = lftj_count_with(gpu, way == 2 ? ONE_LAUNCH : LEVEL_BY_LEVEL, dp, tri, 3, 3);
         unsetenv("RFX_LFTJ_UNFUSED");
-        unsetenv("RFX_LFTJ_SMALL_ROWS");
     }
     rfx_gpu_rows_free(gpu, &d);
     CU_ASSERT(want >= at_least);   /* the shape has the triangles it is meant to */
@@ -663,18 +675,13 @@ static void test_lftj_two_vars(void)
             rfx_cpu_sort(&b, 4);   /* sorted, repeats kept */
         const int *cv = q ? by_unary : shared;
         rfx_lftj_src s[2] = {{&a, cv}, {&b, cv + 2}};
-        uint64_t want = 0, got[2] = {0, 0};
+        uint64_t want = 0;
         CU_ASSERT_EQUAL(rfx_cpu_lftj(s, 2, 2, NULL, &want, 2), RFX_OK);
         rfx_dev_rows da = up(&a), db = up(&b);
         const rfx_dev_rows *dp[2] = {&da, &db};
-        for (int way = 0; way < 2; way++) {
-            setenv("RFX_LFTJ_SMALL_ROWS", way ? "0" : "4294967295", 1);
-            CU_ASSERT_EQUAL(rfx_gpu_lftj(gpu, dp, cv, 2, 2, NULL, &got[way]), RFX_OK);
-            unsetenv("RFX_LFTJ_SMALL_ROWS");
-        }
         CU_ASSERT(want > 0);
-        CU_ASSERT_EQUAL(got[0], want);
-        CU_ASSERT_EQUAL(got[1], want);
+        CU_ASSERT_EQUAL(lftj_count_with(gpu, ONE_LAUNCH, dp, cv, 2, 2), want);
+        CU_ASSERT_EQUAL(lftj_count_with(gpu, LEVEL_BY_LEVEL, dp, cv, 2, 2), want);
         rfx_gpu_rows_free(gpu, &da);
         rfx_gpu_rows_free(gpu, &db);
         rfx_rows_free(&a);
@@ -704,17 +711,12 @@ static void test_lftj_small_budget(void)
     rfx_gpu_rows_init(&out, 3);
     CU_ASSERT_EQUAL_FATAL(rfx_gpu_upload(small, &e, &d), RFX_OK);
     const rfx_dev_rows *dp[3] = {&d, &d, &d};
-    uint64_t n = 0;
     rfx_status st = rfx_gpu_lftj(small, dp, tri, 3, 3, &out, NULL);
     if (st != RFX_OK)
         fprintf(stderr, "\n    small-budget LFTJ: %s\n", rfx_gpu_error(small));
     CU_ASSERT_EQUAL(st, RFX_OK);
-    uint64_t n_small = 0;   /* and counted in one launch (small inputs' way) */
-    CU_ASSERT_EQUAL(rfx_gpu_lftj(small, dp, tri, 3, 3, NULL, &n_small), RFX_OK);
-    setenv("RFX_LFTJ_SMALL_ROWS", "0", 1);
-    CU_ASSERT_EQUAL(rfx_gpu_lftj(small, dp, tri, 3, 3, NULL, &n), RFX_OK);
-    unsetenv("RFX_LFTJ_SMALL_ROWS");
-    CU_ASSERT_EQUAL(n_small, cpu.n);
+    const uint64_t n = lftj_count_with(small, LEVEL_BY_LEVEL, dp, tri, 3, 3);
+    CU_ASSERT_EQUAL(lftj_count_with(small, NULL, dp, tri, 3, 3), cpu.n);   /* and in one launch (its size's way) */
     rfx_rows back;
     rfx_rows_init(&back, 3);
     CU_ASSERT_EQUAL(rfx_gpu_download(small, &out, &back), RFX_OK);
