@@ -26,7 +26,8 @@
  * counted on the host from the oriented edges; column "ord" says which ran.
  * -k4: 4-cliques instead, through librfx on the GPU: the whole count-only program
  * (orientation, sort, join) with --join=lftj against --join=binary, wall ms of rfx_run,
- * median of repeats after a warm-up. */
+ * median of repeats after a warm-up; RFX_BENCH_PROFILE=1 prints each run's operator table
+ * (librfx's profile) on standard error, the last of each join method warm. */
 #include "cuda_prims.h"
 #include "bench_graphs.h"
 #include "lftj.h"
@@ -241,6 +242,8 @@ static double k4_run(const uint32_t *edges, size_t m, rfx_join_kind join, size_t
     rfx_config_init(&cfg);
     cfg.backend = RFX_BACKEND_CUDA;
     cfg.join = join;
+    if (getenv("RFX_BENCH_PROFILE"))   /* a table per run on stderr: the last one is warm */
+        cfg.profile = stderr;
     rfx_engine *e = rfx_open(&cfg);
     double t[16], ms = -1;
     int ok = e && rfx_load_string(e, k4_program, "k4.dl") == RFX_EXIT_OK &&

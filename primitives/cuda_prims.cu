@@ -143,6 +143,14 @@ extern "C" void rfx_gpu_close(rfx_gpu *g)
     free(g);
 }
 
+extern "C" void rfx_gpu_trim(rfx_gpu *g, size_t keep_bytes)
+{
+    cudaSetDevice(g->device);
+    cudaStreamSynchronize(g->stream);
+    cudaMemPoolTrimTo(g->pool, keep_bytes);
+    cudaGetLastError();
+}
+
 extern "C" const char *rfx_gpu_error(const rfx_gpu *g) { return g->err; }
 extern "C" const char *rfx_gpu_name(const rfx_gpu *g) { return g->name; }
 extern "C" size_t rfx_gpu_budget(const rfx_gpu *g) { return g->budget; }

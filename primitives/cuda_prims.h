@@ -33,6 +33,9 @@ int rfx_gpu_count(void);
  * NULL on failure with the reason in err. */
 rfx_gpu *rfx_gpu_open(int device, size_t budget, char *err, size_t errcap);
 void rfx_gpu_close(rfx_gpu *g);
+/* Waits for the context's work, then gives the memory its pool holds freed back to the
+ * driver down to keep_bytes (a context kept for another run). */
+void rfx_gpu_trim(rfx_gpu *g, size_t keep_bytes);
 const char *rfx_gpu_error(const rfx_gpu *g);
 const char *rfx_gpu_name(const rfx_gpu *g);
 /* The context's memory budget in bytes, and what of it is in use now. */

@@ -11,6 +11,38 @@
 
 enum { MAX_DEVICES = 16 };
 
+/* A run's pool keeps at most this much of its freed memory for the next run of the
+ * engine (what small runs use is kept whole; a large run's memory goes back to the
+ * driver, whose mapping costs little beside such a run). */
+#define KEEP_POOL_BYTES ((size_t)1 << 30)
+
+struct rfx_device_keep {
+    rfx_gpu *gs[MAX_DEVICES];
+    int devs[MAX_DEVICES], ndev;
+    size_t device_memory;      /* the cap they were opened with */
+    bool lent;                 /* a backend holds them now */
+};
+
+rfx_device_keep *rfx_device_keep_new(void)
+{
+    return rfx_calloc(1, sizeof(rfx_device_keep));
+}
+
+void rfx_device_keep_clear(rfx_device_keep *k)
+{
+    if (!k || k->lent)
+        return;
+    for (int d = k->ndev - 1; d >= 0; d--)
+        rfx_gpu_close(k->gs[d]);
+    k->ndev = 0;
+}
+
+void rfx_device_keep_free(rfx_device_keep *k)
+{
+    rfx_device_keep_clear(k);
+    free(k);
+}
+
 typedef struct cuda_ctx {
     const rfx_plan *P;
     rfx_gpu *g;                /* the first device: plan variables live here */
@@ -22,6 +54,10 @@ typedef struct cuda_ctx {
     size_t jit_min_rows;       /* smaller groups run on the precompiled primitives */
     signed char *loaded;       /* per group id: 1 its kernels are loaded, -1 they failed to compile */
     int nloaded;
+    rfx_device_keep *keep;     /* the engine's, when gs are borrowed from it */
+    uint64_t mark[MAX_DEVICES];   /* allocations of the borrowed contexts before this run */
+    int jit_compiled0, jit_cached0;   /* its JIT counts before this run */
+    double jit_compile_ms0, jit_cache_ms0;
 } cuda_ctx;
 
 static rfx_status cu_open(rfx_backend *be, const rfx_plan *P)
@@ -45,8 +81,17 @@ static void cu_close(rfx_backend *be)
             rfx_gpu_rows_free(c->g, &c->vars[v]);
     free(c->vars);
     free(c->loaded);
-    for (int d = c->ndev - 1; d >= 0; d--)
-        rfx_gpu_close(c->gs[d]);
+    if (c->keep) {   /* back to the engine, with nothing of this run left allocated */
+        for (int d = 0; d < c->ndev; d++) {
+            rfx_gpu_reclaim(c->gs[d], c->mark[d], NULL, 0);
+            rfx_gpu_trim(c->gs[d], KEEP_POOL_BYTES);
+        }
+        rfx_gpu_activate(c->g);
+        c->keep->lent = false;
+    } else {
+        for (int d = c->ndev - 1; d >= 0; d--)
+            rfx_gpu_close(c->gs[d]);
+    }
     free(c);
     free(be);
 }
@@ -323,6 +368,8 @@ static rfx_status cu_exec_group_once(rfx_backend *be, const rfx_fgroup *g)
         const char *env = getenv("RFX_JIT_MIN_ROWS");
         x->jit_min_rows = env && *env ? (size_t)strtoull(env, NULL, 10) : (size_t)1 << 16;
     }
+    if (rfx_fgroup_gpu_by_members(g))
+        return cu_exec_members(be, g);
     size_t rows = 0;
     for (int k = 0; k < rfx_fgroup_ninputs(g); k++)
         rows += V[rfx_fgroup_input(g, k)].n;
@@ -438,7 +485,23 @@ static const char *cu_device(rfx_backend *be)
 
 static void cu_jit_stats(rfx_backend *be, int *compiled, int *cached, double *compile_ms, double *cache_ms)
 {
-    rfx_gpu_jit_stats(((cuda_ctx *)be->ctx)->g, compiled, cached, compile_ms, cache_ms);
+    cuda_ctx *c = be->ctx;
+    rfx_gpu_jit_stats(c->g, compiled, cached, compile_ms, cache_ms);
+    *compiled -= c->jit_compiled0;   /* this run's: a kept context counts since it opened */
+    *cached -= c->jit_cached0;
+    *compile_ms -= c->jit_compile_ms0;
+    *cache_ms -= c->jit_cache_ms0;
+}
+
+/* Whether the engine's kept contexts are for these devices and this cap. */
+static bool keep_fits(const rfx_device_keep *k, const int *devs, int ndev, size_t device_memory)
+{
+    if (k->ndev != ndev || k->device_memory != device_memory)
+        return false;
+    for (int d = 0; d < ndev; d++)
+        if (k->devs[d] != devs[d])
+            return false;
+    return true;
 }
 
 bool rfx_cuda_available(char *name, size_t cap)
@@ -485,7 +548,15 @@ rfx_backend *rfx_backend_cuda(const rfx_run_opts *o, char *why, size_t whycap)
         free(c);
         return NULL;
     }
-    for (int d = 0; d < ndev; d++) {
+    rfx_device_keep *k = o->keep && !o->keep->lent ? o->keep : NULL;
+    if (k && k->ndev && !keep_fits(k, devs, ndev, o->device_memory))
+        rfx_device_keep_clear(k);   /* other devices or another cap: opened afresh */
+    if (k && k->ndev) {
+        for (int d = 0; d < ndev; d++)
+            c->gs[d] = k->gs[d];
+        c->ndev = ndev;
+    }
+    for (int d = c->ndev; d < ndev; d++) {
         if (devs[d] < 0 || devs[d] >= rfx_gpu_count()) {
             snprintf(why, whycap, "device %d does not exist (%d device%s)", devs[d], rfx_gpu_count(),
                      rfx_gpu_count() == 1 ? "" : "s");
@@ -497,11 +568,25 @@ rfx_backend *rfx_backend_cuda(const rfx_run_opts *o, char *why, size_t whycap)
     }
     c->g = c->gs[0];
     if (c->ndev < ndev || rfx_gpu_activate(c->g) != RFX_OK) {
-        for (int d = c->ndev - 1; d >= 0; d--)
-            rfx_gpu_close(c->gs[d]);
+        if (!(k && k->ndev))
+            for (int d = c->ndev - 1; d >= 0; d--)
+                rfx_gpu_close(c->gs[d]);
         free(be);
         free(c);
         return NULL;
+    }
+    if (k) {   /* lent for this run; the engine keeps them after it */
+        for (int d = 0; d < ndev; d++) {
+            k->gs[d] = c->gs[d];
+            k->devs[d] = devs[d];
+        }
+        k->ndev = ndev;
+        k->device_memory = o->device_memory;
+        k->lent = true;
+        c->keep = k;
+        for (int d = 0; d < ndev; d++)
+            c->mark[d] = rfx_gpu_alloc_mark(c->gs[d]);
+        rfx_gpu_jit_stats(c->g, &c->jit_compiled0, &c->jit_cached0, &c->jit_compile_ms0, &c->jit_cache_ms0);
     }
     *be = (rfx_backend){"cuda", c, cu_open, cu_close, cu_count, cu_release, cu_merge_host,
                         cu_host_view, cu_exec, cu_exec_group, cu_last_error, cu_sync, cu_copy_bandwidth, cu_device,

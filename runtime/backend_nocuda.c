@@ -20,3 +20,18 @@ rfx_backend *rfx_backend_cuda(const rfx_run_opts *o, char *why, size_t whycap)
     snprintf(why, whycap, "this rfx was built without the CUDA toolkit");
     return NULL;
 }
+
+rfx_device_keep *rfx_device_keep_new(void)
+{
+    return NULL;
+}
+
+void rfx_device_keep_clear(rfx_device_keep *k)
+{
+    (void)k;
+}
+
+void rfx_device_keep_free(rfx_device_keep *k)
+{
+    (void)k;
+}

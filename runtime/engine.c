@@ -21,6 +21,7 @@ struct rfx_engine {
     rfx_rows *inserts;             /* per program relation */
     bool *inserts_unsorted;        /* per relation: appended to since the last sort */
     rfx_exec *result;              /* state after the last successful run */
+    rfx_device_keep *keep;         /* device contexts kept between runs (NULL: none) */
     bool ran;                      /* a run finished (result may be empty after a failed one) */
     FILE *diag;                    /* writes into msg, and to cfg.diag too */
     char *msg;                     /* messages of the current call, NUL-terminated */
@@ -170,6 +171,8 @@ rfx_engine *rfx_open(const rfx_config *cfg)
         return NULL;
     }
     setvbuf(e->diag, NULL, _IONBF, 0);   /* messages reach cfg.diag as they happen */
+    if (e->cfg.backend != RFX_BACKEND_CPU)
+        e->keep = rfx_device_keep_new();   /* NULL (none kept) without CUDA */
     return e;
 }
 
@@ -187,6 +190,7 @@ void rfx_close(rfx_engine *e)
     if (!e)
         return;
     rfx_exec_free(e->result);
+    rfx_device_keep_free(e->keep);
     free_inserts(e);
     rfx_plan_free(e->plan);
     rfx_program_free(e->prog);
@@ -470,8 +474,11 @@ rfx_result rfx_run(rfx_engine *e)
         .profile_json = e->cfg.profile_json,
         .trace = e->cfg.trace,
         .no_fuse = fusion_off(e),
+        .keep = e->keep,
     };
     rfx_status st = rfx_exec_run(e->plan, e->prog, &o, e->inserts, &e->result);
+    if (st != RFX_OK)   /* a device error may have spoilt the contexts: the next run opens its own */
+        rfx_device_keep_clear(e->keep);
     e->ran = st == RFX_OK;
     return end_call(e, (rfx_result)rfx_status_exit_code(st));
 }

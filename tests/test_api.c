@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static const char *tc_src =
     ".decl edge(x: number, y: number)\n"
@@ -355,6 +357,37 @@ static void errors_are_reported(void)
     rfx_close(e);
 }
 
+/* A run that fails (here before anything runs: its output directory is gone) leaves the
+ * engine usable: on a GPU the next run opens the device afresh instead of borrowing the
+ * contexts kept from the run before. */
+static void runs_after_a_failed_run(void)
+{
+    char *dir = make_temp_dir();
+    rfx_config cfg;
+    rfx_config_init(&cfg);
+    cfg.output_dir = dir;
+    rfx_engine *e = rfx_open(&cfg);
+    CU_ASSERT_EQUAL_FATAL(rfx_load_string(e, ".decl a(x: number)\n.output a\na(1).\na(x + 1) :- a(x), x < 5.\n", "a.dl"),
+                          RFX_EXIT_OK);
+    size_t n = 0;
+    CU_ASSERT_EQUAL(rfx_run(e), RFX_EXIT_OK);
+    CU_ASSERT_EQUAL(rfx_run(e), RFX_EXIT_OK);   /* again, on what the first run kept */
+    CU_ASSERT_EQUAL(rfx_size(e, "a", &n), RFX_EXIT_OK);
+    CU_ASSERT_EQUAL(n, 5);
+    remove_tree(dir);
+    CU_ASSERT_EQUAL(rfx_run(e), RFX_EXIT_IO);
+    CU_ASSERT_EQUAL(mkdir(dir, 0700), 0);
+    CU_ASSERT_EQUAL(rfx_run(e), RFX_EXIT_OK);
+    CU_ASSERT_EQUAL(rfx_size(e, "a", &n), RFX_EXIT_OK);
+    CU_ASSERT_EQUAL(n, 5);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/a.csv", dir);
+    CU_ASSERT_EQUAL(access(path, R_OK), 0);
+    rfx_close(e);
+    remove_tree(dir);
+    free(dir);
+}
+
 static void add_suites(void)
 {
     CU_pSuite s = CU_add_suite("librfx", NULL, NULL);
@@ -363,6 +396,7 @@ static void add_suites(void)
     CU_add_test(s, "re-runs replace results; cursors are snapshots", rerun_and_snapshots);
     CU_add_test(s, "fact and output files, emits, profiles", files_emits_and_profiles);
     CU_add_test(s, "errors are reported", errors_are_reported);
+    CU_add_test(s, "runs after a failed run", runs_after_a_failed_run);
 }
 
 int main(int argc, char **argv)

@@ -687,6 +687,14 @@ static void print_outs(FILE *out, const rfx_plan *P, int nout, rfx_rx *const *o)
     fputs(")", out);
 }
 
+bool rfx_fgroup_gpu_by_members(const rfx_fgroup *g)
+{
+    const char *env = getenv("RFX_FUSED_JOINS");
+    if (g->kind != RFX_FG_JOIN || (env && *env == '1'))
+        return false;
+    return g->nmembers > 1 || (env && *env == '0');
+}
+
 void rfx_weave_print(FILE *out, const rfx_weave *w)
 {
     const rfx_plan *P = w->plan;
@@ -734,6 +742,8 @@ void rfx_weave_print(FILE *out, const rfx_weave *w)
             }
             print_outs(out, P, g->nout, g->out);
             fputc('\n', out);
+            if (rfx_fgroup_gpu_by_members(g))
+                fputs("  on the GPU: its members one by one (faster than this star join)\n", out);
         }
     }
 }

@@ -115,6 +115,15 @@ int rfx_fgroup_output(const rfx_fgroup *g, int k);
 const rfx_ra_cmd *rfx_fgroup_member_cmd(const rfx_plan *P, const rfx_fgroup *g, int m);
 int rfx_fgroup_temporary(const rfx_plan *P, const rfx_fgroup *g, int m);
 
+/* Whether the GPU runs group g by its members (the primitives) instead of its generated
+ * kernels: JOIN groups that took in other commands do. Their star join over unfiltered
+ * sources lost to the primitives' tiled joins over filtered ones (H100, thesis patterns
+ * (b) and (c), 64 MB-4 GB: 0.31-1.03x of unfused, against 0.99-1.34x by member but
+ * 0.46x at 64 MB), while a lone JOIN generated beat its primitive (TC and SG on SNAP
+ * graphs: its time 1.2-1.7x lower). RFX_FUSED_JOINS=1 runs every JOIN group generated,
+ * =0 every one by member (comparisons). */
+bool rfx_fgroup_gpu_by_members(const rfx_fgroup *g);
+
 /* `rfx --emit=fused`: the groups, their members with the dependence that brought each in,
  * and the resource estimate. */
 void rfx_weave_print(FILE *out, const rfx_weave *w);
