@@ -82,6 +82,9 @@ for run in "tc p2p-Gnutella08.txt" "tc ca-GrQc.txt" "sg p2p-Gnutella08.txt" "sg 
       "$([ $rc = 0 ] || echo "exit $rc: $(head -c 300 "$OUT/err.txt")")"
   done
 done | tee "$OUT/programs.txt"
+echo "== the same programs through librfx: warm engines, no process or CUDA driver start (cuInit and a context: 0.2-0.3 s a process)"
+$B/bench/bench_programs -r 3 -p tc "$G/p2p-Gnutella08.txt" "$G/ca-GrQc.txt" "$G/ca-HepTh.txt" 2>&1 | tee "$OUT/programs_librfx.txt"
+$B/bench/bench_programs -r 3 -p sg "$G/p2p-Gnutella08.txt" "$G/ca-GrQc.txt" 2>&1 | tail -2 | tee -a "$OUT/programs_librfx.txt"
 echo "== --profile of TC on p2p-Gnutella31 (CUDA)"
 prog tc p2p-Gnutella31.txt.gz > "$OUT/p.dl"
 $B/runtime/rfx --backend=cuda --profile --profile=json "$OUT/profile-tc-gnutella31.json" "$OUT/p.dl" 2>&1 | tail -20
