@@ -1049,7 +1049,9 @@ struct lftj_run {
 // soc-Slashdot0902's 504,230 edges counted in 0.31 ms so against 0.51 level by level, and
 // R-MAT 16's 908,853 in 0.97 against 0.58. (A depth-first
 // lane a row for four variables counted 4-cliques up to 29 times slower than the levels:
-// the lanes' work differs by the square of a node.)
+// the lanes' work differs by the square of a node; with variable 2's long drivers spread
+// over the warp, still 2-10 times slower on 13 of the 14 bundled graphs: a small graph
+// gives too few warps for that much work a row. See docs/PERFORMANCE.md.)
 #define LFTJ_SMALL_SRC 8
 #ifndef LFTJ_SMALL_ROWS
 #define LFTJ_SMALL_ROWS (1u << 19)
