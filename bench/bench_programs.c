@@ -5,7 +5,8 @@
  * driver's (cuInit and a context, 0.2-0.3 s a process on an H100), which the command's
  * wall time in bench/gpu.sh includes. Prints, per program and graph: tuples, median wall
  * ms of rfx_run on each backend, and their ratio; the two backends' sizes must agree.
- * Usage: bench_programs [-r REPEATS] [-j THREADS] [-p tc|sg]... EDGEFILE... */
+ * -c: the CPU backend only (no GPU needed); -v: every run's time on standard error.
+ * Usage: bench_programs [-r REPEATS] [-j THREADS] [-c] [-v] [-p tc|sg]... EDGEFILE... */
 #include "rfx.h"
 #include "runtime.h"
 
@@ -14,6 +15,7 @@
 #include <string.h>
 
 static int reps = 3, threads;
+static bool cpu_only, verbose;
 
 static const char *program_text(const char *kind, const char *path, char *buf, size_t cap)
 {
@@ -48,6 +50,8 @@ static double timed(const char *text, rfx_backend_kind backend, size_t *size, ch
         double t0 = rfx_seconds();
         ok = rfx_run(e) == RFX_EXIT_OK;
         t[i] = (rfx_seconds() - t0) * 1e3;
+        if (verbose)
+            fprintf(stderr, "%s run %d: %.1f ms\n", backend == RFX_BACKEND_CUDA ? "cuda" : "cpu", i + 1, t[i]);
     }
     if (ok && rfx_size(e, "r", size) == RFX_EXIT_OK) {
         qsort(t, (size_t)reps, sizeof t[0], cmp_double);
@@ -70,6 +74,10 @@ int main(int argc, char **argv)
             reps = atoi(argv[++first]);
         else if (strcmp(argv[first], "-j") == 0 && first + 1 < argc)
             threads = atoi(argv[++first]);
+        else if (strcmp(argv[first], "-c") == 0)
+            cpu_only = true;
+        else if (strcmp(argv[first], "-v") == 0)
+            verbose = true;
         else if (strcmp(argv[first], "-p") == 0 && first + 1 < argc && nkinds < 2 &&
                  (strcmp(argv[first + 1], "tc") == 0 || strcmp(argv[first + 1], "sg") == 0))
             kinds[nkinds++] = argv[++first];
@@ -77,7 +85,7 @@ int main(int argc, char **argv)
             break;
     }
     if (first >= argc || reps < 1 || reps > 64 || threads < 0) {
-        fprintf(stderr, "usage: bench_programs [-r REPEATS] [-j THREADS] [-p tc|sg]... EDGEFILE...\n");
+        fprintf(stderr, "usage: bench_programs [-r REPEATS] [-j THREADS] [-c] [-v] [-p tc|sg]... EDGEFILE...\n");
         return 2;
     }
     if (!nkinds) {
@@ -97,8 +105,12 @@ int main(int argc, char **argv)
             program_text(kinds[k], argv[f], text, sizeof text);
             const char *name = strrchr(argv[f], '/') ? strrchr(argv[f], '/') + 1 : argv[f];
             size_t ng = 0, nc = 0;
-            double g = timed(text, RFX_BACKEND_CUDA, &ng, why_g, sizeof why_g);
+            double g = cpu_only ? 0 : timed(text, RFX_BACKEND_CUDA, &ng, why_g, sizeof why_g);
             double c = g < 0 ? -1 : timed(text, RFX_BACKEND_CPU, &nc, why_c, sizeof why_c);
+            if (cpu_only && c >= 0) {
+                printf("%-4s %-28s %14zu %10s %10.1f %9s\n", kinds[k], name, nc, "-", c, "-");
+                continue;
+            }
             if (g < 0 || c < 0) {
                 printf("%-4s %-28s failed: %s\n", kinds[k], name, g < 0 ? why_g : why_c);
                 status = 1;
