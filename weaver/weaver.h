@@ -118,7 +118,7 @@ int rfx_fgroup_temporary(const rfx_plan *P, const rfx_fgroup *g, int m);
 /* Whether the GPU runs group g by its members (the primitives) instead of its generated
  * kernels: JOIN groups that took in other commands do. Their star join over unfiltered
  * sources lost to the primitives' tiled joins over filtered ones (H100, thesis patterns
- * (b) and (c), 64 MB-4 GB, one process: by member faster in 11 of 12 runs, e.g. (c) at
+ * (b) and (c), 64 MB-4 GB, one machine: by member faster in 11 of 12 runs, e.g. (c) at
  * 1 GB and 10% selectivity 0.79 against 2.18 ms), while a lone JOIN generated beat its
  * primitive (TC and SG on SNAP graphs: 1.2-1.7x). RFX_FUSED_JOINS=1 runs every JOIN group
  * generated, =0 every one by member (comparisons). */
