@@ -1172,14 +1172,8 @@ __global__ void k_lftj_small_count(const __grid_constant__ lftj_srcs S, const __
         const lftj_level &L = P.L[2];
         int d = 0;
         uint32_t len = 0;
-        if (ok) {
-            len = r[2 * L.src[0] + 1] - r[2 * L.src[0]];
-            for (int k = 1; k < L.np; k++)
-                if (r[2 * L.src[k] + 1] - r[2 * L.src[k]] < len) {
-                    len = r[2 * L.src[k] + 1] - r[2 * L.src[k]];
-                    d = k;
-                }
-        }
+        if (ok)
+            d = lftj_driver(L, r, &len);
         const bool wide = ok && len > LFTJ_SMALL_LONG;
         if (ok && !wide)
             mine += lftj_small_last(S, L, d, r, r[2 * L.src[d]], 1);
