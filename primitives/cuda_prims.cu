@@ -301,21 +301,29 @@ extern "C" double rfx_gpu_copy_bandwidth(rfx_gpu *g)
     return g->copy_gbs;
 }
 
-extern "C" rfx_status rfx_gpu_cub_sort_u64(rfx_gpu *g, uint64_t *keys, size_t n, int bits)
+// keys sorted over their bits [0, end_bit) by CUB's radix sort, alternating with alt;
+// *sel: 1 when the sorted keys ended in alt.
+static rfx_status cub_sort_u64(rfx_gpu *g, uint64_t *keys, uint64_t *alt, size_t n, int end_bit, int *sel)
 {
     size_t bytes = 0;
-    int sel = 0;
-    uint64_t *alt;
-    ALLOC(alt, n * 8);
-    CK((cudaError_t)rfx_shim_sort_u64(NULL, &bytes, keys, alt, n, 0, bits, &sel, (rfx_stream)g->stream));
+    *sel = 0;
+    CK((cudaError_t)rfx_shim_sort_u64(NULL, &bytes, keys, alt, n, 0, end_bit, sel, (rfx_stream)g->stream));
     void *tmp;
     ALLOC(tmp, bytes ? bytes : 1);
-    /* the sorted keys may end in alt: the reference times the sort alone */
-    cudaError_t e = (cudaError_t)rfx_shim_sort_u64(tmp, &bytes, keys, alt, n, 0, bits, &sel, (rfx_stream)g->stream);
+    cudaError_t e = (cudaError_t)rfx_shim_sort_u64(tmp, &bytes, keys, alt, n, 0, end_bit, sel, (rfx_stream)g->stream);
     rfx_gpu_free(g, tmp);
-    rfx_gpu_free(g, alt);
     CK(e);
     return RFX_OK;
+}
+
+extern "C" rfx_status rfx_gpu_cub_sort_u64(rfx_gpu *g, uint64_t *keys, size_t n, int bits)
+{
+    int sel;
+    uint64_t *alt;
+    ALLOC(alt, n * 8);
+    rfx_status st = cub_sort_u64(g, keys, alt, n, bits, &sel);   // may end in alt: the reference times the sort alone
+    rfx_gpu_free(g, alt);
+    return st;
 }
 
 extern "C" void rfx_gpu_rows_init(rfx_dev_rows *r, int arity)
@@ -649,13 +657,12 @@ static rfx_status reverse_sort(rfx_gpu *g, reversal *rv, size_t n, rfx_dev_rows 
  * (distinct only): that pass also writes the rows reversed (into fresh memory, rv->rows). */
 static rfx_status sort_rows2(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *out, bool distinct, reversal *rv)
 {
-    size_t n = src->n, bytes = 0;
+    size_t n = src->n;
     int sel = 0;
     if (rv)
         rv->rows = NULL;
     uint64_t *keys = (uint64_t *)rfx_gpu_alloc(g, n * 8), *alt = (uint64_t *)rfx_gpu_alloc(g, n * 8);
     unsigned *d_widths = (unsigned *)rfx_gpu_alloc(g, 8), widths[2] = {0, 0};
-    void *tmp = NULL;
     rfx_status st = keys && alt && d_widths ? RFX_OK : RFX_ERR_NOMEM;
     cudaError_t e = st == RFX_OK ? cudaMemsetAsync(d_widths, 0, 8, g->stream) : cudaSuccess;
     if (st == RFX_OK && e == cudaSuccess) {
@@ -674,12 +681,7 @@ static rfx_status sort_rows2(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *
     }
     int total = b0 + shift > 1 ? b0 + shift : 1;
     if (st == RFX_OK && e == cudaSuccess)
-        e = (cudaError_t)rfx_shim_sort_u64(NULL, &bytes, keys, alt, n, 0, total, &sel, (rfx_stream)g->stream);
-    if (st == RFX_OK && e == cudaSuccess && !(tmp = rfx_gpu_alloc(g, bytes ? bytes : 1)))
-        st = RFX_ERR_NOMEM;
-    if (st == RFX_OK && e == cudaSuccess)
-        e = (cudaError_t)rfx_shim_sort_u64(tmp, &bytes, keys, alt, n, 0, total, &sel, (rfx_stream)g->stream);
-    rfx_gpu_free(g, tmp);
+        st = cub_sort_u64(g, keys, alt, n, total, &sel);
     rfx_gpu_free(g, d_widths);
     uint64_t *sorted = sel ? alt : keys, *spare = sel ? keys : alt;
     size_t m = n;
@@ -689,8 +691,8 @@ static rfx_status sort_rows2(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *
             rv->rows = (uint64_t *)rfx_gpu_alloc(g, n * 8);
             rv->end_bit = b1 ? b1 : 1;
         }
-        bytes = 0;
-        tmp = NULL;
+        size_t bytes = 0;
+        void *tmp = NULL;
         if (!d_m || (rv && !rv->rows))
             st = RFX_ERR_NOMEM;
         uint32_t *rr = rv ? (uint32_t *)rv->rows : NULL;
@@ -884,24 +886,12 @@ __global__ void k_swap_cols(const uint2 *rows, size_t n, uint2 *rev, unsigned *w
  * rows (freed or adopted, success or not). */
 static rfx_status reverse_sort(rfx_gpu *g, reversal *rv, size_t n, rfx_dev_rows *out)
 {
-    size_t bytes = 0;
     int sel = 0;
     uint64_t *rows = rv->rows, *alt = (uint64_t *)rfx_gpu_alloc(g, n * 8);
     rv->rows = NULL;
-    void *tmp = NULL;
-    rfx_status st = rows && alt ? RFX_OK : RFX_ERR_NOMEM;
-    cudaError_t err = cudaSuccess;
-    if (st == RFX_OK)
-        err = (cudaError_t)rfx_shim_sort_u64(NULL, &bytes, rows, alt, n, 0, rv->end_bit, &sel, (rfx_stream)g->stream);
-    if (st == RFX_OK && err == cudaSuccess && !(tmp = rfx_gpu_alloc(g, bytes ? bytes : 1)))
-        st = RFX_ERR_NOMEM;
-    if (st == RFX_OK && err == cudaSuccess)
-        err = (cudaError_t)rfx_shim_sort_u64(tmp, &bytes, rows, alt, n, 0, rv->end_bit, &sel, (rfx_stream)g->stream);
-    rfx_gpu_free(g, tmp);
+    rfx_status st = rows && alt ? cub_sort_u64(g, rows, alt, n, rv->end_bit, &sel) : RFX_ERR_NOMEM;
     uint64_t *sorted = sel ? alt : rows;
     rfx_gpu_free(g, sel ? rows : alt);
-    if (st == RFX_OK && err != cudaSuccess)
-        st = fail(g, err, "reversing rows", __FILE__, __LINE__);
     if (st != RFX_OK) {
         rfx_gpu_free(g, sorted);
         return st;
