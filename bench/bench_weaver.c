@@ -94,7 +94,7 @@ static rfx_status run_plan(void *arg)
         for (int i = 0; i < P->blocks[b].ncmds; i++) {
             const rfx_ra_cmd *c = &P->blocks[b].cmds[i];
             const rfx_fgroup *grp = rfx_weave_group_at(r->w, b, i);
-            if (grp && rfx_fgroup_gpu_by_members(grp))
+            if (grp && grp->gpu_by_members)
                 grp = NULL;   /* as the CUDA backend runs it: its members one by one */
             rfx_status st = RFX_OK;
             if (grp) {

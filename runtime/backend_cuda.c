@@ -368,7 +368,7 @@ static rfx_status cu_exec_group_once(rfx_backend *be, const rfx_fgroup *g)
         const char *env = getenv("RFX_JIT_MIN_ROWS");
         x->jit_min_rows = env && *env ? (size_t)strtoull(env, NULL, 10) : (size_t)1 << 16;
     }
-    if (rfx_fgroup_gpu_by_members(g))
+    if (g->gpu_by_members)
         return cu_exec_members(be, g);
     size_t rows = 0;
     for (int k = 0; k < rfx_fgroup_ninputs(g); k++)

@@ -611,8 +611,13 @@ rfx_weave *rfx_weave_build(const rfx_plan *plan, const rfx_weave_opts *opts)
             if (is_elementwise(c->op) && w->at[b][i] < 0)
                 ok = filter_group(&x, (pos){b, i});
         }
-    for (int g = 0; ok && g < w->ngroups; g++)
-        ok = (w->groups[g].source = rfx_weave_codegen(w->arena, plan, &w->groups[g])) != NULL;
+    const char *fused_joins = getenv("RFX_FUSED_JOINS");
+    for (int g = 0; ok && g < w->ngroups; g++) {
+        rfx_fgroup *grp = &w->groups[g];
+        grp->gpu_by_members = grp->kind == RFX_FG_JOIN && !(fused_joins && *fused_joins == '1') &&
+                              (grp->nmembers > 1 || (fused_joins && *fused_joins == '0'));
+        ok = (grp->source = rfx_weave_codegen(w->arena, plan, grp)) != NULL;
+    }
     free(x.uses);
     free(x.defs);
     free(x.region_end);
@@ -687,14 +692,6 @@ static void print_outs(FILE *out, const rfx_plan *P, int nout, rfx_rx *const *o)
     fputs(")", out);
 }
 
-bool rfx_fgroup_gpu_by_members(const rfx_fgroup *g)
-{
-    const char *env = getenv("RFX_FUSED_JOINS");
-    if (g->kind != RFX_FG_JOIN || (env && *env == '1'))
-        return false;
-    return g->nmembers > 1 || (env && *env == '0');
-}
-
 void rfx_weave_print(FILE *out, const rfx_weave *w)
 {
     const rfx_plan *P = w->plan;
@@ -742,7 +739,7 @@ void rfx_weave_print(FILE *out, const rfx_weave *w)
             }
             print_outs(out, P, g->nout, g->out);
             fputc('\n', out);
-            if (rfx_fgroup_gpu_by_members(g))
+            if (g->gpu_by_members)
                 fputs("  on the GPU: its members one by one (faster than this star join)\n", out);
         }
     }

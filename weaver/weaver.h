@@ -73,6 +73,15 @@ typedef struct rfx_fgroup {
     int nout;
     rfx_rx **out;
     int dst;
+    /* Whether the GPU runs the group by its members (the primitives) instead of its
+     * generated kernels: JOIN groups that took in other commands do. Their star join over
+     * unfiltered sources lost to the primitives' tiled joins over filtered ones (H100,
+     * thesis patterns (b) and (c), 64 MB-4 GB, one machine: by member faster in 11 of 12
+     * runs, e.g. (c) at 1 GB and 10% selectivity 0.79 against 2.18 ms), while a lone JOIN
+     * generated beat its primitive (TC and SG on SNAP graphs: 1.2-1.7x). Set when the
+     * weave is built: RFX_FUSED_JOINS=1 then makes every JOIN group generated, =0 every
+     * one by member (comparisons). */
+    bool gpu_by_members;
     /* resource estimate of the generated kernel (Algorithm 2) */
     int regs, smem;
     char name[16];             /* kernel name prefix ("rfx_g3") */
@@ -114,15 +123,6 @@ int rfx_fgroup_output(const rfx_fgroup *g, int k);
  * own), to be freed after the group, or -1. */
 const rfx_ra_cmd *rfx_fgroup_member_cmd(const rfx_plan *P, const rfx_fgroup *g, int m);
 int rfx_fgroup_temporary(const rfx_plan *P, const rfx_fgroup *g, int m);
-
-/* Whether the GPU runs group g by its members (the primitives) instead of its generated
- * kernels: JOIN groups that took in other commands do. Their star join over unfiltered
- * sources lost to the primitives' tiled joins over filtered ones (H100, thesis patterns
- * (b) and (c), 64 MB-4 GB, one machine: by member faster in 11 of 12 runs, e.g. (c) at
- * 1 GB and 10% selectivity 0.79 against 2.18 ms), while a lone JOIN generated beat its
- * primitive (TC and SG on SNAP graphs: 1.2-1.7x). RFX_FUSED_JOINS=1 runs every JOIN group
- * generated, =0 every one by member (comparisons). */
-bool rfx_fgroup_gpu_by_members(const rfx_fgroup *g);
 
 /* `rfx --emit=fused`: the groups, their members with the dependence that brought each in,
  * and the resource estimate. */
