@@ -14,8 +14,8 @@
 typedef struct orient_job {
     const uint32_t *raw;
     size_t m;
-    int by_degree;          /* 0 by id, 1 by degree, 2 by degree with ids renamed to ranks */
-    uint32_t *rank;         /* by_degree 2: each vertex's rank by (degree, id) */
+    bool by_degree;
+    uint32_t *rank;         /* RFX_ORIENT_RANK: each vertex's rank by (degree, id) */
     int phase, nparts;
     uint32_t *deg, *maxv;   /* maxv: per part */
     size_t *kept;           /* per part; then the offsets */
@@ -84,8 +84,9 @@ static uint32_t *degree_ranks(const uint32_t *deg, uint32_t n)
     return rank;
 }
 
-double rfx_bench_orient(const uint32_t *raw, size_t m, int by_degree, rfx_rows *rows)
+double rfx_bench_orient(const uint32_t *raw, size_t m, rfx_bench_orientation how, rfx_rows *rows)
 {
+    const bool by_degree = how != RFX_ORIENT_ID;
     double t0 = rfx_seconds();
     rfx_rows_init(rows, 2);
     long nc = sysconf(_SC_NPROCESSORS_ONLN);
@@ -111,7 +112,7 @@ double rfx_bench_orient(const uint32_t *raw, size_t m, int by_degree, rfx_rows *
     if (by_degree) {
         j.phase = 1;
         rfx_parallel_for(nparts, nparts, orient_part, &j);
-        if (by_degree == 2 && !(j.rank = degree_ranks(j.deg, mx + 1))) {
+        if (how == RFX_ORIENT_RANK && !(j.rank = degree_ranks(j.deg, mx + 1))) {
             fprintf(stderr, "bench: out of host memory\n");
             exit(3);
         }

@@ -5,11 +5,12 @@
 
 #include "primitives.h"
 
-/* rows (arity 2) = raw's m edges without self-loops, each from the lower-degree end to the
- * higher (ties by id), or from the lower id when by_degree is 0; by_degree 2 orients as 1
- * and renames every vertex to its rank by (degree, id), so that ids grow with degree;
- * returns the milliseconds taken. */
-double rfx_bench_orient(const uint32_t *raw, size_t m, int by_degree, rfx_rows *rows);
+/* How edges are oriented: from the lower id; from the lower-degree end (ties by id); or by
+ * degree with every vertex renamed to its rank by (degree, id), so that ids grow with degree. */
+typedef enum rfx_bench_orientation { RFX_ORIENT_ID, RFX_ORIENT_DEGREE, RFX_ORIENT_RANK } rfx_bench_orientation;
+/* rows (arity 2) = raw's m edges without self-loops, each oriented as `how` says; returns
+ * the milliseconds taken. */
+double rfx_bench_orient(const uint32_t *raw, size_t m, rfx_bench_orientation how, rfx_rows *rows);
 /* The last level's probes when counting the triangles of oriented edges e (d = out-degree;
  * a count hashes one list and probes the other): *by_y = the sum over edges (x, y) of d(y)
  * (order x, y, z: N+(y) probed), *by_x = of d(x) (order y, x, z), *least = of the smaller.

@@ -42,7 +42,7 @@
 static rfx_gpu *g;
 static int reps = 3;
 static int nthreads = 1;
-static int by_degree = 1;
+static rfx_bench_orientation orientation = RFX_ORIENT_DEGREE;
 static bool count_only;
 static int var_order = -1;   /* -1 auto, 0 xy, 1 yx */
 
@@ -220,7 +220,7 @@ static void bench(const char *name, rfx_rows *oriented, size_t m_input, double o
 static void bench_triangles(const char *name, const uint32_t *edges, size_t m)
 {
     rfx_rows o;
-    double ms = rfx_bench_orient(edges, m, by_degree, &o);
+    double ms = rfx_bench_orient(edges, m, orientation, &o);
     bench(name, &o, m, ms);
     rfx_rows_free(&o);
 }
@@ -303,7 +303,9 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "-f") == 0 && i + 1 < argc && nfiles < 16)
             files[nfiles++] = argv[++i];
         else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc)
-            by_degree = strcmp(argv[++i], "id") == 0 ? 0 : strcmp(argv[i], "rank") == 0 ? 2 : 1;
+            orientation = strcmp(argv[++i], "id") == 0     ? RFX_ORIENT_ID
+                          : strcmp(argv[i], "rank") == 0 ? RFX_ORIENT_RANK
+                                                         : RFX_ORIENT_DEGREE;
         else if (strcmp(argv[i], "-k4") == 0)
             k4 = true;
         else if (strcmp(argv[i], "-c") == 0)
@@ -338,8 +340,9 @@ int main(int argc, char **argv)
         return 1;
     }
     printf("device: %s; CPU: %d threads; median of %d\n", rfx_gpu_name(g), nthreads, reps);
-    printf("orientation: %s\n", by_degree == 2 ? "lower degree to higher, vertices renamed to their degree ranks"
-                                 : by_degree ? "lower degree to higher (ties by id)" : "lower id to higher");
+    printf("orientation: %s\n", orientation == RFX_ORIENT_RANK ? "lower degree to higher, vertices renamed to their degree ranks"
+                                 : orientation == RFX_ORIENT_DEGREE ? "lower degree to higher (ties by id)"
+                                                                    : "lower id to higher");
     printf("%-22s %12s %12s %14s %9s %3s %8s %8s %8s %9s %10s %9s %9s %7s %7s\n", "graph", "edges", "und", "triangles",
            "orient ms", "ord", "prep ms", "count ms", "list ms", "cpu ms", "binary ms", "Medges/s", "und Me/s", "vs bin", "vs cpu");
     rfx_bench_each_graph(files, nfiles, scales, nscales, bench_triangles);

@@ -140,7 +140,7 @@ static void row(const char *name, size_t m, double emb, double cap_frac, int dev
 static void bench(const char *name, const uint32_t *edges, size_t m)
 {
     rfx_rows e;
-    rfx_bench_orient(edges, m, 1, &e);
+    rfx_bench_orient(edges, m, RFX_ORIENT_DEGREE, &e);
     if (rfx_cpu_sort(&e, 16) != RFX_OK || rfx_cpu_unique(&e, 16) != RFX_OK) {
         fprintf(stderr, "bench_ooc: out of host memory\n");
         exit(3);

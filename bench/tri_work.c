@@ -17,7 +17,7 @@
 static void work(const char *name, const uint32_t *edges, size_t m)
 {
     rfx_rows e;
-    rfx_bench_orient(edges, m, 1, &e);
+    rfx_bench_orient(edges, m, RFX_ORIENT_DEGREE, &e);
     double py, px, pmin;
     if (rfx_cpu_sort(&e, 8) != RFX_OK || rfx_cpu_unique(&e, 8) != RFX_OK || !rfx_bench_probe_sums(&e, &py, &px, &pmin)) {
         fprintf(stderr, "tri_work: out of memory on %s\n", name);
