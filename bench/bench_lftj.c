@@ -29,6 +29,7 @@
  * median of repeats after a warm-up; RFX_BENCH_PROFILE=1 prints each run's operator table
  * (librfx's profile) on standard error, the last of each join method warm. */
 #include "cuda_prims.h"
+#include "bench_engine.h"
 #include "bench_graphs.h"
 #include "lftj.h"
 #include "rfx.h"
@@ -245,22 +246,9 @@ static double k4_run(const uint32_t *edges, size_t m, rfx_join_kind join, size_t
     if (getenv("RFX_BENCH_PROFILE"))   /* a table per run on stderr: the last one is warm */
         cfg.profile = stderr;
     rfx_engine *e = rfx_open(&cfg);
-    double t[16], ms = -1;
-    int ok = e && rfx_load_string(e, k4_program, "k4.dl") == RFX_EXIT_OK &&
-             rfx_insert_numbers(e, "edge", (const int32_t *)edges, m) == RFX_EXIT_OK && rfx_run(e) == RFX_EXIT_OK;
-    for (int r = 0; ok && r < reps; r++) {
-        double t0 = rfx_seconds();
-        ok = rfx_run(e) == RFX_EXIT_OK;
-        t[r] = (rfx_seconds() - t0) * 1e3;
-    }
-    if (ok && rfx_size(e, "k4", count) == RFX_EXIT_OK) {
-        qsort(t, (size_t)reps, sizeof t[0], cmp_double);
-        ms = t[reps / 2];
-    } else {
-        const char *msg = e ? rfx_errmsg(e) : "no engine";
-        const char *nl = strchr(msg, '\n');
-        snprintf(why, whycap, "%.*s", (int)(nl ? nl - msg : (long)strlen(msg)), msg);
-    }
+    bool ready = e && rfx_load_string(e, k4_program, "k4.dl") == RFX_EXIT_OK &&
+                 rfx_insert_numbers(e, "edge", (const int32_t *)edges, m) == RFX_EXIT_OK;
+    double ms = rfx_bench_engine_ms(e, ready, reps, "k4", count, NULL, why, whycap);
     rfx_close(e);
     return ms;
 }

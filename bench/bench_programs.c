@@ -7,8 +7,7 @@
  * ms of rfx_run on each backend, and their ratio; the two backends' sizes must agree.
  * -c: the CPU backend only (no GPU needed); -v: every run's time on standard error.
  * Usage: bench_programs [-r REPEATS] [-j THREADS] [-c] [-v] [-p tc|sg]... EDGEFILE... */
-#include "rfx.h"
-#include "runtime.h"
+#include "bench_engine.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,13 +28,7 @@ static const char *program_text(const char *kind, const char *path, char *buf, s
     return buf;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* Median wall ms of rfx_run after a warm-up run, and r's size; -1 on failure (why). */
+/* Median wall ms of rfx_run on backend after a warm-up run, and r's size; -1 on failure (why). */
 static double timed(const char *text, rfx_backend_kind backend, size_t *size, char *why, size_t whycap)
 {
     rfx_config cfg;
@@ -44,23 +37,9 @@ static double timed(const char *text, rfx_backend_kind backend, size_t *size, ch
     cfg.threads = threads;
     cfg.fact_dir = ".";
     rfx_engine *e = rfx_open(&cfg);
-    double t[64], ms = -1;
-    int ok = e && rfx_load_string(e, text, "program.dl") == RFX_EXIT_OK && rfx_run(e) == RFX_EXIT_OK;
-    for (int i = 0; ok && i < reps; i++) {
-        double t0 = rfx_seconds();
-        ok = rfx_run(e) == RFX_EXIT_OK;
-        t[i] = (rfx_seconds() - t0) * 1e3;
-        if (verbose)
-            fprintf(stderr, "%s run %d: %.1f ms\n", backend == RFX_BACKEND_CUDA ? "cuda" : "cpu", i + 1, t[i]);
-    }
-    if (ok && rfx_size(e, "r", size) == RFX_EXIT_OK) {
-        qsort(t, (size_t)reps, sizeof t[0], cmp_double);
-        ms = t[reps / 2];
-    } else {
-        const char *msg = e ? rfx_errmsg(e) : "no engine";
-        const char *nl = strchr(msg, '\n');
-        snprintf(why, whycap, "%.*s", (int)(nl ? nl - msg : (long)strlen(msg)), msg);
-    }
+    bool ready = e && rfx_load_string(e, text, "program.dl") == RFX_EXIT_OK;
+    double ms = rfx_bench_engine_ms(e, ready, reps, "r", size, verbose ? (backend == RFX_BACKEND_CUDA ? "cuda" : "cpu") : NULL,
+                                    why, whycap);
     rfx_close(e);
     return ms;
 }
