@@ -24,10 +24,13 @@
  * probes. yx binds y, then x from e reversed (sorted by y, made in prep), and probes each
  * N+(x) against N+(y): sum over x of |N+(x)|^2. auto (default) takes the smaller sum,
  * counted on the host from the oriented edges; column "ord" says which ran.
- * -k4: 4-cliques instead, through librfx on the GPU: the whole count-only program
- * (orientation, sort, join) with --join=lftj against --join=binary, wall ms of rfx_run,
- * median of repeats after a warm-up; RFX_BENCH_PROFILE=1 prints each run's operator table
- * (librfx's profile) on standard error, the last of each join method warm. */
+ * -k4: 4-cliques instead, on the GPU, two ways. The whole count-only program through
+ * librfx (orientation, sort, join) with --join=lftj against --join=binary, wall ms of
+ * rfx_run, median of repeats after a warm-up; RFX_BENCH_PROFILE=1 prints each run's
+ * operator table (librfx's profile) on standard error, the last of each join method warm.
+ * And the join alone, as the triangle rows measure it: the LFTJ count of the six atoms
+ * against binary joins (wedges, a semi-join to triangles, a join for the fourth vertex,
+ * two semi-joins) over the same oriented, sorted edges (-o applies), CUDA events. */
 #include "cuda_prims.h"
 #include "bench_engine.h"
 #include "bench_graphs.h"
@@ -54,7 +57,7 @@ static int cmp_double(const void *a, const void *b)
 }
 
 typedef struct job {
-    int what;                  /* 0 prep, 1 count, 2 list, 3 binary */
+    int what;                  /* 0 prep, 1 count, 2 list, 3 binary, 4 4-clique count, 5 4-clique binary */
     rfx_dev_rows *raw, *e, *out;
     uint64_t count;
     rfx_dev_rows *rev;         /* order yx: e as (y, x), sorted (made in prep); else NULL */
@@ -92,6 +95,53 @@ static rfx_status triangles_binary(rfx_dev_rows *e, uint64_t *count)
     return st;
 }
 
+/* 4-cliques (w, x, y, z), w < x < y < z in the orientation, as binary joins over e: the
+ * triangles (w, y, x) of triangles_binary, then z from e(y, z), then semi-joins with
+ * e(w, z) and e(x, z). Every row keeps all four vertices, so no two cliques collide. */
+static rfx_status k4_binary(rfx_dev_rows *e, uint64_t *count)
+{
+    rfx_rx c[5];
+    for (int i = 0; i < 5; i++)
+        c[i] = (rfx_rx){.kind = RFX_RX_COL, .col = i};
+    rfx_rx *swap[] = {&c[1], &c[0]}, *wedge[] = {&c[1], &c[3], &c[0]}, *by_y[] = {&c[1], &c[0], &c[2]},
+           *extend[] = {&c[1], &c[4], &c[2], &c[0]},   /* (w, z, x, y) from (y, w, x) ++ (y, z) */
+        *by_xz[] = {&c[2], &c[1], &c[0], &c[3]};       /* (x, z, w, y) from (w, z, x, y) */
+    enum { XW, WEDGES, TRI, TRI_Y, EXT, WZ, XZ, K4, NSTEPS };
+    static const int arity[NSTEPS] = {2, 3, 3, 3, 4, 4, 4, 4};
+    rfx_dev_rows r[NSTEPS];
+    for (int i = 0; i < NSTEPS; i++)
+        rfx_gpu_rows_init(&r[i], arity[i]);
+    /* each step reads the one before and frees it, so at most two are held */
+    rfx_status st = rfx_gpu_mapfilter(g, e, NULL, swap, 2, &r[XW]);
+    if (st == RFX_OK && (st = rfx_gpu_sort(g, &r[XW])) == RFX_OK)
+        st = rfx_gpu_join(g, &r[XW], e, 1, NULL, wedge, 3, &r[WEDGES]);      /* (w, y, x) */
+    rfx_gpu_rows_free(g, &r[XW]);
+    if (st == RFX_OK && (st = rfx_gpu_sort(g, &r[WEDGES])) == RFX_OK)
+        st = rfx_gpu_semijoin(g, &r[WEDGES], e, 2, true, &r[TRI]);           /* with e(w, y) */
+    rfx_gpu_rows_free(g, &r[WEDGES]);
+    if (st == RFX_OK)
+        st = rfx_gpu_mapfilter(g, &r[TRI], NULL, by_y, 3, &r[TRI_Y]);       /* (y, w, x) */
+    rfx_gpu_rows_free(g, &r[TRI]);
+    if (st == RFX_OK && (st = rfx_gpu_sort(g, &r[TRI_Y])) == RFX_OK)
+        st = rfx_gpu_join(g, &r[TRI_Y], e, 1, NULL, extend, 4, &r[EXT]);    /* z from e(y, z) */
+    rfx_gpu_rows_free(g, &r[TRI_Y]);
+    if (st == RFX_OK && (st = rfx_gpu_sort(g, &r[EXT])) == RFX_OK)
+        st = rfx_gpu_semijoin(g, &r[EXT], e, 2, true, &r[WZ]);              /* with e(w, z) */
+    rfx_gpu_rows_free(g, &r[EXT]);
+    if (st == RFX_OK)
+        st = rfx_gpu_mapfilter(g, &r[WZ], NULL, by_xz, 4, &r[XZ]);
+    rfx_gpu_rows_free(g, &r[WZ]);
+    if (st == RFX_OK && (st = rfx_gpu_sort(g, &r[XZ])) == RFX_OK)
+        st = rfx_gpu_semijoin(g, &r[XZ], e, 2, true, &r[K4]);               /* with e(x, z) */
+    *count = r[K4].n;
+    for (int i = 0; i < NSTEPS; i++)
+        rfx_gpu_rows_free(g, &r[i]);
+    return st;
+}
+
+/* e(w, x), e(w, y), e(w, z), e(x, y), e(x, z), e(y, z) with w = 0, x = 1, y = 2, z = 3 */
+static const int k4_colvar[] = {0, 1, 0, 2, 0, 3, 1, 2, 1, 3, 2, 3};
+
 static rfx_status run(void *arg)
 {
     job *j = arg;
@@ -107,8 +157,14 @@ static rfx_status run(void *arg)
         j->count = j->out->n;
         return st;
     }
-    default:
+    case 3:
         return triangles_binary(j->e, &j->count);
+    case 4: {
+        const rfx_dev_rows *k4s[6] = {j->e, j->e, j->e, j->e, j->e, j->e};
+        return rfx_gpu_lftj(g, k4s, k4_colvar, 6, 4, NULL, &j->count);
+    }
+    default:
+        return k4_binary(j->e, &j->count);
     }
 }
 
@@ -253,26 +309,94 @@ static double k4_run(const uint32_t *edges, size_t m, rfx_join_kind join, size_t
     return ms;
 }
 
+/* The join alone, as the triangle rows measure it: edges oriented on the host, sorted and
+ * made unique on the device, then the 4-clique count by LFTJ (k4 lftj) and by binary joins
+ * (k4_binary) over that relation, CUDA events, median of repeats. Returns the LFTJ count
+ * and the binary plan's in *bin_count; ms -1 where a method failed. */
+static uint64_t k4_joins(const uint32_t *edges, size_t m, double *lftj_ms, double *bin_ms, uint64_t *bin_count)
+{
+    *lftj_ms = *bin_ms = -1;
+    *bin_count = 0;
+    char err[256];
+    g = rfx_gpu_open(0, 0, err, sizeof err);
+    if (!g) {
+        fprintf(stderr, "bench_lftj: no GPU: %s\n", err);
+        return 0;
+    }
+    rfx_rows o;
+    rfx_bench_orient(edges, m, orientation, &o);
+    rfx_dev_rows raw, e;
+    rfx_gpu_rows_init(&raw, 2);
+    rfx_gpu_rows_init(&e, 2);
+    rfx_status st = rfx_gpu_upload(g, &o, &raw);
+    rfx_rows_free(&o);
+    job jp = {0, &raw, NULL, &e, 0, NULL}, jl = {4, NULL, &e, NULL, 0, NULL}, jb = {5, NULL, &e, NULL, 0, NULL};
+    if (st == RFX_OK)
+        gpu_ms(&jp, &st);
+    rfx_gpu_rows_free(g, &raw);
+    if (st == RFX_OK) {
+        *lftj_ms = gpu_ms(&jl, &st);
+        if (st != RFX_OK)
+            fprintf(stderr, "4-clique LFTJ failed: %s\n", rfx_gpu_error(g));
+        *bin_ms = gpu_ms(&jb, &st);
+        if (st != RFX_OK && st != RFX_ERR_NOMEM)
+            fprintf(stderr, "4-clique binary joins failed: %s\n", rfx_gpu_error(g));
+    } else
+        fprintf(stderr, "4-clique relation failed: %s\n", rfx_gpu_error(g));
+    *bin_count = jb.count;
+    rfx_gpu_rows_free(g, &e);
+    rfx_gpu_close(g);
+    g = NULL;
+    return jl.count;
+}
+
 static void bench_k4(const char *name, const uint32_t *edges, size_t m)
 {
     size_t nl = 0, nb = 0;
     char wl[200] = "", wb[200] = "";
     double l = k4_run(edges, m, RFX_JOIN_LFTJ, &nl, wl, sizeof wl);
     double b = k4_run(edges, m, RFX_JOIN_BINARY, &nb, wb, sizeof wb);
-    printf("%-26s %12zu %14zu %10.1f ", name, m, nl, l);
+    double jl, jb;
+    uint64_t jnb;
+    uint64_t jn = k4_joins(edges, m, &jl, &jb, &jnb);
+    char ls[32] = "failed", bs[32] = "no memory", vs[32] = "-", jls[32] = "failed", jbs[32] = "no memory", jvs[32] = "-";
+    if (l >= 0)
+        snprintf(ls, sizeof ls, "%.2f", l);
     if (b >= 0)
-        printf("%10.1f %7.1fx %s\n", b, b / l, nl == nb ? "" : "DISAGREE");
-    else
-        printf("%10s %8s  (binary: %s)\n", "failed", "-", wb);
+        snprintf(bs, sizeof bs, "%.2f", b);
+    else if (!strstr(wb, "memory"))
+        snprintf(bs, sizeof bs, "failed");
+    if (l > 0 && b >= 0)
+        snprintf(vs, sizeof vs, "%.1fx", b / l);
+    if (jl >= 0)
+        snprintf(jls, sizeof jls, "%.3f", jl);
+    if (jb >= 0)
+        snprintf(jbs, sizeof jbs, "%.3f", jb);
+    if (jl > 0 && jb >= 0)
+        snprintf(jvs, sizeof jvs, "%.1fx", jb / jl);
+    /* every count that ran must be the same */
+    uint64_t want = l >= 0 ? nl : b >= 0 ? nb : jl >= 0 ? jn : jnb;
+    bool agree = (l < 0 || nl == want) && (b < 0 || nb == want) && (jl < 0 || jn == want) && (jb < 0 || jnb == want);
+    printf("%-26s %10zu %12llu %9s %10s %8s %9s %10s %8s", name, m, (unsigned long long)want, ls, bs, vs, jls, jbs, jvs);
+    if (!agree)
+        printf(" DISAGREE: program lftj %zu, binary %zu; join lftj %llu, binary %llu", nl, nb, (unsigned long long)jn,
+               (unsigned long long)jnb);
+    printf("\n");
     if (l < 0)
-        printf("    lftj failed: %s\n", wl);
+        printf("    lftj program failed: %s\n", wl);
+    if (b < 0)
+        printf("    binary program: %s\n", wb);
     fflush(stdout);
 }
 
 static int main_k4(const char **files, int nfiles, const int *scales, int nscales)
 {
-    printf("4-cliques on the GPU through librfx (count-only program, wall ms of rfx_run, median of %d)\n", reps);
-    printf("%-26s %12s %14s %10s %10s %8s\n", "graph", "edges", "4-cliques", "lftj ms", "binary ms", "speed-up");
+    printf("4-cliques on the GPU, median of %d after a warm-up. program: the count-only program through\n"
+           "librfx (orientation by id, sort, join; wall ms of rfx_run, an engine per method). join: the\n"
+           "count alone over the oriented, sorted edges (%s), CUDA events.\n",
+           reps, orientation == RFX_ORIENT_ID ? "by id" : orientation == RFX_ORIENT_RANK ? "by degree rank" : "by degree");
+    printf("%-26s %10s %12s %9s %10s %8s %9s %10s %8s\n", "graph", "edges", "4-cliques", "prog lftj", "prog bin",
+           "speed-up", "join lftj", "join bin", "speed-up");
     rfx_bench_each_graph(files, nfiles, scales, nscales, bench_k4);
     return 0;
 }

@@ -2,7 +2,10 @@
 #include "fault.h"
 
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
+
+#define HOST_CHECK_FROM ((size_t)256 << 20)   /* smaller blocks are not worth a read of /proc */
 
 static atomic_long alloc_left, write_left, device_left;  /* countdowns; <= 0 means disarmed */
 static atomic_bool fired;
@@ -54,19 +57,49 @@ bool rfx_fault_device_alloc(void)
     return tick(&device_left);
 }
 
+/* Bytes of memory the system can still give (MemAvailable), or SIZE_MAX when unknown;
+ * RFX_HOST_AVAILABLE=bytes stands in for it (tests). */
+static size_t host_available(void)
+{
+    const char *fake = getenv("RFX_HOST_AVAILABLE");
+    if (fake)
+        return (size_t)strtoull(fake, NULL, 10);
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (!f)
+        return SIZE_MAX;
+    char line[128];
+    unsigned long long kb = 0;
+    bool found = false;
+    while (!found && fgets(line, sizeof line, f))
+        found = sscanf(line, "MemAvailable: %llu kB", &kb) == 1;
+    fclose(f);
+    return found && kb < SIZE_MAX / 1024 ? (size_t)kb * 1024 : SIZE_MAX;
+}
+
+/* Whether n bytes may be asked for: a large block only while the system has that much
+ * available. Linux promises more than it has and kills the process that touches it, so a
+ * result too big for the machine would end rfx without a word instead of an "out of
+ * memory" error. */
+static bool host_has(size_t n)
+{
+    return n < HOST_CHECK_FROM || n <= host_available();
+}
+
 void *rfx_malloc(size_t n)
 {
-    return tick(&alloc_left) ? NULL : malloc(n ? n : 1);
+    return tick(&alloc_left) || !host_has(n) ? NULL : malloc(n ? n : 1);
 }
 
 void *rfx_calloc(size_t n, size_t size)
 {
-    return tick(&alloc_left) ? NULL : calloc(n ? n : 1, size ? size : 1);
+    if (tick(&alloc_left) || (size && n > SIZE_MAX / size) || !host_has(n * size))
+        return NULL;
+    return calloc(n ? n : 1, size ? size : 1);
 }
 
 void *rfx_realloc(void *p, size_t n)
 {
-    return tick(&alloc_left) ? NULL : realloc(p, n ? n : 1);
+    return tick(&alloc_left) || !host_has(n) ? NULL : realloc(p, n ? n : 1);
 }
 
 bool rfx_fwrite(FILE *f, const void *buf, size_t n)

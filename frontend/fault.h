@@ -2,7 +2,11 @@
  * (SQLite-style fault injection), so every error path can be exercised by tests.
  * Set RFX_FAULT_ALLOC=N (host allocations), RFX_FAULT_DEVICE=N (device allocations) or
  * RFX_FAULT_WRITE=N in the environment, or call rfx_fault_set(); 0 disables. Counting is
- * process-wide and thread-safe. */
+ * process-wide and thread-safe.
+ * The allocation wrappers also refuse (NULL) a block of 256 MiB or more that exceeds the
+ * memory the system reports available (MemAvailable; RFX_HOST_AVAILABLE=bytes stands in
+ * for it), so a result too big for the machine fails as "out of memory" instead of the
+ * kernel killing rfx when the promised pages are touched. */
 #ifndef RFX_FAULT_H
 #define RFX_FAULT_H
 

@@ -11,6 +11,8 @@
 // up in the other participants' nodes by binary search. Survivors are compacted into the
 // next frontier with their narrowed nodes. Candidates are taken in rounds of at most
 // LFTJ_ROUND so scratch stays bounded; the next frontier is sized by a counting pass.
+// A small level skips the check and compaction: every candidate goes into the next
+// frontier, a non-match with empty nodes (lftj_unchecked).
 // When only the number of bindings is wanted, the last variable is never materialised:
 // one warp per frontier element counts its matches (k_lftj_count_last).
 
@@ -232,7 +234,8 @@ __global__ void k_lftj_check(const __grid_constant__ lftj_srcs S, const __grid_c
 }
 
 // Writes each surviving candidate's binding (and, unless last, its narrowed nodes) at
-// its scanned position.
+// its scanned position. Without flags (never at the last level), every candidate at its
+// own position, and one that is no match gets empty nodes, so it binds nothing further.
 __global__ void k_lftj_emit(const __grid_constant__ lftj_srcs S, const __grid_constant__ lftj_level L, size_t F,
                             int depth, const uint32_t *bind, const uint32_t *rng, const uint8_t *drv,
                             const uint64_t *off, uint64_t c0, size_t nc, const uint64_t *flag, const uint64_t *pos,
@@ -242,21 +245,26 @@ __global__ void k_lftj_emit(const __grid_constant__ lftj_srcs S, const __grid_co
     for (size_t b0 = blockIdx.x * (size_t)blockDim.x; b0 < nc; b0 += (size_t)gridDim.x * blockDim.x) {
         lftj_owner_window(off, F, c0, b0, nc, win);
         size_t i = b0 + threadIdx.x;
-        if (i >= nc || !flag[i])
+        if (i >= nc || (flag && !flag[i]))
             continue;
-        uint64_t c = c0 + i, o = base + pos[i];
+        uint64_t c = c0 + i, o = base + (flag ? pos[i] : i);
         size_t f = lftj_owner(off, win[0], win[1], c);
         const uint32_t *r = rng + f * (size_t)S.nsrc * 2;
         const unsigned dv = drv[f];
         const int d = (int)(dv & ~LFTJ_BY_VALUE);
         uint32_t row, end, x;
-        lftj_candidate(S, L, r, dv, (uint32_t)(c - off[f]), &row, &end, &x);
+        const bool fresh = lftj_candidate(S, L, r, dv, (uint32_t)(c - off[f]), &row, &end, &x);
         for (int v = 0; v < depth; v++)
             nbind[o * (depth + 1) + v] = bind[f * (size_t)depth + v];
         nbind[o * (depth + 1) + depth] = x;
+        uint32_t *nr = nrng + o * (size_t)S.nsrc * 2;
+        if (!flag && !(fresh && lftj_in_others(S, L, r, d, x))) {   // unchecked: a dead element
+            for (int s = 0; s < 2 * S.nsrc; s++)
+                nr[s] = 0;
+            continue;
+        }
         if (!nrng)
             continue;
-        uint32_t *nr = nrng + o * (size_t)S.nsrc * 2;
         for (int s = 0; s < S.nsrc; s++) {
             nr[2 * s] = r[2 * s];
             nr[2 * s + 1] = r[2 * s + 1];
@@ -963,14 +971,7 @@ static rfx_status lftj_round(rfx_gpu *g, const lftj_srcs &S, const lftj_level &L
 {
     k_lftj_check<<<grid_for(nc), 256, 0, g->stream>>>(S, L, cur.F, cur.rng, drv, off, c0, nc, flag);
     CK_LAUNCH();
-    rfx_status st = exclusive_sum(g, flag, pos, nc);
-    uint64_t last[2] = {0, 0};
-    if (st == RFX_OK)
-        st = to_host(g, pos + nc - 1, &last[0], 1);
-    if (st == RFX_OK)
-        st = to_host(g, flag + nc - 1, &last[1], 1);
-    *kept = last[0] + last[1];
-    return st;
+    return scan_total(g, flag, pos, nc, kept);
 }
 
 extern "C" rfx_gpu_lftj_memo *rfx_gpu_lftj_memo_new(void)
@@ -1431,6 +1432,78 @@ static rfx_status lftj_count_fused(lftj_run *R, int v, const lftj_frontier &cur,
     return st;
 }
 
+// Whether level v's C candidates all go into the next frontier unchecked: the emit tests
+// each and gives a non-match empty nodes (it binds nothing further), so the check's pass,
+// its scan and a host round trip are saved for a frontier of C elements instead of the
+// survivors. For small levels only (C at most RFX_LFTJ_UNCHECKED_ROWS, by default
+// LFTJ_UNCHECKED_ROWS; 0 turns it off), never the last, nor one before a last level
+// counted in pairs (its runs of shared nodes are not made for empty elements), nor a box's
+// (its memo keeps level 0 as checked).
+#ifndef LFTJ_UNCHECKED_ROWS
+#define LFTJ_UNCHECKED_ROWS (1u << 20)
+#endif
+static bool lftj_unchecked(const lftj_run *R, int v, uint64_t C)
+{
+    const int w = v + 1;
+    if (w >= R->nvars || R->memo || C == 0 || (w == R->nvars - 1 && R->counting && R->levels[w].np == 2 && R->pair_a[w] >= 0))
+        return false;
+    const char *env = getenv("RFX_LFTJ_UNCHECKED_ROWS");
+    return C <= (env ? strtoull(env, NULL, 10) : LFTJ_UNCHECKED_ROWS);
+}
+
+// Level 0 without its check, when every participant is column 0 of the same rows (the
+// root nodes of e(x, y), e(x, z) in a clique): each of the driver's candidates is then in
+// all the others, and their number is known here from the root index's ends, so no count,
+// scan or host round trip is needed. Candidates that are no new value (a gap between
+// values, a repeated row) stay as elements with empty nodes. *next stays empty (F 0, no
+// memory) when this does not apply or memory is short: the general level then runs.
+static rfx_status lftj_root_unchecked(lftj_run *R, const lftj_frontier &cur, lftj_frontier *next)
+{
+    rfx_gpu *g = R->g;
+    *next = lftj_frontier{0, NULL, NULL};
+    const lftj_level &L = R->levels[0];
+    const int s0 = L.src[0];
+    if (R->memo || cur.F != 1 || R->nvars < 2 || !lftj_unchecked(R, 0, 1))
+        return RFX_OK;
+    for (int k = 0; k < L.np; k++) {
+        const int s = L.src[k];
+        if (L.col[k] != 0 || R->S.data[s] != R->S.data[s0] || R->S.rows[s] != R->S.rows[s0] ||
+            R->S.arity[s] != R->S.arity[s0])
+            return RFX_OK;
+    }
+    const uint32_t n = R->S.rows[s0];
+    unsigned dv = 0;
+    uint64_t C = n;
+    if (R->S.first[s0] && n > 1 && R->S.maxv[s0] - R->S.minv[s0] < n - 1) {   // as k_lftj_count chooses
+        dv = LFTJ_BY_VALUE;
+        C = (uint64_t)R->S.maxv[s0] - R->S.minv[s0] + 1;
+    }
+    uint8_t *drv = (uint8_t *)rfx_gpu_alloc(g, 1);
+    uint64_t *off = (uint64_t *)rfx_gpu_alloc(g, 8);
+    lftj_frontier nx = {(size_t)C, (uint32_t *)rfx_gpu_alloc(g, C * 4),
+                        (uint32_t *)rfx_gpu_alloc(g, C * (size_t)R->nsrc * 8)};
+    rfx_status st = RFX_OK;
+    if (drv && off && nx.bind && nx.rng) {
+        cudaError_t e = cudaMemsetAsync(drv, (int)dv, 1, g->stream);
+        if (e == cudaSuccess)
+            e = cudaMemsetAsync(off, 0, 8, g->stream);
+        if (e == cudaSuccess) {
+            k_lftj_emit<<<grid_for(C), 256, 0, g->stream>>>(R->S, L, 1, 0, NULL, cur.rng, drv, off, 0, (size_t)C, NULL,
+                                                            NULL, 0, nx.bind, nx.rng);
+            e = cudaGetLastError();
+        }
+        if (e != cudaSuccess)
+            st = fail(g, e, "k_lftj_emit (level 0, unchecked)", __FILE__, __LINE__);
+        else
+            *next = nx;
+    }
+    rfx_gpu_free(g, drv);
+    rfx_gpu_free(g, off);
+    if (next->F == 0)
+        lftj_frontier_free(g, &nx);
+    return st;
+}
+
 static rfx_status lftj_add_piece(lftj_run *R, rfx_dev_rows *piece)
 {
     if (R->npieces == R->piece_cap) {
@@ -1520,6 +1593,23 @@ static rfx_status lftj_expand(lftj_run *R, int v, lftj_frontier cur, bool owned)
     size_t F = cur.F;
     rfx_status st = RFX_OK;
     double t0 = R->timing ? lftj_clock(R) : 0;
+    if (v == 0 && !last) {
+        lftj_frontier next;
+        st = lftj_root_unchecked(R, cur, &next);
+        if (st == RFX_OK && next.F) {
+            if (R->timing)
+                fprintf(stderr, "lftj level 0: %zu elements, %zu candidates, all kept (unchecked), %.2f ms\n", F, next.F,
+                        (lftj_clock(R) - t0) * 1e3);
+            if (owned)
+                lftj_frontier_free(g, &cur);
+            return lftj_expand(R, 1, next, true);
+        }
+        if (st != RFX_OK) {
+            if (owned)
+                lftj_frontier_free(g, &cur);
+            return st;
+        }
+    }
     if (last && R->counting) {
         st = lftj_count_last(R, v, cur);
         if (R->timing)
@@ -1543,14 +1633,8 @@ static rfx_status lftj_expand(lftj_run *R, int v, lftj_frontier cur, bool owned)
             st = fail(g, e, "k_lftj_count", __FILE__, __LINE__);
     }
     if (st == RFX_OK)
-        st = exclusive_sum(g, cnt, off, F);
-    uint64_t lastv[2] = {0, 0};
-    if (st == RFX_OK)
-        st = to_host(g, off + F - 1, &lastv[0], 1);
-    if (st == RFX_OK)
-        st = to_host(g, cnt + F - 1, &lastv[1], 1);
+        st = scan_total(g, cnt, off, F, &C);
     rfx_gpu_free(g, cnt);
-    C = lastv[0] + lastv[1];
     int kb;
     if (st == RFX_OK && lftj_fusable(R, v, F, &kb)) {
         st = C ? lftj_count_fused(R, v, cur, kb, drv, off, C) : RFX_OK;
@@ -1562,6 +1646,28 @@ static rfx_status lftj_expand(lftj_run *R, int v, lftj_frontier cur, bool owned)
         if (owned)
             lftj_frontier_free(g, &cur);
         return st;
+    }
+    if (st == RFX_OK && lftj_unchecked(R, v, C)) {
+        lftj_frontier next = {(size_t)C, (uint32_t *)rfx_gpu_alloc(g, (size_t)C * (size_t)(v + 1) * 4),
+                              (uint32_t *)rfx_gpu_alloc(g, (size_t)C * (size_t)R->nsrc * 8)};
+        if (next.bind && next.rng) {
+            k_lftj_emit<<<grid_for(C), 256, 0, g->stream>>>(R->S, L, F, v, cur.bind, cur.rng, drv, off, 0, (size_t)C,
+                                                            NULL, NULL, 0, next.bind, next.rng);
+            cudaError_t e = cudaGetLastError();
+            rfx_gpu_free(g, drv);
+            rfx_gpu_free(g, off);
+            if (owned)
+                lftj_frontier_free(g, &cur);
+            if (e != cudaSuccess) {
+                lftj_frontier_free(g, &next);
+                return fail(g, e, "k_lftj_emit (unchecked)", __FILE__, __LINE__);
+            }
+            if (R->timing)
+                fprintf(stderr, "lftj level %d: %zu elements, %llu candidates, all kept (unchecked), %.2f ms\n", v, F,
+                        (unsigned long long)C, (lftj_clock(R) - t0) * 1e3);
+            return lftj_expand(R, v + 1, next, true);
+        }
+        lftj_frontier_free(g, &next);   // no memory for every candidate: check them first
     }
     round = C < LFTJ_ROUND ? (size_t)C : LFTJ_ROUND;
     {   // under a small budget (out of core) the round's 16 bytes a candidate take what is left

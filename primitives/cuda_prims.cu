@@ -26,6 +26,7 @@ struct rfx_gpu {
     char name[256];
     char err[512];
     unsigned int *d_flag;      // division-by-zero flag of the last expression kernel
+    uint64_t *h_words;         // pinned host words: several small reads share one wait
     bool div_armed;            // the last loaded expression program divides: d_flag is live
     double copy_gbs;           // measured d2d copy bandwidth (0: not yet)
     int arch;                  // compute capability, 10 * major + minor
@@ -117,9 +118,13 @@ extern "C" rfx_gpu *rfx_gpu_open(int device, size_t budget, char *err, size_t er
     g->sms = prop.multiProcessorCount;
     g->budget = budget ? budget : free_b - free_b / 20;
     g->live = new (std::nothrow) std::unordered_map<void *, uint64_t>();
-    if (!g->live || cudaMallocFromPoolAsync((void **)&g->d_flag, sizeof(unsigned), g->pool, g->stream) != cudaSuccess) {
+    if (!g->live || cudaMallocFromPoolAsync((void **)&g->d_flag, sizeof(unsigned), g->pool, g->stream) != cudaSuccess ||
+        cudaHostAlloc((void **)&g->h_words, 4 * sizeof(uint64_t), cudaHostAllocDefault) != cudaSuccess) {
         snprintf(err, errcap, "device %d: cannot allocate", device);
         cudaGetLastError();
+        if (g->d_flag)
+            cudaFreeAsync(g->d_flag, g->stream);
+        cudaStreamSynchronize(g->stream);
         delete g->live;
         cudaMemPoolDestroy(g->pool);
         cudaStreamDestroy(g->stream);
@@ -136,6 +141,7 @@ extern "C" void rfx_gpu_close(rfx_gpu *g)
     cudaSetDevice(g->device);
     cudaFreeAsync(g->d_flag, g->stream);
     cudaStreamSynchronize(g->stream);
+    cudaFreeHost(g->h_words);
     jit_unload(g);
     cudaStreamDestroy(g->stream);
     cudaMemPoolDestroy(g->pool);
@@ -467,6 +473,23 @@ static rfx_status exclusive_sum(rfx_gpu *g, const uint64_t *in, uint64_t *out, s
     return RFX_OK;
 }
 
+/* out = the exclusive prefix sums of in; *total = their sum, read with one wait on the
+ * stream (the last offset and the last count travel together). */
+static rfx_status scan_total(rfx_gpu *g, const uint64_t *in, uint64_t *out, size_t n, uint64_t *total)
+{
+    *total = 0;
+    if (n == 0)
+        return RFX_OK;
+    rfx_status st = exclusive_sum(g, in, out, n);
+    if (st != RFX_OK)
+        return st;
+    CK(cudaMemcpyAsync(&g->h_words[0], out + n - 1, 8, cudaMemcpyDeviceToHost, g->stream));
+    CK(cudaMemcpyAsync(&g->h_words[1], in + n - 1, 8, cudaMemcpyDeviceToHost, g->stream));
+    CK(cudaStreamSynchronize(g->stream));
+    *total = g->h_words[0] + g->h_words[1];
+    return RFX_OK;
+}
+
 /* out = the rows of in whose flag is set, in order. Frees nothing of the inputs. */
 static rfx_status compact(rfx_gpu *g, const uint32_t *in, size_t n, int arity, const uint64_t *flags, rfx_dev_rows *out)
 {
@@ -475,14 +498,10 @@ static rfx_status compact(rfx_gpu *g, const uint32_t *in, size_t n, int arity, c
         return RFX_OK;
     uint64_t *off;
     ALLOC(off, n * sizeof(uint64_t));
-    rfx_status st = exclusive_sum(g, flags, off, n);
-    uint64_t last[2];
+    uint64_t kept = 0;
+    rfx_status st = scan_total(g, flags, off, n, &kept);
     if (st == RFX_OK)
-        st = to_host(g, off + n - 1, &last[0], 1);
-    if (st == RFX_OK)
-        st = to_host(g, flags + n - 1, &last[1], 1);
-    if (st == RFX_OK)
-        st = rows_alloc(g, out, arity, (size_t)(last[0] + last[1]));
+        st = rows_alloc(g, out, arity, (size_t)kept);
     if (st == RFX_OK && out->n) {
         if (arity) {
             k_scatter<<<grid_for(n), 256, 0, g->stream>>>(in, n, arity, flags, off, out->data);
@@ -1998,15 +2017,10 @@ extern "C" rfx_status rfx_gpu_join(rfx_gpu *g, const rfx_dev_rows *a, const rfx_
         k_join_count<<<grid_for(na), 256, 0, g->stream>>>(a->data, na, a->arity, b->data, b->n, b->arity, k, lo, cnt);
         CK_LAUNCH();
     }
+    uint64_t total = 0;
     if (st == RFX_OK)
-        st = exclusive_sum(g, cnt, off, na);
-    uint64_t last[2] = {0, 0};
-    if (st == RFX_OK)
-        st = to_host(g, off + na - 1, &last[0], 1);
-    if (st == RFX_OK)
-        st = to_host(g, cnt + na - 1, &last[1], 1);
+        st = scan_total(g, cnt, off, na, &total);
     rfx_gpu_free(g, cnt);
-    uint64_t total = last[0] + last[1];
     uint64_t *flags = NULL;
     if (st == RFX_OK && total)
         st = rows_alloc(g, &res, nout, (size_t)total);

@@ -120,12 +120,46 @@ static void test_write_faults(void) { sweep_all("RFX_FAULT_WRITE", 2, (int)NPROG
  * elsewhere each sweep stops at once. */
 static void test_device_faults(void) { sweep_all("RFX_FAULT_DEVICE", 3, (int)NPROG); }
 
+/* A result bigger than the memory the system has (RFX_HOST_AVAILABLE stands in for it:
+ * 100 MB against a product of 10^8 pairs, 800 MB) ends with "out of memory" and the
+ * resource exit status, before the kernel would kill the process for it; no output file. */
+static void test_host_memory(void)
+{
+    static const char *prog = ".decl d(x: number)\n"
+                              "d(0). d(1). d(2). d(3). d(4). d(5). d(6). d(7). d(8). d(9).\n"
+                              ".decl n(x: number)\n"
+                              "n(a * 1000 + b * 100 + c * 10 + e) :- d(a), d(b), d(c), d(e).\n"
+                              ".decl pair(x: number, y: number)\n"
+                              "pair(x, y) :- n(x), n(y).\n"
+                              ".output pair\n";
+    char *dir = make_temp_dir(), *out = make_temp_dir();
+    char *file = path2(dir, "big.dl");
+    CU_ASSERT_FATAL(write_file(file, prog));
+    char *argv[] = {(char *)env_or("RFX_TEST_BIN", RFX_BIN), "--backend=cpu", "-j2", "-D", out, "big.dl", NULL};
+    char *env[] = {"RFX_HOST_AVAILABLE=100000000", NULL};
+    run_result r = run_prog_env(dir, argv, env);
+    CU_ASSERT_EQUAL(r.code, 3);
+    CU_ASSERT(r.err && strstr(r.err, "out of memory"));
+    if (r.code != 3)
+        fprintf(stderr, "\n    exit %d: %s", r.code, r.err ? r.err : "");
+    char **left = list_dir(out);
+    CU_ASSERT(left && !left[0]);   /* no partial pair.csv */
+    free_list(left);
+    run_free(&r);
+    remove_tree(out);
+    remove_tree(dir);
+    free(out);
+    free(dir);
+    free(file);
+}
+
 static void add(void)
 {
     CU_pSuite s = CU_add_suite("fault-injection", NULL, NULL);
     CU_add_test(s, "every allocation failure ends cleanly", test_alloc_faults);
     CU_add_test(s, "every write failure ends cleanly", test_write_faults);
     CU_add_test(s, "every device allocation failure ends cleanly", test_device_faults);
+    CU_add_test(s, "a result bigger than the memory available ends cleanly", test_host_memory);
 }
 
 int main(int argc, char **argv)

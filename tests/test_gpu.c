@@ -613,6 +613,69 @@ static void test_lftj_hubs(void)
     rfx_rows_free(&e);
 }
 
+/* 4-cliques and triangles over one relation, every source the same device rows (as
+ * `rfx cliques` makes them): level 0 then needs no check (every root node is alike), and
+ * a 4-clique count's last two levels are counted a warp an element (k_lftj_count_two) or,
+ * with RFX_LFTJ_TWO_ROWS=0, level by level. Dense values (level 0 by value: the gaps stay
+ * as empty elements), values far apart with rows repeated (level 0 by row: the repeats
+ * stay empty), and a hub joined to every vertex. Listing and counting equal the CPU's. */
+static void test_lftj_one_relation(void)
+{
+    if (!need_gpu())
+        return;
+    static const int k4[] = {0, 1, 0, 2, 0, 3, 1, 2, 1, 3, 2, 3}, tri[] = {0, 1, 1, 2, 0, 2};
+    for (int shape = 0; shape < 3; shape++) {
+        const uint32_t scale = shape == 1 ? 100003 : 1;
+        rfx_rows e;
+        rfx_rows_init(&e, 2);
+        for (int i = 0; i < 12000; i++) {
+            uint32_t u = (uint32_t)(rnd() % 400), v = (uint32_t)(rnd() % 400);
+            if (u != v)
+                rfx_rows_push(&e, (uint32_t[]){(u < v ? u : v) * scale, (u < v ? v : u) * scale});
+            if (shape == 1 && i % 5 == 0 && u != v)
+                rfx_rows_push(&e, (uint32_t[]){(u < v ? u : v) * scale, (u < v ? v : u) * scale});
+        }
+        for (uint32_t v = 1; shape == 2 && v < 400; v++)
+            rfx_rows_push(&e, (uint32_t[]){0, v});
+        rfx_cpu_sort(&e, 4);
+        if (shape != 1)
+            rfx_cpu_unique(&e, 4);
+        rfx_dev_rows d = up(&e);
+        const rfx_dev_rows *dp[6] = {&d, &d, &d, &d, &d, &d};
+        for (int q = 0; q < 2; q++) {
+            const int *cv = q ? tri : k4, nsrc = q ? 3 : 6, nvars = q ? 3 : 4;
+            rfx_lftj_src s[6];
+            for (int k = 0; k < nsrc; k++)
+                s[k] = (rfx_lftj_src){&e, cv + 2 * k};
+            rfx_rows cpu;
+            rfx_rows_init(&cpu, nvars);
+            CU_ASSERT_EQUAL(rfx_cpu_lftj(s, nsrc, nvars, &cpu, NULL, 4), RFX_OK);
+            CU_ASSERT(cpu.n > 1000);   /* the shape has the cliques it is meant to */
+            rfx_dev_rows gd;
+            rfx_gpu_rows_init(&gd, nvars);
+            CU_ASSERT_EQUAL(rfx_gpu_lftj(gpu, dp, cv, nsrc, nvars, &gd, NULL), RFX_OK);
+            rfx_rows back = down(&gd);
+            CU_ASSERT(same(&back, &cpu));
+            uint64_t warp = 0, levels = 0;
+            CU_ASSERT_EQUAL(rfx_gpu_lftj(gpu, dp, cv, nsrc, nvars, NULL, &warp), RFX_OK);
+            setenv("RFX_LFTJ_TWO_ROWS", "0", 1);
+            levels = lftj_count_with(gpu, LEVEL_BY_LEVEL, dp, cv, nsrc, nvars);
+            unsetenv("RFX_LFTJ_TWO_ROWS");
+            CU_ASSERT_EQUAL(warp, cpu.n);
+            CU_ASSERT_EQUAL(levels, cpu.n);
+            if (!same(&back, &cpu) || warp != cpu.n || levels != cpu.n)
+                fprintf(stderr, "\n    shape %d, %d variables: listed %zu, counted %llu (a warp an element), %llu (level by "
+                                "level), CPU %zu\n", shape, nvars, back.n, (unsigned long long)warp,
+                        (unsigned long long)levels, cpu.n);
+            rfx_rows_free(&back);
+            rfx_rows_free(&cpu);
+            rfx_gpu_rows_free(gpu, &gd);
+        }
+        rfx_gpu_rows_free(gpu, &d);
+        rfx_rows_free(&e);
+    }
+}
+
 /* The probe sums that choose a triangle count's variable order, against the host's. */
 static void test_triangle_order_costs(void)
 {
@@ -1043,6 +1106,7 @@ static void add(void)
     CU_add_test(s, "leapfrog triejoin in rounds under a small budget", test_lftj_small_budget);
     CU_add_test(s, "leapfrog triejoin of two variables", test_lftj_two_vars);
     CU_add_test(s, "leapfrog triejoin counting over hubs and the largest value", test_lftj_hubs);
+    CU_add_test(s, "leapfrog triejoin over one relation: 4-cliques, triangles", test_lftj_one_relation);
     CU_add_test(s, "probe sums for a triangle count's variable order", test_triangle_order_costs);
     CU_add_test(s, "a sorted relation reversed", test_reversed);
     CU_add_test(s, "programs on both backends", test_programs_both_backends);
