@@ -14,7 +14,8 @@
 // A small level skips the check and compaction: every candidate goes into the next
 // frontier, a non-match with empty nodes (lftj_unchecked).
 // When only the number of bindings is wanted, the last variable is never materialised:
-// one warp per frontier element counts its matches (k_lftj_count_last).
+// a lane per frontier element counts its matches, the whole warp where its driver is long
+// (k_lftj_count_last).
 
 #define LFTJ_MAX_SRC 32
 #define LFTJ_ROUND ((size_t)1 << 26)
@@ -302,9 +303,14 @@ __device__ __forceinline__ void lftj_add_block(unsigned long long mine, unsigned
         atomicAdd(total, *block_sum);
 }
 
-// Counting the last variable: one warp per frontier element walks its driver's rows
-// (lanes strided), checks each new value in the other participants by binary search and
-// adds the warp's count once: no flags, scans or owner searches.
+// Counting the last variable: a lane an element, 32 consecutive elements a warp. A lane
+// whose driver (smallest node) has at most LFTJ_LAST_SHORT rows checks them alone, each
+// new value by binary search in the other participants; longer drivers are taken by the
+// whole warp, one after another, lanes strided over the rows (a hub's node does not hold
+// one lane). No flags, scans or owner searches; the warp's count is added once. (A warp
+// for every element spent 32 threads on each: 6 M for the 188,834 elements, most of them
+// empty, of a 4-clique count's last level on p2p-Gnutella31.)
+#define LFTJ_LAST_SHORT 16
 __global__ void k_lftj_count_last(const __grid_constant__ lftj_srcs S, const __grid_constant__ lftj_level L, size_t F,
                                   const uint32_t *rng, unsigned long long *total)
 {
@@ -312,16 +318,30 @@ __global__ void k_lftj_count_last(const __grid_constant__ lftj_srcs S, const __g
     if (threadIdx.x == 0)
         block_sum = 0;
     __syncthreads();
-    unsigned lane = threadIdx.x & 31;
-    size_t warp = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) / 32, nwarps = (size_t)gridDim.x * blockDim.x / 32;
+    const unsigned lane = threadIdx.x & 31;
+    const size_t nwarps = (size_t)gridDim.x * blockDim.x / 32;
     unsigned long long mine = 0;
-    for (size_t f = warp; f < F; f += nwarps) {
+    for (size_t f0 = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) / 32 * 32; f0 < F; f0 += nwarps * 32) {
+        const size_t f = f0 + lane;
+        uint32_t len = 0;
+        int d = 0;
         const uint32_t *r = rng + f * (size_t)S.nsrc * 2;
-        uint32_t len;
-        const int d = lftj_driver(L, r, &len);
-        for (uint32_t k = lane; k < len; k += 32) {
-            uint32_t row, end, x;
-            mine += lftj_match(S, L, r, (unsigned)d, k, &row, &end, &x);
+        if (f < F)
+            d = lftj_driver(L, r, &len);
+        if (len <= LFTJ_LAST_SHORT)
+            for (uint32_t k = 0; k < len; k++) {
+                uint32_t row, end, x;
+                mine += lftj_match(S, L, r, (unsigned)d, k, &row, &end, &x);
+            }
+        for (unsigned ball = __ballot_sync(0xffffffffu, len > LFTJ_LAST_SHORT); ball; ball &= ball - 1) {
+            const int b = __ffs(ball) - 1;
+            const uint32_t *rb = rng + (f0 + b) * (size_t)S.nsrc * 2;
+            const int db = __shfl_sync(0xffffffffu, d, b);
+            const uint32_t lb = __shfl_sync(0xffffffffu, len, b);
+            for (uint32_t k = lane; k < lb; k += 32) {
+                uint32_t row, end, x;
+                mine += lftj_match(S, L, rb, (unsigned)db, k, &row, &end, &x);
+            }
         }
     }
     lftj_add_block(mine, &block_sum, total);
@@ -1375,7 +1395,7 @@ static rfx_status lftj_count_last(lftj_run *R, int v, const lftj_frontier &cur)
         st = lftj_add_count(R, d_total, pair ? "k_lftj_count_pair" : "k_lftj_count_last", [&] {
             if (pair)
                 return lftj_pair_launch(R, v, a, cur.F, regrouped ? regrouped : cur.rng, NULL, d_total);
-            size_t blocks = (cur.F + 7) / 8;   // 8 warps a block, a warp an element
+            size_t blocks = (cur.F + 255) / 256;   // a lane an element
             k_lftj_count_last<<<(unsigned)(blocks < 65536 ? blocks : 65536), 256, 0, g->stream>>>(R->S, L, cur.F,
                                                                                                    cur.rng, d_total);
             return cudaGetLastError();
