@@ -78,6 +78,17 @@ extern "C" int rfx_gpu_count(void)
     return n;
 }
 
+extern "C" bool rfx_gpu_device_name(int device, char *name, size_t cap)
+{
+    cudaDeviceProp prop;
+    if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
+        cudaGetLastError();
+        return false;
+    }
+    snprintf(name, cap, "%s", prop.name);
+    return true;
+}
+
 extern "C" rfx_gpu *rfx_gpu_open(int device, size_t budget, char *err, size_t errcap)
 {
     rfx_gpu *g = (rfx_gpu *)calloc(1, sizeof *g);

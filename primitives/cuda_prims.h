@@ -29,6 +29,9 @@ bool rfx_gpu_versions(int *runtime, int *driver);
 double rfx_gpu_copy_bandwidth(rfx_gpu *g);
 /* Number of usable devices; 0 without a driver or device (never fails). */
 int rfx_gpu_count(void);
+/* The name of device `device` into name (cap bytes), asked of the driver without opening a
+ * context (which costs a process ~0.1 s to make and as much to tear down); false if none. */
+bool rfx_gpu_device_name(int device, char *name, size_t cap);
 /* Opens a context on `device` with a memory budget in bytes (0: free memory less 5%).
  * NULL on failure with the reason in err. */
 rfx_gpu *rfx_gpu_open(int device, size_t budget, char *err, size_t errcap);

@@ -508,15 +508,7 @@ bool rfx_cuda_available(char *name, size_t cap)
 {
     if (rfx_gpu_count() <= 0)
         return false;
-    if (name && cap) {
-        char err[256];
-        rfx_gpu *g = rfx_gpu_open(0, 0, err, sizeof err);
-        if (!g)
-            return false;
-        snprintf(name, cap, "%s", rfx_gpu_name(g));
-        rfx_gpu_close(g);
-    }
-    return true;
+    return !name || !cap || rfx_gpu_device_name(0, name, cap);
 }
 
 bool rfx_cuda_versions(int *runtime, int *driver)
