@@ -258,14 +258,14 @@ __global__ void k_lftj_emit(const __grid_constant__ lftj_srcs S, const __grid_co
         for (int v = 0; v < depth; v++)
             nbind[o * (depth + 1) + v] = bind[f * (size_t)depth + v];
         nbind[o * (depth + 1) + depth] = x;
-        uint32_t *nr = nrng + o * (size_t)S.nsrc * 2;
         if (!flag && !(fresh && lftj_in_others(S, L, r, d, x))) {   // unchecked: a dead element
             for (int s = 0; s < 2 * S.nsrc; s++)
-                nr[s] = 0;
+                nrng[o * (size_t)S.nsrc * 2 + s] = 0;
             continue;
         }
         if (!nrng)
             continue;
+        uint32_t *nr = nrng + o * (size_t)S.nsrc * 2;
         for (int s = 0; s < S.nsrc; s++) {
             nr[2 * s] = r[2 * s];
             nr[2 * s + 1] = r[2 * s + 1];
