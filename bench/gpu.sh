@@ -94,7 +94,7 @@ echo "== bench_lftj: triangles on the bundled graphs and R-MAT (GPU LFTJ vs bina
 files=""
 for f in "$G"/*.txt "$G"/*.txt.gz "$G"/*.csv; do files="$files -f $f"; done
 $B/bench/bench_lftj -r 3 $files ${RFX_RMAT:--s 20 -s 22 -s 24} 2>&1 | tee "$OUT/bench_lftj.txt"
-echo "== bench_lftj -k4: 4-cliques, LFTJ vs binary joins (whole program through librfx, GPU)"
+echo "== bench_lftj -k4: 4-cliques, LFTJ vs binary joins (the whole program through librfx, and the join alone)"
 $B/bench/bench_lftj -k4 -r 3 $files -s 16 -s 18 2>&1 | tee "$OUT/bench_k4.txt"
 fi
 if [ "${RFX_SANITIZE:-1}" = 1 ] && [ "${RFX_SKIP_TESTS:-0}" != 1 ] && command -v compute-sanitizer >/dev/null; then
