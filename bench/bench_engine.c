@@ -13,6 +13,12 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+double rfx_bench_median(double *t, int n)
+{
+    qsort(t, (size_t)n, sizeof t[0], cmp_double);
+    return t[n / 2];
+}
+
 double rfx_bench_engine_ms(rfx_engine *e, bool ready, int reps, const char *rel, size_t *size, const char *label,
                            char *why, size_t whycap)
 {
@@ -25,10 +31,8 @@ double rfx_bench_engine_ms(rfx_engine *e, bool ready, int reps, const char *rel,
         if (label)
             fprintf(stderr, "%s run %d: %.1f ms\n", label, i + 1, t[i]);
     }
-    if (ok && rfx_size(e, rel, size) == RFX_EXIT_OK) {
-        qsort(t, (size_t)reps, sizeof t[0], cmp_double);
-        return t[reps / 2];
-    }
+    if (ok && rfx_size(e, rel, size) == RFX_EXIT_OK)
+        return rfx_bench_median(t, reps);
     const char *msg = !e ? "no engine" : reps < 1 || reps > 64 ? "repeats out of 1-64" : rfx_errmsg(e);
     const char *nl = strchr(msg, '\n');
     snprintf(why, whycap, "%.*s", (int)(nl ? nl - msg : (long)strlen(msg)), msg);
