@@ -12,13 +12,17 @@
 // next frontier with their narrowed nodes. Candidates are taken in rounds of at most
 // LFTJ_ROUND so scratch stays bounded; the next frontier is sized by a counting pass.
 // A small level skips the check and compaction: every candidate goes into the next
-// frontier, a non-match with empty nodes (lftj_unchecked).
+// frontier, a non-match with empty nodes (lftj_unchecked). The emit that writes a
+// frontier also finds its elements' drivers and candidate counts for the next level, and
+// scans them by look-back where one launch writes the whole frontier (lftj_precount): a
+// level is then one kernel and one wait.
 // When only the number of bindings is wanted, the last variable is never materialised:
 // a lane per frontier element counts its matches, the whole warp where its driver is long
 // (k_lftj_count_last).
 
 #define LFTJ_MAX_SRC 32
 #define LFTJ_ROUND ((size_t)1 << 26)
+#define LFTJ_INDEX_SMALL ((size_t)1 << 20)   // a root index of this many values is always worth it
 
 // first[s], when set, indexes source s's first column by value (the root level of a
 // TrieArray): first[s][v - minv[s]] is the first row whose column 0 is >= v, for v in
@@ -100,55 +104,60 @@ __device__ __forceinline__ int lftj_driver(const lftj_level &L, const uint32_t *
 // number of candidate rows (or values: LFTJ_BY_VALUE). The driver's node is first
 // narrowed, by a binary search at each end, to the values between the other nodes'
 // largest first and smallest last value (a node's values are sorted): nothing outside can
-// match. In a box of an out-of-core
-// join the inner variable's slice covers an interval of values, so this keeps the work
-// of a box in proportion to its part of the search space.
+// match. In a box of an out-of-core join the inner variable's slice covers an interval
+// of values, so this keeps the work of a box in proportion to its part of the search
+// space. Narrows r in place; returns the count.
+__device__ __forceinline__ uint32_t lftj_count_one(const lftj_srcs &S, const lftj_level &L, uint32_t *r, uint8_t *drv,
+                                                   uint64_t *cnt)
+{
+    uint32_t len;
+    int d = lftj_driver(L, r, &len);
+    if (len && L.np > 1) {
+        uint32_t lo_v = 0, hi_v = UINT32_MAX;
+        for (int k = 0; k < L.np; k++) {
+            int s = L.src[k];
+            if (k == d)
+                continue;
+            if (r[2 * s] == r[2 * s + 1]) {
+                lo_v = 1;
+                hi_v = 0;
+                break;
+            }
+            uint32_t a = lv(S, s, r[2 * s], L.col[k]), b = lv(S, s, r[2 * s + 1] - 1, L.col[k]);
+            lo_v = a > lo_v ? a : lo_v;
+            hi_v = b < hi_v ? b : hi_v;
+        }
+        int ds = L.src[d];
+        uint32_t lo = r[2 * ds], hi = r[2 * ds + 1];
+        if (lo_v > hi_v)
+            lo = hi;
+        else {
+            lo = lsearch(S, ds, L.col[d], lo, hi, lo_v, false);
+            hi = lsearch(S, ds, L.col[d], lo, hi, hi_v, true);
+        }
+        r[2 * ds] = lo;
+        r[2 * ds + 1] = hi;
+        len = hi - lo;
+    }
+    const int ds = L.src[d];
+    unsigned dv = (unsigned)d;
+    if (len > 1 && L.col[d] == 0 && S.first[ds]) {
+        uint32_t v0 = lv(S, ds, r[2 * ds], 0), v1 = lv(S, ds, r[2 * ds + 1] - 1, 0);
+        if (v1 - v0 < len - 1) {
+            dv |= LFTJ_BY_VALUE;
+            len = v1 - v0 + 1;
+        }
+    }
+    *drv = (uint8_t)dv;
+    *cnt = len;
+    return len;
+}
+
 __global__ void k_lftj_count(const __grid_constant__ lftj_srcs S, const __grid_constant__ lftj_level L, size_t F,
                              int nsrc, uint32_t *rng, uint8_t *drv, uint64_t *cnt)
 {
     GRID_STRIDE(f, F)
-    {
-        uint32_t len, *r = rng + f * (size_t)nsrc * 2;
-        int d = lftj_driver(L, r, &len);
-        if (len && L.np > 1) {
-            uint32_t lo_v = 0, hi_v = UINT32_MAX;
-            for (int k = 0; k < L.np; k++) {
-                int s = L.src[k];
-                if (k == d)
-                    continue;
-                if (r[2 * s] == r[2 * s + 1]) {
-                    lo_v = 1;
-                    hi_v = 0;
-                    break;
-                }
-                uint32_t a = lv(S, s, r[2 * s], L.col[k]), b = lv(S, s, r[2 * s + 1] - 1, L.col[k]);
-                lo_v = a > lo_v ? a : lo_v;
-                hi_v = b < hi_v ? b : hi_v;
-            }
-            int ds = L.src[d];
-            uint32_t lo = r[2 * ds], hi = r[2 * ds + 1];
-            if (lo_v > hi_v)
-                lo = hi;
-            else {
-                lo = lsearch(S, ds, L.col[d], lo, hi, lo_v, false);
-                hi = lsearch(S, ds, L.col[d], lo, hi, hi_v, true);
-            }
-            r[2 * ds] = lo;
-            r[2 * ds + 1] = hi;
-            len = hi - lo;
-        }
-        const int ds = L.src[d];
-        unsigned dv = (unsigned)d;
-        if (len > 1 && L.col[d] == 0 && S.first[ds]) {
-            uint32_t v0 = lv(S, ds, r[2 * ds], 0), v1 = lv(S, ds, r[2 * ds + 1] - 1, 0);
-            if (v1 - v0 < len - 1) {
-                dv |= LFTJ_BY_VALUE;
-                len = v1 - v0 + 1;
-            }
-        }
-        drv[f] = (uint8_t)dv;
-        cnt[f] = len;
-    }
+    lftj_count_one(S, L, rng + f * (size_t)nsrc * 2, &drv[f], &cnt[f]);
 }
 
 // Whether every participant but the driver d holds x in its node.
@@ -234,57 +243,117 @@ __global__ void k_lftj_check(const __grid_constant__ lftj_srcs S, const __grid_c
     }
 }
 
+// Candidate c of element f (its ranges r) as the new element o: its binding, and unless
+// last (nr NULL) its narrowed nodes in nr; unchecked (check), a candidate that is no
+// match gets empty nodes, so it binds nothing further. With ncnt, the new element's driver
+// and candidate count for the next level NL too, as k_lftj_count would find them; returns
+// that count (0 without ncnt).
+__device__ __forceinline__ uint32_t lftj_emit_one(const lftj_srcs &S, const lftj_level &L, const lftj_level &NL,
+                                                  int depth, const uint32_t *bind, const uint32_t *r, size_t f,
+                                                  unsigned dv, uint32_t k, bool check, uint64_t o, uint32_t *nbind,
+                                                  uint32_t *nr, uint8_t *ndrv, uint64_t *ncnt)
+{
+    const int d = (int)(dv & ~LFTJ_BY_VALUE);
+    uint32_t row, end, x;
+    const bool fresh = lftj_candidate(S, L, r, dv, k, &row, &end, &x);
+    for (int v = 0; v < depth; v++)
+        nbind[o * (depth + 1) + v] = bind[f * (size_t)depth + v];
+    nbind[o * (depth + 1) + depth] = x;
+    if (!nr)
+        return 0;
+    if (check && !(fresh && lftj_in_others(S, L, r, d, x))) {   // a dead element
+        for (int s = 0; s < 2 * S.nsrc; s++)
+            nr[s] = 0;
+        if (ncnt) {
+            ndrv[o] = 0;
+            ncnt[o] = 0;
+        }
+        return 0;
+    }
+    for (int s = 0; s < 2 * S.nsrc; s++)
+        nr[s] = r[s];
+    for (int q = 0; q < L.np; q++) {
+        int s = L.src[q];
+        // a source's last column: no later level reads its node, so only the driver's
+        // is set (its row; the rows of a set differ in their last column) and the
+        // searches, ~log2 of the node a candidate (a triangle's N+(x)), are saved
+        if (L.col[q] == S.arity[s] - 1 || (q == d && (dv & LFTJ_BY_VALUE))) {
+            if (q == d) {   // by value: the index gave the node
+                nr[2 * s] = row;
+                nr[2 * s + 1] = end;
+            }
+            continue;
+        }
+        uint32_t lo = lsearch(S, s, L.col[q], r[2 * s], r[2 * s + 1], x, false);
+        nr[2 * s] = lo;
+        nr[2 * s + 1] = lsearch(S, s, L.col[q], r[2 * s], r[2 * s + 1], x, true);   // from the node's start: the root index applies
+    }
+    return ncnt ? lftj_count_one(S, NL, nr, &ndrv[o], &ncnt[o]) : 0;
+}
+
 // Writes each surviving candidate's binding (and, unless last, its narrowed nodes) at
 // its scanned position. Without flags (never at the last level), every candidate at its
-// own position, and one that is no match gets empty nodes, so it binds nothing further.
+// own position, and one that is no match gets empty nodes. With ncnt, the next level's
+// drivers and counts too (lftj_precount: a launch and a reread of the ranges saved).
+// staged (dynamic shared memory of LFTJ_EMIT_SMEM(nsrc)): the block's new ranges, whose
+// outputs are consecutive, are built in shared memory and written out in 16-byte stores;
+// each thread storing its own 2 * nsrc words, 4 bytes at a time 8 * nsrc bytes apart, cost
+// the store traffic of ~8 times the bytes.
+// With scan.off (one launch covering all the level's candidates, and ncnt), also those
+// counts' exclusive scan, by decoupled look-back over the blocks' tiles (taken in order
+// from scan.counter), the total written straight to pinned host memory (scan.total): the
+// next level needs no scan kernels, copies or reads of its own.
+#define LFTJ_EMIT_SMEM(nsrc) ((size_t)256 * 8 * (nsrc) + 16)   // block_write_out reads past the end
+struct lftj_scan_out {
+    uint64_t *off;                // NULL: no scan
+    unsigned long long *status;   // a look-back word per tile, zeroed
+    unsigned *counter;            // the next tile, zeroed
+    unsigned long long *total;    // mapped host memory
+    size_t ntiles;
+};
 __global__ void k_lftj_emit(const __grid_constant__ lftj_srcs S, const __grid_constant__ lftj_level L, size_t F,
                             int depth, const uint32_t *bind, const uint32_t *rng, const uint8_t *drv,
                             const uint64_t *off, uint64_t c0, size_t nc, const uint64_t *flag, const uint64_t *pos,
-                            uint64_t base, uint32_t *nbind, uint32_t *nrng)
+                            uint64_t base, uint32_t *nbind, uint32_t *nrng, const __grid_constant__ lftj_level NL,
+                            uint8_t *ndrv, uint64_t *ncnt, bool staged, lftj_scan_out scan)
 {
-    __shared__ size_t win[2];
-    for (size_t b0 = blockIdx.x * (size_t)blockDim.x; b0 < nc; b0 += (size_t)gridDim.x * blockDim.x) {
-        lftj_owner_window(off, F, c0, b0, nc, win);
-        size_t i = b0 + threadIdx.x;
-        if (i >= nc || (flag && !flag[i]))
-            continue;
-        uint64_t c = c0 + i, o = base + (flag ? pos[i] : i);
-        size_t f = lftj_owner(off, win[0], win[1], c);
-        const uint32_t *r = rng + f * (size_t)S.nsrc * 2;
-        const unsigned dv = drv[f];
-        const int d = (int)(dv & ~LFTJ_BY_VALUE);
-        uint32_t row, end, x;
-        const bool fresh = lftj_candidate(S, L, r, dv, (uint32_t)(c - off[f]), &row, &end, &x);
-        for (int v = 0; v < depth; v++)
-            nbind[o * (depth + 1) + v] = bind[f * (size_t)depth + v];
-        nbind[o * (depth + 1) + depth] = x;
-        if (!flag && !(fresh && lftj_in_others(S, L, r, d, x))) {   // unchecked: a dead element
-            for (int s = 0; s < 2 * S.nsrc; s++)
-                nrng[o * (size_t)S.nsrc * 2 + s] = 0;
-            continue;
+    extern __shared__ __align__(16) uint32_t s_nr[];
+    __shared__ size_t win[2], s_tile;
+    const size_t W = 2 * (size_t)S.nsrc;
+    for (size_t b0 = blockIdx.x * (size_t)blockDim.x;; b0 += (size_t)gridDim.x * blockDim.x) {
+        if (scan.off) {   // tiles in the order blocks start: a look-back never waits on a block not running
+            __syncthreads();
+            if (threadIdx.x == 0)
+                s_tile = atomicAdd(scan.counter, 1u);
+            __syncthreads();
+            b0 = s_tile * (size_t)blockDim.x;
         }
-        if (!nrng)
-            continue;
-        uint32_t *nr = nrng + o * (size_t)S.nsrc * 2;
-        for (int s = 0; s < S.nsrc; s++) {
-            nr[2 * s] = r[2 * s];
-            nr[2 * s + 1] = r[2 * s + 1];
+        if (b0 >= nc)
+            break;
+        lftj_owner_window(off, F, c0, b0, nc, win);   // its barrier also ends the last write-out
+        const size_t i = b0 + threadIdx.x, last = (b0 + blockDim.x < nc ? b0 + blockDim.x : nc) - 1;
+        const uint64_t o0 = base + (flag ? pos[b0] : b0);   // the block's outputs: [o0, o0 + n)
+        const bool live = i < nc && !(flag && !flag[i]);
+        const uint64_t o = live ? base + (flag ? pos[i] : i) : 0;
+        uint64_t n_next = 0;
+        if (live) {
+            const uint64_t c = c0 + i;
+            const size_t f = lftj_owner(off, win[0], win[1], c);
+            uint32_t *nr = !nrng ? NULL : staged ? s_nr + (o - o0) * W : nrng + o * W;
+            n_next = lftj_emit_one(S, L, NL, depth, bind, rng + f * W, f, drv[f], (uint32_t)(c - off[f]), !flag, o,
+                                   nbind, nr, ndrv, ncnt);
         }
-        for (int k = 0; k < L.np; k++) {
-            int s = L.src[k];
-            // a source's last column: no later level reads its node, so only the driver's
-            // is set (its row; the rows of a set differ in their last column) and the
-            // searches, ~log2 of the node a candidate (a triangle's N+(x)), are saved
-            if (L.col[k] == S.arity[s] - 1 || (k == d && (dv & LFTJ_BY_VALUE))) {
-                if (k == d) {   // by value: the index gave the node
-                    nr[2 * s] = row;
-                    nr[2 * s + 1] = end;
-                }
-                continue;
-            }
-            uint32_t lo = lsearch(S, s, L.col[k], r[2 * s], r[2 * s + 1], x, false);
-            nr[2 * s] = lo;
-            nr[2 * s + 1] = lsearch(S, s, L.col[k], r[2 * s], r[2 * s + 1], x, true);   // from the node's start: the root index applies
+        if (scan.off) {
+            unsigned long long tile_n, tile_at;
+            unsigned long long before = block_place<unsigned long long>(n_next, b0 / blockDim.x, scan.ntiles,
+                                                                        scan.status, scan.total, &tile_n, &tile_at);
+            if (live)
+                scan.off[o] = tile_at + before;
+        }
+        if (staged) {
+            const uint64_t n = base + (flag ? pos[last] + flag[last] : last + 1) - o0;
+            __syncthreads();
+            block_write_out(nrng + o0 * W, s_nr, (unsigned)(n * W));
         }
     }
 }
@@ -311,8 +380,10 @@ __device__ __forceinline__ void lftj_add_block(unsigned long long mine, unsigned
 // for every element spent 32 threads on each: 6 M for the 188,834 elements, most of them
 // empty, of a 4-clique count's last level on p2p-Gnutella31.)
 #define LFTJ_LAST_SHORT 16
+// total[0] the count, total[1] the blocks done (both zeroed): the last block to finish
+// writes the count to pinned host memory (host), which saves the host a copy.
 __global__ void k_lftj_count_last(const __grid_constant__ lftj_srcs S, const __grid_constant__ lftj_level L, size_t F,
-                                  const uint32_t *rng, unsigned long long *total)
+                                  const uint32_t *rng, unsigned long long *total, unsigned long long *host)
 {
     __shared__ unsigned long long block_sum;
     if (threadIdx.x == 0)
@@ -345,6 +416,11 @@ __global__ void k_lftj_count_last(const __grid_constant__ lftj_srcs S, const __g
         }
     }
     lftj_add_block(mine, &block_sum, total);
+    if (threadIdx.x == 0) {
+        __threadfence();
+        if (atomicAdd(&total[1], 1ull) == gridDim.x - 1)
+            *host = atomicAdd(&total[0], 0ull);
+    }
 }
 
 // Counting the last variable with two participants: one of them (A) has a node that
@@ -835,14 +911,22 @@ __global__ void k_lftj_first(const uint32_t *data, int arity, uint32_t n, uint32
 // first row whose value is >= minv + t, the last entry n. Built when the values span at
 // most `limit`; otherwise, or without memory, *first stays NULL (an index is a speed-up,
 // never a reason to fail).
+// The first column's first and last values into pinned host memory (one launch, where two
+// copies cost twice its time).
+__global__ void k_lftj_ends(const uint32_t *data, size_t last, unsigned long long *host)
+{
+    *host = data[0] | (unsigned long long)data[last] << 32;
+}
+
 static rfx_status lftj_root_index(rfx_gpu *g, const uint32_t *data, int arity, size_t n, size_t limit,
                                   uint32_t **first, uint32_t *minv, uint32_t *maxv)
 {
     *first = NULL;
-    uint32_t ends[2];
-    CK(cudaMemcpyAsync(&ends[0], data, 4, cudaMemcpyDeviceToHost, g->stream));
-    CK(cudaMemcpyAsync(&ends[1], data + (n - 1) * (size_t)arity, 4, cudaMemcpyDeviceToHost, g->stream));
+    k_lftj_ends<<<1, 1, 0, g->stream>>>(data, (n - 1) * (size_t)arity, g->d_words + 3);
+    CK_LAUNCH();
     CK(cudaStreamSynchronize(g->stream));
+    const uint64_t w = ((volatile uint64_t *)g->h_words)[3];
+    const uint32_t ends[2] = {(uint32_t)w, (uint32_t)(w >> 32)};
     size_t m = (size_t)ends[1] - ends[0] + 2;
     if (m - 1 > limit || !(*first = (uint32_t *)rfx_gpu_alloc(g, m * 4)))
         return RFX_OK;
@@ -869,7 +953,9 @@ struct rfx_gpu_lftj_memo {
 };
 
 // Indexes the first column of each source whose values are dense enough that the index
-// is no larger than the source, and that leaves most of the free budget alone.
+// is no larger than the source, or spans at most LFTJ_INDEX_SMALL values (ca-HepTh's
+// oriented edges: 25,973 rows over ids to 68,745; a root search there took ~16 loads),
+// and that leaves most of the free budget alone.
 // Sources over the same rows share one index (the same start is not enough: a box's
 // slice of a relation may start where the whole relation, another source, does).
 // owned[s] marks the indexes to free.
@@ -889,16 +975,19 @@ static rfx_status lftj_index_roots(rfx_gpu *g, lftj_srcs *S, bool *owned, rfx_gp
             S->maxv[s] = memo->maxv;
             continue;
         }
-        for (int q = 0; q < s && !S->first[s]; q++)
-            if (S->data[q] == S->data[s] && S->rows[q] == S->rows[s] && S->arity[q] == S->arity[s] && S->first[q]) {
-                S->first[s] = S->first[q];
-                S->minv[s] = S->minv[q];
-                S->maxv[s] = S->maxv[q];
-            }
-        if (S->first[s])
+        int same = -1;   // an earlier source over the same rows: its index, or none, is this one's
+        for (int q = 0; q < s && same < 0; q++)
+            if (S->data[q] == S->data[s] && S->rows[q] == S->rows[s] && S->arity[q] == S->arity[s])
+                same = q;
+        if (same >= 0) {
+            S->first[s] = S->first[same];
+            S->minv[s] = S->minv[same];
+            S->maxv[s] = S->maxv[same];
             continue;
+        }
         size_t used = rfx_gpu_in_use(g), spare = g->budget > used ? g->budget - used : 0;
-        size_t limit = n * (size_t)S->arity[s] < spare / 16 ? n * (size_t)S->arity[s] : spare / 16;
+        size_t limit = n * (size_t)S->arity[s] > LFTJ_INDEX_SMALL ? n * (size_t)S->arity[s] : LFTJ_INDEX_SMALL;
+        limit = limit < spare / 16 ? limit : spare / 16;
         uint32_t *first;
         rfx_status st = lftj_root_index(g, S->data[s], S->arity[s], n, limit, &first, &S->minv[s], &S->maxv[s]);
         if (st != RFX_OK)
@@ -972,16 +1061,26 @@ extern "C" rfx_status rfx_gpu_triangle_order_costs(rfx_gpu *g, const rfx_dev_row
 }
 
 // One frontier: F partial bindings of `depth` values, with nsrc ranges each.
+// drv and cnt, when set, hold the next level's drivers and candidate counts, found by the
+// emit that made the frontier (lftj_precount); off, when set, their exclusive scan and C
+// their sum (lftj_scan_begin).
 struct lftj_frontier {
     size_t F;
     uint32_t *bind, *rng;
+    uint8_t *drv;
+    uint64_t *cnt, *off, C;
 };
 
 static void lftj_frontier_free(rfx_gpu *g, lftj_frontier *f)
 {
     rfx_gpu_free(g, f->bind);
     rfx_gpu_free(g, f->rng);
+    rfx_gpu_free(g, f->drv);
+    rfx_gpu_free(g, f->cnt);
+    rfx_gpu_free(g, f->off);
     f->bind = f->rng = NULL;
+    f->drv = NULL;
+    f->cnt = f->off = NULL;
 }
 
 // Flags of candidates [c0, c0 + nc) and their exclusive scan; *kept = survivors.
@@ -1211,15 +1310,25 @@ __global__ void k_lftj_small_count(const __grid_constant__ lftj_srcs S, const __
 }
 
 // Zeroes the device counter, runs launch() (which returns its launch's error), and adds
-// the count it leaves there to R->total; `what` names the kernel in an error.
+// the count it leaves there to R->total; `what` names the kernel in an error. mapped: the
+// kernel also counts its blocks done in counter[1] and its last block writes the count to
+// the context's host word 3.
 template <typename Launch>
-static rfx_status lftj_add_count(lftj_run *R, unsigned long long *counter, const char *what, Launch launch)
+static rfx_status lftj_add_count(lftj_run *R, unsigned long long *counter, bool mapped, const char *what, Launch launch)
 {
-    cudaError_t e = cudaMemsetAsync(counter, 0, 8, R->g->stream);
+    cudaError_t e = cudaMemsetAsync(counter, 0, mapped ? 16 : 8, R->g->stream);
     if (e == cudaSuccess)
         e = launch();
     unsigned long long t = 0;
-    rfx_status st = e != cudaSuccess ? fail(R->g, e, what, __FILE__, __LINE__) : to_host(R->g, counter, &t, 1);
+    rfx_status st = RFX_OK;
+    if (e != cudaSuccess)
+        st = fail(R->g, e, what, __FILE__, __LINE__);
+    else if (!mapped)
+        st = to_host(R->g, counter, &t, 1);
+    else if ((e = cudaStreamSynchronize(R->g->stream)) != cudaSuccess)
+        st = fail(R->g, e, what, __FILE__, __LINE__);
+    else
+        t = ((volatile uint64_t *)R->g->h_words)[3];
     R->total += t;
     return st;
 }
@@ -1254,7 +1363,7 @@ static rfx_status lftj_small_count(lftj_run *R, const int *colvar, bool *done)
     unsigned long long *d_total = (unsigned long long *)rfx_gpu_alloc(g, 8);
     if (!d_total)
         return RFX_ERR_NOMEM;
-    rfx_status st = lftj_add_count(R, d_total, "k_lftj_small_count", [&] {
+    rfx_status st = lftj_add_count(R, d_total, false, "k_lftj_small_count", [&] {
         k_lftj_small_count<<<grid_for(S.rows[P.p]), 256, 0, g->stream>>>(S, P, d_total);
         return cudaGetLastError();
     });
@@ -1392,12 +1501,12 @@ static rfx_status lftj_count_last(lftj_run *R, int v, const lftj_frontier &cur)
     int a = 0;
     rfx_status st = pair ? lftj_pair_roles(R, v, cur, d_total, &a, &regrouped) : RFX_OK;
     if (st == RFX_OK)
-        st = lftj_add_count(R, d_total, pair ? "k_lftj_count_pair" : "k_lftj_count_last", [&] {
+        st = lftj_add_count(R, d_total, !pair, pair ? "k_lftj_count_pair" : "k_lftj_count_last", [&] {
             if (pair)
                 return lftj_pair_launch(R, v, a, cur.F, regrouped ? regrouped : cur.rng, NULL, d_total);
             size_t blocks = (cur.F + 255) / 256;   // a lane an element
-            k_lftj_count_last<<<(unsigned)(blocks < 65536 ? blocks : 65536), 256, 0, g->stream>>>(R->S, L, cur.F,
-                                                                                                   cur.rng, d_total);
+            k_lftj_count_last<<<(unsigned)(blocks < 65536 ? blocks : 65536), 256, 0, g->stream>>>(
+                R->S, L, cur.F, cur.rng, d_total, g->d_words + 3);
             return cudaGetLastError();
         });
     rfx_gpu_free(g, d_total);
@@ -1445,7 +1554,7 @@ static rfx_status lftj_count_fused(lftj_run *R, int v, const lftj_frontier &cur,
     fz.off = off;
     fz.F = cur.F;
     fz.kb = kb;
-    rfx_status st = lftj_add_count(R, d_total, "k_lftj_count_pair (fused)", [&] {
+    rfx_status st = lftj_add_count(R, d_total, false, "k_lftj_count_pair (fused)", [&] {
         return lftj_pair_launch(R, v + 1, R->pair_a[v + 1], (size_t)C, cur.rng, &fz, d_total);
     });
     rfx_gpu_free(g, d_total);
@@ -1469,6 +1578,81 @@ static bool lftj_unchecked(const lftj_run *R, int v, uint64_t C)
         return false;
     const char *env = getenv("RFX_LFTJ_UNCHECKED_ROWS");
     return C <= (env ? strtoull(env, NULL, 10) : LFTJ_UNCHECKED_ROWS);
+}
+
+// Whether k_lftj_emit builds its new ranges (nrng) in shared memory: within the 48 KB a
+// block may have without asking (up to 23 sources).
+static bool lftj_staged(const lftj_run *R, const uint32_t *nrng)
+{
+    return nrng && LFTJ_EMIT_SMEM(R->nsrc) <= 48 * 1024;
+}
+
+// Whether the emit of level v also finds level v + 1's drivers and candidate counts
+// (k_lftj_emit's ncnt): not when that level is the last and counted (lftj_count_last
+// reads the ranges itself), nor under a memo, whose level-0 frontier other boxes reuse
+// with other root ranges, so it must not come narrowed.
+static bool lftj_precount(const lftj_run *R, int v)
+{
+    const int w = v + 1;
+    return !R->memo && w < R->nvars && !(w == R->nvars - 1 && R->counting);
+}
+
+// next's drv and cnt for lftj_precount (left NULL when memory is short: the next level
+// then counts them itself), and the level the emit counts for.
+static const lftj_level &lftj_precount_alloc(lftj_run *R, int v, lftj_frontier *next)
+{
+    if (lftj_precount(R, v) && next->F) {
+        next->drv = (uint8_t *)rfx_gpu_alloc(R->g, next->F);
+        next->cnt = (uint64_t *)rfx_gpu_alloc(R->g, next->F * 8);
+        if (!next->drv || !next->cnt) {
+            rfx_gpu_free(R->g, next->drv);
+            rfx_gpu_free(R->g, next->cnt);
+            next->drv = NULL;
+            next->cnt = NULL;
+        }
+    }
+    return R->levels[v + 1 < R->nvars ? v + 1 : v];
+}
+
+// For an emit of nc candidates (one launch) into next, precounted: the scan of next's
+// counts by the emit (lftj_scan_out), next->off and the look-back scratch allocated and
+// zeroed. scan->off stays NULL (the next level scans for itself) when next is not
+// precounted or memory is short.
+static rfx_status lftj_scan_begin(lftj_run *R, lftj_frontier *next, size_t nc, lftj_scan_out *scan)
+{
+    rfx_gpu *g = R->g;
+    *scan = lftj_scan_out{NULL, NULL, NULL, NULL, 0};
+    if (!next->cnt || !nc)
+        return RFX_OK;
+    const size_t ntiles = (nc + 255) / 256;
+    next->off = (uint64_t *)rfx_gpu_alloc(g, next->F * 8);
+    unsigned long long *status = (unsigned long long *)rfx_gpu_alloc(g, ntiles * 8 + 8);
+    if (!next->off || !status) {
+        rfx_gpu_free(g, next->off);
+        rfx_gpu_free(g, status);
+        next->off = NULL;
+        return RFX_OK;
+    }
+    cudaError_t e = cudaMemsetAsync(status, 0, ntiles * 8 + 8, g->stream);
+    if (e != cudaSuccess) {
+        rfx_gpu_free(g, status);
+        return fail(g, e, "cudaMemsetAsync (look-back scratch)", __FILE__, __LINE__);
+    }
+    *scan = lftj_scan_out{next->off, status, (unsigned *)(status + ntiles), g->d_words + 2, ntiles};
+    return RFX_OK;
+}
+
+// After the emit's launch: frees the scratch, waits for the emit and takes the total
+// it left in host memory as next->C.
+static rfx_status lftj_scan_end(lftj_run *R, lftj_frontier *next, const lftj_scan_out &scan)
+{
+    rfx_gpu *g = R->g;
+    if (!scan.off)
+        return RFX_OK;
+    rfx_gpu_free(g, scan.status);
+    CK(cudaStreamSynchronize(g->stream));
+    next->C = ((volatile uint64_t *)g->h_words)[2];
+    return RFX_OK;
 }
 
 // Level 0 without its check, when every participant is column 0 of the same rows (the
@@ -1504,17 +1688,26 @@ static rfx_status lftj_root_unchecked(lftj_run *R, const lftj_frontier &cur, lft
                         (uint32_t *)rfx_gpu_alloc(g, C * (size_t)R->nsrc * 8)};
     rfx_status st = RFX_OK;
     if (drv && off && nx.bind && nx.rng) {
+        const lftj_level &NL = lftj_precount_alloc(R, 0, &nx);
+        lftj_scan_out scan;
+        st = lftj_scan_begin(R, &nx, (size_t)C, &scan);
         cudaError_t e = cudaMemsetAsync(drv, (int)dv, 1, g->stream);
         if (e == cudaSuccess)
             e = cudaMemsetAsync(off, 0, 8, g->stream);
-        if (e == cudaSuccess) {
-            k_lftj_emit<<<grid_for(C), 256, 0, g->stream>>>(R->S, L, 1, 0, NULL, cur.rng, drv, off, 0, (size_t)C, NULL,
-                                                            NULL, 0, nx.bind, nx.rng);
+        if (e == cudaSuccess && st == RFX_OK) {
+            const bool staged = lftj_staged(R, nx.rng);
+            k_lftj_emit<<<grid_for(C), 256, staged ? LFTJ_EMIT_SMEM(R->nsrc) : 0, g->stream>>>(
+                R->S, L, 1, 0, NULL, cur.rng, drv, off, 0, (size_t)C, NULL, NULL, 0, nx.bind, nx.rng, NL, nx.drv,
+                nx.cnt, staged, scan);
             e = cudaGetLastError();
         }
         if (e != cudaSuccess)
             st = fail(g, e, "k_lftj_emit (level 0, unchecked)", __FILE__, __LINE__);
-        else
+        if (st == RFX_OK)
+            st = lftj_scan_end(R, &nx, scan);
+        else if (scan.status)
+            rfx_gpu_free(g, scan.status);
+        if (st == RFX_OK)
             *next = nx;
     }
     rfx_gpu_free(g, drv);
@@ -1639,20 +1832,26 @@ static rfx_status lftj_expand(lftj_run *R, int v, lftj_frontier cur, bool owned)
             lftj_frontier_free(g, &cur);
         return st;
     }
-    uint8_t *drv = (uint8_t *)rfx_gpu_alloc(g, F);
-    uint64_t *cnt = (uint64_t *)rfx_gpu_alloc(g, F * 8), *off = (uint64_t *)rfx_gpu_alloc(g, F * 8);
+    const bool precounted = cur.cnt != NULL, prescanned = cur.off != NULL;   // taken over from the frontier
+    uint8_t *drv = precounted ? cur.drv : (uint8_t *)rfx_gpu_alloc(g, F);
+    uint64_t *cnt = precounted ? cur.cnt : (uint64_t *)rfx_gpu_alloc(g, F * 8);
+    uint64_t *off = prescanned ? cur.off : (uint64_t *)rfx_gpu_alloc(g, F * 8);
+    cur.drv = NULL;
+    cur.cnt = cur.off = NULL;
     uint64_t *flag = NULL, *pos = NULL;
     uint64_t C = 0, kept = 0;
     size_t round = 0;
     if (!drv || !cnt || !off)
         st = RFX_ERR_NOMEM;
-    if (st == RFX_OK) {
+    if (st == RFX_OK && !precounted) {
         k_lftj_count<<<grid_for(F), 256, 0, g->stream>>>(R->S, L, F, R->nsrc, cur.rng, drv, cnt);
         cudaError_t e = cudaGetLastError();
         if (e != cudaSuccess)
             st = fail(g, e, "k_lftj_count", __FILE__, __LINE__);
     }
-    if (st == RFX_OK)
+    if (st == RFX_OK && prescanned)
+        C = cur.C;
+    else if (st == RFX_OK)
         st = scan_total(g, cnt, off, F, &C);
     rfx_gpu_free(g, cnt);
     int kb;
@@ -1671,9 +1870,19 @@ static rfx_status lftj_expand(lftj_run *R, int v, lftj_frontier cur, bool owned)
         lftj_frontier next = {(size_t)C, (uint32_t *)rfx_gpu_alloc(g, (size_t)C * (size_t)(v + 1) * 4),
                               (uint32_t *)rfx_gpu_alloc(g, (size_t)C * (size_t)R->nsrc * 8)};
         if (next.bind && next.rng) {
-            k_lftj_emit<<<grid_for(C), 256, 0, g->stream>>>(R->S, L, F, v, cur.bind, cur.rng, drv, off, 0, (size_t)C,
-                                                            NULL, NULL, 0, next.bind, next.rng);
-            cudaError_t e = cudaGetLastError();
+            const lftj_level &NL = lftj_precount_alloc(R, v, &next);
+            lftj_scan_out scan;
+            st = lftj_scan_begin(R, &next, (size_t)C, &scan);
+            const bool staged = lftj_staged(R, next.rng);
+            if (st == RFX_OK)
+                k_lftj_emit<<<grid_for(C), 256, staged ? LFTJ_EMIT_SMEM(R->nsrc) : 0, g->stream>>>(
+                    R->S, L, F, v, cur.bind, cur.rng, drv, off, 0, (size_t)C, NULL, NULL, 0, next.bind, next.rng, NL,
+                    next.drv, next.cnt, staged, scan);
+            cudaError_t e = st == RFX_OK ? cudaGetLastError() : cudaSuccess;
+            if (st == RFX_OK && e == cudaSuccess)
+                st = lftj_scan_end(R, &next, scan);
+            else if (scan.status)
+                rfx_gpu_free(g, scan.status);
             rfx_gpu_free(g, drv);
             rfx_gpu_free(g, off);
             if (owned)
@@ -1681,6 +1890,10 @@ static rfx_status lftj_expand(lftj_run *R, int v, lftj_frontier cur, bool owned)
             if (e != cudaSuccess) {
                 lftj_frontier_free(g, &next);
                 return fail(g, e, "k_lftj_emit (unchecked)", __FILE__, __LINE__);
+            }
+            if (st != RFX_OK) {
+                lftj_frontier_free(g, &next);
+                return st;
             }
             if (R->timing)
                 fprintf(stderr, "lftj level %d: %zu elements, %llu candidates, all kept (unchecked), %.2f ms\n", v, F,
@@ -1734,6 +1947,7 @@ static rfx_status lftj_expand(lftj_run *R, int v, lftj_frontier cur, bool owned)
             lftj_frontier_free(g, &cur);
         return st;
     }
+    const lftj_level &NL = st == RFX_OK && !last ? lftj_precount_alloc(R, v, &next) : L;
     uint64_t base = 0;
     for (uint64_t c0 = 0; c0 < C && kept && st == RFX_OK; c0 += round) {
         size_t nc = (size_t)(C - c0 < round ? C - c0 : round);
@@ -1742,11 +1956,21 @@ static rfx_status lftj_expand(lftj_run *R, int v, lftj_frontier cur, bool owned)
             st = lftj_round(g, R->S, L, cur, drv, off, c0, nc, flag, pos, &k);
         if (st != RFX_OK)
             break;
-        k_lftj_emit<<<grid_for(nc), 256, 0, g->stream>>>(R->S, L, F, v, cur.bind, cur.rng, drv, off, c0, nc, flag, pos,
-                                                         base, next.bind, next.rng);
+        const bool staged = lftj_staged(R, next.rng);
+        lftj_scan_out scan = {NULL, NULL, NULL, NULL, 0};
+        if (C <= round)   // one launch: it can scan the next level's counts
+            st = lftj_scan_begin(R, &next, nc, &scan);
+        if (st != RFX_OK)
+            break;
+        k_lftj_emit<<<grid_for(nc), 256, staged ? LFTJ_EMIT_SMEM(R->nsrc) : 0, g->stream>>>(
+            R->S, L, F, v, cur.bind, cur.rng, drv, off, c0, nc, flag, pos, base, next.bind, next.rng, NL, next.drv,
+            next.cnt, staged, scan);
         cudaError_t e = cudaGetLastError();
-        if (e != cudaSuccess)
+        if (e != cudaSuccess) {
+            rfx_gpu_free(g, scan.status);
             st = fail(g, e, "k_lftj_emit", __FILE__, __LINE__);
+        } else
+            st = lftj_scan_end(R, &next, scan);
         base += C > round ? k : kept;
     }
     rfx_gpu_free(g, drv);

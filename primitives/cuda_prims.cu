@@ -27,6 +27,7 @@ struct rfx_gpu {
     char err[512];
     unsigned int *d_flag;      // division-by-zero flag of the last expression kernel
     uint64_t *h_words;         // pinned host words: several small reads share one wait
+    unsigned long long *d_words;   // the same words as kernels address them (mapped)
     bool div_armed;            // the last loaded expression program divides: d_flag is live
     double copy_gbs;           // measured d2d copy bandwidth (0: not yet)
     int arch;                  // compute capability, 10 * major + minor
@@ -130,11 +131,14 @@ extern "C" rfx_gpu *rfx_gpu_open(int device, size_t budget, char *err, size_t er
     g->budget = budget ? budget : free_b - free_b / 20;
     g->live = new (std::nothrow) std::unordered_map<void *, uint64_t>();
     if (!g->live || cudaMallocFromPoolAsync((void **)&g->d_flag, sizeof(unsigned), g->pool, g->stream) != cudaSuccess ||
-        cudaHostAlloc((void **)&g->h_words, 4 * sizeof(uint64_t), cudaHostAllocDefault) != cudaSuccess) {
+        cudaHostAlloc((void **)&g->h_words, 4 * sizeof(uint64_t), cudaHostAllocMapped) != cudaSuccess ||
+        cudaHostGetDevicePointer((void **)&g->d_words, g->h_words, 0) != cudaSuccess) {
         snprintf(err, errcap, "device %d: cannot allocate", device);
         cudaGetLastError();
         if (g->d_flag)
             cudaFreeAsync(g->d_flag, g->stream);
+        if (g->h_words)
+            cudaFreeHost(g->h_words);
         cudaStreamSynchronize(g->stream);
         delete g->live;
         cudaMemPoolDestroy(g->pool);
