@@ -986,7 +986,8 @@ static rfx_status lftj_index_roots(rfx_gpu *g, lftj_srcs *S, bool *owned, rfx_gp
             continue;
         }
         size_t used = rfx_gpu_in_use(g), spare = g->budget > used ? g->budget - used : 0;
-        size_t limit = n * (size_t)S->arity[s] > LFTJ_INDEX_SMALL ? n * (size_t)S->arity[s] : LFTJ_INDEX_SMALL;
+        const size_t small = memo ? 0 : LFTJ_INDEX_SMALL;   // a box's slices: an index each would cost a wait each
+        size_t limit = n * (size_t)S->arity[s] > small ? n * (size_t)S->arity[s] : small;
         limit = limit < spare / 16 ? limit : spare / 16;
         uint32_t *first;
         rfx_status st = lftj_root_index(g, S->data[s], S->arity[s], n, limit, &first, &S->minv[s], &S->maxv[s]);
