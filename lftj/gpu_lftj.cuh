@@ -1149,6 +1149,7 @@ struct lftj_run {
     bool counting;
     bool timing;               // RFX_LFTJ_TIMES: each level's time on stderr (synchronises)
     bool unfused;              // RFX_LFTJ_UNFUSED: no lftj_fused count (tests, comparisons)
+    uint64_t unchecked_rows;   // RFX_LFTJ_UNCHECKED_ROWS: lftj_unchecked's limit
     rfx_gpu_lftj_memo *memo;   // level 0 kept or reused, or NULL
     uint64_t total;            // counting: bindings so far
     rfx_dev_rows *pieces;      // listing: result pieces in order (several when the frontier was split)
@@ -1572,13 +1573,16 @@ static rfx_status lftj_count_fused(lftj_run *R, int v, const lftj_frontier &cur,
 #ifndef LFTJ_UNCHECKED_ROWS
 #define LFTJ_UNCHECKED_ROWS (1u << 20)
 #endif
-static bool lftj_unchecked(const lftj_run *R, int v, uint64_t C)
+static bool lftj_may_skip_check(const lftj_run *R, int v)
 {
     const int w = v + 1;
-    if (w >= R->nvars || R->memo || C == 0 || (w == R->nvars - 1 && R->counting && R->levels[w].np == 2 && R->pair_a[w] >= 0))
-        return false;
-    const char *env = getenv("RFX_LFTJ_UNCHECKED_ROWS");
-    return C <= (env ? strtoull(env, NULL, 10) : LFTJ_UNCHECKED_ROWS);
+    return w < R->nvars && !R->memo && R->unchecked_rows &&
+           !(w == R->nvars - 1 && R->counting && R->levels[w].np == 2 && R->pair_a[w] >= 0);
+}
+
+static bool lftj_unchecked(const lftj_run *R, int v, uint64_t C)
+{
+    return lftj_may_skip_check(R, v) && C && C <= R->unchecked_rows;
 }
 
 // Whether k_lftj_emit builds its new ranges (nrng) in shared memory: within the 48 KB a
@@ -1656,6 +1660,43 @@ static rfx_status lftj_scan_end(lftj_run *R, lftj_frontier *next, const lftj_sca
     return RFX_OK;
 }
 
+// Every candidate of level v (C of them, counted and scanned in drv and off) into *next
+// without a check: the emit gives a non-match empty nodes. *next stays empty (F 0, no
+// memory) when the memory for all of them is short; the caller then checks them first.
+static rfx_status lftj_emit_unchecked(lftj_run *R, int v, const lftj_frontier &cur, const uint8_t *drv,
+                                      const uint64_t *off, uint64_t C, lftj_frontier *next)
+{
+    rfx_gpu *g = R->g;
+    *next = lftj_frontier{0, NULL, NULL};
+    lftj_frontier nx = {(size_t)C, (uint32_t *)rfx_gpu_alloc(g, (size_t)C * (size_t)(v + 1) * 4),
+                        (uint32_t *)rfx_gpu_alloc(g, (size_t)C * (size_t)R->nsrc * 8)};
+    if (!nx.bind || !nx.rng) {
+        lftj_frontier_free(g, &nx);
+        return RFX_OK;
+    }
+    const lftj_level &NL = lftj_precount_alloc(R, v, &nx);
+    lftj_scan_out scan;
+    rfx_status st = lftj_scan_begin(R, &nx, (size_t)C, &scan);
+    if (st == RFX_OK) {
+        const bool staged = lftj_staged(R, nx.rng);
+        k_lftj_emit<<<grid_for(C), 256, staged ? LFTJ_EMIT_SMEM(R->nsrc) : 0, g->stream>>>(
+            R->S, R->levels[v], cur.F, v, cur.bind, cur.rng, drv, off, 0, (size_t)C, NULL, NULL, 0, nx.bind, nx.rng, NL,
+            nx.drv, nx.cnt, staged, scan);
+        cudaError_t e = cudaGetLastError();
+        if (e != cudaSuccess) {
+            rfx_gpu_free(g, scan.status);
+            st = fail(g, e, "k_lftj_emit (unchecked)", __FILE__, __LINE__);
+        } else
+            st = lftj_scan_end(R, &nx, scan);
+    }
+    if (st != RFX_OK) {
+        lftj_frontier_free(g, &nx);
+        return st;
+    }
+    *next = nx;
+    return RFX_OK;
+}
+
 // Level 0 without its check, when every participant is column 0 of the same rows (the
 // root nodes of e(x, y), e(x, z) in a clique): each of the driver's candidates is then in
 // all the others, and their number is known here from the root index's ends, so no count,
@@ -1668,7 +1709,7 @@ static rfx_status lftj_root_unchecked(lftj_run *R, const lftj_frontier &cur, lft
     *next = lftj_frontier{0, NULL, NULL};
     const lftj_level &L = R->levels[0];
     const int s0 = L.src[0];
-    if (R->memo || cur.F != 1 || R->nvars < 2 || !lftj_unchecked(R, 0, 1))
+    if (cur.F != 1 || !lftj_may_skip_check(R, 0))
         return RFX_OK;
     for (int k = 0; k < L.np; k++) {
         const int s = L.src[k];
@@ -1683,38 +1724,18 @@ static rfx_status lftj_root_unchecked(lftj_run *R, const lftj_frontier &cur, lft
         dv = LFTJ_BY_VALUE;
         C = (uint64_t)R->S.maxv[s0] - R->S.minv[s0] + 1;
     }
-    uint8_t *drv = (uint8_t *)rfx_gpu_alloc(g, 1);
+    uint8_t *drv = (uint8_t *)rfx_gpu_alloc(g, 1);   // the root element: its driver and offset
     uint64_t *off = (uint64_t *)rfx_gpu_alloc(g, 8);
-    lftj_frontier nx = {(size_t)C, (uint32_t *)rfx_gpu_alloc(g, C * 4),
-                        (uint32_t *)rfx_gpu_alloc(g, C * (size_t)R->nsrc * 8)};
     rfx_status st = RFX_OK;
-    if (drv && off && nx.bind && nx.rng) {
-        const lftj_level &NL = lftj_precount_alloc(R, 0, &nx);
-        lftj_scan_out scan;
-        st = lftj_scan_begin(R, &nx, (size_t)C, &scan);
+    if (drv && off) {
         cudaError_t e = cudaMemsetAsync(drv, (int)dv, 1, g->stream);
         if (e == cudaSuccess)
             e = cudaMemsetAsync(off, 0, 8, g->stream);
-        if (e == cudaSuccess && st == RFX_OK) {
-            const bool staged = lftj_staged(R, nx.rng);
-            k_lftj_emit<<<grid_for(C), 256, staged ? LFTJ_EMIT_SMEM(R->nsrc) : 0, g->stream>>>(
-                R->S, L, 1, 0, NULL, cur.rng, drv, off, 0, (size_t)C, NULL, NULL, 0, nx.bind, nx.rng, NL, nx.drv,
-                nx.cnt, staged, scan);
-            e = cudaGetLastError();
-        }
-        if (e != cudaSuccess)
-            st = fail(g, e, "k_lftj_emit (level 0, unchecked)", __FILE__, __LINE__);
-        if (st == RFX_OK)
-            st = lftj_scan_end(R, &nx, scan);
-        else if (scan.status)
-            rfx_gpu_free(g, scan.status);
-        if (st == RFX_OK)
-            *next = nx;
+        st = e != cudaSuccess ? fail(g, e, "cudaMemsetAsync", __FILE__, __LINE__)
+                              : lftj_emit_unchecked(R, 0, cur, drv, off, C, next);
     }
     rfx_gpu_free(g, drv);
     rfx_gpu_free(g, off);
-    if (next->F == 0)
-        lftj_frontier_free(g, &nx);
     return st;
 }
 
@@ -1868,40 +1889,20 @@ static rfx_status lftj_expand(lftj_run *R, int v, lftj_frontier cur, bool owned)
         return st;
     }
     if (st == RFX_OK && lftj_unchecked(R, v, C)) {
-        lftj_frontier next = {(size_t)C, (uint32_t *)rfx_gpu_alloc(g, (size_t)C * (size_t)(v + 1) * 4),
-                              (uint32_t *)rfx_gpu_alloc(g, (size_t)C * (size_t)R->nsrc * 8)};
-        if (next.bind && next.rng) {
-            const lftj_level &NL = lftj_precount_alloc(R, v, &next);
-            lftj_scan_out scan;
-            st = lftj_scan_begin(R, &next, (size_t)C, &scan);
-            const bool staged = lftj_staged(R, next.rng);
-            if (st == RFX_OK)
-                k_lftj_emit<<<grid_for(C), 256, staged ? LFTJ_EMIT_SMEM(R->nsrc) : 0, g->stream>>>(
-                    R->S, L, F, v, cur.bind, cur.rng, drv, off, 0, (size_t)C, NULL, NULL, 0, next.bind, next.rng, NL,
-                    next.drv, next.cnt, staged, scan);
-            cudaError_t e = st == RFX_OK ? cudaGetLastError() : cudaSuccess;
-            if (st == RFX_OK && e == cudaSuccess)
-                st = lftj_scan_end(R, &next, scan);
-            else if (scan.status)
-                rfx_gpu_free(g, scan.status);
+        lftj_frontier next;
+        st = lftj_emit_unchecked(R, v, cur, drv, off, C, &next);
+        if (st != RFX_OK || next.F) {   // else no memory for every candidate: check them first
             rfx_gpu_free(g, drv);
             rfx_gpu_free(g, off);
             if (owned)
                 lftj_frontier_free(g, &cur);
-            if (e != cudaSuccess) {
-                lftj_frontier_free(g, &next);
-                return fail(g, e, "k_lftj_emit (unchecked)", __FILE__, __LINE__);
-            }
-            if (st != RFX_OK) {
-                lftj_frontier_free(g, &next);
+            if (st != RFX_OK)
                 return st;
-            }
             if (R->timing)
                 fprintf(stderr, "lftj level %d: %zu elements, %llu candidates, all kept (unchecked), %.2f ms\n", v, F,
                         (unsigned long long)C, (lftj_clock(R) - t0) * 1e3);
             return lftj_expand(R, v + 1, next, true);
         }
-        lftj_frontier_free(g, &next);   // no memory for every candidate: check them first
     }
     round = C < LFTJ_ROUND ? (size_t)C : LFTJ_ROUND;
     {   // under a small budget (out of core) the round's 16 bytes a candidate take what is left
@@ -2020,6 +2021,8 @@ extern "C" rfx_status rfx_gpu_lftj_memo_run(rfx_gpu *g, const rfx_dev_rows *cons
     R.counting = count != NULL;
     R.timing = getenv("RFX_LFTJ_TIMES") != NULL;
     R.unfused = getenv("RFX_LFTJ_UNFUSED") != NULL;
+    const char *unchecked_env = getenv("RFX_LFTJ_UNCHECKED_ROWS");
+    R.unchecked_rows = unchecked_env ? strtoull(unchecked_env, NULL, 10) : LFTJ_UNCHECKED_ROWS;
     R.memo = nvars > 1 ? memo : NULL;
     R.S.nsrc = nsrc;
     R.levels = (lftj_level *)calloc((size_t)nvars, sizeof(lftj_level));
