@@ -907,16 +907,17 @@ __global__ void k_lftj_first(const uint32_t *data, int arity, uint32_t n, uint32
     GRID_STRIDE(t, m) first[t] = (uint32_t)lftj_first_at_least(data, arity, n, (uint64_t)minv + t);
 }
 
-// first[0 .. maxv - minv + 1] over column 0 of n (< 2^32) sorted rows: first[t] is the
-// first row whose value is >= minv + t, the last entry n. Built when the values span at
-// most `limit`; otherwise, or without memory, *first stays NULL (an index is a speed-up,
-// never a reason to fail).
 // The first column's first and last values into pinned host memory (one launch, where two
 // copies cost twice its time).
 __global__ void k_lftj_ends(const uint32_t *data, size_t last, unsigned long long *host)
 {
     *host = data[0] | (unsigned long long)data[last] << 32;
 }
+
+// first[0 .. maxv - minv + 1] over column 0 of n (< 2^32) sorted rows: first[t] is the
+// first row whose value is >= minv + t, the last entry n. Built when the values span at
+// most `limit`; otherwise, or without memory, *first stays NULL (an index is a speed-up,
+// never a reason to fail).
 
 static rfx_status lftj_root_index(rfx_gpu *g, const uint32_t *data, int arity, size_t n, size_t limit,
                                   uint32_t **first, uint32_t *minv, uint32_t *maxv)
@@ -1573,6 +1574,8 @@ static rfx_status lftj_count_fused(lftj_run *R, int v, const lftj_frontier &cur,
 #ifndef LFTJ_UNCHECKED_ROWS
 #define LFTJ_UNCHECKED_ROWS (1u << 20)
 #endif
+// lftj_unchecked but for the number of candidates (level 0's, lftj_root_unchecked, need
+// no check at all).
 static bool lftj_may_skip_check(const lftj_run *R, int v)
 {
     const int w = v + 1;

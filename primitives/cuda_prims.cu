@@ -26,7 +26,8 @@ struct rfx_gpu {
     char name[256];
     char err[512];
     unsigned int *d_flag;      // division-by-zero flag of the last expression kernel
-    uint64_t *h_words;         // pinned host words: several small reads share one wait
+    uint64_t *h_words;         // pinned host words: several small reads share one wait; [0], [1]
+                               // scan_total's, [2] a triejoin emit's scan total, [3] a kernel's word
     unsigned long long *d_words;   // the same words as kernels address them (mapped)
     bool div_armed;            // the last loaded expression program divides: d_flag is live
     double copy_gbs;           // measured d2d copy bandwidth (0: not yet)
