@@ -26,8 +26,9 @@ struct rfx_gpu {
     char name[256];
     char err[512];
     unsigned int *d_flag;      // division-by-zero flag of the last expression kernel
-    uint64_t *h_words;         // pinned host words: several small reads share one wait; [0], [1]
-                               // scan_total's, [2] a triejoin emit's scan total, [3] a kernel's word
+    uint64_t *h_words;         // pinned host words kernels write for the host to read after a wait:
+                               // [0] scan_total's, [2] a triejoin emit's scan total, [3] a
+                               // kernel's word, [4] a look-back's grand total (lb_scratch)
     unsigned long long *d_words;   // the same words as kernels address them (mapped)
     bool div_armed;            // the last loaded expression program divides: d_flag is live
     double copy_gbs;           // measured d2d copy bandwidth (0: not yet)
@@ -132,7 +133,7 @@ extern "C" rfx_gpu *rfx_gpu_open(int device, size_t budget, char *err, size_t er
     g->budget = budget ? budget : free_b - free_b / 20;
     g->live = new (std::nothrow) std::unordered_map<void *, uint64_t>();
     if (!g->live || cudaMallocFromPoolAsync((void **)&g->d_flag, sizeof(unsigned), g->pool, g->stream) != cudaSuccess ||
-        cudaHostAlloc((void **)&g->h_words, 4 * sizeof(uint64_t), cudaHostAllocMapped) != cudaSuccess ||
+        cudaHostAlloc((void **)&g->h_words, 8 * sizeof(uint64_t), cudaHostAllocMapped) != cudaSuccess ||
         cudaHostGetDevicePointer((void **)&g->d_words, g->h_words, 0) != cudaSuccess) {
         snprintf(err, errcap, "device %d: cannot allocate", device);
         cudaGetLastError();
@@ -489,8 +490,14 @@ static rfx_status exclusive_sum(rfx_gpu *g, const uint64_t *in, uint64_t *out, s
     return RFX_OK;
 }
 
-/* out = the exclusive prefix sums of in; *total = their sum, read with one wait on the
- * stream (the last offset and the last count travel together). */
+__global__ void k_scan_total(const uint64_t *last_out, const uint64_t *last_in, unsigned long long *host)
+{
+    *host = *last_out + *last_in;
+}
+
+/* out = the exclusive prefix sums of in; *total = their sum, written by a one-thread
+ * kernel into pinned host memory and read after one wait (two 8-byte copies cost the
+ * stream twice a launch). */
 static rfx_status scan_total(rfx_gpu *g, const uint64_t *in, uint64_t *out, size_t n, uint64_t *total)
 {
     *total = 0;
@@ -499,10 +506,10 @@ static rfx_status scan_total(rfx_gpu *g, const uint64_t *in, uint64_t *out, size
     rfx_status st = exclusive_sum(g, in, out, n);
     if (st != RFX_OK)
         return st;
-    CK(cudaMemcpyAsync(&g->h_words[0], out + n - 1, 8, cudaMemcpyDeviceToHost, g->stream));
-    CK(cudaMemcpyAsync(&g->h_words[1], in + n - 1, 8, cudaMemcpyDeviceToHost, g->stream));
+    k_scan_total<<<1, 1, 0, g->stream>>>(out + n - 1, in + n - 1, g->d_words);
+    CK_LAUNCH();
     CK(cudaStreamSynchronize(g->stream));
-    *total = g->h_words[0] + g->h_words[1];
+    *total = ((volatile uint64_t *)g->h_words)[0];
     return RFX_OK;
 }
 
@@ -1338,9 +1345,12 @@ __device__ __forceinline__ T block_place(T cnt, size_t tile, size_t ntiles, unsi
     return excl;
 }
 
-/* A tiled kernel's look-back scratch, one allocation: a status word per tile, the grand
- * total and the tile counter (zeroed by lb_reset before each launch), then `extra` bytes
- * for the caller. Freed by rfx_gpu_free(status). */
+/* A tiled kernel's look-back scratch, one allocation: a status word per tile, a word
+ * unused, the tile counter (zeroed by lb_reset before each launch), then `extra` bytes
+ * for the caller. Freed by rfx_gpu_free(status). The grand total goes straight to the
+ * context's pinned host word LB_TOTAL_WORD (read by lb_total after the launch), which
+ * saves every tiled primitive a copy. */
+#define LB_TOTAL_WORD 4
 struct lb_scratch {
     unsigned long long *status, *total;
     unsigned *counter;
@@ -1354,15 +1364,27 @@ static rfx_status lb_alloc(rfx_gpu *g, size_t ntiles, size_t extra, lb_scratch *
     s->status = (unsigned long long *)rfx_gpu_alloc(g, ntiles * 8 + 16 + extra);
     if (!s->status)
         return RFX_ERR_NOMEM;
-    s->total = s->status + ntiles;
-    s->counter = (unsigned *)(s->total + 1);
-    s->extra = s->total + 2;
+    s->total = g->d_words + LB_TOTAL_WORD;
+    s->counter = (unsigned *)(s->status + ntiles + 1);
+    s->extra = s->status + ntiles + 2;
     return RFX_OK;
 }
 
 static cudaError_t lb_reset(rfx_gpu *g, const lb_scratch *s)
 {
     return cudaMemsetAsync(s->status, 0, s->ntiles * 8 + 16, g->stream);
+}
+
+/* The look-back's grand total of the kernel just launched over lb's tiles: one wait. (Its
+ * last tile writes the word; a kernel of no tiles writes nothing, and keeps nothing.) */
+static rfx_status lb_total(rfx_gpu *g, const lb_scratch *lb, unsigned long long *total)
+{
+    *total = 0;
+    if (lb->ntiles == 0)
+        return RFX_OK;
+    CK(cudaStreamSynchronize(g->stream));
+    *total = ((volatile uint64_t *)g->h_words)[LB_TOTAL_WORD];
+    return RFX_OK;
 }
 
 /* The start of a tiled kernel that keeps some of its rows: res for at most n rows of
@@ -1382,7 +1404,7 @@ static rfx_status tiled_end(rfx_gpu *g, cudaError_t e, const char *call, lb_scra
                             rfx_dev_rows *dst)
 {
     unsigned long long kept = 0;
-    rfx_status st = e != cudaSuccess ? fail(g, e, call, __FILE__, __LINE__) : to_host(g, lb->total, &kept, 1);
+    rfx_status st = e != cudaSuccess ? fail(g, e, call, __FILE__, __LINE__) : lb_total(g, lb, &kept);
     rfx_gpu_free(g, lb->status);
     res->n = (size_t)kept;
     return finish_filtered(g, st, res, res->n, res->arity, NULL, dst);
@@ -1673,7 +1695,7 @@ static rfx_status select_tiles(rfx_gpu *g, const rfx_dev_rows *src, const rfx_rx
     if (e != cudaSuccess)
         st = fail(g, e, "k_select_tiles", __FILE__, __LINE__);
     else if (!dense)
-        st = to_host(g, lb.total, &kept, 1);
+        st = lb_total(g, &lb, &kept);
     rfx_gpu_free(g, lb.status);
     if (st == RFX_OK)
         st = check_div0(g);
@@ -2982,7 +3004,7 @@ static rfx_status join_one_pass(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev
             e = cudaGetLastError();
         }
         if (e == cudaSuccess)
-            st = to_host(g, lb.total, &n, 1);
+            st = lb_total(g, &lb, &n);
         if (e != cudaSuccess || st != RFX_OK || n <= cap)
             break;
         rfx_gpu_rows_free(g, res);   // more than the guess: the exact count is known now
