@@ -615,10 +615,12 @@ static void test_lftj_hubs(void)
 
 /* 4-cliques and triangles over one relation, every source the same device rows (as
  * `rfx cliques` makes them): level 0 then needs no check (every root node is alike), and
- * a 4-clique count's last two levels are counted a warp an element (k_lftj_count_two) or,
- * with RFX_LFTJ_TWO_ROWS=0, level by level. Dense values (level 0 by value: the gaps stay
- * as empty elements), values far apart with rows repeated (level 0 by row: the repeats
- * stay empty), and a hub joined to every vertex. Listing and counting equal the CPU's. */
+ * small levels go into the next frontier unchecked, each emit counting and scanning the
+ * next level's candidates; with RFX_LFTJ_UNCHECKED_ROWS=0 every level is checked and
+ * compacted (the emits after a check scan by look-back too). Dense values (level 0 by
+ * value: the gaps stay as empty elements), values far apart with rows repeated (level 0
+ * by row: the repeats stay empty), and a hub joined to every vertex. Listing and counting,
+ * both ways, equal the CPU's. */
 static void test_lftj_one_relation(void)
 {
     if (!need_gpu())
@@ -656,17 +658,23 @@ static void test_lftj_one_relation(void)
             CU_ASSERT_EQUAL(rfx_gpu_lftj(gpu, dp, cv, nsrc, nvars, &gd, NULL), RFX_OK);
             rfx_rows back = down(&gd);
             CU_ASSERT(same(&back, &cpu));
-            uint64_t warp = 0, levels = 0;
-            CU_ASSERT_EQUAL(rfx_gpu_lftj(gpu, dp, cv, nsrc, nvars, NULL, &warp), RFX_OK);
-            setenv("RFX_LFTJ_TWO_ROWS", "0", 1);
-            levels = lftj_count_with(gpu, LEVEL_BY_LEVEL, dp, cv, nsrc, nvars);
-            unsetenv("RFX_LFTJ_TWO_ROWS");
-            CU_ASSERT_EQUAL(warp, cpu.n);
+            uint64_t counted = 0;
+            CU_ASSERT_EQUAL(rfx_gpu_lftj(gpu, dp, cv, nsrc, nvars, NULL, &counted), RFX_OK);
+            setenv("RFX_LFTJ_UNCHECKED_ROWS", "0", 1);   /* every level checked */
+            const uint64_t levels = lftj_count_with(gpu, LEVEL_BY_LEVEL, dp, cv, nsrc, nvars);
+            rfx_gpu_rows_free(gpu, &gd);
+            rfx_gpu_rows_init(&gd, nvars);
+            CU_ASSERT_EQUAL(rfx_gpu_lftj(gpu, dp, cv, nsrc, nvars, &gd, NULL), RFX_OK);
+            unsetenv("RFX_LFTJ_UNCHECKED_ROWS");
+            rfx_rows checked = down(&gd);
+            CU_ASSERT(same(&checked, &cpu));
+            CU_ASSERT_EQUAL(counted, cpu.n);
             CU_ASSERT_EQUAL(levels, cpu.n);
-            if (!same(&back, &cpu) || warp != cpu.n || levels != cpu.n)
-                fprintf(stderr, "\n    shape %d, %d variables: listed %zu, counted %llu (a warp an element), %llu (level by "
-                                "level), CPU %zu\n", shape, nvars, back.n, (unsigned long long)warp,
-                        (unsigned long long)levels, cpu.n);
+            if (!same(&back, &cpu) || !same(&checked, &cpu) || counted != cpu.n || levels != cpu.n)
+                fprintf(stderr, "\n    shape %d, %d variables: listed %zu (%zu checked), counted %llu (%llu checked "
+                                "level by level), CPU %zu\n", shape, nvars, back.n, checked.n,
+                        (unsigned long long)counted, (unsigned long long)levels, cpu.n);
+            rfx_rows_free(&checked);
             rfx_rows_free(&back);
             rfx_rows_free(&cpu);
             rfx_gpu_rows_free(gpu, &gd);
