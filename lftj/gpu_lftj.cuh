@@ -1606,8 +1606,8 @@ static bool lftj_precount(const lftj_run *R, int v)
 }
 
 // next's drv and cnt for lftj_precount (left NULL when memory is short: the next level
-// then counts them itself), and the level the emit counts for.
-static const lftj_level &lftj_precount_alloc(lftj_run *R, int v, lftj_frontier *next)
+// then counts them itself).
+static void lftj_precount_alloc(lftj_run *R, int v, lftj_frontier *next)
 {
     if (lftj_precount(R, v) && next->F) {
         next->drv = (uint8_t *)rfx_gpu_alloc(R->g, next->F);
@@ -1619,7 +1619,6 @@ static const lftj_level &lftj_precount_alloc(lftj_run *R, int v, lftj_frontier *
             next->cnt = NULL;
         }
     }
-    return R->levels[v + 1 < R->nvars ? v + 1 : v];
 }
 
 // For an emit of nc candidates (one launch) into next, precounted: the scan of next's
@@ -1663,6 +1662,32 @@ static rfx_status lftj_scan_end(lftj_run *R, lftj_frontier *next, const lftj_sca
     return RFX_OK;
 }
 
+// k_lftj_emit over level v's candidates [c0, c0 + nc) into next (flag and pos NULL:
+// unchecked; base: the first output of these candidates). scan_it (one launch for all the
+// level's candidates): the emit also scans next's counts when next is precounted, and
+// this waits for it (lftj_scan_begin, lftj_scan_end).
+static rfx_status lftj_emit(lftj_run *R, int v, const lftj_frontier &cur, const uint8_t *drv, const uint64_t *off,
+                            uint64_t c0, size_t nc, const uint64_t *flag, const uint64_t *pos, uint64_t base,
+                            bool scan_it, lftj_frontier *next)
+{
+    rfx_gpu *g = R->g;
+    lftj_scan_out scan = {NULL, NULL, NULL, NULL, 0};
+    rfx_status st = scan_it ? lftj_scan_begin(R, next, nc, &scan) : RFX_OK;
+    if (st != RFX_OK)
+        return st;
+    const bool staged = lftj_staged(R, next->rng);
+    const lftj_level &NL = R->levels[v + 1 < R->nvars ? v + 1 : v];   // read only with next->cnt
+    k_lftj_emit<<<grid_for(nc), 256, staged ? LFTJ_EMIT_SMEM(R->nsrc) : 0, g->stream>>>(
+        R->S, R->levels[v], cur.F, v, cur.bind, cur.rng, drv, off, c0, nc, flag, pos, base, next->bind, next->rng, NL,
+        next->drv, next->cnt, staged, scan);
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess) {
+        rfx_gpu_free(g, scan.status);
+        return fail(g, e, flag ? "k_lftj_emit" : "k_lftj_emit (unchecked)", __FILE__, __LINE__);
+    }
+    return lftj_scan_end(R, next, scan);
+}
+
 // Every candidate of level v (C of them, counted and scanned in drv and off) into *next
 // without a check: the emit gives a non-match empty nodes. *next stays empty (F 0, no
 // memory) when the memory for all of them is short; the caller then checks them first.
@@ -1677,21 +1702,8 @@ static rfx_status lftj_emit_unchecked(lftj_run *R, int v, const lftj_frontier &c
         lftj_frontier_free(g, &nx);
         return RFX_OK;
     }
-    const lftj_level &NL = lftj_precount_alloc(R, v, &nx);
-    lftj_scan_out scan;
-    rfx_status st = lftj_scan_begin(R, &nx, (size_t)C, &scan);
-    if (st == RFX_OK) {
-        const bool staged = lftj_staged(R, nx.rng);
-        k_lftj_emit<<<grid_for(C), 256, staged ? LFTJ_EMIT_SMEM(R->nsrc) : 0, g->stream>>>(
-            R->S, R->levels[v], cur.F, v, cur.bind, cur.rng, drv, off, 0, (size_t)C, NULL, NULL, 0, nx.bind, nx.rng, NL,
-            nx.drv, nx.cnt, staged, scan);
-        cudaError_t e = cudaGetLastError();
-        if (e != cudaSuccess) {
-            rfx_gpu_free(g, scan.status);
-            st = fail(g, e, "k_lftj_emit (unchecked)", __FILE__, __LINE__);
-        } else
-            st = lftj_scan_end(R, &nx, scan);
-    }
+    lftj_precount_alloc(R, v, &nx);
+    rfx_status st = lftj_emit(R, v, cur, drv, off, 0, (size_t)C, NULL, NULL, 0, true, &nx);
     if (st != RFX_OK) {
         lftj_frontier_free(g, &nx);
         return st;
@@ -1952,7 +1964,8 @@ static rfx_status lftj_expand(lftj_run *R, int v, lftj_frontier cur, bool owned)
             lftj_frontier_free(g, &cur);
         return st;
     }
-    const lftj_level &NL = st == RFX_OK && !last ? lftj_precount_alloc(R, v, &next) : L;
+    if (st == RFX_OK)
+        lftj_precount_alloc(R, v, &next);
     uint64_t base = 0;
     for (uint64_t c0 = 0; c0 < C && kept && st == RFX_OK; c0 += round) {
         size_t nc = (size_t)(C - c0 < round ? C - c0 : round);
@@ -1961,21 +1974,7 @@ static rfx_status lftj_expand(lftj_run *R, int v, lftj_frontier cur, bool owned)
             st = lftj_round(g, R->S, L, cur, drv, off, c0, nc, flag, pos, &k);
         if (st != RFX_OK)
             break;
-        const bool staged = lftj_staged(R, next.rng);
-        lftj_scan_out scan = {NULL, NULL, NULL, NULL, 0};
-        if (C <= round)   // one launch: it can scan the next level's counts
-            st = lftj_scan_begin(R, &next, nc, &scan);
-        if (st != RFX_OK)
-            break;
-        k_lftj_emit<<<grid_for(nc), 256, staged ? LFTJ_EMIT_SMEM(R->nsrc) : 0, g->stream>>>(
-            R->S, L, F, v, cur.bind, cur.rng, drv, off, c0, nc, flag, pos, base, next.bind, next.rng, NL, next.drv,
-            next.cnt, staged, scan);
-        cudaError_t e = cudaGetLastError();
-        if (e != cudaSuccess) {
-            rfx_gpu_free(g, scan.status);
-            st = fail(g, e, "k_lftj_emit", __FILE__, __LINE__);
-        } else
-            st = lftj_scan_end(R, &next, scan);
+        st = lftj_emit(R, v, cur, drv, off, c0, nc, flag, pos, base, C <= round, &next);   // one round: it scans
         base += C > round ? k : kept;
     }
     rfx_gpu_free(g, drv);
