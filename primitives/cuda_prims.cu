@@ -1345,9 +1345,8 @@ __device__ __forceinline__ T block_place(T cnt, size_t tile, size_t ntiles, unsi
     return excl;
 }
 
-/* A tiled kernel's look-back scratch, one allocation: a status word per tile, a word
- * unused, the tile counter (zeroed by lb_reset before each launch), then `extra` bytes
- * for the caller. Freed by rfx_gpu_free(status). The grand total goes straight to the
+/* A tiled kernel's look-back scratch, one allocation: a status word per tile and the tile
+ * counter (zeroed by lb_reset before each launch), then `extra` bytes for the caller. Freed by rfx_gpu_free(status). The grand total goes straight to the
  * context's pinned host word LB_TOTAL_WORD (read by lb_total after the launch), which
  * saves every tiled primitive a copy. */
 #define LB_TOTAL_WORD 4
@@ -1361,18 +1360,18 @@ struct lb_scratch {
 static rfx_status lb_alloc(rfx_gpu *g, size_t ntiles, size_t extra, lb_scratch *s)
 {
     s->ntiles = ntiles;
-    s->status = (unsigned long long *)rfx_gpu_alloc(g, ntiles * 8 + 16 + extra);
+    s->status = (unsigned long long *)rfx_gpu_alloc(g, ntiles * 8 + 8 + extra);
     if (!s->status)
         return RFX_ERR_NOMEM;
     s->total = g->d_words + LB_TOTAL_WORD;
-    s->counter = (unsigned *)(s->status + ntiles + 1);
-    s->extra = s->status + ntiles + 2;
+    s->counter = (unsigned *)(s->status + ntiles);
+    s->extra = s->status + ntiles + 1;
     return RFX_OK;
 }
 
 static cudaError_t lb_reset(rfx_gpu *g, const lb_scratch *s)
 {
-    return cudaMemsetAsync(s->status, 0, s->ntiles * 8 + 16, g->stream);
+    return cudaMemsetAsync(s->status, 0, s->ntiles * 8 + 8, g->stream);
 }
 
 /* The look-back's grand total of the kernel just launched over lb's tiles: one wait. (Its
