@@ -50,6 +50,13 @@ static rfx_bench_orientation orientation = RFX_ORIENT_DEGREE;
 static bool count_only;
 static int var_order = -1;   /* -1 auto, 0 xy, 1 yx */
 
+static const char *orientation_name(void)
+{
+    return orientation == RFX_ORIENT_RANK     ? "lower degree to higher, vertices renamed to their degree ranks"
+           : orientation == RFX_ORIENT_DEGREE ? "lower degree to higher (ties by id)"
+                                              : "lower id to higher";
+}
+
 typedef struct job {
     int what;                  /* 0 prep, 1 count, 2 list, 3 binary, 4 4-clique count, 5 4-clique binary */
     rfx_dev_rows *raw, *e, *out;
@@ -384,7 +391,7 @@ static int main_k4(const char **files, int nfiles, const int *scales, int nscale
     printf("4-cliques on the GPU, median of %d after a warm-up. program: the count-only program through\n"
            "librfx (orientation by id, sort, join; wall ms of rfx_run, an engine per method). join: the\n"
            "count alone over the oriented, sorted edges (%s), CUDA events.\n",
-           reps, orientation == RFX_ORIENT_ID ? "by id" : orientation == RFX_ORIENT_RANK ? "by degree rank" : "by degree");
+           reps, orientation_name());
     printf("%-26s %10s %12s %9s %10s %8s %9s %10s %8s\n", "graph", "edges", "4-cliques", "prog lftj", "prog bin",
            "speed-up", "join lftj", "join bin", "speed-up");
     rfx_bench_each_graph(files, nfiles, scales, nscales, bench_k4);
@@ -442,9 +449,7 @@ int main(int argc, char **argv)
         return 1;
     }
     printf("device: %s; CPU: %d threads; median of %d\n", rfx_gpu_name(g), nthreads, reps);
-    printf("orientation: %s\n", orientation == RFX_ORIENT_RANK ? "lower degree to higher, vertices renamed to their degree ranks"
-                                 : orientation == RFX_ORIENT_DEGREE ? "lower degree to higher (ties by id)"
-                                                                    : "lower id to higher");
+    printf("orientation: %s\n", orientation_name());
     printf("%-22s %12s %12s %14s %9s %3s %8s %8s %8s %9s %10s %9s %9s %7s %7s\n", "graph", "edges", "und", "triangles",
            "orient ms", "ord", "prep ms", "count ms", "list ms", "cpu ms", "binary ms", "Medges/s", "und Me/s", "vs bin", "vs cpu");
     rfx_bench_each_graph(files, nfiles, scales, nscales, bench_triangles);
