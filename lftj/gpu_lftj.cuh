@@ -27,10 +27,14 @@
 // first[s], when set, indexes source s's first column by value (the root level of a
 // TrieArray): first[s][v - minv[s]] is the first row whose column 0 is >= v, for v in
 // [minv, maxv]. A search in the root node is then one load instead of ~log2(rows).
+// A source read as a TrieArray of two levels (rptr[s] set: lftj_as_tries) keeps only its
+// second column, the last level, in data, one word a row; its first column is the root
+// level: values rval[s][0 .. nroot[s]) whose rows are rptr[s][i] .. rptr[s][i + 1] - 1.
 struct lftj_srcs {
     const uint32_t *data[LFTJ_MAX_SRC];
     const uint32_t *first[LFTJ_MAX_SRC];
-    uint32_t rows[LFTJ_MAX_SRC], minv[LFTJ_MAX_SRC], maxv[LFTJ_MAX_SRC];
+    const uint32_t *rval[LFTJ_MAX_SRC], *rptr[LFTJ_MAX_SRC];
+    uint32_t rows[LFTJ_MAX_SRC], minv[LFTJ_MAX_SRC], maxv[LFTJ_MAX_SRC], nroot[LFTJ_MAX_SRC];
     int arity[LFTJ_MAX_SRC];
     int nsrc;
 };
@@ -41,18 +45,66 @@ struct lftj_level {
     int col[LFTJ_MAX_SRC];       // and columns
 };
 
+// The first root entry of a TrieArray source whose value is >= t (t up to 2^32).
+__device__ __forceinline__ uint32_t lftj_root_entry(const lftj_srcs &S, int s, uint64_t t)
+{
+    uint32_t lo = 0, hi = S.nroot[s];
+    while (lo < hi) {
+        uint32_t m = lo + (hi - lo) / 2;
+        if (S.rval[s][m] < t)
+            lo = m + 1;
+        else
+            hi = m;
+    }
+    return lo;
+}
+
+// Column 0 of row `row` of a TrieArray source: the value of the root entry holding it.
+__device__ __forceinline__ uint32_t lftj_root_value(const lftj_srcs &S, int s, uint32_t row)
+{
+    if (row == 0)   // a root node's first row: no search
+        return S.rval[s][0];
+    uint32_t lo = 0, hi = S.nroot[s];   // the last entry whose rows start at or before row
+    while (hi - lo > 1) {
+        uint32_t m = lo + (hi - lo) / 2;
+        if (S.rptr[s][m] <= row)
+            lo = m;
+        else
+            hi = m;
+    }
+    return S.rval[s][lo];
+}
+
 __device__ __forceinline__ uint32_t lv(const lftj_srcs &S, int s, uint32_t row, int col)
 {
+    if (S.rptr[s])
+        return col ? S.data[s][(size_t)row * (S.arity[s] - 1) + col - 1] : lftj_root_value(S, s, row);
     return S.data[s][(size_t)row * S.arity[s] + col];
+}
+
+// Column c of source s as an array with a stride (a TrieArray source's column 1 is its data).
+__device__ __forceinline__ const uint32_t *lftj_column_of(const lftj_srcs &S, int s, int c, unsigned *stride)
+{
+    const int t = S.rptr[s] != NULL;
+    *stride = (unsigned)(S.arity[s] - t);
+    return S.data[s] + (c - t);
+}
+
+// The first row of source s whose column 0 is >= t, by its root index or root level.
+__device__ __forceinline__ uint32_t lftj_root_at_least(const lftj_srcs &S, int s, uint64_t t)
+{
+    if (S.first[s])
+        return t <= S.minv[s] ? 0 : t > S.maxv[s] ? S.rows[s] : S.first[s][t - S.minv[s]];
+    return S.rptr[s][lftj_root_entry(S, s, t)];   // rptr[nroot] ends the rows
 }
 
 // First row in [lo, hi) whose column is >= x (upper: > x).
 __device__ __forceinline__ uint32_t lsearch(const lftj_srcs &S, int s, int col, uint32_t lo, uint32_t hi, uint32_t x,
                                             bool upper)
 {
-    if (col == 0 && lo == 0 && hi == S.rows[s] && S.first[s]) {
-        uint64_t t = (uint64_t)x + upper;
-        return t <= S.minv[s] ? 0 : t > S.maxv[s] ? hi : S.first[s][t - S.minv[s]];
+    if (col == 0 && (S.first[s] || S.rptr[s])) {   // column 0 is sorted over all rows: the node clamps the answer
+        uint32_t at = lftj_root_at_least(S, s, (uint64_t)x + upper);
+        return at < lo ? lo : at > hi ? hi : at;
     }
     while (lo < hi) {
         uint32_t m = lo + (hi - lo) / 2;
@@ -68,11 +120,18 @@ __device__ __forceinline__ uint32_t lsearch(const lftj_srcs &S, int s, int col, 
 // Whether the node [lo, hi) of source s holds value x in column col.
 __device__ __forceinline__ bool lhas(const lftj_srcs &S, int s, int col, uint32_t lo, uint32_t hi, uint32_t x)
 {
-    if (col == 0 && lo == 0 && hi == S.rows[s] && S.first[s]) {   // x's rows are non-empty: two adjacent loads, no row read
+    if (col == 0 && S.first[s]) {   // x's rows overlap the node: two adjacent loads, no row read
         if (x < S.minv[s] || x > S.maxv[s])
             return false;
         const uint32_t *f = S.first[s] + (x - S.minv[s]);
-        return f[1] > f[0];
+        return (f[0] > lo ? f[0] : lo) < (f[1] < hi ? f[1] : hi);
+    }
+    if (col == 0 && S.rptr[s]) {
+        uint32_t i = lftj_root_entry(S, s, x);
+        if (i == S.nroot[s] || S.rval[s][i] != x)
+            return false;
+        uint32_t a = S.rptr[s][i], b = S.rptr[s][i + 1];
+        return (a > lo ? a : lo) < (b < hi ? b : hi);
     }
     uint32_t p = lsearch(S, s, col, lo, hi, x, false);
     return p < hi && lv(S, s, p, col) == x;
@@ -99,9 +158,20 @@ __device__ __forceinline__ int lftj_driver(const lftj_level &L, const uint32_t *
 // its candidates are the values from its node's first to its last, not its rows (the
 // root of a triangle count's reversed edges: 16 M values for 260 M rows at R-MAT 24).
 #define LFTJ_BY_VALUE 0x80u
+// Or with this: the driver is a TrieArray's whole root level, and its candidates are the
+// level's entries, each a value with its rows (R-MAT 24: 2.6 M entries where by value
+// there are 16.8 M candidates, 85% of them absent).
+#define LFTJ_BY_ENTRY 0x40u
+#define LFTJ_DRIVER(dv) ((int)((dv) & 0x3Fu))   // the participant index (< LFTJ_MAX_SRC)
+
+// Whether source s is a TrieArray whose node in r is its whole root level.
+__device__ __forceinline__ bool lftj_whole_root(const lftj_srcs &S, int s, const uint32_t *r)
+{
+    return S.rptr[s] && r[2 * s] == 0 && r[2 * s + 1] == S.rows[s];
+}
 
 // Per frontier element: its driver (participant index with the smallest node) and the
-// number of candidate rows (or values: LFTJ_BY_VALUE). The driver's node is first
+// number of candidate rows (or values: LFTJ_BY_VALUE; entries: LFTJ_BY_ENTRY). The driver's node is first
 // narrowed, by a binary search at each end, to the values between the other nodes'
 // largest first and smallest last value (a node's values are sorted): nothing outside can
 // match. In a box of an out-of-core join the inner variable's slice covers an interval
@@ -141,7 +211,10 @@ __device__ __forceinline__ uint32_t lftj_count_one(const lftj_srcs &S, const lft
     }
     const int ds = L.src[d];
     unsigned dv = (unsigned)d;
-    if (len > 1 && L.col[d] == 0 && S.first[ds]) {
+    if (len > 1 && L.col[d] == 0 && lftj_whole_root(S, ds, r)) {
+        dv |= LFTJ_BY_ENTRY;
+        len = S.nroot[ds];
+    } else if (len > 1 && L.col[d] == 0 && S.first[ds]) {
         uint32_t v0 = lv(S, ds, r[2 * ds], 0), v1 = lv(S, ds, r[2 * ds + 1] - 1, 0);
         if (v1 - v0 < len - 1) {
             dv |= LFTJ_BY_VALUE;
@@ -180,7 +253,13 @@ __device__ __forceinline__ bool lftj_in_others(const lftj_srcs &S, const lftj_le
 __device__ __forceinline__ bool lftj_candidate(const lftj_srcs &S, const lftj_level &L, const uint32_t *r,
                                                unsigned dv, uint32_t k, uint32_t *row, uint32_t *end, uint32_t *x)
 {
-    const int d = (int)(dv & ~LFTJ_BY_VALUE), ds = L.src[d];
+    const int d = LFTJ_DRIVER(dv), ds = L.src[d];
+    if (dv & LFTJ_BY_ENTRY) {
+        *x = S.rval[ds][k];
+        *row = S.rptr[ds][k];
+        *end = S.rptr[ds][k + 1];
+        return true;
+    }
     if (dv & LFTJ_BY_VALUE) {
         *x = lv(S, ds, r[2 * ds], 0) + k;
         const uint32_t *f = S.first[ds] + (*x - S.minv[ds]);
@@ -198,7 +277,7 @@ __device__ __forceinline__ bool lftj_candidate(const lftj_srcs &S, const lftj_le
 __device__ __forceinline__ bool lftj_match(const lftj_srcs &S, const lftj_level &L, const uint32_t *r, unsigned dv,
                                            uint32_t k, uint32_t *row, uint32_t *end, uint32_t *x)
 {
-    return lftj_candidate(S, L, r, dv, k, row, end, x) && lftj_in_others(S, L, r, (int)(dv & ~LFTJ_BY_VALUE), *x);
+    return lftj_candidate(S, L, r, dv, k, row, end, x) && lftj_in_others(S, L, r, LFTJ_DRIVER(dv), *x);
 }
 
 // The frontier element holding candidate c: last f in [l, h) with off[f] <= c.
@@ -253,7 +332,7 @@ __device__ __forceinline__ uint32_t lftj_emit_one(const lftj_srcs &S, const lftj
                                                   unsigned dv, uint32_t k, bool check, uint64_t o, uint32_t *nbind,
                                                   uint32_t *nr, uint8_t *ndrv, uint64_t *ncnt)
 {
-    const int d = (int)(dv & ~LFTJ_BY_VALUE);
+    const int d = LFTJ_DRIVER(dv);
     uint32_t row, end, x;
     const bool fresh = lftj_candidate(S, L, r, dv, k, &row, &end, &x);
     for (int v = 0; v < depth; v++)
@@ -277,8 +356,8 @@ __device__ __forceinline__ uint32_t lftj_emit_one(const lftj_srcs &S, const lftj
         // a source's last column: no later level reads its node, so only the driver's
         // is set (its row; the rows of a set differ in their last column) and the
         // searches, ~log2 of the node a candidate (a triangle's N+(x)), are saved
-        if (L.col[q] == S.arity[s] - 1 || (q == d && (dv & LFTJ_BY_VALUE))) {
-            if (q == d) {   // by value: the index gave the node
+        if (L.col[q] == S.arity[s] - 1 || (q == d && (dv & (LFTJ_BY_VALUE | LFTJ_BY_ENTRY)))) {
+            if (q == d) {   // by value or entry: the index or the level gave the node
                 nr[2 * s] = row;
                 nr[2 * s + 1] = end;
             }
@@ -573,8 +652,8 @@ __device__ __forceinline__ unsigned long long lftj_pair_search(const lftj_srcs &
     int ss = a_short ? sa : sb, cs = a_short ? ca : cb, sl = a_short ? sb : sa, cl = a_short ? cb : ca;
     uint32_t lo = a_short ? alo : blo, hi = a_short ? ahi : bhi, llo = a_short ? blo : alo, lhi = a_short ? bhi : ahi;
     unsigned long long n = 0;
-    const uint32_t *col = S.data[ss] + cs;
-    const unsigned ar = (unsigned)S.arity[ss];
+    unsigned ar;
+    const uint32_t *col = lftj_column_of(S, ss, cs, &ar);
     uint32_t carry = 0;
     for (uint32_t base = lo; base < hi; base += 32) {
         uint32_t row = base + lane, x = 0;
@@ -715,8 +794,8 @@ __global__ void __launch_bounds__(LFTJ_CHUNK, LFTJ_MINB)
     __shared__ size_t win[2];
     __shared__ unsigned long long block_sum;
     const size_t stride = (size_t)S.nsrc * 2;
-    const uint32_t *bcol = bcol_own ? NULL : S.data[sb] + cb;
-    const unsigned bar = (unsigned)S.arity[sb];
+    unsigned bar;
+    const uint32_t *bcol = bcol_own ? NULL : lftj_column_of(S, sb, cb, &bar);
     unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5, which = 0;
     if (threadIdx.x == 0)
         block_sum = 0;
@@ -907,6 +986,31 @@ __global__ void k_lftj_first(const uint32_t *data, int arity, uint32_t n, uint32
     GRID_STRIDE(t, m) first[t] = (uint32_t)lftj_first_at_least(data, arity, n, (uint64_t)minv + t);
 }
 
+// first[t] = the first row whose column 0 is >= minv + t, from a TrieArray's root level
+// in two passes over first (preset to UINT32_MAX, which no
+// row number is): each root entry writes its own value's slot and up to 256 before it
+// (the values it is the first at least), then the slots left, in longer gaps between
+// values, search the root level. A search for every slot took 1.3 ms at R-MAT 24 (16 M
+// slots) on an H100.
+#define LFTJ_FILL_GAP 256
+__global__ void k_lftj_first_fill(const __grid_constant__ lftj_srcs S, int s, uint32_t *first)
+{
+    GRID_STRIDE(i, S.nroot[s])
+    {
+        const uint32_t hi = S.rval[s][i] - S.minv[s], row = S.rptr[s][i];
+        const uint32_t lo = i ? S.rval[s][i - 1] - S.minv[s] + 1 : 0;
+        for (uint64_t t = hi - lo < LFTJ_FILL_GAP ? lo : hi - LFTJ_FILL_GAP; t <= hi; t++)
+            first[t] = row;
+    }
+}
+
+__global__ void k_lftj_first_gaps(const __grid_constant__ lftj_srcs S, int s, size_t m, uint32_t *first)
+{
+    GRID_STRIDE(t, m)
+    if (first[t] == UINT32_MAX)
+        first[t] = lftj_root_at_least(S, s, (uint64_t)S.minv[s] + t);
+}
+
 // The first column's first and last values into pinned host memory (one launch, where two
 // copies cost twice its time).
 __global__ void k_lftj_ends(const uint32_t *data, size_t last, unsigned long long *host)
@@ -990,8 +1094,24 @@ static rfx_status lftj_index_roots(rfx_gpu *g, lftj_srcs *S, bool *owned, rfx_gp
         const size_t small = memo ? 0 : LFTJ_INDEX_SMALL;   // a box's slices: an index each would cost a wait each
         size_t limit = n * (size_t)S->arity[s] > small ? n * (size_t)S->arity[s] : small;
         limit = limit < spare / 16 ? limit : spare / 16;
-        uint32_t *first;
-        rfx_status st = lftj_root_index(g, S->data[s], S->arity[s], n, limit, &first, &S->minv[s], &S->maxv[s]);
+        uint32_t *first = NULL;
+        rfx_status st = RFX_OK;
+        if (S->rptr[s]) {   // a TrieArray's root level: its ends are known, no wait; the index from the level
+            size_t m = (size_t)S->maxv[s] - S->minv[s] + 2;
+            if (m - 1 <= limit && (first = (uint32_t *)rfx_gpu_alloc(g, m * 4))) {
+                cudaError_t e = cudaMemsetAsync(first, 0xff, m * 4, g->stream);
+                if (e == cudaSuccess) {
+                    k_lftj_first_fill<<<grid_for(S->nroot[s]), 256, 0, g->stream>>>(*S, s, first);
+                    k_lftj_first_gaps<<<grid_for(m), 256, 0, g->stream>>>(*S, s, m, first);
+                    e = cudaGetLastError();
+                }
+                if (e != cudaSuccess) {
+                    rfx_gpu_free(g, first);
+                    return fail(g, e, "k_lftj_first_fill", __FILE__, __LINE__);
+                }
+            }
+        } else
+            st = lftj_root_index(g, S->data[s], S->arity[s], n, limit, &first, &S->minv[s], &S->maxv[s]);
         if (st != RFX_OK)
             return st;
         S->first[s] = first;
@@ -1152,6 +1272,8 @@ struct lftj_run {
     bool unfused;              // RFX_LFTJ_UNFUSED: no lftj_fused count (tests, comparisons)
     uint64_t unchecked_rows;   // RFX_LFTJ_UNCHECKED_ROWS: lftj_unchecked's limit
     rfx_gpu_lftj_memo *memo;   // level 0 kept or reused, or NULL
+    rfx_dev_trie tries[LFTJ_MAX_SRC];   // the TrieArrays built for the sources (levels 0: none, or shared)
+    bool trie_max[LFTJ_MAX_SRC];        // a TrieArray source's last level holds LFTJ_EMPTY
     uint64_t total;            // counting: bindings so far
     rfx_dev_rows *pieces;      // listing: result pieces in order (several when the frontier was split)
     int npieces, piece_cap;
@@ -1452,10 +1574,16 @@ static cudaError_t lftj_pair_launch(lftj_run *R, int w, int a, size_t n, const u
     // the padded column says whether B repeats a row or holds the
     // empty mark; where neither and cb is B's last column, a node's values are distinct
     // and never the mark (no check of either a value).
+    // A TrieArray source's last level is that column already (padded, distinct; its
+    // column 0 never comes here: lftj_pairs_column0).
     uint32_t *bcol = NULL, odd = 1;
     const size_t bwords = (R->S.rows[sb] + 3) / 4 * 4;
     cudaError_t e = cudaSuccess;
-    if (R->S.rows[sb] && (bcol = (uint32_t *)rfx_gpu_alloc(g, bwords * 4 + 4))) {
+    const bool in_trie = R->S.rptr[sb] && cb == 1;
+    if (in_trie) {
+        bcol = (uint32_t *)R->S.data[sb];
+        odd = R->trie_max[sb] ? 2 : 0;
+    } else if (R->S.rows[sb] && (bcol = (uint32_t *)rfx_gpu_alloc(g, bwords * 4 + 4))) {
         e = cudaMemsetAsync(bcol + bwords, 0, 4, g->stream);
         if (e == cudaSuccess) {
             k_lftj_column<<<grid_for(bwords), 256, 0, g->stream>>>(R->S.data[sb], R->S.arity[sb], cb, R->S.rows[sb],
@@ -1487,7 +1615,8 @@ static cudaError_t lftj_pair_launch(lftj_run *R, int w, int a, size_t n, const u
         e = cudaGetLastError();
     }
 #undef LFTJ_PAIR
-    rfx_gpu_free(g, bcol);   // stream-ordered: the count queued before still reads it
+    if (!in_trie)
+        rfx_gpu_free(g, bcol);   // stream-ordered: the count queued before still reads it
     return e;
 }
 
@@ -1735,7 +1864,10 @@ static rfx_status lftj_root_unchecked(lftj_run *R, const lftj_frontier &cur, lft
     const uint32_t n = R->S.rows[s0];
     unsigned dv = 0;
     uint64_t C = n;
-    if (R->S.first[s0] && n > 1 && R->S.maxv[s0] - R->S.minv[s0] < n - 1) {   // as k_lftj_count chooses
+    if (R->S.rptr[s0] && n > 1) {   // as k_lftj_count chooses: the root node is the whole root level
+        dv = LFTJ_BY_ENTRY;
+        C = R->S.nroot[s0];
+    } else if (R->S.first[s0] && n > 1 && R->S.maxv[s0] - R->S.minv[s0] < n - 1) {
         dv = LFTJ_BY_VALUE;
         C = (uint64_t)R->S.maxv[s0] - R->S.minv[s0] + 1;
     }
@@ -2007,8 +2139,76 @@ static rfx_status lftj_expand(lftj_run *R, int v, lftj_frontier cur, bool owned)
     return st;
 }
 
-extern "C" rfx_status rfx_gpu_lftj_memo_run(rfx_gpu *g, const rfx_dev_rows *const *srcs, const int *colvar, int nsrc,
-                                            int nvars, rfx_dev_rows *dst, uint64_t *count, rfx_gpu_lftj_memo *memo)
+// Whether a pair count (lftj_pair_launch) would read source s's column 0 row by row: it
+// is a participant there at a level after the first (a TrieArray has no such column).
+static bool lftj_pairs_column0(const lftj_run *R, int s)
+{
+    for (int v = 1; v < R->nvars; v++)
+        for (int k = 0; R->pair_a[v] >= 0 && k < R->levels[v].np; k++)
+            if (R->levels[v].src[k] == s && R->levels[v].col[k] == 0)
+                return true;
+    return false;
+}
+
+// The in-core join reads each two-column source as a TrieArray built here on the device
+// (rfx_gpu_trie_build): its second column, the last level, is then one word a row, so a
+// search or a pair count reads half the bytes, and its values are distinct and padded as
+// the pair count reads them (no copy of the column); its root level gives the root index
+// and, at the root, the candidates (LFTJ_BY_ENTRY). Sources over the same rows share one;
+// root gets each source's new row count (distinct rows). A source stays in rows when
+// memory is short (the join reads either form).
+static rfx_status lftj_as_tries(lftj_run *R, uint32_t *root)
+{
+    rfx_gpu *g = R->g;
+    const uint32_t *rows_of[LFTJ_MAX_SRC];
+    uint32_t nrows[LFTJ_MAX_SRC];
+    int trie_of[LFTJ_MAX_SRC];   // the slot of R->tries a source reads, or -1
+    for (int s = 0; s < R->nsrc; s++) {
+        rows_of[s] = R->S.data[s];
+        nrows[s] = R->S.rows[s];
+        trie_of[s] = -1;
+    }
+    for (int s = 0; s < R->nsrc; s++) {
+        if (R->S.arity[s] != 2 || R->S.rows[s] == 0 || lftj_pairs_column0(R, s))
+            continue;
+        int same = -1;
+        for (int q = 0; q < s && same < 0; q++)
+            if (rows_of[q] == rows_of[s] && R->S.arity[q] == 2 && nrows[q] == nrows[s])
+                same = q;
+        if (same >= 0) {
+            if (trie_of[same] < 0)
+                continue;
+            trie_of[s] = trie_of[same];
+        } else {
+            rfx_dev_rows in = {(uint32_t *)rows_of[s], nrows[s], nrows[s], 2};
+            rfx_status st = rfx_gpu_trie_build(g, &in, &R->tries[s]);
+            if (st == RFX_ERR_NOMEM) {
+                g->err[0] = 0;
+                continue;
+            }
+            if (st != RFX_OK)
+                return st;
+            trie_of[s] = s;
+        }
+        const rfx_dev_trie *t = &R->tries[trie_of[s]];
+        R->S.data[s] = t->val[1];
+        R->S.rval[s] = t->val[0];
+        R->S.rptr[s] = t->ptr[0];
+        R->S.nroot[s] = (uint32_t)t->n[0];
+        R->S.rows[s] = (uint32_t)t->n[1];
+        R->S.minv[s] = t->first;
+        R->S.maxv[s] = t->last;
+        R->trie_max[s] = t->last_has_max;
+        root[2 * s + 1] = R->S.rows[s];
+    }
+    return RFX_OK;
+}
+
+// tries: read the two-column sources as TrieArrays (lftj_as_tries). The in-core join
+// does; a box's or a device's part does not, as it would build one per part (and a
+// whole one of each source it does not slice), where its slices are read in place.
+static rfx_status lftj_run_join(rfx_gpu *g, const rfx_dev_rows *const *srcs, const int *colvar, int nsrc, int nvars,
+                                rfx_dev_rows *dst, uint64_t *count, rfx_gpu_lftj_memo *memo, bool tries)
 {
     if (nsrc < 1 || nsrc > LFTJ_MAX_SRC || nvars < 1 || nvars > 64) {
         snprintf(g->err, sizeof g->err, "leapfrog triejoin of %d sources over %d variables (at most %d and 64)", nsrc,
@@ -2078,6 +2278,12 @@ extern "C" rfx_status rfx_gpu_lftj_memo_run(rfx_gpu *g, const rfx_dev_rows *cons
     bool owned_index[LFTJ_MAX_SRC] = {false}, small = false;
     if (st == RFX_OK && !empty)
         st = lftj_small_count(&R, colvar, &small);
+    if (st == RFX_OK && !empty && !small && tries && !getenv("RFX_LFTJ_ROWS")) {   // RFX_LFTJ_ROWS: for comparisons
+        double t0 = R.timing ? lftj_clock(&R) : 0;
+        st = lftj_as_tries(&R, root);
+        if (R.timing)
+            fprintf(stderr, "lftj TrieArrays: %.2f ms\n", (lftj_clock(&R) - t0) * 1e3);
+    }
     if (st == RFX_OK && !empty && !small) {
         double t0 = R.timing ? lftj_clock(&R) : 0;
         bool lead0[LFTJ_MAX_SRC] = {false};
@@ -2108,9 +2314,11 @@ extern "C" rfx_status rfx_gpu_lftj_memo_run(rfx_gpu *g, const rfx_dev_rows *cons
         lftj_frontier_free(g, &root_f);
     free(R.levels);
     free(root);
-    for (int s = 0; s < nsrc; s++)
+    for (int s = 0; s < nsrc; s++) {
         if (owned_index[s])
             rfx_gpu_free(g, (void *)R.S.first[s]);
+        rfx_gpu_trie_free(g, &R.tries[s]);   // stream-ordered: after the join's kernels
+    }
     rfx_dev_rows res;
     rfx_gpu_rows_init(&res, nvars);
     if (st == RFX_OK && !R.counting) {
@@ -2150,5 +2358,11 @@ extern "C" rfx_status rfx_gpu_lftj_memo_run(rfx_gpu *g, const rfx_dev_rows *cons
 extern "C" rfx_status rfx_gpu_lftj(rfx_gpu *g, const rfx_dev_rows *const *srcs, const int *colvar, int nsrc, int nvars,
                                    rfx_dev_rows *dst, uint64_t *count)
 {
-    return rfx_gpu_lftj_memo_run(g, srcs, colvar, nsrc, nvars, dst, count, NULL);
+    return lftj_run_join(g, srcs, colvar, nsrc, nvars, dst, count, NULL, true);
+}
+
+extern "C" rfx_status rfx_gpu_lftj_memo_run(rfx_gpu *g, const rfx_dev_rows *const *srcs, const int *colvar, int nsrc,
+                                            int nvars, rfx_dev_rows *dst, uint64_t *count, rfx_gpu_lftj_memo *memo)
+{
+    return lftj_run_join(g, srcs, colvar, nsrc, nvars, dst, count, memo, false);
 }

@@ -3118,6 +3118,7 @@ extern "C" rfx_status rfx_gpu_fill_random(rfx_gpu *g, rfx_dev_rows *r, size_t n,
 
 
 // ---- leapfrog triejoin (lftj/): built on the helpers above --------------------------------------
+#include "../lftj/gpu_triearray.cuh"
 #include "../lftj/gpu_lftj.cuh"
 #include "../lftj/gpu_boxed.cuh"
 

@@ -98,9 +98,29 @@ rfx_status rfx_gpu_aggregate(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_ro
 
 /* dst (arity nvars) = the leapfrog triejoin of the sources (lftj/lftj.h semantics;
  * colvar flattened per source), sorted; with count non-NULL only the number of bindings
- * (dst untouched). Implemented in lftj/gpu_lftj.cuh. */
+ * (dst untouched). Two-column sources are read as TrieArrays built for the join
+ * (rfx_gpu_trie_build). Implemented in lftj/gpu_lftj.cuh. */
 rfx_status rfx_gpu_lftj(rfx_gpu *g, const rfx_dev_rows *const *srcs, const int *colvar, int nsrc, int nvars,
                         rfx_dev_rows *dst, uint64_t *count);
+/* A sorted relation as a TrieArray on the device (Red Fox thesis §5.2; CSR-like): level l
+ * holds the distinct prefixes of l + 1 columns, in order, by their last value: val[l]
+ * (n[l] values, zero-padded to a multiple of four). Below the last level, entry i's
+ * children are entries ptr[l][i] .. ptr[l][i + 1] - 1 of level l + 1 (n[l] + 1 entries).
+ * A repeated row is stored once: the last level has an entry per distinct row.
+ * first, last: the root level's first and last value; last_has_max: the last level holds
+ * UINT32_MAX. Implemented in lftj/gpu_triearray.cuh. */
+#define RFX_TRIE_MAX_LEVELS 8
+typedef struct rfx_dev_trie {
+    int levels;
+    size_t n[RFX_TRIE_MAX_LEVELS];
+    uint32_t *val[RFX_TRIE_MAX_LEVELS], *ptr[RFX_TRIE_MAX_LEVELS];
+    uint32_t first, last;
+    bool last_has_max;
+} rfx_dev_trie;
+/* t = the TrieArray of rows (sorted lexicographically; arity 1 to RFX_TRIE_MAX_LEVELS,
+ * fewer than 2^32 - 1 rows), on the context's stream. On failure t is left empty. */
+rfx_status rfx_gpu_trie_build(rfx_gpu *g, const rfx_dev_rows *rows, rfx_dev_trie *t);
+void rfx_gpu_trie_free(rfx_gpu *g, rfx_dev_trie *t);
 /* For a relation e(a, b) sorted, with d(v) the rows led by v: *xy = the sum over rows of
  * d(b), *yx = the sum over a of d(a)^2: the last-level probes of counting the triangles
  * e(x,y), e(x,z), e(y,z) in variable order x, y, z and in order y, x, z (e reversed). */
@@ -112,9 +132,10 @@ rfx_status rfx_gpu_reversed(rfx_gpu *g, const rfx_dev_rows *e, rfx_dev_rows *out
  * rows, the reversed rows written as the distinct rows are (two passes fewer over them).
  * src may be dst; rev must be neither. */
 rfx_status rfx_gpu_sort_unique_reversed(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *dst, rfx_dev_rows *rev);
-/* The same, keeping level 0 in memo for the next join whose sources led by variable 0
- * are the same slices (boxes of one outer interval) and reusing it when memo->valid;
- * the caller forgets the memo when those slices change. */
+/* The same over sorted rows read in place (no TrieArrays: a box's slices), keeping level
+ * 0 in memo for the next join whose sources led by variable 0 are the same slices (boxes
+ * of one outer interval) and reusing it when memo->valid; the caller forgets the memo
+ * when those slices change. */
 typedef struct rfx_gpu_lftj_memo rfx_gpu_lftj_memo;
 rfx_gpu_lftj_memo *rfx_gpu_lftj_memo_new(void);
 void rfx_gpu_lftj_memo_forget(rfx_gpu *g, rfx_gpu_lftj_memo *m);

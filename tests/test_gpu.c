@@ -732,6 +732,79 @@ static void test_reversed(void)
         }
 }
 
+/* One level of a TrieArray downloaded: n words from device memory p. */
+static bool trie_level_is(uint32_t *p, size_t n, const uint32_t *want, const char *what, int level)
+{
+    rfx_dev_rows view = {p, n, n, 1};
+    rfx_rows h = down(&view);
+    bool ok = h.n == n && (n == 0 || memcmp(h.data, want, 4 * n) == 0);
+    if (!ok)
+        fprintf(stderr, "\n    TrieArray %s of level %d differs (%zu entries)\n", what, level, n);
+    rfx_rows_free(&h);
+    return ok;
+}
+
+/* rfx_gpu_trie_build against a sequential build of the same sorted rows, repeats kept
+ * (arity 1 to 4, every size, value shapes from all equal to wide, the largest value). */
+static void test_trie_build(void)
+{
+    if (!need_gpu())
+        return;
+    static const dist shapes[] = {UNIFORM, EQUAL, ZIPF, WIDE};
+    for (int a = 1; a <= 4; a++)
+        for (size_t i = 0; i < NS; i++)
+            for (int k = 0; k < 4; k++) {
+                rfx_rows r = rows_random(sizes[i], a, shapes[k], 40, false);
+                if (r.n > 2 && k == 1)
+                    r.data[r.n * a - 1] = UINT32_MAX;   /* the join's empty mark, in the last level */
+                rfx_cpu_sort(&r, 4);
+                size_t n[4] = {0};
+                uint32_t *val[4], *ptr[4];
+                bool has_max = false;
+                for (int l = 0; l < a; l++) {
+                    val[l] = malloc(4 * (r.n + 1));
+                    ptr[l] = malloc(4 * (r.n + 1));
+                }
+                for (size_t row = 0; row < r.n; row++) {
+                    int c = 0;   /* the first column where it differs from the row before */
+                    while (row > 0 && c < a && r.data[row * a + c] == r.data[(row - 1) * a + c])
+                        c++;
+                    for (int l = c; l < a; l++) {
+                        if (l + 1 < a)
+                            ptr[l][n[l]] = (uint32_t)n[l + 1];
+                        val[l][n[l]++] = r.data[row * a + l];
+                    }
+                    has_max |= r.data[row * a + a - 1] == UINT32_MAX;
+                }
+                for (int l = 0; l + 1 < a; l++)
+                    ptr[l][n[l]] = (uint32_t)n[l + 1];
+                rfx_dev_rows d = up(&r);
+                rfx_dev_trie t;
+                CU_ASSERT_EQUAL_FATAL(rfx_gpu_trie_build(gpu, &d, &t), RFX_OK);
+                CU_ASSERT_EQUAL(t.levels, a);
+                bool ok = t.last_has_max == has_max;
+                if (r.n)
+                    ok &= t.first == r.data[0] && t.last == r.data[(r.n - 1) * a];
+                for (int l = 0; l < a; l++) {
+                    ok &= t.n[l] == n[l];
+                    ok = ok && trie_level_is(t.val[l], n[l], val[l], "val", l);
+                    ok = ok && (l + 1 == a || trie_level_is(t.ptr[l], n[l] + 1, ptr[l], "ptr", l));
+                    free(val[l]);
+                    free(ptr[l]);
+                }
+                CU_ASSERT(ok);
+                if (!ok)
+                    fprintf(stderr, "\n    TrieArray: arity %d, %zu rows, shape %d\n", a, r.n, k);
+                rfx_gpu_trie_free(gpu, &t);
+                rfx_gpu_rows_free(gpu, &d);
+                rfx_rows_free(&r);
+            }
+    rfx_dev_rows wide = {NULL, 1, 1, RFX_TRIE_MAX_LEVELS + 1};   /* refused before it is read */
+    rfx_dev_trie t;
+    CU_ASSERT_EQUAL(rfx_gpu_trie_build(gpu, &wide, &t), RFX_ERR_LIMIT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(rfx_gpu_error(gpu), "arity 9"));
+}
+
 /* Joins of two variables, small enough to be counted in one launch: the rows two relations
  * share, and the rows of one whose second column is in a unary relation (with rows
  * repeated); counted both ways against the CPU. */
@@ -1117,6 +1190,7 @@ static void add(void)
     CU_add_test(s, "leapfrog triejoin over one relation: 4-cliques, triangles", test_lftj_one_relation);
     CU_add_test(s, "probe sums for a triangle count's variable order", test_triangle_order_costs);
     CU_add_test(s, "a sorted relation reversed", test_reversed);
+    CU_add_test(s, "TrieArray built on the device", test_trie_build);
     CU_add_test(s, "programs on both backends", test_programs_both_backends);
 }
 
