@@ -215,6 +215,21 @@ static void lower_cmd(hctx *x, const rfx_ra_cmd *c)
         /* breadth-first: per variable, count candidates of each frontier node's driver,
          * check one candidate per thread, compact the survivors into the next frontier */
         int nsrc = c->nvars, first = pv(c->vars[0]);
+        for (int s = 0; s < nsrc; s++) {   /* a two-column source is read as its TrieArray, one a relation */
+            int v = c->vars[s];
+            bool seen = false;
+            for (int q = 0; q < s; q++)
+                seen |= c->vars[q] == v;
+            if (seen || P->vars[v].arity != 2)
+                continue;
+            const char *n = size_of(x, v), *tiles = hfmt(x, "2 x tiles of %s", n);
+            int cnt = scratch(x, 2, tiles), off = scratch(x, 2, tiles), trie = scratch(x, 1, hfmt(x, "%s + 2 x roots", n));
+            K(RFX_HK_PARTITION, "trie.count", "TrieArray entries per level and tile: a row is new from its first column "
+              "that differs from the row before", V(pv(v)), V(cnt));
+            K(RFX_HK_LIBRARY, "cub.exclusive_scan", "each tile's first entry of each level", V(cnt), V(off));
+            K(RFX_HK_COMPUTE, "trie.scatter", "levels' val and ptr, entries ranked by warp ballots", V(pv(v), off),
+              V(trie));
+        }
         int front = scratch(x, 2 * nsrc, "1");
         for (int v = 0; v < c->nkeys; v++) {
             bool last = v == c->nkeys - 1;
