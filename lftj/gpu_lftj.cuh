@@ -45,18 +45,24 @@ struct lftj_level {
     int col[LFTJ_MAX_SRC];       // and columns
 };
 
+// The first of n rows (sorted by column 0) whose column 0 is >= x (x may be 2^32: n).
+__device__ __forceinline__ size_t lftj_first_at_least(const uint32_t *data, int arity, size_t n, uint64_t x)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (data[mid * arity] < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 // The first root entry of a TrieArray source whose value is >= t (t up to 2^32).
 __device__ __forceinline__ uint32_t lftj_root_entry(const lftj_srcs &S, int s, uint64_t t)
 {
-    uint32_t lo = 0, hi = S.nroot[s];
-    while (lo < hi) {
-        uint32_t m = lo + (hi - lo) / 2;
-        if (S.rval[s][m] < t)
-            lo = m + 1;
-        else
-            hi = m;
-    }
-    return lo;
+    return (uint32_t)lftj_first_at_least(S.rval[s], 1, S.nroot[s], t);
 }
 
 // Column 0 of row `row` of a TrieArray source: the value of the root entry holding it.
@@ -966,20 +972,6 @@ __global__ void k_lftj_pair_costs(const uint32_t *rng, size_t F, size_t stride, 
     }
 }
 
-// The first of n rows (sorted by column 0) whose column 0 is >= x (x may be 2^32: n).
-__device__ __forceinline__ size_t lftj_first_at_least(const uint32_t *data, int arity, size_t n, uint64_t x)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (data[mid * arity] < x)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 // first[t] = the first row whose column 0 is >= minv + t (rows sorted by column 0).
 __global__ void k_lftj_first(const uint32_t *data, int arity, uint32_t n, uint32_t minv, size_t m, uint32_t *first)
 {
@@ -1270,10 +1262,11 @@ struct lftj_run {
     bool counting;
     bool timing;               // RFX_LFTJ_TIMES: each level's time on stderr (synchronises)
     bool unfused;              // RFX_LFTJ_UNFUSED: no lftj_fused count (tests, comparisons)
+    bool rows_only;            // RFX_LFTJ_ROWS: sorted rows read in place, no TrieArrays (comparisons)
     uint64_t unchecked_rows;   // RFX_LFTJ_UNCHECKED_ROWS: lftj_unchecked's limit
     rfx_gpu_lftj_memo *memo;   // level 0 kept or reused, or NULL
-    rfx_dev_trie tries[LFTJ_MAX_SRC];   // the TrieArrays built for the sources (levels 0: none, or shared)
-    bool trie_max[LFTJ_MAX_SRC];        // a TrieArray source's last level holds LFTJ_EMPTY
+    rfx_dev_trie tries[LFTJ_MAX_SRC];        // the TrieArrays built (levels 0: none built in the slot)
+    const rfx_dev_trie *trie[LFTJ_MAX_SRC];  // the one each source reads, or NULL (rows)
     uint64_t total;            // counting: bindings so far
     rfx_dev_rows *pieces;      // listing: result pieces in order (several when the frontier was split)
     int npieces, piece_cap;
@@ -1579,10 +1572,10 @@ static cudaError_t lftj_pair_launch(lftj_run *R, int w, int a, size_t n, const u
     uint32_t *bcol = NULL, odd = 1;
     const size_t bwords = (R->S.rows[sb] + 3) / 4 * 4;
     cudaError_t e = cudaSuccess;
-    const bool in_trie = R->S.rptr[sb] && cb == 1;
+    const bool in_trie = R->trie[sb] && cb == 1;
     if (in_trie) {
         bcol = (uint32_t *)R->S.data[sb];
-        odd = R->trie_max[sb] ? 2 : 0;
+        odd = R->trie[sb]->last_has_max ? 2 : 0;
     } else if (R->S.rows[sb] && (bcol = (uint32_t *)rfx_gpu_alloc(g, bwords * 4 + 4))) {
         e = cudaMemsetAsync(bcol + bwords, 0, 4, g->stream);
         if (e == cudaSuccess) {
@@ -2162,11 +2155,9 @@ static rfx_status lftj_as_tries(lftj_run *R, uint32_t *root)
     rfx_gpu *g = R->g;
     const uint32_t *rows_of[LFTJ_MAX_SRC];
     uint32_t nrows[LFTJ_MAX_SRC];
-    int trie_of[LFTJ_MAX_SRC];   // the slot of R->tries a source reads, or -1
     for (int s = 0; s < R->nsrc; s++) {
         rows_of[s] = R->S.data[s];
         nrows[s] = R->S.rows[s];
-        trie_of[s] = -1;
     }
     for (int s = 0; s < R->nsrc; s++) {
         if (R->S.arity[s] != 2 || R->S.rows[s] == 0 || lftj_pairs_column0(R, s))
@@ -2176,9 +2167,9 @@ static rfx_status lftj_as_tries(lftj_run *R, uint32_t *root)
             if (rows_of[q] == rows_of[s] && R->S.arity[q] == 2 && nrows[q] == nrows[s])
                 same = q;
         if (same >= 0) {
-            if (trie_of[same] < 0)
+            if (!R->trie[same])
                 continue;
-            trie_of[s] = trie_of[same];
+            R->trie[s] = R->trie[same];
         } else {
             rfx_dev_rows in = {(uint32_t *)rows_of[s], nrows[s], nrows[s], 2};
             rfx_status st = rfx_gpu_trie_build(g, &in, &R->tries[s]);
@@ -2188,9 +2179,9 @@ static rfx_status lftj_as_tries(lftj_run *R, uint32_t *root)
             }
             if (st != RFX_OK)
                 return st;
-            trie_of[s] = s;
+            R->trie[s] = &R->tries[s];
         }
-        const rfx_dev_trie *t = &R->tries[trie_of[s]];
+        const rfx_dev_trie *t = R->trie[s];
         R->S.data[s] = t->val[1];
         R->S.rval[s] = t->val[0];
         R->S.rptr[s] = t->ptr[0];
@@ -2198,7 +2189,6 @@ static rfx_status lftj_as_tries(lftj_run *R, uint32_t *root)
         R->S.rows[s] = (uint32_t)t->n[1];
         R->S.minv[s] = t->first;
         R->S.maxv[s] = t->last;
-        R->trie_max[s] = t->last_has_max;
         root[2 * s + 1] = R->S.rows[s];
     }
     return RFX_OK;
@@ -2223,6 +2213,7 @@ static rfx_status lftj_run_join(rfx_gpu *g, const rfx_dev_rows *const *srcs, con
     R.counting = count != NULL;
     R.timing = getenv("RFX_LFTJ_TIMES") != NULL;
     R.unfused = getenv("RFX_LFTJ_UNFUSED") != NULL;
+    R.rows_only = getenv("RFX_LFTJ_ROWS") != NULL;
     const char *unchecked_env = getenv("RFX_LFTJ_UNCHECKED_ROWS");
     R.unchecked_rows = unchecked_env ? strtoull(unchecked_env, NULL, 10) : LFTJ_UNCHECKED_ROWS;
     R.memo = nvars > 1 ? memo : NULL;
@@ -2278,7 +2269,7 @@ static rfx_status lftj_run_join(rfx_gpu *g, const rfx_dev_rows *const *srcs, con
     bool owned_index[LFTJ_MAX_SRC] = {false}, small = false;
     if (st == RFX_OK && !empty)
         st = lftj_small_count(&R, colvar, &small);
-    if (st == RFX_OK && !empty && !small && tries && !getenv("RFX_LFTJ_ROWS")) {   // RFX_LFTJ_ROWS: for comparisons
+    if (st == RFX_OK && !empty && !small && tries && !R.rows_only) {
         double t0 = R.timing ? lftj_clock(&R) : 0;
         st = lftj_as_tries(&R, root);
         if (R.timing)
