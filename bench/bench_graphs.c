@@ -15,7 +15,6 @@ typedef struct orient_job {
     const uint32_t *raw;
     size_t m;
     bool by_degree;
-    uint32_t *rank;         /* RFX_ORIENT_RANK: each vertex's rank by (degree, id) */
     int phase, nparts;
     uint32_t *deg, *maxv;   /* maxv: per part */
     size_t *kept;           /* per part; then the offsets */
@@ -50,38 +49,10 @@ static void orient_part(int p, void *arg)
             if (a == b)
                 continue;
             bool a_first = j->by_degree ? deg[a] < deg[b] || (deg[a] == deg[b] && a < b) : a < b;
-            if (j->rank) {
-                a = j->rank[a];
-                b = j->rank[b];
-            }
             *o++ = a_first ? a : b;
             *o++ = a_first ? b : a;
         }
     }
-}
-
-/* rank[v] = v's place in the order of (degree, id): a counting sort by degree. NULL when
- * out of memory. */
-static uint32_t *degree_ranks(const uint32_t *deg, uint32_t n)
-{
-    uint32_t maxd = 0;
-    for (uint32_t v = 0; v < n; v++)
-        maxd = deg[v] > maxd ? deg[v] : maxd;
-    size_t *at = calloc((size_t)maxd + 2, sizeof(size_t));
-    uint32_t *rank = malloc(sizeof(uint32_t) * (n ? n : 1));
-    if (!at || !rank) {
-        free(at);
-        free(rank);
-        return NULL;
-    }
-    for (uint32_t v = 0; v < n; v++)
-        at[deg[v] + 1]++;
-    for (uint32_t d = 1; d <= maxd + 1; d++)
-        at[d] += at[d - 1];
-    for (uint32_t v = 0; v < n; v++)
-        rank[v] = (uint32_t)at[deg[v]]++;
-    free(at);
-    return rank;
 }
 
 double rfx_bench_orient(const uint32_t *raw, size_t m, rfx_bench_orientation how, rfx_rows *rows)
@@ -93,7 +64,7 @@ double rfx_bench_orient(const uint32_t *raw, size_t m, rfx_bench_orientation how
     int nparts = m < ((size_t)1 << 16) || nc < 2 ? 1 : nc > 64 ? 64 : (int)nc;
     uint32_t maxv[64];
     size_t kept[64];
-    orient_job j = {raw, m, by_degree, NULL, 0, nparts, NULL, maxv, kept, NULL};
+    orient_job j = {raw, m, by_degree, 0, nparts, NULL, maxv, kept, NULL};
     rfx_parallel_for(nparts, nparts, orient_part, &j);
     uint32_t mx = 0;
     size_t total = 0;
@@ -112,16 +83,11 @@ double rfx_bench_orient(const uint32_t *raw, size_t m, rfx_bench_orientation how
     if (by_degree) {
         j.phase = 1;
         rfx_parallel_for(nparts, nparts, orient_part, &j);
-        if (how == RFX_ORIENT_RANK && !(j.rank = degree_ranks(j.deg, mx + 1))) {
-            fprintf(stderr, "bench: out of host memory\n");
-            exit(3);
-        }
     }
     j.phase = 2;
     rfx_parallel_for(nparts, nparts, orient_part, &j);
     rows->n = total;
     free(j.deg);
-    free(j.rank);
     return (rfx_seconds() - t0) * 1e3;
 }
 

@@ -2,21 +2,23 @@
  * the CPU, against the GPU binary-join plan, on R-MAT graphs made in memory and on edge
  * files. Prints one table row per graph:
  *   edges     input edge lines; und = undirected simple edges after orientation
- *   prep      GPU sort + unique of the oriented edges (the relation the join reads)
+ *   prep      GPU renaming by degree rank, sort + unique of the oriented edges (the
+ *             relation the join reads); ren: the renaming's part of it, timed alone
  *   count     GPU LFTJ, count-only (last variable never materialised)
  *   list      GPU LFTJ, every triangle written
  *   cpu       CPU LFTJ count, all threads of the machine
  *   binary    GPU binary joins: wedges e(x,y) |x| e(y,z), then a semi-join with e(x,z)
  *   Medges/s  input edges / (prep + count), and und / count
- * Edges are oriented on the host before upload, by default from the lower-degree end to
- * the higher (ties by id; -o id: from the lower id), so each triangle is found once and
- * hubs have short out-lists; "orient ms" is that host time (not in the rates). -o rank
- * orients by degree too and renames every vertex to its rank by (degree, id), as many GPU
- * triangle counters do before counting: the same triangles, with each vertex's out-list
- * placed among those of like degree (R-MAT 26 counted 5% faster on an H100); that host
- * work is in "orient ms" as well, so rates with and without it are not alike.
+ * Edges are oriented on the host before upload, from the lower-degree end to the higher
+ * (ties by id; -o id: from the lower id), so each triangle is found once and hubs have
+ * short out-lists; "orient ms" is that host time (not in the rates). By default (-o rank)
+ * prep then renames every vertex on the GPU to its rank by (degree, id), as many GPU
+ * triangle counters do before counting (rfx_gpu_rename_by_degree, timed in prep): the
+ * same triangles, each out-list among those of like degree and holding only ids above its
+ * vertex's, which lets the count skip the part of each probed list below the other's
+ * first value. -o degree orients by degree and keeps the ids.
  * GPU times: CUDA events, after a warm-up, median of repeats; CPU: wall clock, median.
- * Usage: bench_lftj [-r REPEATS] [-o degree|id|rank] [-v xy|yx|auto] [-c] [-k4] [-s SCALE]... [-f EDGEFILE]...
+ * Usage: bench_lftj [-r REPEATS] [-o rank|degree|id] [-v xy|yx|auto] [-c] [-k4] [-s SCALE]... [-f EDGEFILE]...
  * (default: -s 20 -s 22 -s 24); -c: count only (no listing, binary plan or CPU run,
  * which take minutes on the largest graphs).
  * -v xy|yx|auto: the GPU join's variable order. xy binds x, then y from e(x,y), and counts
@@ -47,18 +49,20 @@ static rfx_gpu *g;
 static int reps = 3;
 static int nthreads = 1;
 static rfx_bench_orientation orientation = RFX_ORIENT_DEGREE;
+static bool rename_by_rank = true;   /* -o rank: prep renames the vertices on the GPU */
 static bool count_only;
 static int var_order = -1;   /* -1 auto, 0 xy, 1 yx */
 
 static const char *orientation_name(void)
 {
-    return orientation == RFX_ORIENT_RANK     ? "lower degree to higher, vertices renamed to their degree ranks"
+    return rename_by_rank ? "lower degree to higher, vertices renamed to their degree ranks on the GPU (in prep)"
            : orientation == RFX_ORIENT_DEGREE ? "lower degree to higher (ties by id)"
                                               : "lower id to higher";
 }
 
 typedef struct job {
-    int what;                  /* 0 prep, 1 count, 2 list, 3 binary, 4 4-clique count, 5 4-clique binary */
+    int what;                  /* 0 prep, 1 count, 2 list, 3 binary, 4 4-clique count, 5 4-clique binary,
+                                  6 the renaming alone (raw into out) */
     rfx_dev_rows *raw, *e, *out;
     uint64_t count;
     rfx_dev_rows *rev;         /* order yx: e as (y, x), sorted (made in prep); else NULL */
@@ -149,8 +153,16 @@ static rfx_status run(void *arg)
     const rfx_dev_rows *srcs[3] = {j->rev ? j->rev : j->e, j->e, j->e};
     const int *cv = j->rev ? tri_colvar_yx : tri_colvar;
     switch (j->what) {
-    case 0:
-        return j->rev ? rfx_gpu_sort_unique_reversed(g, j->raw, j->out, j->rev) : rfx_gpu_sort_unique_into(g, j->raw, j->out);
+    case 0: {
+        const rfx_dev_rows *src = j->raw;
+        if (rename_by_rank) {   /* into out, then sorted in place */
+            rfx_status st = rfx_gpu_rename_by_degree(g, j->raw, j->out);
+            if (st != RFX_OK)
+                return st;
+            src = j->out;
+        }
+        return j->rev ? rfx_gpu_sort_unique_reversed(g, src, j->out, j->rev) : rfx_gpu_sort_unique_into(g, src, j->out);
+    }
     case 1:
         return rfx_gpu_lftj(g, srcs, cv, 3, 3, NULL, &j->count);
     case 2: {
@@ -164,8 +176,10 @@ static rfx_status run(void *arg)
         const rfx_dev_rows *k4s[6] = {j->e, j->e, j->e, j->e, j->e, j->e};
         return rfx_gpu_lftj(g, k4s, k4_colvar, 6, 4, NULL, &j->count);
     }
-    default:
+    case 5:
         return k4_binary(j->e, &j->count);
+    default:
+        return rfx_gpu_rename_by_degree(g, j->raw, j->out);
     }
 }
 
@@ -197,8 +211,15 @@ static void bench(const char *name, rfx_rows *oriented, size_t m_input, double o
         printf("%-22s upload failed: %s\n", name, rfx_gpu_error(g));
         return;
     }
+    double renaming = -1;   /* the part of prep that renames the vertices */
+    if (rename_by_rank) {
+        job jr = {6, &raw, NULL, &e, 0, NULL};
+        renaming = gpu_ms(&jr, &st);
+        rfx_gpu_rows_free(g, &e);
+        rfx_gpu_rows_init(&e, 2);
+    }
     job jp = {0, &raw, NULL, &e, 0, revp};
-    double prep = gpu_ms(&jp, &st);
+    double prep = st == RFX_OK ? gpu_ms(&jp, &st) : -1;
     rfx_gpu_rows_free(g, &raw);
     if (st) {
         printf("%-22s prep failed: %s\n", name, rfx_gpu_error(g));
@@ -248,7 +269,9 @@ static void bench(const char *name, rfx_rows *oriented, size_t m_input, double o
     rfx_gpu_rows_free(g, &e);
     rfx_gpu_rows_free(g, &rev);
     /* columns of runs left out (-c) read "-" */
-    char ls[32] = "-", cs[32] = "-", bin[32] = "-", vb[32] = "-", vc[32] = "-";
+    char ls[32] = "-", cs[32] = "-", bin[32] = "-", vb[32] = "-", vc[32] = "-", ren[32] = "-";
+    if (renaming >= 0)
+        snprintf(ren, sizeof ren, "%.2f", renaming);
     if (!count_only) {
         snprintf(ls, sizeof ls, "%.2f", list);
         snprintf(cs, sizeof cs, "%.2f", cpu);
@@ -262,8 +285,8 @@ static void bench(const char *name, rfx_rows *oriented, size_t m_input, double o
     /* listing may run out of memory (10^10 triangles do not fit); the rest must agree */
     bool agree = stc == RFX_OK && (count_only || stl == RFX_ERR_NOMEM || (stl == RFX_OK && jc.count == listed)) &&
                  jc.count == cpu_count && (stb != RFX_OK || count_only || jb.count == jc.count);
-    printf("%-22s %12zu %12zu %14llu %9.1f %3s %8.2f %8.2f %8s %9s %10s %9.1f %9.1f %7s %7s %s\n", name, m_input, und,
-           (unsigned long long)jc.count, orient_ms, yx ? "yx" : "xy", prep, count, ls, cs, bin,
+    printf("%-22s %12zu %12zu %14llu %9.1f %3s %8.2f %7s %8.2f %8s %9s %10s %9.1f %9.1f %7s %7s %s\n", name, m_input,
+           und, (unsigned long long)jc.count, orient_ms, yx ? "yx" : "xy", prep, ren, count, ls, cs, bin,
            m_input / ((prep + count) * 1e-3) * 1e-6, und / (count * 1e-3) * 1e-6, vb, vc, agree ? "" : "DISAGREE");
     fflush(stdout);
 }
@@ -411,10 +434,13 @@ int main(int argc, char **argv)
             scales[nscales++] = atoi(argv[++i]);
         else if (strcmp(argv[i], "-f") == 0 && i + 1 < argc && nfiles < 16)
             files[nfiles++] = argv[++i];
-        else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc)
-            orientation = strcmp(argv[++i], "id") == 0     ? RFX_ORIENT_ID
-                          : strcmp(argv[i], "rank") == 0 ? RFX_ORIENT_RANK
-                                                         : RFX_ORIENT_DEGREE;
+        else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc &&
+                 (strcmp(argv[i + 1], "id") == 0 || strcmp(argv[i + 1], "degree") == 0 ||
+                  strcmp(argv[i + 1], "rank") == 0)) {
+            i++;
+            orientation = strcmp(argv[i], "id") == 0 ? RFX_ORIENT_ID : RFX_ORIENT_DEGREE;
+            rename_by_rank = strcmp(argv[i], "rank") == 0;
+        }
         else if (strcmp(argv[i], "-k4") == 0)
             k4 = true;
         else if (strcmp(argv[i], "-c") == 0)
@@ -426,7 +452,7 @@ int main(int argc, char **argv)
             var_order = strcmp(argv[i], "xy") == 0 ? 0 : strcmp(argv[i], "yx") == 0 ? 1 : -1;
         }
         else {
-            fprintf(stderr, "usage: bench_lftj [-r REPEATS] [-o degree|id|rank] [-v xy|yx|auto] [-c] [-k4] [-s SCALE]... "
+            fprintf(stderr, "usage: bench_lftj [-r REPEATS] [-o rank|degree|id] [-v xy|yx|auto] [-c] [-k4] [-s SCALE]... "
                             "[-f EDGEFILE]...\n");
             return 2;
         }
@@ -450,8 +476,8 @@ int main(int argc, char **argv)
     }
     printf("device: %s; CPU: %d threads; median of %d\n", rfx_gpu_name(g), nthreads, reps);
     printf("orientation: %s\n", orientation_name());
-    printf("%-22s %12s %12s %14s %9s %3s %8s %8s %8s %9s %10s %9s %9s %7s %7s\n", "graph", "edges", "und", "triangles",
-           "orient ms", "ord", "prep ms", "count ms", "list ms", "cpu ms", "binary ms", "Medges/s", "und Me/s", "vs bin", "vs cpu");
+    printf("%-22s %12s %12s %14s %9s %3s %8s %7s %8s %8s %9s %10s %9s %9s %7s %7s\n", "graph", "edges", "und",
+           "triangles", "orient ms", "ord", "prep ms", "ren ms", "count ms", "list ms", "cpu ms", "binary ms", "Medges/s", "und Me/s", "vs bin", "vs cpu");
     rfx_bench_each_graph(files, nfiles, scales, nscales, bench_triangles);
     rfx_gpu_close(g);
     return 0;

@@ -987,6 +987,121 @@ extern "C" rfx_status rfx_gpu_reversed(rfx_gpu *g, const rfx_dev_rows *e, rfx_de
     return reverse_sort(g, &rv, n, out);
 }
 
+// ---- renaming by degree ---------------------------------------------------------------------
+__global__ void k_max2(const uint2 *rows, size_t n, unsigned *mx)
+{
+    unsigned o = 0;
+    GRID_STRIDE(i, n)
+    {
+        const uint2 r = rows[i];
+        o = max(o, max(r.x, r.y));
+    }
+    for (int d = 16; d; d >>= 1)
+        o = max(o, __shfl_xor_sync(0xffffffffu, o, d));
+    if ((threadIdx.x & 31) == 0 && o)
+        atomicMax(mx, o);
+}
+
+__global__ void k_degrees(const uint2 *rows, size_t n, uint32_t *deg)
+{
+    GRID_STRIDE(i, n)
+    {
+        const uint2 r = rows[i];
+        atomicAdd(&deg[r.x], 1u);
+        atomicAdd(&deg[r.y], 1u);
+    }
+}
+
+// keys[v] = (degree, v), v in the low idbits bits
+__global__ void k_degree_keys(const uint32_t *deg, size_t nv, int idbits, uint64_t *keys)
+{
+    GRID_STRIDE(v, nv) keys[v] = (uint64_t)deg[v] << idbits | v;
+}
+
+__global__ void k_rank_of(const uint64_t *sorted, size_t nv, int idbits, uint32_t *rank)
+{
+    const uint64_t id_mask = ((uint64_t)1 << idbits) - 1;
+    GRID_STRIDE(i, nv) rank[sorted[i] & id_mask] = (uint32_t)i;
+}
+
+__global__ void k_rename2(const uint2 *rows, size_t n, const uint32_t *rank, uint2 *out)
+{
+    GRID_STRIDE(i, n)
+    {
+        const uint2 r = rows[i];
+        out[i] = make_uint2(rank[r.x], rank[r.y]);
+    }
+}
+
+extern "C" rfx_status rfx_gpu_rename_by_degree(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *dst)
+{
+    const size_t n = src->n;
+    if (src->arity != 2) {
+        snprintf(g->err, sizeof g->err, "renaming the vertices of rows of %d columns (edges of two wanted)", src->arity);
+        return RFX_ERR_INTERNAL;
+    }
+    if (n >= ((size_t)1 << 31)) {   // a degree (at most 2n) must fit 32 bits
+        snprintf(g->err, sizeof g->err, "renaming the vertices of %zu edges (fewer than 2^31 wanted)", n);
+        return RFX_ERR_LIMIT;
+    }
+    if (n == 0)
+        return rfx_gpu_copy(g, src, dst);
+    unsigned mx = 0, *d_mx = (unsigned *)rfx_gpu_alloc(g, 4);
+    rfx_status st = d_mx ? RFX_OK : RFX_ERR_NOMEM;
+    cudaError_t e = st == RFX_OK ? cudaMemsetAsync(d_mx, 0, 4, g->stream) : cudaSuccess;
+    const unsigned blocks = (unsigned)((size_t)g->sms * 16 < grid_for(n) ? (size_t)g->sms * 16 : grid_for(n));
+    if (st == RFX_OK && e == cudaSuccess) {
+        k_max2<<<blocks, 256, 0, g->stream>>>((const uint2 *)src->data, n, d_mx);
+        if ((e = cudaGetLastError()) == cudaSuccess)
+            st = to_host(g, d_mx, &mx, 1);
+    }
+    rfx_gpu_free(g, d_mx);
+    const size_t nv = (size_t)mx + 1;
+    const int idbits = mx ? bits_of(mx) : 1;   // the sort's passes: over the ids' and degrees' widths
+    // deg becomes the ranks once the keys are made
+    uint32_t *deg = NULL, *renamed = NULL;
+    uint64_t *keys = NULL, *alt = NULL;
+    if (st == RFX_OK && e == cudaSuccess) {
+        deg = (uint32_t *)rfx_gpu_alloc(g, nv * 4);
+        keys = (uint64_t *)rfx_gpu_alloc(g, nv * 8);
+        alt = (uint64_t *)rfx_gpu_alloc(g, nv * 8);
+        st = deg && keys && alt ? RFX_OK : RFX_ERR_NOMEM;
+    }
+    if (st == RFX_OK && e == cudaSuccess && (e = cudaMemsetAsync(deg, 0, nv * 4, g->stream)) == cudaSuccess) {
+        k_degrees<<<grid_for(n), 256, 0, g->stream>>>((const uint2 *)src->data, n, deg);
+        if ((e = cudaGetLastError()) == cudaSuccess) {
+            k_degree_keys<<<grid_for(nv), 256, 0, g->stream>>>(deg, nv, idbits, keys);
+            e = cudaGetLastError();
+        }
+    }
+    int sel = 0;
+    if (st == RFX_OK && e == cudaSuccess)   // degrees are at most 2n
+        st = cub_sort_u64(g, keys, alt, nv, idbits + bits_of((unsigned)(2 * n)), &sel);
+    if (st == RFX_OK && e == cudaSuccess) {
+        k_rank_of<<<grid_for(nv), 256, 0, g->stream>>>(sel ? alt : keys, nv, idbits, deg);
+        e = cudaGetLastError();
+    }
+    rfx_gpu_free(g, keys);
+    rfx_gpu_free(g, alt);
+    if (st == RFX_OK && e == cudaSuccess && !(renamed = (uint32_t *)rfx_gpu_alloc(g, n * 8)))
+        st = RFX_ERR_NOMEM;
+    if (st == RFX_OK && e == cudaSuccess) {
+        k_rename2<<<grid_for(n), 256, 0, g->stream>>>((const uint2 *)src->data, n, deg, (uint2 *)renamed);
+        e = cudaGetLastError();
+    }
+    rfx_gpu_free(g, deg);
+    if (st != RFX_OK || e != cudaSuccess) {
+        rfx_gpu_free(g, renamed);
+        return st != RFX_OK ? st : fail(g, e, "renaming vertices by degree", __FILE__, __LINE__);
+    }
+    rfx_dev_rows out;
+    rfx_gpu_rows_init(&out, 2);
+    out.data = renamed;
+    out.n = out.cap = n;
+    replace(g, dst, &out);
+    return RFX_OK;
+}
+
 extern "C" rfx_status rfx_gpu_sort_unique_reversed(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *dst,
                                                    rfx_dev_rows *rev)
 {

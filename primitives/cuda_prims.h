@@ -128,6 +128,11 @@ rfx_status rfx_gpu_triangle_order_costs(rfx_gpu *g, const rfx_dev_rows *e, doubl
 /* *out = the two-column rows of e, sorted, with their columns swapped, sorted (e(x, y) as
  * (y, x): the source that binds y first). e must be sorted: only y is sorted on. */
 rfx_status rfx_gpu_reversed(rfx_gpu *g, const rfx_dev_rows *e, rfx_dev_rows *out);
+/* dst = the edges src (two columns) with every vertex renamed to its rank by (degree, id),
+ * its degree the rows it is in (either column): ids then grow as an orientation by degree
+ * does, so each out-list of the oriented edges holds only ids above its vertex's (what the
+ * triejoin's pair count narrows its probed lists by). src may be dst; fewer than 2^31 rows. */
+rfx_status rfx_gpu_rename_by_degree(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *dst);
 /* rfx_gpu_sort_unique_into(g, src, dst) then rfx_gpu_reversed(g, dst, rev), for two-column
  * rows, the reversed rows written as the distinct rows are (two passes fewer over them).
  * src may be dst; rev must be neither. */

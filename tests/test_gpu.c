@@ -537,24 +537,34 @@ static bool triangles_agree(const rfx_rows *e, const char *what, uint64_t at_lea
 {
     static const int tri[] = {0, 1, 1, 2, 0, 2};
     rfx_lftj_src s[3] = {{e, tri}, {e, tri + 2}, {e, tri + 4}};
-    uint64_t want = 0, got[3] = {0, 0, 0};
+    uint64_t want = 0, got[5] = {0, 0, 0, 0, 0};
     CU_ASSERT_EQUAL(rfx_cpu_lftj(s, 3, 3, NULL, &want, 4), RFX_OK);
     rfx_dev_rows d = up(e);
     const rfx_dev_rows *dp[3] = {&d, &d, &d};
-    for (int way = 0; way < 3; way++) {
-        if (way == 1)
+    /* fused, level by level, one launch; then fused and level by level with the pair
+     * count's nodes always narrowed (by default only counts of 2^20 elements or more
+     * where a sample shows it pays) */
+    for (int way = 0; way < 5; way++) {
+        if (way == 1 || way == 4)
             setenv("RFX_LFTJ_UNFUSED", "1", 1);
+        if (way >= 3)
+            setenv("RFX_LFTJ_NARROW", "1", 1);
         got[way] = lftj_count_with(gpu, way == 2 ? ONE_LAUNCH : LEVEL_BY_LEVEL, dp, tri, 3, 3);
         unsetenv("RFX_LFTJ_UNFUSED");
+        unsetenv("RFX_LFTJ_NARROW");
     }
     rfx_gpu_rows_free(gpu, &d);
     CU_ASSERT(want >= at_least);   /* the shape has the triangles it is meant to */
-    bool ok = got[0] == want && got[1] == want && got[2] == want;
+    bool ok = true;
+    for (int way = 0; way < 5; way++)
+        ok &= got[way] == want;
     CU_ASSERT(ok);
     if (!ok)
-        fprintf(stderr, "\n    %s triangles: GPU %llu (fused), %llu (level by level), %llu (one launch), CPU %llu\n",
+        fprintf(stderr,
+                "\n    %s triangles: GPU %llu (fused), %llu (level by level), %llu (one launch), narrowed %llu "
+                "(fused), %llu (level by level); CPU %llu\n",
                 what, (unsigned long long)got[0], (unsigned long long)got[1], (unsigned long long)got[2],
-                (unsigned long long)want);
+                (unsigned long long)got[3], (unsigned long long)got[4], (unsigned long long)want);
     return ok;
 }
 
@@ -611,6 +621,91 @@ static void test_lftj_hubs(void)
     rfx_cpu_unique(&e, 4);
     triangles_agree(&e, "short-run", 200000);
     rfx_rows_free(&e);
+}
+
+/* Triangles of a band graph, v joined to v+1 .. v+300, edges from the lower id: counted
+ * by (x, y, z), the shared node N+(x) covers (x, x+300] and each probed N+(y) (y, y+300],
+ * so narrowing N+(y) to N+(x)'s values cuts about a third of the count's warp steps, and
+ * the count (4400 x 300 edges: over 2^20 elements) narrows by its sample's say, not only
+ * when forced. Then renamed by degree rank on the device: the same triangles. */
+static void test_lftj_narrowed(void)
+{
+    if (!need_gpu())
+        return;
+    const uint32_t n = 4400, w = 300;
+    rfx_rows e;
+    rfx_rows_init(&e, 2);
+    for (uint32_t v = 0; v < n; v++)
+        for (uint32_t k = 1; k <= w; k++)
+            rfx_rows_push(&e, (uint32_t[]){v, v + k});
+    triangles_agree(&e, "band", 100000000);
+    rfx_dev_rows d = up(&e);
+    CU_ASSERT_EQUAL(rfx_gpu_rename_by_degree(gpu, &d, &d), RFX_OK);
+    rfx_rows renamed = down(&d);
+    rfx_gpu_rows_free(gpu, &d);
+    for (size_t i = 0; i < renamed.n; i++)   /* oriented again: from the lower rank */
+        if (renamed.data[2 * i] > renamed.data[2 * i + 1]) {
+            uint32_t t = renamed.data[2 * i];
+            renamed.data[2 * i] = renamed.data[2 * i + 1];
+            renamed.data[2 * i + 1] = t;
+        }
+    rfx_cpu_sort(&renamed, 4);
+    triangles_agree(&renamed, "band renamed by degree rank", 100000000);
+    rfx_rows_free(&renamed);
+    rfx_rows_free(&e);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* rfx_gpu_rename_by_degree against ranks by (degree, id) counted on the host: every size,
+ * ids uniform over 5000, all equal (self-loops: degree 2 a row), Zipf-skewed over 3 M (most
+ * ids absent: degree 0, ranked first). Rows of three columns refused. */
+static void test_rename_by_degree(void)
+{
+    if (!need_gpu())
+        return;
+    static const dist shapes[] = {UNIFORM, EQUAL, ZIPF};
+    for (size_t i = 0; i < NS; i++)
+        for (int k = 0; k < 3; k++) {
+            rfx_rows e = rows_random(sizes[i], 2, shapes[k], k == 0 ? 5000 : 3000000, false);
+            uint32_t mx = 0;
+            for (size_t r = 0; r < 2 * e.n; r++)
+                mx = e.data[r] > mx ? e.data[r] : mx;
+            size_t nv = (size_t)mx + 1;
+            uint64_t *key = malloc(sizeof(uint64_t) * nv);
+            uint32_t *rank = malloc(sizeof(uint32_t) * nv);
+            for (size_t v = 0; v < nv; v++)
+                key[v] = v;
+            for (size_t r = 0; r < 2 * e.n; r++)
+                key[e.data[r]] += (uint64_t)1 << 32;
+            qsort(key, nv, sizeof *key, cmp_u64);
+            for (size_t r = 0; r < nv; r++)
+                rank[(uint32_t)key[r]] = (uint32_t)r;
+            rfx_rows want;
+            rfx_rows_init(&want, 2);
+            rfx_rows_reserve(&want, e.n);
+            for (size_t r = 0; r < e.n; r++)
+                rfx_rows_push(&want, (uint32_t[]){rank[e.data[2 * r]], rank[e.data[2 * r + 1]]});
+            rfx_dev_rows d = up(&e), out;
+            rfx_gpu_rows_init(&out, 2);
+            if (!gpu_agrees(rfx_gpu_rename_by_degree(gpu, &d, &out), &out, &want))
+                fprintf(stderr, "\n    renamed by degree: %zu rows, shape %d\n", e.n, k);
+            rfx_gpu_rows_free(gpu, &d);
+            rfx_rows_free(&e);
+            free(key);
+            free(rank);
+        }
+    rfx_rows one;
+    rfx_rows_init(&one, 3);
+    rfx_dev_rows d = up(&one), out;
+    rfx_gpu_rows_init(&out, 2);
+    CU_ASSERT_NOT_EQUAL(rfx_gpu_rename_by_degree(gpu, &d, &out), RFX_OK);   /* three columns: refused */
+    rfx_gpu_rows_free(gpu, &d);
+    rfx_rows_free(&one);
 }
 
 /* 4-cliques and triangles over one relation, every source the same device rows (as
@@ -1190,6 +1285,8 @@ static void add(void)
     CU_add_test(s, "leapfrog triejoin over one relation: 4-cliques, triangles", test_lftj_one_relation);
     CU_add_test(s, "probe sums for a triangle count's variable order", test_triangle_order_costs);
     CU_add_test(s, "a sorted relation reversed", test_reversed);
+    CU_add_test(s, "vertices renamed by degree rank", test_rename_by_degree);
+    CU_add_test(s, "leapfrog triejoin: the pair count's nodes narrowed", test_lftj_narrowed);
     CU_add_test(s, "TrieArray built on the device", test_trie_build);
     CU_add_test(s, "programs on both backends", test_programs_both_backends);
 }
