@@ -784,12 +784,12 @@ __device__ __forceinline__ void lftj_pair_narrow(const lftj_srcs &S, int sa, int
         *bhi = *blo;
         return;
     }
-    const uint32_t first_end = (*blo & ~3u) + 127;   // the first step's last row
+    const uint64_t first_end = (uint64_t)(*blo & ~3u) + 127;   // the first step's last row
     if (first_end + 1 >= *bhi)
         return;
     const uint32_t amin = acol ? acol[alo] : lv(S, sa, alo, ca), amax = acol ? acol[ahi - 1] : lv(S, sa, ahi - 1, ca);
-    if (lv(S, sb, first_end, cb) < amin)
-        *blo = lsearch(S, sb, cb, first_end + 1, *bhi, amin, false);
+    if (lv(S, sb, (uint32_t)first_end, cb) < amin)
+        *blo = lsearch(S, sb, cb, (uint32_t)first_end + 1, *bhi, amin, false);
     const uint32_t steps = (uint32_t)lftj_walk_steps(*blo, *bhi);
     const uint32_t last_start = 4 * ((*blo >> 2) + 32 * (steps - 1));   // the last step's first row
     if (steps > 1 && lv(S, sb, last_start, cb) > amax)
@@ -1626,8 +1626,6 @@ static rfx_status lftj_pair_roles(lftj_run *R, int v, const lftj_frontier &cur, 
     return st;
 }
 
-// Launches the pair count of the last level w (participant a holds the shared node) over
-// n elements of rng: a frontier's, or with fz level w - 1's candidates. Adds to *total.
 // Whether narrowing the count's B nodes (lftj_pair_narrow) pays: where it cuts at least
 // LFTJ_NARROW_GAIN of the warp steps of a sample of the n elements (one launch, one wait;
 // smaller counts run unnarrowed). R-MAT 22 / 24 / 26 on an H100, count ms: renamed by
@@ -1667,6 +1665,8 @@ static cudaError_t lftj_narrow_pays(const lftj_run *R, int sa, int ca, int sb, i
     return e;
 }
 
+// Launches the pair count of the last level w (participant a holds the shared node) over
+// n elements of rng: a frontier's, or with fz level w - 1's candidates. Adds to *total.
 static cudaError_t lftj_pair_launch(lftj_run *R, int w, int a, size_t n, const uint32_t *rng, const lftj_fused *fz,
                                     unsigned long long *total)
 {
