@@ -215,7 +215,8 @@ static void lower_cmd(hctx *x, const rfx_ra_cmd *c)
         /* breadth-first: per variable, count candidates of each frontier node's driver,
          * check one candidate per thread, compact the survivors into the next frontier */
         int nsrc = c->nvars, first = pv(c->vars[0]);
-        for (int s = 0; s < nsrc; s++) {   /* a two-column source is read as its TrieArray, one a relation */
+        for (int s = 0; s < nsrc; s++) {   /* a two-column source is read as its TrieArray, one a relation
+                                             (at run time: of 2^20 rows or more) */
             int v = c->vars[s];
             bool seen = false;
             for (int q = 0; q < s; q++)

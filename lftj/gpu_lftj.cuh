@@ -1344,6 +1344,7 @@ struct lftj_run {
     bool unfused;              // RFX_LFTJ_UNFUSED: no lftj_fused count (tests, comparisons)
     bool rows_only;            // RFX_LFTJ_ROWS: sorted rows read in place, no TrieArrays (comparisons)
     int narrow;                // RFX_LFTJ_NARROW: the pair count's narrowing 0 never, 1 always, -1 as a sample says
+    uint64_t trie_from;        // RFX_LFTJ_TRIE_FROM: the rows a source needs to be read as a TrieArray
     uint64_t unchecked_rows;   // RFX_LFTJ_UNCHECKED_ROWS: lftj_unchecked's limit
     rfx_gpu_lftj_memo *memo;   // level 0 kept or reused, or NULL
     rfx_dev_trie tries[LFTJ_MAX_SRC];        // the TrieArrays built (levels 0: none built in the slot)
@@ -2273,6 +2274,13 @@ static bool lftj_pairs_column0(const lftj_run *R, int s)
 // and, at the root, the candidates (LFTJ_BY_ENTRY). Sources over the same rows share one;
 // root gets each source's new row count (distinct rows). A source stays in rows when
 // memory is short (the join reads either form).
+// Sources of fewer rows stay rows: a build is several launches and a wait (4-cliques of
+// p2p-Gnutella31, 148 K edges, on an H100: the join 0.204 ms with one TrieArray against
+// 0.156 as rows), and no count was measured faster read as TrieArrays (R-MAT 22-26: 1-3%
+// slower, their builds included).
+#ifndef LFTJ_TRIE_FROM
+#define LFTJ_TRIE_FROM (1u << 20)
+#endif
 static rfx_status lftj_as_tries(lftj_run *R, uint32_t *root)
 {
     rfx_gpu *g = R->g;
@@ -2283,7 +2291,7 @@ static rfx_status lftj_as_tries(lftj_run *R, uint32_t *root)
         nrows[s] = R->S.rows[s];
     }
     for (int s = 0; s < R->nsrc; s++) {
-        if (R->S.arity[s] != 2 || R->S.rows[s] == 0 || lftj_pairs_column0(R, s))
+        if (R->S.arity[s] != 2 || R->S.rows[s] == 0 || R->S.rows[s] < R->trie_from || lftj_pairs_column0(R, s))
             continue;
         int same = -1;
         for (int q = 0; q < s && same < 0; q++)
@@ -2339,6 +2347,8 @@ static rfx_status lftj_run_join(rfx_gpu *g, const rfx_dev_rows *const *srcs, con
     R.rows_only = getenv("RFX_LFTJ_ROWS") != NULL;
     const char *narrow_env = getenv("RFX_LFTJ_NARROW");
     R.narrow = narrow_env ? atoi(narrow_env) != 0 : -1;
+    const char *trie_env = getenv("RFX_LFTJ_TRIE_FROM");
+    R.trie_from = trie_env ? strtoull(trie_env, NULL, 10) : LFTJ_TRIE_FROM;
     const char *unchecked_env = getenv("RFX_LFTJ_UNCHECKED_ROWS");
     R.unchecked_rows = unchecked_env ? strtoull(unchecked_env, NULL, 10) : LFTJ_UNCHECKED_ROWS;
     R.memo = nvars > 1 ? memo : NULL;

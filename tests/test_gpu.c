@@ -1293,6 +1293,10 @@ static void add(void)
 
 int main(int argc, char **argv)
 {
+    /* the in-core triejoin reads two-column sources as TrieArrays from any size here (by
+     * default from 2^20 rows), so the small cases take that path; the rows path is the
+     * default for small sources elsewhere (test_lftj, test_ooc, rfx cliques) */
+    setenv("RFX_LFTJ_TRIE_FROM", "0", 0);
     int rc = run_suites(argc, argv, add);
     rfx_gpu_close(gpu);
     if (cache_dir) {
