@@ -70,6 +70,9 @@ __device__ __forceinline__ uint32_t lftj_root_value(const lftj_srcs &S, int s, u
 {
     if (row == 0)   // a root node's first row: no search
         return S.rval[s][0];
+    const uint32_t last = S.nroot[s] - 1;   // a whole root node's last row (lftj_count_one's bounds): one load
+    if (row >= S.rptr[s][last])
+        return S.rval[s][last];
     uint32_t lo = 0, hi = S.nroot[s];   // the last entry whose rows start at or before row
     while (hi - lo > 1) {
         uint32_t m = lo + (hi - lo) / 2;
