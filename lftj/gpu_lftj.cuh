@@ -107,6 +107,24 @@ __device__ __forceinline__ uint32_t lftj_root_at_least(const lftj_srcs &S, int s
     return S.rptr[s][lftj_root_entry(S, s, t)];   // rptr[nroot] ends the rows
 }
 
+// First row in [lo, hi) of a column (stride words a row) whose value is >= x (upper: > x).
+// Searches take a column pointer made once, not lv a row: lv's TrieArray test (a root
+// search inlined in the loop) made a 4-clique's last level 45% slower (R-MAT 18, H100:
+// 511 -> 732 ms as rows, 833 as TrieArrays; 511 and 475 with the pointer).
+__device__ __forceinline__ uint32_t lftj_column_search(const uint32_t *c, unsigned stride, uint32_t lo, uint32_t hi,
+                                                       uint32_t x, bool upper)
+{
+    while (lo < hi) {
+        uint32_t m = lo + (hi - lo) / 2;
+        uint32_t v = c[(size_t)m * stride];
+        if (upper ? v <= x : v < x)
+            lo = m + 1;
+        else
+            hi = m;
+    }
+    return lo;
+}
+
 // First row in [lo, hi) whose column is >= x (upper: > x).
 __device__ __forceinline__ uint32_t lsearch(const lftj_srcs &S, int s, int col, uint32_t lo, uint32_t hi, uint32_t x,
                                             bool upper)
@@ -115,15 +133,8 @@ __device__ __forceinline__ uint32_t lsearch(const lftj_srcs &S, int s, int col, 
         uint32_t at = lftj_root_at_least(S, s, (uint64_t)x + upper);
         return at < lo ? lo : at > hi ? hi : at;
     }
-    while (lo < hi) {
-        uint32_t m = lo + (hi - lo) / 2;
-        uint32_t v = lv(S, s, m, col);
-        if (upper ? v <= x : v < x)
-            lo = m + 1;
-        else
-            hi = m;
-    }
-    return lo;
+    unsigned stride;   // column 0 here is a rows source's: lv's TrieArray case kept out of the loop
+    return lftj_column_search(lftj_column_of(S, s, col, &stride), stride, lo, hi, x, upper);
 }
 
 // Whether the node [lo, hi) of source s holds value x in column col.
@@ -142,8 +153,10 @@ __device__ __forceinline__ bool lhas(const lftj_srcs &S, int s, int col, uint32_
         uint32_t a = S.rptr[s][i], b = S.rptr[s][i + 1];
         return (a > lo ? a : lo) < (b < hi ? b : hi);
     }
-    uint32_t p = lsearch(S, s, col, lo, hi, x, false);
-    return p < hi && lv(S, s, p, col) == x;
+    unsigned stride;   // as lsearch: one column pointer for the search and the last load
+    const uint32_t *c = lftj_column_of(S, s, col, &stride);
+    uint32_t p = lftj_column_search(c, stride, lo, hi, x, false);
+    return p < hi && c[(size_t)p * stride] == x;
 }
 
 // The participant with the smallest node (the driver) among an element's ranges r, and
@@ -278,8 +291,14 @@ __device__ __forceinline__ bool lftj_candidate(const lftj_srcs &S, const lftj_le
     }
     *row = r[2 * ds] + k;
     *end = *row + 1;
-    *x = lv(S, ds, *row, L.col[d]);
-    return *row == r[2 * ds] || lv(S, ds, *row - 1, L.col[d]) != *x;
+    if (L.col[d] == 0 && S.rptr[ds]) {   // a TrieArray's root column (no whole root: that is by entry)
+        *x = lftj_root_value(S, ds, *row);
+        return *row == r[2 * ds] || lftj_root_value(S, ds, *row - 1) != *x;
+    }
+    unsigned stride;   // one column pointer for both loads (lv's TrieArray test once)
+    const uint32_t *c = lftj_column_of(S, ds, L.col[d], &stride);
+    *x = c[(size_t)*row * stride];
+    return *row == r[2 * ds] || c[(size_t)(*row - 1) * stride] != *x;
 }
 
 // Candidate k (lftj_candidate) when it is also in every other participant's node.
@@ -2278,9 +2297,9 @@ static bool lftj_pairs_column0(const lftj_run *R, int s)
 // root gets each source's new row count (distinct rows). A source stays in rows when
 // memory is short (the join reads either form).
 // Sources of fewer rows stay rows: a build is several launches and a wait (4-cliques of
-// p2p-Gnutella31, 148 K edges, on an H100: the join 0.204 ms with one TrieArray against
-// 0.156 as rows), and no count was measured faster read as TrieArrays (R-MAT 22-26: 1-3%
-// slower, their builds included).
+// p2p-Gnutella31, 148 K edges, on an H100: the join 0.222 ms with one TrieArray against
+// 0.167 as rows). Larger ones gain: a 4-clique's last level reads half the words (R-MAT
+// 16 / 18: 51 / 475 ms against 54 / 511 as rows); triangle counts are within 1-3%.
 #ifndef LFTJ_TRIE_FROM
 #define LFTJ_TRIE_FROM (1u << 20)
 #endif
