@@ -1379,12 +1379,13 @@ struct lftj_run {
 // Small joins, counted in one launch. The level-by-level join costs a dozen launches and
 // host round trips whatever the input (0.22-0.37 ms for the bundled SNAP graphs of
 // 14,000-180,000 edges, against microseconds of work), so small joins of two or three
-// variables are counted in one pass instead: a lane a row of a source p whose first two
-// columns are variables 0 and 1 binds both from the row, narrows the other participants'
-// nodes to them (binary search for the first row, galloping for the last), and counts the
-// last variable's values common to its nodes, alone when its driver (the smallest node)
-// has at most LFTJ_SMALL_LONG values, seeking through the others as the driver's values
-// rise; the longer drivers of a warp are counted by the whole warp, one after another
+// variables are counted in one pass instead: a group of LFTJ_SMALL_GROUP lanes a row of a
+// source p whose first two columns are variables 0 and 1 binds both from the row, narrows
+// the other participants' nodes to them (a search of G + 1 parts a step for the first row,
+// galloping for the last), and counts the last variable's values common to its nodes, the
+// group's lanes taking every G-th value when its driver (the smallest node) has at most
+// G * LFTJ_SMALL_LONG, each seeking through the others as its values rise; the longer
+// drivers of a warp are counted by the whole warp, one after another
 // (a power-law graph's hubs would otherwise hold their warps: ca-HepPh counted in 0.73 ms
 // one lane a row, against 0.31 ms level by level). Inputs of at most LFTJ_SMALL_ROWS rows
 // a source go this way (RFX_LFTJ_SMALL_ROWS overrides it; 0 turns it off): on an H100
@@ -1439,10 +1440,92 @@ __device__ __forceinline__ bool lftj_small_bind(const lftj_srcs &S, const lftj_l
     return true;
 }
 
+// A row of a small join is worked by a group of LFTJ_SMALL_GROUP lanes: its searches probe
+// that many rows a step, and its last level's values are dealt over them. A lane a row
+// left each lane a chain of ~100 dependent loads (two binary searches over a whole
+// relation, galloping, one seek per driver value) on graphs whose rows fill less than
+// half the GPU's lanes: ca-GrQc's count was that chain, 76 us for 14,484 rows on an H100.
+#define LFTJ_SMALL_GROUP 8   // the largest group (1, 2, 4 or 8 lanes: lftj_small_count chooses)
+
+struct lftj_group {
+    unsigned mask;   // the group's lanes in the warp
+    int base;        // its first lane
+    int lane;        // this lane's place in it
+};
+
+// The group's lanes for which `p` holds, as bits 0 .. LFTJ_SMALL_GROUP - 1.
+template <int G>
+__device__ __forceinline__ unsigned lftj_group_ballot(const lftj_group &q, bool p)
+{
+    return (__ballot_sync(q.mask, p) >> q.base) & ((1u << G) - 1);
+}
+
+// First row in [lo, hi) of a column (stride words a row) whose value is >= x (upper: > x):
+// each step the G lanes probe G rows splitting the range in G + 1 parts.
+template <int G>
+__device__ __forceinline__ uint32_t lftj_group_search(const lftj_group &q, const uint32_t *c, unsigned stride,
+                                                      uint32_t lo, uint32_t hi, uint32_t x, bool upper)
+{
+    while (hi - lo > G) {   // the answer lies in [lo, hi]
+        const uint64_t n = hi - lo;
+        const uint32_t v = c[(size_t)(lo + (uint32_t)((q.lane + 1) * n / (G + 1))) * stride];
+        const uint32_t below = (uint32_t)__popc(lftj_group_ballot<G>(q, upper ? v <= x : v < x));
+        const uint32_t nlo = below ? lo + (uint32_t)(below * n / (G + 1)) + 1 : lo;
+        hi = below < G ? lo + (uint32_t)((below + 1) * n / (G + 1)) : hi;
+        lo = nlo;
+    }
+    const uint32_t at = lo + (uint32_t)q.lane;
+    const bool below = at < hi && (upper ? c[(size_t)at * stride] <= x : c[(size_t)at * stride] < x);
+    return lo + (uint32_t)__popc(lftj_group_ballot<G>(q, below));
+}
+
+// The same from `from`, whose answer is near: the lanes first probe from + 8^lane - 1
+// (from, +7, +63, +511, ...), then search the bracket the first row not below ends.
+template <int G>
+__device__ __forceinline__ uint32_t lftj_group_gallop(const lftj_group &q, const uint32_t *c, unsigned stride,
+                                                      uint32_t from, uint32_t hi, uint32_t x, bool upper)
+{
+    const uint64_t off = ((uint64_t)1 << (3 * q.lane)) - 1;
+    const bool in = from + off < hi;
+    const uint32_t v = in ? c[(size_t)(from + off) * stride] : 0;
+    const int below = __popc(lftj_group_ballot<G>(q, in && (upper ? v <= x : v < x)));
+    if (below == 0)
+        return from;
+    const uint64_t lo = from + (((uint64_t)1 << (3 * (below - 1))) - 1) + 1;
+    const uint64_t end = below < G ? from + (((uint64_t)1 << (3 * below)) - 1) : hi;
+    return lftj_group_search<G>(q, c, stride, (uint32_t)lo, (uint32_t)(end < hi ? end : hi), x, upper);
+}
+
+// lftj_small_bind by a group: every participant of level L but p narrowed to value x in
+// r (the same in all the group's lanes); false when one lacks it. The small join's sources
+// are rows (it runs before any TrieArray is made), so a column is a pointer and a stride.
+template <int G>
+__device__ __forceinline__ bool lftj_group_bind(const lftj_group &q, const lftj_srcs &S, const lftj_level &L, int p,
+                                                uint32_t *r, uint32_t x)
+{
+    if constexpr (G == 1) {   // a lane alone: binary search and galloping (lftj_gallop)
+        return lftj_small_bind(S, L, p, r, x);
+    } else {
+        for (int k = 0; k < L.np; k++) {
+            const int s = L.src[k];
+            if (s == p)
+                continue;
+            unsigned stride;
+            const uint32_t *c = lftj_column_of(S, s, L.col[k], &stride);
+            const uint32_t lo = lftj_group_search<G>(q, c, stride, r[2 * s], r[2 * s + 1], x, false);
+            if (lo == r[2 * s + 1] || c[(size_t)lo * stride] != x)
+                return false;
+            r[2 * s + 1] = lftj_group_gallop<G>(q, c, stride, lo, r[2 * s + 1], x, true);
+            r[2 * s] = lo;
+        }
+        return true;
+    }
+}
+
 // The values of the last level's driver d at rows start, start + stride, ... of its node
 // that are new (differ from the row before) and in every other participant's node of r.
-// Alone (stride 1) the others are sought by galloping from the last match; strided, by
-// binary search.
+// In a group (stride up to LFTJ_SMALL_GROUP) the others are sought by galloping from the
+// lane's last match; strided over a warp, by binary search.
 __device__ __forceinline__ unsigned lftj_small_last(const lftj_srcs &S, const lftj_level &L, int d, const uint32_t *r,
                                                     uint32_t start, uint32_t stride)
 {
@@ -1461,7 +1544,7 @@ __device__ __forceinline__ unsigned lftj_small_last(const lftj_srcs &S, const lf
             if (k == d)
                 continue;
             const int s = L.src[k], c = L.col[k];
-            if (stride == 1) {
+            if (stride <= LFTJ_SMALL_GROUP) {   // each lane's values rise: seek on from its last match
                 at[k] = lftj_gallop(S, s, c, at[k], r[2 * s + 1], v, false);
                 all = at[k] < r[2 * s + 1] && lv(S, s, at[k], c) == v;
             } else {
@@ -1473,6 +1556,7 @@ __device__ __forceinline__ unsigned lftj_small_last(const lftj_srcs &S, const lf
     return n;
 }
 
+template <int G>
 __global__ void k_lftj_small_count(const __grid_constant__ lftj_srcs S, const __grid_constant__ lftj_small_plan P,
                                    unsigned long long *total)
 {
@@ -1484,16 +1568,22 @@ __global__ void k_lftj_small_count(const __grid_constant__ lftj_srcs S, const __
     const unsigned lane = threadIdx.x & 31;
     const int p = P.p, ns = S.nsrc;
     const uint32_t n = S.rows[p];
-    // warp-uniform steps: a warp's lanes take on its long nodes together
-    for (size_t base = (size_t)blockIdx.x * blockDim.x + (threadIdx.x & ~31u); base < n;
-         base += (size_t)gridDim.x * blockDim.x) {
-        const uint32_t i = (uint32_t)base + lane;
+    lftj_group q;
+    q.lane = (int)lane % G;
+    q.base = (int)lane - q.lane;
+    q.mask = ((1u << G) - 1) << q.base;
+    unsigned pstride;
+    const uint32_t *pc = lftj_column_of(S, p, 0, &pstride);   // p's rows: x, y at pc[0], pc[1]
+    // warp-uniform steps (a warp's groups take on its long nodes together), 32 / G rows a warp
+    for (size_t base = ((size_t)blockIdx.x * blockDim.x + (threadIdx.x & ~31u)) / G; base < n;
+         base += (size_t)gridDim.x * blockDim.x / G) {
+        const uint32_t i = (uint32_t)base + lane / G;
         uint32_t r[2 * LFTJ_SMALL_SRC], x = 0, y = 0;
         bool ok = i < n;
         if (ok) {
-            x = lv(S, p, i, 0);
-            y = lv(S, p, i, 1);
-            ok = i == 0 || lv(S, p, i - 1, 0) != x || lv(S, p, i - 1, 1) != y;   // else the row before binds them
+            x = pc[(size_t)i * pstride];
+            y = pc[(size_t)i * pstride + 1];
+            ok = i == 0 || pc[(size_t)(i - 1) * pstride] != x || pc[(size_t)(i - 1) * pstride + 1] != y;   // else the row before binds them
         }
         if (ok) {
             for (int s = 0; s < ns; s++) {
@@ -1501,14 +1591,14 @@ __global__ void k_lftj_small_count(const __grid_constant__ lftj_srcs S, const __
                 r[2 * s + 1] = S.rows[s];
             }
             uint32_t e = i + 1;   // p's node: its rows that start with x, y
-            while (e < n && lv(S, p, e, 0) == x && lv(S, p, e, 1) == y)
+            while (e < n && pc[(size_t)e * pstride] == x && pc[(size_t)e * pstride + 1] == y)
                 e++;
             r[2 * p] = i;
             r[2 * p + 1] = e;
-            ok = lftj_small_bind(S, P.L[0], p, r, x) && lftj_small_bind(S, P.L[1], p, r, y);
+            ok = lftj_group_bind<G>(q, S, P.L[0], p, r, x) && lftj_group_bind<G>(q, S, P.L[1], p, r, y);
         }
         if (P.nvars == 2) {
-            mine += ok;
+            mine += ok && q.lane == 0;
             continue;
         }
         const lftj_level &L = P.L[2];
@@ -1516,10 +1606,10 @@ __global__ void k_lftj_small_count(const __grid_constant__ lftj_srcs S, const __
         uint32_t len = 0;
         if (ok)
             d = lftj_driver(L, r, &len);
-        const bool wide = ok && len > LFTJ_SMALL_LONG;
+        const bool wide = ok && len > LFTJ_SMALL_LONG * G;
         if (ok && !wide)
-            mine += lftj_small_last(S, L, d, r, r[2 * L.src[d]], 1);
-        for (unsigned m = __ballot_sync(0xffffffffu, wide); m; m &= m - 1) {
+            mine += lftj_small_last(S, L, d, r, r[2 * L.src[d]] + q.lane, G);
+        for (unsigned m = __ballot_sync(0xffffffffu, wide && q.lane == 0); m; m &= m - 1) {
             const int from = __ffs(m) - 1;
             uint32_t rr[2 * LFTJ_SMALL_SRC];
             for (int s = 0; s < 2 * ns; s++)
@@ -1569,7 +1659,7 @@ static rfx_status lftj_small_count(lftj_run *R, const int *colvar, bool *done)
     P.nvars = R->nvars;
     P.p = -1;
     for (int s = 0, o = 0; s < R->nsrc; o += R->S.arity[s], s++) {
-        if (R->S.rows[s] > limit)
+        if (R->S.rows[s] > limit || R->S.rptr[s])   // rows only: its columns are pointers and strides
             return RFX_OK;
         if (R->S.arity[s] >= 2 && colvar[o] == 0 && colvar[o + 1] == 1 && (P.p < 0 || R->S.rows[s] < R->S.rows[P.p]))
             P.p = s;
@@ -1585,8 +1675,28 @@ static rfx_status lftj_small_count(lftj_run *R, const int *colvar, bool *done)
     unsigned long long *d_total = (unsigned long long *)rfx_gpu_alloc(g, 8);
     if (!d_total)
         return RFX_ERR_NOMEM;
+    // Lanes a row: 8 or 4 where rows * lanes fit the GPU's resident threads, else 1 (a
+    // group repeats its searches in every lane, which a full GPU pays for). H100, count ms
+    // with 1 / 2 / 4 / 8 lanes: ca-GrQc (14,484 rows) 0.09 / 0.09 / 0.06 / 0.05,
+    // as-caida20071105 (53,381) 0.09 / 0.09 / 0.07 / 0.06, ca-CondMat (93,439) 0.08 / 0.12 /
+    // 0.10 / 0.11, p2p-Gnutella31 (147,892) 0.06 / 0.14 / 0.13 / 0.13; two lanes never won.
+    // RFX_LFTJ_SMALL_GROUP=1|2|4|8 sets it.
+    const char *genv = getenv("RFX_LFTJ_SMALL_GROUP");
+    int G = genv ? atoi(genv) : 0;
+    if (G != 1 && G != 2 && G != 4 && G != 8) {
+        const size_t resident = (size_t)g->sms * 2048, rows = S.rows[P.p];
+        G = rows * 8 <= resident ? 8 : rows * 4 <= resident ? 4 : 1;
+    }
+    const unsigned blocks = grid_for((size_t)S.rows[P.p] * G);
     rfx_status st = lftj_add_count(R, d_total, false, "k_lftj_small_count", [&] {
-        k_lftj_small_count<<<grid_for(S.rows[P.p]), 256, 0, g->stream>>>(S, P, d_total);
+        if (G == 8)
+            k_lftj_small_count<8><<<blocks, 256, 0, g->stream>>>(S, P, d_total);
+        else if (G == 4)
+            k_lftj_small_count<4><<<blocks, 256, 0, g->stream>>>(S, P, d_total);
+        else if (G == 2)
+            k_lftj_small_count<2><<<blocks, 256, 0, g->stream>>>(S, P, d_total);
+        else
+            k_lftj_small_count<1><<<blocks, 256, 0, g->stream>>>(S, P, d_total);
         return cudaGetLastError();
     });
     rfx_gpu_free(g, d_total);

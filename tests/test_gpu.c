@@ -430,16 +430,33 @@ static void test_semijoin_merge(void)
 #define LEVEL_BY_LEVEL "0"
 #define ONE_LAUNCH "4294967295"
 
-/* rfx_gpu_lftj's count on ctx with RFX_LFTJ_SMALL_ROWS set to small_rows (NULL: unset). */
+/* rfx_gpu_lftj's count on ctx with RFX_LFTJ_SMALL_ROWS set to small_rows (NULL: unset).
+ * In one launch, every group size (lanes a row: RFX_LFTJ_SMALL_GROUP) must count the same;
+ * the size's own choice is the first. */
 static uint64_t lftj_count_with(rfx_gpu *ctx, const char *small_rows, const rfx_dev_rows *const *srcs, const int *cv,
                                 int nsrc, int nvars)
 {
-    uint64_t n = 0;
+    static const char *groups[] = {NULL, "1", "2", "4", "8"};
+    const int ngroups = small_rows && strcmp(small_rows, ONE_LAUNCH) == 0 ? 5 : 1;
+    uint64_t first = 0;
     if (small_rows)
         setenv("RFX_LFTJ_SMALL_ROWS", small_rows, 1);
-    CU_ASSERT_EQUAL(rfx_gpu_lftj(ctx, srcs, cv, nsrc, nvars, NULL, &n), RFX_OK);
+    for (int k = 0; k < ngroups; k++) {
+        uint64_t n = 0;
+        if (groups[k])
+            setenv("RFX_LFTJ_SMALL_GROUP", groups[k], 1);
+        CU_ASSERT_EQUAL(rfx_gpu_lftj(ctx, srcs, cv, nsrc, nvars, NULL, &n), RFX_OK);
+        if (k == 0)
+            first = n;
+        else if (n != first) {
+            CU_FAIL("a group size counts differently");
+            fprintf(stderr, "\n    %s lanes a row: %llu, by the size's own choice %llu\n", groups[k],
+                    (unsigned long long)n, (unsigned long long)first);
+        }
+    }
+    unsetenv("RFX_LFTJ_SMALL_GROUP");
     unsetenv("RFX_LFTJ_SMALL_ROWS");
-    return n;
+    return first;
 }
 
 /* Leapfrog triejoin: GPU (listing and counting) against the CPU on random relations:
