@@ -1453,7 +1453,7 @@ struct lftj_group {
     int lane;        // this lane's place in it
 };
 
-// The group's lanes for which `p` holds, as bits 0 .. LFTJ_SMALL_GROUP - 1.
+// The group's lanes for which `p` holds, as bits 0 .. G - 1.
 template <int G>
 __device__ __forceinline__ unsigned lftj_group_ballot(const lftj_group &q, bool p)
 {
