@@ -732,7 +732,7 @@ static void test_rename_by_degree(void)
  * compacted (the emits after a check scan by look-back too). Dense values (level 0 by
  * value: the gaps stay as empty elements), values far apart with rows repeated (level 0
  * by row: the repeats stay empty), and a hub joined to every vertex. Listing and counting,
- * both ways, equal the CPU's. */
+ * both ways, and with the sources read as rows instead of TrieArrays, equal the CPU's. */
 static void test_lftj_one_relation(void)
 {
     if (!need_gpu())
@@ -770,8 +770,23 @@ static void test_lftj_one_relation(void)
             CU_ASSERT_EQUAL(rfx_gpu_lftj(gpu, dp, cv, nsrc, nvars, &gd, NULL), RFX_OK);
             rfx_rows back = down(&gd);
             CU_ASSERT(same(&back, &cpu));
-            uint64_t counted = 0;
+            uint64_t counted = 0, as_rows = 0;
             CU_ASSERT_EQUAL(rfx_gpu_lftj(gpu, dp, cv, nsrc, nvars, NULL, &counted), RFX_OK);
+            /* the sources read as their rows, no TrieArray (small sources' default) */
+            setenv("RFX_LFTJ_TRIE_FROM", "4294967295", 1);
+            CU_ASSERT_EQUAL(rfx_gpu_lftj(gpu, dp, cv, nsrc, nvars, NULL, &as_rows), RFX_OK);
+            rfx_dev_rows gr;
+            rfx_gpu_rows_init(&gr, nvars);
+            CU_ASSERT_EQUAL(rfx_gpu_lftj(gpu, dp, cv, nsrc, nvars, &gr, NULL), RFX_OK);
+            setenv("RFX_LFTJ_TRIE_FROM", "0", 1);
+            rfx_rows listed_rows = down(&gr);
+            rfx_gpu_rows_free(gpu, &gr);
+            CU_ASSERT(same(&listed_rows, &cpu));
+            CU_ASSERT_EQUAL(as_rows, cpu.n);
+            if (!same(&listed_rows, &cpu) || as_rows != cpu.n)
+                fprintf(stderr, "\n    shape %d, %d variables as rows: listed %zu, counted %llu, CPU %zu\n", shape,
+                        nvars, listed_rows.n, (unsigned long long)as_rows, cpu.n);
+            rfx_rows_free(&listed_rows);
             setenv("RFX_LFTJ_UNCHECKED_ROWS", "0", 1);   /* every level checked */
             const uint64_t levels = lftj_count_with(gpu, LEVEL_BY_LEVEL, dp, cv, nsrc, nvars);
             rfx_gpu_rows_free(gpu, &gd);
