@@ -69,6 +69,13 @@ static unsigned grid_for(size_t n)
     size_t b = (n + 255) / 256;
     return (unsigned)(b < 1 ? 1 : b > (1u << 20) ? (1u << 20) : b);
 }
+// grid_for(n) blocks of 256, at most 16 a multiprocessor: what is resident at once, for
+// grid-stride loops whose threads keep a running value (a reduction, a histogram)
+static unsigned grid_resident(const rfx_gpu *g, size_t n)
+{
+    const size_t b = grid_for(n), most = (size_t)g->sms * 16;
+    return (unsigned)(b < most ? b : most);
+}
 #define GRID_STRIDE(i, n) for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < (n); i += (size_t)gridDim.x * blockDim.x)
 
 // ---- context --------------------------------------------------------------------------
@@ -631,7 +638,7 @@ static rfx_status varying_bits(rfx_gpu *g, const rfx_dev_rows *r, int *bits)
     ALLOC(d, sizeof(unsigned) * (size_t)a);
     cudaError_t e = cudaMemsetAsync(d, 0, sizeof(unsigned) * (size_t)a, g->stream);
     if (e == cudaSuccess && a == r->arity) {
-        size_t blocks = (size_t)g->sms * 16 < grid_for(r->n * (size_t)a) ? (size_t)g->sms * 16 : grid_for(r->n * (size_t)a);
+        size_t blocks = grid_resident(g, r->n * (size_t)a);
         k_cols_or<<<(unsigned)blocks, 256, 0, g->stream>>>(r->data, r->n * (size_t)a, a, d);
         e = cudaGetLastError();
     } else if (e == cudaSuccess) {
@@ -710,7 +717,7 @@ static rfx_status sort_rows2(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *
     rfx_status st = keys && alt && d_widths ? RFX_OK : RFX_ERR_NOMEM;
     cudaError_t e = st == RFX_OK ? cudaMemsetAsync(d_widths, 0, 8, g->stream) : cudaSuccess;
     if (st == RFX_OK && e == cudaSuccess) {
-        size_t blocks = (size_t)g->sms * 16 < grid_for(n) ? (size_t)g->sms * 16 : grid_for(n);
+        size_t blocks = grid_resident(g, n);
         k_pack2_widths<<<(unsigned)blocks, 256, 0, g->stream>>>((const uint2 *)src->data, n, keys, d_widths);
         if ((e = cudaGetLastError()) == cudaSuccess)
             st = to_host(g, d_widths, widths, 2);
@@ -973,7 +980,7 @@ extern "C" rfx_status rfx_gpu_reversed(rfx_gpu *g, const rfx_dev_rows *e, rfx_de
     rfx_status st = rv.rows && d_width ? RFX_OK : RFX_ERR_NOMEM;
     cudaError_t err = st == RFX_OK ? cudaMemsetAsync(d_width, 0, 4, g->stream) : cudaSuccess;
     if (st == RFX_OK && err == cudaSuccess) {
-        size_t blocks = (size_t)g->sms * 16 < grid_for(n) ? (size_t)g->sms * 16 : grid_for(n);
+        size_t blocks = grid_resident(g, n);
         k_swap_cols<<<(unsigned)blocks, 256, 0, g->stream>>>((const uint2 *)e->data, n, (uint2 *)rv.rows, d_width);
         if ((err = cudaGetLastError()) == cudaSuccess)
             st = to_host(g, d_width, &width, 1);
@@ -1054,7 +1061,7 @@ extern "C" rfx_status rfx_gpu_rename_by_degree(rfx_gpu *g, const rfx_dev_rows *s
     unsigned mx = 0, *d_mx = (unsigned *)rfx_gpu_alloc(g, 4);
     rfx_status st = d_mx ? RFX_OK : RFX_ERR_NOMEM;
     cudaError_t e = st == RFX_OK ? cudaMemsetAsync(d_mx, 0, 4, g->stream) : cudaSuccess;
-    const unsigned blocks = (unsigned)((size_t)g->sms * 16 < grid_for(n) ? (size_t)g->sms * 16 : grid_for(n));
+    const unsigned blocks = grid_resident(g, n);
     if (st == RFX_OK && e == cudaSuccess) {
         k_max2<<<blocks, 256, 0, g->stream>>>((const uint2 *)src->data, n, d_mx);
         if ((e = cudaGetLastError()) == cudaSuccess)
