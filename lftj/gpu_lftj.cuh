@@ -1379,10 +1379,10 @@ struct lftj_run {
 // Small joins, counted in one launch. The level-by-level join costs a dozen launches and
 // host round trips whatever the input (0.22-0.37 ms for the bundled SNAP graphs of
 // 14,000-180,000 edges, against microseconds of work), so small joins of two or three
-// variables are counted in one pass instead: a group of LFTJ_SMALL_GROUP lanes a row of a
-// source p whose first two columns are variables 0 and 1 binds both from the row, narrows
-// the other participants' nodes to them (a search of G + 1 parts a step for the first row,
-// galloping for the last), and counts the last variable's values common to its nodes, the
+// variables are counted in one pass instead: a group of G lanes a row (8, 4 or 1: see
+// lftj_small_count) of a source p whose first two columns are variables 0 and 1 binds both
+// from the row, narrows the other participants' nodes to them (a search of G + 1 parts a
+// step for the first row, galloping for the last), and counts the last variable's values common to its nodes, the
 // group's lanes taking every G-th value when its driver (the smallest node) has at most
 // G * LFTJ_SMALL_LONG, each seeking through the others as its values rise; the longer
 // drivers of a warp are counted by the whole warp, one after another
@@ -1408,39 +1408,26 @@ struct lftj_small_plan {
     lftj_level L[3];
 };
 
-// The first row in [from, hi) of source s whose column c is >= x (> x: upper), galloping
-// from `from` (a value near the last one sought is found in a few loads).
-__device__ __forceinline__ uint32_t lftj_gallop(const lftj_srcs &S, int s, int c, uint32_t from, uint32_t hi,
+// The first row in [from, hi) of a column (stride words a row) whose value is >= x (> x:
+// upper), galloping from `from` (a value near the last one sought is found in a few loads).
+__device__ __forceinline__ uint32_t lftj_gallop(const uint32_t *c, unsigned stride, uint32_t from, uint32_t hi,
                                                 uint32_t x, bool upper)
 {
-    if (from >= hi || (upper ? lv(S, s, from, c) > x : lv(S, s, from, c) >= x))
+    const auto below = [&](uint32_t row) {
+        const uint32_t v = c[(size_t)row * stride];
+        return upper ? v <= x : v < x;
+    };
+    if (from >= hi || !below(from))
         return from;
     uint32_t a = from, step = 1;   // row a is before the one sought
-    while (step < hi - a && (upper ? lv(S, s, a + step, c) <= x : lv(S, s, a + step, c) < x)) {
+    while (step < hi - a && below(a + step)) {
         a += step;
         step *= 2;
     }
-    return lsearch(S, s, c, a + 1, step < hi - a ? a + step : hi, x, upper);
+    return lftj_column_search(c, stride, a + 1, step < hi - a ? a + step : hi, x, upper);
 }
 
-// Narrows the nodes r (two words a source) of level L's participants, but p's, to value
-// x; false when one lacks it.
-__device__ __forceinline__ bool lftj_small_bind(const lftj_srcs &S, const lftj_level &L, int p, uint32_t *r, uint32_t x)
-{
-    for (int k = 0; k < L.np; k++) {
-        const int s = L.src[k], c = L.col[k];
-        if (s == p)
-            continue;
-        const uint32_t lo = lsearch(S, s, c, r[2 * s], r[2 * s + 1], x, false);
-        if (lo == r[2 * s + 1] || lv(S, s, lo, c) != x)
-            return false;
-        r[2 * s + 1] = lftj_gallop(S, s, c, lo, r[2 * s + 1], x, true);
-        r[2 * s] = lo;
-    }
-    return true;
-}
-
-// A row of a small join is worked by a group of LFTJ_SMALL_GROUP lanes: its searches probe
+// A row of a small join is worked by a group of up to LFTJ_SMALL_GROUP lanes: its searches probe
 // that many rows a step, and its last level's values are dealt over them. A lane a row
 // left each lane a chain of ~100 dependent loads (two binary searches over a whole
 // relation, galloping, one seek per driver value) on graphs whose rows fill less than
@@ -1466,17 +1453,21 @@ template <int G>
 __device__ __forceinline__ uint32_t lftj_group_search(const lftj_group &q, const uint32_t *c, unsigned stride,
                                                       uint32_t lo, uint32_t hi, uint32_t x, bool upper)
 {
-    while (hi - lo > G) {   // the answer lies in [lo, hi]
-        const uint64_t n = hi - lo;
-        const uint32_t v = c[(size_t)(lo + (uint32_t)((q.lane + 1) * n / (G + 1))) * stride];
-        const uint32_t below = (uint32_t)__popc(lftj_group_ballot<G>(q, upper ? v <= x : v < x));
-        const uint32_t nlo = below ? lo + (uint32_t)(below * n / (G + 1)) + 1 : lo;
-        hi = below < G ? lo + (uint32_t)((below + 1) * n / (G + 1)) : hi;
-        lo = nlo;
+    if constexpr (G == 1) {
+        return lftj_column_search(c, stride, lo, hi, x, upper);
+    } else {
+        while (hi - lo > G) {   // the answer lies in [lo, hi]
+            const uint64_t n = hi - lo;
+            const uint32_t v = c[(size_t)(lo + (uint32_t)((q.lane + 1) * n / (G + 1))) * stride];
+            const uint32_t below = (uint32_t)__popc(lftj_group_ballot<G>(q, upper ? v <= x : v < x));
+            const uint32_t nlo = below ? lo + (uint32_t)(below * n / (G + 1)) + 1 : lo;
+            hi = below < G ? lo + (uint32_t)((below + 1) * n / (G + 1)) : hi;
+            lo = nlo;
+        }
+        const uint32_t at = lo + (uint32_t)q.lane;
+        const bool below = at < hi && (upper ? c[(size_t)at * stride] <= x : c[(size_t)at * stride] < x);
+        return lo + (uint32_t)__popc(lftj_group_ballot<G>(q, below));
     }
-    const uint32_t at = lo + (uint32_t)q.lane;
-    const bool below = at < hi && (upper ? c[(size_t)at * stride] <= x : c[(size_t)at * stride] < x);
-    return lo + (uint32_t)__popc(lftj_group_ballot<G>(q, below));
 }
 
 // The same from `from`, whose answer is near: the lanes first probe from + 8^lane - 1
@@ -1485,41 +1476,41 @@ template <int G>
 __device__ __forceinline__ uint32_t lftj_group_gallop(const lftj_group &q, const uint32_t *c, unsigned stride,
                                                       uint32_t from, uint32_t hi, uint32_t x, bool upper)
 {
-    const uint64_t off = ((uint64_t)1 << (3 * q.lane)) - 1;
-    const bool in = from + off < hi;
-    const uint32_t v = in ? c[(size_t)(from + off) * stride] : 0;
-    const int below = __popc(lftj_group_ballot<G>(q, in && (upper ? v <= x : v < x)));
-    if (below == 0)
-        return from;
-    const uint64_t lo = from + (((uint64_t)1 << (3 * (below - 1))) - 1) + 1;
-    const uint64_t end = below < G ? from + (((uint64_t)1 << (3 * below)) - 1) : hi;
-    return lftj_group_search<G>(q, c, stride, (uint32_t)lo, (uint32_t)(end < hi ? end : hi), x, upper);
+    if constexpr (G == 1) {
+        return lftj_gallop(c, stride, from, hi, x, upper);
+    } else {
+        const uint64_t off = ((uint64_t)1 << (3 * q.lane)) - 1;
+        const bool in = from + off < hi;
+        const uint32_t v = in ? c[(size_t)(from + off) * stride] : 0;
+        const int below = __popc(lftj_group_ballot<G>(q, in && (upper ? v <= x : v < x)));
+        if (below == 0)
+            return from;
+        const uint64_t lo = from + (((uint64_t)1 << (3 * (below - 1))) - 1) + 1;
+        const uint64_t end = below < G ? from + (((uint64_t)1 << (3 * below)) - 1) : hi;
+        return lftj_group_search<G>(q, c, stride, (uint32_t)lo, (uint32_t)(end < hi ? end : hi), x, upper);
+    }
 }
 
-// lftj_small_bind by a group: every participant of level L but p narrowed to value x in
-// r (the same in all the group's lanes); false when one lacks it. The small join's sources
-// are rows (it runs before any TrieArray is made), so a column is a pointer and a stride.
+// Narrows the nodes r (two words a source, the same in all the group's lanes) of level L's
+// participants, but p's, to value x; false when one lacks it. The small join's sources are
+// rows (it runs before any TrieArray is made), so a column is a pointer and a stride.
 template <int G>
 __device__ __forceinline__ bool lftj_group_bind(const lftj_group &q, const lftj_srcs &S, const lftj_level &L, int p,
                                                 uint32_t *r, uint32_t x)
 {
-    if constexpr (G == 1) {   // a lane alone: binary search and galloping (lftj_gallop)
-        return lftj_small_bind(S, L, p, r, x);
-    } else {
-        for (int k = 0; k < L.np; k++) {
-            const int s = L.src[k];
-            if (s == p)
-                continue;
-            unsigned stride;
-            const uint32_t *c = lftj_column_of(S, s, L.col[k], &stride);
-            const uint32_t lo = lftj_group_search<G>(q, c, stride, r[2 * s], r[2 * s + 1], x, false);
-            if (lo == r[2 * s + 1] || c[(size_t)lo * stride] != x)
-                return false;
-            r[2 * s + 1] = lftj_group_gallop<G>(q, c, stride, lo, r[2 * s + 1], x, true);
-            r[2 * s] = lo;
-        }
-        return true;
+    for (int k = 0; k < L.np; k++) {
+        const int s = L.src[k];
+        if (s == p)
+            continue;
+        unsigned stride;
+        const uint32_t *c = lftj_column_of(S, s, L.col[k], &stride);
+        const uint32_t lo = lftj_group_search<G>(q, c, stride, r[2 * s], r[2 * s + 1], x, false);
+        if (lo == r[2 * s + 1] || c[(size_t)lo * stride] != x)
+            return false;
+        r[2 * s + 1] = lftj_group_gallop<G>(q, c, stride, lo, r[2 * s + 1], x, true);
+        r[2 * s] = lo;
     }
+    return true;
 }
 
 // The values of the last level's driver d at rows start, start + stride, ... of its node
@@ -1529,26 +1520,31 @@ __device__ __forceinline__ bool lftj_group_bind(const lftj_group &q, const lftj_
 __device__ __forceinline__ unsigned lftj_small_last(const lftj_srcs &S, const lftj_level &L, int d, const uint32_t *r,
                                                     uint32_t start, uint32_t stride)
 {
-    const int ds = L.src[d], dc = L.col[d];
+    const int ds = L.src[d];
     const uint32_t lo = r[2 * ds], hi = r[2 * ds + 1];
+    unsigned dstride;
+    const uint32_t *dcol = lftj_column_of(S, ds, L.col[d], &dstride);
     uint32_t at[LFTJ_SMALL_SRC];
     for (int k = 0; k < L.np; k++)
         at[k] = r[2 * L.src[k]];
     unsigned n = 0;
     for (uint32_t j = start; j < hi; j += stride) {
-        const uint32_t v = lv(S, ds, j, dc);
-        if (j > lo && lv(S, ds, j - 1, dc) == v)
+        const uint32_t v = dcol[(size_t)j * dstride];
+        if (j > lo && dcol[(size_t)(j - 1) * dstride] == v)
             continue;
         bool all = true;
         for (int k = 0; k < L.np && all; k++) {
             if (k == d)
                 continue;
-            const int s = L.src[k], c = L.col[k];
+            const int s = L.src[k];
+            unsigned cs;
+            const uint32_t *c = lftj_column_of(S, s, L.col[k], &cs);
             if (stride <= LFTJ_SMALL_GROUP) {   // each lane's values rise: seek on from its last match
-                at[k] = lftj_gallop(S, s, c, at[k], r[2 * s + 1], v, false);
-                all = at[k] < r[2 * s + 1] && lv(S, s, at[k], c) == v;
+                at[k] = lftj_gallop(c, cs, at[k], r[2 * s + 1], v, false);
+                all = at[k] < r[2 * s + 1] && c[(size_t)at[k] * cs] == v;
             } else {
-                all = lhas(S, s, c, r[2 * s], r[2 * s + 1], v);
+                const uint32_t p = lftj_column_search(c, cs, r[2 * s], r[2 * s + 1], v, false);
+                all = p < r[2 * s + 1] && c[(size_t)p * cs] == v;
             }
         }
         n += all;
