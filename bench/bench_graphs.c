@@ -17,6 +17,7 @@ typedef struct orient_job {
     bool by_degree;
     int phase, nparts;
     uint32_t *deg, *maxv;   /* maxv: per part */
+    const uint32_t *rank;   /* renaming: each vertex's rank by (degree, id), or NULL */
     size_t *kept;           /* per part; then the offsets */
     uint32_t *out;
 } orient_job;
@@ -48,7 +49,11 @@ static void orient_part(int p, void *arg)
             uint32_t a = raw[2 * i], b = raw[2 * i + 1];
             if (a == b)
                 continue;
-            bool a_first = j->by_degree ? deg[a] < deg[b] || (deg[a] == deg[b] && a < b) : a < b;
+            if (j->rank) {
+                a = j->rank[a];
+                b = j->rank[b];
+            }
+            bool a_first = j->by_degree && !j->rank ? deg[a] < deg[b] || (deg[a] == deg[b] && a < b) : a < b;
             *o++ = a_first ? a : b;
             *o++ = a_first ? b : a;
         }
@@ -64,7 +69,7 @@ double rfx_bench_orient(const uint32_t *raw, size_t m, rfx_bench_orientation how
     int nparts = m < ((size_t)1 << 16) || nc < 2 ? 1 : nc > 64 ? 64 : (int)nc;
     uint32_t maxv[64];
     size_t kept[64];
-    orient_job j = {raw, m, by_degree, 0, nparts, NULL, maxv, kept, NULL};
+    orient_job j = {raw, m, by_degree, 0, nparts, NULL, maxv, NULL, kept, NULL};
     rfx_parallel_for(nparts, nparts, orient_part, &j);
     uint32_t mx = 0;
     size_t total = 0;
@@ -80,14 +85,35 @@ double rfx_bench_orient(const uint32_t *raw, size_t m, rfx_bench_orientation how
         exit(3);
     }
     j.out = rows->data;
+    uint32_t *rank = NULL;
     if (by_degree) {
         j.phase = 1;
         rfx_parallel_for(nparts, nparts, orient_part, &j);
+    }
+    if (how == RFX_ORIENT_RANK) {   /* a counting sort by degree, ties in id order */
+        uint32_t maxd = 0;
+        for (size_t v = 0; v <= mx; v++)
+            maxd = j.deg[v] > maxd ? j.deg[v] : maxd;
+        size_t *at = calloc((size_t)maxd + 2, sizeof(size_t));
+        rank = malloc(((size_t)mx + 1) * sizeof(uint32_t));
+        if (!at || !rank) {
+            fprintf(stderr, "bench: out of host memory\n");
+            exit(3);
+        }
+        for (size_t v = 0; v <= mx; v++)
+            at[j.deg[v] + 1]++;
+        for (size_t d = 1; d <= (size_t)maxd + 1; d++)
+            at[d] += at[d - 1];
+        for (size_t v = 0; v <= mx; v++)
+            rank[v] = (uint32_t)at[j.deg[v]]++;
+        free(at);
+        j.rank = rank;
     }
     j.phase = 2;
     rfx_parallel_for(nparts, nparts, orient_part, &j);
     rows->n = total;
     free(j.deg);
+    free(rank);
     return (rfx_seconds() - t0) * 1e3;
 }
 

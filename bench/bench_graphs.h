@@ -6,7 +6,9 @@
 #include "primitives.h"
 
 /* How edges are oriented: from the lower id, or from the lower-degree end (ties by id). */
-typedef enum rfx_bench_orientation { RFX_ORIENT_ID, RFX_ORIENT_DEGREE } rfx_bench_orientation;
+/* ID: from the lower id; DEGREE: from the lower-degree end (ties by id); RANK: as DEGREE,
+ * the vertices renamed by their rank in that order (so also from the lower id). */
+typedef enum rfx_bench_orientation { RFX_ORIENT_ID, RFX_ORIENT_DEGREE, RFX_ORIENT_RANK } rfx_bench_orientation;
 /* rows (arity 2) = raw's m edges without self-loops, each oriented as `how` says; returns
  * the milliseconds taken. */
 double rfx_bench_orient(const uint32_t *raw, size_t m, rfx_bench_orientation how, rfx_rows *rows);

@@ -11,8 +11,10 @@
  *   Medges/s  input edges / join s; vs in-core the uncapped join s / this join s
  * Every run's count must equal the uncapped count ("ok").
  * Usage: bench_ooc [-r REPEATS] [-c FRACTION]... [-d NDEV] [-t TRACE.json] [-s SCALE]...
- *        [-f EDGEFILE]...  (defaults: -c 0.25 -c 0.10 -c 0.05 -s 22; the trace is of the
- * first capped run) */
+ *        [-f EDGEFILE]... [-o degree|rank|id]  (defaults: -c 0.25 -c 0.10 -c 0.05 -s 22
+ * -o degree; the trace is of the first capped run). -o rank renames the vertices by degree
+ * rank as the triangle counters do (bench_lftj): the orientation is then also by id, so
+ * the boxes of an outer interval need no inner slice below it (rfx_lftj_boxes_bound). */
 #include "bench_graphs.h"
 #include "rfx.h"
 
@@ -26,6 +28,7 @@ static const char *program = ".decl e(x: number, y: number)\n"
                              ".printsize t\n";
 
 static int reps = 3, ndev = 1;
+static rfx_bench_orientation orientation = RFX_ORIENT_DEGREE;
 static double fractions[8] = {0.25, 0.10, 0.05};
 static int nfractions = 3;
 static const char *trace_path;
@@ -140,7 +143,7 @@ static void row(const char *name, size_t m, double emb, double cap_frac, int dev
 static void bench(const char *name, const uint32_t *edges, size_t m)
 {
     rfx_rows e;
-    rfx_bench_orient(edges, m, RFX_ORIENT_DEGREE, &e);
+    rfx_bench_orient(edges, m, orientation, &e);
     if (rfx_cpu_sort(&e, 16) != RFX_OK || rfx_cpu_unique(&e, 16) != RFX_OK) {
         fprintf(stderr, "bench_ooc: out of host memory\n");
         exit(3);
@@ -182,9 +185,14 @@ int main(int argc, char **argv)
             scales[nscales++] = atoi(argv[++i]);
         else if (strcmp(argv[i], "-f") == 0 && i + 1 < argc && nfiles < 16)
             files[nfiles++] = argv[++i];
-        else {
+        else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc && (!strcmp(argv[i + 1], "degree") ||
+                                                                  !strcmp(argv[i + 1], "rank") || !strcmp(argv[i + 1], "id"))) {
+            i++;
+            orientation = !strcmp(argv[i], "id") ? RFX_ORIENT_ID : !strcmp(argv[i], "rank") ? RFX_ORIENT_RANK
+                                                                                            : RFX_ORIENT_DEGREE;
+        } else {
             fprintf(stderr, "usage: bench_ooc [-r REPEATS] [-c FRACTION]... [-d NDEV] [-t TRACE.json] [-s SCALE]... "
-                            "[-f EDGEFILE]...\n");
+                            "[-f EDGEFILE]... [-o degree|rank|id]\n");
             return 2;
         }
     }
@@ -193,7 +201,10 @@ int main(int argc, char **argv)
     if (!nscales && !nfiles)
         scales[nscales++] = 22;
     rfx_describe(stdout);
-    printf("triangle counting, median of %d after a warm-up; cap = fraction of the join's input E\n", reps);
+    printf("triangle counting, median of %d after a warm-up; cap = fraction of the join's input E; edges %s\n", reps,
+           orientation == RFX_ORIENT_ID      ? "from the lower id"
+           : orientation == RFX_ORIENT_RANK ? "renamed by degree rank, from the lower rank"
+                                             : "from the lower-degree end (ids as given)");
     printf("%-18s %12s %9s %6s %9s %4s %7s %8s %9s %9s %8s %12s\n", "graph", "edges", "E MB", "cap", "cap MB", "GPUs",
            "boxes", "H2D GB", "join s", "Medges/s", "vs in", "triangles");
     rfx_bench_each_graph(files, nfiles, scales, nscales, bench);

@@ -38,14 +38,23 @@ static size_t row_bytes(const rfx_rows *r)
     return sizeof(uint32_t) * (size_t)r->arity;
 }
 
-/* Whether every source led by var keeps its slice of values [lo, hi) within its limit. */
-static bool fits(const rfx_lftj_src *srcs, int nsrc, int var, uint64_t lo, uint64_t hi, const size_t *limit)
+/* Whether every source led by var keeps its slice of values [lo, hi) within its limit,
+ * and (frontier_limit > 0) the join's first level, one element of `per_value` bytes per
+ * value of var in every slice, within frontier_limit. The values are at most the slice's
+ * rows and at most hi - lo: where ids are dense and rows few a value (vertices numbered
+ * by degree rank, the low ranks), that bound, not the slice, is what fills the device. */
+static bool fits(const rfx_lftj_src *srcs, int nsrc, int var, uint64_t lo, uint64_t hi, const size_t *limit,
+                 size_t per_value, size_t frontier_limit)
 {
+    uint64_t values = hi - lo;
     for (int s = 0; s < nsrc; s++)
-        if (srcs[s].colvar[0] == var &&
-            (lower(srcs[s].rows, hi) - lower(srcs[s].rows, lo)) * row_bytes(srcs[s].rows) > limit[s])
-            return false;
-    return true;
+        if (srcs[s].colvar[0] == var) {
+            size_t rows = lower(srcs[s].rows, hi) - lower(srcs[s].rows, lo);
+            if (rows * row_bytes(srcs[s].rows) > limit[s])
+                return false;
+            values = rows < values ? rows : values;
+        }
+    return !frontier_limit || values * per_value <= frontier_limit;
 }
 
 /* Intervals per leading variable. Boxes run with the first leading variable's interval
@@ -118,6 +127,22 @@ rfx_status rfx_lftj_partition(const rfx_lftj_src *srcs, int nsrc, int nvars, siz
     uint64_t k[64];
     size_t limit[MAX_SRC];
     choose_splits(srcs, nsrc, nvars, budget, k);
+    /* the first level's frontier (a value and each source's node a binding: 4 + 8 nsrc
+     * bytes) takes at most a sixth of the budget: the boxed GPU join keeps it for the next
+     * box and copies it, which with the slices (7/8) leaves room beside a cap's last
+     * quarter for the later levels (that split themselves where they run short) */
+    int outer = nvars;
+    for (int s = 0; s < nsrc; s++)
+        outer = srcs[s].colvar[0] < outer ? srcs[s].colvar[0] : outer;
+    /* RFX_BOX_LEVEL0: that share instead of a sixth (0.02-0.5; measurements) */
+    const char *env = getenv("RFX_BOX_LEVEL0");
+    double share = env ? atof(env) : 1.0 / 6;
+    share = share >= 0.02 && share <= 0.5 ? share : 1.0 / 6;
+    size_t per_value = 4 + 8 * (size_t)nsrc, frontier_limit = (size_t)((double)budget * share);
+    frontier_limit = frontier_limit > per_value ? frontier_limit : per_value;
+    bool boxed = false;
+    for (int v = 0; v < nvars; v++)
+        boxed |= k[v] > 1;
     for (int s = 0; s < nsrc; s++) {
         size_t bytes = srcs[s].rows->n * row_bytes(srcs[s].rows);
         uint64_t kv = k[srcs[s].colvar[0]];
@@ -139,12 +164,13 @@ rfx_status rfx_lftj_partition(const rfx_lftj_src *srcs, int nsrc, int nvars, siz
             /* the largest hi in (lo, 2^32] whose slices fit; lo + 1 when even one value's
              * rows do not (that box then exceeds the budget: boxes cannot split a value) */
             uint64_t good = lo + 1, bad = ((uint64_t)1 << 32) + 1;
-            if (fits(srcs, nsrc, v, lo, (uint64_t)1 << 32, limit))
+            size_t flimit = v == outer && boxed ? frontier_limit : 0;
+            if (fits(srcs, nsrc, v, lo, (uint64_t)1 << 32, limit, per_value, flimit))
                 good = (uint64_t)1 << 32;
             else
                 while (bad - good > 1) {
                     uint64_t mid = good + (bad - good) / 2;
-                    if (fits(srcs, nsrc, v, lo, mid, limit))
+                    if (fits(srcs, nsrc, v, lo, mid, limit, per_value, flimit))
                         good = mid;
                     else
                         bad = mid;
@@ -197,12 +223,119 @@ void rfx_lftj_boxes_free(rfx_lftj_boxes *b)
     if (b->cuts)
         for (int v = 0; v < b->nvars; v++)
             free(b->cuts[v]);
+    for (int s = 0; b->least && s < b->nsrc; s++) {
+        free(b->least[s]);
+        free(b->most[s]);
+    }
+    free(b->least);
+    free(b->most);
     free(b->cuts);
     free(b->ncuts);
     memset(b, 0, sizeof *b);
 }
 
-void rfx_lftj_box_slices(const rfx_lftj_boxes *b, size_t box, const rfx_lftj_src *srcs, int nsrc, rfx_rows *views)
+/* ---- bounds: boxes that hold no bindings ---------------------------------------------- */
+/* A piece of one interval's slice (a slice is cut in pieces so that the threads share
+ * even one large interval), with the least and greatest second-column value found. */
+typedef struct bound_piece {
+    const rfx_rows *r;
+    size_t lo, hi;
+    size_t interval;
+    uint32_t least, most;
+} bound_piece;
+
+static void bound_scan(int i, void *ctx)
+{
+    bound_piece *p = (bound_piece *)ctx + i;
+    const uint32_t *col = p->r->data + 1;
+    size_t a = (size_t)p->r->arity;
+    uint32_t least = UINT32_MAX, most = 0;
+    for (size_t k = p->lo; k < p->hi; k++) {
+        uint32_t v = col[k * a];
+        least = v < least ? v : least;
+        most = v > most ? v : most;
+    }
+    p->least = least;
+    p->most = most;
+}
+
+/* Bounds of source s over the intervals of its leading variable: least/most get k entries. */
+static rfx_status bound_source(const rfx_lftj_boxes *b, const rfx_rows *r, int v, uint32_t *least, uint32_t *most,
+                               int nthreads)
+{
+    enum { PIECE = 1 << 20 };   /* rows a task: 4-8 MB, so even one interval spreads */
+    size_t k = (size_t)b->ncuts[v] - 1, npieces = 0, cap = k;
+    bound_piece *pieces = rfx_malloc(sizeof *pieces * cap);
+    if (!pieces)
+        return RFX_ERR_NOMEM;
+    for (size_t p = 0; p < k; p++) {
+        least[p] = UINT32_MAX;
+        most[p] = 0;
+        size_t lo = lower(r, b->cuts[v][p]), hi = lower(r, b->cuts[v][p + 1]);
+        for (size_t at = lo; at < hi; at += PIECE) {
+            if (npieces == cap) {
+                bound_piece *n = rfx_realloc(pieces, sizeof *pieces * cap * 2);
+                if (!n) {
+                    free(pieces);
+                    return RFX_ERR_NOMEM;
+                }
+                pieces = n;
+                cap *= 2;
+            }
+            pieces[npieces++] = (bound_piece){r, at, hi - at > PIECE ? at + PIECE : hi, p, 0, 0};
+        }
+    }
+    if (npieces > INT32_MAX) {
+        free(pieces);
+        return RFX_ERR_LIMIT;
+    }
+    rfx_parallel_for((int)npieces, r->n < 65536 ? 1 : nthreads, bound_scan, pieces);
+    for (size_t i = 0; i < npieces; i++) {
+        size_t p = pieces[i].interval;
+        least[p] = pieces[i].least < least[p] ? pieces[i].least : least[p];
+        most[p] = pieces[i].most > most[p] ? pieces[i].most : most[p];
+    }
+    free(pieces);
+    return RFX_OK;
+}
+
+rfx_status rfx_lftj_boxes_bound(rfx_lftj_boxes *b, const rfx_lftj_src *srcs, int nsrc, int nthreads)
+{
+    const char *env = getenv("RFX_BOX_BOUNDS");
+    if ((env && !strcmp(env, "0")) || nsrc > MAX_SRC || b->least)
+        return RFX_OK;
+    b->least = rfx_calloc((size_t)nsrc, sizeof(uint32_t *));
+    b->most = rfx_calloc((size_t)nsrc, sizeof(uint32_t *));
+    b->nsrc = nsrc;
+    if (!b->least || !b->most)
+        return RFX_ERR_NOMEM;
+    for (int s = 0; s < nsrc; s++) {
+        const rfx_rows *r = srcs[s].rows;
+        int v = srcs[s].colvar[0];
+        if (r->arity < 2 || !r->n || !b->cuts[srcs[s].colvar[1]] || b->ncuts[srcs[s].colvar[1]] <= 2)
+            continue;   /* the second column's variable is not cut: nothing to tell */
+        size_t k = (size_t)b->ncuts[v] - 1;
+        b->least[s] = rfx_malloc(sizeof(uint32_t) * k);
+        b->most[s] = rfx_malloc(sizeof(uint32_t) * k);
+        if (!b->least[s] || !b->most[s])
+            return RFX_ERR_NOMEM;
+        int same = -1;   /* one relation led by one variable: the same bounds */
+        for (int q = 0; q < s && same < 0; q++)
+            if (srcs[q].rows == r && srcs[q].colvar[0] == v && b->least[q])
+                same = q;
+        if (same >= 0) {
+            memcpy(b->least[s], b->least[same], sizeof(uint32_t) * k);
+            memcpy(b->most[s], b->most[same], sizeof(uint32_t) * k);
+            continue;
+        }
+        rfx_status st = bound_source(b, r, v, b->least[s], b->most[s], nthreads);
+        if (st != RFX_OK)
+            return st;
+    }
+    return RFX_OK;
+}
+
+bool rfx_lftj_box_slices(const rfx_lftj_boxes *b, size_t box, const rfx_lftj_src *srcs, int nsrc, rfx_rows *views)
 {
     /* the box's interval of each leading variable: box is a mixed-radix number, the
      * first leading variable its most significant digit (boxes run in value order) */
@@ -213,12 +346,21 @@ void rfx_lftj_box_slices(const rfx_lftj_boxes *b, size_t box, const rfx_lftj_src
             pick[v] = (int)(box % k);
             box /= k;
         }
+    bool any = true;
     for (int s = 0; s < nsrc; s++) {
         const rfx_rows *r = srcs[s].rows;
         int v = srcs[s].colvar[0];
         size_t lo = lower(r, b->cuts[v][pick[v]]), hi = lower(r, b->cuts[v][pick[v] + 1]);
         views[s] = (rfx_rows){r->data ? r->data + lo * (size_t)r->arity : NULL, hi - lo, hi - lo, r->arity};
+        any &= hi > lo;
+        if (s < b->nsrc && b->least && b->least[s]) {
+            int w = srcs[s].colvar[1];
+            uint64_t from = b->cuts[w][pick[w]], to = b->cuts[w][pick[w] + 1];
+            uint32_t least = b->least[s][pick[v]], most = b->most[s][pick[v]];
+            any &= least <= most && most >= from && least < to;
+        }
     }
+    return any;
 }
 
 rfx_status rfx_cpu_lftj_boxed(const rfx_lftj_src *srcs, int nsrc, int nvars, size_t budget, rfx_rows *dst,
@@ -231,22 +373,22 @@ rfx_status rfx_cpu_lftj_boxed(const rfx_lftj_src *srcs, int nsrc, int nvars, siz
     if (st != RFX_OK)
         return st;
     if (nboxes)
-        *nboxes = b.nboxes;
+        *nboxes = 0;
     rfx_rows views[MAX_SRC], part, all;
     rfx_lftj_src vs[MAX_SRC];
     rfx_rows_init(&all, nvars);
     uint64_t total = 0;
+    st = rfx_lftj_boxes_bound(&b, srcs, nsrc, nthreads);
     for (size_t box = 0; box < b.nboxes && st == RFX_OK; box++) {
-        rfx_lftj_box_slices(&b, box, srcs, nsrc, views);
-        bool empty = false;
+        if (!rfx_lftj_box_slices(&b, box, srcs, nsrc, views))
+            continue;
+        if (nboxes)
+            ++*nboxes;
         size_t rows = 0;
         for (int s = 0; s < nsrc; s++) {
             vs[s] = (rfx_lftj_src){&views[s], srcs[s].colvar};
-            empty |= views[s].n == 0;
             rows += views[s].n;
         }
-        if (empty)
-            continue;
         int nt = rows < 65536 ? 1 : nthreads;   /* a small box is not worth starting threads */
         if (count) {
             uint64_t n = 0;

@@ -4,9 +4,9 @@
 //
 // The sources stay on the host. A box's slice of a sorted source is one contiguous row
 // range, so "slicing" a box is free and its upload is one copy per source: the host
-// memory is pinned once (cudaHostRegister) and the copies of box i+1 run on a stream of
-// their own while box i is being joined (two slots of device buffers, ordered by events).
-// Each device has a worker thread that takes the next box from a shared counter, so
+// memory is pinned once by the caller (rfx_gpu_pin_sources) and the copies of box i+1
+// run on a stream of their own while box i is being joined (two slots of device buffers,
+// ordered by events). Each device has a worker thread that takes the next box from a shared counter, so
 // faster devices take more boxes; results are kept per box and put in box order by the
 // caller.
 #include <atomic>
@@ -320,6 +320,36 @@ static void box_worker_run(int d, void *arg)
     }
 }
 
+extern "C" void rfx_gpu_pin_sources(const rfx_gpu *g, const rfx_rows *const *srcs, int nsrc, bool *pinned)
+{
+    cudaSetDevice(g->device);   // the thread's device: registering needs a context
+    for (int s = 0; s < nsrc; s++) {
+        pinned[s] = false;
+        bool seen = false;
+        for (int q = 0; q < s; q++)
+            seen |= srcs[q]->data == srcs[s]->data;
+        if (seen || !srcs[s]->data || !srcs[s]->n || !srcs[s]->arity)
+            continue;
+        // read-only where the device allows it: unpinning 2 GiB took 15-18 ms instead of 41
+        size_t bytes = srcs[s]->n * (size_t)srcs[s]->arity * 4;
+        cudaError_t e = cudaHostRegister(srcs[s]->data, bytes, cudaHostRegisterPortable | cudaHostRegisterReadOnly);
+        if (e != cudaSuccess) {
+            cudaGetLastError();
+            e = cudaHostRegister(srcs[s]->data, bytes, cudaHostRegisterPortable);
+        }
+        pinned[s] = e == cudaSuccess;
+        cudaGetLastError();
+    }
+}
+
+extern "C" void rfx_gpu_unpin_sources(const rfx_rows *const *srcs, int nsrc, const bool *pinned)
+{
+    for (int s = 0; s < nsrc; s++)
+        if (pinned[s])
+            cudaHostUnregister(srcs[s]->data);
+    cudaGetLastError();
+}
+
 extern "C" rfx_status rfx_gpu_lftj_boxes(rfx_gpu *const *gs, int ndev, const rfx_rows *const *srcs, const int *colvar,
                                          int nsrc, int nvars, size_t nboxes, const size_t *lo, const size_t *hi,
                                          rfx_rows *parts, uint64_t *counts, rfx_gpu_span_fn span, void *span_ctx,
@@ -346,30 +376,7 @@ extern "C" rfx_status rfx_gpu_lftj_boxes(rfx_gpu *const *gs, int ndev, const rfx
             R->maxrows[s] = hi[b * nsrc + s] - lo[b * nsrc + s] > R->maxrows[s] ? hi[b * nsrc + s] - lo[b * nsrc + s]
                                                                                  : R->maxrows[s];
     }
-    // Pin each distinct source once (portable: for every device), so copies are
-    // asynchronous; a source that cannot be pinned is still copied, only not overlapped.
-    bool pinned[LFTJ_MAX_SRC] = {false};
-    for (int s = 0; s < nsrc; s++) {
-        bool seen = false;
-        for (int q = 0; q < s; q++)
-            seen |= srcs[q]->data == srcs[s]->data;
-        if (seen || !srcs[s]->data || !srcs[s]->n || !srcs[s]->arity)
-            continue;
-        // read-only where the device allows it: unpinning 2 GiB took 15-18 ms instead of 41
-        size_t bytes = srcs[s]->n * (size_t)srcs[s]->arity * 4;
-        cudaError_t e = cudaHostRegister(srcs[s]->data, bytes, cudaHostRegisterPortable | cudaHostRegisterReadOnly);
-        if (e != cudaSuccess) {
-            cudaGetLastError();
-            e = cudaHostRegister(srcs[s]->data, bytes, cudaHostRegisterPortable);
-        }
-        pinned[s] = e == cudaSuccess;
-        cudaGetLastError();
-    }
     rfx_parallel_for(ndev, ndev, box_worker_run, R);
-    for (int s = 0; s < nsrc; s++)
-        if (pinned[s])
-            cudaHostUnregister(srcs[s]->data);
-    cudaGetLastError();
     cudaSetDevice(gs[0]->device);
     rfx_status st = R->st;
     if (host_bytes)

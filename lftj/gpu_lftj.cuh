@@ -2168,18 +2168,24 @@ static void lftj_memo_keep(lftj_run *R, const lftj_frontier &f)
 static rfx_status lftj_expand(lftj_run *R, int v, lftj_frontier cur, bool owned);
 
 // Level 1 onwards from the memo's level 0: a copy, with the root ranges of the sources
-// variable 0 does not lead set to this join's slices.
+// variable 0 does not lead set to this join's slices. Where the copy does not fit beside
+// the memo, the memo's own level 0 is taken (the next box with these outer slices joins
+// level 0 again) rather than failing the box.
 static rfx_status lftj_from_memo(lftj_run *R)
 {
     rfx_gpu *g = R->g;
-    const rfx_gpu_lftj_memo *m = R->memo;
+    rfx_gpu_lftj_memo *m = R->memo;
     lftj_frontier f = {m->F, NULL, NULL};
     if (m->F) {
         f.bind = (uint32_t *)rfx_gpu_alloc(g, m->F * 4);
         f.rng = (uint32_t *)rfx_gpu_alloc(g, m->F * (size_t)R->nsrc * 8);
-        if (!f.bind || !f.rng) {
+        bool taken = !f.bind || !f.rng;
+        if (taken) {
             lftj_frontier_free(g, &f);
-            return RFX_ERR_NOMEM;
+            f.bind = m->bind;
+            f.rng = m->rng;
+            m->bind = m->rng = NULL;
+            m->valid = false;
         }
         uint32_t mask = 0;
         for (int s = 0; s < R->nsrc; s++) {
@@ -2188,8 +2194,9 @@ static rfx_status lftj_from_memo(lftj_run *R)
                 leads |= R->levels[0].src[k] == s;
             mask |= leads ? 0u : 1u << s;
         }
-        cudaError_t e = cudaMemcpyAsync(f.bind, m->bind, m->F * 4, cudaMemcpyDeviceToDevice, g->stream);
-        if (e == cudaSuccess)
+        cudaError_t e = taken ? cudaSuccess
+                              : cudaMemcpyAsync(f.bind, m->bind, m->F * 4, cudaMemcpyDeviceToDevice, g->stream);
+        if (e == cudaSuccess && !taken)
             e = cudaMemcpyAsync(f.rng, m->rng, m->F * (size_t)R->nsrc * 8, cudaMemcpyDeviceToDevice, g->stream);
         if (e == cudaSuccess && mask) {
             k_lftj_patch_roots<<<grid_for(m->F), 256, 0, g->stream>>>(f.rng, m->F, R->nsrc, mask, R->S);

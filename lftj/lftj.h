@@ -37,6 +37,11 @@ typedef struct rfx_lftj_boxes {
     uint64_t **cuts;           /* per variable: its cuts, or NULL when it leads no source */
     int *ncuts;
     size_t nboxes;
+    /* after rfx_lftj_boxes_bound: per source whose second column's variable is cut, per
+     * interval of its first column's variable, the least and greatest second-column value
+     * of that slice (least > greatest: no rows); NULL elsewhere */
+    int nsrc;
+    uint32_t **least, **most;
 } rfx_lftj_boxes;
 
 /* Cuts each leading variable's domain so that a box's slices add up to at most budget
@@ -48,11 +53,19 @@ void rfx_lftj_boxes_free(rfx_lftj_boxes *b);
 /* Whether the boxes' results, concatenated in box order, are sorted: boxes run in order of
  * their leading variables' values, so unless a variable after the first was cut. */
 bool rfx_lftj_boxes_in_order(const rfx_lftj_boxes *b);
-/* Box `box`'s slice of each source, as views into the sources' rows (no copy). */
-void rfx_lftj_box_slices(const rfx_lftj_boxes *b, size_t box, const rfx_lftj_src *srcs, int nsrc, rfx_rows *views);
+/* Scans the sources once (nthreads) for the bounds that let rfx_lftj_box_slices tell a
+ * box without bindings from its slices' second columns: a triangle's e(x, y) over an
+ * interval of x holds no y below that interval when x < y, so about half the boxes of an
+ * oriented graph are empty and are neither copied nor joined. RFX_BOX_BOUNDS=0 skips it. */
+rfx_status rfx_lftj_boxes_bound(rfx_lftj_boxes *b, const rfx_lftj_src *srcs, int nsrc, int nthreads);
+/* Box `box`'s slice of each source, as views into the sources' rows (no copy). False when
+ * the box has no bindings: a slice is empty, or (with bounds) a slice's second column has
+ * no value in the box's interval of its variable. */
+bool rfx_lftj_box_slices(const rfx_lftj_boxes *b, size_t box, const rfx_lftj_src *srcs, int nsrc, rfx_rows *views);
 
 /* rfx_cpu_lftj over the boxes of `budget`: the same result, reading one box's slices at a
- * time. *nboxes (when non-NULL) says how many boxes there were. */
+ * time. *nboxes (when non-NULL) says how many boxes were joined (not those without
+ * bindings). */
 rfx_status rfx_cpu_lftj_boxed(const rfx_lftj_src *srcs, int nsrc, int nvars, size_t budget, rfx_rows *dst,
                               uint64_t *count, int nthreads, size_t *nboxes);
 

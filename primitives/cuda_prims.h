@@ -151,9 +151,16 @@ rfx_status rfx_gpu_lftj_memo_run(rfx_gpu *g, const rfx_dev_rows *const *srcs, co
  * compute stream, 1: the copy stream), for which box, from t0 to t1 (host monotonic
  * seconds, as clock_gettime(CLOCK_MONOTONIC)). */
 typedef void (*rfx_gpu_span_fn)(void *ctx, const char *what, int device, int lane, size_t box, double t0, double t1);
+/* Pins each distinct source's rows (portable, read-only where the device allows it) with
+ * g's device current, so that copies from them are asynchronous; pinned[s] says which were
+ * (a source that cannot be pinned is still copied, only not overlapped). Undone by
+ * rfx_gpu_unpin_sources. Callable from any host thread. */
+void rfx_gpu_pin_sources(const rfx_gpu *g, const rfx_rows *const *srcs, int nsrc, bool *pinned);
+void rfx_gpu_unpin_sources(const rfx_rows *const *srcs, int nsrc, const bool *pinned);
 /* The leapfrog triejoin box by box over sources kept on the host (lftj/gpu_boxed.cuh):
  * box b reads rows [lo[b*nsrc+s], hi[b*nsrc+s]) of source s. Boxes are shared out among
- * the ndev contexts (one host thread each); a box's copy overlaps the previous box's join.
+ * the ndev contexts (one host thread each); a box's copy overlaps the previous box's join
+ * where the sources are pinned (rfx_gpu_pin_sources).
  * parts[b] (listing; initialised with arity nvars) or counts[b] get box b's result;
  * *host_bytes (when non-NULL) what was copied from the host. Failures are described in err. */
 rfx_status rfx_gpu_lftj_boxes(rfx_gpu *const *gs, int ndev, const rfx_rows *const *srcs, const int *colvar,

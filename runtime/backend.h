@@ -54,10 +54,10 @@ struct rfx_backend {
      * succeeding (host memory, where the budget is only a rule to keep). */
     bool enforces_budget;
     /* The leapfrog triejoin (lftj.h) of sources held on the host, box by box with at most
-     * `budget` bytes of input slices per box; *boxes and *copied get the number of boxes
-     * and the bytes copied to the device. */
+     * `budget` bytes of input slices per box, slicing on nthreads host threads; *boxes
+     * and *copied get the number of boxes joined and the bytes copied to the device. */
     rfx_status (*lftj_host)(rfx_backend *be, const struct rfx_lftj_src *srcs, int nsrc, int nvars, size_t budget,
-                            rfx_rows *dst, uint64_t *count, size_t *boxes, size_t *copied);
+                            int nthreads, rfx_rows *dst, uint64_t *count, size_t *boxes, size_t *copied);
     /* Set by the interpreter when a trace is wanted: spans inside commands. */
     rfx_span_fn span;
     void *span_ctx;

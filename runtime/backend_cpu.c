@@ -187,9 +187,10 @@ static size_t cpu_budget(rfx_backend *be)
 }
 
 static rfx_status cpu_lftj_host(rfx_backend *be, const rfx_lftj_src *srcs, int nsrc, int nvars, size_t budget,
-                                rfx_rows *dst, uint64_t *count, size_t *boxes, size_t *copied)
+                                int nthreads, rfx_rows *dst, uint64_t *count, size_t *boxes, size_t *copied)
 {
     *copied = 0;      /* slices are views of host memory */
+    (void)nthreads;   /* the backend's own count: it joins on the host too */
     return rfx_cpu_lftj_boxed(srcs, nsrc, nvars, budget, dst, count, ((cpu_ctx *)be->ctx)->nthreads, boxes);
 }
 

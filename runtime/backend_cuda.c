@@ -6,6 +6,7 @@
 #include "fault.h"
 #include "lftj.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -128,16 +129,39 @@ static rfx_status cu_host_view(rfx_backend *be, int var, rfx_rows *scratch, cons
     return st;
 }
 
+/* Before the boxes: the sources pinned (task 0) while the host scans them for the bounds
+ * that leave out boxes without bindings (task 1); each takes ~40-60 ms for 2 GB. */
+typedef struct box_prep {
+    const rfx_gpu *g;
+    int nsrc, nthreads;
+    const rfx_rows *const *hs;
+    bool *pinned;
+    rfx_lftj_boxes *b;
+    const rfx_lftj_src *srcs;
+    rfx_status st;
+} box_prep;
+
+static void box_prep_task(int i, void *arg)
+{
+    box_prep *p = arg;
+    if (i == 0)
+        rfx_gpu_pin_sources(p->g, p->hs, p->nsrc, p->pinned);
+    else
+        p->st = rfx_lftj_boxes_bound(p->b, p->srcs, p->nsrc, p->nthreads);
+}
+
 /* The join box by box over host sources within the budget, the boxes shared out among
  * the devices. */
 static rfx_status cu_lftj_boxes(rfx_backend *be, const rfx_lftj_src *srcs, int nsrc, int nvars, size_t budget,
-                                rfx_rows *dst, uint64_t *count, size_t *nboxes, size_t *copied)
+                                int nthreads, rfx_rows *dst, uint64_t *count, size_t *nboxes, size_t *copied)
 {
     cuda_ctx *x = be->ctx;
     if (nsrc > 64)
         return RFX_ERR_LIMIT;
+    double t0 = rfx_seconds();
     rfx_lftj_boxes b;
     rfx_status st = rfx_lftj_partition(srcs, nsrc, nvars, budget, &b);
+    double t1 = rfx_seconds();
     if (st != RFX_OK)
         return st;
     const rfx_rows *hs[64];
@@ -147,19 +171,23 @@ static rfx_status cu_lftj_boxes(rfx_backend *be, const rfx_lftj_src *srcs, int n
         for (int k = 0; k < srcs[s].rows->arity && ncol < 64 * 8; k++)
             colvar[ncol++] = srcs[s].colvar[k];
     }
-    /* each box's row range of each source; boxes with an empty slice join nothing */
+    /* each box's row range of each source; boxes without bindings (rfx_lftj_box_slices) are left out */
     size_t *lo = rfx_malloc(sizeof(size_t) * b.nboxes * (size_t)nsrc), *hi = rfx_malloc(sizeof(size_t) * b.nboxes * (size_t)nsrc);
     rfx_rows *parts = count ? NULL : rfx_calloc(b.nboxes ? b.nboxes : 1, sizeof(rfx_rows));
     uint64_t *counts = count ? rfx_calloc(b.nboxes ? b.nboxes : 1, sizeof(uint64_t)) : NULL;
     size_t n = 0;
     if (!lo || !hi || (!parts && !counts))
         st = RFX_ERR_NOMEM;
+    bool pinned[64] = {false};
+    if (st == RFX_OK) {
+        box_prep prep = {x->gs[0], nsrc, nthreads, hs, pinned, &b, srcs, RFX_OK};
+        rfx_parallel_for(2, 2, box_prep_task, &prep);
+        st = prep.st;
+    }
     for (size_t box = 0; st == RFX_OK && box < b.nboxes; box++) {
         rfx_rows views[64];
-        rfx_lftj_box_slices(&b, box, srcs, nsrc, views);
-        bool empty = false;
+        bool empty = !rfx_lftj_box_slices(&b, box, srcs, nsrc, views);
         for (int s = 0; s < nsrc; s++) {
-            empty |= views[s].n == 0;
             lo[n * nsrc + s] = views[s].n ? (size_t)(views[s].data - hs[s]->data) / (size_t)hs[s]->arity : 0;
             hi[n * nsrc + s] = lo[n * nsrc + s] + views[s].n;
         }
@@ -169,10 +197,14 @@ static rfx_status cu_lftj_boxes(rfx_backend *be, const rfx_lftj_src *srcs, int n
         rfx_rows_init(&parts[i], nvars);
     if (nboxes)
         *nboxes = n;
+    if (st == RFX_OK && getenv("RFX_LFTJ_TIMES"))
+        fprintf(stderr, "lftj boxes: %zu of %zu hold bindings; partition %.2f ms, bounds and pinning %.2f ms\n", n, b.nboxes,
+                (t1 - t0) * 1e3, (rfx_seconds() - t1) * 1e3);
     x->err[0] = 0;
     if (st == RFX_OK)
         st = rfx_gpu_lftj_boxes(x->gs, x->ndev, hs, colvar, nsrc, nvars, n, lo, hi, parts, counts, be->span,
                                 be->span_ctx, copied, x->err, sizeof x->err);
+    rfx_gpu_unpin_sources(hs, nsrc, pinned);
     uint64_t total = 0;
     for (size_t i = 0; st == RFX_OK && counts && i < n; i++)
         total += counts[i];
@@ -181,7 +213,7 @@ static rfx_status cu_lftj_boxes(rfx_backend *be, const rfx_lftj_src *srcs, int n
     if (parts && st == RFX_OK)
         st = rfx_rows_concat(parts, n, dst);
     if (parts && st == RFX_OK && !rfx_lftj_boxes_in_order(&b))
-        st = rfx_cpu_sort(dst, 8);
+        st = rfx_cpu_sort(dst, nthreads);
     for (size_t i = 0; parts && i < n; i++)
         rfx_rows_free(&parts[i]);
     free(parts);
@@ -195,11 +227,11 @@ static rfx_status cu_lftj_boxes(rfx_backend *be, const rfx_lftj_src *srcs, int n
 static rfx_status reclaim_on_failure(cuda_ctx *x, uint64_t mark, rfx_status st);
 
 static rfx_status cu_lftj_host(rfx_backend *be, const rfx_lftj_src *srcs, int nsrc, int nvars, size_t budget,
-                               rfx_rows *dst, uint64_t *count, size_t *nboxes, size_t *copied)
+                               int nthreads, rfx_rows *dst, uint64_t *count, size_t *nboxes, size_t *copied)
 {
     cuda_ctx *x = be->ctx;
     uint64_t mark = rfx_gpu_alloc_mark(x->g);
-    return reclaim_on_failure(x, mark, cu_lftj_boxes(be, srcs, nsrc, nvars, budget, dst, count, nboxes, copied));
+    return reclaim_on_failure(x, mark, cu_lftj_boxes(be, srcs, nsrc, nvars, budget, nthreads, dst, count, nboxes, copied));
 }
 
 /* On several devices the sources are copied to each and the outer variable's intervals

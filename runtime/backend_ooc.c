@@ -18,6 +18,7 @@
 #include "fault.h"
 #include "lftj.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -587,10 +588,12 @@ static rfx_status lftj_parts(ooc_ctx *x, const rfx_ra_cmd *c, rfx_rows *out)
     /* a box whose join needs more memory than was left beside its slices: smaller boxes */
     for (int tries = 0; !on_host && st == RFX_ERR_NOMEM && tries < 3; tries++, budget /= 2) {
         out->n = 0;
-        st = x->in->lftj_host(x->in, srcs, c->nvars, c->nkeys, budget, c->count_only ? NULL : out,
+        st = x->in->lftj_host(x->in, srcs, c->nvars, c->nkeys, budget, x->nthreads, c->count_only ? NULL : out,
                               c->count_only ? &n : NULL, &nboxes, &copied);
         x->stats.parts += nboxes;
         x->stats.up_bytes += (double)copied;
+        if (st == RFX_ERR_NOMEM && getenv("RFX_LFTJ_TIMES"))   /* why the boxes are made smaller */
+            fprintf(stderr, "lftj boxes of %zu bytes: %s\n", budget, x->in->last_error(x->in));
     }
     if (on_host || st == RFX_ERR_NOMEM) {
         x->err[0] = 0;
@@ -916,10 +919,10 @@ static size_t ooc_budget(rfx_backend *be)
 }
 
 static rfx_status ooc_lftj_host(rfx_backend *be, const rfx_lftj_src *srcs, int nsrc, int nvars, size_t budget,
-                                rfx_rows *dst, uint64_t *count, size_t *boxes, size_t *copied)
+                                int nthreads, rfx_rows *dst, uint64_t *count, size_t *boxes, size_t *copied)
 {
     ooc_ctx *x = be->ctx;
-    return x->in->lftj_host(x->in, srcs, nsrc, nvars, budget, dst, count, boxes, copied);
+    return x->in->lftj_host(x->in, srcs, nsrc, nvars, budget, nthreads, dst, count, boxes, copied);
 }
 
 bool rfx_ooc_stats_of(rfx_backend *be, rfx_ooc_stats *st)
