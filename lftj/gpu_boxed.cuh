@@ -147,6 +147,24 @@ static rfx_status join_views(boxed_run *R, rfx_gpu *g, const rfx_dev_rows *const
     return st;
 }
 
+// Whether the slot already holds every inner slice of box `box` (sources whose slice is
+// another source's of the same box follow that one, as in box_copy).
+static bool box_inner_held(const boxed_run *R, const box_worker *W, size_t box, int slot)
+{
+    for (int s = 0; s < R->nsrc; s++) {
+        size_t lo = R->lo[box * R->nsrc + s], hi = R->hi[box * R->nsrc + s];
+        if (R->outer[s] || hi == lo)
+            continue;
+        bool follows = false;
+        for (int q = 0; q < s && !follows; q++)
+            follows = R->srcs[q]->data == R->srcs[s]->data && R->lo[box * R->nsrc + q] == lo &&
+                      R->hi[box * R->nsrc + q] == hi;
+        if (!follows && (W->held_lo[slot][s] != lo || W->held_hi[slot][s] != hi))
+            return false;
+    }
+    return true;
+}
+
 static rfx_status box_join(boxed_run *R, box_worker *W, size_t box, int slot, box_events *e)
 {
     rfx_gpu *g = W->g;
@@ -228,18 +246,22 @@ static rfx_status box_loop(boxed_run *R, box_worker *W)
         for (int s = 0; nxt < R->nboxes && s < R->nsrc; s++)
             outer_changes |= R->outer[s] && !R->alias[s] && R->hi[nxt * R->nsrc + s] > R->lo[nxt * R->nsrc + s] &&
                              (W->held_lo[0][s] != R->lo[nxt * R->nsrc + s] || W->held_hi[0][s] != R->hi[nxt * R->nsrc + s]);
+        /* where the next box (the first of an outer interval, the boxes in snake order) reads
+         * the inner slices this one does, it stays in this slot: only its outer slices are
+         * copied, after this join, as they would be anyway */
+        int nslot = outer_changes && box_inner_held(R, W, nxt, slot) ? slot : slot ^ 1;
         rfx_status st = RFX_OK;
         if (nxt < R->nboxes && !outer_changes)
-            st = box_copy(R, W, nxt, slot ^ 1, enxt);
+            st = box_copy(R, W, nxt, nslot, enxt);
         if (st == RFX_OK)
             st = box_join(R, W, cur, slot, ecur);
         if (st == RFX_OK && nxt < R->nboxes && outer_changes)
-            st = box_copy(R, W, nxt, slot ^ 1, enxt);
+            st = box_copy(R, W, nxt, nslot, enxt);
         if (st != RFX_OK)
             return st;
         cur = nxt;
         ecur = enxt;
-        slot ^= 1;
+        slot = nslot;
     }
     CK(cudaStreamSynchronize(W->copy));
     CK(cudaStreamSynchronize(g->stream));

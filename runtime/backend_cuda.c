@@ -150,6 +150,31 @@ static void box_prep_task(int i, void *arg)
         p->st = rfx_lftj_boxes_bound(p->b, p->srcs, p->nsrc, p->nthreads);
 }
 
+/* Boxes of every other outer interval in reverse (boxes of one outer interval are a run of
+ * equal rows of source s0, which the outer variable leads): an interval's first box then
+ * reads the inner slices its predecessor's last box read, and the device keeps them
+ * (gpu_boxed.cuh). Boxes hold their results by position and are put in order after, so
+ * the order they run in is free. */
+static void snake_order(size_t *lo, size_t *hi, size_t n, int nsrc, int s0)
+{
+    size_t run = 0;
+    for (size_t a = 0; a < n; run++) {
+        size_t b = a + 1;
+        while (b < n && lo[b * nsrc + s0] == lo[a * nsrc + s0] && hi[b * nsrc + s0] == hi[a * nsrc + s0])
+            b++;
+        for (size_t i = a, j = b - 1; run % 2 && i < j; i++, j--)
+            for (int s = 0; s < nsrc; s++) {
+                size_t t = lo[i * nsrc + s];
+                lo[i * nsrc + s] = lo[j * nsrc + s];
+                lo[j * nsrc + s] = t;
+                t = hi[i * nsrc + s];
+                hi[i * nsrc + s] = hi[j * nsrc + s];
+                hi[j * nsrc + s] = t;
+            }
+        a = b;
+    }
+}
+
 /* The join box by box over host sources within the budget, the boxes shared out among
  * the devices. */
 static rfx_status cu_lftj_boxes(rfx_backend *be, const rfx_lftj_src *srcs, int nsrc, int nvars, size_t budget,
@@ -193,6 +218,11 @@ static rfx_status cu_lftj_boxes(rfx_backend *be, const rfx_lftj_src *srcs, int n
         }
         n += !empty;
     }
+    int s0 = 0;
+    for (int s = 1; s < nsrc; s++)
+        s0 = srcs[s].colvar[0] < srcs[s0].colvar[0] ? s : s0;
+    if (st == RFX_OK && !getenv("RFX_BOX_IN_ORDER"))   /* RFX_BOX_IN_ORDER: for comparisons */
+        snake_order(lo, hi, n, nsrc, s0);
     for (size_t i = 0; parts && i < n; i++)
         rfx_rows_init(&parts[i], nvars);
     if (nboxes)
