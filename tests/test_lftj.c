@@ -203,6 +203,39 @@ static void boxes_without_bindings_are_skipped(void)
     rfx_rows_free(&e);
 }
 
+/* The partition bounds the first level: ids dense with one row each (as the low ranks of a
+ * graph renamed by degree) would put 7/16 of the budget's rows, each a frontier element of
+ * 4 + 8 * 3 bytes, in one outer interval; a sixth of the budget is what it may take. */
+static void partition_bounds_first_level(void)
+{
+    rfx_rows e;
+    rfx_rows_init(&e, 2);
+    for (uint32_t x = 0; x < 100000; x++) {
+        uint32_t t[2] = {x, x + 1};
+        rfx_rows_push(&e, t);
+    }
+    static const int tri[] = {0, 1, 1, 2, 0, 2};
+    rfx_lftj_src s[3];
+    for (int k = 0; k < 3; k++)
+        s[k] = (rfx_lftj_src){&e, tri + 2 * k};
+    size_t budget = 200000;
+    rfx_lftj_boxes b;
+    CU_ASSERT_EQUAL_FATAL(rfx_lftj_partition(s, 3, 3, budget, &b), RFX_OK);
+    CU_ASSERT(b.ncuts[0] > 2);
+    size_t widest = 0;
+    for (int i = 0; i + 1 < b.ncuts[0]; i++) {
+        uint64_t lo = b.cuts[0][i], hi = b.cuts[0][i + 1] < 100000 ? b.cuts[0][i + 1] : 100000;
+        widest = hi - lo > widest ? (size_t)(hi - lo) : widest;
+    }
+    CU_ASSERT(widest * 28 <= budget / 6);
+    CU_ASSERT(widest * 28 * 2 > budget / 6);   /* and not much narrower */
+    rfx_lftj_boxes_free(&b);
+    uint64_t count = 1;
+    CU_ASSERT_EQUAL(rfx_cpu_lftj_boxed(s, 3, 3, budget, NULL, &count, 2, NULL), RFX_OK);
+    CU_ASSERT_EQUAL(count, 0);   /* a path has no triangles */
+    rfx_rows_free(&e);
+}
+
 /* ---- plans through librfx ------------------------------------------------------------- */
 static const char *clique_src =
     ".decl edge(x: number, y: number)\n"
@@ -464,6 +497,7 @@ static void add_suites(void)
     CU_add_test(s, "graph generator: threads make the edges one thread makes", generator_threads_agree);
     CU_add_test(s, "CPU LFTJ equals nested loops", lftj_matches_nested_loops);
     CU_add_test(s, "boxes without bindings are skipped", boxes_without_bindings_are_skipped);
+    CU_add_test(s, "the partition bounds the first level", partition_bounds_first_level);
     CU_add_test(s, "LFTJ and binary plans list the same tuples", lftj_and_binary_plans_agree);
     CU_add_test(s, "rfx cliques equals brute force", cliques_command_counts);
     CU_add_test(s, "count-only relations", count_only_relations);
