@@ -5,8 +5,7 @@
 
 #include "primitives.h"
 
-/* How edges are oriented: from the lower id, or from the lower-degree end (ties by id). */
-/* ID: from the lower id; DEGREE: from the lower-degree end (ties by id); RANK: as DEGREE,
+/* How edges are oriented. ID: from the lower id; DEGREE: from the lower-degree end (ties by id); RANK: as DEGREE,
  * the vertices renamed by their rank in that order (so also from the lower id). */
 typedef enum rfx_bench_orientation { RFX_ORIENT_ID, RFX_ORIENT_DEGREE, RFX_ORIENT_RANK } rfx_bench_orientation;
 /* rows (arity 2) = raw's m edges without self-loops, each oriented as `how` says; returns

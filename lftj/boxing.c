@@ -223,9 +223,11 @@ void rfx_lftj_boxes_free(rfx_lftj_boxes *b)
     if (b->cuts)
         for (int v = 0; v < b->nvars; v++)
             free(b->cuts[v]);
-    for (int s = 0; b->least && s < b->nsrc; s++) {
-        free(b->least[s]);
-        free(b->most[s]);
+    for (int s = 0; s < b->nsrc; s++) {   /* either may be missing after a failure */
+        if (b->least)
+            free(b->least[s]);
+        if (b->most)
+            free(b->most[s]);
     }
     free(b->least);
     free(b->most);
@@ -353,7 +355,7 @@ bool rfx_lftj_box_slices(const rfx_lftj_boxes *b, size_t box, const rfx_lftj_src
         size_t lo = lower(r, b->cuts[v][pick[v]]), hi = lower(r, b->cuts[v][pick[v] + 1]);
         views[s] = (rfx_rows){r->data ? r->data + lo * (size_t)r->arity : NULL, hi - lo, hi - lo, r->arity};
         any &= hi > lo;
-        if (s < b->nsrc && b->least && b->least[s]) {
+        if (s < b->nsrc && b->least && b->most && b->least[s] && b->most[s]) {
             int w = srcs[s].colvar[1];
             uint64_t from = b->cuts[w][pick[w]], to = b->cuts[w][pick[w] + 1];
             uint32_t least = b->least[s][pick[v]], most = b->most[s][pick[v]];

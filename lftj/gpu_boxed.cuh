@@ -6,9 +6,9 @@
 // range, so "slicing" a box is free and its upload is one copy per source: the host
 // memory is pinned once by the caller (rfx_gpu_pin_sources) and the copies of box i+1
 // run on a stream of their own while box i is being joined (two slots of device buffers,
-// ordered by events). Each device has a worker thread that takes the next box from a shared counter, so
-// faster devices take more boxes; results are kept per box and put in box order by the
-// caller.
+// ordered by events). Each device has a worker thread that takes the next box from a
+// shared counter, so faster devices take more boxes; results are kept per box and put in
+// box order by the caller.
 #include <atomic>
 #include <new>
 #include <vector>

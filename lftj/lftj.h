@@ -55,7 +55,7 @@ void rfx_lftj_boxes_free(rfx_lftj_boxes *b);
 bool rfx_lftj_boxes_in_order(const rfx_lftj_boxes *b);
 /* Scans the sources once (nthreads) for the bounds that let rfx_lftj_box_slices tell a
  * box without bindings from its slices' second columns: a triangle's e(x, y) over an
- * interval of x holds no y below that interval when x < y, so about half the boxes of an
+ * interval of x holds no y below that interval when x < y, so up to half the boxes of an
  * oriented graph are empty and are neither copied nor joined. RFX_BOX_BOUNDS=0 skips it. */
 rfx_status rfx_lftj_boxes_bound(rfx_lftj_boxes *b, const rfx_lftj_src *srcs, int nsrc, int nthreads);
 /* Box `box`'s slice of each source, as views into the sources' rows (no copy). False when
