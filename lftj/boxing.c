@@ -67,8 +67,9 @@ static bool fits(const rfx_lftj_src *srcs, int nsrc, int var, uint64_t lo, uint6
  * i.e. minimises the boxes (R-MAT 24 at a 25% cap on an H100: 364 boxes and 1.67 s instead
  * of 528 and 1.90 s with a half, two eighths and a quarter for the join; re-measured at
  * 0.71 s, a 0.6 share copied 27% less and took 0.70 s: the box joins set the time).
- * Sources that are one relation led by one variable have one slice (counted once). */
-static void choose_splits(const rfx_lftj_src *srcs, int nsrc, int nvars, size_t budget, uint64_t *k)
+ * Sources that are one relation led by one variable have one slice (counted once).
+ * Returns the outer variable, or -1 where everything fits in one box. */
+static int choose_splits(const rfx_lftj_src *srcs, int nsrc, int nvars, size_t budget, uint64_t *k)
 {
     double weight[64] = {0}, inner = 0;
     for (int v = 0; v < nvars; v++)
@@ -90,7 +91,7 @@ static void choose_splits(const rfx_lftj_src *srcs, int nsrc, int nvars, size_t 
         inner += v == outer ? 0 : weight[v];
     }
     if (total <= (double)budget || outer < 0)
-        return;     /* one box */
+        return -1;     /* one box */
     double b = budget > 16 ? (double)budget : 16, lim = (double)((uint64_t)1 << 31);
     /* RFX_BOX_OUTER: the outer slices' share instead of 7/16 (0.05-0.8; measurements) */
     const char *env = getenv("RFX_BOX_OUTER");
@@ -101,6 +102,7 @@ static void choose_splits(const rfx_lftj_src *srcs, int nsrc, int nvars, size_t 
     for (int v = 0; v < nvars; v++)
         if (k[v] && v != outer)
             k[v] = (uint64_t)(ki < 1 ? 1 : ki > lim ? lim : ki);
+    return outer;
 }
 
 /* Empty boxes (no cuts yet) for a join of nsrc sources over nvars variables. */
@@ -126,23 +128,18 @@ rfx_status rfx_lftj_partition(const rfx_lftj_src *srcs, int nsrc, int nvars, siz
         return st;
     uint64_t k[64];
     size_t limit[MAX_SRC];
-    choose_splits(srcs, nsrc, nvars, budget, k);
-    /* the first level's frontier (a value and each source's node a binding: 4 + 8 nsrc
-     * bytes) takes at most a sixth of the budget: the boxed GPU join keeps it for the next
-     * box and copies it, which with the slices (7/8) leaves room beside a cap's last
-     * quarter for the later levels (that split themselves where they run short) */
-    int outer = nvars;
-    for (int s = 0; s < nsrc; s++)
-        outer = srcs[s].colvar[0] < outer ? srcs[s].colvar[0] : outer;
+    /* where there are boxes, the first level's frontier (a value and each source's node a
+     * binding: 4 + 8 nsrc bytes) takes at most a sixth of the budget: the boxed GPU join
+     * keeps it for the next box and copies it, which with the slices (7/8) leaves room
+     * beside a cap's last quarter for the later levels (that split themselves where they
+     * run short) */
+    int outer = choose_splits(srcs, nsrc, nvars, budget, k);
     /* RFX_BOX_LEVEL0: that share instead of a sixth (0.02-0.5; measurements) */
     const char *env = getenv("RFX_BOX_LEVEL0");
     double share = env ? atof(env) : 1.0 / 6;
     share = share >= 0.02 && share <= 0.5 ? share : 1.0 / 6;
     size_t per_value = 4 + 8 * (size_t)nsrc, frontier_limit = (size_t)((double)budget * share);
     frontier_limit = frontier_limit > per_value ? frontier_limit : per_value;
-    bool boxed = false;
-    for (int v = 0; v < nvars; v++)
-        boxed |= k[v] > 1;
     for (int s = 0; s < nsrc; s++) {
         size_t bytes = srcs[s].rows->n * row_bytes(srcs[s].rows);
         uint64_t kv = k[srcs[s].colvar[0]];
@@ -164,7 +161,7 @@ rfx_status rfx_lftj_partition(const rfx_lftj_src *srcs, int nsrc, int nvars, siz
             /* the largest hi in (lo, 2^32] whose slices fit; lo + 1 when even one value's
              * rows do not (that box then exceeds the budget: boxes cannot split a value) */
             uint64_t good = lo + 1, bad = ((uint64_t)1 << 32) + 1;
-            size_t flimit = v == outer && boxed ? frontier_limit : 0;
+            size_t flimit = v == outer ? frontier_limit : 0;
             if (fits(srcs, nsrc, v, lo, (uint64_t)1 << 32, limit, per_value, flimit))
                 good = (uint64_t)1 << 32;
             else
