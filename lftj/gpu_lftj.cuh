@@ -408,14 +408,13 @@ __device__ __forceinline__ uint32_t lftj_emit_one(const lftj_srcs &S, const lftj
 // the store traffic of ~8 times the bytes.
 // With scan.off (one launch covering all the level's candidates, and ncnt), also those
 // counts' exclusive scan, by decoupled look-back over the blocks' tiles (taken in order
-// from scan.counter), the total written straight to pinned host memory (scan.total): the
+// from scan.lb's counter), the total written straight to pinned host memory: the
 // next level needs no scan kernels, copies or reads of its own.
 #define LFTJ_EMIT_SMEM(nsrc) ((size_t)256 * 8 * (nsrc) + 16)   // block_write_out reads past the end
 struct lftj_scan_out {
     uint64_t *off;                // NULL: no scan
-    unsigned long long *status;   // a look-back word per tile, zeroed
-    unsigned *counter;            // the next tile, zeroed
-    unsigned long long *total;    // mapped host memory
+    lb_args lb;                   // the context's tagged look-back words (a word per tile) and
+                                  // counter; the total in mapped host memory
     size_t ntiles;
 };
 __global__ void k_lftj_emit(const __grid_constant__ lftj_srcs S, const __grid_constant__ lftj_level L, size_t F,
@@ -431,7 +430,7 @@ __global__ void k_lftj_emit(const __grid_constant__ lftj_srcs S, const __grid_co
         if (scan.off) {   // tiles in the order blocks start: a look-back never waits on a block not running
             __syncthreads();
             if (threadIdx.x == 0)
-                s_tile = atomicAdd(scan.counter, 1u);
+                s_tile = lb_take(scan.lb);
             __syncthreads();
             b0 = s_tile * (size_t)blockDim.x;
         }
@@ -453,7 +452,7 @@ __global__ void k_lftj_emit(const __grid_constant__ lftj_srcs S, const __grid_co
         if (scan.off) {
             unsigned long long tile_n, tile_at;
             unsigned long long before = block_place<unsigned long long>(n_next, b0 / blockDim.x, scan.ntiles,
-                                                                        scan.status, scan.total, &tile_n, &tile_at);
+                                                                        scan.lb, &tile_n, &tile_at);
             if (live)
                 scan.off[o] = tile_at + before;
         }
@@ -1999,40 +1998,40 @@ static void lftj_precount_alloc(lftj_run *R, int v, lftj_frontier *next)
 // counts by the emit (lftj_scan_out), next->off and the look-back scratch allocated and
 // zeroed. scan->off stays NULL (the next level scans for itself) when next is not
 // precounted or memory is short.
-static rfx_status lftj_scan_begin(lftj_run *R, lftj_frontier *next, size_t nc, lftj_scan_out *scan)
+static rfx_status lftj_scan_begin(lftj_run *R, lftj_frontier *next, size_t nc, unsigned grid, lftj_scan_out *scan)
 {
     rfx_gpu *g = R->g;
-    *scan = lftj_scan_out{NULL, NULL, NULL, NULL, 0};
+    *scan = lftj_scan_out{};   // no scan
     if (!next->cnt || !nc)
         return RFX_OK;
     const size_t ntiles = (nc + 255) / 256;
     next->off = (uint64_t *)rfx_gpu_alloc(g, next->F * 8);
-    unsigned long long *status = (unsigned long long *)rfx_gpu_alloc(g, ntiles * 8 + 8);
-    if (!next->off || !status) {
+    lb_args lb = {NULL, g->d_words + 2, 0, NULL, (unsigned)(ntiles + grid - 1)};   // a block's last ticket is past the tiles
+    rfx_status st = next->off ? tagged_words(g, ntiles, &lb.status, &lb.counter, &lb.tag) : RFX_ERR_NOMEM;
+    if (st != RFX_OK) {
         rfx_gpu_free(g, next->off);
-        rfx_gpu_free(g, status);
         next->off = NULL;
-        return RFX_OK;
+        return st == RFX_ERR_NOMEM ? RFX_OK : st;
     }
-    cudaError_t e = cudaMemsetAsync(status, 0, ntiles * 8 + 8, g->stream);
-    if (e != cudaSuccess) {
-        rfx_gpu_free(g, status);
-        return fail(g, e, "cudaMemsetAsync (look-back scratch)", __FILE__, __LINE__);
-    }
-    *scan = lftj_scan_out{next->off, status, (unsigned *)(status + ntiles), g->d_words + 2, ntiles};
+    *scan = lftj_scan_out{next->off, lb, ntiles};
     return RFX_OK;
 }
 
-// After the emit's launch: frees the scratch, waits for the emit and takes the total
-// it left in host memory as next->C.
-static rfx_status lftj_scan_end(lftj_run *R, lftj_frontier *next, const lftj_scan_out &scan)
+// After the emit's launch (e: the error of `call`): waits for the emit and takes the total it left
+// in host memory as next->C.
+static rfx_status lftj_scan_end(lftj_run *R, lftj_frontier *next, const lftj_scan_out &scan, cudaError_t e,
+                                const char *call)
 {
     rfx_gpu *g = R->g;
-    if (!scan.off)
-        return RFX_OK;
-    rfx_gpu_free(g, scan.status);
-    CK(cudaStreamSynchronize(g->stream));
-    next->C = ((volatile uint64_t *)g->h_words)[2];
+    if (scan.off && e == cudaSuccess)
+        e = cudaStreamSynchronize(g->stream);
+    if (e != cudaSuccess) {
+        if (scan.off)
+            g->tagged_clean = false;   // the counter and the words may be left half-set
+        return fail(g, e, call, __FILE__, __LINE__);
+    }
+    if (scan.off)
+        next->C = ((volatile uint64_t *)g->h_words)[2];
     return RFX_OK;
 }
 
@@ -2045,21 +2044,17 @@ static rfx_status lftj_emit(lftj_run *R, int v, const lftj_frontier &cur, const 
                             bool scan_it, lftj_frontier *next)
 {
     rfx_gpu *g = R->g;
-    lftj_scan_out scan = {NULL, NULL, NULL, NULL, 0};
-    rfx_status st = scan_it ? lftj_scan_begin(R, next, nc, &scan) : RFX_OK;
+    lftj_scan_out scan = {};
+    const unsigned grid = grid_for(nc);
+    rfx_status st = scan_it ? lftj_scan_begin(R, next, nc, grid, &scan) : RFX_OK;
     if (st != RFX_OK)
         return st;
     const bool staged = lftj_staged(R, next->rng);
     const lftj_level &NL = R->levels[v + 1 < R->nvars ? v + 1 : v];   // read only with next->cnt
-    k_lftj_emit<<<grid_for(nc), 256, staged ? LFTJ_EMIT_SMEM(R->nsrc) : 0, g->stream>>>(
+    k_lftj_emit<<<grid, 256, staged ? LFTJ_EMIT_SMEM(R->nsrc) : 0, g->stream>>>(
         R->S, R->levels[v], cur.F, v, cur.bind, cur.rng, drv, off, c0, nc, flag, pos, base, next->bind, next->rng, NL,
         next->drv, next->cnt, staged, scan);
-    cudaError_t e = cudaGetLastError();
-    if (e != cudaSuccess) {
-        rfx_gpu_free(g, scan.status);
-        return fail(g, e, flag ? "k_lftj_emit" : "k_lftj_emit (unchecked)", __FILE__, __LINE__);
-    }
-    return lftj_scan_end(R, next, scan);
+    return lftj_scan_end(R, next, scan, cudaGetLastError(), flag ? "k_lftj_emit" : "k_lftj_emit (unchecked)");
 }
 
 // Every candidate of level v (C of them, counted and scanned in drv and off) into *next

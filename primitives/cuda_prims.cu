@@ -18,6 +18,8 @@ extern "C" {
 #include <time.h>
 #include <unordered_map>
 
+#define RFX_H_WORDS 32
+
 struct rfx_gpu {
     int device;
     cudaStream_t stream;
@@ -28,7 +30,8 @@ struct rfx_gpu {
     unsigned int *d_flag;      // division-by-zero flag of the last expression kernel
     uint64_t *h_words;         // pinned host words kernels write for the host to read after a wait:
                                // [0] scan_total's, [2] a triejoin emit's scan total, [3] a
-                               // kernel's word, [4] a look-back's grand total (lb_scratch)
+                               // kernel's word, [4] a look-back's grand total (lb_scratch),
+                               // [16..24] a generated FILTER's totals and division flag
     unsigned long long *d_words;   // the same words as kernels address them (mapped)
     bool div_armed;            // the last loaded expression program divides: d_flag is live
     double copy_gbs;           // measured d2d copy bandwidth (0: not yet)
@@ -36,6 +39,10 @@ struct rfx_gpu {
     int sms;                   // multiprocessors
     size_t l2_bytes;           // the L2 cache
     struct jit_lib *libs;      // generated kernels loaded in this context
+    unsigned long long *tagged;   // tiled launches' look-back words, kept between launches
+    size_t tagged_cap;         // words (the first is the tile counter; see tagged_words)
+    unsigned tag;              // the last launch's tag (1..0xffff)
+    bool tagged_clean;         // false: zero them before the next launch
     std::unordered_map<void *, uint64_t> *live;   // pool allocations and their sequence numbers
     uint64_t seq;
     int jit_compiled, jit_cached;
@@ -142,7 +149,7 @@ extern "C" rfx_gpu *rfx_gpu_open(int device, size_t budget, char *err, size_t er
     g->budget = budget ? budget : free_b - free_b / 20;
     g->live = new (std::nothrow) std::unordered_map<void *, uint64_t>();
     if (!g->live || cudaMallocFromPoolAsync((void **)&g->d_flag, sizeof(unsigned), g->pool, g->stream) != cudaSuccess ||
-        cudaHostAlloc((void **)&g->h_words, 8 * sizeof(uint64_t), cudaHostAllocMapped) != cudaSuccess ||
+        cudaHostAlloc((void **)&g->h_words, RFX_H_WORDS * sizeof(uint64_t), cudaHostAllocMapped) != cudaSuccess ||
         cudaHostGetDevicePointer((void **)&g->d_words, g->h_words, 0) != cudaSuccess) {
         snprintf(err, errcap, "device %d: cannot allocate", device);
         cudaGetLastError();
@@ -166,6 +173,8 @@ extern "C" void rfx_gpu_close(rfx_gpu *g)
         return;
     cudaSetDevice(g->device);
     cudaFreeAsync(g->d_flag, g->stream);
+    if (g->tagged)
+        cudaFreeAsync(g->tagged, g->stream);
     cudaStreamSynchronize(g->stream);
     cudaFreeHost(g->h_words);
     jit_unload(g);
@@ -1355,9 +1364,37 @@ static bool plain_columns(rfx_rx *const *out, int nout, colmap *m)
 
 // ---- filter: one pass, order kept (decoupled look-back over tiles) -----------------------
 #define SEL_THREADS 256
+// A look-back word: two flags, the launch's tag (bits 46-61) and the value. A word whose
+// tag is not the launch's is not ready, so words kept from earlier launches need no
+// clearing (tagged_words).
 #define LB_AGGREGATE (1ull << 62)
 #define LB_PREFIX (2ull << 62)
-#define LB_VALUE ((1ull << 62) - 1)
+#define LB_TAG (0xffffull << 46)
+#define LB_VALUE ((1ull << 46) - 1)
+
+/* A tiled launch's look-back state: a word per tile, the grand total's host word, the
+ * launch's tag, and the tile counter, which the block that takes ticket `last` (the
+ * launch's last: ntiles - 1 for a block a tile, ntiles + grid - 1 where each block takes
+ * tiles until one is past the end) sets back to zero for the next launch. */
+struct lb_args {
+    unsigned long long *status, *total, tag;
+    unsigned *counter;
+    unsigned last;
+};
+
+__device__ __forceinline__ bool lb_ready(unsigned long long y, unsigned long long tag)
+{
+    return (y & LB_TAG) == tag && (y & (LB_AGGREGATE | LB_PREFIX)) != 0;
+}
+
+/* The next tile, in the order blocks ask: a look-back never waits on a tile not taken. */
+__device__ __forceinline__ unsigned lb_take(const lb_args &lb)
+{
+    unsigned t = atomicAdd(lb.counter, 1u);
+    if (t == lb.last)
+        atomicExch(lb.counter, 0u);
+    return t;
+}
 
 /* The offset of tile `tile`, whose count is total, among all tiles' outputs: decoupled
  * look-back by one whole warp (all lanes call it), 32 earlier tiles' words at a time,
@@ -1365,18 +1402,17 @@ static bool plain_columns(rfx_rx *const *out, int nout, colmap *m)
  * launch order, so every earlier tile is running or done; one lane walking back a tile at
  * a time held generated FILTER kernels to 71% of the copy bandwidth on an H100, the warp
  * to 97%). The last tile also writes the grand total. */
-__device__ unsigned long long lookback_warp(unsigned long long total, size_t tile, size_t ntiles,
-                                            unsigned long long *status, unsigned long long *grand)
+__device__ unsigned long long lookback_warp(unsigned long long total, size_t tile, size_t ntiles, const lb_args &lb)
 {
     unsigned lane = threadIdx.x & 31;
-    unsigned long long excl = 0;
+    unsigned long long excl = 0, *status = lb.status;
     if (lane == 0)
-        atomicExch(&status[tile], (tile == 0 ? LB_PREFIX : LB_AGGREGATE) | total);
+        atomicExch(&status[tile], (tile == 0 ? LB_PREFIX : LB_AGGREGATE) | lb.tag | total);
     for (long long top = (long long)tile - 1; top >= 0; top -= 32) {
         long long t = top - (long long)lane;
-        unsigned long long y = t >= 0 ? *(volatile unsigned long long *)&status[t] : LB_PREFIX;
-        while (!__all_sync(0xffffffffu, (y & (LB_AGGREGATE | LB_PREFIX)) != 0))
-            if (!(y & (LB_AGGREGATE | LB_PREFIX)))
+        unsigned long long y = t >= 0 ? *(volatile unsigned long long *)&status[t] : LB_PREFIX | lb.tag;
+        while (!__all_sync(0xffffffffu, lb_ready(y, lb.tag)))
+            if (!lb_ready(y, lb.tag))
                 y = *(volatile unsigned long long *)&status[t];
         unsigned prefixes = __ballot_sync(0xffffffffu, (y & LB_PREFIX) != 0);
         int stop = prefixes ? __ffs(prefixes) - 1 : 31;
@@ -1389,9 +1425,9 @@ __device__ unsigned long long lookback_warp(unsigned long long total, size_t til
     }
     if (lane == 0) {
         if (tile != 0)
-            atomicExch(&status[tile], LB_PREFIX | (excl + total));
+            atomicExch(&status[tile], LB_PREFIX | lb.tag | (excl + total));
         if (tile == ntiles - 1)
-            *grand = excl + total;
+            *lb.total = excl + total;
     }
     return excl;
 }
@@ -1400,8 +1436,7 @@ __device__ unsigned long long lookback_warp(unsigned long long total, size_t til
  * counts, row order; each lane scans W / 32 neighbours): their exclusive scan in place,
  * *tile_kept the tile's count, and the tile's offset by look-back, returned. */
 __device__ __forceinline__ unsigned long long place_slabs(unsigned *s_excl, int W, size_t tile, size_t ntiles,
-                                                          unsigned long long *status, unsigned long long *grand,
-                                                          unsigned *tile_kept)
+                                                          const lb_args &lb, unsigned *tile_kept)
 {
     const unsigned lane = threadIdx.x & 31, P = ((unsigned)W + 31) / 32;
     unsigned c[4], sum = 0;
@@ -1424,7 +1459,7 @@ __device__ __forceinline__ unsigned long long place_slabs(unsigned *s_excl, int 
             run += c[q];
         }
     *tile_kept = __shfl_sync(0xffffffffu, incl, 31);
-    return lookback_warp(*tile_kept, tile, ntiles, status, grand);
+    return lookback_warp(*tile_kept, tile, ntiles, lb);
 }
 
 /* Each thread's count scanned across the block (256 threads): returns the counts of the
@@ -1465,14 +1500,13 @@ __device__ __forceinline__ T block_offsets(T cnt, T *tile_n)
  * look-back. Returns the counts of the threads before this one; *tile_n, *tile_at: the
  * block's total and its offset. */
 template <typename T>
-__device__ __forceinline__ T block_place(T cnt, size_t tile, size_t ntiles, unsigned long long *status,
-                                         unsigned long long *grand, unsigned long long *tile_n,
-                                         unsigned long long *tile_at)
+__device__ __forceinline__ T block_place(T cnt, size_t tile, size_t ntiles, const lb_args &lb,
+                                         unsigned long long *tile_n, unsigned long long *tile_at)
 {
     __shared__ unsigned long long s_at;
     T n, excl = block_offsets<T>(cnt, &n);
     if (threadIdx.x < 32) {
-        unsigned long long at = lookback_warp(n, tile, ntiles, status, grand);
+        unsigned long long at = lookback_warp(n, tile, ntiles, lb);
         if (threadIdx.x == 0)
             s_at = at;
     }
@@ -1482,33 +1516,79 @@ __device__ __forceinline__ T block_place(T cnt, size_t tile, size_t ntiles, unsi
     return excl;
 }
 
-/* A tiled kernel's look-back scratch, one allocation: a status word per tile and the tile
- * counter (zeroed by lb_reset before each launch), then `extra` bytes for the caller. Freed by rfx_gpu_free(status). The grand total goes straight to the
- * context's pinned host word LB_TOTAL_WORD (read by lb_total after the launch), which
- * saves every tiled primitive a copy. */
+/* The context's look-back words, kept between launches (the tiled primitives' and the
+ * generated FILTERs'): a launch takes `words` of them tagged with a new tag (LB_TAG), so
+ * that it clears nothing first (a memset is a launch: ~8 us of a 64 MB generated filter's
+ * ~80). Word 0 is the tile counter, which the launch's last ticket sets back to 0. The
+ * words are zeroed when they grow, when the tags wrap and after a failed launch. Not one
+ * of the pool's tracked allocations: rfx_gpu_reclaim must not free it under the context. */
+static rfx_status tagged_words(rfx_gpu *g, size_t words, unsigned long long **status, unsigned **counter,
+                               unsigned long long *tag)
+{
+    if (words + 1 > g->tagged_cap) {
+        size_t cap = words + 1 > 2 * g->tagged_cap ? words + 1 : 2 * g->tagged_cap;
+        unsigned long long *w = (unsigned long long *)rfx_gpu_alloc(g, cap * 8);
+        if (!w)
+            return RFX_ERR_NOMEM;
+        g->live->erase(w);
+        if (g->tagged)
+            cudaFreeAsync(g->tagged, g->stream);
+        g->tagged = w;
+        g->tagged_cap = cap;
+        g->tagged_clean = false;
+    }
+    if (!g->tagged_clean || g->tag == 0xffff) {
+        CK(cudaMemsetAsync(g->tagged, 0, g->tagged_cap * 8, g->stream));
+        g->tag = 0;
+        g->tagged_clean = true;
+    }
+    g->tag++;
+    *counter = (unsigned *)g->tagged;
+    *status = g->tagged + 1;
+    *tag = (unsigned long long)g->tag << 46;
+    return RFX_OK;
+}
+
+/* A tiled kernel's look-back scratch: tagged words, a status word per tile (taken again
+ * for a second launch over the same tiles by lb_retag), and `extra` bytes for the caller
+ * (freed by lb_free). The grand total goes straight to the context's pinned host word
+ * LB_TOTAL_WORD (read by lb_total after the launch), which saves every tiled primitive a
+ * copy. */
 #define LB_TOTAL_WORD 4
 struct lb_scratch {
-    unsigned long long *status, *total;
-    unsigned *counter;
+    lb_args a;
     void *extra;
     size_t ntiles;
 };
 
+static rfx_status lb_retag(rfx_gpu *g, lb_scratch *s)
+{
+    return tagged_words(g, s->ntiles, &s->a.status, &s->a.counter, &s->a.tag);
+}
+
 static rfx_status lb_alloc(rfx_gpu *g, size_t ntiles, size_t extra, lb_scratch *s)
 {
     s->ntiles = ntiles;
-    s->status = (unsigned long long *)rfx_gpu_alloc(g, ntiles * 8 + 8 + extra);
-    if (!s->status)
+    s->extra = NULL;
+    s->a.total = g->d_words + LB_TOTAL_WORD;
+    s->a.last = ntiles ? (unsigned)(ntiles - 1) : 0;   // a block a tile; persistent kernels set it
+    if (extra && !(s->extra = rfx_gpu_alloc(g, extra)))
         return RFX_ERR_NOMEM;
-    s->total = g->d_words + LB_TOTAL_WORD;
-    s->counter = (unsigned *)(s->status + ntiles);
-    s->extra = s->status + ntiles + 1;
-    return RFX_OK;
+    rfx_status st = lb_retag(g, s);
+    if (st) {
+        rfx_gpu_free(g, s->extra);
+        s->extra = NULL;
+    }
+    return st;
 }
 
-static cudaError_t lb_reset(rfx_gpu *g, const lb_scratch *s)
+/* After the launch: a failed one may leave the counter and words half-set. */
+static void lb_free(rfx_gpu *g, lb_scratch *s, bool failed)
 {
-    return cudaMemsetAsync(s->status, 0, s->ntiles * 8 + 8, g->stream);
+    rfx_gpu_free(g, s->extra);
+    s->extra = NULL;
+    if (failed)
+        g->tagged_clean = false;
 }
 
 /* The look-back's grand total of the kernel just launched over lb's tiles: one wait. (Its
@@ -1541,7 +1621,7 @@ static rfx_status tiled_end(rfx_gpu *g, cudaError_t e, const char *call, lb_scra
 {
     unsigned long long kept = 0;
     rfx_status st = e != cudaSuccess ? fail(g, e, call, __FILE__, __LINE__) : lb_total(g, lb, &kept);
-    rfx_gpu_free(g, lb->status);
+    lb_free(g, lb, st != RFX_OK);
     res->n = (size_t)kept;
     return finish_filtered(g, st, res, res->n, res->arity, NULL, dst);
 }
@@ -1684,9 +1764,8 @@ __device__ __forceinline__ void stage_tile(uint32_t *raw, const uint32_t *src, s
 template <int ITEMS>
 __global__ void __launch_bounds__(SEL_THREADS) k_select_tiles(const __grid_constant__ gprog code, const uint32_t *src,
                                                               size_t n, int arity, int plen, int olen, int depth,
-                                                              int nout, bool dense, uint32_t *out,
-                                                              unsigned long long *status, unsigned *counter,
-                                                              unsigned long long *total, unsigned *div_flag)
+                                                              int nout, bool dense, uint32_t *out, const lb_args lb,
+                                                              unsigned *div_flag)
 {
     extern __shared__ __align__(16) uint32_t smem[];
     __shared__ unsigned s_next, s_kept, s_excl[ITEMS * SEL_THREADS / 32];
@@ -1697,7 +1776,7 @@ __global__ void __launch_bounds__(SEL_THREADS) k_select_tiles(const __grid_const
     unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5, b = 0;
     bool div0 = false;
     if (threadIdx.x == 0)
-        s_next = atomicAdd(counter, 1u);
+        s_next = lb_take(lb);
     __syncthreads();
     size_t tile = s_next;
     stage_tile(smem, src, n, arity, tile, T);
@@ -1712,7 +1791,7 @@ __global__ void __launch_bounds__(SEL_THREADS) k_select_tiles(const __grid_const
         __syncthreads();   // everyone has read s_next
         if (dense) {
             if (threadIdx.x == 0)
-                s_next = atomicAdd(counter, 1u);
+                s_next = lb_take(lb);
             __syncthreads();
             next = s_next;
             stage_tile(smem + (b ^ 1) * arity * T, src, n, arity, next, T);
@@ -1745,12 +1824,11 @@ __global__ void __launch_bounds__(SEL_THREADS) k_select_tiles(const __grid_const
             // the tile's place, by warp 0, which then takes the next tile
             if (warp == 0) {
                 unsigned tile_kept;
-                unsigned long long excl = place_slabs(s_excl, ITEMS * SEL_THREADS / 32, tile, ntiles, status, total,
-                                                      &tile_kept);
+                unsigned long long excl = place_slabs(s_excl, ITEMS * SEL_THREADS / 32, tile, ntiles, lb, &tile_kept);
                 if (lane == 0) {
                     s_kept = tile_kept;
                     s_at = excl;
-                    s_next = atomicAdd(counter, 1u);
+                    s_next = lb_take(lb);
                 }
             }
             __syncthreads();
@@ -1802,9 +1880,10 @@ static rfx_status select_tiles(rfx_gpu *g, const rfx_dev_rows *src, const rfx_rx
     if ((st = tiled_begin(g, nout, n, ntiles, 0, &res, &lb)) != RFX_OK)
         return st;
     bool dense = pred == NULL;
-    cudaError_t e = lb_reset(g, &lb);
-    if (e == cudaSuccess) {
-    // resident blocks only: a block waits (look-back) on tiles that others hold
+    cudaError_t e = cudaSuccess;
+    {
+    // resident blocks only: a block waits (look-back) on tiles that others hold; each
+    // block takes tickets until one is past the tiles, so the last is ntiles + grid - 1
 #define SELECT_TILES(I)                                                                                              \
     do {                                                                                                             \
         int per_sm = 0;                                                                                              \
@@ -1812,10 +1891,11 @@ static rfx_status select_tiles(rfx_gpu *g, const rfx_dev_rows *src, const rfx_rx
         if (e == cudaSuccess)                                                                                        \
             e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k_select_tiles<I>, SEL_THREADS, smem);       \
         size_t grid = (size_t)(per_sm > 0 ? per_sm : 1) * (size_t)g->sms;                                            \
+        grid = grid < ntiles ? grid : ntiles;                                                                        \
+        lb.a.last = (unsigned)(ntiles + grid - 1);                                                                   \
         if (e == cudaSuccess)                                                                                        \
-            k_select_tiles<I><<<(unsigned)(grid < ntiles ? grid : ntiles), SEL_THREADS, smem, g->stream>>>(          \
-                code, src->data, n, src->arity, plen, olen, depth, nout, dense, res.data, lb.status, lb.counter,     \
-                lb.total, g->d_flag);                                                                                \
+            k_select_tiles<I><<<(unsigned)grid, SEL_THREADS, smem, g->stream>>>(                                     \
+                code, src->data, n, src->arity, plen, olen, depth, nout, dense, res.data, lb.a, g->d_flag);          \
     } while (0)
         if (items == 8)
             SELECT_TILES(8);
@@ -1832,7 +1912,7 @@ static rfx_status select_tiles(rfx_gpu *g, const rfx_dev_rows *src, const rfx_rx
         st = fail(g, e, "k_select_tiles", __FILE__, __LINE__);
     else if (!dense)
         st = lb_total(g, &lb, &kept);
-    rfx_gpu_free(g, lb.status);
+    lb_free(g, &lb, st != RFX_OK);
     if (st == RFX_OK)
         st = check_div0(g);
     res.n = (size_t)kept;
@@ -1940,14 +2020,13 @@ __device__ __forceinline__ void load_row(const uint32_t *src, size_t r, uint32_t
 template <int A, int ITEMS>
 __global__ void __launch_bounds__(SEL_THREADS) k_select_simple(const __grid_constant__ sel_simple s,
                                                                const uint32_t *src, size_t n, uint32_t *out,
-                                                               unsigned long long *status, unsigned *counter,
-                                                               unsigned long long *total)
+                                                               const lb_args lb)
 {
     __shared__ unsigned s_tile, s_excl[ITEMS * SEL_THREADS / 32];
     __shared__ unsigned long long s_at;
     const int T = ITEMS * SEL_THREADS;
     if (threadIdx.x == 0)
-        s_tile = atomicAdd(counter, 1u);
+        s_tile = lb_take(lb);
     __syncthreads();
     const size_t tile = s_tile, ntiles = (n + T - 1) / T, first = tile * T;
     const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5, below = (1u << lane) - 1;
@@ -1982,7 +2061,7 @@ __global__ void __launch_bounds__(SEL_THREADS) k_select_simple(const __grid_cons
     __syncthreads();
     if (warp == 0) {
         unsigned kept;
-        unsigned long long at = place_slabs(s_excl, ITEMS * SEL_THREADS / 32, tile, ntiles, status, total, &kept);
+        unsigned long long at = place_slabs(s_excl, ITEMS * SEL_THREADS / 32, tile, ntiles, lb, &kept);
         if (lane == 0)
             s_at = at;
     }
@@ -2024,11 +2103,10 @@ static rfx_status select_simple(rfx_gpu *g, const rfx_dev_rows *src, const rfx_r
     rfx_status st = tiled_begin(g, nout, n, ntiles, 0, &res, &lb);
     if (st != RFX_OK)
         return st;
-    cudaError_t e = lb_reset(g, &lb);
-    if (e == cudaSuccess) {
+    cudaError_t e = cudaSuccess;
+    {
 #define SELECT_SIMPLE(A_)                                                                                            \
-    k_select_simple<A_, ss_items(A_)><<<(unsigned)ntiles, SEL_THREADS, 0, g->stream>>>(s, src->data, n, res.data,    \
-                                                                                      lb.status, lb.counter, lb.total)
+    k_select_simple<A_, ss_items(A_)><<<(unsigned)ntiles, SEL_THREADS, 0, g->stream>>>(s, src->data, n, res.data, lb.a)
         switch (A) {
         case 1: SELECT_SIMPLE(1); break;
         case 2: SELECT_SIMPLE(2); break;
@@ -2344,13 +2422,12 @@ static size_t setop_smem(int aa, int ba)
 
 __global__ void __launch_bounds__(256) k_setop_tiles(const uint32_t *a, size_t na, int aa, const uint32_t *b,
                                                      size_t nb, int ba, int k, int mode, const size_t *splits,
-                                                     size_t ntiles, uint32_t *out, unsigned long long *status,
-                                                     unsigned *counter, unsigned long long *total)
+                                                     size_t ntiles, uint32_t *out, const lb_args lb)
 {
     extern __shared__ __align__(16) uint32_t smem[];
     __shared__ unsigned s_tile;
     if (threadIdx.x == 0)
-        s_tile = atomicAdd(counter, 1u);
+        s_tile = lb_take(lb);
     __syncthreads();
     const size_t tile = s_tile, d0 = tile * SETOP_TD, dn = d0 + SETOP_TD < na + nb ? d0 + SETOP_TD : na + nb;
     const size_t a0 = splits[tile], b0 = d0 - a0, b1 = dn - splits[tile + 1];
@@ -2397,7 +2474,7 @@ __global__ void __launch_bounds__(256) k_setop_tiles(const uint32_t *a, size_t n
         }
     }
     unsigned long long tile_n, tile_at;
-    unsigned pos = block_place<unsigned>(cnt, tile, ntiles, status, total, &tile_n, &tile_at);
+    unsigned pos = block_place<unsigned>(cnt, tile, ntiles, lb, &tile_n, &tile_at);
     i = i0;
     j = j0;
 #pragma unroll
@@ -2428,8 +2505,8 @@ static rfx_status setop_merge(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_r
     if (st)
         return st;
     size_t *splits = (size_t *)lb.extra;
-    cudaError_t e = lb_reset(g, &lb);
-    if (e == cudaSuccess) {
+    cudaError_t e = cudaSuccess;
+    {
         k_setop_splits<<<grid_for(ntiles + 1), 256, 0, g->stream>>>(a->data, na, a->arity, b->data, nb, b->arity, k,
                                                                     ntiles, splits);
         e = cudaGetLastError();
@@ -2438,8 +2515,7 @@ static rfx_status setop_merge(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_r
         e = cudaFuncSetAttribute(k_setop_tiles, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (e == cudaSuccess) {
         k_setop_tiles<<<(unsigned)ntiles, 256, smem, g->stream>>>(a->data, na, a->arity, b->data, nb, b->arity, k,
-                                                                  mode, splits, ntiles, res.data, lb.status,
-                                                                  lb.counter, lb.total);
+                                                                  mode, splits, ntiles, res.data, lb.a);
         e = cudaGetLastError();
     }
     return tiled_end(g, e, "k_setop_tiles", &lb, &res, dst);
@@ -2542,8 +2618,7 @@ __global__ void k_semi_ranges(const uint32_t *a, size_t na, int aa, const uint32
 
 __global__ void __launch_bounds__(256) k_semi_tiles(const uint32_t *a, size_t na, int aa, const uint32_t *b,
                                                     const size_t *range, int k, bool keep, size_t b_cap, uint32_t *out,
-                                                    unsigned long long *status, unsigned *counter,
-                                                    unsigned long long *total)
+                                                    const lb_args lb)
 {
     extern __shared__ __align__(16) uint32_t smem[];   // a's tile, the output tile, b's segment
     __shared__ unsigned s_tile, s_kept, s_excl[SEMI_T / 32];
@@ -2551,7 +2626,7 @@ __global__ void __launch_bounds__(256) k_semi_tiles(const uint32_t *a, size_t na
     uint32_t *sa = smem, *so = sa + SEMI_T * aa, *sb = so + SEMI_T * aa;
     unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     if (threadIdx.x == 0)
-        s_tile = atomicAdd(counter, 1u);
+        s_tile = lb_take(lb);
     __syncthreads();
     const size_t tile = s_tile, t0 = tile * SEMI_T, tn = na - t0 < SEMI_T ? na - t0 : SEMI_T,
                  ntiles = (na + SEMI_T - 1) / SEMI_T;
@@ -2579,7 +2654,7 @@ __global__ void __launch_bounds__(256) k_semi_tiles(const uint32_t *a, size_t na
     __syncthreads();
     if (warp == 0) {   // the tile's place
         unsigned tile_kept;
-        unsigned long long excl = place_slabs(s_excl, SEMI_T / 32, tile, ntiles, status, total, &tile_kept);
+        unsigned long long excl = place_slabs(s_excl, SEMI_T / 32, tile, ntiles, lb, &tile_kept);
         if (lane == 0) {
             s_kept = tile_kept;
             s_at = excl;
@@ -2615,17 +2690,14 @@ static rfx_status semijoin_tiles(rfx_gpu *g, const rfx_dev_rows *a, const rfx_de
     if (st)
         return st;
     size_t *range = (size_t *)lb.extra;
-    cudaError_t e = lb_reset(g, &lb);
-    if (e == cudaSuccess) {
-        k_semi_ranges<<<grid_for(2 * ntiles), 256, 0, g->stream>>>(a->data, na, a->arity, b->data, k, b->n, k,
-                                                                   ntiles, SEMI_T, range);
-        e = cudaGetLastError();
-    }
+    k_semi_ranges<<<grid_for(2 * ntiles), 256, 0, g->stream>>>(a->data, na, a->arity, b->data, k, b->n, k, ntiles,
+                                                               SEMI_T, range);
+    cudaError_t e = cudaGetLastError();
     if (e == cudaSuccess)
         e = cudaFuncSetAttribute(k_semi_tiles, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (e == cudaSuccess) {
         k_semi_tiles<<<(unsigned)ntiles, 256, smem, g->stream>>>(a->data, na, a->arity, b->data, range, k, keep, b_cap,
-                                                                 res.data, lb.status, lb.counter, lb.total);
+                                                                 res.data, lb.a);
         e = cudaGetLastError();
     }
     return tiled_end(g, e, "k_semi_tiles", &lb, &res, dst);
@@ -2959,15 +3031,14 @@ __global__ void __launch_bounds__(256, 4) k_join_tiles(const __grid_constant__ g
                                                     const __grid_constant__ colmap m, const uint32_t *a, size_t na,
                                                     int aa, const uint32_t *b, int ba, int k, const size_t *range,
                                                     size_t ntiles, unsigned bcap, unsigned ocap, int nout,
-                                                    uint32_t *out, unsigned long long cap,
-                                                    unsigned long long *status, unsigned *counter,
-                                                    unsigned long long *total, unsigned *div_flag)
+                                                    uint32_t *out, unsigned long long cap, const lb_args lb,
+                                                    unsigned *div_flag)
 {
     extern __shared__ __align__(16) uint32_t smem[];   // a's tile, b's range, the output tile
     __shared__ unsigned s_tile, s_qn, s_qrow[JT_QUEUE], s_qlo[JT_QUEUE], s_qcnt[JT_QUEUE];
     __shared__ unsigned long long s_qout[JT_QUEUE], s_base;
     if (threadIdx.x == 0)
-        s_tile = atomicAdd(counter, 1u);
+        s_tile = lb_take(lb);
     __syncthreads();
     const size_t tile = s_tile, t0 = tile * JT_T, tn = na - t0 < JT_T ? na - t0 : JT_T, r0 = range[2 * tile];
     const unsigned mb = (unsigned)(range[2 * tile + 1] - r0);   // right rows of the tile: indices below 2^32
@@ -2991,7 +3062,7 @@ __global__ void __launch_bounds__(256, 4) k_join_tiles(const __grid_constant__ g
     // the writing left the SM's warps at a barrier: ncu).
     unsigned long long tile_n, base = 0, my_out = block_offsets<unsigned long long>(mine, &tile_n);
     if (threadIdx.x < 32) {
-        unsigned long long at = lookback_warp(tile_n, tile, ntiles, status, total);
+        unsigned long long at = lookback_warp(tile_n, tile, ntiles, lb);
         if (threadIdx.x == 0)
             s_base = at;
     }
@@ -3132,13 +3203,12 @@ static rfx_status join_one_pass(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev
         cap = 0;
     }
     for (int pass = 0; pass < 2 && e == cudaSuccess && st == RFX_OK; pass++) {
-        e = lb_reset(g, &lb);
-        if (e == cudaSuccess) {
-            kernel<<<(unsigned)ntiles, 256, smem, g->stream>>>(code, len, m, a->data, na, aa, b->data, ba, k, range,
-                                                               ntiles, (unsigned)bcap, (unsigned)ocap, nout, res->data,
-                                                               cap, lb.status, lb.counter, lb.total, g->d_flag);
-            e = cudaGetLastError();
-        }
+        if (pass && (st = lb_retag(g, &lb)) != RFX_OK)
+            break;
+        kernel<<<(unsigned)ntiles, 256, smem, g->stream>>>(code, len, m, a->data, na, aa, b->data, ba, k, range, ntiles,
+                                                           (unsigned)bcap, (unsigned)ocap, nout, res->data, cap, lb.a,
+                                                           g->d_flag);
+        e = cudaGetLastError();
         if (e == cudaSuccess)
             st = lb_total(g, &lb, &n);
         if (e != cudaSuccess || st != RFX_OK || n <= cap)
@@ -3147,7 +3217,7 @@ static rfx_status join_one_pass(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev
         st = rows_alloc(g, res, nout, (size_t)n);
         cap = n;
     }
-    rfx_gpu_free(g, lb.status);
+    lb_free(g, &lb, e != cudaSuccess || st != RFX_OK);
     if (e != cudaSuccess)
         st = fail(g, e, "k_join_tiles", __FILE__, __LINE__);
     if (st == RFX_OK)

@@ -180,19 +180,22 @@ rfx_status rfx_gpu_lftj_spread(rfx_gpu *const *gs, int ndev, const rfx_dev_rows 
  * use in the context (or read from the disk cache, see jit.h). */
 /* Whether generated kernels can be compiled here (NVRTC found); why not in `why`. */
 bool rfx_gpu_jit_ready(rfx_gpu *g, char *why, size_t cap);
-/* Compiles (or reads from the cache) and loads source, and finds `kernel` in it. */
-rfx_status rfx_gpu_jit_load(rfx_gpu *g, const char *source, const char *kernel);
+/* Compiles (or reads from the cache) and loads source, and finds `kernel` in it. Here and
+ * below source_hash is rfx_fnv1a(RFX_FNV_INIT, source, strlen(source)), found once by the
+ * caller (rfx_fgroup.source_hash): the context's loaded libraries are looked up by it. */
+rfx_status rfx_gpu_jit_load(rfx_gpu *g, const char *source, uint64_t source_hash, const char *kernel);
 /* Kernels compiled and read from the cache in this context, and the milliseconds each took. */
 void rfx_gpu_jit_stats(const rfx_gpu *g, int *compiled, int *cached, double *compile_ms, double *cache_ms);
 /* A FILTER group: kernel `name` of `source`, `items` rows per thread; dsts[m] gets output
  * m (nout[m] columns), in input order. */
-rfx_status rfx_gpu_fused_filter(rfx_gpu *g, const char *name, const char *source, int items,
+rfx_status rfx_gpu_fused_filter(rfx_gpu *g, const char *name, const char *source, uint64_t source_hash, int items,
                                 const rfx_dev_rows *src, int nouts, const int *nout, rfx_dev_rows *const *dsts);
 /* A JOIN group: kernels name_count and name_expand of `source` over nsrc sorted sources.
  * Candidates are flagged and compacted when has_residual (filters not tested as ranges
  * are counted) or when some key range was too long to filter as it was counted. */
-rfx_status rfx_gpu_fused_join(rfx_gpu *g, const char *name, const char *source, const rfx_dev_rows *const *srcs,
-                              int nsrc, bool has_residual, int nout, rfx_dev_rows *dst);
+rfx_status rfx_gpu_fused_join(rfx_gpu *g, const char *name, const char *source, uint64_t source_hash,
+                              const rfx_dev_rows *const *srcs, int nsrc, bool has_residual, int nout,
+                              rfx_dev_rows *dst);
 
 #ifdef __cplusplus
 }

@@ -46,11 +46,10 @@ extern "C" void rfx_gpu_jit_stats(const rfx_gpu *g, int *compiled, int *cached, 
     *cache_ms = g->jit_cache_ms;
 }
 
-/* The kernel `name` of the library built from source (compiled, or read from the disk
- * cache, on first use in this context). */
-static rfx_status jit_kernel(rfx_gpu *g, const char *source, const char *name, cudaKernel_t *k)
+/* The kernel `name` of the library built from source, whose rfx_fnv1a is h (compiled, or
+ * read from the disk cache, on first use in this context). */
+static rfx_status jit_kernel(rfx_gpu *g, const char *source, uint64_t h, const char *name, cudaKernel_t *k)
 {
-    uint64_t h = rfx_fnv1a(RFX_FNV_INIT, source, strlen(source));
     jit_lib *l = g->libs;
     while (l && l->hash != h)
         l = l->next;
@@ -87,11 +86,14 @@ static rfx_status jit_kernel(rfx_gpu *g, const char *source, const char *name, c
     return RFX_OK;
 }
 
-extern "C" rfx_status rfx_gpu_jit_load(rfx_gpu *g, const char *source, const char *kernel)
+extern "C" rfx_status rfx_gpu_jit_load(rfx_gpu *g, const char *source, uint64_t source_hash, const char *kernel)
 {
     cudaKernel_t k;
-    return jit_kernel(g, source, kernel, &k);
+    return jit_kernel(g, source, source_hash, kernel, &k);
 }
+
+#define FUSED_TOTALS_WORD 16   // h_words[16 + m]: output m's size; [24]: the division flag
+#define FUSED_DIV_WORD 24
 
 static rfx_status launch(rfx_gpu *g, cudaKernel_t k, const char *name, size_t blocks, void **args)
 {
@@ -101,8 +103,9 @@ static rfx_status launch(rfx_gpu *g, cudaKernel_t k, const char *name, size_t bl
     return RFX_OK;
 }
 
-extern "C" rfx_status rfx_gpu_fused_filter(rfx_gpu *g, const char *name, const char *source, int items,
-                                           const rfx_dev_rows *src, int nouts, const int *nout, rfx_dev_rows *const *dsts)
+extern "C" rfx_status rfx_gpu_fused_filter(rfx_gpu *g, const char *name, const char *source, uint64_t source_hash,
+                                           int items, const rfx_dev_rows *src, int nouts, const int *nout,
+                                           rfx_dev_rows *const *dsts)
 {
     if (nouts < 1 || nouts > 8)
         return RFX_ERR_INTERNAL;
@@ -116,7 +119,7 @@ extern "C" rfx_status rfx_gpu_fused_filter(rfx_gpu *g, const char *name, const c
         return RFX_OK;
     }
     cudaKernel_t k;
-    rfx_status st = jit_kernel(g, source, name, &k);
+    rfx_status st = jit_kernel(g, source, source_hash, name, &k);
     if (st)
         return st;
     size_t tile = (size_t)RFX_FUSED_THREADS * (size_t)items, ntiles = (n + tile - 1) / tile;
@@ -128,39 +131,38 @@ extern "C" rfx_status rfx_gpu_fused_filter(rfx_gpu *g, const char *name, const c
     int made = 0;
     for (; made < nouts && st == RFX_OK; made++)
         st = rows_alloc(g, &res[made], nout[made], n);   // upper bounds; n is set below
-    // look-back words per output and tile, then the outputs' sizes, then the tile counter
-    // and the division flag: read back with one copy
-    size_t words = (size_t)nouts * ntiles + (size_t)nouts + 1;
-    unsigned long long *status = st == RFX_OK ? (unsigned long long *)rfx_gpu_alloc(g, words * 8) : NULL;
-    if (st == RFX_OK && !status)
-        st = RFX_ERR_NOMEM;
-    unsigned long long *totals = status ? status + (size_t)nouts * ntiles : NULL;
-    unsigned *counter = totals ? (unsigned *)(totals + nouts) : NULL, *div_flag = counter ? counter + 1 : NULL;
+    unsigned long long *status = NULL, tag = 0;
+    unsigned *counter = NULL;
+    if (st == RFX_OK)
+        st = tagged_words(g, (size_t)nouts * ntiles, &status, &counter, &tag);
+    // the last tile writes the outputs' sizes, and a division by zero its flag, straight
+    // into the context's mapped host words: the host waits once and copies nothing
+    volatile uint64_t *h = (volatile uint64_t *)g->h_words;
     if (st == RFX_OK) {
-        cudaError_t e = cudaMemsetAsync(status, 0, words * 8, g->stream);
-        if (e != cudaSuccess)
-            st = fail(g, e, "cudaMemsetAsync", __FILE__, __LINE__);
-    }
-    if (st == RFX_OK) {
+        h[FUSED_DIV_WORD] = 0;
         fused_outs outs = {};
         for (int m = 0; m < nouts; m++)
             outs.p[m] = res[m].data;
         const uint32_t *data = src->data;
-        unsigned long long nn = n;
-        void *args[] = {&data, &nn, &outs, &status, &counter, &totals, &div_flag};
+        unsigned long long nn = n, *totals = g->d_words + FUSED_TOTALS_WORD;
+        unsigned *div_flag = (unsigned *)(g->d_words + FUSED_DIV_WORD);
+        void *args[] = {&data, &nn, &outs, &status, &counter, &totals, &div_flag, &tag};
         st = launch(g, k, name, ntiles, args);
+        if (st == RFX_OK) {
+            cudaError_t e = cudaStreamSynchronize(g->stream);
+            if (e != cudaSuccess)
+                st = fail(g, e, name, __FILE__, __LINE__);
+        }
+        if (st != RFX_OK)
+            g->tagged_clean = false;   // the counter and the words may be left half-set
     }
-    unsigned long long kept[9] = {0};
-    if (st == RFX_OK)
-        st = to_host(g, totals, kept, (size_t)nouts + 1);
-    rfx_gpu_free(g, status);
-    if (st == RFX_OK && kept[nouts] >> 32) {
+    if (st == RFX_OK && h[FUSED_DIV_WORD]) {
         snprintf(g->err, sizeof g->err, "division by zero");
         st = RFX_ERR_DIV0;
     }
     for (int m = 0; m < made; m++) {
         if (st == RFX_OK) {
-            res[m].n = (size_t)kept[m];
+            res[m].n = (size_t)h[FUSED_TOTALS_WORD + m];
             replace(g, dsts[m], &res[m]);
         } else
             rfx_gpu_rows_free(g, &res[m]);
@@ -168,7 +170,7 @@ extern "C" rfx_status rfx_gpu_fused_filter(rfx_gpu *g, const char *name, const c
     return st;
 }
 
-extern "C" rfx_status rfx_gpu_fused_join(rfx_gpu *g, const char *name, const char *source,
+extern "C" rfx_status rfx_gpu_fused_join(rfx_gpu *g, const char *name, const char *source, uint64_t source_hash,
                                          const rfx_dev_rows *const *srcs, int nsrc, bool has_residual, int nout,
                                          rfx_dev_rows *dst)
 {
@@ -187,10 +189,10 @@ extern "C" rfx_status rfx_gpu_fused_join(rfx_gpu *g, const char *name, const cha
     char kname[64];
     cudaKernel_t kcount, kexpand;
     snprintf(kname, sizeof kname, "%s_count", name);
-    rfx_status st = jit_kernel(g, source, kname, &kcount);
+    rfx_status st = jit_kernel(g, source, source_hash, kname, &kcount);
     snprintf(kname, sizeof kname, "%s_expand", name);
     if (st == RFX_OK)
-        st = jit_kernel(g, source, kname, &kexpand);
+        st = jit_kernel(g, source, source_hash, kname, &kexpand);
     if (st)
         return st;
     fused_srcs S = {};

@@ -82,16 +82,6 @@ bool rfx_jit_available(char *why, size_t cap)
     return nv.ok;
 }
 
-uint64_t rfx_fnv1a(uint64_t h, const void *p, size_t n)
-{
-    const unsigned char *s = p;
-    for (size_t i = 0; i < n; i++) {
-        h ^= s[i];
-        h *= 1099511628211ull;
-    }
-    return h;
-}
-
 /* The cache directory (created), or false when caching is off or impossible. */
 static bool cache_dir(char *dir, size_t cap)
 {

@@ -22,8 +22,4 @@ bool rfx_jit_available(char *why, size_t cap);
 bool rfx_jit_cubin(const char *source, const char *name, int arch, void **cubin, size_t *size, bool *compiled,
                    double *ms, char *err, size_t errcap);
 
-/* 64-bit FNV-1a of n bytes, continuing from h (start with RFX_FNV_INIT). */
-#define RFX_FNV_INIT 1469598103934665603ull
-uint64_t rfx_fnv1a(uint64_t h, const void *p, size_t n);
-
 #endif

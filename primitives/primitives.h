@@ -84,6 +84,19 @@ rfx_status rfx_cpu_aggregate(const rfx_rows *a, const rfx_rows *b, int k, rfx_ag
  * (primitives/fused.cuh). */
 #define RFX_FUSED_THREADS 256      /* threads per block */
 #define RFX_FUSED_JOIN_CHUNK 8     /* rows of the first source per lane of a join count */
+/* 64-bit FNV-1a of n bytes, continuing from h (start with RFX_FNV_INIT): a generated
+ * source's identity, found once when it is generated (rfx_fgroup.source_hash) and used by
+ * the JIT's caches, so that running a group does not hash its text again (~10 us). */
+#define RFX_FNV_INIT 1469598103934665603ull
+static inline uint64_t rfx_fnv1a(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *s = (const unsigned char *)p;
+    for (size_t i = 0; i < n; i++) {
+        h ^= s[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
 /* dsts[k] = outs[k](sigma_preds[k](src)) for every k, reading src once; preds[k] may be
  * NULL; outs[k] NULL (or outs[k][x] NULL) means column x. */
 rfx_status rfx_cpu_mapfilter_multi(const rfx_rows *src, int nouts, const rfx_rx *const *preds,

@@ -450,7 +450,7 @@ static rfx_status cu_exec_group_once(rfx_backend *be, const rfx_fgroup *g)
         /* a source NVRTC cannot compile (an expression too deep, say) runs unfused */
         char kernel[40];
         snprintf(kernel, sizeof kernel, g->kind == RFX_FG_JOIN ? "%s_count" : "%s", g->name);
-        rfx_status st = rfx_gpu_jit_load(x->g, g->source, kernel);
+        rfx_status st = rfx_gpu_jit_load(x->g, g->source, g->source_hash, kernel);
         if (st == RFX_ERR_NOMEM)
             return st;
         x->loaded[g->id] = st == RFX_OK ? 1 : -1;
@@ -503,13 +503,14 @@ rfx_status rfx_cuda_run_group(rfx_gpu *gpu, const rfx_fgroup *g, rfx_dev_rows *V
             nout[k] = g->outs[k].nout;
             dsts[k] = &V[g->outs[k].dst];
         }
-        return rfx_gpu_fused_filter(gpu, g->name, g->source, rfx_weave_items(V[g->src].arity), &V[g->src], g->nouts,
-                                    nout, dsts);
+        return rfx_gpu_fused_filter(gpu, g->name, g->source, g->source_hash, rfx_weave_items(V[g->src].arity),
+                                    &V[g->src], g->nouts, nout, dsts);
     }
     const rfx_dev_rows *srcs[RFX_WEAVE_MAX_SRCS];
     for (int s = 0; s < g->nsrc; s++)
         srcs[s] = &V[g->srcs[s]];
-    return rfx_gpu_fused_join(gpu, g->name, g->source, srcs, g->nsrc, g->residual != NULL, g->nout, &V[g->dst]);
+    return rfx_gpu_fused_join(gpu, g->name, g->source, g->source_hash, srcs, g->nsrc, g->residual != NULL, g->nout,
+                              &V[g->dst]);
 }
 
 static const char *cu_last_error(rfx_backend *be)

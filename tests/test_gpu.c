@@ -1092,6 +1092,69 @@ static void test_select_simple(void)
     CU_ASSERT(cases > 1000);
 }
 
+/* The tiled kernels' look-back words are kept between launches and tagged with the
+ * launch (no clearing): SELECTs by plain comparisons (a block a tile), by the interpreter
+ * (resident blocks taking tiles until one is past the end) and semi-joins by merge path,
+ * over inputs of 1 to ~300,000 rows in turn, so that every launch finds words an earlier
+ * launch left, over more than 65,535 launches (the tags wrap; 3,000 when quick). */
+static void test_lookback_across_launches(void)
+{
+    if (!need_gpu())
+        return;
+    static const size_t n_of[] = {1, 4097, 300007, 2049};
+    rfx_rx c0 = col(0), c1 = col(1), k = {.kind = RFX_RX_CONST, .prim = RFX_NUMBER, .value = 512};
+    rfx_rx sum = {.kind = RFX_RX_BIN, .prim = RFX_NUMBER, .op = RFX_ADD, .l = &c0, .r = &c1};
+    rfx_rx plain = {.kind = RFX_RX_CMP, .prim = RFX_UNSIGNED, .op = RFX_LT, .l = &c0, .r = &k};
+    rfx_rx arith = {.kind = RFX_RX_CMP, .prim = RFX_UNSIGNED, .op = RFX_LT, .l = &sum, .r = &k};
+    rfx_rx *outs[2] = {&c1, &c0};
+    const rfx_rx *preds[2] = {&plain, &arith};
+    enum { N = sizeof n_of / sizeof n_of[0] };
+    rfx_rows h[N], want[N][3];
+    rfx_dev_rows d[N];
+    for (int i = 0; i < N; i++) {
+        h[i] = rows_random(n_of[i], 2, UNIFORM, 1024, true);   /* sets that overlap */
+        d[i] = up(&h[i]);
+        for (int p = 0; p < 2; p++) {
+            rfx_rows_init(&want[i][p], 2);
+            CU_ASSERT_EQUAL(rfx_cpu_mapfilter(&h[i], preds[p], outs, 2, &want[i][p], 4), RFX_OK);
+        }
+    }
+    for (int i = 0; i < N; i++) {   /* the rows of h[i] also in h[i - 1] (sets): a semi-join */
+        rfx_rows_init(&want[i][2], 2);
+        CU_ASSERT_EQUAL(rfx_cpu_semijoin(&h[i], &h[(i + N - 1) % N], 2, true, &want[i][2], 4), RFX_OK);
+    }
+    const int launches = quick ? 3000 : 70000;
+    int wrong = 0;
+    rfx_dev_rows out;
+    rfx_gpu_rows_init(&out, 2);
+    for (int t = 0; t < launches && wrong < 5; t++) {
+        int i = t % N, op = (t / N) % 3;   /* the sizes in turn, each with every operator */
+        if (n_of[i] > 100000 && t % (16 * N) >= 3 * N)
+            i = (i + 1) % N;   /* the large input 1 time in 16: the loop stays short */
+        rfx_status st = op < 2 ? rfx_gpu_mapfilter(gpu, &d[i], preds[op], outs, 2, &out)
+                               : rfx_gpu_semijoin(gpu, &d[i], &d[(i + N - 1) % N], 2, true, &out);
+        bool ok = st == RFX_OK && out.n == want[i][op].n;
+        if (ok && (t % 997 == 0 || t >= launches - 3 * N)) {
+            rfx_rows got = down(&out);
+            ok = same(&got, &want[i][op]);
+            rfx_rows_free(&got);
+        }
+        if (!ok) {
+            fprintf(stderr, "\n    launch %d (input %zu rows, operator %d): %zu rows, want %zu (%s)\n", t, n_of[i], op,
+                    out.n, want[i][op].n, st ? rfx_gpu_error(gpu) : "ok");
+            wrong++;
+        }
+    }
+    CU_ASSERT_EQUAL(wrong, 0);
+    rfx_gpu_rows_free(gpu, &out);
+    for (int i = 0; i < N; i++) {
+        rfx_gpu_rows_free(gpu, &d[i]);
+        rfx_rows_free(&h[i]);
+        for (int p = 0; p < 3; p++)
+            rfx_rows_free(&want[i][p]);
+    }
+}
+
 /* The tiled interpreter's rows per thread (8, 4, 2, or not tiled) follow the row width
  * and the stack depth: chains of sums and differences 2 to 12 deep and rows of 2, 20 and
  * 45 columns,
@@ -1308,6 +1371,7 @@ static void add(void)
     CU_add_test(s, "map and filter", test_mapfilter);
     CU_add_test(s, "map and filter: stack depths, rejected rows", test_mapfilter_depths);
     CU_add_test(s, "select by plain comparisons", test_select_simple);
+    CU_add_test(s, "look-back words kept across launches", test_lookback_across_launches);
     CU_add_test(s, "SELECT, JOIN, UNION, DIFFERENCE at 2^28 rows (RFX_GPU_BIG=1)", test_big_ops);
     CU_add_test(s, "aggregates", test_aggregate);
     CU_add_test(s, "leapfrog triejoin", test_lftj);

@@ -30,9 +30,14 @@ static const char prelude[] =
     "{ int x = (int)a, y = (int)b; if (!y) { *z = true; return 0; } if (x == (int)0x80000000 && y == -1) return a; return (u32)(x / y); }\n"
     "static __device__ __forceinline__ u32 rfx_modi(u32 a, u32 b, bool *z)\n"
     "{ int x = (int)a, y = (int)b; if (!y) { *z = true; return 0; } if (y == -1) return 0; return (u32)(x % y); }\n"
+    "// look-back words: two flags, the launch's tag (bits 46-61: words of earlier launches\n"
+    "// are not ready, so none is cleared before a launch), the value\n"
     "#define LB_AGGREGATE (1ull << 62)\n"
     "#define LB_PREFIX (2ull << 62)\n"
-    "#define LB_VALUE ((1ull << 62) - 1)\n";
+    "#define LB_TAG (0xffffull << 46)\n"
+    "#define LB_VALUE ((1ull << 46) - 1)\n"
+    "static __device__ __forceinline__ bool lb_ready(u64 y, u64 tag)\n"
+    "{ return (y & LB_TAG) == tag && (y & (LB_AGGREGATE | LB_PREFIX)) != 0; }\n";
 
 typedef struct gen {
     FILE *f;
@@ -150,7 +155,7 @@ static void gen_filter(gen *g, const rfx_fgroup *grp)
         fprintf(f, ", %d", rfx_weave_min_blocks(A));
     fprintf(f,
             ") %s(const u32 *__restrict__ src, u64 n, rfx_outs outs,\n"
-            "    u64 *status, unsigned *counter, u64 *totals, unsigned *div_flag)\n{\n",
+            "    u64 *status, unsigned *counter, u64 *totals, unsigned *div_flag, u64 tag)\n{\n",
             grp->name);
     bool staged = rfx_weave_staged(A);
     if (staged)
@@ -159,10 +164,15 @@ static void gen_filter(gen *g, const rfx_fgroup *grp)
           "    __shared__ u32 s_cnt[M][ITEMS][T / 32];\n"
 
           "    __shared__ u64 s_base[M];\n"
-          "    if (threadIdx.x == 0)\n"
-          "        s_tile = atomicAdd(counter, 1u);\n"
+          "    const u64 ntiles = (n + TILE - 1) / TILE;\n"
+          "    if (threadIdx.x == 0) {\n"
+          "        const unsigned t = atomicAdd(counter, 1u);\n"
+          "        if (t == ntiles - 1)   // every ticket is out (a block a tile): zero for the next launch\n"
+          "            atomicExch(counter, 0u);\n"
+          "        s_tile = t;\n"
+          "    }\n"
           "    __syncthreads();\n"
-          "    const u64 tile = s_tile, ntiles = (n + TILE - 1) / TILE, first = tile * TILE;\n"
+          "    const u64 tile = s_tile, first = tile * TILE;\n"
           "    const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;\n"
           "    bool div0 = false;\n",
           f);
@@ -240,12 +250,12 @@ static void gen_filter(gen *g, const rfx_fgroup *grp)
           "        // or done: tiles are taken in order)\n"
           "        u64 *st = status + m * ntiles, excl = 0;\n"
           "        if (lane == 0)\n"
-          "            atomicExch(&st[tile], (tile == 0 ? LB_PREFIX : LB_AGGREGATE) | total);\n"
+          "            atomicExch(&st[tile], (tile == 0 ? LB_PREFIX : LB_AGGREGATE) | tag | total);\n"
           "        for (long long top = (long long)tile - 1; top >= 0; top -= 32) {\n"
           "            const long long t = top - (long long)lane;\n"
-          "            u64 y = t >= 0 ? *(volatile u64 *)&st[t] : LB_PREFIX;\n"
-          "            while (!__all_sync(0xffffffffu, (y & (LB_AGGREGATE | LB_PREFIX)) != 0))\n"
-          "                if (!(y & (LB_AGGREGATE | LB_PREFIX)))\n                    y = *(volatile u64 *)&st[t];\n"
+          "            u64 y = t >= 0 ? *(volatile u64 *)&st[t] : LB_PREFIX | tag;\n"
+          "            while (!__all_sync(0xffffffffu, lb_ready(y, tag)))\n"
+          "                if (!lb_ready(y, tag))\n                    y = *(volatile u64 *)&st[t];\n"
           "            const u32 prefixes = __ballot_sync(0xffffffffu, (y & LB_PREFIX) != 0);\n"
           "            const int stop = prefixes ? __ffs(prefixes) - 1 : 31;\n"
           "            u64 v = (int)lane <= stop ? (y & LB_VALUE) : 0;\n"
@@ -254,7 +264,7 @@ static void gen_filter(gen *g, const rfx_fgroup *grp)
           "            if (prefixes)\n                break;\n"
           "        }\n"
           "        if (lane == 0) {\n"
-          "            if (tile != 0)\n                atomicExch(&st[tile], LB_PREFIX | (excl + total));\n"
+          "            if (tile != 0)\n                atomicExch(&st[tile], LB_PREFIX | tag | (excl + total));\n"
           "            s_base[m] = excl;\n"
           "            if (tile == ntiles - 1)\n                totals[m] = excl + total;\n"
           "        }\n"
@@ -285,7 +295,8 @@ static void gen_filter(gen *g, const rfx_fgroup *grp)
         }
         fputs("            }\n        }\n", f);
     }
-    fputs("    }\n    if (div0)\n        atomicOr(div_flag, 1u);\n}\n", f);
+    /* totals and div_flag are host words (mapped): one plain store, read after the wait */
+    fputs("    }\n    if (div0)\n        *(volatile unsigned *)div_flag = 1u;\n}\n", f);
     fputs("#undef T\n#undef ITEMS\n#undef TILE\n#undef M\n", f);
 }
 

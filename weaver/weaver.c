@@ -617,6 +617,8 @@ rfx_weave *rfx_weave_build(const rfx_plan *plan, const rfx_weave_opts *opts)
         grp->gpu_by_members = grp->kind == RFX_FG_JOIN && !(fused_joins && *fused_joins == '1') &&
                               (grp->nmembers > 1 || (fused_joins && *fused_joins == '0'));
         ok = (grp->source = rfx_weave_codegen(w->arena, plan, grp)) != NULL;
+        if (ok)
+            grp->source_hash = rfx_fnv1a(RFX_FNV_INIT, grp->source, strlen(grp->source));
     }
     free(x.uses);
     free(x.defs);

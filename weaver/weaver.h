@@ -86,6 +86,7 @@ typedef struct rfx_fgroup {
     int regs, smem;
     char name[16];             /* kernel name prefix ("rfx_g3") */
     char *source;              /* generated CUDA C */
+    uint64_t source_hash;      /* rfx_fnv1a of source: its identity in the JIT's caches */
 } rfx_fgroup;
 
 typedef struct rfx_weave_opts {
