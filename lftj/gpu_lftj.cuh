@@ -2006,7 +2006,8 @@ static rfx_status lftj_scan_begin(lftj_run *R, lftj_frontier *next, size_t nc, u
         return RFX_OK;
     const size_t ntiles = (nc + 255) / 256;
     next->off = (uint64_t *)rfx_gpu_alloc(g, next->F * 8);
-    lb_args lb = {NULL, g->d_words + 2, 0, NULL, (unsigned)(ntiles + grid - 1)};   // a block's last ticket is past the tiles
+    lb_args lb = {NULL, NULL, 0, NULL, (unsigned)(ntiles + grid - 1)};   // a block's last ticket is past the tiles
+    lb_arm(g, &lb, LFTJ_SCAN_WORD);
     rfx_status st = next->off ? tagged_words(g, ntiles, &lb.status, &lb.counter, &lb.tag) : RFX_ERR_NOMEM;
     if (st != RFX_OK) {
         rfx_gpu_free(g, next->off);
@@ -2017,22 +2018,22 @@ static rfx_status lftj_scan_begin(lftj_run *R, lftj_frontier *next, size_t nc, u
     return RFX_OK;
 }
 
-// After the emit's launch (e: the error of `call`): waits for the emit and takes the total it left
-// in host memory as next->C.
+// After the emit's launch (e: the error of `call`): takes the total it leaves in host
+// memory as next->C, as soon as it is there (lb_wait).
 static rfx_status lftj_scan_end(lftj_run *R, lftj_frontier *next, const lftj_scan_out &scan, cudaError_t e,
                                 const char *call)
 {
     rfx_gpu *g = R->g;
-    if (scan.off && e == cudaSuccess)
-        e = cudaStreamSynchronize(g->stream);
     if (e != cudaSuccess) {
         if (scan.off)
             g->tagged_clean = false;   // the counter and the words may be left half-set
         return fail(g, e, call, __FILE__, __LINE__);
     }
-    if (scan.off)
-        next->C = ((volatile uint64_t *)g->h_words)[2];
-    return RFX_OK;
+    unsigned long long c = 0;
+    rfx_status st = scan.off ? lb_wait(g, scan.lb, LFTJ_SCAN_WORD, call, &c) : RFX_OK;
+    if (scan.off && st == RFX_OK)
+        next->C = c;
+    return st;
 }
 
 // k_lftj_emit over level v's candidates [c0, c0 + nc) into next (flag and pos NULL:

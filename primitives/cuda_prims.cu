@@ -29,9 +29,10 @@ struct rfx_gpu {
     char err[512];
     unsigned int *d_flag;      // division-by-zero flag of the last expression kernel
     uint64_t *h_words;         // pinned host words kernels write for the host to read after a wait:
-                               // [0] scan_total's, [2] a triejoin emit's scan total, [3] a
-                               // kernel's word, [4] a look-back's grand total (lb_scratch),
-                               // [16..24] a generated FILTER's totals and division flag
+                               // [0] scan_total's, [3] a kernel's word, [4, 5] a tiled
+                               // primitive's look-back total and its tag (lb_wait), [8, 9] a
+                               // triejoin emit's, [16..24] a generated FILTER's totals and
+                               // division flag
     unsigned long long *d_words;   // the same words as kernels address them (mapped)
     bool div_armed;            // the last loaded expression program divides: d_flag is live
     double copy_gbs;           // measured d2d copy bandwidth (0: not yet)
@@ -1426,8 +1427,11 @@ __device__ unsigned long long lookback_warp(unsigned long long total, size_t til
     if (lane == 0) {
         if (tile != 0)
             atomicExch(&status[tile], LB_PREFIX | lb.tag | (excl + total));
-        if (tile == ntiles - 1)
+        if (tile == ntiles - 1) {   // the grand total, then the launch's tag beside it (lb_wait)
             *lb.total = excl + total;
+            __threadfence_system();
+            ((volatile unsigned long long *)lb.total)[1] = lb.tag;
+        }
     }
     return excl;
 }
@@ -1549,12 +1553,51 @@ static rfx_status tagged_words(rfx_gpu *g, size_t words, unsigned long long **st
     return RFX_OK;
 }
 
+/* The grand total of a look-back goes straight to a pair of the context's pinned host
+ * words: the total, then the launch's tag once the total is there. The host reads the
+ * total as soon as the tag appears (lb_wait), which is before the kernel's other tiles
+ * have written their rows: everything after reads those on the stream, in order. That
+ * saves every tiled primitive a copy, and the wait for the kernel's end. */
+#define LB_TOTAL_WORD 4        // and 5: the tiled primitives'
+#define LFTJ_SCAN_WORD 8       // and 9: a triejoin emit's scan (gpu_lftj.cuh)
+
+/* Points lb's total at host words `word` and `word + 1` and clears the second; before the
+ * launch. */
+static void lb_arm(rfx_gpu *g, lb_args *lb, int word)
+{
+    lb->total = g->d_words + word;
+    ((volatile uint64_t *)g->h_words)[word + 1] = 0;
+}
+
+/* The total of the launch lb was armed for (host words `word`, `word + 1`): spins on the
+ * tag word, asking the stream now and then whether the kernel failed or ended without
+ * writing it. */
+static rfx_status lb_wait(rfx_gpu *g, const lb_args &lb, int word, const char *call, unsigned long long *total)
+{
+    volatile uint64_t *h = (volatile uint64_t *)g->h_words;
+    for (unsigned spin = 1; h[word + 1] != lb.tag; spin++) {
+        if (spin % 256)
+            continue;
+        cudaError_t e = cudaStreamQuery(g->stream);
+        if (e == cudaErrorNotReady)
+            continue;
+        if (e != cudaSuccess) {
+            g->tagged_clean = false;
+            return fail(g, e, call, __FILE__, __LINE__);
+        }
+        if (h[word + 1] != lb.tag) {   // the stream is done: the word is final
+            g->tagged_clean = false;
+            snprintf(g->err, sizeof g->err, "%s:%d: %s ended without its look-back total", __FILE__, __LINE__, call);
+            return RFX_ERR_INTERNAL;
+        }
+    }
+    *total = h[word];
+    return RFX_OK;
+}
+
 /* A tiled kernel's look-back scratch: tagged words, a status word per tile (taken again
- * for a second launch over the same tiles by lb_retag), and `extra` bytes for the caller
- * (freed by lb_free). The grand total goes straight to the context's pinned host word
- * LB_TOTAL_WORD (read by lb_total after the launch), which saves every tiled primitive a
- * copy. */
-#define LB_TOTAL_WORD 4
+ * for a second launch over the same tiles by lb_retag), `extra` bytes for the caller
+ * (freed by lb_free), and the total's host words LB_TOTAL_WORD (read by lb_total). */
 struct lb_scratch {
     lb_args a;
     void *extra;
@@ -1563,6 +1606,7 @@ struct lb_scratch {
 
 static rfx_status lb_retag(rfx_gpu *g, lb_scratch *s)
 {
+    lb_arm(g, &s->a, LB_TOTAL_WORD);
     return tagged_words(g, s->ntiles, &s->a.status, &s->a.counter, &s->a.tag);
 }
 
@@ -1570,7 +1614,6 @@ static rfx_status lb_alloc(rfx_gpu *g, size_t ntiles, size_t extra, lb_scratch *
 {
     s->ntiles = ntiles;
     s->extra = NULL;
-    s->a.total = g->d_words + LB_TOTAL_WORD;
     s->a.last = ntiles ? (unsigned)(ntiles - 1) : 0;   // a block a tile; persistent kernels set it
     if (extra && !(s->extra = rfx_gpu_alloc(g, extra)))
         return RFX_ERR_NOMEM;
@@ -1591,16 +1634,14 @@ static void lb_free(rfx_gpu *g, lb_scratch *s, bool failed)
         g->tagged_clean = false;
 }
 
-/* The look-back's grand total of the kernel just launched over lb's tiles: one wait. (Its
- * last tile writes the word; a kernel of no tiles writes nothing, and keeps nothing.) */
-static rfx_status lb_total(rfx_gpu *g, const lb_scratch *lb, unsigned long long *total)
+/* The look-back's grand total of the kernel `call` just launched over lb's tiles (a kernel
+ * of no tiles keeps nothing). */
+static rfx_status lb_total(rfx_gpu *g, const lb_scratch *lb, const char *call, unsigned long long *total)
 {
     *total = 0;
     if (lb->ntiles == 0)
         return RFX_OK;
-    CK(cudaStreamSynchronize(g->stream));
-    *total = ((volatile uint64_t *)g->h_words)[LB_TOTAL_WORD];
-    return RFX_OK;
+    return lb_wait(g, lb->a, LB_TOTAL_WORD, call, total);
 }
 
 /* The start of a tiled kernel that keeps some of its rows: res for at most n rows of
@@ -1620,7 +1661,7 @@ static rfx_status tiled_end(rfx_gpu *g, cudaError_t e, const char *call, lb_scra
                             rfx_dev_rows *dst)
 {
     unsigned long long kept = 0;
-    rfx_status st = e != cudaSuccess ? fail(g, e, call, __FILE__, __LINE__) : lb_total(g, lb, &kept);
+    rfx_status st = e != cudaSuccess ? fail(g, e, call, __FILE__, __LINE__) : lb_total(g, lb, call, &kept);
     lb_free(g, lb, st != RFX_OK);
     res->n = (size_t)kept;
     return finish_filtered(g, st, res, res->n, res->arity, NULL, dst);
@@ -1911,7 +1952,7 @@ static rfx_status select_tiles(rfx_gpu *g, const rfx_dev_rows *src, const rfx_rx
     if (e != cudaSuccess)
         st = fail(g, e, "k_select_tiles", __FILE__, __LINE__);
     else if (!dense)
-        st = lb_total(g, &lb, &kept);
+        st = lb_total(g, &lb, "k_select_tiles", &kept);
     lb_free(g, &lb, st != RFX_OK);
     if (st == RFX_OK)
         st = check_div0(g);
@@ -3210,7 +3251,7 @@ static rfx_status join_one_pass(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev
                                                            g->d_flag);
         e = cudaGetLastError();
         if (e == cudaSuccess)
-            st = lb_total(g, &lb, &n);
+            st = lb_total(g, &lb, "k_join_tiles", &n);
         if (e != cudaSuccess || st != RFX_OK || n <= cap)
             break;
         rfx_gpu_rows_free(g, res);   // more than the guess: the exact count is known now
