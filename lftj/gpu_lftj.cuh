@@ -107,6 +107,13 @@ __device__ __forceinline__ uint32_t lftj_root_at_least(const lftj_srcs &S, int s
     return S.rptr[s][lftj_root_entry(S, s, t)];   // rptr[nroot] ends the rows
 }
 
+// Whether value v comes before the row a search for x looks for: the first >= x, or
+// (upper) the first > x.
+__device__ __forceinline__ bool lftj_before(uint32_t v, uint32_t x, bool upper)
+{
+    return upper ? v <= x : v < x;
+}
+
 // First row in [lo, hi) of a column (stride words a row) whose value is >= x (upper: > x).
 // Searches take a column pointer made once, not lv a row: lv's TrieArray test (a root
 // search inlined in the loop) made a 4-clique's last level 45% slower (R-MAT 18, H100:
@@ -116,8 +123,7 @@ __device__ __forceinline__ uint32_t lftj_column_search(const uint32_t *c, unsign
 {
     while (lo < hi) {
         uint32_t m = lo + (hi - lo) / 2;
-        uint32_t v = c[(size_t)m * stride];
-        if (upper ? v <= x : v < x)
+        if (lftj_before(c[(size_t)m * stride], x, upper))
             lo = m + 1;
         else
             hi = m;
@@ -1412,10 +1418,7 @@ struct lftj_small_plan {
 __device__ __forceinline__ uint32_t lftj_gallop(const uint32_t *c, unsigned stride, uint32_t from, uint32_t hi,
                                                 uint32_t x, bool upper)
 {
-    const auto below = [&](uint32_t row) {
-        const uint32_t v = c[(size_t)row * stride];
-        return upper ? v <= x : v < x;
-    };
+    const auto below = [&](uint32_t row) { return lftj_before(c[(size_t)row * stride], x, upper); };
     if (from >= hi || !below(from))
         return from;
     uint32_t a = from, step = 1;   // row a is before the one sought
@@ -1458,13 +1461,13 @@ __device__ __forceinline__ uint32_t lftj_group_search(const lftj_group &q, const
         while (hi - lo > G) {   // the answer lies in [lo, hi]
             const uint64_t n = hi - lo;
             const uint32_t v = c[(size_t)(lo + (uint32_t)((q.lane + 1) * n / (G + 1))) * stride];
-            const uint32_t below = (uint32_t)__popc(lftj_group_ballot<G>(q, upper ? v <= x : v < x));
+            const uint32_t below = (uint32_t)__popc(lftj_group_ballot<G>(q, lftj_before(v, x, upper)));
             const uint32_t nlo = below ? lo + (uint32_t)(below * n / (G + 1)) + 1 : lo;
             hi = below < G ? lo + (uint32_t)((below + 1) * n / (G + 1)) : hi;
             lo = nlo;
         }
         const uint32_t at = lo + (uint32_t)q.lane;
-        const bool below = at < hi && (upper ? c[(size_t)at * stride] <= x : c[(size_t)at * stride] < x);
+        const bool below = at < hi && lftj_before(c[(size_t)at * stride], x, upper);
         return lo + (uint32_t)__popc(lftj_group_ballot<G>(q, below));
     }
 }
@@ -1481,7 +1484,7 @@ __device__ __forceinline__ uint32_t lftj_group_gallop(const lftj_group &q, const
         const uint64_t off = ((uint64_t)1 << (3 * q.lane)) - 1;
         const bool in = from + off < hi;
         const uint32_t v = in ? c[(size_t)(from + off) * stride] : 0;
-        const int below = __popc(lftj_group_ballot<G>(q, in && (upper ? v <= x : v < x)));
+        const int below = __popc(lftj_group_ballot<G>(q, in && lftj_before(v, x, upper)));
         if (below == 0)
             return from;
         const uint64_t lo = from + (((uint64_t)1 << (3 * (below - 1))) - 1) + 1;
