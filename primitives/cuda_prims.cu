@@ -174,9 +174,9 @@ extern "C" void rfx_gpu_close(rfx_gpu *g)
         return;
     cudaSetDevice(g->device);
     cudaFreeAsync(g->d_flag, g->stream);
-    if (g->tagged)
-        cudaFreeAsync(g->tagged, g->stream);
     cudaStreamSynchronize(g->stream);
+    if (g->tagged)
+        cudaFree(g->tagged);
     cudaFreeHost(g->h_words);
     jit_unload(g);
     cudaStreamDestroy(g->stream);
@@ -201,7 +201,7 @@ extern "C" size_t rfx_gpu_in_use(rfx_gpu *g)
 {
     uint64_t used = 0;
     cudaMemPoolGetAttribute(g->pool, cudaMemPoolAttrUsedMemCurrent, &used);
-    return (size_t)used;
+    return (size_t)used + g->tagged_cap * 8;   // the pool and the look-back words (tagged_words)
 }
 
 extern "C" uint64_t rfx_gpu_alloc_mark(const rfx_gpu *g) { return g->seq; }
@@ -239,8 +239,7 @@ extern "C" void *rfx_gpu_alloc(rfx_gpu *g, size_t bytes)
         snprintf(g->err, sizeof g->err, "device allocation of %zu bytes failed (injected by RFX_FAULT_DEVICE)", bytes);
         return NULL;
     }
-    uint64_t used = 0;
-    cudaMemPoolGetAttribute(g->pool, cudaMemPoolAttrUsedMemCurrent, &used);
+    size_t used = rfx_gpu_in_use(g);
     if (used + bytes > g->budget) {
         snprintf(g->err, sizeof g->err, "device memory budget exceeded: %zu bytes in use, %zu more asked, budget %zu",
                  (size_t)used, bytes, g->budget);
@@ -1524,19 +1523,28 @@ __device__ __forceinline__ T block_place(T cnt, size_t tile, size_t ntiles, cons
  * generated FILTERs'): a launch takes `words` of them tagged with a new tag (LB_TAG), so
  * that it clears nothing first (a memset is a launch: ~8 us of a 64 MB generated filter's
  * ~80). Word 0 is the tile counter, which the launch's last ticket sets back to 0. The
- * words are zeroed when they grow, when the tags wrap and after a failed launch. Not one
- * of the pool's tracked allocations: rfx_gpu_reclaim must not free it under the context. */
+ * words are zeroed when they grow, when the tags wrap and after a failed launch. They
+ * come from cudaMalloc, not the pool (counted in the budget all the same): held in the
+ * pool across runs they made SELECTs of 10% of 256 MB-4 GB 1.5-2.3x slower (H100,
+ * fused and not; not understood), and rfx_gpu_reclaim must not free them. */
 static rfx_status tagged_words(rfx_gpu *g, size_t words, unsigned long long **status, unsigned **counter,
                                unsigned long long *tag)
 {
     if (words + 1 > g->tagged_cap) {
-        size_t cap = words + 1 > 2 * g->tagged_cap ? words + 1 : 2 * g->tagged_cap;
-        unsigned long long *w = (unsigned long long *)rfx_gpu_alloc(g, cap * 8);
-        if (!w)
+        size_t cap = words + 1 > 2 * g->tagged_cap ? words + 1 : 2 * g->tagged_cap, used = rfx_gpu_in_use(g);
+        bool injected = rfx_fault_device_alloc();
+        if (injected || used - g->tagged_cap * 8 + cap * 8 > g->budget) {
+            snprintf(g->err, sizeof g->err, "device memory budget exceeded: %zu bytes in use, %zu asked for look-back words%s",
+                     used, cap * 8, injected ? " (injected by RFX_FAULT_DEVICE)" : "");
             return RFX_ERR_NOMEM;
-        g->live->erase(w);
+        }
+        unsigned long long *w = NULL;
+        CK(cudaStreamSynchronize(g->stream));   // the old words may be in use
         if (g->tagged)
-            cudaFreeAsync(g->tagged, g->stream);
+            cudaFree(g->tagged);
+        g->tagged = NULL;
+        g->tagged_cap = 0;
+        CK(cudaMalloc((void **)&w, cap * 8));
         g->tagged = w;
         g->tagged_cap = cap;
         g->tagged_clean = false;
