@@ -1094,9 +1094,10 @@ static void test_select_simple(void)
 
 /* The tiled kernels' look-back words are kept between launches and tagged with the
  * launch (no clearing): SELECTs by plain comparisons (a block a tile), by the interpreter
- * (resident blocks taking tiles until one is past the end) and semi-joins by merge path,
- * over inputs of 1 to ~300,000 rows in turn, so that every launch finds words an earlier
- * launch left, over more than 65,535 launches (the tags wrap; 3,000 when quick). */
+ * (resident blocks taking tiles until one is past the end) and semi-joins (by merge path
+ * and by tiles of the left side), over inputs of 1 to ~260,000 rows in turn, so that every
+ * launch finds words an earlier launch left, over more than 65,535 launches (the tags
+ * wrap; 3,000 when quick). */
 static void test_lookback_across_launches(void)
 {
     if (!need_gpu())
