@@ -1577,13 +1577,12 @@ static void lb_arm(rfx_gpu *g, lb_args *lb, int word)
     ((volatile uint64_t *)g->h_words)[word + 1] = 0;
 }
 
-/* The total of the launch lb was armed for (host words `word`, `word + 1`): spins on the
- * tag word, asking the stream now and then whether the kernel failed or ended without
- * writing it. */
-static rfx_status lb_wait(rfx_gpu *g, const lb_args &lb, int word, const char *call, unsigned long long *total)
+/* Waits until the kernel `call` writes tag into host word `word`: spins on it, asking the
+ * stream now and then whether the kernel failed or ended without writing it. */
+static rfx_status tag_wait(rfx_gpu *g, unsigned long long tag, int word, const char *call)
 {
     volatile uint64_t *h = (volatile uint64_t *)g->h_words;
-    for (unsigned spin = 1; h[word + 1] != lb.tag; spin++) {
+    for (unsigned spin = 1; h[word] != tag; spin++) {
         if (spin % 256)
             continue;
         cudaError_t e = cudaStreamQuery(g->stream);
@@ -1593,14 +1592,22 @@ static rfx_status lb_wait(rfx_gpu *g, const lb_args &lb, int word, const char *c
             g->tagged_clean = false;
             return fail(g, e, call, __FILE__, __LINE__);
         }
-        if (h[word + 1] != lb.tag) {   // the stream is done: the word is final
+        if (h[word] != tag) {   // the stream is done: the word is final
             g->tagged_clean = false;
-            snprintf(g->err, sizeof g->err, "%s:%d: %s ended without its look-back total", __FILE__, __LINE__, call);
+            snprintf(g->err, sizeof g->err, "%s:%d: %s ended without writing its total", __FILE__, __LINE__, call);
             return RFX_ERR_INTERNAL;
         }
     }
-    *total = h[word];
     return RFX_OK;
+}
+
+/* The total of the launch lb was armed for (host words `word`, `word + 1`). */
+static rfx_status lb_wait(rfx_gpu *g, const lb_args &lb, int word, const char *call, unsigned long long *total)
+{
+    rfx_status st = tag_wait(g, lb.tag, word + 1, call);
+    if (st == RFX_OK)
+        *total = ((volatile uint64_t *)g->h_words)[word];
+    return st;
 }
 
 /* A tiled kernel's look-back scratch: tagged words, a status word per tile (taken again

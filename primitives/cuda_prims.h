@@ -186,10 +186,11 @@ bool rfx_gpu_jit_ready(rfx_gpu *g, char *why, size_t cap);
 rfx_status rfx_gpu_jit_load(rfx_gpu *g, const char *source, uint64_t source_hash, const char *kernel);
 /* Kernels compiled and read from the cache in this context, and the milliseconds each took. */
 void rfx_gpu_jit_stats(const rfx_gpu *g, int *compiled, int *cached, double *compile_ms, double *cache_ms);
-/* A FILTER group: kernel `name` of `source`, `items` rows per thread; dsts[m] gets output
- * m (nout[m] columns), in input order. */
-rfx_status rfx_gpu_fused_filter(rfx_gpu *g, const char *name, const char *source, uint64_t source_hash, int items,
-                                const rfx_dev_rows *src, int nouts, const int *nout, rfx_dev_rows *const *dsts);
+/* A FILTER group: kernel `name` of `source` (which divides integers: `divides`), `items`
+ * rows per thread; dsts[m] gets output m (nout[m] columns), in input order. */
+rfx_status rfx_gpu_fused_filter(rfx_gpu *g, const char *name, const char *source, uint64_t source_hash, bool divides,
+                                int items, const rfx_dev_rows *src, int nouts, const int *nout,
+                                rfx_dev_rows *const *dsts);
 /* A JOIN group: kernels name_count and name_expand of `source` over nsrc sorted sources.
  * Candidates are flagged and compacted when has_residual (filters not tested as ranges
  * are counted) or when some key range was too long to filter as it was counted. */

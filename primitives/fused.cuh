@@ -92,8 +92,9 @@ extern "C" rfx_status rfx_gpu_jit_load(rfx_gpu *g, const char *source, uint64_t 
     return jit_kernel(g, source, source_hash, kernel, &k);
 }
 
-#define FUSED_TOTALS_WORD 16   // h_words[16 + m]: output m's size; [24]: the division flag
-#define FUSED_DIV_WORD 24
+#define FUSED_TOTALS_WORD 16   // h_words[16 + m]: output m's size; [24]: the division flag;
+#define FUSED_DIV_WORD 24      // [25]: the launch's tag, once the sizes are there
+#define FUSED_TAG_WORD 25
 
 static rfx_status launch(rfx_gpu *g, cudaKernel_t k, const char *name, size_t blocks, void **args)
 {
@@ -104,8 +105,8 @@ static rfx_status launch(rfx_gpu *g, cudaKernel_t k, const char *name, size_t bl
 }
 
 extern "C" rfx_status rfx_gpu_fused_filter(rfx_gpu *g, const char *name, const char *source, uint64_t source_hash,
-                                           int items, const rfx_dev_rows *src, int nouts, const int *nout,
-                                           rfx_dev_rows *const *dsts)
+                                           bool divides, int items, const rfx_dev_rows *src, int nouts,
+                                           const int *nout, rfx_dev_rows *const *dsts)
 {
     if (nouts < 1 || nouts > 8)
         return RFX_ERR_INTERNAL;
@@ -135,11 +136,14 @@ extern "C" rfx_status rfx_gpu_fused_filter(rfx_gpu *g, const char *name, const c
     unsigned *counter = NULL;
     if (st == RFX_OK)
         st = tagged_words(g, (size_t)nouts * ntiles, &status, &counter, &tag);
-    // the last tile writes the outputs' sizes, and a division by zero its flag, straight
-    // into the context's mapped host words: the host waits once and copies nothing
+    // the last tile writes the outputs' sizes and then the launch's tag, and a block that
+    // divides by zero the flag, straight into the context's mapped host words: the host
+    // reads the sizes once the tag is there, or, where the source divides, once the kernel
+    // has ended (any block may set the flag at its end), and copies nothing
     volatile uint64_t *h = (volatile uint64_t *)g->h_words;
     if (st == RFX_OK) {
         h[FUSED_DIV_WORD] = 0;
+        h[FUSED_TAG_WORD] = 0;
         fused_outs outs = {};
         for (int m = 0; m < nouts; m++)
             outs.p[m] = res[m].data;
@@ -148,7 +152,9 @@ extern "C" rfx_status rfx_gpu_fused_filter(rfx_gpu *g, const char *name, const c
         unsigned *div_flag = (unsigned *)(g->d_words + FUSED_DIV_WORD);
         void *args[] = {&data, &nn, &outs, &status, &counter, &totals, &div_flag, &tag};
         st = launch(g, k, name, ntiles, args);
-        if (st == RFX_OK) {
+        if (st == RFX_OK && !divides)
+            st = tag_wait(g, tag, FUSED_TAG_WORD, name);
+        else if (st == RFX_OK) {
             cudaError_t e = cudaStreamSynchronize(g->stream);
             if (e != cudaSuccess)
                 st = fail(g, e, name, __FILE__, __LINE__);

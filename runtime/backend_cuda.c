@@ -503,8 +503,8 @@ rfx_status rfx_cuda_run_group(rfx_gpu *gpu, const rfx_fgroup *g, rfx_dev_rows *V
             nout[k] = g->outs[k].nout;
             dsts[k] = &V[g->outs[k].dst];
         }
-        return rfx_gpu_fused_filter(gpu, g->name, g->source, g->source_hash, rfx_weave_items(V[g->src].arity),
-                                    &V[g->src], g->nouts, nout, dsts);
+        return rfx_gpu_fused_filter(gpu, g->name, g->source, g->source_hash, g->divides,
+                                    rfx_weave_items(V[g->src].arity), &V[g->src], g->nouts, nout, dsts);
     }
     const rfx_dev_rows *srcs[RFX_WEAVE_MAX_SRCS];
     for (int s = 0; s < g->nsrc; s++)

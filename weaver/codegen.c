@@ -43,6 +43,7 @@ typedef struct gen {
     FILE *f;
     const rfx_plan *P;
     const char *colfmt;        /* how column c is named, e.g. "v[j][%d]" or "c%d" */
+    bool divides;              /* an integer division or modulo was emitted */
 } gen;
 
 static const char *arith_op(int op)
@@ -99,6 +100,7 @@ static void emit_rx(gen *g, const rfx_rx *e)
             emit_rx(g, e->r);
             fputs("))", f);
         } else if (e->op == RFX_DIV || e->op == RFX_MOD) {
+            g->divides = true;
             fprintf(f, "rfx_%s%s(", e->op == RFX_DIV ? "div" : "mod", e->prim == RFX_UNSIGNED ? "u" : "i");
             emit_rx(g, e->l);
             fputs(", ", f);
@@ -266,10 +268,15 @@ static void gen_filter(gen *g, const rfx_fgroup *grp)
           "        if (lane == 0) {\n"
           "            if (tile != 0)\n                atomicExch(&st[tile], LB_PREFIX | tag | (excl + total));\n"
           "            s_base[m] = excl;\n"
-          "            if (tile == ntiles - 1)\n                totals[m] = excl + total;\n"
+          "            if (tile == ntiles - 1) {\n"
+          "                totals[m] = excl + total;\n"
+          "                __threadfence_system();   // before the tag that says the totals are there\n"
+          "            }\n"
           "        }\n"
           "    }\n"
           "    __syncthreads();\n"
+          "    if (threadIdx.x == 0 && tile == ntiles - 1)   // totals[9]: the totals are there\n"
+          "        ((volatile u64 *)totals)[9] = tag;\n"
           "    const u32 below = (1u << lane) - 1;\n"
           "#pragma unroll\n    for (int j = 0; j < ITEMS; j++) {\n",
           f);
@@ -491,14 +498,14 @@ static void gen_join(gen *g, const rfx_fgroup *grp)
     free(fused);
 }
 
-char *rfx_weave_codegen(rfx_arena *arena, const rfx_plan *plan, const rfx_fgroup *grp)
+char *rfx_weave_codegen(rfx_arena *arena, const rfx_plan *plan, const rfx_fgroup *grp, bool *divides)
 {
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     if (!f)
         return NULL;
-    gen g = {f, plan, "c%d"};
+    gen g = {f, plan, "c%d", false};
     fputs(prelude, f);
     if (grp->kind == RFX_FG_FILTER)
         gen_filter(&g, grp);
@@ -509,5 +516,6 @@ char *rfx_weave_codegen(rfx_arena *arena, const rfx_plan *plan, const rfx_fgroup
         ok = false;
     char *s = ok && buf ? rfx_arena_strdup(arena, buf, len) : NULL;
     free(buf);
+    *divides = g.divides;
     return s;
 }

@@ -616,7 +616,7 @@ rfx_weave *rfx_weave_build(const rfx_plan *plan, const rfx_weave_opts *opts)
         rfx_fgroup *grp = &w->groups[g];
         grp->gpu_by_members = grp->kind == RFX_FG_JOIN && !(fused_joins && *fused_joins == '1') &&
                               (grp->nmembers > 1 || (fused_joins && *fused_joins == '0'));
-        ok = (grp->source = rfx_weave_codegen(w->arena, plan, grp)) != NULL;
+        ok = (grp->source = rfx_weave_codegen(w->arena, plan, grp, &grp->divides)) != NULL;
         if (ok)
             grp->source_hash = rfx_fnv1a(RFX_FNV_INIT, grp->source, strlen(grp->source));
     }

@@ -87,6 +87,8 @@ typedef struct rfx_fgroup {
     char name[16];             /* kernel name prefix ("rfx_g3") */
     char *source;              /* generated CUDA C */
     uint64_t source_hash;      /* rfx_fnv1a of source: its identity in the JIT's caches */
+    bool divides;              /* the source divides (integers): a FILTER's host waits for
+                                  the kernel's end, when every block has set the flag */
 } rfx_fgroup;
 
 typedef struct rfx_weave_opts {
@@ -132,8 +134,8 @@ void rfx_weave_print(FILE *out, const rfx_weave *w);
 void rfx_weave_print_cuda(FILE *out, const rfx_weave *w);
 
 /* Code generation (codegen.c): the CUDA C source of a group (arena-allocated), its kernel
- * names derived from g->name. NULL on out-of-memory. */
-char *rfx_weave_codegen(rfx_arena *arena, const rfx_plan *plan, const rfx_fgroup *g);
+ * names derived from g->name; *divides: whether it divides integers. NULL on out-of-memory. */
+char *rfx_weave_codegen(rfx_arena *arena, const rfx_plan *plan, const rfx_fgroup *g, bool *divides);
 
 #define RFX_WEAVE_THREADS RFX_FUSED_THREADS
 /* Rows per thread of a FILTER tile: as many as keep the loaded columns within 32 registers,
