@@ -135,6 +135,17 @@ static double rows_bytes(const rfx_plan *P, const rfx_dev_rows *V, int v)
     return (double)V[v].n * P->vars[v].arity * 4;
 }
 
+/* Bytes a fused group must move: its inputs once, its outputs once. */
+static double fgroup_bytes(const rfx_plan *P, const rfx_fgroup *grp, const rfx_dev_rows *V)
+{
+    double bytes = 0;
+    for (int i = 0; i < rfx_fgroup_ninputs(grp); i++)
+        bytes += rows_bytes(P, V, rfx_fgroup_input(grp, i));
+    for (int i = 0; i < rfx_fgroup_noutputs(grp); i++)
+        bytes += rows_bytes(P, V, rfx_fgroup_output(grp, i));
+    return bytes;
+}
+
 /* Bytes a run of the plan moves at the least, as run_plan runs it: each operator (or
  * generated group) reading its inputs once and writing its output once. Unfused over fused
  * is what fusion can gain where every operator runs at the bandwidth floor. */
@@ -148,12 +159,8 @@ static double run_bytes(const rfx_plan *P, const rfx_weave *w, const rfx_dev_row
             if (grp && grp->gpu_by_members)
                 grp = NULL;
             if (grp) {
-                if (grp->block == b && grp->anchor == i) {
-                    for (int k = 0; k < rfx_fgroup_ninputs(grp); k++)
-                        bytes += rows_bytes(P, V, rfx_fgroup_input(grp, k));
-                    for (int k = 0; k < rfx_fgroup_noutputs(grp); k++)
-                        bytes += rows_bytes(P, V, rfx_fgroup_output(grp, k));
-                }
+                if (grp->block == b && grp->anchor == i)
+                    bytes += fgroup_bytes(P, grp, V);
             } else if (c->op == RFX_RA_SELECT || c->op == RFX_RA_PROJECT || c->op == RFX_RA_MAP ||
                        c->op == RFX_RA_MAPFILTER || c->op == RFX_RA_JOIN || c->op == RFX_RA_MAPJOIN) {
                 for (int k = 0; k < 2; k++)
@@ -169,17 +176,8 @@ static double run_bytes(const rfx_plan *P, const rfx_weave *w, const rfx_dev_row
 static double group_bytes(const rfx_plan *P, const rfx_weave *w, const rfx_dev_rows *V)
 {
     double bytes = 0;
-    for (int k = 0; k < w->ngroups; k++) {
-        const rfx_fgroup *grp = &w->groups[k];
-        for (int i = 0; i < rfx_fgroup_ninputs(grp); i++) {
-            int v = rfx_fgroup_input(grp, i);
-            bytes += (double)V[v].n * P->vars[v].arity * 4;
-        }
-        for (int i = 0; i < rfx_fgroup_noutputs(grp); i++) {
-            int v = rfx_fgroup_output(grp, i);
-            bytes += (double)V[v].n * P->vars[v].arity * 4;
-        }
-    }
+    for (int k = 0; k < w->ngroups; k++)
+        bytes += fgroup_bytes(P, &w->groups[k], V);
     return bytes;
 }
 

@@ -90,6 +90,17 @@ typedef struct box_worker {
     rfx_gpu_lftj_memo *memo;          // level 0 of the outer slices held, for the boxes that share them
 } box_worker;
 
+// The earlier source whose slice of box `box` is source s's (the same rows and range: one
+// relation led by one variable), or -1.
+static int box_same_slice(const boxed_run *R, size_t box, int s)
+{
+    const size_t lo = R->lo[box * R->nsrc + s], hi = R->hi[box * R->nsrc + s];
+    for (int q = 0; q < s; q++)
+        if (R->srcs[q]->data == R->srcs[s]->data && R->lo[box * R->nsrc + q] == lo && R->hi[box * R->nsrc + q] == hi)
+            return q;
+    return -1;
+}
+
 // Each slice is copied from the host only when no buffer on the device holds it yet:
 // sources that are one relation led by one variable share a slice (a triangle's e(x,y)
 // and e(x,z)); the outer variable's slices are held once for both slots and change only
@@ -106,10 +117,7 @@ static rfx_status box_copy(boxed_run *R, box_worker *W, size_t box, int slot, bo
         size_t lo = R->lo[box * R->nsrc + s], hi = R->hi[box * R->nsrc + s], bytes = (hi - lo) * (size_t)r->arity * 4;
         int k = R->outer[s] ? 0 : slot;
         W->at[slot][s] = W->buf[k][s];
-        int same = -1;
-        for (int q = 0; q < s && same < 0; q++)
-            if (R->srcs[q]->data == r->data && R->lo[box * R->nsrc + q] == lo && R->hi[box * R->nsrc + q] == hi)
-                same = q;
+        int same = box_same_slice(R, box, s);
         if (same >= 0) {
             W->at[slot][s] = W->at[slot][same];
             continue;
@@ -147,19 +155,14 @@ static rfx_status join_views(boxed_run *R, rfx_gpu *g, const rfx_dev_rows *const
     return st;
 }
 
-// Whether the slot already holds every inner slice of box `box` (sources whose slice is
-// another source's of the same box follow that one, as in box_copy).
+// Whether the slot already holds every inner slice of box `box` (a slice that is an earlier
+// source's is not copied: box_same_slice).
 static bool box_inner_held(const boxed_run *R, const box_worker *W, size_t box, int slot)
 {
     for (int s = 0; s < R->nsrc; s++) {
         size_t lo = R->lo[box * R->nsrc + s], hi = R->hi[box * R->nsrc + s];
-        if (R->outer[s] || hi == lo)
-            continue;
-        bool follows = false;
-        for (int q = 0; q < s && !follows; q++)
-            follows = R->srcs[q]->data == R->srcs[s]->data && R->lo[box * R->nsrc + q] == lo &&
-                      R->hi[box * R->nsrc + q] == hi;
-        if (!follows && (W->held_lo[slot][s] != lo || W->held_hi[slot][s] != hi))
+        if (!R->outer[s] && hi > lo && box_same_slice(R, box, s) < 0 &&
+            (W->held_lo[slot][s] != lo || W->held_hi[slot][s] != hi))
             return false;
     }
     return true;

@@ -1936,8 +1936,7 @@ static rfx_status select_tiles(rfx_gpu *g, const rfx_dev_rows *src, const rfx_rx
     if ((st = tiled_begin(g, nout, n, ntiles, 0, &res, &lb)) != RFX_OK)
         return st;
     bool dense = pred == NULL;
-    cudaError_t e = cudaSuccess;
-    {
+    cudaError_t e;
     // resident blocks only: a block waits (look-back) on tiles that others hold; each
     // block takes tickets until one is past the tiles, so the last is ntiles + grid - 1
 #define SELECT_TILES(I)                                                                                              \
@@ -1953,16 +1952,15 @@ static rfx_status select_tiles(rfx_gpu *g, const rfx_dev_rows *src, const rfx_rx
             k_select_tiles<I><<<(unsigned)grid, SEL_THREADS, smem, g->stream>>>(                                     \
                 code, src->data, n, src->arity, plen, olen, depth, nout, dense, res.data, lb.a, g->d_flag);          \
     } while (0)
-        if (items == 8)
-            SELECT_TILES(8);
-        else if (items == 4)
-            SELECT_TILES(4);
-        else
-            SELECT_TILES(2);
+    if (items == 8)
+        SELECT_TILES(8);
+    else if (items == 4)
+        SELECT_TILES(4);
+    else
+        SELECT_TILES(2);
 #undef SELECT_TILES
-        if (e == cudaSuccess)
-            e = cudaGetLastError();
-    }
+    if (e == cudaSuccess)
+        e = cudaGetLastError();
     unsigned long long kept = n;
     if (e != cudaSuccess)
         st = fail(g, e, "k_select_tiles", __FILE__, __LINE__);
@@ -2159,19 +2157,16 @@ static rfx_status select_simple(rfx_gpu *g, const rfx_dev_rows *src, const rfx_r
     rfx_status st = tiled_begin(g, nout, n, ntiles, 0, &res, &lb);
     if (st != RFX_OK)
         return st;
-    cudaError_t e = cudaSuccess;
-    {
 #define SELECT_SIMPLE(A_)                                                                                            \
     k_select_simple<A_, ss_items(A_)><<<(unsigned)ntiles, SEL_THREADS, 0, g->stream>>>(s, src->data, n, res.data, lb.a)
-        switch (A) {
-        case 1: SELECT_SIMPLE(1); break;
-        case 2: SELECT_SIMPLE(2); break;
-        case 3: SELECT_SIMPLE(3); break;
-        default: SELECT_SIMPLE(4); break;
-        }
-#undef SELECT_SIMPLE
-        e = cudaGetLastError();
+    switch (A) {
+    case 1: SELECT_SIMPLE(1); break;
+    case 2: SELECT_SIMPLE(2); break;
+    case 3: SELECT_SIMPLE(3); break;
+    default: SELECT_SIMPLE(4); break;
     }
+#undef SELECT_SIMPLE
+    cudaError_t e = cudaGetLastError();
     return tiled_end(g, e, "k_select_simple", &lb, &res, dst);
 }
 
@@ -2561,12 +2556,9 @@ static rfx_status setop_merge(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_r
     if (st)
         return st;
     size_t *splits = (size_t *)lb.extra;
-    cudaError_t e = cudaSuccess;
-    {
-        k_setop_splits<<<grid_for(ntiles + 1), 256, 0, g->stream>>>(a->data, na, a->arity, b->data, nb, b->arity, k,
-                                                                    ntiles, splits);
-        e = cudaGetLastError();
-    }
+    k_setop_splits<<<grid_for(ntiles + 1), 256, 0, g->stream>>>(a->data, na, a->arity, b->data, nb, b->arity, k,
+                                                                ntiles, splits);
+    cudaError_t e = cudaGetLastError();
     if (e == cudaSuccess)
         e = cudaFuncSetAttribute(k_setop_tiles, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (e == cudaSuccess) {
