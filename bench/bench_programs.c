@@ -5,8 +5,9 @@
  * driver's (cuInit and a context, 0.2-0.3 s a process on an H100), which the command's
  * wall time in bench/gpu.sh includes. Prints, per program and graph: tuples, median wall
  * ms of rfx_run on each backend, and their ratio; the two backends' sizes must agree.
- * -c: the CPU backend only (no GPU needed); -v: every run's time on standard error.
- * Usage: bench_programs [-r REPEATS] [-j THREADS] [-c] [-v] [-p tc|sg]... EDGEFILE... */
+ * -c: the CPU backend only (no GPU needed); -g: the CUDA backend only (comparing builds:
+ * the CPU's minutes are not needed twice); -v: every run's time on standard error.
+ * Usage: bench_programs [-r REPEATS] [-j THREADS] [-c|-g] [-v] [-p tc|sg]... EDGEFILE... */
 #include "bench_engine.h"
 
 #include <stdio.h>
@@ -14,7 +15,7 @@
 #include <string.h>
 
 static int reps = 3, threads;
-static bool cpu_only, verbose;
+static bool cpu_only, gpu_only, verbose;
 
 static const char *program_text(const char *kind, const char *path, char *buf, size_t cap)
 {
@@ -55,6 +56,8 @@ int main(int argc, char **argv)
             threads = atoi(argv[++first]);
         else if (strcmp(argv[first], "-c") == 0)
             cpu_only = true;
+        else if (strcmp(argv[first], "-g") == 0)
+            gpu_only = true;
         else if (strcmp(argv[first], "-v") == 0)
             verbose = true;
         else if (strcmp(argv[first], "-p") == 0 && first + 1 < argc && nkinds < 2 &&
@@ -63,8 +66,8 @@ int main(int argc, char **argv)
         else
             break;
     }
-    if (first >= argc || reps < 1 || reps > 64 || threads < 0) {
-        fprintf(stderr, "usage: bench_programs [-r REPEATS] [-j THREADS] [-c] [-v] [-p tc|sg]... EDGEFILE...\n");
+    if (first >= argc || reps < 1 || reps > 64 || threads < 0 || (cpu_only && gpu_only)) {
+        fprintf(stderr, "usage: bench_programs [-r REPEATS] [-j THREADS] [-c|-g] [-v] [-p tc|sg]... EDGEFILE...\n");
         return 2;
     }
     if (!nkinds) {
@@ -85,9 +88,13 @@ int main(int argc, char **argv)
             const char *name = strrchr(argv[f], '/') ? strrchr(argv[f], '/') + 1 : argv[f];
             size_t ng = 0, nc = 0;
             double g = cpu_only ? 0 : timed(text, RFX_BACKEND_CUDA, &ng, why_g, sizeof why_g);
-            double c = g < 0 ? -1 : timed(text, RFX_BACKEND_CPU, &nc, why_c, sizeof why_c);
+            double c = g < 0 || gpu_only ? -1 : timed(text, RFX_BACKEND_CPU, &nc, why_c, sizeof why_c);
             if (cpu_only && c >= 0) {
                 printf("%-4s %-28s %14zu %10s %10.1f %9s\n", kinds[k], name, nc, "-", c, "-");
+                continue;
+            }
+            if (gpu_only && g >= 0) {
+                printf("%-4s %-28s %14zu %10.1f %10s %9s\n", kinds[k], name, ng, g, "-", "-");
                 continue;
             }
             if (g < 0 || c < 0) {

@@ -85,6 +85,8 @@ static unsigned grid_resident(const rfx_gpu *g, size_t n)
     return (unsigned)(b < most ? b : most);
 }
 #define GRID_STRIDE(i, n) for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < (n); i += (size_t)gridDim.x * blockDim.x)
+// the same, i shared by the lanes of a warp (the loop is warp-uniform)
+#define WARP_STRIDE(i, n) for (size_t i = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) / 32; i < (n); i += (size_t)gridDim.x * blockDim.x / 32)
 
 // ---- context --------------------------------------------------------------------------
 extern "C" int rfx_gpu_count(void)
@@ -482,6 +484,60 @@ __device__ size_t bound_rows(const uint32_t *rows, int arity, size_t n, const ui
             hi = mid;
     }
     return lo;
+}
+
+// The first i in [lo, hi) where pred(i) is false (pred holds on a prefix), or hi, found by
+// a whole warp (all lanes call it with the same lo, hi): 32 probes a round, so about
+// log32 rounds of dependent loads instead of log2. The searches that place tiles before a
+// merge or a join (one a tile, each ~25 loads into 2^24 rows, one DRAM latency after
+// another) took 12-22 us on an H100 by a thread each, as long as a 2^20 set operation's
+// tiles themselves.
+// (By a warp while the searches of a launch are at most SEARCH_BY_WARP: beyond, their
+// 32 probes a round cost more in traffic than their fewer rounds save: 2^24-row set
+// operations' splits took 66 us so against 22 by a thread each, 2^20 ones ~5 against 15.)
+#define SEARCH_BY_WARP 4096
+template <typename P> __device__ __forceinline__ size_t warp_partition_point(size_t lo, size_t hi, P pred)
+{
+    const unsigned lane = threadIdx.x & 31;
+    while (lo < hi) {
+        const size_t s = (hi - lo + 31) / 32, p = lo + lane * s + s - 1;
+        const unsigned held = __popc(__ballot_sync(0xffffffffu, p < hi && pred(p)));   // a prefix of the lanes
+        if (held == 32)
+            return hi;
+        const size_t nlo = lo + held * s, last = nlo + s - 1;   // the first false probe: last (or past hi)
+        lo = nlo;
+        hi = last < hi ? last : hi;
+    }
+    return lo;
+}
+
+// Blocks for a launch of n searches, by warps or by threads as above.
+static unsigned search_grid(size_t n)
+{
+    return grid_for(n <= SEARCH_BY_WARP ? 32 * n : n);
+}
+
+// The same by one thread.
+template <typename P> __device__ __forceinline__ size_t partition_point(size_t lo, size_t hi, P pred)
+{
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (pred(mid))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+// bound_rows by a whole warp (warp_partition_point).
+__device__ __forceinline__ size_t warp_bound_rows(const uint32_t *rows, int arity, size_t n, const uint32_t *key, int k,
+                                                  bool upper)
+{
+    return warp_partition_point(0, n, [=](size_t m) {
+        int c = cmp_prefix(rows + m * arity, key, k);
+        return c < 0 || (upper && c == 0);
+    });
 }
 
 // ---- compaction ------------------------------------------------------------------------
@@ -2427,23 +2483,26 @@ template <typename T> __device__ __forceinline__ void block_copy(T *dst, const T
 #define SETOP_MAX_WORDS 4
 enum { SETOP_ANTI, SETOP_SEMI, SETOP_UNION };
 
-// splits[t] = the rows of a among the first min(t * SETOP_TD, na + nb) of the merge.
+// splits[t] = the rows of a among the first min(t * SETOP_TD, na + nb) of the merge; a
+// warp a split where they are few (SEARCH_BY_WARP), else a thread.
 __global__ void k_setop_splits(const uint32_t *a, size_t na, int aa, const uint32_t *b, size_t nb, int ba, int k,
                                size_t ntiles, size_t *splits)
 {
-    GRID_STRIDE(t, ntiles + 1)
-    {
-        size_t d = t * (size_t)SETOP_TD < na + nb ? t * (size_t)SETOP_TD : na + nb;
-        size_t lo = d > nb ? d - nb : 0, hi = d < na ? d : na;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (cmp_prefix(a + mid * aa, b + (d - 1 - mid) * ba, k) <= 0)
-                lo = mid + 1;
-            else
-                hi = mid;
+    auto split = [=](size_t t, bool by_warp) {
+        const size_t d = t * (size_t)SETOP_TD < na + nb ? t * (size_t)SETOP_TD : na + nb,
+                     lo = d > nb ? d - nb : 0, hi = d < na ? d : na;
+        auto before = [=](size_t m) { return cmp_prefix(a + m * aa, b + (d - 1 - m) * ba, k) <= 0; };
+        return by_warp ? warp_partition_point(lo, hi, before) : partition_point(lo, hi, before);
+    };
+    if (ntiles + 1 <= SEARCH_BY_WARP) {
+        WARP_STRIDE(t, ntiles + 1)
+        {
+            const size_t at = split(t, true);
+            if ((threadIdx.x & 31) == 0)
+                splits[t] = at;
         }
-        splits[t] = lo;
-    }
+    } else
+        GRID_STRIDE(t, ntiles + 1) splits[t] = split(t, false);
 }
 
 // dst[w] = src[w] for w < nw by a block of 256 threads, where dst and src lie alike
@@ -2543,6 +2602,108 @@ __global__ void __launch_bounds__(256) k_setop_tiles(const uint32_t *a, size_t n
     block_write_out(out + tile_at * aa, so, (unsigned)tile_n * aa);
 }
 
+// A row of W words (1 or 2) as one integer that orders as the row does: where the key is
+// the whole row (sets: the semi-naive loop's differences and unions), the merge compares
+// and moves rows in single operations.
+template <int W> struct row_key;
+template <> struct row_key<1> {
+    typedef uint32_t T;
+    static __device__ __forceinline__ T at(const uint32_t *s, unsigned i) { return s[i]; }
+    static __device__ __forceinline__ void put(uint32_t *d, unsigned i, T v) { d[i] = v; }
+};
+template <> struct row_key<2> {   // rows 8-byte aligned
+    typedef unsigned long long T;
+    static __device__ __forceinline__ T at(const uint32_t *s, unsigned i)
+    {
+        uint2 v = ((const uint2 *)s)[i];
+        return (T)v.x << 32 | v.y;
+    }
+    static __device__ __forceinline__ void put(uint32_t *d, unsigned i, T v)
+    {
+        ((uint2 *)d)[i] = make_uint2((uint32_t)(v >> 32), (uint32_t)v);
+    }
+};
+
+// Shared memory of k_setop_rows: a's and b's rows of the tile and b's next row (placed as
+// in global memory modulo 16 bytes), which the output tile then overwrites.
+static size_t setop_rows_smem(int w)
+{
+    return ((size_t)(SETOP_TD + 1) * w + 12) * 4;
+}
+
+// k_setop_tiles where a and b are W-word rows and the key is the whole row: each thread
+// holds the current row of a and of b in registers as they merge and keeps the rows it
+// will write there too, so the output tile can overwrite the staged input (half the
+// shared memory; 48 registers keep 5 blocks a multiprocessor all the same, and bounds of
+// 6 or 8 blocks were no faster). On an H100 the general kernel ran at 72% of the SMs'
+// issue rate and 59% of DRAM bandwidth (ncu), DIFFERENCE at 2^24-2^26 at 45-50% of the
+// floor; so 58-67% (UNION 55-62% -> 68-79%).
+template <int W>
+__global__ void __launch_bounds__(256) k_setop_rows(const uint32_t *a, size_t na, const uint32_t *b, size_t nb,
+                                                    int mode, const size_t *splits, size_t ntiles, uint32_t *out,
+                                                    const lb_args lb)
+{
+    typedef row_key<W> R;
+    typedef typename R::T K;
+    extern __shared__ __align__(16) uint32_t smem[];
+    __shared__ unsigned s_tile;
+    if (threadIdx.x == 0)
+        s_tile = lb_take(lb);
+    __syncthreads();
+    const size_t tile = s_tile, d0 = tile * SETOP_TD, dn = d0 + SETOP_TD < na + nb ? d0 + SETOP_TD : na + nb;
+    const size_t a0 = splits[tile], b0 = d0 - a0, b1 = dn - splits[tile + 1];
+    const unsigned nat = (unsigned)(splits[tile + 1] - a0), nbt = (unsigned)(b1 - b0),
+                   nbx = nbt + (b1 < nb ? 1u : 0u);   // with b's next row
+    const uint32_t *ga = a + a0 * W, *gb = b + b0 * W;
+    uint32_t *so = smem, *sa = smem + ((uintptr_t)ga & 15) / 4;
+    uint32_t *sb = smem + ((4 + nat * W + 3) & ~3u) + ((uintptr_t)gb & 15) / 4;
+    block_stage_async(sa, ga, (size_t)nat * W);
+    block_stage_async(sb, gb, (size_t)nbx * W);
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+    __syncthreads();
+    const unsigned len = (unsigned)(dn - d0), x0 = threadIdx.x * SETOP_D < len ? threadIdx.x * SETOP_D : len,
+                   x1 = x0 + SETOP_D < len ? x0 + SETOP_D : len;
+    unsigned lo = x0 > nbt ? x0 - nbt : 0, hi = x0 < nat ? x0 : nat;
+    while (lo < hi) {
+        unsigned mid = (lo + hi) / 2;
+        if (R::at(sa, mid) <= R::at(sb, x0 - 1 - mid))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    unsigned i = lo, j = x0 - lo, kept = 0, cnt = 0;
+    K ka = i < nat ? R::at(sa, i) : 0, kb = j < nbx ? R::at(sb, j) : 0, row[SETOP_D];
+#pragma unroll
+    for (int s = 0; s < SETOP_D; s++) {
+        if (x0 + s < x1) {
+            const bool from_a = i < nat && (j >= nbt || ka <= kb), match = j < nbx && ka == kb;
+            bool keep;
+            if (from_a) {
+                keep = match == (mode == SETOP_SEMI);   // a union keeps a's rows without a match
+                row[s] = ka;
+                i++;
+                ka = i < nat ? R::at(sa, i) : 0;
+            } else {
+                keep = mode == SETOP_UNION;
+                row[s] = kb;
+                j++;
+                kb = j < nbx ? R::at(sb, j) : 0;
+            }
+            kept |= (unsigned)keep << s;
+            cnt += keep;
+        }
+    }
+    unsigned long long tile_n, tile_at;
+    unsigned pos = block_place<unsigned>(cnt, tile, ntiles, lb, &tile_n, &tile_at);   // after every walk
+#pragma unroll
+    for (int s = 0; s < SETOP_D; s++)
+        if (kept >> s & 1)
+            R::put(so, pos++, row[s]);
+    __syncthreads();
+    block_write_out(out + tile_at * W, so, (unsigned)tile_n * W);
+}
+
 /* dst = a's rows with (SEMI) or without (ANTI) a row of b equal on the first k columns
  * (b of arity k), or a u b (UNION: equal arities k; sets); a and b sorted, of at most
  * SETOP_MAX_WORDS columns. */
@@ -2556,17 +2717,25 @@ static rfx_status setop_merge(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_r
     if (st)
         return st;
     size_t *splits = (size_t *)lb.extra;
-    k_setop_splits<<<grid_for(ntiles + 1), 256, 0, g->stream>>>(a->data, na, a->arity, b->data, nb, b->arity, k,
+    k_setop_splits<<<search_grid(ntiles + 1), 256, 0, g->stream>>>(a->data, na, a->arity, b->data, nb, b->arity, k,
                                                                 ntiles, splits);
     cudaError_t e = cudaGetLastError();
+    // whole rows of one or two words (8-byte aligned) as keys: k_setop_rows
+    const int w = a->arity == k && b->arity == k && k <= 2 && ((uintptr_t)a->data | (uintptr_t)b->data) % 8 == 0 ? k : 0;
+    auto rows = w == 1 ? k_setop_rows<1> : k_setop_rows<2>;
+    if (w)
+        smem = setop_rows_smem(w);
     if (e == cudaSuccess)
-        e = cudaFuncSetAttribute(k_setop_tiles, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-    if (e == cudaSuccess) {
+        e = w ? cudaFuncSetAttribute(rows, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem)
+              : cudaFuncSetAttribute(k_setop_tiles, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    if (e == cudaSuccess && w)
+        rows<<<(unsigned)ntiles, 256, smem, g->stream>>>(a->data, na, b->data, nb, mode, splits, ntiles, res.data, lb.a);
+    else if (e == cudaSuccess)
         k_setop_tiles<<<(unsigned)ntiles, 256, smem, g->stream>>>(a->data, na, a->arity, b->data, nb, b->arity, k,
                                                                   mode, splits, ntiles, res.data, lb.a);
+    if (e == cudaSuccess)
         e = cudaGetLastError();
-    }
-    return tiled_end(g, e, "k_setop_tiles", &lb, &res, dst);
+    return tiled_end(g, e, w ? "k_setop_rows" : "k_setop_tiles", &lb, &res, dst);
 }
 
 static rfx_status union_rows(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b, bool disjoint, rfx_dev_rows *dst);
@@ -2657,11 +2826,19 @@ __global__ void k_semi(const uint32_t *a, size_t na, int aa, const uint32_t *b, 
 __global__ void k_semi_ranges(const uint32_t *a, size_t na, int aa, const uint32_t *b, int ba, size_t nb, int k,
                               size_t ntiles, size_t T, size_t *range)
 {
-    GRID_STRIDE(i, 2 * ntiles)
-    {
-        size_t t = i / 2, row = i % 2 == 0 ? t * T : (t * T + T < na ? t * T + T : na) - 1;
-        range[i] = bound_rows(b, ba, nb, a + row * aa, k, i % 2 == 1);
-    }
+    auto key = [=](size_t i) {
+        const size_t t = i / 2, row = i % 2 == 0 ? t * T : (t * T + T < na ? t * T + T : na) - 1;
+        return a + row * aa;
+    };
+    if (2 * ntiles <= SEARCH_BY_WARP) {
+        WARP_STRIDE(i, 2 * ntiles)
+        {
+            const size_t at = warp_bound_rows(b, ba, nb, key(i), k, i % 2 == 1);
+            if ((threadIdx.x & 31) == 0)
+                range[i] = at;
+        }
+    } else
+        GRID_STRIDE(i, 2 * ntiles) range[i] = bound_rows(b, ba, nb, key(i), k, i % 2 == 1);
 }
 
 __global__ void __launch_bounds__(256) k_semi_tiles(const uint32_t *a, size_t na, int aa, const uint32_t *b,
@@ -2738,7 +2915,7 @@ static rfx_status semijoin_tiles(rfx_gpu *g, const rfx_dev_rows *a, const rfx_de
     if (st)
         return st;
     size_t *range = (size_t *)lb.extra;
-    k_semi_ranges<<<grid_for(2 * ntiles), 256, 0, g->stream>>>(a->data, na, a->arity, b->data, k, b->n, k, ntiles,
+    k_semi_ranges<<<search_grid(2 * ntiles), 256, 0, g->stream>>>(a->data, na, a->arity, b->data, k, b->n, k, ntiles,
                                                                SEMI_T, range);
     cudaError_t e = cudaGetLastError();
     if (e == cudaSuccess)
@@ -2874,7 +3051,7 @@ static rfx_status join_count_tiles(rfx_gpu *g, const rfx_dev_rows *a, const rfx_
     size_t *range = (size_t *)rfx_gpu_alloc(g, ntiles * 16);
     if (!range)
         return RFX_ERR_NOMEM;
-    k_semi_ranges<<<grid_for(2 * ntiles), 256, 0, g->stream>>>(a->data, a->n, a->arity, b->data, b->arity, b->n, k,
+    k_semi_ranges<<<search_grid(2 * ntiles), 256, 0, g->stream>>>(a->data, a->n, a->arity, b->data, b->arity, b->n, k,
                                                                ntiles, SEMI_T, range);
     cudaError_t e = cudaGetLastError();
     if (e == cudaSuccess)
@@ -3238,7 +3415,7 @@ static rfx_status join_one_pass(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev
     *done = true;
     unsigned long long n = 0;
     size_t *range = (size_t *)lb.extra;
-    k_semi_ranges<<<grid_for(2 * ntiles), 256, 0, g->stream>>>(a->data, na, aa, b->data, ba, nb, k, ntiles, JT_T,
+    k_semi_ranges<<<search_grid(2 * ntiles), 256, 0, g->stream>>>(a->data, na, aa, b->data, ba, nb, k, ntiles, JT_T,
                                                                range);
     cudaError_t e = cudaGetLastError();
     // keys of 1 and 2 columns compared by unrolled code (k_join_tiles<0>: any width)

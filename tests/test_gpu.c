@@ -323,6 +323,54 @@ static void test_set_ops(void)
         }
 }
 
+/* Semi- and anti-join on whole rows of one and two words (the semi-naive loop's new =
+ * derived - full; merged with the rows as single keys) across tile boundaries (2,816 rows
+ * of the merge a tile), sides mostly equal or disjoint, and b a view at an odd row (its
+ * rows then only 4-byte aligned for one word: the general kernel). */
+static void test_semijoin_whole_rows(void)
+{
+    if (!need_gpu())
+        return;
+    static const size_t na_sizes[] = {1, 1407, 1408, 2815, 2816, 2817, 9000, 300001};
+    for (int ar = 1; ar <= 2; ar++)
+        for (size_t s = 0; s < sizeof na_sizes / sizeof *na_sizes; s++)
+            for (int shape = 0; shape < 3; shape++) {
+                if (quick && na_sizes[s] > 70000)
+                    continue;
+                /* 0: values from a small range (most rows of a in b), 1: wide (few), 2: b = a */
+                uint32_t range = shape == 0 ? (uint32_t)(na_sizes[s] / 2 + 2) : 1u << 30;
+                rfx_rows a = rows_random(na_sizes[s], ar, UNIFORM, range, true);
+                rfx_rows b = shape == 2 ? rows_random(0, ar, UNIFORM, range, true)
+                                        : rows_random(na_sizes[(s + 3) % 8] + 1, ar, UNIFORM, range, true);
+                if (shape == 2)
+                    for (size_t i = 0; i < a.n; i++)
+                        rfx_rows_push(&b, a.data + i * (size_t)ar);
+                for (int keep = 0; keep < 2; keep++)
+                    CU_ASSERT(semijoin_as_cpu(&a, &b, ar, keep));
+                if (b.n > 1) {   /* b from its second row on: a view one row into its device buffer */
+                    rfx_rows tail = {b.data + ar, b.n - 1, b.n - 1, ar};
+                    rfx_dev_rows ga = up(&a), gb = up(&b), gd;
+                    rfx_dev_rows view = {gb.data + ar, b.n - 1, b.n - 1, ar};
+                    rfx_gpu_rows_init(&gd, ar);
+                    for (int keep = 0; keep < 2; keep++) {
+                        rfx_rows hc;
+                        rfx_rows_init(&hc, ar);
+                        CU_ASSERT_EQUAL(rfx_cpu_semijoin(&a, &tail, ar, keep, &hc, 4), RFX_OK);
+                        CU_ASSERT_EQUAL(rfx_gpu_semijoin(gpu, &ga, &view, ar, keep, &gd), RFX_OK);
+                        rfx_rows back = down(&gd);
+                        CU_ASSERT(same(&back, &hc));
+                        rfx_rows_free(&back);
+                        rfx_rows_free(&hc);
+                    }
+                    rfx_gpu_rows_free(gpu, &ga);
+                    rfx_gpu_rows_free(gpu, &gb);
+                    rfx_gpu_rows_free(gpu, &gd);
+                }
+                rfx_rows_free(&a);
+                rfx_rows_free(&b);
+            }
+}
+
 /* UNION (the semi-naive loop's full u new) across arities (by merge path up to 4
  * columns, by ranks in global memory beyond), tile boundaries, overlapping sides, and
  * inserts clustered between two rows of the big side. */
@@ -1368,6 +1416,7 @@ static void add(void)
     CU_add_test(s, "join, product, with predicates", test_join);
     CU_add_test(s, "union, intersect, difference", test_set_ops);
     CU_add_test(s, "union by merged tiles", test_union_merge);
+    CU_add_test(s, "semi- and anti-join of whole rows", test_semijoin_whole_rows);
     CU_add_test(s, "semi- and anti-join by merge path", test_semijoin_merge);
     CU_add_test(s, "map and filter", test_mapfilter);
     CU_add_test(s, "map and filter: stack depths, rejected rows", test_mapfilter_depths);
