@@ -346,14 +346,16 @@ extern "C" double rfx_gpu_copy_bandwidth(rfx_gpu *g)
 
 // keys sorted over their bits [0, end_bit) by CUB's radix sort, alternating with alt;
 // *sel: 1 when the sorted keys ended in alt.
-static rfx_status cub_sort_u64(rfx_gpu *g, uint64_t *keys, uint64_t *alt, size_t n, int end_bit, int *sel)
+static rfx_status cub_sort_u64(rfx_gpu *g, uint64_t *keys, uint64_t *alt, size_t n, int begin_bit, int end_bit,
+                               int *sel)
 {
     size_t bytes = 0;
     *sel = 0;
-    CK((cudaError_t)rfx_shim_sort_u64(NULL, &bytes, keys, alt, n, 0, end_bit, sel, (rfx_stream)g->stream));
+    CK((cudaError_t)rfx_shim_sort_u64(NULL, &bytes, keys, alt, n, begin_bit, end_bit, sel, (rfx_stream)g->stream));
     void *tmp;
     ALLOC(tmp, bytes ? bytes : 1);
-    cudaError_t e = (cudaError_t)rfx_shim_sort_u64(tmp, &bytes, keys, alt, n, 0, end_bit, sel, (rfx_stream)g->stream);
+    cudaError_t e =
+        (cudaError_t)rfx_shim_sort_u64(tmp, &bytes, keys, alt, n, begin_bit, end_bit, sel, (rfx_stream)g->stream);
     rfx_gpu_free(g, tmp);
     CK(e);
     return RFX_OK;
@@ -364,7 +366,7 @@ extern "C" rfx_status rfx_gpu_cub_sort_u64(rfx_gpu *g, uint64_t *keys, size_t n,
     int sel;
     uint64_t *alt;
     ALLOC(alt, n * 8);
-    rfx_status st = cub_sort_u64(g, keys, alt, n, bits, &sel);   // may end in alt: the reference times the sort alone
+    rfx_status st = cub_sort_u64(g, keys, alt, n, 0, bits, &sel);   // may end in alt: the reference times the sort alone
     rfx_gpu_free(g, alt);
     return st;
 }
@@ -760,23 +762,19 @@ typedef struct {
 
 static rfx_status reverse_sort(rfx_gpu *g, reversal *rv, size_t n, rfx_dev_rows *out);
 
-/* Two-column rows of src sorted into *out (fresh memory; src is left as it was): packed
- * into 64-bit keys (the widths of both columns found in the same pass), sorted by CUB,
- * unpacked into the buffer that the sort did not end in. Column 1 keeps all 32 bits of
- * its half unless squeezing it to its width saves a radix pass (8 bits) or more.
- * (Measuring the widths first, so that the keys are written once and already squeezed,
- * saves 8 bytes a row where columns are narrow, as graph ids are, and costs 8 where they
- * are not: the SORT primitive's random 32-bit rows would lose 5% against CUB. CUB's sort
- * of the rows themselves through a decomposer took twice as long as its 64-bit key sort
- * on an H100 and an H200.) distinct: repeated keys are dropped as they are unpacked (one
- * pass over the keys instead of UNIQUE's flags, scan and gather over the rows); rv
- * (distinct only): that pass also writes the rows reversed (into fresh memory, rv->rows). */
-static rfx_status sort_rows2(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *out, bool distinct, reversal *rv)
+/* The packed sort of sort_rows2 (below SORT_WORDS_MIN rows): rows packed into 64-bit keys
+ * (the widths of both columns found in the same pass), sorted by CUB. Column 1 keeps all
+ * 32 bits of its half unless squeezing it to its width saves a radix pass (8 bits) or
+ * more. (Measuring the widths first, so that the keys are written once and already
+ * squeezed, saves 8 bytes a row where columns are narrow, as graph ids are, and costs 8
+ * where they are not. CUB's sort of the rows themselves through a decomposer took twice
+ * as long as its 64-bit key sort on an H100 and an H200.) *sorted, *spare: the buffer of
+ * sorted keys and the other one; *shift: column 1's bits in a key; *b1: its width. */
+static rfx_status sort_packed2(rfx_gpu *g, const rfx_dev_rows *src, uint64_t **sorted, uint64_t **spare, int *shift,
+                               int *b1)
 {
     size_t n = src->n;
     int sel = 0;
-    if (rv)
-        rv->rows = NULL;
     uint64_t *keys = (uint64_t *)rfx_gpu_alloc(g, n * 8), *alt = (uint64_t *)rfx_gpu_alloc(g, n * 8);
     unsigned *d_widths = (unsigned *)rfx_gpu_alloc(g, 8), widths[2] = {0, 0};
     rfx_status st = keys && alt && d_widths ? RFX_OK : RFX_ERR_NOMEM;
@@ -787,21 +785,97 @@ static rfx_status sort_rows2(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *
         if ((e = cudaGetLastError()) == cudaSuccess)
             st = to_host(g, d_widths, widths, 2);
     }
-    int b0 = bits_of(widths[0]), b1 = bits_of(widths[1]), shift = 32;
-    if (b1 < 32 && (32 + b0 + 7) / 8 > (b0 + (b1 ? b1 : 1) + 7) / 8) {
-        shift = b1 ? b1 : 1;
+    int b0 = bits_of(widths[0]);
+    *b1 = bits_of(widths[1]);
+    *shift = 32;
+    if (*b1 < 32 && (32 + b0 + 7) / 8 > (b0 + (*b1 ? *b1 : 1) + 7) / 8) {
+        *shift = *b1 ? *b1 : 1;
         if (st == RFX_OK && e == cudaSuccess) {
-            k_squeeze2<<<grid_for(n), 256, 0, g->stream>>>(keys, n, shift);
+            k_squeeze2<<<grid_for(n), 256, 0, g->stream>>>(keys, n, *shift);
             e = cudaGetLastError();
         }
     }
-    int total = b0 + shift > 1 ? b0 + shift : 1;
+    int total = b0 + *shift > 1 ? b0 + *shift : 1;
     if (st == RFX_OK && e == cudaSuccess)
-        st = cub_sort_u64(g, keys, alt, n, total, &sel);
+        st = cub_sort_u64(g, keys, alt, n, 0, total, &sel);
     rfx_gpu_free(g, d_widths);
-    uint64_t *sorted = sel ? alt : keys, *spare = sel ? keys : alt;
+    *sorted = sel ? alt : keys;
+    *spare = sel ? keys : alt;
+    return st != RFX_OK || e == cudaSuccess ? st : fail(g, e, "packing two-column rows", __FILE__, __LINE__);
+}
+
+/* The sort of sort_rows2 from SORT_WORDS_MIN rows: a row is one 64-bit word in memory,
+ * column 0 in its low half, and CUB's radix sort is stable, so sorting the words by
+ * column 1's bits and then by column 0's sorts the rows, with nothing packed or unpacked
+ * (each sort spans its column's width, found by one pass that reads the rows). The packed
+ * sort's two passes over the keys, each reading and writing 8 bytes a row, had SORT at
+ * 1.17-1.22x CUB's sort of the packed keys on an H100; the word sorts move what the
+ * packed sort does, less those passes, plus one radix histogram and the widths' read.
+ * *sorted: the sorted words (rows), *spare: a buffer of n words or NULL; *b1: column 1's
+ * width. */
+static rfx_status sort_words2(rfx_gpu *g, const rfx_dev_rows *src, uint64_t **sorted, uint64_t **spare, int *b1)
+{
+    size_t n = src->n, bytes = 0;
+    int bits[2], sel = 0;
+    *sorted = *spare = NULL;
+    rfx_status st = varying_bits(g, src, bits);
+    if (st != RFX_OK)
+        return st;
+    *b1 = bits[1];
+    const uint64_t *rows = (const uint64_t *)src->data;
+    uint64_t *keys, *alt;
+    ALLOC(keys, n * 8);
+    // the first sort reads src and writes keys (its scratch holds the other buffer)
+    int begin = bits[1] ? 32 : 0, end = bits[1] ? 32 + bits[1] : bits[0] ? bits[0] : 1;
+    cudaError_t e = (cudaError_t)rfx_shim_sort_u64_from(NULL, &bytes, rows, keys, n, begin, end, (rfx_stream)g->stream);
+    void *tmp = e == cudaSuccess ? rfx_gpu_alloc(g, bytes ? bytes : 1) : NULL;
+    if (e == cudaSuccess && !tmp)
+        st = RFX_ERR_NOMEM;
+    if (st == RFX_OK && e == cudaSuccess)
+        e = (cudaError_t)rfx_shim_sort_u64_from(tmp, &bytes, rows, keys, n, begin, end, (rfx_stream)g->stream);
+    rfx_gpu_free(g, tmp);
+    if (st == RFX_OK && e == cudaSuccess && bits[1] && bits[0]) {   // then by column 0, through alt
+        if (!(alt = (uint64_t *)rfx_gpu_alloc(g, n * 8)))
+            st = RFX_ERR_NOMEM;
+        else if ((st = cub_sort_u64(g, keys, alt, n, 0, bits[0], &sel)) == RFX_OK && sel) {
+            uint64_t *t = keys;
+            keys = alt;
+            alt = t;
+        }
+        *spare = alt;
+    }
+    *sorted = keys;
+    if (st == RFX_OK && e != cudaSuccess)
+        st = fail(g, e, "sorting two-column rows", __FILE__, __LINE__);
+    return st;
+}
+
+/* Rows from this many on are sorted as words (sort_words2), fewer packed (sort_packed2):
+ * the word sorts make two calls of CUB's sort and read the rows once more for the widths,
+ * which below ~2^23 rows cost more than the packing passes save (H100, against CUB's sort
+ * of the packed keys: words 1.16x / 1.13x / 1.10-1.11x at 2^23 / 2^24 / 2^25-2^26, packed
+ * 1.18-1.19x; at 2^21-2^22 words 1.19-1.23x, packed 1.18x). */
+#define SORT_WORDS_MIN ((size_t)1 << 23)
+
+/* Two-column rows of src sorted into *out (fresh memory; src is left as it was). distinct:
+ * repeated rows are dropped as they are written out (one pass over the sorted keys instead
+ * of UNIQUE's flags, scan and gather over the rows); rv (distinct only): that pass also
+ * writes the rows reversed (into fresh memory, rv->rows). */
+static rfx_status sort_rows2(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *out, bool distinct, reversal *rv)
+{
+    size_t n = src->n;
+    if (rv)
+        rv->rows = NULL;
+    uint64_t *sorted = NULL, *spare = NULL;
+    int shift = 0, b1 = 0;   // shift 0: the sorted keys are the rows themselves
+    rfx_status st = n >= SORT_WORDS_MIN ? sort_words2(g, src, &sorted, &spare, &b1)
+                                        : sort_packed2(g, src, &sorted, &spare, &shift, &b1);
+    cudaError_t e = cudaSuccess;
+    if (st == RFX_OK && !spare && (distinct || shift) && !(spare = (uint64_t *)rfx_gpu_alloc(g, n * 8)))
+        st = RFX_ERR_NOMEM;
+    uint64_t *result = shift || distinct ? spare : sorted;   // the rows written out, or the sorted words
     size_t m = n;
-    if (distinct && st == RFX_OK && e == cudaSuccess) {   // the distinct keys, unpacked, into spare
+    if (distinct && st == RFX_OK) {   // the distinct keys, as rows, into spare
         uint64_t *d_m = (uint64_t *)rfx_gpu_alloc(g, 8), hm = 0;
         if (rv) {
             rv->rows = (uint64_t *)rfx_gpu_alloc(g, n * 8);
@@ -824,13 +898,13 @@ static rfx_status sort_rows2(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *
             m = (size_t)hm;
         rfx_gpu_free(g, tmp);
         rfx_gpu_free(g, d_m);
-    } else if (st == RFX_OK && e == cudaSuccess) {
+    } else if (st == RFX_OK && shift) {
         k_unpack2<<<grid_for(m), 256, 0, g->stream>>>(sorted, m, shift, (uint32_t *)spare);
         e = cudaGetLastError();
     }
-    rfx_gpu_free(g, sorted);
+    rfx_gpu_free(g, result == sorted ? spare : sorted);
     if (st != RFX_OK || e != cudaSuccess) {
-        rfx_gpu_free(g, spare);
+        rfx_gpu_free(g, result);
         if (rv) {
             rfx_gpu_free(g, rv->rows);
             rv->rows = NULL;
@@ -838,7 +912,7 @@ static rfx_status sort_rows2(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *
         return st != RFX_OK ? st : fail(g, e, "sorting two-column rows", __FILE__, __LINE__);
     }
     rfx_gpu_rows_init(out, 2);
-    out->data = (uint32_t *)spare;
+    out->data = (uint32_t *)result;
     out->n = m;
     out->cap = n;
     return RFX_OK;
@@ -1005,7 +1079,7 @@ static rfx_status reverse_sort(rfx_gpu *g, reversal *rv, size_t n, rfx_dev_rows 
     int sel = 0;
     uint64_t *rows = rv->rows, *alt = (uint64_t *)rfx_gpu_alloc(g, n * 8);
     rv->rows = NULL;
-    rfx_status st = rows && alt ? cub_sort_u64(g, rows, alt, n, rv->end_bit, &sel) : RFX_ERR_NOMEM;
+    rfx_status st = rows && alt ? cub_sort_u64(g, rows, alt, n, 0, rv->end_bit, &sel) : RFX_ERR_NOMEM;
     uint64_t *sorted = sel ? alt : rows;
     rfx_gpu_free(g, sel ? rows : alt);
     if (st != RFX_OK) {
@@ -1163,7 +1237,7 @@ extern "C" rfx_status rfx_gpu_rename_by_degree(rfx_gpu *g, const rfx_dev_rows *s
     }
     int sel = 0;
     if (st == RFX_OK && e == cudaSuccess)   // degrees are at most 2n
-        st = cub_sort_u64(g, keys, alt, nv, idbits + bits_of((unsigned)(2 * n)), &sel);
+        st = cub_sort_u64(g, keys, alt, nv, 0, idbits + bits_of((unsigned)(2 * n)), &sel);
     if (st == RFX_OK && e == cudaSuccess) {
         k_rank_of<<<grid_for(nv), 256, 0, g->stream>>>(sel ? alt : keys, nv, idbits, deg);
         e = cudaGetLastError();

@@ -14,6 +14,13 @@ extern "C" int rfx_shim_sort_u64(void *scratch, size_t *bytes, uint64_t *keys, u
     return (int)e;
 }
 
+extern "C" int rfx_shim_sort_u64_from(void *scratch, size_t *bytes, const uint64_t *in, uint64_t *out, size_t n,
+                                      int begin_bit, int end_bit, rfx_stream s)
+{
+    return (int)cub::DeviceRadixSort::SortKeys(scratch, *bytes, in, out, (int64_t)n, begin_bit, end_bit,
+                                               (cudaStream_t)s);
+}
+
 extern "C" int rfx_shim_sort_u32(void *scratch, size_t *bytes, uint32_t *keys, uint32_t *alt, size_t n,
                                  int begin_bit, int end_bit, int *result, rfx_stream s)
 {
@@ -41,7 +48,8 @@ struct unpack_key {
     int shift;
     __device__ void operator()(ptrdiff_t i, uint64_t k) const
     {
-        const uint2 r = make_uint2((uint32_t)(k >> shift), (uint32_t)(k & ((1ull << shift) - 1)));
+        const uint2 r = shift ? make_uint2((uint32_t)(k >> shift), (uint32_t)(k & ((1ull << shift) - 1)))
+                              : make_uint2((uint32_t)k, (uint32_t)(k >> 32));
         rows[i] = r;
         if (rev)
             rev[i] = make_uint2(r.y, r.x);

@@ -115,6 +115,62 @@ static bool gpu_agrees(rfx_status st, rfx_dev_rows *gd, rfx_rows *hc)
 static const size_t sizes[] = {0, 1, 2, 255, 256, 257, 65535, 65537, 1000003};
 #define NS (sizeof sizes / sizeof sizes[0])
 
+/* Every sort of h (rows of any arity) on the device against the CPU's: sort and unique in
+ * place, sort into fresh rows (the source left as it was), sort and unique into fresh rows
+ * and in place, and for two columns the reversed rows with them. Frees h. */
+static void sort_check(rfx_rows *h)
+{
+    int a = h->arity;
+    rfx_dev_rows g = up(h), src = up(h), into;
+    rfx_gpu_rows_init(&into, a);
+    CU_ASSERT_EQUAL(rfx_gpu_sort(gpu, &g), RFX_OK);
+    CU_ASSERT_EQUAL(rfx_gpu_unique(gpu, &g), RFX_OK);
+    CU_ASSERT_EQUAL(rfx_gpu_sort_into(gpu, &src, &into), RFX_OK);   /* src left as it was */
+    rfx_rows sorted = down(&into), before = down(&src);
+    CU_ASSERT(same(&before, h));
+    rfx_cpu_sort(h, 4);
+    CU_ASSERT(same(&sorted, h));
+    rfx_cpu_unique(h, 4);
+    rfx_rows back = down(&g);
+    CU_ASSERT(same(&back, h));
+    /* both at once, into fresh rows and in place */
+    rfx_dev_rows su;
+    rfx_gpu_rows_init(&su, a);
+    CU_ASSERT_EQUAL(rfx_gpu_sort_unique_into(gpu, &src, &su), RFX_OK);
+    rfx_rows su_back = down(&su);
+    CU_ASSERT(same(&su_back, h));
+    rfx_rows_free(&su_back);
+    rfx_gpu_rows_free(gpu, &su);
+    if (a == 2) {   /* and the reversed rows with them */
+        rfx_dev_rows rv;
+        rfx_rows want_rv;
+        rfx_gpu_rows_init(&su, 2);
+        rfx_gpu_rows_init(&rv, 2);
+        rfx_rows_init(&want_rv, 2);
+        for (size_t r = 0; r < h->n; r++)
+            rfx_rows_push(&want_rv, (uint32_t[]){h->data[2 * r + 1], h->data[2 * r]});
+        rfx_cpu_sort(&want_rv, 4);
+        CU_ASSERT_EQUAL(rfx_gpu_sort_unique_reversed(gpu, &src, &su, &rv), RFX_OK);
+        su_back = down(&su);
+        CU_ASSERT(same(&su_back, h));
+        rfx_rows_free(&su_back);
+        rfx_gpu_rows_free(gpu, &su);
+        if (!gpu_agrees(RFX_OK, &rv, &want_rv))
+            fprintf(stderr, "\n    sort_unique_reversed: %zu rows\n", h->n);
+    }
+    CU_ASSERT_EQUAL(rfx_gpu_sort_unique_into(gpu, &src, &src), RFX_OK);
+    su_back = down(&src);
+    CU_ASSERT(same(&su_back, h));
+    rfx_rows_free(&su_back);
+    rfx_rows_free(h);
+    rfx_rows_free(&back);
+    rfx_rows_free(&sorted);
+    rfx_rows_free(&before);
+    rfx_gpu_rows_free(gpu, &g);
+    rfx_gpu_rows_free(gpu, &src);
+    rfx_gpu_rows_free(gpu, &into);
+}
+
 static void sort_case(dist d, uint32_t range)
 {
     if (!need_gpu())
@@ -124,54 +180,27 @@ static void sort_case(dist d, uint32_t range)
             if (quick && sizes[s] > 70000)
                 continue;
             rfx_rows h = rows_random(sizes[s], a, d, range, false);
-            rfx_dev_rows g = up(&h), src = up(&h), into;
-            rfx_gpu_rows_init(&into, a);
-            CU_ASSERT_EQUAL(rfx_gpu_sort(gpu, &g), RFX_OK);
-            CU_ASSERT_EQUAL(rfx_gpu_unique(gpu, &g), RFX_OK);
-            CU_ASSERT_EQUAL(rfx_gpu_sort_into(gpu, &src, &into), RFX_OK);   /* src left as it was */
-            rfx_rows sorted = down(&into), before = down(&src);
-            CU_ASSERT(same(&before, &h));
-            rfx_cpu_sort(&h, 4);
-            CU_ASSERT(same(&sorted, &h));
-            rfx_cpu_unique(&h, 4);
-            rfx_rows back = down(&g);
-            CU_ASSERT(same(&back, &h));
-            /* both at once, into fresh rows and in place */
-            rfx_dev_rows su;
-            rfx_gpu_rows_init(&su, a);
-            CU_ASSERT_EQUAL(rfx_gpu_sort_unique_into(gpu, &src, &su), RFX_OK);
-            rfx_rows su_back = down(&su);
-            CU_ASSERT(same(&su_back, &h));
-            rfx_rows_free(&su_back);
-            rfx_gpu_rows_free(gpu, &su);
-            if (a == 2) {   /* and the reversed rows with them */
-                rfx_dev_rows rv;
-                rfx_rows want_rv;
-                rfx_gpu_rows_init(&su, 2);
-                rfx_gpu_rows_init(&rv, 2);
-                rfx_rows_init(&want_rv, 2);
-                for (size_t r = 0; r < h.n; r++)
-                    rfx_rows_push(&want_rv, (uint32_t[]){h.data[2 * r + 1], h.data[2 * r]});
-                rfx_cpu_sort(&want_rv, 4);
-                CU_ASSERT_EQUAL(rfx_gpu_sort_unique_reversed(gpu, &src, &su, &rv), RFX_OK);
-                su_back = down(&su);
-                CU_ASSERT(same(&su_back, &h));
-                rfx_rows_free(&su_back);
-                rfx_gpu_rows_free(gpu, &su);
-                if (!gpu_agrees(RFX_OK, &rv, &want_rv))
-                    fprintf(stderr, "\n    sort_unique_reversed: %zu rows\n", h.n);
-            }
-            CU_ASSERT_EQUAL(rfx_gpu_sort_unique_into(gpu, &src, &src), RFX_OK);
-            su_back = down(&src);
-            CU_ASSERT(same(&su_back, &h));
-            rfx_rows_free(&su_back);
-            rfx_rows_free(&h);
-            rfx_rows_free(&back);
-            rfx_rows_free(&sorted);
-            rfx_rows_free(&before);
-            rfx_gpu_rows_free(gpu, &g);
-            rfx_gpu_rows_free(gpu, &src);
-            rfx_gpu_rows_free(gpu, &into);
+            sort_check(&h);
+        }
+}
+
+/* Two-column rows from 2^23 on are sorted as 64-bit words, by column 1 and then by column 0
+ * (fewer, packed): each distribution, and either column all zero (one sort of the two). */
+static void test_sort_words(void)
+{
+    if (!need_gpu())
+        return;
+    const size_t n = ((size_t)1 << 23) + 5;
+    const dist ds[] = {UNIFORM, EQUAL, ZIPF, WIDE};
+    const uint32_t ranges[] = {5000, 1, 1u << 20, 0};
+    for (int i = 0; i < 4; i++)
+        for (int zero = -1; zero < 2; zero++) {
+            if (quick && ds[i] != WIDE && zero >= 0)
+                continue;
+            rfx_rows h = rows_random(n, 2, ds[i], ranges[i], false);
+            for (size_t r = 0; zero >= 0 && r < n; r++)
+                h.data[2 * r + (size_t)zero] = 0;
+            sort_check(&h);
         }
 }
 
@@ -1415,6 +1444,7 @@ static void add(void)
     CU_add_test(s, "sort large", test_sort_big);
     CU_add_test(s, "join, product, with predicates", test_join);
     CU_add_test(s, "union, intersect, difference", test_set_ops);
+    CU_add_test(s, "sort of two-column rows as words", test_sort_words);
     CU_add_test(s, "union by merged tiles", test_union_merge);
     CU_add_test(s, "semi- and anti-join of whole rows", test_semijoin_whole_rows);
     CU_add_test(s, "semi- and anti-join by merge path", test_semijoin_merge);
