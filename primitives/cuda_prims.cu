@@ -3325,7 +3325,9 @@ __device__ __forceinline__ void jt_deal(const colmap &m, const uint32_t *sa, int
     }
 }
 
-template <int K>
+// AA, BA: the sides' arities where known at compile time (0: aa, ba at run time; the
+// graph join, rows of two columns on one key, has its row offsets folded into constants).
+template <int K, int AA = 0, int BA = 0>
 __global__ void __launch_bounds__(256, 4) k_join_tiles(const __grid_constant__ gprog code, int len,
                                                     const __grid_constant__ colmap m, const uint32_t *a, size_t na,
                                                     int aa, const uint32_t *b, int ba, int k, const size_t *range,
@@ -3333,6 +3335,8 @@ __global__ void __launch_bounds__(256, 4) k_join_tiles(const __grid_constant__ g
                                                     uint32_t *out, unsigned long long cap, const lb_args lb,
                                                     unsigned *div_flag)
 {
+    aa = AA ? AA : aa;
+    ba = BA ? BA : ba;
     extern __shared__ __align__(16) uint32_t smem[];   // a's tile, b's range, the output tile
     __shared__ unsigned s_tile, s_qn, s_qrow[JT_QUEUE], s_qlo[JT_QUEUE], s_qcnt[JT_QUEUE];
     __shared__ unsigned long long s_qout[JT_QUEUE], s_base;
@@ -3493,7 +3497,10 @@ static rfx_status join_one_pass(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev
                                                                range);
     cudaError_t e = cudaGetLastError();
     // keys of 1 and 2 columns compared by unrolled code (k_join_tiles<0>: any width)
-    auto kernel = k == 1 ? k_join_tiles<1> : k == 2 ? k_join_tiles<2> : k_join_tiles<0>;
+    auto kernel = k == 1 && aa == 2 && ba == 2 ? k_join_tiles<1, 2, 2>
+                  : k == 1                     ? k_join_tiles<1>
+                  : k == 2                     ? k_join_tiles<2>
+                                               : k_join_tiles<0>;
     if (e == cudaSuccess)
         e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     unsigned long long cap = na + nb;
