@@ -185,9 +185,16 @@ static void lower_cmd(hctx *x, const rfx_ra_cmd *c)
         compaction(x, a, flags, d, n);
         break;
     }
-    case RFX_RA_SORT: {
+    case RFX_RA_SORT: case RFX_RA_SORT_UNIQUE: {
         int arity = P->vars[c->src[0]].arity;
+        bool distinct = c->op == RFX_RA_SORT_UNIQUE;
         K(RFX_HK_PARTITION, "sort.bits", "bits that vary, per column", V(a), V(NONE));
+        if (arity == 2 && distinct) {   /* repeats dropped as the sorted rows are written out */
+            int keys = scratch(x, 2, size_of(x, c->src[0]));
+            K(RFX_HK_LIBRARY, "cub.radix_sort", "rows of two columns (or packed 64-bit keys)", V(a), V(keys));
+            K(RFX_HK_LIBRARY, "cub.unique", "the first of each run of equal rows, written as a row", V(keys), V(d));
+            break;
+        }
         if (arity <= 2)
             K(RFX_HK_LIBRARY, "cub.radix_sort", arity == 1 ? "32-bit keys" : "rows of two columns (or packed 64-bit keys)",
               V(a), V(d));
@@ -201,6 +208,12 @@ static void lower_cmd(hctx *x, const rfx_ra_cmd *c)
                   V(perm));
             }
             K(RFX_HK_GATHER, "sort.gather_rows", "rows in sorted order", V(a, perm), V(d));
+        }
+        if (distinct) {   /* then as UNIQUE, in place */
+            const char *n = size_of(x, c->dst);
+            int flags = scratch(x, 2, n);
+            K(RFX_HK_COMPUTE, "unique.flags", "first of each run of equal tuples", V(d), V(flags));
+            compaction(x, d, flags, d, n);
         }
         break;
     }

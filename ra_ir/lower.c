@@ -472,15 +472,10 @@ static flow ensure_order(rule_ctx *R, flow f, const int *keys, int k, const bool
         }
     }
     int dst = rfx_lower_new_var(L, NULL, RFX_PV_TEMP, f.n, L->plan->vars[f.var].types, -1);
-    rfx_lower_emit(L, RFX_RA_SORT, dst, f.var, -1);
+    rfx_lower_emit(L, f.unique ? RFX_RA_SORT : RFX_RA_SORT_UNIQUE, dst, f.var, -1);
     f.var = dst;
     f.sorted = f.n;
-    if (!f.unique) {
-        int u = rfx_lower_new_var(L, NULL, RFX_PV_TEMP, f.n, L->plan->vars[f.var].types, -1);
-        rfx_lower_emit(L, RFX_RA_UNIQUE, u, f.var, -1);
-        f.var = u;
-        f.unique = true;
-    }
+    f.unique = true;
     return f;
 }
 
@@ -1334,15 +1329,10 @@ static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, in
                 rfx_memcpy(keys, cur.schema, sizeof(int) * (size_t)cur.n);
                 /* sort on all columns, whatever their variables */
                 int dst = rfx_lower_new_var(L, NULL, RFX_PV_TEMP, cur.n, L->plan->vars[cur.var].types, -1);
-                rfx_lower_emit(L, RFX_RA_SORT, dst, cur.var, -1);
+                rfx_lower_emit(L, cur.unique ? RFX_RA_SORT : RFX_RA_SORT_UNIQUE, dst, cur.var, -1);
                 cur.var = dst;
                 cur.sorted = cur.n;
-                if (!cur.unique) {
-                    int u = rfx_lower_new_var(L, NULL, RFX_PV_TEMP, cur.n, L->plan->vars[cur.var].types, -1);
-                    rfx_lower_emit(L, RFX_RA_UNIQUE, u, cur.var, -1);
-                    cur.var = u;
-                    cur.unique = true;
-                }
+                cur.unique = true;
             }
         }
     }

@@ -119,6 +119,10 @@ static rfx_status cpu_exec(rfx_backend *be, const rfx_ra_cmd *c)
     case RFX_RA_UNIQUE:
         st = copy_rows(&V[c->src[0]], &V[c->dst]);
         return st ? st : rfx_cpu_unique(&V[c->dst], nt);
+    case RFX_RA_SORT_UNIQUE:
+        st = copy_rows(&V[c->src[0]], &V[c->dst]);
+        st = st ? st : rfx_cpu_sort(&V[c->dst], nt);
+        return st ? st : rfx_cpu_unique(&V[c->dst], nt);
     case RFX_RA_COPY:
         return copy_rows(&V[c->src[0]], &V[c->dst]);
     case RFX_RA_AGGREGATE:

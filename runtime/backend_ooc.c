@@ -675,10 +675,12 @@ static rfx_status run_parts(ooc_ctx *x, const rfx_ra_cmd *c)
         if (st == RFX_OK)
             st = rfx_cpu_unique(&out, x->nthreads);
         break;
-    case RFX_RA_SORT:
+    case RFX_RA_SORT: case RFX_RA_SORT_UNIQUE:   /* sorted (and unique) runs merged; then unique */
         st = chunked(x, c, a, &out, &runs, &nruns);
         if (st == RFX_OK)
             st = merge_runs(runs, nruns, &out);
+        if (st == RFX_OK && c->op == RFX_RA_SORT_UNIQUE)
+            st = rfx_cpu_unique(&out, x->nthreads);
         for (size_t r = 0; r < nruns; r++)
             rfx_rows_free(&runs[r]);
         free(runs);
