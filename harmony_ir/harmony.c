@@ -195,7 +195,10 @@ static void lower_cmd(hctx *x, const rfx_ra_cmd *c)
             K(RFX_HK_LIBRARY, "cub.unique", "the first of each run of equal rows, written as a row", V(keys), V(d));
             break;
         }
-        if (arity <= 2)
+        if (arity == 2 && c->nkeys == 1)   /* rows of equal column 0 in order already */
+            K(RFX_HK_LIBRARY, "cub.radix_sort", "rows of two columns as 64-bit words, stable, on column 0 alone", V(a),
+              V(d));
+        else if (arity <= 2)
             K(RFX_HK_LIBRARY, "cub.radix_sort", arity == 1 ? "32-bit keys" : "rows of two columns (or packed 64-bit keys)",
               V(a), V(d));
         else {

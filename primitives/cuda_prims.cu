@@ -812,8 +812,10 @@ static rfx_status sort_packed2(rfx_gpu *g, const rfx_dev_rows *src, uint64_t **s
  * 1.17-1.22x CUB's sort of the packed keys on an H100; the word sorts move what the
  * packed sort does, less those passes, plus one radix histogram and the widths' read.
  * *sorted: the sorted words (rows), *spare: a buffer of n words or NULL; *b1: column 1's
- * width. */
-static rfx_status sort_words2(rfx_gpu *g, const rfx_dev_rows *src, uint64_t **sorted, uint64_t **spare, int *b1)
+ * width. leading_only: src's rows of equal column 0 are in order already, so the sort by
+ * column 0 alone (stable) sorts them. */
+static rfx_status sort_words2(rfx_gpu *g, const rfx_dev_rows *src, uint64_t **sorted, uint64_t **spare, int *b1,
+                              bool leading_only)
 {
     size_t n = src->n, bytes = 0;
     int bits[2], sel = 0;
@@ -822,6 +824,8 @@ static rfx_status sort_words2(rfx_gpu *g, const rfx_dev_rows *src, uint64_t **so
     if (st != RFX_OK)
         return st;
     *b1 = bits[1];
+    if (leading_only)   // rows of equal column 0 in order already: the column-0 sort alone
+        bits[1] = 0;
     const uint64_t *rows = (const uint64_t *)src->data;
     uint64_t *keys, *alt;
     ALLOC(keys, n * 8);
@@ -868,7 +872,7 @@ static rfx_status sort_rows2(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *
         rv->rows = NULL;
     uint64_t *sorted = NULL, *spare = NULL;
     int shift = 0, b1 = 0;   // shift 0: the sorted keys are the rows themselves
-    rfx_status st = n >= SORT_WORDS_MIN ? sort_words2(g, src, &sorted, &spare, &b1)
+    rfx_status st = n >= SORT_WORDS_MIN ? sort_words2(g, src, &sorted, &spare, &b1, false)
                                         : sort_packed2(g, src, &sorted, &spare, &shift, &b1);
     cudaError_t e = cudaSuccess;
     if (st == RFX_OK && !spare && (distinct || shift) && !(spare = (uint64_t *)rfx_gpu_alloc(g, n * 8)))
@@ -941,6 +945,29 @@ extern "C" rfx_status rfx_gpu_sort_into(rfx_gpu *g, const rfx_dev_rows *src, rfx
 extern "C" rfx_status rfx_gpu_sort_unique_into(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *dst)
 {
     return sort_rows_into(g, src, dst, true);
+}
+
+/* Two columns, k = 1: one stable radix sort of the rows as words over column 0's bits, at
+ * every size (the transitive closure's delta with its join key moved first: half the
+ * passes of the sort of both columns). */
+extern "C" rfx_status rfx_gpu_sort_leading_into(rfx_gpu *g, const rfx_dev_rows *src, int k, rfx_dev_rows *dst)
+{
+    if (src->arity != 2 || k != 1 || src->n < 2)
+        return sort_rows_into(g, src, dst, false);
+    uint64_t *sorted, *spare;
+    int b1;
+    rfx_status st = sort_words2(g, src, &sorted, &spare, &b1, true);
+    rfx_gpu_free(g, spare);
+    if (st != RFX_OK) {
+        rfx_gpu_free(g, sorted);
+        return st;
+    }
+    rfx_dev_rows out;
+    rfx_gpu_rows_init(&out, 2);
+    out.data = (uint32_t *)sorted;
+    out.n = out.cap = src->n;
+    replace(g, dst, &out);
+    return RFX_OK;
 }
 
 // n (< 2^32) rows of arity a stably sorted by the columns with bits[c] > 0 (column 0 the

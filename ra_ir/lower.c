@@ -437,6 +437,10 @@ static flow ensure_order(rule_ctx *R, flow f, const int *keys, int k, const bool
         prefix = f.schema[i] == keys[i];
     if (prefix && f.sorted >= k)
         return f;
+    /* a relation sorted on all its columns, its keys moved first and every other column
+     * kept in its order: rows of equal keys are in order already, so a stable sort on the
+     * keys alone sorts it */
+    bool rest_ordered = f.sorted == f.n && f.unique;
     {
         /* project: keys first, then the remaining needed columns in their order */
         rfx_rx **outs = lalloc(L, sizeof(rfx_rx *) * (size_t)(f.n + 1));
@@ -465,6 +469,7 @@ static flow ensure_order(rule_ctx *R, flow f, const int *keys, int k, const bool
         bool identity = n == f.n;
         for (int i = 0; identity && i < n; i++)
             identity = outs[i]->col == i;
+        rest_ordered &= !dropped && !identity;
         if (!identity) {
             bool uniq = f.unique && !dropped;
             f = emit_map(R, &f, NULL, outs, schema, n);
@@ -472,7 +477,9 @@ static flow ensure_order(rule_ctx *R, flow f, const int *keys, int k, const bool
         }
     }
     int dst = rfx_lower_new_var(L, NULL, RFX_PV_TEMP, f.n, L->plan->vars[f.var].types, -1);
-    rfx_lower_emit(L, f.unique ? RFX_RA_SORT : RFX_RA_SORT_UNIQUE, dst, f.var, -1);
+    rfx_ra_cmd *c = rfx_lower_emit(L, f.unique ? RFX_RA_SORT : RFX_RA_SORT_UNIQUE, dst, f.var, -1);
+    if (c && f.unique && rest_ordered && k < f.n)
+        c->nkeys = k;   /* rows of equal keys keep the order of the sorted source */
     f.var = dst;
     f.sorted = f.n;
     f.unique = true;

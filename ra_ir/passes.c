@@ -482,7 +482,7 @@ bool rfx_plan_verify(const rfx_plan *P, FILE *out)
                 if (c->nkeys > a0 || c->nkeys > a1 || !d || d->arity != a0 + 1 || c->agg_col >= a1) BAD("shape");
                 break;
             case RFX_RA_SORT: case RFX_RA_UNIQUE: case RFX_RA_SORT_UNIQUE: case RFX_RA_COPY:
-                if (!d || d->arity != a0) BAD("arity");
+                if (!d || d->arity != a0 || c->nkeys < 0 || c->nkeys > a0) BAD("arity");
                 break;
             case RFX_RA_LFTJ: {
                 if (!d || d->arity != c->nkeys || c->nvars < 1) BAD("shape");

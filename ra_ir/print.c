@@ -129,6 +129,8 @@ void rfx_plan_print_cmd(FILE *out, const rfx_plan *P, const rfx_ra_cmd *c)
         if (c->op == RFX_RA_JOIN || c->op == RFX_RA_MAPJOIN || c->op == RFX_RA_INTERSECT ||
             c->op == RFX_RA_DIFFERENCE || c->op == RFX_RA_AGGREGATE)
             fprintf(out, " keys=%d", c->nkeys);
+        if (c->op == RFX_RA_SORT && c->nkeys > 0)
+            fprintf(out, " keys=%d", c->nkeys);
         if (c->op == RFX_RA_UNION && c->disjoint)
             fputs(" disjoint", out);
         if (c->op == RFX_RA_AGGREGATE) {

@@ -67,7 +67,9 @@ typedef struct rfx_ra_cmd {
     rfx_ra_op op;
     int dst;                   /* destination variable (-1 for OUTPUT, PRINTSIZE, jumps) */
     int src[2];                /* operands, -1 when unused */
-    int nkeys;                 /* JOIN/MAPJOIN/INTERSECT/DIFFERENCE/AGGREGATE: key prefix length */
+    int nkeys;                 /* JOIN/MAPJOIN/INTERSECT/DIFFERENCE/AGGREGATE: key prefix length;
+                                * SORT: the leading columns to order by where the rows with
+                                * equal ones are in order already (0: all columns) */
     rfx_rx *pred;              /* filter (SELECT, MAPFILTER, MAPJOIN, PRODUCT) or NULL */
     int nout;                  /* output expressions (PROJECT, MAP*, JOIN, PRODUCT) */
     rfx_rx **out;

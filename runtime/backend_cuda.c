@@ -381,6 +381,8 @@ static rfx_status cu_exec_one(rfx_backend *be, const rfx_ra_cmd *c)
     case RFX_RA_DIFFERENCE:
         return rfx_gpu_semijoin(g, &V[c->src[0]], &V[c->src[1]], c->nkeys, c->op == RFX_RA_INTERSECT, &V[c->dst]);
     case RFX_RA_SORT:
+        if (c->nkeys > 0)
+            return rfx_gpu_sort_leading_into(g, &V[c->src[0]], c->nkeys, &V[c->dst]);
         return rfx_gpu_sort_into(g, &V[c->src[0]], &V[c->dst]);
     case RFX_RA_UNIQUE:
         return rfx_gpu_unique_into(g, &V[c->src[0]], &V[c->dst]);

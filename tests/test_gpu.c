@@ -209,6 +209,45 @@ static void test_sort_equal(void) { sort_case(EQUAL, 1); }
 static void test_sort_zipf(void) { sort_case(ZIPF, 1u << 20); }
 static void test_sort_wide(void) { sort_case(WIDE, 0); }
 
+/* A sorted two-column relation with its columns swapped, sorted on the new first column
+ * alone (SORT keys=1): equal to the whole sort, over sizes on both sides of the word sort's
+ * threshold and with either column zero. */
+static void test_sort_leading(void)
+{
+    if (!need_gpu())
+        return;
+    static const size_t ns[] = {1, 2, 3, 1000, 65537, 300001, ((size_t)1 << 23) + 3};
+    for (size_t s = 0; s < sizeof ns / sizeof *ns; s++)
+        for (int zero = -1; zero < 2; zero++) {
+            if (quick && ns[s] > 70000 && zero >= 0)
+                continue;
+            rfx_rows h = rows_random(ns[s], 2, UNIFORM, (uint32_t)(ns[s] / 3 + 2), true);
+            for (size_t r = 0; zero >= 0 && r < h.n; r++)
+                h.data[2 * r + (size_t)zero] = 0;
+            rfx_cpu_sort(&h, 4);   /* sorted on both columns (zeroing may have unsorted it) */
+            for (size_t r = 0; r < h.n; r++) {   /* swapped: rows of equal column 0 in order */
+                uint32_t t = h.data[2 * r];
+                h.data[2 * r] = h.data[2 * r + 1];
+                h.data[2 * r + 1] = t;
+            }
+            rfx_dev_rows src = up(&h), dst;
+            rfx_gpu_rows_init(&dst, 2);
+            CU_ASSERT_EQUAL(rfx_gpu_sort_leading_into(gpu, &src, 1, &dst), RFX_OK);
+            rfx_rows back = down(&dst), before = down(&src);
+            CU_ASSERT(same(&before, &h));   /* src left as it was */
+            rfx_cpu_sort(&h, 4);
+            bool eq = same(&back, &h);
+            if (!eq)
+                fprintf(stderr, "\n    sort on the leading column: %zu rows, column %d zero", h.n, zero);
+            CU_ASSERT(eq);
+            rfx_rows_free(&h);
+            rfx_rows_free(&back);
+            rfx_rows_free(&before);
+            rfx_gpu_rows_free(gpu, &src);
+            rfx_gpu_rows_free(gpu, &dst);
+        }
+}
+
 static void test_sort_big(void)
 {
     if (!need_gpu())
@@ -1445,6 +1484,7 @@ static void add(void)
     CU_add_test(s, "join, product, with predicates", test_join);
     CU_add_test(s, "union, intersect, difference", test_set_ops);
     CU_add_test(s, "sort of two-column rows as words", test_sort_words);
+    CU_add_test(s, "sort on the leading column of rows in order within it", test_sort_leading);
     CU_add_test(s, "union by merged tiles", test_union_merge);
     CU_add_test(s, "semi- and anti-join of whole rows", test_semijoin_whole_rows);
     CU_add_test(s, "semi- and anti-join by merge path", test_semijoin_merge);
