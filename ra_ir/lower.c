@@ -469,7 +469,7 @@ static flow ensure_order(rule_ctx *R, flow f, const int *keys, int k, const bool
         bool identity = n == f.n;
         for (int i = 0; identity && i < n; i++)
             identity = outs[i]->col == i;
-        rest_ordered &= !dropped && !identity;
+        rest_ordered &= !dropped;
         if (!identity) {
             bool uniq = f.unique && !dropped;
             f = emit_map(R, &f, NULL, outs, schema, n);
