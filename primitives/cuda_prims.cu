@@ -1530,9 +1530,10 @@ static bool plain_columns(rfx_rx *const *out, int nout, colmap *m)
 #define LB_VALUE ((1ull << 46) - 1)
 
 /* A tiled launch's look-back state: a word per tile, the grand total's host word, the
- * launch's tag, and the tile counter, which the block that takes ticket `last` (the
- * launch's last: ntiles - 1 for a block a tile, ntiles + grid - 1 where each block takes
- * tiles until one is past the end) sets back to zero for the next launch. */
+ * launch's tag, and the tile counter of persistent launches (lb_take), which the block
+ * that takes ticket `last` (ntiles + grid - 1: each block takes tiles until one is past
+ * the end) sets back to zero for the next launch. Launches of a block a tile leave the
+ * counter alone (lb_tile). */
 struct lb_args {
     unsigned long long *status, *total, tag;
     unsigned *counter;
@@ -1544,7 +1545,18 @@ __device__ __forceinline__ bool lb_ready(unsigned long long y, unsigned long lon
     return (y & LB_TAG) == tag && (y & (LB_AGGREGATE | LB_PREFIX)) != 0;
 }
 
-/* The next tile, in the order blocks ask: a look-back never waits on a tile not taken. */
+/* The tile of a block-a-tile launch: its block index. Blocks of a grid start in index
+ * order (CUB's decoupled look-back relies on it too), so a look-back never waits on a
+ * block that has not started; a ticket from the counter cost every tile an atomic's
+ * round trip and a barrier before its first load (H100, a generated 3-output FILTER of
+ * 10%: 4-6% of its time). */
+__device__ __forceinline__ size_t lb_tile()
+{
+    return blockIdx.x;
+}
+
+/* The next tile of a persistent launch, in the order blocks ask: a look-back never waits
+ * on a tile not taken. */
 __device__ __forceinline__ unsigned lb_take(const lb_args &lb)
 {
     unsigned t = atomicAdd(lb.counter, 1u);
@@ -1786,7 +1798,7 @@ static rfx_status lb_alloc(rfx_gpu *g, size_t ntiles, size_t extra, lb_scratch *
 {
     s->ntiles = ntiles;
     s->extra = NULL;
-    s->a.last = ntiles ? (unsigned)(ntiles - 1) : 0;   // a block a tile; persistent kernels set it
+    s->a.last = 0;   // a block a tile (lb_tile) takes no ticket; persistent kernels set it
     if (extra && !(s->extra = rfx_gpu_alloc(g, extra)))
         return RFX_ERR_NOMEM;
     rfx_status st = lb_retag(g, s);
@@ -2227,19 +2239,16 @@ __device__ __forceinline__ void load_row(const uint32_t *src, size_t r, uint32_t
  * of the copy bandwidth there): every load issued first, straight into registers, the
  * comparisons, the kept rows placed by ballots, a scan of the (slab, warp) counts and the
  * decoupled look-back (place_slabs), each kept row written from registers. Tiles are taken
- * in order from a counter, so a block only ever waits on tiles already running. */
+ * in block order (lb_tile), so a block only ever waits on tiles already running. */
 template <int A, int ITEMS>
 __global__ void __launch_bounds__(SEL_THREADS) k_select_simple(const __grid_constant__ sel_simple s,
                                                                const uint32_t *src, size_t n, uint32_t *out,
                                                                const lb_args lb)
 {
-    __shared__ unsigned s_tile, s_excl[ITEMS * SEL_THREADS / 32];
+    __shared__ unsigned s_excl[ITEMS * SEL_THREADS / 32];
     __shared__ unsigned long long s_at;
     const int T = ITEMS * SEL_THREADS;
-    if (threadIdx.x == 0)
-        s_tile = lb_take(lb);
-    __syncthreads();
-    const size_t tile = s_tile, ntiles = (n + T - 1) / T, first = tile * T;
+    const size_t tile = lb_tile(), ntiles = (n + T - 1) / T, first = tile * T;
     const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5, below = (1u << lane) - 1;
     uint32_t v[ITEMS][A];
 #pragma unroll
@@ -2636,11 +2645,7 @@ __global__ void __launch_bounds__(256) k_setop_tiles(const uint32_t *a, size_t n
                                                      size_t ntiles, uint32_t *out, const lb_args lb)
 {
     extern __shared__ __align__(16) uint32_t smem[];
-    __shared__ unsigned s_tile;
-    if (threadIdx.x == 0)
-        s_tile = lb_take(lb);
-    __syncthreads();
-    const size_t tile = s_tile, d0 = tile * SETOP_TD, dn = d0 + SETOP_TD < na + nb ? d0 + SETOP_TD : na + nb;
+    const size_t tile = lb_tile(), d0 = tile * SETOP_TD, dn = d0 + SETOP_TD < na + nb ? d0 + SETOP_TD : na + nb;
     const size_t a0 = splits[tile], b0 = d0 - a0, b1 = dn - splits[tile + 1];
     const unsigned nat = (unsigned)(splits[tile + 1] - a0), nbt = (unsigned)(b1 - b0),
                    nbx = nbt + (b1 < nb ? 1u : 0u);   // with b's next row
@@ -2747,11 +2752,7 @@ __global__ void __launch_bounds__(256) k_setop_rows(const uint32_t *a, size_t na
     typedef row_key<W> R;
     typedef typename R::T K;
     extern __shared__ __align__(16) uint32_t smem[];
-    __shared__ unsigned s_tile;
-    if (threadIdx.x == 0)
-        s_tile = lb_take(lb);
-    __syncthreads();
-    const size_t tile = s_tile, d0 = tile * SETOP_TD, dn = d0 + SETOP_TD < na + nb ? d0 + SETOP_TD : na + nb;
+    const size_t tile = lb_tile(), d0 = tile * SETOP_TD, dn = d0 + SETOP_TD < na + nb ? d0 + SETOP_TD : na + nb;
     const size_t a0 = splits[tile], b0 = d0 - a0, b1 = dn - splits[tile + 1];
     const unsigned nat = (unsigned)(splits[tile + 1] - a0), nbt = (unsigned)(b1 - b0),
                    nbx = nbt + (b1 < nb ? 1u : 0u);   // with b's next row
@@ -2912,7 +2913,7 @@ __global__ void k_semi(const uint32_t *a, size_t na, int aa, const uint32_t *b, 
     }
 }
 
-// A block per tile of SEMI_T rows of a (sorted), in order from a counter: the rows of b
+// A block per tile of SEMI_T rows of a (sorted), in block order: the rows of b
 // whose keys lie between the tile's first and last key (k_semi_ranges) are staged in
 // shared memory when they fit, each row of the tile is looked up there (else in that
 // range of b in global memory), and the rows kept are placed by per-warp ballots and the
@@ -2947,14 +2948,11 @@ __global__ void __launch_bounds__(256) k_semi_tiles(const uint32_t *a, size_t na
                                                     const lb_args lb)
 {
     extern __shared__ __align__(16) uint32_t smem[];   // a's tile, the output tile, b's segment
-    __shared__ unsigned s_tile, s_kept, s_excl[SEMI_T / 32];
+    __shared__ unsigned s_kept, s_excl[SEMI_T / 32];
     __shared__ unsigned long long s_at;
     uint32_t *sa = smem, *so = sa + SEMI_T * aa, *sb = so + SEMI_T * aa;
     unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    if (threadIdx.x == 0)
-        s_tile = lb_take(lb);
-    __syncthreads();
-    const size_t tile = s_tile, t0 = tile * SEMI_T, tn = na - t0 < SEMI_T ? na - t0 : SEMI_T,
+    const size_t tile = lb_tile(), t0 = tile * SEMI_T, tn = na - t0 < SEMI_T ? na - t0 : SEMI_T,
                  ntiles = (na + SEMI_T - 1) / SEMI_T;
     block_copy(sa, a + t0 * aa, tn * aa);
     const size_t lo = range[2 * tile], m = range[2 * tile + 1] - lo;
@@ -3365,12 +3363,9 @@ __global__ void __launch_bounds__(256, 4) k_join_tiles(const __grid_constant__ g
     aa = AA ? AA : aa;
     ba = BA ? BA : ba;
     extern __shared__ __align__(16) uint32_t smem[];   // a's tile, b's range, the output tile
-    __shared__ unsigned s_tile, s_qn, s_qrow[JT_QUEUE], s_qlo[JT_QUEUE], s_qcnt[JT_QUEUE];
+    __shared__ unsigned s_qn, s_qrow[JT_QUEUE], s_qlo[JT_QUEUE], s_qcnt[JT_QUEUE];
     __shared__ unsigned long long s_qout[JT_QUEUE], s_base;
-    if (threadIdx.x == 0)
-        s_tile = lb_take(lb);
-    __syncthreads();
-    const size_t tile = s_tile, t0 = tile * JT_T, tn = na - t0 < JT_T ? na - t0 : JT_T, r0 = range[2 * tile];
+    const size_t tile = lb_tile(), t0 = tile * JT_T, tn = na - t0 < JT_T ? na - t0 : JT_T, r0 = range[2 * tile];
     const unsigned mb = (unsigned)(range[2 * tile + 1] - r0);   // right rows of the tile: indices below 2^32
     const uint32_t *ga = a + t0 * aa, *gb = b + r0 * ba;
     const bool b_staged = mb <= bcap;

@@ -162,19 +162,12 @@ static void gen_filter(gen *g, const rfx_fgroup *grp)
     bool staged = rfx_weave_staged(A);
     if (staged)
         fprintf(f, "    __shared__ __align__(16) u32 s_rows[TILE * %d];   // the tile, loaded coalesced\n", A);
-    fputs("    __shared__ unsigned s_tile;\n"
-          "    __shared__ u32 s_cnt[M][ITEMS][T / 32];\n"
-
+    fputs("    __shared__ u32 s_cnt[M][ITEMS][T / 32];\n"
           "    __shared__ u64 s_base[M];\n"
           "    const u64 ntiles = (n + TILE - 1) / TILE;\n"
-          "    if (threadIdx.x == 0) {\n"
-          "        const unsigned t = atomicAdd(counter, 1u);\n"
-          "        if (t == ntiles - 1)   // every ticket is out (a block a tile): zero for the next launch\n"
-          "            atomicExch(counter, 0u);\n"
-          "        s_tile = t;\n"
-          "    }\n"
-          "    __syncthreads();\n"
-          "    const u64 tile = s_tile, first = tile * TILE;\n"
+          "    // a block a tile, in index order: blocks start in that order, so a look-back never\n"
+          "    // waits on one not started (the counter is left alone)\n"
+          "    const u64 tile = blockIdx.x, first = tile * TILE;\n"
           "    const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;\n"
           "    bool div0 = false;\n",
           f);
