@@ -2287,16 +2287,17 @@ __global__ void __launch_bounds__(SEL_THREADS) k_select_simple(const __grid_cons
     }
     __syncthreads();
     const int nout = s.nout;
+    uint32_t *const o = out + s_at * nout;   // the tile's place once; rows by 32-bit positions in it
 #pragma unroll
     for (int j = 0; j < ITEMS; j++) {
         unsigned b = __ballot_sync(0xffffffffu, keep >> j & 1);
         if (keep >> j & 1) {
-            size_t at = s_at + s_excl[j * (SEL_THREADS / 32) + warp] + __popc(b & below);
+            const unsigned at = s_excl[j * (SEL_THREADS / 32) + warp] + __popc(b & below);
             if (nout == 2)
-                ((uint2 *)out)[at] = make_uint2(pick<A>(v[j], s.out[0]), pick<A>(v[j], s.out[1]));
+                ((uint2 *)o)[at] = make_uint2(pick<A>(v[j], s.out[0]), pick<A>(v[j], s.out[1]));
             else
                 for (int k = 0; k < nout; k++)
-                    out[at * nout + k] = pick<A>(v[j], s.out[k]);
+                    o[at * nout + k] = pick<A>(v[j], s.out[k]);
         }
     }
 }
