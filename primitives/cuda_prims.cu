@@ -3188,13 +3188,14 @@ static rfx_status join_expand_tiles(rfx_gpu *g, const gprog &code, uint64_t tota
 // ---- join by tiles in one pass ----------------------------------------------------------------
 // A block per tile of JT_T left rows stages the tile and the right rows of its key range
 // (k_semi_ranges); each thread finds the matches of its JT_ITEMS consecutive rows (the
-// first by halving, the rest by galloping from the last match), the counts are scanned
-// within the tile while warp 0 places the tile by look-back, and the outputs go into a
-// staged output tile (dealt evenly to a warp's lanes; rows with more than JT_HEAVY
-// matches, skewed keys, by the whole block) written out in 16-byte stores. The output is
-// allocated for na + nb rows before the count is known; a join with more is counted by
-// that pass and run again into an exact allocation. The three-pass join (counts, scan, expansion) moved ~3x the floor's
-// bytes through per-row arrays and reached 10% of it.
+// first by halving, the rest a row at a time from the last match and then by galloping:
+// step_rows), the counts are scanned within the tile while warp 0 places the tile by
+// look-back, and the outputs go into a staged output tile (dealt evenly to a warp's
+// lanes; rows with more than JT_HEAVY matches, skewed keys, by the whole block) written
+// out in 16-byte stores. The output is allocated for na + nb rows before the count is
+// known; a join with more is counted by that pass and run again into an exact
+// allocation. The three-pass join (counts, scan, expansion) moved ~3x the floor's bytes
+// through per-row arrays and reached 10% of it.
 // JT_ITEMS: left rows a thread (odd: the threads' rows fall in different banks; H100 2^28,
 // with galloping searches and outputs dealt by pairs: 3 41% of the floor, 5 49%, 7 46%, 9 36%)
 #define JT_ITEMS 5
