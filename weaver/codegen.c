@@ -292,7 +292,8 @@ static void gen_filter(gen *g, const rfx_fgroup *grp)
                 "            if (k) {\n"
                 "                u32 *w = o%d + (s_cnt[%d][j][warp] + __popc(b & below)) * %du;\n",
                 m, m, o->nout);
-        /* two or four words: one 8- or 16-byte store (o%d is aligned to the row) */
+        /* two or four words: one 8- or 16-byte store (an output's rows start at a fresh
+         * allocation, so each row is aligned to its width) */
         if (o->nout == 2 || o->nout == 4)
             fprintf(f, "                *(uint%d *)w = make_uint%d(", o->nout, o->nout);
         for (int k = 0; k < o->nout; k++) {
