@@ -292,12 +292,13 @@ static void gen_filter(gen *g, const rfx_fgroup *grp)
                 "            if (k) {\n"
                 "                u32 *w = o%d + (s_cnt[%d][j][warp] + __popc(b & below)) * %du;\n",
                 m, m, o->nout);
-        /* two or four words: one 8- or 16-byte store (an output's rows start at a fresh
-         * allocation, so each row is aligned to its width) */
-        if (o->nout == 2 || o->nout == 4)
-            fprintf(f, "                *(uint%d *)w = make_uint%d(", o->nout, o->nout);
+        /* two words: one 8-byte store (an output's rows start at a fresh allocation, so
+         * each row is aligned to its width) */
+        const bool pair = o->nout == 2;
+        if (pair)
+            fputs("                *(uint2 *)w = make_uint2(", f);
         for (int k = 0; k < o->nout; k++) {
-            if (o->nout == 2 || o->nout == 4)
+            if (pair)
                 fputs(k ? ", " : "", f);
             else
                 fprintf(f, "                w[%d] = ", k);
@@ -305,10 +306,10 @@ static void gen_filter(gen *g, const rfx_fgroup *grp)
                 emit_rx(g, o->out[k]);
             else
                 fprintf(f, "v[j][%d]", k);
-            if (o->nout != 2 && o->nout != 4)
+            if (!pair)
                 fputs(";\n", f);
         }
-        if (o->nout == 2 || o->nout == 4)
+        if (pair)
             fputs(");\n", f);
         fputs("            }\n        }\n", f);
     }
