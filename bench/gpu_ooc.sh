@@ -31,6 +31,10 @@ while IFS=$'\t' read -r file repo path nodes und tri pub four sha; do
     printf "%-26s cap %3s%% %10s %10s %6.2f s %s\n" "$file" "$pct" "$got" "$tri" "$(awk "BEGIN {print $e - $s}")" \
       "$([ "$got" = "$tri" ] && echo ok || echo "MISMATCH $(head -c 300 "$OUT/err.txt")")"
   done
+  got=$(RFX_BOX_TRIES=1 $B/runtime/rfx cliques -k 3 --count --backend=cuda --device-memory=$((und * 8 * 5 / 100)) \
+    "$G/$file" 2>"$OUT/err.txt")   # slices sent as TrieArrays
+  printf "%-26s cap   5%% %10s %10s TrieArray slices %s\n" "$file" "$got" "$tri" \
+    "$([ "$got" = "$tri" ] && echo ok || echo "MISMATCH $(head -c 300 "$OUT/err.txt")")"
   got=$($B/runtime/rfx cliques -k 4 --count --backend=cuda "$G/$file" 2>"$OUT/err.txt")
   printf "%-26s k=4 in core %10s %10s %s\n" "$file" "$got" "$four" "$([ "$got" = "$four" ] && echo ok || echo MISMATCH)"
 done < "$G/MANIFEST.tsv" | tee "$OUT/cliques_capped.txt"

@@ -9,6 +9,8 @@
 // ordered by events). Each device has a worker thread that takes the next box from a
 // shared counter, so faster devices take more boxes; results are kept per box and put in
 // box order by the caller.
+// Where the caller gives a source's TrieArray (rfx_gpu_box_tries), its slices travel in
+// that form instead, half the bytes, and are expanded into rows on the copy stream.
 #include <atomic>
 #include <new>
 #include <vector>
@@ -21,6 +23,7 @@ typedef struct boxed_run {
     const int *colvar;
     size_t nboxes;
     const size_t *lo, *hi;         // nboxes x nsrc row ranges
+    const rfx_gpu_box_tries *bt;   // sources sent as TrieArrays, or NULL
     size_t maxrows[LFTJ_MAX_SRC];  // the largest slice of each source
     bool outer[LFTJ_MAX_SRC];      // led by the first leading variable: held once, not per slot
     bool alias[LFTJ_MAX_SRC];      // one relation led by one variable with an earlier source: its slice
@@ -52,6 +55,7 @@ static boxed_run *boxed_run_new(rfx_gpu *const *gs, int ndev, int nsrc, int nvar
     R->nboxes = nboxes;
     R->lo = lo;
     R->hi = hi;
+    R->bt = NULL;
     R->parts = parts;
     R->counts = counts;
     R->span = span;
@@ -88,7 +92,93 @@ typedef struct box_worker {
     box_events *ev;
     size_t nev, evcap;
     rfx_gpu_lftj_memo *memo;          // level 0 of the outer slices held, for the boxes that share them
+    uint32_t *stage;                  // a TrieArray slice's piece: stage_vals values, then stage_roots
+    size_t stage_vals, stage_roots;   // roots' values and as many starts
 } box_worker;
+
+static bool box_by_trie(const boxed_run *R, int s)
+{
+    return R->bt && R->bt->tries[s].val1;
+}
+
+// The rows box `box`'s slice of source s has on the device: a TrieArray slice's distinct rows.
+static size_t box_rows(const boxed_run *R, size_t box, int s)
+{
+    const size_t k = box * R->nsrc + s;
+    if (!box_by_trie(R, s))
+        return R->hi[k] - R->lo[k];
+    const uint32_t *p0 = R->bt->tries[s].ptr0;
+    return (size_t)p0[R->bt->rhi[k]] - p0[R->bt->rlo[k]];
+}
+
+// The largest r in [lo, hi) with p0[r] <= v, given p0[lo] <= v (p0: a TrieArray's starts).
+__host__ __device__ __forceinline__ size_t box_root_of(const uint32_t *p0, size_t lo, size_t hi, size_t v)
+{
+    while (hi - lo > 1) {
+        size_t m = lo + (hi - lo) / 2;
+        if (p0[m] <= v)
+            lo = m;
+        else
+            hi = m;
+    }
+    return lo;
+}
+
+// The rows of a staged piece of a TrieArray slice: n values v1 from the slice's value
+// `at` on, whose nr roots have values v0 and starts p0 (p0[0] <= at). Each block finds the
+// roots of its first and last value, and each value its root within them.
+#define BOX_EXPAND_ITEMS 8
+__global__ void __launch_bounds__(256) k_box_trie_rows(const uint32_t *v0, const uint32_t *p0, uint32_t nr,
+                                                       const uint32_t *v1, uint32_t n, uint32_t at, uint2 *out)
+{
+    __shared__ uint32_t win[2];
+    const uint32_t base = blockIdx.x * (256u * BOX_EXPAND_ITEMS);
+    if (threadIdx.x < 2) {
+        uint32_t last = min(n, base + 256u * BOX_EXPAND_ITEMS) - 1;
+        win[threadIdx.x] = (uint32_t)box_root_of(p0, 0, nr, (size_t)at + (threadIdx.x ? last : base));
+    }
+    __syncthreads();
+    for (int k = 0; k < BOX_EXPAND_ITEMS; k++) {
+        uint32_t i = base + k * 256u + threadIdx.x;
+        if (i < n) {
+            uint32_t r = (uint32_t)box_root_of(p0, win[0], win[1] + 1, (size_t)at + i);
+            out[i] = make_uint2(v0[r], v1[i]);
+        }
+    }
+}
+
+// Box `box`'s slice of source s, sent as its TrieArray: piece by piece through the
+// staging buffer (values, their roots' values and starts), each piece expanded into rows
+// at dst on the copy stream. *bytes gets what crossed.
+static rfx_status box_copy_trie(boxed_run *R, box_worker *W, size_t box, int s, uint32_t *dst, size_t *bytes)
+{
+    rfx_gpu *g = W->g;
+    const rfx_gpu_host_trie *t = &R->bt->tries[s];
+    const size_t k = box * R->nsrc + s, rhi = R->bt->rhi[k];
+    const uint32_t *p0 = t->ptr0;
+    size_t ra = R->bt->rlo[k], ia = p0[ra];
+    const size_t first = ia, end = p0[rhi];
+    uint32_t *sv1 = W->stage, *sv0 = W->stage + W->stage_vals, *sp0 = sv0 + W->stage_roots;
+    while (ia < end) {
+        size_t ib = end - ia < W->stage_vals ? end : ia + W->stage_vals;
+        size_t rb = box_root_of(p0, ra, rhi, ib - 1) + 1;   // the roots holding values [ia, ib)
+        if (rb - ra > W->stage_roots) {
+            rb = ra + W->stage_roots;
+            ib = p0[rb];
+        }
+        const size_t nv = ib - ia, nr = rb - ra;
+        CK(cudaMemcpyAsync(sv1, t->val1 + ia, nv * 4, cudaMemcpyHostToDevice, W->copy));
+        CK(cudaMemcpyAsync(sv0, t->val0 + ra, nr * 4, cudaMemcpyHostToDevice, W->copy));
+        CK(cudaMemcpyAsync(sp0, p0 + ra, nr * 4, cudaMemcpyHostToDevice, W->copy));
+        k_box_trie_rows<<<(unsigned)((nv + 256 * BOX_EXPAND_ITEMS - 1) / (256 * BOX_EXPAND_ITEMS)), 256, 0, W->copy>>>(
+            sv0, sp0, (uint32_t)nr, sv1, (uint32_t)nv, (uint32_t)ia, (uint2 *)(dst + 2 * (ia - first)));
+        CK_LAUNCH();
+        *bytes += (nv + 2 * nr) * 4;
+        ra = p0[rb] > ib ? rb - 1 : rb;   // the root holding value ib
+        ia = ib;
+    }
+    return RFX_OK;
+}
 
 // The earlier source whose slice of box `box` is source s's (the same rows and range: one
 // relation led by one variable), or -1.
@@ -128,7 +218,14 @@ static rfx_status box_copy(boxed_run *R, box_worker *W, size_t box, int slot, bo
             CK(cudaStreamWaitEvent(W->copy, W->used[slot ^ 1], 0));
             rfx_gpu_lftj_memo_forget(g, W->memo);
         }
-        CK(cudaMemcpyAsync(W->buf[k][s], r->data + lo * (size_t)r->arity, bytes, cudaMemcpyHostToDevice, W->copy));
+        if (box_by_trie(R, s)) {
+            size_t sent = 0;
+            rfx_status st = box_copy_trie(R, W, box, s, W->buf[k][s], &sent);
+            if (st != RFX_OK)
+                return st;
+            bytes = sent;
+        } else
+            CK(cudaMemcpyAsync(W->buf[k][s], r->data + lo * (size_t)r->arity, bytes, cudaMemcpyHostToDevice, W->copy));
         R->copied += bytes;
         W->held_lo[k][s] = lo;
         W->held_hi[k][s] = hi;
@@ -177,7 +274,7 @@ static rfx_status box_join(boxed_run *R, box_worker *W, size_t box, int slot, bo
     rfx_dev_rows views[LFTJ_MAX_SRC];
     const rfx_dev_rows *vp[LFTJ_MAX_SRC];
     for (int s = 0; s < R->nsrc; s++) {
-        size_t n = R->hi[box * R->nsrc + s] - R->lo[box * R->nsrc + s];
+        size_t n = box_rows(R, box, s);
         views[s] = (rfx_dev_rows){n ? W->at[slot][s] : NULL, n, n, R->srcs[s]->arity};
         vp[s] = &views[s];
     }
@@ -223,6 +320,15 @@ static rfx_status box_loop(boxed_run *R, box_worker *W)
             ALLOC(p, R->maxrows[s] * (size_t)R->srcs[s]->arity * 4);
             W->buf[k][s] = p;
         }
+    bool tries = false;
+    for (int s = 0; s < R->nsrc; s++)
+        tries |= box_by_trie(R, s);
+    if (tries) {   // values and (a quarter as many) roots' values and starts
+        size_t words = R->bt->stage_bytes / 4;
+        W->stage_vals = words * 2 / 3 > 64 ? words * 2 / 3 : 64;
+        W->stage_roots = W->stage_vals / 4 > 16 ? W->stage_vals / 4 : 16;
+        ALLOC(W->stage, (W->stage_vals + 2 * W->stage_roots) * 4);
+    }
     CK(cudaStreamSynchronize(g->stream));   // the pool's allocations are ordered on g->stream
     size_t cur = take_box(R);
     int slot = 0;
@@ -300,8 +406,13 @@ static void box_worker_run(int d, void *arg)
     W.memo = rfx_gpu_lftj_memo_new();   // none: each box joins level 0 itself
     double host_base = 0;
     cudaError_t e = cudaSetDevice(g->device);
+    // the copy stream's expansions of TrieArray slices (box_copy_trie) take multiprocessors
+    // ahead of the join's blocks: the copies behind them wait on them
+    int least = 0, greatest = 0;
     if (e == cudaSuccess)
-        e = cudaStreamCreateWithFlags(&W.copy, cudaStreamNonBlocking);
+        e = cudaDeviceGetStreamPriorityRange(&least, &greatest);
+    if (e == cudaSuccess)
+        e = cudaStreamCreateWithPriority(&W.copy, cudaStreamNonBlocking, greatest);
     for (int k = 0; k < 2 && e == cudaSuccess; k++)
         if ((e = cudaEventCreateWithFlags(&W.copied[k], cudaEventDisableTiming)) == cudaSuccess &&
             (e = cudaEventCreateWithFlags(&W.used[k], cudaEventDisableTiming)) == cudaSuccess)
@@ -319,6 +430,7 @@ static void box_worker_run(int d, void *arg)
     for (int k = 0; k < 2; k++)
         for (int s = 0; s < R->nsrc; s++)
             rfx_gpu_free(g, W.buf[k][s]);
+    rfx_gpu_free(g, W.stage);
     if (W.memo)
         rfx_gpu_lftj_memo_free(g, W.memo);
     for (size_t i = 0; i < W.nev; i++) {
@@ -377,8 +489,9 @@ extern "C" void rfx_gpu_unpin_sources(const rfx_rows *const *srcs, int nsrc, con
 
 extern "C" rfx_status rfx_gpu_lftj_boxes(rfx_gpu *const *gs, int ndev, const rfx_rows *const *srcs, const int *colvar,
                                          int nsrc, int nvars, size_t nboxes, const size_t *lo, const size_t *hi,
-                                         rfx_rows *parts, uint64_t *counts, rfx_gpu_span_fn span, void *span_ctx,
-                                         size_t *host_bytes, char *err, size_t errcap)
+                                         const rfx_gpu_box_tries *tries, rfx_rows *parts, uint64_t *counts,
+                                         rfx_gpu_span_fn span, void *span_ctx, size_t *host_bytes, char *err,
+                                         size_t errcap)
 {
     if (nsrc < 1 || nsrc > LFTJ_MAX_SRC || ndev < 1) {
         snprintf(err, errcap, "boxed leapfrog triejoin of %d sources on %d devices", nsrc, ndev);
@@ -388,6 +501,7 @@ extern "C" rfx_status rfx_gpu_lftj_boxes(rfx_gpu *const *gs, int ndev, const rfx
     if (!R)
         return RFX_ERR_NOMEM;
     R->srcs = srcs;
+    R->bt = tries;
     int first = 64;
     for (int s = 0, o = 0; s < nsrc; o += srcs[s]->arity, s++)
         first = colvar[o] < first ? colvar[o] : first;

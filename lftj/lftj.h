@@ -69,4 +69,21 @@ bool rfx_lftj_box_slices(const rfx_lftj_boxes *b, size_t box, const rfx_lftj_src
 rfx_status rfx_cpu_lftj_boxed(const rfx_lftj_src *srcs, int nsrc, int nvars, size_t budget, rfx_rows *dst,
                               uint64_t *count, int nthreads, size_t *nboxes);
 
+/* ---- host TrieArrays (host_trie.c): the form a box's slices travel in ------------------- */
+/* A two-column relation as a TrieArray: val0 its distinct first-column values, ptr0 (one
+ * entry more) where each one's second-column values start in val1, val1 the second columns
+ * of its distinct rows. Each part is a one-column rfx_rows (so it can be pinned). */
+typedef struct rfx_lftj_trie {
+    rfx_rows val0, ptr0, val1;
+} rfx_lftj_trie;
+
+/* t = the TrieArray of rows (two columns, sorted, fewer than 2^32 - 1), built in two
+ * passes over nthreads threads. RFX_ERR_LIMIT for other rows; t is then empty. */
+rfx_status rfx_lftj_trie_build(const rfx_rows *rows, int nthreads, rfx_lftj_trie *t);
+void rfx_lftj_trie_free(rfx_lftj_trie *t);
+/* The roots [*rlo, *rhi) of t holding rows [lo, hi) of the rows it was built from (their
+ * values are val1[ptr0[*rlo]], ..., val1[ptr0[*rhi] - 1]). False where lo or hi splits a
+ * first-column value's rows (a slice never does: it is cut at values). */
+bool rfx_lftj_trie_roots(const rfx_lftj_trie *t, const rfx_rows *rows, size_t lo, size_t hi, size_t *rlo, size_t *rhi);
+
 #endif

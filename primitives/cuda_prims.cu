@@ -459,33 +459,34 @@ __device__ __forceinline__ int cmp_prefix(const uint32_t *a, const uint32_t *b, 
     return 0;
 }
 
-// The first i in [l, h) with off[i] > x (h if none): in sorted output offsets, i - 1 is
-// the row whose outputs hold x.
-__device__ __forceinline__ size_t first_above(const uint64_t *off, size_t l, size_t h, uint64_t x)
+// The first i in [lo, hi) where pred(i) is false (pred holds on a prefix), or hi, by one
+// thread (warp_partition_point below: by a whole warp).
+template <typename P> __device__ __forceinline__ size_t partition_point(size_t lo, size_t hi, P pred)
 {
-    while (l < h) {
-        size_t m = l + (h - l) / 2;
-        if (off[m] <= x)
-            l = m + 1;
-        else
-            h = m;
-    }
-    return l;
-}
-
-// First row in [0, n) whose k-prefix is >= key (upper: > key).
-__device__ size_t bound_rows(const uint32_t *rows, int arity, size_t n, const uint32_t *key, int k, bool upper)
-{
-    size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        int c = cmp_prefix(rows + mid * arity, key, k);
-        if (c < 0 || (upper && c == 0))
+        if (pred(mid))
             lo = mid + 1;
         else
             hi = mid;
     }
     return lo;
+}
+
+// The first i in [l, h) with off[i] > x (h if none): in sorted output offsets, i - 1 is
+// the row whose outputs hold x.
+__device__ __forceinline__ size_t first_above(const uint64_t *off, size_t l, size_t h, uint64_t x)
+{
+    return partition_point(l, h, [=](size_t m) { return off[m] <= x; });
+}
+
+// First row in [0, n) whose k-prefix is >= key (upper: > key).
+__device__ size_t bound_rows(const uint32_t *rows, int arity, size_t n, const uint32_t *key, int k, bool upper)
+{
+    return partition_point(0, n, [=](size_t m) {
+        int c = cmp_prefix(rows + m * arity, key, k);
+        return c < 0 || (upper && c == 0);
+    });
 }
 
 // The first i in [lo, hi) where pred(i) is false (pred holds on a prefix), or hi, found by
@@ -517,19 +518,6 @@ template <typename P> __device__ __forceinline__ size_t warp_partition_point(siz
 static unsigned search_grid(size_t n)
 {
     return grid_for(n <= SEARCH_BY_WARP ? 32 * n : n);
-}
-
-// The same by one thread.
-template <typename P> __device__ __forceinline__ size_t partition_point(size_t lo, size_t hi, P pred)
-{
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (pred(mid))
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
 }
 
 // bound_rows by a whole warp (warp_partition_point).
@@ -2527,14 +2515,7 @@ extern "C" rfx_status rfx_gpu_join(rfx_gpu *g, const rfx_dev_rows *a, const rfx_
 __device__ __forceinline__ size_t lower_bound_in(const uint32_t *rows, int arity, size_t lo, size_t hi,
                                                  const uint32_t *key)
 {
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (cmp_prefix(rows + mid * arity, key, arity) < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    return partition_point(lo, hi, [=](size_t m) { return cmp_prefix(rows + m * arity, key, arity) < 0; });
 }
 
 __global__ void __launch_bounds__(256) k_merge_tiles(const uint32_t *big, size_t nb, const uint32_t *small, size_t ns,

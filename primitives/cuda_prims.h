@@ -167,10 +167,23 @@ void rfx_gpu_unpin_sources(const rfx_rows *const *srcs, int nsrc, const bool *pi
  * where the sources are pinned (rfx_gpu_pin_sources).
  * parts[b] (listing; initialised with arity nvars) or counts[b] get box b's result;
  * *host_bytes (when non-NULL) what was copied from the host. Failures are described in err. */
+/* tries (NULL, or one per source) gives a two-column source's TrieArray on the host
+ * (val1 NULL: none): box b's slice of it, roots [rlo[b*nsrc+s], rhi[...]), is copied in that
+ * form (about half the bytes of its rows) and expanded into its distinct rows on the
+ * device, through a staging buffer of stage_bytes (at most; taken from the contexts'
+ * budgets beside the slices). */
+typedef struct rfx_gpu_host_trie {
+    const uint32_t *val0, *ptr0, *val1;
+} rfx_gpu_host_trie;
+typedef struct rfx_gpu_box_tries {
+    const rfx_gpu_host_trie *tries;
+    const size_t *rlo, *rhi;
+    size_t stage_bytes;
+} rfx_gpu_box_tries;
 rfx_status rfx_gpu_lftj_boxes(rfx_gpu *const *gs, int ndev, const rfx_rows *const *srcs, const int *colvar,
                               int nsrc, int nvars, size_t nboxes, const size_t *lo, const size_t *hi,
-                              rfx_rows *parts, uint64_t *counts, rfx_gpu_span_fn span, void *span_ctx,
-                              size_t *host_bytes, char *err, size_t errcap);
+                              const rfx_gpu_box_tries *tries, rfx_rows *parts, uint64_t *counts,
+                              rfx_gpu_span_fn span, void *span_ctx, size_t *host_bytes, char *err, size_t errcap);
 /* The leapfrog triejoin over sources resident on gs[0], spread over ndev contexts: each
  * other device gets a copy of the sources (peer copy; a device without room sits out) and
  * the devices take nparts intervals of the outer variable (equal shares of its largest

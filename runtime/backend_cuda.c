@@ -129,12 +129,23 @@ static rfx_status cu_host_view(rfx_backend *be, int var, rfx_rows *scratch, cons
     return st;
 }
 
-/* Before the boxes: the sources pinned (task 0) while the host scans them for the bounds
- * that leave out boxes without bindings (task 1); each takes ~40-60 ms for 2 GB. */
+/* The staging buffer through which a box's TrieArray slices reach the device: at most a
+ * sixteenth of the budget (the slices keep the rest). */
+#define BOX_STAGE_MAX ((size_t)24 << 20)
+
+/* Before the boxes: the two-column sources made TrieArrays (the form their slices are
+ * copied in) and those, or the sources' rows, pinned (task 0), while the host scans the
+ * sources for the bounds that leave out boxes without bindings (task 1); each takes
+ * ~40-60 ms for 2 GB. trie[s] is source s's TrieArray (one per relation), or NULL. */
 typedef struct box_prep {
     const rfx_gpu *g;
     int nsrc, nthreads;
     const rfx_rows *const *hs;
+    bool by_trie;
+    rfx_lftj_trie *tries;   /* nsrc, the first source of each relation's */
+    rfx_lftj_trie **trie;
+    const rfx_rows *pins[64 * 3];
+    int npins;
     bool *pinned;
     rfx_lftj_boxes *b;
     const rfx_lftj_src *srcs;
@@ -144,10 +155,27 @@ typedef struct box_prep {
 static void box_prep_task(int i, void *arg)
 {
     box_prep *p = arg;
-    if (i == 0)
-        rfx_gpu_pin_sources(p->g, p->hs, p->nsrc, p->pinned);
-    else
+    if (i == 1) {
         p->st = rfx_lftj_boxes_bound(p->b, p->srcs, p->nsrc, p->nthreads);
+        return;
+    }
+    p->npins = 0;
+    for (int s = 0; s < p->nsrc; s++) {
+        p->trie[s] = NULL;
+        for (int q = 0; q < s && p->by_trie; q++)
+            if (p->hs[q] == p->hs[s] || p->hs[q]->data == p->hs[s]->data)
+                p->trie[s] = p->trie[q];
+        if (!p->trie[s] && p->by_trie && p->hs[s]->arity == 2 && p->hs[s]->n &&
+            rfx_lftj_trie_build(p->hs[s], p->nthreads, &p->tries[s]) == RFX_OK && p->tries[s].val1.data) {
+            p->trie[s] = &p->tries[s];
+            p->pins[p->npins++] = &p->tries[s].val0;
+            p->pins[p->npins++] = &p->tries[s].ptr0;
+            p->pins[p->npins++] = &p->tries[s].val1;
+        }
+        if (!p->trie[s])   /* else no memory for it or not two columns: the rows are copied */
+            p->pins[p->npins++] = p->hs[s];
+    }
+    rfx_gpu_pin_sources(p->g, p->pins, p->npins, p->pinned);
 }
 
 /* Boxes of every other outer interval in reverse (boxes of one outer interval are a run of
@@ -175,6 +203,40 @@ static void snake_order(size_t *lo, size_t *hi, size_t n, int nsrc, int s0)
     }
 }
 
+/* Each box's roots of each source sent as a TrieArray (trie[s] non-NULL) in bt, and the
+ * TrieArrays' parts in ht[s] (bt->tries; NULLs for sources sent as rows); *any says
+ * whether there is one. */
+static rfx_status box_trie_roots(cuda_ctx *x, const rfx_rows *const *hs, int nsrc, rfx_lftj_trie *const *trie, size_t n,
+                                 const size_t *lo, const size_t *hi, rfx_gpu_host_trie *ht, rfx_gpu_box_tries *bt,
+                                 bool *any)
+{
+    *any = false;
+    for (int s = 0; s < nsrc; s++) {
+        ht[s] = (rfx_gpu_host_trie){NULL, NULL, NULL};
+        if (trie[s])
+            ht[s] = (rfx_gpu_host_trie){trie[s]->val0.data, trie[s]->ptr0.data, trie[s]->val1.data};
+        *any |= trie[s] != NULL;
+    }
+    if (!*any)
+        return RFX_OK;
+    size_t *rlo = rfx_malloc(sizeof(size_t) * (n ? n : 1) * (size_t)nsrc);
+    size_t *rhi = rfx_malloc(sizeof(size_t) * (n ? n : 1) * (size_t)nsrc);
+    bt->rlo = rlo;
+    bt->rhi = rhi;
+    if (!rlo || !rhi)
+        return RFX_ERR_NOMEM;
+    for (int s = 0; s < nsrc; s++)
+        for (size_t i = 0; trie[s] && i < n; i++) {
+            size_t k = i * (size_t)nsrc + s;
+            rlo[k] = rhi[k] = 0;
+            if (hi[k] > lo[k] && !rfx_lftj_trie_roots(trie[s], hs[s], lo[k], hi[k], &rlo[k], &rhi[k])) {
+                snprintf(x->err, sizeof x->err, "boxed join: a slice of source %d splits a value's rows", s);
+                return RFX_ERR_INTERNAL;
+            }
+        }
+    return RFX_OK;
+}
+
 /* The join box by box over host sources within the budget, the boxes shared out among
  * the devices. */
 static rfx_status cu_lftj_boxes(rfx_backend *be, const rfx_lftj_src *srcs, int nsrc, int nvars, size_t budget,
@@ -184,6 +246,19 @@ static rfx_status cu_lftj_boxes(rfx_backend *be, const rfx_lftj_src *srcs, int n
     if (nsrc > 64)
         return RFX_ERR_LIMIT;
     double t0 = rfx_seconds();
+    x->err[0] = 0;
+    /* RFX_BOX_TRIES=1: two-column sources travel as TrieArrays, half the bytes of their rows.
+     * Not the default: the box joins, not the copies, bound an H100's boxed counts, and
+     * building the TrieArray (~80 ms more prep for 2 GB) and its staging buffer (a
+     * sixteenth of the budget: more boxes) cost more than the copies save (R-MAT 24 at a
+     * 25% cap, renamed by rank: 0.643 s against 0.636 as rows; at 10%: 1.20 s both, 23.6
+     * against 43.7 GB copied; ids as generated 0.75 against 0.67 s). */
+    const char *tries_env = getenv("RFX_BOX_TRIES");
+    bool by_trie = tries_env && atoi(tries_env) != 0, two_columns = false;
+    for (int s = 0; s < nsrc; s++)
+        two_columns |= srcs[s].rows->arity == 2;
+    size_t stage = by_trie && two_columns ? (budget / 16 < BOX_STAGE_MAX ? budget / 16 : BOX_STAGE_MAX) : 0;
+    budget -= stage;
     rfx_lftj_boxes b;
     rfx_status st = rfx_lftj_partition(srcs, nsrc, nvars, budget, &b);
     double t1 = rfx_seconds();
@@ -203,9 +278,16 @@ static rfx_status cu_lftj_boxes(rfx_backend *be, const rfx_lftj_src *srcs, int n
     size_t n = 0;
     if (!lo || !hi || (!parts && !counts))
         st = RFX_ERR_NOMEM;
-    bool pinned[64] = {false};
+    bool pinned[64 * 3] = {false};
+    rfx_lftj_trie tries[64];
+    rfx_lftj_trie *trie[64] = {NULL};
+    memset(tries, 0, sizeof tries);
+    box_prep prep;
+    memset(&prep, 0, sizeof prep);
     if (st == RFX_OK) {
-        box_prep prep = {x->gs[0], nsrc, nthreads, hs, pinned, &b, srcs, RFX_OK};
+        box_prep p = {.g = x->gs[0], .nsrc = nsrc, .nthreads = nthreads, .hs = hs, .by_trie = stage > 0,
+                      .tries = tries, .trie = trie, .pinned = pinned, .b = &b, .srcs = srcs, .st = RFX_OK};
+        prep = p;
         rfx_parallel_for(2, 2, box_prep_task, &prep);
         st = prep.st;
     }
@@ -223,18 +305,26 @@ static rfx_status cu_lftj_boxes(rfx_backend *be, const rfx_lftj_src *srcs, int n
         s0 = srcs[s].colvar[0] < srcs[s0].colvar[0] ? s : s0;
     if (st == RFX_OK && !getenv("RFX_BOX_IN_ORDER"))   /* RFX_BOX_IN_ORDER: for comparisons */
         snake_order(lo, hi, n, nsrc, s0);
+    rfx_gpu_host_trie ht[64];
+    rfx_gpu_box_tries bt = {ht, NULL, NULL, stage};
+    bool any_trie = false;
+    if (st == RFX_OK)
+        st = box_trie_roots(x, hs, nsrc, trie, n, lo, hi, ht, &bt, &any_trie);
     for (size_t i = 0; parts && i < n; i++)
         rfx_rows_init(&parts[i], nvars);
     if (nboxes)
         *nboxes = n;
     if (st == RFX_OK && getenv("RFX_LFTJ_TIMES"))
-        fprintf(stderr, "lftj boxes: %zu of %zu hold bindings; partition %.2f ms, bounds and pinning %.2f ms\n", n, b.nboxes,
+        fprintf(stderr, "lftj boxes: %zu of %zu hold bindings; partition %.2f ms, bounds, TrieArrays and pinning %.2f ms\n", n, b.nboxes,
                 (t1 - t0) * 1e3, (rfx_seconds() - t1) * 1e3);
-    x->err[0] = 0;
     if (st == RFX_OK)
-        st = rfx_gpu_lftj_boxes(x->gs, x->ndev, hs, colvar, nsrc, nvars, n, lo, hi, parts, counts, be->span,
-                                be->span_ctx, copied, x->err, sizeof x->err);
-    rfx_gpu_unpin_sources(hs, nsrc, pinned);
+        st = rfx_gpu_lftj_boxes(x->gs, x->ndev, hs, colvar, nsrc, nvars, n, lo, hi, any_trie ? &bt : NULL, parts, counts,
+                                be->span, be->span_ctx, copied, x->err, sizeof x->err);
+    rfx_gpu_unpin_sources(prep.pins, prep.npins, pinned);
+    for (int s = 0; s < nsrc; s++)
+        rfx_lftj_trie_free(&tries[s]);
+    free((void *)bt.rlo);
+    free((void *)bt.rhi);
     uint64_t total = 0;
     for (size_t i = 0; st == RFX_OK && counts && i < n; i++)
         total += counts[i];

@@ -491,6 +491,57 @@ static void generator_threads_agree(void)
     free(b);
 }
 
+/* The host TrieArray a box's slices travel in: built in chunks on several threads, it
+ * holds each distinct row once, in order, and a slice cut at values maps to its roots. */
+static void host_trie_holds_distinct_rows(void)
+{
+    for (int run = 0; run < 4; run++) {   /* one and four threads; rows with repeats (two passes), without (one) */
+        int threads = run % 2 ? 4 : 1;
+        rfx_rows r = random_rows(400000, 2, run < 2 ? 600 : 3000, run >= 2);   /* ~667 or ~133 rows a value */
+        rfx_lftj_trie t;
+        CU_ASSERT_EQUAL_FATAL(rfx_lftj_trie_build(&r, threads, &t), RFX_OK);
+        CU_ASSERT_EQUAL(t.ptr0.n, t.val0.n + 1);
+        CU_ASSERT_EQUAL(t.ptr0.data[t.val0.n], t.val1.n);
+        size_t i = 0, bad = 0;
+        for (size_t k = 0; k < t.val0.n; k++) {
+            bad += k > 0 && t.val0.data[k] <= t.val0.data[k - 1];
+            bad += t.ptr0.data[k + 1] <= t.ptr0.data[k];
+            for (size_t v = t.ptr0.data[k]; v < t.ptr0.data[k + 1]; v++) {
+                bad += i >= r.n || r.data[2 * i] != t.val0.data[k] || r.data[2 * i + 1] != t.val1.data[v];
+                for (i++; i < r.n && r.data[2 * i] == r.data[2 * i - 2] && r.data[2 * i + 1] == r.data[2 * i - 1]; i++)
+                    ;   /* repeats of the row just matched */
+            }
+        }
+        CU_ASSERT_EQUAL(bad, 0);
+        CU_ASSERT_EQUAL(i, r.n);
+        /* rows [lo, hi) between two values: the roots of exactly those values */
+        size_t lo = 0, hi = 0, rlo, rhi;
+        while (lo < r.n && r.data[2 * lo] < 100)
+            lo++;
+        for (hi = lo; hi < r.n && r.data[2 * hi] < 200; hi++)
+            ;
+        CU_ASSERT_FATAL(rfx_lftj_trie_roots(&t, &r, lo, hi, &rlo, &rhi));
+        CU_ASSERT(rlo < t.val0.n && t.val0.data[rlo] == r.data[2 * lo]);
+        CU_ASSERT(rhi < t.val0.n && t.val0.data[rhi] == r.data[2 * hi] && t.val0.data[rhi - 1] < 200);
+        CU_ASSERT(rfx_lftj_trie_roots(&t, &r, lo, r.n, &rlo, &rhi) && rhi == t.val0.n);
+        size_t mid = lo;
+        while (mid + 1 < r.n && r.data[2 * mid + 2] == r.data[2 * lo])
+            mid++;
+        CU_ASSERT(!rfx_lftj_trie_roots(&t, &r, mid, hi, &rlo, &rhi));   /* mid splits a value's rows */
+        rfx_lftj_trie_free(&t);
+        rfx_rows_free(&r);
+    }
+    rfx_rows three;
+    rfx_rows_init(&three, 3);
+    rfx_lftj_trie t;
+    CU_ASSERT_EQUAL(rfx_lftj_trie_build(&three, 2, &t), RFX_ERR_LIMIT);
+    rfx_rows two;
+    rfx_rows_init(&two, 2);
+    CU_ASSERT_EQUAL(rfx_lftj_trie_build(&two, 2, &t), RFX_OK);
+    CU_ASSERT(t.val0.n == 0 && t.val1.n == 0 && t.ptr0.n == 1 && t.ptr0.data[0] == 0);
+    rfx_lftj_trie_free(&t);
+}
+
 static void add_suites(void)
 {
     CU_pSuite s = CU_add_suite("lftj", NULL, NULL);
@@ -498,6 +549,7 @@ static void add_suites(void)
     CU_add_test(s, "CPU LFTJ equals nested loops", lftj_matches_nested_loops);
     CU_add_test(s, "boxes without bindings are skipped", boxes_without_bindings_are_skipped);
     CU_add_test(s, "the partition bounds the first level", partition_bounds_first_level);
+    CU_add_test(s, "host TrieArrays hold each distinct row once", host_trie_holds_distinct_rows);
     CU_add_test(s, "LFTJ and binary plans list the same tuples", lftj_and_binary_plans_agree);
     CU_add_test(s, "rfx cliques equals brute force", cliques_command_counts);
     CU_add_test(s, "count-only relations", count_only_relations);
