@@ -427,6 +427,18 @@ static flow emit_map(rule_ctx *R, const flow *f, rfx_rx *pred, rfx_rx **outs, in
     return g;
 }
 
+/* f's rows sorted on all their columns (and made distinct where they may not be already)
+ * into a new temporary; the sort command, or NULL. */
+static rfx_ra_cmd *emit_sort_all(lower_ctx *L, flow *f)
+{
+    int dst = rfx_lower_new_var(L, NULL, RFX_PV_TEMP, f->n, L->plan->vars[f->var].types, -1);
+    rfx_ra_cmd *c = rfx_lower_emit(L, f->unique ? RFX_RA_SORT : RFX_RA_SORT_UNIQUE, dst, f->var, -1);
+    f->var = dst;
+    f->sorted = f->n;
+    f->unique = true;
+    return c;
+}
+
 /* Makes f sorted with the variables `keys` as its first columns, keeping only needed
  * columns after them. */
 static flow ensure_order(rule_ctx *R, flow f, const int *keys, int k, const bool *need)
@@ -476,13 +488,10 @@ static flow ensure_order(rule_ctx *R, flow f, const int *keys, int k, const bool
             f.unique = uniq;
         }
     }
-    int dst = rfx_lower_new_var(L, NULL, RFX_PV_TEMP, f.n, L->plan->vars[f.var].types, -1);
-    rfx_ra_cmd *c = rfx_lower_emit(L, f.unique ? RFX_RA_SORT : RFX_RA_SORT_UNIQUE, dst, f.var, -1);
-    if (c && f.unique && rest_ordered && k < f.n)
+    const bool was_unique = f.unique;
+    rfx_ra_cmd *c = emit_sort_all(L, &f);
+    if (c && was_unique && rest_ordered && k < f.n)
         c->nkeys = k;   /* rows of equal keys keep the order of the sorted source */
-    f.var = dst;
-    f.sorted = f.n;
-    f.unique = true;
     return f;
 }
 
@@ -1330,18 +1339,8 @@ static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, in
         }
         if (!identity)
             cur = emit_map(&R, &cur, NULL, outs, schema, nout);
-        if (cur.sorted < cur.n || !cur.unique) {
-            int *keys = lalloc(L, sizeof(int) * (size_t)(cur.n + 1));
-            if (keys) {
-                rfx_memcpy(keys, cur.schema, sizeof(int) * (size_t)cur.n);
-                /* sort on all columns, whatever their variables */
-                int dst = rfx_lower_new_var(L, NULL, RFX_PV_TEMP, cur.n, L->plan->vars[cur.var].types, -1);
-                rfx_lower_emit(L, cur.unique ? RFX_RA_SORT : RFX_RA_SORT_UNIQUE, dst, cur.var, -1);
-                cur.var = dst;
-                cur.sorted = cur.n;
-                cur.unique = true;
-            }
-        }
+        if (cur.sorted < cur.n || !cur.unique)
+            emit_sort_all(L, &cur);   /* on all columns, whatever their variables */
     }
     free(R.bound);
     free(outer);
