@@ -7,10 +7,9 @@
 #include "fault.h"
 
 #include <stdlib.h>
-#include <string.h>
 
-/* Rows per chunk of the two passes below: chunks are many (nthreads x 4) so that threads
- * finishing early take more; each chunk is read twice (counted, then written). */
+/* The rows are read in chunks, many (nthreads x 4) so that threads finishing early take
+ * more: once where no row repeats, else twice (counted, then written). */
 #define TRIE_CHUNKS_PER_THREAD 4
 #define TRIE_MIN_CHUNK (1u << 16)
 
