@@ -77,8 +77,8 @@ typedef struct rfx_lftj_trie {
     rfx_rows val0, ptr0, val1;
 } rfx_lftj_trie;
 
-/* t = the TrieArray of rows (two columns, sorted, fewer than 2^32 - 1), built in two
- * passes over nthreads threads. RFX_ERR_LIMIT for other rows; t is then empty. */
+/* t = the TrieArray of rows (two columns, sorted, fewer than 2^32 - 1), built on nthreads
+ * threads in one pass over rows without repeats, else two. RFX_ERR_LIMIT for other rows; t is then empty. */
 rfx_status rfx_lftj_trie_build(const rfx_rows *rows, int nthreads, rfx_lftj_trie *t);
 void rfx_lftj_trie_free(rfx_lftj_trie *t);
 /* The roots [*rlo, *rhi) of t holding rows [lo, hi) of the rows it was built from (their

@@ -161,25 +161,27 @@ typedef void (*rfx_gpu_span_fn)(void *ctx, const char *what, int device, int lan
  * rfx_gpu_unpin_sources. Callable from any host thread. */
 void rfx_gpu_pin_sources(const rfx_gpu *g, const rfx_rows *const *srcs, int nsrc, bool *pinned);
 void rfx_gpu_unpin_sources(const rfx_rows *const *srcs, int nsrc, const bool *pinned);
-/* The leapfrog triejoin box by box over sources kept on the host (lftj/gpu_boxed.cuh):
- * box b reads rows [lo[b*nsrc+s], hi[b*nsrc+s]) of source s. Boxes are shared out among
- * the ndev contexts (one host thread each); a box's copy overlaps the previous box's join
- * where the sources are pinned (rfx_gpu_pin_sources).
- * parts[b] (listing; initialised with arity nvars) or counts[b] get box b's result;
- * *host_bytes (when non-NULL) what was copied from the host. Failures are described in err. */
-/* tries (NULL, or one per source) gives a two-column source's TrieArray on the host
- * (val1 NULL: none): box b's slice of it, roots [rlo[b*nsrc+s], rhi[...]), is copied in that
- * form (about half the bytes of its rows) and expanded into its distinct rows on the
- * device, through a staging buffer of stage_bytes (at most; taken from the contexts'
- * budgets beside the slices). */
+/* A two-column source's TrieArray on the host (lftj/host_trie.c: val0 the distinct
+ * first-column values, ptr0 where each one's values start in val1); val1 NULL: none. */
 typedef struct rfx_gpu_host_trie {
     const uint32_t *val0, *ptr0, *val1;
 } rfx_gpu_host_trie;
+/* The sources of a boxed join sent as TrieArrays: tries[s] per source, box b's slice of
+ * source s its roots [rlo[b*nsrc+s], rhi[b*nsrc+s]), staged through stage_bytes of device
+ * memory (taken from the contexts' budgets beside the slices). */
 typedef struct rfx_gpu_box_tries {
     const rfx_gpu_host_trie *tries;
     const size_t *rlo, *rhi;
     size_t stage_bytes;
 } rfx_gpu_box_tries;
+/* The leapfrog triejoin box by box over sources kept on the host (lftj/gpu_boxed.cuh):
+ * box b reads rows [lo[b*nsrc+s], hi[b*nsrc+s]) of source s. Boxes are shared out among
+ * the ndev contexts (one host thread each); a box's copy overlaps the previous box's join
+ * where the sources are pinned (rfx_gpu_pin_sources).
+ * parts[b] (listing; initialised with arity nvars) or counts[b] get box b's result;
+ * *host_bytes (when non-NULL) what was copied from the host. Failures are described in err.
+ * With tries (else NULL), a source's slices that it gives as TrieArrays are copied in that
+ * form (about half the bytes of its rows) and expanded into distinct rows on the device. */
 rfx_status rfx_gpu_lftj_boxes(rfx_gpu *const *gs, int ndev, const rfx_rows *const *srcs, const int *colvar,
                               int nsrc, int nvars, size_t nboxes, const size_t *lo, const size_t *hi,
                               const rfx_gpu_box_tries *tries, rfx_rows *parts, uint64_t *counts,
