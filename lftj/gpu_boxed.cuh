@@ -114,14 +114,7 @@ static size_t box_rows(const boxed_run *R, size_t box, int s)
 // The largest r in [lo, hi) with p0[r] <= v, given p0[lo] <= v (p0: a TrieArray's starts).
 __host__ __device__ __forceinline__ size_t box_root_of(const uint32_t *p0, size_t lo, size_t hi, size_t v)
 {
-    while (hi - lo > 1) {
-        size_t m = lo + (hi - lo) / 2;
-        if (p0[m] <= v)
-            lo = m;
-        else
-            hi = m;
-    }
-    return lo;
+    return partition_point(lo + 1, hi, [=](size_t m) { return p0[m] <= v; }) - 1;
 }
 
 // The rows of a staged piece of a TrieArray slice: n values v1 from the slice's value

@@ -200,26 +200,12 @@ void rfx_lftj_trie_free(rfx_lftj_trie *t)
     rfx_rows_free(&t->val1);
 }
 
-/* First index of the n sorted values at v that is >= x. */
-static size_t first_at_least(const uint32_t *v, size_t n, uint64_t x)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t m = lo + (hi - lo) / 2;
-        if ((uint64_t)v[m] < x)
-            lo = m + 1;
-        else
-            hi = m;
-    }
-    return lo;
-}
-
 bool rfx_lftj_trie_roots(const rfx_lftj_trie *t, const rfx_rows *rows, size_t lo, size_t hi, size_t *rlo, size_t *rhi)
 {
     const uint32_t *d = rows->data;
     if (lo > hi || hi > rows->n || (lo > 0 && lo < rows->n && !is_head(d, lo)) || (hi > 0 && hi < rows->n && !is_head(d, hi)))
         return false;
-    *rlo = lo < rows->n ? first_at_least(t->val0.data, t->val0.n, d[2 * lo]) : t->val0.n;
-    *rhi = hi < rows->n ? first_at_least(t->val0.data, t->val0.n, d[2 * hi]) : t->val0.n;
+    *rlo = lo < rows->n ? rfx_rows_bound(&t->val0, 0, &d[2 * lo], 1, false) : t->val0.n;
+    *rhi = hi < rows->n ? rfx_rows_bound(&t->val0, 0, &d[2 * hi], 1, false) : t->val0.n;
     return true;
 }

@@ -460,8 +460,8 @@ __device__ __forceinline__ int cmp_prefix(const uint32_t *a, const uint32_t *b, 
 }
 
 // The first i in [lo, hi) where pred(i) is false (pred holds on a prefix), or hi, by one
-// thread (warp_partition_point below: by a whole warp).
-template <typename P> __device__ __forceinline__ size_t partition_point(size_t lo, size_t hi, P pred)
+// thread (warp_partition_point below: by a whole warp); on the host too.
+template <typename P> __host__ __device__ __forceinline__ size_t partition_point(size_t lo, size_t hi, P pred)
 {
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;

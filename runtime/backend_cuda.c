@@ -163,7 +163,7 @@ static void box_prep_task(int i, void *arg)
     for (int s = 0; s < p->nsrc; s++) {
         p->trie[s] = NULL;
         for (int q = 0; q < s && p->by_trie; q++)
-            if (p->hs[q] == p->hs[s] || p->hs[q]->data == p->hs[s]->data)
+            if (p->hs[q]->data == p->hs[s]->data)
                 p->trie[s] = p->trie[q];
         if (!p->trie[s] && p->by_trie && p->hs[s]->arity == 2 && p->hs[s]->n &&
             rfx_lftj_trie_build(p->hs[s], p->nthreads, &p->tries[s]) == RFX_OK && p->tries[s].val1.data) {
