@@ -1373,6 +1373,7 @@ struct lftj_run {
     int narrow;                // RFX_LFTJ_NARROW: the pair count's narrowing 0 never, 1 always, -1 as a sample says
     uint64_t trie_from;        // RFX_LFTJ_TRIE_FROM: the rows a source needs to be read as a TrieArray
     uint64_t unchecked_rows;   // RFX_LFTJ_UNCHECKED_ROWS: lftj_unchecked's limit
+    uint64_t regroup_piece;    // RFX_LFTJ_REGROUP_PIECE: the most elements lftj_count_regrouped sorts at once
     rfx_gpu_lftj_memo *memo;   // level 0 kept or reused, or NULL
     rfx_dev_trie tries[LFTJ_MAX_SRC];        // the TrieArrays built (levels 0: none built in the slot)
     const rfx_dev_trie *trie[LFTJ_MAX_SRC];  // the one each source reads, or NULL (rows)
@@ -1723,8 +1724,8 @@ static rfx_status lftj_regroup(rfx_gpu *g, const uint32_t *rng, size_t F, int ns
 }
 
 // Which participant of the pair count holds the shared node (*a, from the plan's order),
-// and over which frontier. The frontier is regrouped by the other node (*regrouped, to
-// count over and free) and the roles swapped when
+// and whether the count had better regroup the frontier by the other node and swap the
+// roles (*swap: lftj_count_regrouped), as it had when
 // - the shared node's runs average under LFTJ_SHORT_RUN elements: in a box the inner
 //   variable's interval cuts them to a few elements each, and regrouped, the elements of
 //   one y share N+(y) in one run; or
@@ -1734,13 +1735,13 @@ static rfx_status lftj_regroup(rfx_gpu *g, const uint32_t *rng, size_t F, int ns
 // counter: 24 device bytes.
 #define LFTJ_SWAP_GAIN 0.8
 static rfx_status lftj_pair_roles(lftj_run *R, int v, const lftj_frontier &cur, unsigned long long *counter, int *a,
-                                  uint32_t **regrouped)
+                                  bool *swap)
 {
     rfx_gpu *g = R->g;
     const lftj_level &L = R->levels[v];
     *a = R->pair_a[v];
-    *regrouped = NULL;
-    if (cur.F < 4096)
+    *swap = false;
+    if (cur.F < 4096 || cur.F > UINT32_MAX)
         return RFX_OK;
     CK(cudaMemsetAsync(counter, 0, 24, g->stream));
     k_lftj_pair_costs<<<grid_for(cur.F), 256, 0, g->stream>>>(cur.rng, cur.F, (size_t)R->nsrc * 2, 2 * L.src[*a],
@@ -1748,12 +1749,10 @@ static rfx_status lftj_pair_roles(lftj_run *R, int v, const lftj_frontier &cur, 
     CK_LAUNCH();
     unsigned long long c[3] = {0, 0, 0};
     rfx_status st = to_host(g, counter, c, 3);
-    bool short_runs = c[0] * LFTJ_SHORT_RUN > cur.F, cheaper = (double)c[2] < LFTJ_SWAP_GAIN * (double)c[1];
-    if (st != RFX_OK || !(short_runs || cheaper))
-        return st;
-    st = lftj_regroup(g, cur.rng, cur.F, R->nsrc, 2 * L.src[1 - *a], regrouped);
-    if (st == RFX_OK && *regrouped)
-        *a = 1 - *a;
+    *swap = st == RFX_OK && (c[0] * LFTJ_SHORT_RUN > cur.F || (double)c[2] < LFTJ_SWAP_GAIN * (double)c[1]);
+    if (R->timing)
+        fprintf(stderr, "lftj pair roles: %zu elements, %llu runs, warp steps probing %llu (swapped %llu)%s\n", cur.F,
+                c[0], c[1], c[2], *swap ? ": swapped" : "");
     return st;
 }
 
@@ -1867,6 +1866,46 @@ static cudaError_t lftj_pair_launch(lftj_run *R, int w, int a, size_t n, const u
     return e;
 }
 
+// The pair count with the roles swapped (participant a's node the probed one), over the
+// frontier regrouped by the other node piece by piece: a regrouped copy of F elements
+// takes ~28 F bytes at its peak, and under a cap the join's share of the device holds that
+// only for a part of a box's frontier (R-MAT 24 at a 50% cap on an H100: a third of the
+// boxes' elements could not be regrouped whole and were counted as they were, at 2.2x the
+// time an element of the regrouped ones took). In pieces the runs are shorter (a value's
+// elements are spread over the pieces) but the probes are the cheaper ones. Pieces are
+// halved until one fits; below LFTJ_REGROUP_LEAST elements a piece is counted unswapped.
+#define LFTJ_REGROUP_LEAST 4096
+static rfx_status lftj_count_regrouped(lftj_run *R, int v, const lftj_frontier &cur, int a,
+                                       unsigned long long *d_total, size_t *pieces)
+{
+    rfx_gpu *g = R->g;
+    const int col = 2 * R->levels[v].src[1 - a];
+    const size_t stride = (size_t)R->nsrc * 2;
+    size_t piece = cur.F < R->regroup_piece ? cur.F : (size_t)R->regroup_piece;
+    *pieces = 0;
+    rfx_status st = RFX_OK;
+    for (size_t f0 = 0; f0 < cur.F && st == RFX_OK;) {
+        const size_t n = cur.F - f0 < piece ? cur.F - f0 : piece;
+        const uint32_t *rng = cur.rng + f0 * stride;
+        uint32_t *regrouped = NULL;
+        st = lftj_regroup(g, rng, n, R->nsrc, col, &regrouped);
+        if (st != RFX_OK)
+            break;
+        if (!regrouped && n > LFTJ_REGROUP_LEAST) {
+            g->err[0] = 0;   // the allocation that failed said why
+            piece = (n + 1) / 2;
+            continue;
+        }
+        st = lftj_add_count(R, d_total, false, "k_lftj_count_pair", [&] {
+            return lftj_pair_launch(R, v, regrouped ? 1 - a : a, n, regrouped ? regrouped : rng, NULL, d_total);
+        });
+        rfx_gpu_free(g, regrouped);
+        f0 += n;
+        ++*pieces;
+    }
+    return st;
+}
+
 // Counts the last variable of frontier cur (never materialised).
 static rfx_status lftj_count_last(lftj_run *R, int v, const lftj_frontier &cur)
 {
@@ -1875,21 +1914,24 @@ static rfx_status lftj_count_last(lftj_run *R, int v, const lftj_frontier &cur)
     unsigned long long *d_total = (unsigned long long *)rfx_gpu_alloc(g, 24);   // the roles' costs, then the count
     if (!d_total)
         return RFX_ERR_NOMEM;
-    bool pair = L.np == 2 && R->pair_a[v] >= 0 && cur.F <= UINT32_MAX;
-    uint32_t *regrouped = NULL;
+    bool pair = L.np == 2 && R->pair_a[v] >= 0 && cur.F <= UINT32_MAX, swap = false;
     int a = 0;
-    rfx_status st = pair ? lftj_pair_roles(R, v, cur, d_total, &a, &regrouped) : RFX_OK;
-    if (st == RFX_OK)
+    size_t pieces = 0;
+    rfx_status st = pair ? lftj_pair_roles(R, v, cur, d_total, &a, &swap) : RFX_OK;
+    if (st == RFX_OK && swap)
+        st = lftj_count_regrouped(R, v, cur, a, d_total, &pieces);
+    else if (st == RFX_OK)
         st = lftj_add_count(R, d_total, !pair, pair ? "k_lftj_count_pair" : "k_lftj_count_last", [&] {
             if (pair)
-                return lftj_pair_launch(R, v, a, cur.F, regrouped ? regrouped : cur.rng, NULL, d_total);
+                return lftj_pair_launch(R, v, a, cur.F, cur.rng, NULL, d_total);
             size_t blocks = (cur.F + 255) / 256;   // a lane an element
             k_lftj_count_last<<<(unsigned)(blocks < 65536 ? blocks : 65536), 256, 0, g->stream>>>(
                 R->S, L, cur.F, cur.rng, d_total, g->d_words + 3);
             return cudaGetLastError();
         });
+    if (R->timing && pieces > 1)
+        fprintf(stderr, "lftj pair count regrouped in %zu pieces\n", pieces);
     rfx_gpu_free(g, d_total);
-    rfx_gpu_free(g, regrouped);
     return st;
 }
 
@@ -2485,6 +2527,8 @@ static rfx_status lftj_run_join(rfx_gpu *g, const rfx_dev_rows *const *srcs, con
     R.trie_from = trie_env ? strtoull(trie_env, NULL, 10) : LFTJ_TRIE_FROM;
     const char *unchecked_env = getenv("RFX_LFTJ_UNCHECKED_ROWS");
     R.unchecked_rows = unchecked_env ? strtoull(unchecked_env, NULL, 10) : LFTJ_UNCHECKED_ROWS;
+    const char *piece_env = getenv("RFX_LFTJ_REGROUP_PIECE");
+    R.regroup_piece = piece_env && strtoull(piece_env, NULL, 10) ? strtoull(piece_env, NULL, 10) : UINT64_MAX;
     R.memo = nvars > 1 ? memo : NULL;
     R.S.nsrc = nsrc;
     R.levels = (lftj_level *)calloc((size_t)nvars, sizeof(lftj_level));

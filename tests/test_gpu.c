@@ -1117,6 +1117,53 @@ static void test_lftj_small_budget(void)
     rfx_gpu_close(small);
 }
 
+/* A pair count whose frontier is regrouped by its other node piece by piece (as under a
+ * cap, where the whole frontier's sorted copy does not fit): disjoint triangles
+ * x -> y -> z, x -> z leave one level-2 element per x, runs of one element, so the count
+ * swaps its roles and regroups; in pieces of 1000 elements, whole, and in one launch the
+ * count must equal the CPU's. Random edges among the triangles' vertices add triangles
+ * that share vertices. */
+static void test_lftj_regroup_pieces(void)
+{
+    if (!need_gpu())
+        return;
+    const uint32_t n = quick ? 20000 : 200000;
+    rfx_rows e;
+    rfx_rows_init(&e, 2);
+    rfx_rows_reserve(&e, 3 * (size_t)n + n / 4);
+    for (uint32_t i = 0; i < n; i++) {
+        const uint32_t x = 3 * i, row[6] = {x, x + 1, x, x + 2, x + 1, x + 2};
+        memcpy(e.data + 2 * e.n, row, sizeof row);
+        e.n += 3;
+    }
+    for (uint32_t i = 0; i < n / 4; i++) {   /* oriented from the lower id */
+        uint32_t u = draw(UNIFORM, 3 * n), v = draw(UNIFORM, 3 * n);
+        e.data[2 * e.n] = u < v ? u : v;
+        e.data[2 * e.n + 1] = u < v ? v : u;
+        e.n += u != v;
+    }
+    rfx_cpu_sort(&e, 4);
+    rfx_cpu_unique(&e, 4);
+    static const int tri[] = {0, 1, 1, 2, 0, 2};
+    rfx_lftj_src s[3] = {{&e, tri}, {&e, tri + 2}, {&e, tri + 4}};
+    uint64_t want = 0;
+    CU_ASSERT_EQUAL(rfx_cpu_lftj(s, 3, 3, NULL, &want, 4), RFX_OK);
+    CU_ASSERT(want >= n);
+    rfx_dev_rows d;
+    rfx_gpu_rows_init(&d, 2);
+    CU_ASSERT_EQUAL_FATAL(rfx_gpu_upload(gpu, &e, &d), RFX_OK);
+    const rfx_dev_rows *dp[3] = {&d, &d, &d};
+    setenv("RFX_LFTJ_UNFUSED", "1", 1);
+    setenv("RFX_LFTJ_REGROUP_PIECE", "1000", 1);
+    CU_ASSERT_EQUAL(lftj_count_with(gpu, LEVEL_BY_LEVEL, dp, tri, 3, 3), want);
+    unsetenv("RFX_LFTJ_REGROUP_PIECE");
+    CU_ASSERT_EQUAL(lftj_count_with(gpu, LEVEL_BY_LEVEL, dp, tri, 3, 3), want);
+    unsetenv("RFX_LFTJ_UNFUSED");
+    CU_ASSERT_EQUAL(lftj_count_with(gpu, LEVEL_BY_LEVEL, dp, tri, 3, 3), want);
+    rfx_gpu_rows_free(gpu, &d);
+    rfx_rows_free(&e);
+}
+
 /* The GPU's map/filter of a against the CPU's. */
 static void mapfilter_vs_cpu(const rfx_rows *a, const rfx_rx *pred, rfx_rx *const *outs, int nout)
 {
@@ -1496,6 +1543,7 @@ static void add(void)
     CU_add_test(s, "aggregates", test_aggregate);
     CU_add_test(s, "leapfrog triejoin", test_lftj);
     CU_add_test(s, "leapfrog triejoin in rounds under a small budget", test_lftj_small_budget);
+    CU_add_test(s, "pair count regrouped in pieces", test_lftj_regroup_pieces);
     CU_add_test(s, "leapfrog triejoin of two variables", test_lftj_two_vars);
     CU_add_test(s, "leapfrog triejoin counting over hubs and the largest value", test_lftj_hubs);
     CU_add_test(s, "leapfrog triejoin over one relation: 4-cliques, triangles", test_lftj_one_relation);
