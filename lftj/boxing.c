@@ -19,18 +19,11 @@
 
 #define MAX_SRC 32
 
-/* First row of r whose first column is >= v (v up to 2^32). */
+/* First row of r whose first column is >= v (v up to 2^32, the last cut: past every row). */
 static size_t lower(const rfx_rows *r, uint64_t v)
 {
-    size_t lo = 0, hi = r->n;
-    while (lo < hi) {
-        size_t m = lo + (hi - lo) / 2;
-        if ((uint64_t)r->data[m * (size_t)r->arity] < v)
-            lo = m + 1;
-        else
-            hi = m;
-    }
-    return lo;
+    const uint32_t key = (uint32_t)v;
+    return v > UINT32_MAX ? r->n : rfx_rows_bound(r, 0, &key, 1, false);
 }
 
 static size_t row_bytes(const rfx_rows *r)
