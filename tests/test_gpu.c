@@ -1120,9 +1120,9 @@ static void test_lftj_small_budget(void)
 /* A pair count whose frontier is regrouped by its other node piece by piece (as under a
  * cap, where the whole frontier's sorted copy does not fit): disjoint triangles
  * x -> y -> z, x -> z leave one level-2 element per x, runs of one element, so the count
- * swaps its roles and regroups; in pieces of 1000 elements, whole, and in one launch the
- * count must equal the CPU's. Random edges among the triangles' vertices add triangles
- * that share vertices. */
+ * swaps its roles and regroups; in pieces of 1000 elements, whole, and with the last two
+ * levels fused (no regroup) the count must equal the CPU's. Random edges among the
+ * triangles' vertices add triangles that share vertices. */
 static void test_lftj_regroup_pieces(void)
 {
     if (!need_gpu())
