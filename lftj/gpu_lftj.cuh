@@ -1711,7 +1711,7 @@ static double lftj_clock(lftj_run *R)
 }
 
 // A copy of the frontier's ranges, stably ordered by word col (a node's start row), in
-// *out; *out stays NULL when memory is short (the caller then counts as it is).
+// *out; *out stays NULL when memory is short (the caller then regroups a smaller piece).
 static rfx_status lftj_regroup(rfx_gpu *g, const uint32_t *rng, size_t F, int nsrc, int col, uint32_t **out)
 {
     *out = NULL;
