@@ -105,6 +105,23 @@ static void trie_write(int c, void *arg)
     }
 }
 
+/* Room for n0 roots (and their starts, one more) and n1 values. */
+static rfx_status trie_reserve(rfx_lftj_trie *t, size_t n0, size_t n1)
+{
+    rfx_status st = rfx_rows_reserve(&t->val0, n0);
+    if (st == RFX_OK)
+        st = rfx_rows_reserve(&t->ptr0, n0 + 1);
+    return st == RFX_OK ? rfx_rows_reserve(&t->val1, n1) : st;
+}
+
+static void trie_set_sizes(rfx_lftj_trie *t, size_t n0, size_t n1)
+{
+    t->val0.n = n0;
+    t->ptr0.n = n0 + 1;
+    t->val1.n = n1;
+    t->ptr0.data[n0] = (uint32_t)n1;
+}
+
 /* Rows without repeats in one pass; true when it did (else t holds nothing new). */
 static rfx_status trie_build_one_pass(trie_job *j, int nthreads, bool *done)
 {
@@ -126,15 +143,10 @@ static rfx_status trie_build_one_pass(trie_job *j, int nthreads, bool *done)
         n0 += j->heads[c];
     }
     if (st == RFX_OK && !repeats)
-        st = rfx_rows_reserve(&t->val0, n0);
-    if (st == RFX_OK && !repeats)
-        st = rfx_rows_reserve(&t->ptr0, n0 + 1);
+        st = trie_reserve(t, n0, n);
     if (st == RFX_OK && !repeats) {
         rfx_parallel_for((int)nc, nthreads, trie_place_heads, j);
-        t->val0.n = n0;
-        t->ptr0.n = n0 + 1;
-        t->val1.n = n;
-        t->ptr0.data[n0] = (uint32_t)n;
+        trie_set_sizes(t, n0, n);
         *done = true;
     }
     for (size_t c = 0; j->head_at && c < nc; c++)
@@ -143,6 +155,28 @@ static rfx_status trie_build_one_pass(trie_job *j, int nthreads, bool *done)
     free(j->repeats);
     j->head_at = NULL;
     j->repeats = NULL;
+    return st;
+}
+
+/* Any rows in two passes: each chunk's roots and distinct rows counted, scanned into
+ * where they go, then written. */
+static rfx_status trie_build_two_passes(trie_job *j, int nthreads)
+{
+    const size_t nc = j->nchunks;
+    rfx_parallel_for((int)nc, nthreads, trie_count, j);
+    size_t n0 = 0, n1 = 0;
+    for (size_t c = 0; c < nc; c++) {   /* exclusive scans: each chunk's start */
+        size_t h = j->heads[c], d = j->distinct[c];
+        j->heads[c] = n0;
+        j->distinct[c] = n1;
+        n0 += h;
+        n1 += d;
+    }
+    rfx_status st = trie_reserve(j->t, n0, n1);
+    if (st == RFX_OK) {
+        rfx_parallel_for((int)nc, nthreads, trie_write, j);
+        trie_set_sizes(j->t, n0, n1);
+    }
     return st;
 }
 
@@ -164,28 +198,7 @@ rfx_status rfx_lftj_trie_build(const rfx_rows *rows, int nthreads, rfx_lftj_trie
     if (st == RFX_OK && rows->n)
         st = trie_build_one_pass(&j, nthreads, &done);
     if (st == RFX_OK && !done)
-        rfx_parallel_for((int)nchunks, nthreads, trie_count, &j);
-    size_t n0 = 0, n1 = 0;
-    for (size_t c = 0; st == RFX_OK && !done && c < nchunks; c++) {   /* exclusive scans: each chunk's start */
-        size_t h = j.heads[c], d = j.distinct[c];
-        j.heads[c] = n0;
-        j.distinct[c] = n1;
-        n0 += h;
-        n1 += d;
-    }
-    if (st == RFX_OK && !done)
-        st = rfx_rows_reserve(&t->val0, n0);
-    if (st == RFX_OK && !done)
-        st = rfx_rows_reserve(&t->ptr0, n0 + 1);
-    if (st == RFX_OK && !done)
-        st = rfx_rows_reserve(&t->val1, n1);
-    if (st == RFX_OK && !done) {
-        rfx_parallel_for((int)nchunks, nthreads, trie_write, &j);
-        t->val0.n = n0;
-        t->ptr0.n = n0 + 1;
-        t->val1.n = n1;
-        t->ptr0.data[n0] = (uint32_t)n1;
-    }
+        st = trie_build_two_passes(&j, nthreads);
     free(j.heads);
     free(j.distinct);
     if (st != RFX_OK)

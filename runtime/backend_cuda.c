@@ -282,12 +282,9 @@ static rfx_status cu_lftj_boxes(rfx_backend *be, const rfx_lftj_src *srcs, int n
     rfx_lftj_trie tries[64];
     rfx_lftj_trie *trie[64] = {NULL};
     memset(tries, 0, sizeof tries);
-    box_prep prep;
-    memset(&prep, 0, sizeof prep);
+    box_prep prep = {.g = x->gs[0], .nsrc = nsrc, .nthreads = nthreads, .hs = hs, .by_trie = stage > 0,
+                     .tries = tries, .trie = trie, .pinned = pinned, .b = &b, .srcs = srcs, .st = RFX_OK};
     if (st == RFX_OK) {
-        box_prep p = {.g = x->gs[0], .nsrc = nsrc, .nthreads = nthreads, .hs = hs, .by_trie = stage > 0,
-                      .tries = tries, .trie = trie, .pinned = pinned, .b = &b, .srcs = srcs, .st = RFX_OK};
-        prep = p;
         rfx_parallel_for(2, 2, box_prep_task, &prep);
         st = prep.st;
     }
