@@ -1838,7 +1838,10 @@ static cudaError_t lftj_pair_launch(lftj_run *R, int w, int a, size_t n, const u
         if (e == cudaSuccess)
             e = cudaStreamSynchronize(g->stream);
     }
-    const uint32_t *acol = bcol && R->S.data[sa] == R->S.data[sb] && ca == cb ? bcol : NULL;
+    // A's column: B's where A's rows are B's or their first ones (a view of the same rows)
+    const bool a_in_b = R->S.data[sa] == R->S.data[sb] && R->S.arity[sa] == R->S.arity[sb] &&
+                        (R->trie[sa] != NULL) == (R->trie[sb] != NULL) && ca == cb && R->S.rows[sa] <= R->S.rows[sb];
+    const uint32_t *acol = bcol && a_in_b ? bcol : NULL;
     lftj_fused none;
     memset(&none, 0, sizeof none);
     const lftj_fused &f = fz ? *fz : none;

@@ -1117,6 +1117,36 @@ static void test_lftj_small_budget(void)
     rfx_gpu_close(small);
 }
 
+/* e = n disjoint triangles (3i, 3i+1, 3i+2) and n/4 random edges among their vertices,
+ * each vertex v named (v * mult) mod 3n (mult prime to 3n: a bijection), oriented
+ * from the lower id, sorted, distinct. */
+static void triangles_and_noise(rfx_rows *e, uint32_t n, uint32_t mult)
+{
+    const uint32_t m = 3 * n;
+    rfx_rows_init(e, 2);
+    rfx_rows_reserve(e, 3 * (size_t)n + n / 4);
+    for (uint32_t i = 0; i < n + n / 4; i++) {
+        uint32_t uv[3][2] = {{3 * i, 3 * i + 1}, {3 * i, 3 * i + 2}, {3 * i + 1, 3 * i + 2}};
+        int k = i < n ? 3 : 1;
+        if (i >= n) {
+            uv[0][0] = draw(UNIFORM, m);
+            uv[0][1] = draw(UNIFORM, m);
+        }
+        for (int j = 0; j < k; j++) {
+            uint32_t u = (uint32_t)((uint64_t)uv[j][0] * mult % m), v = (uint32_t)((uint64_t)uv[j][1] * mult % m);
+            if (u == v)
+                continue;
+            e->data[2 * e->n] = u < v ? u : v;
+            e->data[2 * e->n + 1] = u < v ? v : u;
+            e->n++;
+        }
+    }
+    rfx_cpu_sort(e, 4);
+    rfx_cpu_unique(e, 4);
+}
+
+static const int tri_vars[] = {0, 1, 1, 2, 0, 2};
+
 /* A pair count whose frontier is regrouped by its other node piece by piece (as under a
  * cap, where the whole frontier's sorted copy does not fit): disjoint triangles
  * x -> y -> z, x -> z leave one level-2 element per x, runs of one element, so the count
@@ -1129,23 +1159,8 @@ static void test_lftj_regroup_pieces(void)
         return;
     const uint32_t n = quick ? 20000 : 200000;
     rfx_rows e;
-    rfx_rows_init(&e, 2);
-    rfx_rows_reserve(&e, 3 * (size_t)n + n / 4);
-    for (uint32_t i = 0; i < n; i++) {
-        const uint32_t x = 3 * i, row[6] = {x, x + 1, x, x + 2, x + 1, x + 2};
-        memcpy(e.data + 2 * e.n, row, sizeof row);
-        e.n += 3;
-    }
-    for (uint32_t i = 0; i < n / 4; i++) {   /* oriented from the lower id */
-        uint32_t u = draw(UNIFORM, 3 * n), v = draw(UNIFORM, 3 * n);
-        e.data[2 * e.n] = u < v ? u : v;
-        e.data[2 * e.n + 1] = u < v ? v : u;
-        e.n += u != v;
-    }
-    rfx_cpu_sort(&e, 4);
-    rfx_cpu_unique(&e, 4);
-    static const int tri[] = {0, 1, 1, 2, 0, 2};
-    rfx_lftj_src s[3] = {{&e, tri}, {&e, tri + 2}, {&e, tri + 4}};
+    triangles_and_noise(&e, n, 1);
+    rfx_lftj_src s[3] = {{&e, tri_vars}, {&e, tri_vars + 2}, {&e, tri_vars + 4}};
     uint64_t want = 0;
     CU_ASSERT_EQUAL(rfx_cpu_lftj(s, 3, 3, NULL, &want, 4), RFX_OK);
     CU_ASSERT(want >= n);
@@ -1155,13 +1170,64 @@ static void test_lftj_regroup_pieces(void)
     const rfx_dev_rows *dp[3] = {&d, &d, &d};
     setenv("RFX_LFTJ_UNFUSED", "1", 1);
     setenv("RFX_LFTJ_REGROUP_PIECE", "1000", 1);
-    CU_ASSERT_EQUAL(lftj_count_with(gpu, LEVEL_BY_LEVEL, dp, tri, 3, 3), want);
+    CU_ASSERT_EQUAL(lftj_count_with(gpu, LEVEL_BY_LEVEL, dp, tri_vars, 3, 3), want);
     unsetenv("RFX_LFTJ_REGROUP_PIECE");
-    CU_ASSERT_EQUAL(lftj_count_with(gpu, LEVEL_BY_LEVEL, dp, tri, 3, 3), want);
+    CU_ASSERT_EQUAL(lftj_count_with(gpu, LEVEL_BY_LEVEL, dp, tri_vars, 3, 3), want);
     unsetenv("RFX_LFTJ_UNFUSED");
-    CU_ASSERT_EQUAL(lftj_count_with(gpu, LEVEL_BY_LEVEL, dp, tri, 3, 3), want);
+    CU_ASSERT_EQUAL(lftj_count_with(gpu, LEVEL_BY_LEVEL, dp, tri_vars, 3, 3), want);
     rfx_gpu_rows_free(gpu, &d);
     rfx_rows_free(&e);
+}
+
+/* The boxes of one outer interval, as gpu_boxed.cuh joins them: the outer slice e(x, .)
+ * whole, the inner e(y, .) in intervals of y (the first a view of the outer slice's first
+ * rows: one pointer, fewer rows), each box counted with one memo (level 0 and the root
+ * index kept from box to box; a box's runs are of one or two elements, so its count
+ * regroups), whole and in pieces of 1,000 elements; the boxes' counts are the CPU's. Then
+ * the memo is forgotten, as a box's copy of a new outer slice forgets it, and other rows
+ * of the same size take the slice's place (the pool may hand out the same memory): nothing
+ * kept may be read again. */
+static void test_lftj_memo_boxes(void)
+{
+    if (!need_gpu())
+        return;
+    const uint32_t n = quick ? 20000 : 200000, parts = 5;
+    rfx_gpu_lftj_memo *memo = rfx_gpu_lftj_memo_new();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(memo);
+    for (int graph = 0; graph < 2; graph++) {
+        rfx_rows e;
+        triangles_and_noise(&e, n, graph ? 7 : 1);
+        rfx_dev_rows d;
+        rfx_gpu_rows_init(&d, 2);
+        CU_ASSERT_EQUAL_FATAL(rfx_gpu_upload(gpu, &e, &d), RFX_OK);
+        for (int pass = 0; pass < 2; pass++) {
+            if (pass)
+                setenv("RFX_LFTJ_REGROUP_PIECE", "1000", 1);
+            uint64_t sum = 0;
+            for (uint32_t p = 0, lo = 0; p < parts; p++) {
+                const uint32_t ymax = p + 1 == parts ? UINT32_MAX : (uint32_t)((uint64_t)3 * n * (p + 1) / parts);
+                uint32_t hi = lo;
+                while (hi < e.n && e.data[2 * hi] < ymax)
+                    hi++;
+                rfx_rows hs = {e.data + 2 * (size_t)lo, hi - lo, hi - lo, 2};
+                rfx_dev_rows ds = {d.data + 2 * (size_t)lo, hi - lo, hi - lo, 2};
+                rfx_lftj_src s[3] = {{&e, tri_vars}, {&hs, tri_vars + 2}, {&e, tri_vars + 4}};
+                const rfx_dev_rows *dp[3] = {&d, &ds, &d};
+                uint64_t want = 0, got = ~0ull;
+                CU_ASSERT_EQUAL(rfx_cpu_lftj(s, 3, 3, NULL, &want, 4), RFX_OK);
+                CU_ASSERT_EQUAL(rfx_gpu_lftj_memo_run(gpu, dp, tri_vars, 3, 3, NULL, &got, memo), RFX_OK);
+                CU_ASSERT_EQUAL(got, want);
+                sum += got;
+                lo = hi;
+            }
+            CU_ASSERT(sum >= n);
+            unsetenv("RFX_LFTJ_REGROUP_PIECE");
+        }
+        rfx_gpu_lftj_memo_forget(gpu, memo);
+        rfx_gpu_rows_free(gpu, &d);
+        rfx_rows_free(&e);
+    }
+    rfx_gpu_lftj_memo_free(gpu, memo);
 }
 
 /* The GPU's map/filter of a against the CPU's. */
@@ -1544,6 +1610,7 @@ static void add(void)
     CU_add_test(s, "leapfrog triejoin", test_lftj);
     CU_add_test(s, "leapfrog triejoin in rounds under a small budget", test_lftj_small_budget);
     CU_add_test(s, "pair count regrouped in pieces", test_lftj_regroup_pieces);
+    CU_add_test(s, "boxes of one outer interval share a memo", test_lftj_memo_boxes);
     CU_add_test(s, "leapfrog triejoin of two variables", test_lftj_two_vars);
     CU_add_test(s, "leapfrog triejoin counting over hubs and the largest value", test_lftj_hubs);
     CU_add_test(s, "leapfrog triejoin over one relation: 4-cliques, triangles", test_lftj_one_relation);
