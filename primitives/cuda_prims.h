@@ -58,8 +58,13 @@ void rfx_gpu_free(rfx_gpu *g, void *p);
 
 void rfx_gpu_rows_init(rfx_dev_rows *r, int arity);
 void rfx_gpu_rows_free(rfx_gpu *g, rfx_dev_rows *r);
+/* Rows between the host (pageable memory) and the device. From 16 MB on, with more than
+ * one host thread set, they go through a pinned buffer of the context, copied to or from
+ * the rows by that many threads (rfx_parallel_memcpy). */
 rfx_status rfx_gpu_upload(rfx_gpu *g, const rfx_rows *src, rfx_dev_rows *dst);
 rfx_status rfx_gpu_download(rfx_gpu *g, const rfx_dev_rows *src, rfx_rows *dst);
+/* The host threads rfx_gpu_upload and rfx_gpu_download may use (default 1). */
+void rfx_gpu_set_host_threads(rfx_gpu *g, int n);
 rfx_status rfx_gpu_copy(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *dst);
 /* Waits for the context's stream (for timing). */
 rfx_status rfx_gpu_sync(rfx_gpu *g);

@@ -76,6 +76,7 @@ typedef struct rfx_ooc_stats {
     size_t commands, parts, spills;
     size_t host_commands;      /* run whole by the CPU: one-row parts did not fit, or boxes
                                 * would have been too small to be worth a device */
+    size_t host_merges;        /* set operations and sorts run by the host's cores */
     double up_bytes, down_bytes;
 } rfx_ooc_stats;
 bool rfx_ooc_stats_of(rfx_backend *be, rfx_ooc_stats *st);

@@ -713,6 +713,8 @@ rfx_backend *rfx_backend_cuda(const rfx_run_opts *o, char *why, size_t whycap)
         c->ndev++;
     }
     c->g = c->gs[0];
+    for (int d = 0; d < c->ndev; d++)
+        rfx_gpu_set_host_threads(c->gs[d], o->nthreads);
     if (c->ndev < ndev || rfx_gpu_activate(c->g) != RFX_OK) {
         if (!(k && k->ndev))
             for (int d = c->ndev - 1; d >= 0; d--)

@@ -13,7 +13,10 @@
  *   - SORT, UNIQUE: sorted chunks merged on the host;
  *   - LFTJ: boxes (lftj/boxing.c), by the inner backend's lftj_host.
  * Every part is a plan command run by the inner backend on scratch variables, so the
- * CPU backend with a cap runs the same code as a device with little memory. */
+ * CPU backend with a cap runs the same code as a device with little memory.
+ * By default, though, the set operations, sorts and UNIQUE among those commands are run
+ * by the host's cores over the host rows instead (merged_on_host): each is a pass or a
+ * few over its rows, which in parts cross the link both ways. */
 #include "backend.h"
 #include "fault.h"
 #include "lftj.h"
@@ -40,6 +43,7 @@ typedef struct ooc_ctx {
     uint64_t clock;
     rfx_ooc_stats stats;
     bool part_too_big;         /* the last command had a one-row part that did not fit */
+    bool merges_in_parts;      /* RFX_OOC_MERGES=device: set operations and sorts in parts too */
     rfx_backend *host;         /* the CPU, for such commands (made on first need) */
     char err[512];
 } ooc_ctx;
@@ -98,7 +102,7 @@ static rfx_status spill(ooc_ctx *x, int v)
         if (!view->data)                       /* nullary: a size, no rows */
             x->v[v].host.n = view->n;
         else if ((st = rfx_rows_reserve(&x->v[v].host, view->n)) == RFX_OK) {
-            rfx_memcpy(x->v[v].host.data, view->data, view->n * row_bytes(view->arity));
+            rfx_parallel_memcpy(x->v[v].host.data, view->data, view->n * row_bytes(view->arity), x->nthreads);
             x->v[v].host.n = view->n;
         }
     }
@@ -233,7 +237,7 @@ static rfx_status run_part(ooc_ctx *x, const rfx_ra_cmd *c, const rfx_rows *a, c
             t0 = rfx_seconds();
             st = x->in->host_view(x->in, x->sd, &scratch, &res);
             if (st == RFX_OK)
-                st = rfx_rows_append(out, res);
+                st = rfx_rows_append_parallel(out, res, x->nthreads);
             x->stats.down_bytes += (double)outb;
             rfx_rows_free(&scratch);
             span(x, "download part", 2, part, t0);
@@ -545,7 +549,7 @@ static rfx_status run_whole(ooc_ctx *x, const rfx_ra_cmd *c, const rfx_fgroup *g
     return st;
 }
 
-static rfx_status copy_host(const rfx_rows *s, rfx_rows *d)
+static rfx_status copy_host(const rfx_rows *s, rfx_rows *d, int nthreads)
 {
     rfx_rows_init(d, s->arity);
     d->n = 0;
@@ -553,7 +557,7 @@ static rfx_status copy_host(const rfx_rows *s, rfx_rows *d)
         d->n = s->n;
         return RFX_OK;
     }
-    return rfx_rows_append(d, s);
+    return rfx_rows_append_parallel(d, s, nthreads);
 }
 
 static rfx_status lftj_parts(ooc_ctx *x, const rfx_ra_cmd *c, rfx_rows *out)
@@ -638,7 +642,7 @@ static rfx_status run_on_host(ooc_ctx *x, const rfx_ra_cmd *c, rfx_rows *out)
         rfx_rows_init(&scratch, x->P->vars[c->dst].arity);
         st = x->host->host_view(x->host, c->dst, &scratch, &res);
         if (st == RFX_OK)
-            st = copy_host(res, out);
+            st = copy_host(res, out, x->nthreads);
         rfx_rows_free(&scratch);
     }
     if (st != RFX_OK && st != RFX_ERR_NOMEM)
@@ -698,7 +702,7 @@ static rfx_status run_parts(ooc_ctx *x, const rfx_ra_cmd *c)
         break;
     case RFX_RA_COPY:
         rfx_rows_free(&out);
-        st = copy_host(a, &out);
+        st = copy_host(a, &out, x->nthreads);
         break;
     case RFX_RA_LFTJ:
         st = lftj_parts(x, c, &out);
@@ -718,6 +722,63 @@ static rfx_status run_parts(ooc_ctx *x, const rfx_ra_cmd *c)
         drop(x, c->dst);
         rfx_rows_swap(&x->v[c->dst].host, &out);
     }
+    rfx_rows_free(&out);
+    return st;
+}
+
+/* Set operations, sorts and UNIQUE whose inputs do not fit the device: by the host's
+ * cores, over the host rows (the inputs are brought there; the other variables stay on
+ * the device). Each reads its rows once or a few times in host memory, where in parts its
+ * rows crossed the link both ways, with a part's fixed costs each time: transitive closure
+ * of ca-GrQc (17.3 M paths) under a 64 MB cap on an H100 took 15.0 s so, 4.1 s of it in
+ * UNION's 230-odd parts and 8.0 s in SORT_UNIQUE's (its sorted runs merged by one thread);
+ * see docs/PERFORMANCE.md. RFX_OOC_MERGES=device keeps them in parts on the inner backend
+ * (the parts' code is tested so, and a host with few cores may prefer it). */
+static bool merged_on_host(const ooc_ctx *x, rfx_ra_op op)
+{
+    if (x->merges_in_parts)
+        return false;
+    switch (op) {
+    case RFX_RA_UNION: case RFX_RA_INTERSECT: case RFX_RA_DIFFERENCE: case RFX_RA_SORT: case RFX_RA_UNIQUE:
+    case RFX_RA_SORT_UNIQUE:
+        return true;
+    default:
+        return false;
+    }
+}
+
+static rfx_status merge_on_host(ooc_ctx *x, const rfx_ra_cmd *c, const int *in, int nin)
+{
+    x->stats.commands++;
+    x->stats.host_merges++;
+    rfx_status st = RFX_OK;
+    for (int k = 0; k < nin && st == RFX_OK; k++)
+        st = spill(x, in[k]);
+    if (st != RFX_OK)
+        return st;
+    const rfx_rows *a = &x->v[c->src[0]].host, *b = c->src[1] >= 0 ? &x->v[c->src[1]].host : NULL;
+    const int nt = x->nthreads;
+    rfx_rows out;
+    rfx_rows_init(&out, x->P->vars[c->dst].arity);
+    switch (c->op) {
+    case RFX_RA_UNION:
+        st = rfx_cpu_union(a, b, &out, nt);
+        break;
+    case RFX_RA_INTERSECT: case RFX_RA_DIFFERENCE:
+        st = rfx_cpu_semijoin(a, b, c->nkeys, c->op == RFX_RA_INTERSECT, &out, nt);
+        break;
+    default:   /* SORT, UNIQUE, SORT_UNIQUE */
+        st = copy_host(a, &out, x->nthreads);
+        if (st == RFX_OK && c->op != RFX_RA_UNIQUE)
+            st = rfx_cpu_sort(&out, nt);
+        if (st == RFX_OK && c->op != RFX_RA_SORT)
+            st = rfx_cpu_unique(&out, nt);
+    }
+    if (st == RFX_OK) {
+        drop(x, c->dst);
+        rfx_rows_swap(&x->v[c->dst].host, &out);
+    } else if (st == RFX_ERR_NOMEM)
+        snprintf(x->err, sizeof x->err, "%s on the host: out of host memory", rfx_ra_op_name(c->op));
     rfx_rows_free(&out);
     return st;
 }
@@ -760,7 +821,7 @@ static rfx_status ooc_exec(rfx_backend *be, const rfx_ra_cmd *c)
     rfx_status st = fits ? run_whole(x, c, NULL, in, nin, &c->dst, 1, &fits) : RFX_OK;
     if (st != RFX_OK || fits)
         return st;
-    return run_parts(x, c);
+    return merged_on_host(x, c->op) ? merge_on_host(x, c, in, nin) : run_parts(x, c);
 }
 
 /* A fused group whole on the inner backend when its inputs fit, else its commands one by
@@ -879,7 +940,7 @@ static rfx_status ooc_load_host(rfx_backend *be, int var, const rfx_rows *rows)
     ooc_ctx *x = be->ctx;
     drop(x, var);
     rfx_rows_free(&x->v[var].host);
-    return copy_host(rows, &x->v[var].host);
+    return copy_host(rows, &x->v[var].host, x->nthreads);
 }
 
 static const char *ooc_last_error(rfx_backend *be)
@@ -952,6 +1013,8 @@ rfx_backend *rfx_backend_ooc(rfx_backend *inner, int nthreads)
     x->in = inner;
     x->cap = cap;
     x->nthreads = nthreads > 0 ? nthreads : 1;
+    const char *merges = getenv("RFX_OOC_MERGES");
+    x->merges_in_parts = merges && strcmp(merges, "device") == 0;
     *be = (rfx_backend){inner->name, x, ooc_open, ooc_close, ooc_count, ooc_release, ooc_merge_host, ooc_host_view,
                         ooc_exec, ooc_exec_group, ooc_last_error, ooc_sync, ooc_copy_bandwidth, ooc_device,
                         ooc_jit_stats, ooc_load_host, ooc_budget, inner->enforces_budget, ooc_lftj_host, NULL, NULL};

@@ -344,6 +344,8 @@ static void print_profile(exec *x, double total)
     if (f && rfx_ooc_stats_of(x->be, &oo) && (oo.commands || oo.spills)) {
         fprintf(f, "out of core: %zu commands in %zu parts, %zu variables moved to the host, %.1f MB to the device, "
                    "%.1f MB back", oo.commands, oo.parts, oo.spills, oo.up_bytes * 1e-6, oo.down_bytes * 1e-6);
+        if (oo.host_merges)
+            fprintf(f, ", %zu set operations and sorts by the host's cores", oo.host_merges);
         if (oo.host_commands)
             fprintf(f, ", %zu commands run whole by the CPU (the budget held no useful part of them)", oo.host_commands);
         fputc('\n', f);

@@ -1117,6 +1117,37 @@ static void test_lftj_small_budget(void)
     rfx_gpu_close(small);
 }
 
+/* Rows up and back down the link, directly (one host thread) and through the context's
+ * pinned buffer (four: from 16 MB on, in pieces of 32 MB; 40 MB and a tail of 24 bytes),
+ * and a small copy with four threads (direct); every word as it was. */
+static void test_staged_copies(void)
+{
+    if (!need_gpu())
+        return;
+    const size_t sizes[] = {5000003, 1000};
+    for (int k = 0; k < 2; k++)
+        for (int threads = 1; threads <= 4; threads += 3) {
+            rfx_rows h, back;
+            rfx_rows_init(&h, 2);
+            rfx_rows_init(&back, 2);
+            CU_ASSERT_EQUAL_FATAL(rfx_rows_reserve(&h, sizes[k]), RFX_OK);
+            for (size_t i = 0; i < 2 * sizes[k]; i++)
+                h.data[i] = (uint32_t)(i * 2654435761u) ^ (uint32_t)threads;
+            h.n = sizes[k];
+            rfx_gpu_set_host_threads(gpu, threads);
+            rfx_dev_rows d;
+            rfx_gpu_rows_init(&d, 2);
+            CU_ASSERT_EQUAL(rfx_gpu_upload(gpu, &h, &d), RFX_OK);
+            CU_ASSERT_EQUAL(rfx_gpu_download(gpu, &d, &back), RFX_OK);
+            CU_ASSERT_EQUAL(back.n, h.n);
+            CU_ASSERT(back.n == h.n && memcmp(back.data, h.data, h.n * 8) == 0);
+            rfx_gpu_rows_free(gpu, &d);
+            rfx_rows_free(&h);
+            rfx_rows_free(&back);
+        }
+    rfx_gpu_set_host_threads(gpu, 1);
+}
+
 /* e = n disjoint triangles (3i, 3i+1, 3i+2) and n/4 random edges among their vertices,
  * each vertex v named (v * mult) mod 3n (mult prime to 3n: a bijection), oriented
  * from the lower id, sorted, distinct. */
@@ -1589,6 +1620,7 @@ static void add(void)
             printf("device: %s\n", rfx_gpu_name(gpu));
     }
     CU_pSuite s = CU_add_suite("gpu-primitives", NULL, NULL);
+    CU_add_test(s, "rows up and down, direct and staged", test_staged_copies);
     CU_add_test(s, "sort+unique uniform", test_sort_uniform);
     CU_add_test(s, "sort+unique all equal", test_sort_equal);
     CU_add_test(s, "sort+unique zipf", test_sort_zipf);

@@ -125,6 +125,37 @@ static void sort_case(dist d, uint32_t range)
             }
 }
 
+/* Appends whose copy is split over threads (4 MB pieces: 1, 4 and 16 threads over 0.5 MB,
+ * 18 MB + 12 bytes, and 40 MB), the last after 24 MB already held (the rows held are moved
+ * to a larger buffer on those threads too), keep every word in order after the rows there
+ * were. */
+static void test_append_parallel(void)
+{
+    const size_t sizes[] = {65536, 2359297, 5242880}, held[] = {1, 1, 3145728};
+    const int threads[] = {1, 4, 16};
+    for (int k = 0; k < 3; k++) {
+        rfx_rows src, dst;
+        rfx_rows_init(&src, 2);
+        rfx_rows_init(&dst, 2);
+        CU_ASSERT_EQUAL_FATAL(rfx_rows_reserve(&src, sizes[k]), RFX_OK);
+        CU_ASSERT_EQUAL_FATAL(rfx_rows_reserve(&dst, held[k]), RFX_OK);
+        for (size_t i = 0; i < 2 * sizes[k]; i++)
+            src.data[i] = (uint32_t)(i * 2654435761u);
+        for (size_t i = 0; i < 2 * held[k]; i++)
+            dst.data[i] = (uint32_t)i ^ 0x5555u;
+        src.n = sizes[k];
+        dst.n = held[k];
+        CU_ASSERT_EQUAL(rfx_rows_append_parallel(&dst, &src, threads[k]), RFX_OK);
+        CU_ASSERT_EQUAL(dst.n, src.n + held[k]);
+        bool same = dst.n == src.n + held[k] && memcmp(dst.data + 2 * held[k], src.data, src.n * 8) == 0;
+        for (size_t i = 0; same && i < 2 * held[k]; i++)
+            same = dst.data[i] == ((uint32_t)i ^ 0x5555u);
+        CU_ASSERT(same);
+        rfx_rows_free(&src);
+        rfx_rows_free(&dst);
+    }
+}
+
 static void test_sort_uniform(void) { sort_case(UNIFORM, 1000); }
 static void test_sort_narrow(void) { sort_case(NARROW, 4); }
 static void test_sort_equal(void) { sort_case(EQUAL, 1); }
@@ -411,6 +442,7 @@ static void test_agg_max_float(void) { agg_case(RFX_AGG_MAX, RFX_FLOAT); }
 static void add(void)
 {
     CU_pSuite s = CU_add_suite("primitives", NULL, NULL);
+    CU_add_test(s, "appends copied on several threads", test_append_parallel);
     CU_add_test(s, "sort uniform", test_sort_uniform);
     CU_add_test(s, "sort narrow", test_sort_narrow);
     CU_add_test(s, "sort all equal", test_sort_equal);
