@@ -33,8 +33,6 @@ void rfx_rows_free(rfx_rows *r)
  * madvise) before they are written: pinning 2 GiB of them for the GPU's copies took 51 ms
  * instead of 127 ms with 4 KiB pages (H100 host), and the CPU's joins walk fewer TLB
  * entries. Only the 2 MiB-aligned interior is advised; a failure changes nothing. */
-#define PAR_COPY_MIN ((size_t)4 << 20)   /* the least a thread of rfx_parallel_memcpy copies */
-
 static void advise_huge_pages(void *p, size_t bytes)
 {
 #ifdef MADV_HUGEPAGE
@@ -89,6 +87,8 @@ void rfx_rows_swap(rfx_rows *a, rfx_rows *b)
     *a = *b;
     *b = t;
 }
+
+#define PAR_COPY_MIN ((size_t)4 << 20)   /* the least a thread of rfx_parallel_memcpy copies */
 
 /* rfx_rows_reserve whose copy of the rows held is split over threads: realloc copies them
  * on one thread where it cannot remap (an out-of-core JOIN's output, appended part by

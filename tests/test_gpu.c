@@ -1118,8 +1118,8 @@ static void test_lftj_small_budget(void)
 }
 
 /* Rows up and back down the link, directly (one host thread) and through the context's
- * pinned buffer (four: from 16 MB on, in pieces of 32 MB; 40 MB and a tail of 24 bytes),
- * and a small copy with four threads (direct); every word as it was. */
+ * pinned buffer (four: from 16 MB on, in pieces of 32 MB; 40,000,024 bytes, a whole piece
+ * and a part), and a small copy with four threads (direct); every word as it was. */
 static void test_staged_copies(void)
 {
     if (!need_gpu())
