@@ -1710,13 +1710,12 @@ static double lftj_clock(lftj_run *R)
     return rfx_seconds();
 }
 
-// A copy of the frontier's ranges, stably ordered by word col (a node's start row), in
-// *out; *out stays NULL when memory is short (the caller then regroups a smaller piece).
+// A copy of the frontier's F ranges (F < 2^32: a pair count's), stably ordered by word col
+// (a node's start row), in *out; *out stays NULL when memory is short (the caller then
+// regroups a smaller piece).
 static rfx_status lftj_regroup(rfx_gpu *g, const uint32_t *rng, size_t F, int nsrc, int col, uint32_t **out)
 {
     *out = NULL;
-    if (F > UINT32_MAX)
-        return RFX_OK;
     int bits[2 * LFTJ_MAX_SRC] = {0};
     bits[col] = 32;
     rfx_status st = rows_sorted_by(g, rng, F, nsrc * 2, bits, out);
@@ -1741,7 +1740,7 @@ static rfx_status lftj_pair_roles(lftj_run *R, int v, const lftj_frontier &cur, 
     const lftj_level &L = R->levels[v];
     *a = R->pair_a[v];
     *swap = false;
-    if (cur.F < 4096 || cur.F > UINT32_MAX)
+    if (cur.F < 4096)
         return RFX_OK;
     CK(cudaMemsetAsync(counter, 0, 24, g->stream));
     k_lftj_pair_costs<<<grid_for(cur.F), 256, 0, g->stream>>>(cur.rng, cur.F, (size_t)R->nsrc * 2, 2 * L.src[*a],
@@ -1839,8 +1838,8 @@ static cudaError_t lftj_pair_launch(lftj_run *R, int w, int a, size_t n, const u
             e = cudaStreamSynchronize(g->stream);
     }
     // A's column: B's where A's rows are B's or their first ones (a view of the same rows)
-    const bool a_in_b = R->S.data[sa] == R->S.data[sb] && R->S.arity[sa] == R->S.arity[sb] &&
-                        (R->trie[sa] != NULL) == (R->trie[sb] != NULL) && ca == cb && R->S.rows[sa] <= R->S.rows[sb];
+    const bool a_in_b = R->S.data[sa] == R->S.data[sb] && R->S.arity[sa] == R->S.arity[sb] && ca == cb &&
+                        R->S.rows[sa] <= R->S.rows[sb];
     const uint32_t *acol = bcol && a_in_b ? bcol : NULL;
     lftj_fused none;
     memset(&none, 0, sizeof none);

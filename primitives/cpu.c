@@ -48,7 +48,12 @@ static void advise_huge_pages(void *p, size_t bytes)
 #endif
 }
 
-rfx_status rfx_rows_reserve(rfx_rows *r, size_t n)
+#define PAR_COPY_MIN ((size_t)4 << 20)   /* the least a thread of rfx_parallel_memcpy copies */
+
+/* Room for n rows. The rows held move on nthreads threads where there are enough of them:
+ * realloc copies them on one thread where it cannot remap (an out-of-core JOIN's output,
+ * appended part by part on an H100's host: 27-136 ms a growth of 30-250 MB). */
+static rfx_status rows_reserve_on(rfx_rows *r, size_t n, int nthreads)
 {
     if (n <= r->cap)
         return RFX_OK;
@@ -61,13 +66,27 @@ rfx_status rfx_rows_reserve(rfx_rows *r, size_t n)
     size_t nc = r->cap ? r->cap : 16;
     while (nc < n)
         nc = nc + nc / 2 + 16;
-    uint32_t *d = rfx_realloc(r->data, nc * (size_t)r->arity * sizeof(uint32_t));
-    if (!d)
-        return RFX_ERR_NOMEM;
+    const size_t bytes = nc * (size_t)r->arity * sizeof(uint32_t), held = r->n * (size_t)r->arity * sizeof(uint32_t);
+    uint32_t *d;
+    if (nthreads > 1 && held >= 4 * PAR_COPY_MIN) {
+        if (!(d = rfx_malloc(bytes)))
+            return RFX_ERR_NOMEM;
+        advise_huge_pages(d, bytes);
+        rfx_parallel_memcpy(d, r->data, held, nthreads);
+        free(r->data);
+    } else {
+        if (!(d = rfx_realloc(r->data, bytes)))
+            return RFX_ERR_NOMEM;
+        advise_huge_pages(d, bytes);
+    }
     r->data = d;
     r->cap = nc;
-    advise_huge_pages(d, nc * (size_t)r->arity * sizeof(uint32_t));
     return RFX_OK;
+}
+
+rfx_status rfx_rows_reserve(rfx_rows *r, size_t n)
+{
+    return rows_reserve_on(r, n, 1);
 }
 
 rfx_status rfx_rows_push(rfx_rows *r, const uint32_t *t)
@@ -88,32 +107,6 @@ void rfx_rows_swap(rfx_rows *a, rfx_rows *b)
     *b = t;
 }
 
-#define PAR_COPY_MIN ((size_t)4 << 20)   /* the least a thread of rfx_parallel_memcpy copies */
-
-/* rfx_rows_reserve whose copy of the rows held is split over threads: realloc copies them
- * on one thread where it cannot remap (an out-of-core JOIN's output, appended part by
- * part on an H100's host: 27-136 ms a growth of 30-250 MB). */
-static rfx_status rows_reserve_parallel(rfx_rows *r, size_t n, int nthreads)
-{
-    const size_t held = r->n * (size_t)r->arity * sizeof(uint32_t);
-    if (n <= r->cap || nthreads <= 1 || held < 4 * PAR_COPY_MIN)
-        return rfx_rows_reserve(r, n);
-    if (n > SIZE_MAX / 8 / (size_t)r->arity)
-        return RFX_ERR_NOMEM;
-    size_t nc = r->cap;
-    while (nc < n)
-        nc = nc + nc / 2 + 16;
-    uint32_t *d = rfx_malloc(nc * (size_t)r->arity * sizeof(uint32_t));
-    if (!d)
-        return RFX_ERR_NOMEM;
-    advise_huge_pages(d, nc * (size_t)r->arity * sizeof(uint32_t));
-    rfx_parallel_memcpy(d, r->data, held, nthreads);
-    free(r->data);
-    r->data = d;
-    r->cap = nc;
-    return RFX_OK;
-}
-
 rfx_status rfx_rows_append_parallel(rfx_rows *dst, const rfx_rows *src, int nthreads)
 {
     if (!src->n)
@@ -122,7 +115,7 @@ rfx_status rfx_rows_append_parallel(rfx_rows *dst, const rfx_rows *src, int nthr
         dst->n = 1;
         return RFX_OK;
     }
-    rfx_status st = rows_reserve_parallel(dst, dst->n + src->n, nthreads);
+    rfx_status st = rows_reserve_on(dst, dst->n + src->n, nthreads);
     if (st != RFX_OK)
         return st;
     rfx_parallel_memcpy(dst->data + dst->n * (size_t)dst->arity, src->data,

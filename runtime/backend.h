@@ -66,6 +66,9 @@ struct rfx_backend {
 /* cap (0: none): bytes the backend may hold, a rule kept by the out-of-core layer below
  * (the same code paths as a device's budget, testable without a GPU). */
 rfx_backend *rfx_backend_cpu(int nthreads, size_t cap);
+/* A set operation, sort or UNIQUE command c over host rows a (and b) into dst, on nthreads
+ * threads, as the CPU backend runs it (the out-of-core layer's host merges run it too). */
+rfx_status rfx_cpu_merge_cmd(const rfx_ra_cmd *c, const rfx_rows *a, const rfx_rows *b, rfx_rows *dst, int nthreads);
 /* Out-of-core execution over `inner` (backend_ooc.c): plan variables live on the inner
  * backend while they fit its budget and on the host otherwise; commands whose inputs do
  * not fit run in parts (chunks, key ranges, boxes). Takes ownership of inner; returns

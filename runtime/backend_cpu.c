@@ -80,7 +80,7 @@ static rfx_status cpu_host_view(rfx_backend *be, int var, rfx_rows *scratch, con
     return RFX_OK;
 }
 
-static rfx_status copy_rows(const rfx_rows *s, rfx_rows *d)
+static rfx_status copy_rows(const rfx_rows *s, rfx_rows *d, int nthreads)
 {
     if (d == s)
         return RFX_OK;
@@ -90,9 +90,32 @@ static rfx_status copy_rows(const rfx_rows *s, rfx_rows *d)
     if (st)
         return st;
     if (s->arity)
-        rfx_memcpy(d->data, s->data, sizeof(uint32_t) * (size_t)s->arity * s->n);
+        rfx_parallel_memcpy(d->data, s->data, sizeof(uint32_t) * (size_t)s->arity * s->n, nthreads);
     d->n = s->n;
     return RFX_OK;
+}
+
+rfx_status rfx_cpu_merge_cmd(const rfx_ra_cmd *c, const rfx_rows *a, const rfx_rows *b, rfx_rows *dst, int nthreads)
+{
+    rfx_status st;
+    switch (c->op) {
+    case RFX_RA_UNION:
+        return rfx_cpu_union(a, b, dst, nthreads);
+    case RFX_RA_INTERSECT:
+    case RFX_RA_DIFFERENCE:
+        return rfx_cpu_semijoin(a, b, c->nkeys, c->op == RFX_RA_INTERSECT, dst, nthreads);
+    case RFX_RA_SORT:
+    case RFX_RA_UNIQUE:
+    case RFX_RA_SORT_UNIQUE:
+        st = copy_rows(a, dst, nthreads);
+        if (st == RFX_OK && c->op != RFX_RA_UNIQUE)
+            st = rfx_cpu_sort(dst, nthreads);
+        if (st == RFX_OK && c->op != RFX_RA_SORT)
+            st = rfx_cpu_unique(dst, nthreads);
+        return st;
+    default:
+        return RFX_ERR_INTERNAL;
+    }
 }
 
 static rfx_status cpu_exec(rfx_backend *be, const rfx_ra_cmd *c)
@@ -100,7 +123,6 @@ static rfx_status cpu_exec(rfx_backend *be, const rfx_ra_cmd *c)
     cpu_ctx *x = be->ctx;
     rfx_rows *V = x->vars;
     int nt = x->nthreads;
-    rfx_status st;
     if (c->dst >= 0 && c->op != RFX_RA_SWAP && c->op != RFX_RA_CLEAR && cpu_out_of_budget(x))
         return RFX_ERR_NOMEM;
     switch (c->op) {
@@ -108,23 +130,12 @@ static rfx_status cpu_exec(rfx_backend *be, const rfx_ra_cmd *c)
         return rfx_cpu_mapfilter(&V[c->src[0]], c->pred, c->out, c->nout, &V[c->dst], nt);
     case RFX_RA_JOIN: case RFX_RA_MAPJOIN: case RFX_RA_PRODUCT:
         return rfx_cpu_join(&V[c->src[0]], &V[c->src[1]], c->nkeys, c->pred, c->out, c->nout, &V[c->dst], nt);
-    case RFX_RA_UNION:
-        return rfx_cpu_union(&V[c->src[0]], &V[c->src[1]], &V[c->dst], nt);
-    case RFX_RA_INTERSECT:
-    case RFX_RA_DIFFERENCE:
-        return rfx_cpu_semijoin(&V[c->src[0]], &V[c->src[1]], c->nkeys, c->op == RFX_RA_INTERSECT, &V[c->dst], nt);
-    case RFX_RA_SORT:
-        st = copy_rows(&V[c->src[0]], &V[c->dst]);
-        return st ? st : rfx_cpu_sort(&V[c->dst], nt);
-    case RFX_RA_UNIQUE:
-        st = copy_rows(&V[c->src[0]], &V[c->dst]);
-        return st ? st : rfx_cpu_unique(&V[c->dst], nt);
-    case RFX_RA_SORT_UNIQUE:
-        st = copy_rows(&V[c->src[0]], &V[c->dst]);
-        st = st ? st : rfx_cpu_sort(&V[c->dst], nt);
-        return st ? st : rfx_cpu_unique(&V[c->dst], nt);
+    case RFX_RA_UNION: case RFX_RA_INTERSECT: case RFX_RA_DIFFERENCE:
+        return rfx_cpu_merge_cmd(c, &V[c->src[0]], &V[c->src[1]], &V[c->dst], nt);
+    case RFX_RA_SORT: case RFX_RA_UNIQUE: case RFX_RA_SORT_UNIQUE:
+        return rfx_cpu_merge_cmd(c, &V[c->src[0]], NULL, &V[c->dst], nt);
     case RFX_RA_COPY:
-        return copy_rows(&V[c->src[0]], &V[c->dst]);
+        return copy_rows(&V[c->src[0]], &V[c->dst], nt);
     case RFX_RA_AGGREGATE:
         return rfx_cpu_aggregate(&V[c->src[0]], &V[c->src[1]], c->nkeys, c->agg, c->agg_col, c->agg_prim, &V[c->dst]);
     case RFX_RA_LFTJ: {
@@ -182,7 +193,8 @@ static rfx_status cpu_exec_group(rfx_backend *be, const rfx_fgroup *g)
 
 static rfx_status cpu_load_host(rfx_backend *be, int var, const rfx_rows *rows)
 {
-    return copy_rows(rows, &((cpu_ctx *)be->ctx)->vars[var]);
+    cpu_ctx *c = be->ctx;
+    return copy_rows(rows, &c->vars[var], c->nthreads);
 }
 
 static size_t cpu_budget(rfx_backend *be)

@@ -756,24 +756,9 @@ static rfx_status merge_on_host(ooc_ctx *x, const rfx_ra_cmd *c, const int *in, 
         st = spill(x, in[k]);
     if (st != RFX_OK)
         return st;
-    const rfx_rows *a = &x->v[c->src[0]].host, *b = c->src[1] >= 0 ? &x->v[c->src[1]].host : NULL;
-    const int nt = x->nthreads;
     rfx_rows out;
     rfx_rows_init(&out, x->P->vars[c->dst].arity);
-    switch (c->op) {
-    case RFX_RA_UNION:
-        st = rfx_cpu_union(a, b, &out, nt);
-        break;
-    case RFX_RA_INTERSECT: case RFX_RA_DIFFERENCE:
-        st = rfx_cpu_semijoin(a, b, c->nkeys, c->op == RFX_RA_INTERSECT, &out, nt);
-        break;
-    default:   /* SORT, UNIQUE, SORT_UNIQUE */
-        st = copy_host(a, &out, x->nthreads);
-        if (st == RFX_OK && c->op != RFX_RA_UNIQUE)
-            st = rfx_cpu_sort(&out, nt);
-        if (st == RFX_OK && c->op != RFX_RA_SORT)
-            st = rfx_cpu_unique(&out, nt);
-    }
+    st = rfx_cpu_merge_cmd(c, &x->v[c->src[0]].host, c->src[1] >= 0 ? &x->v[c->src[1]].host : NULL, &out, x->nthreads);
     if (st == RFX_OK) {
         drop(x, c->dst);
         rfx_rows_swap(&x->v[c->dst].host, &out);
