@@ -1622,6 +1622,8 @@ rfx_plan *rfx_plan_build(const rfx_program *prog, const rfx_plan_opts *opts)
         rfx_plan_free(P);
         return NULL;
     }
+    if (!rfx_plan_find_splits(P))
+        goto oom;
     if (!opts || !opts->no_passes) {
         if (!opts || !opts->no_fuse_maps)
             rfx_plan_fuse_maps(P);

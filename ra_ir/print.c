@@ -155,6 +155,21 @@ void rfx_plan_print_cmd(FILE *out, const rfx_plan *P, const rfx_ra_cmd *c)
     fputc('\n', out);
 }
 
+/* A loop whose relation's recursion keeps a column (split.c) says so. */
+static void print_split(FILE *out, const rfx_plan *P, const rfx_block *blk)
+{
+    for (int i = 0; P->split_col && i < blk->ncmds; i++) {
+        const rfx_ra_cmd *c = &blk->cmds[i];
+        for (int k = 0; c->op == RFX_RA_JUMP_IF_EMPTY && k < c->nvars; k++) {
+            const rfx_pvar *d = &P->vars[c->vars[k]];
+            if (d->kind == RFX_PV_DELTA && d->rel >= 0 && P->split_col[d->rel] >= 0)
+                fprintf(out, "  // %s keeps $%d along its recursion: past a quarter of the memory budget the loop runs "
+                             "by ranges of $%d\n",
+                        P->vars[P->relvar[d->rel]].name, P->split_col[d->rel], P->split_col[d->rel]);
+        }
+    }
+}
+
 void rfx_plan_print(FILE *out, const rfx_plan *P)
 {
     fprintf(out, "// query plan of %s\n", P->prog->file);
@@ -170,6 +185,7 @@ void rfx_plan_print(FILE *out, const rfx_plan *P)
     for (int b = 0; b < P->nblocks; b++) {
         const rfx_block *blk = &P->blocks[b];
         fprintf(out, "\nB%d:%s%s\n", b, blk->label ? "  // " : "", blk->label ? blk->label : "");
+        print_split(out, P, blk);
         for (int i = 0; i < blk->ncmds; i++)
             rfx_plan_print_cmd(out, P, &blk->cmds[i]);
     }

@@ -116,6 +116,8 @@ typedef struct rfx_plan {
     rfx_block *blocks;
     int unit;                  /* index of the unit variable */
     int *relvar;               /* per program relation: its RFX_PV_REL variable */
+    int *split_col;            /* per program relation: the column its recursion keeps
+                                * (rfx_plan_find_splits), -1 for none */
 } rfx_plan;
 
 /* The variables a command reads, by position: k < rfx_ra_cmd_ninputs(c); src[0..1] come
@@ -142,6 +144,11 @@ void rfx_plan_schedule(rfx_plan *plan);    /* list scheduling inside blocks: fre
  * tuples, gets the count straight from a count-only LFTJ (the last variable is never
  * materialised). */
 void rfx_plan_count_only(rfx_plan *plan);
+
+/* Per program relation, the column whose values no derivation of its (linear) recursion
+ * changes, so that its loop may run one range of them at a time (split.c); run by
+ * rfx_plan_build. false on out-of-memory. */
+bool rfx_plan_find_splits(rfx_plan *plan);
 
 /* Consistency checks of the plan (our bugs, not the user's); returns false and prints. */
 bool rfx_plan_verify(const rfx_plan *plan, FILE *out);

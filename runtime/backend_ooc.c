@@ -900,6 +900,11 @@ static rfx_status ooc_merge_host(rfx_backend *be, int var, rfx_rows *rows)
         return x->in->merge_host(x->in, var, rows);
     }
     rfx_status st = spill(x, var);
+    if (st == RFX_OK && v->host.n == 0) {   /* nothing to merge with: the rows become the variable's */
+        rfx_rows_free(&v->host);
+        rfx_rows_swap(&v->host, rows);
+        return RFX_OK;
+    }
     rfx_rows u;
     rfx_rows_init(&u, v->host.arity);
     if (st == RFX_OK)

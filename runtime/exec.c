@@ -32,6 +32,9 @@ struct rfx_exec {
     int iteration;             /* of the current semi-naive loop */
     int loop_block;            /* block of that loop's body, -1 outside loops */
     bool progress_shown;
+    bool no_split;             /* RFX_SPLIT_LOOPS=0: loops never run by key ranges */
+    size_t splits, split_ranges;   /* loops split, and the ranges they ran (profile) */
+    double split_seconds;      /* spent cutting their state and gathering the ranges' results */
     bool traced;               /* some trace event written */
     pthread_mutex_t trace_lock;    /* spans come from several host threads (one per GPU) */
     unsigned long long tracks;     /* device tracks named so far (bit per device and lane) */
@@ -350,6 +353,9 @@ static void print_profile(exec *x, double total)
             fprintf(f, ", %zu commands run whole by the CPU (the budget held no useful part of them)", oo.host_commands);
         fputc('\n', f);
     }
+    if (f && x->splits)
+        fprintf(f, "loops run by key ranges: %zu splits, the loop run on %zu ranges, %.3f s cutting and gathering them\n",
+                x->splits, x->split_ranges, x->split_seconds);
     if (f && compiled + cached)
         fprintf(f, "fused groups' kernels: %d compiled with NVRTC (%.1f ms), %d read from the cache (%.2f ms)\n",
                 compiled, cms, cached, hms);
@@ -561,12 +567,213 @@ static void report_failure(exec *x, const rfx_ra_cmd *c, const rfx_fgroup *g, rf
     fprintf(x->err, " on the %s backend%s%s\n", x->be->name, why && *why ? ": " : "", why ? why : "");
 }
 
-static rfx_status interpret(exec *x)
+/* ---- loops run by key ranges ------------------------------------------------------------- */
+/* A loop whose relation r keeps a column along its recursion (ra_ir/split.c) and has grown
+ * past a quarter of the backend's budget runs on from here one range of that column's
+ * values at a time: the state of the semi-naive loop (r and delta_r) is cut into ranges of
+ * about a sixteenth of the budget each, and the loop runs to its fixpoint on each range's
+ * part alone. No derivation leaves its range, so the parts' fixpoints together are the
+ * whole loop's; each part's relation, join outputs and sorts fit where the whole loop's
+ * would have gone out of core every iteration (transitive closure of p2p-Gnutella31 under a
+ * 4 GB cap: every iteration merged and checked all 7 GB of paths on the host). A range that
+ * outgrows the quarter again is cut again the same way. */
+#define SPLIT_FROM 4   /* r past budget / SPLIT_FROM bytes: split */
+#define SPLIT_TO 16    /* into ranges of about budget / SPLIT_TO bytes */
+
+typedef struct loop_split {
+    int rel, col;              /* the relation and the column it keeps */
+    int full, delta, fresh;    /* its REL, DELTA and NEW variables */
+    int head, exit;            /* the loop body's first block; where the loop exits */
+} loop_split;
+
+static rfx_status interpret_from(exec *x, int b, int stop);
+
+/* Whether the loop tested by c (in a block of loop head `head`) is to be split now. */
+static bool split_wanted(exec *x, const rfx_ra_cmd *c, int head, loop_split *ls)
+{
+    const rfx_plan *P = x->P;
+    size_t budget = x->be->budget ? x->be->budget(x->be) : 0;
+    if (x->no_split || !budget || c->nvars != 1 || P->vars[c->vars[0]].kind != RFX_PV_DELTA)
+        return false;
+    int r = P->vars[c->vars[0]].rel;
+    if (r < 0 || P->split_col[r] < 0)
+        return false;
+    *ls = (loop_split){r, P->split_col[r], P->relvar[r], c->vars[0], -1, head, c->target};
+    for (int v = 0; v < P->nvars; v++)
+        if (P->vars[v].kind == RFX_PV_NEW && P->vars[v].rel == r)
+            ls->fresh = v;
+    size_t bytes = x->be->count(x->be, ls->full) * sizeof(uint32_t) * (size_t)P->vars[ls->full].arity;
+    return ls->fresh >= 0 && bytes > budget / SPLIT_FROM;
+}
+
+/* A copy of variable v's rows on the host. */
+static rfx_status host_copy(exec *x, int v, rfx_rows *out)
+{
+    rfx_rows scratch;
+    rfx_rows_init(&scratch, x->P->vars[v].arity);
+    rfx_rows_init(out, x->P->vars[v].arity);
+    const rfx_rows *view;
+    rfx_status st = x->be->host_view(x->be, v, &scratch, &view);
+    if (st == RFX_OK && view == &scratch)
+        rfx_rows_swap(out, &scratch);
+    else if (st == RFX_OK)
+        st = rfx_rows_append_parallel(out, view, x->nthreads);
+    rfx_rows_free(&scratch);
+    return st;
+}
+
+/* The first of `cuts` range bounds: values of column col at every n/k-th row of r's
+ * rows in order of that column, each range starting at a new value; returns the ranges. */
+static size_t range_cuts(exec *x, const rfx_rows *r, int col, size_t k, uint64_t *cuts)
+{
+    rfx_rows vals;
+    rfx_rows_init(&vals, 1);
+    const uint32_t *v = r->data + col;
+    size_t stride = (size_t)r->arity;
+    if (col != 0) {   /* r is in order of column 0 only: sort a copy of the column */
+        if (rfx_rows_reserve(&vals, r->n) != RFX_OK)
+            return 1;
+        for (size_t i = 0; i < r->n; i++)
+            vals.data[i] = r->data[i * stride + (size_t)col];
+        vals.n = r->n;
+        if (rfx_cpu_sort(&vals, x->nthreads) != RFX_OK) {
+            rfx_rows_free(&vals);
+            return 1;
+        }
+        v = vals.data;
+        stride = 1;
+    }
+    size_t n = 1;
+    cuts[0] = 0;
+    for (size_t j = 1; j < k; j++) {
+        uint64_t at = v[(r->n * j / k) * stride];
+        if (at > cuts[n - 1])
+            cuts[n++] = at;
+    }
+    cuts[n] = (uint64_t)UINT32_MAX + 1;
+    rfx_rows_free(&vals);
+    return n;
+}
+
+/* The first row of r (in order) whose column 0 is >= v. */
+static size_t first_row_from(const rfx_rows *r, uint64_t v)
+{
+    size_t lo = 0, hi = r->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (r->data[mid * (size_t)r->arity] < v)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The rows of r whose column col lies in [lo, hi), in order: for column 0 a view of r's
+ * rows (out->cap 0: nothing to free), else a copy. */
+static rfx_status rows_in_range(const rfx_rows *r, int col, uint64_t lo, uint64_t hi, rfx_rows *out)
+{
+    rfx_rows_init(out, r->arity);
+    size_t a = (size_t)r->arity, n = 0;
+    if (col == 0) {
+        size_t i = first_row_from(r, lo), j = first_row_from(r, hi);
+        *out = (rfx_rows){r->data + i * a, j - i, 0, r->arity};
+        return RFX_OK;
+    }
+    for (size_t i = 0; i < r->n; i++)
+        n += r->data[i * a + (size_t)col] >= lo && r->data[i * a + (size_t)col] < hi;
+    rfx_status st = rfx_rows_reserve(out, n);
+    for (size_t i = 0; st == RFX_OK && i < r->n; i++)
+        if (r->data[i * a + (size_t)col] >= lo && r->data[i * a + (size_t)col] < hi)
+            memcpy(out->data + out->n++ * a, r->data + i * a, sizeof(uint32_t) * a);
+    return st;
+}
+
+/* Runs the rest of loop ls range by range (*split: false when its rows hold one value of
+ * the column, and the loop goes on whole). Reports its failures. */
+static rfx_status split_loop(exec *x, const loop_split *ls, bool *split)
+{
+    bool inner_failed = false;
+    double t0 = rfx_seconds(), in_loops = 0;
+    const rfx_plan *P = x->P;
+    rfx_backend *be = x->be;
+    size_t budget = be->budget(be), arity = (size_t)P->vars[ls->full].arity;
+    rfx_rows full, delta, done;
+    rfx_rows_init(&done, (int)arity);
+    rfx_status st = host_copy(x, ls->full, &full);
+    if (st == RFX_OK)
+        st = host_copy(x, ls->delta, &delta);
+    else
+        rfx_rows_init(&delta, (int)arity);
+    size_t part = budget / SPLIT_TO > 0 ? budget / SPLIT_TO : 1, bytes = full.n * sizeof(uint32_t) * arity;
+    size_t k = bytes / part + 1 < 2 ? 2 : bytes / part + 1, nr = 1;
+    uint64_t *cuts = st == RFX_OK ? rfx_malloc(sizeof(uint64_t) * (k + 1)) : NULL;
+    if (st == RFX_OK && !cuts)
+        st = RFX_ERR_NOMEM;
+    if (st == RFX_OK)
+        nr = range_cuts(x, &full, ls->col, k, cuts);
+    *split = st == RFX_OK && nr > 1;
+    if (*split) {
+        x->splits++;
+        be->release(be, ls->full);
+        be->release(be, ls->delta);
+        be->release(be, ls->fresh);
+    }
+    for (size_t i = 0; *split && st == RFX_OK && i < nr; i++) {
+        rfx_rows f, d;
+        st = rows_in_range(&full, ls->col, cuts[i], cuts[i + 1], &f);
+        if (st == RFX_OK)
+            st = rows_in_range(&delta, ls->col, cuts[i], cuts[i + 1], &d);
+        else
+            rfx_rows_init(&d, (int)arity);
+        if (st == RFX_OK && d.n == 0)   /* nothing new in this range: its facts are final */
+            st = rfx_rows_append_parallel(&done, &f, x->nthreads);
+        else if (st == RFX_OK) {
+            x->split_ranges++;
+            st = be->load_host(be, ls->full, &f);
+            if (st == RFX_OK)
+                st = be->load_host(be, ls->delta, &d);
+            double t1 = rfx_seconds();
+            if (st == RFX_OK)
+                inner_failed = (st = interpret_from(x, ls->head, ls->exit)) != RFX_OK;
+            in_loops += rfx_seconds() - t1;
+            rfx_rows got;
+            rfx_rows_init(&got, (int)arity);
+            if (st == RFX_OK && (st = host_copy(x, ls->full, &got)) == RFX_OK)
+                st = rfx_rows_append_parallel(&done, &got, x->nthreads);
+            rfx_rows_free(&got);
+            be->release(be, ls->full);
+            be->release(be, ls->delta);
+            be->release(be, ls->fresh);
+        }
+        if (ls->col != 0) {   /* column 0's ranges are views of full and delta */
+            rfx_rows_free(&f);
+            rfx_rows_free(&d);
+        }
+    }
+    rfx_rows_free(&full);
+    rfx_rows_free(&delta);
+    free(cuts);
+    if (*split && st == RFX_OK && ls->col != 0)   /* ranges of another column interleave in r's order */
+        st = rfx_cpu_sort(&done, x->nthreads);
+    if (*split && st == RFX_OK)   /* full is empty: its rows become done's, not a copy of them */
+        st = be->merge_host(be, ls->full, &done);
+    rfx_rows_free(&done);
+    x->split_seconds += rfx_seconds() - t0 - in_loops;
+    if (st != RFX_OK && !inner_failed)   /* the loop's own failures were reported where they happened */
+        fprintf(x->err, "rfx: error: %s running the loop of %s by ranges of $%d on the %s backend%s%s\n",
+                st == RFX_ERR_NOMEM ? "out of memory" : "device failure", P->vars[ls->full].name, ls->col, be->name,
+                be->last_error(be) && *be->last_error(be) ? ": " : "", be->last_error(be) ? be->last_error(be) : "");
+    return st;
+}
+
+/* Runs blocks from b on until control reaches block stop (-1: to HALT). */
+static rfx_status interpret_from(exec *x, int b, int stop)
 {
     const rfx_plan *P = x->P;
     bool profile = x->o->profile || x->o->profile_json || x->o->trace;
-    int b = 0, i = 0;
-    while (b < P->nblocks) {
+    int i = 0;
+    while (b < P->nblocks && b != stop) {
         const rfx_block *blk = &P->blocks[b];
         if (i >= blk->ncmds) {
             b++;
@@ -588,10 +795,16 @@ static rfx_status interpret(exec *x)
         if (c->op == RFX_RA_JUMP_IF_EMPTY) {
             x->iteration++;
             show_progress(x, b, c);
-            bool empty = true;
+            bool empty = true, split = false;
             for (int k = 0; k < c->nvars; k++)
                 empty &= x->be->count(x->be, c->vars[k]) == 0;
-            if (empty) {
+            loop_split ls;
+            if (!empty && split_wanted(x, c, blk->loop_head, &ls)) {
+                rfx_status st = split_loop(x, &ls, &split);
+                if (st != RFX_OK)
+                    return st;
+            }
+            if (empty || split) {
                 b = c->target;
                 i = 0;
                 continue;
@@ -640,6 +853,8 @@ rfx_status rfx_exec_run(const rfx_plan *P, rfx_program *prog, const rfx_run_opts
         return RFX_ERR_NOMEM;
     }
     *x = (exec){.P = P, .prog = prog, .o = o, .err = err, .out = o->out, .loop_block = -1};
+    const char *split_env = getenv("RFX_SPLIT_LOOPS");
+    x->no_split = split_env && strcmp(split_env, "0") == 0;
     pthread_mutex_init(&x->trace_lock, NULL);
     x->nthreads = o->nthreads > 0 ? o->nthreads : 1;
     x->t_start = rfx_seconds();
@@ -653,7 +868,7 @@ rfx_status rfx_exec_run(const rfx_plan *P, rfx_program *prog, const rfx_run_opts
     if (st == RFX_OK)
         st = merge_inserts(x, inserts);
     if (st == RFX_OK)
-        st = interpret(x);
+        st = interpret_from(x, 0, -1);
     end_progress(x);
     end_trace(x);
     if (x->be && (o->profile || o->profile_json))

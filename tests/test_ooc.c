@@ -124,19 +124,23 @@ static void check_caps(int n, int m, unsigned seed, const size_t *caps, int ncap
     CU_ASSERT_FATAL(want.ok);
     CU_ASSERT(want.size[1] > (size_t)m);     /* the closure is larger than its input */
     CU_ASSERT(want.size[6] > 0);             /* triangles occur */
-    /* set operations and sorts that do not fit by the host's cores (the default), then in
-     * parts on the backend (RFX_OOC_MERGES=device) */
-    for (int mode = 0; mode < 2; mode++) {
-        if (mode)
+    /* set operations and sorts that do not fit by the host's cores and loops by key ranges
+     * (the defaults), then set operations in parts on the backend (RFX_OOC_MERGES=device),
+     * then loops whole (RFX_SPLIT_LOOPS=0) */
+    static const char *const modes[] = {"merges on the host", "merges in parts", "loops whole"};
+    for (int mode = 0; mode < 3; mode++) {
+        if (mode == 1)
             setenv("RFX_OOC_MERGES", "device", 1);
+        if (mode == 2)
+            setenv("RFX_SPLIT_LOOPS", "0", 1);
         for (int c = 0; c < ncaps; c++) {
             result got = run(edges, m, caps[c]);
             CU_ASSERT(got.ok);
             for (int k = 0; k < NREL && got.ok; k++) {
                 bool same = strcmp(want.text[k], got.text[k]) == 0;
                 if (!same) {
-                    fprintf(stderr, "\n    %s differs under a cap of %zu bytes, merges %s (%zu tuples, expected %zu)",
-                            relations[k], caps[c], mode ? "in parts" : "on the host", got.size[k], want.size[k]);
+                    fprintf(stderr, "\n    %s differs under a cap of %zu bytes, %s (%zu tuples, expected %zu)",
+                            relations[k], caps[c], modes[mode], got.size[k], want.size[k]);
                     show_diff(relations[k], want.text[k], got.text[k]);
                 }
                 CU_ASSERT(same);
@@ -144,6 +148,7 @@ static void check_caps(int n, int m, unsigned seed, const size_t *caps, int ncap
             free_result(&got);
         }
         unsetenv("RFX_OOC_MERGES");
+        unsetenv("RFX_SPLIT_LOOPS");
     }
     free_result(&want);
     free(edges);
@@ -215,12 +220,66 @@ static void test_count_only(void)
     free(edges);
 }
 
+/* The closure's loop under a cap: run by ranges of x (its recursion keeps x), nested
+ * where a range outgrows the budget again, and whole with RFX_SPLIT_LOOPS=0; the same
+ * paths either way, and the profile says which ran. */
+static void test_loop_by_ranges(void)
+{
+    static const char *src = ".decl edge(x: number, y: number)\n"
+                             ".decl path(x: number, y: number)\n"
+                             "path(x, y) :- edge(x, y).\n"
+                             "path(x, z) :- path(x, y), edge(y, z).\n"
+                             ".printsize path\n";
+    int n = on_cuda() ? 4000 : 400, m = on_cuda() ? 9000 : 900;
+    int32_t *edges = random_graph(n, m, 5);
+    char size[3][64] = {"", "", ""};
+    size_t caps[3] = {0, on_cuda() ? (size_t)4 << 20 : 65536, on_cuda() ? (size_t)4 << 20 : 65536};
+    bool split[3] = {false, false, false};
+    for (int c = 0; c < 3; c++) {
+        if (c == 2)
+            setenv("RFX_SPLIT_LOOPS", "0", 1);
+        FILE *out = tmpfile(), *prof = tmpfile();
+        rfx_config cfg;
+        rfx_config_init(&cfg);
+        cfg.threads = 2;
+        cfg.device_memory = caps[c];
+        cfg.out = out;
+        cfg.profile = prof;
+        rfx_engine *e = rfx_open(&cfg);
+        CU_ASSERT_FATAL(e != NULL);
+        CU_ASSERT(rfx_load_string(e, src, "closure.dl") == RFX_EXIT_OK);
+        CU_ASSERT(rfx_insert_numbers(e, "edge", edges, (size_t)m) == RFX_EXIT_OK);
+        CU_ASSERT(rfx_run(e) == RFX_EXIT_OK);
+        rewind(out);
+        if (!fgets(size[c], sizeof size[c], out))
+            size[c][0] = 0;
+        rewind(prof);
+        char line[512];
+        size_t splits = 0, ranges = 0;
+        while (fgets(line, sizeof line, prof))
+            if (sscanf(line, "loops run by key ranges: %zu splits, the loop run on %zu ranges", &splits, &ranges) == 2)
+                split[c] = splits > 1 && ranges > splits;   /* some range was cut again */
+        fclose(out);
+        fclose(prof);
+        rfx_close(e);
+        unsetenv("RFX_SPLIT_LOOPS");
+    }
+    CU_ASSERT(strncmp(size[0], "path\t", 5) == 0 && atol(size[0] + 5) > 20 * m);
+    CU_ASSERT_STRING_EQUAL(size[0], size[1]);
+    CU_ASSERT_STRING_EQUAL(size[0], size[2]);
+    CU_ASSERT(!split[0]);
+    CU_ASSERT(split[1]);
+    CU_ASSERT(!split[2]);
+    free(edges);
+}
+
 static void add(void)
 {
     CU_pSuite s = CU_add_suite("out of core", NULL, NULL);
     CU_add_test(s, "small graph, caps far below the inputs", test_small_graph);
     CU_add_test(s, "larger graph, caps about the inputs", test_larger_graph);
     CU_add_test(s, "counting triangles box by box", test_count_only);
+    CU_add_test(s, "a closure's loop by key ranges", test_loop_by_ranges);
     CU_add_test(s, "commands whose one-row parts do not fit run on the CPU", test_parts_too_small);
 }
 
