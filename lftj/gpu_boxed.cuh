@@ -693,7 +693,7 @@ extern "C" rfx_status rfx_gpu_lftj_spread(rfx_gpu *const *gs, int ndev, const rf
             *count += counts[b];
     }
     if (st == RFX_OK && !count)   // intervals of the first variable, in order: sorted
-        st = rfx_rows_concat(parts.data(), nboxes, dst);
+        st = rfx_rows_concat(parts.data(), nboxes, dst, 1);
     for (size_t b = 0; b < parts.size(); b++)
         rfx_rows_free(&parts[b]);
     return st;

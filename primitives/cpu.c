@@ -124,12 +124,24 @@ rfx_status rfx_rows_append_parallel(rfx_rows *dst, const rfx_rows *src, int nthr
     return RFX_OK;
 }
 
+rfx_status rfx_rows_move_append(rfx_rows *dst, rfx_rows *src, int nthreads)
+{
+    if (dst->n == 0) {
+        rfx_rows_free(dst);
+        rfx_rows_swap(dst, src);
+        return RFX_OK;
+    }
+    rfx_status st = rfx_rows_append_parallel(dst, src, nthreads);
+    rfx_rows_free(src);
+    return st;
+}
+
 rfx_status rfx_rows_append(rfx_rows *dst, const rfx_rows *src)
 {
     return rfx_rows_append_parallel(dst, src, 1);
 }
 
-rfx_status rfx_rows_concat(const rfx_rows *parts, size_t n, rfx_rows *dst)
+rfx_status rfx_rows_concat(const rfx_rows *parts, size_t n, rfx_rows *dst, int nthreads)
 {
     rfx_rows all;
     rfx_rows_init(&all, dst->arity);
@@ -138,7 +150,7 @@ rfx_status rfx_rows_concat(const rfx_rows *parts, size_t n, rfx_rows *dst)
         rows += parts[i].n;
     rfx_status st = rfx_rows_reserve(&all, rows);
     for (size_t i = 0; st == RFX_OK && i < n; i++)
-        st = rfx_rows_append(&all, &parts[i]);
+        st = rfx_rows_append_parallel(&all, &parts[i], nthreads);
     if (st == RFX_OK)
         rfx_rows_swap(dst, &all);
     rfx_rows_free(&all);

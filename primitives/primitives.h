@@ -48,8 +48,9 @@ rfx_status rfx_rows_append(rfx_rows *dst, const rfx_rows *src);
 int rfx_tuple_cmp(const uint32_t *a, const uint32_t *b, int k);
 /* First row of sorted r in [from, n) whose first k columns are >= key (upper: > key). */
 size_t rfx_rows_bound(const rfx_rows *r, size_t from, const uint32_t *key, int k, bool upper);
-/* dst = parts[0] ++ parts[1] ++ ... (each of dst's arity); dst is replaced only on success. */
-rfx_status rfx_rows_concat(const rfx_rows *parts, size_t n, rfx_rows *dst);
+/* dst = parts[0] ++ parts[1] ++ ... (each of dst's arity), copied once into a buffer of
+ * the exact size on up to nthreads threads; dst is replaced only on success. */
+rfx_status rfx_rows_concat(const rfx_rows *parts, size_t n, rfx_rows *dst, int nthreads);
 
 /* Sorts rows lexicographically (LSD radix, parallel). */
 rfx_status rfx_cpu_sort(rfx_rows *r, int nthreads);
@@ -115,6 +116,8 @@ void rfx_parallel_for(int n, int nthreads, void (*fn)(int i, void *ctx), void *c
 /* memcpy of n bytes on up to nthreads threads, each a piece of at least 4 MB: one thread of
  * the lent GPU machine's host copies 1.4 GB/s, sixteen 11-17 GB/s. */
 void rfx_parallel_memcpy(void *dst, const void *src, size_t n, int nthreads);
+/* dst ++= src, src emptied: into an empty dst the rows move without a copy. */
+rfx_status rfx_rows_move_append(rfx_rows *dst, rfx_rows *src, int nthreads);
 /* rfx_rows_append with its copy on up to nthreads threads. */
 rfx_status rfx_rows_append_parallel(rfx_rows *dst, const rfx_rows *src, int nthreads);
 

@@ -61,6 +61,9 @@ struct rfx_backend {
     /* Set by the interpreter when a trace is wanted: spans inside commands. */
     rfx_span_fn span;
     void *span_ctx;
+    /* Appends the variable's tuples to out (its arity) and empties the variable; host
+     * rows move into an empty out without a copy. NULL: host_view, copy and release. */
+    rfx_status (*take_host)(rfx_backend *be, int var, rfx_rows *out);
 };
 
 /* cap (0: none): bytes the backend may hold, a rule kept by the out-of-core layer below

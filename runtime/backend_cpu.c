@@ -80,6 +80,12 @@ static rfx_status cpu_host_view(rfx_backend *be, int var, rfx_rows *scratch, con
     return RFX_OK;
 }
 
+static rfx_status cpu_take_host(rfx_backend *be, int var, rfx_rows *out)
+{
+    cpu_ctx *c = be->ctx;
+    return rfx_rows_move_append(out, &c->vars[var], c->nthreads);
+}
+
 static rfx_status copy_rows(const rfx_rows *s, rfx_rows *d, int nthreads)
 {
     if (d == s)
@@ -280,6 +286,6 @@ rfx_backend *rfx_backend_cpu(int nthreads, size_t cap)
     snprintf(c->device, sizeof c->device, "%d CPU thread%s", c->nthreads, c->nthreads > 1 ? "s" : "");
     *be = (rfx_backend){"cpu", c, cpu_open, cpu_close, cpu_count, cpu_release, cpu_merge_host,
                         cpu_host_view, cpu_exec, cpu_exec_group, cpu_last_error, cpu_sync, cpu_copy_bandwidth, cpu_device,
-                        NULL, cpu_load_host, cpu_budget, c->scratch > 0, cpu_lftj_host, NULL, NULL};
+                        NULL, cpu_load_host, cpu_budget, c->scratch > 0, cpu_lftj_host, NULL, NULL, cpu_take_host};
     return be;
 }

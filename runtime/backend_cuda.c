@@ -328,7 +328,7 @@ static rfx_status cu_lftj_boxes(rfx_backend *be, const rfx_lftj_src *srcs, int n
     if (count && st == RFX_OK)
         *count = total;
     if (parts && st == RFX_OK)
-        st = rfx_rows_concat(parts, n, dst);
+        st = rfx_rows_concat(parts, n, dst, nthreads);
     if (parts && st == RFX_OK && !rfx_lftj_boxes_in_order(&b))
         st = rfx_cpu_sort(dst, nthreads);
     for (size_t i = 0; parts && i < n; i++)
@@ -738,6 +738,6 @@ rfx_backend *rfx_backend_cuda(const rfx_run_opts *o, char *why, size_t whycap)
     }
     *be = (rfx_backend){"cuda", c, cu_open, cu_close, cu_count, cu_release, cu_merge_host,
                         cu_host_view, cu_exec, cu_exec_group, cu_last_error, cu_sync, cu_copy_bandwidth, cu_device,
-                        cu_jit_stats, cu_load_host, cu_budget, true, cu_lftj_host, NULL, NULL};
+                        cu_jit_stats, cu_load_host, cu_budget, true, cu_lftj_host, NULL, NULL, NULL};
     return be;
 }

@@ -925,6 +925,28 @@ static rfx_status ooc_host_view(rfx_backend *be, int var, rfx_rows *scratch, con
     return RFX_OK;
 }
 
+static rfx_status ooc_take_host(rfx_backend *be, int var, rfx_rows *out)
+{
+    ooc_ctx *x = be->ctx;
+    ooc_var *v = &x->v[var];
+    rfx_status st = RFX_OK;
+    if (v->dev && x->in->take_host)
+        st = x->in->take_host(x->in, var, out);
+    else if (v->dev) {   /* a download into scratch moves; a view of the inner's rows is copied */
+        rfx_rows scratch;
+        rfx_rows_init(&scratch, out->arity);
+        const rfx_rows *view;
+        st = x->in->host_view(x->in, var, &scratch, &view);
+        if (st == RFX_OK)
+            st = view == &scratch ? rfx_rows_move_append(out, &scratch, x->nthreads)
+                                  : rfx_rows_append_parallel(out, view, x->nthreads);
+        rfx_rows_free(&scratch);
+    } else
+        st = rfx_rows_move_append(out, &v->host, x->nthreads);
+    drop(x, var);
+    return st;
+}
+
 static rfx_status ooc_load_host(rfx_backend *be, int var, const rfx_rows *rows)
 {
     ooc_ctx *x = be->ctx;
@@ -1007,6 +1029,7 @@ rfx_backend *rfx_backend_ooc(rfx_backend *inner, int nthreads)
     x->merges_in_parts = merges && strcmp(merges, "device") == 0;
     *be = (rfx_backend){inner->name, x, ooc_open, ooc_close, ooc_count, ooc_release, ooc_merge_host, ooc_host_view,
                         ooc_exec, ooc_exec_group, ooc_last_error, ooc_sync, ooc_copy_bandwidth, ooc_device,
-                        ooc_jit_stats, ooc_load_host, ooc_budget, inner->enforces_budget, ooc_lftj_host, NULL, NULL};
+                        ooc_jit_stats, ooc_load_host, ooc_budget, inner->enforces_budget, ooc_lftj_host, NULL, NULL,
+                        ooc_take_host};
     return be;
 }

@@ -606,12 +606,14 @@ static bool split_wanted(exec *x, const rfx_ra_cmd *c, int head, loop_split *ls)
     return ls->fresh >= 0 && bytes > budget / SPLIT_FROM;
 }
 
-/* A copy of variable v's rows on the host. */
-static rfx_status host_copy(exec *x, int v, rfx_rows *out)
+/* Variable v's rows, moved to the host (v is left empty). */
+static rfx_status take_rows(exec *x, int v, rfx_rows *out)
 {
+    rfx_rows_init(out, x->P->vars[v].arity);
+    if (x->be->take_host)
+        return x->be->take_host(x->be, v, out);
     rfx_rows scratch;
     rfx_rows_init(&scratch, x->P->vars[v].arity);
-    rfx_rows_init(out, x->P->vars[v].arity);
     const rfx_rows *view;
     rfx_status st = x->be->host_view(x->be, v, &scratch, &view);
     if (st == RFX_OK && view == &scratch)
@@ -619,6 +621,7 @@ static rfx_status host_copy(exec *x, int v, rfx_rows *out)
     else if (st == RFX_OK)
         st = rfx_rows_append_parallel(out, view, x->nthreads);
     rfx_rows_free(&scratch);
+    x->be->release(x->be, v);
     return st;
 }
 
@@ -700,24 +703,28 @@ static rfx_status split_loop(exec *x, const loop_split *ls, bool *split)
     size_t budget = be->budget(be), arity = (size_t)P->vars[ls->full].arity;
     rfx_rows full, delta, done;
     rfx_rows_init(&done, (int)arity);
-    rfx_status st = host_copy(x, ls->full, &full);
+    rfx_status st = take_rows(x, ls->full, &full);
     if (st == RFX_OK)
-        st = host_copy(x, ls->delta, &delta);
+        st = take_rows(x, ls->delta, &delta);
     else
         rfx_rows_init(&delta, (int)arity);
     size_t part = budget / SPLIT_TO > 0 ? budget / SPLIT_TO : 1, bytes = full.n * sizeof(uint32_t) * arity;
     size_t k = bytes / part + 1 < 2 ? 2 : bytes / part + 1, nr = 1;
     uint64_t *cuts = st == RFX_OK ? rfx_malloc(sizeof(uint64_t) * (k + 1)) : NULL;
-    if (st == RFX_OK && !cuts)
+    /* per range, its rows once done: a view of full's (nothing new in it) or the loop's */
+    rfx_rows *got = st == RFX_OK ? rfx_calloc(k, sizeof(rfx_rows)) : NULL;
+    if (st == RFX_OK && (!cuts || !got))
         st = RFX_ERR_NOMEM;
     if (st == RFX_OK)
         nr = range_cuts(x, &full, ls->col, k, cuts);
     *split = st == RFX_OK && nr > 1;
     if (*split) {
         x->splits++;
-        be->release(be, ls->full);
-        be->release(be, ls->delta);
         be->release(be, ls->fresh);
+    } else if (st == RFX_OK) {   /* one value: the loop goes on whole with its state put back */
+        st = be->merge_host(be, ls->full, &full);
+        if (st == RFX_OK)
+            st = be->merge_host(be, ls->delta, &delta);
     }
     for (size_t i = 0; *split && st == RFX_OK && i < nr; i++) {
         rfx_rows f, d;
@@ -726,9 +733,9 @@ static rfx_status split_loop(exec *x, const loop_split *ls, bool *split)
             st = rows_in_range(&delta, ls->col, cuts[i], cuts[i + 1], &d);
         else
             rfx_rows_init(&d, (int)arity);
-        if (st == RFX_OK && d.n == 0)   /* nothing new in this range: its facts are final */
-            st = rfx_rows_append_parallel(&done, &f, x->nthreads);
-        else if (st == RFX_OK) {
+        if (st == RFX_OK && d.n == 0) {   /* nothing new in this range: its facts are final */
+            rfx_rows_swap(&got[i], &f);
+        } else if (st == RFX_OK) {
             x->split_ranges++;
             st = be->load_host(be, ls->full, &f);
             if (st == RFX_OK)
@@ -737,11 +744,8 @@ static rfx_status split_loop(exec *x, const loop_split *ls, bool *split)
             if (st == RFX_OK)
                 inner_failed = (st = interpret_from(x, ls->head, ls->exit)) != RFX_OK;
             in_loops += rfx_seconds() - t1;
-            rfx_rows got;
-            rfx_rows_init(&got, (int)arity);
-            if (st == RFX_OK && (st = host_copy(x, ls->full, &got)) == RFX_OK)
-                st = rfx_rows_append_parallel(&done, &got, x->nthreads);
-            rfx_rows_free(&got);
+            if (st == RFX_OK)
+                st = take_rows(x, ls->full, &got[i]);
             be->release(be, ls->full);
             be->release(be, ls->delta);
             be->release(be, ls->fresh);
@@ -751,6 +755,13 @@ static rfx_status split_loop(exec *x, const loop_split *ls, bool *split)
             rfx_rows_free(&d);
         }
     }
+    /* the ranges' rows copied once, into a buffer of their total size */
+    if (*split && st == RFX_OK)
+        st = rfx_rows_concat(got, nr, &done, x->nthreads);
+    for (size_t i = 0; got && i < nr; i++)
+        if (got[i].cap)   /* views (cap 0) are full's */
+            rfx_rows_free(&got[i]);
+    free(got);
     rfx_rows_free(&full);
     rfx_rows_free(&delta);
     free(cuts);

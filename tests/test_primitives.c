@@ -439,10 +439,36 @@ static void test_agg_sum_float(void) { agg_case(RFX_AGG_SUM, RFX_FLOAT); }
 static void test_agg_min_float(void) { agg_case(RFX_AGG_MIN, RFX_FLOAT); }
 static void test_agg_max_float(void) { agg_case(RFX_AGG_MAX, RFX_FLOAT); }
 
+/* Moving rows into an empty set takes them (the same buffer); into a non-empty one, they
+ * are appended in order; either way the source is left empty. */
+static void test_move_append(void)
+{
+    rfx_rows a, b, c;
+    rfx_rows_init(&a, 2);
+    rfx_rows_init(&b, 2);
+    rfx_rows_init(&c, 2);
+    for (uint32_t i = 0; i < 1000; i++) {
+        uint32_t t[2] = {i, 2 * i};
+        CU_ASSERT_FATAL(rfx_rows_push(i < 600 ? &b : &c, t) == RFX_OK);
+    }
+    const uint32_t *held = b.data;
+    CU_ASSERT(rfx_rows_move_append(&a, &b, 4) == RFX_OK);
+    CU_ASSERT(a.data == held && a.n == 600);
+    CU_ASSERT(b.n == 0 && b.data == NULL && b.arity == 2);
+    CU_ASSERT(rfx_rows_move_append(&a, &c, 4) == RFX_OK);
+    CU_ASSERT(a.n == 1000 && c.n == 0 && c.data == NULL);
+    bool in_order = true;
+    for (uint32_t i = 0; i < a.n; i++)
+        in_order &= a.data[2 * i] == i && a.data[2 * i + 1] == 2 * i;
+    CU_ASSERT(in_order);
+    rfx_rows_free(&a);
+}
+
 static void add(void)
 {
     CU_pSuite s = CU_add_suite("primitives", NULL, NULL);
     CU_add_test(s, "appends copied on several threads", test_append_parallel);
+    CU_add_test(s, "rows moved into an empty set, appended to a full one", test_move_append);
     CU_add_test(s, "sort uniform", test_sort_uniform);
     CU_add_test(s, "sort narrow", test_sort_narrow);
     CU_add_test(s, "sort all equal", test_sort_equal);
