@@ -35,6 +35,7 @@ struct rfx_exec {
     bool no_split;             /* RFX_SPLIT_LOOPS=0: loops never run by key ranges */
     size_t splits, split_ranges;   /* loops split, and the ranges they ran (profile) */
     double split_seconds;      /* spent cutting their state and gathering the ranges' results */
+    size_t *unsplit_bytes;     /* per relation: its size when it could not be cut (one value) */
     bool traced;               /* some trace event written */
     pthread_mutex_t trace_lock;    /* spans come from several host threads (one per GPU) */
     unsigned long long tracks;     /* device tracks named so far (bit per device and lane) */
@@ -603,7 +604,8 @@ static bool split_wanted(exec *x, const rfx_ra_cmd *c, int head, loop_split *ls)
         if (P->vars[v].kind == RFX_PV_NEW && P->vars[v].rel == r)
             ls->fresh = v;
     size_t bytes = x->be->count(x->be, ls->full) * sizeof(uint32_t) * (size_t)P->vars[ls->full].arity;
-    return ls->fresh >= 0 && bytes > budget / SPLIT_FROM;
+    /* one that could not be cut is tried again only once it has doubled */
+    return ls->fresh >= 0 && bytes > budget / SPLIT_FROM && (!x->unsplit_bytes || bytes > 2 * x->unsplit_bytes[r]);
 }
 
 /* Variable v's rows, moved to the host (v is left empty). */
@@ -625,8 +627,9 @@ static rfx_status take_rows(exec *x, int v, rfx_rows *out)
     return st;
 }
 
-/* The first of `cuts` range bounds: values of column col at every n/k-th row of r's
- * rows in order of that column, each range starting at a new value; returns the ranges. */
+/* Cuts the values of r's column col into at most k ranges of about as many rows each,
+ * range i from cuts[i] to cuts[i + 1] (excluded; the last ends at 2^32), each starting at a
+ * new value; returns how many (1: the rows hold one value, or no memory to sort them). */
 static size_t range_cuts(exec *x, const rfx_rows *r, int col, size_t k, uint64_t *cuts)
 {
     rfx_rows vals;
@@ -658,18 +661,11 @@ static size_t range_cuts(exec *x, const rfx_rows *r, int col, size_t k, uint64_t
     return n;
 }
 
-/* The first row of r (in order) whose column 0 is >= v. */
+/* The first row of r (in order) whose column 0 is >= v (v up to 2^32). */
 static size_t first_row_from(const rfx_rows *r, uint64_t v)
 {
-    size_t lo = 0, hi = r->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (r->data[mid * (size_t)r->arity] < v)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    const uint32_t key = (uint32_t)v;
+    return v > UINT32_MAX ? r->n : rfx_rows_bound(r, 0, &key, 1, false);
 }
 
 /* The rows of r whose column col lies in [lo, hi), in order: for column 0 a view of r's
@@ -722,6 +718,10 @@ static rfx_status split_loop(exec *x, const loop_split *ls, bool *split)
         x->splits++;
         be->release(be, ls->fresh);
     } else if (st == RFX_OK) {   /* one value: the loop goes on whole with its state put back */
+        if (!x->unsplit_bytes)
+            x->unsplit_bytes = rfx_calloc((size_t)x->prog->nrels + 1, sizeof(size_t));
+        if (x->unsplit_bytes)
+            x->unsplit_bytes[ls->rel] = bytes;
         st = be->merge_host(be, ls->full, &full);
         if (st == RFX_OK)
             st = be->merge_host(be, ls->delta, &delta);
@@ -921,6 +921,7 @@ void rfx_exec_free(rfx_exec *x)
     if (x->be)
         x->be->close(x->be);
     free_liveness(x);
+    free(x->unsplit_bytes);
     rfx_weave_free(x->weave);
     pthread_mutex_destroy(&x->trace_lock);
     free(x);
