@@ -16,19 +16,19 @@ static bool reads_rel(const rfx_lit *l, int r)
     return (l->kind == RFX_L_ATOM || l->kind == RFX_L_NEG) && l->atom.rel == r;
 }
 
-/* Whether column k of the head is a variable that conjunct d's one atom of r holds at
- * column k too; *rec counts the conjunct's literals of r. */
-static bool keeps_column(const rfx_clause *c, const rfx_conj *d, int r, int k, int *rec)
+/* Whether conjunct d reads r at most once and, where it does, as an atom holding at
+ * column k the variable the head holds there. */
+static bool keeps_column(const rfx_clause *c, const rfx_conj *d, int r, int k)
 {
     const rfx_lit *at = NULL;
-    *rec = 0;
+    int reads = 0;
     for (int i = 0; i < d->nlits; i++)
         if (reads_rel(d->lits[i], r)) {
-            ++*rec;
+            reads++;
             at = d->lits[i];
         }
-    if (*rec != 1)
-        return *rec == 0;
+    if (reads != 1)
+        return reads == 0;
     const rfx_expr *h = c->head.args[k], *b = at->atom.args[k];
     return at->kind == RFX_L_ATOM && h->kind == RFX_E_VAR && b->kind == RFX_E_VAR && h->u.v.var == b->u.v.var;
 }
@@ -45,10 +45,8 @@ static int split_column(const rfx_program *prog, int r)
             const rfx_clause *c = &prog->clauses[ci];
             if (c->is_fact || c->head.rel != r)
                 continue;
-            for (int d = 0; d < c->nconj && kept; d++) {
-                int rec;
-                kept = keeps_column(c, &c->conj[d], r, k, &rec) && rec <= 1;
-            }
+            for (int d = 0; d < c->nconj && kept; d++)
+                kept = keeps_column(c, &c->conj[d], r, k);
         }
         if (kept)
             return k;
