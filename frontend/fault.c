@@ -1,9 +1,11 @@
 /* fault.c: counted allocation and write wrappers for fault injection (see fault.h). */
 #include "fault.h"
 
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #define HOST_CHECK_FROM ((size_t)256 << 20)   /* smaller blocks are not worth a read of /proc */
 
@@ -107,6 +109,23 @@ bool rfx_fwrite(FILE *f, const void *buf, size_t n)
     if (tick(&write_left))
         return false;
     return fwrite(buf, 1, n, f) == n;
+}
+
+bool rfx_pwrite(int fd, const void *buf, size_t n, long long at)
+{
+    if (tick(&write_left))
+        return false;
+    for (const char *p = buf; n;) {
+        ssize_t w = pwrite(fd, p, n, (off_t)at);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return false;
+        p += w;
+        n -= (size_t)w;
+        at += w;
+    }
+    return true;
 }
 
 bool rfx_fclose(FILE *f)

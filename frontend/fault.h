@@ -21,6 +21,9 @@ void *rfx_realloc(void *p, size_t n);
 /* fwrite/fputs/fclose equivalents that honour RFX_FAULT_WRITE; return false on failure. */
 bool rfx_fwrite(FILE *f, const void *buf, size_t n);
 bool rfx_fclose(FILE *f);
+/* pwrite of all n bytes at offset `at` (retried on short writes and EINTR); false on
+ * failure with errno set where the system set it. */
+bool rfx_pwrite(int fd, const void *buf, size_t n, long long at);
 
 /* True when this device allocation must fail (called by the CUDA backend's allocator). */
 bool rfx_fault_device_alloc(void);

@@ -158,7 +158,7 @@ static rfx_status do_input(exec *x, const rfx_ra_cmd *c)
     char *path = fname ? join_path(x->o->fact_dir, fname, "") : join_path(x->o->fact_dir, r->name, ".facts");
     if (!path)
         return RFX_ERR_NOMEM;
-    rfx_read_opts ro = {delimiter_of(rfx_relation_opt(r, true, "delimiter")), false};
+    rfx_read_opts ro = {delimiter_of(rfx_relation_opt(r, true, "delimiter")), false, x->nthreads};
     /* a file named by filename= without a delimiter is read as an edge list (SNAP style)
      * when every column is numeric; format="facts" or "edges" says it explicitly */
     bool numeric = true;
@@ -220,7 +220,8 @@ static rfx_status do_output(exec *x, const rfx_ra_cmd *c)
     if (!to_stdout && !path)
         st = RFX_ERR_NOMEM;
     else
-        st = rfx_write_relation(to_stdout ? "-" : path, r->name, rows, v->types, x->prog->syms, delim, x->out, x->err);
+        st = rfx_write_relation(to_stdout ? "-" : path, r->name, rows, v->types, x->prog->syms, delim, x->nthreads,
+                                x->out, x->err);
     free(path);
     rfx_rows_free(&scratch);
     return st;

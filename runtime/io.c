@@ -12,63 +12,6 @@
 #include <unistd.h>
 #include <zlib.h>
 
-/* ---- line reader over zlib (reads plain files transparently) ------------------------- */
-typedef struct line_reader {
-    gzFile gz;
-    char *buf;
-    size_t cap, len, pos;
-    bool eof;
-    long line;
-} line_reader;
-
-/* Returns the next line (NUL-terminated, without CR/LF) or NULL at end / error. */
-static char *next_line(line_reader *r, size_t *len, bool *err)
-{
-    for (;;) {
-        char *start = r->buf + r->pos;
-        char *nl = memchr(start, '\n', r->len - r->pos);
-        if (nl || (r->eof && r->pos < r->len)) {
-            char *end = nl ? nl : r->buf + r->len;
-            r->pos = (size_t)(end - r->buf) + (nl ? 1 : 0);
-            if (end > start && end[-1] == '\r')
-                end--;
-            *end = 0;
-            *len = (size_t)(end - start);
-            r->line++;
-            return start;
-        }
-        if (r->eof)
-            return NULL;
-        /* keep the partial line, read more */
-        memmove(r->buf, r->buf + r->pos, r->len - r->pos);
-        r->len -= r->pos;
-        r->pos = 0;
-        if (r->cap - r->len < 65536) {
-            size_t nc = r->cap * 2;
-            char *b = rfx_realloc(r->buf, nc + 1);
-            if (!b) {
-                *err = true;
-                return NULL;
-            }
-            r->buf = b;
-            r->cap = nc;
-        }
-        int got = gzread(r->gz, r->buf + r->len, (unsigned)(r->cap - r->len));
-        int zerr = Z_OK;
-        if (got == 0)
-            gzerror(r->gz, &zerr);
-        if (got < 0 || (zerr != Z_OK && zerr != Z_STREAM_END)) {
-            /* includes a truncated gzip stream, which zlib reports only at its end */
-            *err = true;
-            return NULL;
-        }
-        if (got == 0)
-            r->eof = true;
-        r->len += (size_t)got;
-        r->buf[r->len] = 0;
-    }
-}
-
 /* ---- field parsing -------------------------------------------------------------------- */
 static bool parse_i64(const char *s, size_t n, int64_t *out)
 {
@@ -149,13 +92,130 @@ static const char *parse_field(const char *s, size_t n, rfx_prim prim, rfx_symta
     return "has an unknown type";
 }
 
-static void show_field(FILE *err, const char *s, size_t n)
+/* ---- facts files ---------------------------------------------------------------------- */
+/* The file is read in blocks of whole lines; a block's lines are cut into pieces parsed on
+ * the run's threads (one thread when a column holds symbols: the symbol table is not shared)
+ * and their rows appended in order. */
+enum { READ_BLOCK = 1 << 24, PIECE_MIN = 1 << 16 };
+
+typedef struct piece {
+    const char *p, *end;        /* whole lines */
+    rfx_rows rows;
+    long lines;                 /* lines read, the failing one included */
+    long skipped, first_skipped;
+    rfx_status st;
+    char why[200];              /* what follows "file:line: error: " when st != RFX_OK */
+} piece;
+
+typedef struct read_job {
+    const rfx_prim *types;
+    rfx_symtab *syms;
+    char delim;
+    bool edges;
+    piece *pieces;
+} read_job;
+
+static void quote_field(char *out, size_t cap, const char *s, size_t n)
 {
-    fputc('\'', err);
-    fwrite(s, 1, n > 40 ? 40 : n, err);
-    if (n > 40)
-        fputs("...", err);
-    fputc('\'', err);
+    snprintf(out, cap, "'%.*s%s'", (int)(n > 40 ? 40 : n), s, n > 40 ? "..." : "");
+}
+
+/* Parses one line into tuple; RFX_OK, or the error (p->why), or RFX_SKIP for a line to skip. */
+enum { RFX_SKIP = -1 };
+static int parse_line(const read_job *j, piece *p, const char *line, size_t len, uint32_t *tuple)
+{
+    const int a = p->rows.arity;
+    if (j->edges) {
+        size_t i = 0;
+        while (i < len && (line[i] == ' ' || line[i] == '\t'))
+            i++;
+        if (i == len || line[i] == '#' || line[i] == '%')
+            return RFX_SKIP;
+    } else if (len == 0 && a > 0) {
+        snprintf(p->why, sizeof p->why, "empty line, expected %d column%s", a, a == 1 ? "" : "s");
+        return RFX_ERR_INPUT;
+    }
+    if (a == 0)
+        return RFX_OK;   /* a nullary relation's fact is an empty line or "()" */
+    int col = 0;
+    size_t i = 0;
+    while (col < a) {
+        size_t s, e;
+        if (j->edges) {
+            while (i < len && (line[i] == ' ' || line[i] == '\t' || line[i] == ','))
+                i++;
+            s = i;
+            while (i < len && line[i] != ' ' && line[i] != '\t' && line[i] != ',')
+                i++;
+            e = i;
+            if (s == e)
+                break;
+        } else {
+            if (col > 0) {
+                if (i >= len || line[i] != j->delim)
+                    break;
+                i++;
+            }
+            s = i;
+            const char *d = memchr(line + i, j->delim, len - i);
+            e = d ? (size_t)(d - line) : len;
+            i = e;
+        }
+        const char *why = parse_field(line + s, e - s, j->types[col], j->syms, &tuple[col]);
+        if (why) {
+            if (j->edges && col < 2 && j->types[col] != RFX_SYMBOL) {
+                /* SNAP headers sometimes spill onto lines without '#' */
+                if (!p->skipped++)
+                    p->first_skipped = p->lines;
+                return RFX_SKIP;
+            }
+            char q[64];
+            quote_field(q, sizeof q, line + s, e - s);
+            snprintf(p->why, sizeof p->why, "column %d: %s %s", col + 1, q, why);
+            return why[0] == 'c' ? RFX_ERR_NOMEM : RFX_ERR_INPUT;
+        }
+        col++;
+    }
+    if (col < a || (!j->edges && i < len)) {
+        int found = col;
+        if (!j->edges && i < len)
+            for (found = a; i < len; i++)
+                found += line[i] == j->delim;
+        snprintf(p->why, sizeof p->why, "expected %d column%s, found %d", a, a == 1 ? "" : "s", found);
+        return RFX_ERR_INPUT;
+    }
+    return RFX_OK;
+}
+
+static void parse_piece(int k, void *ctx)
+{
+    read_job *j = ctx;
+    piece *p = &j->pieces[k];
+    uint32_t tuple[RFX_MAX_ARITY + 1];
+    for (const char *line = p->p; line < p->end;) {
+        const char *nl = memchr(line, '\n', (size_t)(p->end - line));
+        const char *end = nl ? nl : p->end;
+        const char *next = nl ? nl + 1 : p->end;
+        if (end > line && end[-1] == '\r')
+            end--;
+        p->lines++;
+        int r = parse_line(j, p, line, (size_t)(end - line), tuple);
+        line = next;
+        if (r == RFX_SKIP)
+            continue;
+        if (r == RFX_OK && p->rows.arity == 0) {
+            p->rows.n = 1;
+            continue;
+        }
+        if (r == RFX_OK && rfx_rows_push(&p->rows, tuple) != RFX_OK) {
+            snprintf(p->why, sizeof p->why, "out of memory reading facts");
+            r = RFX_ERR_NOMEM;
+        }
+        if (r != RFX_OK) {
+            p->st = (rfx_status)r;
+            return;
+        }
+    }
 }
 
 rfx_status rfx_read_facts(const char *path, const rfx_prim *types, rfx_symtab *syms,
@@ -170,175 +230,292 @@ rfx_status rfx_read_facts(const char *path, const rfx_prim *types, rfx_symtab *s
         fprintf(err, "%s: error: is a directory, not a facts file\n", path);
         return RFX_ERR_IO;
     }
-    line_reader r = {0};
-    r.gz = gzopen(path, "rb");
-    if (!r.gz) {
+    const int a = rows->arity;
+    if (a > RFX_MAX_ARITY) {
+        fprintf(err, "%s: error: relations of more than %d columns cannot be read\n", path, RFX_MAX_ARITY);
+        return RFX_ERR_INPUT;
+    }
+    gzFile gz = gzopen(path, "rb");
+    if (!gz) {
         fprintf(err, "%s: error: cannot open facts file: %s\n", path, strerror(errno ? errno : EIO));
         return RFX_ERR_IO;
     }
-    gzbuffer(r.gz, 1 << 17);
-    r.cap = 1 << 17;          /* grows for long lines; small files stay cheap */
-    r.buf = rfx_malloc(r.cap + 1);
-    int a = rows->arity;
-    uint32_t *tuple = rfx_malloc(sizeof(uint32_t) * (size_t)(a + 1));
+    gzbuffer(gz, 1 << 17);
+    int nthreads = ro && ro->threads > 1 ? ro->threads : 1;
+    for (int c = 0; c < a; c++)
+        if (types[c] == RFX_SYMBOL)
+            nthreads = 1;
+    if (nthreads > 64)
+        nthreads = 64;
+    size_t cap = 1 << 17, len = 0;   /* grows to READ_BLOCK, and past it for a longer line */
+    char *buf = rfx_malloc(cap + 1);
+    piece *pieces = rfx_calloc((size_t)nthreads, sizeof *pieces);
     rfx_status st = RFX_OK;
-    if (!r.buf || !tuple) {
+    long line = 0, skipped = 0, first_skipped = 0;
+    if (!buf || !pieces) {
         st = RFX_ERR_NOMEM;
         fprintf(err, "%s: error: out of memory reading facts\n", path);
         goto out;
     }
-    r.buf[0] = 0;
-    char delim = ro && ro->delimiter ? ro->delimiter : '\t';
-    bool edges = ro && ro->edge_list;
-    long skipped = 0, first_skipped = 0;
-    for (;;) {
-        size_t len;
-        bool rerr = false;
-        char *line = next_line(&r, &len, &rerr);
-        if (rerr) {
-            int zerr = 0;
-            const char *msg = gzerror(r.gz, &zerr);
-            fprintf(err, "%s:%ld: error: cannot read: %s\n", path, r.line + 1,
-                    zerr == Z_ERRNO ? strerror(errno) : zerr == Z_MEM_ERROR ? "out of memory"
-                    : zerr == Z_BUF_ERROR ? "compressed file is truncated" : msg ? msg : "read error");
-            st = zerr == Z_MEM_ERROR ? RFX_ERR_NOMEM : RFX_ERR_IO;
-            goto out;
-        }
-        if (!line)
-            break;
-        if (edges) {
-            size_t i = 0;
-            while (i < len && (line[i] == ' ' || line[i] == '\t'))
-                i++;
-            if (i == len || line[i] == '#' || line[i] == '%')
-                continue;
-        } else if (len == 0 && a > 0) {
-            fprintf(err, "%s:%ld: error: empty line, expected %d column%s\n", path, r.line, a, a == 1 ? "" : "s");
-            st = RFX_ERR_INPUT;
-            goto out;
-        }
-        if (a == 0) {
-            /* a nullary relation's fact is an empty line or "()" */
-            rows->n = 1;
-            continue;
-        }
-        int col = 0;
-        size_t i = 0;
-        bool skip = false;
-        while (col < a) {
-            size_t s, e;
-            if (edges) {
-                while (i < len && (line[i] == ' ' || line[i] == '\t' || line[i] == ','))
-                    i++;
-                s = i;
-                while (i < len && line[i] != ' ' && line[i] != '\t' && line[i] != ',')
-                    i++;
-                e = i;
-                if (s == e)
-                    break;
-            } else {
-                if (col > 0) {
-                    if (i >= len || line[i] != delim)
-                        break;
-                    i++;
+    read_job j = {types, syms, ro && ro->delimiter ? ro->delimiter : '\t', ro && ro->edge_list, pieces};
+    for (int k = 0; k < nthreads; k++)
+        rfx_rows_init(&pieces[k].rows, a);
+    for (bool eof = false;;) {
+        if (!eof) {   /* fill the buffer first; grow it to READ_BLOCK, or past it for a long line */
+            bool full = cap - len < 65536;
+            if (full && (cap < READ_BLOCK || !memchr(buf, '\n', len))) {
+                char *b = rfx_realloc(buf, cap * 2 + 1);
+                if (!b) {
+                    st = RFX_ERR_NOMEM;
+                    fprintf(err, "%s:%ld: error: out of memory reading facts\n", path, line + 1);
+                    goto out;
                 }
-                s = i;
-                const char *d = memchr(line + i, delim, len - i);
-                e = d ? (size_t)(d - line) : len;
-                i = e;
+                buf = b;
+                cap *= 2;
+                full = false;
             }
-            const char *why = parse_field(line + s, e - s, types[col], syms, &tuple[col]);
-            if (why) {
-                if (edges && col < 2 && types[col] != RFX_SYMBOL) {
-                    /* SNAP headers sometimes spill onto lines without '#' */
-                    skip = true;
-                    break;
+            if (!full) {
+                size_t want = cap - len < (1u << 30) ? cap - len : (1u << 30);
+                int got = gzread(gz, buf + len, (unsigned)want);
+                int zerr = Z_OK;
+                if (got == 0)
+                    gzerror(gz, &zerr);
+                if (got < 0 || (zerr != Z_OK && zerr != Z_STREAM_END)) {
+                    /* includes a truncated gzip stream, which zlib reports only at its end */
+                    for (const char *q = buf; (q = memchr(q, '\n', (size_t)(buf + len - q))); q++)
+                        line++;   /* the lines read but not parsed yet */
+                    const char *msg = gzerror(gz, &zerr);
+                    fprintf(err, "%s:%ld: error: cannot read: %s\n", path, line + 1,
+                            zerr == Z_ERRNO ? strerror(errno) : zerr == Z_MEM_ERROR ? "out of memory"
+                            : zerr == Z_BUF_ERROR ? "compressed file is truncated" : msg ? msg : "read error");
+                    st = zerr == Z_MEM_ERROR ? RFX_ERR_NOMEM : RFX_ERR_IO;
+                    goto out;
                 }
-                fprintf(err, "%s:%ld: error: column %d: ", path, r.line, col + 1);
-                show_field(err, line + s, e - s);
-                fprintf(err, " %s\n", why);
-                st = why[0] == 'c' ? RFX_ERR_NOMEM : RFX_ERR_INPUT;
-                goto out;
+                if (got > 0) {
+                    len += (size_t)got;
+                    continue;
+                }
+                eof = true;
             }
-            col++;
         }
-        if (skip) {
-            if (!skipped++)
-                first_skipped = r.line;
-            continue;
+        /* whole lines only, but for the last one at the end */
+        const char *last = len ? memrchr(buf, '\n', len) : NULL;
+        size_t whole = eof ? len : last ? (size_t)(last - buf) + 1 : 0;
+        if (whole == 0)
+            break;   /* at the end (a full buffer without a newline grew above) */
+        int n = (int)(whole / PIECE_MIN) < nthreads ? (int)(whole / PIECE_MIN) : nthreads;
+        if (n < 1)
+            n = 1;
+        const char *from = buf;
+        for (int k = 0; k < n; k++) {
+            const char *to = buf + whole * (size_t)(k + 1) / (size_t)n;
+            if (k + 1 < n) {   /* cut after a newline */
+                const char *nl = memchr(to, '\n', (size_t)(buf + whole - to));
+                to = nl ? nl + 1 : buf + whole;
+            } else
+                to = buf + whole;
+            if (to < from)
+                to = from;
+            pieces[k] = (piece){from, to, pieces[k].rows, 0, 0, 0, RFX_OK, ""};
+            pieces[k].rows.n = 0;
+            from = to;
         }
-        if (col < a || (!edges && i < len)) {
-            int found = col;
-            if (!edges && i < len)
-                for (found = a; i < len; i++)
-                    found += line[i] == delim;
-            fprintf(err, "%s:%ld: error: expected %d column%s, found %d\n", path, r.line, a, a == 1 ? "" : "s", found);
-            st = RFX_ERR_INPUT;
+        rfx_parallel_for(n, n, parse_piece, &j);
+        for (int k = 0; k < n && st == RFX_OK; k++) {
+            piece *p = &pieces[k];
+            if (p->skipped && !skipped)
+                first_skipped = line + p->first_skipped;
+            skipped += p->skipped;
+            line += p->lines;
+            if (p->st != RFX_OK) {
+                st = p->st;
+                fprintf(err, "%s:%ld: error: %s\n", path, line, p->why);
+            } else if (a == 0)
+                rows->n |= p->rows.n;
+            else if ((st = rfx_rows_append_parallel(rows, &p->rows, nthreads)) != RFX_OK)
+                fprintf(err, "%s:%ld: error: out of memory reading facts\n", path, line);
+        }
+        if (st != RFX_OK)
             goto out;
-        }
-        if ((st = rfx_rows_push(rows, tuple)) != RFX_OK) {
-            fprintf(err, "%s:%ld: error: out of memory reading facts\n", path, r.line);
-            goto out;
-        }
+        memmove(buf, buf + whole, len - whole);
+        len -= whole;
     }
     if (skipped)
         fprintf(err, "%s:%ld: warning: skipped %ld line%s that do%s not start with numbers\n", path,
                 first_skipped, skipped, skipped == 1 ? "" : "s", skipped == 1 ? "es" : "");
 out:
-    gzclose(r.gz);
-    free(r.buf);
-    free(tuple);
+    gzclose(gz);
+    free(buf);
+    for (int k = 0; pieces && k < nthreads; k++)
+        rfx_rows_free(&pieces[k].rows);
+    free(pieces);
     return st;
 }
 
 /* ---- output ------------------------------------------------------------------------------- */
-typedef struct out_buf {
-    FILE *f;
-    char buf[1 << 16];
-    size_t len;
-    bool failed;
-} out_buf;
+/* Rows are turned into text by chunks on the run's threads, each into a buffer of its own,
+ * and the buffers written in order: one thread printing with snprintf wrote ~60 MB/s. */
+enum { TEXT_CHUNK_ROWS = 1 << 17 };
 
-static void ob_flush(out_buf *o)
+typedef struct text_buf {
+    char *p;
+    size_t len, cap;
+    bool nomem;
+    long long at;               /* where the chunk's text goes in the file */
+    int werr;                   /* its write's errno, -1 for a failure without one */
+} text_buf;
+
+/* Room for n more bytes at t->p + t->len, or NULL (t->nomem set). */
+static char *text_room(text_buf *t, size_t n)
 {
-    if (o->len && !o->failed && !rfx_fwrite(o->f, o->buf, o->len))
-        o->failed = true;
-    o->len = 0;
+    if (t->nomem)
+        return NULL;
+    if (t->len + n > t->cap) {
+        size_t cap = t->cap ? t->cap : 1 << 16;
+        while (cap < t->len + n)
+            cap *= 2;
+        char *p = rfx_realloc(t->p, cap);
+        if (!p) {
+            t->nomem = true;
+            return NULL;
+        }
+        t->p = p;
+        t->cap = cap;
+    }
+    return t->p + t->len;
 }
 
-static void ob_put(out_buf *o, const char *s, size_t n)
+static size_t decimal_u32(char *out, uint32_t v)
 {
-    if (o->len + n > sizeof o->buf)
-        ob_flush(o);
-    if (n > sizeof o->buf) {
-        if (!o->failed && !rfx_fwrite(o->f, s, n))
-            o->failed = true;
+    char rev[10];
+    size_t n = 0;
+    do {
+        rev[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    for (size_t i = 0; i < n; i++)
+        out[i] = rev[n - 1 - i];
+    return n;
+}
+
+/* Appends one value's text (numbers as %d / %u print them, floats as %g). */
+static void put_value(text_buf *t, rfx_prim prim, uint32_t v, const rfx_symtab *syms)
+{
+    if (prim == RFX_SYMBOL) {
+        const char *s = rfx_symtab_str(syms, v);
+        size_t n = strlen(s);
+        char *at = text_room(t, n);
+        if (at) {
+            rfx_memcpy(at, s, n);
+            t->len += n;
+        }
         return;
     }
-    rfx_memcpy(o->buf + o->len, s, n);
-    o->len += n;
-}
-
-static void put_value(out_buf *o, rfx_prim prim, uint32_t v, const rfx_symtab *syms)
-{
-    char tmp[48];
-    int n;
-    switch (prim) {
-    case RFX_NUMBER: n = snprintf(tmp, sizeof tmp, "%d", (int32_t)v); break;
-    case RFX_UNSIGNED: n = snprintf(tmp, sizeof tmp, "%u", v); break;
-    case RFX_FLOAT: {
+    char *at = text_room(t, 32);
+    if (!at)
+        return;
+    if (prim == RFX_FLOAT) {
         float f;
         rfx_memcpy(&f, &v, 4);
-        n = snprintf(tmp, sizeof tmp, "%g", (double)f);
-        break;
+        t->len += (size_t)snprintf(at, 32, "%g", (double)f);
+    } else if (prim == RFX_NUMBER && (int32_t)v < 0) {
+        *at = '-';
+        t->len += 1 + decimal_u32(at + 1, 0u - v);
+    } else
+        t->len += decimal_u32(at, v);
+}
+
+typedef struct text_job {
+    const rfx_rows *rows;
+    const size_t *idx;          /* output order, or NULL for stored order */
+    const rfx_prim *types;
+    const rfx_symtab *syms;
+    char delim;
+    size_t first;               /* the batch's first row; chunk i starts TEXT_CHUNK_ROWS * i later */
+    text_buf *bufs;             /* one per chunk of the batch */
+    int fd;                     /* a file's descriptor (chunks written at their offsets), or -1 */
+} text_job;
+
+static void text_chunk(int i, void *ctx)
+{
+    text_job *j = ctx;
+    text_buf *t = &j->bufs[i];
+    size_t a = (size_t)j->rows->arity, lo = j->first + (size_t)i * TEXT_CHUNK_ROWS;
+    size_t hi = lo + TEXT_CHUNK_ROWS < j->rows->n ? lo + TEXT_CHUNK_ROWS : j->rows->n;
+    t->len = 0;
+    for (size_t r = lo; r < hi && !t->nomem; r++) {
+        const uint32_t *row = j->rows->data + (j->idx ? j->idx[r] : r) * a;
+        for (size_t c = 0; c < a; c++) {
+            if (c) {
+                char *at = text_room(t, 1);
+                if (at)
+                    at[0] = j->delim, t->len++;
+            }
+            put_value(t, j->types[c], row[c], j->syms);
+        }
+        char *at = text_room(t, 1);
+        if (at)
+            at[0] = '\n', t->len++;
     }
-    default: {
-        const char *s = rfx_symtab_str(syms, v);
-        ob_put(o, s, strlen(s));
-        return;
+}
+
+/* Page-cache copies of a large output take longer than its text: each thread writes its own. */
+static void text_write(int i, void *ctx)
+{
+    text_job *j = ctx;
+    text_buf *t = &j->bufs[i];
+    errno = 0;
+    if (!rfx_pwrite(j->fd, t->p, t->len, t->at))
+        t->werr = errno ? errno : -1;
+}
+
+/* Writes the rows' text to f: at its descriptor's offsets from 0 on several threads when
+ * fd >= 0 (a new file), else through f. */
+static rfx_status write_rows(FILE *f, int fd, const rfx_rows *rows, const rfx_prim *types,
+                             const rfx_symtab *syms, char delim, int nthreads)
+{
+    rfx_status st;
+    size_t *idx = rfx_output_order(rows, types, syms, &st);
+    if (st)
+        return st;
+    if (rows->arity == 0) {
+        free(idx);
+        return rows->n && !rfx_fwrite(f, "()\n", 3) ? RFX_ERR_IO : RFX_OK;
     }
+    size_t chunks = (rows->n + TEXT_CHUNK_ROWS - 1) / TEXT_CHUNK_ROWS;
+    int batch = nthreads < 1 ? 1 : nthreads > 64 ? 64 : nthreads;
+    if ((size_t)batch > chunks)
+        batch = chunks ? (int)chunks : 1;
+    text_buf *bufs = rfx_calloc((size_t)batch, sizeof *bufs);
+    text_job j = {rows, idx, types, syms, delim, 0, bufs, fd};
+    st = bufs ? RFX_OK : RFX_ERR_NOMEM;
+    long long at = 0;
+    for (size_t c = 0; st == RFX_OK && c < chunks; c += (size_t)batch) {
+        int n = chunks - c < (size_t)batch ? (int)(chunks - c) : batch;
+        j.first = c * TEXT_CHUNK_ROWS;
+        rfx_parallel_for(n, n, text_chunk, &j);
+        for (int i = 0; i < n && st == RFX_OK; i++) {
+            if (bufs[i].nomem)
+                st = RFX_ERR_NOMEM;
+            bufs[i].at = at;
+            at += (long long)bufs[i].len;
+            if (st == RFX_OK && fd < 0 && !rfx_fwrite(f, bufs[i].p, bufs[i].len))
+                st = RFX_ERR_IO;
+        }
+        if (st == RFX_OK && fd >= 0) {
+            rfx_parallel_for(n, n, text_write, &j);
+            for (int i = 0; i < n && st == RFX_OK; i++)
+                if (bufs[i].werr) {
+                    errno = bufs[i].werr > 0 ? bufs[i].werr : 0;
+                    st = RFX_ERR_IO;
+                }
+        }
     }
-    ob_put(o, tmp, (size_t)n);
+    for (int i = 0; bufs && i < batch; i++)
+        free(bufs[i].p);
+    free(bufs);
+    free(idx);
+    return st;
 }
 
 typedef struct order_ctx {
@@ -411,55 +588,23 @@ size_t *rfx_output_order(const rfx_rows *rows, const rfx_prim *types, const rfx_
     return idx;
 }
 
-static rfx_status write_rows(out_buf *o, const rfx_rows *rows, const rfx_prim *types,
-                             const rfx_symtab *syms, char delim)
-{
-    rfx_status st;
-    size_t *idx = rfx_output_order(rows, types, syms, &st);
-    if (st)
-        return st;
-    int a = rows->arity;
-    if (a == 0 && rows->n)
-        ob_put(o, "()\n", 3);
-    for (size_t i = 0; a && i < rows->n && !o->failed; i++) {
-        const uint32_t *t = rows->data + (idx ? idx[i] : i) * (size_t)a;
-        for (int c = 0; c < a; c++) {
-            if (c)
-                ob_put(o, &delim, 1);
-            put_value(o, types[c], t[c], syms);
-        }
-        ob_put(o, "\n", 1);
-    }
-    ob_flush(o);
-    free(idx);
-    return o->failed ? RFX_ERR_IO : RFX_OK;
-}
-
 rfx_status rfx_write_relation(const char *path, const char *name, const rfx_rows *rows,
                               const rfx_prim *types, const rfx_symtab *syms, char delimiter,
-                              FILE *out, FILE *err)
+                              int nthreads, FILE *out, FILE *err)
 {
-    out_buf *o = rfx_malloc(sizeof *o);
-    if (!o) {
-        fprintf(err, "%s: error: out of memory writing output\n", path);
-        return RFX_ERR_NOMEM;
-    }
-    o->len = 0;
-    o->failed = false;
     if (strcmp(path, "-") == 0) {
-        o->f = out;
         fprintf(out, "---------------\n%s\n===============\n", name);
-        rfx_status st = write_rows(o, rows, types, syms, delimiter);
+        rfx_status st = write_rows(out, -1, rows, types, syms, delimiter, nthreads);
         fputs("===============\n", out);
-        free(o);
-        if (st == RFX_ERR_IO)
+        if (st == RFX_ERR_NOMEM)
+            fprintf(err, "rfx: error: out of memory writing relation '%s'\n", name);
+        else if (st == RFX_ERR_IO)
             fprintf(err, "rfx: error: cannot write relation '%s' to standard output\n", name);
         return st;
     }
     size_t n = strlen(path);
     char *tmp = rfx_malloc(n + 16);
     if (!tmp) {
-        free(o);
         fprintf(err, "%s: error: out of memory writing output\n", path);
         return RFX_ERR_NOMEM;
     }
@@ -468,22 +613,21 @@ rfx_status rfx_write_relation(const char *path, const char *name, const rfx_rows
     if (fd < 0) {
         fprintf(err, "%s: error: cannot write output: %s\n", path, strerror(errno));
         free(tmp);
-        free(o);
         return RFX_ERR_IO;
     }
     fchmod(fd, 0644);
-    o->f = fdopen(fd, "wb");
-    if (!o->f) {
+    FILE *f = fdopen(fd, "wb");
+    if (!f) {
         close(fd);
         unlink(tmp);
         fprintf(err, "%s: error: cannot write output: %s\n", path, strerror(errno));
         free(tmp);
-        free(o);
         return RFX_ERR_IO;
     }
-    rfx_status st = write_rows(o, rows, types, syms, delimiter);
+    errno = 0;
+    rfx_status st = write_rows(f, fd, rows, types, syms, delimiter, nthreads);
     int saved = errno;
-    bool closed = rfx_fclose(o->f);
+    bool closed = rfx_fclose(f);
     if (st == RFX_OK && !closed) {
         st = RFX_ERR_IO;
         saved = errno;
@@ -500,6 +644,5 @@ rfx_status rfx_write_relation(const char *path, const char *name, const rfx_rows
             fprintf(err, "%s: error: cannot write output: %s\n", path, saved ? strerror(saved) : "write failed");
     }
     free(tmp);
-    free(o);
     return st;
 }

@@ -61,6 +61,7 @@ void rfx_exec_free(rfx_exec *x);
 typedef struct rfx_read_opts {
     char delimiter;            /* field separator of .facts files (default '\t') */
     bool edge_list;            /* SNAP-style: '#' comments, any whitespace or comma, extra columns ignored */
+    int threads;               /* parse on this many threads (0 or 1: the caller's only) */
 } rfx_read_opts;
 
 /* Appends the tuples of a facts / edge-list file (plain or gzip) to rows. Messages name
@@ -75,9 +76,10 @@ size_t *rfx_output_order(const rfx_rows *rows, const rfx_prim *types, const rfx_
 
 /* Writes rows as a tab-separated file (sorted by typed value: numbers signed, symbols by
  * text), atomically: a temporary file in the same directory renamed over the target.
- * path "-" writes to `out` with a header naming the relation. */
+ * path "-" writes to `out` with a header naming the relation. The text is made on nthreads
+ * threads. */
 rfx_status rfx_write_relation(const char *path, const char *name, const rfx_rows *rows,
                               const rfx_prim *types, const rfx_symtab *syms, char delimiter,
-                              FILE *out, FILE *err);
+                              int nthreads, FILE *out, FILE *err);
 
 #endif

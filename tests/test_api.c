@@ -306,6 +306,123 @@ static void files_emits_and_profiles(void)
     free(dir);
 }
 
+/* ---- large outputs ------------------------------------------------------------------------ */
+/* Outputs of several text chunks (131,072 rows each), written by three threads: every row in
+ * its place, in typed order (negative numbers first) and with the relation's delimiter. */
+static void large_outputs_in_order(void)
+{
+    char *dir = make_temp_dir();
+    char path[512];
+    snprintf(path, sizeof path, "%s/big.dl", dir);
+    CU_ASSERT_FATAL(write_file(path, ".decl d(x: number)\n"
+                                     "d(0). d(1). d(2). d(3). d(4). d(5). d(6). d(7). d(8). d(9).\n"
+                                     ".decl n(x: number)\n.output n\n"
+                                     "n(a * 100000 + b * 10000 + c * 1000 + e * 100 + f * 10 + g - 400000) :-\n"
+                                     "    d(a), d(b), d(c), d(e), d(f), d(g).\n"
+                                     ".decl sq(x: number, y: number)\n.output sq(delimiter=\",\")\n"
+                                     "sq(x, x * 3) :- n(x), x >= 0.\n"));
+    rfx_config cfg;
+    rfx_config_init(&cfg);
+    cfg.threads = 3;
+    cfg.output_dir = dir;
+    rfx_engine *e = rfx_open(&cfg);
+    CU_ASSERT_EQUAL(rfx_load_file(e, path), RFX_EXIT_OK);
+    CU_ASSERT_EQUAL(rfx_run(e), RFX_EXIT_OK);
+    rfx_close(e);
+    const int lo = -400000, hi = 600000;
+    char *want_n = malloc(16 * (size_t)(hi - lo)), *want_sq = malloc(32 * (size_t)hi);
+    CU_ASSERT_FATAL(want_n && want_sq);
+    size_t ln = 0, lsq = 0;
+    for (int x = lo; x < hi; x++)
+        ln += (size_t)sprintf(want_n + ln, "%d\n", x);
+    for (int x = 0; x < hi; x++)
+        lsq += (size_t)sprintf(want_sq + lsq, "%d,%d\n", x, 3 * x);
+    size_t got_len = 0;
+    snprintf(path, sizeof path, "%s/n.csv", dir);
+    char *got = read_file(path, &got_len);
+    CU_ASSERT(got && got_len == ln && memcmp(got, want_n, ln) == 0);
+    free(got);
+    snprintf(path, sizeof path, "%s/sq.csv", dir);
+    got = read_file(path, &got_len);
+    CU_ASSERT(got && got_len == lsq && memcmp(got, want_sq, lsq) == 0);
+    free(got);
+    free(want_n);
+    free(want_sq);
+    remove_tree(dir);
+    free(dir);
+}
+
+/* Fact files of several pieces (parsed on three threads): every row kept in order, and
+ * line numbers of errors and warnings counted across the pieces. */
+static bool write_numbered(const char *path, int n, int bad_line, const char *bad)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return false;
+    for (int i = 1; i <= n; i++)
+        if (i == bad_line)
+            fprintf(f, "%s\n", bad);
+        else
+            fprintf(f, i % 3 ? "%d\t%d\n" : "%d\t%d\r\n", i, (int)(i * 7L % 1000003));
+    return fclose(f) == 0;
+}
+
+static rfx_result run_reading(const char *dir, const char *src, char **diag)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/read.dl", dir);
+    if (!write_file(path, src))
+        return RFX_EXIT_IO;
+    size_t len = 0;
+    rfx_config cfg;
+    rfx_config_init(&cfg);
+    cfg.threads = 3;
+    cfg.fact_dir = dir;
+    cfg.output_dir = dir;
+    cfg.diag = open_memstream(diag, &len);
+    rfx_engine *e = rfx_open(&cfg);
+    rfx_result r = rfx_load_file(e, path);
+    if (r == RFX_EXIT_OK)
+        r = rfx_run(e);
+    rfx_close(e);
+    fclose(cfg.diag);
+    return r;
+}
+
+static void large_facts_read_in_pieces(void)
+{
+    char *dir = make_temp_dir(), path[512], *diag = NULL;
+    const int n = 400000;
+    snprintf(path, sizeof path, "%s/e.facts", dir);
+    CU_ASSERT_FATAL(write_numbered(path, n, 0, NULL));
+    CU_ASSERT_EQUAL(run_reading(dir, ".decl e(x: number, y: number)\n.input e\n.output e\n", &diag), RFX_EXIT_OK);
+    size_t got_len = 0, want_len = 0;
+    snprintf(path, sizeof path, "%s/e.csv", dir);
+    char *got = read_file(path, &got_len), *want = malloc(24 * (size_t)n);
+    CU_ASSERT_FATAL(want != NULL);
+    for (int i = 1; i <= n; i++)
+        want_len += (size_t)sprintf(want + want_len, "%d\t%d\n", i, (int)(i * 7L % 1000003));
+    CU_ASSERT(got && got_len == want_len && memcmp(got, want, want_len) == 0);
+    free(got);
+    free(want);
+    free(diag);
+
+    snprintf(path, sizeof path, "%s/e.facts", dir);
+    CU_ASSERT_FATAL(write_numbered(path, n, 250001, "12\tx"));
+    CU_ASSERT_EQUAL(run_reading(dir, ".decl e(x: number, y: number)\n.input e\n.output e\n", &diag), RFX_EXIT_IO);
+    CU_ASSERT_PTR_NOT_NULL(strstr(diag, "e.facts:250001: error: column 2: 'x' is not a number"));
+    free(diag);
+
+    snprintf(path, sizeof path, "%s/g.txt", dir);   /* an edge list: a header spilled onto a line */
+    CU_ASSERT_FATAL(write_numbered(path, n, 300000, "FromNodeId ToNodeId"));
+    CU_ASSERT_EQUAL(run_reading(dir, ".decl e(x: number, y: number)\n.input e(filename=\"g.txt\")\n"
+                                     ".printsize e\n", &diag), RFX_EXIT_OK);
+    CU_ASSERT_PTR_NOT_NULL(strstr(diag, "g.txt:300000: warning: skipped 1 line that does not start with numbers"));
+    free(diag);
+    remove_tree(dir);
+    free(dir);
+}
+
 /* ---- errors ------------------------------------------------------------------------------- */
 static void errors_are_reported(void)
 {
@@ -395,6 +512,8 @@ static void add_suites(void)
     CU_add_test(s, "cursor order and column types", cursor_order_and_types);
     CU_add_test(s, "re-runs replace results; cursors are snapshots", rerun_and_snapshots);
     CU_add_test(s, "fact and output files, emits, profiles", files_emits_and_profiles);
+    CU_add_test(s, "large outputs are written in order by several threads", large_outputs_in_order);
+    CU_add_test(s, "large fact files are read in pieces on several threads", large_facts_read_in_pieces);
     CU_add_test(s, "errors are reported", errors_are_reported);
     CU_add_test(s, "runs after a failed run", runs_after_a_failed_run);
 }
