@@ -413,6 +413,55 @@ static int cmp_rows(const void *x, const void *y, void *arity)
     return cmp_prefix(x, y, *(const int *)arity);
 }
 
+typedef struct sorted_ctx {
+    const uint32_t *data;
+    size_t n;
+    int arity, chunks;
+    atomic_bool unsorted;
+} sorted_ctx;
+
+static void sorted_chunk(int i, void *arg)
+{
+    sorted_ctx *s = arg;
+    size_t lo = s->n * (size_t)i / (size_t)s->chunks, hi = s->n * (size_t)(i + 1) / (size_t)s->chunks;
+    const size_t a = (size_t)s->arity;
+    for (size_t k = lo ? lo : 1; k < hi; k++) {
+        if (cmp_prefix(s->data + (k - 1) * a, s->data + k * a, s->arity) > 0) {
+            atomic_store_explicit(&s->unsorted, true, memory_order_relaxed);
+            return;
+        }
+        if ((k & 0xFFFF) == 0 && atomic_load_explicit(&s->unsorted, memory_order_relaxed))
+            return;
+    }
+}
+
+/* Whether rows already are in order (facts files written by rfx, edge lists sorted by
+ * source): a pass that stops at the first pair out of order, against a radix sort's passes. */
+static bool rows_sorted(const rfx_rows *r, int nthreads)
+{
+    sorted_ctx s = {r->data, r->n, r->arity, chunks_for(r->n, nthreads), false};
+    rfx_parallel_for(s.chunks, nthreads, sorted_chunk, &s);
+    return !atomic_load(&s.unsorted);
+}
+
+typedef struct vary_ctx {
+    const uint32_t *data;
+    size_t n;
+    int arity, chunks;
+    uint32_t *vary;             /* per chunk, the bits that differ from the first row's */
+} vary_ctx;
+
+static void vary_chunk(int i, void *arg)
+{
+    vary_ctx *v = arg;
+    const size_t a = (size_t)v->arity;
+    size_t lo = v->n * (size_t)i / (size_t)v->chunks, hi = v->n * (size_t)(i + 1) / (size_t)v->chunks;
+    uint32_t *out = v->vary + (size_t)i * a;
+    for (size_t k = lo; k < hi; k++)
+        for (size_t c = 0; c < a; c++)
+            out[c] |= v->data[k * a + c] ^ v->data[c];
+}
+
 rfx_status rfx_cpu_sort(rfx_rows *r, int nthreads)
 {
     int a = r->arity;
@@ -437,14 +486,18 @@ rfx_status rfx_cpu_sort(rfx_rows *r, int nthreads)
         }
         return RFX_OK;
     }
+    if (rows_sorted(r, nthreads))
+        return RFX_OK;
     /* which bits vary per column: digits where nothing varies need no pass */
-    uint32_t *vary = rfx_calloc((size_t)a, sizeof(uint32_t));
+    int nchunks = chunks_for(n, nthreads);
+    uint32_t *vary = rfx_calloc((size_t)(nchunks + 1) * (size_t)a, sizeof(uint32_t));
     if (!vary)
         return RFX_ERR_NOMEM;
-    for (size_t i = 1; i < n; i++)
+    vary_ctx v = {r->data, n, a, nchunks, vary + a};
+    rfx_parallel_for(nchunks, nthreads, vary_chunk, &v);
+    for (int i = 0; i < nchunks; i++)
         for (int c = 0; c < a; c++)
-            vary[c] |= r->data[i * (size_t)a + c] ^ r->data[c];
-    int nchunks = chunks_for(n, nthreads);
+            vary[c] |= v.vary[(size_t)i * (size_t)a + (size_t)c];
     uint32_t *tmp = rfx_malloc(n * (size_t)a * sizeof(uint32_t));
     size_t *hist = rfx_malloc(sizeof(size_t) * RADIX * (size_t)nchunks);
     if (!tmp || !hist) {

@@ -100,8 +100,9 @@ enum { READ_BLOCK = 1 << 24, PIECE_MIN = 1 << 16 };
 
 typedef struct piece {
     const char *p, *end;        /* whole lines */
-    rfx_rows rows;
-    long lines;                 /* lines read, the failing one included */
+    uint32_t *out;              /* room for a row a line */
+    size_t got;                 /* rows parsed (a nullary relation: lines that are facts) */
+    long lines;                 /* lines counted, then lines read, the failing one included */
     long skipped, first_skipped;
     rfx_status st;
     char why[200];              /* what follows "file:line: error: " when st != RFX_OK */
@@ -112,6 +113,7 @@ typedef struct read_job {
     rfx_symtab *syms;
     char delim;
     bool edges;
+    int arity;
     piece *pieces;
 } read_job;
 
@@ -120,11 +122,27 @@ static void quote_field(char *out, size_t cap, const char *s, size_t n)
     snprintf(out, cap, "'%.*s%s'", (int)(n > 40 ? 40 : n), s, n > 40 ? "..." : "");
 }
 
+/* Length of the plain decimal (at most 10 digits, '-' for a number) that s starts with when
+ * it is in prim's range, its value in *out; 0 leaves the field to parse_field. */
+static size_t scan_decimal(const char *s, size_t n, rfx_prim prim, uint32_t *out)
+{
+    size_t k = prim == RFX_NUMBER && n && s[0] == '-', d0 = k;
+    uint64_t v = 0;
+    while (k < n && k - d0 < 10 && (unsigned char)(s[k] - '0') < 10)
+        v = v * 10 + (uint64_t)(s[k++] - '0');
+    if (k == d0 || (k < n && (unsigned char)(s[k] - '0') < 10))
+        return 0;
+    if (v > (prim == RFX_UNSIGNED ? 0xFFFFFFFFull : d0 ? 0x80000000ull : 0x7FFFFFFFull))
+        return 0;
+    *out = d0 ? 0u - (uint32_t)v : (uint32_t)v;
+    return k;
+}
+
 /* Parses one line into tuple; RFX_OK, or the error (p->why), or RFX_SKIP for a line to skip. */
 enum { RFX_SKIP = -1 };
 static int parse_line(const read_job *j, piece *p, const char *line, size_t len, uint32_t *tuple)
 {
-    const int a = p->rows.arity;
+    const int a = j->arity;
     if (j->edges) {
         size_t i = 0;
         while (i < len && (line[i] == ' ' || line[i] == '\t'))
@@ -141,9 +159,17 @@ static int parse_line(const read_job *j, piece *p, const char *line, size_t len,
     size_t i = 0;
     while (col < a) {
         size_t s, e;
+        const rfx_prim t = j->types[col];
+        const bool num = t == RFX_NUMBER || t == RFX_UNSIGNED;
         if (j->edges) {
             while (i < len && (line[i] == ' ' || line[i] == '\t' || line[i] == ','))
                 i++;
+            size_t k = num ? scan_decimal(line + i, len - i, t, &tuple[col]) : 0;
+            if (k && (i + k == len || line[i + k] == ' ' || line[i + k] == '\t' || line[i + k] == ',')) {
+                i += k;
+                col++;
+                continue;
+            }
             s = i;
             while (i < len && line[i] != ' ' && line[i] != '\t' && line[i] != ',')
                 i++;
@@ -155,6 +181,12 @@ static int parse_line(const read_job *j, piece *p, const char *line, size_t len,
                 if (i >= len || line[i] != j->delim)
                     break;
                 i++;
+            }
+            size_t k = num ? scan_decimal(line + i, len - i, t, &tuple[col]) : 0;
+            if (k && (i + k == len || line[i + k] == j->delim)) {
+                i += k;
+                col++;
+                continue;
             }
             s = i;
             const char *d = memchr(line + i, j->delim, len - i);
@@ -187,11 +219,22 @@ static int parse_line(const read_job *j, piece *p, const char *line, size_t len,
     return RFX_OK;
 }
 
+/* A row's room a line: the piece's newlines, and its unfinished last line at the end. */
+static void count_piece_lines(int k, void *ctx)
+{
+    piece *p = &((read_job *)ctx)->pieces[k];
+    long n = 0;
+    for (const char *c = p->p; c < p->end; c++)
+        n += *c == '\n';
+    p->lines = n + (p->end > p->p && p->end[-1] != '\n');
+}
+
 static void parse_piece(int k, void *ctx)
 {
     read_job *j = ctx;
     piece *p = &j->pieces[k];
-    uint32_t tuple[RFX_MAX_ARITY + 1];
+    uint32_t nullary[1];
+    p->lines = 0;
     for (const char *line = p->p; line < p->end;) {
         const char *nl = memchr(line, '\n', (size_t)(p->end - line));
         const char *end = nl ? nl : p->end;
@@ -199,19 +242,12 @@ static void parse_piece(int k, void *ctx)
         if (end > line && end[-1] == '\r')
             end--;
         p->lines++;
-        int r = parse_line(j, p, line, (size_t)(end - line), tuple);
+        uint32_t *row = j->arity ? p->out + p->got * (size_t)j->arity : nullary;
+        int r = parse_line(j, p, line, (size_t)(end - line), row);
         line = next;
-        if (r == RFX_SKIP)
-            continue;
-        if (r == RFX_OK && p->rows.arity == 0) {
-            p->rows.n = 1;
-            continue;
-        }
-        if (r == RFX_OK && rfx_rows_push(&p->rows, tuple) != RFX_OK) {
-            snprintf(p->why, sizeof p->why, "out of memory reading facts");
-            r = RFX_ERR_NOMEM;
-        }
-        if (r != RFX_OK) {
+        if (r == RFX_OK)
+            p->got++;
+        else if (r != RFX_SKIP) {
             p->st = (rfx_status)r;
             return;
         }
@@ -257,9 +293,7 @@ rfx_status rfx_read_facts(const char *path, const rfx_prim *types, rfx_symtab *s
         fprintf(err, "%s: error: out of memory reading facts\n", path);
         goto out;
     }
-    read_job j = {types, syms, ro && ro->delimiter ? ro->delimiter : '\t', ro && ro->edge_list, pieces};
-    for (int k = 0; k < nthreads; k++)
-        rfx_rows_init(&pieces[k].rows, a);
+    read_job j = {types, syms, ro && ro->delimiter ? ro->delimiter : '\t', ro && ro->edge_list, a, pieces};
     for (bool eof = false;;) {
         if (!eof) {   /* fill the buffer first; grow it to READ_BLOCK, or past it for a long line */
             bool full = cap - len < 65536;
@@ -316,10 +350,20 @@ rfx_status rfx_read_facts(const char *path, const rfx_prim *types, rfx_symtab *s
                 to = buf + whole;
             if (to < from)
                 to = from;
-            pieces[k] = (piece){from, to, pieces[k].rows, 0, 0, 0, RFX_OK, ""};
-            pieces[k].rows.n = 0;
+            pieces[k] = (piece){.p = from, .end = to, .st = RFX_OK};
             from = to;
         }
+        /* rows are parsed in place, a row's room a line, and closed up where lines held none */
+        rfx_parallel_for(n, n, count_piece_lines, &j);
+        size_t room = 0;
+        for (int k = 0; k < n; k++)
+            room += (size_t)pieces[k].lines;
+        if (a > 0 && (st = rfx_rows_reserve(rows, rows->n + room)) != RFX_OK) {
+            fprintf(err, "%s:%ld: error: out of memory reading facts\n", path, line + 1);
+            goto out;
+        }
+        for (size_t k = 0, at = rows->n; a > 0 && k < (size_t)n; at += (size_t)pieces[k++].lines)
+            pieces[k].out = rows->data + at * (size_t)a;
         rfx_parallel_for(n, n, parse_piece, &j);
         for (int k = 0; k < n && st == RFX_OK; k++) {
             piece *p = &pieces[k];
@@ -331,9 +375,13 @@ rfx_status rfx_read_facts(const char *path, const rfx_prim *types, rfx_symtab *s
                 st = p->st;
                 fprintf(err, "%s:%ld: error: %s\n", path, line, p->why);
             } else if (a == 0)
-                rows->n |= p->rows.n;
-            else if ((st = rfx_rows_append_parallel(rows, &p->rows, nthreads)) != RFX_OK)
-                fprintf(err, "%s:%ld: error: out of memory reading facts\n", path, line);
+                rows->n |= p->got > 0;
+            else {
+                uint32_t *to = rows->data + rows->n * (size_t)a;
+                if (to != p->out)
+                    memmove(to, p->out, sizeof(uint32_t) * p->got * (size_t)a);
+                rows->n += p->got;
+            }
         }
         if (st != RFX_OK)
             goto out;
@@ -346,8 +394,6 @@ rfx_status rfx_read_facts(const char *path, const rfx_prim *types, rfx_symtab *s
 out:
     gzclose(gz);
     free(buf);
-    for (int k = 0; pieces && k < nthreads; k++)
-        rfx_rows_free(&pieces[k].rows);
     free(pieces);
     return st;
 }

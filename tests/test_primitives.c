@@ -172,6 +172,28 @@ static void test_sort_large(void)
     rfx_rows_free(&ref);
 }
 
+/* Sorted rows come back as they are; one pair out of order anywhere (at a chunk's first row
+ * too) is still sorted. */
+static void test_sort_nearly_sorted(void)
+{
+    const size_t n = (1u << 20) + 3;
+    const size_t at[] = {1, n / 16, n / 2 + 1, n - 1};
+    for (size_t t = 0; t <= sizeof at / sizeof at[0]; t++) {
+        rfx_rows r = random_rows(n, 2, WIDE, 0);
+        ref_sort(&r);
+        if (t < sizeof at / sizeof at[0]) {   /* swap rows at[t] - 1 and at[t] */
+            uint32_t *x = r.data + (at[t] - 1) * 2, *y = r.data + at[t] * 2, k0 = x[0], k1 = x[1];
+            x[0] = y[0], x[1] = y[1], y[0] = k0, y[1] = k1;
+        }
+        rfx_rows ref = copy_rows(&r);
+        ref_sort(&ref);
+        CU_ASSERT_EQUAL(rfx_cpu_sort(&r, 4), RFX_OK);
+        CU_ASSERT(same_rows(&r, &ref));
+        rfx_rows_free(&r);
+        rfx_rows_free(&ref);
+    }
+}
+
 static void test_nullary(void)
 {
     rfx_rows r;
@@ -475,6 +497,7 @@ static void add(void)
     CU_add_test(s, "sort zipf", test_sort_zipf);
     CU_add_test(s, "sort wide values", test_sort_wide);
     CU_add_test(s, "sort 2^21+1 tuples", test_sort_large);
+    CU_add_test(s, "sort rows sorted but for one pair", test_sort_nearly_sorted);
     CU_add_test(s, "nullary relations", test_nullary);
     CU_add_test(s, "union", test_union);
     CU_add_test(s, "intersect (semi-join)", test_intersect);
