@@ -529,7 +529,7 @@ rfx_cursor *rfx_cursor_open(rfx_engine *e, const char *relation)
     c->row = rfx_calloc((size_t)(a ? a : 1), sizeof(rfx_value));
     rfx_status st = c->row ? rfx_exec_rows(e->result, r, &c->rows) : RFX_ERR_NOMEM;
     if (st == RFX_OK && c->types)
-        c->order = rfx_output_order(&c->rows, c->types, c->syms, &st);
+        c->order = rfx_output_order(&c->rows, c->types, c->syms, e->nthreads, &st);
     if (st != RFX_OK) {
         rfx_cursor_close(c);
         fail(e, RFX_EXIT_RESOURCE, "%s reading %s", st == RFX_ERR_NOMEM ? "out of memory" : "device failure",

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -521,7 +522,7 @@ static rfx_status write_rows(FILE *f, int fd, const rfx_rows *rows, const rfx_pr
                              const rfx_symtab *syms, char delim, int nthreads)
 {
     rfx_status st;
-    size_t *idx = rfx_output_order(rows, types, syms, &st);
+    size_t *idx = rfx_output_order(rows, types, syms, nthreads, &st);
     if (st)
         return st;
     if (rows->arity == 0) {
@@ -596,41 +597,107 @@ static int cmp_typed(const void *x, const void *y, void *ctx)
     return 0;
 }
 
-/* Order of output rows: identity when unsigned order already is the typed order. */
+/* Finding the output order, in chunks of rows. */
+typedef struct order_job {
+    const rfx_rows *rows;
+    const rfx_prim *types;
+    const uint32_t *rank;       /* symbol id -> rank in text order */
+    rfx_rows *keys;             /* typed keys, then the row's index */
+    int chunks;
+    atomic_bool signed_seen;
+} order_job;
+
+/* Whether some row of the chunk holds a negative number or float (sign bit set). */
+static void find_signed(int i, void *ctx)
+{
+    order_job *o = ctx;
+    const size_t a = (size_t)o->rows->arity, n = o->rows->n;
+    const size_t lo = n * (size_t)i / (size_t)o->chunks, hi = n * (size_t)(i + 1) / (size_t)o->chunks;
+    uint32_t mask[RFX_MAX_ARITY];
+    for (size_t c = 0; c < a; c++)
+        mask[c] = o->types[c] == RFX_UNSIGNED ? 0 : 0x80000000u;
+    uint32_t seen = 0;
+    for (size_t r = lo; r < hi; r++)
+        for (size_t c = 0; c < a; c++)
+            seen |= o->rows->data[r * a + c] & mask[c];
+    if (seen)
+        atomic_store(&o->signed_seen, true);
+}
+
+/* Keys whose unsigned order is the typed order: numbers with the sign bit flipped,
+ * symbols by rank; the row's index last. */
+static void make_keys(int i, void *ctx)
+{
+    order_job *o = ctx;
+    const size_t a = (size_t)o->rows->arity, n = o->rows->n;
+    const size_t lo = n * (size_t)i / (size_t)o->chunks, hi = n * (size_t)(i + 1) / (size_t)o->chunks;
+    for (size_t r = lo; r < hi; r++) {
+        const uint32_t *row = o->rows->data + r * a;
+        uint32_t *key = o->keys->data + r * (a + 1);
+        for (size_t c = 0; c < a; c++)
+            key[c] = o->types[c] == RFX_SYMBOL ? o->rank[row[c]]
+                   : o->types[c] == RFX_NUMBER ? row[c] ^ 0x80000000u : row[c];
+        key[a] = (uint32_t)r;
+    }
+}
+
+/* Order of output rows: identity when unsigned order already is the typed order. Without
+ * floats (whose equal values -0 and +0 are ordered by their bits) the order is a radix sort
+ * of typed keys on nthreads threads; with them, a comparison sort. */
 size_t *rfx_output_order(const rfx_rows *rows, const rfx_prim *types, const rfx_symtab *syms,
-                         rfx_status *st)
+                         int nthreads, rfx_status *st)
 {
     /* stored order is unsigned order; it is the typed order unless some number or float
      * column holds a negative value, or a column holds symbols */
     *st = RFX_OK;
-    bool plain = true;
-    for (int c = 0; c < rows->arity && plain; c++) {
-        if (types[c] == RFX_SYMBOL)
-            plain = false;
-        else if (types[c] != RFX_UNSIGNED)
-            for (size_t i = 0; i < rows->n && plain; i++)
-                plain = !(rows->data[i * (size_t)rows->arity + c] & 0x80000000u);
-    }
-    if (plain || rows->n < 2)
-        return NULL;
-    size_t *idx = rfx_malloc(sizeof(size_t) * rows->n);
-    uint32_t *rank = NULL;
-    bool syms_used = false;
-    for (int c = 0; c < rows->arity; c++)
+    bool syms_used = false, floats = false;
+    for (int c = 0; c < rows->arity; c++) {
         syms_used |= types[c] == RFX_SYMBOL;
-    if (syms_used)
-        rank = rfx_symtab_ranks(syms);
+        floats |= types[c] == RFX_FLOAT;
+    }
+    if (rows->n < 2 || rows->arity == 0)
+        return NULL;
+    nthreads = nthreads < 1 ? 1 : nthreads;
+    size_t per = rows->n / (size_t)nthreads < 65536 ? 1 : (size_t)nthreads * 4;
+    order_job o = {rows, types, NULL, NULL, (int)per, false};
+    if (!syms_used) {
+        rfx_parallel_for(o.chunks, nthreads, find_signed, &o);
+        if (!atomic_load(&o.signed_seen))
+            return NULL;
+    }
+    size_t *idx = rfx_malloc(sizeof(size_t) * rows->n);
+    uint32_t *rank = syms_used ? rfx_symtab_ranks(syms) : NULL;
     if (!idx || (syms_used && !rank)) {
         free(idx);
         free(rank);
         *st = RFX_ERR_NOMEM;
         return NULL;
     }
-    for (size_t i = 0; i < rows->n; i++)
-        idx[i] = i;
-    order_ctx o = {rows->data, rows->arity, types, rank};
-    qsort_r(idx, rows->n, sizeof(size_t), cmp_typed, &o);
+    if (!floats && rows->n <= UINT32_MAX) {
+        rfx_rows keys;
+        rfx_rows_init(&keys, rows->arity + 1);
+        o.rank = rank;
+        o.keys = &keys;
+        *st = rfx_rows_reserve(&keys, rows->n);
+        if (*st == RFX_OK) {
+            keys.n = rows->n;
+            rfx_parallel_for(o.chunks, nthreads, make_keys, &o);
+            *st = rfx_cpu_sort(&keys, nthreads);
+        }
+        for (size_t i = 0; *st == RFX_OK && i < rows->n; i++)
+            idx[i] = keys.data[i * (size_t)keys.arity + (size_t)rows->arity];
+        rfx_rows_free(&keys);
+    } else {
+        for (size_t i = 0; i < rows->n; i++)
+            idx[i] = i;
+        order_ctx oc = {rows->data, rows->arity, types, rank};
+        qsort_r(idx, rows->n, sizeof(size_t), cmp_typed, &oc);
+    }
     free(rank);
+    if (*st != RFX_OK) {
+        free(idx);
+        return NULL;
+    }
     return idx;
 }
 

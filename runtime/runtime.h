@@ -70,9 +70,10 @@ rfx_status rfx_read_facts(const char *path, const rfx_prim *types, rfx_symtab *s
                           const rfx_read_opts *ro, rfx_rows *rows, FILE *err);
 
 /* The typed order of rows (numbers signed, floats numerically, symbols by text) as an
- * index array the caller frees; NULL with *st == RFX_OK when stored order already is it. */
+ * index array the caller frees; NULL with *st == RFX_OK when stored order already is it.
+ * Found on nthreads threads. */
 size_t *rfx_output_order(const rfx_rows *rows, const rfx_prim *types, const rfx_symtab *syms,
-                         rfx_status *st);
+                         int nthreads, rfx_status *st);
 
 /* Writes rows as a tab-separated file (sorted by typed value: numbers signed, symbols by
  * text), atomically: a temporary file in the same directory renamed over the target.
