@@ -359,7 +359,15 @@ rfx_status rfx_read_facts(const char *path, const rfx_prim *types, rfx_symtab *s
         size_t room = 0;
         for (int k = 0; k < n; k++)
             room += (size_t)pieces[k].lines;
-        if (a > 0 && (st = rfx_rows_reserve(rows, rows->n + room)) != RFX_OK) {
+        /* a plain file's first block tells its rows (10% more for longer lines later): the rows
+         * get their buffer once, where growing it would copy what it holds each time */
+        size_t want = rows->n + room;
+        if (a > 0 && !eof && rows->cap < want && gzdirect(gz) && (size_t)sb.st_size > whole) {
+            double expect = (double)room * ((double)sb.st_size / (double)whole) * 1.1;
+            if (expect < 1e12)   /* refused (more than the machine has): the rows grow as they come */
+                (void)rfx_rows_reserve(rows, rows->n + (size_t)expect);
+        }
+        if (a > 0 && (st = rfx_rows_reserve(rows, want)) != RFX_OK) {
             fprintf(err, "%s:%ld: error: out of memory reading facts\n", path, line + 1);
             goto out;
         }
