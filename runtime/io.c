@@ -95,8 +95,8 @@ static const char *parse_field(const char *s, size_t n, rfx_prim prim, rfx_symta
 
 /* ---- facts files ---------------------------------------------------------------------- */
 /* The file is read in blocks of whole lines; a block's lines are cut into pieces parsed on
- * the run's threads (one thread when a column holds symbols: the symbol table is not shared)
- * and their rows appended in order. */
+ * the run's threads (one thread when a column holds symbols: the symbol table is not shared),
+ * each into its place in the rows. */
 enum { READ_BLOCK = 1 << 24, PIECE_MIN = 1 << 16 };
 
 typedef struct piece {
@@ -139,8 +139,8 @@ static size_t scan_decimal(const char *s, size_t n, rfx_prim prim, uint32_t *out
     return k;
 }
 
-/* Parses one line into tuple; RFX_OK, or the error (p->why), or RFX_SKIP for a line to skip. */
-enum { RFX_SKIP = -1 };
+/* Parses one line into tuple: RFX_OK, an error (its text in p->why), or LINE_SKIPPED. */
+enum { LINE_SKIPPED = -1 };
 static int parse_line(const read_job *j, piece *p, const char *line, size_t len, uint32_t *tuple)
 {
     const int a = j->arity;
@@ -149,7 +149,7 @@ static int parse_line(const read_job *j, piece *p, const char *line, size_t len,
         while (i < len && (line[i] == ' ' || line[i] == '\t'))
             i++;
         if (i == len || line[i] == '#' || line[i] == '%')
-            return RFX_SKIP;
+            return LINE_SKIPPED;
     } else if (len == 0 && a > 0) {
         snprintf(p->why, sizeof p->why, "empty line, expected %d column%s", a, a == 1 ? "" : "s");
         return RFX_ERR_INPUT;
@@ -200,7 +200,7 @@ static int parse_line(const read_job *j, piece *p, const char *line, size_t len,
                 /* SNAP headers sometimes spill onto lines without '#' */
                 if (!p->skipped++)
                     p->first_skipped = p->lines;
-                return RFX_SKIP;
+                return LINE_SKIPPED;
             }
             char q[64];
             quote_field(q, sizeof q, line + s, e - s);
@@ -248,7 +248,7 @@ static void parse_piece(int k, void *ctx)
         line = next;
         if (r == RFX_OK)
             p->got++;
-        else if (r != RFX_SKIP) {
+        else if (r != LINE_SKIPPED) {
             p->st = (rfx_status)r;
             return;
         }
