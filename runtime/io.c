@@ -255,6 +255,113 @@ static void parse_piece(int k, void *ctx)
     }
 }
 
+/* A block of the file: whole lines, then the start of the next one. */
+typedef struct block {
+    char *buf;
+    size_t cap, len;
+} block;
+
+typedef struct reader {
+    gzFile gz;
+    bool eof, nomem;
+    int zerr, err_no;           /* a failed read's zlib error and errno */
+} reader;
+
+/* Reads after b's first len bytes until b is full and holds a newline, or the file ends;
+ * b grows to READ_BLOCK, and past it for a longer line. False on a failed read (r->zerr,
+ * r->err_no) or out of memory (r->nomem). */
+static bool fill_block(reader *r, block *b)
+{
+    while (!r->eof) {
+        bool full = b->cap - b->len < 65536;
+        if (full && (b->cap < READ_BLOCK || !memchr(b->buf, '\n', b->len))) {
+            size_t cap = b->cap ? b->cap * 2 : 1 << 17;
+            char *p = rfx_realloc(b->buf, cap);
+            if (!p)
+                return !(r->nomem = true);
+            b->buf = p;
+            b->cap = cap;
+            full = false;
+        }
+        if (full)
+            return true;
+        size_t want = b->cap - b->len < (1u << 30) ? b->cap - b->len : (1u << 30);
+        errno = 0;
+        int got = gzread(r->gz, b->buf + b->len, (unsigned)want);
+        int zerr = Z_OK;
+        if (got == 0)
+            gzerror(r->gz, &zerr);
+        if (got < 0 || (zerr != Z_OK && zerr != Z_STREAM_END)) {
+            /* includes a truncated gzip stream, which zlib reports only at its end */
+            r->err_no = errno;
+            gzerror(r->gz, &r->zerr);
+            if (r->zerr == Z_OK)
+                r->zerr = Z_ERRNO;
+            return false;
+        }
+        if (got == 0)
+            r->eof = true;
+        b->len += (size_t)got;
+    }
+    return true;
+}
+
+/* The next block is read while the current one is parsed: the read is one more task. */
+typedef struct block_job {
+    read_job *parse;
+    int pieces;
+    reader *r;
+    const char *tail;           /* the current block's unfinished last line */
+    size_t tail_len;
+    block *next;
+    bool read_ok;
+} block_job;
+
+static void block_task(int k, void *ctx)
+{
+    block_job *b = ctx;
+    if (k < b->pieces) {
+        parse_piece(k, b->parse);
+        return;
+    }
+    block *nb = b->next;
+    nb->len = 0;
+    if (nb->cap < b->tail_len + 65536) {
+        char *p = rfx_realloc(nb->buf, b->tail_len + (1 << 17));
+        if (!p) {
+            b->r->nomem = true;
+            b->read_ok = false;
+            return;
+        }
+        nb->buf = p;
+        nb->cap = b->tail_len + (1 << 17);
+    }
+    rfx_memcpy(nb->buf, b->tail, b->tail_len);
+    nb->len = b->tail_len;
+    b->read_ok = fill_block(b->r, nb);
+}
+
+static long count_newlines(const char *s, size_t n)
+{
+    long lines = 0;
+    for (const char *q = s; (q = memchr(q, '\n', (size_t)(s + n - q))); q++)
+        lines++;
+    return lines;
+}
+
+static void report_read_error(FILE *err, const char *path, long line, reader *r)
+{
+    if (r->nomem) {
+        fprintf(err, "%s:%ld: error: out of memory reading facts\n", path, line);
+        return;
+    }
+    int zerr = r->zerr;
+    const char *msg = gzerror(r->gz, &zerr);
+    fprintf(err, "%s:%ld: error: cannot read: %s\n", path, line,
+            r->zerr == Z_ERRNO ? strerror(r->err_no ? r->err_no : EIO) : r->zerr == Z_MEM_ERROR ? "out of memory"
+            : r->zerr == Z_BUF_ERROR ? "compressed file is truncated" : msg && *msg ? msg : "read error");
+}
+
 rfx_status rfx_read_facts(const char *path, const rfx_prim *types, rfx_symtab *syms,
                           const rfx_read_opts *ro, rfx_rows *rows, FILE *err)
 {
@@ -272,83 +379,50 @@ rfx_status rfx_read_facts(const char *path, const rfx_prim *types, rfx_symtab *s
         fprintf(err, "%s: error: relations of more than %d columns cannot be read\n", path, RFX_MAX_ARITY);
         return RFX_ERR_INPUT;
     }
-    gzFile gz = gzopen(path, "rb");
-    if (!gz) {
+    reader r = {gzopen(path, "rb"), false, false, Z_OK, 0};
+    if (!r.gz) {
         fprintf(err, "%s: error: cannot open facts file: %s\n", path, strerror(errno ? errno : EIO));
         return RFX_ERR_IO;
     }
-    gzbuffer(gz, 1 << 17);
+    gzbuffer(r.gz, 1 << 17);
     int nthreads = ro && ro->threads > 1 ? ro->threads : 1;
     for (int c = 0; c < a; c++)
         if (types[c] == RFX_SYMBOL)
             nthreads = 1;
     if (nthreads > 64)
         nthreads = 64;
-    size_t cap = 1 << 17, len = 0;   /* grows to READ_BLOCK, and past it for a longer line */
-    char *buf = rfx_malloc(cap + 1);
+    block blocks[2] = {{NULL, 0, 0}, {NULL, 0, 0}}, *cur = &blocks[0], *next = &blocks[1];
     piece *pieces = rfx_calloc((size_t)nthreads, sizeof *pieces);
     rfx_status st = RFX_OK;
     long line = 0, skipped = 0, first_skipped = 0;
-    if (!buf || !pieces) {
+    if (!pieces) {
         st = RFX_ERR_NOMEM;
         fprintf(err, "%s: error: out of memory reading facts\n", path);
         goto out;
     }
     read_job j = {types, syms, ro && ro->delimiter ? ro->delimiter : '\t', ro && ro->edge_list, a, pieces};
-    for (bool eof = false;;) {
-        if (!eof) {   /* fill the buffer first; grow it to READ_BLOCK, or past it for a long line */
-            bool full = cap - len < 65536;
-            if (full && (cap < READ_BLOCK || !memchr(buf, '\n', len))) {
-                char *b = rfx_realloc(buf, cap * 2 + 1);
-                if (!b) {
-                    st = RFX_ERR_NOMEM;
-                    fprintf(err, "%s:%ld: error: out of memory reading facts\n", path, line + 1);
-                    goto out;
-                }
-                buf = b;
-                cap *= 2;
-                full = false;
-            }
-            if (!full) {
-                size_t want = cap - len < (1u << 30) ? cap - len : (1u << 30);
-                int got = gzread(gz, buf + len, (unsigned)want);
-                int zerr = Z_OK;
-                if (got == 0)
-                    gzerror(gz, &zerr);
-                if (got < 0 || (zerr != Z_OK && zerr != Z_STREAM_END)) {
-                    /* includes a truncated gzip stream, which zlib reports only at its end */
-                    for (const char *q = buf; (q = memchr(q, '\n', (size_t)(buf + len - q))); q++)
-                        line++;   /* the lines read but not parsed yet */
-                    const char *msg = gzerror(gz, &zerr);
-                    fprintf(err, "%s:%ld: error: cannot read: %s\n", path, line + 1,
-                            zerr == Z_ERRNO ? strerror(errno) : zerr == Z_MEM_ERROR ? "out of memory"
-                            : zerr == Z_BUF_ERROR ? "compressed file is truncated" : msg ? msg : "read error");
-                    st = zerr == Z_MEM_ERROR ? RFX_ERR_NOMEM : RFX_ERR_IO;
-                    goto out;
-                }
-                if (got > 0) {
-                    len += (size_t)got;
-                    continue;
-                }
-                eof = true;
-            }
-        }
+    if (!fill_block(&r, cur)) {
+        st = r.nomem || r.zerr == Z_MEM_ERROR ? RFX_ERR_NOMEM : RFX_ERR_IO;
+        report_read_error(err, path, count_newlines(cur->buf, cur->len) + 1, &r);
+        goto out;
+    }
+    for (;;) {
         /* whole lines only, but for the last one at the end */
-        const char *last = len ? memrchr(buf, '\n', len) : NULL;
-        size_t whole = eof ? len : last ? (size_t)(last - buf) + 1 : 0;
+        const char *last = cur->len ? memrchr(cur->buf, '\n', cur->len) : NULL;
+        size_t whole = r.eof ? cur->len : last ? (size_t)(last - cur->buf) + 1 : 0;
         if (whole == 0)
-            break;   /* at the end (a full buffer without a newline grew above) */
+            break;   /* at the end (fill_block grows a full block without a newline) */
         int n = (int)(whole / PIECE_MIN) < nthreads ? (int)(whole / PIECE_MIN) : nthreads;
         if (n < 1)
             n = 1;
-        const char *from = buf;
+        const char *from = cur->buf;
         for (int k = 0; k < n; k++) {
-            const char *to = buf + whole * (size_t)(k + 1) / (size_t)n;
+            const char *to = cur->buf + whole * (size_t)(k + 1) / (size_t)n;
             if (k + 1 < n) {   /* cut after a newline */
-                const char *nl = memchr(to, '\n', (size_t)(buf + whole - to));
-                to = nl ? nl + 1 : buf + whole;
+                const char *nl = memchr(to, '\n', (size_t)(cur->buf + whole - to));
+                to = nl ? nl + 1 : cur->buf + whole;
             } else
-                to = buf + whole;
+                to = cur->buf + whole;
             if (to < from)
                 to = from;
             pieces[k] = (piece){.p = from, .end = to, .st = RFX_OK};
@@ -362,7 +436,7 @@ rfx_status rfx_read_facts(const char *path, const rfx_prim *types, rfx_symtab *s
         /* a plain file's first block tells its rows (10% more for longer lines later): the rows
          * get their buffer once, where growing it would copy what it holds each time */
         size_t want = rows->n + room;
-        if (a > 0 && !eof && rows->cap < want && gzdirect(gz) && (size_t)sb.st_size > whole) {
+        if (a > 0 && !r.eof && rows->cap < want && gzdirect(r.gz) && (size_t)sb.st_size > whole) {
             double expect = (double)room * ((double)sb.st_size / (double)whole) * 1.1;
             if (expect < 1e12)   /* refused (more than the machine has): the rows grow as they come */
                 (void)rfx_rows_reserve(rows, rows->n + (size_t)expect);
@@ -373,7 +447,11 @@ rfx_status rfx_read_facts(const char *path, const rfx_prim *types, rfx_symtab *s
         }
         for (size_t k = 0, at = rows->n; a > 0 && k < (size_t)n; at += (size_t)pieces[k++].lines)
             pieces[k].out = rows->data + at * (size_t)a;
-        rfx_parallel_for(n, n, parse_piece, &j);
+        block_job bj = {&j, n, &r, cur->buf + whole, cur->len - whole, next, true};
+        const int tasks = n + !r.eof;
+        rfx_parallel_for(tasks, tasks, block_task, &bj);
+        if (r.eof && tasks == n)
+            next->len = 0;   /* nothing was left to read */
         for (int k = 0; k < n && st == RFX_OK; k++) {
             piece *p = &pieces[k];
             if (p->skipped && !skipped)
@@ -392,17 +470,23 @@ rfx_status rfx_read_facts(const char *path, const rfx_prim *types, rfx_symtab *s
                 rows->n += p->got;
             }
         }
+        if (st == RFX_OK && !bj.read_ok) {
+            st = r.nomem || r.zerr == Z_MEM_ERROR ? RFX_ERR_NOMEM : RFX_ERR_IO;
+            report_read_error(err, path, line + count_newlines(next->buf, next->len) + 1, &r);
+        }
         if (st != RFX_OK)
             goto out;
-        memmove(buf, buf + whole, len - whole);
-        len -= whole;
+        block *t = cur;
+        cur = next;
+        next = t;
     }
     if (skipped)
         fprintf(err, "%s:%ld: warning: skipped %ld line%s that do%s not start with numbers\n", path,
                 first_skipped, skipped, skipped == 1 ? "" : "s", skipped == 1 ? "es" : "");
 out:
-    gzclose(gz);
-    free(buf);
+    gzclose(r.gz);
+    free(blocks[0].buf);
+    free(blocks[1].buf);
     free(pieces);
     return st;
 }
