@@ -344,7 +344,7 @@ static void block_task(int k, void *ctx)
 static long count_newlines(const char *s, size_t n)
 {
     long lines = 0;
-    for (const char *q = s; (q = memchr(q, '\n', (size_t)(s + n - q))); q++)
+    for (const char *q = s; n && (q = memchr(q, '\n', (size_t)(s + n - q))); q++)
         lines++;
     return lines;
 }
