@@ -46,6 +46,23 @@ static bool parse_i64(const char *s, size_t n, int64_t *out)
     return true;
 }
 
+/* Length of the plain decimal (at most 10 digits, '-' for a number) that s starts with when
+ * it is in prim's range, its value in *out; 0 when it is not one (hex, '+', too long, out
+ * of range or not a number: parse_field and its messages decide). */
+static size_t scan_decimal(const char *s, size_t n, rfx_prim prim, uint32_t *out)
+{
+    size_t k = prim == RFX_NUMBER && n && s[0] == '-', d0 = k;
+    uint64_t v = 0;
+    while (k < n && k - d0 < 10 && (unsigned char)(s[k] - '0') < 10)
+        v = v * 10 + (uint64_t)(s[k++] - '0');
+    if (k == d0 || (k < n && (unsigned char)(s[k] - '0') < 10))
+        return 0;
+    if (v > (prim == RFX_UNSIGNED ? 0xFFFFFFFFull : d0 ? 0x80000000ull : 0x7FFFFFFFull))
+        return 0;
+    *out = d0 ? 0u - (uint32_t)v : (uint32_t)v;
+    return k;
+}
+
 /* Converts one field; returns an error text or NULL. */
 static const char *parse_field(const char *s, size_t n, rfx_prim prim, rfx_symtab *syms, uint32_t *out)
 {
@@ -123,20 +140,10 @@ static void quote_field(char *out, size_t cap, const char *s, size_t n)
     snprintf(out, cap, "'%.*s%s'", (int)(n > 40 ? 40 : n), s, n > 40 ? "..." : "");
 }
 
-/* Length of the plain decimal (at most 10 digits, '-' for a number) that s starts with when
- * it is in prim's range, its value in *out; 0 leaves the field to parse_field. */
-static size_t scan_decimal(const char *s, size_t n, rfx_prim prim, uint32_t *out)
+/* What separates an edge list's fields. */
+static inline bool edge_sep(char c)
 {
-    size_t k = prim == RFX_NUMBER && n && s[0] == '-', d0 = k;
-    uint64_t v = 0;
-    while (k < n && k - d0 < 10 && (unsigned char)(s[k] - '0') < 10)
-        v = v * 10 + (uint64_t)(s[k++] - '0');
-    if (k == d0 || (k < n && (unsigned char)(s[k] - '0') < 10))
-        return 0;
-    if (v > (prim == RFX_UNSIGNED ? 0xFFFFFFFFull : d0 ? 0x80000000ull : 0x7FFFFFFFull))
-        return 0;
-    *out = d0 ? 0u - (uint32_t)v : (uint32_t)v;
-    return k;
+    return c == ' ' || c == '\t' || c == ',';
 }
 
 /* Parses one line into tuple: RFX_OK, an error (its text in p->why), or LINE_SKIPPED. */
@@ -159,37 +166,30 @@ static int parse_line(const read_job *j, piece *p, const char *line, size_t len,
     int col = 0;
     size_t i = 0;
     while (col < a) {
-        size_t s, e;
-        const rfx_prim t = j->types[col];
-        const bool num = t == RFX_NUMBER || t == RFX_UNSIGNED;
-        if (j->edges) {
-            while (i < len && (line[i] == ' ' || line[i] == '\t' || line[i] == ','))
+        if (j->edges)
+            while (i < len && edge_sep(line[i]))
                 i++;
-            size_t k = num ? scan_decimal(line + i, len - i, t, &tuple[col]) : 0;
-            if (k && (i + k == len || line[i + k] == ' ' || line[i + k] == '\t' || line[i + k] == ',')) {
-                i += k;
-                col++;
-                continue;
-            }
-            s = i;
-            while (i < len && line[i] != ' ' && line[i] != '\t' && line[i] != ',')
+        else if (col > 0) {
+            if (i >= len || line[i] != j->delim)
+                break;
+            i++;
+        }
+        /* a plain decimal ending at the field's end is read in one pass */
+        const rfx_prim t = j->types[col];
+        size_t k = t == RFX_NUMBER || t == RFX_UNSIGNED ? scan_decimal(line + i, len - i, t, &tuple[col]) : 0;
+        if (k && (i + k == len || (j->edges ? edge_sep(line[i + k]) : line[i + k] == j->delim))) {
+            i += k;
+            col++;
+            continue;
+        }
+        size_t s = i, e;
+        if (j->edges) {
+            while (i < len && !edge_sep(line[i]))
                 i++;
             e = i;
             if (s == e)
                 break;
         } else {
-            if (col > 0) {
-                if (i >= len || line[i] != j->delim)
-                    break;
-                i++;
-            }
-            size_t k = num ? scan_decimal(line + i, len - i, t, &tuple[col]) : 0;
-            if (k && (i + k == len || line[i + k] == j->delim)) {
-                i += k;
-                col++;
-                continue;
-            }
-            s = i;
             const char *d = memchr(line + i, j->delim, len - i);
             e = d ? (size_t)(d - line) : len;
             i = e;
@@ -220,14 +220,19 @@ static int parse_line(const read_job *j, piece *p, const char *line, size_t len,
     return RFX_OK;
 }
 
+static long count_newlines(const char *s, size_t n)
+{
+    long lines = 0;
+    for (size_t i = 0; i < n; i++)
+        lines += s[i] == '\n';
+    return lines;
+}
+
 /* A row's room a line: the piece's newlines, and its unfinished last line at the end. */
 static void count_piece_lines(int k, void *ctx)
 {
     piece *p = &((read_job *)ctx)->pieces[k];
-    long n = 0;
-    for (const char *c = p->p; c < p->end; c++)
-        n += *c == '\n';
-    p->lines = n + (p->end > p->p && p->end[-1] != '\n');
+    p->lines = count_newlines(p->p, (size_t)(p->end - p->p)) + (p->end > p->p && p->end[-1] != '\n');
 }
 
 static void parse_piece(int k, void *ctx)
@@ -341,14 +346,6 @@ static void block_task(int k, void *ctx)
     b->read_ok = fill_block(b->r, nb);
 }
 
-static long count_newlines(const char *s, size_t n)
-{
-    long lines = 0;
-    for (const char *q = s; n && (q = memchr(q, '\n', (size_t)(s + n - q))); q++)
-        lines++;
-    return lines;
-}
-
 static void report_read_error(FILE *err, const char *path, long line, reader *r)
 {
     if (r->nomem) {
@@ -448,10 +445,10 @@ rfx_status rfx_read_facts(const char *path, const rfx_prim *types, rfx_symtab *s
         for (size_t k = 0, at = rows->n; a > 0 && k < (size_t)n; at += (size_t)pieces[k++].lines)
             pieces[k].out = rows->data + at * (size_t)a;
         block_job bj = {&j, n, &r, cur->buf + whole, cur->len - whole, next, true};
-        const int tasks = n + !r.eof;
-        rfx_parallel_for(tasks, tasks, block_task, &bj);
-        if (r.eof && tasks == n)
-            next->len = 0;   /* nothing was left to read */
+        const bool reading = !r.eof;   /* the next block is one more task */
+        rfx_parallel_for(n + reading, n + reading, block_task, &bj);
+        if (!reading)
+            next->len = 0;
         for (int k = 0; k < n && st == RFX_OK; k++) {
             piece *p = &pieces[k];
             if (p->skipped && !skipped)
