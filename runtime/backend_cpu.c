@@ -69,11 +69,8 @@ static rfx_status cpu_merge_host(rfx_backend *be, int var, rfx_rows *rows)
 {
     cpu_ctx *c = be->ctx;
     rfx_rows *v = &c->vars[var];
-    if (v->n == 0 && v->arity == rows->arity) {   /* taken as they are (a facts file's rows) */
-        rfx_rows_free(v);
-        rfx_rows_swap(v, rows);
-        return RFX_OK;
-    }
+    if (v->n == 0)   /* taken as they are (a facts file's rows) */
+        return rfx_rows_move_append(v, rows, c->nthreads);
     rfx_status st = rfx_cpu_union(v, rows, v, c->nthreads);
     rfx_rows_free(rows);
     return st;

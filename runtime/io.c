@@ -534,26 +534,24 @@ static size_t decimal_u32(char *out, uint32_t v)
     return n;
 }
 
-/* Appends one value's text (numbers as %d / %u print them, floats as %g). */
-static void put_value(text_buf *t, rfx_prim prim, uint32_t v, const rfx_symtab *syms)
+enum { VALUE_ROOM = 32 };   /* the longest number or float text, and a separator */
+
+/* Appends one value's text (numbers as %d / %u print them, floats as %g) where room for the
+ * rest of the row (row_room bytes) was made: a symbol makes room for its own text. */
+static void put_value(text_buf *t, rfx_prim prim, uint32_t v, const rfx_symtab *syms, size_t row_room)
 {
+    char *at = t->p + t->len;
     if (prim == RFX_SYMBOL) {
         const char *s = rfx_symtab_str(syms, v);
         size_t n = strlen(s);
-        char *at = text_room(t, n);
-        if (at) {
+        if ((at = text_room(t, n + row_room))) {
             rfx_memcpy(at, s, n);
             t->len += n;
         }
-        return;
-    }
-    char *at = text_room(t, 32);
-    if (!at)
-        return;
-    if (prim == RFX_FLOAT) {
+    } else if (prim == RFX_FLOAT) {
         float f;
         rfx_memcpy(&f, &v, 4);
-        t->len += (size_t)snprintf(at, 32, "%g", (double)f);
+        t->len += (size_t)snprintf(at, VALUE_ROOM, "%g", (double)f);
     } else if (prim == RFX_NUMBER && (int32_t)v < 0) {
         *at = '-';
         t->len += 1 + decimal_u32(at + 1, 0u - v);
@@ -578,20 +576,17 @@ static void text_chunk(int i, void *ctx)
     text_buf *t = &j->bufs[i];
     size_t a = (size_t)j->rows->arity, lo = j->first + (size_t)i * TEXT_CHUNK_ROWS;
     size_t hi = lo + TEXT_CHUNK_ROWS < j->rows->n ? lo + TEXT_CHUNK_ROWS : j->rows->n;
+    const size_t row_room = a * VALUE_ROOM + 1;   /* values, separators and the newline */
     t->len = 0;
-    for (size_t r = lo; r < hi && !t->nomem; r++) {
+    for (size_t r = lo; r < hi && text_room(t, row_room); r++) {
         const uint32_t *row = j->rows->data + (j->idx ? j->idx[r] : r) * a;
-        for (size_t c = 0; c < a; c++) {
-            if (c) {
-                char *at = text_room(t, 1);
-                if (at)
-                    at[0] = j->delim, t->len++;
-            }
-            put_value(t, j->types[c], row[c], j->syms);
+        for (size_t c = 0; c < a && !t->nomem; c++) {
+            if (c)
+                t->p[t->len++] = j->delim;
+            put_value(t, j->types[c], row[c], j->syms, row_room);
         }
-        char *at = text_room(t, 1);
-        if (at)
-            at[0] = '\n', t->len++;
+        if (!t->nomem)
+            t->p[t->len++] = '\n';
     }
 }
 
