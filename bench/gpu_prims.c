@@ -4,6 +4,8 @@
  * Times: CUDA events, after a warm-up, median of repeats, random inputs made on the
  * device. Each size also times a plain copy of the same bytes (what any kernel can reach at
  * that size) and a SELECT whose predicate has arithmetic ("SELECT rx": the interpreter).
+ * Before the table, the fixed cost any operator pays: an empty kernel's launch, and its
+ * launch and a wait for a word it writes (what a SELECT pays to learn its output's size).
  * Usage: gpu_prims [min_log2 max_log2 repeats]   (default 20 28 5) */
 #include "cuda_prims.h"
 
@@ -23,9 +25,10 @@ typedef struct job {
     size_t n;
 } job;
 
-enum { OP_COPY, OP_SELECT, OP_SELECT_EXPR, OP_PROJECT, OP_MAP, OP_SORT, OP_CUBSORT, OP_JOIN, OP_UNION, OP_DIFF };
+enum { OP_COPY, OP_SELECT, OP_SELECT_EXPR, OP_PROJECT, OP_MAP, OP_SORT, OP_CUBSORT, OP_JOIN, OP_UNION, OP_DIFF,
+       OP_EMPTY, OP_EMPTY_WAIT };
 static const char *names[] = {"copy", "SELECT", "SELECT rx", "PROJECT", "MAP", "SORT", "CUB sort", "JOIN", "UNION",
-                              "DIFFERENCE"};
+                              "DIFFERENCE", "empty", "empty+wait"};
 
 static rfx_status run(void *arg)
 {
@@ -43,6 +46,8 @@ static rfx_status run(void *arg)
         return rfx_gpu_union(g, j->a, j->b, j->out);
     case OP_DIFF:
         return rfx_gpu_semijoin(g, j->a, j->b, 2, false, j->out);
+    case OP_EMPTY: case OP_EMPTY_WAIT:
+        return rfx_gpu_empty_launch(g, j->op == OP_EMPTY_WAIT);
     default:
         return rfx_gpu_memcpy_d2d(g, j->out->data, j->a->data, j->n * 8);
     }
@@ -69,9 +74,19 @@ static double median_ms(job *j, int reps)
     return t[reps / 2];
 }
 
+static void print_row(int op, int lg, size_t out_n, double ms, double bytes, double bw)
+{
+    printf("%-10s %5d %12zu %10.3f %9.0f %8.0f%%\n", names[op], lg, out_n, ms, bytes / (ms * 1e-3) / 1e9,
+           100.0 * bytes / bw / (ms * 1e-3) / 1e9);
+}
+
 int main(int argc, char **argv)
 {
     int lo = argc > 2 ? atoi(argv[1]) : 20, hi = argc > 2 ? atoi(argv[2]) : 28, reps = argc > 3 ? atoi(argv[3]) : 5;
+    if (reps < 1 || reps > 63) {
+        fprintf(stderr, "repeats must be 1 to 63\n");
+        return 2;
+    }
     char err[512];
     g = rfx_gpu_open(0, 0, err, sizeof err);
     if (!g) {
@@ -88,7 +103,10 @@ int main(int argc, char **argv)
     job cj = {.op = OP_COPY, .a = &big, .out = &big2, .n = nbig};
     double bw = 2.0 * nbig * 8 / (median_ms(&cj, reps) * 1e-3) / 1e9;
     rfx_gpu_rows_free(g, &big2);
+    job ej = {.op = OP_EMPTY}, ewj = {.op = OP_EMPTY_WAIT};
+    double launch_ms = median_ms(&ej, 63), wait_ms = median_ms(&ewj, 63);
     printf("device %s: device-to-device copy %.0f GB/s (read + write)\n", rfx_gpu_name(g), bw);
+    printf("empty kernel: %.1f us launched, %.1f us launched and waited for\n", launch_ms * 1e3, wait_ms * 1e3);
     printf("%-10s %5s %12s %10s %9s %9s\n", "operator", "log2n", "tuples out", "ms", "GB/s", "of floor");
 
     rfx_rx c0 = {.kind = RFX_RX_COL, .prim = RFX_NUMBER, .col = 0}, c1 = {.kind = RFX_RX_COL, .prim = RFX_NUMBER, .col = 1};
@@ -120,8 +138,7 @@ int main(int argc, char **argv)
         for (size_t i = 0; i < sizeof jobs / sizeof *jobs; i++) {
             double ms = median_ms(&jobs[i], reps);
             double bytes = (double)n * 8 + (double)out.n * out.arity * 4 + (jobs[i].op == OP_SORT ? n * 8.0 : 0);
-            printf("%-10s %5d %12zu %10.3f %9.0f %8.0f%%\n", names[jobs[i].op], lg, out.n, ms, bytes / (ms * 1e-3) / 1e9,
-                   100.0 * bytes / bw / (ms * 1e-3) / 1e9);
+            print_row(jobs[i].op, lg, out.n, ms, bytes, bw);
         }
         /* CUB on the same keys, packed as the SORT primitive packs them */
         uint64_t *keys = rfx_gpu_alloc(g, n * 8);
@@ -147,8 +164,7 @@ int main(int argc, char **argv)
         for (int i = 0; i < 3; i++) {
             double ms = median_ms(&j2[i], reps);
             double bytes = (double)(a.n + b.n) * 8 + (double)out.n * out.arity * 4;
-            printf("%-10s %5d %12zu %10.3f %9.0f %8.0f%%\n", names[j2[i].op], lg, out.n, ms, bytes / (ms * 1e-3) / 1e9,
-                   100.0 * bytes / bw / (ms * 1e-3) / 1e9);
+            print_row(j2[i].op, lg, out.n, ms, bytes, bw);
         }
         rfx_gpu_rows_free(g, &a);
         rfx_gpu_rows_free(g, &b);

@@ -16,6 +16,7 @@ extern "C" {
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <atomic>
 #include <unordered_map>
 
 #define RFX_H_WORDS 32
@@ -1800,6 +1801,23 @@ static rfx_status tag_wait(rfx_gpu *g, unsigned long long tag, int word, const c
     return RFX_OK;
 }
 
+#define EMPTY_WORD 12   // rfx_gpu_empty_launch's
+
+__global__ void k_empty(unsigned long long *word, unsigned long long tag)
+{
+    if (word && threadIdx.x == 0 && blockIdx.x == 0)
+        *word = tag;
+}
+
+extern "C" rfx_status rfx_gpu_empty_launch(rfx_gpu *g, bool wait)
+{
+    static std::atomic<unsigned long long> tag;
+    unsigned long long t = ++tag;
+    k_empty<<<1, 32, 0, g->stream>>>(wait ? g->d_words + EMPTY_WORD : NULL, t);
+    CK(cudaGetLastError());
+    return wait ? tag_wait(g, t, EMPTY_WORD, "k_empty") : RFX_OK;
+}
+
 /* The total of the launch lb was armed for (host words `word`, `word + 1`). */
 static rfx_status lb_wait(rfx_gpu *g, const lb_args &lb, int word, const char *call, unsigned long long *total)
 {
@@ -2367,6 +2385,116 @@ static rfx_status select_simple(rfx_gpu *g, const rfx_dev_rows *src, const rfx_r
     return tiled_end(g, e, "k_select_simple", &lb, &res, dst);
 }
 
+// ---- MAP of simple terms: a row a thread, no interpreter ---------------------------------
+/* An output that is a column, a constant, or one addition, subtraction or multiplication of
+ * two of them: the common arithmetic of Datalog heads (d + 1, x * 2). No division, so
+ * nothing is flagged and nothing waited for: such a MAP is one launch, like a projection. */
+#define MT_COPY 255    // the term is its left operand
+#define MT_CONST 255   // an operand that is the constant, not a column
+struct map_term {
+    uint32_t lval, rval;
+    uint8_t op, prim, lcol, rcol;
+};
+struct map_terms {
+    int nout;
+    map_term t[SS_OUTS];
+};
+
+static bool term_operand(const rfx_rx *e, int arity, uint8_t *col, uint32_t *val)
+{
+    if (e->kind == RFX_RX_COL && e->col >= 0 && e->col < arity)
+        *col = (uint8_t)e->col;
+    else if (e->kind == RFX_RX_CONST)
+        *col = MT_CONST, *val = e->value;
+    else
+        return false;
+    return true;
+}
+
+static bool simple_map(rfx_rx *const *out, int nout, int arity, map_terms *m)
+{
+    memset(m, 0, sizeof *m);
+    if (arity < 1 || arity > 4 || nout < 1 || nout > SS_OUTS)
+        return false;
+    m->nout = nout;
+    for (int k = 0; k < nout; k++) {
+        const rfx_rx *e = out[k];
+        map_term *t = &m->t[k];
+        t->prim = (uint8_t)e->prim;
+        if (e->kind != RFX_RX_BIN) {
+            t->op = MT_COPY;
+            if (!term_operand(e, arity, &t->lcol, &t->lval))
+                return false;
+        } else if (e->op == RFX_ADD || e->op == RFX_SUB || e->op == RFX_MUL) {
+            t->op = (uint8_t)e->op;
+            if (!term_operand(e->l, arity, &t->lcol, &t->lval) || !term_operand(e->r, arity, &t->rcol, &t->rval))
+                return false;
+        } else {
+            return false;
+        }
+    }
+    return true;
+}
+
+template <int A>
+__device__ __forceinline__ uint32_t map_term_of(const uint32_t (&v)[A], const map_term &t)
+{
+    uint32_t x = t.lcol == MT_CONST ? t.lval : pick<A>(v, t.lcol);
+    if (t.op == MT_COPY)
+        return x;
+    bool div0 = false;   // no division here: never set
+    return rfx_arith(t.op, t.prim, x, t.rcol == MT_CONST ? t.rval : pick<A>(v, t.rcol), &div0);
+}
+
+template <int A>
+__global__ void k_map_terms(const __grid_constant__ map_terms m, const uint32_t *src, size_t n, uint32_t *out)
+{
+    const int nout = m.nout;
+    GRID_STRIDE(i, n)
+    {
+        uint32_t v[A];
+        load_row<A>(src, i, v);
+        if (nout == 2) {
+            ((uint2 *)out)[i] = make_uint2(map_term_of<A>(v, m.t[0]), map_term_of<A>(v, m.t[1]));
+        } else {
+            for (int k = 0; k < nout; k++)
+                out[i * nout + k] = map_term_of<A>(v, m.t[k]);
+        }
+    }
+}
+
+/* MAP by k_map_terms where the outputs allow (*done then). */
+static rfx_status map_simple(rfx_gpu *g, const rfx_dev_rows *src, rfx_rx *const *out, int nout, rfx_dev_rows *dst,
+                             bool *done)
+{
+    map_terms m;
+    size_t n = src->n;
+    *done = false;
+    if (!simple_map(out, nout, src->arity, &m))
+        return RFX_OK;
+    *done = true;
+    rfx_dev_rows res;
+    rfx_status st = rows_alloc(g, &res, nout, n);
+    if (st != RFX_OK || n == 0) {
+        if (st == RFX_OK)
+            replace(g, dst, &res);
+        return st;
+    }
+    switch (src->arity) {
+    case 1: k_map_terms<1><<<grid_for(n), 256, 0, g->stream>>>(m, src->data, n, res.data); break;
+    case 2: k_map_terms<2><<<grid_for(n), 256, 0, g->stream>>>(m, src->data, n, res.data); break;
+    case 3: k_map_terms<3><<<grid_for(n), 256, 0, g->stream>>>(m, src->data, n, res.data); break;
+    default: k_map_terms<4><<<grid_for(n), 256, 0, g->stream>>>(m, src->data, n, res.data); break;
+    }
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess) {
+        rfx_gpu_rows_free(g, &res);
+        return fail(g, e, "k_map_terms", __FILE__, __LINE__);
+    }
+    replace(g, dst, &res);
+    return RFX_OK;
+}
+
 extern "C" rfx_status rfx_gpu_mapfilter(rfx_gpu *g, const rfx_dev_rows *src, const rfx_rx *pred, rfx_rx *const *out,
                                         int nout, rfx_dev_rows *dst)
 {
@@ -2375,7 +2503,8 @@ extern "C" rfx_status rfx_gpu_mapfilter(rfx_gpu *g, const rfx_dev_rows *src, con
     bool plain = !pred && plain_columns(out, nout, &m);
     if (!plain && nout > 0 && n > 0 && n / 512 < (size_t)INT32_MAX) {
         bool done;
-        rfx_status st = select_simple(g, src, pred, out, nout, dst, &done);
+        rfx_status st = pred ? select_simple(g, src, pred, out, nout, dst, &done)
+                             : map_simple(g, src, out, nout, dst, &done);
         if (st != RFX_OK || done)
             return st;
         st = select_tiles(g, src, pred, out, nout, dst, &done);

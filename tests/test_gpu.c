@@ -1352,6 +1352,70 @@ static void test_select_simple(void)
     CU_ASSERT(cases > 1000);
 }
 
+/* MAPs whose outputs are columns, constants or one +, - or * of two of them (number,
+ * unsigned, float) run a row a thread without the interpreter (k_map_terms): rows of 1 to
+ * 4 columns, 1 to 6 outputs, against the CPU. Values collide, wrap and straddle the sign
+ * bit; floats are finite (NaN payloads are the hardware's own). A MAP with a negation, and
+ * a SELECT with such outputs, take the interpreter and must agree too. */
+static void test_map_simple(void)
+{
+    if (!need_gpu())
+        return;
+    static const uint32_t ints[] = {0, 1, 7, 0x7fffffffu, 0x80000000u, 0x80000001u, 0xffffffffu, 65536};
+    static const uint32_t floats[] = {0, 0x80000000u, 0x3fc00000u /* 1.5 */, 0xc0100000u /* -2.25 */,
+                                      0x7149f2cau /* 1e30 */, 0xf149f2cau, 0x40400000u /* 3 */, 0x00000001u};
+    static const size_t n_of[] = {1, 2047, 2049, 4096, 4097, 100003, 1000003};
+    rfx_rx c[4];
+    int cases = 0;
+    for (int fl = 0; fl < 2; fl++)
+        for (int arity = 1; arity <= 4; arity++)
+            for (size_t s = 0; s < sizeof n_of / sizeof n_of[0]; s++) {
+                if (quick && n_of[s] > 200000)
+                    continue;
+                rfx_rows a;
+                rfx_rows_init(&a, arity);
+                rfx_rows_reserve(&a, n_of[s]);
+                for (size_t i = 0; i < n_of[s] * (size_t)arity; i++)
+                    a.data[i] = fl ? floats[rnd() % 8] : rnd() % 4 ? ints[rnd() % 8] : (uint32_t)rnd();
+                a.n = n_of[s];
+                for (int prim = fl ? RFX_FLOAT : RFX_NUMBER; prim <= (fl ? RFX_FLOAT : RFX_UNSIGNED); prim++) {
+                    for (int i = 0; i < 4; i++)
+                        c[i] = (rfx_rx){.kind = RFX_RX_COL, .prim = prim, .col = i};
+                    rfx_rx k = {.kind = RFX_RX_CONST, .prim = prim, .value = fl ? 0x3fc00000u : 0xfffffff9u};
+                    rfx_rx *last = &c[arity - 1];
+                    rfx_rx terms[6];
+                    for (int op = RFX_ADD; op <= RFX_MUL; op++)
+                        for (int form = 0; form < 4; form++) {
+                            /* form 0: $0 op $last; 1: $last op k; 2: k op $0 (and a negation); 3: SELECT $0 < $last */
+                            rfx_rx *l = form == 2 ? &k : form == 1 ? last : &c[0], *r = form == 2 ? &c[0] : form == 1 ? &k : last;
+                            terms[0] = (rfx_rx){.kind = RFX_RX_BIN, .prim = prim, .op = op, .l = l, .r = r};
+                            terms[1] = (rfx_rx){.kind = RFX_RX_BIN, .prim = prim, .op = (op + 1) % 3, .l = r, .r = l};
+                            terms[2] = (rfx_rx){.kind = RFX_RX_NEG, .prim = prim, .l = last};
+                            rfx_rx *outs[6] = {&terms[0], last, &k, &terms[1], &c[0], &terms[0]};
+                            if (form == 2)
+                                outs[4] = &terms[2];
+                            int nout = 1 + (op + form + arity + (int)s) % 6;
+                            rfx_rx lt = {.kind = RFX_RX_CMP, .prim = prim, .op = RFX_LT, .l = &c[0], .r = last};
+                            mapfilter_vs_cpu(&a, form == 3 ? &lt : NULL, outs, nout);
+                            cases++;
+                        }
+                }
+                rfx_rows_free(&a);
+            }
+    CU_ASSERT(cases > 500);
+}
+
+/* The benchmark's fixed-cost probe: launched alone, and waited for through its host word
+ * many times over (each wait must see its own launch's tag). */
+static void test_empty_launch(void)
+{
+    if (!need_gpu())
+        return;
+    for (int i = 0; i < 1000; i++)
+        CU_ASSERT_EQUAL_FATAL(rfx_gpu_empty_launch(gpu, i % 3 != 0), RFX_OK);
+    CU_ASSERT_EQUAL(rfx_gpu_sync(gpu), RFX_OK);
+}
+
 /* The tiled kernels' look-back words are kept between launches and tagged with the
  * launch (no clearing): SELECTs by plain comparisons (a block a tile), by the interpreter
  * (resident blocks taking tiles until one is past the end) and semi-joins (by merge path
@@ -1636,6 +1700,8 @@ static void add(void)
     CU_add_test(s, "map and filter", test_mapfilter);
     CU_add_test(s, "map and filter: stack depths, rejected rows", test_mapfilter_depths);
     CU_add_test(s, "select by plain comparisons", test_select_simple);
+    CU_add_test(s, "maps of simple terms", test_map_simple);
+    CU_add_test(s, "empty launches, waited for and not", test_empty_launch);
     CU_add_test(s, "look-back words kept across launches", test_lookback_across_launches);
     CU_add_test(s, "SELECT, JOIN, UNION, DIFFERENCE at 2^28 rows (RFX_GPU_BIG=1)", test_big_ops);
     CU_add_test(s, "aggregates", test_aggregate);
