@@ -1,0 +1,277 @@
+#!/usr/bin/env python3
+"""diff_backends.py: random Datalog programs, each run on the CPU and the CUDA backend with
+the same options; exit status, standard output and every output file must be identical.
+
+Programs are layered so that they are always valid: each derived relation reads the input
+relations and the relations derived before it (negated only those), and may read itself in
+rules that copy columns (recursion without arithmetic ends). Bodies join one to three
+atoms, with comparisons, constants, negation, arithmetic heads (+, -, *), aggregates
+(count, sum, min, max) and cyclic triangle bodies (the leapfrog triejoin). Facts are random
+numbers over a small domain; some programs take large inputs (tens of thousands of rows),
+some a small --device-memory cap (out of core on both backends), --no-fuse or --join.
+
+Usage: diff_backends.py RFX COUNT [SEED] [WORKDIR] [BUDGET_SECONDS]
+A failing case is kept in WORKDIR/fail-N (program, facts, both outputs); exit 1 if any.
+A program the CPU cannot finish in a minute, or runs out of memory on, is not compared.
+"""
+import filecmp
+import os
+import random
+import shutil
+import subprocess
+import sys
+import time
+
+VARS = ["a", "b", "c", "d", "e"]
+
+
+class Rel:
+    def __init__(self, name, arity, edb=False):
+        self.name, self.arity, self.edb = name, arity, edb
+
+
+def gen_facts(rng, rel, big, path):
+    n = rng.choice([0, 1, 5, 40, 300]) if not big else rng.choice([5000, 20000, 40000])
+    hi = 25 if not big else n // rng.choice([1, 2])   # sparse: joins of big inputs stay small
+    lo = -3 if rng.random() < 0.3 else 0
+    rows = set()
+    for _ in range(n):
+        rows.add(tuple(rng.randint(lo, hi) for _ in range(rel.arity)))
+    with open(path, "w") as f:
+        for r in sorted(rows, key=lambda t: rng.random()):   # unsorted on purpose
+            f.write("\t".join(map(str, r)) + "\n")
+
+
+def atom(rel, args):
+    return "%s(%s)" % (rel.name, ", ".join(args))
+
+
+def gen_rule(rng, head, avail, recursive, big):
+    """One rule for head over relations in avail (and head itself when recursive); over big
+    inputs every atom joins the ones before it (no products)."""
+    nat = rng.randint(1, 3)
+    body, bound = [], []
+    srcs = [r for r in avail]
+    for i in range(nat):
+        rel = head if (recursive and i == 0) else rng.choice(srcs)
+        args = []
+        link = i > 0 and (big or rng.random() < 0.9)   # joined to the atoms before (rarely a product)
+        before = list(bound)
+        for j in range(rel.arity):
+            if link and before and j == rel.arity - 1 and not any(a in before for a in args):
+                v = rng.choice(before)
+            elif bound and rng.random() < 0.45:
+                v = rng.choice(bound)
+            elif rng.random() < 0.08:
+                v = str(rng.randint(0, 6))
+            elif rng.random() < 0.06 and i > 0:
+                v = "_"
+            else:
+                free = [v for v in VARS if v not in bound]
+                v = free[0] if free else rng.choice(bound)
+            if v not in ("_",) and not v.lstrip("-").isdigit() and v not in bound:
+                bound.append(v)
+            args.append(v)
+        body.append(atom(rel, args))
+    if not bound:
+        return None
+    lits = list(body)
+    if rng.random() < 0.4:   # a comparison of bound variables or a constant
+        op = rng.choice(["<", "<=", ">", ">=", "=", "!="])
+        r = rng.choice(bound) if rng.random() < 0.6 else str(rng.randint(0, 12))
+        lits.append("%s %s %s" % (rng.choice(bound), op, r))
+    negs = [r for r in avail if r is not head]
+    if negs and rng.random() < 0.25:   # negation of an earlier relation, its variables bound
+        rel = rng.choice(negs)
+        lits.append("!" + atom(rel, [rng.choice(bound) if rng.random() < 0.85 else "_" for _ in range(rel.arity)]))
+    head_args = []
+    for i in range(head.arity):
+        if recursive:
+            head_args.append(rng.choice(bound))
+            continue
+        p = rng.random()
+        if p < 0.6:
+            head_args.append(rng.choice(bound))
+        elif p < 0.85:
+            op = rng.choice(["+", "-", "*"])
+            r = rng.choice(bound) if rng.random() < 0.5 else str(rng.randint(1, 5))
+            head_args.append("%s %s %s" % (rng.choice(bound), op, r))
+        elif p < 0.93:
+            head_args.append(str(rng.randint(0, 9)))
+        else:   # an aggregate over an earlier relation keyed by a bound variable
+            rel = rng.choice(negs) if negs else None
+            if rel is None or rel.arity < 2:
+                head_args.append(rng.choice(bound))
+                continue
+            fn = rng.choice(["count", "sum", "min", "max"])
+            inner = [rng.choice(bound)] + ["_"] * (rel.arity - 1)
+            if fn == "count":
+                agg = "count : { %s }" % atom(rel, inner)
+            else:
+                inner[-1] = "zz"
+                agg = "%s zz : { %s }" % (fn, atom(rel, inner))
+            v = "g%d" % i
+            lits.append("%s = %s" % (v, agg))
+            head_args.append(v)
+    return "%s :- %s." % (atom(head, head_args), ", ".join(lits))
+
+
+FLOATS = ["1.5", "-2.25", "0.1", "3", "1e10", "-7.75", "0.333", "250", "-0.5", "12.125"]
+SYMBOLS = ["a", "b", "zeta", "Alpha", "x y", "0", "-1", "\u00e9t\u00e9", "b2", "a_b"]
+
+
+def gen_typed(rng, facts_dir):
+    """Rules over a float and a symbol relation: float arithmetic, comparisons and
+    aggregates (summed in key order on both backends), symbol joins, counts and negation;
+    outputs ordered by number, float and symbol text."""
+    with open(os.path.join(facts_dir, "fv.facts"), "w") as f:
+        for _ in range(rng.choice([0, 3, 50, 400])):
+            f.write("%d\t%s\n" % (rng.randint(-2, 9), rng.choice(FLOATS)))
+    with open(os.path.join(facts_dir, "sy.facts"), "w", encoding="utf-8") as f:
+        for _ in range(rng.choice([0, 3, 50, 400])):
+            f.write("%s\t%d\n" % (rng.choice(SYMBOLS), rng.randint(0, 12)))
+    c = rng.choice(["0.0", "1.5", "-1.0", "100.0"])
+    op = rng.choice(["+", "-", "*"])
+    cmp = rng.choice(["<", "<=", ">", "!="])
+    fn = rng.choice(["sum", "min", "max"])
+    templates = [
+        ".decl fa(k: number, t: float)\nfa(k, t) :- fv(k, _), t = %s v : { fv(k, v) }.\n.output fa" % fn,
+        ".decl fm(k: number, w: float)\nfm(k, v %s %s) :- fv(k, v), v %s %s." % (op, c, cmp, c),
+        ".decl fm2(k: number, w: float)\nfm2(k + 1, v * 2.0 + 0.5) :- fv(k, v).\n.output fm2",
+        ".decl fj(k: number, v: float, w: float)\nfj(k, v, w) :- fv(k, v), fv(k, w), v %s w.\n.output fj" % cmp,
+        ".decl sj(s: symbol, t: symbol)\nsj(s, t) :- sy(s, k), sy(t, k), s != t.\n.output sj",
+        ".decl sc(s: symbol, n: number)\nsc(s, n) :- sy(s, _), n = count : { sy(s, _) }.\n.output sc",
+        ".decl sn(s: symbol, k: number)\nsn(s, k) :- sy(s, k), !e1(k, k), k %s 6.\n.output sn" % cmp,
+        ".decl sf(s: symbol, v: float)\nsf(s, v) :- sy(s, k), fv(k, v).\n.output sf",
+    ]
+    lines = [".decl fv(k: number, v: float)", ".input fv", ".decl sy(s: symbol, k: number)", ".input sy"]
+    for t in rng.sample(templates, rng.randint(1, len(templates))):
+        lines.append(t)
+        if t.startswith(".decl fm(") and rng.random() < 0.7:
+            lines.append(".output fm")
+    return lines
+
+
+def gen_program(rng, facts_dir):
+    big = rng.random() < 0.2
+    edb = [Rel("e1", 2, True), Rel("e2", 2, True), Rel("u", 1, True), Rel("t3", 3, True)]
+    lines = []
+    for r in edb:
+        lines.append(".decl %s(%s)" % (r.name, ", ".join("x%d: number" % i for i in range(r.arity))))
+        lines.append(".input %s" % r.name)
+        gen_facts(rng, r, big and r.arity == 2, os.path.join(facts_dir, r.name + ".facts"))
+    avail = list(edb)
+    for k in range(rng.randint(2, 7)):
+        head = Rel("r%d" % k, rng.choice([1, 2, 2, 3]))
+        lines.append(".decl %s(%s)" % (head.name, ", ".join("x%d: number" % i for i in range(head.arity))))
+        rules = []
+        if rng.random() < 0.15 and head.arity <= 3:   # a triangle body (cyclic: the triejoin)
+            e = rng.choice([edb[0], edb[1]])
+            rules.append("%s :- %s, %s, %s." % (atom(head, ["a", "b", "c"][:head.arity]), atom(e, ["a", "b"]),
+                                                atom(e, ["b", "c"]), atom(e, ["a", "c"])))
+        while len(rules) < rng.randint(1, 3):
+            r = gen_rule(rng, head, avail, False, big)
+            if r:
+                rules.append(r)
+        if head.arity >= 1 and rng.random() < 0.35:
+            r = gen_rule(rng, head, avail, True, big)
+            if r:
+                rules.append(r)
+        lines.extend(rules)
+        lines.append(".output %s" % head.name)
+        if rng.random() < 0.3:
+            lines.append(".printsize %s" % head.name)
+        avail.append(head)
+    if rng.random() < 0.5:
+        lines.extend(gen_typed(rng, facts_dir))
+    opts = []
+    if rng.random() < 0.2:
+        opts.append("--no-fuse")
+    if rng.random() < 0.2:
+        opts.append(rng.choice(["--join=binary", "--join=lftj"]))
+    if rng.random() < 0.15:
+        opts.append("--device-memory=%s" % rng.choice(["64K", "1M", "8M"]))
+    return "\n".join(lines) + "\n", opts
+
+
+CASE_TIMEOUT = 60   # seconds a backend may take on one program
+
+
+def run(rfx, backend, prog, facts, out, opts):
+    os.makedirs(out, exist_ok=True)
+    try:
+        p = subprocess.run([rfx, "--backend=" + backend, "-q", "-F", facts, "-D", out] + opts + [prog],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=CASE_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        return None, b"", b"timed out"
+    return p.returncode, p.stdout, p.stderr
+
+
+def same_dirs(a, b):
+    fa, fb = sorted(os.listdir(a)), sorted(os.listdir(b))
+    if fa != fb:
+        return False, "files %s / %s" % (fa, fb)
+    for f in fa:
+        if not filecmp.cmp(os.path.join(a, f), os.path.join(b, f), shallow=False):
+            return False, f
+    return True, ""
+
+
+def main():
+    if len(sys.argv) < 3:
+        print(__doc__, file=sys.stderr)
+        return 2
+    rfx, count = sys.argv[1], int(sys.argv[2])
+    seed = int(sys.argv[3]) if len(sys.argv) > 3 else 1
+    work = sys.argv[4] if len(sys.argv) > 4 else "diff-work"
+    budget = float(sys.argv[5]) if len(sys.argv) > 5 else float("inf")
+    os.makedirs(work, exist_ok=True)
+    fails, rejected, slow, ran = 0, 0, 0, 0
+    start = time.time()
+    for i in range(count):
+        if time.time() - start > budget:
+            print("time budget spent after %d programs" % ran)
+            break
+        rng = random.Random(seed * 100003 + i)
+        case = os.path.join(work, "case")
+        shutil.rmtree(case, ignore_errors=True)
+        facts = os.path.join(case, "facts")
+        os.makedirs(facts)
+        text, opts = gen_program(rng, facts)
+        prog = os.path.join(case, "program.dl")
+        with open(prog, "w") as f:
+            f.write(text)
+        t0 = time.time()
+        rc_c, out_c, err_c = run(rfx, "cpu", prog, facts, os.path.join(case, "cpu"), opts)
+        t1 = time.time()
+        ran += 1
+        if rc_c is None or rc_c == 3:   # too slow or too large for the host: not compared
+            slow += 1
+            print("case %d: cpu %s after %.1f s, not compared" % (i, "timed out" if rc_c is None else "out of memory",
+                                                                    t1 - t0), flush=True)
+            continue
+        rc_g, out_g, err_g = run(rfx, "cuda", prog, facts, os.path.join(case, "cuda"), opts)
+        t2 = time.time()
+        ok, why = (rc_c == rc_g and out_c == out_g), "exit %s / %s or stdout" % (rc_c, rc_g)
+        if ok and rc_c == 0:
+            ok, why = same_dirs(os.path.join(case, "cpu"), os.path.join(case, "cuda"))
+        if rc_c == 1:
+            rejected += 1
+        print("case %d: cpu %.2f s, cuda %.2f s, exit %s: %s" % (i, t1 - t0, t2 - t1, rc_c, "same" if ok else "DIFFERS"),
+              flush=True)
+        if not ok:
+            fails += 1
+            keep = os.path.join(work, "fail-%d" % i)
+            shutil.rmtree(keep, ignore_errors=True)
+            shutil.copytree(case, keep)
+            with open(os.path.join(keep, "why.txt"), "w") as f:
+                f.write("options %s\n%s\ncpu stderr:\n%s\ncuda stderr:\n%s\n" %
+                        (opts, why, err_c.decode(errors="replace"), err_g.decode(errors="replace")))
+            print("case %d (seed %d): differs: %s; kept in %s" % (i, seed, why, keep), flush=True)
+    print("%d programs: %d rejected by the front end on both, %d too slow or large for the CPU (not compared), "
+          "%d differ" % (ran, rejected, slow, fails))
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
