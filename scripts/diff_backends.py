@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""diff_backends.py: random Datalog programs, each run on the CPU and the CUDA backend with
-the same options; exit status, standard output and every output file must be identical.
+"""diff_backends.py: random Datalog programs, each run on the CPU and the CUDA backend (or
+two other configurations) with the same options; exit status, standard output and every
+output file must be identical.
 
 Programs are layered so that they are always valid: each derived relation reads the input
 relations and the relations derived before it (negated only those), and may read itself in
@@ -10,13 +11,19 @@ atoms, with comparisons, constants, negation, arithmetic heads (+, -, *), aggreg
 numbers over a small domain; some programs take large inputs (tens of thousands of rows),
 some a small --device-memory cap (out of core on both backends), --no-fuse or --join.
 
-Usage: diff_backends.py RFX COUNT [SEED] [WORKDIR] [BUDGET_SECONDS]
-A failing case is kept in WORKDIR/fail-N (program, facts, both outputs); exit 1 if any.
-A program the CPU cannot finish in a minute, or runs out of memory on, is not compared.
+Usage: diff_backends.py RFX COUNT [--seed N] [--work DIR] [--budget SECONDS]
+                        [--a "OPTIONS"] [--b "OPTIONS"]
+--a and --b are the two runs' options (default --backend=cpu and --backend=cuda); with
+two CPU configurations (-j1 against -j3 and a --device-memory cap, say) it needs no GPU.
+A failing case is kept in DIR/fail-N (program, facts, both outputs); exit 1 if any.
+A program either run cannot finish in a minute, or runs out of memory on (exit 3: a cap
+where not even one part fits, say), is not compared.
 """
+import argparse
 import filecmp
 import os
 import random
+import shlex
 import shutil
 import subprocess
 import sys
@@ -197,10 +204,10 @@ def gen_program(rng, facts_dir):
 CASE_TIMEOUT = 60   # seconds a backend may take on one program
 
 
-def run(rfx, backend, prog, facts, out, opts):
+def run(rfx, side, prog, facts, out, opts):
     os.makedirs(out, exist_ok=True)
     try:
-        p = subprocess.run([rfx, "--backend=" + backend, "-q", "-F", facts, "-D", out] + opts + [prog],
+        p = subprocess.run([rfx, "-q", "-F", facts, "-D", out] + opts + side + [prog],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=CASE_TIMEOUT)
     except subprocess.TimeoutExpired:
         return None, b"", b"timed out"
@@ -218,13 +225,17 @@ def same_dirs(a, b):
 
 
 def main():
-    if len(sys.argv) < 3:
-        print(__doc__, file=sys.stderr)
-        return 2
-    rfx, count = sys.argv[1], int(sys.argv[2])
-    seed = int(sys.argv[3]) if len(sys.argv) > 3 else 1
-    work = sys.argv[4] if len(sys.argv) > 4 else "diff-work"
-    budget = float(sys.argv[5]) if len(sys.argv) > 5 else float("inf")
+    ap = argparse.ArgumentParser(description="random Datalog programs run two ways, outputs compared")
+    ap.add_argument("rfx")
+    ap.add_argument("count", type=int)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--work", default="diff-work")
+    ap.add_argument("--budget", type=float, default=float("inf"), help="seconds; no new program after them")
+    ap.add_argument("--a", default="--backend=cpu", help="the first run's options")
+    ap.add_argument("--b", default="--backend=cuda", help="the second run's options")
+    args = ap.parse_args()
+    rfx, count, seed, work, budget = args.rfx, args.count, args.seed, args.work, args.budget
+    side_a, side_b = shlex.split(args.a), shlex.split(args.b)
     os.makedirs(work, exist_ok=True)
     fails, rejected, slow, ran = 0, 0, 0, 0
     start = time.time()
@@ -242,22 +253,27 @@ def main():
         with open(prog, "w") as f:
             f.write(text)
         t0 = time.time()
-        rc_c, out_c, err_c = run(rfx, "cpu", prog, facts, os.path.join(case, "cpu"), opts)
+        rc_c, out_c, err_c = run(rfx, side_a, prog, facts, os.path.join(case, "a"), opts)
         t1 = time.time()
         ran += 1
-        if rc_c is None or rc_c == 3:   # too slow or too large for the host: not compared
+        if rc_c is None or rc_c == 3:   # too slow or too large for the first run: not compared
             slow += 1
-            print("case %d: cpu %s after %.1f s, not compared" % (i, "timed out" if rc_c is None else "out of memory",
-                                                                    t1 - t0), flush=True)
+            print("case %d: a %s after %.1f s, not compared" % (i, "timed out" if rc_c is None else "out of memory",
+                                                                  t1 - t0), flush=True)
             continue
-        rc_g, out_g, err_g = run(rfx, "cuda", prog, facts, os.path.join(case, "cuda"), opts)
+        rc_g, out_g, err_g = run(rfx, side_b, prog, facts, os.path.join(case, "b"), opts)
         t2 = time.time()
+        if rc_g is None or rc_g == 3:   # the second run's memory (a cap, the device) or time
+            slow += 1
+            print("case %d: b %s after %.1f s, not compared" % (i, "timed out" if rc_g is None else "out of memory",
+                                                                  t2 - t1), flush=True)
+            continue
         ok, why = (rc_c == rc_g and out_c == out_g), "exit %s / %s or stdout" % (rc_c, rc_g)
         if ok and rc_c == 0:
-            ok, why = same_dirs(os.path.join(case, "cpu"), os.path.join(case, "cuda"))
+            ok, why = same_dirs(os.path.join(case, "a"), os.path.join(case, "b"))
         if rc_c == 1:
             rejected += 1
-        print("case %d: cpu %.2f s, cuda %.2f s, exit %s: %s" % (i, t1 - t0, t2 - t1, rc_c, "same" if ok else "DIFFERS"),
+        print("case %d: a %.2f s, b %.2f s, exit %s: %s" % (i, t1 - t0, t2 - t1, rc_c, "same" if ok else "DIFFERS"),
               flush=True)
         if not ok:
             fails += 1
@@ -265,10 +281,10 @@ def main():
             shutil.rmtree(keep, ignore_errors=True)
             shutil.copytree(case, keep)
             with open(os.path.join(keep, "why.txt"), "w") as f:
-                f.write("options %s\n%s\ncpu stderr:\n%s\ncuda stderr:\n%s\n" %
-                        (opts, why, err_c.decode(errors="replace"), err_g.decode(errors="replace")))
+                f.write("options %s, a: %s, b: %s\n%s\na's stderr:\n%s\nb's stderr:\n%s\n" %
+                        (opts, side_a, side_b, why, err_c.decode(errors="replace"), err_g.decode(errors="replace")))
             print("case %d (seed %d): differs: %s; kept in %s" % (i, seed, why, keep), flush=True)
-    print("%d programs: %d rejected by the front end on both, %d too slow or large for the CPU (not compared), "
+    print("%d programs: %d rejected by the front end on both, %d too slow or out of memory (not compared), "
           "%d differ" % (ran, rejected, slow, fails))
     return 1 if fails else 0
 
