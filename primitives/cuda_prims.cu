@@ -2209,6 +2209,19 @@ struct sel_simple {
     uint8_t out[SS_OUTS];
 };
 
+/* A column of the row (below arity) or a constant: *col is the column, or SS_CONST with the
+ * constant in *val. */
+static bool term_operand(const rfx_rx *e, int arity, uint8_t *col, uint32_t *val)
+{
+    if (e->kind == RFX_RX_COL && e->col >= 0 && e->col < arity)
+        *col = (uint8_t)e->col;
+    else if (e->kind == RFX_RX_CONST)
+        *col = SS_CONST, *val = e->value;
+    else
+        return false;
+    return true;
+}
+
 static bool simple_clauses(const rfx_rx *e, int arity, sel_simple *s)
 {
     if (e->kind == RFX_RX_AND)
@@ -2219,14 +2232,9 @@ static bool simple_clauses(const rfx_rx *e, int arity, sel_simple *s)
     sel_clause *c = &s->c[s->nclause++];
     uint8_t col[2];
     uint32_t val[2] = {0, 0};
-    for (int i = 0; i < 2; i++) {
-        if (side[i]->kind == RFX_RX_COL && side[i]->col >= 0 && side[i]->col < arity)
-            col[i] = (uint8_t)side[i]->col;
-        else if (side[i]->kind == RFX_RX_CONST)
-            col[i] = SS_CONST, val[i] = side[i]->value;
-        else
+    for (int i = 0; i < 2; i++)
+        if (!term_operand(side[i], arity, &col[i], &val[i]))
             return false;
-    }
     c->lcol = col[0], c->rcol = col[1], c->lval = val[0], c->rval = val[1];
     c->flip = e->prim == RFX_NUMBER ? 0x80000000u : 0u;
     switch (e->op) {
@@ -2389,8 +2397,7 @@ static rfx_status select_simple(rfx_gpu *g, const rfx_dev_rows *src, const rfx_r
 /* An output that is a column, a constant, or one addition, subtraction or multiplication of
  * two of them: the common arithmetic of Datalog heads (d + 1, x * 2). No division, so
  * nothing is flagged and nothing waited for: such a MAP is one launch, like a projection. */
-#define MT_COPY 255    // the term is its left operand
-#define MT_CONST 255   // an operand that is the constant, not a column
+#define MT_COPY 255   // the term is its left operand (SS_CONST: an operand that is the constant)
 struct map_term {
     uint32_t lval, rval;
     uint8_t op, prim, lcol, rcol;
@@ -2400,16 +2407,6 @@ struct map_terms {
     map_term t[SS_OUTS];
 };
 
-static bool term_operand(const rfx_rx *e, int arity, uint8_t *col, uint32_t *val)
-{
-    if (e->kind == RFX_RX_COL && e->col >= 0 && e->col < arity)
-        *col = (uint8_t)e->col;
-    else if (e->kind == RFX_RX_CONST)
-        *col = MT_CONST, *val = e->value;
-    else
-        return false;
-    return true;
-}
 
 static bool simple_map(rfx_rx *const *out, int nout, int arity, map_terms *m)
 {
@@ -2439,11 +2436,11 @@ static bool simple_map(rfx_rx *const *out, int nout, int arity, map_terms *m)
 template <int A>
 __device__ __forceinline__ uint32_t map_term_of(const uint32_t (&v)[A], const map_term &t)
 {
-    uint32_t x = t.lcol == MT_CONST ? t.lval : pick<A>(v, t.lcol);
+    uint32_t x = t.lcol == SS_CONST ? t.lval : pick<A>(v, t.lcol);
     if (t.op == MT_COPY)
         return x;
     bool div0 = false;   // no division here: never set
-    return rfx_arith(t.op, t.prim, x, t.rcol == MT_CONST ? t.rval : pick<A>(v, t.rcol), &div0);
+    return rfx_arith(t.op, t.prim, x, t.rcol == SS_CONST ? t.rval : pick<A>(v, t.rcol), &div0);
 }
 
 template <int A>
@@ -2473,13 +2470,10 @@ static rfx_status map_simple(rfx_gpu *g, const rfx_dev_rows *src, rfx_rx *const 
     if (!simple_map(out, nout, src->arity, &m))
         return RFX_OK;
     *done = true;
-    rfx_dev_rows res;
+    rfx_dev_rows res;   // n > 0 (the caller's condition)
     rfx_status st = rows_alloc(g, &res, nout, n);
-    if (st != RFX_OK || n == 0) {
-        if (st == RFX_OK)
-            replace(g, dst, &res);
+    if (st != RFX_OK)
         return st;
-    }
     switch (src->arity) {
     case 1: k_map_terms<1><<<grid_for(n), 256, 0, g->stream>>>(m, src->data, n, res.data); break;
     case 2: k_map_terms<2><<<grid_for(n), 256, 0, g->stream>>>(m, src->data, n, res.data); break;

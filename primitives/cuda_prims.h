@@ -77,7 +77,7 @@ rfx_status rfx_gpu_fill_random(rfx_gpu *g, rfx_dev_rows *r, size_t n, uint64_t s
 /* Device-to-device copy of `bytes` (for measuring the bandwidth ceiling). */
 rfx_status rfx_gpu_memcpy_d2d(rfx_gpu *g, void *dst, const void *src, size_t bytes);
 /* An empty kernel, launched and waited for as a SELECT waits for its size (wait true) or
- * not: the fixed cost of one operator (for measuring the ceiling of small sizes). */
+ * not: the fixed cost of one operator (the benchmark's measure of it at small sizes). */
 rfx_status rfx_gpu_empty_launch(rfx_gpu *g, bool wait);
 /* The CUB radix sort of n 64-bit keys on bits [0, bits), in place (the reference the
  * SORT primitive is compared with). */

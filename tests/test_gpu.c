@@ -1304,6 +1304,19 @@ static void test_mapfilter(void)
     rfx_gpu_rows_free(gpu, &gd);
 }
 
+/* n rows of `arity` words, each one of the 8 vals (or, with some_random, a random word one
+ * time in four). */
+static rfx_rows rows_of_values(size_t n, int arity, const uint32_t vals[8], bool some_random)
+{
+    rfx_rows a;
+    rfx_rows_init(&a, arity);
+    CU_ASSERT_EQUAL_FATAL(rfx_rows_reserve(&a, n), RFX_OK);
+    for (size_t i = 0; i < n * (size_t)arity; i++)
+        a.data[i] = some_random && rnd() % 4 == 0 ? (uint32_t)rnd() : vals[rnd() % 8];
+    a.n = n;
+    return a;
+}
+
 /* SELECTs whose predicate is a conjunction of comparisons of columns and constants and
  * whose outputs are plain columns run without the interpreter (k_select_simple): rows of 1
  * to 4 columns, every comparison in number (signed) and unsigned order, column against
@@ -1323,12 +1336,7 @@ static void test_select_simple(void)
         for (size_t s = 0; s < sizeof n_of / sizeof n_of[0]; s++) {
             if (quick && n_of[s] > 200000)
                 continue;
-            rfx_rows a;
-            rfx_rows_init(&a, arity);
-            rfx_rows_reserve(&a, n_of[s]);
-            for (size_t i = 0; i < n_of[s] * (size_t)arity; i++)
-                a.data[i] = rnd() % 4 ? vals[rnd() % 8] : (uint32_t)rnd();
-            a.n = n_of[s];
+            rfx_rows a = rows_of_values(n_of[s], arity, vals, true);
             for (int op = RFX_LT; op <= RFX_NE; op++)
                 for (int prim = RFX_NUMBER; prim <= RFX_FLOAT; prim++)
                     for (int form = 0; form < 4; form++) {
@@ -1372,12 +1380,7 @@ static void test_map_simple(void)
             for (size_t s = 0; s < sizeof n_of / sizeof n_of[0]; s++) {
                 if (quick && n_of[s] > 200000)
                     continue;
-                rfx_rows a;
-                rfx_rows_init(&a, arity);
-                rfx_rows_reserve(&a, n_of[s]);
-                for (size_t i = 0; i < n_of[s] * (size_t)arity; i++)
-                    a.data[i] = fl ? floats[rnd() % 8] : rnd() % 4 ? ints[rnd() % 8] : (uint32_t)rnd();
-                a.n = n_of[s];
+                rfx_rows a = rows_of_values(n_of[s], arity, fl ? floats : ints, !fl);
                 for (int prim = fl ? RFX_FLOAT : RFX_NUMBER; prim <= (fl ? RFX_FLOAT : RFX_UNSIGNED); prim++) {
                     for (int i = 0; i < 4; i++)
                         c[i] = (rfx_rx){.kind = RFX_RX_COL, .prim = prim, .col = i};
