@@ -2,7 +2,8 @@
  * by the CPU evaluator (ra_ir/eval.c, primitives/cpu.c) and the CUDA kernels
  * (primitives/cuda_prims.cu), so both backends compute the same bits.
  * number and unsigned wrap modulo 2^32; INT32_MIN / -1 is INT32_MIN and INT32_MIN % -1 is 0;
- * a zero divisor sets *div0 and gives 0; floats follow IEEE binary32. */
+ * a zero divisor sets *div0 and gives 0; floats follow IEEE binary32, every NaN made being
+ * 0x7fc00000. */
 #ifndef RFX_RX_OPS_H
 #define RFX_RX_OPS_H
 
@@ -25,8 +26,13 @@ RFX_HD float rfx_as_f32(uint32_t u)
     return f;
 }
 
+/* The bits of a float result. A NaN is always the quiet NaN 0x7fc00000: x86 and the GPU
+ * make different NaNs (inf - inf is 0xffc00000 on one, 0x7fffffff on the other), and both
+ * backends must store, order and print the same bits ("nan", not "-nan"). */
 RFX_HD uint32_t rfx_of_f32(float f)
 {
+    if (f != f)
+        return 0x7fc00000u;
     uint32_t u;
     memcpy(&u, &f, 4);
     return u;

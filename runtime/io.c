@@ -670,9 +670,12 @@ static int cmp_typed(const void *x, const void *y, void *ctx)
             float fa, fb;
             rfx_memcpy(&fa, &a[c], 4);
             rfx_memcpy(&fb, &b[c], 4);
-            if (fa != fb)
+            bool na = fa != fa, nb = fb != fb;
+            if (na != nb)   /* NaNs after every number: a comparison with one is always false */
+                return na ? 1 : -1;
+            if (!na && fa != fb)
                 return fa < fb ? -1 : 1;
-            return a[c] < b[c] ? -1 : 1;
+            return a[c] < b[c] ? -1 : 1;   /* equal values (+0, -0) and NaNs by their bits */
         }
         case RFX_SYMBOL: return o->rank[a[c]] < o->rank[b[c]] ? -1 : 1;
         default: return a[c] < b[c] ? -1 : 1;

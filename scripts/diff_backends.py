@@ -123,7 +123,7 @@ def gen_rule(rng, head, avail, recursive, big):
     return "%s :- %s." % (atom(head, head_args), ", ".join(lits))
 
 
-FLOATS = ["1.5", "-2.25", "0.1", "3", "1e10", "-7.75", "0.333", "250", "-0.5", "12.125"]
+FLOATS = ["1.5", "-2.25", "0.1", "3", "1e10", "-7.75", "0.333", "250", "-0.5", "12.125", "inf", "-inf"]
 SYMBOLS = ["a", "b", "zeta", "Alpha", "x y", "0", "-1", "\u00e9t\u00e9", "b2", "a_b"]
 
 

@@ -1363,15 +1363,16 @@ static void test_select_simple(void)
 /* MAPs whose outputs are columns, constants or one +, - or * of two of them (number,
  * unsigned, float) run a row a thread without the interpreter (k_map_terms): rows of 1 to
  * 4 columns, 1 to 6 outputs, against the CPU. Values collide, wrap and straddle the sign
- * bit; floats are finite (NaN payloads are the hardware's own). A MAP with a negation, and
- * a SELECT with such outputs, take the interpreter and must agree too. */
+ * bit; floats include inf, so inf - inf and inf * 0 make NaNs, which must be the same one
+ * (0x7fc00000) on both. A MAP with a negation, and a SELECT with such outputs, take the
+ * interpreter and must agree too. */
 static void test_map_simple(void)
 {
     if (!need_gpu())
         return;
     static const uint32_t ints[] = {0, 1, 7, 0x7fffffffu, 0x80000000u, 0x80000001u, 0xffffffffu, 65536};
     static const uint32_t floats[] = {0, 0x80000000u, 0x3fc00000u /* 1.5 */, 0xc0100000u /* -2.25 */,
-                                      0x7149f2cau /* 1e30 */, 0xf149f2cau, 0x40400000u /* 3 */, 0x00000001u};
+                                      0x7149f2cau /* 1e30 */, 0x7f800000u /* inf */, 0x40400000u /* 3 */, 0x00000001u};
     static const size_t n_of[] = {1, 2047, 2049, 4096, 4097, 100003, 1000003};
     rfx_rx c[4];
     int cases = 0;

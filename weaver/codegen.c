@@ -11,7 +11,8 @@
  *
  * Scalar semantics are those of ra_ir/rx_ops.h: 32-bit wrapping integers, a zero divisor
  * sets the division flag and gives 0, IEEE binary32 floats without contraction (the
- * launcher compiles with --fmad=false), so fused and unfused runs agree bit for bit. */
+ * launcher compiles with --fmad=false) whose NaNs are all 0x7fc00000, so fused and unfused
+ * runs agree bit for bit. */
 #include "weaver.h"
 
 #include <stdlib.h>
@@ -23,7 +24,7 @@ static const char prelude[] =
     "struct rfx_outs { u32 *p[8]; };\n"
     "struct rfx_srcs { const u32 *p[8]; u64 n[8]; };\n"
     "static __device__ __forceinline__ float rfx_f(u32 u) { return __uint_as_float(u); }\n"
-    "static __device__ __forceinline__ u32 rfx_u(float f) { return __float_as_uint(f); }\n"
+    "static __device__ __forceinline__ u32 rfx_u(float f) { return f != f ? 0x7fc00000u : __float_as_uint(f); }\n"
     "static __device__ __forceinline__ u32 rfx_divu(u32 a, u32 b, bool *z) { if (!b) { *z = true; return 0; } return a / b; }\n"
     "static __device__ __forceinline__ u32 rfx_modu(u32 a, u32 b, bool *z) { if (!b) { *z = true; return 0; } return a % b; }\n"
     "static __device__ __forceinline__ u32 rfx_divi(u32 a, u32 b, bool *z)\n"
