@@ -7,9 +7,11 @@ Programs are layered so that they are always valid: each derived relation reads 
 relations and the relations derived before it (negated only those), and may read itself in
 rules that copy columns (recursion without arithmetic ends). Bodies join one to three
 atoms, with comparisons, constants, negation, arithmetic heads (+, -, *), aggregates
-(count, sum, min, max) and cyclic triangle bodies (the leapfrog triejoin). Facts are random
-numbers over a small domain; some programs take large inputs (tens of thousands of rows),
-some a small --device-memory cap (out of core on both backends), --no-fuse or --join.
+(count, sum, min, max) and cyclic triangle bodies (the leapfrog triejoin); half of them
+also have a float and a symbol relation (float arithmetic with inf, float aggregates, symbol
+joins). Facts are random values over a small domain; some programs take large inputs (tens
+of thousands of rows), some a small --device-memory cap (out of core on both backends),
+--no-fuse or --join.
 
 Usage: diff_backends.py RFX COUNT [--seed N] [--work DIR] [--budget SECONDS]
                         [--a "OPTIONS"] [--b "OPTIONS"]
@@ -58,9 +60,8 @@ def gen_rule(rng, head, avail, recursive, big):
     inputs every atom joins the ones before it (no products)."""
     nat = rng.randint(1, 3)
     body, bound = [], []
-    srcs = [r for r in avail]
     for i in range(nat):
-        rel = head if (recursive and i == 0) else rng.choice(srcs)
+        rel = head if (recursive and i == 0) else rng.choice(avail)
         args = []
         link = i > 0 and (big or rng.random() < 0.9)   # joined to the atoms before (rarely a product)
         before = list(bound)
@@ -76,7 +77,7 @@ def gen_rule(rng, head, avail, recursive, big):
             else:
                 free = [v for v in VARS if v not in bound]
                 v = free[0] if free else rng.choice(bound)
-            if v not in ("_",) and not v.lstrip("-").isdigit() and v not in bound:
+            if v != "_" and not v.isdigit() and v not in bound:
                 bound.append(v)
             args.append(v)
         body.append(atom(rel, args))
