@@ -9,7 +9,8 @@ rules that copy columns (recursion without arithmetic ends). Bodies join one to 
 atoms, with comparisons, constants, negation, arithmetic heads (+, -, *), aggregates
 (count, sum, min, max) and cyclic triangle bodies (the leapfrog triejoin); half of them
 also have a float and a symbol relation (float arithmetic with inf, float aggregates, symbol
-joins). Facts are random values over a small domain; some programs take large inputs (tens
+joins), half an unsigned relation (wrapping arithmetic) with disjunctions, nullary
+relations and strata of negation. Facts are random values over a small domain; some programs take large inputs (tens
 of thousands of rows), some a small --device-memory cap (out of core on both backends),
 --no-fuse or --join.
 
@@ -160,6 +161,30 @@ def gen_typed(rng, facts_dir):
     return lines
 
 
+def gen_extra(rng, facts_dir):
+    """Unsigned arithmetic that wraps, disjunctions, nullary relations and a chain of strata
+    with negation, over an unsigned relation and the number inputs."""
+    with open(os.path.join(facts_dir, "uu.facts"), "w") as f:
+        for _ in range(rng.choice([0, 4, 60, 500])):
+            f.write("%d\t%d\n" % (rng.choice([0, 1, 7, 4294967295, 2147483648, rng.randint(0, 40)]),
+                                     rng.randint(0, 40)))
+    k = rng.randint(0, 9)
+    op = rng.choice(["+", "-", "*"])
+    cmp = rng.choice(["<", ">=", "!="])
+    templates = [
+        ".decl ua(x: unsigned, y: unsigned)\nua(x %s y, y) :- uu(x, y), x %s %du.\n.output ua" % (op, cmp, k),
+        ".decl ud(x: number)\nud(x) :- e1(x, _) ; e2(_, x).\n.output ud",
+        ".decl uv(x: number, y: number)\nuv(x, y) :- (e1(x, y) ; e2(y, x)), (x = %d ; y > %d).\n.output uv" % (k, k),
+        ".decl un()\nun() :- e1(%d, _).\n.output un\n.decl uo(x: number)\nuo(x) :- u(x), !un().\n.output uo" % k,
+        ".decl s1(x: number)\ns1(x) :- e1(x, _), !u(x).\n.decl s2(x: number)\ns2(x) :- e2(x, _), !s1(x).\n"
+        ".decl s3(x: number)\ns3(x) :- u(x), !s2(x), !s1(x).\n.output s3\n.printsize s2",
+        ".decl uc(y: unsigned, n: number)\nuc(y, n) :- uu(_, y), n = count : { uu(_, y) }.\n.output uc",
+    ]
+    lines = [".decl uu(x: unsigned, y: unsigned)", ".input uu"]
+    lines.extend(rng.sample(templates, rng.randint(1, len(templates))))
+    return lines
+
+
 def gen_program(rng, facts_dir):
     big = rng.random() < 0.2
     edb = [Rel("e1", 2, True), Rel("e2", 2, True), Rel("u", 1, True), Rel("t3", 3, True)]
@@ -192,6 +217,8 @@ def gen_program(rng, facts_dir):
         avail.append(head)
     if rng.random() < 0.5:
         lines.extend(gen_typed(rng, facts_dir))
+    if rng.random() < 0.5:
+        lines.extend(gen_extra(rng, facts_dir))
     opts = []
     if rng.random() < 0.2:
         opts.append("--no-fuse")
