@@ -272,6 +272,17 @@ typedef struct reader {
     int zerr, err_no;           /* a failed read's zlib error and errno */
 } reader;
 
+/* b's buffer grown to cap bytes; false (r->nomem) when there is no memory for it. */
+static bool grow_block(reader *r, block *b, size_t cap)
+{
+    char *p = rfx_realloc(b->buf, cap);
+    if (!p)
+        return !(r->nomem = true);
+    b->buf = p;
+    b->cap = cap;
+    return true;
+}
+
 /* Reads after b's first len bytes until b is full and holds a newline, or the file ends;
  * b grows to READ_BLOCK, and past it for a longer line. False on a failed read (r->zerr,
  * r->err_no) or out of memory (r->nomem). */
@@ -280,12 +291,8 @@ static bool fill_block(reader *r, block *b)
     while (!r->eof) {
         bool full = b->cap - b->len < 65536;
         if (full && (b->cap < READ_BLOCK || !memchr(b->buf, '\n', b->len))) {
-            size_t cap = b->cap ? b->cap * 2 : 1 << 17;
-            char *p = rfx_realloc(b->buf, cap);
-            if (!p)
-                return !(r->nomem = true);
-            b->buf = p;
-            b->cap = cap;
+            if (!grow_block(r, b, b->cap ? b->cap * 2 : 1 << 17))
+                return false;
             full = false;
         }
         if (full)
@@ -331,15 +338,9 @@ static void block_task(int k, void *ctx)
     }
     block *nb = b->next;
     nb->len = 0;
-    if (nb->cap < b->tail_len + 65536) {
-        char *p = rfx_realloc(nb->buf, b->tail_len + (1 << 17));
-        if (!p) {
-            b->r->nomem = true;
-            b->read_ok = false;
-            return;
-        }
-        nb->buf = p;
-        nb->cap = b->tail_len + (1 << 17);
+    if (nb->cap < b->tail_len + 65536 && !grow_block(b->r, nb, b->tail_len + (1 << 17))) {
+        b->read_ok = false;
+        return;
     }
     rfx_memcpy(nb->buf, b->tail, b->tail_len);
     nb->len = b->tail_len;
