@@ -352,6 +352,67 @@ static void large_outputs_in_order(void)
     free(dir);
 }
 
+static int cmp_u32(const void *x, const void *y)
+{
+    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* Numbers and unsigned values at each change of their decimal width and at the ends of their
+ * ranges, through the output's digit-pair conversion, as printf prints them. */
+static void number_text_at_the_edges(void)
+{
+    char *dir = make_temp_dir();
+    char path[512];
+    snprintf(path, sizeof path, "%s/edges.dl", dir);
+    FILE *f = fopen(path, "w");
+    CU_ASSERT_FATAL(f != NULL);
+    fprintf(f, ".decl u(x: unsigned)\n.output u\n.decl n(x: number, y: number)\n.output n\n");
+    uint32_t p10 = 1;
+    for (int k = 0; k < 10; k++, p10 *= 10) {   /* 10^k - 1, 10^k, 10^k + 1 */
+        fprintf(f, "u(%uu). u(%uu). u(%uu).\n", p10 - 1, p10, p10 + 1);
+        if (p10 < 2147483647u)
+            fprintf(f, "n(%d, %d). n(%d, %d).\n", (int)p10 - 1, -(int)p10, (int)p10, 1 - (int)p10);
+    }
+    fprintf(f, "u(4294967295u). u(4294967294u). n(2147483647, -2147483647 - 1).\n");
+    CU_ASSERT_FATAL(fclose(f) == 0);
+    rfx_config cfg;
+    rfx_config_init(&cfg);
+    cfg.threads = 2;
+    cfg.output_dir = dir;
+    rfx_engine *e = rfx_open(&cfg);
+    CU_ASSERT_EQUAL(rfx_load_file(e, path), RFX_EXIT_OK);
+    CU_ASSERT_EQUAL(rfx_run(e), RFX_EXIT_OK);
+    rfx_close(e);
+    uint32_t vals[40];
+    size_t nv = 0, w = 0;
+    vals[nv++] = 4294967295u;
+    vals[nv++] = 4294967294u;
+    for (uint32_t k = 0, q = 1; k < 10; k++, q *= 10)
+        for (uint32_t d = 0; d < 3; d++)
+            vals[nv++] = q - 1 + d;
+    qsort(vals, nv, sizeof *vals, cmp_u32);
+    char want[1024];
+    for (size_t i = 0; i < nv; i++)
+        if (i == 0 || vals[i] != vals[i - 1])   /* 10^0 + 1 = 2 and 10^1 - 1 = 9 once each */
+            w += (size_t)sprintf(want + w, "%u\n", vals[i]);
+    size_t got_len = 0;
+    snprintf(path, sizeof path, "%s/u.csv", dir);
+    char *got = read_file(path, &got_len);
+    CU_ASSERT(got && got_len == w && memcmp(got, want, w) == 0);
+    free(got);
+    snprintf(path, sizeof path, "%s/n.csv", dir);
+    got = read_file(path, &got_len);
+    CU_ASSERT_FATAL(got != NULL);
+    /* typed order: by x; each line as printf prints it */
+    CU_ASSERT(strstr(got, "0\t-1\n1\t0\n9\t-10\n10\t-9\n99\t-100\n100\t-99\n") == got);
+    CU_ASSERT(strstr(got, "999999999\t-1000000000\n1000000000\t-999999999\n2147483647\t-2147483648\n") != NULL);
+    CU_ASSERT(got_len > 0 && got[got_len - 1] == '\n');
+    free(got);
+    remove_tree(dir);
+    free(dir);
+}
+
 /* Fact files of several pieces (parsed on three threads): every row kept in order, and
  * line numbers of errors and warnings counted across the pieces. */
 static bool write_numbered(const char *path, int n, int bad_line, const char *bad)
@@ -513,6 +574,7 @@ static void add_suites(void)
     CU_add_test(s, "re-runs replace results; cursors are snapshots", rerun_and_snapshots);
     CU_add_test(s, "fact and output files, emits, profiles", files_emits_and_profiles);
     CU_add_test(s, "large outputs are written in order by several threads", large_outputs_in_order);
+    CU_add_test(s, "number text at the edges of its widths", number_text_at_the_edges);
     CU_add_test(s, "large fact files are read in pieces on several threads", large_facts_read_in_pieces);
     CU_add_test(s, "errors are reported", errors_are_reported);
     CU_add_test(s, "runs after a failed run", runs_after_a_failed_run);
