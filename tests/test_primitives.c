@@ -5,6 +5,9 @@
 #include "primitives.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -154,6 +157,64 @@ static void test_append_parallel(void)
         rfx_rows_free(&src);
         rfx_rows_free(&dst);
     }
+}
+
+/* rfx_parallel_for through its kept threads: every index run once whatever the thread
+ * counts of the calls before, with calls nested inside a call (the pool is in use: threads
+ * of their own) and calls from two threads at once. */
+typedef struct pf_ctx {
+    atomic_int *hits;
+    int n;
+    bool nest;                 /* each index runs a parallel_for of its own over 37 counters */
+} pf_ctx;
+
+static void pf_hit(int i, void *arg)
+{
+    pf_ctx *c = arg;
+    if (c->nest) {
+        pf_ctx inner = {c->hits + (size_t)i * 37, 37, false};
+        rfx_parallel_for(37, 3, pf_hit, &inner);
+    } else {
+        atomic_fetch_add(&c->hits[i], 1);
+    }
+}
+
+/* calls of several sizes and thread counts; false if an index ran other than once */
+static bool pf_calls(unsigned seed, int calls)
+{
+    atomic_int *hits = calloc(4 * 37 * 64, sizeof *hits);
+    bool ok = hits != NULL;
+    for (int k = 0; ok && k < calls; k++) {
+        seed = seed * 1103515245u + 12345u;
+        const int nthreads[] = {2, 3, 8, 16, 1, 5};
+        bool nest = k % 7 == 3;
+        int n = nest ? 4 : (int)(seed >> 16) % 300, total = nest ? 4 * 37 : n;
+        for (int i = 0; i < total; i++)
+            atomic_store(&hits[i], 0);
+        pf_ctx c = {hits, n, nest};
+        rfx_parallel_for(n, nthreads[k % 6], pf_hit, &c);
+        for (int i = 0; i < total; i++)
+            ok &= atomic_load(&hits[i]) == 1;
+    }
+    free(hits);
+    return ok;
+}
+
+static void *pf_thread(void *arg)
+{
+    return pf_calls((unsigned)(uintptr_t)arg, 300) ? arg : NULL;
+}
+
+static void test_parallel_for(void)
+{
+    CU_ASSERT(pf_calls(1, 300));
+    pthread_t t[2];
+    void *ret[2] = {NULL, NULL};
+    for (int i = 0; i < 2; i++)
+        CU_ASSERT_FATAL(pthread_create(&t[i], NULL, pf_thread, (void *)(uintptr_t)(i + 7)) == 0);
+    for (int i = 0; i < 2; i++)
+        pthread_join(t[i], &ret[i]);
+    CU_ASSERT(ret[0] != NULL && ret[1] != NULL);
 }
 
 static void test_sort_uniform(void) { sort_case(UNIFORM, 1000); }
@@ -489,6 +550,7 @@ static void test_move_append(void)
 static void add(void)
 {
     CU_pSuite s = CU_add_suite("primitives", NULL, NULL);
+    CU_add_test(s, "parallel_for: every index once, nested and from two threads", test_parallel_for);
     CU_add_test(s, "appends copied on several threads", test_append_parallel);
     CU_add_test(s, "rows moved into an empty set, appended to a full one", test_move_append);
     CU_add_test(s, "sort uniform", test_sort_uniform);
