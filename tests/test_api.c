@@ -307,6 +307,31 @@ static void files_emits_and_profiles(void)
 }
 
 /* ---- large outputs ------------------------------------------------------------------------ */
+/* Runs the program at path on `threads` threads, its outputs written into dir. */
+static void run_writing(const char *path, const char *dir, int threads)
+{
+    rfx_config cfg;
+    rfx_config_init(&cfg);
+    cfg.threads = threads;
+    cfg.output_dir = dir;
+    rfx_engine *e = rfx_open(&cfg);
+    CU_ASSERT_EQUAL(rfx_load_file(e, path), RFX_EXIT_OK);
+    CU_ASSERT_EQUAL(rfx_run(e), RFX_EXIT_OK);
+    rfx_close(e);
+}
+
+/* Whether the file dir/name holds exactly the len bytes at want. */
+static bool file_holds(const char *dir, const char *name, const char *want, size_t len)
+{
+    char path[512];
+    size_t got_len = 0;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    char *got = read_file(path, &got_len);
+    bool same = got && got_len == len && memcmp(got, want, len) == 0;
+    free(got);
+    return same;
+}
+
 /* Outputs of several text chunks (131,072 rows each), written by three threads: every row in
  * its place, in typed order (negative numbers first) and with the relation's delimiter. */
 static void large_outputs_in_order(void)
@@ -321,14 +346,7 @@ static void large_outputs_in_order(void)
                                      "    d(a), d(b), d(c), d(e), d(f), d(g).\n"
                                      ".decl sq(x: number, y: number)\n.output sq(delimiter=\",\")\n"
                                      "sq(x, x * 3) :- n(x), x >= 0.\n"));
-    rfx_config cfg;
-    rfx_config_init(&cfg);
-    cfg.threads = 3;
-    cfg.output_dir = dir;
-    rfx_engine *e = rfx_open(&cfg);
-    CU_ASSERT_EQUAL(rfx_load_file(e, path), RFX_EXIT_OK);
-    CU_ASSERT_EQUAL(rfx_run(e), RFX_EXIT_OK);
-    rfx_close(e);
+    run_writing(path, dir, 3);
     const int lo = -400000, hi = 600000;
     char *want_n = malloc(16 * (size_t)(hi - lo)), *want_sq = malloc(32 * (size_t)hi);
     CU_ASSERT_FATAL(want_n && want_sq);
@@ -337,15 +355,8 @@ static void large_outputs_in_order(void)
         ln += (size_t)sprintf(want_n + ln, "%d\n", x);
     for (int x = 0; x < hi; x++)
         lsq += (size_t)sprintf(want_sq + lsq, "%d,%d\n", x, 3 * x);
-    size_t got_len = 0;
-    snprintf(path, sizeof path, "%s/n.csv", dir);
-    char *got = read_file(path, &got_len);
-    CU_ASSERT(got && got_len == ln && memcmp(got, want_n, ln) == 0);
-    free(got);
-    snprintf(path, sizeof path, "%s/sq.csv", dir);
-    got = read_file(path, &got_len);
-    CU_ASSERT(got && got_len == lsq && memcmp(got, want_sq, lsq) == 0);
-    free(got);
+    CU_ASSERT(file_holds(dir, "n.csv", want_n, ln));
+    CU_ASSERT(file_holds(dir, "sq.csv", want_sq, lsq));
     free(want_n);
     free(want_sq);
     remove_tree(dir);
@@ -376,14 +387,7 @@ static void number_text_at_the_edges(void)
     }
     fprintf(f, "u(4294967295u). u(4294967294u). n(2147483647, -2147483647 - 1).\n");
     CU_ASSERT_FATAL(fclose(f) == 0);
-    rfx_config cfg;
-    rfx_config_init(&cfg);
-    cfg.threads = 2;
-    cfg.output_dir = dir;
-    rfx_engine *e = rfx_open(&cfg);
-    CU_ASSERT_EQUAL(rfx_load_file(e, path), RFX_EXIT_OK);
-    CU_ASSERT_EQUAL(rfx_run(e), RFX_EXIT_OK);
-    rfx_close(e);
+    run_writing(path, dir, 2);
     uint32_t vals[40];
     size_t nv = 0, w = 0;
     vals[nv++] = 4294967295u;
@@ -396,13 +400,10 @@ static void number_text_at_the_edges(void)
     for (size_t i = 0; i < nv; i++)
         if (i == 0 || vals[i] != vals[i - 1])   /* 10^0 + 1 = 2 and 10^1 - 1 = 9 once each */
             w += (size_t)sprintf(want + w, "%u\n", vals[i]);
+    CU_ASSERT(file_holds(dir, "u.csv", want, w));
     size_t got_len = 0;
-    snprintf(path, sizeof path, "%s/u.csv", dir);
-    char *got = read_file(path, &got_len);
-    CU_ASSERT(got && got_len == w && memcmp(got, want, w) == 0);
-    free(got);
     snprintf(path, sizeof path, "%s/n.csv", dir);
-    got = read_file(path, &got_len);
+    char *got = read_file(path, &got_len);
     CU_ASSERT_FATAL(got != NULL);
     /* typed order: by x; each line as printf prints it */
     CU_ASSERT(strstr(got, "0\t-1\n1\t0\n9\t-10\n10\t-9\n99\t-100\n100\t-99\n") == got);
