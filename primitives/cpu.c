@@ -252,9 +252,27 @@ __attribute__((destructor)) static void pool_stop(void)
     pool.nworkers = 0;
 }
 
+/* A child of fork has none of the workers (an embedding program may fork): it starts afresh. */
+static void pool_after_fork(void)
+{
+    pthread_mutex_init(&pool.mu, NULL);
+    pthread_cond_init(&pool.wake, NULL);
+    pthread_cond_init(&pool.done, NULL);
+    pool.nworkers = pool.want = pool.active = 0;
+    pool.stopping = false;
+    atomic_flag_clear(&pool_busy);
+}
+
+static void pool_at_fork(void)
+{
+    (void)pthread_atfork(NULL, NULL, pool_after_fork);
+}
+
 /* Runs j on the pool's workers and the calling thread; false: the pool is in use. */
 static bool pool_run(par_job *j, int nthreads)
 {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, pool_at_fork);
     if (atomic_flag_test_and_set(&pool_busy))
         return false;
     pthread_mutex_lock(&pool.mu);

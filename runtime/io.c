@@ -4,9 +4,9 @@
 #include "fault.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -522,7 +522,7 @@ static char *text_room(text_buf *t, size_t n)
     return t->p + t->len;
 }
 
-/* "00" to "99": two digits a division (one a digit took ~2x as long on this machine). */
+/* "00" to "99": the digits two at a time, one division each. */
 static const char digit_pairs[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
                                      "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
                                      "8081828384858687888990919293949596979899";
@@ -587,8 +587,7 @@ typedef struct text_job {
 } text_job;
 
 /* A chunk of rows whose columns are all numbers or unsigned (no symbol, no float): the
- * chunk's room made once, the row's values written with no test of room or type (twice as
- * fast as value by value through put_value on this machine). */
+ * chunk's room made once, the values written with no test of room or type. */
 static void int_chunk(text_job *j, text_buf *t, size_t lo, size_t hi)
 {
     const size_t a = (size_t)j->rows->arity;

@@ -8,6 +8,8 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -215,6 +217,16 @@ static void test_parallel_for(void)
     for (int i = 0; i < 2; i++)
         pthread_join(t[i], &ret[i]);
     CU_ASSERT(ret[0] != NULL && ret[1] != NULL);
+    /* a child of fork, which has none of the pool's workers, runs its calls too (or is
+     * stopped by the alarm instead of waiting for them forever) */
+    pid_t child = fork();
+    CU_ASSERT_FATAL(child >= 0);
+    if (child == 0) {
+        alarm(20);
+        _exit(pf_calls(3, 100) ? 0 : 1);
+    }
+    int status = 0;
+    CU_ASSERT(waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
 static void test_sort_uniform(void) { sort_case(UNIFORM, 1000); }
