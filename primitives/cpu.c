@@ -206,7 +206,6 @@ static struct {
     pthread_mutex_t mu;
     pthread_cond_t wake, done;
     pthread_t tid[POOL_MAX];
-    unsigned long gen_at_start[POOL_MAX];   /* the job count when the worker was started */
     int nworkers;
     unsigned long gen;         /* jobs published */
     par_job *job;
@@ -220,7 +219,8 @@ static void *pool_worker(void *arg)
 {
     const int me = (int)(intptr_t)arg;
     pthread_mutex_lock(&pool.mu);
-    for (unsigned long seen = pool.gen_at_start[me];;) {
+    /* a worker is started for the job just published, which cannot end without it */
+    for (unsigned long seen = pool.gen - 1;;) {
         while (pool.gen == seen && !pool.stopping)
             pthread_cond_wait(&pool.wake, &pool.mu);
         if (pool.stopping)
@@ -284,7 +284,6 @@ static bool pool_run(par_job *j, int nthreads)
     }
     while (pool.nworkers < nthreads - 1 && pool.nworkers < POOL_MAX) {
         int t = pool.nworkers;
-        pool.gen_at_start[t] = pool.gen;
         if (pthread_create(&pool.tid[t], NULL, pool_worker, (void *)(intptr_t)t) != 0)
             break;
         pool.nworkers++;

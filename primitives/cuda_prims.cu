@@ -2407,7 +2407,6 @@ struct map_terms {
     map_term t[SS_OUTS];
 };
 
-
 static bool simple_map(rfx_rx *const *out, int nout, int arity, map_terms *m)
 {
     memset(m, 0, sizeof *m);
