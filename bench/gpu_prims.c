@@ -6,6 +6,12 @@
  * that size) and a SELECT whose predicate has arithmetic ("SELECT rx": the interpreter).
  * Before the table, the fixed cost any operator pays: an empty kernel's launch, and its
  * launch and a wait for a word it writes (what a SELECT pays to learn its output's size).
+ * The last column, "model max", is what this machine leaves an operator at that size: its
+ * floor over its bytes at the rate the copy of that size reaches when queued behind other
+ * work, plus the part of the copy's own time that queueing hides (its launch), plus, for an
+ * operator that learns its output's size, what waiting for a word adds to an empty kernel.
+ * A cell whose model max is under its target cannot meet it as measured here by a kernel
+ * that moves its bytes no faster than the copy does.
  * Usage: gpu_prims [min_log2 max_log2 repeats]   (default 20 28 5) */
 #include "cuda_prims.h"
 
@@ -14,6 +20,7 @@
 #include <string.h>
 
 static rfx_gpu *g;
+static void *busy;   /* when set, each timed run is queued behind a 256 MB copy within it */
 
 typedef struct job {
     int op;
@@ -68,16 +75,25 @@ static double median_ms(job *j, int reps)
         fprintf(stderr, "%s failed: %s\n", names[j->op], rfx_gpu_error(g));
         exit(1);
     }
-    for (int r = 0; r < reps; r++)
+    for (int r = 0; r < reps; r++) {
+        if (busy)
+            rfx_gpu_memcpy_d2d(g, (char *)busy + ((size_t)256 << 20), busy, (size_t)256 << 20);
         t[r] = rfx_gpu_time_ms(g, run, j, &st);
+    }
     qsort(t, (size_t)reps, sizeof(double), cmp_d);
     return t[reps / 2];
 }
 
-static void print_row(int op, int lg, size_t out_n, double ms, double bytes, double bw)
+/* fixed_ms: the operator's launch (and wait); rate: the copy's bytes a ms at this size,
+ * queued (0: no model, as for sorts, which are compared with CUB instead) */
+static void print_row(int op, int lg, size_t out_n, double ms, double bytes, double bw, double fixed_ms, double rate)
 {
-    printf("%-10s %5d %12zu %10.3f %9.0f %8.0f%%\n", names[op], lg, out_n, ms, bytes / (ms * 1e-3) / 1e9,
-           100.0 * bytes / bw / (ms * 1e-3) / 1e9);
+    double floor_ms = bytes / bw * 1e3 / 1e9;
+    printf("%-10s %5d %12zu %10.3f %9.0f %8.0f%%", names[op], lg, out_n, ms, bytes / (ms * 1e-3) / 1e9,
+           100.0 * floor_ms / ms);
+    if (rate > 0)
+        printf(" %9.0f%%", 100.0 * floor_ms / (fixed_ms + bytes / rate));
+    printf("\n");
 }
 
 int main(int argc, char **argv)
@@ -107,7 +123,8 @@ int main(int argc, char **argv)
     double launch_ms = median_ms(&ej, 63), wait_ms = median_ms(&ewj, 63);
     printf("device %s: device-to-device copy %.0f GB/s (read + write)\n", rfx_gpu_name(g), bw);
     printf("empty kernel: %.1f us launched, %.1f us launched and waited for\n", launch_ms * 1e3, wait_ms * 1e3);
-    printf("%-10s %5s %12s %10s %9s %9s\n", "operator", "log2n", "tuples out", "ms", "GB/s", "of floor");
+    printf("%-10s %5s %12s %10s %9s %9s %10s\n", "operator", "log2n", "tuples out", "ms", "GB/s", "of floor",
+           "model max");
 
     rfx_rx c0 = {.kind = RFX_RX_COL, .prim = RFX_NUMBER, .col = 0}, c1 = {.kind = RFX_RX_COL, .prim = RFX_NUMBER, .col = 1};
     rfx_rx c3 = {.kind = RFX_RX_COL, .prim = RFX_NUMBER, .col = 3};
@@ -127,6 +144,14 @@ int main(int argc, char **argv)
         /* the copy at this size: what any kernel of these bytes can reach here */
         rfx_gpu_rows_free(g, &out);
         rfx_gpu_fill_random(g, &out, n, 3, 0);
+        /* the copy of this size alone and queued behind other work: the model's rate for
+         * the bytes, and the launch that queueing hides */
+        job qj = {.op = OP_COPY, .a = &a, .out = &out, .n = n};
+        double alone_ms = median_ms(&qj, reps);
+        busy = big.data;
+        double queued_ms = median_ms(&qj, reps), rate = 2.0 * n * 8 / queued_ms;
+        busy = NULL;
+        double launch = alone_ms > queued_ms ? alone_ms - queued_ms : 0, wait = launch + wait_ms - launch_ms;
         job jobs[] = {
             {.op = OP_COPY, .a = &a, .out = &out, .n = n},
             {.op = OP_SELECT, .a = &a, .out = &out, .pred = &lt, .outs = id, .nout = 2},
@@ -138,7 +163,9 @@ int main(int argc, char **argv)
         for (size_t i = 0; i < sizeof jobs / sizeof *jobs; i++) {
             double ms = median_ms(&jobs[i], reps);
             double bytes = (double)n * 8 + (double)out.n * out.arity * 4 + (jobs[i].op == OP_SORT ? n * 8.0 : 0);
-            print_row(jobs[i].op, lg, out.n, ms, bytes, bw);
+            const int op = jobs[i].op;
+            print_row(op, lg, out.n, ms, bytes, bw, op == OP_SELECT || op == OP_SELECT_EXPR ? wait : launch,
+                      op == OP_SORT ? 0 : rate);
         }
         /* CUB on the same keys, packed as the SORT primitive packs them */
         uint64_t *keys = rfx_gpu_alloc(g, n * 8);
@@ -164,7 +191,7 @@ int main(int argc, char **argv)
         for (int i = 0; i < 3; i++) {
             double ms = median_ms(&j2[i], reps);
             double bytes = (double)(a.n + b.n) * 8 + (double)out.n * out.arity * 4;
-            print_row(j2[i].op, lg, out.n, ms, bytes, bw);
+            print_row(j2[i].op, lg, out.n, ms, bytes, bw, wait, rate);
         }
         rfx_gpu_rows_free(g, &a);
         rfx_gpu_rows_free(g, &b);
