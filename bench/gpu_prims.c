@@ -76,8 +76,10 @@ static double median_ms(job *j, int reps)
         exit(1);
     }
     for (int r = 0; r < reps; r++) {
-        if (busy)
-            rfx_gpu_memcpy_d2d(g, (char *)busy + ((size_t)256 << 20), busy, (size_t)256 << 20);
+        if (busy && rfx_gpu_memcpy_d2d(g, (char *)busy + ((size_t)256 << 20), busy, (size_t)256 << 20) != RFX_OK) {
+            fprintf(stderr, "the copy queued ahead failed: %s\n", rfx_gpu_error(g));
+            exit(1);
+        }
         t[r] = rfx_gpu_time_ms(g, run, j, &st);
     }
     qsort(t, (size_t)reps, sizeof(double), cmp_d);
