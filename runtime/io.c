@@ -136,7 +136,18 @@ typedef struct read_job {
     bool edges;
     int arity;
     piece *pieces;
+    bool plain;                 /* every column a number or unsigned: plain_line first */
 } read_job;
+
+/* Whether every one of the arity columns holds numbers or unsigned values (text without
+ * symbols or floats, which the readers and writers take a faster way through). */
+static bool integer_columns(const rfx_prim *types, int arity)
+{
+    for (int c = 0; c < arity; c++)
+        if (types[c] != RFX_NUMBER && types[c] != RFX_UNSIGNED)
+            return false;
+    return true;
+}
 
 static void quote_field(char *out, size_t cap, const char *s, size_t n)
 {
@@ -287,11 +298,8 @@ static void parse_piece(int k, void *ctx)
     piece *p = &j->pieces[k];
     uint32_t nullary[1];
     p->lines = 0;
-    bool plain = j->arity > 0;   /* every column a number or unsigned: plain_line first */
-    for (int c = 0; c < j->arity; c++)
-        plain &= j->types[c] == RFX_NUMBER || j->types[c] == RFX_UNSIGNED;
     for (const char *line = p->p; line < p->end;) {
-        size_t taken = plain ? plain_line(j, line, p->end, p->out + p->got * (size_t)j->arity) : 0;
+        size_t taken = j->plain ? plain_line(j, line, p->end, p->out + p->got * (size_t)j->arity) : 0;
         if (taken) {
             p->lines++;
             p->got++;
@@ -454,7 +462,8 @@ rfx_status rfx_read_facts(const char *path, const rfx_prim *types, rfx_symtab *s
         fprintf(err, "%s: error: out of memory reading facts\n", path);
         goto out;
     }
-    read_job j = {types, syms, ro && ro->delimiter ? ro->delimiter : '\t', ro && ro->edge_list, a, pieces};
+    read_job j = {types, syms, ro && ro->delimiter ? ro->delimiter : '\t', ro && ro->edge_list, a, pieces,
+                  a > 0 && integer_columns(types, a)};
     if (!fill_block(&r, cur)) {
         st = r.nomem || r.zerr == Z_MEM_ERROR ? RFX_ERR_NOMEM : RFX_ERR_IO;
         report_read_error(err, path, count_newlines(cur->buf, cur->len) + 1, &r);
@@ -637,6 +646,7 @@ typedef struct text_job {
     const rfx_prim *types;
     const rfx_symtab *syms;
     char delim;
+    bool ints;                  /* every column a number or unsigned: int_chunk */
     size_t first;               /* the batch's first row; chunk i starts TEXT_CHUNK_ROWS * i later */
     text_buf *bufs;             /* one per chunk of the batch */
     int n;                      /* the batch's chunks */
@@ -683,10 +693,7 @@ static void text_chunk(int i, void *ctx)
     size_t hi = lo + TEXT_CHUNK_ROWS < j->rows->n ? lo + TEXT_CHUNK_ROWS : j->rows->n;
     const size_t row_room = a * VALUE_ROOM + 1;   /* values, separators and the newline */
     t->len = 0;
-    bool ints = true;
-    for (size_t c = 0; c < a; c++)
-        ints &= j->types[c] == RFX_NUMBER || j->types[c] == RFX_UNSIGNED;
-    if (ints) {
+    if (j->ints) {
         int_chunk(j, t, lo, hi);
         return;
     }
@@ -745,7 +752,8 @@ static rfx_status write_rows(FILE *f, int fd, const rfx_rows *rows, const rfx_pr
     if ((size_t)batch > chunks)
         batch = chunks ? (int)chunks : 1;
     text_buf *bufs = rfx_calloc(2 * (size_t)batch, sizeof *bufs);   /* two sets: one made, one written */
-    text_job j = {rows, idx, types, syms, delim, 0, NULL, 0, f, fd, NULL, 0, RFX_OK, 0};
+    text_job j = {rows, idx, types, syms, delim, integer_columns(types, rows->arity), 0, NULL, 0, f, fd, NULL, 0,
+                  RFX_OK, 0};
     st = bufs ? RFX_OK : RFX_ERR_NOMEM;
     long long at = 0;
     for (size_t c = 0, k = 0; st == RFX_OK && (c < chunks || j.nwritten); c += (size_t)batch, k++) {

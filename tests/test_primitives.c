@@ -8,10 +8,10 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
-#include <sys/wait.h>
-#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 /* ---- deterministic random numbers (splitmix64) ---------------------------------------- */
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
@@ -166,7 +166,6 @@ static void test_append_parallel(void)
  * of their own) and calls from two threads at once. */
 typedef struct pf_ctx {
     atomic_int *hits;
-    int n;
     bool nest;                 /* each index runs a parallel_for of its own over 37 counters */
 } pf_ctx;
 
@@ -174,7 +173,7 @@ static void pf_hit(int i, void *arg)
 {
     pf_ctx *c = arg;
     if (c->nest) {
-        pf_ctx inner = {c->hits + (size_t)i * 37, 37, false};
+        pf_ctx inner = {c->hits + (size_t)i * 37, false};
         rfx_parallel_for(37, 3, pf_hit, &inner);
     } else {
         atomic_fetch_add(&c->hits[i], 1);
@@ -193,7 +192,7 @@ static bool pf_calls(unsigned seed, int calls)
         int n = nest ? 4 : (int)(seed >> 16) % 300, total = nest ? 4 * 37 : n;
         for (int i = 0; i < total; i++)
             atomic_store(&hits[i], 0);
-        pf_ctx c = {hits, n, nest};
+        pf_ctx c = {hits, nest};
         rfx_parallel_for(n, nthreads[k % 6], pf_hit, &c);
         for (int i = 0; i < total; i++)
             ok &= atomic_load(&hits[i]) == 1;
