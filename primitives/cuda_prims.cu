@@ -88,8 +88,6 @@ static unsigned grid_resident(const rfx_gpu *g, size_t n)
     return (unsigned)(b < most ? b : most);
 }
 #define GRID_STRIDE(i, n) for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < (n); i += (size_t)gridDim.x * blockDim.x)
-// the same, i shared by the lanes of a warp (the loop is warp-uniform)
-#define WARP_STRIDE(i, n) for (size_t i = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) / 32; i < (n); i += (size_t)gridDim.x * blockDim.x / 32)
 
 // ---- context --------------------------------------------------------------------------
 extern "C" int rfx_gpu_count(void)
@@ -503,7 +501,7 @@ __device__ __forceinline__ int cmp_prefix(const uint32_t *a, const uint32_t *b, 
 }
 
 // The first i in [lo, hi) where pred(i) is false (pred holds on a prefix), or hi, by one
-// thread (warp_partition_point below: by a whole warp); on the host too.
+// thread (group_partition_point below: by a group of lanes); on the host too.
 template <typename P> __host__ __device__ __forceinline__ size_t partition_point(size_t lo, size_t hi, P pred)
 {
     while (lo < hi) {
@@ -533,22 +531,21 @@ __device__ size_t bound_rows(const uint32_t *rows, int arity, size_t n, const ui
 }
 
 // The first i in [lo, hi) where pred(i) is false (pred holds on a prefix), or hi, found by
-// a whole warp (all lanes call it with the same lo, hi): 32 probes a round, so about
-// log32 rounds of dependent loads instead of log2. The searches that place tiles before a
-// merge or a join (one a tile, each ~25 loads into 2^24 rows, one DRAM latency after
-// another) took 12-22 us on an H100 by a thread each, as long as a 2^20 set operation's
-// tiles themselves.
-// (By a warp while the searches of a launch are at most SEARCH_BY_WARP: beyond, their
-// 32 probes a round cost more in traffic than their fewer rounds save: 2^24-row set
-// operations' splits took 66 us so against 22 by a thread each, 2^20 ones ~5 against 15.)
-#define SEARCH_BY_WARP 4096
-template <typename P> __device__ __forceinline__ size_t warp_partition_point(size_t lo, size_t hi, P pred)
+// a group of G lanes (2-32, a power of two; the group's lanes call it with the same lo,
+// hi): G probes a round, so about log_G rounds of dependent loads instead of log2. The
+// searches that place tiles before a merge or a join (one a tile, each ~25 loads into 2^24
+// rows, one DRAM latency after another) took 12-22 us on an H100 by a thread each, as long
+// as a 2^20 set operation's tiles themselves; but each probe costs a sector, so many
+// searches by whole warps cost more in traffic than their fewer rounds save (search_lanes).
+template <int G, typename P> __device__ __forceinline__ size_t group_partition_point(size_t lo, size_t hi, P pred)
 {
-    const unsigned lane = threadIdx.x & 31;
+    const unsigned lane = threadIdx.x & 31, gl = lane % G,
+                   mask = G == 32 ? 0xffffffffu : ((1u << G) - 1) << (lane - gl);
     while (lo < hi) {
-        const size_t s = (hi - lo + 31) / 32, p = lo + lane * s + s - 1;
-        const unsigned held = __popc(__ballot_sync(0xffffffffu, p < hi && pred(p)));   // a prefix of the lanes
-        if (held == 32)
+        const size_t s = (hi - lo + G - 1) / G, p = lo + gl * s + s - 1;
+        // the lanes whose probe holds: a prefix of the group
+        const unsigned held = __popc(__ballot_sync(mask, p < hi && pred(p)) & mask);
+        if (held == G)
             return hi;
         const size_t nlo = lo + held * s, last = nlo + s - 1;   // the first false probe: last (or past hi)
         lo = nlo;
@@ -557,20 +554,44 @@ template <typename P> __device__ __forceinline__ size_t warp_partition_point(siz
     return lo;
 }
 
-// Blocks for a launch of n searches, by warps or by threads as above.
-static unsigned search_grid(size_t n)
+// group_partition_point for G of 2-32 lanes, partition_point for 1.
+template <typename P> __device__ __forceinline__ size_t lanes_partition_point(int G, size_t lo, size_t hi, P pred)
 {
-    return grid_for(n <= SEARCH_BY_WARP ? 32 * n : n);
+    switch (G) {
+    case 32: return group_partition_point<32>(lo, hi, pred);
+    case 16: return group_partition_point<16>(lo, hi, pred);
+    case 8: return group_partition_point<8>(lo, hi, pred);
+    case 4: return group_partition_point<4>(lo, hi, pred);
+    case 2: return group_partition_point<2>(lo, hi, pred);
+    default: return partition_point(lo, hi, pred);
+    }
 }
 
-// bound_rows by a whole warp (warp_partition_point).
-__device__ __forceinline__ size_t warp_bound_rows(const uint32_t *rows, int arity, size_t n, const uint32_t *key, int k,
-                                                  bool upper)
+// each search i of a group of G lanes (the loop is uniform within the group)
+#define GROUP_STRIDE(i, n, G)                                                                                        \
+    for (size_t i = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) / (G); i < (n);                                  \
+         i += (size_t)gridDim.x * blockDim.x / (G))
+
+// Lanes a search for a launch of n tile-placing searches, fewer as there are more (H100,
+// bench_gpu_prims, the merges' splits and the joins' ranges at 2^20-2^24 rows): a warp each
+// up to 2,048 searches (2^20-2^21 set operations: 8 or 4 lanes 1-4 points slower), 8 lanes
+// up to 8,192 (UNION of 2^22 rows, 2,980 splits: 48% of the floor by warps, 51-52% so,
+// 49-50% by threads; DIFFERENCE 40-42% / 43% / 41%), 4 up to 32,768 (2^23-2^24: as a thread
+// each or a point better; 8 or 16 lanes slower at 2^24), a thread each beyond.
+// RFX_SEARCH_G=1, 2, 4, ... 32 sets it for every launch (measurements).
+static int search_lanes(size_t n)
 {
-    return warp_partition_point(0, n, [=](size_t m) {
-        int c = cmp_prefix(rows + m * arity, key, k);
-        return c < 0 || (upper && c == 0);
-    });
+    const char *v = getenv("RFX_SEARCH_G");
+    const int env = v ? atoi(v) : 0;
+    if (env == 1 || env == 2 || env == 4 || env == 8 || env == 16 || env == 32)
+        return env;
+    return n <= 2048 ? 32 : n <= 8192 ? 8 : n <= 32768 ? 4 : 1;
+}
+
+// Blocks for a launch of n searches of search_lanes(n) lanes each.
+static unsigned search_grid(size_t n)
+{
+    return grid_for((size_t)search_lanes(n) * n);
 }
 
 // ---- compaction ------------------------------------------------------------------------
@@ -2739,26 +2760,20 @@ template <typename T> __device__ __forceinline__ void block_copy(T *dst, const T
 #define SETOP_MAX_WORDS 4
 enum { SETOP_ANTI, SETOP_SEMI, SETOP_UNION };
 
-// splits[t] = the rows of a among the first min(t * SETOP_TD, na + nb) of the merge; a
-// warp a split where they are few (SEARCH_BY_WARP), else a thread.
+// splits[t] = the rows of a among the first min(t * SETOP_TD, na + nb) of the merge, G
+// lanes a split (search_lanes).
 __global__ void k_setop_splits(const uint32_t *a, size_t na, int aa, const uint32_t *b, size_t nb, int ba, int k,
-                               size_t ntiles, size_t *splits)
+                               size_t ntiles, int G, size_t *splits)
 {
-    auto split = [=](size_t t, bool by_warp) {
+    GROUP_STRIDE(t, ntiles + 1, G)
+    {
         const size_t d = t * (size_t)SETOP_TD < na + nb ? t * (size_t)SETOP_TD : na + nb,
                      lo = d > nb ? d - nb : 0, hi = d < na ? d : na;
         auto before = [=](size_t m) { return cmp_prefix(a + m * aa, b + (d - 1 - m) * ba, k) <= 0; };
-        return by_warp ? warp_partition_point(lo, hi, before) : partition_point(lo, hi, before);
-    };
-    if (ntiles + 1 <= SEARCH_BY_WARP) {
-        WARP_STRIDE(t, ntiles + 1)
-        {
-            const size_t at = split(t, true);
-            if ((threadIdx.x & 31) == 0)
-                splits[t] = at;
-        }
-    } else
-        GRID_STRIDE(t, ntiles + 1) splits[t] = split(t, false);
+        const size_t at = lanes_partition_point(G, lo, hi, before);
+        if (threadIdx.x % G == 0)
+            splits[t] = at;
+    }
 }
 
 // dst[w] = src[w] for w < nw by a block of 256 threads, where dst and src lie alike
@@ -2966,7 +2981,7 @@ static rfx_status setop_merge(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_r
         return st;
     size_t *splits = (size_t *)lb.extra;
     k_setop_splits<<<search_grid(ntiles + 1), 256, 0, g->stream>>>(a->data, na, a->arity, b->data, nb, b->arity, k,
-                                                                ntiles, splits);
+                                                                ntiles, search_lanes(ntiles + 1), splits);
     cudaError_t e = cudaGetLastError();
     // whole rows of one or two words (8-byte aligned) as keys: k_setop_rows
     const int w = a->arity == k && b->arity == k && k <= 2 && ((uintptr_t)a->data | (uintptr_t)b->data) % 8 == 0 ? k : 0;
@@ -3072,21 +3087,23 @@ __global__ void k_semi(const uint32_t *a, size_t na, int aa, const uint32_t *b, 
 // all tiles' searches at once, so their latencies overlap (a block doing its own two
 // searches first waited ~28 dependent loads per tile).
 __global__ void k_semi_ranges(const uint32_t *a, size_t na, int aa, const uint32_t *b, int ba, size_t nb, int k,
-                              size_t ntiles, size_t T, size_t *range)
+                              size_t ntiles, size_t T, int G, size_t *range)
 {
     auto key = [=](size_t i) {
         const size_t t = i / 2, row = i % 2 == 0 ? t * T : (t * T + T < na ? t * T + T : na) - 1;
         return a + row * aa;
     };
-    if (2 * ntiles <= SEARCH_BY_WARP) {
-        WARP_STRIDE(i, 2 * ntiles)
-        {
-            const size_t at = warp_bound_rows(b, ba, nb, key(i), k, i % 2 == 1);
-            if ((threadIdx.x & 31) == 0)
-                range[i] = at;
-        }
-    } else
-        GRID_STRIDE(i, 2 * ntiles) range[i] = bound_rows(b, ba, nb, key(i), k, i % 2 == 1);
+    GROUP_STRIDE(i, 2 * ntiles, G)
+    {
+        const uint32_t *x = key(i);
+        const bool upper = i % 2 == 1;
+        const size_t at = lanes_partition_point(G, 0, nb, [=](size_t m) {
+            int c = cmp_prefix(b + m * ba, x, k);
+            return c < 0 || (upper && c == 0);
+        });
+        if (threadIdx.x % G == 0)
+            range[i] = at;
+    }
 }
 
 __global__ void __launch_bounds__(256) k_semi_tiles(const uint32_t *a, size_t na, int aa, const uint32_t *b,
@@ -3161,7 +3178,7 @@ static rfx_status semijoin_tiles(rfx_gpu *g, const rfx_dev_rows *a, const rfx_de
         return st;
     size_t *range = (size_t *)lb.extra;
     k_semi_ranges<<<search_grid(2 * ntiles), 256, 0, g->stream>>>(a->data, na, a->arity, b->data, k, b->n, k, ntiles,
-                                                               SEMI_T, range);
+                                                               SEMI_T, search_lanes(2 * ntiles), range);
     cudaError_t e = cudaGetLastError();
     if (e == cudaSuccess)
         e = cudaFuncSetAttribute(k_semi_tiles, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
@@ -3297,7 +3314,7 @@ static rfx_status join_count_tiles(rfx_gpu *g, const rfx_dev_rows *a, const rfx_
     if (!range)
         return RFX_ERR_NOMEM;
     k_semi_ranges<<<search_grid(2 * ntiles), 256, 0, g->stream>>>(a->data, a->n, a->arity, b->data, b->arity, b->n, k,
-                                                               ntiles, SEMI_T, range);
+                                                               ntiles, SEMI_T, search_lanes(2 * ntiles), range);
     cudaError_t e = cudaGetLastError();
     if (e == cudaSuccess)
         e = cudaFuncSetAttribute(k_join_count_tiles, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
@@ -3347,6 +3364,12 @@ static rfx_status join_expand_tiles(rfx_gpu *g, const gprog &code, uint64_t tota
 #define JT_T (JT_ITEMS * 256)
 static_assert(JT_T * 3 / 2 < 65536, "a tile's left rows and staged right rows are numbered in 16 bits");
 #define JT_HEAVY 32
+// Blocks a multiprocessor: 5 (48 registers, 42 KB of shared memory where b is about as dense
+// as a) against 4 (63 registers, 49 KB): H100, JOIN of 2^22 / 2^24 / 2^26 rows 38-39% / 51% /
+// 55-56% of the floor -> 40-41% / 54% / 59%; 6 (40 registers) fell between; persistent
+// blocks staging the next tile while joining one (two buffers: 3 blocks, 78 registers)
+// were slower, 2^24 45-46%.
+#define JT_BLOCKS 5
 #define JT_QUEUE 32   // heavy rows expanded per round
 #define JT_SMEM (96 * 1024)
 
@@ -3374,22 +3397,22 @@ __device__ __forceinline__ bool row_before(const uint32_t *seg, int sa, unsigned
     return c < 0 || (upper && c == 0);
 }
 
-// The first r in [0, m) whose k-prefix is >= key: halving, a step count the same for
-// every lane to within one (the lanes of a warp stay together).
+// The first r in [0, m) whose k-prefix is >= key: halving without a branch (the base
+// moves or not, the same steps for every lane of a warp; the branching loop took 14
+// instructions a step, a tenth of the one-pass join's, ncu at 2^22: JOIN within 1% all
+// the same, H100).
 template <int K>
 __device__ __forceinline__ unsigned lower_rows(const uint32_t *seg, int sa, unsigned m, const uint32_t *key, int k)
 {
-    unsigned lo = 0;
-    while (m > 0) {
-        unsigned half = m / 2;
-        if (row_before<K>(seg, sa, lo + half, key, k, false)) {
-            lo += half + 1;
-            m -= half + 1;
-        } else {
-            m = half;
-        }
+    if (m == 0)
+        return 0;
+    unsigned base = 0;
+    while (m > 1) {
+        const unsigned half = m / 2;
+        base = row_before<K>(seg, sa, base + half - 1, key, k, false) ? base + half : base;
+        m -= half;
     }
-    return lo;
+    return base + (row_before<K>(seg, sa, base, key, k, false) ? 1u : 0u);
 }
 
 // The first r in [from, m) whose k-prefix is >= key (upper: > key), by galloping from
@@ -3518,12 +3541,10 @@ __device__ __forceinline__ void jt_deal(const colmap &m, const uint32_t *sa, int
 // AA, BA: the sides' arities where known at compile time (0: aa, ba at run time; the
 // graph join, rows of two columns on one key, has its row offsets folded into constants).
 template <int K, int AA = 0, int BA = 0>
-__global__ void __launch_bounds__(256, 4) k_join_tiles(const __grid_constant__ gprog code, int len,
-                                                    const __grid_constant__ colmap m, const uint32_t *a, size_t na,
-                                                    int aa, const uint32_t *b, int ba, int k, const size_t *range,
-                                                    size_t ntiles, unsigned bcap, unsigned ocap, int nout,
-                                                    uint32_t *out, unsigned long long cap, const lb_args lb,
-                                                    unsigned *div_flag)
+__global__ void __launch_bounds__(256, JT_BLOCKS)
+    k_join_tiles(const __grid_constant__ gprog code, int len, const __grid_constant__ colmap m, const uint32_t *a,
+                 size_t na, int aa, const uint32_t *b, int ba, int k, const size_t *range, size_t ntiles, unsigned bcap,
+                 unsigned ocap, int nout, uint32_t *out, unsigned long long cap, const lb_args lb, unsigned *div_flag)
 {
     aa = AA ? AA : aa;
     ba = BA ? BA : ba;
@@ -3667,10 +3688,12 @@ static rfx_status join_one_pass(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev
     colmap m;
     if (!plain_columns(out, nout, &m))
         m.n = 0;
-    // right rows staged: half as many again as the tile's (a range as dense as the left
-    // side's spans about a tile); outputs staged: what shared memory then has room for.
-    // 24 words spare: two alignments of up to 7 and block_write_out's reads past the end.
-    size_t bcap = JT_T * 3 / 2, words = JT_SMEM / 4 - (size_t)JT_T * aa - bcap * ba - 24,
+    // right rows staged: a quarter more than the tile's where b is about as dense as a (a
+    // range then spans about a tile, and JT_BLOCKS blocks fit), else half as many again;
+    // outputs staged: what shared memory then has room for. 24 words spare: two alignments
+    // of up to 7 and block_write_out's reads past the end.
+    size_t bcap = nb * 8 <= na * 9 ? JT_T * 5 / 4 : JT_T * 3 / 2,
+           words = JT_SMEM / 4 - (size_t)JT_T * aa - bcap * ba - 24,
            ocap = words / (size_t)nout < bcap ? words / (size_t)nout : bcap,
            smem = ((size_t)JT_T * aa + bcap * ba + ocap * nout + 24) * 4;
     lb_scratch lb;   // and each tile's range of b
@@ -3681,7 +3704,7 @@ static rfx_status join_one_pass(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev
     unsigned long long n = 0;
     size_t *range = (size_t *)lb.extra;
     k_semi_ranges<<<search_grid(2 * ntiles), 256, 0, g->stream>>>(a->data, na, aa, b->data, ba, nb, k, ntiles, JT_T,
-                                                               range);
+                                                               search_lanes(2 * ntiles), range);
     cudaError_t e = cudaGetLastError();
     // keys of 1 and 2 columns compared by unrolled code (k_join_tiles<0>: any width)
     auto kernel = k == 1 && aa == 2 && ba == 2 ? k_join_tiles<1, 2, 2>
