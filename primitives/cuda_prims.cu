@@ -576,8 +576,9 @@ template <typename P> __device__ __forceinline__ size_t lanes_partition_point(in
 // bench_gpu_prims, the merges' splits and the joins' ranges at 2^20-2^24 rows): a warp each
 // up to 2,048 searches (2^20-2^21 set operations: 8 or 4 lanes 1-4 points slower), 8 lanes
 // up to 8,192 (UNION of 2^22 rows, 2,980 splits: 48% of the floor by warps, 51-52% so,
-// 49-50% by threads; DIFFERENCE 40-42% / 43% / 41%), 4 up to 32,768 (2^23-2^24: as a thread
-// each or a point better; 8 or 16 lanes slower at 2^24), a thread each beyond.
+// 49-50% by threads; DIFFERENCE 40-42% / 43% / 41%), 4 up to 16,384 (the set operations of
+// 2^23-2^24 and the join of 2^23: as a thread each or a point better; 8 or 16 lanes slower
+// at 2^24), a thread each beyond, as measured there and before.
 // RFX_SEARCH_G=1, 2, 4, ... 32 sets it for every launch (measurements).
 static int search_lanes(size_t n)
 {
@@ -585,7 +586,7 @@ static int search_lanes(size_t n)
     const int env = v ? atoi(v) : 0;
     if (env == 1 || env == 2 || env == 4 || env == 8 || env == 16 || env == 32)
         return env;
-    return n <= 2048 ? 32 : n <= 8192 ? 8 : n <= 32768 ? 4 : 1;
+    return n <= 2048 ? 32 : n <= 8192 ? 8 : n <= 16384 ? 4 : 1;
 }
 
 // Blocks for a launch of n searches of search_lanes(n) lanes each.
