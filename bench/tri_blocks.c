@@ -1,0 +1,155 @@
+/* tri_blocks.c: what a schedule of boxes over triples of vertex parts would copy for an
+ * out-of-core triangle count, counted on the host (no GPU; a planning tool for the 70%-at-
+ * a-25%-cap figure of the out-of-core issue, docs/PERFORMANCE.md, thirty-first session).
+ *
+ * The edges are bench_lftj's and bench_ooc's R-MAT graph (edge factor 16, seed 1) renamed
+ * by degree rank and oriented from the lower rank, made a set. The vertices are cut into n
+ * consecutive parts of equal weight (-w out: out-edges, in: in-edges, both: the two), so
+ * the rows fall into blocks E_ij (x in part i, y in part j, i <= j). A triangle x < y < z
+ * with x, y, z in parts i <= j <= k is found in box (i, j, k), which needs E_ij, E_ik and
+ * E_jk on the device; boxes run with k innermost, then j, then i, and a box copies the
+ * blocks the one before it did not hold. Per n: the boxes with all three blocks non-empty,
+ * the bytes copied (and as a multiple of the input), and the most a box holds together
+ * with the next box's new blocks (double buffering) against the cap.
+ * Usage: tri_blocks [-s SCALE] [-c CAP_FRACTION] [-w out|in|both] [-n MAX_PARTS] */
+#include "bench_graphs.h"
+#include "graphgen.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_PARTS 40
+
+typedef struct {
+    int blk[3][2];   /* (i, j), (i, k), (j, k) */
+} box;
+
+static void out_of_memory(void)
+{
+    fprintf(stderr, "tri_blocks: out of host memory\n");
+    exit(3);
+}
+
+static bool holds(const box *b, int i, int j)
+{
+    for (int q = 0; q < 3; q++)
+        if (b->blk[q][0] == i && b->blk[q][1] == j)
+            return true;
+    return false;
+}
+
+/* The bytes of b's distinct blocks (all, or only those `before` does not hold). */
+static double box_bytes(const box *b, const box *before, double bytes[MAX_PARTS][MAX_PARTS])
+{
+    double s = 0;
+    for (int q = 0; q < 3; q++) {
+        bool again = false;
+        for (int r = 0; r < q; r++)
+            again |= b->blk[r][0] == b->blk[q][0] && b->blk[r][1] == b->blk[q][1];
+        if (!again && !(before && holds(before, b->blk[q][0], b->blk[q][1])))
+            s += bytes[b->blk[q][0]][b->blk[q][1]];
+    }
+    return s;
+}
+
+int main(int argc, char **argv)
+{
+    int scale = 20, max_parts = 24, weight = 2;   /* 0 out, 1 in, 2 both */
+    double cap = 0.25;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "-s"))
+            scale = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "-c"))
+            cap = atof(argv[i + 1]);
+        else if (!strcmp(argv[i], "-n"))
+            max_parts = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "-w"))
+            weight = !strcmp(argv[i + 1], "out") ? 0 : !strcmp(argv[i + 1], "in") ? 1 : 2;
+    }
+    if (scale < 8 || scale > 28 || cap <= 0 || max_parts < 2 || max_parts > MAX_PARTS || argc % 2 == 0) {
+        fprintf(stderr, "usage: tri_blocks [-s SCALE 8-28] [-c CAP_FRACTION] [-w out|in|both] [-n MAX_PARTS 2-%d]\n",
+                MAX_PARTS);
+        return 2;
+    }
+    size_t m = (size_t)16 << scale;
+    uint32_t *raw = malloc(m * 2 * sizeof(uint32_t));
+    if (!raw)
+        out_of_memory();
+    rfx_graph_generate(RFX_GRAPH_RMAT, (uint32_t)1 << scale, m, 1, raw);
+    rfx_rows e;
+    rfx_bench_orient(raw, m, RFX_ORIENT_RANK, &e);
+    free(raw);
+    const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    const int threads = cores < 1 ? 1 : cores > 64 ? 64 : (int)cores;
+    if (rfx_cpu_sort(&e, threads) != RFX_OK || rfx_cpu_unique(&e, threads) != RFX_OK)
+        out_of_memory();
+    const size_t rows = e.n;
+    const double input = (double)rows * 8, budget = cap * input;
+    uint32_t top = 0;
+    for (size_t r = 0; r < rows; r++)
+        top = e.data[2 * r + 1] > top ? e.data[2 * r + 1] : top;
+    size_t *w = calloc((size_t)top + 1, sizeof(size_t)), total = 0;
+    if (!w)
+        out_of_memory();
+    for (size_t r = 0; r < rows; r++) {
+        w[e.data[2 * r]] += weight != 1;
+        w[e.data[2 * r + 1]] += weight != 0;
+    }
+    for (size_t v = 0; v <= top; v++)
+        total += w[v];
+    printf("R-MAT %d: %zu oriented rows, %.1f MB; cap %.0f%% = %.1f MB; parts of equal %s-edges\n", scale, rows,
+           input / 1e6, cap * 100, budget / 1e6, weight == 0 ? "out" : weight == 1 ? "in" : "in- and out");
+    static double bytes[MAX_PARTS][MAX_PARTS];
+    box *boxes = malloc(sizeof(box) * (size_t)MAX_PARTS * MAX_PARTS * MAX_PARTS);
+    if (!boxes)
+        out_of_memory();
+    for (int n = 2; n <= max_parts; n++) {
+        uint32_t cut[MAX_PARTS + 1];   /* part p holds ids [cut[p], cut[p + 1]) */
+        int p = 1;
+        cut[0] = 0;
+        size_t acc = 0;
+        for (size_t v = 0; v <= top && p < n; v++) {
+            acc += w[v];
+            while (p < n && (double)acc >= (double)total * p / n)
+                cut[p++] = (uint32_t)v + 1;
+        }
+        while (p < n)
+            cut[p++] = top + 1;
+        cut[n] = top + 1;
+        memset(bytes, 0, sizeof bytes);
+        int px = 0;
+        for (size_t r = 0; r < rows; r++) {   /* rows sorted by x: its part only grows */
+            while (e.data[2 * r] >= cut[px + 1])
+                px++;
+            int py = px;
+            while (e.data[2 * r + 1] >= cut[py + 1])
+                py++;
+            bytes[px][py] += 8;
+        }
+        int nb = 0;
+        for (int i = 0; i < n; i++)
+            for (int j = i; j < n; j++)
+                for (int k = j; k < n; k++)
+                    if (bytes[i][j] > 0 && bytes[i][k] > 0 && bytes[j][k] > 0)
+                        boxes[nb++] = (box){{{i, j}, {i, k}, {j, k}}};
+        double copied = 0, peak = 0, largest = 0;
+        for (int b = 0; b < nb; b++) {
+            copied += box_bytes(&boxes[b], b ? &boxes[b - 1] : NULL, bytes);
+            double held = box_bytes(&boxes[b], NULL, bytes) +
+                          (b + 1 < nb ? box_bytes(&boxes[b + 1], &boxes[b], bytes) : 0);
+            peak = held > peak ? held : peak;
+        }
+        for (int i = 0; i < n; i++)
+            for (int j = i; j < n; j++)
+                largest = bytes[i][j] > largest ? bytes[i][j] : largest;
+        printf("n=%2d boxes %5d copied %7.2f GB (%5.2fx the input) held at most %8.1f MB (%.2f of the cap), "
+               "largest block %.1f MB\n",
+               n, nb, copied / 1e9, copied / input, peak / 1e6, peak / budget, largest / 1e6);
+    }
+    free(boxes);
+    free(w);
+    rfx_rows_free(&e);
+    return 0;
+}
