@@ -20,7 +20,6 @@
 #include <string.h>
 
 static rfx_gpu *g;
-static void *busy;   /* when set, each timed run is queued behind a 256 MB copy within it */
 
 typedef struct job {
     int op;
@@ -30,6 +29,7 @@ typedef struct job {
     int nout, k;
     uint64_t *keys;
     size_t n;
+    void *behind;   /* when set, each timed run is queued behind a 256 MB copy within it */
 } job;
 
 enum { OP_COPY, OP_SELECT, OP_SELECT_EXPR, OP_PROJECT, OP_MAP, OP_SORT, OP_CUBSORT, OP_JOIN, OP_UNION, OP_DIFF,
@@ -76,7 +76,8 @@ static double median_ms(job *j, int reps)
         exit(1);
     }
     for (int r = 0; r < reps; r++) {
-        if (busy && rfx_gpu_memcpy_d2d(g, (char *)busy + ((size_t)256 << 20), busy, (size_t)256 << 20) != RFX_OK) {
+        if (j->behind &&
+            rfx_gpu_memcpy_d2d(g, (char *)j->behind + ((size_t)256 << 20), j->behind, (size_t)256 << 20) != RFX_OK) {
             fprintf(stderr, "the copy queued ahead failed: %s\n", rfx_gpu_error(g));
             exit(1);
         }
@@ -143,19 +144,17 @@ int main(int argc, char **argv)
         rfx_gpu_rows_init(&b, 2);
         rfx_gpu_rows_init(&out, 2);
         rfx_gpu_fill_random(g, &a, n, 11 + lg, 0);
-        /* the copy at this size: what any kernel of these bytes can reach here */
         rfx_gpu_rows_free(g, &out);
         rfx_gpu_fill_random(g, &out, n, 3, 0);
-        /* the copy of this size alone and queued behind other work: the model's rate for
-         * the bytes, and the launch that queueing hides */
-        job qj = {.op = OP_COPY, .a = &a, .out = &out, .n = n};
-        double alone_ms = median_ms(&qj, reps);
-        busy = big.data;
-        double queued_ms = median_ms(&qj, reps), rate = 2.0 * n * 8 / queued_ms;
-        busy = NULL;
+        /* the copy at this size, alone (the table's first row: what any kernel of these bytes
+         * can reach here) and queued behind other work (the model's rate for the bytes; the
+         * difference is the launch that queueing hides) */
+        job sj = {.op = OP_COPY, .a = &a, .out = &out, .n = n}, qj = sj;
+        qj.behind = big.data;
+        double alone_ms = median_ms(&sj, reps), queued_ms = median_ms(&qj, reps), rate = 2.0 * n * 8 / queued_ms;
         double launch = alone_ms > queued_ms ? alone_ms - queued_ms : 0, wait = launch + wait_ms - launch_ms;
+        print_row(OP_COPY, lg, n, alone_ms, n * 16.0, bw, launch, rate);
         job jobs[] = {
-            {.op = OP_COPY, .a = &a, .out = &out, .n = n},
             {.op = OP_SELECT, .a = &a, .out = &out, .pred = &lt, .outs = id, .nout = 2},
             {.op = OP_SELECT_EXPR, .a = &a, .out = &out, .pred = &sum_lt, .outs = id, .nout = 2},
             {.op = OP_PROJECT, .a = &a, .out = &out, .outs = swap, .nout = 2},

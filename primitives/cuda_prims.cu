@@ -582,8 +582,10 @@ template <typename P> __device__ __forceinline__ size_t lanes_partition_point(in
 // RFX_SEARCH_G=1, 2, 4, ... 32 sets it for every launch (measurements).
 static int search_lanes(size_t n)
 {
-    const char *v = getenv("RFX_SEARCH_G");
-    const int env = v ? atoi(v) : 0;
+    static const int env = [] {   // read once (a static's first use is thread-safe)
+        const char *v = getenv("RFX_SEARCH_G");
+        return v ? atoi(v) : 0;
+    }();
     if (env == 1 || env == 2 || env == 4 || env == 8 || env == 16 || env == 32)
         return env;
     return n <= 2048 ? 32 : n <= 8192 ? 8 : n <= 16384 ? 4 : 1;
