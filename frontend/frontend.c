@@ -177,9 +177,14 @@ void rfx_expr_print(FILE *out, const rfx_program *p, const rfx_clause *c, const 
         fputc(')', out);
         break;
     case RFX_E_BINOP:
-        fputc('(', out);
+        if (RFX_BINOP_CALL(e->u.bin.op))
+            fprintf(out, "%s(", rfx_binop_str(e->u.bin.op));
+        else
+            fputc('(', out);
         rfx_expr_print(out, p, c, e->u.bin.lhs);
-        fprintf(out, " %s ", rfx_binop_str(e->u.bin.op));
+        fputs(RFX_BINOP_CALL(e->u.bin.op) ? ", " : " ", out);
+        if (!RFX_BINOP_CALL(e->u.bin.op))
+            fprintf(out, "%s ", rfx_binop_str(e->u.bin.op));
         rfx_expr_print(out, p, c, e->u.bin.rhs);
         fputc(')', out);
         break;

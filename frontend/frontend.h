@@ -94,7 +94,17 @@ typedef enum rfx_expr_kind {
     RFX_E_AGG                  /* agg: aggregate over a sub-body */
 } rfx_expr_kind;
 
-typedef enum rfx_binop { RFX_ADD, RFX_SUB, RFX_MUL, RFX_DIV, RFX_MOD } rfx_binop;
+/* Soufflé's binary operators: arithmetic, then (numbers and unsigned only) bitwise, shifts,
+ * logical (0 or 1) and power, then the two-argument functors min(a, b) and max(a, b). */
+typedef enum rfx_binop {
+    RFX_ADD, RFX_SUB, RFX_MUL, RFX_DIV, RFX_MOD,
+    RFX_BAND, RFX_BOR, RFX_BXOR, RFX_BSHL, RFX_BSHR, RFX_BSHRU, RFX_LAND, RFX_LOR, RFX_LXOR, RFX_POW,
+    RFX_MIN_OF, RFX_MAX_OF
+} rfx_binop;
+/* Whether op is defined on numbers and unsigned only (not floats). */
+#define RFX_BINOP_INTEGRAL(op) ((op) >= RFX_BAND && (op) <= RFX_POW)
+/* Whether op is written as a function, min(a, b), rather than between its operands. */
+#define RFX_BINOP_CALL(op) ((op) == RFX_MIN_OF || (op) == RFX_MAX_OF)
 typedef enum rfx_aggfn { RFX_AGG_COUNT, RFX_AGG_SUM, RFX_AGG_MIN, RFX_AGG_MAX } rfx_aggfn;
 typedef enum rfx_cmpop { RFX_LT, RFX_LE, RFX_GT, RFX_GE, RFX_EQ, RFX_NE } rfx_cmpop;
 

@@ -45,6 +45,8 @@ static void rfx_yyerror(RFX_YYLTYPE *loc, void *scanner, rfx_parse_ctx *ctx, con
 %token T_DECL ".decl" T_TYPE ".type" T_NUMBER_TYPE ".number_type" T_SYMBOL_TYPE ".symbol_type"
 %token T_INPUT ".input" T_OUTPUT ".output" T_PRINTSIZE ".printsize"
 %token T_COUNT "count" T_SUM "sum" T_MIN "min" T_MAX "max" T_TRUE "true" T_FALSE "false"
+%token T_BAND "band" T_BOR "bor" T_BXOR "bxor" T_BSHL "bshl" T_BSHR "bshr" T_BSHRU "bshru"
+%token T_LAND "land" T_LOR "lor" T_LXOR "lxor"
 %token T_IF ":-" T_LARROW "<-" T_RARROW "->" T_SUBTYPE "<:"
 %token T_LE "<=" T_GE ">=" T_NE "!=" T_ANON "_"
 %token <str> T_IDENT "identifier"
@@ -52,7 +54,7 @@ static void rfx_yyerror(RFX_YYLTYPE *loc, void *scanner, rfx_parse_ctx *ctx, con
 %token <fval> T_FLOAT "float"
 %token <sym> T_STRING "string"
 
-%type <expr> expr term factor unary primary aggregate
+%type <expr> expr lxor_expr land_expr bor_expr bxor_expr band_expr shift_expr sum term factor unary power primary aggregate
 %type <atom> atom
 %type <body> disj conj lit
 %type <list> args attrs dir_names
@@ -150,10 +152,49 @@ cmpop:
     | T_NE     { $$ = RFX_NE; }
     ;
 
+/* Soufflé's precedence, loosest first: lor, lxor, land, bor, bxor, band, the shifts, + -,
+ * * / %, unary minus, ^ (right-associative). */
 expr:
+      lxor_expr                                  { $$ = $1; }
+    | expr T_LOR lxor_expr                       { $$ = rfx_mk_binop(ctx, RFX_LOR, $1, $3, @2); }
+    ;
+
+lxor_expr:
+      land_expr                                  { $$ = $1; }
+    | lxor_expr T_LXOR land_expr                 { $$ = rfx_mk_binop(ctx, RFX_LXOR, $1, $3, @2); }
+    ;
+
+land_expr:
+      bor_expr                                   { $$ = $1; }
+    | land_expr T_LAND bor_expr                  { $$ = rfx_mk_binop(ctx, RFX_LAND, $1, $3, @2); }
+    ;
+
+bor_expr:
+      bxor_expr                                  { $$ = $1; }
+    | bor_expr T_BOR bxor_expr                   { $$ = rfx_mk_binop(ctx, RFX_BOR, $1, $3, @2); }
+    ;
+
+bxor_expr:
+      band_expr                                  { $$ = $1; }
+    | bxor_expr T_BXOR band_expr                 { $$ = rfx_mk_binop(ctx, RFX_BXOR, $1, $3, @2); }
+    ;
+
+band_expr:
+      shift_expr                                 { $$ = $1; }
+    | band_expr T_BAND shift_expr                { $$ = rfx_mk_binop(ctx, RFX_BAND, $1, $3, @2); }
+    ;
+
+shift_expr:
+      sum                                        { $$ = $1; }
+    | shift_expr T_BSHL sum                      { $$ = rfx_mk_binop(ctx, RFX_BSHL, $1, $3, @2); }
+    | shift_expr T_BSHR sum                      { $$ = rfx_mk_binop(ctx, RFX_BSHR, $1, $3, @2); }
+    | shift_expr T_BSHRU sum                     { $$ = rfx_mk_binop(ctx, RFX_BSHRU, $1, $3, @2); }
+    ;
+
+sum:
       term                                       { $$ = $1; }
-    | expr '+' term                              { $$ = rfx_mk_binop(ctx, RFX_ADD, $1, $3, @2); }
-    | expr '-' term                              { $$ = rfx_mk_binop(ctx, RFX_SUB, $1, $3, @2); }
+    | sum '+' term                               { $$ = rfx_mk_binop(ctx, RFX_ADD, $1, $3, @2); }
+    | sum '-' term                               { $$ = rfx_mk_binop(ctx, RFX_SUB, $1, $3, @2); }
     ;
 
 term:
@@ -164,8 +205,13 @@ term:
     ;
 
 unary:
-      factor                                     { $$ = $1; }
+      power                                      { $$ = $1; }
     | '-' unary                                  { $$ = rfx_mk_neg(ctx, $2, @1); }
+    ;
+
+power:
+      factor                                     { $$ = $1; }
+    | factor '^' unary                           { $$ = rfx_mk_binop(ctx, RFX_POW, $1, $3, @2); }
     ;
 
 factor:
@@ -181,6 +227,8 @@ primary:
     | T_FLOAT                                    { $$ = rfx_mk_float(ctx, $1, @1); }
     | T_STRING                                   { $$ = rfx_mk_string(ctx, $1, @1); }
     | '(' expr ')'                               { $$ = $2; }
+    | T_MIN '(' expr ',' expr ')'                { $$ = rfx_mk_binop(ctx, RFX_MIN_OF, $3, $5, @1); }
+    | T_MAX '(' expr ',' expr ')'                { $$ = rfx_mk_binop(ctx, RFX_MAX_OF, $3, $5, @1); }
     ;
 
 aggregate:

@@ -427,9 +427,11 @@ static void check_expr(clause_ctx *cc, rfx_expr *e, int want)
             rfx_diag_error(cc->s->d, e->loc, "type mismatch: '%s' between %s and %s",
                            rfx_binop_str(e->u.bin.op), rfx_prim_name(tprim(p, l)), rfx_prim_name(tprim(p, r)));
         else if (l >= 0 && tprim(p, l) == RFX_SYMBOL)
-            rfx_diag_error(cc->s->d, e->loc, "type mismatch: arithmetic '%s' on symbols", rfx_binop_str(e->u.bin.op));
-        else if (l >= 0 && tprim(p, l) == RFX_FLOAT && e->u.bin.op == RFX_MOD)
-            rfx_diag_error(cc->s->d, e->loc, "type mismatch: '%%' on floats");
+            rfx_diag_error(cc->s->d, e->loc, "type mismatch: %s '%s' on symbols",
+                           RFX_BINOP_CALL(e->u.bin.op) ? "functor" : "arithmetic", rfx_binop_str(e->u.bin.op));
+        else if (l >= 0 && tprim(p, l) == RFX_FLOAT && (e->u.bin.op == RFX_MOD || RFX_BINOP_INTEGRAL(e->u.bin.op)))
+            rfx_diag_error(cc->s->d, e->loc, "type mismatch: '%s' on floats (numbers and unsigned only)",
+                           rfx_binop_str(e->u.bin.op));
         rfx_expr *rhs = e->u.bin.rhs;
         if ((e->u.bin.op == RFX_DIV || e->u.bin.op == RFX_MOD) &&
             ((rhs->kind == RFX_E_INT || rhs->kind == RFX_E_UNSIGNED) && rhs->u.ival == 0))

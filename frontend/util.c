@@ -272,7 +272,8 @@ const char *rfx_prim_name(rfx_prim p)
 
 const char *rfx_binop_str(rfx_binop op)
 {
-    static const char *s[] = {"+", "-", "*", "/", "%"};
+    static const char *s[] = {"+",   "-",   "*",    "/",   "%",   "band", "bor", "bxor", "bshl",
+                              "bshr", "bshru", "land", "lor", "lxor", "^",    "min", "max"};
     return s[op];
 }
 

@@ -1490,7 +1490,7 @@ __device__ bool run_prog_at(const gins *code, int start, int len, const uint32_t
         case G_COL: st[sp++] = in.arg < a0 ? t0[in.arg] : t1[in.arg - a0]; break;
         case G_CONST: st[sp++] = in.value; break;
         case G_NEG: st[sp - 1] = rfx_negate(in.prim, st[sp - 1]); break;
-        case G_BIN: sp--; st[sp - 1] = rfx_arith(in.arg, in.prim, st[sp - 1], st[sp], div0); break;
+        case G_BIN: sp--; st[sp - 1] = rfx_binary(in.arg, in.prim, st[sp - 1], st[sp], div0); break;
         case G_CMP: sp--; st[sp - 1] = rfx_compare(in.arg, in.prim, st[sp - 1], st[sp]); break;
         case G_AND: sp--; st[sp - 1] = st[sp - 1] && st[sp]; break;
         case G_FILTER: if (!st[--sp]) return false; break;
@@ -1997,7 +1997,7 @@ __device__ __forceinline__ unsigned run_tile(const gins *code, int start, int le
 #pragma unroll
             for (int j = 0; j < ITEMS; j++) {
                 bool d = false;
-                x[j * SEL_THREADS] = rfx_arith(in.arg, in.prim, x[j * SEL_THREADS], y[j * SEL_THREADS], &d);
+                x[j * SEL_THREADS] = rfx_binary(in.arg, in.prim, x[j * SEL_THREADS], y[j * SEL_THREADS], &d);
                 *div0 |= d && (live >> j & 1);
             }
             break;

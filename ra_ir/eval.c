@@ -11,7 +11,7 @@ uint32_t rfx_rx_eval(const rfx_rx *e, const uint32_t *t0, int a0, const uint32_t
     case RFX_RX_CONST:
         return e->value;
     case RFX_RX_BIN:
-        return rfx_arith(e->op, e->prim, rfx_rx_eval(e->l, t0, a0, t1, div0), rfx_rx_eval(e->r, t0, a0, t1, div0),
+        return rfx_binary(e->op, e->prim, rfx_rx_eval(e->l, t0, a0, t1, div0), rfx_rx_eval(e->r, t0, a0, t1, div0),
                          div0);
     case RFX_RX_NEG:
         return rfx_negate(e->prim, rfx_rx_eval(e->l, t0, a0, t1, div0));

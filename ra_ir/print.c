@@ -38,13 +38,25 @@ void rfx_rx_print(FILE *out, const rfx_plan *P, const rfx_rx *e)
     switch (e->kind) {
     case RFX_RX_COL: fprintf(out, "$%d", e->col); break;
     case RFX_RX_CONST: print_const(out, P, e->prim, e->value); break;
-    case RFX_RX_BIN:
-        fputc('(', out);
+    case RFX_RX_BIN: {
+        /* the type after the operator; after a dot for words (bshr.u is not bshru) */
+        const bool word = e->op >= RFX_BAND && e->op != RFX_POW;
+        const char *sfx = e->prim == RFX_NUMBER    ? ""
+                          : e->prim == RFX_UNSIGNED ? (word ? ".u" : "u")
+                                                    : (word ? ".f" : "f");
+        if (RFX_BINOP_CALL(e->op))
+            fprintf(out, "%s%s(", rfx_binop_str(e->op), sfx);
+        else
+            fputc('(', out);
         rfx_rx_print(out, P, e->l);
-        fprintf(out, " %s%s ", rfx_binop_str(e->op), e->prim == RFX_NUMBER ? "" : e->prim == RFX_UNSIGNED ? "u" : "f");
+        if (RFX_BINOP_CALL(e->op))
+            fputs(", ", out);
+        else
+            fprintf(out, " %s%s ", rfx_binop_str(e->op), sfx);
         rfx_rx_print(out, P, e->r);
         fputc(')', out);
         break;
+    }
     case RFX_RX_NEG:
         fputs("-(", out);
         rfx_rx_print(out, P, e->l);

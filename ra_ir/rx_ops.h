@@ -3,7 +3,10 @@
  * (primitives/cuda_prims.cu), so both backends compute the same bits.
  * number and unsigned wrap modulo 2^32; INT32_MIN / -1 is INT32_MIN and INT32_MIN % -1 is 0;
  * a zero divisor sets *div0 and gives 0; floats follow IEEE binary32, every NaN made being
- * 0x7fc00000. */
+ * 0x7fc00000. Shifts take their count modulo 32 (bshr of a number is arithmetic, of an
+ * unsigned and bshru logical); land, lor, lxor give 0 or 1; x ^ y multiplies y times, wrapping
+ * (a negative y: 1 / x^-y truncated, so 0 unless x is 1 or -1); min and max of floats keep
+ * the first operand unless the second is strictly beyond it (a NaN second: the first). */
 #ifndef RFX_RX_OPS_H
 #define RFX_RX_OPS_H
 
@@ -38,6 +41,42 @@ RFX_HD uint32_t rfx_of_f32(float f)
     return u;
 }
 
+/* b to the power e by squaring, modulo 2^32 (so signed powers wrap as products do). */
+RFX_HD uint32_t rfx_pow_u32(uint32_t b, uint32_t e)
+{
+    uint32_t r = 1;
+    for (; e; e >>= 1, b *= b)
+        if (e & 1)
+            r *= b;
+    return r;
+}
+
+/* The operators defined on numbers and unsigned only, and min and max. */
+RFX_HD uint32_t rfx_bitwise(int op, int prim, uint32_t a, uint32_t b)
+{
+    const unsigned s = b & 31u;
+    const int32_t x = (int32_t)a, y = (int32_t)b;
+    switch (op) {
+    case RFX_BAND: return a & b;
+    case RFX_BOR: return a | b;
+    case RFX_BXOR: return a ^ b;
+    case RFX_BSHL: return a << s;
+    case RFX_BSHR: return prim == RFX_NUMBER && x < 0 ? ~(~a >> s) : a >> s;
+    case RFX_BSHRU: return a >> s;
+    case RFX_LAND: return a != 0 && b != 0;
+    case RFX_LOR: return a != 0 || b != 0;
+    case RFX_LXOR: return (a != 0) != (b != 0);
+    case RFX_POW:
+        if (prim == RFX_NUMBER && y < 0)
+            return x == 1 ? 1u : x == -1 ? ((b & 1u) ? a : 1u) : 0u;
+        return rfx_pow_u32(a, b);
+    case RFX_MIN_OF: return (prim == RFX_NUMBER ? y < x : b < a) ? b : a;
+    default: return (prim == RFX_NUMBER ? y > x : b > a) ? b : a;   /* RFX_MAX_OF */
+    }
+}
+
+/* + - * / % (op < RFX_BAND): what MAP's terms kernel compiles (the others would cost it
+ * registers, H100: 26 -> 31 for one term); rfx_binary takes every operator. */
 RFX_HD uint32_t rfx_arith(int op, int prim, uint32_t a, uint32_t b, bool *div0)
 {
     if (prim == RFX_FLOAT) {
@@ -73,6 +112,17 @@ RFX_HD uint32_t rfx_arith(int op, int prim, uint32_t a, uint32_t b, bool *div0)
         if (y == -1) return 0;
         return (uint32_t)(x % y);
     }
+}
+
+/* Any binary operator (rfx_binop). */
+RFX_HD uint32_t rfx_binary(int op, int prim, uint32_t a, uint32_t b, bool *div0)
+{
+    if (op < RFX_BAND)
+        return rfx_arith(op, prim, a, b, div0);
+    if (prim != RFX_FLOAT)
+        return rfx_bitwise(op, prim, a, b);
+    float x = rfx_as_f32(a), y = rfx_as_f32(b);   /* min, max: the checker allows no other */
+    return op == RFX_MIN_OF ? (y < x ? b : a) : op == RFX_MAX_OF ? (y > x ? b : a) : rfx_of_f32(0.0f);
 }
 
 RFX_HD uint32_t rfx_negate(int prim, uint32_t a)

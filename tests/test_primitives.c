@@ -468,6 +468,63 @@ static void test_arith_semantics(void)
     CU_ASSERT_EQUAL(rfx_rx_eval(&scmp, NULL, 0, NULL, &d0), 0);
 }
 
+/* Soufflé's bitwise, shift, logical and power operators and min / max (rx_ops.h). */
+static void test_bitwise_semantics(void)
+{
+    static const struct {
+        int op, prim;
+        uint32_t a, b, want;
+    } cases[] = {
+        {RFX_BAND, RFX_NUMBER, 0xFFFFFFF9u, 33, 33},
+        {RFX_BOR, RFX_UNSIGNED, 0xF0u, 0x0Fu, 0xFFu},
+        {RFX_BXOR, RFX_NUMBER, 0x80000000u, 0xFFFFFFFFu, 0x7FFFFFFFu},
+        {RFX_BSHL, RFX_NUMBER, 1, 33, 2},                       /* counts modulo 32 */
+        {RFX_BSHL, RFX_NUMBER, 1, 32, 1},
+        {RFX_BSHL, RFX_NUMBER, 0xFFFFFFF9u, 0xFFFFFFF9u, 0xF2000000u},   /* -7 << (-7 & 31) */
+        {RFX_BSHR, RFX_NUMBER, 0x80000000u, 31, 0xFFFFFFFFu},   /* arithmetic on numbers */
+        {RFX_BSHR, RFX_UNSIGNED, 0x80000000u, 31, 1},           /* logical on unsigned */
+        {RFX_BSHRU, RFX_NUMBER, 0x80000000u, 31, 1},
+        {RFX_BSHR, RFX_NUMBER, 0xFFFFFFF9u, 1, 0xFFFFFFFCu},    /* -7 >> 1 = -4 */
+        {RFX_LAND, RFX_NUMBER, 0xFFFFFFFFu, 2, 1},
+        {RFX_LAND, RFX_NUMBER, 0, 2, 0},
+        {RFX_LOR, RFX_UNSIGNED, 0, 0, 0},
+        {RFX_LOR, RFX_UNSIGNED, 0, 9, 1},
+        {RFX_LXOR, RFX_NUMBER, 5, 6, 0},
+        {RFX_LXOR, RFX_NUMBER, 0, 6, 1},
+        {RFX_POW, RFX_NUMBER, 3, 5, 243},
+        {RFX_POW, RFX_NUMBER, 0xFFFFFFF9u, 3, (uint32_t)-343},
+        {RFX_POW, RFX_NUMBER, 2, 32, 0},                        /* wraps as products do */
+        {RFX_POW, RFX_NUMBER, 7, 0, 1},
+        {RFX_POW, RFX_NUMBER, 0, 0, 1},
+        {RFX_POW, RFX_NUMBER, 2, 0xFFFFFFFFu, 0},               /* 2^-1 truncated */
+        {RFX_POW, RFX_NUMBER, 0xFFFFFFFFu, 0xFFFFFFFDu, 0xFFFFFFFFu},   /* (-1)^-3 */
+        {RFX_POW, RFX_NUMBER, 0xFFFFFFFFu, 0xFFFFFFFEu, 1},     /* (-1)^-2 */
+        {RFX_POW, RFX_NUMBER, 1, 0x80000000u, 1},
+        {RFX_POW, RFX_NUMBER, 0, 0xFFFFFFFFu, 0},
+        {RFX_POW, RFX_UNSIGNED, 3, 0xFFFFFFFFu, 2863311531u},   /* an unsigned exponent */
+        {RFX_MIN_OF, RFX_NUMBER, 0xFFFFFFFFu, 1, 0xFFFFFFFFu},
+        {RFX_MIN_OF, RFX_UNSIGNED, 0xFFFFFFFFu, 1, 1},
+        {RFX_MAX_OF, RFX_NUMBER, 0x80000000u, 0x7FFFFFFFu, 0x7FFFFFFFu},
+        {RFX_MAX_OF, RFX_UNSIGNED, 0x80000000u, 0x7FFFFFFFu, 0x80000000u},
+        {RFX_MIN_OF, RFX_FLOAT, 0x3FC00000u, 0xC0200000u, 0xC0200000u},  /* min(1.5, -2.5) */
+        {RFX_MAX_OF, RFX_FLOAT, 0x3FC00000u, 0x7FC00000u, 0x3FC00000u},  /* a NaN second: the first */
+        {RFX_MIN_OF, RFX_FLOAT, 0x7FC00000u, 0x3FC00000u, 0x7FC00000u},  /* a NaN first stays */
+        {RFX_MIN_OF, RFX_FLOAT, 0x80000000u, 0x00000000u, 0x80000000u},  /* -0.0 and 0.0: the first */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        rfx_rx l = {.kind = RFX_RX_CONST, .prim = (rfx_prim)cases[i].prim, .value = cases[i].a};
+        rfx_rx r = {.kind = RFX_RX_CONST, .prim = (rfx_prim)cases[i].prim, .value = cases[i].b};
+        rfx_rx e = {.kind = RFX_RX_BIN, .prim = (rfx_prim)cases[i].prim, .op = cases[i].op, .l = &l, .r = &r};
+        bool d0 = false;
+        uint32_t got = rfx_rx_eval(&e, NULL, 0, NULL, &d0);
+        if (got != cases[i].want || d0)
+            fprintf(stderr, "case %zu: %s gave 0x%x, expected 0x%x\n", i, rfx_binop_str((rfx_binop)cases[i].op), got,
+                    cases[i].want);
+        CU_ASSERT_EQUAL(got, cases[i].want);
+        CU_ASSERT_FALSE(d0);
+    }
+}
+
 /* ---- aggregate ----------------------------------------------------------------------- */
 static void agg_case(rfx_aggfn fn, rfx_prim prim)
 {
@@ -585,6 +642,7 @@ static void add(void)
     CU_add_test(s, "map and filter", test_mapfilter);
     CU_add_test(s, "division by zero reported", test_div_zero);
     CU_add_test(s, "arithmetic semantics", test_arith_semantics);
+    CU_add_test(s, "bitwise, shift, logical, power, min and max semantics", test_bitwise_semantics);
     CU_add_test(s, "aggregate count", test_agg_count);
     CU_add_test(s, "aggregate sum", test_agg_sum);
     CU_add_test(s, "aggregate min", test_agg_min);

@@ -31,6 +31,16 @@ static const char prelude[] =
     "{ int x = (int)a, y = (int)b; if (!y) { *z = true; return 0; } if (x == (int)0x80000000 && y == -1) return a; return (u32)(x / y); }\n"
     "static __device__ __forceinline__ u32 rfx_modi(u32 a, u32 b, bool *z)\n"
     "{ int x = (int)a, y = (int)b; if (!y) { *z = true; return 0; } if (y == -1) return 0; return (u32)(x % y); }\n"
+    "static __device__ __forceinline__ u32 rfx_sar(u32 a, u32 b) { u32 s = b & 31u; return (int)a < 0 ? ~(~a >> s) : a >> s; }\n"
+    "static __device__ __forceinline__ u32 rfx_powu(u32 b, u32 e) { u32 r = 1; for (; e; e >>= 1, b *= b) if (e & 1) r *= b; return r; }\n"
+    "static __device__ __forceinline__ u32 rfx_powi(u32 a, u32 b)\n"
+    "{ int x = (int)a, y = (int)b; if (y < 0) return x == 1 ? 1u : x == -1 ? ((b & 1u) ? a : 1u) : 0u; return rfx_powu(a, b); }\n"
+    "static __device__ __forceinline__ u32 rfx_mini(u32 a, u32 b) { return (int)b < (int)a ? b : a; }\n"
+    "static __device__ __forceinline__ u32 rfx_maxi(u32 a, u32 b) { return (int)b > (int)a ? b : a; }\n"
+    "static __device__ __forceinline__ u32 rfx_minu(u32 a, u32 b) { return b < a ? b : a; }\n"
+    "static __device__ __forceinline__ u32 rfx_maxu(u32 a, u32 b) { return b > a ? b : a; }\n"
+    "static __device__ __forceinline__ u32 rfx_minf(u32 a, u32 b) { return rfx_f(b) < rfx_f(a) ? b : a; }\n"
+    "static __device__ __forceinline__ u32 rfx_maxf(u32 a, u32 b) { return rfx_f(b) > rfx_f(a) ? b : a; }\n"
     "// look-back words: two flags, the launch's tag (bits 46-61: words of earlier launches\n"
     "// are not ready, so none is cleared before a launch), the value\n"
     "#define LB_AGGREGATE (1ull << 62)\n"
@@ -69,6 +79,43 @@ static const char *cmp_op(int op)
     }
 }
 
+static void emit_rx(gen *g, const rfx_rx *e);
+
+/* The operators of rx_ops.h's rfx_bitwise (and min and max of floats), each operand
+ * evaluated once and always (no short-circuit: a zero divisor inside either still sets
+ * the division flag, as in the interpreter). */
+static void emit_bitwise(gen *g, const rfx_rx *e)
+{
+    FILE *f = g->f;
+    const char sfx = e->prim == RFX_NUMBER ? 'i' : e->prim == RFX_UNSIGNED ? 'u' : 'f';
+    const char *call = e->op == RFX_POW ? (sfx == 'i' ? "rfx_powi" : "rfx_powu")
+                       : e->op == RFX_MIN_OF ? (sfx == 'i' ? "rfx_mini" : sfx == 'u' ? "rfx_minu" : "rfx_minf")
+                       : e->op == RFX_MAX_OF ? (sfx == 'i' ? "rfx_maxi" : sfx == 'u' ? "rfx_maxu" : "rfx_maxf")
+                       : e->op == RFX_BSHR && sfx == 'i' ? "rfx_sar"
+                                                         : NULL;
+    if (call) {
+        fprintf(f, "%s(", call);
+        emit_rx(g, e->l);
+        fputs(", ", f);
+        emit_rx(g, e->r);
+        fputs(")", f);
+        return;
+    }
+    const bool logical = e->op == RFX_LAND || e->op == RFX_LOR || e->op == RFX_LXOR;
+    const char *op = e->op == RFX_BAND || e->op == RFX_LAND ? "&"
+                     : e->op == RFX_BOR || e->op == RFX_LOR ? "|"
+                     : e->op == RFX_BXOR || e->op == RFX_LXOR ? "^"
+                     : e->op == RFX_BSHL ? "<<"
+                                         : ">>";   /* bshr of unsigned, bshru */
+    fputs(logical ? "(u32)(((" : "(u32)(", f);
+    emit_rx(g, e->l);
+    fputs(logical ? ") != 0u) " : " ", f);
+    fprintf(f, "%s ", op);
+    fputs(logical ? "((" : e->op == RFX_BSHL || e->op == RFX_BSHR || e->op == RFX_BSHRU ? "((" : "", f);
+    emit_rx(g, e->r);
+    fputs(logical ? ") != 0u))" : e->op == RFX_BSHL || e->op == RFX_BSHR || e->op == RFX_BSHRU ? ") & 31u))" : ")", f);
+}
+
 /* A u32-valued C expression for e. */
 static void emit_rx(gen *g, const rfx_rx *e)
 {
@@ -92,6 +139,10 @@ static void emit_rx(gen *g, const rfx_rx *e)
         }
         break;
     case RFX_RX_BIN:
+        if (e->op >= RFX_BAND) {
+            emit_bitwise(g, e);
+            break;
+        }
         if (e->prim == RFX_FLOAT && e->op == RFX_MOD)
             fputs("0u", f);     /* as rx_ops.h: no float modulo */
         else if (e->prim == RFX_FLOAT) {
