@@ -195,19 +195,23 @@ int run_suites(int argc, char **argv, void (*add)(void))
         return 2;
     add();
     CU_basic_set_mode(CU_BRM_VERBOSE);
-    /* RFX_TEST_ONLY=text runs only the tests whose names hold it (sanitizer runs of a few) */
+    /* RFX_TEST_ONLY=text runs only the tests whose names hold it, RFX_TEST_ONLY==name the one
+     * so named (sanitizer runs of a few; bench/gpu_sanitize.sh runs each test alone) */
     const char *only = getenv("RFX_TEST_ONLY");
+    const bool exact = only && only[0] == '=';
+    only = exact ? only + 1 : only;
     unsigned failed = 0, ran = 0;
     if (only && *only) {
         for (CU_pSuite s = CU_get_registry()->pSuite; s; s = s->pNext)
             for (CU_pTest t = s->pTest; t; t = t->pNext)
-                if (strstr(t->pName, only)) {
+                if (exact ? strcmp(t->pName, only) == 0 : strstr(t->pName, only) != NULL) {
                     CU_basic_run_test(s, t);
                     failed += CU_get_number_of_tests_failed() + CU_get_number_of_suites_failed();
                     ran++;
                 }
         if (!ran) {
-            fprintf(stderr, "RFX_TEST_ONLY=%s: no test's name holds it\n", only);
+            fprintf(stderr, "RFX_TEST_ONLY=%s%s: no test's name %s it\n", exact ? "=" : "", only,
+                    exact ? "is" : "holds");
             failed = 1;
         }
     } else {
