@@ -101,19 +101,19 @@ static void emit_bitwise(gen *g, const rfx_rx *e)
         fputs(")", f);
         return;
     }
-    const bool logical = e->op == RFX_LAND || e->op == RFX_LOR || e->op == RFX_LXOR;
+    const bool logical = e->op == RFX_LAND || e->op == RFX_LOR || e->op == RFX_LXOR,
+               shift = e->op == RFX_BSHL || e->op == RFX_BSHR || e->op == RFX_BSHRU;
     const char *op = e->op == RFX_BAND || e->op == RFX_LAND ? "&"
                      : e->op == RFX_BOR || e->op == RFX_LOR ? "|"
                      : e->op == RFX_BXOR || e->op == RFX_LXOR ? "^"
                      : e->op == RFX_BSHL ? "<<"
                                          : ">>";   /* bshr of unsigned, bshru */
+    /* (u32)(((l) != 0u) OP ((r) != 0u)), (u32)(l OP ((r) & 31u)) or (u32)(l OP r) */
     fputs(logical ? "(u32)(((" : "(u32)(", f);
     emit_rx(g, e->l);
-    fputs(logical ? ") != 0u) " : " ", f);
-    fprintf(f, "%s ", op);
-    fputs(logical ? "((" : e->op == RFX_BSHL || e->op == RFX_BSHR || e->op == RFX_BSHRU ? "((" : "", f);
+    fprintf(f, "%s %s %s", logical ? ") != 0u)" : "", op, logical || shift ? "((" : "");
     emit_rx(g, e->r);
-    fputs(logical ? ") != 0u))" : e->op == RFX_BSHL || e->op == RFX_BSHR || e->op == RFX_BSHRU ? ") & 31u))" : ")", f);
+    fputs(logical ? ") != 0u))" : shift ? ") & 31u))" : ")", f);
 }
 
 /* A u32-valued C expression for e. */
