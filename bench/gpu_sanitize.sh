@@ -8,7 +8,7 @@
 # Usage: bench/gpu_sanitize.sh [TOOL...]   (default: memcheck racecheck)
 # Environment: RFX_BUILD (.device/build), OUT (gpu-out), JOBS (12), TIMEOUT (450 s a process),
 # RFX_SANITIZE_ONLY=gpu|lftj|cases (one part only), RFX_SANITIZE_MATCH=REGEX (the processes
-# whose id, e.g. gpu07 or case-tc_chain, matches). The whole suite takes longer than one call
+# whose id, e.g. gpu07 or case-arithmetic_bitwise, matches). The whole suite takes longer than one call
 # of the lent machine allows: split it by part and tool. Prints a line per process and a
 # count; exits 1 when a process failed, timed out or reported anything. A case whose rfx
 # stops before it opens the device (a bad program, option or input) ends compute-sanitizer
