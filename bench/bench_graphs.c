@@ -138,6 +138,12 @@ bool rfx_bench_probe_sums(const rfx_rows *e, double *by_y, double *by_x, double 
     return true;
 }
 
+bool rfx_bench_oriented_set(const uint32_t *raw, size_t m, rfx_bench_orientation how, int nthreads, rfx_rows *rows)
+{
+    rfx_bench_orient(raw, m, how, rows);
+    return rfx_cpu_sort(rows, nthreads) == RFX_OK && rfx_cpu_unique(rows, nthreads) == RFX_OK;
+}
+
 void rfx_bench_each_graph(const char **files, int nfiles, const int *scales, int nscales,
                        void (*fn)(const char *name, const uint32_t *edges, size_t m))
 {

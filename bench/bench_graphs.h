@@ -11,6 +11,9 @@ typedef enum rfx_bench_orientation { RFX_ORIENT_ID, RFX_ORIENT_DEGREE, RFX_ORIEN
 /* rows (arity 2) = raw's m edges without self-loops, each oriented as `how` says; returns
  * the milliseconds taken. */
 double rfx_bench_orient(const uint32_t *raw, size_t m, rfx_bench_orientation how, rfx_rows *rows);
+/* rfx_bench_orient, then sorted and made a set on nthreads threads (the join's input);
+ * false when out of host memory. */
+bool rfx_bench_oriented_set(const uint32_t *raw, size_t m, rfx_bench_orientation how, int nthreads, rfx_rows *rows);
 /* The last level's probes when counting the triangles of oriented edges e (d = out-degree;
  * a count hashes one list and probes the other): *by_y = the sum over edges (x, y) of d(y)
  * (order x, y, z: N+(y) probed), *by_x = of d(x) (order y, x, z), *least = of the smaller.

@@ -143,8 +143,7 @@ static void row(const char *name, size_t m, double emb, double cap_frac, int dev
 static void bench(const char *name, const uint32_t *edges, size_t m)
 {
     rfx_rows e;
-    rfx_bench_orient(edges, m, orientation, &e);
-    if (rfx_cpu_sort(&e, 16) != RFX_OK || rfx_cpu_unique(&e, 16) != RFX_OK) {
+    if (!rfx_bench_oriented_set(edges, m, orientation, 16, &e)) {
         fprintf(stderr, "bench_ooc: out of host memory\n");
         exit(3);
     }

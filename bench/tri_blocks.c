@@ -13,7 +13,6 @@
  * with the next box's new blocks (double buffering) against the cap.
  * Usage: tri_blocks [-s SCALE] [-c CAP_FRACTION] [-w out|in|both] [-n MAX_PARTS] */
 #include "bench_graphs.h"
-#include "graphgen.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,36 +53,15 @@ static double box_bytes(const box *b, const box *before, double bytes[MAX_PARTS]
     return s;
 }
 
-int main(int argc, char **argv)
+static int max_parts = 24, weight = 2;   /* 0 out, 1 in, 2 both */
+static double cap = 0.25;
+
+/* Per n: the boxes, what they copy and what they hold, for one graph's edges. */
+static void plan(const char *name, const uint32_t *raw, size_t m)
 {
-    int scale = 20, max_parts = 24, weight = 2;   /* 0 out, 1 in, 2 both */
-    double cap = 0.25;
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "-s"))
-            scale = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "-c"))
-            cap = atof(argv[i + 1]);
-        else if (!strcmp(argv[i], "-n"))
-            max_parts = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "-w"))
-            weight = !strcmp(argv[i + 1], "out") ? 0 : !strcmp(argv[i + 1], "in") ? 1 : 2;
-    }
-    if (scale < 8 || scale > 28 || cap <= 0 || max_parts < 2 || max_parts > MAX_PARTS || argc % 2 == 0) {
-        fprintf(stderr, "usage: tri_blocks [-s SCALE 8-28] [-c CAP_FRACTION] [-w out|in|both] [-n MAX_PARTS 2-%d]\n",
-                MAX_PARTS);
-        return 2;
-    }
-    size_t m = (size_t)16 << scale;
-    uint32_t *raw = malloc(m * 2 * sizeof(uint32_t));
-    if (!raw)
-        out_of_memory();
-    rfx_graph_generate(RFX_GRAPH_RMAT, (uint32_t)1 << scale, m, 1, raw);
     rfx_rows e;
-    rfx_bench_orient(raw, m, RFX_ORIENT_RANK, &e);
-    free(raw);
     const long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    const int threads = cores < 1 ? 1 : cores > 64 ? 64 : (int)cores;
-    if (rfx_cpu_sort(&e, threads) != RFX_OK || rfx_cpu_unique(&e, threads) != RFX_OK)
+    if (!rfx_bench_oriented_set(raw, m, RFX_ORIENT_RANK, cores < 1 ? 1 : cores > 64 ? 64 : (int)cores, &e))
         out_of_memory();
     const size_t rows = e.n;
     const double input = (double)rows * 8, budget = cap * input;
@@ -99,7 +77,7 @@ int main(int argc, char **argv)
     }
     for (size_t v = 0; v <= top; v++)
         total += w[v];
-    printf("R-MAT %d: %zu oriented rows, %.1f MB; cap %.0f%% = %.1f MB; parts of equal %s-edges\n", scale, rows,
+    printf("%s: %zu oriented rows, %.1f MB; cap %.0f%% = %.1f MB; parts of equal %s-edges\n", name, rows,
            input / 1e6, cap * 100, budget / 1e6, weight == 0 ? "out" : weight == 1 ? "in" : "in- and out");
     static double bytes[MAX_PARTS][MAX_PARTS];
     box *boxes = malloc(sizeof(box) * (size_t)MAX_PARTS * MAX_PARTS * MAX_PARTS);
@@ -151,5 +129,26 @@ int main(int argc, char **argv)
     free(boxes);
     free(w);
     rfx_rows_free(&e);
+}
+
+int main(int argc, char **argv)
+{
+    int scale = 20;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "-s"))
+            scale = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "-c"))
+            cap = atof(argv[i + 1]);
+        else if (!strcmp(argv[i], "-n"))
+            max_parts = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "-w"))
+            weight = !strcmp(argv[i + 1], "out") ? 0 : !strcmp(argv[i + 1], "in") ? 1 : 2;
+    }
+    if (scale < 8 || scale > 28 || cap <= 0 || max_parts < 2 || max_parts > MAX_PARTS || argc % 2 == 0) {
+        fprintf(stderr, "usage: tri_blocks [-s SCALE 8-28] [-c CAP_FRACTION] [-w out|in|both] [-n MAX_PARTS 2-%d]\n",
+                MAX_PARTS);
+        return 2;
+    }
+    rfx_bench_each_graph(NULL, 0, &scale, 1, plan);
     return 0;
 }

@@ -176,18 +176,15 @@ void rfx_expr_print(FILE *out, const rfx_program *p, const rfx_clause *c, const 
         rfx_expr_print(out, p, c, e->u.bin.lhs);
         fputc(')', out);
         break;
-    case RFX_E_BINOP:
-        if (RFX_BINOP_CALL(e->u.bin.op))
-            fprintf(out, "%s(", rfx_binop_str(e->u.bin.op));
-        else
-            fputc('(', out);
+    case RFX_E_BINOP: {   /* (l op r), or op(l, r) for min and max */
+        const bool call = RFX_BINOP_CALL(e->u.bin.op);
+        fprintf(out, "%s(", call ? rfx_binop_str(e->u.bin.op) : "");
         rfx_expr_print(out, p, c, e->u.bin.lhs);
-        fputs(RFX_BINOP_CALL(e->u.bin.op) ? ", " : " ", out);
-        if (!RFX_BINOP_CALL(e->u.bin.op))
-            fprintf(out, "%s ", rfx_binop_str(e->u.bin.op));
+        fprintf(out, call ? ", " : " %s ", rfx_binop_str(e->u.bin.op));
         rfx_expr_print(out, p, c, e->u.bin.rhs);
         fputc(')', out);
         break;
+    }
     case RFX_E_AGG:
         fputs(rfx_aggfn_str(e->u.agg.fn), out);
         if (e->u.agg.target) {

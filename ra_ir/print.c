@@ -44,15 +44,10 @@ void rfx_rx_print(FILE *out, const rfx_plan *P, const rfx_rx *e)
         const char *sfx = e->prim == RFX_NUMBER    ? ""
                           : e->prim == RFX_UNSIGNED ? (word ? ".u" : "u")
                                                     : (word ? ".f" : "f");
-        if (RFX_BINOP_CALL(e->op))
-            fprintf(out, "%s%s(", rfx_binop_str(e->op), sfx);
-        else
-            fputc('(', out);
+        const bool call = RFX_BINOP_CALL(e->op);   /* (l op r), or op(l, r) for min and max */
+        fprintf(out, "%s%s(", call ? rfx_binop_str(e->op) : "", call ? sfx : "");
         rfx_rx_print(out, P, e->l);
-        if (RFX_BINOP_CALL(e->op))
-            fputs(", ", out);
-        else
-            fprintf(out, " %s%s ", rfx_binop_str(e->op), sfx);
+        fprintf(out, call ? ", " : " %s%s ", rfx_binop_str(e->op), sfx);
         rfx_rx_print(out, P, e->r);
         fputc(')', out);
         break;
