@@ -1816,8 +1816,8 @@ static cudaError_t lftj_pair_launch(lftj_run *R, int w, int a, size_t n, const u
     // the padded column says whether B repeats a row or holds the
     // empty mark; where neither and cb is B's last column, a node's values are distinct
     // and never the mark (no check of either a value).
-    // A TrieArray source's last level is that column already (padded, distinct; its
-    // column 0 never comes here: lftj_pairs_column0).
+    // A TrieArray source's last level is that column already (padded, distinct; a source
+    // of two columns takes part in the last level by its second).
     uint32_t *bcol = NULL, odd = 1;
     const size_t bwords = (R->S.rows[sb] + 3) / 4 * 4;
     cudaError_t e = cudaSuccess;
@@ -2434,15 +2434,18 @@ static rfx_status lftj_expand(lftj_run *R, int v, lftj_frontier cur, bool owned)
     return st;
 }
 
-// Whether a pair count (lftj_pair_launch) would read source s's column 0 row by row: it
-// is a participant there at a level after the first (a TrieArray has no such column).
-static bool lftj_pairs_column0(const lftj_run *R, int s)
+// Source s read as the two-level TrieArray t: its last level is the data, one word a row.
+static void lftj_read_trie(lftj_run *R, int s, const rfx_dev_trie *t, uint32_t *root)
 {
-    for (int v = 1; v < R->nvars; v++)
-        for (int k = 0; R->pair_a[v] >= 0 && k < R->levels[v].np; k++)
-            if (R->levels[v].src[k] == s && R->levels[v].col[k] == 0)
-                return true;
-    return false;
+    R->trie[s] = t;
+    R->S.data[s] = t->val[1];
+    R->S.rval[s] = t->val[0];
+    R->S.rptr[s] = t->ptr[0];
+    R->S.nroot[s] = (uint32_t)t->n[0];
+    R->S.rows[s] = (uint32_t)t->n[1];
+    R->S.minv[s] = t->first;
+    R->S.maxv[s] = t->last;
+    root[2 * s + 1] = R->S.rows[s];
 }
 
 // The in-core join reads each two-column source as a TrieArray built here on the device
@@ -2455,7 +2458,10 @@ static bool lftj_pairs_column0(const lftj_run *R, int s)
 // Sources of fewer rows stay rows: a build is several launches and a wait (4-cliques of
 // p2p-Gnutella31, 148 K edges, on an H100: the join 0.222 ms with one TrieArray against
 // 0.167 as rows). Larger ones gain: a 4-clique's last level reads half the words (R-MAT
-// 16 / 18: 51 / 475 ms against 54 / 511 as rows); triangle counts are within 1-3%.
+// 16 / 18: 51 / 475 ms against 54 / 511 as rows). A triangle count's e(y, z), which leads
+// y, is one too (it had stayed rows, its column copied for the pair count): R-MAT 22 / 24
+// / 26 counted in 26.6 / 135.7 / 695.3 ms against 28.1 / 141.7 / 719.4 (H100), and the
+// 4 bytes a row of that copy are not needed.
 #ifndef LFTJ_TRIE_FROM
 #define LFTJ_TRIE_FROM (1u << 20)
 #endif
@@ -2469,7 +2475,7 @@ static rfx_status lftj_as_tries(lftj_run *R, uint32_t *root)
         nrows[s] = R->S.rows[s];
     }
     for (int s = 0; s < R->nsrc; s++) {
-        if (R->S.arity[s] != 2 || R->S.rows[s] == 0 || R->S.rows[s] < R->trie_from || lftj_pairs_column0(R, s))
+        if (R->trie[s] || R->S.arity[s] != 2 || R->S.rows[s] == 0 || R->S.rows[s] < R->trie_from)
             continue;
         int same = -1;
         for (int q = 0; q < s && same < 0; q++)
@@ -2490,15 +2496,7 @@ static rfx_status lftj_as_tries(lftj_run *R, uint32_t *root)
                 return st;
             R->trie[s] = &R->tries[s];
         }
-        const rfx_dev_trie *t = R->trie[s];
-        R->S.data[s] = t->val[1];
-        R->S.rval[s] = t->val[0];
-        R->S.rptr[s] = t->ptr[0];
-        R->S.nroot[s] = (uint32_t)t->n[0];
-        R->S.rows[s] = (uint32_t)t->n[1];
-        R->S.minv[s] = t->first;
-        R->S.maxv[s] = t->last;
-        root[2 * s + 1] = R->S.rows[s];
+        lftj_read_trie(R, s, R->trie[s], root);
     }
     return RFX_OK;
 }
@@ -2506,8 +2504,11 @@ static rfx_status lftj_as_tries(lftj_run *R, uint32_t *root)
 // tries: read the two-column sources as TrieArrays (lftj_as_tries). The in-core join
 // does; a box's or a device's part does not, as it would build one per part (and a
 // whole one of each source it does not slice), where its slices are read in place.
+// given (else NULL): per source, a TrieArray of its rows already on the device (or NULL),
+// read as lftj_as_tries would read one it built; srcs[s] then only says its arity.
 static rfx_status lftj_run_join(rfx_gpu *g, const rfx_dev_rows *const *srcs, const int *colvar, int nsrc, int nvars,
-                                rfx_dev_rows *dst, uint64_t *count, rfx_gpu_lftj_memo *memo, bool tries)
+                                rfx_dev_rows *dst, uint64_t *count, rfx_gpu_lftj_memo *memo, bool tries,
+                                const rfx_dev_trie *const *given)
 {
     if (nsrc < 1 || nsrc > LFTJ_MAX_SRC || nvars < 1 || nvars > 64) {
         snprintf(g->err, sizeof g->err, "leapfrog triejoin of %d sources over %d variables (at most %d and 64)", nsrc,
@@ -2553,7 +2554,17 @@ static rfx_status lftj_run_join(rfx_gpu *g, const rfx_dev_rows *const *srcs, con
         R.S.rows[s] = (uint32_t)srcs[s]->n;
         root[2 * s] = 0;
         root[2 * s + 1] = (uint32_t)srcs[s]->n;
-        empty |= srcs[s]->n == 0;
+        if (given && given[s]) {
+            if (srcs[s]->arity != 2 || given[s]->levels != 2 || given[s]->n[1] >= UINT32_MAX) {
+                snprintf(g->err, sizeof g->err,
+                         "leapfrog triejoin: source %d of %d columns given as a TrieArray of %d levels (two of each only)",
+                         s, srcs[s]->arity, given[s]->levels);
+                st = RFX_ERR_INTERNAL;
+                break;
+            }
+            lftj_read_trie(&R, s, given[s], root);
+        }
+        empty |= R.S.rows[s] == 0;
         for (int c = 0; c < srcs[s]->arity; c++, o++) {
             lftj_level *L = &R.levels[colvar[o]];
             L->src[L->np] = s;
@@ -2664,11 +2675,17 @@ static rfx_status lftj_run_join(rfx_gpu *g, const rfx_dev_rows *const *srcs, con
 extern "C" rfx_status rfx_gpu_lftj(rfx_gpu *g, const rfx_dev_rows *const *srcs, const int *colvar, int nsrc, int nvars,
                                    rfx_dev_rows *dst, uint64_t *count)
 {
-    return lftj_run_join(g, srcs, colvar, nsrc, nvars, dst, count, NULL, true);
+    return lftj_run_join(g, srcs, colvar, nsrc, nvars, dst, count, NULL, true, NULL);
+}
+
+extern "C" rfx_status rfx_gpu_lftj_tries(rfx_gpu *g, const rfx_dev_rows *const *srcs, const rfx_dev_trie *const *tries,
+                                         const int *colvar, int nsrc, int nvars, rfx_dev_rows *dst, uint64_t *count)
+{
+    return lftj_run_join(g, srcs, colvar, nsrc, nvars, dst, count, NULL, true, tries);
 }
 
 extern "C" rfx_status rfx_gpu_lftj_memo_run(rfx_gpu *g, const rfx_dev_rows *const *srcs, const int *colvar, int nsrc,
                                             int nvars, rfx_dev_rows *dst, uint64_t *count, rfx_gpu_lftj_memo *memo)
 {
-    return lftj_run_join(g, srcs, colvar, nsrc, nvars, dst, count, memo, false);
+    return lftj_run_join(g, srcs, colvar, nsrc, nvars, dst, count, memo, false, NULL);
 }

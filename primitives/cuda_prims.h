@@ -133,6 +133,12 @@ typedef struct rfx_dev_trie {
  * fewer than 2^32 - 1 rows), on the context's stream. On failure t is left empty. */
 rfx_status rfx_gpu_trie_build(rfx_gpu *g, const rfx_dev_rows *rows, rfx_dev_trie *t);
 void rfx_gpu_trie_free(rfx_gpu *g, rfx_dev_trie *t);
+/* rfx_gpu_lftj where some two-column sources are given as TrieArrays already on the device
+ * (tries[s], as rfx_gpu_trie_build makes them, else NULL; srcs[s] then says only its arity):
+ * the join builds none for them, so parts held on the device are joined box by box without
+ * rebuilding (bench/tri_pairs). */
+rfx_status rfx_gpu_lftj_tries(rfx_gpu *g, const rfx_dev_rows *const *srcs, const rfx_dev_trie *const *tries,
+                              const int *colvar, int nsrc, int nvars, rfx_dev_rows *dst, uint64_t *count);
 /* For a relation e(a, b) sorted, with d(v) the rows led by v: *xy = the sum over rows of
  * d(b), *yx = the sum over a of d(a)^2: the last-level probes of counting the triangles
  * e(x,y), e(x,z), e(y,z) in variable order x, y, z and in order y, x, z (e reversed). */

@@ -1261,6 +1261,97 @@ static void test_lftj_memo_boxes(void)
     rfx_gpu_lftj_memo_free(gpu, memo);
 }
 
+/* A triangle count box by box over TrieArrays built once per part and given to the join
+ * (rfx_gpu_lftj_tries: what an out-of-core count's boxes would hold), against the CPU box
+ * by box: parts of the vertex ids; order x, y, z (box: x in part a, y in part b) and order
+ * y, x, z over the reversed edges (y in part a, x in part b), counted and listed. */
+static void test_lftj_given_tries(void)
+{
+    if (!need_gpu())
+        return;
+    enum { V = 600, PARTS = 4 };
+    static const int xy[] = {0, 1, 1, 2, 0, 2}, yx[] = {0, 1, 0, 2, 1, 2};
+    rfx_rows e, r;
+    rfx_rows_init(&e, 2);
+    rfx_rows_init(&r, 2);
+    for (int i = 0; i < 24000; i++) {
+        uint32_t u = (uint32_t)(rnd() % V), v = (uint32_t)(rnd() % (i % 3 ? V : 40));   /* low ids are hubs */
+        if (u != v) {
+            rfx_rows_push(&e, (uint32_t[]){u < v ? u : v, u < v ? v : u});
+            rfx_rows_push(&r, (uint32_t[]){u < v ? v : u, u < v ? u : v});
+        }
+    }
+    rfx_cpu_sort(&e, 4);
+    rfx_cpu_unique(&e, 4);
+    rfx_cpu_sort(&r, 4);
+    rfx_cpu_unique(&r, 4);
+    rfx_dev_rows de = up(&e), dr = up(&r);
+    size_t elo[PARTS + 1], rlo[PARTS + 1];   /* part k: ids [k V / PARTS, (k + 1) V / PARTS) */
+    for (int k = 0; k <= PARTS; k++) {
+        elo[k] = rlo[k] = 0;
+        while (elo[k] < e.n && e.data[2 * elo[k]] < (uint32_t)(k * V / PARTS))
+            elo[k]++;
+        while (rlo[k] < r.n && r.data[2 * rlo[k]] < (uint32_t)(k * V / PARTS))
+            rlo[k]++;
+    }
+    elo[PARTS] = e.n;
+    rlo[PARTS] = r.n;
+    rfx_rows he[PARTS], hr[PARTS];
+    rfx_dev_rows pe[PARTS], pr[PARTS];
+    rfx_dev_trie te[PARTS], tr[PARTS];
+    for (int k = 0; k < PARTS; k++) {
+        he[k] = (rfx_rows){e.data + 2 * elo[k], elo[k + 1] - elo[k], elo[k + 1] - elo[k], 2};
+        hr[k] = (rfx_rows){r.data + 2 * rlo[k], rlo[k + 1] - rlo[k], rlo[k + 1] - rlo[k], 2};
+        pe[k] = (rfx_dev_rows){de.data + 2 * elo[k], he[k].n, he[k].n, 2};
+        pr[k] = (rfx_dev_rows){dr.data + 2 * rlo[k], hr[k].n, hr[k].n, 2};
+        CU_ASSERT_FATAL(he[k].n > 0 && hr[k].n > 0);
+        CU_ASSERT_EQUAL_FATAL(rfx_gpu_trie_build(gpu, &pe[k], &te[k]), RFX_OK);
+        CU_ASSERT_EQUAL_FATAL(rfx_gpu_trie_build(gpu, &pr[k], &tr[k]), RFX_OK);
+    }
+    rfx_lftj_src whole[3] = {{&e, xy}, {&e, xy + 2}, {&e, xy + 4}};
+    uint64_t want = 0;
+    CU_ASSERT_EQUAL(rfx_cpu_lftj(whole, 3, 3, NULL, &want, 4), RFX_OK);
+    CU_ASSERT(want > 10000);
+    for (int order = 0; order < 2; order++) {
+        uint64_t sum = 0;
+        for (int a = 0; a < PARTS; a++)
+            for (int b = order ? 0 : a; b < (order ? a + 1 : PARTS); b++) {
+                const int *cv = order ? yx : xy;
+                const rfx_rows *hs[3] = {order ? &hr[a] : &he[a], order ? &he[a] : &he[b], order ? &he[b] : &he[a]};
+                const rfx_dev_rows *ds[3] = {order ? &pr[a] : &pe[a], order ? &pe[a] : &pe[b], order ? &pe[b] : &pe[a]};
+                const rfx_dev_trie *ts[3] = {order ? &tr[a] : &te[a], order ? &te[a] : &te[b], order ? &te[b] : &te[a]};
+                rfx_lftj_src s[3] = {{hs[0], cv}, {hs[1], cv + 2}, {hs[2], cv + 4}};
+                rfx_rows cpu;
+                rfx_rows_init(&cpu, 3);
+                CU_ASSERT_EQUAL(rfx_cpu_lftj(s, 3, 3, &cpu, NULL, 4), RFX_OK);
+                uint64_t got = ~0ull;
+                CU_ASSERT_EQUAL(rfx_gpu_lftj_tries(gpu, ds, ts, cv, 3, 3, NULL, &got), RFX_OK);
+                CU_ASSERT_EQUAL(got, cpu.n);
+                rfx_dev_rows gd;
+                rfx_gpu_rows_init(&gd, 3);
+                CU_ASSERT_EQUAL(rfx_gpu_lftj_tries(gpu, ds, ts, cv, 3, 3, &gd, NULL), RFX_OK);
+                rfx_rows listed = down(&gd);
+                CU_ASSERT(same(&listed, &cpu));
+                if (got != cpu.n || !same(&listed, &cpu))
+                    fprintf(stderr, "\n    order %s, box (%d, %d): counted %llu, listed %zu, CPU %zu\n",
+                            order ? "yx" : "xy", a, b, (unsigned long long)got, listed.n, cpu.n);
+                sum += got;
+                rfx_rows_free(&listed);
+                rfx_rows_free(&cpu);
+                rfx_gpu_rows_free(gpu, &gd);
+            }
+        CU_ASSERT_EQUAL(sum, want);
+    }
+    for (int k = 0; k < PARTS; k++) {
+        rfx_gpu_trie_free(gpu, &te[k]);
+        rfx_gpu_trie_free(gpu, &tr[k]);
+    }
+    rfx_gpu_rows_free(gpu, &de);
+    rfx_gpu_rows_free(gpu, &dr);
+    rfx_rows_free(&e);
+    rfx_rows_free(&r);
+}
+
 /* The GPU's map/filter of a against the CPU's. */
 static void mapfilter_vs_cpu(const rfx_rows *a, const rfx_rx *pred, rfx_rx *const *outs, int nout)
 {
@@ -1713,6 +1804,7 @@ static void add(void)
     CU_add_test(s, "leapfrog triejoin in rounds under a small budget", test_lftj_small_budget);
     CU_add_test(s, "pair count regrouped in pieces", test_lftj_regroup_pieces);
     CU_add_test(s, "boxes of one outer interval share a memo", test_lftj_memo_boxes);
+    CU_add_test(s, "triangles box by box over TrieArrays given to the join", test_lftj_given_tries);
     CU_add_test(s, "leapfrog triejoin of two variables", test_lftj_two_vars);
     CU_add_test(s, "leapfrog triejoin counting over hubs and the largest value", test_lftj_hubs);
     CU_add_test(s, "leapfrog triejoin over one relation: 4-cliques, triangles", test_lftj_one_relation);
