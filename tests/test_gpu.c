@@ -1342,6 +1342,14 @@ static void test_lftj_given_tries(void)
             }
         CU_ASSERT_EQUAL(sum, want);
     }
+    /* only a two-column source can be given as a TrieArray */
+    static const int three[] = {0, 1, 2};
+    rfx_dev_rows wide = {de.data, e.n * 2 / 3, e.n * 2 / 3, 3};
+    const rfx_dev_rows *ws[1] = {&wide};
+    const rfx_dev_trie *wt[1] = {&te[0]};
+    uint64_t none = 0;
+    CU_ASSERT_EQUAL(rfx_gpu_lftj_tries(gpu, ws, wt, three, 1, 3, NULL, &none), RFX_ERR_INTERNAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(rfx_gpu_error(gpu), "given as a TrieArray"));
     for (int k = 0; k < PARTS; k++) {
         rfx_gpu_trie_free(gpu, &te[k]);
         rfx_gpu_trie_free(gpu, &tr[k]);
