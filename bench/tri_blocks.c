@@ -11,9 +11,18 @@
  * blocks the one before it did not hold. Per n: the boxes with all three blocks non-empty,
  * the bytes copied (and as a multiple of the input), and the most a box holds together
  * with the next box's new blocks (double buffering) against the cap.
+ * Then the schedule over pairs of parts in order y, x, z (bench/tri_pairs measured its joins
+ * at the in-core rate, thirty-third session): x-part j held on the device as the TrieArray of
+ * its out-edges and that of the same edges reversed (made there by a sort of its rows, copied
+ * once), each y-part i >= j whose block E_ji holds rows streamed past it (its out-edges: the
+ * count's tables) as rows or as TrieArrays; per n: the boxes, the bytes copied either way, and
+ * the most the device holds either way (the x-part's sort: its rows twice beside its
+ * TrieArray; then both TrieArrays and two streamed parts) against the cap. A TrieArray is
+ * taken as 4 bytes a row and 8 a distinct first-column value.
  * Usage: tri_blocks [-s SCALE] [-c CAP_FRACTION] [-w out|in|both] [-n MAX_PARTS] */
 #include "bench_graphs.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +65,43 @@ static double box_bytes(const box *b, const box *before, double bytes[MAX_PARTS]
 static int max_parts = 24, weight = 2;   /* 0 out, 1 in, 2 both */
 static double cap = 0.25;
 
+/* The pairs schedule of the n parts (see the top): blocks' bytes (8 a row), each x-part's
+ * distinct x and distinct y. */
+static void pairs_plan(int n, double bytes[MAX_PARTS][MAX_PARTS], const double *heads, const double *rheads,
+                       double budget)
+{
+    double out[MAX_PARTS];   /* rows led by each part's x */
+    for (int j = 0; j < n; j++) {
+        out[j] = 0;
+        for (int i = j; i < n; i++)
+            out[j] += bytes[j][i] / 8;
+    }
+    double copied_rows = 0, copied_tries = 0, peak_rows = 0, peak_tries = 0;
+    int boxes = 0;
+    for (int j = 0; j < n; j++) {
+        const double trie = 4 * out[j] + 8 * heads[j], rtrie = 4 * out[j] + 8 * rheads[j];
+        double most_rows = 0, most_tries = 0;
+        copied_rows += 8 * out[j];
+        copied_tries += 8 * out[j];
+        for (int i = j; i < n; i++)
+            if (bytes[j][i] > 0) {
+                const double as_rows = 8 * out[i], as_trie = 4 * out[i] + 8 * heads[i];
+                boxes++;
+                copied_rows += as_rows;
+                copied_tries += as_trie;
+                most_rows = fmax(most_rows, as_rows);
+                most_tries = fmax(most_tries, as_trie);
+            }
+        const double sort = 16 * out[j] + trie, held = trie + rtrie;
+        peak_rows = fmax(peak_rows, fmax(sort, held + 2 * most_rows));
+        peak_tries = fmax(peak_tries, fmax(sort, held + 2 * most_tries));
+    }
+    printf("     pairs: boxes %4d copied %6.2f GB streamed as rows, %6.2f GB as TrieArrays; held at most %7.1f MB "
+           "(%.2f of the cap) / %7.1f MB (%.2f)\n",
+           boxes, copied_rows / 1e9, copied_tries / 1e9, peak_rows / 1e6, peak_rows / budget, peak_tries / 1e6,
+           peak_tries / budget);
+}
+
 /* Per n: the boxes, what they copy and what they hold, for one graph's edges. */
 static void plan(const char *name, const uint32_t *raw, size_t m)
 {
@@ -69,7 +115,8 @@ static void plan(const char *name, const uint32_t *raw, size_t m)
     for (size_t r = 0; r < rows; r++)
         top = e.data[2 * r + 1] > top ? e.data[2 * r + 1] : top;
     size_t *w = calloc((size_t)top + 1, sizeof(size_t)), total = 0;
-    if (!w)
+    uint32_t *seen = calloc((size_t)top + 1, sizeof(uint32_t));   /* the (n, x-part) that last held y */
+    if (!w || !seen)
         out_of_memory();
     for (size_t r = 0; r < rows; r++) {
         w[e.data[2 * r]] += weight != 1;
@@ -97,6 +144,7 @@ static void plan(const char *name, const uint32_t *raw, size_t m)
             cut[p++] = top + 1;
         cut[n] = top + 1;
         memset(bytes, 0, sizeof bytes);
+        double heads[MAX_PARTS] = {0}, rheads[MAX_PARTS] = {0};   /* distinct x, and distinct y, of each x-part's rows */
         int px = 0;
         for (size_t r = 0; r < rows; r++) {   /* rows sorted by x: its part only grows */
             while (e.data[2 * r] >= cut[px + 1])
@@ -105,6 +153,9 @@ static void plan(const char *name, const uint32_t *raw, size_t m)
             while (e.data[2 * r + 1] >= cut[py + 1])
                 py++;
             bytes[px][py] += 8;
+            heads[px] += r == 0 || e.data[2 * r] != e.data[2 * r - 2];
+            rheads[px] += seen[e.data[2 * r + 1]] != (uint32_t)n * MAX_PARTS + (uint32_t)px + 1;
+            seen[e.data[2 * r + 1]] = (uint32_t)n * MAX_PARTS + (uint32_t)px + 1;
         }
         int nb = 0;
         for (int i = 0; i < n; i++)
@@ -125,9 +176,11 @@ static void plan(const char *name, const uint32_t *raw, size_t m)
         printf("n=%2d boxes %5d copied %7.2f GB (%5.2fx the input) held at most %8.1f MB (%.2f of the cap), "
                "largest block %.1f MB\n",
                n, nb, copied / 1e9, copied / input, peak / 1e6, peak / budget, largest / 1e6);
+        pairs_plan(n, bytes, heads, rheads, budget);
     }
     free(boxes);
     free(w);
+    free(seen);
     rfx_rows_free(&e);
 }
 
