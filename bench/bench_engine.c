@@ -1,4 +1,4 @@
-/* bench_engine.c: timing librfx runs (see bench_engine.h). */
+/* bench_engine.c: timing librfx runs and GPU calls (see bench_engine.h). */
 #include "bench_engine.h"
 
 #include "primitives.h"
@@ -17,6 +17,16 @@ double rfx_bench_median(double *t, int n)
 {
     qsort(t, (size_t)n, sizeof t[0], cmp_double);
     return t[n / 2];
+}
+
+double rfx_bench_gpu_ms(rfx_gpu *g, rfx_status (*fn)(void *arg), void *arg, int reps, rfx_status *st)
+{
+    double t[64];
+    reps = reps < 1 ? 1 : reps > 64 ? 64 : reps;
+    rfx_gpu_time_ms(g, fn, arg, st);
+    for (int r = 0; r < reps && *st == RFX_OK; r++)
+        t[r] = rfx_gpu_time_ms(g, fn, arg, st);
+    return *st == RFX_OK ? rfx_bench_median(t, reps) : -1;
 }
 
 double rfx_bench_engine_ms(rfx_engine *e, bool ready, int reps, const char *rel, size_t *size, const char *label,

@@ -144,6 +144,43 @@ bool rfx_bench_oriented_set(const uint32_t *raw, size_t m, rfx_bench_orientation
     return rfx_cpu_sort(rows, nthreads) == RFX_OK && rfx_cpu_unique(rows, nthreads) == RFX_OK;
 }
 
+bool rfx_bench_degrees(const rfx_rows *e, uint32_t *top, size_t **out, size_t **in)
+{
+    uint32_t t = 0;
+    for (size_t r = 0; r < e->n; r++)
+        t = e->data[2 * r] > t ? e->data[2 * r] : t, t = e->data[2 * r + 1] > t ? e->data[2 * r + 1] : t;
+    *top = t;
+    *out = calloc((size_t)t + 1, sizeof(size_t));
+    *in = calloc((size_t)t + 1, sizeof(size_t));
+    if (!*out || !*in) {
+        free(*out);
+        free(*in);
+        *out = *in = NULL;
+        return false;
+    }
+    for (size_t r = 0; r < e->n; r++) {
+        (*out)[e->data[2 * r]]++;
+        (*in)[e->data[2 * r + 1]]++;
+    }
+    return true;
+}
+
+void rfx_bench_cuts(const size_t *out, const size_t *in, uint32_t top, bool by_out, bool by_in, int n, uint32_t *cut)
+{
+    size_t total = 0, acc = 0;
+    for (size_t v = 0; v <= top; v++)
+        total += (by_out ? out[v] : 0) + (by_in ? in[v] : 0);
+    int p = 1;
+    cut[0] = 0;
+    for (size_t v = 0; v <= top && p < n; v++) {   /* a part ends after the id that reaches its share */
+        acc += (by_out ? out[v] : 0) + (by_in ? in[v] : 0);
+        while (p < n && (double)acc >= (double)total * p / n)
+            cut[p++] = (uint32_t)v + 1;
+    }
+    while (p <= n)
+        cut[p++] = top + 1;
+}
+
 void rfx_bench_each_graph(const char **files, int nfiles, const int *scales, int nscales,
                        void (*fn)(const char *name, const uint32_t *edges, size_t m))
 {

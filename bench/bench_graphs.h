@@ -19,6 +19,12 @@ bool rfx_bench_oriented_set(const uint32_t *raw, size_t m, rfx_bench_orientation
  * (order x, y, z: N+(y) probed), *by_x = of d(x) (order y, x, z), *least = of the smaller.
  * False when out of host memory. */
 bool rfx_bench_probe_sums(const rfx_rows *e, double *by_y, double *by_x, double *least);
+/* Per vertex of the oriented edges e (ids 0 .. *top, the largest id in e): *out its rows
+ * as x, *in as y (the caller frees both). False when out of host memory. */
+bool rfx_bench_degrees(const rfx_rows *e, uint32_t *top, size_t **out, size_t **in);
+/* cut[0 .. n]: n parts of consecutive ids 0 .. top of equal weight (out-edges, in-edges or
+ * both of rfx_bench_degrees), part p holding ids [cut[p], cut[p + 1]); cut[n] = top + 1. */
+void rfx_bench_cuts(const size_t *out, const size_t *in, uint32_t top, bool by_out, bool by_in, int n, uint32_t *cut);
 /* fn(name, edges, m) for each edge file and each R-MAT scale (edge factor 16, seed 1). */
 void rfx_bench_each_graph(const char **files, int nfiles, const int *scales, int nscales,
                           void (*fn)(const char *name, const uint32_t *edges, size_t m));

@@ -186,11 +186,7 @@ static rfx_status run(void *arg)
 /* Median GPU milliseconds of job j (after a warm-up); -1 on failure (st says why). */
 static double gpu_ms(job *j, rfx_status *st)
 {
-    double t[16];
-    rfx_gpu_time_ms(g, run, j, st);
-    for (int r = 0; r < reps && *st == RFX_OK; r++)
-        t[r] = rfx_gpu_time_ms(g, run, j, st);
-    return *st != RFX_OK ? -1 : rfx_bench_median(t, reps);
+    return rfx_bench_gpu_ms(g, run, j, reps, st);
 }
 
 /* Orients raw edges into rows (self-loops dropped): from the lower-degree end (degrees

@@ -111,19 +111,13 @@ static void plan(const char *name, const uint32_t *raw, size_t m)
         out_of_memory();
     const size_t rows = e.n;
     const double input = (double)rows * 8, budget = cap * input;
-    uint32_t top = 0;
-    for (size_t r = 0; r < rows; r++)
-        top = e.data[2 * r + 1] > top ? e.data[2 * r + 1] : top;
-    size_t *w = calloc((size_t)top + 1, sizeof(size_t)), total = 0;
-    uint32_t *seen = calloc((size_t)top + 1, sizeof(uint32_t));   /* the (n, x-part) that last held y */
-    if (!w || !seen)
+    uint32_t top;
+    size_t *out, *in;
+    if (!rfx_bench_degrees(&e, &top, &out, &in))
         out_of_memory();
-    for (size_t r = 0; r < rows; r++) {
-        w[e.data[2 * r]] += weight != 1;
-        w[e.data[2 * r + 1]] += weight != 0;
-    }
-    for (size_t v = 0; v <= top; v++)
-        total += w[v];
+    uint32_t *seen = calloc((size_t)top + 1, sizeof(uint32_t));   /* the (n, x-part) that last held y */
+    if (!seen)
+        out_of_memory();
     printf("%s: %zu oriented rows, %.1f MB; cap %.0f%% = %.1f MB; parts of equal %s-edges\n", name, rows,
            input / 1e6, cap * 100, budget / 1e6, weight == 0 ? "out" : weight == 1 ? "in" : "in- and out");
     static double bytes[MAX_PARTS][MAX_PARTS];
@@ -132,17 +126,7 @@ static void plan(const char *name, const uint32_t *raw, size_t m)
         out_of_memory();
     for (int n = 2; n <= max_parts; n++) {
         uint32_t cut[MAX_PARTS + 1];   /* part p holds ids [cut[p], cut[p + 1]) */
-        int p = 1;
-        cut[0] = 0;
-        size_t acc = 0;
-        for (size_t v = 0; v <= top && p < n; v++) {
-            acc += w[v];
-            while (p < n && (double)acc >= (double)total * p / n)
-                cut[p++] = (uint32_t)v + 1;
-        }
-        while (p < n)
-            cut[p++] = top + 1;
-        cut[n] = top + 1;
+        rfx_bench_cuts(out, in, top, weight != 1, weight != 0, n, cut);
         memset(bytes, 0, sizeof bytes);
         double heads[MAX_PARTS] = {0}, rheads[MAX_PARTS] = {0};   /* distinct x, and distinct y, of each x-part's rows */
         int px = 0;
@@ -179,7 +163,8 @@ static void plan(const char *name, const uint32_t *raw, size_t m)
         pairs_plan(n, bytes, heads, rheads, budget);
     }
     free(boxes);
-    free(w);
+    free(out);
+    free(in);
     free(seen);
     rfx_rows_free(&e);
 }

@@ -79,14 +79,6 @@ static rfx_status run_pairs(void *arg)
     return RFX_OK;
 }
 
-static double median_ms(rfx_status (*fn)(void *), void *arg, rfx_status *st)
-{
-    double t[32];
-    rfx_gpu_time_ms(g, fn, arg, st);
-    for (int r = 0; r < reps && *st == RFX_OK; r++)
-        t[r] = rfx_gpu_time_ms(g, fn, arg, st);
-    return *st == RFX_OK ? rfx_bench_median(t, reps) : -1;
-}
 
 static void bench(const char *name, const uint32_t *raw, size_t m)
 {
@@ -103,41 +95,29 @@ static void bench(const char *name, const uint32_t *raw, size_t m)
     if (st == RFX_OK && yx)
         st = rfx_gpu_reversed(g, &e, &rev);
     pairs_job whole = {&e, &rev, 1, {0, e.n}, {0, e.n}, NULL, NULL, 0};
-    double in_core = st == RFX_OK ? median_ms(run_whole, &whole, &st) : -1;
+    double in_core = st == RFX_OK ? rfx_bench_gpu_ms(g, run_whole, &whole, reps, &st) : -1;
     printf("%s: %zu rows (%.1f MB); order %s; in core %.2f ms, %llu triangles\n", name, e.n, e.n * 8e-6,
            yx ? "y, x, z" : "x, y, z", in_core, (unsigned long long)whole.count);
     /* per vertex: rows led by it in e (out) and in rev (in); parts of equal weight (out for xy, both for yx) */
-    uint32_t top = 0;
-    for (size_t r = 0; r < h.n; r++)
-        top = h.data[2 * r + 1] > top ? h.data[2 * r + 1] : top;
-    size_t *out = calloc((size_t)top + 2, sizeof(size_t)), *in = calloc((size_t)top + 2, sizeof(size_t));
-    if (!out || !in) {
+    uint32_t top;
+    size_t *out, *in;
+    if (!rfx_bench_degrees(&h, &top, &out, &in)) {
         fprintf(stderr, "tri_pairs: out of host memory\n");
         exit(3);
-    }
-    for (size_t r = 0; r < h.n; r++) {
-        out[h.data[2 * r]]++;
-        in[h.data[2 * r + 1]]++;
     }
     printf("%6s %6s %12s %10s %10s %12s %10s %10s %8s\n", "parts", "boxes", "box MB", "pairs ms", "of in-core",
            "tries MB", "build ms", "given ms", "of in-core");
     for (int q = 0; q < nn && st == RFX_OK; q++) {
         pairs_job j = {&e, &rev, nparts[q], {0}, {0}, NULL, NULL, 0};
-        const size_t total = yx ? 2 * h.n : h.n;
-        size_t w = 0, eo = 0, ri = 0;
-        int k = 1;
-        for (uint32_t v = 0; v <= top && k < j.n; v++) {   /* cut before v once the weight reaches k/n */
-            if (w >= total * (size_t)k / (size_t)j.n) {
-                j.lo[k] = eo;
-                j.rlo[k++] = ri;
+        uint32_t cut[65];
+        rfx_bench_cuts(out, in, top, true, yx, j.n, cut);
+        for (int k = 1, v = 0; k <= j.n; k++) {   /* rows before cut[k]: out-edges in e, in-edges in rev */
+            j.lo[k] = j.lo[k - 1];
+            j.rlo[k] = j.rlo[k - 1];
+            for (; (uint32_t)v < cut[k]; v++) {
+                j.lo[k] += out[v];
+                j.rlo[k] += in[v];
             }
-            w += out[v] + (yx ? in[v] : 0);
-            eo += out[v];
-            ri += in[v];
-        }
-        for (; k <= j.n; k++) {
-            j.lo[k] = h.n;
-            j.rlo[k] = h.n;
         }
         size_t most = 0, boxes = 0;
         for (int a = 0; a < j.n; a++)
@@ -147,7 +127,7 @@ static void bench(const char *name, const uint32_t *raw, size_t m)
                 most = held > most ? held : most;
                 boxes += pa && pb && (!yx || ra);
             }
-        double ms = median_ms(run_pairs, &j, &st);
+        double ms = rfx_bench_gpu_ms(g, run_pairs, &j, reps, &st);
         bool ok = j.count == whole.count;
         /* each part's TrieArrays built once (timed apart), then the boxes join them as given */
         rfx_dev_trie te[64], tr[64];
@@ -168,7 +148,7 @@ static void bench(const char *name, const uint32_t *raw, size_t m)
         if (st == RFX_OK) {
             j.te = te;
             j.tr = tr;
-            given = median_ms(run_pairs, &j, &st);
+            given = rfx_bench_gpu_ms(g, run_pairs, &j, reps, &st);
             ok &= j.count == whole.count;
         }
         for (int k = 0; k < j.n; k++) {
