@@ -10,11 +10,14 @@
  *             device synchronised), median of repeats after a warm-up run
  *   Medges/s  input edges / join s; vs in-core the uncapped join s / this join s
  * Every run's count must equal the uncapped count ("ok").
- * Usage: bench_ooc [-r REPEATS] [-c FRACTION]... [-d NDEV] [-t TRACE.json] [-s SCALE]...
+ * Usage: bench_ooc [-r REPEATS] [-c FRACTION]... [-d NDEV] [-t TRACE.json] [-s SCALE]... [-p SLOT:HELD|0]...
  *        [-f EDGEFILE]... [-o degree|rank|id]  (defaults: -c 0.25 -c 0.10 -c 0.05 -s 22
  * -o degree; the trace is of the first capped run). -o rank renames the vertices by degree
  * rank as the triangle counters do (bench_lftj): the orientation is then also by id, so
- * the boxes of an outer interval need no inner slice below it (rfx_lftj_boxes_bound). */
+ * the boxes of an outer interval need no inner slice below it (rfx_lftj_boxes_bound).
+ * -p SLOT:HELD (repeatable): each capped run once per setting of the count by parts
+ * (rfx_gpu_triangles_parts; its slot and held shares of the device in 64ths, the
+ * RFX_PAIRS_SLOT and RFX_PAIRS_HELD variables), -p 0 the general boxes instead (RFX_PAIRS=0). */
 #include "bench_graphs.h"
 #include "rfx.h"
 
@@ -32,6 +35,8 @@ static rfx_bench_orientation orientation = RFX_ORIENT_DEGREE;
 static double fractions[8] = {0.25, 0.10, 0.05};
 static int nfractions = 3;
 static const char *trace_path;
+static const char *configs[8];   /* -p: the out-of-core triangle count's shares, SLOT:HELD, or 0 */
+static int nconfigs;
 static bool traced;
 
 typedef struct outcome {
@@ -150,10 +155,21 @@ static void bench(const char *name, const uint32_t *edges, size_t m)
     double bytes = (double)e.n * 8;
     outcome base = measure(&e, 0, 1);
     row(name, m, bytes * 1e-6, 0, 1, &base, &base);
-    for (int f = 0; f < nfractions; f++) {
-        outcome o = measure(&e, (size_t)(bytes * fractions[f]), 1);
-        row(name, m, bytes * 1e-6, fractions[f], 1, &o, &base);
-    }
+    for (int f = 0; f < nfractions; f++)
+        for (int c = 0; c < (nconfigs ? nconfigs : 1); c++) {
+            char label[64];
+            snprintf(label, sizeof label, "%s", name);
+            if (nconfigs) {   /* the shares of the device the count by parts takes (1/64ths), or 0: not by parts */
+                char slot[16] = "4", held[16] = "28";
+                sscanf(configs[c], "%15[^:]:%15s", slot, held);
+                setenv("RFX_PAIRS", strcmp(configs[c], "0") ? "1" : "0", 1);
+                setenv("RFX_PAIRS_SLOT", slot, 1);
+                setenv("RFX_PAIRS_HELD", held, 1);
+                snprintf(label, sizeof label, "%.10s p%s", name, configs[c]);
+            }
+            outcome o = measure(&e, (size_t)(bytes * fractions[f]), 1);
+            row(label, m, bytes * 1e-6, fractions[f], 1, &o, &base);
+        }
     if (ndev > 1) {
         outcome o = measure(&e, 0, ndev);
         row(name, m, bytes * 1e-6, 0, ndev, &o, &base);
@@ -176,7 +192,9 @@ int main(int argc, char **argv)
             double f = atof(argv[++i]);
             if (f > 0)        /* -c 0: no capped runs */
                 fractions[nfractions++] = f;
-        } else if (strcmp(argv[i], "-d") == 0 && i + 1 < argc)
+        } else if (strcmp(argv[i], "-p") == 0 && i + 1 < argc && nconfigs < 8)
+            configs[nconfigs++] = argv[++i];
+        else if (strcmp(argv[i], "-d") == 0 && i + 1 < argc)
             ndev = atoi(argv[++i]);
         else if (strcmp(argv[i], "-t") == 0 && i + 1 < argc)
             trace_path = argv[++i];
@@ -191,7 +209,7 @@ int main(int argc, char **argv)
                                                                                             : RFX_ORIENT_DEGREE;
         } else {
             fprintf(stderr, "usage: bench_ooc [-r REPEATS] [-c FRACTION]... [-d NDEV] [-t TRACE.json] [-s SCALE]... "
-                            "[-f EDGEFILE]... [-o degree|rank|id]\n");
+                            "[-f EDGEFILE]... [-o degree|rank|id] [-p SLOT:HELD|0]...\n");
             return 2;
         }
     }

@@ -3847,6 +3847,7 @@ extern "C" rfx_status rfx_gpu_fill_random(rfx_gpu *g, rfx_dev_rows *r, size_t n,
 #include "../lftj/gpu_triearray.cuh"
 #include "../lftj/gpu_lftj.cuh"
 #include "../lftj/gpu_boxed.cuh"
+#include "../lftj/gpu_pairs.cuh"
 
 // ---- fused groups (weaver/): generated kernels ----------------------------------------------
 #include "fused.cuh"

@@ -343,11 +343,73 @@ static rfx_status cu_lftj_boxes(rfx_backend *be, const rfx_lftj_src *srcs, int n
 
 static rfx_status reclaim_on_failure(cuda_ctx *x, uint64_t mark, rfx_status st);
 
+/* Whether three two-column sources with these variables (two a source, flattened) are a
+ * triangle: (x,y), (x,z), (y,z) each once, in any source order. */
+static bool triangle_colvar(const int *colvar)
+{
+    bool seen[3] = {false, false, false};
+    for (int s = 0; s < 3; s++) {
+        int a = colvar[2 * s], b = colvar[2 * s + 1];
+        int k = a == 0 && b == 1 ? 0 : a == 0 && b == 2 ? 1 : a == 1 && b == 2 ? 2 : -1;
+        if (k < 0 || seen[k])
+            return false;
+        seen[k] = true;
+    }
+    return true;
+}
+
+/* A triangle count over one host relation on one device: by parts of its vertices
+ * (rfx_gpu_triangles_parts), whose boxes join at about the in-core rate, where a plan
+ * fits the budget; *done false leaves it to the boxes of the general join.
+ * RFX_PAIRS=0: the general boxes always (for comparisons). */
+static rfx_status cu_triangles_by_parts(rfx_backend *be, const rfx_lftj_src *srcs, int nsrc, int nvars,
+                                        uint64_t *count, size_t *nboxes, size_t *copied, bool *done)
+{
+    cuda_ctx *x = be->ctx;
+    *done = false;
+    const char *env = getenv("RFX_PAIRS");
+    if (x->ndev != 1 || nsrc != 3 || nvars != 3 || (env && atoi(env) == 0))
+        return RFX_OK;
+    int colvar[6];
+    for (int s = 0; s < 3; s++) {
+        if (srcs[s].rows != srcs[0].rows || srcs[s].rows->arity != 2)
+            return RFX_OK;
+        colvar[2 * s] = srcs[s].colvar[0];
+        colvar[2 * s + 1] = srcs[s].colvar[1];
+    }
+    if (!triangle_colvar(colvar))
+        return RFX_OK;
+    double t0 = rfx_seconds();
+    uint64_t mark = rfx_gpu_alloc_mark(x->g);
+    size_t boxes = 0, parts = 0, bytes = 0;
+    rfx_status st = rfx_gpu_triangles_parts(x->g, srcs[0].rows, count, &boxes, &parts, &bytes, be->span, be->span_ctx);
+    if (copied)
+        *copied = bytes;
+    if (getenv("RFX_PAIRS_TIMES"))
+        fprintf(stderr, "triangles by parts: %s; %zu parts, %zu boxes, %.2f GB copied, %.2f ms\n",
+                st == RFX_OK ? "done" : rfx_gpu_error(x->g), parts, boxes, bytes * 1e-9, (rfx_seconds() - t0) * 1e3);
+    if (st == RFX_ERR_NOMEM) {   /* no plan fits, or a box ran out: the general boxes */
+        reclaim_on_failure(x, mark, st);
+        x->err[0] = 0;
+        return RFX_OK;
+    }
+    if (st != RFX_OK)
+        snprintf(x->err, sizeof x->err, "triangles by parts: %s", rfx_gpu_error(x->g));
+    *done = st == RFX_OK;
+    if (nboxes && *done)
+        *nboxes = boxes;
+    return st;
+}
+
 static rfx_status cu_lftj_host(rfx_backend *be, const rfx_lftj_src *srcs, int nsrc, int nvars, size_t budget,
                                int nthreads, rfx_rows *dst, uint64_t *count, size_t *nboxes, size_t *copied)
 {
     cuda_ctx *x = be->ctx;
     uint64_t mark = rfx_gpu_alloc_mark(x->g);
+    bool done = false;
+    rfx_status st = count ? cu_triangles_by_parts(be, srcs, nsrc, nvars, count, nboxes, copied, &done) : RFX_OK;
+    if (st != RFX_OK || done)
+        return reclaim_on_failure(x, mark, st);
     return reclaim_on_failure(x, mark, cu_lftj_boxes(be, srcs, nsrc, nvars, budget, nthreads, dst, count, nboxes, copied));
 }
 
@@ -380,18 +442,8 @@ static rfx_status cu_lftj_devices(rfx_backend *be, const rfx_ra_cmd *c)
 /* Whether c joins one relation as a triangle: e(x,y), e(x,z), e(y,z) in any source order. */
 static bool triangle_shaped(const cuda_ctx *x, const rfx_ra_cmd *c)
 {
-    if (c->nvars != 3 || c->nkeys != 3 || c->vars[0] != c->vars[1] || c->vars[1] != c->vars[2] ||
-        x->vars[c->vars[0]].arity != 2)
-        return false;
-    bool seen[3] = {false, false, false};
-    for (int s = 0; s < 3; s++) {
-        int a = c->colvar[2 * s], b = c->colvar[2 * s + 1];
-        int k = a == 0 && b == 1 ? 0 : a == 0 && b == 2 ? 1 : a == 1 && b == 2 ? 2 : -1;
-        if (k < 0 || seen[k])
-            return false;
-        seen[k] = true;
-    }
-    return true;
+    return c->nvars == 3 && c->nkeys == 3 && c->vars[0] == c->vars[1] && c->vars[1] == c->vars[2] &&
+           x->vars[c->vars[0]].arity == 2 && triangle_colvar(c->colvar);
 }
 
 /* Counts a triangle-shaped join in variable order y, x, z (e reversed as the source of

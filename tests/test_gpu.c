@@ -1360,6 +1360,80 @@ static void test_lftj_given_tries(void)
     rfx_rows_free(&r);
 }
 
+/* Triangles counted out of core by parts of the vertices (rfx_gpu_triangles_parts) in
+ * contexts of a few megabytes, so that the edges make tens of chunks and several parts:
+ * edges oriented from the lower id with hubs (the rows of a part's own chunks all go up),
+ * the same edges both ways with self-loops (rows from a part's later chunks into earlier
+ * ones, joined when those chunks come again) and a vertex 0xFFFFFFFF (the last chunk's
+ * bound); each count equals the CPU's join. A value leading more rows than a chunk may
+ * hold is RFX_ERR_NOMEM with a message (the caller then boxes the general way). */
+static void test_triangles_parts(void)
+{
+    if (!need_gpu())
+        return;
+    static const int tri[] = {0, 1, 1, 2, 0, 2};
+    const uint32_t V = 30000;
+    rfx_rows e, both;
+    rfx_rows_init(&e, 2);
+    rfx_rows_init(&both, 2);
+    for (int i = 0; i < 600000; i++) {
+        uint32_t u = (uint32_t)(rnd() % V), v = (uint32_t)(rnd() % (i % 4 ? V : 300));   /* low ids are hubs */
+        if (u == v)
+            continue;
+        rfx_rows_push(&e, (uint32_t[]){u < v ? u : v, u < v ? v : u});
+        rfx_rows_push(&both, (uint32_t[]){u, v});
+        rfx_rows_push(&both, (uint32_t[]){v, u});
+    }
+    for (uint32_t v = 0; v < V; v += 97) {
+        rfx_rows_push(&e, (uint32_t[]){v, UINT32_MAX});
+        rfx_rows_push(&both, (uint32_t[]){v, v});
+        rfx_rows_push(&both, (uint32_t[]){v, UINT32_MAX});
+        rfx_rows_push(&both, (uint32_t[]){UINT32_MAX, v});
+    }
+    rfx_rows *graphs[2] = {&e, &both};
+    const char *names[2] = {"oriented", "both ways"};
+    for (int k = 0; k < 2; k++) {
+        rfx_cpu_sort(graphs[k], 4);
+        rfx_cpu_unique(graphs[k], 4);
+        rfx_lftj_src s[3] = {{graphs[k], tri}, {graphs[k], tri + 2}, {graphs[k], tri + 4}};
+        uint64_t want = 0;
+        CU_ASSERT_EQUAL(rfx_cpu_lftj(s, 3, 3, NULL, &want, 4), RFX_OK);
+        CU_ASSERT(want > 1000);
+        static const size_t budgets[] = {(size_t)2 << 20, (size_t)4 << 20};
+        for (int b = 0; b < 2; b++) {
+            char err[256];
+            rfx_gpu *small = rfx_gpu_open(0, budgets[b], err, sizeof err);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(small);
+            uint64_t got = ~0ull;
+            size_t boxes = 0, parts = 0, bytes = 0;
+            rfx_status st = rfx_gpu_triangles_parts(small, graphs[k], &got, &boxes, &parts, &bytes, NULL, NULL);
+            CU_ASSERT_EQUAL(st, RFX_OK);
+            CU_ASSERT_EQUAL(got, want);
+            CU_ASSERT(parts > 1 && boxes > parts && bytes >= graphs[k]->n * 8);
+            if (st != RFX_OK || got != want || parts < 2)
+                fprintf(stderr, "\n    %s, budget %zu: status %d; %llu triangles against %llu, %zu parts, %zu boxes: %s\n",
+                        names[k], budgets[b], (int)st, (unsigned long long)got, (unsigned long long)want,
+                        parts, boxes, rfx_gpu_error(small));
+            rfx_gpu_close(small);
+        }
+    }
+    /* a star: vertex 1 leads 400000 rows, more than a 3 MB context's chunk */
+    rfx_rows star;
+    rfx_rows_init(&star, 2);
+    for (uint32_t v = 2; v < 400002; v++)
+        rfx_rows_push(&star, (uint32_t[]){1, v});
+    char err[256];
+    rfx_gpu *small = rfx_gpu_open(0, (size_t)3 << 20, err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(small);
+    uint64_t got = 0;
+    CU_ASSERT_EQUAL(rfx_gpu_triangles_parts(small, &star, &got, NULL, NULL, NULL, NULL, NULL), RFX_ERR_NOMEM);
+    CU_ASSERT_PTR_NOT_NULL(strstr(rfx_gpu_error(small), "leads more than"));
+    rfx_gpu_close(small);
+    rfx_rows_free(&star);
+    rfx_rows_free(&e);
+    rfx_rows_free(&both);
+}
+
 /* The GPU's map/filter of a against the CPU's. */
 static void mapfilter_vs_cpu(const rfx_rows *a, const rfx_rx *pred, rfx_rx *const *outs, int nout)
 {
@@ -1813,6 +1887,7 @@ static void add(void)
     CU_add_test(s, "pair count regrouped in pieces", test_lftj_regroup_pieces);
     CU_add_test(s, "boxes of one outer interval share a memo", test_lftj_memo_boxes);
     CU_add_test(s, "triangles box by box over TrieArrays given to the join", test_lftj_given_tries);
+    CU_add_test(s, "triangles out of core by parts of the vertices", test_triangles_parts);
     CU_add_test(s, "leapfrog triejoin of two variables", test_lftj_two_vars);
     CU_add_test(s, "leapfrog triejoin counting over hubs and the largest value", test_lftj_hubs);
     CU_add_test(s, "leapfrog triejoin over one relation: 4-cliques, triangles", test_lftj_one_relation);
