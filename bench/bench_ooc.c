@@ -160,7 +160,7 @@ static void bench(const char *name, const uint32_t *edges, size_t m)
             char label[64];
             snprintf(label, sizeof label, "%s", name);
             if (nconfigs) {   /* the shares of the device the count by parts takes (1/64ths), or 0: not by parts */
-                char slot[16] = "4", held[16] = "28";
+                char slot[16] = "8", held[16] = "22";   /* the defaults */
                 sscanf(configs[c], "%15[^:]:%15s", slot, held);
                 setenv("RFX_PAIRS", strcmp(configs[c], "0") ? "1" : "0", 1);
                 setenv("RFX_PAIRS_SLOT", slot, 1);

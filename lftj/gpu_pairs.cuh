@@ -163,7 +163,7 @@ __global__ void k_pairs_chunk_hist(const uint32_t *val1, size_t n1, const uint32
 }
 
 // Blocks pinned: 16 MB first (the first copy waits for it), each twice the last up to
-// 512 MB (unregistering costs per block: 65 blocks of 32 MB took ~70 ms to unpin).
+// 512 MB, so that few blocks are registered and unregistered (R-MAT 24's 2 GB: 8 blocks).
 #define PAIRS_PIN_FIRST ((size_t)16 << 20)
 #define PAIRS_PIN_MOST ((size_t)512 << 20)
 
@@ -484,9 +484,10 @@ static rfx_status pairs_join_tiles(pairs_run *P, const rfx_dev_trie *ta, const p
     if (st != RFX_ERR_NOMEM || t1 - t0 < 2)
         return st;
     const size_t mid = t0 + (t1 - t0) / 2;
-    unsigned long long at;
-    CK(cudaMemcpy(&at, d_off + mid, 8, cudaMemcpyDeviceToHost));
+    unsigned long long at = 0;
     g->err[0] = 0;
+    if ((st = to_host(g, d_off + mid, &at, 1)) != RFX_OK)   // on the stream that wrote it
+        return st;
     st = pairs_join_tiles(P, ta, ya, i0, i1, t0, mid, d_off, base, (size_t)(at - base));
     if (st == RFX_OK)
         st = pairs_join_tiles(P, ta, ya, i0, i1, mid, t1, d_off, at, n - (size_t)(at - base));
@@ -591,8 +592,6 @@ static rfx_status pairs_part_begin(pairs_run *P, int b)
     return RFX_OK;
 }
 
-// After part b's last piece (item next - 1): which chunks its rows reach as y, each
-// streamed past it (an item), then part b + 1's pieces.
 // The items from `next` on are all that is left: the blocks none of them reads are
 // unpinned on a thread of their own while they join.
 static void pairs_unpin_early(pairs_run *P, size_t next)
@@ -612,6 +611,8 @@ static void pairs_unpin_early(pairs_run *P, size_t next)
     }
 }
 
+// After part b's last piece (item next - 1): which chunks its rows reach as y, each
+// streamed past it (an item), then part b + 1's pieces.
 static rfx_status pairs_plan_stream(pairs_run *P, int b, size_t next)
 {
     rfx_gpu *g = P->g;
@@ -689,9 +690,9 @@ static rfx_status pairs_loop(pairs_run *P)
         if (st == RFX_OK)
             st = pairs_span_end(P, P->sp, g->stream);
         if (st == RFX_OK && it.piece && it.chunk + 1 == P->part_end[b]) {
-            const double t2 = rfx_seconds();
+            const double t3 = rfx_seconds();
             st = pairs_plan_stream(P, b, k + 1);
-            P->ms_stream += (rfx_seconds() - t2) * 1e3;
+            P->ms_stream += (rfx_seconds() - t3) * 1e3;
             b++;
             if (st == RFX_OK)
                 st = pairs_issue_upto(P, k + 2);
@@ -707,9 +708,11 @@ static rfx_status pairs_plan(pairs_run *P)
     const uint32_t *d = P->e->data;
     const size_t n = P->e->n, used = rfx_gpu_in_use(g);
     const size_t room = g->budget > used ? g->budget - used : 0;
-    // Shares of the room (fractions of 1/64, RFX_PAIRS_HELD and RFX_PAIRS_SLOT to try
-    // others): a slot and its chunk's TrieArray 12 bytes a row each, the part held ~4-12,
-    // a box's reversal ~17 (rows, sort buffer), the rest for the join's frontiers.
+    // Shares of the room in 64ths (RFX_PAIRS_SLOT and RFX_PAIRS_HELD to try others): each
+    // of two slots 8 (8 bytes a row; the chunk's TrieArray beside it up to 12), the part held
+    // 22 (4 bytes a row and 8 a first-column value), a box's reversal 6 (~17 bytes a row
+    // while sorted), the rest for the chunk's TrieArray and the join's frontiers. At R-MAT
+    // 24's 25% cap 8:22 ran in 0.351-0.367 s, 4:28 0.41-0.42, 3:32 0.48, 5:20 0.45.
     const char *he = getenv("RFX_PAIRS_HELD"), *se = getenv("RFX_PAIRS_SLOT");
     const size_t held64 = he && atoi(he) > 0 && atoi(he) < 48 ? (size_t)atoi(he) : 22;
     const size_t slot64 = se && atoi(se) > 0 && atoi(se) < 16 ? (size_t)atoi(se) : 8;
