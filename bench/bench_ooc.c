@@ -10,14 +10,15 @@
  *             device synchronised), median of repeats after a warm-up run
  *   Medges/s  input edges / join s; vs in-core the uncapped join s / this join s
  * Every run's count must equal the uncapped count ("ok").
- * Usage: bench_ooc [-r REPEATS] [-c FRACTION]... [-d NDEV] [-t TRACE.json] [-s SCALE]... [-p SLOT:HELD|0]...
+ * Usage: bench_ooc [-r REPEATS] [-c FRACTION]... [-d NDEV] [-t TRACE.json] [-s SCALE]... [-p SLOT:HELD[:LANES[:REV]]|0]...
  *        [-f EDGEFILE]... [-o degree|rank|id]  (defaults: -c 0.25 -c 0.10 -c 0.05 -s 22
  * -o degree; the trace is of the first capped run). -o rank renames the vertices by degree
  * rank as the triangle counters do (bench_lftj): the orientation is then also by id, so
  * the boxes of an outer interval need no inner slice below it (rfx_lftj_boxes_bound).
- * -p SLOT:HELD (repeatable): each capped run once per setting of the count by parts
- * (rfx_gpu_triangles_parts; its slot and held shares of the device in 64ths, the
- * RFX_PAIRS_SLOT and RFX_PAIRS_HELD variables), -p 0 the general boxes instead (RFX_PAIRS=0). */
+ * -p SLOT:HELD[:LANES[:REV]] (repeatable): each capped run once per setting of the count by
+ * parts (rfx_gpu_triangles_parts; its slot, held and per-lane reversal shares of the device
+ * in 64ths and its lanes, 1 or 2: the RFX_PAIRS_SLOT, _HELD, _REV and _LANES variables; an
+ * empty field is the count's default), -p 0 the general boxes instead (RFX_PAIRS=0). */
 #include "bench_graphs.h"
 #include "rfx.h"
 
@@ -160,11 +161,16 @@ static void bench(const char *name, const uint32_t *edges, size_t m)
             char label[64];
             snprintf(label, sizeof label, "%s", name);
             if (nconfigs) {   /* the shares of the device the count by parts takes (1/64ths), or 0: not by parts */
-                char slot[16] = "8", held[16] = "22";   /* the defaults */
-                sscanf(configs[c], "%15[^:]:%15s", slot, held);
+                static const char *const vars[4] = {"RFX_PAIRS_SLOT", "RFX_PAIRS_HELD", "RFX_PAIRS_LANES", "RFX_PAIRS_REV"};
+                const char *at = configs[c];
+                for (int v = 0; v < 4; v++) {   /* fields SLOT:HELD:LANES:REV, an empty or missing one the default */
+                    size_t len = at ? strcspn(at, ":") : 0;
+                    char field[16] = "";
+                    snprintf(field, sizeof field, "%.*s", (int)(len < 15 ? len : 15), at ? at : "");
+                    setenv(vars[v], field, 1);
+                    at = at && at[len] ? at + len + 1 : NULL;
+                }
                 setenv("RFX_PAIRS", strcmp(configs[c], "0") ? "1" : "0", 1);
-                setenv("RFX_PAIRS_SLOT", slot, 1);
-                setenv("RFX_PAIRS_HELD", held, 1);
                 snprintf(label, sizeof label, "%.10s p%s", name, configs[c]);
             }
             outcome o = measure(&e, (size_t)(bytes * fractions[f]), 1);
@@ -209,7 +215,7 @@ int main(int argc, char **argv)
                                                                                             : RFX_ORIENT_DEGREE;
         } else {
             fprintf(stderr, "usage: bench_ooc [-r REPEATS] [-c FRACTION]... [-d NDEV] [-t TRACE.json] [-s SCALE]... "
-                            "[-f EDGEFILE]... [-o degree|rank|id] [-p SLOT:HELD|0]...\n");
+                            "[-f EDGEFILE]... [-o degree|rank|id] [-p SLOT:HELD[:LANES[:REV]]|0]...\n");
             return 2;
         }
     }

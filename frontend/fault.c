@@ -35,6 +35,13 @@ void rfx_fault_set(long alloc_n, long write_n)
     atomic_store(&fired, false);
 }
 
+void rfx_fault_set_device(long n)
+{
+    read_env();   /* the environment's settings first, so they do not overwrite this later */
+    atomic_store(&device_left, n);
+    atomic_store(&fired, false);
+}
+
 bool rfx_fault_fired(void)
 {
     return atomic_load(&fired);

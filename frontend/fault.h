@@ -30,6 +30,8 @@ bool rfx_fault_device_alloc(void);
 
 /* Arm injection: the alloc_n-th allocation / write_n-th write from now fails (0 = never). */
 void rfx_fault_set(long alloc_n, long write_n);
+/* Arm injection of device allocations: the n-th from now fails (0 = never). */
+void rfx_fault_set_device(long n);
 /* Whether any injected fault has fired since the last rfx_fault_set(). */
 bool rfx_fault_fired(void);
 /* Guarded calls (allocations and writes) made so far. */

@@ -70,10 +70,25 @@ __global__ void k_pairs_samples(const unsigned long long *off, size_t ntiles, si
     GRID_STRIDE(w, nwin + 1) out[w] = off[w * step < ntiles ? w * step : ntiles];
 }
 
+// tile_root[t] = the root whose run holds value t * PAIRS_TILE of the part, or its last
+// root from its end on, for t in [t0, t1): the roots of any value range lie between two of
+// these, so a box's selection looks its values' roots up in a window without a search of
+// all the part's roots first (a block's ~21 dependent loads had set the selection's time).
+__global__ void k_pairs_tile_roots(const uint32_t *ptr0, size_t n0, size_t n1, size_t t0, size_t t1,
+                                   uint32_t *tile_root)
+{
+    GRID_STRIDE(k, t1 - t0)
+    {
+        const size_t i = (t0 + k) * (size_t)PAIRS_TILE;
+        tile_root[t0 + k] = (uint32_t)(i < n1 ? box_root_of(ptr0, 0, n0, i) : n0 - 1);
+    }
+}
+
 // Tiles [t0, t0 + gridDim.x) of val1[i0, i1): each selected value i (y in [ylo, ylast]) as the
 // row (y, x), x its root's value, at off[t] - base + its rank in the tile, in value order.
 __global__ void __launch_bounds__(PAIRS_TILE_THREADS) k_pairs_tile_rows(const uint32_t *val0, const uint32_t *ptr0,
-                                                                       size_t n0, const uint32_t *val1, size_t i0,
+                                                                       size_t n0, const uint32_t *tile_root,
+                                                                       const uint32_t *val1, size_t i0,
                                                                        size_t i1, size_t t0, uint32_t ylo,
                                                                        uint32_t ylast,
                                                                        const unsigned long long *off,
@@ -83,8 +98,10 @@ __global__ void __launch_bounds__(PAIRS_TILE_THREADS) k_pairs_tile_rows(const ui
     __shared__ unsigned warp_sum[PAIRS_TILE_THREADS / 32];
     const size_t t = t0 + blockIdx.x, start = i0 + t * PAIRS_TILE;
     const size_t end = start + PAIRS_TILE < i1 ? start + PAIRS_TILE : i1;
-    if (threadIdx.x < 2)
-        win[threadIdx.x] = box_root_of(ptr0, 0, n0, threadIdx.x ? end - 1 : start);
+    if (threadIdx.x < 2) {   // the roots of the part's tiles holding start and following end - 1
+        const size_t r = tile_root[threadIdx.x ? (end - 1) / PAIRS_TILE + 1 : start / PAIRS_TILE];
+        win[threadIdx.x] = r < n0 ? r : n0 - 1;   // the next piece may be appending past n0
+    }
     __syncthreads();
     const unsigned lane = threadIdx.x & 31, warp = threadIdx.x / 32;
     unsigned long long at = off[t] - base;
@@ -163,48 +180,47 @@ __global__ void k_pairs_chunk_hist(const uint32_t *val1, size_t n1, const uint32
 }
 
 // Blocks pinned: 16 MB first (the first copy waits for it), each twice the last up to
-// 512 MB, so that few blocks are registered and unregistered (R-MAT 24's 2 GB: 8 blocks).
+// 64 MB. The copier thread registers them in order whenever it has no copy to issue:
+// a cudaMemcpyAsync call waits while another thread registers memory (R-MAT 24's 2 GB
+// take ~45 ms to register, and a copier behind a pinning thread started its first copy
+// ~40 ms late), and a block's registration (~1.5 ms at 64 MB) is then only as long as
+// the two slots' queued copies hide.
 #define PAIRS_PIN_FIRST ((size_t)16 << 20)
-#define PAIRS_PIN_MOST ((size_t)512 << 20)
+#define PAIRS_PIN_MOST ((size_t)64 << 20)
 
 typedef struct pairs_pins {
     char *base;
     size_t bytes;
-    int device;
     std::vector<size_t> cut;          // block k: bytes [cut[k], cut[k + 1]) from base, page-aligned inside
     std::vector<char> pinned;         // block k registered (else its copies are from pageable memory)
-    std::atomic<size_t> ready;        // blocks done
+    std::atomic<size_t> ready;        // blocks done (all once the copier stops)
     std::atomic<int> registered;      // blocks pinned
-    std::atomic<bool> stop;
-    std::thread th, early;            // pinning; unpinning blocks no copy will read
+    std::thread early;                // unpinning blocks no copy will read
 } pairs_pins;
 
-static void pairs_pin_blocks(pairs_pins *p)
+// The next block registered (by the copier).
+static void pairs_pin_next(pairs_pins *p)
 {
-    cudaSetDevice(p->device);   // registering needs the context
-    for (size_t k = 0; k + 1 < p->cut.size() && !p->stop.load(); k++) {
-        char *at = p->base + p->cut[k];
-        const size_t n = p->cut[k + 1] - p->cut[k];
-        // read-only where the device allows it: unpinning is then ~2.5x faster
-        cudaError_t e = cudaHostRegister(at, n, cudaHostRegisterPortable | cudaHostRegisterReadOnly);
-        if (e != cudaSuccess) {
-            cudaGetLastError();
-            e = cudaHostRegister(at, n, cudaHostRegisterPortable);
-        }
-        if (e != cudaSuccess)
-            cudaGetLastError();
-        p->pinned[k] = e == cudaSuccess;
-        p->registered += e == cudaSuccess;
-        p->ready.store(k + 1);
+    const size_t k = p->ready.load();
+    char *at = p->base + p->cut[k];
+    const size_t n = p->cut[k + 1] - p->cut[k];
+    // read-only where the device allows it: unpinning is then ~2.5x faster
+    cudaError_t e = cudaHostRegister(at, n, cudaHostRegisterPortable | cudaHostRegisterReadOnly);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        e = cudaHostRegister(at, n, cudaHostRegisterPortable);
     }
-    p->ready.store(p->cut.size());   // stopped: nobody waits
+    if (e != cudaSuccess)
+        cudaGetLastError();
+    p->pinned[k] = e == cudaSuccess;
+    p->registered += e == cudaSuccess;
+    p->ready.store(k + 1);
 }
 
-static bool pairs_pins_start(pairs_pins *p, const rfx_rows *e, int device)
+static bool pairs_pins_start(pairs_pins *p, const rfx_rows *e)
 {
     p->base = (char *)e->data;
     p->bytes = e->n * 8;
-    p->device = device;
     const uintptr_t page = 4096, b = (uintptr_t)p->base;
     try {
         for (size_t at = 0, block = PAIRS_PIN_FIRST; at < p->bytes;) {
@@ -215,7 +231,6 @@ static bool pairs_pins_start(pairs_pins *p, const rfx_rows *e, int device)
         }
         p->cut.push_back(p->bytes);
         p->pinned.assign(p->cut.size() - 1, 0);
-        p->th = std::thread(pairs_pin_blocks, p);
     } catch (...) {
         p->cut.clear();
         return false;
@@ -225,7 +240,7 @@ static bool pairs_pins_start(pairs_pins *p, const rfx_rows *e, int device)
 
 static void pairs_unpin_blocks(pairs_pins *p, std::vector<char> drop)
 {
-    while (p->ready.load() < p->cut.size())   // the pinning thread has let go of pinned[]
+    while (p->ready.load() < p->pinned.size())   // the copier has let go of pinned[]
         std::this_thread::yield();
     for (size_t k = 0; k < drop.size(); k++)
         if (drop[k] && p->pinned[k]) {
@@ -237,9 +252,7 @@ static void pairs_unpin_blocks(pairs_pins *p, std::vector<char> drop)
 
 static void pairs_pins_end(pairs_pins *p)
 {
-    p->stop.store(true);
-    if (p->th.joinable())
-        p->th.join();
+    p->ready.store(p->pinned.size());   // the copier has stopped
     if (p->early.joinable())
         p->early.join();
     for (size_t k = 0; k < p->pinned.size(); k++)
@@ -255,7 +268,8 @@ typedef struct pairs_chunk {
 
 typedef struct pairs_item {
     int chunk;
-    bool piece;           // a chunk of the part being built, or one streamed past it
+    int part;             // the part held while it joins
+    bool piece;           // a chunk of that part, or one streamed past it
     size_t i0;            // streamed: the part's values from i0 on are the box's x side
     size_t rows;          // streamed: the box's rows (x, y), as the histogram counted them
 } pairs_item;
@@ -267,49 +281,92 @@ typedef struct pairs_span {
     cudaEvent_t e0, e1;
 } pairs_span;
 
+struct pairs_run;
+
+// A lane joins items from a host thread and context of its own (lane 0 the caller's, lane
+// 1 its sibling on the same device and pool), so that the device has one lane's kernels
+// to run while the other waits for a size (a TrieArray's roots, a level's frontier, the
+// count), launches small kernels or waits for its copy.
+typedef struct pairs_lane {
+    struct pairs_run *P;
+    rfx_gpu *g;
+    int id;
+    cudaEvent_t done;            // recorded after each of its items
+    uint64_t count;
+    size_t boxes;
+    std::vector<pairs_span> sp;
+    double ms_copy, ms_build, ms_turn, ms_box, ms_count, ms_rev, ms_join, ms_stream;
+    double ms_select, ms_sort;   // of ms_rev, where RFX_PAIRS_TIMES waits for each
+} pairs_lane;
+
 typedef struct pairs_run {
     rfx_gpu *g;
     const rfx_rows *e;
     std::vector<pairs_chunk> chunks;
     std::vector<int> part_end;    // part b: chunks [part_end[b - 1], part_end[b])
-    size_t slot_rows, box_rows;   // a slot's capacity; the most rows a box reverses at once
+    size_t slot_rows, box_rows;   // a slot's capacity; the most rows a box reverses at once (a lane)
     uint32_t *d_bounds;           // every chunk's ylo, then every chunk's ylast (the histogram's)
     cudaStream_t copy;
     cudaEvent_t copied[2], used[2];
+    cudaEvent_t tb_ready;         // after the last append to the part's TrieArray
     uint2 *slot[2];
-    std::vector<pairs_item> items;
-    size_t issued;
-    // the part held: its TrieArray so far and where each of its pieces' values start
+    // the part held: its TrieArray so far (room for the largest part) and where each of
+    // its pieces' values start
     rfx_dev_trie tb;
     size_t tb_cap1, tb_cap0;
+    uint32_t *tile_root;          // k_pairs_tile_roots' of the part so far
     std::vector<uint32_t> voff;
-    uint64_t count;
-    size_t boxes, copied_bytes;
-    bool spans;
-    std::vector<pairs_span> sp, sp_copy;   // the joins' (this thread's), the copies' (the copier's)
+    size_t copied_bytes;
+    bool spans, timing;           // trace spans; RFX_PAIRS_TIMES: where the host waited, on stderr
+    std::vector<pairs_span> sp_copy;
     pairs_pins pins;
-    // The copies are issued by a thread of their own (a cudaMemcpyAsync call could block
-    // the issuing thread: R-MAT 24 at a 25% cap spent ~50 ms in them, where they were issued
-    // between joins). Item k's copy goes once k is queued; `done` counts items whose copy
-    // is issued (its `copied` event recorded).
-    bool threaded;
+    int nlanes;
+    pairs_lane lane[2];
+    // Between the lanes and the copier thread (the copies are issued by a thread of their
+    // own: a cudaMemcpyAsync call could hold the issuing thread while blocks were being
+    // pinned, ~50 ms at R-MAT 24's 25% cap), under mu: the items known so far (`planned`
+    // once no more will come), whose copies are issued, whose slots are released (the
+    // chunk's TrieArray built), how many are taken by a lane and how many joined; the
+    // first failure and whose it is
+    // (its message in that lane's context, the copier's in g's).
     std::thread copier;
     std::mutex mu;
     std::condition_variable cv;
-    std::vector<std::pair<size_t, int>> queue;   // (item, chunk), taken from `head` on
-    size_t head;
-    bool quit;
-    std::atomic<size_t> done;
-    std::atomic<int> copy_st;
-    bool timing;                  // RFX_PAIRS_TIMES: where the host waited, on stderr
-    double ms_setup, ms_loop, ms_part, ms_box, ms_stream, ms_issue, ms_unpin, ms_pin, ms_copy, ms_build, ms_count, ms_rev, ms_join;
+    std::vector<pairs_item> items;
+    std::vector<char> issued, released;
+    size_t taken, completed;
+    size_t tb_items;              // the items up to the last piece appended to the part's TrieArray
+    bool planned, quit, failed;
+    rfx_status st;
+    int failed_lane;
+    double ms_setup, ms_loop, ms_unpin, ms_pin;
 } pairs_run;
 
-static rfx_status pairs_span_begin(pairs_run *P, std::vector<pairs_span> &sp, const char *what, int lane, size_t box,
-                                   cudaStream_t s)
+// Waits under mu for pred; false when a lane or the copier failed instead.
+template <typename F> static bool pairs_wait(pairs_run *P, F pred)
 {
-    rfx_gpu *g = P->g;
-    if (!P->spans)
+    std::unique_lock<std::mutex> lock(P->mu);
+    P->cv.wait(lock, [&] { return P->failed || pred(); });
+    return !P->failed;
+}
+
+static void pairs_fail(pairs_run *P, rfx_status st, int who)
+{
+    {
+        std::lock_guard<std::mutex> lock(P->mu);
+        if (!P->failed) {
+            P->failed = true;
+            P->st = st;
+            P->failed_lane = who;
+        }
+    }
+    P->cv.notify_all();
+}
+
+static rfx_status pairs_span_begin(rfx_gpu *g, bool on, std::vector<pairs_span> &sp, const char *what, int lane,
+                                   size_t box, cudaStream_t s)
+{
+    if (!on)
         return RFX_OK;
     pairs_span x = {what, lane, box, NULL, NULL};
     CK(cudaEventCreate(&x.e0));
@@ -322,17 +379,17 @@ static rfx_status pairs_span_begin(pairs_run *P, std::vector<pairs_span> &sp, co
     return RFX_OK;
 }
 
-static rfx_status pairs_span_end(pairs_run *P, std::vector<pairs_span> &sp, cudaStream_t s)
+static rfx_status pairs_span_end(rfx_gpu *g, bool on, std::vector<pairs_span> &sp, cudaStream_t s)
 {
-    rfx_gpu *g = P->g;
-    if (P->spans)
+    if (on)
         CK(cudaEventRecord(sp.back().e1, s));
     return RFX_OK;
 }
 
-// Item k's chunk copied into slot k % 2 on the copy stream, once the slot's last reader is
-// done and its rows are pinned: a copy within each pinned block (one across two
-// registrations would be staged through pageable memory).
+// Item k's chunk copied into slot k % 2 on the copy stream (its last reader is done: the
+// copier issues it once item k - 2 released the slot), its rows pinned first where they
+// are not yet: a copy within each pinned block (one across two registrations would be
+// staged through pageable memory).
 static rfx_status pairs_issue(pairs_run *P, size_t k, int chunk)
 {
     rfx_gpu *g = P->g;
@@ -342,12 +399,13 @@ static rfx_status pairs_issue(pairs_run *P, size_t k, int chunk)
     const size_t b0 = c.r0 * 8, b1 = c.r1 * 8;
     size_t blk = std::upper_bound(pp->cut.begin(), pp->cut.end(), b0) - pp->cut.begin() - 1;
     const size_t last = std::lower_bound(pp->cut.begin(), pp->cut.end(), b1) - pp->cut.begin();
-    const double t0 = rfx_seconds();
-    while (pp->ready.load() < last)
-        std::this_thread::yield();
-    P->ms_pin += (rfx_seconds() - t0) * 1e3;
+    while (pp->ready.load() < last) {   // the blocks it reads
+        const double t0 = rfx_seconds();
+        pairs_pin_next(pp);
+        P->ms_pin += (rfx_seconds() - t0) * 1e3;
+    }
     CK(cudaStreamWaitEvent(P->copy, P->used[s], 0));
-    rfx_status st = pairs_span_begin(P, P->sp_copy, "copy chunk", 1, k, P->copy);
+    rfx_status st = pairs_span_begin(g, P->spans, P->sp_copy, "copy chunk", 1, k, P->copy);
     if (st != RFX_OK)
         return st;
     for (size_t at = b0; at < b1; blk++) {
@@ -355,7 +413,7 @@ static rfx_status pairs_issue(pairs_run *P, size_t k, int chunk)
         CK(cudaMemcpyAsync((char *)P->slot[s] + (at - b0), pp->base + at, to - at, cudaMemcpyHostToDevice, P->copy));
         at = to;
     }
-    st = pairs_span_end(P, P->sp_copy, P->copy);
+    st = pairs_span_end(g, P->spans, P->sp_copy, P->copy);
     if (st != RFX_OK)
         return st;
     CK(cudaEventRecord(P->copied[s], P->copy));
@@ -363,25 +421,42 @@ static rfx_status pairs_issue(pairs_run *P, size_t k, int chunk)
     return RFX_OK;
 }
 
+// The copier: items in order, each once its slot is released, until told to quit; while
+// it has none to issue it pins the next block.
 static void pairs_copier_run(pairs_run *P)
 {
     cudaSetDevice(P->g->device);
-    for (;;) {
-        std::pair<size_t, int> job;
+    pairs_pins *pp = &P->pins;
+    for (size_t k = 0;;) {
+        int chunk = -1;
         {
             std::unique_lock<std::mutex> lock(P->mu);
-            P->cv.wait(lock, [P] { return P->quit || P->head < P->queue.size(); });
-            if (P->head == P->queue.size())
-                return;   // quit, nothing left
-            job = P->queue[P->head++];
+            auto ready = [&] { return k < P->items.size() && (k < 2 || P->released[k - 2]); };
+            if (pp->ready.load() == pp->pinned.size())   // nothing left to pin: wait for the next copy
+                P->cv.wait(lock, [&] { return P->quit || P->failed || ready(); });
+            if (P->failed || (P->quit && !ready()))
+                break;   // quit (every item is copied) or failed
+            if (ready())
+                chunk = P->items[k].chunk;
         }
-        rfx_status st = pairs_issue(P, job.first, job.second);
+        if (chunk < 0) {
+            const double t0 = rfx_seconds();
+            pairs_pin_next(pp);
+            P->ms_pin += (rfx_seconds() - t0) * 1e3;
+            continue;
+        }
+        rfx_status st = pairs_issue(P, k, chunk);
         if (st != RFX_OK) {
-            P->copy_st.store(st);
-            return;
+            pairs_fail(P, st, -1);
+            break;
         }
-        P->done.store(job.first + 1);
+        {
+            std::lock_guard<std::mutex> lock(P->mu);
+            P->issued[k++] = 1;
+        }
+        P->cv.notify_all();
     }
+    pp->ready.store(pp->pinned.size());   // no more registrations: unpinning may start
 }
 
 static void pairs_copier_stop(pairs_run *P)
@@ -392,60 +467,30 @@ static void pairs_copier_stop(pairs_run *P)
         std::lock_guard<std::mutex> lock(P->mu);
         P->quit = true;
     }
-    P->cv.notify_one();
+    P->cv.notify_all();
     P->copier.join();
-}
-
-// Items up to `upto` (those known) queued for their copies, or issued here.
-static rfx_status pairs_issue_upto(pairs_run *P, size_t upto)
-{
-    rfx_status st = RFX_OK;
-    const double t0 = rfx_seconds();
-    if (P->threaded) {
-        {
-            std::lock_guard<std::mutex> lock(P->mu);
-            for (; P->issued < P->items.size() && P->issued <= upto; P->issued++)
-                P->queue.push_back({P->issued, P->items[P->issued].chunk});
-        }
-        P->cv.notify_one();
-    } else
-        for (; st == RFX_OK && P->issued < P->items.size() && P->issued <= upto; P->issued++)
-            if ((st = pairs_issue(P, P->issued, P->items[P->issued].chunk)) == RFX_OK)
-                P->done.store(P->issued + 1);
-    P->ms_issue += (rfx_seconds() - t0) * 1e3;
-    return st;
-}
-
-// Item k's copy issued (its `copied` event recorded), so that a wait on the event is for it.
-static rfx_status pairs_wait_issued(pairs_run *P, size_t k)
-{
-    while (P->done.load() <= k) {
-        if (P->copy_st.load() != RFX_OK)
-            return (rfx_status)P->copy_st.load();
-        std::this_thread::yield();
-    }
-    return RFX_OK;
 }
 
 static const int pairs_colvar[] = {0, 1, 0, 2, 1, 2};   // e reversed (y, x), N+(y) (y, z), N+(x) (x, z)
 
 // The rows (x, y) of values tiles [t0, t1) of the part's [i0, i1) with y in chunk ya (n rows
 // in all, the first base of the whole range's selection), reversed, sorted by y, made a
-// TrieArray and joined with T_a and the part's. Where memory runs out the tiles are halved.
-static rfx_status pairs_join_tiles(pairs_run *P, const rfx_dev_trie *ta, const pairs_chunk &ya, size_t i0, size_t i1,
-                                   size_t t0, size_t t1, const unsigned long long *d_off, unsigned long long base,
-                                   size_t n)
+// TrieArray and joined with T_a and the part's (tb: as far as this box sees it). Where
+// memory runs out the tiles are halved.
+static rfx_status pairs_join_tiles(pairs_lane *L, const rfx_dev_trie *ta, const rfx_dev_trie *tb,
+                                   const pairs_chunk &ya, size_t i0, size_t i1, size_t t0, size_t t1,
+                                   const unsigned long long *d_off, unsigned long long base, size_t n)
 {
-    rfx_gpu *g = P->g;
+    rfx_gpu *g = L->g;
     if (!n)
         return RFX_OK;
-    const rfx_dev_trie *tb = &P->tb;
     const double clock0 = rfx_seconds();
     uint64_t *rows = (uint64_t *)rfx_gpu_alloc(g, n * 8);
     rfx_status st = rows ? RFX_OK : RFX_ERR_NOMEM;
     if (st == RFX_OK) {
         k_pairs_tile_rows<<<(unsigned)(t1 - t0), PAIRS_TILE_THREADS, 0, g->stream>>>(
-            tb->val[0], tb->ptr[0], tb->n[0], tb->val[1], i0, i1, t0, ya.ylo, ya.ylast, d_off, base, (uint2 *)rows);
+            tb->val[0], tb->ptr[0], tb->n[0], L->P->tile_root, tb->val[1], i0, i1, t0, ya.ylo, ya.ylast, d_off, base,
+            (uint2 *)rows);
         cudaError_t e = cudaGetLastError();
         if (e != cudaSuccess)
             st = fail(g, e, "k_pairs_tile_rows", __FILE__, __LINE__);
@@ -455,10 +500,15 @@ static rfx_status pairs_join_tiles(pairs_run *P, const rfx_dev_trie *ta, const p
     reversal rv = {rows, bits_of(ya.ylo ^ ya.ylast) ? bits_of(ya.ylo ^ ya.ylast) : 1};
     rfx_dev_rows rev;
     rfx_gpu_rows_init(&rev, 2);
+    if (st == RFX_OK && L->P->timing && cudaStreamSynchronize(g->stream) == cudaSuccess)
+        L->ms_select += (rfx_seconds() - clock0) * 1e3;
+    const double clock_s = rfx_seconds();
     if (st == RFX_OK)
         st = reverse_sort(g, &rv, n, &rev);   // takes the rows, freed on failure
     else
         rfx_gpu_free(g, rows);
+    if (st == RFX_OK && L->P->timing && cudaStreamSynchronize(g->stream) == cudaSuccess)
+        L->ms_sort += (rfx_seconds() - clock_s) * 1e3;
     rfx_dev_trie tr;
     memset(&tr, 0, sizeof tr);
     if (st == RFX_OK)
@@ -466,7 +516,7 @@ static rfx_status pairs_join_tiles(pairs_run *P, const rfx_dev_trie *ta, const p
     rfx_gpu_rows_free(g, &rev);
     uint64_t c = 0;
     const double clock1 = rfx_seconds();
-    P->ms_rev += (clock1 - clock0) * 1e3;
+    L->ms_rev += (clock1 - clock0) * 1e3;
     if (st == RFX_OK) {
         const rfx_dev_rows s0 = {tr.val[1], tr.n[1], tr.n[1], 2}, s1 = {ta->val[1], ta->n[1], ta->n[1], 2},
                            s2 = {tb->val[1], tb->n[1], tb->n[1], 2};
@@ -475,10 +525,10 @@ static rfx_status pairs_join_tiles(pairs_run *P, const rfx_dev_trie *ta, const p
         st = rfx_gpu_lftj_tries(g, s, t, pairs_colvar, 3, 3, NULL, &c);
     }
     rfx_gpu_trie_free(g, &tr);
-    P->ms_join += (rfx_seconds() - clock1) * 1e3;
+    L->ms_join += (rfx_seconds() - clock1) * 1e3;
     if (st == RFX_OK) {
-        P->count += c;
-        P->boxes++;
+        L->count += c;
+        L->boxes++;
         return RFX_OK;
     }
     if (st != RFX_ERR_NOMEM || t1 - t0 < 2)
@@ -488,19 +538,21 @@ static rfx_status pairs_join_tiles(pairs_run *P, const rfx_dev_trie *ta, const p
     g->err[0] = 0;
     if ((st = to_host(g, d_off + mid, &at, 1)) != RFX_OK)   // on the stream that wrote it
         return st;
-    st = pairs_join_tiles(P, ta, ya, i0, i1, t0, mid, d_off, base, (size_t)(at - base));
+    st = pairs_join_tiles(L, ta, tb, ya, i0, i1, t0, mid, d_off, base, (size_t)(at - base));
     if (st == RFX_OK)
-        st = pairs_join_tiles(P, ta, ya, i0, i1, mid, t1, d_off, at, n - (size_t)(at - base));
+        st = pairs_join_tiles(L, ta, tb, ya, i0, i1, mid, t1, d_off, at, n - (size_t)(at - base));
     return st;
 }
 
 // Box (the part, chunk ya): the part's values [i0, n1) with y in ya's range, T_a ya's N+.
 // Where their number is unknown (or more than box_rows) their count per window of tiles
 // decides how many rows each join reverses at once.
-static rfx_status pairs_box(pairs_run *P, const rfx_dev_trie *ta, const pairs_chunk &ya, size_t i0, size_t known)
+static rfx_status pairs_box(pairs_lane *L, const rfx_dev_trie *ta, const rfx_dev_trie *tb, const pairs_chunk &ya,
+                            size_t i0, size_t known)
 {
-    rfx_gpu *g = P->g;
-    const size_t i1 = P->tb.n[1];
+    pairs_run *P = L->P;
+    rfx_gpu *g = L->g;
+    const size_t i1 = tb->n[1];
     if (i1 <= i0)
         return RFX_OK;
     const size_t ntiles = (i1 - i0 + PAIRS_TILE - 1) / PAIRS_TILE;
@@ -512,14 +564,14 @@ static rfx_status pairs_box(pairs_run *P, const rfx_dev_trie *ta, const pairs_ch
         return RFX_ERR_NOMEM;
     unsigned long long *off = cnt + ntiles + 1, *samp = off + ntiles + 1;
     std::vector<unsigned long long> h(nwin + 1);
-    k_pairs_tile_counts<<<(unsigned)ntiles, PAIRS_TILE_THREADS, 0, g->stream>>>(P->tb.val[1], i0, i1, ya.ylo, ya.ylast,
+    k_pairs_tile_counts<<<(unsigned)ntiles, PAIRS_TILE_THREADS, 0, g->stream>>>(tb->val[1], i0, i1, ya.ylo, ya.ylast,
                                                                                cnt, ntiles);
     cudaError_t e = cudaGetLastError();
     rfx_status st = e == cudaSuccess ? exclusive_sum(g, (const uint64_t *)cnt, (uint64_t *)off, ntiles + 1)
                                      : fail(g, e, "k_pairs_tile_counts", __FILE__, __LINE__);
     if (st == RFX_OK && known <= P->box_rows) {   // one join: no window's count is needed
-        P->ms_count += (rfx_seconds() - t0) * 1e3;
-        st = pairs_join_tiles(P, ta, ya, i0, i1, 0, ntiles, off, 0, known);
+        L->ms_count += (rfx_seconds() - t0) * 1e3;
+        st = pairs_join_tiles(L, ta, tb, ya, i0, i1, 0, ntiles, off, 0, known);
         rfx_gpu_free(g, cnt);
         return st;
     }
@@ -530,24 +582,24 @@ static rfx_status pairs_box(pairs_run *P, const rfx_dev_trie *ta, const pairs_ch
         else
             st = fail(g, e, "k_pairs_samples", __FILE__, __LINE__);
     }
-    P->ms_count += (rfx_seconds() - t0) * 1e3;
+    L->ms_count += (rfx_seconds() - t0) * 1e3;
     // consecutive windows joined together while their rows stay within box_rows
     for (size_t w = 0; st == RFX_OK && w < nwin;) {
         size_t v = w + 1;
         while (v < nwin && h[v + 1] - h[w] <= P->box_rows)
             v++;
         const size_t t0 = w * step, t1 = v * step < ntiles ? v * step : ntiles;
-        st = pairs_join_tiles(P, ta, ya, i0, i1, t0, t1, off, h[w], (size_t)(h[v] - h[w]));
+        st = pairs_join_tiles(L, ta, tb, ya, i0, i1, t0, t1, off, h[w], (size_t)(h[v] - h[w]));
         w = v;
     }
     rfx_gpu_free(g, cnt);
     return st;
 }
 
-// A piece (a chunk of the part, built as its own TrieArray) appended to the part's.
-static rfx_status pairs_append(pairs_run *P, const rfx_dev_trie *pc)
+// A piece (a chunk of the part, built as its own TrieArray) appended to the part's, on
+// the appending lane's stream.
+static rfx_status pairs_append(pairs_run *P, rfx_gpu *g, const rfx_dev_trie *pc)
 {
-    rfx_gpu *g = P->g;
     rfx_dev_trie *tb = &P->tb;
     if (tb->n[0] + pc->n[0] > P->tb_cap0 || tb->n[1] + pc->n[1] > P->tb_cap1) {
         snprintf(g->err, sizeof g->err, "triangles by parts: a piece overflows its part's TrieArray");
@@ -562,44 +614,52 @@ static rfx_status pairs_append(pairs_run *P, const rfx_dev_trie *pc)
     k_pairs_shift<<<grid_for(pc->n[0]), 256, 0, g->stream>>>(pc->ptr[0], pc->n[0], (uint32_t)tb->n[1],
                                                              tb->ptr[0] + tb->n[0]);
     CK_LAUNCH();
+    const size_t from = tb->n[1] / PAIRS_TILE;   // the tiles from the old end on
     tb->n[0] += pc->n[0];
     tb->n[1] += pc->n[1];
     k_pairs_ends<<<1, 32, 0, g->stream>>>(tb->val[0], tb->ptr[0], tb->n[0], tb->val[1], tb->n[1]);
+    CK_LAUNCH();
+    const size_t to = (tb->n[1] - 1) / PAIRS_TILE + 2;
+    k_pairs_tile_roots<<<grid_for(to - from), 256, 0, g->stream>>>(tb->ptr[0], tb->n[0], tb->n[1], from, to,
+                                                                  P->tile_root);
     CK_LAUNCH();
     P->voff.push_back((uint32_t)tb->n[1]);
     return RFX_OK;
 }
 
-// Part b's TrieArray, empty, with room for its chunks.
-static rfx_status pairs_part_begin(pairs_run *P, int b)
+// Room for the largest part's TrieArray, taken once: parts reuse it in turn.
+static rfx_status pairs_held_alloc(pairs_run *P)
 {
     rfx_gpu *g = P->g;
-    rfx_gpu_trie_free(g, &P->tb);
     size_t rows = 0, roots = 0;
-    for (int a = b ? P->part_end[b - 1] : 0; a < P->part_end[b]; a++) {
-        rows += P->chunks[a].r1 - P->chunks[a].r0;
-        roots += P->chunks[a].roots;
+    for (size_t b = 0; b < P->part_end.size(); b++) {
+        size_t r = 0, o = 0;
+        for (int a = b ? P->part_end[b - 1] : 0; a < P->part_end[b]; a++) {
+            r += P->chunks[a].r1 - P->chunks[a].r0;
+            o += P->chunks[a].roots;
+        }
+        rows = r > rows ? r : rows;
+        roots = o > roots ? o : roots;
     }
+    memset(&P->tb, 0, sizeof P->tb);
     P->tb.levels = 2;
     P->tb_cap1 = rows;
     P->tb_cap0 = roots;
     P->tb.val[1] = (uint32_t *)rfx_gpu_alloc(g, (rows + 4) / 4 * 4 * 4);
     P->tb.val[0] = (uint32_t *)rfx_gpu_alloc(g, (roots + 4) / 4 * 4 * 4);
     P->tb.ptr[0] = (uint32_t *)rfx_gpu_alloc(g, (roots + 1) * 4);
-    if (!P->tb.val[1] || !P->tb.val[0] || !P->tb.ptr[0])
-        return RFX_ERR_NOMEM;   // the caller frees what was made
-    P->voff.assign(1, 0);
-    return RFX_OK;
+    P->tile_root = (uint32_t *)rfx_gpu_alloc(g, (rows / PAIRS_TILE + 3) * 4);
+    return P->tb.val[1] && P->tb.val[0] && P->tb.ptr[0] && P->tile_root ? RFX_OK : RFX_ERR_NOMEM;   // the caller frees what was made
 }
 
-// The items from `next` on are all that is left: the blocks none of them reads are
-// unpinned on a thread of their own while they join.
-static void pairs_unpin_early(pairs_run *P, size_t next)
+// The items in `left` are all that is left: the blocks none of them reads are unpinned on
+// a thread of their own while they join.
+static void pairs_unpin_early(pairs_run *P, const std::vector<pairs_item> &left)
 {
     pairs_pins *pp = &P->pins;
     std::vector<char> drop(pp->pinned.size(), 1);
-    for (size_t k = next; k < P->items.size(); k++) {
-        const pairs_chunk &c = P->chunks[P->items[k].chunk];
+    for (const pairs_item &it : left) {
+        const pairs_chunk &c = P->chunks[it.chunk];
         const size_t b0 = std::upper_bound(pp->cut.begin(), pp->cut.end(), c.r0 * 8) - pp->cut.begin() - 1;
         const size_t b1 = std::lower_bound(pp->cut.begin(), pp->cut.end(), c.r1 * 8) - pp->cut.begin();
         for (size_t q = b0; q < b1 && q < drop.size(); q++)
@@ -611,11 +671,13 @@ static void pairs_unpin_early(pairs_run *P, size_t next)
     }
 }
 
-// After part b's last piece (item next - 1): which chunks its rows reach as y, each
-// streamed past it (an item), then part b + 1's pieces.
-static rfx_status pairs_plan_stream(pairs_run *P, int b, size_t next)
+// After part b's last piece: which chunks its rows reach as y, each streamed past it (an
+// item), then part b + 1's pieces; published to the lanes and the copier.
+static rfx_status pairs_plan_stream(pairs_lane *L, int b)
 {
-    rfx_gpu *g = P->g;
+    pairs_run *P = L->P;
+    rfx_gpu *g = L->g;
+    const double t0 = rfx_seconds();
     const int m = (int)P->chunks.size(), a0 = b ? P->part_end[b - 1] : 0, np = P->part_end[b] - a0;
     unsigned long long *all = (unsigned long long *)rfx_gpu_alloc(g, (m + np) * 8);
     uint32_t *voff = (uint32_t *)rfx_gpu_alloc(g, (np + 1) * 4);
@@ -634,71 +696,152 @@ static rfx_status pairs_plan_stream(pairs_run *P, int b, size_t next)
         st = to_host(g, (const uint64_t *)all, (uint64_t *)h.data(), m + np);
     rfx_gpu_free(g, all);
     rfx_gpu_free(g, voff);
-    for (int a = 0; st == RFX_OK && a < m; a++) {
+    if (st != RFX_OK)
+        return st;
+    std::vector<pairs_item> add;
+    for (int a = 0; a < m; a++) {
         const bool own = a >= a0 && a < a0 + np;
         if (own ? h[m + a - a0] : h[a])
-            P->items.push_back({a, false, own ? (size_t)P->voff[a - a0 + 1] : 0, own ? h[m + a - a0] : h[a]});
+            add.push_back({a, b, false, own ? (size_t)P->voff[a - a0 + 1] : 0, own ? h[m + a - a0] : h[a]});
     }
-    if (st == RFX_OK && b + 1 < (int)P->part_end.size())
+    const bool last = b + 1 == (int)P->part_end.size();
+    if (!last)
         for (int a = P->part_end[b]; a < P->part_end[b + 1]; a++)
-            P->items.push_back({a, true, 0, SIZE_MAX});
-    if (st == RFX_OK && b + 1 == (int)P->part_end.size() && !P->pins.early.joinable())
-        pairs_unpin_early(P, next);
+            add.push_back({a, b + 1, true, 0, SIZE_MAX});
+    {
+        std::lock_guard<std::mutex> lock(P->mu);
+        P->items.insert(P->items.end(), add.begin(), add.end());
+        P->issued.resize(P->items.size(), 0);
+        P->released.resize(P->items.size(), 0);
+        P->planned = last;
+    }
+    P->cv.notify_all();
+    if (last && !P->pins.early.joinable())
+        pairs_unpin_early(P, add);
+    L->ms_stream += (rfx_seconds() - t0) * 1e3;
+    return RFX_OK;
+}
+
+// Item k on lane L: its chunk's TrieArray from the slot (which is then released to the
+// next copy); a piece is appended to the part's TrieArray (a part's first piece starts it
+// over; after its last, the plan of what streams past it); then its box.
+static rfx_status pairs_item_run(pairs_lane *L, size_t k, const pairs_item &it)
+{
+    pairs_run *P = L->P;
+    rfx_gpu *g = L->g;
+    const pairs_chunk &c = P->chunks[it.chunk];
+    const int s = (int)(k & 1);
+    double t0 = rfx_seconds();
+    if (!pairs_wait(P, [&] { return P->issued[k] != 0; }))
+        return RFX_OK;   // the failure that stopped the run is its status
+    if (P->timing)   // the copy's wait seen apart from the build's
+        CK(cudaEventSynchronize(P->copied[s]));
+    double t1 = rfx_seconds();
+    L->ms_copy += (t1 - t0) * 1e3;
+    CK(cudaStreamWaitEvent(g->stream, P->copied[s], 0));
+    rfx_status st = pairs_span_begin(g, P->spans, L->sp, it.piece ? "join piece" : "join chunk", 0, k, g->stream);
+    if (st != RFX_OK)
+        return st;
+    const rfx_dev_rows rows = {(uint32_t *)P->slot[s], c.r1 - c.r0, c.r1 - c.r0, 2};
+    rfx_dev_trie ta;
+    if ((st = rfx_gpu_trie_build(g, &rows, &ta)) != RFX_OK)
+        return st;
+    cudaError_t e = cudaEventRecord(P->used[s], g->stream);
+    if (e != cudaSuccess) {
+        rfx_gpu_trie_free(g, &ta);
+        return fail(g, e, "cudaEventRecord", __FILE__, __LINE__);
+    }
+    {
+        std::lock_guard<std::mutex> lock(P->mu);
+        P->released[k] = 1;
+    }
+    P->cv.notify_all();
+    t0 = rfx_seconds();
+    L->ms_build += (t0 - t1) * 1e3;
+    rfx_dev_trie tb;   // the part's TrieArray as far as this item's box sees it
+    memset(&tb, 0, sizeof tb);
+    if (it.piece) {
+        // a part's first piece once every earlier item is joined (nothing reads the old
+        // part's TrieArray then), the others once the piece before is appended: appends
+        // write past what the boxes of earlier pieces read
+        const bool first = it.chunk == (it.part ? P->part_end[it.part - 1] : 0);
+        if (!pairs_wait(P, [&] { return first ? P->completed >= k : P->tb_items >= k; })) {
+            rfx_gpu_trie_free(g, &ta);
+            return RFX_OK;
+        }
+        if (first) {
+            for (int j = 0; j < P->nlanes && e == cudaSuccess; j++)
+                if (j != L->id)
+                    e = cudaStreamWaitEvent(g->stream, P->lane[j].done, 0);
+            P->tb.n[0] = P->tb.n[1] = 0;
+            P->tb.first = P->tb.last = 0;
+            P->tb.last_has_max = false;
+            P->voff.assign(1, 0);
+        } else
+            e = cudaStreamWaitEvent(g->stream, P->tb_ready, 0);
+        st = e == cudaSuccess ? pairs_append(P, g, &ta) : fail(g, e, "cudaStreamWaitEvent", __FILE__, __LINE__);
+        if (st == RFX_OK && (e = cudaEventRecord(P->tb_ready, g->stream)) != cudaSuccess)
+            st = fail(g, e, "cudaEventRecord", __FILE__, __LINE__);
+        tb = P->tb;
+        // the part complete: what streams past it is known now, so its copies start while
+        // this piece joins
+        if (st == RFX_OK && it.chunk + 1 == P->part_end[it.part])
+            st = pairs_plan_stream(L, it.part);
+        if (st == RFX_OK) {
+            {
+                std::lock_guard<std::mutex> lock(P->mu);
+                P->tb_items = k + 1;
+            }
+            P->cv.notify_all();
+        }
+    } else if ((e = cudaStreamWaitEvent(g->stream, P->tb_ready, 0)) != cudaSuccess)   // the part complete
+        st = fail(g, e, "cudaStreamWaitEvent", __FILE__, __LINE__);
+    else
+        tb = P->tb;
+    t1 = rfx_seconds();
+    L->ms_turn += (t1 - t0) * 1e3;
+    if (st == RFX_OK)
+        st = pairs_box(L, &ta, &tb, c, it.i0, it.rows);
+    rfx_gpu_trie_free(g, &ta);
+    L->ms_box += (rfx_seconds() - t1) * 1e3;
+    if (st == RFX_OK)
+        st = pairs_span_end(g, P->spans, L->sp, g->stream);
+    if (st == RFX_OK && (e = cudaEventRecord(L->done, g->stream)) != cudaSuccess)
+        st = fail(g, e, "cudaEventRecord", __FILE__, __LINE__);
+    if (st == RFX_OK) {
+        {
+            std::lock_guard<std::mutex> lock(P->mu);
+            P->completed++;
+        }
+        P->cv.notify_all();
+    }
     return st;
 }
 
-static rfx_status pairs_loop(pairs_run *P)
+// Lane L takes the next item while there is one and the run has not failed: a lane that
+// is through a light box goes on to the next copied chunk while the other joins a heavy
+// one (items dealt alternately had one lane wait for the other's slot).
+static void pairs_lane_run(pairs_lane *L)
 {
-    rfx_gpu *g = P->g;
-    int b = 0;
-    for (int a = 0; a < P->part_end[0]; a++)
-        P->items.push_back({a, true, 0, SIZE_MAX});
-    rfx_status st = pairs_issue_upto(P, 1);
-    for (size_t k = 0; st == RFX_OK && k < P->items.size(); k++) {
-        const pairs_item it = P->items[k];
-        const pairs_chunk &c = P->chunks[it.chunk];
-        const int s = (int)(k & 1);
-        double t0 = rfx_seconds();
-        if (it.piece && it.chunk == (b ? P->part_end[b - 1] : 0) && (st = pairs_part_begin(P, b)) != RFX_OK)
-            break;
-        P->ms_part += (rfx_seconds() - t0) * 1e3;
-        t0 = rfx_seconds();
-        if ((st = pairs_wait_issued(P, k)) != RFX_OK)
-            break;
-        if (P->timing)   // the copy's wait seen apart from the build's
-            CK(cudaEventSynchronize(P->copied[s]));
-        double t1 = rfx_seconds();
-        CK(cudaStreamWaitEvent(g->stream, P->copied[s], 0));
-        if ((st = pairs_span_begin(P, P->sp, it.piece ? "join piece" : "join chunk", 0, k, g->stream)) != RFX_OK)
-            break;
-        const rfx_dev_rows rows = {(uint32_t *)P->slot[s], c.r1 - c.r0, c.r1 - c.r0, 2};
-        rfx_dev_trie ta;
-        st = rfx_gpu_trie_build(g, &rows, &ta);   // waits for the build: the slot is read
-        if (st == RFX_OK && (st = pairs_issue_upto(P, k + 1)) == RFX_OK) {
-            CK(cudaEventRecord(P->used[s], g->stream));
-            st = pairs_issue_upto(P, k + 2);
+    pairs_run *P = L->P;
+    rfx_gpu *g = L->g;
+    cudaError_t e = cudaSetDevice(g->device);
+    rfx_status st = e == cudaSuccess ? RFX_OK : fail(g, e, "cudaSetDevice", __FILE__, __LINE__);
+    while (st == RFX_OK) {
+        size_t k;
+        pairs_item it;
+        {
+            std::unique_lock<std::mutex> lock(P->mu);
+            P->cv.wait(lock, [&] { return P->failed || P->planned || P->taken < P->items.size(); });
+            if (P->failed || P->taken >= P->items.size())
+                break;
+            k = P->taken++;
+            it = P->items[k];
         }
-        if (st == RFX_OK && it.piece)
-            st = pairs_append(P, &ta);
-        P->ms_copy += (t1 - t0) * 1e3;
-        P->ms_build += (rfx_seconds() - t1) * 1e3;
-        const double t2 = rfx_seconds();
-        if (st == RFX_OK)
-            st = pairs_box(P, &ta, c, it.i0, it.rows);
-        rfx_gpu_trie_free(g, &ta);
-        P->ms_box += (rfx_seconds() - t2) * 1e3;
-        if (st == RFX_OK)
-            st = pairs_span_end(P, P->sp, g->stream);
-        if (st == RFX_OK && it.piece && it.chunk + 1 == P->part_end[b]) {
-            const double t3 = rfx_seconds();
-            st = pairs_plan_stream(P, b, k + 1);
-            P->ms_stream += (rfx_seconds() - t3) * 1e3;
-            b++;
-            if (st == RFX_OK)
-                st = pairs_issue_upto(P, k + 2);
-        }
+        st = pairs_item_run(L, k, it);
     }
-    return st;
+    if (st != RFX_OK)
+        pairs_fail(P, st, L->id);
 }
 
 // The chunks and parts within the context's budget, or RFX_ERR_NOMEM where none fit.
@@ -708,16 +851,18 @@ static rfx_status pairs_plan(pairs_run *P)
     const uint32_t *d = P->e->data;
     const size_t n = P->e->n, used = rfx_gpu_in_use(g);
     const size_t room = g->budget > used ? g->budget - used : 0;
-    // Shares of the room in 64ths (RFX_PAIRS_SLOT and RFX_PAIRS_HELD to try others): each
-    // of two slots 8 (8 bytes a row; the chunk's TrieArray beside it up to 12), the part held
-    // 22 (4 bytes a row and 8 a first-column value), a box's reversal 6 (~17 bytes a row
-    // while sorted), the rest for the chunk's TrieArray and the join's frontiers. At R-MAT
-    // 24's 25% cap 8:22 ran in 0.351-0.367 s, 4:28 0.41-0.42, 3:32 0.48, 5:20 0.45.
-    const char *he = getenv("RFX_PAIRS_HELD"), *se = getenv("RFX_PAIRS_SLOT");
+    // Shares of the room in 64ths (RFX_PAIRS_SLOT, RFX_PAIRS_HELD and RFX_PAIRS_REV to try
+    // others): each of two slots SLOT (8 bytes a row; the chunk's TrieArray beside it up to
+    // as much again, one per lane), the part held HELD (4 bytes a row and 8 a first-column
+    // value), a box's reversal REV per lane (~17 bytes a row while sorted), the rest for the
+    // join's frontiers and root indexes. One lane at R-MAT 24's 25% cap: 8:22:6 ran in
+    // 0.351-0.367 s, 4:28 0.41-0.42, 3:32 0.48, 5:20 0.45.
+    const char *he = getenv("RFX_PAIRS_HELD"), *se = getenv("RFX_PAIRS_SLOT"), *re = getenv("RFX_PAIRS_REV");
     const size_t held64 = he && atoi(he) > 0 && atoi(he) < 48 ? (size_t)atoi(he) : 22;
     const size_t slot64 = se && atoi(se) > 0 && atoi(se) < 16 ? (size_t)atoi(se) : 8;
+    const size_t rev64 = re && atoi(re) > 0 && atoi(re) < 16 ? (size_t)atoi(re) : 6;
     P->slot_rows = room / 64 * slot64 / 8;
-    P->box_rows = room / 64 * 6 / 17;
+    P->box_rows = room / 64 * rev64 / 17;
     const size_t held = room / 64 * held64;
     if (P->slot_rows < 1024 || P->box_rows < PAIRS_TILE) {
         snprintf(g->err, sizeof g->err, "triangles by parts: %zu bytes of device memory leave no room for chunks", room);
@@ -770,17 +915,82 @@ static void pairs_report(pairs_run *P, const std::vector<pairs_span> &sp, rfx_gp
     }
 }
 
-extern "C" rfx_status rfx_gpu_triangles_parts(rfx_gpu *g, const rfx_rows *e, uint64_t *count, size_t *boxes,
-                                              size_t *parts, size_t *host_bytes, rfx_gpu_span_fn span, void *span_ctx)
+static void pairs_times(const pairs_run *P)
 {
-    *count = 0;
-    if (e->arity != 2) {
-        snprintf(g->err, sizeof g->err, "triangles by parts of a relation of %d columns (two wanted)", e->arity);
-        return RFX_ERR_INTERNAL;
+    double ms[10] = {0};
+    size_t boxes = 0;
+    for (int j = 0; j < P->nlanes; j++) {
+        const pairs_lane *L = &P->lane[j];
+        const double v[10] = {L->ms_copy, L->ms_build, L->ms_turn, L->ms_box,  L->ms_count,
+                              L->ms_rev,  L->ms_join,  L->ms_stream, L->ms_select, L->ms_sort};
+        for (int q = 0; q < 10; q++)
+            ms[q] += v[q];
+        boxes += L->boxes;
     }
-    if (!e->n)
-        return RFX_OK;
-    CK(cudaSetDevice(g->device));
+    fprintf(stderr,
+            "triangles by parts: %zu chunks of at most %zu rows, %zu parts, %zu items, %d lanes, %zu joins of at most %zu "
+            "rows; ms setting up %.1f, the loop %.1f; summed over the lanes: waiting for copies %.1f, chunk TrieArrays "
+            "%.1f, waiting for the part %.1f, boxes %.1f of which counted %.1f, reversed %.1f (selected %.1f, sorted %.1f), joined %.1f, chunks to "
+            "stream %.1f; the copier pinned for %.1f; unpinning %.1f; %zu blocks, %d pinned\n",
+            P->chunks.size(), P->slot_rows, P->part_end.size(), P->items.size(), P->nlanes, boxes, P->box_rows,
+            P->ms_setup, P->ms_loop, ms[0], ms[1], ms[2], ms[3], ms[4], ms[5], ms[8], ms[9], ms[6], ms[7], P->ms_pin, P->ms_unpin,
+            P->pins.pinned.size(), P->pins.registered.load());
+}
+
+// Streams, events, slots, the part's room and the chunk bounds; the pinning and copier
+// threads.
+static rfx_status pairs_setup(pairs_run *P)
+{
+    rfx_gpu *g = P->g;
+    rfx_status st = pairs_plan(P);
+    if (st != RFX_OK)
+        return st;
+    int least = 0, greatest = 0;   // copies ahead of the join's blocks
+    CK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    CK(cudaStreamCreateWithPriority(&P->copy, cudaStreamNonBlocking, greatest));
+    for (int k = 0; k < 2; k++) {
+        CK(cudaEventCreateWithFlags(&P->copied[k], cudaEventDisableTiming));
+        CK(cudaEventCreateWithFlags(&P->used[k], cudaEventDisableTiming));
+        CK(cudaEventRecord(P->used[k], g->stream));
+    }
+    CK(cudaEventCreateWithFlags(&P->tb_ready, cudaEventDisableTiming));
+    for (int j = 0; j < P->nlanes; j++)
+        CK(cudaEventCreateWithFlags(&P->lane[j].done, cudaEventDisableTiming));
+    const int m = (int)P->chunks.size();
+    std::vector<uint32_t> bounds(2 * m);
+    for (int a = 0; a < m; a++) {
+        bounds[a] = P->chunks[a].ylo;
+        bounds[m + a] = P->chunks[a].ylast;
+    }
+    P->slot[0] = (uint2 *)rfx_gpu_alloc(g, P->slot_rows * 8);
+    P->slot[1] = (uint2 *)rfx_gpu_alloc(g, P->slot_rows * 8);
+    P->d_bounds = (uint32_t *)rfx_gpu_alloc(g, 2 * m * 4);
+    if (!P->slot[0] || !P->slot[1] || !P->d_bounds || (st = pairs_held_alloc(P)) != RFX_OK)
+        return RFX_ERR_NOMEM;
+    CK(cudaMemcpyAsync(P->d_bounds, bounds.data(), 2 * m * 4, cudaMemcpyHostToDevice, g->stream));
+    if ((st = rfx_gpu_sync(g)) != RFX_OK)   // bounds[] is read before it goes; the lanes' streams see it all
+        return st;
+    for (int a = 0; a < P->part_end[0]; a++)
+        P->items.push_back({a, 0, true, 0, SIZE_MAX});
+    P->issued.assign(P->items.size(), 0);
+    P->released.assign(P->items.size(), 0);
+    if (!pairs_pins_start(&P->pins, P->e)) {
+        snprintf(g->err, sizeof g->err, "triangles by parts: out of host memory");
+        return RFX_ERR_NOMEM;
+    }
+    try {
+        P->copier = std::thread(pairs_copier_run, P);
+    } catch (...) {
+        snprintf(g->err, sizeof g->err, "triangles by parts: no thread to issue the copies");
+        return RFX_ERR_NOMEM;
+    }
+    return RFX_OK;
+}
+
+// One count with the lanes of sib (NULL: one lane).
+static rfx_status pairs_count(rfx_gpu *g, rfx_gpu *sib, const rfx_rows *e, uint64_t *count, size_t *boxes,
+                              size_t *parts, size_t *host_bytes, rfx_gpu_span_fn span, void *span_ctx)
+{
     pairs_run *P = new (std::nothrow) pairs_run();
     if (!P)
         return RFX_ERR_NOMEM;
@@ -788,106 +998,117 @@ extern "C" rfx_status rfx_gpu_triangles_parts(rfx_gpu *g, const rfx_rows *e, uin
     P->e = e;
     P->spans = span != NULL;
     P->timing = getenv("RFX_PAIRS_TIMES") != NULL;
-    const char *ct = getenv("RFX_PAIRS_COPY_THREAD");   // 0: copies issued between the joins (for comparisons)
-    P->threaded = !ct || atoi(ct) != 0;
-    memset(&P->tb, 0, sizeof P->tb);
+    P->st = RFX_OK;
+    P->nlanes = sib ? 2 : 1;
+    for (int j = 0; j < 2; j++) {
+        P->lane[j].P = P;
+        P->lane[j].id = j;
+        P->lane[j].g = j ? sib : g;
+    }
     cudaEvent_t base = NULL;
     double host_base = 0;
     const double clock0 = rfx_seconds();
-    rfx_status st = pairs_plan(P);
+    rfx_status st = pairs_setup(P);
     cudaError_t err = cudaSuccess;
-    if (st == RFX_OK) {
-        int least = 0, greatest = 0;   // copies ahead of the join's blocks
-        if ((err = cudaDeviceGetStreamPriorityRange(&least, &greatest)) == cudaSuccess)
-            err = cudaStreamCreateWithPriority(&P->copy, cudaStreamNonBlocking, greatest);
-        for (int k = 0; k < 2 && err == cudaSuccess; k++)
-            if ((err = cudaEventCreateWithFlags(&P->copied[k], cudaEventDisableTiming)) == cudaSuccess &&
-                (err = cudaEventCreateWithFlags(&P->used[k], cudaEventDisableTiming)) == cudaSuccess)
-                err = cudaEventRecord(P->used[k], g->stream);
-        if (err == cudaSuccess && span && (err = cudaEventCreate(&base)) == cudaSuccess &&
-            (err = cudaEventRecord(base, g->stream)) == cudaSuccess && (err = cudaEventSynchronize(base)) == cudaSuccess)
-            host_base = rfx_seconds();
-        if (err != cudaSuccess)
-            st = fail(g, err, "stream or event creation", __FILE__, __LINE__);
-    }
-    if (st == RFX_OK) {
-        const int m = (int)P->chunks.size();
-        std::vector<uint32_t> bounds(2 * m);
-        for (int a = 0; a < m; a++) {
-            bounds[a] = P->chunks[a].ylo;
-            bounds[m + a] = P->chunks[a].ylast;
-        }
-        P->slot[0] = (uint2 *)rfx_gpu_alloc(g, P->slot_rows * 8);
-        P->slot[1] = (uint2 *)rfx_gpu_alloc(g, P->slot_rows * 8);
-        P->d_bounds = (uint32_t *)rfx_gpu_alloc(g, 2 * m * 4);
-        st = P->slot[0] && P->slot[1] && P->d_bounds ? RFX_OK : RFX_ERR_NOMEM;
-        if (st == RFX_OK && (err = cudaMemcpyAsync(P->d_bounds, bounds.data(), 2 * m * 4, cudaMemcpyHostToDevice,
-                                                   g->stream)) != cudaSuccess)
-            st = fail(g, err, "cudaMemcpyAsync", __FILE__, __LINE__);
-        if (st == RFX_OK)
-            st = rfx_gpu_sync(g);   // bounds[] is read before it goes
-    }
-    if (st == RFX_OK && !pairs_pins_start(&P->pins, e, g->device))
-        st = RFX_ERR_NOMEM;
-    if (st == RFX_OK && P->threaded) {
+    if (st == RFX_OK && span && ((err = cudaEventCreate(&base)) != cudaSuccess ||
+                                 (err = cudaEventRecord(base, g->stream)) != cudaSuccess ||
+                                 (err = cudaEventSynchronize(base)) != cudaSuccess))
+        st = fail(g, err, "cudaEventCreate", __FILE__, __LINE__);
+    host_base = rfx_seconds();
+    std::thread second;
+    if (st == RFX_OK && P->nlanes == 2) {
         try {
-            P->copier = std::thread(pairs_copier_run, P);
+            second = std::thread(pairs_lane_run, &P->lane[1]);
         } catch (...) {
-            P->threaded = false;
+            P->nlanes = 1;   // the other lane's items fall to this one
         }
     }
     P->ms_setup = (rfx_seconds() - clock0) * 1e3;
     if (st == RFX_OK)
-        st = pairs_loop(P);
+        pairs_lane_run(&P->lane[0]);
+    else
+        pairs_fail(P, st, 0);
+    if (second.joinable())
+        second.join();
     P->ms_loop = (rfx_seconds() - clock0) * 1e3 - P->ms_setup;
     pairs_copier_stop(P);   // after a failure it may still have copies to issue: they go first
     if (P->copy)
         cudaStreamSynchronize(P->copy);   // nothing may still read the slots
     cudaStreamSynchronize(g->stream);
+    if (sib) {
+        cudaStreamSynchronize(sib->stream);
+        rfx_gpu_reclaim(sib, 0, NULL, 0);   // what a failed box left (nothing otherwise)
+    }
     cudaGetLastError();
+    st = P->st;
+    if (st != RFX_OK && P->failed_lane == 1)
+        memcpy(g->err, sib->err, sizeof g->err);
     const double clock1 = rfx_seconds();
     pairs_pins_end(&P->pins);
     P->ms_unpin = (rfx_seconds() - clock1) * 1e3;
     if (st == RFX_OK && span) {
-        pairs_report(P, P->sp, span, span_ctx, base, host_base);
+        for (int j = 0; j < 2; j++)
+            pairs_report(P, P->lane[j].sp, span, span_ctx, base, host_base);
         pairs_report(P, P->sp_copy, span, span_ctx, base, host_base);
     }
     if (P->timing)
-        fprintf(stderr, "triangles by parts: %zu chunks of at most %zu rows, %zu parts, %zu items, %zu joins of at most %zu rows; "
-                "ms setting up %.1f, the loop %.1f: parts begun %.1f, boxes %.1f of which counted %.1f, reversed %.1f, joined %.1f; waiting for pinning %.1f, copies %.1f, chunk TrieArrays %.1f, "
-                "chunks to stream %.1f, unpinning %.1f; copies issued in %.1f; %zu blocks, %d pinned\n",
-                P->chunks.size(), P->slot_rows, P->part_end.size(), P->items.size(), P->boxes, P->box_rows, P->ms_setup, P->ms_loop,
-                P->ms_part, P->ms_box, P->ms_count, P->ms_rev, P->ms_join,
-                P->ms_pin, P->ms_copy,
-                P->ms_build, P->ms_stream, P->ms_unpin, P->ms_issue, P->pins.pinned.size(), P->pins.registered.load());
-    for (std::vector<pairs_span> *v : {&P->sp, &P->sp_copy})
+        pairs_times(P);
+    for (std::vector<pairs_span> *v : {&P->lane[0].sp, &P->lane[1].sp, &P->sp_copy})
         for (pairs_span &x : *v) {
             cudaEventDestroy(x.e0);
             cudaEventDestroy(x.e1);
         }
     rfx_gpu_trie_free(g, &P->tb);
+    rfx_gpu_free(g, P->tile_root);
     rfx_gpu_free(g, P->slot[0]);
     rfx_gpu_free(g, P->slot[1]);
     rfx_gpu_free(g, P->d_bounds);
-    for (int k = 0; k < 2; k++) {
-        if (P->copied[k])
-            cudaEventDestroy(P->copied[k]);
-        if (P->used[k])
-            cudaEventDestroy(P->used[k]);
-    }
-    if (base)
-        cudaEventDestroy(base);
+    for (cudaEvent_t ev : {P->copied[0], P->copied[1], P->used[0], P->used[1], P->tb_ready, P->lane[0].done,
+                           P->lane[1].done, base})
+        if (ev)
+            cudaEventDestroy(ev);
     if (P->copy)
         cudaStreamDestroy(P->copy);
     if (st == RFX_OK) {
-        *count = P->count;
+        *count = P->lane[0].count + P->lane[1].count;
         if (boxes)
-            *boxes = P->boxes;
+            *boxes = P->lane[0].boxes + P->lane[1].boxes;
         if (parts)
             *parts = P->part_end.size();
     }
     if (host_bytes)
-        *host_bytes = P->copied_bytes;
+        *host_bytes += P->copied_bytes;
     delete P;
+    return st;
+}
+
+extern "C" rfx_status rfx_gpu_triangles_parts(rfx_gpu *g, const rfx_rows *e, uint64_t *count, size_t *boxes,
+                                              size_t *parts, size_t *host_bytes, rfx_gpu_span_fn span, void *span_ctx)
+{
+    *count = 0;
+    if (host_bytes)
+        *host_bytes = 0;
+    if (e->arity != 2) {
+        snprintf(g->err, sizeof g->err, "triangles by parts of a relation of %d columns (two wanted)", e->arity);
+        return RFX_ERR_INTERNAL;
+    }
+    if (!e->n)
+        return RFX_OK;
+    CK(cudaSetDevice(g->device));
+    // two lanes unless RFX_PAIRS_LANES=1 (for comparisons) or no sibling context can be
+    // made; where two run out of memory (R-MAT 24 at a 5% cap: both lanes' chunk
+    // TrieArrays, reversals and frontiers at once), one does it again
+    const char *le = getenv("RFX_PAIRS_LANES");
+    rfx_gpu *sib = le && atoi(le) == 1 ? NULL : gpu_sibling(g);
+    const uint64_t mark = rfx_gpu_alloc_mark(g);
+    rfx_status st = pairs_count(g, sib, e, count, boxes, parts, host_bytes, span, span_ctx);
+    if (st == RFX_ERR_NOMEM && sib) {
+        if (getenv("RFX_PAIRS_TIMES"))
+            fprintf(stderr, "triangles by parts: two lanes ran out of memory (%s); one lane\n", g->err);
+        cudaStreamSynchronize(g->stream);
+        rfx_gpu_reclaim(g, mark, NULL, 0);   // what the failed boxes left
+        g->err[0] = 0;
+        st = pairs_count(g, NULL, e, count, boxes, parts, host_bytes, span, span_ctx);
+    }
     return st;
 }

@@ -51,6 +51,8 @@ struct rfx_gpu {
     double jit_compile_ms, jit_cache_ms;
     int host_threads;          // rfx_gpu_set_host_threads
     char *stage;               // pinned, RFX_STAGE_BYTES: large copies of pageable rows go through it
+    struct rfx_gpu *sibling;   // gpu_sibling's, kept until this one closes
+    bool shares_pool;          // a sibling: the pool is its parent's
 };
 static void jit_unload(rfx_gpu *g);
 
@@ -111,6 +113,40 @@ extern "C" bool rfx_gpu_device_name(int device, char *name, size_t cap)
     return true;
 }
 
+// What every context has of its own: a stream, the allocation records, the division flag
+// and the words kernels write for the host. false (with the reason in err) on failure,
+// everything made so far undone.
+static bool gpu_own_parts(rfx_gpu *g, char *err, size_t errcap)
+{
+    cudaError_t e = cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking);
+    if (e != cudaSuccess) {
+        snprintf(err, errcap, "device %d: %s", g->device, cudaGetErrorString(e));
+        cudaGetLastError();
+        g->stream = NULL;
+        return false;
+    }
+    g->live = new (std::nothrow) std::unordered_map<void *, uint64_t>();
+    if (!g->live || cudaMallocFromPoolAsync((void **)&g->d_flag, sizeof(unsigned), g->pool, g->stream) != cudaSuccess ||
+        cudaHostAlloc((void **)&g->h_words, RFX_H_WORDS * sizeof(uint64_t), cudaHostAllocMapped) != cudaSuccess ||
+        cudaHostGetDevicePointer((void **)&g->d_words, g->h_words, 0) != cudaSuccess) {
+        snprintf(err, errcap, "device %d: cannot allocate", g->device);
+        cudaGetLastError();
+        if (g->d_flag)
+            cudaFreeAsync(g->d_flag, g->stream);
+        if (g->h_words)
+            cudaFreeHost(g->h_words);
+        cudaStreamSynchronize(g->stream);
+        delete g->live;
+        cudaStreamDestroy(g->stream);
+        g->live = NULL;
+        g->d_flag = NULL;
+        g->h_words = NULL;
+        g->stream = NULL;
+        return false;
+    }
+    return true;
+}
+
 extern "C" rfx_gpu *rfx_gpu_open(int device, size_t budget, char *err, size_t errcap)
 {
     rfx_gpu *g = (rfx_gpu *)calloc(1, sizeof *g);
@@ -123,7 +159,6 @@ extern "C" rfx_gpu *rfx_gpu_open(int device, size_t budget, char *err, size_t er
     cudaDeviceProp prop;
     size_t free_b = 0, total_b = 0;
     if ((e = cudaSetDevice(device)) != cudaSuccess || (e = cudaGetDeviceProperties(&prop, device)) != cudaSuccess ||
-        (e = cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking)) != cudaSuccess ||
         (e = cudaMemGetInfo(&free_b, &total_b)) != cudaSuccess) {
         snprintf(err, errcap, "device %d: %s", device, cudaGetErrorString(e));
         cudaGetLastError();
@@ -140,7 +175,6 @@ extern "C" rfx_gpu *rfx_gpu_open(int device, size_t budget, char *err, size_t er
     if ((e = cudaMemPoolCreate(&g->pool, &props)) != cudaSuccess) {
         snprintf(err, errcap, "device %d: cudaMemPoolCreate: %s", device, cudaGetErrorString(e));
         cudaGetLastError();
-        cudaStreamDestroy(g->stream);
         free(g);
         return NULL;
     }
@@ -151,30 +185,49 @@ extern "C" rfx_gpu *rfx_gpu_open(int device, size_t budget, char *err, size_t er
     g->sms = prop.multiProcessorCount;
     g->l2_bytes = (size_t)prop.l2CacheSize;
     g->budget = budget ? budget : free_b - free_b / 20;
-    g->live = new (std::nothrow) std::unordered_map<void *, uint64_t>();
-    if (!g->live || cudaMallocFromPoolAsync((void **)&g->d_flag, sizeof(unsigned), g->pool, g->stream) != cudaSuccess ||
-        cudaHostAlloc((void **)&g->h_words, RFX_H_WORDS * sizeof(uint64_t), cudaHostAllocMapped) != cudaSuccess ||
-        cudaHostGetDevicePointer((void **)&g->d_words, g->h_words, 0) != cudaSuccess) {
-        snprintf(err, errcap, "device %d: cannot allocate", device);
-        cudaGetLastError();
-        if (g->d_flag)
-            cudaFreeAsync(g->d_flag, g->stream);
-        if (g->h_words)
-            cudaFreeHost(g->h_words);
-        cudaStreamSynchronize(g->stream);
-        delete g->live;
+    if (!gpu_own_parts(g, err, errcap)) {
         cudaMemPoolDestroy(g->pool);
-        cudaStreamDestroy(g->stream);
         free(g);
         return NULL;
     }
     return g;
 }
 
+// A second context on g's device and pool, for work beside g's on another host thread:
+// its own stream, words and allocation records; the pool's use, which the budget is
+// checked against, counts both. Made on first use, closed with g; NULL if it cannot be.
+static rfx_gpu *gpu_sibling(rfx_gpu *g)
+{
+    if (!g->sibling) {
+        rfx_gpu *h = (rfx_gpu *)calloc(1, sizeof *h);
+        char err[256];
+        if (!h)
+            return NULL;
+        memcpy(h->name, g->name, sizeof h->name);
+        h->device = g->device;
+        h->pool = g->pool;
+        h->shares_pool = true;
+        h->arch = g->arch;
+        h->sms = g->sms;
+        h->l2_bytes = g->l2_bytes;
+        if (!gpu_own_parts(h, err, sizeof err)) {
+            free(h);
+            return NULL;
+        }
+        g->sibling = h;
+    }
+    g->sibling->budget = g->budget;
+    g->sibling->host_threads = g->host_threads;
+    g->sibling->err[0] = 0;
+    return g->sibling;
+}
+
 extern "C" void rfx_gpu_close(rfx_gpu *g)
 {
     if (!g)
         return;
+    if (g->sibling)
+        rfx_gpu_close(g->sibling);
     cudaSetDevice(g->device);
     cudaFreeAsync(g->d_flag, g->stream);
     cudaStreamSynchronize(g->stream);
@@ -185,7 +238,8 @@ extern "C" void rfx_gpu_close(rfx_gpu *g)
         cudaFreeHost(g->stage);
     jit_unload(g);
     cudaStreamDestroy(g->stream);
-    cudaMemPoolDestroy(g->pool);
+    if (!g->shares_pool)
+        cudaMemPoolDestroy(g->pool);
     delete g->live;
     free(g);
 }

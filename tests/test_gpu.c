@@ -14,6 +14,7 @@ static const char *env_or(const char *name, const char *fallback)
     return v && *v ? v : fallback;
 }
 #include "cuda_prims.h"
+#include "fault.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -1400,22 +1401,57 @@ static void test_triangles_parts(void)
         CU_ASSERT_EQUAL(rfx_cpu_lftj(s, 3, 3, NULL, &want, 4), RFX_OK);
         CU_ASSERT(want > 1000);
         static const size_t budgets[] = {(size_t)2 << 20, (size_t)4 << 20};
-        for (int b = 0; b < 2; b++) {
+        rfx_gpu *small = NULL;
+        for (int run = 0; run < 6; run++) {   /* each budget with two lanes, one lane, two again in the same context */
+            const int b = run / 3, lanes = run % 3 == 1 ? 1 : 2;
             char err[256];
-            rfx_gpu *small = rfx_gpu_open(0, budgets[b], err, sizeof err);
-            CU_ASSERT_PTR_NOT_NULL_FATAL(small);
+            if (run % 3 == 0) {
+                small = rfx_gpu_open(0, budgets[b], err, sizeof err);
+                CU_ASSERT_PTR_NOT_NULL_FATAL(small);
+            }
+            setenv("RFX_PAIRS_LANES", lanes == 1 ? "1" : "2", 1);
             uint64_t got = ~0ull;
             size_t boxes = 0, parts = 0, bytes = 0;
             rfx_status st = rfx_gpu_triangles_parts(small, graphs[k], &got, &boxes, &parts, &bytes, NULL, NULL);
+            unsetenv("RFX_PAIRS_LANES");
             CU_ASSERT_EQUAL(st, RFX_OK);
             CU_ASSERT_EQUAL(got, want);
             CU_ASSERT(parts > 1 && boxes > parts && bytes >= graphs[k]->n * 8);
             if (st != RFX_OK || got != want || parts < 2)
-                fprintf(stderr, "\n    %s, budget %zu: status %d; %llu triangles against %llu, %zu parts, %zu boxes: %s\n",
-                        names[k], budgets[b], (int)st, (unsigned long long)got, (unsigned long long)want,
+                fprintf(stderr, "\n    %s, budget %zu, %d lanes: status %d; %llu triangles against %llu, %zu parts, %zu boxes: %s\n",
+                        names[k], budgets[b], lanes, (int)st, (unsigned long long)got, (unsigned long long)want,
                         parts, boxes, rfx_gpu_error(small));
-            rfx_gpu_close(small);
+            if (run % 3 == 2)
+                rfx_gpu_close(small);
         }
+    }
+    /* A device allocation failing at each of several points of a two-lane count (the
+     * setup, a chunk's TrieArray, a box, the other lane's context): the count is the
+     * same, whether a box was retried in halves or the count again on one lane. */
+    {
+        char err[256];
+        rfx_gpu *small = rfx_gpu_open(0, (size_t)4 << 20, err, sizeof err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(small);
+        rfx_lftj_src s[3] = {{&e, tri}, {&e, tri + 2}, {&e, tri + 4}};
+        uint64_t want = 0;
+        CU_ASSERT_EQUAL(rfx_cpu_lftj(s, 3, 3, NULL, &want, 4), RFX_OK);
+        static const long nth[] = {1, 3, 7, 20, 60, 150, 400};
+        for (size_t f = 0; f < sizeof nth / sizeof nth[0]; f++) {
+            setenv("RFX_PAIRS_LANES", "2", 1);
+            rfx_fault_set_device(nth[f]);
+            uint64_t got = ~0ull;
+            rfx_status st = rfx_gpu_triangles_parts(small, &e, &got, NULL, NULL, NULL, NULL, NULL);
+            const bool fired = rfx_fault_fired();
+            rfx_fault_set_device(0);
+            unsetenv("RFX_PAIRS_LANES");
+            CU_ASSERT_EQUAL(st, RFX_OK);
+            CU_ASSERT_EQUAL(got, want);
+            if (st != RFX_OK || got != want)
+                fprintf(stderr, "\n    device allocation %ld failing (%s): status %d, %llu triangles against %llu: %s\n",
+                        nth[f], fired ? "fired" : "not reached", (int)st, (unsigned long long)got,
+                        (unsigned long long)want, rfx_gpu_error(small));
+        }
+        rfx_gpu_close(small);
     }
     /* a star: vertex 1 leads 400000 rows, more than a 3 MB context's chunk */
     rfx_rows star;
