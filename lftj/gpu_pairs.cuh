@@ -16,10 +16,12 @@
 // rows of a degree-oriented relation go up in id, so that is all of them); rows from the
 // part's later chunks into an earlier one are joined when that chunk comes again.
 // Copies run on a stream of their own into two slots, the next chunk's while this one
-// joins. The host rows are pinned here, block by block on a thread of their own ahead of
-// the copies that read them (cudaHostRegister of R-MAT 24's 2 GB takes ~50 ms, a fifth of
-// the count where it came first), and unpinned once no copy is left to read them: blocks
-// the last part's items do not read while that part joins, the rest at the end.
+// joins, issued by a copier thread that pins the host rows block by block between them
+// (cudaHostRegister of R-MAT 24's 2 GB takes ~45 ms, and every CUDA call of the process
+// waits while it runs); blocks are unpinned once no copy is left to read them: those the
+// last part's items do not read while that part joins, the rest at the end. Two lanes (host
+// threads, each with a context of its own on the same pool) take the items as their copies
+// land, so that one's waits and small launches overlap the other's kernels.
 #include <algorithm>
 #include <condition_variable>
 #include <mutex>
@@ -327,8 +329,8 @@ typedef struct pairs_run {
     // pinned, ~50 ms at R-MAT 24's 25% cap), under mu: the items known so far (`planned`
     // once no more will come), whose copies are issued, whose slots are released (the
     // chunk's TrieArray built), how many are taken by a lane and how many joined; the
-    // first failure and whose it is
-    // (its message in that lane's context, the copier's in g's).
+    // first failure and whose it is (its message in that lane's context, the copier's in
+    // g's).
     std::thread copier;
     std::mutex mu;
     std::condition_variable cv;
