@@ -36,7 +36,7 @@ static rfx_bench_orientation orientation = RFX_ORIENT_DEGREE;
 static double fractions[8] = {0.25, 0.10, 0.05};
 static int nfractions = 3;
 static const char *trace_path;
-static const char *configs[8];   /* -p: the out-of-core triangle count's shares, SLOT:HELD, or 0 */
+static const char *configs[8];   /* -p: the out-of-core triangle count's settings, SLOT:HELD[:LANES[:REV]], or 0 */
 static int nconfigs;
 static bool traced;
 
