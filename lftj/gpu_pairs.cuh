@@ -16,10 +16,12 @@
 // rows of a degree-oriented relation go up in id, so that is all of them); rows from the
 // part's later chunks into an earlier one are joined when that chunk comes again.
 // Copies run on a stream of their own into two slots, the next chunk's while this one
-// joins, issued by a copier thread that pins the host rows block by block between them
+// joins, issued by a copier thread. Rows the out-of-core layer registered as they landed on
+// the host are copied as they are; others the copier pins block by block between copies
 // (cudaHostRegister of R-MAT 24's 2 GB takes ~45 ms, and every CUDA call of the process
-// waits while it runs); blocks are unpinned once no copy is left to read them: those the
-// last part's items do not read while that part joins, the rest at the end. Two lanes (host
+// waits while it runs: on the join's critical path, which is why that layer registers a
+// triejoin's inputs before it); its blocks are unpinned once no copy is left to read them:
+// those the last part's items do not read while that part joins, the rest at the end. Two lanes (host
 // threads, each with a context of its own on the same pool) take the items as their copies
 // land, so that one's waits and small launches overlap the other's kernels.
 #include <algorithm>
@@ -204,27 +206,26 @@ typedef struct pairs_pins {
 static void pairs_pin_next(pairs_pins *p)
 {
     const size_t k = p->ready.load();
-    char *at = p->base + p->cut[k];
-    const size_t n = p->cut[k + 1] - p->cut[k];
-    // read-only where the device allows it: unpinning is then ~2.5x faster
-    cudaError_t e = cudaHostRegister(at, n, cudaHostRegisterPortable | cudaHostRegisterReadOnly);
-    if (e != cudaSuccess) {
-        cudaGetLastError();
-        e = cudaHostRegister(at, n, cudaHostRegisterPortable);
-    }
-    if (e != cudaSuccess)
-        cudaGetLastError();
-    p->pinned[k] = e == cudaSuccess;
-    p->registered += e == cudaSuccess;
+    const bool ok = rfx_gpu_host_register(p->base + p->cut[k], p->cut[k + 1] - p->cut[k]);
+    p->pinned[k] = ok;
+    p->registered += ok;
     p->ready.store(k + 1);
 }
 
+// Blocks of the rows to pin; rows registered already (the out-of-core layer registers an
+// input a triejoin streams as it lands on the host) are one block, ready, not ours to unpin.
 static bool pairs_pins_start(pairs_pins *p, const rfx_rows *e)
 {
     p->base = (char *)e->data;
     p->bytes = e->n * 8;
     const uintptr_t page = 4096, b = (uintptr_t)p->base;
     try {
+        if (rfx_gpu_host_registered(p->base, p->bytes)) {
+            p->cut = {0, p->bytes};
+            p->pinned.assign(1, 0);
+            p->ready.store(1);
+            return true;
+        }
         for (size_t at = 0, block = PAIRS_PIN_FIRST; at < p->bytes;) {
             p->cut.push_back(at);
             size_t next = (size_t)((b + at + block + page - 1) / page * page - b);
@@ -246,8 +247,7 @@ static void pairs_unpin_blocks(pairs_pins *p, std::vector<char> drop)
         std::this_thread::yield();
     for (size_t k = 0; k < drop.size(); k++)
         if (drop[k] && p->pinned[k]) {
-            if (cudaHostUnregister(p->base + p->cut[k]) != cudaSuccess)
-                cudaGetLastError();
+            rfx_gpu_host_unregister(p->base + p->cut[k]);
             p->pinned[k] = 0;
         }
 }
@@ -258,8 +258,8 @@ static void pairs_pins_end(pairs_pins *p)
     if (p->early.joinable())
         p->early.join();
     for (size_t k = 0; k < p->pinned.size(); k++)
-        if (p->pinned[k] && cudaHostUnregister(p->base + p->cut[k]) != cudaSuccess)
-            cudaGetLastError();
+        if (p->pinned[k])
+            rfx_gpu_host_unregister(p->base + p->cut[k]);
 }
 
 typedef struct pairs_chunk {

@@ -169,9 +169,17 @@ rfx_status rfx_gpu_lftj_memo_run(rfx_gpu *g, const rfx_dev_rows *const *srcs, co
  * compute stream, 1: the copy stream), for which box, from t0 to t1 (host monotonic
  * seconds, as clock_gettime(CLOCK_MONOTONIC)). */
 typedef void (*rfx_gpu_span_fn)(void *ctx, const char *what, int device, int lane, size_t box, double t0, double t1);
-/* Pins each distinct source's rows (portable, read-only where the device allows it) with
- * g's device current, so that copies from them are asynchronous; pinned[s] says which were
- * (a source that cannot be pinned is still copied, only not overlapped). Undone by
+/* Registers host memory [p, p + bytes) for the devices' copies (page-locked, portable,
+ * read-only where the device allows it); false where it cannot be (copies from it are then
+ * staged by the driver, not overlapped). Every CUDA call of the process waits while it runs
+ * (~25 ms a GB with huge pages on an H100 host). Undone by rfx_gpu_host_unregister. */
+bool rfx_gpu_host_register(void *p, size_t bytes);
+void rfx_gpu_host_unregister(void *p);
+/* Whether [p, p + bytes) is registered host memory (both its ends are). */
+bool rfx_gpu_host_registered(const void *p, size_t bytes);
+/* Pins each distinct source's rows (rfx_gpu_host_register) with g's device current, so that
+ * copies from them are asynchronous; pinned[s] says which were (a source that cannot be
+ * pinned is still copied, only not overlapped; one registered already is left as it is). Undone by
  * rfx_gpu_unpin_sources. Callable from any host thread. */
 void rfx_gpu_pin_sources(const rfx_gpu *g, const rfx_rows *const *srcs, int nsrc, bool *pinned);
 void rfx_gpu_unpin_sources(const rfx_rows *const *srcs, int nsrc, const bool *pinned);

@@ -64,6 +64,11 @@ struct rfx_backend {
     /* Appends the variable's tuples to out (its arity) and empties the variable; host
      * rows move into an empty out without a copy. NULL: host_view, copy and release. */
     rfx_status (*take_host)(rfx_backend *be, int var, rfx_rows *out);
+    /* Registers host memory [data, data + bytes) for the backend's copies (page-locked),
+     * false where it cannot; undone by unpin_host before the memory is freed. NULL where
+     * copies gain nothing from it (the CPU). */
+    bool (*pin_host)(rfx_backend *be, void *data, size_t bytes);
+    void (*unpin_host)(rfx_backend *be, void *data);
 };
 
 /* cap (0: none): bytes the backend may hold, a rule kept by the out-of-core layer below
@@ -84,6 +89,7 @@ typedef struct rfx_ooc_stats {
                                 * would have been too small to be worth a device */
     size_t host_merges;        /* set operations and sorts run by the host's cores */
     double up_bytes, down_bytes;
+    double pinned_bytes, pin_seconds;   /* host rows registered for a triejoin's copies as they landed */
 } rfx_ooc_stats;
 bool rfx_ooc_stats_of(rfx_backend *be, rfx_ooc_stats *st);
 /* NULL when CUDA is not built in or no device can be used; *why says which. */

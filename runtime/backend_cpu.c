@@ -4,6 +4,7 @@
 #include "fault.h"
 #include "lftj.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -18,6 +19,8 @@ typedef struct cpu_ctx {
     size_t scratch;            /* RFX_CPU_SCRATCH under a cap: bytes every command needs besides
                                 * the rows held, failing for lack of memory as a device's fixed
                                 * scratch does (tests the out-of-core layer's last resorts) */
+    void *pins[64];            /* RFX_CPU_PIN_CHECK: host memory registered (cpu_pin_host) */
+    int npins;
 } cpu_ctx;
 
 /* Whether a command must fail for lack of memory (only with RFX_CPU_SCRATCH and a cap). */
@@ -44,9 +47,44 @@ static rfx_status cpu_open(rfx_backend *be, const rfx_plan *P)
     return RFX_OK;
 }
 
+/* RFX_CPU_PIN_CHECK=1 (tests): the CPU takes host registrations as a device's backend does
+ * and checks the out-of-core layer's bookkeeping of them: each unpin names registered
+ * memory, none is registered twice or left registered when the backend closes. A broken
+ * rule is a bug of rfx, not of its input: it aborts with a message. */
+static void pin_check_failed(const char *what, const void *p)
+{
+    fprintf(stderr, "rfx: internal error: RFX_CPU_PIN_CHECK: %s (%p)\n", what, p);
+    abort();
+}
+
+static bool cpu_pin_host(rfx_backend *be, void *data, size_t bytes)
+{
+    cpu_ctx *c = be->ctx;
+    for (int k = 0; k < c->npins; k++)
+        if (c->pins[k] == data)
+            pin_check_failed("memory registered twice", data);
+    if (!bytes || c->npins == 64)
+        return false;
+    c->pins[c->npins++] = data;
+    return true;
+}
+
+static void cpu_unpin_host(rfx_backend *be, void *data)
+{
+    cpu_ctx *c = be->ctx;
+    for (int k = 0; k < c->npins; k++)
+        if (c->pins[k] == data) {
+            c->pins[k] = c->pins[--c->npins];
+            return;
+        }
+    pin_check_failed("unregistering memory that is not registered", data);
+}
+
 static void cpu_close(rfx_backend *be)
 {
     cpu_ctx *c = be->ctx;
+    if (c->npins)
+        pin_check_failed("memory left registered at close", c->pins[0]);
     if (c->vars)
         for (int v = 0; v < c->P->nvars; v++)
             rfx_rows_free(&c->vars[v]);
@@ -289,6 +327,12 @@ rfx_backend *rfx_backend_cpu(int nthreads, size_t cap)
     snprintf(c->device, sizeof c->device, "%d CPU thread%s", c->nthreads, c->nthreads > 1 ? "s" : "");
     *be = (rfx_backend){"cpu", c, cpu_open, cpu_close, cpu_count, cpu_release, cpu_merge_host,
                         cpu_host_view, cpu_exec, cpu_exec_group, cpu_last_error, cpu_sync, cpu_copy_bandwidth, cpu_device,
-                        NULL, cpu_load_host, cpu_budget, c->scratch > 0, cpu_lftj_host, NULL, NULL, cpu_take_host};
+                        NULL, cpu_load_host, cpu_budget, c->scratch > 0, cpu_lftj_host, NULL, NULL, cpu_take_host,
+                        NULL, NULL};
+    const char *pin_check = getenv("RFX_CPU_PIN_CHECK");
+    if (pin_check && atoi(pin_check)) {
+        be->pin_host = cpu_pin_host;
+        be->unpin_host = cpu_unpin_host;
+    }
     return be;
 }

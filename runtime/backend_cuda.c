@@ -413,6 +413,18 @@ static rfx_status cu_lftj_host(rfx_backend *be, const rfx_lftj_src *srcs, int ns
     return reclaim_on_failure(x, mark, cu_lftj_boxes(be, srcs, nsrc, nvars, budget, nthreads, dst, count, nboxes, copied));
 }
 
+static bool cu_pin_host(rfx_backend *be, void *data, size_t bytes)
+{
+    cuda_ctx *x = be->ctx;
+    return rfx_gpu_activate(x->g) == RFX_OK && rfx_gpu_host_register(data, bytes);
+}
+
+static void cu_unpin_host(rfx_backend *be, void *data)
+{
+    (void)be;
+    rfx_gpu_host_unregister(data);
+}
+
 /* On several devices the sources are copied to each and the outer variable's intervals
  * shared out (16 a device, from a queue, for balance). */
 static rfx_status cu_lftj_devices(rfx_backend *be, const rfx_ra_cmd *c)
@@ -790,6 +802,7 @@ rfx_backend *rfx_backend_cuda(const rfx_run_opts *o, char *why, size_t whycap)
     }
     *be = (rfx_backend){"cuda", c, cu_open, cu_close, cu_count, cu_release, cu_merge_host,
                         cu_host_view, cu_exec, cu_exec_group, cu_last_error, cu_sync, cu_copy_bandwidth, cu_device,
-                        cu_jit_stats, cu_load_host, cu_budget, true, cu_lftj_host, NULL, NULL, NULL};
+                        cu_jit_stats, cu_load_host, cu_budget, true, cu_lftj_host, NULL, NULL, NULL,
+                        cu_pin_host, cu_unpin_host};
     return be;
 }

@@ -24,9 +24,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct ooc_var {
     rfx_rows host;             /* contents when on the host */
+    size_t pinned;             /* bytes of host.data registered with the inner backend (host_pin) */
     bool dev;                  /* contents on the inner backend */
     uint64_t last_use;         /* clock of the last command that read or wrote it */
 } ooc_var;
@@ -45,6 +47,8 @@ typedef struct ooc_ctx {
     bool part_too_big;         /* the last command had a one-row part that did not fit */
     bool merges_in_parts;      /* RFX_OOC_MERGES=device: set operations and sorts in parts too */
     rfx_backend *host;         /* the CPU, for such commands (made on first need) */
+    bool *streamed;            /* per variable: a leapfrog triejoin reads it (host_pin) */
+    size_t pinned_bytes, pin_limit, pin_from;   /* held, at most, the least rows registered */
     char err[512];
 } ooc_ctx;
 
@@ -77,6 +81,59 @@ static void span(ooc_ctx *x, const char *what, int lane, size_t part, double t0)
         x->in->span(x->in->span_ctx, what, 0, lane, part, t0, rfx_seconds());
 }
 
+/* ---- host rows a triejoin streams ------------------------------------------------------- */
+/* A leapfrog triejoin over host rows copies them to the device again and again (boxes, or
+ * chunks streamed past parts of the vertices), at full speed only from page-locked memory.
+ * Registering memory costs ~25 ms a GB and holds every CUDA call of the process while it
+ * runs: inside the join it sat on the join's critical path (R-MAT 24's 2 GB at a 25% cap:
+ * the first boxes waited ~45 ms for it), so the rows of a variable a triejoin reads are
+ * registered as they land on the host (an input loaded, a result made there, a spill) and
+ * stay so until they are freed, for every join that reads them. Other variables' rows stay
+ * pageable (a loop's results would be registered every iteration for one copy each), and
+ * at most half of the host's memory is held so (RFX_PIN_HOST=0: none). */
+#define PIN_FROM ((size_t)64 << 20)
+
+static void host_pin(ooc_ctx *x, int v)
+{
+    ooc_var *o = &x->v[v];
+    const size_t bytes = o->host.n * row_bytes(o->host.arity);
+    if (o->pinned || !x->streamed || !x->streamed[v] || !x->in->pin_host || !o->host.data || bytes < x->pin_from ||
+        x->pinned_bytes + bytes > x->pin_limit)
+        return;
+    double t0 = rfx_seconds();
+    if (!x->in->pin_host(x->in, o->host.data, bytes))
+        return;   /* its copies go through pageable memory, as before */
+    o->pinned = bytes;
+    x->pinned_bytes += bytes;
+    x->stats.pinned_bytes += (double)bytes;
+    x->stats.pin_seconds += rfx_seconds() - t0;
+    span(x, "pin", 2, (size_t)v, t0);
+}
+
+static void host_unpin(ooc_ctx *x, int v)
+{
+    if (x->v[v].pinned) {
+        x->in->unpin_host(x->in, x->v[v].host.data);
+        x->pinned_bytes -= x->v[v].pinned;
+        x->v[v].pinned = 0;
+    }
+}
+
+static void host_clear(ooc_ctx *x, int v)
+{
+    host_unpin(x, v);
+    rfx_rows_free(&x->v[v].host);
+    x->v[v].host.arity = x->P->vars[v].arity;
+}
+
+/* Variable v's host rows become `rows`' (v's old ones are freed; rows is left empty). */
+static void host_take(ooc_ctx *x, int v, rfx_rows *rows)
+{
+    host_clear(x, v);
+    rfx_rows_swap(&x->v[v].host, rows);
+    host_pin(x, v);
+}
+
 /* ---- moving variables ------------------------------------------------------------------ */
 /* Brings a variable's contents from the inner backend to the host. */
 static rfx_status spill(ooc_ctx *x, int v)
@@ -94,18 +151,18 @@ static rfx_status spill(ooc_ctx *x, int v)
     const rfx_rows *view;
     double t0 = rfx_seconds();
     rfx_status st = x->in->host_view(x->in, v, &scratch, &view);
-    if (st == RFX_OK && view == &scratch)
-        rfx_rows_swap(&x->v[v].host, &scratch);
-    else if (st == RFX_OK) {
-        rfx_rows_free(&x->v[v].host);
-        x->v[v].host.arity = view->arity;
+    if (st == RFX_OK && view != &scratch) {   /* a view of the inner's rows: copied */
+        rfx_rows_free(&scratch);
+        scratch.arity = view->arity;
         if (!view->data)                       /* nullary: a size, no rows */
-            x->v[v].host.n = view->n;
-        else if ((st = rfx_rows_reserve(&x->v[v].host, view->n)) == RFX_OK) {
-            rfx_parallel_memcpy(x->v[v].host.data, view->data, view->n * row_bytes(view->arity), x->nthreads);
-            x->v[v].host.n = view->n;
+            scratch.n = view->n;
+        else if ((st = rfx_rows_reserve(&scratch, view->n)) == RFX_OK) {
+            rfx_parallel_memcpy(scratch.data, view->data, view->n * row_bytes(view->arity), x->nthreads);
+            scratch.n = view->n;
         }
     }
+    if (st == RFX_OK)
+        host_take(x, v, &scratch);
     rfx_rows_free(&scratch);
     if (st != RFX_OK)
         return st;
@@ -173,8 +230,7 @@ static rfx_status upload(ooc_ctx *x, int v)
     if (st != RFX_OK)
         return st;
     x->stats.up_bytes += (double)var_bytes(x, v);
-    rfx_rows_free(&x->v[v].host);
-    x->v[v].host.arity = x->P->vars[v].arity;
+    host_clear(x, v);
     x->v[v].dev = true;
     span(x, "upload", 1, (size_t)v, t0);
     return RFX_OK;
@@ -183,8 +239,7 @@ static rfx_status upload(ooc_ctx *x, int v)
 static void drop(ooc_ctx *x, int v)
 {
     x->in->release(x->in, v);
-    rfx_rows_free(&x->v[v].host);
-    x->v[v].host.arity = x->P->vars[v].arity;
+    host_clear(x, v);
     x->v[v].dev = false;
 }
 
@@ -720,7 +775,7 @@ static rfx_status run_parts(ooc_ctx *x, const rfx_ra_cmd *c)
     }
     if (st == RFX_OK) {
         drop(x, c->dst);
-        rfx_rows_swap(&x->v[c->dst].host, &out);
+        host_take(x, c->dst, &out);
     }
     rfx_rows_free(&out);
     return st;
@@ -761,7 +816,7 @@ static rfx_status merge_on_host(ooc_ctx *x, const rfx_ra_cmd *c, const int *in, 
     st = rfx_cpu_merge_cmd(c, &x->v[c->src[0]].host, c->src[1] >= 0 ? &x->v[c->src[1]].host : NULL, &out, x->nthreads);
     if (st == RFX_OK) {
         drop(x, c->dst);
-        rfx_rows_swap(&x->v[c->dst].host, &out);
+        host_take(x, c->dst, &out);
     } else if (st == RFX_ERR_NOMEM)
         snprintf(x->err, sizeof x->err, "%s on the host: out of host memory", rfx_ra_op_name(c->op));
     rfx_rows_free(&out);
@@ -858,6 +913,14 @@ static rfx_status ooc_open(rfx_backend *be, const rfx_plan *P)
     x->sd = P->nvars + 2;
     x->inner_plan = *P;
     x->inner_plan.vars = x->inner_vars;
+    if (!(x->streamed = rfx_calloc((size_t)P->nvars, sizeof(bool))))
+        return RFX_ERR_NOMEM;
+    for (int b = 0; b < P->nblocks; b++)
+        for (int k = 0; k < P->blocks[b].ncmds; k++) {
+            const rfx_ra_cmd *c = &P->blocks[b].cmds[k];
+            for (int s = 0; c->op == RFX_RA_LFTJ && s < c->nvars; s++)
+                x->streamed[c->vars[s]] = true;
+        }
     x->inner_plan.nvars = P->nvars + 3;
     for (int v = 0; v < P->nvars; v++)
         rfx_rows_init(&x->v[v].host, P->vars[v].arity);
@@ -868,13 +931,14 @@ static rfx_status ooc_open(rfx_backend *be, const rfx_plan *P)
 static void ooc_close(rfx_backend *be)
 {
     ooc_ctx *x = be->ctx;
+    if (x->v)   /* unregistered while the inner backend is open */
+        for (int v = 0; v < x->P->nvars; v++)
+            host_clear(x, v);
     x->in->close(x->in);
     if (x->host)
         x->host->close(x->host);
-    if (x->v)
-        for (int v = 0; v < x->P->nvars; v++)
-            rfx_rows_free(&x->v[v].host);
     free(x->v);
+    free(x->streamed);
     free(x->inner_vars);
     free(x);
     free(be);
@@ -901,8 +965,7 @@ static rfx_status ooc_merge_host(rfx_backend *be, int var, rfx_rows *rows)
     }
     rfx_status st = spill(x, var);
     if (st == RFX_OK && v->host.n == 0) {   /* nothing to merge with: the rows become the variable's */
-        rfx_rows_free(&v->host);
-        rfx_rows_swap(&v->host, rows);
+        host_take(x, var, rows);
         return RFX_OK;
     }
     rfx_rows u;
@@ -910,7 +973,7 @@ static rfx_status ooc_merge_host(rfx_backend *be, int var, rfx_rows *rows)
     if (st == RFX_OK)
         st = rfx_cpu_union(&v->host, rows, &u, x->nthreads);
     if (st == RFX_OK)
-        rfx_rows_swap(&v->host, &u);
+        host_take(x, var, &u);
     rfx_rows_free(&u);
     rfx_rows_free(rows);
     return st;
@@ -941,8 +1004,10 @@ static rfx_status ooc_take_host(rfx_backend *be, int var, rfx_rows *out)
             st = view == &scratch ? rfx_rows_move_append(out, &scratch, x->nthreads)
                                   : rfx_rows_append_parallel(out, view, x->nthreads);
         rfx_rows_free(&scratch);
-    } else
+    } else {
+        host_unpin(x, var);   /* the rows leave the layer */
         st = rfx_rows_move_append(out, &v->host, x->nthreads);
+    }
     drop(x, var);
     return st;
 }
@@ -951,8 +1016,12 @@ static rfx_status ooc_load_host(rfx_backend *be, int var, const rfx_rows *rows)
 {
     ooc_ctx *x = be->ctx;
     drop(x, var);
-    rfx_rows_free(&x->v[var].host);
-    return copy_host(rows, &x->v[var].host, x->nthreads);
+    rfx_rows copy;
+    rfx_status st = copy_host(rows, &copy, x->nthreads);
+    if (st == RFX_OK)
+        host_take(x, var, &copy);
+    rfx_rows_free(&copy);
+    return st;
 }
 
 static const char *ooc_last_error(rfx_backend *be)
@@ -1025,11 +1094,15 @@ rfx_backend *rfx_backend_ooc(rfx_backend *inner, int nthreads)
     x->in = inner;
     x->cap = cap;
     x->nthreads = nthreads > 0 ? nthreads : 1;
-    const char *merges = getenv("RFX_OOC_MERGES");
+    const char *merges = getenv("RFX_OOC_MERGES"), *pin = getenv("RFX_PIN_HOST");
     x->merges_in_parts = merges && strcmp(merges, "device") == 0;
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    x->pin_limit = pin && strcmp(pin, "0") == 0 ? 0 : pages > 0 && page > 0 ? (size_t)pages / 2 * (size_t)page : 0;
+    const char *from = getenv("RFX_PIN_FROM");   /* tests: smaller inputs too */
+    x->pin_from = from ? (size_t)strtoull(from, NULL, 10) : PIN_FROM;
     *be = (rfx_backend){inner->name, x, ooc_open, ooc_close, ooc_count, ooc_release, ooc_merge_host, ooc_host_view,
                         ooc_exec, ooc_exec_group, ooc_last_error, ooc_sync, ooc_copy_bandwidth, ooc_device,
                         ooc_jit_stats, ooc_load_host, ooc_budget, inner->enforces_budget, ooc_lftj_host, NULL, NULL,
-                        ooc_take_host};
+                        ooc_take_host, NULL, NULL};
     return be;
 }

@@ -353,6 +353,9 @@ static void print_profile(exec *x, double total)
             fprintf(f, ", %zu set operations and sorts by the host's cores", oo.host_merges);
         if (oo.host_commands)
             fprintf(f, ", %zu commands run whole by the CPU (the budget held no useful part of them)", oo.host_commands);
+        if (oo.pinned_bytes > 0)
+            fprintf(f, ", %.1f MB of a triejoin's host inputs registered in %.3f s as they landed", oo.pinned_bytes * 1e-6,
+                    oo.pin_seconds);
         fputc('\n', f);
     }
     if (f && x->splits)

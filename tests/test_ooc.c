@@ -220,6 +220,62 @@ static void test_count_only(void)
     free(edges);
 }
 
+/* The rows a triejoin reads from the host are registered as they land there and released
+ * once, whichever way they leave (spilled, uploaded, replaced, dropped, closed):
+ * RFX_CPU_PIN_CHECK makes the CPU check that bookkeeping (it aborts on a broken rule), and
+ * RFX_PIN_FROM=0 registers inputs of any size. The whole program under every cap and mode,
+ * then the triangle count, whose profile says what was registered. */
+static void test_pinned_inputs(void)
+{
+    setenv("RFX_CPU_PIN_CHECK", "1", 1);
+    setenv("RFX_PIN_FROM", "0", 1);
+    size_t caps[] = {on_cuda() ? (size_t)2 << 20 : 4096, on_cuda() ? (size_t)6 << 20 : 32768};
+    check_caps(on_cuda() ? 3000 : 300, on_cuda() ? 12000 : 1200, 11, caps, 2);
+    static const char *src = ".decl edge(x: number, y: number)\n"
+                             ".decl tri(x: number, y: number, z: number)\n"
+                             "tri(x, y, z) :- edge(x, y), edge(y, z), edge(x, z), x < y, y < z.\n"
+                             ".printsize tri\n";
+    int n = on_cuda() ? 20000 : 2000, m = on_cuda() ? 150000 : 12000;
+    int32_t *edges = random_graph(n, m, 7);
+    char line[2][64] = {"", ""};
+    double mb = 0;
+    for (int c = 0; c < 2; c++) {
+        FILE *out = tmpfile(), *prof = tmpfile();
+        rfx_config cfg;
+        rfx_config_init(&cfg);
+        cfg.threads = 2;
+        cfg.device_memory = c ? (on_cuda() ? (size_t)1 << 20 : 8192) : 0;
+        cfg.out = out;
+        cfg.profile = prof;
+        rfx_engine *e = rfx_open(&cfg);
+        CU_ASSERT_FATAL(e != NULL);
+        CU_ASSERT(rfx_load_string(e, src, "tri.dl") == RFX_EXIT_OK);
+        CU_ASSERT(rfx_insert_numbers(e, "edge", edges, (size_t)m) == RFX_EXIT_OK);
+        CU_ASSERT(rfx_run(e) == RFX_EXIT_OK);
+        rewind(out);
+        if (!fgets(line[c], sizeof line[c], out))
+            line[c][0] = 0;
+        rewind(prof);
+        char text[1024];
+        while (fgets(text, sizeof text, prof)) {
+            const char *at = strstr(text, " MB of a triejoin's host inputs registered");
+            while (at && at > text && at[-1] != ' ')
+                at--;
+            if (at)
+                mb = atof(at);
+        }
+        fclose(out);
+        fclose(prof);
+        rfx_close(e);
+    }
+    CU_ASSERT(strncmp(line[0], "tri\t", 4) == 0 && atol(line[0] + 4) > 0);
+    CU_ASSERT_STRING_EQUAL(line[0], line[1]);
+    CU_ASSERT(mb >= 8.0 * m * 1e-6 * 0.5);   /* the edges (deduplicated) were registered */
+    unsetenv("RFX_CPU_PIN_CHECK");
+    unsetenv("RFX_PIN_FROM");
+    free(edges);
+}
+
 /* The closure's loop under a cap: run by ranges of x (its recursion keeps x), nested
  * where a range outgrows the budget again, and whole with RFX_SPLIT_LOOPS=0; the same
  * paths either way, and the profile says which ran. */
@@ -280,6 +336,7 @@ static void add(void)
     CU_add_test(s, "larger graph, caps about the inputs", test_larger_graph);
     CU_add_test(s, "counting triangles box by box", test_count_only);
     CU_add_test(s, "a closure's loop by key ranges", test_loop_by_ranges);
+    CU_add_test(s, "a triejoin's host inputs registered as they land, released once", test_pinned_inputs);
     CU_add_test(s, "commands whose one-row parts do not fit run on the CPU", test_parts_too_small);
 }
 
