@@ -186,35 +186,46 @@ static void test_parts_too_small(void)
     unsetenv("RFX_CPU_SCRATCH");
 }
 
+/* Runs src (a program over edge) on the edges under cap: the first line it prints into
+ * line, and its profile, rewound, returned for the caller to read and close. */
+static FILE *run_profiled(const char *src, const int32_t *edges, int m, size_t cap, char *line, size_t len)
+{
+    FILE *out = tmpfile(), *prof = tmpfile();
+    CU_ASSERT_FATAL(out != NULL && prof != NULL);
+    rfx_config cfg;
+    rfx_config_init(&cfg);
+    cfg.threads = 2;
+    cfg.device_memory = cap;
+    cfg.out = out;
+    cfg.profile = prof;
+    rfx_engine *e = rfx_open(&cfg);
+    CU_ASSERT_FATAL(e != NULL);
+    CU_ASSERT(rfx_load_string(e, src, "ooc.dl") == RFX_EXIT_OK);
+    CU_ASSERT(rfx_insert_numbers(e, "edge", edges, (size_t)m) == RFX_EXIT_OK);
+    CU_ASSERT(rfx_run(e) == RFX_EXIT_OK);
+    rewind(out);
+    if (!fgets(line, (int)len, out))
+        line[0] = 0;
+    fclose(out);
+    rfx_close(e);
+    rewind(prof);
+    return prof;
+}
+
 /* The triangle program alone, counted (a count-only leapfrog triejoin, boxed). */
+static const char *triangle_count = ".decl edge(x: number, y: number)\n"
+                                    ".decl tri(x: number, y: number, z: number)\n"
+                                    "tri(x, y, z) :- edge(x, y), edge(y, z), edge(x, z), x < y, y < z.\n"
+                                    ".printsize tri\n";
+
 static void test_count_only(void)
 {
-    static const char *src = ".decl edge(x: number, y: number)\n"
-                             ".decl tri(x: number, y: number, z: number)\n"
-                             "tri(x, y, z) :- edge(x, y), edge(y, z), edge(x, z), x < y, y < z.\n"
-                             ".printsize tri\n";
     int n = on_cuda() ? 50000 : 2000, m = on_cuda() ? 400000 : 12000;
     int32_t *edges = random_graph(n, m, 3);
     char line[2][64] = {"", ""};
     size_t caps[2] = {0, on_cuda() ? (size_t)1 << 20 : 8192};
-    for (int c = 0; c < 2; c++) {
-        FILE *out = tmpfile();
-        rfx_config cfg;
-        rfx_config_init(&cfg);
-        cfg.threads = 2;
-        cfg.device_memory = caps[c];
-        cfg.out = out;
-        rfx_engine *e = rfx_open(&cfg);
-        CU_ASSERT_FATAL(e != NULL);
-        CU_ASSERT(rfx_load_string(e, src, "tri.dl") == RFX_EXIT_OK);
-        CU_ASSERT(rfx_insert_numbers(e, "edge", edges, (size_t)m) == RFX_EXIT_OK);
-        CU_ASSERT(rfx_run(e) == RFX_EXIT_OK);
-        rewind(out);
-        if (!fgets(line[c], sizeof line[c], out))
-            line[c][0] = 0;
-        fclose(out);
-        rfx_close(e);
-    }
+    for (int c = 0; c < 2; c++)
+        fclose(run_profiled(triangle_count, edges, m, caps[c], line[c], sizeof line[c]));
     CU_ASSERT(strncmp(line[0], "tri\t", 4) == 0 && atol(line[0] + 4) > 0);
     CU_ASSERT_STRING_EQUAL(line[0], line[1]);
     free(edges);
@@ -231,31 +242,12 @@ static void test_pinned_inputs(void)
     setenv("RFX_PIN_FROM", "0", 1);
     size_t caps[] = {on_cuda() ? (size_t)2 << 20 : 4096, on_cuda() ? (size_t)6 << 20 : 32768};
     check_caps(on_cuda() ? 3000 : 300, on_cuda() ? 12000 : 1200, 11, caps, 2);
-    static const char *src = ".decl edge(x: number, y: number)\n"
-                             ".decl tri(x: number, y: number, z: number)\n"
-                             "tri(x, y, z) :- edge(x, y), edge(y, z), edge(x, z), x < y, y < z.\n"
-                             ".printsize tri\n";
     int n = on_cuda() ? 20000 : 2000, m = on_cuda() ? 150000 : 12000;
     int32_t *edges = random_graph(n, m, 7);
     char line[2][64] = {"", ""};
     double mb = 0;
     for (int c = 0; c < 2; c++) {
-        FILE *out = tmpfile(), *prof = tmpfile();
-        rfx_config cfg;
-        rfx_config_init(&cfg);
-        cfg.threads = 2;
-        cfg.device_memory = c ? (on_cuda() ? (size_t)1 << 20 : 8192) : 0;
-        cfg.out = out;
-        cfg.profile = prof;
-        rfx_engine *e = rfx_open(&cfg);
-        CU_ASSERT_FATAL(e != NULL);
-        CU_ASSERT(rfx_load_string(e, src, "tri.dl") == RFX_EXIT_OK);
-        CU_ASSERT(rfx_insert_numbers(e, "edge", edges, (size_t)m) == RFX_EXIT_OK);
-        CU_ASSERT(rfx_run(e) == RFX_EXIT_OK);
-        rewind(out);
-        if (!fgets(line[c], sizeof line[c], out))
-            line[c][0] = 0;
-        rewind(prof);
+        FILE *prof = run_profiled(triangle_count, edges, m, c ? (on_cuda() ? (size_t)1 << 20 : 8192) : 0, line[c], sizeof line[c]);
         char text[1024];
         while (fgets(text, sizeof text, prof)) {
             const char *at = strstr(text, " MB of a triejoin's host inputs registered");
@@ -264,9 +256,7 @@ static void test_pinned_inputs(void)
             if (at)
                 mb = atof(at);
         }
-        fclose(out);
         fclose(prof);
-        rfx_close(e);
     }
     CU_ASSERT(strncmp(line[0], "tri\t", 4) == 0 && atol(line[0] + 4) > 0);
     CU_ASSERT_STRING_EQUAL(line[0], line[1]);
@@ -294,30 +284,13 @@ static void test_loop_by_ranges(void)
     for (int c = 0; c < 3; c++) {
         if (c == 2)
             setenv("RFX_SPLIT_LOOPS", "0", 1);
-        FILE *out = tmpfile(), *prof = tmpfile();
-        rfx_config cfg;
-        rfx_config_init(&cfg);
-        cfg.threads = 2;
-        cfg.device_memory = caps[c];
-        cfg.out = out;
-        cfg.profile = prof;
-        rfx_engine *e = rfx_open(&cfg);
-        CU_ASSERT_FATAL(e != NULL);
-        CU_ASSERT(rfx_load_string(e, src, "closure.dl") == RFX_EXIT_OK);
-        CU_ASSERT(rfx_insert_numbers(e, "edge", edges, (size_t)m) == RFX_EXIT_OK);
-        CU_ASSERT(rfx_run(e) == RFX_EXIT_OK);
-        rewind(out);
-        if (!fgets(size[c], sizeof size[c], out))
-            size[c][0] = 0;
-        rewind(prof);
+        FILE *prof = run_profiled(src, edges, m, caps[c], size[c], sizeof size[c]);
         char line[512];
         size_t splits = 0, ranges = 0;
         while (fgets(line, sizeof line, prof))
             if (sscanf(line, "loops run by key ranges: %zu splits, the loop run on %zu ranges", &splits, &ranges) == 2)
                 split[c] = splits > 1 && ranges > splits;   /* some range was cut again */
-        fclose(out);
         fclose(prof);
-        rfx_close(e);
         unsetenv("RFX_SPLIT_LOOPS");
     }
     CU_ASSERT(strncmp(size[0], "path\t", 5) == 0 && atol(size[0] + 5) > 20 * m);
