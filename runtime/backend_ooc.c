@@ -97,7 +97,7 @@ static void host_pin(ooc_ctx *x, int v)
 {
     ooc_var *o = &x->v[v];
     const size_t bytes = o->host.n * row_bytes(o->host.arity);
-    if (o->pinned || !x->streamed || !x->streamed[v] || !x->in->pin_host || !o->host.data || bytes < x->pin_from ||
+    if (o->pinned || !x->streamed || !x->streamed[v] || !x->in->pin_host || !o->host.data || !bytes || bytes < x->pin_from ||
         x->pinned_bytes + bytes > x->pin_limit)
         return;
     double t0 = rfx_seconds();
@@ -913,6 +913,7 @@ static rfx_status ooc_open(rfx_backend *be, const rfx_plan *P)
     x->sd = P->nvars + 2;
     x->inner_plan = *P;
     x->inner_plan.vars = x->inner_vars;
+    x->inner_plan.nvars = P->nvars + 3;
     if (!(x->streamed = rfx_calloc((size_t)P->nvars, sizeof(bool))))
         return RFX_ERR_NOMEM;
     for (int b = 0; b < P->nblocks; b++)
@@ -921,7 +922,6 @@ static rfx_status ooc_open(rfx_backend *be, const rfx_plan *P)
             for (int s = 0; c->op == RFX_RA_LFTJ && s < c->nvars; s++)
                 x->streamed[c->vars[s]] = true;
         }
-    x->inner_plan.nvars = P->nvars + 3;
     for (int v = 0; v < P->nvars; v++)
         rfx_rows_init(&x->v[v].host, P->vars[v].arity);
     x->v[P->unit].dev = true;     /* the inner backend makes it */
