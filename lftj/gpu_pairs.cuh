@@ -199,6 +199,7 @@ typedef struct pairs_pins {
     std::vector<char> pinned;         // block k registered (else its copies are from pageable memory)
     std::atomic<size_t> ready;        // blocks done (all once the copier stops)
     std::atomic<int> registered;      // blocks pinned
+    bool theirs;                      // registered by their owner: nothing to pin or unpin
     std::thread early;                // unpinning blocks no copy will read
 } pairs_pins;
 
@@ -220,7 +221,7 @@ static bool pairs_pins_start(pairs_pins *p, const rfx_rows *e)
     p->bytes = e->n * 8;
     const uintptr_t page = 4096, b = (uintptr_t)p->base;
     try {
-        if (rfx_gpu_host_registered(p->base, p->bytes)) {
+        if ((p->theirs = rfx_gpu_host_registered(p->base, p->bytes))) {
             p->cut = {0, p->bytes};
             p->pinned.assign(1, 0);
             p->ready.store(1);
@@ -718,7 +719,7 @@ static rfx_status pairs_plan_stream(pairs_lane *L, int b)
         P->planned = last;
     }
     P->cv.notify_all();
-    if (last && !P->pins.early.joinable())
+    if (last && !P->pins.theirs && !P->pins.early.joinable())
         pairs_unpin_early(P, add);
     L->ms_stream += (rfx_seconds() - t0) * 1e3;
     return RFX_OK;
@@ -1111,6 +1112,10 @@ extern "C" rfx_status rfx_gpu_triangles_parts(rfx_gpu *g, const rfx_rows *e, uin
         rfx_gpu_reclaim(g, mark, NULL, 0);   // what the failed boxes left
         g->err[0] = 0;
         st = pairs_count(g, NULL, e, count, boxes, parts, host_bytes, span, span_ctx);
+    }
+    if (st != RFX_OK) {   // nothing of the count's stays (the caller goes on to other boxes)
+        cudaStreamSynchronize(g->stream);
+        rfx_gpu_reclaim(g, mark, NULL, 0);
     }
     return st;
 }

@@ -380,7 +380,6 @@ static rfx_status cu_triangles_by_parts(rfx_backend *be, const rfx_lftj_src *src
     if (!triangle_colvar(colvar))
         return RFX_OK;
     double t0 = rfx_seconds();
-    uint64_t mark = rfx_gpu_alloc_mark(x->g);
     size_t boxes = 0, parts = 0, bytes = 0;
     rfx_status st = rfx_gpu_triangles_parts(x->g, srcs[0].rows, count, &boxes, &parts, &bytes, be->span, be->span_ctx);
     if (copied)
@@ -388,8 +387,7 @@ static rfx_status cu_triangles_by_parts(rfx_backend *be, const rfx_lftj_src *src
     if (getenv("RFX_PAIRS_TIMES"))
         fprintf(stderr, "triangles by parts: %s; %zu parts, %zu boxes, %.2f GB copied, %.2f ms\n",
                 st == RFX_OK ? "done" : rfx_gpu_error(x->g), parts, boxes, bytes * 1e-9, (rfx_seconds() - t0) * 1e3);
-    if (st == RFX_ERR_NOMEM) {   /* no plan fits, or a box ran out: the general boxes */
-        reclaim_on_failure(x, mark, st);
+    if (st == RFX_ERR_NOMEM) {   /* no plan fits, or a box ran out: the general boxes (the count left nothing) */
         x->err[0] = 0;
         return RFX_OK;
     }
