@@ -90,6 +90,10 @@ __global__ void k_pairs_tile_roots(const uint32_t *ptr0, size_t n0, size_t n1, s
 
 // Tiles [t0, t0 + gridDim.x) of val1[i0, i1): each selected value i (y in [ylo, ylast]) as the
 // row (y, x), x its root's value, at off[t] - base + its rank in the tile, in value order.
+// Each thread reads a run of PAIRS_TILE_ITEMS consecutive values, so one scan of the
+// threads' counts places every selected value (one lane's selections at R-MAT 24's 25%
+// cap, H200: 40.3 ms with a scan per item, two barriers each, 30.8 ms so); a tile with
+// nothing selected returns before reading its values.
 __global__ void __launch_bounds__(PAIRS_TILE_THREADS) k_pairs_tile_rows(const uint32_t *val0, const uint32_t *ptr0,
                                                                        size_t n0, const uint32_t *tile_root,
                                                                        const uint32_t *val1, size_t i0,
@@ -101,33 +105,62 @@ __global__ void __launch_bounds__(PAIRS_TILE_THREADS) k_pairs_tile_rows(const ui
     __shared__ size_t win[2];
     __shared__ unsigned warp_sum[PAIRS_TILE_THREADS / 32];
     const size_t t = t0 + blockIdx.x, start = i0 + t * PAIRS_TILE;
+    if (off[t + 1] == off[t])
+        return;   // the whole block: nothing of this tile is selected
     const size_t end = start + PAIRS_TILE < i1 ? start + PAIRS_TILE : i1;
     if (threadIdx.x < 2) {   // the roots of the part's tiles holding start and following end - 1
         const size_t r = tile_root[threadIdx.x ? (end - 1) / PAIRS_TILE + 1 : start / PAIRS_TILE];
         win[threadIdx.x] = r < n0 ? r : n0 - 1;   // the next piece may be appending past n0
     }
-    __syncthreads();
     const unsigned lane = threadIdx.x & 31, warp = threadIdx.x / 32;
-    unsigned long long at = off[t] - base;
+    const size_t first = start + (size_t)threadIdx.x * PAIRS_TILE_ITEMS;
+    uint32_t y[PAIRS_TILE_ITEMS];
+    if ((uintptr_t)(val1 + first) % 16 == 0 && first + PAIRS_TILE_ITEMS <= end) {   // aligned, whole
+#pragma unroll
+        for (int k = 0; k < PAIRS_TILE_ITEMS; k += 4) {
+            const uint4 q = *(const uint4 *)(val1 + first + k);
+            y[k] = q.x;
+            y[k + 1] = q.y;
+            y[k + 2] = q.z;
+            y[k + 3] = q.w;
+        }
+    } else {
+#pragma unroll
+        for (int k = 0; k < PAIRS_TILE_ITEMS; k++)
+            y[k] = first + k < end ? val1[first + k] : 0;
+    }
+    unsigned sel = 0;
+#pragma unroll
+    for (int k = 0; k < PAIRS_TILE_ITEMS; k++)
+        sel |= (unsigned)(first + k < end && pairs_in(y[k], ylo, ylast)) << k;
+    const unsigned c = __popc(sel);
+    unsigned incl = c;
+    for (int d = 1; d < 32; d <<= 1) {
+        const unsigned v = __shfl_up_sync(0xffffffffu, incl, d);
+        incl += lane >= (unsigned)d ? v : 0;
+    }
+    if (lane == 31)
+        warp_sum[warp] = incl;
+    __syncthreads();
+    if (!sel)
+        return;
+    unsigned before = incl - c;
+    for (unsigned w = 0; w < warp; w++)
+        before += warp_sum[w];
+    unsigned long long at = off[t] - base + before;
+    const size_t hi = win[1] + 1;
+    size_t r = SIZE_MAX;
+#pragma unroll
     for (int k = 0; k < PAIRS_TILE_ITEMS; k++) {
-        const size_t i = start + k * PAIRS_TILE_THREADS + threadIdx.x;
-        const uint32_t y = i < end ? val1[i] : 0;
-        const bool sel = i < end && pairs_in(y, ylo, ylast);
-        const unsigned mask = __ballot_sync(0xffffffffu, sel);
-        if (lane == 0)
-            warp_sum[warp] = __popc(mask);
-        __syncthreads();
-        unsigned before = 0, total = 0;
-        for (int w = 0; w < PAIRS_TILE_THREADS / 32; w++) {
-            before += w < (int)warp ? warp_sum[w] : 0;
-            total += warp_sum[w];
-        }
-        if (sel) {
-            const size_t r = box_root_of(ptr0, win[0], win[1] + 1, i);
-            out[at + before + __popc(mask & ((1u << lane) - 1))] = make_uint2(y, val0[r]);
-        }
-        at += total;
-        __syncthreads();   // warp_sum is rewritten
+        if (!(sel >> k & 1))
+            continue;
+        const size_t i = first + k;
+        if (r == SIZE_MAX)
+            r = box_root_of(ptr0, win[0], hi, i);
+        else   // a later value of the same run of values: its root is the same or a few on
+            while (r + 1 < hi && ptr0[r + 1] <= i)
+                r++;
+        out[at++] = make_uint2(y[k], val0[r]);
     }
 }
 
@@ -858,10 +891,16 @@ static rfx_status pairs_plan(pairs_run *P)
     // others): each of two slots SLOT (8 bytes a row; the chunk's TrieArray beside it up to
     // as much again, one per lane), the part held HELD (4 bytes a row and 8 a first-column
     // value), a box's reversal REV per lane (~17 bytes a row while sorted), the rest for the
-    // join's frontiers and root indexes. One lane at R-MAT 24's 25% cap: 8:22:6 ran in
-    // 0.351-0.367 s, 4:28 0.41-0.42, 3:32 0.48, 5:20 0.45.
+    // join's frontiers and root indexes. One lane at R-MAT 24's 25% cap (H100, thirty-fourth
+    // session): 8:22:6 ran in 0.351-0.367 s, 4:28 0.41-0.42, 3:32 0.48, 5:20 0.45.
     const char *he = getenv("RFX_PAIRS_HELD"), *se = getenv("RFX_PAIRS_SLOT"), *re = getenv("RFX_PAIRS_REV");
-    const size_t held64 = he && atoi(he) > 0 && atoi(he) < 48 ? (size_t)atoi(he) : 22;
+    // A larger part where the room allows: fewer parts stream fewer chunks past them in
+    // fewer boxes (R-MAT 24 at a 25% cap, H200: 26 in 0.229 s against 22's 0.245). The
+    // joins also need memory that does not shrink with the cap (a hub's N+ in the pair
+    // count's tables), so with less room the part stays at 22 (at 10%, 26 took 0.542 s
+    // against 0.488).
+    const size_t held_default = room >= ((size_t)320 << 20) ? 26 : 22;
+    const size_t held64 = he && atoi(he) > 0 && atoi(he) < 48 ? (size_t)atoi(he) : held_default;
     const size_t slot64 = se && atoi(se) > 0 && atoi(se) < 16 ? (size_t)atoi(se) : 8;
     const size_t rev64 = re && atoi(re) > 0 && atoi(re) < 16 ? (size_t)atoi(re) : 6;
     P->slot_rows = room / 64 * slot64 / 8;
