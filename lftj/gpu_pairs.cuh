@@ -895,10 +895,10 @@ static rfx_status pairs_plan(pairs_run *P)
     // session): 8:22:6 ran in 0.351-0.367 s, 4:28 0.41-0.42, 3:32 0.48, 5:20 0.45.
     const char *he = getenv("RFX_PAIRS_HELD"), *se = getenv("RFX_PAIRS_SLOT"), *re = getenv("RFX_PAIRS_REV");
     // A larger part where the room allows: fewer parts stream fewer chunks past them in
-    // fewer boxes (R-MAT 24 at a 25% cap, H200: 26 in 0.229 s against 22's 0.245). The
-    // joins also need memory that does not shrink with the cap (a hub's N+ in the pair
-    // count's tables), so with less room the part stays at 22 (at 10%, 26 took 0.542 s
-    // against 0.488).
+    // fewer boxes (R-MAT 24 at a 25% cap, H200: 26 in 0.229 s against 22's 0.245). With
+    // less room it was slower though it made fewer boxes (10%: 0.542 s against 0.488, 724
+    // boxes against 839), likely as the joins need memory that does not shrink with the
+    // shares (a hub's N+ in the pair count's tables), so there the part stays at 22.
     const size_t held_default = room >= ((size_t)320 << 20) ? 26 : 22;
     const size_t held64 = he && atoi(he) > 0 && atoi(he) < 48 ? (size_t)atoi(he) : held_default;
     const size_t slot64 = se && atoi(se) > 0 && atoi(se) < 16 ? (size_t)atoi(se) : 8;
