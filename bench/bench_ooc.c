@@ -20,7 +20,9 @@
  * -p SLOT:HELD[:LANES[:REV]] (repeatable): each capped run once per setting of the count by
  * parts (rfx_gpu_triangles_parts; its slot, held and per-lane reversal shares of the device
  * in 64ths and its lanes, 1 or 2: the RFX_PAIRS_SLOT, _HELD, _REV and _LANES variables; an
- * empty field is the count's default), -p 0 the general boxes instead (RFX_PAIRS=0). */
+ * empty field is the count's default; fields after REV of the form NAME=VALUE set that
+ * environment variable for the setting, e.g. -p ::2::RFX_PAIRS_EARLY=0), -p 0 the general
+ * boxes instead (RFX_PAIRS=0). */
 #include "bench_graphs.h"
 #include "rfx.h"
 
@@ -178,6 +180,20 @@ static void bench(const char *name, const uint32_t *edges, size_t m)
                     snprintf(field, sizeof field, "%.*s", (int)(len < 15 ? len : 15), at ? at : "");
                     setenv(vars[v], field, 1);
                     at = at && at[len] ? at + len + 1 : NULL;
+                }
+                static char extra[8][64];   /* fields past REV: NAME=VALUE, set for this setting only */
+                static int nextra;
+                for (; nextra > 0; nextra--)
+                    unsetenv(extra[nextra - 1]);
+                while (at && nextra < 8) {
+                    size_t len = strcspn(at, ":"), eq = strcspn(at, "=");
+                    if (eq < len && eq > 0 && eq < 64 && len - eq - 1 < 64) {
+                        char value[64];
+                        snprintf(extra[nextra], sizeof extra[nextra], "%.*s", (int)eq, at);
+                        snprintf(value, sizeof value, "%.*s", (int)(len - eq - 1), at + eq + 1);
+                        setenv(extra[nextra++], value, 1);
+                    }
+                    at = at[len] ? at + len + 1 : NULL;
                 }
                 setenv("RFX_PAIRS", strcmp(configs[c], "0") ? "1" : "0", 1);
                 snprintf(label, sizeof label, "%.10s p%s", name, configs[c]);

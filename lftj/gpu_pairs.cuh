@@ -373,6 +373,7 @@ typedef struct pairs_run {
     size_t taken, completed;
     size_t tb_items;              // the items up to the last piece appended to the part's TrieArray
     bool planned, quit, failed;
+    bool early_first;             // a part's first piece joined before the last part's boxes end (RFX_PAIRS_EARLY=0: not)
     rfx_status st;
     int failed_lane;
     double ms_setup, ms_loop, ms_unpin, ms_pin;
@@ -514,8 +515,8 @@ static const int pairs_colvar[] = {0, 1, 0, 2, 1, 2};   // e reversed (y, x), N+
 // TrieArray and joined with T_a and the part's (tb: as far as this box sees it). Where
 // memory runs out the tiles are halved.
 static rfx_status pairs_join_tiles(pairs_lane *L, const rfx_dev_trie *ta, const rfx_dev_trie *tb,
-                                   const pairs_chunk &ya, size_t i0, size_t i1, size_t t0, size_t t1,
-                                   const unsigned long long *d_off, unsigned long long base, size_t n)
+                                   const uint32_t *tile_root, const pairs_chunk &ya, size_t i0, size_t i1, size_t t0,
+                                   size_t t1, const unsigned long long *d_off, unsigned long long base, size_t n)
 {
     rfx_gpu *g = L->g;
     if (!n)
@@ -525,7 +526,7 @@ static rfx_status pairs_join_tiles(pairs_lane *L, const rfx_dev_trie *ta, const 
     rfx_status st = rows ? RFX_OK : RFX_ERR_NOMEM;
     if (st == RFX_OK) {
         k_pairs_tile_rows<<<(unsigned)(t1 - t0), PAIRS_TILE_THREADS, 0, g->stream>>>(
-            tb->val[0], tb->ptr[0], tb->n[0], L->P->tile_root, tb->val[1], i0, i1, t0, ya.ylo, ya.ylast, d_off, base,
+            tb->val[0], tb->ptr[0], tb->n[0], tile_root, tb->val[1], i0, i1, t0, ya.ylo, ya.ylast, d_off, base,
             (uint2 *)rows);
         cudaError_t e = cudaGetLastError();
         if (e != cudaSuccess)
@@ -574,17 +575,17 @@ static rfx_status pairs_join_tiles(pairs_lane *L, const rfx_dev_trie *ta, const 
     g->err[0] = 0;
     if ((st = to_host(g, d_off + mid, &at, 1)) != RFX_OK)   // on the stream that wrote it
         return st;
-    st = pairs_join_tiles(L, ta, tb, ya, i0, i1, t0, mid, d_off, base, (size_t)(at - base));
+    st = pairs_join_tiles(L, ta, tb, tile_root, ya, i0, i1, t0, mid, d_off, base, (size_t)(at - base));
     if (st == RFX_OK)
-        st = pairs_join_tiles(L, ta, tb, ya, i0, i1, mid, t1, d_off, at, n - (size_t)(at - base));
+        st = pairs_join_tiles(L, ta, tb, tile_root, ya, i0, i1, mid, t1, d_off, at, n - (size_t)(at - base));
     return st;
 }
 
 // Box (the part, chunk ya): the part's values [i0, n1) with y in ya's range, T_a ya's N+.
 // Where their number is unknown (or more than box_rows) their count per window of tiles
 // decides how many rows each join reverses at once.
-static rfx_status pairs_box(pairs_lane *L, const rfx_dev_trie *ta, const rfx_dev_trie *tb, const pairs_chunk &ya,
-                            size_t i0, size_t known)
+static rfx_status pairs_box(pairs_lane *L, const rfx_dev_trie *ta, const rfx_dev_trie *tb, const uint32_t *tile_root,
+                            const pairs_chunk &ya, size_t i0, size_t known)
 {
     pairs_run *P = L->P;
     rfx_gpu *g = L->g;
@@ -607,7 +608,7 @@ static rfx_status pairs_box(pairs_lane *L, const rfx_dev_trie *ta, const rfx_dev
                                      : fail(g, e, "k_pairs_tile_counts", __FILE__, __LINE__);
     if (st == RFX_OK && known <= P->box_rows) {   // one join: no window's count is needed
         L->ms_count += (rfx_seconds() - t0) * 1e3;
-        st = pairs_join_tiles(L, ta, tb, ya, i0, i1, 0, ntiles, off, 0, known);
+        st = pairs_join_tiles(L, ta, tb, tile_root, ya, i0, i1, 0, ntiles, off, 0, known);
         rfx_gpu_free(g, cnt);
         return st;
     }
@@ -625,7 +626,7 @@ static rfx_status pairs_box(pairs_lane *L, const rfx_dev_trie *ta, const rfx_dev
         while (v < nwin && h[v + 1] - h[w] <= P->box_rows)
             v++;
         const size_t t0 = w * step, t1 = v * step < ntiles ? v * step : ntiles;
-        st = pairs_join_tiles(L, ta, tb, ya, i0, i1, t0, t1, off, h[w], (size_t)(h[v] - h[w]));
+        st = pairs_join_tiles(L, ta, tb, tile_root, ya, i0, i1, t0, t1, off, h[w], (size_t)(h[v] - h[w]));
         w = v;
     }
     rfx_gpu_free(g, cnt);
@@ -758,6 +759,23 @@ static rfx_status pairs_plan_stream(pairs_lane *L, int b)
     return RFX_OK;
 }
 
+// The box of a part's first piece, whose part is that piece alone: T_a is both N+(y) and
+// N+(x), with tile roots of its own.
+static rfx_status pairs_own_box(pairs_lane *L, const rfx_dev_trie *ta, const pairs_chunk &c)
+{
+    rfx_gpu *g = L->g;
+    const size_t tiles = ta->n[1] / PAIRS_TILE + 2;
+    uint32_t *tile_root = (uint32_t *)rfx_gpu_alloc(g, (tiles + 1) * 4);
+    if (!tile_root)
+        return RFX_ERR_NOMEM;
+    k_pairs_tile_roots<<<grid_for(tiles), 256, 0, g->stream>>>(ta->ptr[0], ta->n[0], ta->n[1], 0, tiles, tile_root);
+    cudaError_t e = cudaGetLastError();
+    rfx_status st = e == cudaSuccess ? pairs_box(L, ta, ta, tile_root, c, 0, SIZE_MAX)
+                                     : fail(g, e, "k_pairs_tile_roots", __FILE__, __LINE__);
+    rfx_gpu_free(g, tile_root);
+    return st;
+}
+
 // Item k on lane L: its chunk's TrieArray from the slot (which is then released to the
 // next copy); a piece is appended to the part's TrieArray (a part's first piece starts it
 // over; after its last, the plan of what streams past it); then its box.
@@ -796,11 +814,26 @@ static rfx_status pairs_item_run(pairs_lane *L, size_t k, const pairs_item &it)
     L->ms_build += (t0 - t1) * 1e3;
     rfx_dev_trie tb;   // the part's TrieArray as far as this item's box sees it
     memset(&tb, 0, sizeof tb);
+    bool joined = false;   // the box is done already
     if (it.piece) {
         // a part's first piece once every earlier item is joined (nothing reads the old
         // part's TrieArray then), the others once the piece before is appended: appends
         // write past what the boxes of earlier pieces read
         const bool first = it.chunk == (it.part ? P->part_end[it.part - 1] : 0);
+        // a first piece's box needs no part but itself: joined while the last part's boxes
+        // still join (the part's end is often a hub's heavy box), appended after
+        if (first && P->early_first && it.chunk + 1 < P->part_end[it.part]) {
+            t1 = rfx_seconds();
+            L->ms_turn += (t1 - t0) * 1e3;
+            st = pairs_own_box(L, &ta, c);
+            t0 = rfx_seconds();
+            L->ms_box += (t0 - t1) * 1e3;
+            joined = true;
+            if (st != RFX_OK) {
+                rfx_gpu_trie_free(g, &ta);
+                return st;
+            }
+        }
         if (!pairs_wait(P, [&] { return first ? P->completed >= k : P->tb_items >= k; })) {
             rfx_gpu_trie_free(g, &ta);
             return RFX_OK;
@@ -836,8 +869,8 @@ static rfx_status pairs_item_run(pairs_lane *L, size_t k, const pairs_item &it)
         tb = P->tb;
     t1 = rfx_seconds();
     L->ms_turn += (t1 - t0) * 1e3;
-    if (st == RFX_OK)
-        st = pairs_box(L, &ta, &tb, c, it.i0, it.rows);
+    if (st == RFX_OK && !joined)
+        st = pairs_box(L, &ta, &tb, P->tile_root, c, it.i0, it.rows);
     rfx_gpu_trie_free(g, &ta);
     L->ms_box += (rfx_seconds() - t1) * 1e3;
     if (st == RFX_OK)
@@ -1040,6 +1073,8 @@ static rfx_status pairs_count(rfx_gpu *g, rfx_gpu *sib, const rfx_rows *e, uint6
     P->e = e;
     P->spans = span != NULL;
     P->timing = getenv("RFX_PAIRS_TIMES") != NULL;
+    const char *early = getenv("RFX_PAIRS_EARLY");
+    P->early_first = !early || atoi(early) != 0;
     P->st = RFX_OK;
     P->nlanes = sib ? 2 : 1;
     for (int j = 0; j < 2; j++) {
@@ -1095,6 +1130,10 @@ static rfx_status pairs_count(rfx_gpu *g, rfx_gpu *sib, const rfx_rows *e, uint6
     }
     if (P->timing)
         pairs_times(P);
+    if (getenv("RFX_PAIRS_ITEMS"))   // what a trace's item numbers are
+        for (size_t k = 0; k < P->items.size(); k++)
+            fprintf(stderr, "pairs item %zu: chunk %d part %d %s rows %zu\n", k, P->items[k].chunk, P->items[k].part,
+                    P->items[k].piece ? "piece" : "streamed", P->items[k].piece ? (size_t)0 : P->items[k].rows);
     for (std::vector<pairs_span> *v : {&P->lane[0].sp, &P->lane[1].sp, &P->sp_copy})
         for (pairs_span &x : *v) {
             cudaEventDestroy(x.e0);

@@ -1402,7 +1402,9 @@ static void test_triangles_parts(void)
         CU_ASSERT(want > 1000);
         static const size_t budgets[] = {(size_t)2 << 20, (size_t)4 << 20};
         rfx_gpu *small = NULL;
-        for (int run = 0; run < 6; run++) {   /* each budget with two lanes, one lane, two again in the same context */
+        /* each budget with two lanes, one lane, two again in the same context with a part's
+         * first piece joined after the part before (RFX_PAIRS_EARLY=0) */
+        for (int run = 0; run < 6; run++) {
             const int b = run / 3, lanes = run % 3 == 1 ? 1 : 2;
             char err[256];
             if (run % 3 == 0) {
@@ -1410,10 +1412,13 @@ static void test_triangles_parts(void)
                 CU_ASSERT_PTR_NOT_NULL_FATAL(small);
             }
             setenv("RFX_PAIRS_LANES", lanes == 1 ? "1" : "2", 1);
+            if (run % 3 == 2)
+                setenv("RFX_PAIRS_EARLY", "0", 1);
             uint64_t got = ~0ull;
             size_t boxes = 0, parts = 0, bytes = 0;
             rfx_status st = rfx_gpu_triangles_parts(small, graphs[k], &got, &boxes, &parts, &bytes, NULL, NULL);
             unsetenv("RFX_PAIRS_LANES");
+            unsetenv("RFX_PAIRS_EARLY");
             CU_ASSERT_EQUAL(st, RFX_OK);
             CU_ASSERT_EQUAL(got, want);
             CU_ASSERT(parts > 1 && boxes > parts && bytes >= graphs[k]->n * 8);
