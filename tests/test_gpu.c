@@ -1402,31 +1402,41 @@ static void test_triangles_parts(void)
         CU_ASSERT(want > 1000);
         static const size_t budgets[] = {(size_t)2 << 20, (size_t)4 << 20};
         rfx_gpu *small = NULL;
-        /* each budget with two lanes, one lane, two again in the same context with a part's
-         * first piece joined after the part before (RFX_PAIRS_EARLY=0) */
-        for (int run = 0; run < 6; run++) {
-            const int b = run / 3, lanes = run % 3 == 1 ? 1 : 2;
+        size_t rows_bytes = 0;
+        /* each budget with two lanes and the chunks sent as rows, one lane, two again in the
+         * same context with a part's first piece joined after the part before
+         * (RFX_PAIRS_EARLY=0), and with the chunks sent as TrieArrays (RFX_PAIRS_HOST_TRIE=1;
+         * the others as the count chooses) */
+        for (int run = 0; run < 8; run++) {
+            const int b = run / 4, lanes = run % 4 == 1 ? 1 : 2;
             char err[256];
-            if (run % 3 == 0) {
+            if (run % 4 == 0) {
                 small = rfx_gpu_open(0, budgets[b], err, sizeof err);
                 CU_ASSERT_PTR_NOT_NULL_FATAL(small);
             }
             setenv("RFX_PAIRS_LANES", lanes == 1 ? "1" : "2", 1);
-            if (run % 3 == 2)
+            if (run % 4 == 2)
                 setenv("RFX_PAIRS_EARLY", "0", 1);
+            if (run % 4 == 0 || run % 4 == 3)
+                setenv("RFX_PAIRS_HOST_TRIE", run % 4 ? "1" : "0", 1);
             uint64_t got = ~0ull;
             size_t boxes = 0, parts = 0, bytes = 0;
             rfx_status st = rfx_gpu_triangles_parts(small, graphs[k], &got, &boxes, &parts, &bytes, NULL, NULL);
             unsetenv("RFX_PAIRS_LANES");
             unsetenv("RFX_PAIRS_EARLY");
+            unsetenv("RFX_PAIRS_HOST_TRIE");
             CU_ASSERT_EQUAL(st, RFX_OK);
             CU_ASSERT_EQUAL(got, want);
-            CU_ASSERT(parts > 1 && boxes > parts && bytes >= graphs[k]->n * 8);
+            CU_ASSERT(parts > 1 && boxes > parts && bytes >= graphs[k]->n * (run % 4 == 3 ? 4 : 8));
+            if (run % 4 == 0)
+                rows_bytes = bytes;
+            else if (run % 4 == 3)   /* the TrieArrays were sent: fewer bytes than the rows */
+                CU_ASSERT(bytes < rows_bytes);
             if (st != RFX_OK || got != want || parts < 2)
                 fprintf(stderr, "\n    %s, budget %zu, %d lanes: status %d; %llu triangles against %llu, %zu parts, %zu boxes: %s\n",
                         names[k], budgets[b], lanes, (int)st, (unsigned long long)got, (unsigned long long)want,
                         parts, boxes, rfx_gpu_error(small));
-            if (run % 3 == 2)
+            if (run % 4 == 3)
                 rfx_gpu_close(small);
         }
     }
