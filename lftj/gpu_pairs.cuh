@@ -23,7 +23,11 @@
 // triejoin's inputs before it); its blocks are unpinned once no copy is left to read them:
 // those the last part's items do not read while that part joins, the rest at the end. Two lanes (host
 // threads, each with a context of its own on the same pool) take the items as their copies
-// land, so that one's waits and small launches overlap the other's kernels.
+// land, so that one's waits and small launches overlap the other's kernels. Where the plan
+// streams chunks past many parts (small caps), they cross as TrieArrays instead, about half
+// the bytes: the host rows are made a TrieArray once (pairs_host_trie_build, registered),
+// a chunk's copy is its slice of each level, and its device TrieArray is taken from the slot
+// as it lies (pairs_slot_trie).
 #include <algorithm>
 #include <condition_variable>
 #include <mutex>
@@ -1218,9 +1222,11 @@ static rfx_status pairs_setup(pairs_run *P)
         return st;
     // Chunks as TrieArrays (about half the bytes of their rows) where the plan streams
     // them past many parts: the host's TrieArray costs a pass over the rows and its
-    // registration (R-MAT 24: ~XX ms), which the copies saved repay at small caps only
-    // (H200: the loop -20 ms of 0.23 s at 25%, 6 parts; -72 of 0.49 s at 10%, 17; -430 of
-    // 1.42 s at 5%, 34). RFX_PAIRS_HOST_TRIE=1 / 0: always / never.
+    // registration (R-MAT 24 on the H200's host: 105-156 ms and 26-47 ms), which the
+    // copies saved repay at small caps only (the loop 208-212 ms against 229-233 at 25%,
+    // 6 parts; 419-440 against 489-504 at 10%, 17; 988-1099 against 1418-1585 at 5%, 34-35,
+    // where two lanes also fit: as rows they ran out and the count ran on one).
+    // RFX_PAIRS_HOST_TRIE=1 / 0: always / never.
     const char *te = getenv("RFX_PAIRS_HOST_TRIE");
     const bool want = te ? atoi(te) != 0 : P->part_end.size() >= PAIRS_TRIE_PARTS;
     if (want && pairs_host_trie_build(P)) {
