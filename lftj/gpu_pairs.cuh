@@ -301,22 +301,16 @@ static void pairs_pins_end(pairs_pins *p)
 }
 
 typedef struct pairs_chunk {
-    size_t r0, r1;        // rows [r0, r1) of the host relation: whole first-column runs
+    size_t r0, r1;        // rows [r0, r1) of the host relation (sent as a TrieArray: of its val1), whole first-column runs
     uint32_t ylo, ylast;  // the first and last value leading its rows: a box's y (no other y has N+(y))
-    size_t roots;         // at most this many distinct first-column values
+    size_t roots;         // at most this many distinct first-column values (sent as a TrieArray: so many)
     size_t k0;            // sent as a TrieArray: its roots are the host TrieArray's [k0, k0 + roots)
-    bool has_max;         // sent as a TrieArray: a row's second column is UINT32_MAX
 } pairs_chunk;
 
-// The host rows as a TrieArray (RFX_PAIRS_HOST_TRIE=1): val1 the second column (a word a
-// row: the rows are a set), val0 the distinct first-column values and ptr0 (one more, n at
-// the end) where each one's rows start; registered, so that a chunk crosses the link as
-// ~4 bytes a row and 8 a vertex instead of 8 a row.
+// The host rows as a TrieArray (lftj/host_trie.c), registered, so that a chunk crosses
+// the link as ~4 bytes a row and 8 a vertex instead of 8 a row.
 typedef struct pairs_host_trie {
-    uint32_t *val1, *val0, *ptr0;   // the data of buf[0..2] (row buffers: their pages are huge where the host allows)
-    rfx_rows buf[3];
-    size_t n0;
-    std::vector<size_t> max_rows;   // rows whose second column is UINT32_MAX
+    rfx_lftj_trie t;
     bool reg[3];
     double ms_build, ms_register;
 } pairs_host_trie;
@@ -461,9 +455,10 @@ static rfx_status pairs_issue(pairs_run *P, size_t k, int chunk)
             return st;
         const size_t n1 = c.r1 - c.r0, o0 = (n1 + 3) / 4 * 4, o1 = o0 + (c.roots + 3) / 4 * 4;
         uint32_t *dst = (uint32_t *)P->slot[s];
-        CK(cudaMemcpyAsync(dst, P->ht.val1 + c.r0, n1 * 4, cudaMemcpyHostToDevice, P->copy));
-        CK(cudaMemcpyAsync(dst + o0, P->ht.val0 + c.k0, c.roots * 4, cudaMemcpyHostToDevice, P->copy));
-        CK(cudaMemcpyAsync(dst + o1, P->ht.ptr0 + c.k0, (c.roots + 1) * 4, cudaMemcpyHostToDevice, P->copy));
+        const rfx_lftj_trie *t = &P->ht.t;
+        CK(cudaMemcpyAsync(dst, t->val1.data + c.r0, n1 * 4, cudaMemcpyHostToDevice, P->copy));
+        CK(cudaMemcpyAsync(dst + o0, t->val0.data + c.k0, c.roots * 4, cudaMemcpyHostToDevice, P->copy));
+        CK(cudaMemcpyAsync(dst + o1, t->ptr0.data + c.k0, (c.roots + 1) * 4, cudaMemcpyHostToDevice, P->copy));
         if ((st = pairs_span_end(g, P->spans, P->sp_copy, P->copy)) != RFX_OK)
             return st;
         CK(cudaEventRecord(P->copied[s], P->copy));
@@ -813,9 +808,19 @@ static rfx_status pairs_own_box(pairs_lane *L, const rfx_dev_trie *ta, const pai
     return st;
 }
 
+// *flag = 1 where a node's last value (its greatest: each node is sorted and distinct) is
+// UINT32_MAX, the pair count's empty mark.
+__global__ void k_pairs_has_max(const uint32_t *val1, const uint32_t *ptr0, size_t n0, unsigned long long *flag)
+{
+    GRID_STRIDE(i, n0)
+    if (ptr0[i + 1] > ptr0[i] && val1[ptr0[i + 1] - 1] == UINT32_MAX)
+        *flag = 1;
+}
+
 // A chunk's TrieArray from its slot as pairs_issue laid it out (the second column, the
 // roots, where their rows start in the host's TrieArray), as rfx_gpu_trie_build makes one:
-// each level padded to four words with zeros, ptr ending at the rows.
+// each level padded to four words with zeros, ptr ending at the rows, whether the last
+// level holds UINT32_MAX read back (one wait, as the build's).
 static rfx_status pairs_slot_trie(const pairs_run *P, rfx_gpu *g, const uint32_t *slot, const pairs_chunk &c,
                                   rfx_dev_trie *t)
 {
@@ -824,14 +829,15 @@ static rfx_status pairs_slot_trie(const pairs_run *P, rfx_gpu *g, const uint32_t
     t->levels = 2;
     t->n[0] = n0;
     t->n[1] = n1;
-    t->first = P->ht.val0[c.k0];
-    t->last = P->ht.val0[c.k0 + n0 - 1];
-    t->last_has_max = c.has_max;
+    t->first = c.ylo;
+    t->last = c.ylast;
     t->val[1] = (uint32_t *)rfx_gpu_alloc(g, o0 * 4);
     t->val[0] = (uint32_t *)rfx_gpu_alloc(g, (n0 + 3) / 4 * 4 * 4);
     t->ptr[0] = (uint32_t *)rfx_gpu_alloc(g, (n0 + 1) * 4);
+    unsigned long long *flag = (unsigned long long *)rfx_gpu_alloc(g, 8), has_max = 0;
     cudaError_t e = cudaSuccess;
-    if (!t->val[1] || !t->val[0] || !t->ptr[0]) {
+    if (!t->val[1] || !t->val[0] || !t->ptr[0] || !flag) {
+        rfx_gpu_free(g, flag);
         rfx_gpu_trie_free(g, t);
         return RFX_ERR_NOMEM;
     }
@@ -840,13 +846,18 @@ static rfx_status pairs_slot_trie(const pairs_run *P, rfx_gpu *g, const uint32_t
         (e = cudaMemcpyAsync(t->val[0], slot + o0, n0 * 4, cudaMemcpyDeviceToDevice, g->stream)) == cudaSuccess &&
         (e = cudaMemsetAsync(t->val[0] + n0, 0, ((n0 + 3) / 4 * 4 - n0) * 4, g->stream)) == cudaSuccess) {
         k_pairs_shift<<<grid_for(n0 + 1), 256, 0, g->stream>>>(slot + o1, n0 + 1, 0u - (uint32_t)c.r0, t->ptr[0]);
-        e = cudaGetLastError();
+        if ((e = cudaGetLastError()) == cudaSuccess && (e = cudaMemsetAsync(flag, 0, 8, g->stream)) == cudaSuccess) {
+            k_pairs_has_max<<<grid_for(n0), 256, 0, g->stream>>>(t->val[1], t->ptr[0], n0, flag);
+            e = cudaGetLastError();
+        }
     }
-    if (e != cudaSuccess) {
+    rfx_status st = e == cudaSuccess ? to_host(g, (const uint64_t *)flag, (uint64_t *)&has_max, 1)
+                                     : fail(g, e, "pairs_slot_trie", __FILE__, __LINE__);
+    rfx_gpu_free(g, flag);
+    t->last_has_max = has_max != 0;
+    if (st != RFX_OK)
         rfx_gpu_trie_free(g, t);
-        return fail(g, e, "pairs_slot_trie", __FILE__, __LINE__);
-    }
-    return RFX_OK;
+    return st;
 }
 
 // Item k on lane L: its chunk's TrieArray from the slot (which is then released to the
@@ -989,103 +1000,30 @@ static void pairs_lane_run(pairs_lane *L)
 
 #define PAIRS_TRIE_PARTS 24   // a rows plan of this many parts sends its chunks as TrieArrays
 
-// ht from the host rows on the context's host threads: false where they repeat a row, are
-// too many, or memory or threads run out (the chunks then go as rows).
+// ht from the host rows on the context's host threads, registered: false where memory
+// runs out or the rows are too many (the chunks then go as rows).
 static bool pairs_host_trie_build(pairs_run *P)
 {
-    const uint32_t *d = P->e->data;
-    const size_t n = P->e->n;
     pairs_host_trie *h = &P->ht;
-    if (n >= UINT32_MAX)
-        return false;
     const double t0 = rfx_seconds();
-    const int T = P->g->host_threads > 1 ? (P->g->host_threads < 64 ? P->g->host_threads : 64) : 1;
-    for (int k = 0; k < 3; k++)
-        rfx_rows_init(&h->buf[k], 1);
-    if (rfx_rows_reserve(&h->buf[0], n + 4) != RFX_OK)
+    if (rfx_lftj_trie_build(P->e, P->g->host_threads > 1 ? P->g->host_threads : 1, &h->t) != RFX_OK)
         return false;
-    h->val1 = h->buf[0].data;
-    std::vector<size_t> heads(T + 1, 0);
-    std::vector<std::vector<size_t>> maxes(T);
-    std::vector<char> repeats(T, 0);
-    auto range = [&](int t, size_t *a, size_t *b) {
-        *a = n * (size_t)t / T;
-        *b = n * ((size_t)t + 1) / T;
-    };
-    auto pass1 = [&](int t) {   // each thread's own counts in locals (adjacent flags shared a cache line)
-        size_t a, b, c = 0;
-        bool rep = false;
-        range(t, &a, &b);
-        uint32_t *v1 = h->val1;
-        for (size_t i = a; i < b; i++) {
-            const bool head = i == 0 || d[2 * i] != d[2 * i - 2];
-            c += head;
-            rep |= !head && d[2 * i + 1] == d[2 * i - 1];
-            v1[i] = d[2 * i + 1];
-            if (d[2 * i + 1] == UINT32_MAX)
-                maxes[t].push_back(i);
-        }
-        heads[t + 1] = c;
-        repeats[t] = rep;
-    };
-    auto pass2 = [&](int t) {
-        size_t a, b, k = heads[t];
-        range(t, &a, &b);
-        uint32_t *v0 = h->val0, *p0 = h->ptr0;
-        for (size_t i = a; i < b; i++)
-            if (i == 0 || d[2 * i] != d[2 * i - 2]) {
-                v0[k] = d[2 * i];
-                p0[k++] = (uint32_t)i;
-            }
-    };
-    auto on_threads = [&](auto f) {
-        std::vector<std::thread> th;
-        try {
-            for (int t = 1; t < T; t++)
-                th.emplace_back(f, t);
-        } catch (...) {
-            for (std::thread &x : th)
-                x.join();
-            for (int t = (int)th.size() + 1; t < T; t++)
-                f(t);
-            f(0);
-            return;
-        }
-        f(0);
-        for (std::thread &x : th)
-            x.join();
-    };
-    on_threads(pass1);
-    for (int t = 0; t < T; t++) {
-        heads[t + 1] += heads[t];
-        if (repeats[t])
-            return false;
-        h->max_rows.insert(h->max_rows.end(), maxes[t].begin(), maxes[t].end());
-    }
-    h->n0 = heads[T];
-    if (rfx_rows_reserve(&h->buf[1], h->n0 + 4) != RFX_OK || rfx_rows_reserve(&h->buf[2], h->n0 + 4) != RFX_OK)
-        return false;
-    h->val0 = h->buf[1].data;
-    h->ptr0 = h->buf[2].data;
-    on_threads(pass2);
-    h->ptr0[h->n0] = (uint32_t)n;
     h->ms_build = (rfx_seconds() - t0) * 1e3;
-    h->reg[0] = rfx_gpu_host_register(h->val1, n * 4);
-    h->reg[1] = rfx_gpu_host_register(h->val0, h->n0 * 4);
-    h->reg[2] = rfx_gpu_host_register(h->ptr0, (h->n0 + 1) * 4);
+    rfx_rows *part[3] = {&h->t.val1, &h->t.val0, &h->t.ptr0};
+    for (int k = 0; k < 3; k++)
+        h->reg[k] = rfx_gpu_host_register(part[k]->data, part[k]->n * 4);
     h->ms_register = (rfx_seconds() - t0) * 1e3 - h->ms_build;
     return true;
 }
 
 static void pairs_host_trie_free(pairs_host_trie *h)
 {
-    for (int k = 0; k < 3; k++) {
+    const rfx_rows *part[3] = {&h->t.val1, &h->t.val0, &h->t.ptr0};
+    for (int k = 0; k < 3; k++)
         if (h->reg[k])
-            rfx_gpu_host_unregister(h->buf[k].data);
-        rfx_rows_free(&h->buf[k]);
-    }
+            rfx_gpu_host_unregister(part[k]->data);
     memset(h->reg, 0, sizeof h->reg);
-    h->val1 = h->val0 = h->ptr0 = NULL;
+    rfx_lftj_trie_free(&h->t);
 }
 
 // The chunks and parts within the context's budget, or RFX_ERR_NOMEM where none fit.
@@ -1119,7 +1057,28 @@ static rfx_status pairs_plan(pairs_run *P)
         return RFX_ERR_NOMEM;
     }
     P->chunks.clear();
-    for (size_t r = 0; r < n;) {
+    const rfx_lftj_trie *t = &P->ht.t;
+    // as a TrieArray: the most roots from j0 whose rows fit a slot's count and whose slices
+    // (4 bytes a row, 8 a root, padding) fit its bytes
+    for (size_t j0 = 0, n0 = P->by_trie ? t->val0.n : 0; j0 < n0;) {
+        const uint32_t *p0 = t->ptr0.data;   // n0 + 1 entries, the last the rows
+        auto fits = [&](size_t j) {
+            const size_t rows = p0[j] - p0[j0];
+            return rows <= P->slot_rows && 4 * rows + 8 * (j - j0) + 64 <= P->slot_rows * 8;
+        };
+        size_t a = j0, b = n0 + 1;   // fits(a), not fits(b) (past the end)
+        while (b - a > 1) {
+            const size_t mid = a + (b - a) / 2;
+            (fits(mid) ? a : b) = mid;
+        }
+        if (a == j0) {
+            snprintf(g->err, sizeof g->err, "triangles by parts: a value leads more than %zu rows", P->slot_rows);
+            return RFX_ERR_NOMEM;
+        }
+        P->chunks.push_back({p0[j0], p0[a], t->val0.data[j0], t->val0.data[a - 1], a - j0, j0});
+        j0 = a;
+    }
+    for (size_t r = 0; r < n && !P->by_trie;) {
         size_t end = r + P->slot_rows < n ? r + P->slot_rows : n;
         if (end < n) {   // back to the start of the run that crosses end
             const uint32_t x = d[2 * end];
@@ -1129,35 +1088,8 @@ static rfx_status pairs_plan(pairs_run *P)
                 return RFX_ERR_NOMEM;
             }
         }
-        pairs_chunk c = {r, end, d[2 * r], d[2 * (end - 1)], 0, 0, false};
         const size_t span = (size_t)d[2 * (end - 1)] - d[2 * r] + 1;
-        c.roots = span < end - r ? span : end - r;
-        if (P->by_trie) {   // its roots, so many that the chunk's TrieArray fits the slot
-            const uint32_t *p0 = P->ht.ptr0;   // n0 + 1 entries, the last n
-            const size_t j0 = std::lower_bound(p0, p0 + P->ht.n0 + 1, (uint32_t)r) - p0;
-            size_t j1 = std::lower_bound(p0, p0 + P->ht.n0 + 1, (uint32_t)end) - p0;
-            auto fits = [&](size_t j) { return 4 * ((size_t)p0[j] - r) + 8 * (j - j0) + 64 <= P->slot_rows * 8; };
-            if (!fits(j1)) {   // the most roots that fit: fits(a), not fits(b); one run always fits
-                size_t a = j0, b = j1;
-                while (b - a > 1) {
-                    const size_t mid = a + (b - a) / 2;
-                    (fits(mid) ? a : b) = mid;
-                }
-                j1 = a;
-            }
-            if (j1 == j0) {
-                snprintf(g->err, sizeof g->err, "triangles by parts: a value's rows overflow a slot as a TrieArray");
-                return RFX_ERR_INTERNAL;
-            }
-            end = p0[j1];
-            c.r1 = end;
-            c.ylast = d[2 * (end - 1)];
-            c.k0 = j0;
-            c.roots = j1 - j0;
-            const std::vector<size_t> &mx = P->ht.max_rows;
-            c.has_max = std::lower_bound(mx.begin(), mx.end(), r) != std::lower_bound(mx.begin(), mx.end(), end);
-        }
-        P->chunks.push_back(c);
+        P->chunks.push_back({r, end, d[2 * r], d[2 * (end - 1)], span < end - r ? span : end - r, 0});
         r = end;
     }
     const int m = (int)P->chunks.size();
@@ -1353,14 +1285,14 @@ static rfx_status pairs_count(rfx_gpu *g, rfx_gpu *sib, const rfx_rows *e, uint6
     }
     if (P->timing)
         pairs_times(P);
-    if (getenv("RFX_PAIRS_ITEMS"))
+    if (getenv("RFX_PAIRS_ITEMS")) {   // the setup apart from the loop, and what a trace's item numbers are
         fprintf(stderr, "pairs: %s, setup %.1f ms (host TrieArray %.1f, registered %.1f), loop %.1f ms, %zu chunks, %zu parts\n",
                 P->by_trie ? "chunks as TrieArrays" : "chunks as rows", P->ms_setup, P->ht.ms_build, P->ht.ms_register,
                 P->ms_loop, P->chunks.size(), P->part_end.size());
-    if (getenv("RFX_PAIRS_ITEMS"))   // what a trace's item numbers are
         for (size_t k = 0; k < P->items.size(); k++)
             fprintf(stderr, "pairs item %zu: chunk %d part %d %s rows %zu\n", k, P->items[k].chunk, P->items[k].part,
                     P->items[k].piece ? "piece" : "streamed", P->items[k].piece ? (size_t)0 : P->items[k].rows);
+    }
     for (std::vector<pairs_span> *v : {&P->lane[0].sp, &P->lane[1].sp, &P->sp_copy})
         for (pairs_span &x : *v) {
             cudaEventDestroy(x.e0);

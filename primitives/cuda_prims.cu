@@ -5,6 +5,7 @@
 extern "C" {
 #include "cuda_prims.h"
 #include "fault.h"
+#include "lftj.h"   // the host TrieArray the count by parts sends its chunks from
 }
 #include "rx_ops.h"
 #include "thrust_shim.h"
