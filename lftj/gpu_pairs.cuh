@@ -1154,7 +1154,7 @@ static rfx_status pairs_setup(pairs_run *P)
         return st;
     // Chunks as TrieArrays (about half the bytes of their rows) where the plan streams
     // them past many parts: the host's TrieArray costs a pass over the rows and its
-    // registration (R-MAT 24 on the H200's host: 105-156 ms and 26-47 ms), which the
+    // registration (R-MAT 24 on the H200's host: 74-84 ms and 31-44 ms), which the
     // copies saved repay at small caps only (the loop 208-212 ms against 229-233 at 25%,
     // 6 parts; 419-440 against 489-504 at 10%, 17; 988-1099 against 1418-1585 at 5%, 34-35,
     // where two lanes also fit: as rows they ran out and the count ran on one).
