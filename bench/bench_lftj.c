@@ -249,7 +249,7 @@ static void bench(const char *name, rfx_rows *oriented, size_t m_input, double o
     double cpu = -1;
     uint64_t cpu_count = jc.count;
     if (!count_only && rfx_gpu_download(g, &e, &host) == RFX_OK) {
-        rfx_lftj_src s[3] = {{&host, tri_colvar}, {&host, tri_colvar + 2}, {&host, tri_colvar + 4}};
+        rfx_lftj_src s[3] = {{&host, tri_colvar, NULL}, {&host, tri_colvar + 2, NULL}, {&host, tri_colvar + 4, NULL}};
         double t[16];
         int n = reps < 3 ? reps : 3;
         if (host.n > 10000000)

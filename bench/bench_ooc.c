@@ -9,7 +9,8 @@
  *   join s    the LFTJ operator's time (the profile's, host clock around the command,
  *             device synchronised), median of repeats after a warm-up run
  *   run s     the whole rfx_run (loading the inserted edges, registering host rows a join
- *             streams as they land there, the join), median of the same repeats
+ *             streams as they land there and making the TrieArray the count by parts
+ *             copies from, the join), median of the same repeats
  *   Medges/s  input edges / join s; vs in-core the uncapped join s / this join s
  * Every run's count must equal the uncapped count ("ok").
  * Usage: bench_ooc [-r REPEATS] [-c FRACTION]... [-d NDEV] [-t TRACE.json] [-s SCALE]... [-p SLOT:HELD[:LANES[:REV]]|0]...

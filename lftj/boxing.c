@@ -378,7 +378,7 @@ rfx_status rfx_cpu_lftj_boxed(const rfx_lftj_src *srcs, int nsrc, int nvars, siz
             ++*nboxes;
         size_t rows = 0;
         for (int s = 0; s < nsrc; s++) {
-            vs[s] = (rfx_lftj_src){&views[s], srcs[s].colvar};
+            vs[s] = (rfx_lftj_src){&views[s], srcs[s].colvar, NULL};
             rows += views[s].n;
         }
         int nt = rows < 65536 ? 1 : nthreads;   /* a small box is not worth starting threads */

@@ -387,7 +387,8 @@ typedef struct pairs_run {
     size_t tb_items;              // the items up to the last piece appended to the part's TrieArray
     bool planned, quit, failed;
     bool early_first;             // a part's first piece joined before the last part's boxes end (RFX_PAIRS_EARLY=0: not)
-    bool by_trie;                 // chunks sent as TrieArrays from ht
+    bool by_trie;                 // chunks sent as TrieArrays from trie
+    const rfx_lftj_trie *trie;    // ht's, or the caller's (kept registered by the out-of-core layer)
     pairs_host_trie ht;
     rfx_status st;
     int failed_lane;
@@ -455,7 +456,7 @@ static rfx_status pairs_issue(pairs_run *P, size_t k, int chunk)
             return st;
         const size_t n1 = c.r1 - c.r0, o0 = (n1 + 3) / 4 * 4, o1 = o0 + (c.roots + 3) / 4 * 4;
         uint32_t *dst = (uint32_t *)P->slot[s];
-        const rfx_lftj_trie *t = &P->ht.t;
+        const rfx_lftj_trie *t = P->trie;
         CK(cudaMemcpyAsync(dst, t->val1.data + c.r0, n1 * 4, cudaMemcpyHostToDevice, P->copy));
         CK(cudaMemcpyAsync(dst + o0, t->val0.data + c.k0, c.roots * 4, cudaMemcpyHostToDevice, P->copy));
         CK(cudaMemcpyAsync(dst + o1, t->ptr0.data + c.k0, (c.roots + 1) * 4, cudaMemcpyHostToDevice, P->copy));
@@ -1057,9 +1058,12 @@ static rfx_status pairs_plan(pairs_run *P)
         return RFX_ERR_NOMEM;
     }
     P->chunks.clear();
-    const rfx_lftj_trie *t = &P->ht.t;
+    const rfx_lftj_trie *t = P->trie;
     // as a TrieArray: the most roots from j0 whose rows fit a slot's count and whose slices
-    // (4 bytes a row, 8 a root, padding) fit its bytes
+    // (4 bytes a row, 8 a root, padding) fit its bytes. (Chunks of up to twice the rows,
+    // which the bytes would allow, made 18 chunks at R-MAT 24's 25% cap instead of 33 but
+    // ran 0.354 s against 0.214: two lanes' TrieArrays and boxes no longer fit, and the
+    // count ran again on one; at 10% the same 0.449 s.)
     for (size_t j0 = 0, n0 = P->by_trie ? t->val0.n : 0; j0 < n0;) {
         const uint32_t *p0 = t->ptr0.data;   // n0 + 1 entries, the last the rows
         auto fits = [&](size_t j) {
@@ -1158,15 +1162,20 @@ static rfx_status pairs_setup(pairs_run *P)
     // copies saved repay at small caps only (the loop 208-212 ms against 229-233 at 25%,
     // 6 parts; 419-440 against 489-504 at 10%, 17; 988-1099 against 1418-1585 at 5%, 34-35,
     // where two lanes also fit: as rows they ran out and the count ran on one).
-    // RFX_PAIRS_HOST_TRIE=1 / 0: always / never.
+    // A TrieArray the caller keeps (the out-of-core layer's, made as the rows landed) costs
+    // the count nothing, and is used whatever the parts. RFX_PAIRS_HOST_TRIE=1 / 0: always
+    // / never (neither the caller's nor one built here).
     const char *te = getenv("RFX_PAIRS_HOST_TRIE");
-    const bool want = te ? atoi(te) != 0 : P->part_end.size() >= PAIRS_TRIE_PARTS;
-    if (want && pairs_host_trie_build(P)) {
+    const bool want = te ? atoi(te) != 0 : P->trie != NULL || P->part_end.size() >= PAIRS_TRIE_PARTS;
+    if (want && !P->trie && pairs_host_trie_build(P))
+        P->trie = &P->ht.t;
+    else if (want && !P->trie)
+        pairs_host_trie_free(&P->ht);   // what a failed build made; the chunks go as rows
+    if (want && P->trie) {
         P->by_trie = true;
         if ((st = pairs_plan(P)) != RFX_OK)
             return st;
-    } else if (want)
-        pairs_host_trie_free(&P->ht);   // what a failed build made; the chunks go as rows
+    }
     int least = 0, greatest = 0;   // copies ahead of the join's blocks
     CK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
     CK(cudaStreamCreateWithPriority(&P->copy, cudaStreamNonBlocking, greatest));
@@ -1217,14 +1226,16 @@ static rfx_status pairs_setup(pairs_run *P)
 }
 
 // One count with the lanes of sib (NULL: one lane).
-static rfx_status pairs_count(rfx_gpu *g, rfx_gpu *sib, const rfx_rows *e, uint64_t *count, size_t *boxes,
-                              size_t *parts, size_t *host_bytes, rfx_gpu_span_fn span, void *span_ctx)
+static rfx_status pairs_count(rfx_gpu *g, rfx_gpu *sib, const rfx_rows *e, const rfx_lftj_trie *trie,
+                              uint64_t *count, size_t *boxes, size_t *parts, size_t *host_bytes, rfx_gpu_span_fn span,
+                              void *span_ctx)
 {
     pairs_run *P = new (std::nothrow) pairs_run();
     if (!P)
         return RFX_ERR_NOMEM;
     P->g = g;
     P->e = e;
+    P->trie = trie;
     P->spans = span != NULL;
     P->timing = getenv("RFX_PAIRS_TIMES") != NULL;
     const char *early = getenv("RFX_PAIRS_EARLY");
@@ -1287,7 +1298,7 @@ static rfx_status pairs_count(rfx_gpu *g, rfx_gpu *sib, const rfx_rows *e, uint6
         pairs_times(P);
     if (getenv("RFX_PAIRS_ITEMS")) {   // the setup apart from the loop, and what a trace's item numbers are
         fprintf(stderr, "pairs: %s, setup %.1f ms (host TrieArray %.1f, registered %.1f), loop %.1f ms, %zu chunks, %zu parts\n",
-                P->by_trie ? "chunks as TrieArrays" : "chunks as rows", P->ms_setup, P->ht.ms_build, P->ht.ms_register,
+                !P->by_trie ? "chunks as rows" : P->trie == &P->ht.t ? "chunks as TrieArrays" : "chunks as the caller's TrieArray", P->ms_setup, P->ht.ms_build, P->ht.ms_register,
                 P->ms_loop, P->chunks.size(), P->part_end.size());
         for (size_t k = 0; k < P->items.size(); k++)
             fprintf(stderr, "pairs item %zu: chunk %d part %d %s rows %zu\n", k, P->items[k].chunk, P->items[k].part,
@@ -1322,8 +1333,9 @@ static rfx_status pairs_count(rfx_gpu *g, rfx_gpu *sib, const rfx_rows *e, uint6
     return st;
 }
 
-extern "C" rfx_status rfx_gpu_triangles_parts(rfx_gpu *g, const rfx_rows *e, uint64_t *count, size_t *boxes,
-                                              size_t *parts, size_t *host_bytes, rfx_gpu_span_fn span, void *span_ctx)
+extern "C" rfx_status rfx_gpu_triangles_parts(rfx_gpu *g, const rfx_rows *e, const rfx_lftj_trie *trie, uint64_t *count,
+                                              size_t *boxes, size_t *parts, size_t *host_bytes, rfx_gpu_span_fn span,
+                                              void *span_ctx)
 {
     *count = 0;
     if (host_bytes)
@@ -1341,14 +1353,14 @@ extern "C" rfx_status rfx_gpu_triangles_parts(rfx_gpu *g, const rfx_rows *e, uin
     const char *le = getenv("RFX_PAIRS_LANES");
     rfx_gpu *sib = le && atoi(le) == 1 ? NULL : gpu_sibling(g);
     const uint64_t mark = rfx_gpu_alloc_mark(g);
-    rfx_status st = pairs_count(g, sib, e, count, boxes, parts, host_bytes, span, span_ctx);
+    rfx_status st = pairs_count(g, sib, e, trie, count, boxes, parts, host_bytes, span, span_ctx);
     if (st == RFX_ERR_NOMEM && sib) {
         if (getenv("RFX_PAIRS_TIMES"))
             fprintf(stderr, "triangles by parts: two lanes ran out of memory (%s); one lane\n", g->err);
         cudaStreamSynchronize(g->stream);
         rfx_gpu_reclaim(g, mark, NULL, 0);   // what the failed boxes left
         g->err[0] = 0;
-        st = pairs_count(g, NULL, e, count, boxes, parts, host_bytes, span, span_ctx);
+        st = pairs_count(g, NULL, e, trie, count, boxes, parts, host_bytes, span, span_ctx);
     }
     if (st != RFX_OK) {   // nothing of the count's stays (the caller goes on to other boxes)
         cudaStreamSynchronize(g->stream);

@@ -19,6 +19,7 @@ typedef struct trie_job {
     size_t *heads, *distinct;   /* per chunk: first-column values and rows that start there */
     uint32_t **head_at;         /* one pass: per chunk, its heads' values and row indexes */
     bool *repeats;              /* one pass: per chunk, whether a row repeats the one before */
+    bool *unsorted;             /* per chunk: whether a row is less than the one before */
     rfx_lftj_trie *t;
 } trie_job;
 
@@ -38,6 +39,12 @@ static inline bool is_new(const uint32_t *d, size_t i)
 {
     return is_head(d, i) || d[2 * i + 1] != d[2 * i - 1];
 }
+/* Row i is less than row i - 1 (checked in the passes that read them anyway: the layer
+ * that keeps TrieArrays of what lands on the host does not know every landing's order). */
+static inline bool is_less(const uint32_t *d, size_t i)
+{
+    return i > 0 && (d[2 * i] < d[2 * i - 2] || (d[2 * i] == d[2 * i - 2] && d[2 * i + 1] < d[2 * i - 1]));
+}
 
 /* One pass, for rows without repeats (the usual case: relations are sets): val1 is the
  * second column as it stands, and each chunk keeps its heads aside until their places are
@@ -52,6 +59,10 @@ static void trie_one_pass(int c, void *arg)
     j->head_at[c] = at;
     j->repeats[c] = at == NULL;
     for (size_t i = a; i < b && at; i++) {
+        if (is_less(d, i)) {
+            j->unsorted[c] = true;
+            break;
+        }
         if (is_head(d, i)) {
             at[2 * heads] = d[2 * i];
             at[2 * heads++ + 1] = (uint32_t)i;
@@ -83,6 +94,7 @@ static void trie_count(int c, void *arg)
     for (size_t i = a; i < b; i++) {
         heads += is_head(d, i);
         distinct += is_new(d, i);
+        j->unsorted[c] |= is_less(d, i);
     }
     j->heads[c] = heads;
     j->distinct[c] = distinct;
@@ -134,8 +146,10 @@ static rfx_status trie_build_one_pass(trie_job *j, int nthreads, bool *done)
     bool repeats = false;
     if (st == RFX_OK) {
         rfx_parallel_for((int)nc, nthreads, trie_one_pass, j);
-        for (size_t c = 0; c < nc; c++)
+        for (size_t c = 0; c < nc; c++) {
             repeats |= j->repeats[c];
+            st = j->unsorted[c] ? RFX_ERR_LIMIT : st;
+        }
     }
     size_t n0 = 0;
     for (size_t c = 0; st == RFX_OK && !repeats && c < nc; c++) {
@@ -164,6 +178,9 @@ static rfx_status trie_build_two_passes(trie_job *j, int nthreads)
 {
     const size_t nc = j->nchunks;
     rfx_parallel_for((int)nc, nthreads, trie_count, j);
+    for (size_t c = 0; c < nc; c++)
+        if (j->unsorted[c])
+            return RFX_ERR_LIMIT;
     size_t n0 = 0, n1 = 0;
     for (size_t c = 0; c < nc; c++) {   /* exclusive scans: each chunk's start */
         size_t h = j->heads[c], d = j->distinct[c];
@@ -192,8 +209,8 @@ rfx_status rfx_lftj_trie_build(const rfx_rows *rows, int nthreads, rfx_lftj_trie
         nchunks = rows->n / TRIE_MIN_CHUNK;
     nchunks = nchunks ? nchunks : 1;
     trie_job j = {rows, nchunks, rfx_malloc(sizeof(size_t) * nchunks), rfx_malloc(sizeof(size_t) * nchunks), NULL,
-                  NULL, t};
-    rfx_status st = j.heads && j.distinct ? RFX_OK : RFX_ERR_NOMEM;
+                  NULL, rfx_calloc(nchunks, sizeof(bool)), t};
+    rfx_status st = j.heads && j.distinct && j.unsorted ? RFX_OK : RFX_ERR_NOMEM;
     bool done = false;
     if (st == RFX_OK && rows->n)
         st = trie_build_one_pass(&j, nthreads, &done);
@@ -201,6 +218,7 @@ rfx_status rfx_lftj_trie_build(const rfx_rows *rows, int nthreads, rfx_lftj_trie
         st = trie_build_two_passes(&j, nthreads);
     free(j.heads);
     free(j.distinct);
+    free(j.unsorted);
     if (st != RFX_OK)
         rfx_lftj_trie_free(t);
     return st;

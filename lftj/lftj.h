@@ -13,9 +13,18 @@
 
 #include "primitives.h"
 
+/* A two-column relation as a TrieArray: val0 its distinct first-column values, ptr0 (one
+ * entry more) where each one's second-column values start in val1, val1 the second columns
+ * of its distinct rows. Each part is a one-column rfx_rows (so it can be pinned). */
+typedef struct rfx_lftj_trie {
+    rfx_rows val0, ptr0, val1;
+} rfx_lftj_trie;
+
 typedef struct rfx_lftj_src {
     const rfx_rows *rows;      /* sorted; duplicates allowed */
     const int *colvar;         /* rows->arity entries, strictly increasing, each < nvars */
+    const rfx_lftj_trie *trie; /* rows' TrieArray where the host keeps one (registered for
+                                * copies: the out-of-core layer's), else NULL */
 } rfx_lftj_src;
 
 /* Checks the sources describe a join (every variable in some source, columns in
@@ -70,15 +79,9 @@ rfx_status rfx_cpu_lftj_boxed(const rfx_lftj_src *srcs, int nsrc, int nvars, siz
                               uint64_t *count, int nthreads, size_t *nboxes);
 
 /* ---- host TrieArrays (host_trie.c): the form a box's slices travel in ------------------- */
-/* A two-column relation as a TrieArray: val0 its distinct first-column values, ptr0 (one
- * entry more) where each one's second-column values start in val1, val1 the second columns
- * of its distinct rows. Each part is a one-column rfx_rows (so it can be pinned). */
-typedef struct rfx_lftj_trie {
-    rfx_rows val0, ptr0, val1;
-} rfx_lftj_trie;
-
 /* t = the TrieArray of rows (two columns, sorted, fewer than 2^32 - 1), built on nthreads
- * threads in one pass over rows without repeats, else two. RFX_ERR_LIMIT for other rows; t is then empty. */
+ * threads in one pass over rows without repeats, else two. RFX_ERR_LIMIT for other rows
+ * (unsorted ones found so in the same pass); t is then empty. */
 rfx_status rfx_lftj_trie_build(const rfx_rows *rows, int nthreads, rfx_lftj_trie *t);
 void rfx_lftj_trie_free(rfx_lftj_trie *t);
 /* The roots [*rlo, *rhi) of t holding rows [lo, hi) of the rows it was built from (their

@@ -209,7 +209,8 @@ rfx_status rfx_gpu_lftj_boxes(rfx_gpu *const *gs, int ndev, const rfx_rows *cons
                               const rfx_gpu_box_tries *tries, rfx_rows *parts, uint64_t *counts,
                               rfx_gpu_span_fn span, void *span_ctx, size_t *host_bytes, char *err, size_t errcap);
 /* The count of e(x,y), e(y,z), e(x,z) over a two-column relation e kept on the host
- * (sorted, a set; pinned here while it runs unless registered already), out of core by parts of
+ * (sorted, a set; pinned here while it runs unless registered already; trie, when not NULL,
+ * e's TrieArray, registered, whose slices are then what is copied), out of core by parts of
  * its first column within the context's budget (lftj/gpu_pairs.cuh): e's rows cut into
  * chunks of whole first-column runs, consecutive chunks held as a part's TrieArray one
  * part at a time, every chunk that part's rows reach streamed past it, each (part, chunk)
@@ -217,8 +218,10 @@ rfx_status rfx_gpu_lftj_boxes(rfx_gpu *const *gs, int ndev, const rfx_rows *cons
  * value leading too many rows, too many chunks) or memory ran out; on any failure none of
  * its device memory stays allocated. *boxes: joins run;
  * *parts: parts held; *host_bytes: bytes copied from the host. */
-rfx_status rfx_gpu_triangles_parts(rfx_gpu *g, const rfx_rows *e, uint64_t *count, size_t *boxes, size_t *parts,
-                                   size_t *host_bytes, rfx_gpu_span_fn span, void *span_ctx);
+struct rfx_lftj_trie;
+rfx_status rfx_gpu_triangles_parts(rfx_gpu *g, const rfx_rows *e, const struct rfx_lftj_trie *trie, uint64_t *count,
+                                   size_t *boxes, size_t *parts, size_t *host_bytes, rfx_gpu_span_fn span,
+                                   void *span_ctx);
 /* The leapfrog triejoin over sources resident on gs[0], spread over ndev contexts: each
  * other device gets a copy of the sources (peer copy; a device without room sits out) and
  * the devices take nparts intervals of the outer variable (equal shares of its largest

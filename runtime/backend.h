@@ -69,6 +69,10 @@ struct rfx_backend {
      * copies gain nothing from it (the CPU). */
     bool (*pin_host)(rfx_backend *be, void *data, size_t bytes);
     void (*unpin_host)(rfx_backend *be, void *data);
+    /* Whether lftj_host, joining these sources, would copy the slices of their host
+     * TrieArrays (rfx_lftj_src.trie) where given: the out-of-core layer then keeps one,
+     * registered, for each such source's rows from when they land. NULL: never. */
+    bool (*reads_tries)(rfx_backend *be, const struct rfx_lftj_src *srcs, int nsrc, int nvars);
 };
 
 /* cap (0: none): bytes the backend may hold, a rule kept by the out-of-core layer below
@@ -90,6 +94,7 @@ typedef struct rfx_ooc_stats {
     size_t host_merges;        /* set operations and sorts run by the host's cores */
     double up_bytes, down_bytes;
     double pinned_bytes, pin_seconds;   /* host rows registered for a triejoin's copies as they landed */
+    double trie_bytes, trie_seconds;    /* TrieArrays made of such rows (and registered) as they landed */
 } rfx_ooc_stats;
 bool rfx_ooc_stats_of(rfx_backend *be, rfx_ooc_stats *st);
 /* NULL when CUDA is not built in or no device can be used; *why says which. */

@@ -190,7 +190,7 @@ static rfx_status cpu_exec(rfx_backend *be, const rfx_ra_cmd *c)
         if (c->nvars > 64)
             return RFX_ERR_LIMIT;
         for (int s = 0, off = 0; s < c->nvars; s++) {
-            srcs[s] = (rfx_lftj_src){&V[c->vars[s]], c->colvar + off};
+            srcs[s] = (rfx_lftj_src){&V[c->vars[s]], c->colvar + off, NULL};
             off += V[c->vars[s]].arity;
         }
         if (!c->count_only)
@@ -249,9 +249,48 @@ static size_t cpu_budget(rfx_backend *be)
     return ((cpu_ctx *)be->ctx)->cap;
 }
 
+/* RFX_CPU_PIN_CHECK: the out-of-core layer keeps TrieArrays of two-column sources, as for a
+ * device, and each one given to a join must be its rows' as they are now, registered. */
+static bool cpu_reads_tries(rfx_backend *be, const rfx_lftj_src *srcs, int nsrc, int nvars)
+{
+    (void)be;
+    (void)nvars;
+    bool any = false;
+    for (int s = 0; s < nsrc; s++)
+        any |= srcs[s].rows->arity == 2;
+    return any;
+}
+
+static bool cpu_pinned(const cpu_ctx *c, const void *data)
+{
+    for (int k = 0; k < c->npins; k++)
+        if (c->pins[k] == data)
+            return true;
+    return false;
+}
+
+static void cpu_check_trie(const cpu_ctx *c, const rfx_lftj_src *src)
+{
+    const rfx_lftj_trie *t = src->trie;
+    rfx_lftj_trie fresh;
+    if (rfx_lftj_trie_build(src->rows, 1, &fresh) != RFX_OK)
+        pin_check_failed("a TrieArray given for rows that have none", t);
+    bool same = fresh.val0.n == t->val0.n && fresh.val1.n == t->val1.n;
+    const rfx_rows *a[3] = {&fresh.val0, &fresh.ptr0, &fresh.val1}, *b[3] = {&t->val0, &t->ptr0, &t->val1};
+    for (int k = 0; k < 3 && same; k++)
+        same = a[k]->n == b[k]->n && (!a[k]->n || memcmp(a[k]->data, b[k]->data, a[k]->n * 4) == 0) &&
+               (!b[k]->n || cpu_pinned(c, b[k]->data));
+    rfx_lftj_trie_free(&fresh);
+    if (!same)
+        pin_check_failed("a TrieArray given that is not its rows' or not registered", t);
+}
+
 static rfx_status cpu_lftj_host(rfx_backend *be, const rfx_lftj_src *srcs, int nsrc, int nvars, size_t budget,
                                 int nthreads, rfx_rows *dst, uint64_t *count, size_t *boxes, size_t *copied)
 {
+    for (int s = 0; s < nsrc; s++)
+        if (srcs[s].trie)
+            cpu_check_trie(be->ctx, &srcs[s]);
     *copied = 0;      /* slices are views of host memory */
     (void)nthreads;   /* the backend's own count: it joins on the host too */
     return rfx_cpu_lftj_boxed(srcs, nsrc, nvars, budget, dst, count, ((cpu_ctx *)be->ctx)->nthreads, boxes);
@@ -328,11 +367,12 @@ rfx_backend *rfx_backend_cpu(int nthreads, size_t cap)
     *be = (rfx_backend){"cpu", c, cpu_open, cpu_close, cpu_count, cpu_release, cpu_merge_host,
                         cpu_host_view, cpu_exec, cpu_exec_group, cpu_last_error, cpu_sync, cpu_copy_bandwidth, cpu_device,
                         NULL, cpu_load_host, cpu_budget, c->scratch > 0, cpu_lftj_host, NULL, NULL, cpu_take_host,
-                        NULL, NULL};
+                        NULL, NULL, NULL};
     const char *pin_check = getenv("RFX_CPU_PIN_CHECK");
     if (pin_check && atoi(pin_check)) {
         be->pin_host = cpu_pin_host;
         be->unpin_host = cpu_unpin_host;
+        be->reads_tries = cpu_reads_tries;
     }
     return be;
 }

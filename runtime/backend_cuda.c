@@ -358,30 +358,45 @@ static bool triangle_colvar(const int *colvar)
     return true;
 }
 
+/* Whether a count over these sources goes by parts (below): one device, the triangle's three
+ * sources one two-column relation. RFX_PAIRS=0: never (the general boxes, for comparisons). */
+static bool by_parts(const cuda_ctx *x, const rfx_lftj_src *srcs, int nsrc, int nvars)
+{
+    const char *env = getenv("RFX_PAIRS");
+    if (x->ndev != 1 || nsrc != 3 || nvars != 3 || (env && atoi(env) == 0))
+        return false;
+    int colvar[6];
+    for (int s = 0; s < 3; s++) {
+        if (srcs[s].rows != srcs[0].rows || srcs[s].rows->arity != 2)
+            return false;
+        colvar[2 * s] = srcs[s].colvar[0];
+        colvar[2 * s + 1] = srcs[s].colvar[1];
+    }
+    return triangle_colvar(colvar);
+}
+
+/* The count by parts sends its chunks as slices of the relation's TrieArray, ~half the
+ * bytes of its rows: kept from when the rows land, it costs the join nothing. */
+static bool cu_reads_tries(rfx_backend *be, const rfx_lftj_src *srcs, int nsrc, int nvars)
+{
+    const char *env = getenv("RFX_PAIRS_HOST_TRIE");   /* 0: the count sends rows (comparisons) */
+    return (!env || atoi(env) != 0) && by_parts(be->ctx, srcs, nsrc, nvars);
+}
+
 /* A triangle count over one host relation on one device: by parts of its vertices
  * (rfx_gpu_triangles_parts), whose boxes join at about the in-core rate, where a plan
- * fits the budget; *done false leaves it to the boxes of the general join.
- * RFX_PAIRS=0: the general boxes always (for comparisons). */
+ * fits the budget; *done false leaves it to the boxes of the general join. */
 static rfx_status cu_triangles_by_parts(rfx_backend *be, const rfx_lftj_src *srcs, int nsrc, int nvars,
                                         uint64_t *count, size_t *nboxes, size_t *copied, bool *done)
 {
     cuda_ctx *x = be->ctx;
     *done = false;
-    const char *env = getenv("RFX_PAIRS");
-    if (x->ndev != 1 || nsrc != 3 || nvars != 3 || (env && atoi(env) == 0))
-        return RFX_OK;
-    int colvar[6];
-    for (int s = 0; s < 3; s++) {
-        if (srcs[s].rows != srcs[0].rows || srcs[s].rows->arity != 2)
-            return RFX_OK;
-        colvar[2 * s] = srcs[s].colvar[0];
-        colvar[2 * s + 1] = srcs[s].colvar[1];
-    }
-    if (!triangle_colvar(colvar))
+    if (!by_parts(x, srcs, nsrc, nvars))
         return RFX_OK;
     double t0 = rfx_seconds();
     size_t boxes = 0, parts = 0, bytes = 0;
-    rfx_status st = rfx_gpu_triangles_parts(x->g, srcs[0].rows, count, &boxes, &parts, &bytes, be->span, be->span_ctx);
+    rfx_status st = rfx_gpu_triangles_parts(x->g, srcs[0].rows, srcs[0].trie, count, &boxes, &parts, &bytes, be->span,
+                                            be->span_ctx);
     if (copied)
         *copied = bytes;
     if (getenv("RFX_PAIRS_TIMES"))
@@ -801,6 +816,6 @@ rfx_backend *rfx_backend_cuda(const rfx_run_opts *o, char *why, size_t whycap)
     *be = (rfx_backend){"cuda", c, cu_open, cu_close, cu_count, cu_release, cu_merge_host,
                         cu_host_view, cu_exec, cu_exec_group, cu_last_error, cu_sync, cu_copy_bandwidth, cu_device,
                         cu_jit_stats, cu_load_host, cu_budget, true, cu_lftj_host, NULL, NULL, NULL,
-                        cu_pin_host, cu_unpin_host};
+                        cu_pin_host, cu_unpin_host, cu_reads_tries};
     return be;
 }

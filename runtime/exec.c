@@ -356,6 +356,9 @@ static void print_profile(exec *x, double total)
         if (oo.pinned_bytes > 0)
             fprintf(f, ", %.1f MB of a triejoin's host inputs registered in %.3f s as they landed", oo.pinned_bytes * 1e-6,
                     oo.pin_seconds);
+        if (oo.trie_bytes > 0)
+            fprintf(f, ", %.1f MB of TrieArrays made of them (and registered) in %.3f s", oo.trie_bytes * 1e-6,
+                    oo.trie_seconds);
         fputc('\n', f);
     }
     if (f && x->splits)

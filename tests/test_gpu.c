@@ -611,7 +611,7 @@ static void test_lftj(void)
                     h[k] = q == 0 && k > 0 ? h[0] : rows_random(k == 1 && si == 1 ? 0 : n, arity, ds[di], range, true);
                     d[k] = up(&h[k]);
                     dp[k] = &d[k];
-                    s[k] = (rfx_lftj_src){&h[k], cv + off};
+                    s[k] = (rfx_lftj_src){&h[k], cv + off, NULL};
                     off += arity;
                 }
                 rfx_rows cpu;
@@ -644,7 +644,7 @@ static void test_lftj(void)
                 if (q == 0 && hn > 0) {
                     /* a box's view: e(x,y) and e(x,z) a prefix of the rows e(y,z) reads whole */
                     rfx_rows hp = {h[0].data, hn, hn, 2};
-                    rfx_lftj_src sp[3] = {{&hp, cv}, {&h[0], cv + 2}, {&hp, cv + 4}};
+                    rfx_lftj_src sp[3] = {{&hp, cv, NULL}, {&h[0], cv + 2, NULL}, {&hp, cv + 4, NULL}};
                     rfx_dev_rows half = {d[0].data, hn, hn, 2};
                     const rfx_dev_rows *pp[3] = {&half, &d[0], &half};
                     uint64_t want = 0, got = 0;
@@ -670,7 +670,7 @@ static void test_lftj(void)
 static bool triangles_agree(const rfx_rows *e, const char *what, uint64_t at_least)
 {
     static const int tri[] = {0, 1, 1, 2, 0, 2};
-    rfx_lftj_src s[3] = {{e, tri}, {e, tri + 2}, {e, tri + 4}};
+    rfx_lftj_src s[3] = {{e, tri, NULL}, {e, tri + 2, NULL}, {e, tri + 4, NULL}};
     uint64_t want = 0, got[5] = {0, 0, 0, 0, 0};
     CU_ASSERT_EQUAL(rfx_cpu_lftj(s, 3, 3, NULL, &want, 4), RFX_OK);
     rfx_dev_rows d = up(e);
@@ -877,7 +877,7 @@ static void test_lftj_one_relation(void)
             const int *cv = q ? tri : k4, nsrc = q ? 3 : 6, nvars = q ? 3 : 4;
             rfx_lftj_src s[6];
             for (int k = 0; k < nsrc; k++)
-                s[k] = (rfx_lftj_src){&e, cv + 2 * k};
+                s[k] = (rfx_lftj_src){&e, cv + 2 * k, NULL};
             rfx_rows cpu;
             rfx_rows_init(&cpu, nvars);
             CU_ASSERT_EQUAL(rfx_cpu_lftj(s, nsrc, nvars, &cpu, NULL, 4), RFX_OK);
@@ -1062,7 +1062,7 @@ static void test_lftj_two_vars(void)
         if (q)
             rfx_cpu_sort(&b, 4);   /* sorted, repeats kept */
         const int *cv = q ? by_unary : shared;
-        rfx_lftj_src s[2] = {{&a, cv}, {&b, cv + 2}};
+        rfx_lftj_src s[2] = {{&a, cv, NULL}, {&b, cv + 2, NULL}};
         uint64_t want = 0;
         CU_ASSERT_EQUAL(rfx_cpu_lftj(s, 2, 2, NULL, &want, 2), RFX_OK);
         rfx_dev_rows da = up(&a), db = up(&b);
@@ -1090,7 +1090,7 @@ static void test_lftj_small_budget(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(small);
     static const int tri[] = {0, 1, 1, 2, 0, 2};
     rfx_rows e = rows_random(quick ? 20000 : 300000, 2, UNIFORM, quick ? 800 : 3000, true);
-    rfx_lftj_src s[3] = {{&e, tri}, {&e, tri + 2}, {&e, tri + 4}};
+    rfx_lftj_src s[3] = {{&e, tri, NULL}, {&e, tri + 2, NULL}, {&e, tri + 4, NULL}};
     rfx_rows cpu;
     rfx_rows_init(&cpu, 3);
     CU_ASSERT_EQUAL(rfx_cpu_lftj(s, 3, 3, &cpu, NULL, 4), RFX_OK);
@@ -1192,7 +1192,7 @@ static void test_lftj_regroup_pieces(void)
     const uint32_t n = quick ? 20000 : 200000;
     rfx_rows e;
     triangles_and_noise(&e, n, 1);
-    rfx_lftj_src s[3] = {{&e, tri_vars}, {&e, tri_vars + 2}, {&e, tri_vars + 4}};
+    rfx_lftj_src s[3] = {{&e, tri_vars, NULL}, {&e, tri_vars + 2, NULL}, {&e, tri_vars + 4, NULL}};
     uint64_t want = 0;
     CU_ASSERT_EQUAL(rfx_cpu_lftj(s, 3, 3, NULL, &want, 4), RFX_OK);
     CU_ASSERT(want >= n);
@@ -1243,7 +1243,7 @@ static void test_lftj_memo_boxes(void)
                     hi++;
                 rfx_rows hs = {e.data + 2 * (size_t)lo, hi - lo, hi - lo, 2};
                 rfx_dev_rows ds = {d.data + 2 * (size_t)lo, hi - lo, hi - lo, 2};
-                rfx_lftj_src s[3] = {{&e, tri_vars}, {&hs, tri_vars + 2}, {&e, tri_vars + 4}};
+                rfx_lftj_src s[3] = {{&e, tri_vars, NULL}, {&hs, tri_vars + 2, NULL}, {&e, tri_vars + 4, NULL}};
                 const rfx_dev_rows *dp[3] = {&d, &ds, &d};
                 uint64_t want = 0, got = ~0ull;
                 CU_ASSERT_EQUAL(rfx_cpu_lftj(s, 3, 3, NULL, &want, 4), RFX_OK);
@@ -1309,7 +1309,7 @@ static void test_lftj_given_tries(void)
         CU_ASSERT_EQUAL_FATAL(rfx_gpu_trie_build(gpu, &pe[k], &te[k]), RFX_OK);
         CU_ASSERT_EQUAL_FATAL(rfx_gpu_trie_build(gpu, &pr[k], &tr[k]), RFX_OK);
     }
-    rfx_lftj_src whole[3] = {{&e, xy}, {&e, xy + 2}, {&e, xy + 4}};
+    rfx_lftj_src whole[3] = {{&e, xy, NULL}, {&e, xy + 2, NULL}, {&e, xy + 4, NULL}};
     uint64_t want = 0;
     CU_ASSERT_EQUAL(rfx_cpu_lftj(whole, 3, 3, NULL, &want, 4), RFX_OK);
     CU_ASSERT(want > 10000);
@@ -1321,7 +1321,7 @@ static void test_lftj_given_tries(void)
                 const rfx_rows *hs[3] = {order ? &hr[a] : &he[a], order ? &he[a] : &he[b], order ? &he[b] : &he[a]};
                 const rfx_dev_rows *ds[3] = {order ? &pr[a] : &pe[a], order ? &pe[a] : &pe[b], order ? &pe[b] : &pe[a]};
                 const rfx_dev_trie *ts[3] = {order ? &tr[a] : &te[a], order ? &te[a] : &te[b], order ? &te[b] : &te[a]};
-                rfx_lftj_src s[3] = {{hs[0], cv}, {hs[1], cv + 2}, {hs[2], cv + 4}};
+                rfx_lftj_src s[3] = {{hs[0], cv, NULL}, {hs[1], cv + 2, NULL}, {hs[2], cv + 4, NULL}};
                 rfx_rows cpu;
                 rfx_rows_init(&cpu, 3);
                 CU_ASSERT_EQUAL(rfx_cpu_lftj(s, 3, 3, &cpu, NULL, 4), RFX_OK);
@@ -1396,7 +1396,7 @@ static void test_triangles_parts(void)
     for (int k = 0; k < 2; k++) {
         rfx_cpu_sort(graphs[k], 4);
         rfx_cpu_unique(graphs[k], 4);
-        rfx_lftj_src s[3] = {{graphs[k], tri}, {graphs[k], tri + 2}, {graphs[k], tri + 4}};
+        rfx_lftj_src s[3] = {{graphs[k], tri, NULL}, {graphs[k], tri + 2, NULL}, {graphs[k], tri + 4, NULL}};
         uint64_t want = 0;
         CU_ASSERT_EQUAL(rfx_cpu_lftj(s, 3, 3, NULL, &want, 4), RFX_OK);
         CU_ASSERT(want > 1000);
@@ -1405,40 +1405,52 @@ static void test_triangles_parts(void)
         size_t rows_bytes = 0;
         /* each budget with two lanes and the chunks sent as rows, one lane, two again in the
          * same context with a part's first piece joined after the part before
-         * (RFX_PAIRS_EARLY=0), and with the chunks sent as TrieArrays (RFX_PAIRS_HOST_TRIE=1;
-         * the others as the count chooses) */
-        for (int run = 0; run < 8; run++) {
-            const int b = run / 4, lanes = run % 4 == 1 ? 1 : 2;
+         * (RFX_PAIRS_EARLY=0), with the chunks sent as TrieArrays (RFX_PAIRS_HOST_TRIE=1;
+         * the others as the count chooses), and from a TrieArray the caller keeps,
+         * registered (as the out-of-core layer's) */
+        rfx_lftj_trie kept;
+        CU_ASSERT_EQUAL_FATAL(rfx_lftj_trie_build(graphs[k], 4, &kept), RFX_OK);
+        for (int run = 0; run < 10; run++) {
+            const int b = run / 5, lanes = run % 5 == 1 ? 1 : 2;
             char err[256];
-            if (run % 4 == 0) {
+            if (run % 5 == 0) {
                 small = rfx_gpu_open(0, budgets[b], err, sizeof err);
                 CU_ASSERT_PTR_NOT_NULL_FATAL(small);
             }
             setenv("RFX_PAIRS_LANES", lanes == 1 ? "1" : "2", 1);
-            if (run % 4 == 2)
+            if (run % 5 == 2)
                 setenv("RFX_PAIRS_EARLY", "0", 1);
-            if (run % 4 == 0 || run % 4 == 3)
-                setenv("RFX_PAIRS_HOST_TRIE", run % 4 ? "1" : "0", 1);
+            if (run % 5 == 0 || run % 5 == 3)
+                setenv("RFX_PAIRS_HOST_TRIE", run % 5 ? "1" : "0", 1);
+            bool reg[3] = {false, false, false};
+            rfx_rows *part[3] = {&kept.val0, &kept.ptr0, &kept.val1};
+            for (int q = 0; q < 3 && run % 5 == 4; q++)
+                reg[q] = rfx_gpu_host_register(part[q]->data, part[q]->n * 4);
             uint64_t got = ~0ull;
             size_t boxes = 0, parts = 0, bytes = 0;
-            rfx_status st = rfx_gpu_triangles_parts(small, graphs[k], &got, &boxes, &parts, &bytes, NULL, NULL);
+            rfx_status st = rfx_gpu_triangles_parts(small, graphs[k], run % 5 == 4 ? &kept : NULL, &got, &boxes, &parts,
+                                                    &bytes, NULL, NULL);
+            for (int q = 0; q < 3; q++)
+                if (reg[q])
+                    rfx_gpu_host_unregister(part[q]->data);
             unsetenv("RFX_PAIRS_LANES");
             unsetenv("RFX_PAIRS_EARLY");
             unsetenv("RFX_PAIRS_HOST_TRIE");
             CU_ASSERT_EQUAL(st, RFX_OK);
             CU_ASSERT_EQUAL(got, want);
-            CU_ASSERT(parts > 1 && boxes > parts && bytes >= graphs[k]->n * (run % 4 == 3 ? 4 : 8));
-            if (run % 4 == 0)
+            CU_ASSERT(parts > 1 && boxes > parts && bytes >= graphs[k]->n * (run % 5 >= 3 ? 4 : 8));
+            if (run % 5 == 0)
                 rows_bytes = bytes;
-            else if (run % 4 == 3)   /* the TrieArrays were sent: fewer bytes than the rows */
+            else if (run % 5 >= 3)   /* the TrieArrays were sent: fewer bytes than the rows */
                 CU_ASSERT(bytes < rows_bytes);
             if (st != RFX_OK || got != want || parts < 2)
                 fprintf(stderr, "\n    %s, budget %zu, %d lanes: status %d; %llu triangles against %llu, %zu parts, %zu boxes: %s\n",
                         names[k], budgets[b], lanes, (int)st, (unsigned long long)got, (unsigned long long)want,
                         parts, boxes, rfx_gpu_error(small));
-            if (run % 4 == 3)
+            if (run % 5 == 4)
                 rfx_gpu_close(small);
         }
+        rfx_lftj_trie_free(&kept);
     }
     /* A device allocation failing at each of several points of a two-lane count (the
      * setup, a chunk's TrieArray, a box, the other lane's context): the count is the
@@ -1447,7 +1459,7 @@ static void test_triangles_parts(void)
         char err[256];
         rfx_gpu *small = rfx_gpu_open(0, (size_t)4 << 20, err, sizeof err);
         CU_ASSERT_PTR_NOT_NULL_FATAL(small);
-        rfx_lftj_src s[3] = {{&e, tri}, {&e, tri + 2}, {&e, tri + 4}};
+        rfx_lftj_src s[3] = {{&e, tri, NULL}, {&e, tri + 2, NULL}, {&e, tri + 4, NULL}};
         uint64_t want = 0;
         CU_ASSERT_EQUAL(rfx_cpu_lftj(s, 3, 3, NULL, &want, 4), RFX_OK);
         static const long nth[] = {1, 3, 7, 20, 60, 150, 400};
@@ -1455,7 +1467,7 @@ static void test_triangles_parts(void)
             setenv("RFX_PAIRS_LANES", "2", 1);
             rfx_fault_set_device(nth[f]);
             uint64_t got = ~0ull;
-            rfx_status st = rfx_gpu_triangles_parts(small, &e, &got, NULL, NULL, NULL, NULL, NULL);
+            rfx_status st = rfx_gpu_triangles_parts(small, &e, NULL, &got, NULL, NULL, NULL, NULL, NULL);
             const bool fired = rfx_fault_fired();
             rfx_fault_set_device(0);
             unsetenv("RFX_PAIRS_LANES");
@@ -1477,7 +1489,7 @@ static void test_triangles_parts(void)
     rfx_gpu *small = rfx_gpu_open(0, (size_t)3 << 20, err, sizeof err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(small);
     uint64_t got = 0;
-    CU_ASSERT_EQUAL(rfx_gpu_triangles_parts(small, &star, &got, NULL, NULL, NULL, NULL, NULL), RFX_ERR_NOMEM);
+    CU_ASSERT_EQUAL(rfx_gpu_triangles_parts(small, &star, NULL, &got, NULL, NULL, NULL, NULL, NULL), RFX_ERR_NOMEM);
     CU_ASSERT_PTR_NOT_NULL(strstr(rfx_gpu_error(small), "leads more than"));
     rfx_gpu_close(small);
     rfx_rows_free(&star);

@@ -231,11 +231,23 @@ static void test_count_only(void)
     free(edges);
 }
 
+/* The number before `what` in a profile's line, else was. */
+static double text_mb(const char *text, const char *what, double was)
+{
+    const char *at = strstr(text, what);
+    while (at && at > text && at[-1] != ' ')
+        at--;
+    return at ? atof(at) : was;
+}
+
 /* The rows a triejoin reads from the host are registered as they land there and released
- * once, whichever way they leave (spilled, uploaded, replaced, dropped, closed):
- * RFX_CPU_PIN_CHECK makes the CPU check that bookkeeping (it aborts on a broken rule), and
- * RFX_PIN_FROM=0 registers inputs of any size. The whole program under every cap and mode,
- * then the triangle count, whose profile says what was registered. */
+ * once, whichever way they leave (spilled, uploaded, replaced, dropped, closed), and so are
+ * the TrieArrays made of those a join copies as TrieArrays: RFX_CPU_PIN_CHECK makes the
+ * CPU check that bookkeeping (it aborts on a broken rule; it also takes TrieArrays of
+ * two-column sources, as a device's count by parts does, and checks each one a join is
+ * given is its rows'), and RFX_PIN_FROM=0 registers inputs of any size. The whole program
+ * under every cap and mode, then two triangle counts, whose profiles say what was
+ * registered and made. */
 static void test_pinned_inputs(void)
 {
     setenv("RFX_CPU_PIN_CHECK", "1", 1);
@@ -244,23 +256,32 @@ static void test_pinned_inputs(void)
     check_caps(on_cuda() ? 3000 : 300, on_cuda() ? 12000 : 1200, 11, caps, 2);
     int n = on_cuda() ? 20000 : 2000, m = on_cuda() ? 150000 : 12000;
     int32_t *edges = random_graph(n, m, 7);
-    char line[2][64] = {"", ""};
-    double mb = 0;
-    for (int c = 0; c < 2; c++) {
-        FILE *prof = run_profiled(triangle_count, edges, m, c ? (on_cuda() ? (size_t)1 << 20 : 8192) : 0, line[c], sizeof line[c]);
-        char text[1024];
-        while (fgets(text, sizeof text, prof)) {
-            const char *at = strstr(text, " MB of a triejoin's host inputs registered");
-            while (at && at > text && at[-1] != ' ')
-                at--;
-            if (at)
-                mb = atof(at);
+    /* the filtered count joins two relations (on a device, boxes); one_relation is a
+     * device's count by parts, which copies the TrieArray's slices */
+    static const char *one_relation = ".decl edge(x: number, y: number)\n"
+                                      ".decl tri(x: number, y: number, z: number)\n"
+                                      "tri(x, y, z) :- edge(x, y), edge(y, z), edge(x, z).\n"
+                                      ".printsize tri\n";
+    const char *programs[2] = {triangle_count, one_relation};
+    for (int p = 0; p < 2; p++) {
+        char line[2][64] = {"", ""};
+        double mb = 0, trie_mb = 0;
+        for (int c = 0; c < 2; c++) {
+            FILE *prof = run_profiled(programs[p], edges, m, c ? (on_cuda() ? (size_t)1 << 20 : 8192) : 0, line[c],
+                                      sizeof line[c]);
+            char text[1024];
+            while (fgets(text, sizeof text, prof)) {
+                mb = text_mb(text, " MB of a triejoin's host inputs registered", mb);
+                trie_mb = text_mb(text, " MB of TrieArrays made of them", trie_mb);
+            }
+            fclose(prof);
         }
-        fclose(prof);
+        CU_ASSERT(strncmp(line[0], "tri\t", 4) == 0 && atol(line[0] + 4) > 0);
+        CU_ASSERT_STRING_EQUAL(line[0], line[1]);
+        CU_ASSERT(mb >= 8.0 * m * 1e-6 * 0.5);   /* the edges (deduplicated) were registered */
+        if (p || !on_cuda())   /* and their TrieArray (about half their bytes) */
+            CU_ASSERT(trie_mb > 0 && trie_mb <= mb);
     }
-    CU_ASSERT(strncmp(line[0], "tri\t", 4) == 0 && atol(line[0] + 4) > 0);
-    CU_ASSERT_STRING_EQUAL(line[0], line[1]);
-    CU_ASSERT(mb >= 8.0 * m * 1e-6 * 0.5);   /* the edges (deduplicated) were registered */
     unsetenv("RFX_CPU_PIN_CHECK");
     unsetenv("RFX_PIN_FROM");
     free(edges);
