@@ -1297,9 +1297,11 @@ static rfx_status pairs_count(rfx_gpu *g, rfx_gpu *sib, const rfx_rows *e, const
     if (P->timing)
         pairs_times(P);
     if (getenv("RFX_PAIRS_ITEMS")) {   // the setup apart from the loop, and what a trace's item numbers are
+        const char *form = !P->by_trie ? "chunks as rows"
+                           : P->trie == &P->ht.t ? "chunks as TrieArrays"
+                                                 : "chunks as the caller's TrieArray";
         fprintf(stderr, "pairs: %s, setup %.1f ms (host TrieArray %.1f, registered %.1f), loop %.1f ms, %zu chunks, %zu parts\n",
-                !P->by_trie ? "chunks as rows" : P->trie == &P->ht.t ? "chunks as TrieArrays" : "chunks as the caller's TrieArray", P->ms_setup, P->ht.ms_build, P->ht.ms_register,
-                P->ms_loop, P->chunks.size(), P->part_end.size());
+                form, P->ms_setup, P->ht.ms_build, P->ht.ms_register, P->ms_loop, P->chunks.size(), P->part_end.size());
         for (size_t k = 0; k < P->items.size(); k++)
             fprintf(stderr, "pairs item %zu: chunk %d part %d %s rows %zu\n", k, P->items[k].chunk, P->items[k].part,
                     P->items[k].piece ? "piece" : "streamed", P->items[k].piece ? (size_t)0 : P->items[k].rows);

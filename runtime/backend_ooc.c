@@ -107,7 +107,7 @@ static void trie_parts(rfx_lftj_trie *t, rfx_rows *part[3])
 /* Where the inner backend's triejoin copies slices of a relation's TrieArray rather than its
  * rows (the count of triangles by parts: ~half the bytes), v's TrieArray is made as the rows
  * land, on the host's threads, and registered, so that the join neither builds nor
- * registers it (R-MAT 24's 268 M edges: ~80 ms and ~35 ms, a third of a 25% cap's count).
+ * registers it (R-MAT 24's 268 M edges: ~80 ms and ~35 ms, half a 25% cap's count).
  * Rows that are not sorted, or a TrieArray past the limit, leave v without one: the join
  * then sends rows. */
 static void host_trie(ooc_ctx *x, int v)
