@@ -702,13 +702,17 @@ static void check_clause(sema *s, rfx_clause *c)
     }
     c->nconj = d.n;
     c->conj = d.c;
-    for (int i = 0; i < c->nconj; i++)
-        if (c->conj[i].nlits > RFX_MAX_RULE_LITS) {
-            rfx_diag_error(s->d, c->loc, "rule has a body of %d literals; at most %d are supported",
-                           c->conj[i].nlits, RFX_MAX_RULE_LITS);
+    for (int i = 0; i < c->nconj; i++) {
+        int atoms = 0;
+        for (int l = 0; l < c->conj[i].nlits; l++)
+            atoms += c->conj[i].lits[l]->kind == RFX_L_ATOM || c->conj[i].lits[l]->kind == RFX_L_NEG;
+        if (atoms > RFX_MAX_RULE_ATOMS) {
+            rfx_diag_error(s->d, c->loc, "rule has a body of %d atoms; at most %d are supported", atoms,
+                           RFX_MAX_RULE_ATOMS);
             c->nconj = 0;   /* nothing of it is checked or planned */
             return;
         }
+    }
     for (int i = 0; i < c->nconj; i++)
         resolve_conj(s, &c->conj[i]);
     for (int a = 0; a < c->head.nargs; a++)

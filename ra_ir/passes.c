@@ -81,46 +81,80 @@ static void rename_op(rfx_ra_cmd *c, const rfx_plan *P)
         c->op = cols ? RFX_RA_PROJECT : RFX_RA_MAP;
 }
 
+/* Per variable, how many commands (not removed) read it, as count_uses says. */
+static int *all_uses(const rfx_plan *P)
+{
+    int *n = calloc((size_t)P->nvars + 1, sizeof(int));
+    for (int bi = 0; n && bi < P->nblocks; bi++)
+        for (int i = 0; i < P->blocks[bi].ncmds; i++) {
+            const rfx_ra_cmd *c = &P->blocks[bi].cmds[i];
+            for (int k = 0; c->op != RFX_RA_REMOVED && k < rfx_ra_cmd_ninputs(c); k++)
+                if (rfx_ra_cmd_input(c, k) >= 0)
+                    n[rfx_ra_cmd_input(c, k)]++;
+        }
+    return n;
+}
+
+/* A mapping whose input is a temporary read by nothing else is fused into the command that
+ * made it. The uses are counted once a round and each command's maker found by the last
+ * write of each variable (the rule's semi-naive versions make plans of 10^4-10^5 commands,
+ * where counting the uses through the whole plan at every command took seconds). */
 void rfx_plan_fuse_maps(rfx_plan *P)
 {
     lower_ctx L = {.plan = P};
+    int *last_def = malloc(sizeof(int) * ((size_t)P->nvars + 1));   /* -1 none, -2 look back */
+    if (!last_def)
+        return;
     for (bool changed = true; changed;) {
         changed = false;
+        int *uses = all_uses(P);
+        if (!uses)
+            break;
         for (int bi = 0; bi < P->nblocks; bi++) {
             rfx_block *b = &P->blocks[bi];
+            for (int v = 0; v < P->nvars; v++)
+                last_def[v] = -1;
             for (int j = 0; j < b->ncmds; j++) {
                 rfx_ra_cmd *c2 = &b->cmds[j];
-                if (!is_mapping(c2->op))
-                    continue;
-                int t = c2->src[0];
-                if (P->vars[t].kind != RFX_PV_TEMP || count_uses(P, t) != 1)
-                    continue;
-                int i = j - 1;
-                while (i >= 0 && b->cmds[i].dst != t)
-                    i--;
-                if (i < 0)
-                    continue;
-                rfx_ra_cmd *c1 = &b->cmds[i];
-                if (!is_mapping(c1->op) && c1->op != RFX_RA_JOIN && c1->op != RFX_RA_MAPJOIN &&
-                    c1->op != RFX_RA_PRODUCT)
-                    continue;
-                rfx_ra_cmd m = *c1;
-                m.dst = c2->dst;
-                m.pred = rfx_rx_and(&L, c1->pred, subst(&L, c2->pred, c1->out));
-                m.nout = c2->nout;
-                m.out = rfx_arena_alloc(P->arena, sizeof(rfx_rx *) * (size_t)(c2->nout + 1));
-                if (!m.out)
-                    return;
-                for (int k = 0; k < c2->nout; k++)
-                    m.out[k] = subst(&L, c2->out[k], c1->out);
-                rename_op(&m, P);
-                *c1 = m;
-                c2->op = RFX_RA_REMOVED;
-                changed = true;
+                int t = c2->src[0], i = -1;
+                bool fuse = is_mapping(c2->op) && P->vars[t].kind == RFX_PV_TEMP && uses[t] == 1;
+                if (fuse && (i = last_def[t]) == -2)   /* its maker was fused on: the one before, if any */
+                    for (i = j - 1; i >= 0 && b->cmds[i].dst != t; i--)
+                        ;
+                rfx_ra_cmd *c1 = i >= 0 ? &b->cmds[i] : NULL;
+                fuse = fuse && c1 &&
+                       (is_mapping(c1->op) || c1->op == RFX_RA_JOIN || c1->op == RFX_RA_MAPJOIN ||
+                        c1->op == RFX_RA_PRODUCT);
+                if (fuse) {
+                    rfx_ra_cmd m = *c1;
+                    m.dst = c2->dst;
+                    m.pred = rfx_rx_and(&L, c1->pred, subst(&L, c2->pred, c1->out));
+                    m.nout = c2->nout;
+                    m.out = rfx_arena_alloc(P->arena, sizeof(rfx_rx *) * (size_t)(c2->nout + 1));
+                    if (!m.out) {
+                        free(uses);
+                        free(last_def);
+                        return;
+                    }
+                    for (int k = 0; k < c2->nout; k++)
+                        m.out[k] = subst(&L, c2->out[k], c1->out);
+                    rename_op(&m, P);
+                    for (int k = 0; k < rfx_ra_cmd_ninputs(c2); k++)
+                        if (rfx_ra_cmd_input(c2, k) >= 0)
+                            uses[rfx_ra_cmd_input(c2, k)]--;
+                    *c1 = m;
+                    c2->op = RFX_RA_REMOVED;
+                    last_def[t] = -2;   /* c1 writes c2's result now */
+                    changed = true;
+                }
+                if (c2->dst >= 0)
+                    last_def[c2->dst] = j;
             }
             compact(b);
         }
+        free(uses);
     }
+    free(last_def);
 }
 
 /* ---- common subexpressions and hoisting ------------------------------------------- */
@@ -387,10 +421,15 @@ static bool identity_projection(const rfx_plan *P, const rfx_ra_cmd *c)
     return true;
 }
 
+/* The uses are counted once a round and kept as commands go (counting them through the
+ * whole plan at every command took seconds on a long rule's semi-naive versions). */
 void rfx_plan_dce(rfx_plan *P)
 {
     for (bool changed = true; changed;) {
         changed = false;
+        int *uses = all_uses(P);
+        if (!uses)
+            return;
         for (int bi = 0; bi < P->nblocks; bi++) {
             rfx_block *b = &P->blocks[bi];
             for (int i = 0; i < b->ncmds; i++) {
@@ -398,18 +437,23 @@ void rfx_plan_dce(rfx_plan *P)
                 if (c->dst >= 0 && P->vars[c->dst].kind == RFX_PV_TEMP && identity_projection(P, c)) {
                     /* a copy of a value that is never changed: use the value */
                     replace_uses(P, c->dst, c->src[0]);
+                    uses[c->src[0]] += uses[c->dst] - 1;
+                    uses[c->dst] = 0;
                     c->op = RFX_RA_REMOVED;
                     changed = true;
                     continue;
                 }
-                if (c->dst >= 0 && P->vars[c->dst].kind == RFX_PV_TEMP && pure_op(c->op) &&
-                    count_uses(P, c->dst) == 0) {
+                if (c->dst >= 0 && P->vars[c->dst].kind == RFX_PV_TEMP && pure_op(c->op) && uses[c->dst] == 0) {
+                    for (int k = 0; k < rfx_ra_cmd_ninputs(c); k++)
+                        if (rfx_ra_cmd_input(c, k) >= 0)
+                            uses[rfx_ra_cmd_input(c, k)]--;
                     c->op = RFX_RA_REMOVED;
                     changed = true;
                 }
             }
             compact(b);
         }
+        free(uses);
     }
 }
 
