@@ -1153,6 +1153,10 @@ static void pairs_times(const pairs_run *P)
 static rfx_status pairs_setup(pairs_run *P)
 {
     rfx_gpu *g = P->g;
+    const char *te = getenv("RFX_PAIRS_HOST_TRIE");
+    if (te && atoi(te) == 0)
+        P->trie = NULL;   // rows, whatever the caller keeps
+    P->by_trie = P->trie != NULL;   // the caller's: planned over it at once, no rows plan first
     rfx_status st = pairs_plan(P);
     if (st != RFX_OK)
         return st;
@@ -1165,17 +1169,14 @@ static rfx_status pairs_setup(pairs_run *P)
     // A TrieArray the caller keeps (the out-of-core layer's, made as the rows landed) costs
     // the count nothing, and is used whatever the parts. RFX_PAIRS_HOST_TRIE=1 / 0: always
     // / never (neither the caller's nor one built here).
-    const char *te = getenv("RFX_PAIRS_HOST_TRIE");
-    const bool want = te ? atoi(te) != 0 : P->trie != NULL || P->part_end.size() >= PAIRS_TRIE_PARTS;
-    if (want && !P->trie && pairs_host_trie_build(P))
+    const bool want = te ? atoi(te) != 0 : P->part_end.size() >= PAIRS_TRIE_PARTS;
+    if (want && !P->by_trie && pairs_host_trie_build(P)) {
         P->trie = &P->ht.t;
-    else if (want && !P->trie)
-        pairs_host_trie_free(&P->ht);   // what a failed build made; the chunks go as rows
-    if (want && P->trie) {
         P->by_trie = true;
         if ((st = pairs_plan(P)) != RFX_OK)
             return st;
-    }
+    } else if (want && !P->by_trie)
+        pairs_host_trie_free(&P->ht);   // what a failed build made; the chunks go as rows
     int least = 0, greatest = 0;   // copies ahead of the join's blocks
     CK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
     CK(cudaStreamCreateWithPriority(&P->copy, cudaStreamNonBlocking, greatest));
