@@ -188,7 +188,7 @@ static rfx_plan *plan_for(const char *src, bool fuse, rfx_program **prog)
     if (!*prog)
         return NULL;
     rfx_plan_opts po = {.no_fuse_maps = !fuse};
-    return rfx_plan_build(*prog, &po);
+    return rfx_plan_build(*prog, &po, NULL);
 }
 
 /* Device variables for a plan with its inputs filled: random rows in [0, DOMAIN) (join

@@ -131,7 +131,8 @@ struct rfx_expr {
         double fval;                                           /* RFX_E_FLOAT */
         uint32_t sym;                                          /* RFX_E_STRING */
         struct { rfx_binop op; rfx_expr *lhs, *rhs; } bin;     /* RFX_E_NEG uses lhs */
-        struct { rfx_aggfn fn; rfx_expr *target; rfx_body *body; } agg; /* RFX_E_AGG */
+        struct { rfx_aggfn fn; rfx_expr *target; rfx_body *body; bool scoped; } agg; /* RFX_E_AGG;
+                                   scoped: its local variables renumbered apart (sema) */
     } u;
 };
 

@@ -212,6 +212,7 @@ typedef struct clause_ctx {
     sema *s;
     rfx_clause *c;
     rfx_plist names;           /* const char* */
+    rfx_conj *conj;            /* the conjunction whose aggregates are being scoped */
 } clause_ctx;
 
 static int var_index(clause_ctx *cc, const char *name)
@@ -219,6 +220,13 @@ static int var_index(clause_ctx *cc, const char *name)
     for (int i = 0; i < cc->names.n; i++)
         if (strcmp(cc->names.items[i], name) == 0)
             return i;
+    rfx_plist_push(cc->s->ctx, &cc->names, (void *)name);
+    return cc->names.n - 1;
+}
+
+/* A new variable index under an existing name (an aggregate's local variable). */
+static int var_index_fresh(clause_ctx *cc, const char *name)
+{
     rfx_plist_push(cc->s->ctx, &cc->names, (void *)name);
     return cc->names.n - 1;
 }
@@ -266,6 +274,210 @@ static void number_expr(clause_ctx *cc, rfx_expr *e)
     default:
         break;
     }
+}
+
+/* ---- aggregate scopes (Soufflé's rule) -------------------------------------------------
+ * A variable of an aggregate is injected (a group key shared with the enclosing scope) when
+ * the enclosing scope grounds it without this aggregate's result and it is not in the
+ * aggregate's target expression; every other variable of the aggregate is local to it and
+ * is renumbered apart, so `x = max x : { r(x) }` names two variables. */
+static void scope_aggs_in(clause_ctx *cc, rfx_expr *e, rfx_conj *scope, const bool *base, int nbase);
+
+static bool expr_ground(const rfx_expr *e, const bool *bound, const rfx_expr *skip)
+{
+    switch (e->kind) {
+    case RFX_E_VAR: return bound[e->u.v.var];
+    case RFX_E_ANON: return false;
+    case RFX_E_NEG: return expr_ground(e->u.bin.lhs, bound, skip);
+    case RFX_E_BINOP: return expr_ground(e->u.bin.lhs, bound, skip) && expr_ground(e->u.bin.rhs, bound, skip);
+    case RFX_E_AGG: return e != skip;
+    default: return true;
+    }
+}
+
+/* Grounds, in bound, what the conjunction's atoms and bindings ground when `skip`'s result
+ * counts as ungrounded. */
+static void ground_conj(const rfx_conj *cj, bool *bound, const rfx_expr *skip)
+{
+    for (int i = 0; i < cj->nlits; i++)
+        if (cj->lits[i]->kind == RFX_L_ATOM)
+            for (int a = 0; a < cj->lits[i]->atom.nargs; a++)
+                if (cj->lits[i]->atom.args[a]->kind == RFX_E_VAR)
+                    bound[cj->lits[i]->atom.args[a]->u.v.var] = true;
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (int i = 0; i < cj->nlits; i++) {
+            const rfx_lit *l = cj->lits[i];
+            if (l->kind != RFX_L_CMP || l->cmp != RFX_EQ)
+                continue;
+            for (int side = 0; side < 2; side++) {
+                const rfx_expr *v = side ? l->rhs : l->lhs, *x = side ? l->lhs : l->rhs;
+                if (v->kind == RFX_E_VAR && !bound[v->u.v.var] && expr_ground(x, bound, skip)) {
+                    bound[v->u.v.var] = true;
+                    changed = true;
+                }
+            }
+        }
+    }
+}
+
+static void mark_expr_vars(const rfx_expr *e, bool *use, const rfx_expr *skip);
+
+/* Marks the variables of a conjunction, of all but the subtree `skip` (when not NULL). */
+static void mark_conj_vars(const rfx_conj *cj, bool *use, const rfx_expr *skip)
+{
+    for (int i = 0; i < cj->nlits; i++) {
+        const rfx_lit *l = cj->lits[i];
+        if (l->kind == RFX_L_ATOM || l->kind == RFX_L_NEG)
+            for (int a = 0; a < l->atom.nargs; a++)
+                mark_expr_vars(l->atom.args[a], use, skip);
+        else if (l->kind == RFX_L_CMP) {
+            mark_expr_vars(l->lhs, use, skip);
+            mark_expr_vars(l->rhs, use, skip);
+        }
+    }
+}
+
+static void mark_expr_vars(const rfx_expr *e, bool *use, const rfx_expr *skip)
+{
+    if (e == skip)
+        return;
+    switch (e->kind) {
+    case RFX_E_VAR: use[e->u.v.var] = true; break;
+    case RFX_E_NEG: mark_expr_vars(e->u.bin.lhs, use, skip); break;
+    case RFX_E_BINOP: mark_expr_vars(e->u.bin.lhs, use, skip); mark_expr_vars(e->u.bin.rhs, use, skip); break;
+    case RFX_E_AGG:
+        if (e->u.agg.target)
+            mark_expr_vars(e->u.agg.target, use, skip);
+        if (rfx_agg_conj(e))
+            mark_conj_vars(rfx_agg_conj(e), use, skip);
+        break;
+    default: break;
+    }
+}
+
+static void rename_conj(rfx_conj *cj, const int *map);
+
+static void rename_expr(rfx_expr *e, const int *map)
+{
+    switch (e->kind) {
+    case RFX_E_VAR: if (map[e->u.v.var] >= 0) e->u.v.var = map[e->u.v.var]; break;
+    case RFX_E_NEG: rename_expr(e->u.bin.lhs, map); break;
+    case RFX_E_BINOP: rename_expr(e->u.bin.lhs, map); rename_expr(e->u.bin.rhs, map); break;
+    case RFX_E_AGG:
+        if (e->u.agg.target)
+            rename_expr(e->u.agg.target, map);
+        if (rfx_agg_conj(e))
+            rename_conj(rfx_agg_conj(e), map);
+        break;
+    default: break;
+    }
+}
+
+static void rename_conj(rfx_conj *cj, const int *map)
+{
+    for (int i = 0; i < cj->nlits; i++) {
+        rfx_lit *l = cj->lits[i];
+        if (l->kind == RFX_L_ATOM || l->kind == RFX_L_NEG)
+            for (int a = 0; a < l->atom.nargs; a++)
+                rename_expr(l->atom.args[a], map);
+        else if (l->kind == RFX_L_CMP) {
+            rename_expr(l->lhs, map);
+            rename_expr(l->rhs, map);
+        }
+    }
+}
+
+/* Scopes one aggregate: `outer_bound` is what its enclosing scope grounds (this aggregate's
+ * result not counted); then the aggregates nested in its body. */
+static void scope_agg(clause_ctx *cc, rfx_expr *agg, const bool *outer_bound)
+{
+    rfx_conj *body = rfx_agg_conj(agg);
+    if (agg->u.agg.scoped || !body)
+        return;
+    agg->u.agg.scoped = true;
+    int nv = cc->names.n;
+    bool *in = calloc((size_t)nv + 1, 1), *target = calloc((size_t)nv + 1, 1);
+    bool *outside = calloc((size_t)nv + 1, 1);
+    int *map = malloc(sizeof(int) * (size_t)(nv + 1));
+    if (!in || !target || !outside || !map) {
+        free(in), free(target), free(outside), free(map);
+        cc->s->ctx->oom = true;
+        return;
+    }
+    mark_expr_vars(agg, in, NULL);
+    if (agg->u.agg.target)
+        mark_expr_vars(agg->u.agg.target, target, NULL);
+    /* a variable seen nowhere else is local as it is */
+    mark_conj_vars(cc->conj, outside, agg);
+    for (int a = 0; a < cc->c->head.nargs; a++)
+        mark_expr_vars(cc->c->head.args[a], outside, agg);
+    bool any = false;
+    for (int v = 0; v < nv; v++) {
+        map[v] = -1;
+        if (in[v] && outside[v] && (!outer_bound[v] || target[v])) {
+            map[v] = var_index_fresh(cc, cc->names.items[v]);
+            any = true;
+        }
+    }
+    if (any)
+        rename_expr(agg, map);
+    free(in), free(target), free(outside), free(map);
+    /* each nested aggregate sees what is injected here plus what the body grounds
+     * without its own result */
+    for (int i = 0; i < body->nlits; i++) {
+        rfx_lit *l = body->lits[i];
+        if (l->kind == RFX_L_CMP) {
+            scope_aggs_in(cc, l->lhs, body, outer_bound, nv);
+            scope_aggs_in(cc, l->rhs, body, outer_bound, nv);
+        } else if (l->kind == RFX_L_ATOM || l->kind == RFX_L_NEG)
+            for (int a = 0; a < l->atom.nargs; a++)
+                scope_aggs_in(cc, l->atom.args[a], body, outer_bound, nv);
+    }
+}
+
+/* Scopes the aggregates of expression e, whose enclosing scope is the conjunction `scope`
+ * with the first `nbase` variables' groundings of `base` injected into it. */
+static void scope_aggs_in(clause_ctx *cc, rfx_expr *e, rfx_conj *scope, const bool *base, int nbase)
+{
+    if (e->kind == RFX_E_BINOP) {
+        scope_aggs_in(cc, e->u.bin.lhs, scope, base, nbase);
+        scope_aggs_in(cc, e->u.bin.rhs, scope, base, nbase);
+        return;
+    }
+    if (e->kind == RFX_E_NEG) {
+        scope_aggs_in(cc, e->u.bin.lhs, scope, base, nbase);
+        return;
+    }
+    if (e->kind != RFX_E_AGG || e->u.agg.scoped || !rfx_agg_conj(e))
+        return;
+    bool *b = calloc((size_t)cc->names.n + 1, 1);
+    if (!b) {
+        cc->s->ctx->oom = true;
+        return;
+    }
+    for (int v = 0; v < nbase; v++)
+        b[v] = base[v];
+    ground_conj(scope, b, e);
+    scope_agg(cc, e, b);
+    free(b);
+}
+
+/* Scopes every aggregate of a conjunction and of the head that goes with it. */
+static void scope_clause_aggs(clause_ctx *cc, rfx_conj *cj, rfx_atom *head)
+{
+    cc->conj = cj;
+    for (int i = 0; i < cj->nlits; i++) {
+        rfx_lit *l = cj->lits[i];
+        if (l->kind == RFX_L_CMP) {
+            scope_aggs_in(cc, l->lhs, cj, NULL, 0);
+            scope_aggs_in(cc, l->rhs, cj, NULL, 0);
+        } else if (l->kind == RFX_L_ATOM || l->kind == RFX_L_NEG)
+            for (int a = 0; a < l->atom.nargs; a++)
+                scope_aggs_in(cc, l->atom.args[a], cj, NULL, 0);
+    }
+    for (int a = 0; a < head->nargs; a++)
+        scope_aggs_in(cc, head->args[a], cj, NULL, 0);
 }
 
 rfx_conj *rfx_agg_conj(const rfx_expr *agg)
@@ -718,11 +930,13 @@ static void check_clause(sema *s, rfx_clause *c)
     for (int a = 0; a < c->head.nargs; a++)
         resolve_expr_atoms(s, c->head.args[a]);
 
-    clause_ctx cc = {s, c, {0}};
+    clause_ctx cc = {s, c, {0}, NULL};
     for (int a = 0; a < c->head.nargs; a++)
         number_expr(&cc, c->head.args[a]);
     for (int i = 0; i < c->nconj; i++)
         number_conj(&cc, &c->conj[i]);
+    for (int i = 0; i < c->nconj; i++)
+        scope_clause_aggs(&cc, &c->conj[i], &c->head);
     c->nvars = cc.names.n;
     c->var_names = (const char **)cc.names.items;
     if (c->nvars > RFX_MAX_RULE_VARS) {

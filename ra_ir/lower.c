@@ -239,6 +239,40 @@ static bool expr_bound(rule_ctx *R, const rfx_expr *e)
     }
 }
 
+static void agg_body_vars(const rfx_conj *cj, bool *use);
+
+/* Marks every rule variable an expression names, inside nested aggregates too. */
+static void plain_vars(const rfx_expr *e, bool *use)
+{
+    switch (e->kind) {
+    case RFX_E_VAR: use[e->u.v.var] = true; break;
+    case RFX_E_NEG: plain_vars(e->u.bin.lhs, use); break;
+    case RFX_E_BINOP: plain_vars(e->u.bin.lhs, use); plain_vars(e->u.bin.rhs, use); break;
+    case RFX_E_AGG:
+        if (e->u.agg.target)
+            plain_vars(e->u.agg.target, use);
+        agg_body_vars(rfx_agg_conj(e), use);
+        break;
+    default: break;
+    }
+}
+
+/* Marks every variable an atom or comparison of an aggregate's body names. */
+static void agg_body_vars(const rfx_conj *cj, bool *use)
+{
+    for (int i = 0; i < cj->nlits; i++) {
+        const rfx_lit *l = cj->lits[i];
+        if (l->kind == RFX_L_ATOM || l->kind == RFX_L_NEG) {
+            for (int a = 0; a < l->atom.nargs; a++)
+                if (l->atom.args[a]->kind == RFX_E_VAR)
+                    use[l->atom.args[a]->u.v.var] = true;
+        } else if (l->kind == RFX_L_CMP) {
+            plain_vars(l->lhs, use);
+            plain_vars(l->rhs, use);
+        }
+    }
+}
+
 /* Variables of the inner body of an aggregate shared with the enclosing conjunction. */
 static int agg_groups(rule_ctx *R, const rfx_expr *agg, const bool *outer, int *out)
 {
@@ -967,6 +1001,23 @@ static flow join_atom(rule_ctx *R, flow cur, item *it, const hcol *out, int nout
     return g;
 }
 
+/* `x = e` on floats, with x also an argument of an atom still to be joined, is an IEEE
+ * test after that join (0.0 = -0.0 holds), not a binding the join would match by bits. */
+static bool float_test(rule_ctx *R, const item *bind)
+{
+    if (expr_prim(R, bind->lhs) != RFX_FLOAT || bind->rhs->kind == RFX_E_VAR)
+        return false;
+    for (int k = 0; k < R->nitems; k++) {
+        const item *it = &R->items[k];
+        if (it->done || it->kind != IT_ATOM)
+            continue;
+        for (int a = 0; a < it->atom->nargs; a++)
+            if (it->argvar[a] == bind->var)
+                return true;
+    }
+    return false;
+}
+
 /* Applies every ready filter and binding as one MapFilter. Returns true if it did. */
 static bool apply_filters(rule_ctx *R, flow *cur, const hcol *out, int nout, const bool *outer)
 {
@@ -982,7 +1033,8 @@ static bool apply_filters(rule_ctx *R, flow *cur, const hcol *out, int nout, con
         if (it->kind == IT_FILTER && expr_bound(R, it->lhs) && expr_bound(R, it->rhs)) {
             pred = rfx_rx_and(L, pred, tx_cmp(R, it->cmp, it->lhs, it->rhs, cur, NULL));
             it->done = true;
-        } else if (it->kind == IT_BIND && !R->bound[it->var] && expr_bound(R, it->rhs) && nbind < 64) {
+        } else if (it->kind == IT_BIND && !R->bound[it->var] && expr_bound(R, it->rhs) && nbind < 64 &&
+                   !float_test(R, it)) {
             bindvar[nbind] = it->var;
             bindexpr[nbind++] = it->rhs;
             it->done = true;
@@ -1090,6 +1142,19 @@ static void apply_aggregate(rule_ctx *R, flow *cur, item *it, const bool *outer)
         n = -n - 1;   /* tell lower_conj to append all inner variables */
     flow in = lower_conj(L, R->c, rfx_agg_conj(agg), -1, cols, n, true, nv_before);
     it->done = true;
+    if (in.var < 0 && !L->oom) {
+        /* a body that is `false`: no inner rows (count 0; sum, min and max unbound) */
+        int nin = valcol >= 0 ? valcol + 1 : ng;
+        rfx_prim *it_types = lalloc(L, sizeof(rfx_prim) * (size_t)(nin + 1));
+        if (!it_types)
+            return;
+        for (int i = 0; i < ng; i++)
+            it_types[i] = type_prim(L->prog, R->c->var_types[groups[i]]);
+        if (valcol >= 0)
+            it_types[valcol] = expr_prim(R, agg->u.agg.target);
+        in = flow_new(L, rfx_lower_new_var(L, NULL, RFX_PV_TEMP, nin, it_types, -1), nin);
+        rfx_lower_emit(L, RFX_RA_CLEAR, in.var, -1, -1);
+    }
     *cur = order_keeping_all(R, *cur, groups, ng);
     rfx_prim *types = lalloc(L, sizeof(rfx_prim) * (size_t)(cur->n + 2));
     if (!types)
@@ -1183,10 +1248,23 @@ static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, in
         }
         }
     }
-    /* `v = aggregate` names the aggregate's result v: no copy of the column */
+    /* `v = aggregate` names the aggregate's result v (no copy of the column) where nothing
+     * else can bind v: elsewhere (`n = sum d : {...}` with `num(n)`) it is a test of v */
+    bool *used = calloc((size_t)R.nv + 1, 1);
+    if (!used) {
+        L->oom = true;
+        return (flow){0};
+    }
     for (int k = 0; k < R.nitems; k++) {
         item *it = &R.items[k];
         if (it->kind != IT_BIND || it->rhs->kind != RFX_E_AGG)
+            continue;
+        memset(used, 0, (size_t)R.nv + 1);
+        for (int j = 0; j < R.nitems; j++)
+            if (j != k)
+                item_vars(&R, &R.items[j], used, NULL);
+        agg_body_vars(rfx_agg_conj(it->rhs), used);
+        if (used[it->var])
             continue;
         for (int i = 0; i < R.nagg; i++)
             if (R.aggs[i] == it->rhs && R.aggvar[i] >= c->nvars) {
@@ -1194,6 +1272,7 @@ static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, in
                 it->done = true;
             }
     }
+    free(used);
     for (int i = 0; i < R.nagg; i++) {
         item it = {.kind = IT_AGG, .agg = R.aggs[i], .var = R.aggvar[i], .loc = R.aggs[i]->loc};
         add_item(&R, it);
@@ -1456,12 +1535,18 @@ static void lower_stratum(lower_ctx *L, int s)
             }
     }
     L->rule = -1;
+    /* Every relation's new tuples are taken before any relation or delta changes: a rule
+     * version's set may be another relation's delta itself (a copy rule `p(x) :- q(x).`),
+     * which that relation's swap would replace before this one had read it. */
     int *vars = lalloc(L, sizeof(int) * (size_t)(st->nrels + 1));
     for (int i = 0; i < st->nrels; i++) {
         int r = st->rels[i];
         int from = !merged[r] && single[r] >= 0 ? single[r] : L->newvar[r];
         rfx_ra_cmd *c = rfx_lower_emit(L, RFX_RA_DIFFERENCE, L->newvar[r], from, L->relvar[r]);
         c->nkeys = p->rels[r].arity;
+    }
+    for (int i = 0; i < st->nrels; i++) {
+        int r = st->rels[i];
         rfx_lower_emit(L, RFX_RA_UNION, L->relvar[r], L->relvar[r], L->newvar[r])->disjoint = true;
         rfx_lower_emit(L, RFX_RA_SWAP, L->deltavar[r], L->newvar[r], -1);
         rfx_lower_emit(L, RFX_RA_CLEAR, L->newvar[r], -1, -1);
@@ -1523,7 +1608,7 @@ static bool fold_const(const rfx_expr *e, rfx_prim prim, uint32_t *out)
     }
 }
 
-rfx_plan *rfx_plan_build(const rfx_program *prog, const rfx_plan_opts *opts)
+rfx_plan *rfx_plan_build(const rfx_program *prog, const rfx_plan_opts *opts, rfx_plan_error *err)
 {
     rfx_plan *P = rfx_calloc(1, sizeof *P);
     if (!P)
@@ -1618,7 +1703,10 @@ rfx_plan *rfx_plan_build(const rfx_program *prog, const rfx_plan_opts *opts)
     if (L->oom)
         goto oom;
     if (L->internal_error) {
-        fprintf(stderr, "rfx: internal error in plan lowering: %s\n", L->internal_error);
+        if (err) {
+            err->internal = true;
+            snprintf(err->message, sizeof err->message, "internal error in plan lowering: %s", L->internal_error);
+        }
         rfx_plan_free(P);
         return NULL;
     }
@@ -1633,13 +1721,29 @@ rfx_plan *rfx_plan_build(const rfx_program *prog, const rfx_plan_opts *opts)
             rfx_plan_count_only(P);
         rfx_plan_schedule(P);
     }
-    if (!rfx_plan_verify(P, stderr)) {
+    char *why = NULL;
+    size_t whylen = 0;
+    FILE *vout = err ? open_memstream(&why, &whylen) : NULL;
+    bool ok = rfx_plan_verify(P, vout);
+    if (vout)
+        fclose(vout);
+    if (!ok) {
+        if (err) {
+            err->internal = true;
+            snprintf(err->message, sizeof err->message, "internal error: plan verifier: %s", why ? why : "");
+            err->message[strcspn(err->message, "\n")] = 0;
+        }
+        free(why);
         rfx_plan_free(P);
         return NULL;
     }
+    free(why);
     return P;
 oom:
-    fprintf(stderr, "rfx: error: out of memory while planning\n");
+    if (err) {
+        err->internal = false;
+        snprintf(err->message, sizeof err->message, "out of memory while planning");
+    }
     rfx_plan_free(P);
     return NULL;
 }

@@ -616,8 +616,8 @@ static bool rx_ok(const rfx_rx *e, int arity)
 bool rfx_plan_verify(const rfx_plan *P, FILE *out)
 {
     bool ok = true;
-#define BAD(...) do { fprintf(out, "rfx: internal error: plan verifier: B%d[%d] %s: ", bi, i, rfx_ra_op_name(c->op)); \
-                      fprintf(out, __VA_ARGS__); fputc('\n', out); ok = false; } while (0)
+#define BAD(...) do { if (out) { fprintf(out, "B%d[%d] %s: ", bi, i, rfx_ra_op_name(c->op)); \
+                      fprintf(out, __VA_ARGS__); fputc('\n', out); } ok = false; } while (0)
     for (int bi = 0; bi < P->nblocks; bi++)
         for (int i = 0; i < P->blocks[bi].ncmds; i++) {
             const rfx_ra_cmd *c = &P->blocks[bi].cmds[i];
@@ -678,7 +678,8 @@ bool rfx_plan_verify(const rfx_plan *P, FILE *out)
 #undef BAD
     if (!P->nblocks || !P->blocks[P->nblocks - 1].ncmds ||
         P->blocks[P->nblocks - 1].cmds[P->blocks[P->nblocks - 1].ncmds - 1].op != RFX_RA_HALT) {
-        fprintf(out, "rfx: internal error: plan verifier: plan does not end with HALT\n");
+        if (out)
+            fprintf(out, "plan does not end with HALT\n");
         ok = false;
     }
     return ok;

@@ -131,8 +131,14 @@ static inline int rfx_ra_cmd_input(const rfx_ra_cmd *c, int k)
     return k < 2 ? c->src[k] : c->vars[k - 2];
 }
 
-/* Lowers a checked program; NULL on out-of-memory (with a message on stderr). */
-rfx_plan *rfx_plan_build(const rfx_program *prog, const rfx_plan_opts *opts);
+/* Why rfx_plan_build failed: out of memory, or a bug of ours (an internal error). */
+typedef struct rfx_plan_error {
+    bool internal;
+    char message[256];
+} rfx_plan_error;
+
+/* Lowers a checked program; NULL on failure, described in *err when err is not NULL. */
+rfx_plan *rfx_plan_build(const rfx_program *prog, const rfx_plan_opts *opts, rfx_plan_error *err);
 void rfx_plan_free(rfx_plan *plan);
 
 /* Passes (run by rfx_plan_build unless opts->no_passes). */
@@ -150,7 +156,8 @@ void rfx_plan_count_only(rfx_plan *plan);
  * rfx_plan_build. false on out-of-memory. */
 bool rfx_plan_find_splits(rfx_plan *plan);
 
-/* Consistency checks of the plan (our bugs, not the user's); returns false and prints. */
+/* Consistency checks of the plan (our bugs, not the user's); returns false and prints to
+ * out (when not NULL). */
 bool rfx_plan_verify(const rfx_plan *plan, FILE *out);
 
 void rfx_plan_print(FILE *out, const rfx_plan *plan);

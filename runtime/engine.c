@@ -221,21 +221,22 @@ static size_t device_memory(const rfx_engine *e)
     return e->cfg.device_memory || !env ? e->cfg.device_memory : (size_t)strtoull(env, NULL, 10);
 }
 
-static rfx_plan *build_plan(rfx_engine *e, const rfx_program *prog, bool keep_all_tuples)
+static rfx_plan *build_plan(rfx_engine *e, const rfx_program *prog, bool keep_all_tuples, rfx_plan_error *err)
 {
     rfx_plan_opts po = {.no_passes = e->cfg.no_opt,
                         .no_fuse_maps = fusion_off(e),
                         .join = e->cfg.join == RFX_JOIN_BINARY ? RFX_PLAN_JOIN_BINARY
                               : e->cfg.join == RFX_JOIN_LFTJ ? RFX_PLAN_JOIN_LFTJ : RFX_PLAN_JOIN_AUTO,
                         .no_count_only = keep_all_tuples};
-    return rfx_plan_build(prog, &po);
+    return rfx_plan_build(prog, &po, err);
 }
 
 static rfx_result adopt_program(rfx_engine *e, rfx_program *prog, int nerr, bool io_error)
 {
     if (!prog)
         return end_call(e, io_error ? RFX_EXIT_IO : nerr < 0 ? RFX_EXIT_RESOURCE : RFX_EXIT_PROGRAM);
-    e->plan = build_plan(e, prog, false);
+    rfx_plan_error err = {0};
+    e->plan = build_plan(e, prog, false, &err);
     e->inserts = rfx_calloc((size_t)(prog->nrels ? prog->nrels : 1), sizeof(rfx_rows));
     e->inserts_unsorted = rfx_calloc((size_t)(prog->nrels ? prog->nrels : 1), sizeof(bool));
     if (!e->plan || !e->inserts || !e->inserts_unsorted) {
@@ -246,6 +247,8 @@ static rfx_result adopt_program(rfx_engine *e, rfx_program *prog, int nerr, bool
         e->inserts = NULL;
         e->inserts_unsorted = NULL;
         rfx_program_free(prog);
+        if (err.internal)
+            return fail(e, RFX_EXIT_INTERNAL, "%s", err.message);
         return fail(e, RFX_EXIT_RESOURCE, "out of memory planning the program");
     }
     for (int r = 0; r < prog->nrels; r++)
@@ -440,9 +443,11 @@ rfx_result rfx_run(rfx_engine *e)
     /* tuples inserted into a relation the plan only counts: plan again keeping tuples */
     for (int r = 0; r < e->prog->nrels; r++) {
         if (e->inserts[r].n && e->plan->vars[e->plan->relvar[r]].count_only) {
-            rfx_plan *p = build_plan(e, e->prog, true);
+            rfx_plan_error err = {0};
+            rfx_plan *p = build_plan(e, e->prog, true, &err);
             if (!p)
-                return fail(e, RFX_EXIT_RESOURCE, "out of memory planning the program");
+                return fail(e, err.internal ? RFX_EXIT_INTERNAL : RFX_EXIT_RESOURCE, "%s",
+                            err.internal ? err.message : "out of memory planning the program");
             rfx_plan_free(e->plan);
             e->plan = p;
             break;

@@ -180,7 +180,7 @@ static void test_plan_verifies(void)
         CU_ASSERT_PTR_NOT_NULL_FATAL(p);
         for (int opt = 0; opt < 2; opt++) {
             rfx_plan_opts o = {.no_passes = opt == 1};
-            rfx_plan *plan = rfx_plan_build(p, &o);
+            rfx_plan *plan = rfx_plan_build(p, &o, NULL);
             CU_ASSERT_PTR_NOT_NULL(plan);
             if (plan)
                 CU_ASSERT(rfx_plan_verify(plan, stderr));
@@ -197,7 +197,7 @@ static void test_loop_hoisting(void)
     rfx_program *p = parse(".decl e(x: number, y: number)\n.decl r(x: number, y: number)\n.output r\n"
                            "r(x, y) :- e(x, y).\nr(x, z) :- e(y, z), r(x, y).\n", &n);
     CU_ASSERT_PTR_NOT_NULL_FATAL(p);
-    rfx_plan *plan = rfx_plan_build(p, NULL);
+    rfx_plan *plan = rfx_plan_build(p, NULL, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(plan);
     int loop = -1;
     for (int b = 0; b < plan->nblocks; b++)

@@ -81,7 +81,7 @@ static rfx_program *parse(const prog_case *p)
 static rfx_plan *plan_of(const rfx_program *prog, bool fuse)
 {
     rfx_plan_opts po = {.no_fuse_maps = !fuse};
-    return rfx_plan_build(prog, &po);
+    return rfx_plan_build(prog, &po, NULL);
 }
 
 /* The groups of each pattern: kind, members, sources. */

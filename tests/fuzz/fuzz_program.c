@@ -19,7 +19,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
         return 0;
     rfx_frontend_print(sink, p);
     /* a checked program must always lower: an internal error is a finding */
-    rfx_plan *plan = rfx_plan_build(p, NULL);
+    rfx_plan *plan = rfx_plan_build(p, NULL, NULL);
     if (!plan)
         abort();
     rfx_plan_print(sink, plan);
