@@ -234,11 +234,11 @@ primary:
 aggregate:
       T_COUNT ':' atom                           { $$ = rfx_mk_agg(ctx, RFX_AGG_COUNT, NULL, rfx_mk_atom_body(ctx, $3), @1); }
     | T_COUNT ':' '{' disj '}'                   { $$ = rfx_mk_agg(ctx, RFX_AGG_COUNT, NULL, $4, @1); }
-    | T_SUM primary ':' atom                     { $$ = rfx_mk_agg(ctx, RFX_AGG_SUM, $2, rfx_mk_atom_body(ctx, $4), @1); }
-    | T_SUM primary ':' '{' disj '}'             { $$ = rfx_mk_agg(ctx, RFX_AGG_SUM, $2, $5, @1); }
-    | T_MIN primary ':' atom                     { $$ = rfx_mk_agg(ctx, RFX_AGG_MIN, $2, rfx_mk_atom_body(ctx, $4), @1); }
-    | T_MIN primary ':' '{' disj '}'             { $$ = rfx_mk_agg(ctx, RFX_AGG_MIN, $2, $5, @1); }
-    | T_MAX primary ':' atom                     { $$ = rfx_mk_agg(ctx, RFX_AGG_MAX, $2, rfx_mk_atom_body(ctx, $4), @1); }
-    | T_MAX primary ':' '{' disj '}'             { $$ = rfx_mk_agg(ctx, RFX_AGG_MAX, $2, $5, @1); }
+    | T_SUM expr ':' atom                        { $$ = rfx_mk_agg(ctx, RFX_AGG_SUM, $2, rfx_mk_atom_body(ctx, $4), @1); }
+    | T_SUM expr ':' '{' disj '}'                { $$ = rfx_mk_agg(ctx, RFX_AGG_SUM, $2, $5, @1); }
+    | T_MIN expr ':' atom                        { $$ = rfx_mk_agg(ctx, RFX_AGG_MIN, $2, rfx_mk_atom_body(ctx, $4), @1); }
+    | T_MIN expr ':' '{' disj '}'                { $$ = rfx_mk_agg(ctx, RFX_AGG_MIN, $2, $5, @1); }
+    | T_MAX expr ':' atom                        { $$ = rfx_mk_agg(ctx, RFX_AGG_MAX, $2, rfx_mk_atom_body(ctx, $4), @1); }
+    | T_MAX expr ':' '{' disj '}'                { $$ = rfx_mk_agg(ctx, RFX_AGG_MAX, $2, $5, @1); }
     ;
 %%

@@ -213,6 +213,7 @@ typedef struct clause_ctx {
     rfx_clause *c;
     rfx_plist names;           /* const char* */
     rfx_conj *conj;            /* the conjunction whose aggregates are being scoped */
+    bool literals_type;        /* `v = 1 + 2` types v (number) when nothing else does */
 } clause_ctx;
 
 static int var_index(clause_ctx *cc, const char *name)
@@ -509,6 +510,18 @@ static void bind_type(clause_ctx *cc, int v, int t, rfx_loc loc, bool *changed)
 
 static void infer_conj(clause_ctx *cc, rfx_conj *cj, bool *changed);
 
+/* Whether an expression has a part that tells its type (a variable, an aggregate, or a
+ * literal other than a plain integer, which takes the type its context wants). */
+static bool typed_leaf(const rfx_expr *e)
+{
+    switch (e->kind) {
+    case RFX_E_INT: case RFX_E_ANON: return false;
+    case RFX_E_NEG: return typed_leaf(e->u.bin.lhs);
+    case RFX_E_BINOP: return typed_leaf(e->u.bin.lhs) || typed_leaf(e->u.bin.rhs);
+    default: return true;
+    }
+}
+
 /* Type of an expression, or -1 when it cannot be told yet; `want` types literals. */
 static int expr_type(clause_ctx *cc, rfx_expr *e, int want, bool report)
 {
@@ -534,10 +547,14 @@ static int expr_type(clause_ctx *cc, rfx_expr *e, int want, bool report)
     case RFX_E_NEG:
         return expr_type(cc, e->u.bin.lhs, want, report);
     case RFX_E_BINOP: {
-        int l = expr_type(cc, e->u.bin.lhs, want, report);
-        int r = expr_type(cc, e->u.bin.rhs, l >= 0 ? l : want, report);
+        /* the operand that tells its type first: in `min(10, 6) + u` the literals are u's type */
+        rfx_expr *a = e->u.bin.lhs, *b = e->u.bin.rhs;
+        if (!typed_leaf(a) && typed_leaf(b))
+            a = e->u.bin.rhs, b = e->u.bin.lhs;
+        int l = expr_type(cc, a, want, report);
+        int r = expr_type(cc, b, l >= 0 ? l : want, report);
         if (l < 0 && r >= 0)
-            l = expr_type(cc, e->u.bin.lhs, r, report);
+            l = expr_type(cc, a, r, report);
         return l >= 0 ? l : r;
     }
     case RFX_E_AGG:
@@ -585,7 +602,7 @@ static void infer_conj(clause_ctx *cc, rfx_conj *cj, bool *changed)
             }
             if (v && cc->c->var_types[v->u.v.var] < 0) {
                 int t = expr_type(cc, other, -1, false);
-                if (t >= 0 && !(other->kind == RFX_E_INT))
+                if (t >= 0 && (cc->literals_type || typed_leaf(other)))
                     bind_type(cc, v->u.v.var, t, v->loc, changed);
             }
         }
@@ -675,8 +692,14 @@ static void check_conj_types(clause_ctx *cc, rfx_conj *cj)
         if (l->kind == RFX_L_ATOM || l->kind == RFX_L_NEG)
             check_atom_types(cc, &l->atom);
         else if (l->kind == RFX_L_CMP) {
-            int lt = expr_type(cc, l->lhs, -1, false);
-            int rt = expr_type(cc, l->rhs, lt, false);
+            int lt, rt;
+            if (!typed_leaf(l->lhs) && typed_leaf(l->rhs)) {
+                rt = expr_type(cc, l->rhs, -1, false);
+                lt = expr_type(cc, l->lhs, rt, false);
+            } else {
+                lt = expr_type(cc, l->lhs, -1, false);
+                rt = expr_type(cc, l->rhs, lt, false);
+            }
             if (lt < 0 && rt >= 0)
                 lt = expr_type(cc, l->lhs, rt, false);
             check_expr(cc, l->lhs, rt >= 0 ? rt : lt);
@@ -902,6 +925,21 @@ static bool is_constant(const rfx_expr *e)
     }
 }
 
+/* Gives the variables of an arithmetic expression that have no type yet the type t its
+ * context wants (every operator's operands are of its result's type). */
+static void type_untyped(clause_ctx *cc, const rfx_expr *e, int t)
+{
+    switch (e->kind) {
+    case RFX_E_VAR:
+        if (cc->c->var_types[e->u.v.var] < 0)
+            cc->c->var_types[e->u.v.var] = t;
+        break;
+    case RFX_E_NEG: type_untyped(cc, e->u.bin.lhs, t); break;
+    case RFX_E_BINOP: type_untyped(cc, e->u.bin.lhs, t); type_untyped(cc, e->u.bin.rhs, t); break;
+    default: break;
+    }
+}
+
 static void check_clause(sema *s, rfx_clause *c)
 {
     resolve_atom(s, &c->head);
@@ -930,7 +968,7 @@ static void check_clause(sema *s, rfx_clause *c)
     for (int a = 0; a < c->head.nargs; a++)
         resolve_expr_atoms(s, c->head.args[a]);
 
-    clause_ctx cc = {s, c, {0}, NULL};
+    clause_ctx cc = {s, c, {0}, NULL, false};
     for (int a = 0; a < c->head.nargs; a++)
         number_expr(&cc, c->head.args[a]);
     for (int i = 0; i < c->nconj; i++)
@@ -954,11 +992,21 @@ static void check_clause(sema *s, rfx_clause *c)
         if (!is_constant(c->head.args[a]))
             c->is_fact = false;
 
-    /* typing: infer to a fixpoint, then check every use */
-    for (bool changed = true; changed;) {
-        changed = false;
-        for (int i = 0; i < c->nconj; i++)
-            infer_conj(&cc, &c->conj[i], &changed);
+    /* typing: infer to a fixpoint from the body, then from head arguments for variables
+     * still untyped (`y = min(10, 6)` with y an unsigned head column), then from integer
+     * literals (numbers); then check every use */
+    for (int pass = 0; pass < 3; pass++) {
+        cc.literals_type = pass == 2;
+        for (bool changed = true; changed;) {
+            changed = false;
+            for (int i = 0; i < c->nconj; i++)
+                infer_conj(&cc, &c->conj[i], &changed);
+            for (int a = 0; a < c->head.nargs; a++)
+                infer_expr_aggs(&cc, c->head.args[a], &changed);
+        }
+        if (pass == 0 && c->head.rel >= 0)
+            for (int a = 0; a < c->head.nargs && a < s->p->rels[c->head.rel].arity; a++)
+                type_untyped(&cc, c->head.args[a], s->p->rels[c->head.rel].attrs[a].type);
     }
     for (int i = 0; i < c->nconj; i++)
         check_conj_types(&cc, &c->conj[i]);

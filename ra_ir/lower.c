@@ -983,13 +983,14 @@ static flow join_atom(rule_ctx *R, flow cur, item *it, const hcol *out, int nout
     flow g = flow_new(L, dst, n);
     if (g.schema)
         rfx_memcpy(g.schema, schema, sizeof(int) * (size_t)n);
-    /* merge join emits key groups in order, each as the cross product of its two runs */
+    /* merge join emits key groups in order, each as the cross product of its two runs
+     * (the atom side's run in its own order: sorted beyond the keys only as far as it is) */
     int natural[512], nn = 0;
     for (int i = 0; i < cur.n && nn < 512; i++)
         natural[nn++] = cur.schema[i];
     bool cur_full = cur.sorted == cur.n && cur.unique;
     if (cur_full)
-        for (int j = k; j < s.n && nn < 512; j++)
+        for (int j = k; j < s.sorted && nn < 512; j++)
             natural[nn++] = s.schema[j];
     int lim = cur_full ? nn : (cur.sorted < nn ? cur.sorted : nn);
     if (k == 0 && !cur_full)
@@ -1687,12 +1688,15 @@ rfx_plan *rfx_plan_build(const rfx_program *prog, const rfx_plan_opts *opts, rfx
         lower_stratum(L, s);
     }
     rfx_lower_new_block(L, "outputs");
+    /* a LogiQL program (one with a declaration in LogiQL form) without any output
+     * directive outputs every relation it derives; a Soufflé program outputs nothing */
+    bool logiql = false;
+    for (int r = 0; r < nr; r++)
+        logiql |= prog->rels[r].logiql;
     for (int r = 0; r < nr; r++) {
         const rfx_relation *rel = &prog->rels[r];
         bool out = rel->io & RFX_REL_OUTPUT;
-        /* a program without any output directive (as LogiQL programs are) outputs
-         * every relation it derives */
-        if (!prog->any_output && (rel->has_rules || rel->logiql))
+        if (logiql && !prog->any_output && (rel->has_rules || rel->logiql))
             out = true;
         if (out)
             rfx_lower_emit(L, RFX_RA_OUTPUT, -1, L->relvar[r], -1);

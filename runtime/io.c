@@ -617,8 +617,9 @@ static inline size_t decimal_u32(char *out, uint32_t v)
 
 enum { VALUE_ROOM = 32 };   /* the longest number or float text, and a separator */
 
-/* Appends one value's text (numbers as %d / %u print them, floats as %g) where room for the
- * rest of the row (row_room bytes) was made: a symbol makes room for its own text. */
+/* Appends one value's text (numbers as %d / %u print them, floats as Soufflé prints them:
+ * %.9g, the digits that read back to the same float) where room for the rest of the row
+ * (row_room bytes) was made: a symbol makes room for its own text. */
 static void put_value(text_buf *t, rfx_prim prim, uint32_t v, const rfx_symtab *syms, size_t row_room)
 {
     char *at = t->p + t->len;
@@ -632,7 +633,7 @@ static void put_value(text_buf *t, rfx_prim prim, uint32_t v, const rfx_symtab *
     } else if (prim == RFX_FLOAT) {
         float f;
         rfx_memcpy(&f, &v, 4);
-        t->len += (size_t)snprintf(at, VALUE_ROOM, "%g", (double)f);
+        t->len += (size_t)snprintf(at, VALUE_ROOM, "%.9g", (double)f);
     } else if (prim == RFX_NUMBER && (int32_t)v < 0) {
         *at = '-';
         t->len += 1 + decimal_u32(at + 1, 0u - v);

@@ -1,0 +1,392 @@
+#!/usr/bin/env python3
+"""diff_souffle.py: random Datalog programs and facts, each run by rfx and by Soufflé 2.5 (the
+oracle); every output relation must hold the same tuples, and `.printsize` the same counts.
+
+The generator covers the language rfx accepts: number, unsigned, float and symbol columns;
+several strata, some of them groups of mutually recursive relations (copy rules, bounded
+arithmetic); negation of earlier strata; comparisons; arithmetic (+ - * / % with nonzero
+constant divisors, bitwise and logical operators, min/max functors) in heads, bindings and
+atom arguments; aggregates (count, sum, min, max) with group keys, constants, aggregates as
+atom arguments, and bound results (tests); disjunctions; nullary relations; empty inputs.
+Floats are dyadic rationals so that sums are exact in any order.
+
+A program Soufflé rejects is the generator's fault and is not counted; one rfx rejects while
+Soufflé runs it is a refusal (a coverage gap); different outputs are a wrong answer.
+
+Usage: diff_souffle.py RFX COUNT [--souffle PATH] [--seed N] [--work DIR] [--budget S]
+                       [--jobs N] [--rfx-opts "OPTIONS"]
+Without Soufflé (default ../shared/tools/souffle/bin/souffle beside the checkout) it prints
+one line saying so and exits 0. Failing cases are kept in DIR/fail-N; exit 1 if any.
+"""
+import argparse
+import concurrent.futures
+import os
+import random
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEFAULT_SOUFFLE = os.path.join(HERE, "..", "..", "shared", "tools", "souffle", "bin", "souffle")
+
+TYPES = ["number", "number", "number", "unsigned", "float", "symbol"]
+FLOATS = ["0.5", "-1.25", "2.0", "3.75", "-0.5", "0.0", "8.0", "-6.5", "1.125", "100.0"]
+SYMBOLS = ["a", "b", "zeta", "Alpha", "x y", "0", "-1", "b2", "a_b", "", "hello world"]
+
+
+def const(rng, ty):
+    if ty == "number":
+        return str(rng.randint(-3, 12))
+    if ty == "unsigned":
+        return str(rng.randint(0, 15))
+    if ty == "float":
+        return rng.choice(FLOATS)
+    return '"%s"' % rng.choice(SYMBOLS)
+
+
+def fact_value(rng, ty):
+    if ty == "number":
+        return str(rng.choice([rng.randint(-3, 12), rng.randint(-3, 12), rng.randint(-1000, 1000)]))
+    if ty == "unsigned":
+        return str(rng.choice([rng.randint(0, 15), rng.randint(0, 15), 4294967295, 2147483648]))
+    if ty == "float":
+        return rng.choice(FLOATS)
+    return rng.choice([s for s in SYMBOLS if s])   # Soufflé reads an empty field as an error
+
+
+class Rel:
+    def __init__(self, name, types, edb=False):
+        self.name, self.types, self.edb = name, types, edb
+
+    def decl(self):
+        return ".decl %s(%s)" % (self.name, ", ".join("c%d: %s" % (i, t) for i, t in enumerate(self.types)))
+
+
+class Body:
+    """Variables bound so far (name -> type) and the literals of one conjunction."""
+
+    def __init__(self, rng):
+        self.rng, self.vars, self.lits, self.n = rng, {}, [], 0
+
+    def fresh(self, ty):
+        self.n += 1
+        v = "v%d" % self.n
+        self.vars[v] = ty
+        return v
+
+    def of_type(self, ty):
+        return [v for v, t in self.vars.items() if t == ty]
+
+    def atom(self, rel, link, allow_anon=True, allow_expr=True):
+        rng, args, linked = self.rng, [], False
+        for ty in rel.types:
+            same = self.of_type(ty)
+            p = rng.random()
+            if same and (p < 0.45 or (link and not linked)):
+                args.append(rng.choice(same))
+                linked = True
+            elif p < 0.53:
+                args.append(const(rng, ty))
+            elif p < 0.58 and allow_anon:
+                args.append("_")
+            elif p < 0.61 and allow_expr and same and ty in ("number", "unsigned"):
+                args.append("%s + 1" % rng.choice(same))   # an expression argument: a test
+            else:
+                args.append(self.fresh(ty))
+        return "%s(%s)" % (rel.name, ", ".join(args))
+
+
+def arith(rng, body, ty, depth=0):
+    """An expression of type ty over bound variables (bound ones exist for ty)."""
+    vs = body.of_type(ty)
+    if not vs or ty == "symbol":
+        return rng.choice(vs) if vs else const(rng, ty)
+    if depth > 1 or rng.random() < 0.35:
+        return rng.choice(vs) if rng.random() < 0.8 else const(rng, ty)
+    a = arith(rng, body, ty, depth + 1)
+    if ty == "float":
+        op = rng.choice(["+", "-", "*", "max", "min"])
+    else:
+        op = rng.choice(["+", "-", "*", "+", "-", "/", "%", "band", "bor", "bxor", "bshl", "bshr", "land", "lor",
+                         "max", "min"])
+    if op in ("/", "%"):
+        return "(%s %s %d)" % (a, op, rng.randint(1, 7))
+    if op == "bshl" or op == "bshr":
+        return "(%s %s %d)" % (a, op, rng.randint(0, 5))
+    b = arith(rng, body, ty, depth + 1)
+    if op in ("max", "min"):
+        return "%s(%s, %s)" % (op, a, b)
+    return "(%s %s %s)" % (a, op, b)
+
+
+def aggregate(rng, body, avail):
+    """An aggregate over an available relation; its group keys are bound variables."""
+    rel = rng.choice(avail)
+    inner = Body(rng)
+    inner.n = 100 + body.n
+    args = []
+    for ty in rel.types:
+        same = body.of_type(ty)
+        p = rng.random()
+        if same and p < 0.3:
+            args.append(rng.choice(same))        # injected: a group key
+        elif p < 0.4:
+            args.append(const(rng, ty))
+        elif p < 0.55:
+            args.append("_")
+        else:
+            args.append(inner.fresh(ty))
+    lits = ["%s(%s)" % (rel.name, ", ".join(args))]
+    body.n = inner.n
+    nums = [v for v, t in inner.vars.items() if t in ("number", "unsigned", "float")]
+    if nums and rng.random() < 0.3:
+        v = rng.choice(nums)
+        lits.append("%s %s %s" % (v, rng.choice(["<", ">", "!="]), const(rng, inner.vars[v])))
+    fn = rng.choice(["count", "count", "sum", "min", "max"])
+    if fn == "count" or not nums:
+        return "count : { %s }" % ", ".join(lits), "number"
+    v = rng.choice(nums)
+    target = v
+    if rng.random() < 0.2 and inner.vars[v] != "float":
+        target = "%s * 2" % v
+    return "%s %s : { %s }" % (fn, target, ", ".join(lits)), inner.vars[v]
+
+
+def gen_rule(rng, head, avail, group, negs, recursive):
+    """One rule for head: atoms over avail (and, when recursive, a member of its group first)."""
+    body = Body(rng)
+    nat = rng.randint(1, 3)
+    for i in range(nat):
+        rel = rng.choice(group) if recursive and i == 0 else rng.choice(avail)
+        body.lits.append(body.atom(rel, i > 0 and rng.random() < 0.85, allow_expr=not recursive))
+    if not body.vars and head.types:
+        return None
+    if rng.random() < 0.35:   # a comparison
+        v = rng.choice(list(body.vars)) if body.vars else None
+        if v:
+            ty = body.vars[v]
+            ops = ["=", "!="] if ty == "symbol" else ["<", "<=", ">", ">=", "=", "!="]
+            rhs = rng.choice(body.of_type(ty) + [const(rng, ty)])
+            body.lits.append("%s %s %s" % (v, rng.choice(ops), rhs))
+    if negs and rng.random() < 0.3:   # negation of an earlier stratum
+        rel = rng.choice(negs)
+        args = []
+        for ty in rel.types:
+            same = body.of_type(ty)
+            p = rng.random()
+            args.append(rng.choice(same) if same and p < 0.75 else "_" if p < 0.9 else const(rng, ty))
+        body.lits.append("!%s(%s)" % (rel.name, ", ".join(args)))
+    if negs and not recursive and rng.random() < 0.3:   # an aggregate: bound (a test) or a new variable
+        agg, ty = aggregate(rng, body, negs)
+        same = body.of_type(ty)
+        if same and rng.random() < 0.3:
+            body.lits.append("%s = %s" % (rng.choice(same), agg))
+        else:
+            v = "g%d" % body.n
+            body.n += 1
+            body.lits.append("%s = %s" % (v, agg))
+            body.vars[v] = ty
+    if not recursive and rng.random() < 0.25:   # a binding by arithmetic
+        tys = [t for t in set(body.vars.values()) if t != "symbol"]
+        if tys:
+            ty = rng.choice(tys)
+            e = arith(rng, body, ty)
+            body.lits.append("%s = %s" % (body.fresh(ty), e))
+    if rng.random() < 0.1 and len(body.lits) >= 2:   # a disjunction of the last two literals
+        a, b = body.lits[-2], body.lits[-1]
+        if not b.startswith("!") and " = " not in b and " = " not in a:
+            body.lits[-2:] = ["(%s ; %s)" % (a, b)] if set_vars_same(a, b) else [a, b]
+    head_args = []
+    for ty in head.types:
+        same = body.of_type(ty)
+        if not same:
+            return None
+        p = rng.random()
+        if recursive or ty == "symbol" or p < 0.6:
+            if recursive and ty in ("number", "unsigned") and p < 0.15:
+                v = rng.choice(same)
+                body.lits.append("%s < %d" % (v, rng.randint(3, 12)))
+                head_args.append("%s + 1" % v)   # bounded: the recursion ends
+            else:
+                head_args.append(rng.choice(same))
+        elif p < 0.85:
+            head_args.append(arith(rng, body, ty))
+        elif p < 0.93 or not negs:
+            head_args.append(const(rng, ty))
+        else:
+            agg, aty = aggregate(rng, body, negs)
+            head_args.append(agg if aty == ty else rng.choice(same))
+    return "%s(%s) :- %s." % (head.name, ", ".join(head_args), ", ".join(body.lits))
+
+
+def set_vars_same(a, b):
+    """Whether two literals name the same variables (a disjunction of them stays safe)."""
+    import re
+    va = set(re.findall(r"\b[vg]\d+\b", a))
+    vb = set(re.findall(r"\b[vg]\d+\b", b))
+    return va == vb
+
+
+def gen_program(rng, facts_dir):
+    lines, avail = [], []
+    for k in range(rng.randint(1, 4)):
+        rel = Rel("in%d" % k, [rng.choice(TYPES) for _ in range(rng.randint(1, 3))], True)
+        lines += [rel.decl(), ".input %s" % rel.name]
+        rows = {tuple(fact_value(rng, t) for t in rel.types) for _ in range(rng.choice([0, 1, 4, 12, 40, 150]))}
+        with open(os.path.join(facts_dir, rel.name + ".facts"), "w") as f:
+            for r in rows:
+                f.write("\t".join(r) + "\n")
+        avail.append(rel)
+    if rng.random() < 0.3:   # inline facts
+        rel = Rel("fx", [rng.choice(TYPES) for _ in range(rng.randint(1, 2))])
+        lines.append(rel.decl())
+        for _ in range(rng.randint(1, 5)):
+            lines.append("fx(%s)." % ", ".join(const(rng, t) for t in rel.types))
+        avail.append(rel)
+    outputs = []
+    for s in range(rng.randint(1, 5)):
+        negs = list(avail)
+        size = 1 if rng.random() < 0.6 else rng.randint(2, 3)
+        group = []
+        for j in range(size):
+            arity = rng.choice([0, 1, 1, 2, 2, 3]) if size == 1 else rng.choice([1, 2, 2])
+            if size > 1:   # a recursive group shares one signature, so copy rules connect it
+                types = group[0].types if group else [rng.choice(TYPES) for _ in range(arity)]
+            else:
+                types = [rng.choice(TYPES) for _ in range(arity)]
+            group.append(Rel("r%d_%d" % (s, j), types))
+        for rel in group:
+            lines.append(rel.decl())
+        for rel in group:
+            rules = []
+            for _ in range(rng.randint(1, 3)):
+                r = gen_rule(rng, rel, avail, group, negs, False)
+                if r:
+                    rules.append(r)
+            if size > 1 or rng.random() < 0.35:
+                for _ in range(rng.randint(1, 2)):
+                    mates = [g for g in group if g.types == rel.types] if size > 1 else [rel]
+                    r = gen_rule(rng, rel, avail + group, mates, negs, True)
+                    if r:
+                        rules.append(r)
+                if size > 1:   # a plain copy from a group mate
+                    mate = rng.choice(group)
+                    vs = ", ".join("x%d" % i for i in range(len(rel.types)))
+                    rules.append("%s(%s) :- %s(%s)." % (rel.name, vs, mate.name, vs))
+            if not rules:
+                vs = ", ".join(const(rng, t) for t in rel.types)
+                rules.append("%s(%s)." % (rel.name, vs))
+            lines += rules
+            outputs.append(rel)
+        avail += group
+    for rel in outputs:
+        p = rng.random()
+        if p < 0.8:
+            lines.append(".output %s" % rel.name)
+        elif p < 0.9:
+            lines.append(".printsize %s" % rel.name)
+    return "\n".join(lines) + "\n"
+
+
+CASE_TIMEOUT = 60
+
+
+def run(cmd, cwd):
+    try:
+        p = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=CASE_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        return None, b"", b"timed out"
+    return p.returncode, p.stdout, p.stderr
+
+
+def outputs(d):
+    """Each output file's lines as a sorted list (the order of rows is not compared)."""
+    res = {}
+    for f in sorted(os.listdir(d)):
+        with open(os.path.join(d, f), "rb") as h:
+            res[f] = sorted(h.read().splitlines())
+    return res
+
+
+def one_case(args, i):
+    rng = random.Random(args.seed * 1000003 + i)
+    case = os.path.join(args.work, "case-%d" % i)
+    shutil.rmtree(case, ignore_errors=True)
+    facts = os.path.join(case, "facts")
+    os.makedirs(facts)
+    prog = os.path.join(case, "program.dl")
+    with open(prog, "w") as f:
+        f.write(gen_program(rng, facts))
+    os.makedirs(os.path.join(case, "souffle"))
+    os.makedirs(os.path.join(case, "rfx"))
+    rc_s, out_s, err_s = run([args.souffle, "-j1", "-F", facts, "-D", os.path.join(case, "souffle"), prog], case)
+    if rc_s != 0:
+        shutil.rmtree(case, ignore_errors=True)
+        return "invalid", i, (err_s or b"").decode(errors="replace")[:300]
+    rc_r, out_r, err_r = run([args.rfx, "-q", "-j1", "-F", facts, "-D", os.path.join(case, "rfx")] +
+                             shlex.split(args.rfx_opts) + [prog], case)
+    verdict, why = "same", ""
+    if rc_r != 0:
+        verdict, why = "refused", "rfx exit %s: %s" % (rc_r, err_r.decode(errors="replace")[:300])
+    else:
+        a, b = outputs(os.path.join(case, "souffle")), outputs(os.path.join(case, "rfx"))
+        if a != b:
+            diff = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+            verdict, why = "differs", "outputs differ: %s" % ", ".join(diff)
+        elif sorted(out_s.splitlines()) != sorted(out_r.splitlines()):
+            verdict, why = "differs", "printsize output differs"
+    if verdict == "same":
+        shutil.rmtree(case, ignore_errors=True)
+    else:
+        with open(os.path.join(case, "why.txt"), "w") as f:
+            f.write(why + "\n")
+        keep = os.path.join(args.work, "fail-%d" % i)
+        shutil.rmtree(keep, ignore_errors=True)
+        os.rename(case, keep)
+    return verdict, i, why
+
+
+def main():
+    ap = argparse.ArgumentParser(description="random programs run by rfx and Soufflé, outputs compared")
+    ap.add_argument("rfx")
+    ap.add_argument("count", type=int)
+    ap.add_argument("--souffle", default=DEFAULT_SOUFFLE)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--work", default="diff-souffle-work")
+    ap.add_argument("--budget", type=float, default=float("inf"), help="seconds; no new program after them")
+    ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--rfx-opts", default="", help="extra rfx options (--backend=cuda, say)")
+    args = ap.parse_args()
+    if not os.access(args.souffle, os.X_OK):
+        print("diff_souffle: skipped: no Soufflé at %s" % os.path.normpath(args.souffle))
+        return 0
+    os.makedirs(args.work, exist_ok=True)
+    start = time.time()
+    counts = {"same": 0, "invalid": 0, "refused": 0, "differs": 0}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        pending, nxt = set(), 0
+        while pending or nxt < args.count:
+            while nxt < args.count and len(pending) < 2 * args.jobs and time.time() - start < args.budget:
+                pending.add(pool.submit(one_case, args, nxt))
+                nxt += 1
+            if not pending:
+                break
+            done, pending = concurrent.futures.wait(pending, return_when=concurrent.futures.FIRST_COMPLETED)
+            for fut in done:
+                verdict, i, why = fut.result()
+                counts[verdict] += 1
+                if verdict in ("refused", "differs"):
+                    print("case %d (seed %d): %s: %s" % (i, args.seed, verdict, why), flush=True)
+            if time.time() - start >= args.budget and nxt < args.count:
+                nxt = args.count   # budget spent: finish what runs
+    ran = counts["same"] + counts["refused"] + counts["differs"]
+    print("diff_souffle: %d programs compared in %.0f s (seed %d): %d same, %d refused by rfx, %d differ; "
+          "%d rejected by Soufflé (not counted)" % (ran, time.time() - start, args.seed, counts["same"],
+                                                    counts["refused"], counts["differs"], counts["invalid"]))
+    return 1 if counts["refused"] or counts["differs"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
