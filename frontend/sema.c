@@ -644,6 +644,10 @@ static void check_expr(clause_ctx *cc, rfx_expr *e, int want)
             rfx_diag_error(cc->s->d, e->loc, "number literal out of range (numbers are 32-bit signed)");
         break;
     case RFX_E_NEG:
+        if (e->u.bin.lhs->kind == RFX_E_INT && e->u.bin.lhs->u.ival == (int64_t)INT32_MAX + 1) {
+            e->u.bin.lhs->type = e->type;   /* -2147483648: the one literal whose negation fits */
+            break;
+        }
         check_expr(cc, e->u.bin.lhs, want);
         if (e->type >= 0 && tprim(p, e->type) == RFX_SYMBOL)
             rfx_diag_error(cc->s->d, e->loc, "type mismatch: unary minus applied to a symbol");

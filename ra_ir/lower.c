@@ -241,6 +241,16 @@ static bool expr_bound(rule_ctx *R, const rfx_expr *e)
 
 static void agg_body_vars(const rfx_conj *cj, bool *use);
 
+static bool expr_has_agg(const rfx_expr *e)
+{
+    switch (e->kind) {
+    case RFX_E_AGG: return true;
+    case RFX_E_NEG: return expr_has_agg(e->u.bin.lhs);
+    case RFX_E_BINOP: return expr_has_agg(e->u.bin.lhs) || expr_has_agg(e->u.bin.rhs);
+    default: return false;
+    }
+}
+
 /* Marks every rule variable an expression names, inside nested aggregates too. */
 static void plain_vars(const rfx_expr *e, bool *use)
 {
@@ -1182,6 +1192,35 @@ static void apply_aggregate(rule_ctx *R, flow *cur, item *it, const bool *outer)
     *cur = g;
 }
 
+/* Whether Soufflé evaluates an aggregate's body as a relation of its named variables (more
+ * than one atom, a nested aggregate, or a variable twice in its one atom), in which case
+ * count and sum see each binding of them once: `_` no longer tells tuples apart. */
+static bool body_materialized(const rfx_conj *cj)
+{
+    int atoms = 0;
+    const rfx_atom *one = NULL;
+    for (int i = 0; i < cj->nlits; i++) {
+        const rfx_lit *l = cj->lits[i];
+        if (l->kind == RFX_L_ATOM) {
+            atoms++;
+            one = &l->atom;
+        } else if (l->kind == RFX_L_CMP && (expr_has_agg(l->lhs) || expr_has_agg(l->rhs)))
+            return true;
+        if (l->kind == RFX_L_ATOM || l->kind == RFX_L_NEG)
+            for (int a = 0; a < l->atom.nargs; a++)
+                if (expr_has_agg(l->atom.args[a]))
+                    return true;
+    }
+    if (atoms > 1)
+        return true;
+    for (int a = 0; one && a < one->nargs; a++)
+        for (int b = 0; b < a; b++)
+            if (one->args[a]->kind == RFX_E_VAR && one->args[b]->kind == RFX_E_VAR &&
+                one->args[a]->u.v.var == one->args[b]->u.v.var)
+                return true;
+    return false;
+}
+
 /* Lowers one conjunction to a sorted set whose columns are `out` (for aggregate inner
  * bodies, nout < 0 means: the -nout-1 given columns followed by every inner variable). */
 static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, int delta_lit,
@@ -1209,6 +1248,7 @@ static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, in
     for (int i = 0; i < nout; i++)
         if (out_in[i].e)
             collect_aggs(&R, out_in[i].e);
+    bool materialized = inner && body_materialized(cj);
 
     for (int i = 0; i < cj->nlits; i++) {
         const rfx_lit *l = cj->lits[i];
@@ -1223,7 +1263,7 @@ static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, in
             int src = L->relvar[l->atom.rel];
             if (i == delta_lit)
                 src = L->deltavar[l->atom.rel];
-            build_atom_item(&R, l, src, inner, &it);
+            build_atom_item(&R, l, src, inner && !materialized, &it);
             it.delta = i == delta_lit;
             add_item(&R, it);
             break;

@@ -144,6 +144,20 @@ def aggregate(rng, body, avail):
     if nums and rng.random() < 0.3:
         v = rng.choice(nums)
         lits.append("%s %s %s" % (v, rng.choice(["<", ">", "!="]), const(rng, inner.vars[v])))
+    if nums and rng.random() < 0.1:   # a nested aggregate over the same relation
+        v = rng.choice(nums)
+        col = [i for i, t in enumerate(rel.types) if t == inner.vars[v]][0]
+        nested = ["_"] * len(rel.types)
+        nested[col] = "w%d" % inner.n
+        lits.append("%s %s %s w%d : { %s(%s) }" % (v, rng.choice(["<", ">=", "="]), rng.choice(["min", "max"]),
+                                                   inner.n, rel.name, ", ".join(nested)))
+    if inner.vars and rng.random() < 0.15:   # a negated atom over the body's variables
+        neg = rng.choice(avail)
+        nargs = []
+        for ty in neg.types:
+            same = inner.of_type(ty)
+            nargs.append(rng.choice(same) if same and rng.random() < 0.8 else "_")
+        lits.append("!%s(%s)" % (neg.name, ", ".join(nargs)))
     fn = rng.choice(["count", "count", "sum", "min", "max"])
     if fn == "count" or not nums:
         return "count : { %s }" % ", ".join(lits), "number"
@@ -159,7 +173,7 @@ def gen_rule(rng, head, avail, group, negs, recursive):
     body = Body(rng)
     nat = rng.randint(1, 3)
     for i in range(nat):
-        rel = rng.choice(group) if recursive and i == 0 else rng.choice(avail)
+        rel = rng.choice(group) if recursive and (i == 0 or rng.random() < 0.3) else rng.choice(avail)
         body.lits.append(body.atom(rel, i > 0 and rng.random() < 0.85, allow_expr=not recursive))
     if not body.vars and head.types:
         return None
@@ -234,7 +248,8 @@ def gen_program(rng, facts_dir):
     for k in range(rng.randint(1, 4)):
         rel = Rel("in%d" % k, [rng.choice(TYPES) for _ in range(rng.randint(1, 3))], True)
         lines += [rel.decl(), ".input %s" % rel.name]
-        rows = {tuple(fact_value(rng, t) for t in rel.types) for _ in range(rng.choice([0, 1, 4, 12, 40, 150]))}
+        n = rng.choice([0, 1, 4, 12, 40, 150, 150, 1500])
+        rows = {tuple(fact_value(rng, t) for t in rel.types) for _ in range(n)}
         with open(os.path.join(facts_dir, rel.name + ".facts"), "w") as f:
             for r in rows:
                 f.write("\t".join(r) + "\n")
@@ -325,7 +340,7 @@ def one_case(args, i):
     if rc_s != 0:
         shutil.rmtree(case, ignore_errors=True)
         return "invalid", i, (err_s or b"").decode(errors="replace")[:300]
-    rc_r, out_r, err_r = run([args.rfx, "-q", "-j1", "-F", facts, "-D", os.path.join(case, "rfx")] +
+    rc_r, out_r, err_r = run([args.rfx, "-q", rng.choice(["-j1", "-j2"]), "-F", facts, "-D", os.path.join(case, "rfx")] +
                              shlex.split(args.rfx_opts) + [prog], case)
     verdict, why = "same", ""
     if rc_r != 0:
