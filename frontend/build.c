@@ -129,9 +129,25 @@ rfx_expr *rfx_mk_string(rfx_parse_ctx *ctx, uint32_t sym, RFX_YYLTYPE loc)
     return e;
 }
 
+/* An operator over operands this deep is refused once: every later pass walks expressions
+ * recursively, so a chain of a million `+` would overflow the stack. */
+static bool too_deep(rfx_parse_ctx *ctx, int depth, RFX_YYLTYPE loc)
+{
+    if (depth <= RFX_MAX_EXPR_DEPTH)
+        return false;
+    if (!ctx->expr_too_deep)
+        rfx_parse_error(ctx, loc, "expression nests too deeply (over %d operators on one path)", RFX_MAX_EXPR_DEPTH);
+    ctx->expr_too_deep = true;
+    return true;
+}
+
 rfx_expr *rfx_mk_binop(rfx_parse_ctx *ctx, rfx_binop op, rfx_expr *l, rfx_expr *r, RFX_YYLTYPE loc)
 {
+    int depth = 1 + (l->depth > r->depth ? l->depth : r->depth);
+    if (too_deep(ctx, depth, loc))
+        return l;
     rfx_expr *e = rfx_mk_expr(ctx, RFX_E_BINOP, loc);
+    e->depth = depth;
     e->u.bin.op = op;
     e->u.bin.lhs = l;
     e->u.bin.rhs = r;
@@ -151,14 +167,21 @@ rfx_expr *rfx_mk_neg(rfx_parse_ctx *ctx, rfx_expr *x, RFX_YYLTYPE loc)
         x->loc = rfx_loc_of(loc);
         return x;
     }
+    if (too_deep(ctx, x->depth + 1, loc))
+        return x;
     rfx_expr *e = rfx_mk_expr(ctx, RFX_E_NEG, loc);
+    e->depth = x->depth + 1;
     e->u.bin.lhs = x;
     return e;
 }
 
 rfx_expr *rfx_mk_agg(rfx_parse_ctx *ctx, rfx_aggfn fn, rfx_expr *target, rfx_body *body, RFX_YYLTYPE loc)
 {
+    int depth = 1 + (target ? target->depth : 0);
+    if (target && too_deep(ctx, depth, loc))
+        return target;
     rfx_expr *e = rfx_mk_expr(ctx, RFX_E_AGG, loc);
+    e->depth = depth;
     e->u.agg.fn = fn;
     e->u.agg.target = target;
     e->u.agg.body = body;
@@ -359,15 +382,23 @@ void rfx_add_logiql_decl(rfx_parse_ctx *ctx, rfx_atom *head, rfx_body *types, RF
             return;
         }
         const char *type = NULL;
-        for (int j = 0; j < atoms.n && !type; j++) {
+        const rfx_atom *first = NULL;
+        for (int j = 0; j < atoms.n; j++) {
             rfx_atom *t = atoms.items[j];
             if (t->nargs == 1 && t->args[0]->kind == RFX_E_VAR &&
                 strcmp(t->args[0]->u.v.name, arg->u.v.name) == 0) {
-                type = logiql_type(t->name);
-                if (!type) {
+                const char *ty = logiql_type(t->name);
+                if (!ty) {
                     rfx_diag_error(ctx->diag, t->loc, "unknown LogiQL type '%s' (known: int32, uint32, float32, string)", t->name);
                     return;
                 }
+                if (type && strcmp(type, ty) != 0) {
+                    rfx_diag_error(ctx->diag, t->loc, "conflicting types for '%s' in LogiQL declaration of '%s': "
+                                   "%s here, %s by '%s'", arg->u.v.name, head->name, ty, type, first->name);
+                    return;
+                }
+                type = ty;
+                first = t;
             }
         }
         if (!type) {

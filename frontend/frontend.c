@@ -133,13 +133,11 @@ const rfx_type *rfx_program_type(const rfx_program *p, int type)
     return &p->types[type];
 }
 
-const char *rfx_relation_opt(const rfx_relation *r, bool input, const char *key)
+const char *rfx_io_get(const rfx_io_dir *d, const char *key)
 {
-    int n = input ? r->ninput_opts : r->noutput_opts;
-    const rfx_io_opt *o = input ? r->input_opts : r->output_opts;
-    for (int i = 0; i < n; i++)
-        if (strcmp(o[i].key, key) == 0)
-            return o[i].value;
+    for (int i = 0; i < d->nopts; i++)
+        if (strcmp(d->opts[i].key, key) == 0)
+            return d->opts[i].value;
     return NULL;
 }
 
@@ -254,14 +252,14 @@ void rfx_frontend_print(FILE *out, const rfx_program *p)
         for (int a = 0; a < r->arity; a++)
             fprintf(out, "%s%s: %s", a ? ", " : "", r->attrs[a].name, p->types[r->attrs[a].type].name);
         fprintf(out, ")   // stratum %d%s\n", r->stratum, r->logiql ? ", LogiQL" : "");
-        if (r->io & RFX_REL_INPUT) {
+        for (int k = 0; k < r->ninputs; k++) {
             fprintf(out, ".input %s", r->name);
-            print_opts(out, r->ninput_opts, r->input_opts);
+            print_opts(out, r->inputs[k].nopts, r->inputs[k].opts);
             fputc('\n', out);
         }
-        if (r->io & RFX_REL_OUTPUT) {
+        for (int k = 0; k < r->noutputs; k++) {
             fprintf(out, ".output %s", r->name);
-            print_opts(out, r->noutput_opts, r->output_opts);
+            print_opts(out, r->outputs[k].nopts, r->outputs[k].opts);
             fputc('\n', out);
         }
         if (r->io & RFX_REL_PRINTSIZE)

@@ -62,6 +62,7 @@ void rfx_diag_warning(rfx_diag *d, rfx_loc loc, const char *fmt, ...)
 /* ---- limits (checked with messages) --------------------------------------------- */
 #define RFX_MAX_ARITY 64         /* attributes of a relation */
 #define RFX_MAX_RULE_VARS 200    /* distinct variables of one rule */
+#define RFX_MAX_EXPR_DEPTH 10000 /* operators on one path of an expression */
 /* atoms (negated or not) of one conjunction of a rule's body: semi-naive evaluation makes a
  * version of the rule per recursive atom, each joining all of them, so the plan grows with the square
  * of this and planning time faster (a 650-atom rule: 1.7 M commands, 31 s; 8 KB of
@@ -125,6 +126,7 @@ struct rfx_expr {
     rfx_expr_kind kind;
     rfx_loc loc;
     int type;                  /* index into program types, set by the checker (-1 = unset) */
+    int depth;                 /* operators on its longest path to a leaf (RFX_MAX_EXPR_DEPTH) */
     union {
         struct { const char *name; int var; } v;               /* RFX_E_VAR */
         int64_t ival;                                          /* RFX_E_INT / UNSIGNED */
@@ -193,6 +195,13 @@ typedef struct rfx_io_opt {
     const char *key, *value;
 } rfx_io_opt;
 
+/* One .input or .output directive: its options and where it stands. */
+typedef struct rfx_io_dir {
+    int nopts;
+    rfx_io_opt *opts;
+    rfx_loc loc;
+} rfx_io_dir;
+
 typedef struct rfx_attr {
     const char *name;
     int type;                  /* index into program types */
@@ -209,8 +218,8 @@ typedef struct rfx_relation {
     int arity;
     rfx_attr *attrs;
     unsigned io;               /* RFX_REL_* flags */
-    int ninput_opts, noutput_opts;
-    rfx_io_opt *input_opts, *output_opts;
+    int ninputs, noutputs;     /* its .input and .output directives, each honoured in turn */
+    rfx_io_dir *inputs, *outputs;
     rfx_loc loc, io_loc;
     int stratum;               /* set by stratification */
     bool has_rules;            /* some non-fact clause derives it */
@@ -256,6 +265,7 @@ rfx_conj *rfx_agg_conj(const rfx_expr *agg);
 int rfx_program_find_rel(const rfx_program *p, const char *name);
 const rfx_type *rfx_program_type(const rfx_program *p, int type);
 /* Option value of an .input/.output directive, or NULL. */
-const char *rfx_relation_opt(const rfx_relation *r, bool input, const char *key);
+/* A directive's option value, or NULL. */
+const char *rfx_io_get(const rfx_io_dir *d, const char *key);
 
 #endif

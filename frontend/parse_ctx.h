@@ -57,6 +57,7 @@ typedef struct rfx_parse_ctx {
     rfx_plist cur_opts;        /* options of the directive being parsed (rfx_io_opt*) */
     unsigned cur_kind;         /* RFX_REL_* of the directive being parsed */
     bool oom;
+    bool expr_too_deep;        /* reported once */
 } rfx_parse_ctx;
 
 rfx_loc rfx_loc_of(RFX_YYLTYPE l);

@@ -2,6 +2,8 @@
  * typing, safety (range restriction), constant division by zero, and stratification. */
 #include "sema.h"
 
+#include <float.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -117,6 +119,23 @@ static void check_decls(sema *s)
                                    d->attr_names[a], d->name);
         }
     }
+    /* room for each relation's directives */
+    for (int i = 0; i < s->ctx->directives.n; i++) {
+        rfx_directive *dir = s->ctx->directives.items[i];
+        int ri = rfx_program_find_rel(p, dir->rel);
+        if (ri >= 0 && dir->kind == RFX_REL_INPUT)
+            p->rels[ri].ninputs++;
+        else if (ri >= 0 && dir->kind == RFX_REL_OUTPUT)
+            p->rels[ri].noutputs++;
+    }
+    for (int ri = 0; ri < p->nrels; ri++) {
+        rfx_relation *r = &p->rels[ri];
+        r->inputs = salloc(s, sizeof(rfx_io_dir) * (size_t)(r->ninputs + 1));
+        r->outputs = salloc(s, sizeof(rfx_io_dir) * (size_t)(r->noutputs + 1));
+        if (!r->inputs || !r->outputs)
+            return;
+        r->ninputs = r->noutputs = 0;
+    }
     for (int i = 0; i < s->ctx->directives.n; i++) {
         rfx_directive *dir = s->ctx->directives.items[i];
         int ri = rfx_program_find_rel(p, dir->rel);
@@ -138,20 +157,40 @@ static void check_decls(sema *s)
             if (!ok)
                 rfx_diag_error(s->d, dir->loc, "unknown option '%s' (known: filename, delimiter, IO, format)", k);
         }
-        if (dir->kind == RFX_REL_INPUT) {
-            r->ninput_opts = dir->nopts;
-            r->input_opts = dir->opts;
-        } else if (dir->kind == RFX_REL_OUTPUT) {
-            r->noutput_opts = dir->nopts;
-            r->output_opts = dir->opts;
-        }
-        const char *io = rfx_relation_opt(r, dir->kind == RFX_REL_INPUT, "IO");
-        if (dir->kind != RFX_REL_PRINTSIZE && io && strcmp(io, "file") != 0 && strcmp(io, "stdout") != 0)
+        if (dir->kind == RFX_REL_PRINTSIZE)
+            continue;
+        rfx_io_dir *d = dir->kind == RFX_REL_INPUT ? &r->inputs[r->ninputs++] : &r->outputs[r->noutputs++];
+        *d = (rfx_io_dir){dir->nopts, dir->opts, dir->loc};
+        const char *io = rfx_io_get(d, "IO");
+        if (io && strcmp(io, "file") != 0 && strcmp(io, "stdout") != 0)
             rfx_diag_error(s->d, dir->loc, "unsupported IO='%s' (supported: file, stdout)", io);
-        const char *delim = rfx_relation_opt(r, dir->kind == RFX_REL_INPUT, "delimiter");
-        if (dir->kind != RFX_REL_PRINTSIZE && delim && strlen(delim) != 1 && strcmp(delim, "\\t") != 0)
+        const char *delim = rfx_io_get(d, "delimiter");
+        if (delim && strlen(delim) != 1 && strcmp(delim, "\\t") != 0)
             rfx_diag_error(s->d, dir->loc, "delimiter must be a single character, got \"%s\"", delim);
     }
+    /* two outputs to one file: the later replaces the earlier (Soufflé writes both) */
+    for (int ri = 0; ri < p->nrels; ri++)
+        for (int a = 0; a < p->rels[ri].noutputs; a++) {
+            const rfx_io_dir *da = &p->rels[ri].outputs[a];
+            const char *fa = rfx_io_get(da, "filename");
+            const char *ia = rfx_io_get(da, "IO");
+            if (ia && strcmp(ia, "stdout") == 0)
+                continue;
+            for (int rj = 0; rj <= ri; rj++)
+                for (int b = 0; b < (rj == ri ? a : p->rels[rj].noutputs); b++) {
+                    const rfx_io_dir *db = &p->rels[rj].outputs[b];
+                    const char *fb = rfx_io_get(db, "filename");
+                    const char *ib = rfx_io_get(db, "IO");
+                    if (ib && strcmp(ib, "stdout") == 0)
+                        continue;
+                    char na[512], nb[512];
+                    snprintf(na, sizeof na, fa ? "%s" : "%s.csv", fa ? fa : p->rels[ri].name);
+                    snprintf(nb, sizeof nb, fb ? "%s" : "%s.csv", fb ? fb : p->rels[rj].name);
+                    if (strcmp(na, nb) == 0)
+                        rfx_diag_warning(s->d, da->loc, "'%s' is written again (also at line %d): the last "
+                                         "output written replaces the earlier", na, db->loc.line);
+                }
+        }
 }
 
 /* ---- DNF --------------------------------------------------------------------------- */
@@ -522,47 +561,47 @@ static bool typed_leaf(const rfx_expr *e)
     }
 }
 
-/* Type of an expression, or -1 when it cannot be told yet; `want` types literals. */
-static int expr_type(clause_ctx *cc, rfx_expr *e, int want, bool report)
+/* The type an expression's own parts tell (variables, aggregates, literals other than plain
+ * integers), or -1; *plain is cleared when some part can tell none yet (an untyped
+ * variable, `_`). One walk: long expressions are typed in linear time. */
+static int type_up(clause_ctx *cc, const rfx_expr *e, bool *plain)
 {
-    rfx_program *p = cc->s->p;
     switch (e->kind) {
-    case RFX_E_VAR:
-        return cc->c->var_types[e->u.v.var];
-    case RFX_E_ANON:
-        return want;
-    case RFX_E_INT:
-        if (want >= 0 && tprim(p, want) == RFX_SYMBOL) {
-            if (report)
-                rfx_diag_error(cc->s->d, e->loc, "type mismatch: number literal where a symbol is expected");
-            return want;
-        }
-        return want >= 0 ? want : 0;
-    case RFX_E_UNSIGNED:
-        return 1;
-    case RFX_E_FLOAT:
-        return 2;
-    case RFX_E_STRING:
-        return 3;
-    case RFX_E_NEG:
-        return expr_type(cc, e->u.bin.lhs, want, report);
+    case RFX_E_VAR: {
+        int t = cc->c->var_types[e->u.v.var];
+        if (t < 0)
+            *plain = false;
+        return t;
+    }
+    case RFX_E_ANON: *plain = false; return -1;
+    case RFX_E_INT: return -1;
+    case RFX_E_UNSIGNED: return 1;
+    case RFX_E_FLOAT: return 2;
+    case RFX_E_STRING: return 3;
+    case RFX_E_NEG: return type_up(cc, e->u.bin.lhs, plain);
     case RFX_E_BINOP: {
-        /* the operand that tells its type first: in `min(10, 6) + u` the literals are u's type */
-        rfx_expr *a = e->u.bin.lhs, *b = e->u.bin.rhs;
-        if (!typed_leaf(a) && typed_leaf(b))
-            a = e->u.bin.rhs, b = e->u.bin.lhs;
-        int l = expr_type(cc, a, want, report);
-        int r = expr_type(cc, b, l >= 0 ? l : want, report);
-        if (l < 0 && r >= 0)
-            l = expr_type(cc, a, r, report);
+        int l = type_up(cc, e->u.bin.lhs, plain), r = type_up(cc, e->u.bin.rhs, plain);
         return l >= 0 ? l : r;
     }
     case RFX_E_AGG:
         if (e->u.agg.fn == RFX_AGG_COUNT)
             return 0;
-        return e->u.agg.target ? expr_type(cc, e->u.agg.target, want, report) : -1;
+        if (e->u.agg.target)
+            return type_up(cc, e->u.agg.target, plain);
+        *plain = false;
+        return -1;
     }
     return -1;
+}
+
+/* Type of an expression, or -1 when it cannot be told yet: what its parts tell, else the
+ * type `want` gives its integer literals, else (integer literals only) number. */
+static int expr_type(clause_ctx *cc, rfx_expr *e, int want, bool report)
+{
+    (void)report;
+    bool plain = true;
+    int t = type_up(cc, e, &plain);
+    return t >= 0 ? t : want >= 0 ? want : plain ? 0 : -1;
 }
 
 static void infer_expr_aggs(clause_ctx *cc, rfx_expr *e, bool *changed)
@@ -632,37 +671,70 @@ static void check_atom_types(clause_ctx *cc, rfx_atom *a)
     }
 }
 
-static void check_expr(clause_ctx *cc, rfx_expr *e, int want)
+/* First pass of check_expr: each node's own type (type_up's) in e->type, -2 where only
+ * integer literals tell none, children before parents. */
+static int type_nodes(clause_ctx *cc, rfx_expr *e)
+{
+    int t;
+    switch (e->kind) {
+    case RFX_E_NEG: t = type_nodes(cc, e->u.bin.lhs); break;
+    case RFX_E_BINOP: {
+        int l = type_nodes(cc, e->u.bin.lhs), r = type_nodes(cc, e->u.bin.rhs);
+        t = l >= 0 ? l : r >= 0 ? r : l == -2 && r == -2 ? -2 : -1;
+        break;
+    }
+    case RFX_E_INT: t = -2; break;
+    case RFX_E_AGG:
+        if (e->u.agg.target)
+            type_nodes(cc, e->u.agg.target);
+        /* fall through */
+    default: {
+        bool plain = true;
+        t = type_up(cc, e, &plain);
+    }
+    }
+    e->type = t;
+    return t;
+}
+
+/* Second pass: each node's type given what its context wants, and the checks. */
+static void check_typed(clause_ctx *cc, rfx_expr *e, int want)
 {
     rfx_program *p = cc->s->p;
-    e->type = expr_type(cc, e, want, false);
+    e->type = e->type >= 0 ? e->type : want >= 0 ? want : e->type == -2 ? 0 : -1;
     switch (e->kind) {
     case RFX_E_INT:
         if (e->type >= 0 && tprim(p, e->type) == RFX_SYMBOL)
             rfx_diag_error(cc->s->d, e->loc, "type mismatch: number literal where a symbol is expected");
         if (e->u.ival > INT32_MAX && e->type >= 0 && tprim(p, e->type) == RFX_NUMBER)
             rfx_diag_error(cc->s->d, e->loc, "number literal out of range (numbers are 32-bit signed)");
+        if (e->u.ival < 0 && e->type >= 0 && tprim(p, e->type) == RFX_UNSIGNED)
+            rfx_diag_error(cc->s->d, e->loc, "negative literal %lld where an unsigned value is expected",
+                           (long long)e->u.ival);
         break;
+    case RFX_E_FLOAT: {
+        double v = e->u.fval < 0 ? -e->u.fval : e->u.fval;
+        if (v == v && v != HUGE_VAL && (v > FLT_MAX || (v != 0 && v < FLT_MIN)))
+            rfx_diag_error(cc->s->d, e->loc, "float literal out of range (floats are 32-bit)");
+        break;
+    }
     case RFX_E_NEG:
-        if (e->u.bin.lhs->kind == RFX_E_INT && e->u.bin.lhs->u.ival == (int64_t)INT32_MAX + 1) {
-            e->u.bin.lhs->type = e->type;   /* -2147483648: the one literal whose negation fits */
-            break;
-        }
-        check_expr(cc, e->u.bin.lhs, want);
+        check_typed(cc, e->u.bin.lhs, e->type);
         if (e->type >= 0 && tprim(p, e->type) == RFX_SYMBOL)
             rfx_diag_error(cc->s->d, e->loc, "type mismatch: unary minus applied to a symbol");
         break;
     case RFX_E_BINOP: {
-        check_expr(cc, e->u.bin.lhs, e->type);
-        check_expr(cc, e->u.bin.rhs, e->type);
-        int l = expr_type(cc, e->u.bin.lhs, e->type, false), r = expr_type(cc, e->u.bin.rhs, e->type, false);
+        int l = e->u.bin.lhs->type, r = e->u.bin.rhs->type;   /* their own, from type_nodes */
+        check_typed(cc, e->u.bin.lhs, e->type);
+        check_typed(cc, e->u.bin.rhs, e->type);
         if (l >= 0 && r >= 0 && tprim(p, l) != tprim(p, r))
             rfx_diag_error(cc->s->d, e->loc, "type mismatch: '%s' between %s and %s",
                            rfx_binop_str(e->u.bin.op), rfx_prim_name(tprim(p, l)), rfx_prim_name(tprim(p, r)));
-        else if (l >= 0 && tprim(p, l) == RFX_SYMBOL)
+        else if (e->type >= 0 && tprim(p, e->type) == RFX_SYMBOL)
             rfx_diag_error(cc->s->d, e->loc, "type mismatch: %s '%s' on symbols",
                            RFX_BINOP_CALL(e->u.bin.op) ? "functor" : "arithmetic", rfx_binop_str(e->u.bin.op));
-        else if (l >= 0 && tprim(p, l) == RFX_FLOAT && (e->u.bin.op == RFX_MOD || RFX_BINOP_INTEGRAL(e->u.bin.op)))
+        else if (e->type >= 0 && tprim(p, e->type) == RFX_FLOAT &&
+                 (e->u.bin.op == RFX_MOD || RFX_BINOP_INTEGRAL(e->u.bin.op)))
             rfx_diag_error(cc->s->d, e->loc, "type mismatch: '%s' on floats (numbers and unsigned only)",
                            rfx_binop_str(e->u.bin.op));
         rfx_expr *rhs = e->u.bin.rhs;
@@ -676,8 +748,8 @@ static void check_expr(clause_ctx *cc, rfx_expr *e, int want)
             break;
         check_conj_types(cc, rfx_agg_conj(e));
         if (e->u.agg.target) {
-            check_expr(cc, e->u.agg.target, want);
-            int t = expr_type(cc, e->u.agg.target, want, false);
+            check_typed(cc, e->u.agg.target, e->u.agg.fn == RFX_AGG_COUNT ? -1 : e->type);
+            int t = e->u.agg.target->type;
             if (t >= 0 && tprim(p, t) == RFX_SYMBOL)
                 rfx_diag_error(cc->s->d, e->u.agg.target->loc, "type mismatch: %s over symbols",
                                rfx_aggfn_str(e->u.agg.fn));
@@ -686,6 +758,14 @@ static void check_expr(clause_ctx *cc, rfx_expr *e, int want)
     default:
         break;
     }
+}
+
+/* Types every node of e (integer literals as `want` says, else as the rest of e says, else
+ * number) and checks it, in two walks. */
+static void check_expr(clause_ctx *cc, rfx_expr *e, int want)
+{
+    type_nodes(cc, e);
+    check_typed(cc, e, want);
 }
 
 static void check_conj_types(clause_ctx *cc, rfx_conj *cj)

@@ -1690,8 +1690,8 @@ rfx_plan *rfx_plan_build(const rfx_program *prog, const rfx_plan_opts *opts, rfx
     }
     /* inputs, then inline facts */
     for (int r = 0; r < nr; r++)
-        if (prog->rels[r].io & RFX_REL_INPUT)
-            rfx_lower_emit(L, RFX_RA_INPUT, L->relvar[r], -1, -1);
+        for (int k = 0; k < prog->rels[r].ninputs; k++)
+            rfx_lower_emit(L, RFX_RA_INPUT, L->relvar[r], -1, -1)->io = k;
     for (int r = 0; r < nr; r++) {
         const rfx_relation *rel = &prog->rels[r];
         int nf = 0;
@@ -1735,11 +1735,10 @@ rfx_plan *rfx_plan_build(const rfx_program *prog, const rfx_plan_opts *opts, rfx
         logiql |= prog->rels[r].logiql;
     for (int r = 0; r < nr; r++) {
         const rfx_relation *rel = &prog->rels[r];
-        bool out = rel->io & RFX_REL_OUTPUT;
+        for (int k = 0; k < rel->noutputs; k++)
+            rfx_lower_emit(L, RFX_RA_OUTPUT, -1, L->relvar[r], -1)->io = k;
         if (logiql && !prog->any_output && (rel->has_rules || rel->logiql))
-            out = true;
-        if (out)
-            rfx_lower_emit(L, RFX_RA_OUTPUT, -1, L->relvar[r], -1);
+            rfx_lower_emit(L, RFX_RA_OUTPUT, -1, L->relvar[r], -1)->io = -1;   /* <name>.csv */
         if (rel->io & RFX_REL_PRINTSIZE)
             rfx_lower_emit(L, RFX_RA_PRINTSIZE, -1, L->relvar[r], -1);
     }

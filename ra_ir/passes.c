@@ -579,8 +579,9 @@ void rfx_plan_count_only(rfx_plan *P)
             int t = j->dst, R = u->dst;
             if (P->vars[R].kind != RFX_PV_REL || count_uses(P, t) != 1)
                 continue;
-            /* R: written by this UNION only, read by PRINTSIZE only */
-            bool only = true;
+            /* R: written by this UNION only, read by PRINTSIZE only (and by one at least: a
+             * relation nothing reads keeps its tuples, for an embedder's cursor) */
+            bool only = true, printed = false;
             for (int b2 = 0; b2 < P->nblocks && only; b2++)
                 for (int k = 0; k < P->blocks[b2].ncmds && only; k++) {
                     const rfx_ra_cmd *c = &P->blocks[b2].cmds[k];
@@ -591,8 +592,9 @@ void rfx_plan_count_only(rfx_plan *P)
                         reads |= rfx_ra_cmd_input(c, q) == R;
                     if (c->dst == R || (reads && c->op != RFX_RA_PRINTSIZE))
                         only = false;
+                    printed |= reads && c->op == RFX_RA_PRINTSIZE;
                 }
-            if (!only)
+            if (!only || !printed)
                 continue;
             j->dst = R;
             j->count_only = true;

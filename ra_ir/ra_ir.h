@@ -85,6 +85,7 @@ typedef struct rfx_ra_cmd {
     int ntuples;               /* FACTS: tuples, arity of dst each */
     uint32_t *tuples;
     int rule;                  /* clause the command was lowered from, -1 for none */
+    int io;                    /* INPUT, OUTPUT: which of the relation's directives */
 } rfx_ra_cmd;
 
 typedef struct rfx_block {

@@ -108,6 +108,37 @@ __attribute__((format(printf, 3, 4))) static rfx_result fail(rfx_engine *e, rfx_
     return end_call(e, r);
 }
 
+struct rfx_output {
+    rfx_outfile o;
+};
+
+rfx_output *rfx_output_open(const char *path, FILE **f, char *err, size_t errlen)
+{
+    rfx_output *o = rfx_malloc(sizeof *o);
+    if (!o) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    if (!rfx_outfile_open(&o->o, path, false, err, errlen)) {
+        free(o);
+        return NULL;
+    }
+    *f = o->o.f;
+    return o;
+}
+
+bool rfx_output_close(rfx_output *o, bool keep, char *err, size_t errlen)
+{
+    bool ok = rfx_outfile_close(&o->o, keep, err, errlen);
+    free(o);
+    return ok;
+}
+
+int rfx_remove_unfinished_outputs(void)
+{
+    return rfx_outfile_remove_unfinished();
+}
+
 const char *rfx_errmsg(const rfx_engine *e)
 {
     if (!e)

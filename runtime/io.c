@@ -99,6 +99,8 @@ static const char *parse_field(const char *s, size_t n, rfx_prim prim, rfx_symta
         float f = strtof(tmp, &end);
         if (*end || end == tmp)
             return "is not a float";
+        if (errno == ERANGE)   /* as Soufflé: neither inf nor 0 for what a float cannot hold */
+            return "is out of range for float (32-bit)";
         rfx_memcpy(out, &f, 4);
         return NULL;
     }
@@ -210,8 +212,9 @@ static int parse_line(const read_job *j, piece *p, const char *line, size_t len,
         }
         const char *why = parse_field(line + s, e - s, j->types[col], j->syms, &tuple[col]);
         if (why) {
-            if (j->edges && col < 2 && j->types[col] != RFX_SYMBOL) {
-                /* SNAP headers sometimes spill onto lines without '#' */
+            if (j->edges && col < 2 && j->types[col] != RFX_SYMBOL && !strstr(why, "out of range")) {
+                /* SNAP headers sometimes spill onto lines without '#' (a number too large
+                 * for its column is no header: an error) */
                 if (!p->skipped++)
                     p->first_skipped = p->lines;
                 return LINE_SKIPPED;
@@ -935,47 +938,22 @@ rfx_status rfx_write_relation(const char *path, const char *name, const rfx_rows
             fprintf(err, "rfx: error: cannot write relation '%s' to standard output\n", name);
         return st;
     }
-    size_t n = strlen(path);
-    char *tmp = rfx_malloc(n + 16);
-    if (!tmp) {
-        fprintf(err, "%s: error: out of memory writing output\n", path);
-        return RFX_ERR_NOMEM;
-    }
-    snprintf(tmp, n + 16, "%s.tmp.XXXXXX", path);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        fprintf(err, "%s: error: cannot write output: %s\n", path, strerror(errno));
-        free(tmp);
-        return RFX_ERR_IO;
-    }
-    fchmod(fd, 0644);
-    FILE *f = fdopen(fd, "wb");
-    if (!f) {
-        close(fd);
-        unlink(tmp);
-        fprintf(err, "%s: error: cannot write output: %s\n", path, strerror(errno));
-        free(tmp);
+    rfx_outfile o;
+    char why[256];
+    if (!rfx_outfile_open(&o, path, true, why, sizeof why)) {
+        fprintf(err, "%s: error: cannot write output: %s\n", path, why);
         return RFX_ERR_IO;
     }
     errno = 0;
-    rfx_status st = write_rows(f, fd, rows, types, syms, delimiter, nthreads);
+    rfx_status st = write_rows(o.f, rfx_outfile_fd(&o), rows, types, syms, delimiter, nthreads);
     int saved = errno;
-    bool closed = rfx_fclose(f);
-    if (st == RFX_OK && !closed) {
+    if (!rfx_outfile_close(&o, st == RFX_OK, why, sizeof why) && st == RFX_OK) {
         st = RFX_ERR_IO;
-        saved = errno;
+        saved = 0;
     }
-    if (st == RFX_OK && rename(tmp, path) != 0) {
-        st = RFX_ERR_IO;
-        saved = errno;
-    }
-    if (st != RFX_OK) {
-        unlink(tmp);
-        if (st == RFX_ERR_NOMEM)
-            fprintf(err, "%s: error: out of memory writing output\n", path);
-        else
-            fprintf(err, "%s: error: cannot write output: %s\n", path, saved ? strerror(saved) : "write failed");
-    }
-    free(tmp);
+    if (st == RFX_ERR_NOMEM)
+        fprintf(err, "%s: error: out of memory writing output\n", path);
+    else if (st != RFX_OK)
+        fprintf(err, "%s: error: cannot write output: %s\n", path, saved ? strerror(saved) : why);
     return st;
 }

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -19,7 +20,7 @@ static void usage(FILE *f)
           "options:\n"
           "  -F, --fact-dir=DIR      read <rel>.facts and relative filename= paths from DIR (default .)\n"
           "  -D, --output-dir=DIR    write <rel>.csv into DIR (default .); '-' prints to stdout\n"
-          "  -j, --jobs=N            worker threads (default: all cores)\n"
+          "  -j, --jobs=N            worker threads, or 'auto' (default): all cores\n"
           "      --backend=KIND      auto, cpu or cuda (default auto: CUDA when a device is present)\n"
           "      --device-memory=SIZE  cap on GPU memory use, e.g. 512M or 20G (default: free memory less 5%);\n"
           "                            what does not fit runs out of core (on the CPU backend: the same\n"
@@ -31,12 +32,15 @@ static void usage(FILE *f)
           "      --no-opt            skip plan optimisation passes\n"
           "      --no-fuse           run every operator on its own (no kernel fusion)\n"
           "      --join=KIND         auto (leapfrog triejoin for cyclic bodies of 3+ atoms), binary or lftj\n"
-          "      --profile[=json FILE]  per-operator time, tuples, bytes moved, GB/s and fraction of the\n"
-          "                          measured copy bandwidth: a table on stderr, or JSON into FILE ('-': stdout)\n"
+          "      --profile[=json:FILE]  per-operator time, tuples, bytes moved, GB/s and share of the\n"
+          "                          measured copy bandwidth: a table on stderr, or JSON into FILE ('-': stdout;\n"
+          "                          '--profile=json FILE' also works)\n"
+          "  -p, --profile-json=FILE the JSON profile into FILE (Souffle's -p)\n"
           "      --trace=FILE        write a Chrome/Perfetto trace (JSON) of the run: an event per command\n"
           "  -q, --quiet             no progress line on stderr (shown only when stderr is a terminal)\n"
           "  -h, --help              this text\n"
           "      --version           version, backends, GPU and CUDA versions\n"
+          "Options may come before or after the program (and before or after 'cliques').\n"
           "\n"
           "exit status: 0 ok, 1 program error, 2 input/output error, 3 out of memory or device failure,\n"
           "4 internal error\n",
@@ -59,58 +63,8 @@ static size_t parse_size(const char *s)
     return (size_t)(v * mult);
 }
 
-/* Files the command writes (the JSON profile, a clique list) go to a temporary file
- * renamed into place once complete. */
-typedef struct out_file {
-    const char *path;
-    char *tmp;
-    FILE *f;
-} out_file;
-
-static bool out_file_open(out_file *j)
-{
-    if (strcmp(j->path, "-") == 0) {
-        j->f = stdout;
-        return true;
-    }
-    size_t n = strlen(j->path) + 16;
-    j->tmp = malloc(n);
-    if (!j->tmp)
-        return false;
-    snprintf(j->tmp, n, "%s.tmp.XXXXXX", j->path);
-    int fd = mkstemp(j->tmp);
-    if (fd < 0 || !(j->f = fdopen(fd, "w"))) {
-        fprintf(stderr, "%s: error: cannot write: %s\n", j->path, strerror(errno));
-        if (fd >= 0) {
-            close(fd);
-            unlink(j->tmp);
-        }
-        free(j->tmp);
-        j->tmp = NULL;
-        return false;
-    }
-    fchmod(fd, 0644);
-    return true;
-}
-
-/* keep: rename into place; otherwise the temporary file goes. */
-static bool out_file_close(out_file *j, bool keep)
-{
-    if (!j->f || j->f == stdout)
-        return true;
-    bool ok = fclose(j->f) == 0;
-    if (ok && keep && rename(j->tmp, j->path) != 0)
-        ok = false;
-    if (!ok || !keep)
-        unlink(j->tmp);
-    if (!ok)
-        fprintf(stderr, "%s: error: cannot write: %s\n", j->path, strerror(errno));
-    free(j->tmp);
-    return ok;
-}
-
-/* Long options without a short form. */
-enum { OPT_BACKEND = 256, OPT_EMIT, OPT_VERSION, OPT_NOOPT, OPT_PROFILE, OPT_DEVMEM, OPT_JOIN, OPT_COUNT, OPT_TRACE, OPT_NOFUSE, OPT_ORDER, OPT_DEVICES };
+enum { OPT_BACKEND = 256, OPT_EMIT, OPT_VERSION, OPT_NOOPT, OPT_PROFILE, OPT_PROFILE_JSON, OPT_DEVMEM, OPT_JOIN,
+       OPT_COUNT, OPT_TRACE, OPT_NOFUSE, OPT_ORDER, OPT_DEVICES };
 
 static bool pick(const char *arg, const char *const *names, int n, int *out)
 {
@@ -122,82 +76,6 @@ static bool pick(const char *arg, const char *const *names, int n, int *out)
     return false;
 }
 
-/* The options programs and `rfx cliques` share: 1 when ch was one (and is set), 0 when it
- * is not one of them, -1 after a message naming `who`. */
-static int common_option(int ch, const char *arg, const char *who, rfx_config *cfg, const char **emit)
-{
-    static const char *const backends[] = {"auto", "cpu", "cuda"}, *const joins[] = {"auto", "binary", "lftj"},
-                              *const stages[] = {"ast", "plan", "harmony", "fused", "cuda"};
-    int v;
-    switch (ch) {
-    case 'j': {
-        char *end;
-        long n = strtol(arg, &end, 10);
-        if (*end || n < 1 || n > 256) {
-            fprintf(stderr, "%s: error: -j takes a number of threads from 1 to 256, got '%s'\n", who, arg);
-            return -1;
-        }
-        cfg->threads = (int)n;
-        return 1;
-    }
-    case OPT_BACKEND:
-        if (!pick(arg, backends, 3, &v)) {
-            fprintf(stderr, "%s: error: unknown backend '%s' (auto, cpu, cuda)\n", who, arg);
-            return -1;
-        }
-        cfg->backend = (rfx_backend_kind)v;
-        return 1;
-    case OPT_JOIN:
-        if (!pick(arg, joins, 3, &v)) {
-            fprintf(stderr, "%s: error: unknown join method '%s' (auto, binary, lftj)\n", who, arg);
-            return -1;
-        }
-        cfg->join = (rfx_join_kind)v;
-        return 1;
-    case OPT_DEVMEM:
-        if (!(cfg->device_memory = parse_size(arg))) {
-            fprintf(stderr, "%s: error: --device-memory takes a size such as 512M or 20G, got '%s'\n", who, arg);
-            return -1;
-        }
-        return 1;
-    case OPT_DEVICES: {
-        /* a comma-separated list of device indices, each once */
-        static int devs[16];
-        int n = 0;
-        for (const char *p = arg;; p++) {
-            char *end;
-            long d = strtol(p, &end, 10);
-            bool dup = false;
-            for (int k = 0; k < n; k++)
-                dup |= devs[k] == d;
-            if (end == p || d < 0 || d > 255 || dup || n == 16 || (*end && *end != ',')) {
-                fprintf(stderr, "%s: error: --devices takes distinct GPU indices separated by commas (at most 16), "
-                                "such as 0,1, got '%s'\n", who, arg);
-                return -1;
-            }
-            devs[n++] = (int)d;
-            if (!*end)
-                break;
-            p = end;
-        }
-        cfg->devices = devs;
-        cfg->ndevices = n;
-        return 1;
-    }
-    case OPT_EMIT:
-        if (!pick(arg, stages, 5, &v)) {
-            fprintf(stderr, "%s: error: unknown --emit stage '%s' (ast, plan, harmony, fused, cuda)\n", who, arg);
-            return -1;
-        }
-        *emit = stages[v];
-        return 1;
-    case OPT_NOFUSE:
-        cfg->no_fuse = true;
-        return 1;
-    default:
-        return 0;
-    }
-}
 
 static rfx_stage stage_of(const char *emit)
 {
@@ -227,12 +105,14 @@ static void cliques_usage(FILE *f)
           "  -o, --output=FILE       write the list to FILE (atomically) instead of stdout\n"
           "      --order=ORDER       orient edges by vertex id or by degree (default: degree with\n"
           "                          --count, id for lists)\n"
-          "  -j, --jobs=N            worker threads (default: all cores)\n"
+          "  -j, --jobs=N            worker threads, or 'auto' (default): all cores\n"
           "      --backend=KIND      auto, cpu or cuda\n"
           "      --device-memory=SIZE  cap on GPU memory use (what does not fit runs out of core)\n"
           "      --devices=LIST        GPUs to use, e.g. 0,1 (default 0)\n"
           "      --join=KIND         auto (leapfrog triejoin), binary or lftj\n"
-          "      --profile           per-operator table on stderr\n"
+          "      --profile[=json:FILE]  per-operator table on stderr, or JSON into FILE\n"
+          "  -p, --profile-json=FILE the JSON profile into FILE\n"
+          "      --trace=FILE        a Chrome/Perfetto trace of the run\n"
           "      --emit=STAGE        print the generated program's ast, plan, harmony, fused or cuda stage and exit\n"
           "  -q, --quiet             no progress line\n"
           "  -h, --help              this text\n",
@@ -295,128 +175,420 @@ static bool write_cliques(rfx_cursor *c, FILE *f)
     return true;
 }
 
-static int cliques_main(int argc, char **argv, rfx_config cfg)
+/* The command line, for programs and `rfx cliques` alike: options may stand on either side
+ * of the program, the graph and the word `cliques`. */
+typedef struct cmd {
+    bool cliques;              /* `rfx cliques GRAPH` */
+    const char *who;           /* "rfx" or "rfx cliques", for messages */
+    const char *target;        /* the program or the graph */
+    const char *emit;
+    bool quiet;
+    const char *json_path, *trace_path;
+    const char *program_only, *cliques_only;   /* an option of the other mode, for a message */
+    int k, order;              /* cliques: size; -1: degree when counting, id when listing */
+    bool count;
+    const char *out;
+} cmd;
+
+static const struct option longopts[] = {
+    {"fact-dir", required_argument, NULL, 'F'},
+    {"output-dir", required_argument, NULL, 'D'},
+    {"jobs", required_argument, NULL, 'j'},
+    {"backend", required_argument, NULL, OPT_BACKEND},
+    {"emit", required_argument, NULL, OPT_EMIT},
+    {"no-opt", no_argument, NULL, OPT_NOOPT},
+    {"no-fuse", no_argument, NULL, OPT_NOFUSE},
+    {"join", required_argument, NULL, OPT_JOIN},
+    {"profile", optional_argument, NULL, OPT_PROFILE},
+    {"profile-json", required_argument, NULL, OPT_PROFILE_JSON},
+    {"trace", required_argument, NULL, OPT_TRACE},
+    {"device-memory", required_argument, NULL, OPT_DEVMEM},
+    {"devices", required_argument, NULL, OPT_DEVICES},
+    {"count", no_argument, NULL, OPT_COUNT},
+    {"order", required_argument, NULL, OPT_ORDER},
+    {"output", required_argument, NULL, 'o'},
+    {"quiet", no_argument, NULL, 'q'},
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, OPT_VERSION},
+    {NULL, 0, NULL, 0},
+};
+static const char shortopts[] = ":F:D:j:p:k:o:qh";
+
+/* Whether the first operand (what is neither an option nor an option's value) is
+ * `cliques`. */
+static bool cliques_mode(int argc, char **argv)
 {
-    int k = 3, order = -1;   /* -1: degree when counting, id when listing */
-    bool count = false, quiet = false;
-    const char *out = NULL, *emit = NULL;
-    static const struct option longopts[] = {
-        {"count", no_argument, NULL, OPT_COUNT},
-        {"order", required_argument, NULL, OPT_ORDER},
-        {"output", required_argument, NULL, 'o'},
-        {"jobs", required_argument, NULL, 'j'},
-        {"backend", required_argument, NULL, OPT_BACKEND},
-        {"device-memory", required_argument, NULL, OPT_DEVMEM},
-        {"devices", required_argument, NULL, OPT_DEVICES},
-        {"join", required_argument, NULL, OPT_JOIN},
-        {"profile", no_argument, NULL, OPT_PROFILE},
-        {"emit", required_argument, NULL, OPT_EMIT},
-        {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    int ch;
-    optind = 1;
-    opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":k:o:j:qh", longopts, NULL)) != -1) {
-        int common = common_option(ch, optarg, "rfx cliques", &cfg, &emit);
-        if (common < 0)
-            return RFX_EXIT_IO;
-        if (common > 0)
-            continue;
-        switch (ch) {
-        case 'k': {
-            char *end;
-            long n = strtol(optarg, &end, 10);
-            if (*end || n < 2 || n > 8) {
-                fprintf(stderr, "rfx cliques: error: -k takes a clique size from 2 to 8, got '%s'\n", optarg);
-                return RFX_EXIT_IO;
-            }
-            k = (int)n;
-            break;
-        }
-        case OPT_COUNT: count = true; break;
-        case OPT_ORDER:
-            if (strcmp(optarg, "id") != 0 && strcmp(optarg, "degree") != 0) {
-                fprintf(stderr, "rfx cliques: error: --order takes id or degree, got '%s'\n", optarg);
-                return RFX_EXIT_IO;
-            }
-            order = strcmp(optarg, "degree") == 0;
-            break;
-        case 'o': out = optarg; break;
-        case OPT_PROFILE: cfg.profile = stderr; break;
-        case 'q': quiet = true; break;
-        case 'h': cliques_usage(stdout); return RFX_EXIT_OK;
-        case ':':
-            fprintf(stderr, "rfx cliques: error: option '%s' needs a value\nTry 'rfx cliques --help'.\n",
-                    argv[optind - 1]);
-            return RFX_EXIT_IO;
-        default:
-            fprintf(stderr, "rfx cliques: error: unknown option '%s'\nTry 'rfx cliques --help'.\n", argv[optind - 1]);
-            return RFX_EXIT_IO;
-        }
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--") == 0)
+            return i + 1 < argc && strcmp(argv[i + 1], "cliques") == 0;
+        if (a[0] != '-' || a[1] == 0)
+            return strcmp(a, "cliques") == 0;
+        if (a[1] == '-') {
+            /* --name VALUE: the value is the next word */
+            for (const struct option *o = longopts; o->name; o++)
+                if (o->has_arg == required_argument && strcmp(a + 2, o->name) == 0)
+                    i++;
+        } else if (strchr("FDjpko", a[1]) && a[2] == 0)
+            i++;
     }
-    if (optind != argc - 1) {
-        fprintf(stderr, "rfx cliques: error: %s\nTry 'rfx cliques --help'.\n",
-                optind >= argc ? "no graph given" : "one graph at a time");
+    return false;
+}
+
+/* One option into cfg and c: 0, or an exit status after a message. */
+static int take_option(int ch, const char *arg, int argc, char **argv, rfx_config *cfg, cmd *c)
+{
+    static const char *const backends[] = {"auto", "cpu", "cuda"}, *const joins[] = {"auto", "binary", "lftj"},
+                              *const stages[] = {"ast", "plan", "harmony", "fused", "cuda"};
+    const char *who = c->who;
+    int v;
+    switch (ch) {
+    case 'j': {
+        char *end;
+        long n = strcmp(arg, "auto") == 0 ? 0 : strtol(arg, &end, 10);
+        if (strcmp(arg, "auto") != 0 && (*end || n < 1 || n > 256)) {
+            fprintf(stderr, "%s: error: -j takes a number of threads from 1 to 256 or 'auto', got '%s'\n", who, arg);
+            return RFX_EXIT_IO;
+        }
+        cfg->threads = (int)n;
+        return 0;
+    }
+    case OPT_BACKEND:
+        if (!pick(arg, backends, 3, &v)) {
+            fprintf(stderr, "%s: error: unknown backend '%s' (auto, cpu, cuda)\n", who, arg);
+            return RFX_EXIT_IO;
+        }
+        cfg->backend = (rfx_backend_kind)v;
+        return 0;
+    case OPT_JOIN:
+        if (!pick(arg, joins, 3, &v)) {
+            fprintf(stderr, "%s: error: unknown join method '%s' (auto, binary, lftj)\n", who, arg);
+            return RFX_EXIT_IO;
+        }
+        cfg->join = (rfx_join_kind)v;
+        return 0;
+    case OPT_DEVMEM:
+        if (!(cfg->device_memory = parse_size(arg))) {
+            fprintf(stderr, "%s: error: --device-memory takes a size such as 512M or 20G, got '%s'\n", who, arg);
+            return RFX_EXIT_IO;
+        }
+        return 0;
+    case OPT_DEVICES: {
+        /* a comma-separated list of device indices, each once */
+        static int devs[16];
+        int n = 0;
+        for (const char *p = arg;; p++) {
+            char *end;
+            long d = strtol(p, &end, 10);
+            bool dup = false;
+            for (int k = 0; k < n; k++)
+                dup |= devs[k] == d;
+            if (end == p || d < 0 || d > 255 || dup || n == 16 || (*end && *end != ',')) {
+                fprintf(stderr, "%s: error: --devices takes distinct GPU indices separated by commas (at most 16), "
+                                "such as 0,1, got '%s'\n", who, arg);
+                return RFX_EXIT_IO;
+            }
+            devs[n++] = (int)d;
+            if (!*end)
+                break;
+            p = end;
+        }
+        cfg->devices = devs;
+        cfg->ndevices = n;
+        return 0;
+    }
+    case OPT_EMIT:
+        if (!pick(arg, stages, 5, &v)) {
+            fprintf(stderr, "%s: error: unknown --emit stage '%s' (ast, plan, harmony, fused, cuda)\n", who, arg);
+            return RFX_EXIT_IO;
+        }
+        c->emit = stages[v];
+        return 0;
+    case OPT_NOFUSE: cfg->no_fuse = true; return 0;
+    case OPT_PROFILE:
+        if (!arg) {
+            cfg->profile = stderr;
+            return 0;
+        }
+        if (strncmp(arg, "json:", 5) == 0 && arg[5]) {
+            c->json_path = arg + 5;
+            return 0;
+        }
+        /* the older `--profile=json FILE`: the next word, unless it is another option */
+        if (strcmp(arg, "json") == 0 && optind < argc && (argv[optind][0] != '-' || strcmp(argv[optind], "-") == 0)) {
+            c->json_path = argv[optind++];
+            return 0;
+        }
+        fprintf(stderr, "%s: error: --profile takes no value, 'json:FILE' or 'json FILE' ('-': stdout), got '%s'\n",
+                who, arg);
+        return RFX_EXIT_IO;
+    case 'p':
+    case OPT_PROFILE_JSON: c->json_path = arg; return 0;
+    case OPT_TRACE: c->trace_path = arg; return 0;
+    case 'q': c->quiet = true; return 0;
+    /* programs only */
+    case 'F': cfg->fact_dir = arg; c->program_only = "-F"; return 0;
+    case 'D': cfg->output_dir = arg; c->program_only = "-D"; return 0;
+    case OPT_NOOPT: cfg->no_opt = true; c->program_only = "--no-opt"; return 0;
+    /* cliques only */
+    case 'k': {
+        char *end;
+        long n = strtol(arg, &end, 10);
+        if (*end || n < 2 || n > 8) {
+            fprintf(stderr, "%s: error: -k takes a clique size from 2 to 8, got '%s'\n", who, arg);
+            return RFX_EXIT_IO;
+        }
+        c->k = (int)n;
+        c->cliques_only = "-k";
+        return 0;
+    }
+    case OPT_COUNT: c->count = true; c->cliques_only = "--count"; return 0;
+    case OPT_ORDER:
+        if (strcmp(arg, "id") != 0 && strcmp(arg, "degree") != 0) {
+            fprintf(stderr, "%s: error: --order takes id or degree, got '%s'\n", who, arg);
+            return RFX_EXIT_IO;
+        }
+        c->order = strcmp(arg, "degree") == 0;
+        c->cliques_only = "--order";
+        return 0;
+    case 'o': c->out = arg; c->cliques_only = "-o"; return 0;
+    case ':':
+        fprintf(stderr, "%s: error: option '%s' needs a value\nTry '%s --help'.\n", who, argv[optind - 1], who);
+        return RFX_EXIT_IO;
+    default:
+        if (optopt)
+            fprintf(stderr, "%s: error: unknown option '-%c'\nTry '%s --help'.\n", who, optopt, who);
+        else
+            fprintf(stderr, "%s: error: unknown option '%s'\nTry '%s --help'.\n", who, argv[optind - 1], who);
         return RFX_EXIT_IO;
     }
-    if (count && out) {
+}
+
+/* Parses the whole command line: -1 to go on, else the exit status (after --help, a
+ * message). */
+static int parse_command_line(int argc, char **argv, rfx_config *cfg, cmd *c)
+{
+    c->cliques = cliques_mode(argc, argv);
+    c->who = c->cliques ? "rfx cliques" : "rfx";
+    c->k = 3;
+    c->order = -1;
+    int ch;
+    opterr = 0;   /* our own messages: getopt's name the binary's path */
+    while ((ch = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+        if (ch == 'h') {
+            (c->cliques ? cliques_usage : usage)(stdout);
+            return RFX_EXIT_OK;
+        }
+        if (ch == OPT_VERSION) {
+            rfx_describe(stdout);
+            return RFX_EXIT_OK;
+        }
+        int rc = take_option(ch, optarg, argc, argv, cfg, c);
+        if (rc)
+            return rc;
+    }
+    int first = optind + (c->cliques ? 1 : 0);   /* past the word `cliques` */
+    const char *what = c->cliques ? "graph" : "program";
+    if (first != argc - 1) {
+        fprintf(stderr, "%s: error: %s\nTry '%s --help'.\n", c->who,
+                first >= argc ? (c->cliques ? "no graph given" : "no program given")
+                              : (c->cliques ? "one graph at a time" : "one program at a time"), c->who);
+        return RFX_EXIT_IO;
+    }
+    (void)what;
+    c->target = argv[first];
+    if (c->cliques && c->program_only) {
+        fprintf(stderr, "rfx cliques: error: option '%s' is for programs\n", c->program_only);
+        return RFX_EXIT_IO;
+    }
+    if (!c->cliques && c->cliques_only) {
+        fprintf(stderr, "rfx: error: option '%s' is for 'rfx cliques'\n", c->cliques_only);
+        return RFX_EXIT_IO;
+    }
+    if (c->count && c->out) {
         fprintf(stderr, "rfx cliques: error: --count prints a number; it does not take -o\n");
         return RFX_EXIT_IO;
     }
-    if (!quiet && isatty(STDERR_FILENO))
-        cfg.progress = stderr;
+    if (!c->quiet && isatty(STDERR_FILENO))
+        cfg->progress = stderr;
+    return -1;
+}
+
+/* ---- files the command writes and interrupts -------------------------------------------- */
+typedef struct out_file {
+    const char *path;
+    rfx_output *o;
+    FILE *f;
+} out_file;
+
+/* A file the command writes (the JSON profile, a trace, a clique list), whole or not at
+ * all (rfx_output); "-" is stdout. */
+static bool out_file_open(out_file *j)
+{
+    if (strcmp(j->path, "-") == 0) {
+        j->f = stdout;
+        return true;
+    }
+    char why[256];
+    if (!(j->o = rfx_output_open(j->path, &j->f, why, sizeof why))) {
+        fprintf(stderr, "%s: error: cannot write: %s\n", j->path, why);
+        return false;
+    }
+    return true;
+}
+
+/* keep: into place; otherwise the temporary file goes. */
+static bool out_file_close(out_file *j, bool keep)
+{
+    if (!j->o)
+        return true;
+    char why[256];
+    bool ok = rfx_output_close(j->o, keep, why, sizeof why);
+    j->o = NULL;
+    if (!ok && keep)
+        fprintf(stderr, "%s: error: cannot write: %s\n", j->path, why);
+    return ok || !keep;
+}
+
+/* SIGINT and SIGTERM: the unfinished outputs go, a line says so, and the signal then ends
+ * the process as it would have (async-signal-safe calls only). */
+static void on_signal(int sig)
+{
+    int n = rfx_remove_unfinished_outputs();
+    char msg[128], num[12];
+    int d = 0;
+    do
+        num[sizeof num - 1 - ++d] = (char)('0' + n % 10);
+    while ((n /= 10) && d < 10);
+    num[sizeof num - 1] = 0;
+    const char *parts[] = {"rfx: interrupted by ", sig == SIGINT ? "SIGINT" : "SIGTERM", "; unfinished output files removed: ",
+                           num + sizeof num - 1 - d, "\n"};
+    size_t len = 0;
+    for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
+        for (const char *q = parts[i]; *q && len < sizeof msg; q++)
+            msg[len++] = *q;
+    ssize_t w = write(STDERR_FILENO, msg, len);
+    (void)w;
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void catch_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+/* Opens the profile and trace files a run writes; false after a message. */
+static bool open_run_files(rfx_config *cfg, const cmd *c, out_file *json, out_file *trace)
+{
+    if (c->emit)
+        return true;
+    if (c->json_path) {
+        json->path = c->json_path;
+        if (!out_file_open(json))
+            return false;
+        cfg->profile_json = json->f;
+    }
+    if (c->trace_path) {
+        trace->path = c->trace_path;
+        if (!out_file_open(trace)) {
+            out_file_close(json, false);
+            return false;
+        }
+        cfg->trace = trace->f;
+    }
+    return true;
+}
+
+/* Closes them: a profile or trace is kept whenever the run got far enough to write one
+ * (no empty file). */
+static int close_run_files(out_file *json, out_file *trace, int rc)
+{
+    if (!out_file_close(json, json->f && json->f != stdout && ftell(json->f) > 0) && rc == RFX_EXIT_OK)
+        rc = RFX_EXIT_IO;
+    if (!out_file_close(trace, trace->f && trace->f != stdout && ftell(trace->f) > 0) && rc == RFX_EXIT_OK)
+        rc = RFX_EXIT_IO;
+    if (fflush(stdout) != 0 && rc == RFX_EXIT_OK) {
+        fprintf(stderr, "rfx: error: cannot write to standard output: %s\n", strerror(errno));
+        rc = RFX_EXIT_IO;
+    }
+    return rc;
+}
+
+static int cliques_main(rfx_config cfg, const cmd *c)
+{
     cfg.output_dir = NULL;      /* the list is written from a cursor, the count from rfx_size */
     cfg.out = NULL;
-    char *src = clique_program(argv[optind], k, count, order < 0 ? count : order == 1);
+    out_file json = {0}, trace = {0};
+    if (!open_run_files(&cfg, c, &json, &trace))
+        return RFX_EXIT_IO;
+    char *src = clique_program(c->target, c->k, c->count, c->order < 0 ? c->count : c->order == 1);
     rfx_engine *e = src ? rfx_open(&cfg) : NULL;
     if (!e) {
         free(src);
         fprintf(stderr, "rfx: error: out of memory\n");
-        return RFX_EXIT_RESOURCE;
+        return close_run_files(&json, &trace, RFX_EXIT_RESOURCE);
     }
     char name[32];
-    snprintf(name, sizeof name, "<%d-cliques>", k);
+    snprintf(name, sizeof name, "<%d-cliques>", c->k);
     rfx_result rc = rfx_load_string(e, src, name);
     free(src);
-    if (rc == RFX_EXIT_OK && emit) {
-        rc = rfx_emit(e, stage_of(emit), stdout);
+    if (rc == RFX_EXIT_OK && c->emit) {
+        rc = rfx_emit(e, stage_of(c->emit), stdout);
         rfx_close(e);
-        return rc;
+        return close_run_files(&json, &trace, rc);
     }
     if (rc == RFX_EXIT_OK)
         rc = rfx_run(e);
     size_t n = 0;
-    if (rc == RFX_EXIT_OK && count && (rc = rfx_size(e, "clique", &n)) == RFX_EXIT_OK)
+    if (rc == RFX_EXIT_OK && c->count && (rc = rfx_size(e, "clique", &n)) == RFX_EXIT_OK)
         printf("%zu\n", n);
-    if (rc == RFX_EXIT_OK && !count) {
-        rfx_cursor *c = rfx_cursor_open(e, "clique");
-        if (!c)
+    if (rc == RFX_EXIT_OK && !c->count) {
+        rfx_cursor *cur = rfx_cursor_open(e, "clique");
+        out_file o = {.path = c->out ? c->out : "-"};
+        if (!cur)
             rc = RFX_EXIT_RESOURCE;
-        else if (!out) {
-            if (!write_cliques(c, stdout))
+        else if (!out_file_open(&o))
+            rc = RFX_EXIT_IO;
+        else {
+            errno = 0;
+            bool ok = write_cliques(cur, o.f) && (o.f != stdout || fflush(stdout) == 0);
+            int saved = errno;
+            if (!out_file_close(&o, ok) || !ok) {
                 rc = RFX_EXIT_IO;
-        } else {
-            out_file o = {.path = out};
-            if (strcmp(out, "-") == 0 || !out_file_open(&o))
-                rc = strcmp(out, "-") == 0 && write_cliques(c, stdout) ? RFX_EXIT_OK : RFX_EXIT_IO;
-            else {
-                bool ok = write_cliques(c, o.f);
-                if (!out_file_close(&o, ok) || !ok)
-                    rc = RFX_EXIT_IO;
                 if (!ok)
-                    fprintf(stderr, "%s: error: cannot write the cliques\n", out);
+                    fprintf(stderr, "%s: error: cannot write the cliques: %s\n",
+                            o.f == stdout ? "rfx cliques" : c->out, saved ? strerror(saved) : "write failed");
             }
         }
-        rfx_cursor_close(c);
+        rfx_cursor_close(cur);
     }
     rfx_close(e);
-    if (fflush(stdout) != 0 && rc == RFX_EXIT_OK) {
-        fprintf(stderr, "rfx: error: cannot write to standard output\n");
-        rc = RFX_EXIT_IO;
+    return close_run_files(&json, &trace, rc);
+}
+
+static int program_main(rfx_config cfg, const cmd *c)
+{
+    out_file json = {0}, trace = {0};
+    if (!open_run_files(&cfg, c, &json, &trace))
+        return RFX_EXIT_IO;
+    rfx_engine *e = rfx_open(&cfg);
+    if (!e) {
+        fprintf(stderr, "rfx: error: out of memory\n");
+        return close_run_files(&json, &trace, RFX_EXIT_RESOURCE);
     }
-    return rc;
+    rfx_result rc = rfx_load_file(e, c->target);
+    if (rc == RFX_EXIT_OK && c->emit)
+        rc = rfx_emit(e, stage_of(c->emit), stdout);
+    else if (rc == RFX_EXIT_OK)
+        rc = rfx_run(e);
+    rfx_close(e);
+    return close_run_files(&json, &trace, rc);
 }
 
 int main(int argc, char **argv)
@@ -427,112 +599,10 @@ int main(int argc, char **argv)
     cfg.output_dir = ".";
     cfg.out = stdout;
     cfg.diag = stderr;
-    if (argc > 1 && strcmp(argv[1], "cliques") == 0)
-        return cliques_main(argc - 1, argv + 1, cfg);
-    const char *emit = NULL;
-    bool quiet = false;
-    out_file json = {0}, trace = {0};
-    static const struct option longopts[] = {
-        {"fact-dir", required_argument, NULL, 'F'},
-        {"output-dir", required_argument, NULL, 'D'},
-        {"jobs", required_argument, NULL, 'j'},
-        {"backend", required_argument, NULL, OPT_BACKEND},
-        {"emit", required_argument, NULL, OPT_EMIT},
-        {"no-opt", no_argument, NULL, OPT_NOOPT},
-        {"no-fuse", no_argument, NULL, OPT_NOFUSE},
-        {"join", required_argument, NULL, OPT_JOIN},
-        {"profile", optional_argument, NULL, OPT_PROFILE},
-        {"trace", required_argument, NULL, OPT_TRACE},
-        {"device-memory", required_argument, NULL, OPT_DEVMEM},
-        {"devices", required_argument, NULL, OPT_DEVICES},
-        {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, OPT_VERSION},
-        {NULL, 0, NULL, 0},
-    };
-    int ch;
-    opterr = 0;   /* our own messages: getopt's name the binary's path */
-    while ((ch = getopt_long(argc, argv, ":F:D:j:qh", longopts, NULL)) != -1) {
-        int common = common_option(ch, optarg, "rfx", &cfg, &emit);
-        if (common < 0)
-            return RFX_EXIT_IO;
-        if (common > 0)
-            continue;
-        switch (ch) {
-        case 'F': cfg.fact_dir = optarg; break;
-        case 'D': cfg.output_dir = optarg; break;
-        case OPT_NOOPT: cfg.no_opt = true; break;
-        case OPT_PROFILE:
-            if (!optarg) {
-                cfg.profile = stderr;
-                break;
-            }
-            if (strcmp(optarg, "json") != 0) {
-                fprintf(stderr, "rfx: error: --profile takes no value or 'json FILE', got '%s'\n", optarg);
-                return RFX_EXIT_IO;
-            }
-            if (optind >= argc) {
-                fprintf(stderr, "rfx: error: --profile=json needs a file name ('-' for stdout)\n");
-                return RFX_EXIT_IO;
-            }
-            json.path = argv[optind++];
-            break;
-        case OPT_TRACE: trace.path = optarg; break;
-        case 'q': quiet = true; break;
-        case 'h': usage(stdout); return RFX_EXIT_OK;
-        case OPT_VERSION: rfx_describe(stdout); return RFX_EXIT_OK;
-        case ':':
-            fprintf(stderr, "rfx: error: option '%s' needs a value\nTry 'rfx --help'.\n", argv[optind - 1]);
-            return RFX_EXIT_IO;
-        default:
-            if (optopt)
-                fprintf(stderr, "rfx: error: unknown option '-%c'\nTry 'rfx --help'.\n", optopt);
-            else
-                fprintf(stderr, "rfx: error: unknown option '%s'\nTry 'rfx --help'.\n", argv[optind - 1]);
-            return RFX_EXIT_IO;
-        }
-    }
-    if (optind != argc - 1) {
-        fprintf(stderr, optind >= argc ? "rfx: error: no program given\n" : "rfx: error: one program at a time\n");
-        fputs("Try 'rfx --help'.\n", stderr);
-        return RFX_EXIT_IO;
-    }
-    if (!quiet && isatty(STDERR_FILENO))
-        cfg.progress = stderr;
-    if (json.path && !emit) {
-        if (!out_file_open(&json))
-            return RFX_EXIT_IO;
-        cfg.profile_json = json.f;
-    }
-    if (trace.path && !emit) {
-        if (!out_file_open(&trace)) {
-            out_file_close(&json, false);
-            return RFX_EXIT_IO;
-        }
-        cfg.trace = trace.f;
-    }
-
-    rfx_engine *e = rfx_open(&cfg);
-    if (!e) {
-        fprintf(stderr, "rfx: error: out of memory\n");
-        out_file_close(&json, false);
-        out_file_close(&trace, false);
-        return RFX_EXIT_RESOURCE;
-    }
-    rfx_result rc = rfx_load_file(e, argv[optind]);
-    if (rc == RFX_EXIT_OK && emit)
-        rc = rfx_emit(e, stage_of(emit), stdout);
-    else if (rc == RFX_EXIT_OK)
-        rc = rfx_run(e);
-    rfx_close(e);
-    /* a profile is kept whenever the run got far enough to write one (no empty file) */
-    if (!out_file_close(&json, json.f && json.f != stdout && ftell(json.f) > 0) && rc == RFX_EXIT_OK)
-        rc = RFX_EXIT_IO;
-    if (!out_file_close(&trace, trace.f && trace.f != stdout && ftell(trace.f) > 0) && rc == RFX_EXIT_OK)
-        rc = RFX_EXIT_IO;
-    if (fflush(stdout) != 0 && rc == RFX_EXIT_OK) {
-        fprintf(stderr, "rfx: error: cannot write to standard output\n");
-        rc = RFX_EXIT_IO;
-    }
-    return rc;
+    cmd c = {0};
+    int rc = parse_command_line(argc, argv, &cfg, &c);
+    if (rc >= 0)
+        return rc;
+    catch_signals();
+    return c.cliques ? cliques_main(cfg, &c) : program_main(cfg, &c);
 }

@@ -162,6 +162,21 @@ void rfx_cursor_close(rfx_cursor *c);
 /* The messages of the engine's most recent call ("" when it had none); warnings included. */
 const char *rfx_errmsg(const rfx_engine *e);
 
+/* ---- output files as rfx writes them --------------------------------------------------
+ * Whole or not at all: a regular file (or a new path; a symbolic link's target) is written
+ * to a temporary file beside it and renamed into place when kept; anything else (a FIFO, a
+ * device, /dev/stdout) is written in place. */
+typedef struct rfx_output rfx_output;
+/* Opens path; *f is where to write. NULL on failure, with the reason in err. */
+rfx_output *rfx_output_open(const char *path, FILE **f, char *err, size_t errlen);
+/* Closes and frees o; keep: into place, else the temporary file goes. false (reason in err)
+ * when writing or renaming failed. */
+bool rfx_output_close(rfx_output *o, bool keep, char *err, size_t errlen);
+/* Removes the temporary files of every output still being written (an engine's relations,
+ * rfx_output files); returns how many. Async-signal-safe: for a SIGINT or SIGTERM handler,
+ * before the process ends. */
+int rfx_remove_unfinished_outputs(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -75,8 +75,28 @@ rfx_status rfx_read_facts(const char *path, const rfx_prim *types, rfx_symtab *s
 size_t *rfx_output_order(const rfx_rows *rows, const rfx_prim *types, const rfx_symtab *syms,
                          int nthreads, rfx_status *st);
 
+/* ---- output files written whole or not at all (outfile.c) -------------------------- */
+typedef struct rfx_outfile {
+    FILE *f;                   /* write here */
+    char *tmp;                 /* the temporary file renamed into place (NULL: in place) */
+    char *path;                /* where it goes (a link's target) */
+} rfx_outfile;
+
+/* Opens path for writing: a regular file (or a new path; a link's target) through a
+ * temporary file beside it, anything else (a FIFO, a device, /dev/stdout) in place. On
+ * failure false, with the reason in err. */
+bool rfx_outfile_open(rfx_outfile *o, const char *path, bool binary, char *err, size_t errlen);
+/* The temporary file's descriptor (writes may go at offsets), or -1 when writing in place. */
+int rfx_outfile_fd(const rfx_outfile *o);
+/* Closes; keep: renames into place, else the temporary file goes. false (reason in err) when
+ * writing or renaming failed, or when asked to keep a file never opened. */
+bool rfx_outfile_close(rfx_outfile *o, bool keep, char *err, size_t errlen);
+/* Removes every temporary file still being written; returns how many. Async-signal-safe:
+ * for a signal handler before the process ends. */
+int rfx_outfile_remove_unfinished(void);
+
 /* Writes rows as a tab-separated file (sorted by typed value: numbers signed, symbols by
- * text), atomically: a temporary file in the same directory renamed over the target.
+ * text), whole or not at all (rfx_outfile).
  * path "-" writes to `out` with a header naming the relation. The text is made on nthreads
  * threads. */
 rfx_status rfx_write_relation(const char *path, const char *name, const rfx_rows *rows,

@@ -12,8 +12,10 @@ else
   scripts/build.sh "$build"
 fi
 (cd "$build" && ctest --output-on-failure --timeout 3000 -j 2 | tee ctest.log
- # ctest prints its summary; the CUnit suites' own totals are in the verbose log:
- grep -h -A4 "Run Summary" Testing/Temporary/LastTest.log | awk '/tests/ {p+=$4; f+=$5} END {printf "cunit: %d passed, %d failed\n", p, f}')
+ # ctest prints its summary; the CUnit suites' own totals are in the verbose log, and each
+ # skipped test's reason (no GPU, no ../shared) in one line:
+ grep -h -A4 "Run Summary" Testing/Temporary/LastTest.log | awk '/tests/ {p+=$4; f+=$5} END {printf "cunit: %d passed, %d failed\n", p, f}'
+ grep -h -o "[a-z_]*: skipped: .*" Testing/Temporary/LastTest.log | sort -u || true)
 if [ "$build" = build ]; then
   # librfx leaks nothing (two engines in two threads included), and installs and links
   # the way docs/api.md says

@@ -30,6 +30,10 @@ void free_list(char **names);
 /* Prints where a and b first differ (for failure messages). */
 void show_diff(const char *what, const char *expected, const char *actual);
 
+/* The exit status of a test program that could not run here (no device, no data): ctest
+ * reports it as skipped (SKIP_RETURN_CODE); the program prints one line saying why. */
+#define RFX_TEST_SKIPPED 77
+
 /* Registers suites via the callback, runs them, returns the process exit status. */
 int run_suites(int argc, char **argv, void (*add)(void));
 

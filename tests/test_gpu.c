@@ -1968,6 +1968,10 @@ int main(int argc, char **argv)
      * default from 2^20 rows), so the small cases take that path; the rows path is the
      * default for small sources elsewhere (test_lftj, test_ooc, rfx cliques) */
     setenv("RFX_LFTJ_TRIE_FROM", "0", 0);
+    if (rfx_gpu_count() <= 0) {
+        printf("test_gpu: skipped: no CUDA device\n");
+        return RFX_TEST_SKIPPED;
+    }
     int rc = run_suites(argc, argv, add);
     rfx_gpu_close(gpu);
     if (cache_dir) {

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct graph_test {
     char name[160];
@@ -99,12 +100,6 @@ static void add_test(const char *kind, const char *file, const char *rules, cons
     t->expected = expected;
 }
 
-static void missing_graphs(void)
-{
-    fprintf(stderr, "\n    graph directory %s has no MANIFEST.tsv (set RFX_GRAPHS)\n", graphs_dir);
-    CU_FAIL("SNAP graphs not found");
-}
-
 static void add(void)
 {
     graphs_dir = getenv("RFX_GRAPHS") ? getenv("RFX_GRAPHS") : RFX_GRAPHS_DIR;
@@ -114,10 +109,8 @@ static void add(void)
         return;
     char *manifest = read_file(path, NULL);
     free(path);
-    if (!manifest) {
-        CU_add_test(s, "manifest", missing_graphs);
+    if (!manifest)
         return;
-    }
     /* columns: file source_repo source_path nodes undirected_edges triangles_computed
      *          triangles_published four_cliques_computed sha256 */
     char *save = NULL;
@@ -151,5 +144,15 @@ static void add(void)
 
 int main(int argc, char **argv)
 {
+    const char *dir = getenv("RFX_GRAPHS") ? getenv("RFX_GRAPHS") : RFX_GRAPHS_DIR;
+    char *manifest;
+    if (asprintf(&manifest, "%s/MANIFEST.tsv", dir) < 0)
+        return 2;
+    bool have = access(manifest, R_OK) == 0;
+    free(manifest);
+    if (!have) {
+        printf("test_graphs: skipped: no SNAP graphs (%s/MANIFEST.tsv; set RFX_GRAPHS)\n", dir);
+        return RFX_TEST_SKIPPED;
+    }
     return run_suites(argc, argv, add);
 }

@@ -1,0 +1,309 @@
+/* test_cli.c: the rfx command as a user meets it: interrupts while outputs are written,
+ * outputs that are not regular files, a full standard output, options on either side of
+ * `cliques`, and the profile options. Special files are made in a temporary directory (a
+ * FIFO, a symbolic link); no real /dev node is written but /dev/full, opened for the
+ * child's standard output. */
+#include "harness.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *bin(void)
+{
+    const char *b = getenv("RFX_TEST_BIN");
+    return b && *b ? b : RFX_BIN;
+}
+
+static char *path_in(const char *dir, const char *name)
+{
+    char *p;
+    return asprintf(&p, "%s/%s", dir, name) < 0 ? NULL : p;
+}
+
+/* Whether dir holds a name containing `part`. */
+static bool dir_has(const char *dir, const char *part)
+{
+    char **names = list_dir(dir);
+    bool found = false;
+    for (char **n = names; n && *n; n++)
+        found |= strstr(*n, part) != NULL;
+    free_list(names);
+    return found;
+}
+
+/* Starts argv with stdout to `out_path` (or /dev/null) and stderr to `err_path`. */
+static pid_t spawn(const char *cwd, char *const argv[], const char *out_path, const char *err_path)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (cwd && chdir(cwd) != 0)
+            _exit(126);
+        int in = open("/dev/null", O_RDONLY);
+        int out = open(out_path ? out_path : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (in < 0 || out < 0 || err < 0)
+            _exit(126);
+        dup2(in, 0);
+        dup2(out, 1);
+        dup2(err, 2);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* ---- interrupts ------------------------------------------------------------------------ */
+/* A program whose output takes a while to write: 9 million rows. */
+static const char *big_program =
+    ".decl n(x: number)\n"
+    "n(0).\n"
+    "n(x + 1) :- n(x), x < 2999.\n"
+    ".decl p(x: number, y: number)\n"
+    "p(x, y) :- n(x), n(y).\n"
+    ".output n\n"
+    ".output p\n";
+
+/* Runs argv, kills it with sig once its directory `watch` holds a temporary output file,
+ * and checks that it died of the signal, said so, and left no temporary file. */
+static void interrupt_mid_write(char *const argv[], const char *dir, const char *watch, int sig, const char *signame)
+{
+    char *err = path_in(dir, "stderr.txt");
+    pid_t pid = spawn(dir, argv, NULL, err);
+    CU_ASSERT_FATAL(pid > 0);
+    bool seen = false;
+    for (int i = 0; i < 3000 && !seen; i++) {   /* up to a minute */
+        seen = dir_has(watch, ".tmp.");
+        if (!seen)
+            sleep_ms(20);
+    }
+    CU_ASSERT(seen);
+    kill(pid, sig);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CU_ASSERT(WIFSIGNALED(status) && WTERMSIG(status) == sig);
+    CU_ASSERT(!dir_has(watch, ".tmp."));
+    char *text = read_file(err, NULL);
+    char want[64];
+    snprintf(want, sizeof want, "interrupted by %s", signame);
+    CU_ASSERT(text && strstr(text, want));
+    if (!seen || !text || !strstr(text, want))
+        fprintf(stderr, "\n    stderr: %s", text ? text : "(none)");
+    free(text);
+    free(err);
+}
+
+static void interrupts_remove_unfinished_outputs(void)
+{
+    char *dir = make_temp_dir();
+    CU_ASSERT_FATAL(dir != NULL);
+    char *prog = path_in(dir, "big.dl"), *out = path_in(dir, "out");
+    write_file(prog, big_program);
+    mkdir(out, 0755);
+    /* what was at the output path before stays */
+    char *old = path_in(out, "p.csv");
+    write_file(old, "old\n");
+    char *argv[] = {(char *)bin(), "-q", "-D", out, prog, NULL};
+    interrupt_mid_write(argv, dir, out, SIGINT, "SIGINT");
+    char *text = read_file(old, NULL);
+    CU_ASSERT(text && strcmp(text, "old\n") == 0);
+    free(text);
+    interrupt_mid_write(argv, dir, out, SIGTERM, "SIGTERM");
+    free(old);
+    free(prog);
+    free(out);
+    remove_tree(dir);
+    free(dir);
+}
+
+static void interrupts_remove_an_unfinished_clique_list(void)
+{
+    char *dir = make_temp_dir();
+    CU_ASSERT_FATAL(dir != NULL);
+    /* a dense graph: K_200 has 1.3 million triangles */
+    char *graph = path_in(dir, "g.txt"), *list = path_in(dir, "tri.txt");
+    FILE *f = fopen(graph, "w");
+    CU_ASSERT_FATAL(f != NULL);
+    for (int a = 0; a < 200; a++)
+        for (int b = a + 1; b < 200; b++)
+            fprintf(f, "%d %d\n", a, b);
+    fclose(f);
+    char *argv[] = {(char *)bin(), "cliques", "-q", "-j", "1", "-o", list, graph, NULL};
+    interrupt_mid_write(argv, dir, dir, SIGINT, "SIGINT");
+    CU_ASSERT(!file_exists(list));
+    free(graph);
+    free(list);
+    remove_tree(dir);
+    free(dir);
+}
+
+/* ---- outputs that are not regular files ------------------------------------------------ */
+static void special_file_outputs_written_in_place(void)
+{
+    char *dir = make_temp_dir();
+    CU_ASSERT_FATAL(dir != NULL);
+    char *fifo = path_in(dir, "fifo"), *link = path_in(dir, "link.csv"), *real = path_in(dir, "real.csv"),
+         *prog = path_in(dir, "p.dl");
+    CU_ASSERT_FATAL(mkfifo(fifo, 0644) == 0);
+    CU_ASSERT_FATAL(symlink("real.csv", link) == 0);
+    write_file(real, "old\n");
+    write_file(prog, ".decl a(x: number)\na(1). a(2).\n"
+                     ".output a(filename=\"fifo\")\n"
+                     ".output a(filename=\"link.csv\")\n"
+                     ".output a(filename=\"/dev/stdout\")\n");
+    /* a reader on the FIFO first, so that the writer's open does not wait */
+    int rd = open(fifo, O_RDONLY | O_NONBLOCK);
+    CU_ASSERT_FATAL(rd >= 0);
+    char *argv[] = {(char *)bin(), "-q", "-D", dir, prog, NULL};
+    run_result r = run_prog(dir, argv);
+    CU_ASSERT_EQUAL(r.code, 0);
+    char buf[64] = {0};
+    ssize_t n = read(rd, buf, sizeof buf - 1);
+    close(rd);
+    CU_ASSERT(n == 4 && strcmp(buf, "1\n2\n") == 0);
+    struct stat st;
+    CU_ASSERT(lstat(fifo, &st) == 0 && S_ISFIFO(st.st_mode));
+    CU_ASSERT(lstat(link, &st) == 0 && S_ISLNK(st.st_mode));
+    char *text = read_file(real, NULL);
+    CU_ASSERT(text && strcmp(text, "1\n2\n") == 0);
+    free(text);
+    CU_ASSERT(r.out && strcmp(r.out, "1\n2\n") == 0);   /* filename="/dev/stdout" */
+    CU_ASSERT(!dir_has(dir, ".tmp."));
+    run_free(&r);
+    free(fifo);
+    free(link);
+    free(real);
+    free(prog);
+    remove_tree(dir);
+    free(dir);
+}
+
+static void full_standard_output_is_reported(void)
+{
+    char *dir = make_temp_dir();
+    CU_ASSERT_FATAL(dir != NULL);
+    char *graph = path_in(dir, "g.txt"), *err = path_in(dir, "err.txt");
+    write_file(graph, "1 2\n2 3\n1 3\n3 4\n2 4\n");
+    char *argv[] = {(char *)bin(), "cliques", "-q", graph, NULL};
+    pid_t pid = spawn(dir, argv, "/dev/full", err);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 2);
+    char *text = read_file(err, NULL);
+    CU_ASSERT(text && strstr(text, "No space left on device"));
+    free(text);
+    free(graph);
+    free(err);
+    remove_tree(dir);
+    free(dir);
+}
+
+/* ---- the command line ------------------------------------------------------------------ */
+static run_result run_args(char *const argv[])
+{
+    return run_prog(NULL, argv);
+}
+
+static void options_on_either_side_of_cliques(void)
+{
+    char *dir = make_temp_dir();
+    CU_ASSERT_FATAL(dir != NULL);
+    char *graph = path_in(dir, "g.txt");
+    /* K4: 4 triangles */
+    write_file(graph, "1 2\n1 3\n1 4\n2 3\n2 4\n3 4\n");
+    char *a[] = {(char *)bin(), "--backend=cpu", "-j", "auto", "cliques", "-k", "3", "--count", graph, NULL};
+    char *b[] = {(char *)bin(), "cliques", graph, "--count", "-k", "3", "-q", NULL};
+    char *c[] = {(char *)bin(), "-k", "3", "x.dl", NULL};
+    char *d[] = {(char *)bin(), "cliques", "-F", "x", graph, NULL};
+    run_result ra = run_args(a), rb = run_args(b), rc = run_args(c), rd = run_args(d);
+    CU_ASSERT(ra.code == 0 && ra.out && strcmp(ra.out, "4\n") == 0);
+    CU_ASSERT(rb.code == 0 && rb.out && strcmp(rb.out, "4\n") == 0);
+    CU_ASSERT(rc.code == 2 && rc.err && strstr(rc.err, "'-k' is for 'rfx cliques'"));
+    CU_ASSERT(rd.code == 2 && rd.err && strstr(rd.err, "'-F' is for programs"));
+    run_free(&ra);
+    run_free(&rb);
+    run_free(&rc);
+    run_free(&rd);
+    free(graph);
+    remove_tree(dir);
+    free(dir);
+}
+
+/* A JSON profile file that starts as one. */
+static bool is_profile(const char *path)
+{
+    char *text = read_file(path, NULL);
+    bool ok = text && strncmp(text, "{\"rfx_version\"", 14) == 0;
+    free(text);
+    return ok;
+}
+
+static void profile_options(void)
+{
+    char *dir = make_temp_dir();
+    CU_ASSERT_FATAL(dir != NULL);
+    char *prog = path_in(dir, "p.dl"), *graph = path_in(dir, "g.txt");
+    char *j1 = path_in(dir, "one.json"), *j2 = path_in(dir, "two.json"), *j3 = path_in(dir, "three.json"),
+         *j4 = path_in(dir, "four.json"), *tr = path_in(dir, "trace.json");
+    write_file(prog, ".decl a(x: number)\na(1).\n.printsize a\n");
+    write_file(graph, "1 2\n2 3\n1 3\n");
+    char *pj1, *pj4;
+    if (asprintf(&pj1, "--profile=json:%s", j1) < 0 || asprintf(&pj4, "--profile=json:%s", j4) < 0)
+        CU_FAIL_FATAL("out of memory");
+    char *a[] = {(char *)bin(), pj1, prog, NULL};
+    char *b[] = {(char *)bin(), "-p", j2, prog, NULL};
+    char *c[] = {(char *)bin(), "--profile=json", j3, prog, NULL};                 /* the older form */
+    char *d[] = {(char *)bin(), "--profile=json", "-F", dir, prog, NULL};         /* -F is no file name */
+    char *e[] = {(char *)bin(), "cliques", "--count", pj4, "--trace", tr, graph, NULL};
+    run_result ra = run_args(a), rb = run_args(b), rc = run_args(c), rd = run_args(d), re = run_args(e);
+    CU_ASSERT(ra.code == 0 && is_profile(j1));
+    CU_ASSERT(rb.code == 0 && is_profile(j2));
+    CU_ASSERT(rc.code == 0 && is_profile(j3));
+    CU_ASSERT(rd.code == 2 && rd.err && strstr(rd.err, "json:FILE"));
+    CU_ASSERT(re.code == 0 && re.out && strcmp(re.out, "1\n") == 0 && is_profile(j4) && file_exists(tr));
+    run_free(&ra);
+    run_free(&rb);
+    run_free(&rc);
+    run_free(&rd);
+    run_free(&re);
+    free(pj1);
+    free(pj4);
+    free(j1);
+    free(j2);
+    free(j3);
+    free(j4);
+    free(tr);
+    free(prog);
+    free(graph);
+    remove_tree(dir);
+    free(dir);
+}
+
+static void add(void)
+{
+    CU_pSuite s = CU_add_suite("command line", NULL, NULL);
+    CU_add_test(s, "SIGINT and SIGTERM remove the outputs being written", interrupts_remove_unfinished_outputs);
+    CU_add_test(s, "SIGINT removes an unfinished clique list", interrupts_remove_an_unfinished_clique_list);
+    CU_add_test(s, "a FIFO, a symbolic link and /dev/stdout are written in place", special_file_outputs_written_in_place);
+    CU_add_test(s, "a full standard output is an error with a message", full_standard_output_is_reported);
+    CU_add_test(s, "options on either side of cliques", options_on_either_side_of_cliques);
+    CU_add_test(s, "profile options: json:FILE, -p, the older form, cliques", profile_options);
+}
+
+int main(int argc, char **argv)
+{
+    return run_suites(argc, argv, add);
+}
