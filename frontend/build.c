@@ -115,6 +115,21 @@ rfx_expr *rfx_mk_int(rfx_parse_ctx *ctx, int64_t v, bool uns, RFX_YYLTYPE loc)
     return e;
 }
 
+rfx_expr *rfx_mk_bits(rfx_parse_ctx *ctx, uint32_t v, RFX_YYLTYPE loc)
+{
+    rfx_expr *e = rfx_mk_int(ctx, (int64_t)v, false, loc);
+    e->bits = true;
+    return e;
+}
+
+rfx_expr *rfx_fold_binop(rfx_parse_ctx *ctx, rfx_binop op, rfx_expr *first, rfx_plist *rest, RFX_YYLTYPE loc)
+{
+    rfx_expr *e = first;
+    for (int i = 0; rest && i < rest->n; i++)
+        e = rfx_mk_binop(ctx, op, e, rest->items[i], loc);
+    return e;
+}
+
 rfx_expr *rfx_mk_float(rfx_parse_ctx *ctx, double v, RFX_YYLTYPE loc)
 {
     rfx_expr *e = rfx_mk_expr(ctx, RFX_E_FLOAT, loc);
@@ -303,6 +318,46 @@ void rfx_add_decl(rfx_parse_ctx *ctx, const char *name, rfx_plist *attrs, RFX_YY
     rfx_plist_push(ctx, &ctx->decls, d);
 }
 
+rfx_plist *rfx_mk_name_list(rfx_parse_ctx *ctx, rfx_plist *l, const char *name, RFX_YYLTYPE loc)
+{
+    /* kept as pairs: name, location */
+    rfx_loc *where = ctx_alloc(ctx, sizeof *where);
+    if (where)
+        *where = rfx_loc_of(loc);
+    if (!l)
+        l = rfx_mk_list(ctx, (void *)name);
+    else
+        rfx_list_add(ctx, l, (void *)name);
+    rfx_list_add(ctx, l, where);
+    return l;
+}
+
+void rfx_add_decls(rfx_parse_ctx *ctx, rfx_plist *names, rfx_plist *attrs, rfx_plist *quals)
+{
+    for (int i = 0; names && i + 1 < names->n; i += 2) {
+        const char *name = names->items[i];
+        rfx_loc *where = names->items[i + 1];
+        RFX_YYLTYPE loc = {where ? where->line : 0, where ? where->col : 0, 0, 0};
+        rfx_add_decl(ctx, name, attrs, loc);
+        for (int q = 0; quals && q + 1 < quals->n; q += 2) {
+            const char *qual = quals->items[q];
+            rfx_loc *ql = quals->items[q + 1];
+            RFX_YYLTYPE qloc = {ql ? ql->line : 0, ql ? ql->col : 0, 0, 0};
+            /* the deprecated directive qualifiers are the directives; eqrel changes what the
+             * relation holds, which rfx does not do yet; the rest are representation and
+             * inlining hints, which leave the answers as they are */
+            unsigned kind = strcmp(qual, "input") == 0 ? RFX_REL_INPUT : strcmp(qual, "output") == 0 ? RFX_REL_OUTPUT
+                          : strcmp(qual, "printsize") == 0 ? RFX_REL_PRINTSIZE : 0;
+            if (kind) {
+                ctx->cur_kind = kind;
+                ctx->cur_opts.n = 0;
+                rfx_add_directive(ctx, name, qloc);
+            } else if (strcmp(qual, "eqrel") == 0)
+                rfx_parse_error(ctx, qloc, "equivalence relations (eqrel) are not supported yet");
+        }
+    }
+}
+
 void rfx_add_opt(rfx_parse_ctx *ctx, const char *key, const char *value)
 {
     rfx_io_opt *o = ctx_alloc(ctx, sizeof *o);
@@ -327,6 +382,97 @@ void rfx_add_directive(rfx_parse_ctx *ctx, const char *rel, RFX_YYLTYPE loc)
         d->opts[i] = *(rfx_io_opt *)ctx->cur_opts.items[i];
     ctx->cur_opts.n = 0;
     rfx_plist_push(ctx, &ctx->directives, d);
+}
+
+/* ---- copies, for clauses with several heads: the checker numbers variables in place, so
+ * each clause needs a body of its own */
+static rfx_body *clone_body(rfx_parse_ctx *ctx, const rfx_body *b);
+
+static rfx_expr *clone_expr(rfx_parse_ctx *ctx, const rfx_expr *e)
+{
+    if (!e)
+        return NULL;
+    rfx_expr *c = ctx_alloc(ctx, sizeof *c);
+    if (!c)
+        return (rfx_expr *)e;
+    *c = *e;
+    if (e->kind == RFX_E_BINOP || e->kind == RFX_E_NEG) {
+        c->u.bin.lhs = clone_expr(ctx, e->u.bin.lhs);
+        c->u.bin.rhs = clone_expr(ctx, e->u.bin.rhs);
+    } else if (e->kind == RFX_E_AGG) {
+        c->u.agg.target = clone_expr(ctx, e->u.agg.target);
+        c->u.agg.body = clone_body(ctx, e->u.agg.body);
+    }
+    return c;
+}
+
+static void clone_atom(rfx_parse_ctx *ctx, rfx_atom *dst, const rfx_atom *src)
+{
+    *dst = *src;
+    dst->args = ctx_alloc(ctx, sizeof(rfx_expr *) * (size_t)(src->nargs + 1));
+    if (!dst->args) {
+        dst->args = src->args;
+        return;
+    }
+    for (int i = 0; i < src->nargs; i++)
+        dst->args[i] = clone_expr(ctx, src->args[i]);
+}
+
+static rfx_body *clone_body(rfx_parse_ctx *ctx, const rfx_body *b)
+{
+    if (!b)
+        return NULL;
+    rfx_body *c = ctx_alloc(ctx, sizeof *c);
+    if (!c)
+        return (rfx_body *)b;
+    *c = *b;
+    c->lhs = clone_body(ctx, b->lhs);
+    c->rhs = clone_body(ctx, b->rhs);
+    if (b->lit) {
+        rfx_lit *l = ctx_alloc(ctx, sizeof *l);
+        if (!l)
+            return c;
+        *l = *b->lit;
+        if (l->kind == RFX_L_ATOM || l->kind == RFX_L_NEG)
+            clone_atom(ctx, &l->atom, &b->lit->atom);
+        l->lhs = clone_expr(ctx, b->lit->lhs);
+        l->rhs = clone_expr(ctx, b->lit->rhs);
+        c->lit = l;
+    }
+    return c;
+}
+
+void rfx_add_clauses(rfx_parse_ctx *ctx, rfx_plist *heads, rfx_body *body, RFX_YYLTYPE loc)
+{
+    for (int i = 0; heads && i < heads->n; i++) {
+        rfx_atom *h = heads->items[i];
+        RFX_YYLTYPE hl = {h->loc.line, h->loc.col, h->loc.line, h->loc.col};
+        rfx_add_clause(ctx, h, i ? clone_body(ctx, body) : body, i ? hl : loc);
+    }
+}
+
+/* `!(body)`: the negation pushed to the literals (De Morgan): a disjunction of literals
+ * becomes a conjunction of their negations, a conjunction a disjunction. */
+rfx_body *rfx_mk_not_body(rfx_parse_ctx *ctx, rfx_body *b)
+{
+    if (!b)
+        return b;
+    if (b->kind != RFX_B_LIT)
+        return rfx_mk_bool_body(ctx, b->kind == RFX_B_AND ? RFX_B_OR : RFX_B_AND, rfx_mk_not_body(ctx, b->lhs),
+                                rfx_mk_not_body(ctx, b->rhs));
+    rfx_lit *l = b->lit;
+    if (!l)
+        return b;
+    static const rfx_cmpop inverse[] = {[RFX_LT] = RFX_GE, [RFX_LE] = RFX_GT, [RFX_GT] = RFX_LE,
+                                        [RFX_GE] = RFX_LT, [RFX_EQ] = RFX_NE, [RFX_NE] = RFX_EQ};
+    switch (l->kind) {
+    case RFX_L_ATOM: l->kind = RFX_L_NEG; break;
+    case RFX_L_NEG: l->kind = RFX_L_ATOM; break;
+    case RFX_L_CMP: l->cmp = inverse[l->cmp]; break;
+    case RFX_L_TRUE: l->kind = RFX_L_FALSE; break;
+    case RFX_L_FALSE: l->kind = RFX_L_TRUE; break;
+    }
+    return b;
 }
 
 void rfx_add_clause(rfx_parse_ctx *ctx, rfx_atom *head, rfx_body *body, RFX_YYLTYPE loc)

@@ -127,6 +127,7 @@ struct rfx_expr {
     rfx_loc loc;
     int type;                  /* index into program types, set by the checker (-1 = unset) */
     int depth;                 /* operators on its longest path to a leaf (RFX_MAX_EXPR_DEPTH) */
+    bool bits;                 /* RFX_E_INT written in hex, binary or IPv4: any 32 bits */
     union {
         struct { const char *name; int var; } v;               /* RFX_E_VAR */
         int64_t ival;                                          /* RFX_E_INT / UNSIGNED */

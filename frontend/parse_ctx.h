@@ -58,6 +58,8 @@ typedef struct rfx_parse_ctx {
     unsigned cur_kind;         /* RFX_REL_* of the directive being parsed */
     bool oom;
     bool expr_too_deep;        /* reported once */
+    int decl_state, decl_depth;/* relation qualifiers: 1 in a .decl's parentheses, 2 after them */
+    bool ident_opens_atom;     /* the last identifier scanned is followed by '(' */
 } rfx_parse_ctx;
 
 rfx_loc rfx_loc_of(RFX_YYLTYPE l);
@@ -92,6 +94,16 @@ rfx_plist *rfx_mk_attr(rfx_parse_ctx *ctx, rfx_plist *l, const char *name, const
 void rfx_add_opt(rfx_parse_ctx *ctx, const char *key, const char *value);
 void rfx_add_directive(rfx_parse_ctx *ctx, const char *rel, RFX_YYLTYPE loc);
 void rfx_add_clause(rfx_parse_ctx *ctx, rfx_atom *head, rfx_body *body, RFX_YYLTYPE loc);
+/* One clause per head (an atom list), each over its own copy of body. */
+void rfx_add_clauses(rfx_parse_ctx *ctx, rfx_plist *heads, rfx_body *body, RFX_YYLTYPE loc);
+/* Pairs (name, location) for `.decl A, B(...)` and qualifiers. */
+rfx_plist *rfx_mk_name_list(rfx_parse_ctx *ctx, rfx_plist *l, const char *name, RFX_YYLTYPE loc);
+void rfx_add_decls(rfx_parse_ctx *ctx, rfx_plist *names, rfx_plist *attrs, rfx_plist *quals);
+rfx_body *rfx_mk_not_body(rfx_parse_ctx *ctx, rfx_body *b);
+/* A hexadecimal, binary or IPv4 literal: 32 bits, in a number column too. */
+rfx_expr *rfx_mk_bits(rfx_parse_ctx *ctx, uint32_t v, RFX_YYLTYPE loc);
+/* first op rest[0] op rest[1] ... (min and max of several arguments). */
+rfx_expr *rfx_fold_binop(rfx_parse_ctx *ctx, rfx_binop op, rfx_expr *first, rfx_plist *rest, RFX_YYLTYPE loc);
 void rfx_add_logiql_decl(rfx_parse_ctx *ctx, rfx_atom *head, rfx_body *types, RFX_YYLTYPE loc);
 const char *rfx_sym_text(rfx_parse_ctx *ctx, uint32_t sym);
 const char *rfx_int_text(rfx_parse_ctx *ctx, int64_t v);

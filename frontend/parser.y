@@ -21,6 +21,38 @@
 %code {
 #include <string.h>
 int rfx_yylex(RFX_YYSTYPE *lval, RFX_YYLTYPE *lloc, void *scanner);
+rfx_parse_ctx *rfx_yyget_extra(void *scanner);
+
+/* The scanner's tokens, with relation qualifiers told apart: `brie`, `inline`, `input`, ...
+ * right after a declaration's closing ')' (or another qualifier) are T_QUALIFIER unless an
+ * argument list follows them (then they start the next clause's atom). Elsewhere they are
+ * names like any other. */
+static int (*const scan_token)(RFX_YYSTYPE *, RFX_YYLTYPE *, void *) = rfx_yylex;
+static int qualified_token(RFX_YYSTYPE *lval, RFX_YYLTYPE *lloc, void *scanner)
+{
+    static const char *const quals[] = {"input", "output", "printsize", "overridable", "inline", "no_inline", "magic",
+                                        "no_magic", "brie", "btree", "btree_delete", "eqrel", NULL};
+    rfx_parse_ctx *ctx = rfx_yyget_extra(scanner);
+    int tok = scan_token(lval, lloc, scanner);
+    if (tok == T_DECL) {
+        ctx->decl_state = 1;
+        ctx->decl_depth = 0;
+    } else if (ctx->decl_state == 1 && tok == '(') {
+        ctx->decl_depth++;
+    } else if (ctx->decl_state == 1 && tok == ')') {
+        if (--ctx->decl_depth == 0)
+            ctx->decl_state = 2;
+    } else if (ctx->decl_state == 2) {
+        bool q = false;
+        for (int i = 0; tok == T_IDENT && !ctx->ident_opens_atom && quals[i]; i++)
+            q |= strcmp(lval->str, quals[i]) == 0;
+        if (q)
+            return T_QUALIFIER;
+        ctx->decl_state = 0;
+    }
+    return tok;
+}
+#define rfx_yylex qualified_token
 static void rfx_yyerror(RFX_YYLTYPE *loc, void *scanner, rfx_parse_ctx *ctx, const char *msg)
 {
     (void)scanner;
@@ -46,18 +78,19 @@ static void rfx_yyerror(RFX_YYLTYPE *loc, void *scanner, rfx_parse_ctx *ctx, con
 %token T_INPUT ".input" T_OUTPUT ".output" T_PRINTSIZE ".printsize"
 %token T_COUNT "count" T_SUM "sum" T_MIN "min" T_MAX "max" T_TRUE "true" T_FALSE "false"
 %token T_BAND "band" T_BOR "bor" T_BXOR "bxor" T_BSHL "bshl" T_BSHR "bshr" T_BSHRU "bshru"
-%token T_LAND "land" T_LOR "lor" T_LXOR "lxor"
+%token T_LAND "land" T_LOR "lor" T_LXOR "lxor" T_BNOT "bnot" T_LNOT "lnot"
 %token T_IF ":-" T_LARROW "<-" T_RARROW "->" T_SUBTYPE "<:"
 %token T_LE "<=" T_GE ">=" T_NE "!=" T_ANON "_"
 %token <str> T_IDENT "identifier"
-%token <ival> T_INT "integer" T_UNSIGNED "unsigned integer"
+%token <ival> T_INT "integer" T_UNSIGNED "unsigned integer" T_BITS "hexadecimal, binary or IPv4 number"
+%token <str> T_QUALIFIER "relation qualifier"
 %token <fval> T_FLOAT "float"
 %token <sym> T_STRING "string"
 
 %type <expr> expr lxor_expr land_expr bor_expr bxor_expr band_expr shift_expr sum term factor unary power primary aggregate
 %type <atom> atom
 %type <body> disj conj lit
-%type <list> args attrs dir_names
+%type <list> args attrs dir_names decl_names quals heads more_args
 %type <op> cmpop
 %type <str> optval
 
@@ -69,8 +102,8 @@ program:
     ;
 
 item:
-      T_DECL T_IDENT '(' ')'                     { rfx_add_decl(ctx, $2, NULL, @2); }
-    | T_DECL T_IDENT '(' attrs ')'               { rfx_add_decl(ctx, $2, $4, @2); }
+      T_DECL decl_names '(' ')' quals            { rfx_add_decls(ctx, $2, NULL, $5); }
+    | T_DECL decl_names '(' attrs ')' quals      { rfx_add_decls(ctx, $2, $4, $6); }
     | T_TYPE T_IDENT T_SUBTYPE T_IDENT           { rfx_add_type(ctx, $2, $4, true, @2, @4); }
     | T_TYPE T_IDENT '=' T_IDENT                 { rfx_add_type(ctx, $2, $4, false, @2, @4); }
     | T_NUMBER_TYPE T_IDENT                      { rfx_add_type(ctx, $2, "number", true, @2, @2); }
@@ -78,11 +111,28 @@ item:
     | T_INPUT     { ctx->cur_kind = RFX_REL_INPUT; } dir_names
     | T_OUTPUT    { ctx->cur_kind = RFX_REL_OUTPUT; } dir_names
     | T_PRINTSIZE { ctx->cur_kind = RFX_REL_PRINTSIZE; } dir_names
-    | atom '.'                                   { rfx_add_clause(ctx, $1, NULL, @1); }
-    | atom T_IF disj '.'                         { rfx_add_clause(ctx, $1, $3, @1); }
-    | atom T_LARROW disj '.'                     { rfx_add_clause(ctx, $1, $3, @1); }
+    | heads '.'                                  { rfx_add_clauses(ctx, $1, NULL, @1); }
+    | heads T_IF disj '.'                        { rfx_add_clauses(ctx, $1, $3, @1); }
+    | heads T_LARROW disj '.'                    { rfx_add_clauses(ctx, $1, $3, @1); }
     | atom T_RARROW conj '.'                     { rfx_add_logiql_decl(ctx, $1, $3, @1); }
     | error '.'                                  { yyerrok; }
+    ;
+
+/* `a(x), b(x) :- body.`: one clause per head, over a copy of the body each */
+heads:
+      atom                                       { $$ = rfx_mk_list(ctx, $1); }
+    | heads ',' atom                             { $$ = rfx_list_add(ctx, $1, $3); }
+    ;
+
+/* `.decl A, B(x: number)` declares both alike; name and location per entry */
+decl_names:
+      T_IDENT                                    { $$ = rfx_mk_name_list(ctx, NULL, $1, @1); }
+    | decl_names ',' T_IDENT                     { $$ = rfx_mk_name_list(ctx, $1, $3, @3); }
+    ;
+
+quals:
+      %empty                                     { $$ = NULL; }
+    | quals T_QUALIFIER                          { $$ = rfx_mk_name_list(ctx, $1, $2, @2); }
     ;
 
 attrs:
@@ -137,6 +187,7 @@ conj:
 lit:
       atom                                       { $$ = rfx_mk_lit_body(ctx, RFX_L_ATOM, $1, @1); }
     | '!' atom                                   { $$ = rfx_mk_lit_body(ctx, RFX_L_NEG, $2, @1); }
+    | '!' '(' disj ')'                           { $$ = rfx_mk_not_body(ctx, $3); }
     | expr cmpop expr                            { $$ = rfx_mk_cmp_body(ctx, (rfx_cmpop)$2, $1, $3, @2); }
     | '(' disj ')'                               { $$ = $2; }
     | T_TRUE                                     { $$ = rfx_mk_lit_body(ctx, RFX_L_TRUE, NULL, @1); }
@@ -207,6 +258,8 @@ term:
 unary:
       power                                      { $$ = $1; }
     | '-' unary                                  { $$ = rfx_mk_neg(ctx, $2, @1); }
+    | T_BNOT unary                               { $$ = rfx_mk_binop(ctx, RFX_BXOR, $2, rfx_mk_bits(ctx, 0xFFFFFFFFu, @1), @1); }
+    | T_LNOT unary                               { $$ = rfx_mk_binop(ctx, RFX_LXOR, $2, rfx_mk_int(ctx, 1, false, @1), @1); }
     ;
 
 power:
@@ -224,11 +277,18 @@ primary:
     | T_ANON                                     { $$ = rfx_mk_expr(ctx, RFX_E_ANON, @1); }
     | T_INT                                      { $$ = rfx_mk_int(ctx, $1, false, @1); }
     | T_UNSIGNED                                 { $$ = rfx_mk_int(ctx, $1, true, @1); }
+    | T_BITS                                     { $$ = rfx_mk_bits(ctx, (uint32_t)$1, @1); }
     | T_FLOAT                                    { $$ = rfx_mk_float(ctx, $1, @1); }
     | T_STRING                                   { $$ = rfx_mk_string(ctx, $1, @1); }
     | '(' expr ')'                               { $$ = $2; }
-    | T_MIN '(' expr ',' expr ')'                { $$ = rfx_mk_binop(ctx, RFX_MIN_OF, $3, $5, @1); }
-    | T_MAX '(' expr ',' expr ')'                { $$ = rfx_mk_binop(ctx, RFX_MAX_OF, $3, $5, @1); }
+    | T_MIN '(' expr ',' more_args ')'           { $$ = rfx_fold_binop(ctx, RFX_MIN_OF, $3, $5, @1); }
+    | T_MAX '(' expr ',' more_args ')'           { $$ = rfx_fold_binop(ctx, RFX_MAX_OF, $3, $5, @1); }
+    ;
+
+/* the second and later arguments of min(a, b, ...) and max(a, b, ...) */
+more_args:
+      expr                                       { $$ = rfx_mk_list(ctx, $1); }
+    | more_args ',' expr                         { $$ = rfx_list_add(ctx, $1, $3); }
     ;
 
 aggregate:

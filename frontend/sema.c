@@ -706,7 +706,7 @@ static void check_typed(clause_ctx *cc, rfx_expr *e, int want)
     case RFX_E_INT:
         if (e->type >= 0 && tprim(p, e->type) == RFX_SYMBOL)
             rfx_diag_error(cc->s->d, e->loc, "type mismatch: number literal where a symbol is expected");
-        if (e->u.ival > INT32_MAX && e->type >= 0 && tprim(p, e->type) == RFX_NUMBER)
+        if (e->u.ival > INT32_MAX && !e->bits && e->type >= 0 && tprim(p, e->type) == RFX_NUMBER)
             rfx_diag_error(cc->s->d, e->loc, "number literal out of range (numbers are 32-bit signed)");
         if (e->u.ival < 0 && e->type >= 0 && tprim(p, e->type) == RFX_UNSIGNED)
             rfx_diag_error(cc->s->d, e->loc, "negative literal %lld where an unsigned value is expected",

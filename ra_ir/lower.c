@@ -1733,7 +1733,18 @@ rfx_plan *rfx_plan_build(const rfx_program *prog, const rfx_plan_opts *opts, rfx
     bool logiql = false;
     for (int r = 0; r < nr; r++)
         logiql |= prog->rels[r].logiql;
-    for (int r = 0; r < nr; r++) {
+    /* in the order of the relations' names, as Soufflé writes them (on stdout, it shows) */
+    int *by_name = lalloc(L, sizeof(int) * (size_t)(nr + 1));
+    if (!by_name)
+        goto oom;
+    for (int i = 0; i < nr; i++) {
+        int r = i, j = i;
+        for (; j > 0 && strcmp(prog->rels[by_name[j - 1]].name, prog->rels[r].name) > 0; j--)
+            by_name[j] = by_name[j - 1];
+        by_name[j] = r;
+    }
+    for (int i = 0; i < nr; i++) {
+        int r = by_name[i];
         const rfx_relation *rel = &prog->rels[r];
         for (int k = 0; k < rel->noutputs; k++)
             rfx_lower_emit(L, RFX_RA_OUTPUT, -1, L->relvar[r], -1)->io = k;

@@ -219,11 +219,22 @@ static rfx_status do_output(exec *x, const rfx_ra_cmd *c)
     if (st != RFX_OK)
         return st;
     char *path = to_stdout ? NULL : fname ? join_path(x->o->output_dir, fname, "") : join_path(x->o->output_dir, r->name, ".csv");
-    if (!to_stdout && !path)
+    /* on stdout, as Soufflé: the name, then the attribute names */
+    size_t hl = strlen(r->name) + 2;
+    for (int a = 0; a < r->arity; a++)
+        hl += strlen(r->attrs[a].name) + 1;
+    char *header = malloc(hl);
+    if (header) {
+        size_t n = (size_t)sprintf(header, "%s\n", r->name);
+        for (int a = 0; a < r->arity; a++)
+            n += (size_t)sprintf(header + n, "%s%s", a ? "\t" : "", r->attrs[a].name);
+    }
+    if ((!to_stdout && !path) || !header)
         st = RFX_ERR_NOMEM;
     else
-        st = rfx_write_relation(to_stdout ? "-" : path, r->name, rows, v->types, x->prog->syms, delim, x->nthreads,
+        st = rfx_write_relation(to_stdout ? "-" : path, header, rows, v->types, x->prog->syms, delim, x->nthreads,
                                 x->out, x->err);
+    free(header);
     free(path);
     rfx_rows_free(&scratch);
     return st;

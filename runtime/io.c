@@ -924,18 +924,19 @@ size_t *rfx_output_order(const rfx_rows *rows, const rfx_prim *types, const rfx_
     return idx;
 }
 
-rfx_status rfx_write_relation(const char *path, const char *name, const rfx_rows *rows,
+rfx_status rfx_write_relation(const char *path, const char *header, const rfx_rows *rows,
                               const rfx_prim *types, const rfx_symtab *syms, char delimiter,
                               int nthreads, FILE *out, FILE *err)
 {
     if (strcmp(path, "-") == 0) {
-        fprintf(out, "---------------\n%s\n===============\n", name);
+        fprintf(out, "---------------\n%s\n===============\n", header);
         rfx_status st = write_rows(out, -1, rows, types, syms, delimiter, nthreads);
         fputs("===============\n", out);
         if (st == RFX_ERR_NOMEM)
-            fprintf(err, "rfx: error: out of memory writing relation '%s'\n", name);
+            fprintf(err, "rfx: error: out of memory writing relation '%.*s'\n", (int)strcspn(header, "\n"), header);
         else if (st == RFX_ERR_IO)
-            fprintf(err, "rfx: error: cannot write relation '%s' to standard output\n", name);
+            fprintf(err, "rfx: error: cannot write relation '%.*s' to standard output\n", (int)strcspn(header, "\n"),
+                    header);
         return st;
     }
     rfx_outfile o;

@@ -97,9 +97,9 @@ int rfx_outfile_remove_unfinished(void);
 
 /* Writes rows as a tab-separated file (sorted by typed value: numbers signed, symbols by
  * text), whole or not at all (rfx_outfile).
- * path "-" writes to `out` with a header naming the relation. The text is made on nthreads
- * threads. */
-rfx_status rfx_write_relation(const char *path, const char *name, const rfx_rows *rows,
+ * path "-" writes to `out` between Soufflé's rules, `header` (the relation's name and its
+ * attribute names) after the first. The text is made on nthreads threads. */
+rfx_status rfx_write_relation(const char *path, const char *header, const rfx_rows *rows,
                               const rfx_prim *types, const rfx_symtab *syms, char delimiter,
                               int nthreads, FILE *out, FILE *err);
 
