@@ -117,7 +117,11 @@ def arith(rng, body, ty, depth=0):
         return "(%s %s %d)" % (a, op, rng.randint(0, 5))
     b = arith(rng, body, ty, depth + 1)
     if op in ("max", "min"):
+        if rng.random() < 0.3:
+            return "%s(%s, %s, %s)" % (op, a, b, arith(rng, body, ty, depth + 1))
         return "%s(%s, %s)" % (op, a, b)
+    if ty != "float" and rng.random() < 0.1:
+        return "(%s %s)" % (rng.choice(["bnot", "lnot"]), a)
     return "(%s %s %s)" % (a, op, b)
 
 
@@ -184,6 +188,16 @@ def gen_rule(rng, head, avail, group, negs, recursive):
             ops = ["=", "!="] if ty == "symbol" else ["<", "<=", ">", ">=", "=", "!="]
             rhs = rng.choice(body.of_type(ty) + [const(rng, ty)])
             body.lits.append("%s %s %s" % (v, rng.choice(ops), rhs))
+    if negs and body.vars and rng.random() < 0.08:   # a negated disjunction over bound variables
+        parts = []
+        for _ in range(2):
+            rel = rng.choice(negs)
+            args = []
+            for ty in rel.types:
+                same = body.of_type(ty)
+                args.append(rng.choice(same) if same and rng.random() < 0.8 else "_")
+            parts.append("%s(%s)" % (rel.name, ", ".join(args)))
+        body.lits.append("!(%s ; %s)" % tuple(parts))
     if negs and rng.random() < 0.3:   # negation of an earlier stratum
         rel = rng.choice(negs)
         args = []
