@@ -411,7 +411,11 @@ static rfx_rx *tx_cmp(rule_ctx *R, rfx_cmpop op, const rfx_expr *l, const rfx_ex
                       const flow *f0, const flow *f1)
 {
     rfx_prim prim = l->type >= 0 ? expr_prim(R, l) : expr_prim(R, r);
-    rfx_rx *x = rfx_rx_new(R->L, RFX_RX_CMP, prim);
+    /* `x = y` of two variables unifies them, as Soufflé does: floats equal bit for bit,
+     * as a join would match them (against an expression it is IEEE: 0.0 = -0.0) */
+    rfx_prim cmp_prim = prim == RFX_FLOAT && op == RFX_EQ && l->kind == RFX_E_VAR && r->kind == RFX_E_VAR
+                      ? RFX_UNSIGNED : prim;
+    rfx_rx *x = rfx_rx_new(R->L, RFX_RX_CMP, cmp_prim);
     x->op = op;
     x->l = tx_expr(R, l, f0, f1, prim);
     x->r = tx_expr(R, r, f0, f1, prim);
@@ -586,7 +590,9 @@ static flow scan_atom(rule_ctx *R, item *it, bool push_filters)
             if (it->argvar[j] == v && !it->argconst[j])
                 first = j;
         if (first >= 0) {
-            rfx_rx *cmp = rfx_rx_new(L, RFX_RX_CMP, src->types[i]);
+            /* one variable twice in an atom: the same value, bit for bit (a float's 0.0 and
+             * -0.0 are two values, as in a join) */
+            rfx_rx *cmp = rfx_rx_new(L, RFX_RX_CMP, src->types[i] == RFX_FLOAT ? RFX_UNSIGNED : src->types[i]);
             cmp->op = RFX_EQ;
             cmp->l = rfx_rx_col(L, first, src->types[i]);
             cmp->r = rfx_rx_col(L, i, src->types[i]);
