@@ -5,17 +5,6 @@
 # the benchmarks, RFX_SKIP_BENCH=1 only the tests.
 . "$(dirname "$0")/gpu_env.sh"
 nvidia-smi --query-gpu=name,memory.total,clocks.max.memory --format=csv | tee "$OUT/device.txt"
-prog() {   # kind graph
-  echo ".decl edge(x: number, y: number)"
-  echo ".input edge(filename=\"$G/$2\")"
-  echo ".decl r(x: number, y: number)"
-  if [ "$1" = tc ]; then
-    echo "r(x, y) :- edge(x, y)."; echo "r(x, z) :- r(x, y), edge(y, z)."
-  else
-    echo "r(x, y) :- edge(p, x), edge(p, y), x != y."; echo "r(x, y) :- edge(a, x), r(a, b), edge(b, y)."
-  fi
-  echo ".printsize r"
-}
 if [ "${RFX_SKIP_TESTS:-0}" != 1 ]; then
 echo "== GPU tests"
 RFX_GPU_BIG=1 $B/tests/test_gpu > "$OUT/test_gpu.log" 2>&1; echo "test_gpu exit $?"
@@ -60,7 +49,7 @@ fi
 if [ "${RFX_SKIP_BENCH:-0}" != 1 ]; then
 echo "== the fused groups' kernels of TC and SG, compiled into the cache (first run ever)"
 for k in tc sg; do
-  prog $k p2p-Gnutella08.txt > "$OUT/p.dl"
+  tc_sg_program $k "$G/p2p-Gnutella08.txt" > "$OUT/p.dl"
   s=$(date +%s.%N)
   RFX_JIT_MIN_ROWS=0 $B/runtime/rfx --backend=cuda --profile "$OUT/p.dl" 2>&1 | grep -E "fused groups|^r\b"
   e=$(date +%s.%N)
@@ -70,7 +59,7 @@ echo "== programs (wall seconds, load included; kernels from the cache)"
 printf "%-4s %-24s %-11s %10s %14s\n" prog graph backend seconds tuples
 for run in "tc p2p-Gnutella08.txt" "tc ca-GrQc.txt" "sg p2p-Gnutella08.txt" "sg ca-GrQc.txt" "tc ca-HepTh.txt" "tc p2p-Gnutella31.txt.gz" "sg ca-HepTh.txt"; do
   set -- $run
-  prog "$1" "$2" > "$OUT/p.dl"
+  tc_sg_program "$1" "$G/$2" > "$OUT/p.dl"
   for be in cuda cuda-nofuse cpu; do
     [ "$be" = cpu ] && [ "${RFX_SKIP_CPU:-0}" = 1 ] && continue
     s=$(date +%s.%N)
@@ -86,7 +75,7 @@ echo "== the same programs through librfx: warm engines, no process or CUDA driv
 $B/bench/bench_programs -r 3 -p tc "$G/p2p-Gnutella08.txt" "$G/ca-GrQc.txt" "$G/ca-HepTh.txt" 2>&1 | tee "$OUT/programs_librfx.txt"
 $B/bench/bench_programs -r 3 -p sg "$G/p2p-Gnutella08.txt" "$G/ca-GrQc.txt" 2>&1 | tail -2 | tee -a "$OUT/programs_librfx.txt"
 echo "== --profile of TC on p2p-Gnutella31 (CUDA)"
-prog tc p2p-Gnutella31.txt.gz > "$OUT/p.dl"
+tc_sg_program tc "$G/p2p-Gnutella31.txt.gz" > "$OUT/p.dl"
 $B/runtime/rfx --backend=cuda --profile --profile=json "$OUT/profile-tc-gnutella31.json" "$OUT/p.dl" 2>&1 | tail -20
 echo "== bench_weaver: the thesis's five fusion patterns, fused vs unfused"
 $B/bench/bench_weaver ${RFX_WEAVER_MB:-64 4096} 5 2>&1 | tee "$OUT/bench_weaver.txt"

@@ -7,11 +7,8 @@
 #   .device/souffle, .device/graphs/   Soufflé 2.5 and the graphs TC and SG read
 # Logs go to $OUT (or ./gpu-out). SOUFFLE_SECONDS sets each differential run's budget;
 # RFX_SKIP_TESTS=1 skips the test programs.
-set -uo pipefail
-cd "$(dirname "$0")/.."
-OUT=${OUT:-gpu-out}
+. "$(dirname "$0")/gpu_env.sh"
 D=$PWD/.device
-mkdir -p "$OUT"
 budget=${SOUFFLE_SECONDS:-120}
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$OUT/device.txt"
 git log --oneline -1 2>/dev/null | tee -a "$OUT/device.txt"
@@ -44,22 +41,11 @@ done
 
 echo "== TC and SG: this build against the earlier one, runs alternating, median of 5"
 echo "(run s: the engine's own time from --profile=json, the CUDA driver's start and the file's read outside; wall s: the whole process)"
-prog() {   # kind graph
-  echo ".decl edge(x: number, y: number)"
-  echo ".input edge(filename=\"$D/graphs/$2\")"
-  echo ".decl r(x: number, y: number)"
-  if [ "$1" = tc ]; then
-    echo "r(x, y) :- edge(x, y)."; echo "r(x, z) :- r(x, y), edge(y, z)."
-  else
-    echo "r(x, y) :- edge(p, x), edge(p, y), x != y."; echo "r(x, y) :- edge(a, x), r(a, b), edge(b, y)."
-  fi
-  echo ".printsize r"
-}
 median() { sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 printf "%-3s %-22s %-5s %10s %9s %9s %9s %9s\n" run graph backend tuples new_run old_run new_wall old_wall | tee "$OUT/tc_sg.txt"
 for run in "tc p2p-Gnutella31.txt.gz" "tc ca-GrQc.txt" "sg ca-HepTh.txt" "sg p2p-Gnutella08.txt"; do
   set -- $run
-  prog "$1" "$2" > "$OUT/$1.dl"
+  tc_sg_program "$1" "$D/graphs/$2" > "$OUT/$1.dl"
   for be in cuda cpu; do
     [ "$be" = cpu ] && [ "$2" = p2p-Gnutella31.txt.gz ] && continue
     reps=5; [ "$be" = cpu ] && reps=3

@@ -280,19 +280,27 @@ void rfx_add_type(rfx_parse_ctx *ctx, const char *name, const char *base, bool s
     rfx_plist_push(ctx, &ctx->types, t);
 }
 
+/* Appends item to l, making the list when l is NULL. */
+static rfx_plist *list_push(rfx_parse_ctx *ctx, rfx_plist *l, void *item)
+{
+    return l ? rfx_list_add(ctx, l, item) : rfx_mk_list(ctx, item);
+}
+
+static rfx_loc *located(rfx_parse_ctx *ctx, RFX_YYLTYPE loc)
+{
+    rfx_loc *where = ctx_alloc(ctx, sizeof *where);
+    if (where)
+        *where = rfx_loc_of(loc);
+    return where;
+}
+
 rfx_plist *rfx_mk_attr(rfx_parse_ctx *ctx, rfx_plist *l, const char *name, const char *type,
                        RFX_YYLTYPE loc)
 {
     /* attributes are kept as triples: name, type, location */
-    rfx_loc *where = ctx_alloc(ctx, sizeof *where);
-    if (where)
-        *where = rfx_loc_of(loc);
-    if (!l)
-        l = rfx_mk_list(ctx, (void *)name);
-    else
-        rfx_list_add(ctx, l, (void *)name);
+    l = list_push(ctx, l, (void *)name);
     rfx_list_add(ctx, l, (void *)type);
-    rfx_list_add(ctx, l, where);
+    rfx_list_add(ctx, l, located(ctx, loc));
     return l;
 }
 
@@ -321,14 +329,8 @@ void rfx_add_decl(rfx_parse_ctx *ctx, const char *name, rfx_plist *attrs, RFX_YY
 rfx_plist *rfx_mk_name_list(rfx_parse_ctx *ctx, rfx_plist *l, const char *name, RFX_YYLTYPE loc)
 {
     /* kept as pairs: name, location */
-    rfx_loc *where = ctx_alloc(ctx, sizeof *where);
-    if (where)
-        *where = rfx_loc_of(loc);
-    if (!l)
-        l = rfx_mk_list(ctx, (void *)name);
-    else
-        rfx_list_add(ctx, l, (void *)name);
-    rfx_list_add(ctx, l, where);
+    l = list_push(ctx, l, (void *)name);
+    rfx_list_add(ctx, l, located(ctx, loc));
     return l;
 }
 

@@ -126,6 +126,15 @@ def arith(rng, body, ty, depth=0):
     return "(%s %s %s)" % (a, op, b)
 
 
+def bound_atom(rng, body, rel):
+    """An atom over rel whose arguments are the body's bound variables or `_` (to negate)."""
+    args = []
+    for ty in rel.types:
+        same = body.of_type(ty)
+        args.append(rng.choice(same) if same and rng.random() < 0.8 else "_")
+    return "%s(%s)" % (rel.name, ", ".join(args))
+
+
 def aggregate(rng, body, avail):
     """An aggregate over an available relation; its group keys are bound variables."""
     rel = rng.choice(avail)
@@ -157,12 +166,7 @@ def aggregate(rng, body, avail):
         lits.append("%s %s %s w%d : { %s(%s) }" % (v, rng.choice(["<", ">=", "="]), rng.choice(["min", "max"]),
                                                    inner.n, rel.name, ", ".join(nested)))
     if inner.vars and rng.random() < 0.15:   # a negated atom over the body's variables
-        neg = rng.choice(avail)
-        nargs = []
-        for ty in neg.types:
-            same = inner.of_type(ty)
-            nargs.append(rng.choice(same) if same and rng.random() < 0.8 else "_")
-        lits.append("!%s(%s)" % (neg.name, ", ".join(nargs)))
+        lits.append("!" + bound_atom(rng, inner, rng.choice(avail)))
     fn = rng.choice(["count", "count", "sum", "min", "max"])
     if fn == "count" or not nums:
         return "count : { %s }" % ", ".join(lits), "number"
@@ -190,15 +194,7 @@ def gen_rule(rng, head, avail, group, negs, recursive):
             rhs = rng.choice(body.of_type(ty) + [const(rng, ty)])
             body.lits.append("%s %s %s" % (v, rng.choice(ops), rhs))
     if negs and body.vars and rng.random() < 0.08:   # a negated disjunction over bound variables
-        parts = []
-        for _ in range(2):
-            rel = rng.choice(negs)
-            args = []
-            for ty in rel.types:
-                same = body.of_type(ty)
-                args.append(rng.choice(same) if same and rng.random() < 0.8 else "_")
-            parts.append("%s(%s)" % (rel.name, ", ".join(args)))
-        body.lits.append("!(%s ; %s)" % tuple(parts))
+        body.lits.append("!(%s ; %s)" % (bound_atom(rng, body, rng.choice(negs)), bound_atom(rng, body, rng.choice(negs))))
     if negs and rng.random() < 0.3:   # negation of an earlier stratum
         rel = rng.choice(negs)
         args = []
