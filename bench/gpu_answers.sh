@@ -6,7 +6,7 @@
 #   .device/old/   rfx, librfx.so.0 of the build to compare with (optional)
 #   .device/souffle, .device/graphs/   Soufflé 2.5 and the graphs TC and SG read
 # Logs go to $OUT (or ./gpu-out). SOUFFLE_SECONDS sets each differential run's budget;
-# RFX_SKIP_TESTS=1 skips the test programs.
+# RFX_SKIP_TESTS=1 skips the test programs, RFX_SKIP_BENCH=1 the timings.
 . "$(dirname "$0")/gpu_env.sh"
 D=$PWD/.device
 budget=${SOUFFLE_SECONDS:-120}
@@ -39,6 +39,7 @@ for be in cpu cuda; do
     echo "--- $f"; cat "$f/why.txt"; head -c 1500 "$f/program.dl"; done
 done
 
+[ "${RFX_SKIP_BENCH:-0}" = 1 ] && exit 0
 echo "== TC and SG: this build against the earlier one, runs alternating, median of 5"
 echo "(run s: the engine's own time from --profile=json, the CUDA driver's start and the file's read outside; wall s: the whole process)"
 median() { sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
