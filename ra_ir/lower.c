@@ -3,6 +3,7 @@
  * as soon as their variables are bound, anti-joins for negation, aggregates, and a final
  * projection onto the head. Recursive strata become semi-naive loops over deltas. */
 #include "ra_internal.h"
+#include "rx_ops.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -379,10 +380,17 @@ static rfx_rx *tx_expr(rule_ctx *R, const rfx_expr *e, const flow *f0, const flo
         }
         return rfx_rx_col(L, col, prim);
     }
+    /* operators over constants are folded here, with the backends' own semantics (rx_ops.h),
+     * so that the device's expression interpreter gets only what depends on the tuple; a
+     * division by a zero constant stays, to fail at run time as it would have */
     case RFX_E_NEG: {
         rfx_rx *x = rfx_rx_new(L, RFX_RX_NEG, prim);
         x->l = tx_expr(R, e->u.bin.lhs, f0, f1, prim);
         x->loc = e->loc;
+        if (x->l && x->l->kind == RFX_RX_CONST) {
+            x->kind = RFX_RX_CONST;
+            x->value = rfx_negate(prim, x->l->value);
+        }
         return x;
     }
     case RFX_E_BINOP: {
@@ -391,6 +399,14 @@ static rfx_rx *tx_expr(rule_ctx *R, const rfx_expr *e, const flow *f0, const flo
         x->l = tx_expr(R, e->u.bin.lhs, f0, f1, prim);
         x->r = tx_expr(R, e->u.bin.rhs, f0, f1, prim);
         x->loc = e->loc;
+        if (x->l && x->r && x->l->kind == RFX_RX_CONST && x->r->kind == RFX_RX_CONST) {
+            bool div0 = false;
+            uint32_t v = rfx_binary(x->op, prim, x->l->value, x->r->value, &div0);
+            if (!div0) {
+                x->kind = RFX_RX_CONST;
+                x->value = v;
+            }
+        }
         return x;
     }
     default: {
