@@ -596,9 +596,8 @@ static int type_up(clause_ctx *cc, const rfx_expr *e, bool *plain)
 
 /* Type of an expression, or -1 when it cannot be told yet: what its parts tell, else the
  * type `want` gives its integer literals, else (integer literals only) number. */
-static int expr_type(clause_ctx *cc, rfx_expr *e, int want, bool report)
+static int expr_type(clause_ctx *cc, rfx_expr *e, int want)
 {
-    (void)report;
     bool plain = true;
     int t = type_up(cc, e, &plain);
     return t >= 0 ? t : want >= 0 ? want : plain ? 0 : -1;
@@ -640,7 +639,7 @@ static void infer_conj(clause_ctx *cc, rfx_conj *cj, bool *changed)
                 if (!v || cc->c->var_types[l->rhs->u.v.var] < 0) { v = l->rhs; other = l->lhs; }
             }
             if (v && cc->c->var_types[v->u.v.var] < 0) {
-                int t = expr_type(cc, other, -1, false);
+                int t = expr_type(cc, other, -1);
                 if (t >= 0 && (cc->literals_type || typed_leaf(other)))
                     bind_type(cc, v->u.v.var, t, v->loc, changed);
             }
@@ -661,7 +660,7 @@ static void check_atom_types(clause_ctx *cc, rfx_atom *a)
     for (int i = 0; i < a->nargs && i < r->arity; i++) {
         int want = r->attrs[i].type;
         check_expr(cc, a->args[i], want);
-        int t = expr_type(cc, a->args[i], want, false);
+        int t = expr_type(cc, a->args[i], want);
         if (t >= 0 && tprim(p, t) != tprim(p, want))
             rfx_diag_error(cc->s->d, a->args[i]->loc,
                            "type mismatch: argument %d of '%s' is %s%s%s%s, got %s",
@@ -778,14 +777,14 @@ static void check_conj_types(clause_ctx *cc, rfx_conj *cj)
         else if (l->kind == RFX_L_CMP) {
             int lt, rt;
             if (!typed_leaf(l->lhs) && typed_leaf(l->rhs)) {
-                rt = expr_type(cc, l->rhs, -1, false);
-                lt = expr_type(cc, l->lhs, rt, false);
+                rt = expr_type(cc, l->rhs, -1);
+                lt = expr_type(cc, l->lhs, rt);
             } else {
-                lt = expr_type(cc, l->lhs, -1, false);
-                rt = expr_type(cc, l->rhs, lt, false);
+                lt = expr_type(cc, l->lhs, -1);
+                rt = expr_type(cc, l->rhs, lt);
             }
             if (lt < 0 && rt >= 0)
-                lt = expr_type(cc, l->lhs, rt, false);
+                lt = expr_type(cc, l->lhs, rt);
             check_expr(cc, l->lhs, rt >= 0 ? rt : lt);
             check_expr(cc, l->rhs, lt >= 0 ? lt : rt);
             if (lt >= 0 && rt >= 0 && tprim(p, lt) != tprim(p, rt))
