@@ -266,6 +266,11 @@ rfx_conj *rfx_agg_conj(const rfx_expr *agg);
 int rfx_program_find_rel(const rfx_program *p, const char *name);
 const rfx_type *rfx_program_type(const rfx_program *p, int type);
 /* Option value of an .input/.output directive, or NULL. */
+/* Marks in `use` the variables (after checking: their indices) of an expression or a
+ * conjunction, aggregates' bodies included, but none of the subtree `skip` (may be NULL). */
+void rfx_expr_vars(const rfx_expr *e, bool *use, const rfx_expr *skip);
+void rfx_conj_vars(const rfx_conj *cj, bool *use, const rfx_expr *skip);
+
 /* A directive's option value, or NULL. */
 const char *rfx_io_get(const rfx_io_dir *d, const char *key);
 

@@ -361,36 +361,33 @@ static void ground_conj(const rfx_conj *cj, bool *bound, const rfx_expr *skip)
     }
 }
 
-static void mark_expr_vars(const rfx_expr *e, bool *use, const rfx_expr *skip);
-
-/* Marks the variables of a conjunction, of all but the subtree `skip` (when not NULL). */
-static void mark_conj_vars(const rfx_conj *cj, bool *use, const rfx_expr *skip)
+void rfx_conj_vars(const rfx_conj *cj, bool *use, const rfx_expr *skip)
 {
     for (int i = 0; i < cj->nlits; i++) {
         const rfx_lit *l = cj->lits[i];
         if (l->kind == RFX_L_ATOM || l->kind == RFX_L_NEG)
             for (int a = 0; a < l->atom.nargs; a++)
-                mark_expr_vars(l->atom.args[a], use, skip);
+                rfx_expr_vars(l->atom.args[a], use, skip);
         else if (l->kind == RFX_L_CMP) {
-            mark_expr_vars(l->lhs, use, skip);
-            mark_expr_vars(l->rhs, use, skip);
+            rfx_expr_vars(l->lhs, use, skip);
+            rfx_expr_vars(l->rhs, use, skip);
         }
     }
 }
 
-static void mark_expr_vars(const rfx_expr *e, bool *use, const rfx_expr *skip)
+void rfx_expr_vars(const rfx_expr *e, bool *use, const rfx_expr *skip)
 {
     if (e == skip)
         return;
     switch (e->kind) {
     case RFX_E_VAR: use[e->u.v.var] = true; break;
-    case RFX_E_NEG: mark_expr_vars(e->u.bin.lhs, use, skip); break;
-    case RFX_E_BINOP: mark_expr_vars(e->u.bin.lhs, use, skip); mark_expr_vars(e->u.bin.rhs, use, skip); break;
+    case RFX_E_NEG: rfx_expr_vars(e->u.bin.lhs, use, skip); break;
+    case RFX_E_BINOP: rfx_expr_vars(e->u.bin.lhs, use, skip); rfx_expr_vars(e->u.bin.rhs, use, skip); break;
     case RFX_E_AGG:
         if (e->u.agg.target)
-            mark_expr_vars(e->u.agg.target, use, skip);
+            rfx_expr_vars(e->u.agg.target, use, skip);
         if (rfx_agg_conj(e))
-            mark_conj_vars(rfx_agg_conj(e), use, skip);
+            rfx_conj_vars(rfx_agg_conj(e), use, skip);
         break;
     default: break;
     }
@@ -445,13 +442,13 @@ static void scope_agg(clause_ctx *cc, rfx_expr *agg, const bool *outer_bound)
         cc->s->ctx->oom = true;
         return;
     }
-    mark_expr_vars(agg, in, NULL);
+    rfx_expr_vars(agg, in, NULL);
     if (agg->u.agg.target)
-        mark_expr_vars(agg->u.agg.target, target, NULL);
+        rfx_expr_vars(agg->u.agg.target, target, NULL);
     /* a variable seen nowhere else is local as it is */
-    mark_conj_vars(cc->conj, outside, agg);
+    rfx_conj_vars(cc->conj, outside, agg);
     for (int a = 0; a < cc->c->head.nargs; a++)
-        mark_expr_vars(cc->c->head.args[a], outside, agg);
+        rfx_expr_vars(cc->c->head.args[a], outside, agg);
     bool any = false;
     for (int v = 0; v < nv; v++) {
         map[v] = -1;

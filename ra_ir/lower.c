@@ -3,7 +3,6 @@
  * as soon as their variables are bound, anti-joins for negation, aggregates, and a final
  * projection onto the head. Recursive strata become semi-naive loops over deltas. */
 #include "ra_internal.h"
-#include "rx_ops.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -56,19 +55,6 @@ typedef struct rule_ctx {
 } rule_ctx;
 
 /* ---- small helpers -------------------------------------------------------------------- */
-static void *lalloc(lower_ctx *L, size_t n)
-{
-    void *p = rfx_arena_alloc(L->plan->arena, n ? n : 1);
-    if (!p)
-        L->oom = true;
-    return p;
-}
-
-static rfx_prim type_prim(const rfx_program *p, int t)
-{
-    return t >= 0 ? p->types[t].prim : RFX_NUMBER;
-}
-
 int rfx_lower_new_var(lower_ctx *L, const char *name, rfx_pvar_kind kind, int arity,
                       const rfx_prim *types, int rel)
 {
@@ -176,7 +162,7 @@ rfx_rx *rfx_rx_and(lower_ctx *L, rfx_rx *a, rfx_rx *b)
 }
 
 /* Constant value of a literal expression as stored (32-bit pattern of prim). */
-static uint32_t const_value(const rfx_expr *e, rfx_prim prim, bool *ok)
+uint32_t rfx_lower_const_value(const rfx_expr *e, rfx_prim prim, bool *ok)
 {
     switch (e->kind) {
     case RFX_E_INT:
@@ -240,8 +226,6 @@ static bool expr_bound(rule_ctx *R, const rfx_expr *e)
     }
 }
 
-static void agg_body_vars(const rfx_conj *cj, bool *use);
-
 static bool expr_has_agg(const rfx_expr *e)
 {
     switch (e->kind) {
@@ -249,38 +233,6 @@ static bool expr_has_agg(const rfx_expr *e)
     case RFX_E_NEG: return expr_has_agg(e->u.bin.lhs);
     case RFX_E_BINOP: return expr_has_agg(e->u.bin.lhs) || expr_has_agg(e->u.bin.rhs);
     default: return false;
-    }
-}
-
-/* Marks every rule variable an expression names, inside nested aggregates too. */
-static void plain_vars(const rfx_expr *e, bool *use)
-{
-    switch (e->kind) {
-    case RFX_E_VAR: use[e->u.v.var] = true; break;
-    case RFX_E_NEG: plain_vars(e->u.bin.lhs, use); break;
-    case RFX_E_BINOP: plain_vars(e->u.bin.lhs, use); plain_vars(e->u.bin.rhs, use); break;
-    case RFX_E_AGG:
-        if (e->u.agg.target)
-            plain_vars(e->u.agg.target, use);
-        agg_body_vars(rfx_agg_conj(e), use);
-        break;
-    default: break;
-    }
-}
-
-/* Marks every variable an atom or comparison of an aggregate's body names. */
-static void agg_body_vars(const rfx_conj *cj, bool *use)
-{
-    for (int i = 0; i < cj->nlits; i++) {
-        const rfx_lit *l = cj->lits[i];
-        if (l->kind == RFX_L_ATOM || l->kind == RFX_L_NEG) {
-            for (int a = 0; a < l->atom.nargs; a++)
-                if (l->atom.args[a]->kind == RFX_E_VAR)
-                    use[l->atom.args[a]->u.v.var] = true;
-        } else if (l->kind == RFX_L_CMP) {
-            plain_vars(l->lhs, use);
-            plain_vars(l->rhs, use);
-        }
     }
 }
 
@@ -364,6 +316,20 @@ static int col_of(const flow *f0, const flow *f1, int var)
     return -1;
 }
 
+/* x as a constant when its operands are constants (and it divides by no zero). */
+static rfx_rx *fold_rx(rfx_rx *x)
+{
+    if (!x->l || x->l->kind != RFX_RX_CONST || (x->kind == RFX_RX_BIN && (!x->r || x->r->kind != RFX_RX_CONST)))
+        return x;
+    bool div0 = false;
+    uint32_t v = rfx_rx_eval(x, NULL, 0, NULL, &div0);
+    if (!div0) {
+        x->kind = RFX_RX_CONST;
+        x->value = v;
+    }
+    return x;
+}
+
 static rfx_rx *tx_expr(rule_ctx *R, const rfx_expr *e, const flow *f0, const flow *f1, rfx_prim want)
 {
     lower_ctx *L = R->L;
@@ -380,18 +346,14 @@ static rfx_rx *tx_expr(rule_ctx *R, const rfx_expr *e, const flow *f0, const flo
         }
         return rfx_rx_col(L, col, prim);
     }
-    /* operators over constants are folded here, with the backends' own semantics (rx_ops.h),
+    /* operators over constants are folded here, by the evaluator the backends share,
      * so that the device's expression interpreter gets only what depends on the tuple; a
      * division by a zero constant stays, to fail at run time as it would have */
     case RFX_E_NEG: {
         rfx_rx *x = rfx_rx_new(L, RFX_RX_NEG, prim);
         x->l = tx_expr(R, e->u.bin.lhs, f0, f1, prim);
         x->loc = e->loc;
-        if (x->l && x->l->kind == RFX_RX_CONST) {
-            x->kind = RFX_RX_CONST;
-            x->value = rfx_negate(prim, x->l->value);
-        }
-        return x;
+        return fold_rx(x);
     }
     case RFX_E_BINOP: {
         rfx_rx *x = rfx_rx_new(L, RFX_RX_BIN, prim);
@@ -399,20 +361,12 @@ static rfx_rx *tx_expr(rule_ctx *R, const rfx_expr *e, const flow *f0, const flo
         x->l = tx_expr(R, e->u.bin.lhs, f0, f1, prim);
         x->r = tx_expr(R, e->u.bin.rhs, f0, f1, prim);
         x->loc = e->loc;
-        if (x->l && x->r && x->l->kind == RFX_RX_CONST && x->r->kind == RFX_RX_CONST) {
-            bool div0 = false;
-            uint32_t v = rfx_binary(x->op, prim, x->l->value, x->r->value, &div0);
-            if (!div0) {
-                x->kind = RFX_RX_CONST;
-                x->value = v;
-            }
-        }
-        return x;
+        return fold_rx(x);
     }
     default: {
         bool ok = true;
         rfx_rx *x = rfx_rx_new(L, RFX_RX_CONST, prim);
-        x->value = const_value(e, prim, &ok);
+        x->value = rfx_lower_const_value(e, prim, &ok);
         return x;
     }
     }
@@ -589,7 +543,7 @@ static flow scan_atom(rule_ctx *R, item *it, bool push_filters)
             cmp->l = rfx_rx_col(L, i, src->types[i]);
             bool ok = true;
             cmp->r = rfx_rx_new(L, RFX_RX_CONST, src->types[i]);
-            cmp->r->value = const_value(it->argconst[i], src->types[i], &ok);
+            cmp->r->value = rfx_lower_const_value(it->argconst[i], src->types[i], &ok);
             if (!ok) {
                 cmp->r = tx_expr(R, it->argconst[i], &base, NULL, src->types[i]);
             }
@@ -1326,7 +1280,7 @@ static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, in
         for (int j = 0; j < R.nitems; j++)
             if (j != k)
                 item_vars(&R, &R.items[j], used, NULL);
-        agg_body_vars(rfx_agg_conj(it->rhs), used);
+        rfx_conj_vars(rfx_agg_conj(it->rhs), used, NULL);
         if (used[it->var])
             continue;
         for (int i = 0; i < R.nagg; i++)
@@ -1489,11 +1443,10 @@ static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, in
     return cur;
 }
 
-/* ---- rules, strata, program -------------------------------------------------------- */
-/* Lowers one disjunct of a rule into `into` (UNION). delta_lit selects the delta atom. */
+/* ---- rules ----------------------------------------------------------------------------- */
 /* Lowers one disjunct of a rule; returns the variable holding its head tuples (a sorted
  * set), or -1 when the body is `false`. delta_lit selects the delta atom. */
-static int lower_rule_set(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, int delta_lit)
+int rfx_lower_rule_set(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, int delta_lit)
 {
     int n = c->head.nargs;
     hcol *out = lalloc(L, sizeof(hcol) * (size_t)(n + 1));
@@ -1506,328 +1459,9 @@ static int lower_rule_set(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj,
 }
 
 /* Lowers one disjunct of a rule into `into` (UNION). */
-static void lower_rule(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, int delta_lit, int into)
+void rfx_lower_rule(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, int delta_lit, int into)
 {
-    int v = lower_rule_set(L, c, cj, delta_lit);
+    int v = rfx_lower_rule_set(L, c, cj, delta_lit);
     if (v >= 0)
         rfx_lower_emit(L, RFX_RA_UNION, into, into, v);
-}
-
-static bool in_stratum(const rfx_stratum *st, int rel)
-{
-    for (int i = 0; i < st->nrels; i++)
-        if (st->rels[i] == rel)
-            return true;
-    return false;
-}
-
-static void lower_stratum(lower_ctx *L, int s)
-{
-    const rfx_program *p = L->prog;
-    const rfx_stratum *st = &p->strata[s];
-    L->stratum = s;
-    if (!st->recursive) {
-        for (int ci = 0; ci < p->nclauses; ci++) {
-            const rfx_clause *c = &p->clauses[ci];
-            if (c->is_fact || c->head.rel < 0 || !in_stratum(st, c->head.rel))
-                continue;
-            L->rule = ci;
-            for (int d = 0; d < c->nconj; d++)
-                lower_rule(L, c, &c->conj[d], -1, L->relvar[c->head.rel]);
-        }
-        L->rule = -1;
-        return;
-    }
-    /* base rules: no atom of this stratum in the body */
-    for (int ci = 0; ci < p->nclauses; ci++) {
-        const rfx_clause *c = &p->clauses[ci];
-        if (c->is_fact || c->head.rel < 0 || !in_stratum(st, c->head.rel))
-            continue;
-        L->rule = ci;
-        for (int d = 0; d < c->nconj; d++) {
-            bool rec = false;
-            for (int i = 0; i < c->conj[d].nlits; i++) {
-                const rfx_lit *l = c->conj[d].lits[i];
-                rec |= l->kind == RFX_L_ATOM && in_stratum(st, l->atom.rel);
-            }
-            if (!rec)
-                lower_rule(L, c, &c->conj[d], -1, L->relvar[c->head.rel]);
-        }
-    }
-    L->rule = -1;
-    for (int i = 0; i < st->nrels; i++) {
-        int r = st->rels[i];
-        rfx_lower_emit(L, RFX_RA_COPY, L->deltavar[r], L->relvar[r], -1);
-    }
-    char *label = lalloc(L, 64);
-    if (label)
-        snprintf(label, 64, "semi-naive loop of stratum %d", s);
-    int head = rfx_lower_new_block(L, label);
-    L->plan->blocks[head].loop_head = head;
-    /* each relation's tuples of this iteration: the one rule version's set directly when
-     * only one contributes (no copy into new_r), else their union in new_r */
-    int *single = lalloc(L, sizeof(int) * (size_t)(p->nrels + 1));
-    if (!single)
-        return;
-    for (int r = 0; r < p->nrels; r++)
-        single[r] = -1;
-    bool *merged = lalloc(L, (size_t)p->nrels + 1);
-    if (!merged)
-        return;
-    for (int ci = 0; ci < p->nclauses; ci++) {
-        const rfx_clause *c = &p->clauses[ci];
-        if (c->is_fact || c->head.rel < 0 || !in_stratum(st, c->head.rel))
-            continue;
-        L->rule = ci;
-        int r = c->head.rel;
-        for (int d = 0; d < c->nconj; d++)
-            for (int i = 0; i < c->conj[d].nlits; i++) {
-                const rfx_lit *l = c->conj[d].lits[i];
-                if (l->kind != RFX_L_ATOM || !in_stratum(st, l->atom.rel))
-                    continue;
-                int v = lower_rule_set(L, c, &c->conj[d], i);
-                if (v < 0)
-                    continue;
-                if (merged[r])
-                    rfx_lower_emit(L, RFX_RA_UNION, L->newvar[r], L->newvar[r], v);
-                else if (single[r] >= 0) {
-                    rfx_lower_emit(L, RFX_RA_UNION, L->newvar[r], single[r], v);
-                    merged[r] = true;
-                } else
-                    single[r] = v;
-            }
-    }
-    L->rule = -1;
-    /* Every relation's new tuples are taken before any relation or delta changes: a rule
-     * version's set may be another relation's delta itself (a copy rule `p(x) :- q(x).`),
-     * which that relation's swap would replace before this one had read it. */
-    int *vars = lalloc(L, sizeof(int) * (size_t)(st->nrels + 1));
-    for (int i = 0; i < st->nrels; i++) {
-        int r = st->rels[i];
-        int from = !merged[r] && single[r] >= 0 ? single[r] : L->newvar[r];
-        rfx_ra_cmd *c = rfx_lower_emit(L, RFX_RA_DIFFERENCE, L->newvar[r], from, L->relvar[r]);
-        c->nkeys = p->rels[r].arity;
-    }
-    for (int i = 0; i < st->nrels; i++) {
-        int r = st->rels[i];
-        rfx_lower_emit(L, RFX_RA_UNION, L->relvar[r], L->relvar[r], L->newvar[r])->disjoint = true;
-        rfx_lower_emit(L, RFX_RA_SWAP, L->deltavar[r], L->newvar[r], -1);
-        rfx_lower_emit(L, RFX_RA_CLEAR, L->newvar[r], -1, -1);
-        if (vars)
-            vars[i] = L->deltavar[r];
-    }
-    int exit_block = L->plan->nblocks;     /* the block created next */
-    rfx_ra_cmd *j = rfx_lower_emit(L, RFX_RA_JUMP_IF_EMPTY, -1, -1, -1);
-    j->nvars = st->nrels;
-    j->vars = vars;
-    j->target = exit_block;
-    rfx_ra_cmd *back = rfx_lower_emit(L, RFX_RA_JUMP, -1, -1, -1);
-    back->target = head;
-    rfx_lower_new_block(L, "after loop");
-    for (int i = 0; i < st->nrels; i++) {
-        int r = st->rels[i];
-        rfx_lower_emit(L, RFX_RA_CLEAR, L->deltavar[r], -1, -1);
-    }
-}
-
-static rfx_prim *rel_types(lower_ctx *L, const rfx_relation *r)
-{
-    rfx_prim *t = lalloc(L, sizeof(rfx_prim) * (size_t)(r->arity + 1));
-    for (int i = 0; t && i < r->arity; i++)
-        t[i] = type_prim(L->prog, r->attrs[i].type);
-    return t;
-}
-
-/* Constant-folds a fact's head argument. */
-static bool fold_const(const rfx_expr *e, rfx_prim prim, uint32_t *out)
-{
-    switch (e->kind) {
-    case RFX_E_BINOP: {
-        uint32_t a, b;
-        if (!fold_const(e->u.bin.lhs, prim, &a) || !fold_const(e->u.bin.rhs, prim, &b))
-            return false;
-        rfx_rx l = {.kind = RFX_RX_CONST, .prim = prim, .value = a};
-        rfx_rx r = {.kind = RFX_RX_CONST, .prim = prim, .value = b};
-        rfx_rx x = {.kind = RFX_RX_BIN, .prim = prim, .op = e->u.bin.op, .l = &l, .r = &r};
-        bool div0 = false;
-        *out = rfx_rx_eval(&x, NULL, 0, NULL, &div0);
-        return !div0;
-    }
-    case RFX_E_NEG: {
-        uint32_t a;
-        if (!fold_const(e->u.bin.lhs, prim, &a))
-            return false;
-        rfx_rx l = {.kind = RFX_RX_CONST, .prim = prim, .value = a};
-        rfx_rx x = {.kind = RFX_RX_NEG, .prim = prim, .l = &l};
-        bool div0 = false;
-        *out = rfx_rx_eval(&x, NULL, 0, NULL, &div0);
-        return true;
-    }
-    default: {
-        bool ok = true;
-        *out = const_value(e, prim, &ok);
-        return ok;
-    }
-    }
-}
-
-rfx_plan *rfx_plan_build(const rfx_program *prog, const rfx_plan_opts *opts, rfx_plan_error *err)
-{
-    rfx_plan *P = rfx_calloc(1, sizeof *P);
-    if (!P)
-        goto oom;
-    P->arena = rfx_arena_new();
-    if (!P->arena)
-        goto oom;
-    P->prog = prog;
-    lower_ctx Lc = {.plan = P, .prog = prog, .rule = -1, .stratum = -1, .join = opts ? opts->join : RFX_PLAN_JOIN_AUTO};
-    lower_ctx *L = &Lc;
-    int nr = prog->nrels;
-    P->relvar = L->relvar = lalloc(L, sizeof(int) * (size_t)(nr + 1));
-    L->deltavar = lalloc(L, sizeof(int) * (size_t)(nr + 1));
-    L->newvar = lalloc(L, sizeof(int) * (size_t)(nr + 1));
-    if (L->oom)
-        goto oom;
-    rfx_lower_new_block(L, "load inputs and facts");
-    P->unit = rfx_lower_new_var(L, "$unit", RFX_PV_UNIT, 0, NULL, -1);
-    for (int r = 0; r < nr; r++) {
-        const rfx_relation *rel = &prog->rels[r];
-        rfx_prim *t = rel_types(L, rel);
-        L->relvar[r] = rfx_lower_new_var(L, rel->name, RFX_PV_REL, rel->arity, t, r);
-        L->deltavar[r] = L->newvar[r] = -1;
-    }
-    for (int s = 0; s < prog->nstrata; s++) {
-        const rfx_stratum *st = &prog->strata[s];
-        if (!st->recursive)
-            continue;
-        for (int i = 0; i < st->nrels; i++) {
-            int r = st->rels[i];
-            const rfx_relation *rel = &prog->rels[r];
-            char name[256];
-            snprintf(name, sizeof name, "delta_%s", rel->name);
-            L->deltavar[r] = rfx_lower_new_var(L, name, RFX_PV_DELTA, rel->arity, P->vars[L->relvar[r]].types, r);
-            snprintf(name, sizeof name, "new_%s", rel->name);
-            L->newvar[r] = rfx_lower_new_var(L, name, RFX_PV_NEW, rel->arity, P->vars[L->relvar[r]].types, r);
-        }
-    }
-    /* inputs, then inline facts */
-    for (int r = 0; r < nr; r++)
-        for (int k = 0; k < prog->rels[r].ninputs; k++)
-            rfx_lower_emit(L, RFX_RA_INPUT, L->relvar[r], -1, -1)->io = k;
-    for (int r = 0; r < nr; r++) {
-        const rfx_relation *rel = &prog->rels[r];
-        int nf = 0;
-        for (int ci = 0; ci < prog->nclauses; ci++)
-            nf += prog->clauses[ci].is_fact && prog->clauses[ci].head.rel == r;
-        if (!nf)
-            continue;
-        rfx_ra_cmd *c = rfx_lower_emit(L, RFX_RA_FACTS, L->relvar[r], -1, -1);
-        c->ntuples = nf;
-        c->tuples = lalloc(L, sizeof(uint32_t) * (size_t)(nf * rel->arity + 1));
-        if (!c->tuples)
-            goto oom;
-        int k = 0;
-        for (int ci = 0; ci < prog->nclauses; ci++) {
-            const rfx_clause *cl = &prog->clauses[ci];
-            if (!cl->is_fact || cl->head.rel != r)
-                continue;
-            for (int a = 0; a < rel->arity; a++) {
-                rfx_prim prim = type_prim(prog, rel->attrs[a].type);
-                if (!fold_const(cl->head.args[a], prim, &c->tuples[k * rel->arity + a]))
-                    c->tuples[k * rel->arity + a] = 0;
-            }
-            k++;
-        }
-    }
-    for (int s = 0; s < prog->nstrata; s++) {
-        char *label = lalloc(L, 64);
-        if (label)
-            snprintf(label, 64, "stratum %d", s);
-        if (P->blocks[L->block].ncmds)
-            rfx_lower_new_block(L, label);
-        else
-            P->blocks[L->block].label = label;
-        lower_stratum(L, s);
-    }
-    rfx_lower_new_block(L, "outputs");
-    /* a LogiQL program (one with a declaration in LogiQL form) without any output
-     * directive outputs every relation it derives; a Soufflé program outputs nothing */
-    bool logiql = false;
-    for (int r = 0; r < nr; r++)
-        logiql |= prog->rels[r].logiql;
-    /* in the order of the relations' names, as Soufflé writes them (on stdout, it shows) */
-    int *by_name = lalloc(L, sizeof(int) * (size_t)(nr + 1));
-    if (!by_name)
-        goto oom;
-    for (int i = 0; i < nr; i++) {
-        int r = i, j = i;
-        for (; j > 0 && strcmp(prog->rels[by_name[j - 1]].name, prog->rels[r].name) > 0; j--)
-            by_name[j] = by_name[j - 1];
-        by_name[j] = r;
-    }
-    for (int i = 0; i < nr; i++) {
-        int r = by_name[i];
-        const rfx_relation *rel = &prog->rels[r];
-        for (int k = 0; k < rel->noutputs; k++)
-            rfx_lower_emit(L, RFX_RA_OUTPUT, -1, L->relvar[r], -1)->io = k;
-        if (logiql && !prog->any_output && (rel->has_rules || rel->logiql))
-            rfx_lower_emit(L, RFX_RA_OUTPUT, -1, L->relvar[r], -1)->io = -1;   /* <name>.csv */
-        if (rel->io & RFX_REL_PRINTSIZE)
-            rfx_lower_emit(L, RFX_RA_PRINTSIZE, -1, L->relvar[r], -1);
-    }
-    rfx_lower_emit(L, RFX_RA_HALT, -1, -1, -1);
-    if (L->oom)
-        goto oom;
-    if (L->internal_error) {
-        if (err) {
-            err->internal = true;
-            snprintf(err->message, sizeof err->message, "internal error in plan lowering: %s", L->internal_error);
-        }
-        rfx_plan_free(P);
-        return NULL;
-    }
-    if (!rfx_plan_find_splits(P))
-        goto oom;
-    if (!opts || !opts->no_passes) {
-        if (!opts || !opts->no_fuse_maps)
-            rfx_plan_fuse_maps(P);
-        rfx_plan_cse(P);
-        rfx_plan_dce(P);
-        if (!opts || !opts->no_count_only)
-            rfx_plan_count_only(P);
-        rfx_plan_schedule(P);
-    }
-    char *why = NULL;
-    size_t whylen = 0;
-    FILE *vout = err ? open_memstream(&why, &whylen) : NULL;
-    bool ok = rfx_plan_verify(P, vout);
-    if (vout)
-        fclose(vout);
-    if (!ok) {
-        if (err) {
-            err->internal = true;
-            snprintf(err->message, sizeof err->message, "internal error: plan verifier: %s", why ? why : "");
-            err->message[strcspn(err->message, "\n")] = 0;
-        }
-        free(why);
-        rfx_plan_free(P);
-        return NULL;
-    }
-    free(why);
-    return P;
-oom:
-    if (err) {
-        err->internal = false;
-        snprintf(err->message, sizeof err->message, "out of memory while planning");
-    }
-    rfx_plan_free(P);
-    return NULL;
-}
-
-void rfx_plan_free(rfx_plan *plan)
-{
-    if (!plan)
-        return;
-    rfx_arena_free(plan->arena);
-    free(plan);
 }

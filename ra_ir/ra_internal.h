@@ -18,6 +18,27 @@ typedef struct lower_ctx {
     const char *internal_error;
 } lower_ctx;
 
+/* Plan-lifetime memory; marks the lowering out of memory on failure. */
+static inline void *lalloc(lower_ctx *L, size_t n)
+{
+    void *p = rfx_arena_alloc(L->plan->arena, n ? n : 1);
+    if (!p)
+        L->oom = true;
+    return p;
+}
+
+static inline rfx_prim type_prim(const rfx_program *p, int t)
+{
+    return t >= 0 ? p->types[t].prim : RFX_NUMBER;
+}
+
+/* lower.c: one disjunct of a rule as a sorted set of head tuples (its variable; -1 for a
+ * `false` body), or UNIONed into `into`; delta_lit selects the atom read as a delta. */
+int rfx_lower_rule_set(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, int delta_lit);
+void rfx_lower_rule(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, int delta_lit, int into);
+/* A literal's value as stored (the 32-bit pattern of prim); *ok false where it has none. */
+uint32_t rfx_lower_const_value(const rfx_expr *e, rfx_prim prim, bool *ok);
+
 int rfx_lower_new_var(lower_ctx *L, const char *name, rfx_pvar_kind kind, int arity,
                       const rfx_prim *types, int rel);
 rfx_ra_cmd *rfx_lower_emit(lower_ctx *L, rfx_ra_op op, int dst, int s0, int s1);
