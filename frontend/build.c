@@ -190,6 +190,49 @@ rfx_expr *rfx_mk_neg(rfx_parse_ctx *ctx, rfx_expr *x, RFX_YYLTYPE loc)
     return e;
 }
 
+rfx_expr *rfx_mk_fn(rfx_parse_ctx *ctx, rfx_functor fn, rfx_plist *args, RFX_YYLTYPE loc)
+{
+    /* fewest and most arguments of each functor (cat: any number from one) */
+    static const int lo[RFX_FN_COUNT] = {1, 1, 3, 1, 2, 2, 1, 1, 1, 1, 1, 2, 0};
+    static const int hi[RFX_FN_COUNT] = {1 << 30, 1, 3, 1, 2, 2, 1, 1, 1, 1, 1, 3, 0};
+    int n = args ? args->n : 0;
+    if (n < lo[fn] || n > hi[fn]) {
+        if (lo[fn] == hi[fn])
+            rfx_parse_error(ctx, loc, "'%s' takes %d argument%s, given %d", rfx_functor_name(fn), lo[fn],
+                            lo[fn] == 1 ? "" : "s", n);
+        else
+            rfx_parse_error(ctx, loc, "'%s' takes %d to %d arguments, given %d", rfx_functor_name(fn), lo[fn],
+                            hi[fn], n);
+    }
+    int depth = 0;
+    for (int i = 0; i < n; i++)
+        if (((rfx_expr *)args->items[i])->depth > depth)
+            depth = ((rfx_expr *)args->items[i])->depth;
+    if (too_deep(ctx, depth + 1, loc))
+        return n ? args->items[0] : rfx_mk_int(ctx, 0, false, loc);
+    rfx_expr *e = rfx_mk_expr(ctx, RFX_E_FN, loc);
+    e->depth = depth + 1;
+    e->u.fn.fn = fn;
+    e->u.fn.nargs = n < lo[fn] || n > hi[fn] ? 0 : n;
+    e->u.fn.args = args ? (rfx_expr **)args->items : NULL;
+    e->u.fn.cast = -1;
+    return e;
+}
+
+rfx_expr *rfx_mk_as(rfx_parse_ctx *ctx, rfx_expr *x, const char *type, RFX_YYLTYPE loc)
+{
+    rfx_expr *e = rfx_mk_fn(ctx, RFX_FN_AS, rfx_mk_list(ctx, x), loc);
+    if (e->kind == RFX_E_FN)
+        e->u.fn.cast_name = type;
+    return e;
+}
+
+rfx_body *rfx_mk_fn_lit(rfx_parse_ctx *ctx, rfx_functor fn, rfx_plist *args, bool negated, RFX_YYLTYPE loc)
+{
+    return rfx_mk_cmp_body(ctx, negated ? RFX_EQ : RFX_NE, rfx_mk_fn(ctx, fn, args, loc), rfx_mk_int(ctx, 0, false, loc),
+                           loc);
+}
+
 rfx_expr *rfx_mk_agg(rfx_parse_ctx *ctx, rfx_aggfn fn, rfx_expr *target, rfx_body *body, RFX_YYLTYPE loc)
 {
     int depth = 1 + (target ? target->depth : 0);

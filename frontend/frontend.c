@@ -194,6 +194,17 @@ void rfx_expr_print(FILE *out, const rfx_program *p, const rfx_clause *c, const 
             print_conj(out, p, c, rfx_agg_conj(e));
         fputs(" }", out);
         break;
+    case RFX_E_FN:
+        fprintf(out, "%s(", rfx_functor_name(e->u.fn.fn));
+        for (int i = 0; i < e->u.fn.nargs; i++) {
+            if (i)
+                fputs(", ", out);
+            rfx_expr_print(out, p, c, e->u.fn.args[i]);
+        }
+        if (e->u.fn.fn == RFX_FN_AS)
+            fprintf(out, ", %s", e->u.fn.cast_name);
+        fputc(')', out);
+        break;
     }
 }
 

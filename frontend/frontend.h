@@ -37,6 +37,7 @@ void rfx_symtab_free(rfx_symtab *t);
 /* Returns the id of s (length n), adding it if new; UINT32_MAX on OOM. */
 uint32_t rfx_symtab_intern(rfx_symtab *t, const char *s, size_t n);
 const char *rfx_symtab_str(const rfx_symtab *t, uint32_t id);   /* borrowed */
+uint32_t rfx_symtab_len(const rfx_symtab *t, uint32_t id);         /* bytes (a symbol may hold NUL) */
 uint32_t rfx_symtab_size(const rfx_symtab *t);
 /* Rank of each id in byte-wise string order (for sorted output); caller frees. */
 uint32_t *rfx_symtab_ranks(const rfx_symtab *t);
@@ -98,7 +99,8 @@ typedef enum rfx_expr_kind {
     RFX_E_STRING,              /* sym: interned id */
     RFX_E_NEG,                 /* lhs: unary minus */
     RFX_E_BINOP,               /* op, lhs, rhs */
-    RFX_E_AGG                  /* agg: aggregate over a sub-body */
+    RFX_E_AGG,                 /* agg: aggregate over a sub-body */
+    RFX_E_FN                   /* fn: an intrinsic functor over its arguments */
 } rfx_expr_kind;
 
 /* Soufflé's binary operators: arithmetic, then (numbers and unsigned only) bitwise, shifts,
@@ -112,7 +114,20 @@ typedef enum rfx_binop {
 #define RFX_BINOP_INTEGRAL(op) ((op) >= RFX_BAND && (op) <= RFX_POW)
 /* Whether op is written as a function, min(a, b), rather than between its operands. */
 #define RFX_BINOP_CALL(op) ((op) == RFX_MIN_OF || (op) == RFX_MAX_OF)
-typedef enum rfx_aggfn { RFX_AGG_COUNT, RFX_AGG_SUM, RFX_AGG_MIN, RFX_AGG_MAX } rfx_aggfn;
+typedef enum rfx_aggfn { RFX_AGG_COUNT, RFX_AGG_SUM, RFX_AGG_MIN, RFX_AGG_MAX, RFX_AGG_MEAN } rfx_aggfn;
+
+/* Soufflé's intrinsic functors other than the operators (rfx_binop) and min/max. contains
+ * and match are constraints in a body; used as expressions they give 0 or 1. as(x, T)
+ * gives x's bits typed T; range(a, b[, step]) takes every value from a towards b. */
+typedef enum rfx_functor {
+    RFX_FN_CAT, RFX_FN_STRLEN, RFX_FN_SUBSTR, RFX_FN_ORD, RFX_FN_CONTAINS, RFX_FN_MATCH,
+    RFX_FN_TO_NUMBER, RFX_FN_TO_UNSIGNED, RFX_FN_TO_FLOAT, RFX_FN_TO_STRING,
+    RFX_FN_AS, RFX_FN_RANGE, RFX_FN_AUTOINC,
+    RFX_FN_COUNT
+} rfx_functor;
+const char *rfx_functor_name(rfx_functor f);
+/* The functor named `name`, or -1. */
+int rfx_functor_find(const char *name);
 typedef enum rfx_cmpop { RFX_LT, RFX_LE, RFX_GT, RFX_GE, RFX_EQ, RFX_NE } rfx_cmpop;
 
 const char *rfx_binop_str(rfx_binop op);
@@ -136,8 +151,21 @@ struct rfx_expr {
         struct { rfx_binop op; rfx_expr *lhs, *rhs; } bin;     /* RFX_E_NEG uses lhs */
         struct { rfx_aggfn fn; rfx_expr *target; rfx_body *body; bool scoped; } agg; /* RFX_E_AGG;
                                    scoped: its local variables renumbered apart (sema) */
+        struct { rfx_functor fn; int nargs; rfx_expr **args; const char *cast_name; int cast; } fn;
+                               /* RFX_E_FN; as(x, T): T's name and (after checking) its index */
     } u;
 };
+
+/* The operands of an operator node (RFX_E_NEG, RFX_E_BINOP, RFX_E_FN), in order; none for
+ * leaves and aggregates (whose parts are walked on their own). */
+static inline int rfx_expr_nkids(const rfx_expr *e)
+{
+    return e->kind == RFX_E_NEG ? 1 : e->kind == RFX_E_BINOP ? 2 : e->kind == RFX_E_FN ? e->u.fn.nargs : 0;
+}
+static inline rfx_expr *rfx_expr_kid(const rfx_expr *e, int i)
+{
+    return e->kind == RFX_E_FN ? e->u.fn.args[i] : i ? e->u.bin.rhs : e->u.bin.lhs;
+}
 
 /* ---- atoms, literals, bodies -------------------------------------------------- */
 typedef struct rfx_atom {

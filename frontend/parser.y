@@ -76,12 +76,14 @@ static void rfx_yyerror(RFX_YYLTYPE *loc, void *scanner, rfx_parse_ctx *ctx, con
 
 %token T_DECL ".decl" T_TYPE ".type" T_NUMBER_TYPE ".number_type" T_SYMBOL_TYPE ".symbol_type"
 %token T_INPUT ".input" T_OUTPUT ".output" T_PRINTSIZE ".printsize"
-%token T_COUNT "count" T_SUM "sum" T_MIN "min" T_MAX "max" T_TRUE "true" T_FALSE "false"
+%token T_COUNT "count" T_SUM "sum" T_MIN "min" T_MAX "max" T_MEAN "mean" T_TRUE "true" T_FALSE "false"
+%token T_AS "as"
 %token T_BAND "band" T_BOR "bor" T_BXOR "bxor" T_BSHL "bshl" T_BSHR "bshr" T_BSHRU "bshru"
 %token T_LAND "land" T_LOR "lor" T_LXOR "lxor" T_BNOT "bnot" T_LNOT "lnot"
 %token T_IF ":-" T_LARROW "<-" T_RARROW "->" T_SUBTYPE "<:"
 %token T_LE "<=" T_GE ">=" T_NE "!=" T_ANON "_"
 %token <str> T_IDENT "identifier"
+%token <ival> T_FUNCTOR "functor" T_CONSTRAINT "contains or match"
 %token <ival> T_INT "integer" T_UNSIGNED "unsigned integer" T_BITS "hexadecimal, binary or IPv4 number"
 %token <str> T_QUALIFIER "relation qualifier"
 %token <fval> T_FLOAT "float"
@@ -187,6 +189,8 @@ conj:
 lit:
       atom                                       { $$ = rfx_mk_lit_body(ctx, RFX_L_ATOM, $1, @1); }
     | '!' atom                                   { $$ = rfx_mk_lit_body(ctx, RFX_L_NEG, $2, @1); }
+    | T_CONSTRAINT '(' more_args ')'             { $$ = rfx_mk_fn_lit(ctx, (rfx_functor)$1, $3, false, @1); }
+    | '!' T_CONSTRAINT '(' more_args ')'         { $$ = rfx_mk_fn_lit(ctx, (rfx_functor)$2, $4, true, @1); }
     | '!' '(' disj ')'                           { $$ = rfx_mk_not_body(ctx, $3); }
     | expr cmpop expr                            { $$ = rfx_mk_cmp_body(ctx, (rfx_cmpop)$2, $1, $3, @2); }
     | '(' disj ')'                               { $$ = $2; }
@@ -283,9 +287,12 @@ primary:
     | '(' expr ')'                               { $$ = $2; }
     | T_MIN '(' expr ',' more_args ')'           { $$ = rfx_fold_binop(ctx, RFX_MIN_OF, $3, $5, @1); }
     | T_MAX '(' expr ',' more_args ')'           { $$ = rfx_fold_binop(ctx, RFX_MAX_OF, $3, $5, @1); }
+    | T_FUNCTOR '(' ')'                          { $$ = rfx_mk_fn(ctx, (rfx_functor)$1, NULL, @1); }
+    | T_FUNCTOR '(' more_args ')'                { $$ = rfx_mk_fn(ctx, (rfx_functor)$1, $3, @1); }
+    | T_AS '(' expr ',' T_IDENT ')'              { $$ = rfx_mk_as(ctx, $3, $5, @1); }
     ;
 
-/* the second and later arguments of min(a, b, ...) and max(a, b, ...) */
+/* the second and later arguments of min(a, b, ...) and max(a, b, ...); a functor's arguments */
 more_args:
       expr                                       { $$ = rfx_mk_list(ctx, $1); }
     | more_args ',' expr                         { $$ = rfx_list_add(ctx, $1, $3); }
@@ -300,5 +307,7 @@ aggregate:
     | T_MIN expr ':' '{' disj '}'                { $$ = rfx_mk_agg(ctx, RFX_AGG_MIN, $2, $5, @1); }
     | T_MAX expr ':' atom                        { $$ = rfx_mk_agg(ctx, RFX_AGG_MAX, $2, rfx_mk_atom_body(ctx, $4), @1); }
     | T_MAX expr ':' '{' disj '}'                { $$ = rfx_mk_agg(ctx, RFX_AGG_MAX, $2, $5, @1); }
+    | T_MEAN expr ':' atom                       { $$ = rfx_mk_agg(ctx, RFX_AGG_MEAN, $2, rfx_mk_atom_body(ctx, $4), @1); }
+    | T_MEAN expr ':' '{' disj '}'               { $$ = rfx_mk_agg(ctx, RFX_AGG_MEAN, $2, $5, @1); }
     ;
 %%

@@ -298,12 +298,9 @@ static void number_expr(clause_ctx *cc, rfx_expr *e)
     case RFX_E_VAR:
         e->u.v.var = var_index(cc, e->u.v.name);
         break;
-    case RFX_E_NEG:
-        number_expr(cc, e->u.bin.lhs);
-        break;
-    case RFX_E_BINOP:
-        number_expr(cc, e->u.bin.lhs);
-        number_expr(cc, e->u.bin.rhs);
+    case RFX_E_NEG: case RFX_E_BINOP: case RFX_E_FN:
+        for (int i = 0; i < rfx_expr_nkids(e); i++)
+            number_expr(cc, rfx_expr_kid(e, i));
         break;
     case RFX_E_AGG:
         if (e->u.agg.target)
@@ -328,8 +325,11 @@ static bool expr_ground(const rfx_expr *e, const bool *bound, const rfx_expr *sk
     switch (e->kind) {
     case RFX_E_VAR: return bound[e->u.v.var];
     case RFX_E_ANON: return false;
-    case RFX_E_NEG: return expr_ground(e->u.bin.lhs, bound, skip);
-    case RFX_E_BINOP: return expr_ground(e->u.bin.lhs, bound, skip) && expr_ground(e->u.bin.rhs, bound, skip);
+    case RFX_E_NEG: case RFX_E_BINOP: case RFX_E_FN:
+        for (int i = 0; i < rfx_expr_nkids(e); i++)
+            if (!expr_ground(rfx_expr_kid(e, i), bound, skip))
+                return false;
+        return true;
     case RFX_E_AGG: return e != skip;
     default: return true;
     }
@@ -381,8 +381,10 @@ void rfx_expr_vars(const rfx_expr *e, bool *use, const rfx_expr *skip)
         return;
     switch (e->kind) {
     case RFX_E_VAR: use[e->u.v.var] = true; break;
-    case RFX_E_NEG: rfx_expr_vars(e->u.bin.lhs, use, skip); break;
-    case RFX_E_BINOP: rfx_expr_vars(e->u.bin.lhs, use, skip); rfx_expr_vars(e->u.bin.rhs, use, skip); break;
+    case RFX_E_NEG: case RFX_E_BINOP: case RFX_E_FN:
+        for (int i = 0; i < rfx_expr_nkids(e); i++)
+            rfx_expr_vars(rfx_expr_kid(e, i), use, skip);
+        break;
     case RFX_E_AGG:
         if (e->u.agg.target)
             rfx_expr_vars(e->u.agg.target, use, skip);
@@ -399,8 +401,10 @@ static void rename_expr(rfx_expr *e, const int *map)
 {
     switch (e->kind) {
     case RFX_E_VAR: if (map[e->u.v.var] >= 0) e->u.v.var = map[e->u.v.var]; break;
-    case RFX_E_NEG: rename_expr(e->u.bin.lhs, map); break;
-    case RFX_E_BINOP: rename_expr(e->u.bin.lhs, map); rename_expr(e->u.bin.rhs, map); break;
+    case RFX_E_NEG: case RFX_E_BINOP: case RFX_E_FN:
+        for (int i = 0; i < rfx_expr_nkids(e); i++)
+            rename_expr(rfx_expr_kid(e, i), map);
+        break;
     case RFX_E_AGG:
         if (e->u.agg.target)
             rename_expr(e->u.agg.target, map);
@@ -477,15 +481,8 @@ static void scope_agg(clause_ctx *cc, rfx_expr *agg, const bool *outer_bound)
  * with the first `nbase` variables' groundings of `base` injected into it. */
 static void scope_aggs_in(clause_ctx *cc, rfx_expr *e, rfx_conj *scope, const bool *base, int nbase)
 {
-    if (e->kind == RFX_E_BINOP) {
-        scope_aggs_in(cc, e->u.bin.lhs, scope, base, nbase);
-        scope_aggs_in(cc, e->u.bin.rhs, scope, base, nbase);
-        return;
-    }
-    if (e->kind == RFX_E_NEG) {
-        scope_aggs_in(cc, e->u.bin.lhs, scope, base, nbase);
-        return;
-    }
+    for (int i = 0; i < rfx_expr_nkids(e); i++)
+        scope_aggs_in(cc, rfx_expr_kid(e, i), scope, base, nbase);
     if (e->kind != RFX_E_AGG || e->u.agg.scoped || !rfx_agg_conj(e))
         return;
     bool *b = calloc((size_t)cc->names.n + 1, 1);
@@ -546,14 +543,40 @@ static void bind_type(clause_ctx *cc, int v, int t, rfx_loc loc, bool *changed)
 
 static void infer_conj(clause_ctx *cc, rfx_conj *cj, bool *changed);
 
+/* The type a functor's result always has (0 number, 1 unsigned, 2 float, 3 symbol: the
+ * primitive types' indices; as(x, T): T), or -1 for range, whose result has its operands'
+ * type, as an operator's. */
+static int fn_result(const rfx_expr *e)
+{
+    static const int res[RFX_FN_COUNT] = {3, 0, 3, 0, 0, 0, 0, 1, 2, 3, -1, -1, 0};
+    return e->u.fn.fn == RFX_FN_AS ? e->u.fn.cast : res[e->u.fn.fn];
+}
+
+/* The type a functor's argument i must have (a primitive type's index), -1 where any
+ * numeric or symbol argument is taken (conversions, as), -2 where it has the result's. */
+static int fn_arg_type(const rfx_expr *e, int i)
+{
+    switch (e->u.fn.fn) {
+    case RFX_FN_CAT: case RFX_FN_STRLEN: case RFX_FN_ORD: case RFX_FN_CONTAINS: case RFX_FN_MATCH: return 3;
+    case RFX_FN_SUBSTR: return i ? 0 : 3;
+    case RFX_FN_RANGE: return -2;
+    default: return -1;
+    }
+}
+
 /* Whether an expression has a part that tells its type (a variable, an aggregate, or a
  * literal other than a plain integer, which takes the type its context wants). */
 static bool typed_leaf(const rfx_expr *e)
 {
     switch (e->kind) {
     case RFX_E_INT: case RFX_E_ANON: return false;
-    case RFX_E_NEG: return typed_leaf(e->u.bin.lhs);
-    case RFX_E_BINOP: return typed_leaf(e->u.bin.lhs) || typed_leaf(e->u.bin.rhs);
+    case RFX_E_NEG: case RFX_E_BINOP: case RFX_E_FN:
+        if (e->kind == RFX_E_FN && fn_result(e) >= 0)
+            return true;
+        for (int i = 0; i < rfx_expr_nkids(e); i++)
+            if (typed_leaf(rfx_expr_kid(e, i)))
+                return true;
+        return false;
     default: return true;
     }
 }
@@ -583,10 +606,25 @@ static int type_up(clause_ctx *cc, const rfx_expr *e, bool *plain)
     case RFX_E_AGG:
         if (e->u.agg.fn == RFX_AGG_COUNT)
             return 0;
+        if (e->u.agg.fn == RFX_AGG_MEAN)
+            return 2;
         if (e->u.agg.target)
             return type_up(cc, e->u.agg.target, plain);
         *plain = false;
         return -1;
+    case RFX_E_FN: {
+        if (e->u.fn.fn != RFX_FN_RANGE) {
+            if (fn_result(e) < 0)   /* as(x, T) with T unknown (reported) */
+                *plain = false;
+            return fn_result(e);
+        }
+        int t = -1;
+        for (int i = 0; i < e->u.fn.nargs; i++) {
+            int k = type_up(cc, e->u.fn.args[i], plain);
+            t = t >= 0 ? t : k;
+        }
+        return t;
+    }
     }
     return -1;
 }
@@ -604,11 +642,8 @@ static void infer_expr_aggs(clause_ctx *cc, rfx_expr *e, bool *changed)
 {
     if (e->kind == RFX_E_AGG && e->u.agg.body)
         infer_conj(cc, rfx_agg_conj(e), changed);
-    else if (e->kind == RFX_E_BINOP) {
-        infer_expr_aggs(cc, e->u.bin.lhs, changed);
-        infer_expr_aggs(cc, e->u.bin.rhs, changed);
-    } else if (e->kind == RFX_E_NEG)
-        infer_expr_aggs(cc, e->u.bin.lhs, changed);
+    for (int i = 0; i < rfx_expr_nkids(e); i++)
+        infer_expr_aggs(cc, rfx_expr_kid(e, i), changed);
 }
 
 static void infer_atom(clause_ctx *cc, rfx_atom *a, bool *changed)
@@ -645,6 +680,7 @@ static void infer_conj(clause_ctx *cc, rfx_conj *cj, bool *changed)
 }
 
 static void check_expr(clause_ctx *cc, rfx_expr *e, int want);
+static void check_fn(clause_ctx *cc, rfx_expr *e);
 
 static void check_conj_types(clause_ctx *cc, rfx_conj *cj);
 
@@ -680,6 +716,20 @@ static int type_nodes(clause_ctx *cc, rfx_expr *e)
         break;
     }
     case RFX_E_INT: t = -2; break;
+    case RFX_E_FN: {
+        t = fn_result(e);
+        bool ints = true;   /* range over integer literals only */
+        for (int i = 0; i < e->u.fn.nargs; i++) {
+            int k = type_nodes(cc, e->u.fn.args[i]);
+            if (e->u.fn.fn == RFX_FN_RANGE) {
+                t = t >= 0 ? t : k >= 0 ? k : -1;
+                ints &= k == -2;
+            }
+        }
+        if (e->u.fn.fn == RFX_FN_RANGE && t < 0)
+            t = ints ? -2 : -1;
+        break;
+    }
     case RFX_E_AGG:
         if (e->u.agg.target)
             type_nodes(cc, e->u.agg.target);
@@ -749,10 +799,49 @@ static void check_typed(clause_ctx *cc, rfx_expr *e, int want)
             if (t >= 0 && tprim(p, t) == RFX_SYMBOL)
                 rfx_diag_error(cc->s->d, e->u.agg.target->loc, "type mismatch: %s over symbols",
                                rfx_aggfn_str(e->u.agg.fn));
+            else if (t >= 0 && e->u.agg.fn == RFX_AGG_MEAN && tprim(p, t) != RFX_FLOAT)   /* as Soufflé 2.5 */
+                rfx_diag_error(cc->s->d, e->u.agg.target->loc,
+                               "type mismatch: mean over %s (mean takes floats: convert with to_float)",
+                               rfx_prim_name(tprim(p, t)));
         }
+        break;
+    case RFX_E_FN:
+        check_fn(cc, e);
         break;
     default:
         break;
+    }
+}
+
+/* A functor's arguments typed and checked against what it takes. */
+static void check_fn(clause_ctx *cc, rfx_expr *e)
+{
+    rfx_program *p = cc->s->p;
+    const char *name = rfx_functor_name(e->u.fn.fn);
+    for (int i = 0; i < e->u.fn.nargs; i++) {
+        rfx_expr *a = e->u.fn.args[i];
+        int want = fn_arg_type(e, i), own = a->type;
+        if (want == -2)
+            want = e->type;
+        else if (want == -1)   /* a conversion's literal argument: number, as(lit, T): T */
+            want = e->u.fn.fn == RFX_FN_AS ? e->u.fn.cast : -1;
+        check_typed(cc, a, want);
+        int t = a->type;
+        if (t < 0)
+            continue;
+        if (fn_arg_type(e, i) >= 0 && tprim(p, t) != tprim(p, fn_arg_type(e, i)))
+            rfx_diag_error(cc->s->d, a->loc, "type mismatch: argument %d of '%s' is %s, got %s", i + 1, name,
+                           rfx_prim_name(tprim(p, fn_arg_type(e, i))), rfx_prim_name(tprim(p, t)));
+        else if (e->u.fn.fn == RFX_FN_RANGE && tprim(p, t) == RFX_SYMBOL)
+            rfx_diag_error(cc->s->d, a->loc, "type mismatch: range over symbols");
+        else if (e->u.fn.fn == RFX_FN_RANGE && e->type >= 0 && own >= 0 && tprim(p, own) != tprim(p, e->type))
+            rfx_diag_error(cc->s->d, a->loc, "type mismatch: range's arguments are %s and %s",
+                           rfx_prim_name(tprim(p, e->type)), rfx_prim_name(tprim(p, own)));
+        else if (e->u.fn.fn == RFX_FN_AS && e->u.fn.cast >= 0 &&
+                 (tprim(p, t) == RFX_SYMBOL) != (tprim(p, e->u.fn.cast) == RFX_SYMBOL))
+            rfx_diag_error(cc->s->d, e->loc,
+                           "as(...) between a symbol and a %s is not supported (a symbol's number is rfx's own)",
+                           rfx_prim_name(tprim(p, tprim(p, t) == RFX_SYMBOL ? e->u.fn.cast : t)));
     }
 }
 
@@ -855,11 +944,13 @@ static void resolve_expr_atoms(sema *s, rfx_expr *e)
         flatten_agg(s, e);
     if (e->kind == RFX_E_AGG && e->u.agg.body)
         resolve_conj(s, rfx_agg_conj(e));
-    else if (e->kind == RFX_E_BINOP) {
-        resolve_expr_atoms(s, e->u.bin.lhs);
-        resolve_expr_atoms(s, e->u.bin.rhs);
-    } else if (e->kind == RFX_E_NEG)
-        resolve_expr_atoms(s, e->u.bin.lhs);
+    if (e->kind == RFX_E_FN && e->u.fn.fn == RFX_FN_AS) {
+        e->u.fn.cast = find_type(s->p, e->u.fn.cast_name);
+        if (e->u.fn.cast < 0)
+            rfx_diag_error(s->d, e->loc, "unknown type '%s' in as(...)", e->u.fn.cast_name);
+    }
+    for (int i = 0; i < rfx_expr_nkids(e); i++)
+        resolve_expr_atoms(s, rfx_expr_kid(e, i));
 }
 
 /* ---- safety -------------------------------------------------------------------------- */
@@ -873,10 +964,11 @@ static bool expr_vars_bound(safety *sf, const rfx_expr *e)
     switch (e->kind) {
     case RFX_E_VAR:
         return sf->bound[e->u.v.var];
-    case RFX_E_NEG:
-        return expr_vars_bound(sf, e->u.bin.lhs);
-    case RFX_E_BINOP:
-        return expr_vars_bound(sf, e->u.bin.lhs) && expr_vars_bound(sf, e->u.bin.rhs);
+    case RFX_E_NEG: case RFX_E_BINOP: case RFX_E_FN:
+        for (int i = 0; i < rfx_expr_nkids(e); i++)
+            if (!expr_vars_bound(sf, rfx_expr_kid(e, i)))
+                return false;
+        return true;
     default:
         return true;       /* constants; aggregates are checked on their own */
     }
@@ -894,12 +986,9 @@ static void report_unbound(safety *sf, const rfx_expr *e, const char *where)
     case RFX_E_ANON:
         rfx_diag_error(sf->cc->s->d, e->loc, "underscore '_' is not allowed %s", where[0] ? where + 1 : "here");
         break;
-    case RFX_E_NEG:
-        report_unbound(sf, e->u.bin.lhs, where);
-        break;
-    case RFX_E_BINOP:
-        report_unbound(sf, e->u.bin.lhs, where);
-        report_unbound(sf, e->u.bin.rhs, where);
+    case RFX_E_NEG: case RFX_E_BINOP: case RFX_E_FN:
+        for (int i = 0; i < rfx_expr_nkids(e); i++)
+            report_unbound(sf, rfx_expr_kid(e, i), where);
         break;
     default:
         break;
@@ -919,15 +1008,8 @@ static void bind_atom_vars(bool *bound, const rfx_atom *a)
  * the enclosing clause are group keys and must be bound by the body's atoms. */
 static void check_agg_safety(clause_ctx *cc, rfx_expr *e)
 {
-    if (e->kind == RFX_E_BINOP) {
-        check_agg_safety(cc, e->u.bin.lhs);
-        check_agg_safety(cc, e->u.bin.rhs);
-        return;
-    }
-    if (e->kind == RFX_E_NEG) {
-        check_agg_safety(cc, e->u.bin.lhs);
-        return;
-    }
+    for (int i = 0; i < rfx_expr_nkids(e); i++)
+        check_agg_safety(cc, rfx_expr_kid(e, i));
     if (e->kind != RFX_E_AGG || !e->u.agg.body)
         return;
     int nv = cc->c->nvars;
@@ -996,10 +1078,11 @@ static bool is_constant(const rfx_expr *e)
     switch (e->kind) {
     case RFX_E_INT: case RFX_E_UNSIGNED: case RFX_E_FLOAT: case RFX_E_STRING:
         return true;
-    case RFX_E_NEG:
-        return is_constant(e->u.bin.lhs);
-    case RFX_E_BINOP:
-        return is_constant(e->u.bin.lhs) && is_constant(e->u.bin.rhs);
+    case RFX_E_NEG: case RFX_E_BINOP:   /* a functor makes a rule of it, planned as any */
+        for (int i = 0; i < rfx_expr_nkids(e); i++)
+            if (!is_constant(rfx_expr_kid(e, i)))
+                return false;
+        return true;
     default:
         return false;
     }
@@ -1016,7 +1099,46 @@ static void type_untyped(clause_ctx *cc, const rfx_expr *e, int t)
         break;
     case RFX_E_NEG: type_untyped(cc, e->u.bin.lhs, t); break;
     case RFX_E_BINOP: type_untyped(cc, e->u.bin.lhs, t); type_untyped(cc, e->u.bin.rhs, t); break;
+    case RFX_E_FN:   /* operands of the types the functor takes */
+        for (int i = 0; i < e->u.fn.nargs; i++) {
+            int want = fn_arg_type(e, i);
+            if (want != -1)
+                type_untyped(cc, e->u.fn.args[i], want == -2 ? t : want);
+        }
+        break;
     default: break;
+    }
+}
+
+/* range(...) generates values: it may stand only as `v = range(...)` (or the other way
+ * round), whose variable takes each value; rfx has no other place for it. */
+static void check_range_conj(sema *s, const rfx_conj *cj);
+
+static void check_range_places(sema *s, const rfx_expr *e, bool binding)
+{
+    if (e->kind == RFX_E_FN && e->u.fn.fn == RFX_FN_RANGE && !binding)
+        rfx_diag_error(s->d, e->loc, "range(...) is supported only as `x = range(...)`, binding a variable");
+    if (e->kind == RFX_E_AGG) {
+        if (e->u.agg.target)
+            check_range_places(s, e->u.agg.target, false);
+        if (rfx_agg_conj(e))
+            check_range_conj(s, rfx_agg_conj(e));
+    }
+    for (int i = 0; i < rfx_expr_nkids(e); i++)
+        check_range_places(s, rfx_expr_kid(e, i), false);
+}
+
+static void check_range_conj(sema *s, const rfx_conj *cj)
+{
+    for (int i = 0; i < cj->nlits; i++) {
+        const rfx_lit *l = cj->lits[i];
+        if (l->kind == RFX_L_CMP) {
+            bool eq = l->cmp == RFX_EQ;
+            check_range_places(s, l->lhs, eq && l->rhs->kind == RFX_E_VAR);
+            check_range_places(s, l->rhs, eq && l->lhs->kind == RFX_E_VAR && l->rhs->kind != RFX_E_VAR);
+        } else if (l->kind == RFX_L_ATOM || l->kind == RFX_L_NEG)
+            for (int a = 0; a < l->atom.nargs; a++)
+                check_range_places(s, l->atom.args[a], false);
     }
 }
 
@@ -1047,6 +1169,10 @@ static void check_clause(sema *s, rfx_clause *c)
         resolve_conj(s, &c->conj[i]);
     for (int a = 0; a < c->head.nargs; a++)
         resolve_expr_atoms(s, c->head.args[a]);
+    for (int i = 0; i < c->nconj; i++)
+        check_range_conj(s, &c->conj[i]);
+    for (int a = 0; a < c->head.nargs; a++)
+        check_range_places(s, c->head.args[a], false);
 
     clause_ctx cc = {s, c, {0}, NULL, false};
     for (int a = 0; a < c->head.nargs; a++)
@@ -1159,11 +1285,9 @@ static void add_deps_expr(sema *s, graph *g, int head, rfx_expr *e, bool neg)
         add_deps_conj(s, g, head, cj, true);
         for (size_t i = before; i < g->n; i++)
             g->deps[i].loc = e->loc;
-    } else if (e->kind == RFX_E_BINOP) {
-        add_deps_expr(s, g, head, e->u.bin.lhs, neg);
-        add_deps_expr(s, g, head, e->u.bin.rhs, neg);
-    } else if (e->kind == RFX_E_NEG)
-        add_deps_expr(s, g, head, e->u.bin.lhs, neg);
+    }
+    for (int i = 0; i < rfx_expr_nkids(e); i++)
+        add_deps_expr(s, g, head, rfx_expr_kid(e, i), neg);
 }
 
 static void tarjan(graph *g, int v)

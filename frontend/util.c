@@ -177,6 +177,11 @@ const char *rfx_symtab_str(const rfx_symtab *t, uint32_t id)
     return id < t->n ? t->strs[id] : "<bad symbol>";
 }
 
+uint32_t rfx_symtab_len(const rfx_symtab *t, uint32_t id)
+{
+    return id < t->n ? t->lens[id] : 0;
+}
+
 uint32_t rfx_symtab_size(const rfx_symtab *t)
 {
     return (uint32_t)t->n;
@@ -285,6 +290,23 @@ const char *rfx_cmpop_str(rfx_cmpop op)
 
 const char *rfx_aggfn_str(rfx_aggfn fn)
 {
-    static const char *s[] = {"count", "sum", "min", "max"};
+    static const char *s[] = {"count", "sum", "min", "max", "mean"};
     return s[fn];
+}
+
+static const char *const functor_names[RFX_FN_COUNT] = {
+    "cat", "strlen", "substr", "ord", "contains", "match", "to_number", "to_unsigned", "to_float", "to_string",
+    "as", "range", "autoinc"};
+
+const char *rfx_functor_name(rfx_functor f)
+{
+    return functor_names[f];
+}
+
+int rfx_functor_find(const char *name)
+{
+    for (int f = 0; f < RFX_FN_COUNT; f++)
+        if (strcmp(functor_names[f], name) == 0)
+            return f;
+    return -1;
 }

@@ -1103,6 +1103,82 @@ rfx_status rfx_cpu_semijoin(const rfx_rows *a, const rfx_rows *b, int k, bool ke
 }
 
 /* ---- aggregate -------------------------------------------------------------------------------- */
+/* ---- range ------------------------------------------------------------------------------ */
+typedef struct range_out {
+    const uint32_t *t;
+    int arity;
+    rfx_rows *dst;
+    rfx_status st;
+} range_out;
+
+static bool range_emit(range_out *o, uint32_t v)
+{
+    uint32_t row[RFX_MAX_ARITY + 1];
+    rfx_memcpy(row, o->t, sizeof(uint32_t) * (size_t)o->arity);
+    row[o->arity] = v;
+    o->st = rfx_rows_push(o->dst, row);
+    return o->st == RFX_OK;
+}
+
+/* One tuple's values. Integers step in 64 bits, so a value past the type's range ends the
+ * run rather than wrapping (Soufflé's loop would wrap around forever); a float step too
+ * small to change the value ends it too. */
+static void range_values(range_out *o, rfx_prim prim, uint32_t from, uint32_t to, uint32_t step, bool has_step)
+{
+    if (prim == RFX_FLOAT) {
+        float x = rfx_as_f32(from), b = rfx_as_f32(to), s = has_step ? rfx_as_f32(step) : x <= b ? 1.0f : -1.0f;
+        if (s == 0 || s != s) {
+            if (x != b)
+                range_emit(o, from);
+            return;
+        }
+        for (; s > 0 ? x < b : b < x; x += s)
+            if (!range_emit(o, rfx_of_f32(x)) || x + s == x)
+                return;
+        return;
+    }
+    int64_t x, b, s;
+    if (prim == RFX_NUMBER) {
+        x = (int32_t)from, b = (int32_t)to;
+        s = has_step ? (int32_t)step : x <= b ? 1 : -1;
+    } else {   /* unsigned: an explicit step only counts up, the default one down where to < from */
+        x = from, b = to;
+        s = has_step ? (int64_t)step : x <= b ? 1 : -1;
+    }
+    if (s == 0) {
+        if (x != b)
+            range_emit(o, from);
+        return;
+    }
+    for (; s > 0 ? x < b : b < x; x += s)
+        if (!range_emit(o, (uint32_t)x))
+            return;
+}
+
+rfx_status rfx_cpu_range(const rfx_rows *src, rfx_rx *const *bounds, int nb, rfx_rows *dst)
+{
+    rfx_rows out;
+    rfx_rows_init(&out, src->arity + 1);
+    range_out o = {NULL, src->arity, &out, RFX_OK};
+    bool fail = false;
+    rfx_prim prim = bounds[0]->prim;
+    for (size_t i = 0; i < src->n && o.st == RFX_OK && !fail; i++) {
+        o.t = src->data + i * (size_t)src->arity;
+        uint32_t v[3];
+        for (int k = 0; k < nb; k++)
+            v[k] = rfx_rx_eval(bounds[k], o.t, src->arity, NULL, &fail);
+        if (!fail)
+            range_values(&o, prim, v[0], v[1], nb > 2 ? v[2] : 0, nb > 2);
+    }
+    if (o.st != RFX_OK || fail) {
+        rfx_rows_free(&out);
+        return fail ? RFX_ERR_DIV0 : o.st;
+    }
+    rfx_rows_free(dst);
+    *dst = out;
+    return RFX_OK;
+}
+
 rfx_status rfx_cpu_aggregate(const rfx_rows *a, const rfx_rows *b, int k, rfx_aggfn fn, int col,
                              rfx_prim prim, rfx_rows *dst)
 {
@@ -1132,10 +1208,11 @@ rfx_status rfx_cpu_aggregate(const rfx_rows *a, const rfx_rows *b, int k, rfx_ag
             have = ge > gs || fn == RFX_AGG_COUNT || fn == RFX_AGG_SUM;
             if (fn == RFX_AGG_COUNT)
                 val = (uint32_t)(ge - gs);
-            else if (fn == RFX_AGG_SUM) {
+            else if (fn == RFX_AGG_SUM || (fn == RFX_AGG_MEAN && ge > gs)) {
                 val = 0;
                 for (size_t q = gs; q < ge; q++)
                     val = rfx_agg_step(fn, prim, val, b->data[q * (size_t)br + col]);
+                val = rfx_agg_finish(fn, val, ge - gs);
             } else if (ge > gs) {
                 val = b->data[gs * (size_t)br + col];
                 for (size_t q = gs + 1; q < ge; q++)

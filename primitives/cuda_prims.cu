@@ -1493,6 +1493,7 @@ static void compile_rx(prog *p, const rfx_rx *e)
         break;
     case RFX_RX_CMP: compile_rx(p, e->l); compile_rx(p, e->r); emit_ins(p, G_CMP, e->prim, e->op, 0, -1); break;
     case RFX_RX_AND: compile_rx(p, e->l); compile_rx(p, e->r); emit_ins(p, G_AND, 0, 0, 0, -1); break;
+    case RFX_RX_FN: p->overflow = true; break;   // host-only (ra_ir's host_only): never sent here
     }
 }
 
@@ -3826,9 +3827,11 @@ __global__ void k_aggregate(const uint32_t *a, size_t na, int aa, const uint32_t
         if (fn == RFX_AGG_COUNT) {
             val = (uint32_t)(h - l);
         } else if (h > l || fn == RFX_AGG_SUM) {
-            val = fn == RFX_AGG_SUM ? 0 : b[l * ba + col];
-            for (size_t q = fn == RFX_AGG_SUM ? l : l + 1; q < h; q++)
+            const bool sums = fn == RFX_AGG_SUM || fn == RFX_AGG_MEAN;
+            val = sums ? 0 : b[l * ba + col];
+            for (size_t q = sums ? l : l + 1; q < h; q++)
                 val = rfx_agg_step(fn, prim, val, b[q * ba + col]);
+            val = rfx_agg_finish(fn, val, h - l);
         }
         for (int c = 0; c < aa; c++)
             out[i * (aa + 1) + c] = key[c];

@@ -20,7 +20,8 @@
 typedef enum rfx_status {
     RFX_OK = 0,
     RFX_ERR_NOMEM,             /* an allocation failed */
-    RFX_ERR_DIV0,              /* division or modulo by zero in an expression */
+    RFX_ERR_DIV0,              /* an expression failed: division or modulo by zero, a functor
+                                * (to_number of "abc"; the plan's fn_env says which) */
     RFX_ERR_IO,                /* a file could not be read or written */
     RFX_ERR_INPUT,             /* malformed input data */
     RFX_ERR_LIMIT,             /* a size limit was exceeded */
@@ -72,8 +73,12 @@ rfx_status rfx_cpu_union(const rfx_rows *a, const rfx_rows *b, rfx_rows *dst, in
  * a tuple of b; a sorted on its first k columns, b sorted with arity k. */
 rfx_status rfx_cpu_semijoin(const rfx_rows *a, const rfx_rows *b, int k, bool keep, rfx_rows *dst,
                             int nthreads);
+/* dst = each tuple of src followed by each value of range(from, to[, step]), the bounds
+ * computed from the tuple by bounds[0..nb-1] (nb 2 or 3), in their type (Soufflé's range:
+ * towards `to`, never reaching it; step 0 gives `from` once unless from = to). */
+rfx_status rfx_cpu_range(const rfx_rows *src, rfx_rx *const *bounds, int nb, rfx_rows *dst);
 /* dst = a's tuples each extended by fn over the group of b whose first k columns equal a's
- * first k; count/sum of an empty group give 0, min/max drop the tuple. */
+ * first k; count/sum of an empty group give 0, min/max/mean drop the tuple. */
 rfx_status rfx_cpu_aggregate(const rfx_rows *a, const rfx_rows *b, int k, rfx_aggfn fn, int col,
                              rfx_prim prim, rfx_rows *dst);
 

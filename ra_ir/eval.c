@@ -19,6 +19,21 @@ uint32_t rfx_rx_eval(const rfx_rx *e, const uint32_t *t0, int a0, const uint32_t
         return rfx_compare(e->op, e->prim, rfx_rx_eval(e->l, t0, a0, t1, div0), rfx_rx_eval(e->r, t0, a0, t1, div0));
     case RFX_RX_AND:
         return rfx_rx_eval(e->l, t0, a0, t1, div0) && rfx_rx_eval(e->r, t0, a0, t1, div0);
+    case RFX_RX_FN: {
+        uint32_t v[3] = {0, 0, 0};
+        for (int i = 0; i < e->nargs && i < 3; i++)
+            v[i] = rfx_rx_eval(e->args[i], t0, a0, t1, div0);
+        return rfx_fn_apply(e->env, (rfx_fn_op)e->op, v, div0);
+    }
     }
     return 0;
+}
+
+bool rfx_rx_host_only(const rfx_rx *e)
+{
+    if (!e)
+        return false;
+    if (e->kind == RFX_RX_FN)
+        return true;
+    return rfx_rx_host_only(e->l) || rfx_rx_host_only(e->r);
 }

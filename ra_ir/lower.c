@@ -17,7 +17,7 @@ typedef struct flow {
     bool unique;               /* no duplicate tuples */
 } flow;
 
-typedef enum item_kind { IT_ATOM, IT_NEG, IT_FILTER, IT_BIND, IT_AGG } item_kind;
+typedef enum item_kind { IT_ATOM, IT_NEG, IT_FILTER, IT_BIND, IT_AGG, IT_RANGE } item_kind;
 
 /* One body element still to be applied. */
 typedef struct item {
@@ -26,9 +26,10 @@ typedef struct item {
     int src;                   /* IT_ATOM, IT_NEG: plan variable scanned */
     int *argvar;               /* IT_ATOM, IT_NEG: per column a variable, or -1 (no variable) */
     const rfx_expr **argconst; /* per column: constant to match, or NULL */
-    const rfx_expr *lhs, *rhs; /* IT_FILTER: comparison; IT_BIND: rhs computes var */
+    const rfx_expr *lhs, *rhs; /* IT_FILTER: comparison; IT_BIND: rhs computes var; IT_RANGE:
+                                * rhs is range(...), lhs the variable taking its values */
     rfx_cmpop cmp;
-    int var;                   /* IT_BIND: bound variable; IT_AGG: result variable */
+    int var;                   /* IT_BIND, IT_RANGE: bound variable; IT_AGG: result variable */
     const rfx_expr *agg;       /* IT_AGG */
     rfx_loc loc;
     double est;                /* IT_ATOM: estimated size */
@@ -202,8 +203,10 @@ static void expr_vars(rule_ctx *R, const rfx_expr *e, bool *use)
 {
     switch (e->kind) {
     case RFX_E_VAR: use[e->u.v.var] = true; break;
-    case RFX_E_NEG: expr_vars(R, e->u.bin.lhs, use); break;
-    case RFX_E_BINOP: expr_vars(R, e->u.bin.lhs, use); expr_vars(R, e->u.bin.rhs, use); break;
+    case RFX_E_NEG: case RFX_E_BINOP: case RFX_E_FN:
+        for (int i = 0; i < rfx_expr_nkids(e); i++)
+            expr_vars(R, rfx_expr_kid(e, i), use);
+        break;
     case RFX_E_AGG: {
         int v = agg_var_of(R, e);
         if (v >= 0)
@@ -218,8 +221,11 @@ static bool expr_bound(rule_ctx *R, const rfx_expr *e)
 {
     switch (e->kind) {
     case RFX_E_VAR: return R->bound[e->u.v.var];
-    case RFX_E_NEG: return expr_bound(R, e->u.bin.lhs);
-    case RFX_E_BINOP: return expr_bound(R, e->u.bin.lhs) && expr_bound(R, e->u.bin.rhs);
+    case RFX_E_NEG: case RFX_E_BINOP: case RFX_E_FN:
+        for (int i = 0; i < rfx_expr_nkids(e); i++)
+            if (!expr_bound(R, rfx_expr_kid(e, i)))
+                return false;
+        return true;
     case RFX_E_AGG: { int v = agg_var_of(R, e); return v >= 0 && R->bound[v]; }
     case RFX_E_ANON: return false;
     default: return true;
@@ -230,8 +236,11 @@ static bool expr_has_agg(const rfx_expr *e)
 {
     switch (e->kind) {
     case RFX_E_AGG: return true;
-    case RFX_E_NEG: return expr_has_agg(e->u.bin.lhs);
-    case RFX_E_BINOP: return expr_has_agg(e->u.bin.lhs) || expr_has_agg(e->u.bin.rhs);
+    case RFX_E_NEG: case RFX_E_BINOP: case RFX_E_FN:
+        for (int i = 0; i < rfx_expr_nkids(e); i++)
+            if (expr_has_agg(rfx_expr_kid(e, i)))
+                return true;
+        return false;
     default: return false;
     }
 }
@@ -273,7 +282,7 @@ static void item_vars(rule_ctx *R, const item *it, bool *use, const bool *outer)
         expr_vars(R, it->lhs, use);
         expr_vars(R, it->rhs, use);
         break;
-    case IT_BIND:
+    case IT_BIND: case IT_RANGE:
         /* the bound variable too: when it is bound already, the binding is a test of it */
         expr_vars(R, it->rhs, use);
         use[it->var] = true;
@@ -316,10 +325,17 @@ static int col_of(const flow *f0, const flow *f1, int var)
     return -1;
 }
 
-/* x as a constant when its operands are constants (and it divides by no zero). */
+/* x as a constant when its operands are constants (and it divides by no zero, and no
+ * functor fails: those stay, to fail at run time). autoinc() is never constant. */
 static rfx_rx *fold_rx(rfx_rx *x)
 {
-    if (!x->l || x->l->kind != RFX_RX_CONST || (x->kind == RFX_RX_BIN && (!x->r || x->r->kind != RFX_RX_CONST)))
+    if (x->kind == RFX_RX_FN) {
+        for (int i = 0; i < x->nargs; i++)
+            if (x->args[i]->kind != RFX_RX_CONST)
+                return x;
+        if (x->op == RFX_FX_AUTOINC)
+            return x;
+    } else if (!x->l || x->l->kind != RFX_RX_CONST || (x->kind == RFX_RX_BIN && (!x->r || x->r->kind != RFX_RX_CONST)))
         return x;
     bool div0 = false;
     uint32_t v = rfx_rx_eval(x, NULL, 0, NULL, &div0);
@@ -328,6 +344,94 @@ static rfx_rx *fold_rx(rfx_rx *x)
         x->value = v;
     }
     return x;
+}
+
+static rfx_rx *tx_expr(rule_ctx *R, const rfx_expr *e, const flow *f0, const flow *f1, rfx_prim want);
+
+/* x's bits typed prim: a column or constant retyped, else max(x, x), which is x's bits in
+ * every kind (as(x, T), and conversions between number and unsigned). */
+static rfx_rx *retype(lower_ctx *L, rfx_rx *x, rfx_prim prim)
+{
+    if (x->prim == prim)
+        return x;
+    rfx_rx *y = rfx_rx_new(L, x->kind == RFX_RX_COL || x->kind == RFX_RX_CONST ? x->kind : RFX_RX_BIN, prim);
+    if (x->kind == RFX_RX_COL || x->kind == RFX_RX_CONST) {
+        y->col = x->col;
+        y->value = x->value;
+        return y;
+    }
+    y->op = RFX_MAX_OF;
+    y->l = y->r = x;
+    return y;
+}
+
+static rfx_rx *fn_node(lower_ctx *L, rfx_fn_op op, rfx_prim prim, rfx_rx **args, int nargs, rfx_loc loc)
+{
+    rfx_rx *x = rfx_rx_new(L, RFX_RX_FN, prim);
+    x->op = op;
+    x->env = L->plan->fn_env;
+    x->nargs = nargs;
+    x->args = lalloc(L, sizeof(rfx_rx *) * (size_t)(nargs + 1));
+    for (int i = 0; x->args && i < nargs; i++)
+        x->args[i] = args[i];
+    if (!x->args)
+        x->nargs = 0;
+    x->loc = loc;
+    return fold_rx(x);
+}
+
+/* A functor call: the operation its arguments' kinds call for. A conversion to the kind the
+ * argument has is the argument; as(x, T) and conversions between numbers and unsigned are
+ * x's bits, retyped. */
+static rfx_rx *tx_functor(rule_ctx *R, const rfx_expr *e, const flow *f0, const flow *f1, rfx_prim prim)
+{
+    lower_ctx *L = R->L;
+    const rfx_program *p = L->prog;
+    rfx_rx *a[3] = {NULL, NULL, NULL};
+    for (int i = 0; i < e->u.fn.nargs && i < 3; i++) {
+        const rfx_expr *k = e->u.fn.args[i];
+        a[i] = tx_expr(R, k, f0, f1, type_prim(p, k->type));
+    }
+    rfx_prim ap = a[0] ? a[0]->prim : RFX_NUMBER;
+    rfx_loc loc = e->loc;
+    switch (e->u.fn.fn) {
+    case RFX_FN_CAT: {
+        rfx_rx *acc = a[0];
+        for (int i = 1; i < e->u.fn.nargs; i++) {
+            rfx_rx *pair[2] = {acc, i < 3 ? a[i] : tx_expr(R, e->u.fn.args[i], f0, f1, RFX_SYMBOL)};
+            acc = fn_node(L, RFX_FX_CAT, RFX_SYMBOL, pair, 2, loc);
+        }
+        return acc;
+    }
+    case RFX_FN_STRLEN: return fn_node(L, RFX_FX_STRLEN, RFX_NUMBER, a, 1, loc);
+    case RFX_FN_SUBSTR: return fn_node(L, RFX_FX_SUBSTR, RFX_SYMBOL, a, 3, loc);
+    case RFX_FN_ORD: return fn_node(L, RFX_FX_ORD, RFX_NUMBER, a, 1, loc);
+    case RFX_FN_CONTAINS: return fn_node(L, RFX_FX_CONTAINS, RFX_NUMBER, a, 2, loc);
+    case RFX_FN_MATCH: return fn_node(L, RFX_FX_MATCH, RFX_NUMBER, a, 2, loc);
+    case RFX_FN_AUTOINC: return fn_node(L, RFX_FX_AUTOINC, RFX_NUMBER, a, 0, loc);
+    case RFX_FN_TO_NUMBER:
+        return ap == RFX_SYMBOL ? fn_node(L, RFX_FX_S2I, RFX_NUMBER, a, 1, loc)
+             : ap == RFX_FLOAT  ? fn_node(L, RFX_FX_F2I, RFX_NUMBER, a, 1, loc)
+                                : retype(L, a[0], RFX_NUMBER);
+    case RFX_FN_TO_UNSIGNED:
+        return ap == RFX_SYMBOL ? fn_node(L, RFX_FX_S2U, RFX_UNSIGNED, a, 1, loc)
+             : ap == RFX_FLOAT  ? fn_node(L, RFX_FX_F2U, RFX_UNSIGNED, a, 1, loc)
+                                : retype(L, a[0], RFX_UNSIGNED);
+    case RFX_FN_TO_FLOAT:
+        return ap == RFX_SYMBOL   ? fn_node(L, RFX_FX_S2F, RFX_FLOAT, a, 1, loc)
+             : ap == RFX_NUMBER   ? fn_node(L, RFX_FX_I2F, RFX_FLOAT, a, 1, loc)
+             : ap == RFX_UNSIGNED ? fn_node(L, RFX_FX_U2F, RFX_FLOAT, a, 1, loc)
+                                  : a[0];
+    case RFX_FN_TO_STRING:
+        return ap == RFX_NUMBER   ? fn_node(L, RFX_FX_I2S, RFX_SYMBOL, a, 1, loc)
+             : ap == RFX_UNSIGNED ? fn_node(L, RFX_FX_U2S, RFX_SYMBOL, a, 1, loc)
+             : ap == RFX_FLOAT    ? fn_node(L, RFX_FX_F2S, RFX_SYMBOL, a, 1, loc)
+                                  : a[0];
+    case RFX_FN_AS: return retype(L, a[0], prim);
+    default:   /* range is a generator, lowered as one (never an operand) */
+        L->internal_error = "range() outside a binding";
+        return a[0] ? a[0] : rfx_rx_new(L, RFX_RX_CONST, prim);
+    }
 }
 
 static rfx_rx *tx_expr(rule_ctx *R, const rfx_expr *e, const flow *f0, const flow *f1, rfx_prim want)
@@ -363,6 +467,8 @@ static rfx_rx *tx_expr(rule_ctx *R, const rfx_expr *e, const flow *f0, const flo
         x->loc = e->loc;
         return fold_rx(x);
     }
+    case RFX_E_FN:
+        return tx_functor(R, e, f0, f1, prim);
     default: {
         bool ok = true;
         rfx_rx *x = rfx_rx_new(L, RFX_RX_CONST, prim);
@@ -796,11 +902,9 @@ static void collect_aggs(rule_ctx *R, const rfx_expr *e)
     if (e->kind == RFX_E_AGG) {
         R->aggs[R->nagg] = e;
         R->aggvar[R->nagg++] = R->nv++;
-    } else if (e->kind == RFX_E_BINOP) {
-        collect_aggs(R, e->u.bin.lhs);
-        collect_aggs(R, e->u.bin.rhs);
-    } else if (e->kind == RFX_E_NEG)
-        collect_aggs(R, e->u.bin.lhs);
+    }
+    for (int i = 0; i < rfx_expr_nkids(e); i++)
+        collect_aggs(R, rfx_expr_kid(e, i));
 }
 
 static double estimate(lower_ctx *L, int src, int nconst)
@@ -1107,6 +1211,44 @@ static void apply_negation(rule_ctx *R, flow *cur, item *it)
     cur->var = dst;
 }
 
+/* `v = range(a, b[, c])`: each tuple extended by each value (RANGE, on the host); where v
+ * is bound already, the values go to a fresh variable that must equal it. */
+static void apply_range(rule_ctx *R, flow *cur, item *it)
+{
+    lower_ctx *L = R->L;
+    const rfx_expr *e = it->rhs;
+    it->done = true;
+    int v = it->var;
+    if (R->bound[v]) {
+        v = R->nv++;
+        rfx_expr *ve = lalloc(L, sizeof *ve), *ue = lalloc(L, sizeof *ue);
+        if (!ve || !ue)
+            return;
+        *ve = (rfx_expr){.kind = RFX_E_VAR, .loc = e->loc, .type = e->type, .u.v = {"$range", v}};
+        *ue = (rfx_expr){.kind = RFX_E_VAR, .loc = e->loc, .type = e->type, .u.v = {"$var", it->var}};
+        add_item(R, (item){.kind = IT_FILTER, .cmp = RFX_EQ, .lhs = ve, .rhs = ue, .loc = e->loc});
+    }
+    rfx_prim prim = expr_prim(R, e);
+    rfx_rx **bounds = lalloc(L, sizeof(rfx_rx *) * 3);
+    rfx_prim *types = lalloc(L, sizeof(rfx_prim) * (size_t)(cur->n + 2));
+    int *schema = lalloc(L, sizeof(int) * (size_t)(cur->n + 2));
+    if (!bounds || !types || !schema)
+        return;
+    for (int i = 0; i < e->u.fn.nargs; i++)
+        bounds[i] = tx_expr(R, e->u.fn.args[i], cur, NULL, prim);
+    rfx_memcpy(types, L->plan->vars[cur->var].types, sizeof(rfx_prim) * (size_t)cur->n);
+    rfx_memcpy(schema, cur->schema, sizeof(int) * (size_t)cur->n);
+    types[cur->n] = prim;
+    schema[cur->n] = v;
+    int dst = rfx_lower_new_var(L, NULL, RFX_PV_TEMP, cur->n + 1, types, -1);
+    rfx_ra_cmd *c = rfx_lower_emit(L, RFX_RA_RANGE, dst, cur->var, -1);
+    c->nout = e->u.fn.nargs;
+    c->out = bounds;
+    /* each tuple's values are distinct: a set stays one, sorted as far as it was */
+    *cur = (flow){dst, cur->n + 1, schema, cur->sorted, cur->unique};
+    R->bound[v] = true;
+}
+
 static void apply_aggregate(rule_ctx *R, flow *cur, item *it, const bool *outer)
 {
     lower_ctx *L = R->L;
@@ -1125,7 +1267,7 @@ static void apply_aggregate(rule_ctx *R, flow *cur, item *it, const bool *outer)
         cols[n++] = (hcol){agg->u.agg.target, -1};
     }
     int nv_before = R->nv;
-    if (agg->u.agg.fn == RFX_AGG_COUNT || agg->u.agg.fn == RFX_AGG_SUM)
+    if (agg->u.agg.fn == RFX_AGG_COUNT || agg->u.agg.fn == RFX_AGG_SUM || agg->u.agg.fn == RFX_AGG_MEAN)
         n = -n - 1;   /* tell lower_conj to append all inner variables */
     flow in = lower_conj(L, R->c, rfx_agg_conj(agg), -1, cols, n, true, nv_before);
     it->done = true;
@@ -1259,6 +1401,8 @@ static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, in
                 it.var = v->u.v.var;
                 it.rhs = x;
                 it.lhs = v;
+                if (x->kind == RFX_E_FN && x->u.fn.fn == RFX_FN_RANGE)
+                    it.kind = IT_RANGE;
             }
             add_item(&R, it);
             break;
@@ -1366,6 +1510,9 @@ static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, in
                     apply_negation(&R, &cur, it);
                     progress = true;
                 }
+            } else if (it->kind == IT_RANGE && expr_bound(&R, it->rhs)) {
+                apply_range(&R, &cur, it);
+                progress = true;
             } else if (it->kind == IT_AGG) {
                 int g[256];
                 int ng = agg_groups(&R, it->agg, outer, g);

@@ -166,6 +166,19 @@ static bool fold_const(const rfx_expr *e, rfx_prim prim, uint32_t *out)
     }
 }
 
+/* Commands whose expressions only the host runs (after the passes, which move
+ * expressions between commands). */
+static void mark_host_only(rfx_plan *P)
+{
+    for (int b = 0; b < P->nblocks; b++)
+        for (int i = 0; i < P->blocks[b].ncmds; i++) {
+            rfx_ra_cmd *c = &P->blocks[b].cmds[i];
+            c->host_only = c->op == RFX_RA_RANGE || rfx_rx_host_only(c->pred);
+            for (int k = 0; k < c->nout; k++)
+                c->host_only |= rfx_rx_host_only(c->out[k]);
+        }
+}
+
 rfx_plan *rfx_plan_build(const rfx_program *prog, const rfx_plan_opts *opts, rfx_plan_error *err)
 {
     rfx_plan *P = rfx_calloc(1, sizeof *P);
@@ -175,6 +188,8 @@ rfx_plan *rfx_plan_build(const rfx_program *prog, const rfx_plan_opts *opts, rfx
     if (!P->arena)
         goto oom;
     P->prog = prog;
+    if (!(P->fn_env = rfx_fn_env_new(prog->syms)))
+        goto oom;
     lower_ctx Lc = {.plan = P, .prog = prog, .rule = -1, .stratum = -1, .join = opts ? opts->join : RFX_PLAN_JOIN_AUTO};
     lower_ctx *L = &Lc;
     int nr = prog->nrels;
@@ -292,6 +307,7 @@ rfx_plan *rfx_plan_build(const rfx_program *prog, const rfx_plan_opts *opts, rfx
             rfx_plan_count_only(P);
         rfx_plan_schedule(P);
     }
+    mark_host_only(P);
     char *why = NULL;
     size_t whylen = 0;
     FILE *vout = err ? open_memstream(&why, &whylen) : NULL;
@@ -323,6 +339,7 @@ void rfx_plan_free(rfx_plan *plan)
 {
     if (!plan)
         return;
+    rfx_fn_env_free(plan->fn_env);
     rfx_arena_free(plan->arena);
     free(plan);
 }

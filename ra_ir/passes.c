@@ -45,6 +45,28 @@ static bool is_mapping(rfx_ra_op op)
     return op == RFX_RA_SELECT || op == RFX_RA_PROJECT || op == RFX_RA_MAP || op == RFX_RA_MAPFILTER;
 }
 
+/* Whether an expression draws fresh values (autoinc()): each evaluation differs, so it is
+ * neither duplicated, merged nor moved. */
+static bool rx_fresh(const rfx_rx *e)
+{
+    if (!e)
+        return false;
+    if (e->kind == RFX_RX_FN && e->op == RFX_FX_AUTOINC)
+        return true;
+    for (int i = 0; i < e->nargs; i++)
+        if (rx_fresh(e->args[i]))
+            return true;
+    return rx_fresh(e->l) || rx_fresh(e->r);
+}
+
+static bool cmd_fresh(const rfx_ra_cmd *c)
+{
+    bool f = rx_fresh(c->pred);
+    for (int i = 0; i < c->nout; i++)
+        f |= rx_fresh(c->out[i]);
+    return f;
+}
+
 static rfx_rx *subst(lower_ctx *L, const rfx_rx *e, rfx_rx **defs)
 {
     if (!e)
@@ -55,6 +77,13 @@ static rfx_rx *subst(lower_ctx *L, const rfx_rx *e, rfx_rx **defs)
     *x = *e;
     x->l = subst(L, e->l, defs);
     x->r = subst(L, e->r, defs);
+    if (e->nargs) {
+        x->args = lalloc(L, sizeof(rfx_rx *) * (size_t)e->nargs);
+        for (int i = 0; x->args && i < e->nargs; i++)
+            x->args[i] = subst(L, e->args[i], defs);
+        if (!x->args)
+            x->nargs = 0;
+    }
     return x;
 }
 
@@ -122,7 +151,7 @@ void rfx_plan_fuse_maps(rfx_plan *P)
                     for (i = j - 1; i >= 0 && b->cmds[i].dst != t; i--)
                         ;
                 rfx_ra_cmd *c1 = i >= 0 ? &b->cmds[i] : NULL;
-                fuse = fuse && c1 &&
+                fuse = fuse && c1 && !cmd_fresh(c1) &&
                        (is_mapping(c1->op) || c1->op == RFX_RA_JOIN || c1->op == RFX_RA_MAPJOIN ||
                         c1->op == RFX_RA_PRODUCT);
                 if (fuse) {
@@ -178,9 +207,9 @@ static char *signature(const rfx_plan *P, const rfx_ra_cmd *c)
 
 /* Commands that CSE may merge and hoisting may move: a function of src[0..1] alone
  * (LFTJ reads its sources from vars, so it is left where it is). */
-static bool pure_op(rfx_ra_op op)
+static bool pure_cmd(const rfx_ra_cmd *c)
 {
-    return op_info[op].fusion != RFX_FUSE_CONTROL && op != RFX_RA_UNION && op != RFX_RA_LFTJ;
+    return op_info[c->op].fusion != RFX_FUSE_CONTROL && c->op != RFX_RA_UNION && c->op != RFX_RA_LFTJ && !cmd_fresh(c);
 }
 
 static void replace_uses(rfx_plan *P, int from, int to)
@@ -312,7 +341,7 @@ static void cse_block(rfx_plan *P, rfx_block *b)
     for (int j = 0; ok && j < b->ncmds; j++) {
         rfx_ra_cmd *cj = &b->cmds[j];
         cse_resolve_cmd(alias, cj);
-        if (cj->op != RFX_RA_REMOVED && pure_op(cj->op) && P->vars[cj->dst].kind == RFX_PV_TEMP &&
+        if (cj->op != RFX_RA_REMOVED && pure_cmd(cj) && P->vars[cj->dst].kind == RFX_PV_TEMP &&
             (ok = cse_sig_of(P, cj, &sig[j]))) {
             /* an earlier command is a candidate only after the last write of cj's operands */
             int from = 0, same = -1;
@@ -376,7 +405,7 @@ static void hoist_loop(rfx_plan *P, int li)
     }
     for (int i = 0; i < loop->ncmds; i++) {
         rfx_ra_cmd *c = &loop->cmds[i];
-        if (!pure_op(c->op) || c->dst < 0 || P->vars[c->dst].kind != RFX_PV_TEMP)
+        if (!pure_cmd(c) || c->dst < 0 || P->vars[c->dst].kind != RFX_PV_TEMP)
             continue;
         bool inv = true;
         for (int s = 0; s < 2; s++)
@@ -443,7 +472,7 @@ void rfx_plan_dce(rfx_plan *P)
                     changed = true;
                     continue;
                 }
-                if (c->dst >= 0 && P->vars[c->dst].kind == RFX_PV_TEMP && pure_op(c->op) && uses[c->dst] == 0) {
+                if (c->dst >= 0 && P->vars[c->dst].kind == RFX_PV_TEMP && pure_cmd(c) && uses[c->dst] == 0) {
                     for (int k = 0; k < rfx_ra_cmd_ninputs(c); k++)
                         if (rfx_ra_cmd_input(c, k) >= 0)
                             uses[rfx_ra_cmd_input(c, k)]--;
@@ -612,6 +641,9 @@ static bool rx_ok(const rfx_rx *e, int arity)
         return true;
     if (e->kind == RFX_RX_COL)
         return e->col >= 0 && e->col < arity;
+    for (int i = 0; i < e->nargs; i++)
+        if (!rx_ok(e->args[i], arity))
+            return false;
     return rx_ok(e->l, arity) && rx_ok(e->r, arity);
 }
 
@@ -653,6 +685,11 @@ bool rfx_plan_verify(const rfx_plan *P, FILE *out)
                 break;
             case RFX_RA_AGGREGATE:
                 if (c->nkeys > a0 || c->nkeys > a1 || !d || d->arity != a0 + 1 || c->agg_col >= a1) BAD("shape");
+                break;
+            case RFX_RA_RANGE:
+                if (!d || d->arity != a0 + 1 || c->nout < 2 || c->nout > 3) BAD("shape");
+                for (int k = 0; k < c->nout; k++)
+                    if (!rx_ok(c->out[k], a0)) BAD("column out of range");
                 break;
             case RFX_RA_SORT: case RFX_RA_UNIQUE: case RFX_RA_SORT_UNIQUE: case RFX_RA_COPY:
                 if (!d || d->arity != a0 || c->nkeys < 0 || c->nkeys > a0) BAD("arity");

@@ -68,6 +68,15 @@ void rfx_rx_print(FILE *out, const rfx_plan *P, const rfx_rx *e)
         fputs(" and ", out);
         rfx_rx_print(out, P, e->r);
         break;
+    case RFX_RX_FN:
+        fprintf(out, "%s(", rfx_fn_op_name((rfx_fn_op)e->op));
+        for (int i = 0; i < e->nargs; i++) {
+            if (i)
+                fputs(", ", out);
+            rfx_rx_print(out, P, e->args[i]);
+        }
+        fputc(')', out);
+        break;
     }
 }
 

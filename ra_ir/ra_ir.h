@@ -9,6 +9,7 @@
 #define RFX_RA_IR_H
 
 #include "frontend.h"
+#include "functors.h"
 
 typedef enum rfx_ra_op {
 #define RA_OP(id, name, nsrc, fusion) RFX_RA_##id,
@@ -31,7 +32,8 @@ typedef enum rfx_rx_kind {
     RFX_RX_BIN,                /* binop over l, r, computed in prim */
     RFX_RX_NEG,                /* -l in prim */
     RFX_RX_CMP,                /* cmp of l, r compared as prim; yields 0/1 */
-    RFX_RX_AND                 /* l && r */
+    RFX_RX_AND,                /* l && r */
+    RFX_RX_FN                  /* fn (an rfx_fn_op) over args: symbols and conversions, on the host */
 } rfx_rx_kind;
 
 typedef struct rfx_rx {
@@ -39,8 +41,11 @@ typedef struct rfx_rx {
     rfx_prim prim;             /* type of the value (BIN, NEG, CONST, COL) or operands (CMP) */
     int col;                   /* RFX_RX_COL */
     uint32_t value;            /* RFX_RX_CONST */
-    int op;                    /* rfx_binop (BIN) or rfx_cmpop (CMP) */
+    int op;                    /* rfx_binop (BIN), rfx_cmpop (CMP) or rfx_fn_op (FN) */
     struct rfx_rx *l, *r;
+    int nargs;                 /* RFX_RX_FN: its arguments (at most 3) */
+    struct rfx_rx **args;
+    rfx_fn_env *env;           /* RFX_RX_FN: the plan's (borrowed) */
     rfx_loc loc;               /* source location, for run-time errors (division by zero) */
 } rfx_rx;
 
@@ -86,6 +91,7 @@ typedef struct rfx_ra_cmd {
     uint32_t *tuples;
     int rule;                  /* clause the command was lowered from, -1 for none */
     int io;                    /* INPUT, OUTPUT: which of the relation's directives */
+    bool host_only;            /* an expression needs the host (RFX_RX_FN): no device runs it */
 } rfx_ra_cmd;
 
 typedef struct rfx_block {
@@ -119,6 +125,7 @@ typedef struct rfx_plan {
     int *relvar;               /* per program relation: its RFX_PV_REL variable */
     int *split_col;            /* per program relation: the column its recursion keeps
                                 * (rfx_plan_find_splits), -1 for none */
+    rfx_fn_env *fn_env;        /* what functors need while the plan runs (owned) */
 } rfx_plan;
 
 /* The variables a command reads, by position: k < rfx_ra_cmd_ninputs(c); src[0..1] come
@@ -165,9 +172,12 @@ void rfx_plan_print(FILE *out, const rfx_plan *plan);
 /* One command's line (two-space indent, newline included). */
 void rfx_plan_print_cmd(FILE *out, const rfx_plan *plan, const rfx_ra_cmd *c);
 void rfx_rx_print(FILE *out, const rfx_plan *plan, const rfx_rx *e);
+/* Whether an expression holds a node only the host runs (RFX_RX_FN). */
+bool rfx_rx_host_only(const rfx_rx *e);
 
 /* Evaluation of a scalar expression on one tuple (shared by every CPU executor).
- * Sets *div0 when a division or modulo by zero happens. */
+ * Sets *div0 when a division or modulo by zero happens, or a functor fails (its reason in
+ * the plan's fn_env). */
 uint32_t rfx_rx_eval(const rfx_rx *e, const uint32_t *t0, int a0, const uint32_t *t1, bool *div0);
 
 #endif

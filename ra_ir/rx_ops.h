@@ -154,9 +154,11 @@ RFX_HD bool rfx_compare(int op, int prim, uint32_t a, uint32_t b)
     }
 }
 
-/* One step of sum/min/max: acc combined with v. */
+/* One step of sum/min/max (mean sums): acc combined with v. */
 RFX_HD uint32_t rfx_agg_step(int fn, int prim, uint32_t acc, uint32_t v)
 {
+    if (fn == RFX_AGG_MEAN)
+        fn = RFX_AGG_SUM;
     if (prim == RFX_FLOAT) {
         float x = rfx_as_f32(acc), y = rfx_as_f32(v);
         return rfx_of_f32(fn == RFX_AGG_SUM ? x + y : fn == RFX_AGG_MIN ? (y < x ? y : x) : (y > x ? y : x));
@@ -167,6 +169,13 @@ RFX_HD uint32_t rfx_agg_step(int fn, int prim, uint32_t acc, uint32_t v)
     if (fn == RFX_AGG_MIN)
         return less ? v : acc;
     return (!less && v != acc) ? v : acc;
+}
+
+/* An aggregate's value from its fold over n > 0 values: mean divides the (float) sum by n,
+ * as Soufflé does. */
+RFX_HD uint32_t rfx_agg_finish(int fn, uint32_t acc, uint64_t n)
+{
+    return fn == RFX_AGG_MEAN ? rfx_of_f32(rfx_as_f32(acc) / (float)n) : acc;
 }
 
 #endif

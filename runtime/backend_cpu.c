@@ -183,6 +183,8 @@ static rfx_status cpu_exec(rfx_backend *be, const rfx_ra_cmd *c)
         return rfx_cpu_merge_cmd(c, &V[c->src[0]], NULL, &V[c->dst], nt);
     case RFX_RA_COPY:
         return copy_rows(&V[c->src[0]], &V[c->dst], nt);
+    case RFX_RA_RANGE:
+        return rfx_cpu_range(&V[c->src[0]], c->out, c->nout, &V[c->dst]);
     case RFX_RA_AGGREGATE:
         return rfx_cpu_aggregate(&V[c->src[0]], &V[c->src[1]], c->nkeys, c->agg, c->agg_col, c->agg_prim, &V[c->dst]);
     case RFX_RA_LFTJ: {

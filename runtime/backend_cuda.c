@@ -532,6 +532,10 @@ static rfx_status cu_exec_one(rfx_backend *be, const rfx_ra_cmd *c)
     cuda_ctx *x = be->ctx;
     rfx_dev_rows *V = x->vars;
     rfx_gpu *g = x->g;
+    if (c->host_only) {   /* the out-of-core layer above runs these on the host */
+        snprintf(x->err, sizeof x->err, "%s with a functor reached the device", rfx_ra_op_name(c->op));
+        return RFX_ERR_INTERNAL;
+    }
     switch (c->op) {
     case RFX_RA_SELECT: case RFX_RA_PROJECT: case RFX_RA_MAP: case RFX_RA_MAPFILTER:
         return rfx_gpu_mapfilter(g, &V[c->src[0]], c->pred, c->out, c->nout, &V[c->dst]);

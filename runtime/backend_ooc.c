@@ -784,7 +784,7 @@ static rfx_status run_parts(ooc_ctx *x, const rfx_ra_cmd *c)
     keyed K = {x, c, a, b, c->nkeys, false, &out};
     rfx_status st;
     switch (c->op) {
-    case RFX_RA_SELECT: case RFX_RA_PROJECT: case RFX_RA_MAP: case RFX_RA_MAPFILTER:
+    case RFX_RA_SELECT: case RFX_RA_PROJECT: case RFX_RA_MAP: case RFX_RA_MAPFILTER: case RFX_RA_RANGE:
         st = chunked(x, c, a, &out, NULL, NULL);
         break;
     case RFX_RA_UNIQUE:        /* adjacent duplicates: the chunks' seams are mended after */
@@ -881,6 +881,31 @@ static rfx_status merge_on_host(ooc_ctx *x, const rfx_ra_cmd *c, const int *in, 
     return st;
 }
 
+/* A command whose expressions read or make symbols (cat, to_string, ...) or convert them:
+ * the host's cores run it over host copies of its inputs, with the symbol table beside
+ * them, and the result stays on the host until a device command wants it. The device
+ * keeps every other command; see docs/PERFORMANCE.md for what the copies cost. */
+static rfx_status functors_on_host(ooc_ctx *x, const rfx_ra_cmd *c, const int *in, int nin)
+{
+    x->stats.commands++;
+    x->stats.host_commands++;
+    rfx_status st = RFX_OK;
+    for (int k = 0; k < nin && st == RFX_OK; k++)
+        if (in[k] != x->P->unit)
+            st = spill(x, in[k]);
+    if (st != RFX_OK)
+        return st;
+    rfx_rows out;
+    rfx_rows_init(&out, x->P->vars[c->dst].arity);
+    st = run_on_host(x, c, &out);
+    if (st == RFX_OK) {
+        drop(x, c->dst);
+        host_take(x, c->dst, &out);
+    }
+    rfx_rows_free(&out);
+    return st;
+}
+
 /* A command or group starts: a fresh error, the trace hooks passed on, the next tick of
  * the clock that orders uses (for spilling the least recently used). */
 static ooc_ctx *ooc_begin(rfx_backend *be)
@@ -915,6 +940,8 @@ static rfx_status ooc_exec(rfx_backend *be, const rfx_ra_cmd *c)
     if (!reads(c, c->dst))       /* the old contents are overwritten: no need to keep them */
         drop(x, c->dst);
     x->v[c->dst].last_use = x->clock;
+    if (c->host_only && x->in->enforces_budget)
+        return functors_on_host(x, c, in, nin);
     bool fits = bytes_of(x, in, nin, false) <= x->cap / 2;
     rfx_status st = fits ? run_whole(x, c, NULL, in, nin, &c->dst, 1, &fits) : RFX_OK;
     if (st != RFX_OK || fits)

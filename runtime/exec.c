@@ -567,9 +567,11 @@ static void report_failure(exec *x, const rfx_ra_cmd *c, const rfx_fgroup *g, rf
 {
     const rfx_plan *P = x->P;
     const rfx_clause *cl = rule_of(x, c);
-    if (st == RFX_ERR_DIV0) {
+    if (st == RFX_ERR_DIV0) {   /* a division by zero, or a functor that failed */
         rfx_diag d = {x->prog->file, x->prog->src, x->err, 0, 0};
-        rfx_diag_error(&d, cl ? cl->loc : (rfx_loc){0, 0}, "division by zero while evaluating this rule");
+        const char *why = rfx_fn_env_error(P->fn_env);
+        rfx_diag_error(&d, cl ? cl->loc : (rfx_loc){0, 0}, "%s while evaluating this rule",
+                       why ? why : "division by zero");
         return;
     }
     if (st != RFX_ERR_NOMEM && st != RFX_ERR_LIMIT && st != RFX_ERR_DEVICE)
@@ -897,6 +899,7 @@ rfx_status rfx_exec_run(const rfx_plan *P, rfx_program *prog, const rfx_run_opts
     pthread_mutex_init(&x->trace_lock, NULL);
     x->nthreads = o->nthreads > 0 ? o->nthreads : 1;
     x->t_start = rfx_seconds();
+    rfx_fn_env_reset(P->fn_env);
     rfx_status st = check_output_dir(x);
     if (st == RFX_OK && !o->no_fuse && !(x->weave = rfx_weave_build(P, NULL))) {
         fprintf(err, "rfx: error: out of memory fusing the plan's kernels\n");

@@ -99,9 +99,70 @@ class Body:
         return "%s(%s)" % (rel.name, ", ".join(args))
 
 
+def functor(rng, body, ty, depth):
+    """A functor call of type ty over bound variables (string functors, conversions, as), or
+    None where the body has nothing to call one on. Never to_number of an arbitrary symbol:
+    both engines stop on a symbol that is not a number."""
+    syms, nums, uns, flts = (body.of_type(t) for t in ("symbol", "number", "unsigned", "float"))
+    forms = []
+    if ty == "symbol":
+        if syms:
+            forms += ["cat", "substr"]
+        if nums or uns:
+            forms.append("to_string")
+    elif ty == "number":
+        if syms:
+            forms.append("strlen")
+        if nums:
+            forms.append("roundtrip")
+        if uns:
+            forms += ["as_u", "to_number_u"]
+        if flts:
+            forms.append("to_number_f")
+    elif ty == "unsigned":
+        if nums:
+            forms += ["to_unsigned", "as_n"]
+    elif ty == "float":
+        if nums:
+            forms.append("to_float")
+        if uns:
+            forms.append("to_float_u")
+    if not forms:
+        return None
+    f = rng.choice(forms)
+    if f == "cat":
+        parts = [rng.choice(syms + ['"-"', '"x"', '""']) for _ in range(rng.choice([2, 2, 3]))]
+        return "cat(%s)" % ", ".join(parts)
+    if f == "substr":
+        return "substr(%s, %d, %d)" % (rng.choice(syms), rng.randint(-1, 4), rng.randint(-1, 3))
+    if f == "to_string":
+        return "to_string(%s)" % rng.choice(nums + uns)
+    if f == "strlen":
+        return "strlen(%s)" % rng.choice(syms)
+    if f == "roundtrip":
+        return "to_number(to_string(%s))" % arith(rng, body, "number", depth + 1)
+    if f == "as_u":
+        return "as(%s, number)" % rng.choice(uns)
+    if f == "to_number_u":
+        return "to_number(%s)" % rng.choice(uns)
+    if f == "to_number_f":
+        return "to_number(%s)" % rng.choice(flts)
+    if f == "to_unsigned":
+        return "to_unsigned(%s)" % rng.choice(nums)
+    if f == "as_n":
+        return "as(%s, unsigned)" % rng.choice(nums)
+    if f == "to_float":
+        return "to_float(%s)" % rng.choice(nums)
+    return "to_float(%s)" % rng.choice(uns)
+
+
 def arith(rng, body, ty, depth=0):
     """An expression of type ty over bound variables (bound ones exist for ty)."""
     vs = body.of_type(ty)
+    if depth <= 1 and rng.random() < (0.6 if ty == "symbol" else 0.15):
+        f = functor(rng, body, ty, depth)
+        if f:
+            return f
     if not vs or ty == "symbol":
         return rng.choice(vs) if vs else const(rng, ty)
     if depth > 1 or rng.random() < 0.35:
@@ -167,10 +228,15 @@ def aggregate(rng, body, avail):
                                                    inner.n, rel.name, ", ".join(nested)))
     if inner.vars and rng.random() < 0.15:   # a negated atom over the body's variables
         lits.append("!" + bound_atom(rng, inner, rng.choice(avail)))
-    fn = rng.choice(["count", "count", "sum", "min", "max"])
+    fn = rng.choice(["count", "count", "sum", "min", "max", "mean"])
     if fn == "count" or not nums:
         return "count : { %s }" % ", ".join(lits), "number"
     v = rng.choice(nums)
+    if fn == "mean":   # Soufflé 2.5 takes floats only
+        flts = [x for x in nums if inner.vars[x] == "float"]
+        if not flts:
+            return "count : { %s }" % ", ".join(lits), "number"
+        v = rng.choice(flts)
     target = v
     if rng.random() < 0.2 and inner.vars[v] != "float":
         target = "%s * 2" % v
@@ -193,6 +259,21 @@ def gen_rule(rng, head, avail, group, negs, recursive):
             ops = ["=", "!="] if ty == "symbol" else ["<", "<=", ">", ">=", "=", "!="]
             rhs = rng.choice(body.of_type(ty) + [const(rng, ty)])
             body.lits.append("%s %s %s" % (v, rng.choice(ops), rhs))
+    syms = body.of_type("symbol")
+    if syms and rng.random() < 0.1:   # a string constraint
+        pat = rng.choice(['"a.*"', '".*b.*"', '"[0-9]+"', '"-?[0-9]"', '"(a|b)+"', '""'])
+        lit = rng.choice(["match(%s, %s)" % (pat, rng.choice(syms)),
+                          "contains(%s, %s)" % (rng.choice(syms + ['"a"', '"b"', '""']), rng.choice(syms))])
+        body.lits.append(("!" if rng.random() < 0.3 else "") + lit)
+    nums = body.of_type("number")
+    if not recursive and nums and rng.random() < 0.08:   # a generator: each value of a small range
+        v = rng.choice(nums)
+        bounds = rng.choice(["%s, %s + %d" % (v, v, rng.randint(0, 4)), "%s, %s - %d" % (v, v, rng.randint(0, 3)),
+                             "%d, %s, %d" % (rng.randint(-3, 3), v, rng.choice([1, 2, -1, -2, 0]))])
+        if rng.random() < 0.2:
+            body.lits.append("%s = range(%s)" % (rng.choice(nums), bounds))   # a test of a bound variable
+        else:
+            body.lits.append("%s = range(%s)" % (body.fresh("number"), bounds))
     if negs and body.vars and rng.random() < 0.08:   # a negated disjunction over bound variables
         body.lits.append("!(%s ; %s)" % (bound_atom(rng, body, rng.choice(negs)), bound_atom(rng, body, rng.choice(negs))))
     if negs and rng.random() < 0.3:   # negation of an earlier stratum
@@ -214,7 +295,7 @@ def gen_rule(rng, head, avail, group, negs, recursive):
             body.lits.append("%s = %s" % (v, agg))
             body.vars[v] = ty
     if not recursive and rng.random() < 0.25:   # a binding by arithmetic
-        tys = [t for t in set(body.vars.values()) if t != "symbol"]
+        tys = sorted(set(body.vars.values()))
         if tys:
             ty = rng.choice(tys)
             e = arith(rng, body, ty)
@@ -230,7 +311,7 @@ def gen_rule(rng, head, avail, group, negs, recursive):
         if not same:
             return None
         p = rng.random()
-        if recursive or ty == "symbol" or p < 0.6:
+        if recursive or (ty == "symbol" and p < 0.8) or p < 0.6:
             if recursive and ty in ("number", "unsigned") and p < 0.15:
                 v = rng.choice(same)
                 body.lits.append("%s < %d" % (v, rng.randint(3, 12)))

@@ -12,7 +12,7 @@ if ! command -v clang >/dev/null || ! echo 'int main(){return 0;}' | clang -fsan
   apt-get update -qq && apt-get install -y -qq --no-install-recommends clang libclang-rt-14-dev >/dev/null
 fi
 scripts/install-deps.sh
-cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DRFX_FUZZ=ON -DRFX_NO_CUDA=ON \
+cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DRFX_FUZZ=ON -DRFX_NO_CUDA=ON \
       -DCMAKE_BUILD_TYPE=RelWithDebInfo >build-fuzz.cmake.log 2>&1 || { cat build-fuzz.cmake.log; exit 1; }
 cmake --build build-fuzz -j "$(nproc)" --target fuzz_program fuzz_facts 2>&1 | grep -E "error|warning" || true
 status=0

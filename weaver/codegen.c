@@ -183,6 +183,9 @@ static void emit_rx(gen *g, const rfx_rx *e)
         emit_rx(g, e->r);
         fputs(")", f);
         break;
+    case RFX_RX_FN:   /* host-only commands are never woven (weaver.c) */
+        fputs("\n#error functor on the device\n", f);
+        break;
     }
 }
 

@@ -266,7 +266,7 @@ static int producer(jbuild *j, int var, int before)
         return -1;
     for (int i = before - 1; i >= 0; i--)
         if (P->blocks[j->block].cmds[i].dst == var)
-            return j->x->w->at[j->block][i] < 0 ? i : -1;
+            return j->x->w->at[j->block][i] < 0 && !P->blocks[j->block].cmds[i].host_only ? i : -1;
     return -1;
 }
 
@@ -525,6 +525,7 @@ static bool filter_group(wctx *x, pos first)
         if (writes(d, g->src))
             break;     /* later readers see other contents */
         if (!is_elementwise(d->op) || d->src[0] != g->src || x->w->at[p.block][p.cmd] >= 0 || cmd_can_fail(d) ||
+            d->host_only ||
             touched_between(x, first, p, d->dst, true))
             continue;
         /* Algorithm 2: take it if the group still fits */
@@ -602,13 +603,14 @@ rfx_weave *rfx_weave_build(const rfx_plan *plan, const rfx_weave_opts *opts)
     for (int b = 0; ok && b < plan->nblocks; b++)
         for (int i = plan->blocks[b].ncmds - 1; ok && i >= 0; i--) {
             const rfx_ra_cmd *c = &plan->blocks[b].cmds[i];
-            if ((c->op == RFX_RA_JOIN || c->op == RFX_RA_MAPJOIN) && c->nkeys > 0 && w->at[b][i] < 0)
+            if ((c->op == RFX_RA_JOIN || c->op == RFX_RA_MAPJOIN) && c->nkeys > 0 && w->at[b][i] < 0 &&
+                !c->host_only)   /* functors run on the host, command by command */
                 ok = join_group(&x, b, i);
         }
     for (int b = 0; ok && b < plan->nblocks; b++)
         for (int i = 0; ok && i < plan->blocks[b].ncmds; i++) {
             const rfx_ra_cmd *c = &plan->blocks[b].cmds[i];
-            if (is_elementwise(c->op) && w->at[b][i] < 0)
+            if (is_elementwise(c->op) && w->at[b][i] < 0 && !c->host_only)
                 ok = filter_group(&x, (pos){b, i});
         }
     const char *fused_joins = getenv("RFX_FUSED_JOINS");

@@ -1,0 +1,256 @@
+/* functors.c: Soufflé's symbol functors and conversions on the host (functors.h). Each
+ * follows what Soufflé 2.5 does, C++ library behaviour included (std::stoi, std::stof,
+ * std::string::substr, std::to_string, std::regex), so that answers agree. */
+#include "functors.h"
+#include "rx_ops.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct regex_entry {
+    uint32_t pattern;          /* symbol id */
+    rfx_regex *re;             /* NULL: the pattern is invalid (match is false, as Soufflé's) */
+} regex_entry;
+
+struct rfx_fn_env {
+    rfx_symtab *syms;
+    pthread_mutex_t lock;      /* the symbol table, the regex cache and the error */
+    atomic_uint autoinc;
+    bool failed;
+    char error[320];
+    regex_entry *regexes;
+    size_t nregex, capregex;
+};
+
+const char *rfx_fn_op_name(rfx_fn_op op)
+{
+    static const char *const names[RFX_FX_COUNT] = {
+        "cat", "strlen", "substr", "ord", "contains", "match", "to_number", "to_unsigned", "to_float",
+        "to_string", "to_string", "to_string", "to_number", "to_unsigned", "to_float", "to_float", "autoinc"};
+    return names[op];
+}
+
+rfx_fn_env *rfx_fn_env_new(rfx_symtab *syms)
+{
+    rfx_fn_env *env = calloc(1, sizeof *env);
+    if (!env)
+        return NULL;
+    if (pthread_mutex_init(&env->lock, NULL) != 0) {
+        free(env);
+        return NULL;
+    }
+    env->syms = syms;
+    return env;
+}
+
+void rfx_fn_env_free(rfx_fn_env *env)
+{
+    if (!env)
+        return;
+    for (size_t i = 0; i < env->nregex; i++)
+        rfx_regex_free(env->regexes[i].re);
+    free(env->regexes);
+    pthread_mutex_destroy(&env->lock);
+    free(env);
+}
+
+void rfx_fn_env_reset(rfx_fn_env *env)
+{
+    atomic_store(&env->autoinc, 0);
+    env->failed = false;
+    env->error[0] = 0;
+}
+
+const char *rfx_fn_env_error(const rfx_fn_env *env)
+{
+    return env->failed ? env->error : NULL;
+}
+
+/* ---- with the lock held -------------------------------------------------------------- */
+static void fail(rfx_fn_env *env, bool *failed, const char *fmt, const char *text)
+{
+    *failed = true;
+    if (env->failed)
+        return;
+    env->failed = true;
+    char shown[200];   /* the offending text, cut to fit the message */
+    snprintf(shown, sizeof shown, "%s", text);
+    snprintf(env->error, sizeof env->error, fmt, shown);
+}
+
+static uint32_t intern(rfx_fn_env *env, const char *s, size_t n, bool *failed)
+{
+    uint32_t id = rfx_symtab_intern(env->syms, s, n);
+    if (id == UINT32_MAX)
+        fail(env, failed, "out of memory making a symbol%s", "");
+    return id;
+}
+
+static uint32_t intern_text(rfx_fn_env *env, const char *s, bool *failed)
+{
+    return intern(env, s, strlen(s), failed);
+}
+
+/* std::stoi / std::stoul over the NUL-ended text: leading blanks and a sign taken, the
+ * longest run of digits of the base read; nothing read or out of range fails. */
+static bool parse_integer(const char *s, int base, bool is_unsigned, int64_t *out)
+{
+    errno = 0;
+    char *end;
+    if (is_unsigned) {
+        unsigned long long v = strtoull(s, &end, base);
+        if (end == s || errno == ERANGE)
+            return false;
+        *out = (int64_t)(uint32_t)v;   /* std::stoul's 64 bits, cut to Soufflé's 32 */
+        return true;
+    }
+    long long v = strtoll(s, &end, base);
+    if (end == s || errno == ERANGE || v < INT32_MIN || v > INT32_MAX)
+        return false;
+    *out = v;
+    return true;
+}
+
+/* Soufflé's RamSignedFromString and RamUnsignedFromString: "0b" (and "-0b") prefixes read
+ * binary, "0x" (and "-0x") hexadecimal, anything else decimal; an unsigned may not be
+ * negative. */
+static bool parse_souffle_int(const char *s, bool is_unsigned, uint32_t *out)
+{
+    int64_t v;
+    if (is_unsigned) {
+        const char *p = s;
+        while (*p == ' ' || (*p >= '\t' && *p <= '\r'))
+            p++;
+        if (*p == '-')
+            return false;
+    }
+    if (!is_unsigned && strncmp(s, "-0b", 3) == 0) {
+        if (!parse_integer(s + 3, 2, false, &v))
+            return false;
+        *out = 0u - (uint32_t)v;
+        return true;
+    }
+    bool ok = strncmp(s, "0b", 2) == 0 ? parse_integer(s + 2, 2, is_unsigned, &v)
+            : strncmp(s, "0x", 2) == 0 || (!is_unsigned && strncmp(s, "-0x", 3) == 0)
+                ? parse_integer(s, 16, is_unsigned, &v)
+                : parse_integer(s, 10, is_unsigned, &v);
+    if (ok)
+        *out = (uint32_t)v;
+    return ok;
+}
+
+static rfx_regex *regex_of(rfx_fn_env *env, uint32_t pattern, bool *failed)
+{
+    for (size_t i = 0; i < env->nregex; i++)
+        if (env->regexes[i].pattern == pattern)
+            return env->regexes[i].re;
+    if (!rfx_grow((void **)&env->regexes, &env->capregex, env->nregex + 1, sizeof(regex_entry))) {
+        fail(env, failed, "out of memory compiling a regular expression%s", "");
+        return NULL;
+    }
+    rfx_regex *re = rfx_regex_compile(rfx_symtab_str(env->syms, pattern), rfx_symtab_len(env->syms, pattern));
+    env->regexes[env->nregex++] = (regex_entry){pattern, re};
+    return re;
+}
+
+/* The operations that read or make symbols, with the lock held. */
+static uint32_t apply_symbolic(rfx_fn_env *env, rfx_fn_op op, const uint32_t *a, bool *failed)
+{
+    rfx_symtab *t = env->syms;
+    char buf[64];
+    switch (op) {
+    case RFX_FX_CAT: {
+        size_t n0 = rfx_symtab_len(t, a[0]), n1 = rfx_symtab_len(t, a[1]);
+        char *s = malloc(n0 + n1 + 1);
+        if (!s) {
+            fail(env, failed, "out of memory making a symbol%s", "");
+            return 0;
+        }
+        memcpy(s, rfx_symtab_str(t, a[0]), n0);
+        memcpy(s + n0, rfx_symtab_str(t, a[1]), n1);
+        uint32_t id = intern(env, s, n0 + n1, failed);
+        free(s);
+        return id;
+    }
+    case RFX_FX_STRLEN:
+        return rfx_symtab_len(t, a[0]);
+    case RFX_FX_SUBSTR: {
+        /* std::string::substr(pos, count) with Soufflé's 32-bit arguments widened to
+         * size_t: a negative position is past the end (Soufflé warns and gives ""), a
+         * negative count takes the rest */
+        size_t n = rfx_symtab_len(t, a[0]);
+        int32_t pos = (int32_t)a[1], cnt = (int32_t)a[2];
+        if (pos < 0 || (size_t)pos > n)
+            return intern(env, "", 0, failed);
+        size_t take = cnt < 0 || (size_t)cnt > n - (size_t)pos ? n - (size_t)pos : (size_t)cnt;
+        return intern(env, rfx_symtab_str(t, a[0]) + pos, take, failed);
+    }
+    case RFX_FX_CONTAINS: {
+        size_t n0 = rfx_symtab_len(t, a[0]), n1 = rfx_symtab_len(t, a[1]);
+        return n0 == 0 || memmem(rfx_symtab_str(t, a[1]), n1, rfx_symtab_str(t, a[0]), n0) != NULL;
+    }
+    case RFX_FX_MATCH: {
+        rfx_regex *re = regex_of(env, a[0], failed);
+        return re && rfx_regex_full_match(re, rfx_symtab_str(t, a[1]), rfx_symtab_len(t, a[1]));
+    }
+    case RFX_FX_S2I: case RFX_FX_S2U: {
+        uint32_t v = 0;
+        if (!parse_souffle_int(rfx_symtab_str(t, a[0]), op == RFX_FX_S2U, &v))
+            fail(env, failed, op == RFX_FX_S2U ? "to_unsigned: \"%s\" is not an unsigned number in range"
+                                               : "to_number: \"%s\" is not a number in range", rfx_symtab_str(t, a[0]));
+        return v;
+    }
+    case RFX_FX_S2F: {
+        const char *s = rfx_symtab_str(t, a[0]);
+        char *end;
+        errno = 0;
+        float f = strtof(s, &end);
+        if (end == s || errno == ERANGE) {   /* std::stof: nothing read, or out of range */
+            fail(env, failed, "to_float: \"%s\" is not a float in range", s);
+            return 0;
+        }
+        return rfx_of_f32(f);
+    }
+    case RFX_FX_I2S:
+        snprintf(buf, sizeof buf, "%d", (int32_t)a[0]);
+        return intern_text(env, buf, failed);
+    case RFX_FX_U2S:
+        snprintf(buf, sizeof buf, "%u", a[0]);
+        return intern_text(env, buf, failed);
+    case RFX_FX_F2S: {   /* std::to_string(float): "%f" */
+        char big[64];
+        snprintf(big, sizeof big, "%f", (double)rfx_as_f32(a[0]));
+        return intern_text(env, big, failed);
+    }
+    default:   /* RFX_FX_ORD */
+        return a[0];
+    }
+}
+
+uint32_t rfx_fn_apply(rfx_fn_env *env, rfx_fn_op op, const uint32_t *a, bool *failed)
+{
+    switch (op) {
+    case RFX_FX_F2I: {   /* x86's conversion, as Soufflé's static_cast compiles there: NaN and
+                          * values out of range give INT32_MIN */
+        float f = rfx_as_f32(a[0]);
+        return f >= -2147483648.0f && f < 2147483648.0f ? (uint32_t)(int32_t)f : 0x80000000u;
+    }
+    case RFX_FX_F2U: {   /* through 64 bits, as x86 converts a float to an unsigned */
+        float f = rfx_as_f32(a[0]);
+        return f >= -9223372036854775808.0f && f < 9223372036854775808.0f ? (uint32_t)(int64_t)f : 0u;
+    }
+    case RFX_FX_I2F: return rfx_of_f32((float)(int32_t)a[0]);
+    case RFX_FX_U2F: return rfx_of_f32((float)a[0]);
+    case RFX_FX_AUTOINC: return atomic_fetch_add(&env->autoinc, 1u);
+    default: break;
+    }
+    pthread_mutex_lock(&env->lock);
+    uint32_t v = apply_symbolic(env, op, a, failed);
+    pthread_mutex_unlock(&env->lock);
+    return v;
+}
