@@ -229,8 +229,9 @@ rfx_expr *rfx_mk_as(rfx_parse_ctx *ctx, rfx_expr *x, const char *type, RFX_YYLTY
 
 rfx_body *rfx_mk_fn_lit(rfx_parse_ctx *ctx, rfx_functor fn, rfx_plist *args, bool negated, RFX_YYLTYPE loc)
 {
-    return rfx_mk_cmp_body(ctx, negated ? RFX_EQ : RFX_NE, rfx_mk_fn(ctx, fn, args, loc), rfx_mk_int(ctx, 0, false, loc),
-                           loc);
+    /* fn(...) = 1, or = 0 negated: match of an invalid pattern gives 2, so that neither
+     * holds, as in Soufflé */
+    return rfx_mk_cmp_body(ctx, RFX_EQ, rfx_mk_fn(ctx, fn, args, loc), rfx_mk_int(ctx, negated ? 0 : 1, false, loc), loc);
 }
 
 rfx_expr *rfx_mk_agg(rfx_parse_ctx *ctx, rfx_aggfn fn, rfx_expr *target, rfx_body *body, RFX_YYLTYPE loc)

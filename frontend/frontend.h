@@ -117,7 +117,7 @@ typedef enum rfx_binop {
 typedef enum rfx_aggfn { RFX_AGG_COUNT, RFX_AGG_SUM, RFX_AGG_MIN, RFX_AGG_MAX, RFX_AGG_MEAN } rfx_aggfn;
 
 /* Soufflé's intrinsic functors other than the operators (rfx_binop) and min/max. contains
- * and match are constraints in a body; used as expressions they give 0 or 1. as(x, T)
+ * and match are constraints in a body (`match(p, s)` is `match(p, s) = 1`). as(x, T)
  * gives x's bits typed T; range(a, b[, step]) takes every value from a towards b. */
 typedef enum rfx_functor {
     RFX_FN_CAT, RFX_FN_STRLEN, RFX_FN_SUBSTR, RFX_FN_ORD, RFX_FN_CONTAINS, RFX_FN_MATCH,

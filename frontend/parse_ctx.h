@@ -107,7 +107,7 @@ rfx_expr *rfx_fold_binop(rfx_parse_ctx *ctx, rfx_binop op, rfx_expr *first, rfx_
 /* A functor call; its number of arguments is checked here. */
 rfx_expr *rfx_mk_fn(rfx_parse_ctx *ctx, rfx_functor fn, rfx_plist *args, RFX_YYLTYPE loc);
 rfx_expr *rfx_mk_as(rfx_parse_ctx *ctx, rfx_expr *x, const char *type, RFX_YYLTYPE loc);
-/* contains(...) or match(...), a body literal (negated: `!match(...)`): fn(...) != 0. */
+/* contains(...) or match(...), a body literal (negated: `!match(...)`). */
 rfx_body *rfx_mk_fn_lit(rfx_parse_ctx *ctx, rfx_functor fn, rfx_plist *args, bool negated, RFX_YYLTYPE loc);
 void rfx_add_logiql_decl(rfx_parse_ctx *ctx, rfx_atom *head, rfx_body *types, RFX_YYLTYPE loc);
 const char *rfx_sym_text(rfx_parse_ctx *ctx, uint32_t sym);

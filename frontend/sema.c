@@ -1004,12 +1004,13 @@ static void bind_atom_vars(bool *bound, const rfx_atom *a)
             bound[a->args[i]->u.v.var] = true;
 }
 
-/* Safety of an aggregate: its body is range-restricted on its own; variables shared with
- * the enclosing clause are group keys and must be bound by the body's atoms. */
-static void check_agg_safety(clause_ctx *cc, rfx_expr *e)
+/* Safety of an aggregate: its body is range-restricted given what the enclosing scope
+ * grounds (`outer`): a variable shared with it is injected there (scope_agg), its values
+ * the enclosing tuples' (`sum y : { r(y), y < k }` with k bound outside). */
+static void check_agg_safety(clause_ctx *cc, rfx_expr *e, const bool *outer)
 {
     for (int i = 0; i < rfx_expr_nkids(e); i++)
-        check_agg_safety(cc, rfx_expr_kid(e, i));
+        check_agg_safety(cc, rfx_expr_kid(e, i), outer);
     if (e->kind != RFX_E_AGG || !e->u.agg.body)
         return;
     int nv = cc->c->nvars;
@@ -1018,6 +1019,7 @@ static void check_agg_safety(clause_ctx *cc, rfx_expr *e)
         cc->s->ctx->oom = true;
         return;
     }
+    memcpy(inner, outer, (size_t)nv);
     check_conj_safety(cc, rfx_agg_conj(e), inner, false);
     if (e->u.agg.target) {
         safety sf = {cc, inner};
@@ -1058,14 +1060,14 @@ static void check_conj_safety(clause_ctx *cc, rfx_conj *cj, bool *bound, bool ou
         } else if (l->kind == RFX_L_CMP) {
             report_unbound(&sf, l->lhs, " in comparison");
             report_unbound(&sf, l->rhs, " in comparison");
-            check_agg_safety(cc, l->lhs);
-            check_agg_safety(cc, l->rhs);
+            check_agg_safety(cc, l->lhs, bound);
+            check_agg_safety(cc, l->rhs, bound);
         } else if (l->kind == RFX_L_ATOM) {
             for (int a = 0; a < l->atom.nargs; a++) {
                 rfx_expr *x = l->atom.args[a];
                 if (x->kind != RFX_E_VAR && x->kind != RFX_E_ANON) {
                     report_unbound(&sf, x, " in atom argument");
-                    check_agg_safety(cc, x);
+                    check_agg_safety(cc, x, bound);
                 }
             }
         }
@@ -1110,35 +1112,75 @@ static void type_untyped(clause_ctx *cc, const rfx_expr *e, int t)
     }
 }
 
-/* range(...) generates values: it may stand only as `v = range(...)` (or the other way
- * round), whose variable takes each value; rfx has no other place for it. */
-static void check_range_conj(sema *s, const rfx_conj *cj);
+/* range(...) generates values. Where it stands as `v = range(...)` its variable takes each
+ * value; anywhere else (an argument, an operand) it is lifted out: a fresh variable in its
+ * place, bound by `$rangeN = range(...)` added to the conjunction it belongs to, so that the
+ * rule holds for each value, as in Soufflé. */
+typedef struct range_lift {
+    clause_ctx *cc;            /* the variables are numbered (after aggregate scoping, so that a
+                                * range in an aggregate's target keeps its variables local) */
+    sema *s;
+    int n;                     /* fresh variables made */
+} range_lift;
 
-static void check_range_places(sema *s, const rfx_expr *e, bool binding)
+static void lift_ranges_conj(range_lift *rl, rfx_conj *cj);
+
+static bool add_lit(sema *s, rfx_conj *cj, rfx_lit *l)
 {
-    if (e->kind == RFX_E_FN && e->u.fn.fn == RFX_FN_RANGE && !binding)
-        rfx_diag_error(s->d, e->loc, "range(...) is supported only as `x = range(...)`, binding a variable");
-    if (e->kind == RFX_E_AGG) {
-        if (e->u.agg.target)
-            check_range_places(s, e->u.agg.target, false);
-        if (rfx_agg_conj(e))
-            check_range_conj(s, rfx_agg_conj(e));
-    }
-    for (int i = 0; i < rfx_expr_nkids(e); i++)
-        check_range_places(s, rfx_expr_kid(e, i), false);
+    rfx_lit **lits = salloc(s, sizeof(rfx_lit *) * (size_t)(cj->nlits + 1));
+    if (!lits)
+        return false;
+    rfx_memcpy(lits, cj->lits, sizeof(rfx_lit *) * (size_t)cj->nlits);
+    lits[cj->nlits++] = l;
+    cj->lits = lits;
+    return true;
 }
 
-static void check_range_conj(sema *s, const rfx_conj *cj)
+static rfx_expr *lift_ranges(range_lift *rl, rfx_expr *e, rfx_conj *cj, bool binding)
 {
-    for (int i = 0; i < cj->nlits; i++) {
-        const rfx_lit *l = cj->lits[i];
+    if (e->kind == RFX_E_AGG) {
+        if (e->u.agg.target && rfx_agg_conj(e))
+            e->u.agg.target = lift_ranges(rl, e->u.agg.target, rfx_agg_conj(e), false);
+        if (rfx_agg_conj(e))
+            lift_ranges_conj(rl, rfx_agg_conj(e));
+        return e;
+    }
+    for (int i = 0; i < rfx_expr_nkids(e); i++) {
+        rfx_expr *k = lift_ranges(rl, rfx_expr_kid(e, i), cj, false);
+        if (e->kind == RFX_E_FN)
+            e->u.fn.args[i] = k;
+        else if (i)
+            e->u.bin.rhs = k;
+        else
+            e->u.bin.lhs = k;
+    }
+    if (e->kind != RFX_E_FN || e->u.fn.fn != RFX_FN_RANGE || binding)
+        return e;
+    rfx_expr *v = salloc(rl->s, sizeof *v), *v2 = salloc(rl->s, sizeof *v2);
+    rfx_lit *l = salloc(rl->s, sizeof *l);
+    char *name = salloc(rl->s, 24);
+    if (!v || !v2 || !l || !name)
+        return e;
+    snprintf(name, 24, "$range%d", rl->n++);
+    *v = (rfx_expr){.kind = RFX_E_VAR, .loc = e->loc, .type = -1, .u.v = {name, var_index_fresh(rl->cc, name)}};
+    *v2 = *v;
+    *l = (rfx_lit){.kind = RFX_L_CMP, .loc = e->loc, .cmp = RFX_EQ, .lhs = v2, .rhs = e};
+    add_lit(rl->s, cj, l);
+    return v;
+}
+
+static void lift_ranges_conj(range_lift *rl, rfx_conj *cj)
+{
+    int n = cj->nlits;   /* literals added for ranges are bindings already */
+    for (int i = 0; i < n; i++) {
+        rfx_lit *l = cj->lits[i];
         if (l->kind == RFX_L_CMP) {
             bool eq = l->cmp == RFX_EQ;
-            check_range_places(s, l->lhs, eq && l->rhs->kind == RFX_E_VAR);
-            check_range_places(s, l->rhs, eq && l->lhs->kind == RFX_E_VAR && l->rhs->kind != RFX_E_VAR);
+            l->lhs = lift_ranges(rl, l->lhs, cj, eq && l->rhs->kind == RFX_E_VAR);
+            l->rhs = lift_ranges(rl, l->rhs, cj, eq && l->lhs->kind == RFX_E_VAR && l->rhs->kind != RFX_E_VAR);
         } else if (l->kind == RFX_L_ATOM || l->kind == RFX_L_NEG)
             for (int a = 0; a < l->atom.nargs; a++)
-                check_range_places(s, l->atom.args[a], false);
+                l->atom.args[a] = lift_ranges(rl, l->atom.args[a], cj, false);
     }
 }
 
@@ -1169,11 +1211,6 @@ static void check_clause(sema *s, rfx_clause *c)
         resolve_conj(s, &c->conj[i]);
     for (int a = 0; a < c->head.nargs; a++)
         resolve_expr_atoms(s, c->head.args[a]);
-    for (int i = 0; i < c->nconj; i++)
-        check_range_conj(s, &c->conj[i]);
-    for (int a = 0; a < c->head.nargs; a++)
-        check_range_places(s, c->head.args[a], false);
-
     clause_ctx cc = {s, c, {0}, NULL, false};
     for (int a = 0; a < c->head.nargs; a++)
         number_expr(&cc, c->head.args[a]);
@@ -1181,6 +1218,17 @@ static void check_clause(sema *s, rfx_clause *c)
         number_conj(&cc, &c->conj[i]);
     for (int i = 0; i < c->nconj; i++)
         scope_clause_aggs(&cc, &c->conj[i], &c->head);
+    range_lift rl = {&cc, s, 0};
+    for (int i = 0; i < c->nconj; i++)
+        lift_ranges_conj(&rl, &c->conj[i]);
+    if (c->nconj > 0) {   /* a head's range: its binding joins every disjunct */
+        int first = c->conj[0].nlits;
+        for (int a = 0; a < c->head.nargs; a++)
+            c->head.args[a] = lift_ranges(&rl, c->head.args[a], &c->conj[0], false);
+        for (int i = 1; i < c->nconj; i++)
+            for (int l = first; l < c->conj[0].nlits; l++)
+                add_lit(s, &c->conj[i], c->conj[0].lits[l]);
+    }
     c->nvars = cc.names.n;
     c->var_names = (const char **)cc.names.items;
     if (c->nvars > RFX_MAX_RULE_VARS) {
@@ -1229,7 +1277,7 @@ static void check_clause(sema *s, rfx_clause *c)
         safety sf = {&cc, bound};
         for (int a = 0; a < c->head.nargs; a++) {
             report_unbound(&sf, c->head.args[a], " in head");
-            check_agg_safety(&cc, c->head.args[a]);
+            check_agg_safety(&cc, c->head.args[a], bound);
         }
         free(bound);
     }

@@ -196,7 +196,7 @@ static uint32_t apply_symbolic(rfx_fn_env *env, rfx_fn_op op, const uint32_t *a,
     }
     case RFX_FX_MATCH: {
         rfx_regex *re = regex_of(env, a[0], failed);
-        return re && rfx_regex_full_match(re, rfx_symtab_str(t, a[1]), rfx_symtab_len(t, a[1]));
+        return !re ? 2u : rfx_regex_full_match(re, rfx_symtab_str(t, a[1]), rfx_symtab_len(t, a[1]));
     }
     case RFX_FX_S2I: case RFX_FX_S2U: {
         uint32_t v = 0;

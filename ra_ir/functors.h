@@ -21,7 +21,8 @@ typedef enum rfx_fn_op {
     RFX_FX_SUBSTR,             /* symbol, number, number -> symbol */
     RFX_FX_ORD,                /* symbol -> number (its id) */
     RFX_FX_CONTAINS,           /* symbol, symbol -> 0/1: the first occurs in the second */
-    RFX_FX_MATCH,              /* symbol, symbol -> 0/1: the second matches the first, an ECMAScript regex */
+    RFX_FX_MATCH,              /* symbol, symbol -> 0/1: the second matches the first, an ECMAScript
+                                * regex; 2 when the pattern is invalid (neither match nor !match holds) */
     RFX_FX_S2I, RFX_FX_S2U, RFX_FX_S2F,   /* symbol -> number, unsigned, float (parsed as Soufflé does) */
     RFX_FX_I2S, RFX_FX_U2S, RFX_FX_F2S,   /* number, unsigned, float -> symbol */
     RFX_FX_F2I, RFX_FX_F2U, RFX_FX_I2F, RFX_FX_U2F,   /* between floats and integers */

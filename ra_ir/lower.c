@@ -255,13 +255,7 @@ static int agg_groups(rule_ctx *R, const rfx_expr *agg, const bool *outer, int *
         R->L->oom = true;
         return 0;
     }
-    for (int i = 0; i < cj->nlits; i++) {
-        const rfx_lit *l = cj->lits[i];
-        if (l->kind == RFX_L_ATOM)
-            for (int a = 0; a < l->atom.nargs; a++)
-                if (l->atom.args[a]->kind == RFX_E_VAR)
-                    in[l->atom.args[a]->u.v.var] = true;
-    }
+    rfx_conj_vars(cj, in, NULL);   /* clause variables only: below R->nv */
     for (int v = 0; v < R->nv; v++)
         if (in[v] && outer[v])
             out[n++] = v;
@@ -881,7 +875,7 @@ static bool try_lftj(rule_ctx *R, flow *cur)
 
 /* ---- one conjunction ---------------------------------------------------------------------- */
 static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, int delta_lit,
-                       const hcol *out, int nout, bool inner, int nv_base);
+                       const hcol *out, int nout, bool inner, int nv_base, const flow *seed);
 
 static void add_item(rule_ctx *R, item it)
 {
@@ -1249,6 +1243,49 @@ static void apply_range(rule_ctx *R, flow *cur, item *it)
     R->bound[v] = true;
 }
 
+/* Whether an expression's value is fixed once the variables in `bound` are. */
+static bool ground_expr(const rfx_expr *e, const bool *bound)
+{
+    if (e->kind == RFX_E_VAR)
+        return bound[e->u.v.var];
+    if (e->kind == RFX_E_ANON)
+        return false;
+    for (int i = 0; i < rfx_expr_nkids(e); i++)
+        if (!ground_expr(rfx_expr_kid(e, i), bound))
+            return false;
+    return true;
+}
+
+/* Whether a conjunction grounds clause variable v by itself: in a positive atom, or bound
+ * by `v = expr` over what it grounds. */
+static bool conj_grounds(const rfx_clause *c, const rfx_conj *cj, int v)
+{
+    bool *b = calloc((size_t)c->nvars + 1, 1);
+    if (!b)
+        return true;   /* out of memory: planned as before, the lowering reports it */
+    for (int i = 0; i < cj->nlits; i++)
+        if (cj->lits[i]->kind == RFX_L_ATOM)
+            for (int a = 0; a < cj->lits[i]->atom.nargs; a++)
+                if (cj->lits[i]->atom.args[a]->kind == RFX_E_VAR)
+                    b[cj->lits[i]->atom.args[a]->u.v.var] = true;
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (int i = 0; i < cj->nlits; i++) {
+            const rfx_lit *l = cj->lits[i];
+            if (l->kind != RFX_L_CMP || l->cmp != RFX_EQ)
+                continue;
+            for (int side = 0; side < 2; side++) {
+                const rfx_expr *x = side ? l->rhs : l->lhs, *y = side ? l->lhs : l->rhs;
+                if (x->kind == RFX_E_VAR && !b[x->u.v.var] && ground_expr(y, b))
+                    changed = b[x->u.v.var] = true;
+            }
+        }
+    }
+    bool g = b[v];
+    free(b);
+    return g;
+}
+
 static void apply_aggregate(rule_ctx *R, flow *cur, item *it, const bool *outer)
 {
     lower_ctx *L = R->L;
@@ -1269,7 +1306,29 @@ static void apply_aggregate(rule_ctx *R, flow *cur, item *it, const bool *outer)
     int nv_before = R->nv;
     if (agg->u.agg.fn == RFX_AGG_COUNT || agg->u.agg.fn == RFX_AGG_SUM || agg->u.agg.fn == RFX_AGG_MEAN)
         n = -n - 1;   /* tell lower_conj to append all inner variables */
-    flow in = lower_conj(L, R->c, rfx_agg_conj(agg), -1, cols, n, true, nv_before);
+    /* group variables the body does not ground itself take the enclosing tuples' values:
+     * the body starts from their distinct values there (a correlated aggregate) */
+    flow seed = {0}, *seeded = NULL;
+    int sv[256], ns = 0;
+    for (int i = 0; i < ng; i++)
+        if (!conj_grounds(R->c, rfx_agg_conj(agg), groups[i]))
+            sv[ns++] = groups[i];
+    if (ns) {
+        rfx_rx **outs = lalloc(L, sizeof(rfx_rx *) * (size_t)ns);
+        int *schema = lalloc(L, sizeof(int) * (size_t)ns);
+        if (!outs || !schema)
+            return;
+        for (int i = 0; i < ns; i++) {
+            int c = col_of(cur, NULL, sv[i]);
+            outs[i] = rfx_rx_col(L, c, L->plan->vars[cur->var].types[c]);
+            schema[i] = sv[i];
+        }
+        seed = emit_map(R, cur, NULL, outs, schema, ns);
+        seed.unique = false;   /* one row per value: SORT_UNIQUE */
+        emit_sort_all(L, &seed);
+        seeded = &seed;
+    }
+    flow in = lower_conj(L, R->c, rfx_agg_conj(agg), -1, cols, n, true, nv_before, seeded);
     it->done = true;
     if (in.var < 0 && !L->oom) {
         /* a body that is `false`: no inner rows (count 0; sum, min and max unbound) */
@@ -1342,7 +1401,7 @@ static bool body_materialized(const rfx_conj *cj)
 /* Lowers one conjunction to a sorted set whose columns are `out` (for aggregate inner
  * bodies, nout < 0 means: the -nout-1 given columns followed by every inner variable). */
 static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, int delta_lit,
-                       const hcol *out_in, int nout_in, bool inner, int nv_base)
+                       const hcol *out_in, int nout_in, bool inner, int nv_base, const flow *seed)
 {
     rule_ctx R = {.L = L, .c = c, .nv = nv_base};
     bool all_inner = nout_in < 0;
@@ -1465,7 +1524,8 @@ static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, in
     }
     rfx_memcpy(out, out_in, sizeof(hcol) * (size_t)nout);
     if (all_inner) {
-        /* append every variable this inner body binds through its atoms */
+        /* append every variable this inner body binds through its atoms and generators
+         * (each value of a range is a binding of its own) */
         bool *seen = calloc((size_t)R.nv + 1, 1);
         if (seen) {
             for (int i = 0; i < nout; i++) {
@@ -1475,7 +1535,10 @@ static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, in
                     seen[out[i].e->u.v.var] = true;
             }
             for (int k = 0; k < R.nitems; k++)
-                if (R.items[k].kind == IT_ATOM)
+                if (R.items[k].kind == IT_RANGE && !seen[R.items[k].var]) {
+                    seen[R.items[k].var] = true;
+                    out[nout++] = (hcol){NULL, R.items[k].var};
+                } else if (R.items[k].kind == IT_ATOM)
                     for (int a = 0; a < R.items[k].atom->nargs; a++) {
                         int v = R.items[k].argvar[a];
                         if (v >= 0 && !seen[v]) {
@@ -1488,6 +1551,11 @@ static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, in
     }
 
     flow cur = {L->plan->unit, 0, NULL, 0, true};
+    if (seed) {   /* an aggregate body's injected variables, bound by the enclosing tuples */
+        cur = *seed;
+        for (int i = 0; i < cur.n; i++)
+            R.bound[cur.schema[i]] = true;
+    }
     if (!inner)
         try_lftj(&R, &cur);
     /* first atom: the delta when there is one, else the smallest estimate */
@@ -1601,7 +1669,7 @@ int rfx_lower_rule_set(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, in
         return -1;
     for (int i = 0; i < n; i++)
         out[i] = (hcol){c->head.args[i], -1};
-    flow f = lower_conj(L, c, cj, delta_lit, out, n, false, c->nvars);
+    flow f = lower_conj(L, c, cj, delta_lit, out, n, false, c->nvars, NULL);
     return f.var;
 }
 

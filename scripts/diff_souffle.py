@@ -226,6 +226,11 @@ def aggregate(rng, body, avail):
         nested[col] = "w%d" % inner.n
         lits.append("%s %s %s w%d : { %s(%s) }" % (v, rng.choice(["<", ">=", "="]), rng.choice(["min", "max"]),
                                                    inner.n, rel.name, ", ".join(nested)))
+    if nums and rng.random() < 0.2:   # an outer variable in the body: injected, each tuple's value
+        v = rng.choice(nums)
+        outer = body.of_type(inner.vars[v])
+        if outer:
+            lits.append("%s %s %s" % (v, rng.choice(["<", ">=", "!="]), rng.choice(outer)))
     if inner.vars and rng.random() < 0.15:   # a negated atom over the body's variables
         lits.append("!" + bound_atom(rng, inner, rng.choice(avail)))
     fn = rng.choice(["count", "count", "sum", "min", "max", "mean"])
