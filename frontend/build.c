@@ -616,3 +616,63 @@ const char *rfx_int_text(rfx_parse_ctx *ctx, int64_t v)
     int n = snprintf(buf, sizeof buf, "%lld", (long long)v);
     return rfx_arena_strdup(ctx->arena, buf, (size_t)n);
 }
+
+void rfx_parse_linemark(rfx_parse_ctx *ctx, const char *text)
+{
+    RFX_YYLTYPE here = {ctx->line, 1, ctx->line, 1};
+    if (!ctx->lines) {
+        rfx_parse_error(ctx, here, "preprocessor directive in a program read from memory (only program files are "
+                                   "preprocessed)");
+        return;
+    }
+    /* `# 12 "file" flags` (or `#line 12 "file"`); other lines (#pragma) carry nothing */
+    const char *p = text;
+    while (*p == ' ' || *p == '\t' || *p == '#')
+        p++;
+    if (strncmp(p, "line", 4) == 0)
+        p += 4;
+    char *end;
+    long line = strtol(p, &end, 10);
+    if (end == p || line < 1 || line > INT32_MAX)
+        return;
+    p = end;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    if (*p != '"')
+        return;
+    const char *name = ++p;
+    while (*p && *p != '"')
+        p++;
+    size_t n = (size_t)(p - name);
+    const char *file;
+    if (n == 7 && memcmp(name, "<stdin>", 7) == 0)
+        file = ctx->file;
+    else if (name[0] == '/' || name[0] == '<' || !ctx->dir[0]) {
+        file = rfx_arena_strdup(ctx->arena, name, n);
+    } else {   /* relative to the directory the preprocessor ran in */
+        size_t dn = strlen(ctx->dir);
+        char *f = ctx_alloc(ctx, dn + n + 2);
+        if (f) {
+            memcpy(f, ctx->dir, dn);
+            f[dn] = '/';
+            memcpy(f + dn + 1, name, n);
+            f[dn + n + 1] = 0;
+        }
+        file = f;
+    }
+    if (!file) {
+        ctx->oom = true;
+        return;
+    }
+    rfx_linemap *m = ctx->lines;
+    if (m->n == ctx->mark_cap) {
+        int nc = ctx->mark_cap ? ctx->mark_cap * 2 : 16;
+        rfx_linemark *nm = ctx_alloc(ctx, sizeof(rfx_linemark) * (size_t)nc);
+        if (!nm)
+            return;
+        rfx_memcpy(nm, m->marks, sizeof(rfx_linemark) * (size_t)m->n);
+        m->marks = nm;
+        ctx->mark_cap = nc;
+    }
+    m->marks[m->n++] = (rfx_linemark){ctx->line + 1, (int)line, file};
+}

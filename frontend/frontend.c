@@ -22,11 +22,14 @@ void rfx_program_free(rfx_program *p)
     free(p);
 }
 
-rfx_program *rfx_frontend_parse(const char *src, size_t len, const char *file,
-                                FILE *diag_out, int *nerrors)
+/* Parses src; a program file's directives go through the preprocessor first. */
+static rfx_program *parse(const char *src, size_t len, const char *file, FILE *diag_out, int *nerrors,
+                          bool preprocess)
 {
+    char *text = NULL;   /* the preprocessor's output, when it ran */
+    char *dir = NULL;
     rfx_program *p = rfx_calloc(1, sizeof *p);
-    rfx_diag diag = {file, NULL, diag_out ? diag_out : stderr, 0, 50};
+    rfx_diag diag = {file, NULL, diag_out ? diag_out : stderr, 0, 50, NULL};
     *nerrors = 1;
     if (!p)
         goto oom;
@@ -48,7 +51,38 @@ rfx_program *rfx_frontend_parse(const char *src, size_t len, const char *file,
         return NULL;
     }
 
-    rfx_parse_ctx ctx = {.arena = p->arena, .syms = p->syms, .diag = &diag, .line = 1, .col = 1};
+    rfx_parse_ctx ctx = {.arena = p->arena, .syms = p->syms, .diag = &diag, .line = 1, .col = 1, .file = p->file,
+                         .dir = ""};
+    if (preprocess && rfx_needs_preprocessor(src, len)) {
+        char why[512];
+        size_t tlen = 0;
+        rfx_loc where = {0, 0};
+        if (rfx_preprocess(src, len, file, NULL, 0, &text, &tlen, &where, why, sizeof why) != 0) {
+            rfx_diag_error(&diag, where, "%s", why);
+            rfx_program_free(p);
+            return NULL;
+        }
+        if (tlen > INT32_MAX - 2) {
+            free(text);
+            rfx_diag_error(&diag, (rfx_loc){0, 0}, "program text is too large after the preprocessor");
+            rfx_program_free(p);
+            return NULL;
+        }
+        if (!(dir = strdup(file))) {
+            free(text);
+            goto oom;
+        }
+        char *slash = strrchr(dir, '/');
+        if (slash)
+            slash[slash == dir ? 1 : 0] = 0;
+        else
+            dir[0] = 0;
+        ctx.dir = dir;
+        ctx.lines = &p->lines;
+        diag.map = &p->lines;
+        src = text;
+        len = tlen;
+    }
     yyscan_t scanner;
     if (rfx_yylex_init_extra(&ctx, &scanner))
         goto oom;
@@ -58,6 +92,9 @@ rfx_program *rfx_frontend_parse(const char *src, size_t len, const char *file,
     }
     int rc = rfx_yyparse(scanner, &ctx);
     rfx_yylex_destroy(scanner);
+    free(text);
+    free(dir);
+    text = dir = NULL;
     /* 2 is bison's "memory exhausted": out of memory, or the nesting limit (already reported) */
     if (ctx.oom || (rc == 2 && diag.errors == 0))
         goto oom;
@@ -75,10 +112,17 @@ rfx_program *rfx_frontend_parse(const char *src, size_t len, const char *file,
     *nerrors = 0;
     return p;
 oom:
+    free(text);
+    free(dir);
     fprintf(diag.out, "%s: error: out of memory while compiling\n", file);
     rfx_program_free(p);
     *nerrors = -1;
     return NULL;
+}
+
+rfx_program *rfx_frontend_parse(const char *src, size_t len, const char *file, FILE *diag_out, int *nerrors)
+{
+    return parse(src, len, file, diag_out, nerrors, false);
 }
 
 rfx_program *rfx_frontend_parse_file(const char *path, FILE *diag_out, int *nerrors, bool *io_error)
@@ -115,7 +159,7 @@ rfx_program *rfx_frontend_parse_file(const char *path, FILE *diag_out, int *nerr
         *io_error = true;
         return NULL;
     }
-    rfx_program *p = rfx_frontend_parse(buf ? buf : "", n, path, diag_out, nerrors);
+    rfx_program *p = parse(buf ? buf : "", n, path, diag_out, nerrors, true);
     free(buf);
     return p;
 }

@@ -47,18 +47,32 @@ typedef struct rfx_loc {
     int line, col;             /* 1-based; 0 when unknown */
 } rfx_loc;
 
+/* Where the lines of a preprocessed program came from (its line markers): from line `at`
+ * of the text on, line `line` of `file` onwards. */
+typedef struct rfx_linemark {
+    int at, line;
+    const char *file;
+} rfx_linemark;
+typedef struct rfx_linemap {
+    int n;
+    rfx_linemark *marks;       /* by `at` */
+} rfx_linemap;
+
 typedef struct rfx_diag {
     const char *file;          /* name shown in messages */
     const char *src;           /* whole source text, to quote the line (may be NULL) */
     FILE *out;                 /* where messages go (stderr by default) */
     int errors;                /* count so far */
     int max_errors;            /* stop reporting after this many */
+    const rfx_linemap *map;    /* a preprocessed program's lines (NULL: the text is the file's) */
 } rfx_diag;
 
 void rfx_diag_error(rfx_diag *d, rfx_loc loc, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void rfx_diag_warning(rfx_diag *d, rfx_loc loc, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* "line 12" (or "inc.dl:12" in another file) for loc, in messages that name a second place. */
+const char *rfx_diag_where(const rfx_diag *d, rfx_loc loc, char *buf, size_t cap);
 
 /* ---- limits (checked with messages) --------------------------------------------- */
 #define RFX_MAX_ARITY 64         /* attributes of a relation */
@@ -271,6 +285,7 @@ typedef struct rfx_program {
     int nclauses; rfx_clause *clauses;
     int nstrata; rfx_stratum *strata;      /* in evaluation order */
     bool any_output;           /* some .output or .printsize directive */
+    rfx_linemap lines;         /* after the preprocessor: where each line came from (n = 0: none ran) */
 } rfx_program;
 
 /* Parse and check a program. On errors, diagnostics go to diag_out (stderr if NULL),
@@ -278,7 +293,9 @@ typedef struct rfx_program {
  * in messages. */
 rfx_program *rfx_frontend_parse(const char *src, size_t len, const char *file,
                                 FILE *diag_out, int *nerrors);
-/* Reads the file first; an unreadable file counts as an I/O error (*io_error = true). */
+/* Reads the file first; an unreadable file counts as an I/O error (*io_error = true). A
+ * program file that uses preprocessor directives (#include, #define, .include, .once) is
+ * run through the system's C preprocessor, as Soufflé does; rfx_frontend_parse does not. */
 rfx_program *rfx_frontend_parse_file(const char *path, FILE *diag_out, int *nerrors,
                                      bool *io_error);
 void rfx_program_free(rfx_program *p);

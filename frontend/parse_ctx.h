@@ -60,7 +60,21 @@ typedef struct rfx_parse_ctx {
     bool expr_too_deep;        /* reported once */
     int decl_state, decl_depth;/* relation qualifiers: 1 in a .decl's parentheses, 2 after them */
     bool ident_opens_atom;     /* the last identifier scanned is followed by '(' */
+    rfx_linemap *lines;        /* preprocessed text: the line markers read so far (else NULL) */
+    int mark_cap;
+    const char *file;          /* the program's name (line markers of "<stdin>" name it) */
+    const char *dir;           /* its directory, where the preprocessor ran ("" for none) */
 } rfx_parse_ctx;
+
+/* A line of the preprocessor's (`# 12 "inc.dl" 1`, `#pragma ...`): a marker is recorded. */
+void rfx_parse_linemark(rfx_parse_ctx *ctx, const char *text);
+/* The preprocessor pass (preprocess.c): whether the program uses it, and the text after
+ * it (malloc'ed, line markers kept). 0 on success; 1 when the preprocessor reported an
+ * error (*err says what, *where where in the program when it says), -1 when it could not
+ * run. */
+bool rfx_needs_preprocessor(const char *src, size_t len);
+int rfx_preprocess(const char *src, size_t len, const char *file, const char *const *macros, int nmacros,
+                   char **out, size_t *outlen, rfx_loc *where, char *err, size_t errcap);
 
 rfx_loc rfx_loc_of(RFX_YYLTYPE l);
 void rfx_parse_error(rfx_parse_ctx *ctx, RFX_YYLTYPE loc, const char *fmt, ...)

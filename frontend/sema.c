@@ -90,8 +90,9 @@ static void check_decls(sema *s)
         rfx_rel_decl *d = s->ctx->decls.items[i];
         int prev = rfx_program_find_rel(p, d->name);
         if (prev >= 0) {
-            rfx_diag_error(s->d, d->loc, "relation '%s' is declared twice (first at line %d)",
-                           d->name, p->rels[prev].loc.line);
+            char at[300];
+            rfx_diag_error(s->d, d->loc, "relation '%s' is declared twice (first at %s)", d->name,
+                           rfx_diag_where(s->d, p->rels[prev].loc, at, sizeof at));
             continue;
         }
         if (d->nattrs > RFX_MAX_ARITY)
@@ -186,9 +187,11 @@ static void check_decls(sema *s)
                     char na[512], nb[512];
                     snprintf(na, sizeof na, fa ? "%s" : "%s.csv", fa ? fa : p->rels[ri].name);
                     snprintf(nb, sizeof nb, fb ? "%s" : "%s.csv", fb ? fb : p->rels[rj].name);
+                    char at[300];
                     if (strcmp(na, nb) == 0)
-                        rfx_diag_warning(s->d, da->loc, "'%s' is written again (also at line %d): the last "
-                                         "output written replaces the earlier", na, db->loc.line);
+                        rfx_diag_warning(s->d, da->loc, "'%s' is written again (also at %s): the last "
+                                         "output written replaces the earlier", na,
+                                         rfx_diag_where(s->d, db->loc, at, sizeof at));
                 }
         }
 }

@@ -213,18 +213,73 @@ uint32_t *rfx_symtab_ranks(const rfx_symtab *t)
 }
 
 /* ---- diagnostics -------------------------------------------------------------- */
+static void quote_line(FILE *out, const char *src, rfx_loc loc);
+
+/* A file's text (NUL-ended, malloc'ed), or NULL: an included file's line to quote. */
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    size_t n = 0, cap = 0;
+    while (f && rfx_grow((void **)&buf, &cap, n + 4097, 1)) {
+        size_t got = fread(buf + n, 1, cap - n - 1, f);
+        n += got;
+        buf[n] = 0;
+        if (!got)
+            break;
+    }
+    if (f)
+        fclose(f);
+    return buf;
+}
+
+/* The file and line loc stands for: through the preprocessor's line map, if any. */
+static const char *map_loc(const rfx_diag *d, rfx_loc *loc)
+{
+    if (!d->map || !d->map->n || loc->line <= 0)
+        return d->file;
+    int k = d->map->n - 1;
+    while (k > 0 && d->map->marks[k].at > loc->line)
+        k--;
+    const rfx_linemark *m = &d->map->marks[k];
+    if (m->at > loc->line)
+        return d->file;
+    loc->line = m->line + (loc->line - m->at);
+    return m->file;
+}
+
+const char *rfx_diag_where(const rfx_diag *d, rfx_loc loc, char *buf, size_t cap)
+{
+    const char *file = map_loc(d, &loc);
+    if (strcmp(file, d->file) == 0)
+        snprintf(buf, cap, "line %d", loc.line);
+    else
+        snprintf(buf, cap, "%s:%d", file, loc.line);
+    return buf;
+}
+
 static void diag_emit(rfx_diag *d, rfx_loc loc, const char *kind, const char *fmt, va_list ap)
 {
     FILE *out = d->out ? d->out : stderr;
+    const char *file = map_loc(d, &loc), *src = d->src;
+    char *owned = NULL;
+    if (strcmp(file, d->file) != 0)
+        src = owned = slurp(file);
     if (loc.line > 0)
-        fprintf(out, "%s:%d:%d: %s: ", d->file, loc.line, loc.col > 0 ? loc.col : 1, kind);
+        fprintf(out, "%s:%d:%d: %s: ", file, loc.line, loc.col > 0 ? loc.col : 1, kind);
     else
-        fprintf(out, "%s: %s: ", d->file, kind);
+        fprintf(out, "%s: %s: ", file, kind);
     vfprintf(out, fmt, ap);
     fputc('\n', out);
-    if (loc.line <= 0 || !d->src)
-        return;
-    const char *p = d->src;
+    if (loc.line > 0 && src)
+        quote_line(out, src, loc);
+    free(owned);
+}
+
+/* The source line of loc, and a caret under its column. */
+static void quote_line(FILE *out, const char *src, rfx_loc loc)
+{
+    const char *p = src;
     for (int l = 1; l < loc.line && *p; p++)
         if (*p == '\n')
             l++;

@@ -568,7 +568,7 @@ static void report_failure(exec *x, const rfx_ra_cmd *c, const rfx_fgroup *g, rf
     const rfx_plan *P = x->P;
     const rfx_clause *cl = rule_of(x, c);
     if (st == RFX_ERR_DIV0) {   /* a division by zero, or a functor that failed */
-        rfx_diag d = {x->prog->file, x->prog->src, x->err, 0, 0};
+        rfx_diag d = {x->prog->file, x->prog->src, x->err, 0, 0, &x->prog->lines};
         const char *why = rfx_fn_env_error(P->fn_env);
         rfx_diag_error(&d, cl ? cl->loc : (rfx_loc){0, 0}, "%s while evaluating this rule",
                        why ? why : "division by zero");
