@@ -23,7 +23,7 @@ static const char *program_text(const char *kind, const char *path, char *buf, s
                             ? "r(x, y) :- edge(x, y).\nr(x, z) :- r(x, y), edge(y, z).\n"
                             : "r(x, y) :- edge(p, x), edge(p, y), x != y.\nr(x, y) :- edge(a, x), r(a, b), edge(b, y).\n";
     snprintf(buf, cap,
-             ".decl edge(x: number, y: number)\n.input edge(filename=\"%s\")\n.decl r(x: number, y: number)\n%s"
+             ".decl edge(x: number, y: number)\n.input edge(filename=\"%s\", format=\"edges\")\n.decl r(x: number, y: number)\n%s"
              ".printsize r\n",
              path, rules);
     return buf;

@@ -41,7 +41,7 @@ grep -B3 -A8 FAILED "$OUT/cases_cuda.log" | head -40
 RFX_BACKEND=cuda $B/tests/test_faults > "$OUT/faults_cuda.log" 2>&1; echo "test_faults (cuda) exit $?: $(grep -E '^ +tests |runs' "$OUT/faults_cuda.log" | tr '\n' ' ')"
 grep -B2 -A8 FAILED "$OUT/faults_cuda.log" | head -40
 echo "== past the device memory cap: out of core (--device-memory=16M on TC of ca-GrQc, 17,293,270 paths)"
-prog0() { echo ".decl e(x: number, y: number)"; echo ".input e(filename=\"$G/ca-GrQc.txt\")"; echo ".decl p(x: number, y: number)"; echo "p(x, y) :- e(x, y)."; echo "p(x, z) :- p(x, y), e(y, z)."; echo ".printsize p"; }
+prog0() { echo ".decl e(x: number, y: number)"; echo ".input e(filename=\"$G/ca-GrQc.txt\", format=\"edges\")"; echo ".decl p(x: number, y: number)"; echo "p(x, y) :- e(x, y)."; echo "p(x, z) :- p(x, y), e(y, z)."; echo ".printsize p"; }
 prog0 > "$OUT/oom.dl"
 $B/runtime/rfx --backend=cuda --device-memory=16M "$OUT/oom.dl"; echo "exit $?"
 echo "(bench/gpu_ooc.sh has the out-of-core and multi-GPU evidence)"

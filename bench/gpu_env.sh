@@ -13,7 +13,7 @@ export RFX_TEST_BIN=$PWD/$B/runtime/rfx RFX_TEST_CASES=$PWD/tests/cases RFX_GRAP
 # its size printed
 tc_sg_program() {
   echo ".decl edge(x: number, y: number)"
-  echo ".input edge(filename=\"$2\")"
+  echo ".input edge(filename=\"$2\", format=\"edges\")"
   echo ".decl r(x: number, y: number)"
   if [ "$1" = tc ]; then
     echo "r(x, y) :- edge(x, y)."; echo "r(x, z) :- r(x, y), edge(y, z)."

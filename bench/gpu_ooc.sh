@@ -43,7 +43,7 @@ fi
 if [ "${RFX_SKIP_TC:-0}" != 1 ]; then
 echo "== transitive closure with the cap below its final size"
 for g in ca-GrQc.txt p2p-Gnutella08.txt; do
-  printf '.decl e(x: number, y: number)\n.input e(filename="%s")\n.decl p(x: number, y: number)\np(x, y) :- e(x, y).\np(x, z) :- p(x, y), e(y, z).\n.printsize p\n' "$G/$g" > "$OUT/tc.dl"
+  printf '.decl e(x: number, y: number)\n.input e(filename="%s", format="edges")\n.decl p(x: number, y: number)\np(x, y) :- e(x, y).\np(x, z) :- p(x, y), e(y, z).\n.printsize p\n' "$G/$g" > "$OUT/tc.dl"
   for cap in 0 64M 16M; do
     s=$(date +%s.%N)
     res=$($B/runtime/rfx --backend=cuda $([ $cap = 0 ] || echo --device-memory=$cap) --profile "$OUT/tc.dl" 2>"$OUT/tc-$cap.err")

@@ -25,7 +25,7 @@ timed() {
     "$(awk "BEGIN {print $e - $s}")" "$(awk -v op="$op" '$1 == op {print $3}' "$dir/prof.txt")" \
     "$([ -f "$dir/out.csv" ] && md5sum "$dir/out.csv" | cut -c1-12)"
 }
-printf '.decl e(x: number, y: number)\n.input e(filename="%s")\n.decl p(x: number, y: number)\np(x, y) :- e(x, y).\np(x, z) :- p(x, y), e(y, z).\n.output p(IO=file, filename="%s/out.csv")\n.printsize p\n' "$graph" "$dir" > "$dir/tc.dl"
+printf '.decl e(x: number, y: number)\n.input e(filename="%s", format="edges")\n.decl p(x: number, y: number)\np(x, y) :- e(x, y).\np(x, z) :- p(x, y), e(y, z).\n.output p(IO=file, filename="%s/out.csv")\n.printsize p\n' "$graph" "$dir" > "$dir/tc.dl"
 printf "%-4s %-30s %4s %12s %8s %8s %s\n" lib step rc rows process op md5
 for r in $(seq "$reps"); do for lib in $libs; do timed "$lib" "$dir/tc.dl" OUTPUT "TC, paths written (OUTPUT s)"; done; done
 "$rfx" --backend="$backend" "$dir/tc.dl" > /dev/null 2>&1 && mv "$dir/out.csv" "$dir/paths.csv"

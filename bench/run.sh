@@ -15,7 +15,7 @@ trap 'rm -rf "$work"' EXIT
 program() {   # name graph -> program text
   local kind=$1 graph=$2
   echo ".decl edge(x: number, y: number)"
-  echo ".input edge(filename=\"$graphs/$graph\")"
+  echo ".input edge(filename=\"$graphs/$graph\", format=\"edges\")"
   case $kind in
     tc) echo ".decl r(x: number, y: number)"
         echo "r(x, y) :- edge(x, y)."

@@ -151,12 +151,21 @@ static void check_decls(sema *s)
         p->any_output |= dir->kind != RFX_REL_INPUT;
         for (int o = 0; o < dir->nopts; o++) {
             const char *k = dir->opts[o].key;
-            static const char *known[] = {"filename", "delimiter", "IO", "headers", "format", "rfc4180", NULL};
+            static const char *known[] = {"filename", "delimiter", "IO", "headers", "format", "rfc4180", "compress",
+                                          NULL};
             bool ok = false;
             for (int q = 0; known[q]; q++)
                 ok |= strcmp(known[q], k) == 0;
+            const char *v = dir->opts[o].value;
             if (!ok)
-                rfx_diag_error(s->d, dir->loc, "unknown option '%s' (known: filename, delimiter, IO, format)", k);
+                rfx_diag_error(s->d, dir->loc,
+                               "unknown option '%s' (known: filename, delimiter, IO, headers, rfc4180, compress, format)",
+                               k);
+            else if ((strcmp(k, "headers") == 0 || strcmp(k, "rfc4180") == 0 || strcmp(k, "compress") == 0) &&
+                     strcmp(v, "true") != 0 && strcmp(v, "false") != 0)
+                rfx_diag_error(s->d, dir->loc, "option %s=\"%s\": expected true or false", k, v);
+            else if (strcmp(k, "format") == 0 && strcmp(v, "facts") != 0 && strcmp(v, "edges") != 0)
+                rfx_diag_error(s->d, dir->loc, "format=\"%s\": expected \"facts\" or \"edges\" (SNAP edge lists)", v);
         }
         if (dir->kind == RFX_REL_PRINTSIZE)
             continue;
@@ -166,8 +175,8 @@ static void check_decls(sema *s)
         if (io && strcmp(io, "file") != 0 && strcmp(io, "stdout") != 0)
             rfx_diag_error(s->d, dir->loc, "unsupported IO='%s' (supported: file, stdout)", io);
         const char *delim = rfx_io_get(d, "delimiter");
-        if (delim && strlen(delim) != 1 && strcmp(delim, "\\t") != 0)
-            rfx_diag_error(s->d, dir->loc, "delimiter must be a single character, got \"%s\"", delim);
+        if (delim && !delim[0])
+            rfx_diag_error(s->d, dir->loc, "delimiter=\"\": a delimiter needs at least one character");
     }
     /* two outputs to one file: the later replaces the earlier (Soufflé writes both) */
     for (int ri = 0; ri < p->nrels; ri++)

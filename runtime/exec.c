@@ -138,13 +138,17 @@ static char *join_path(const char *dir, const char *name, const char *ext)
     return p;
 }
 
-static char delimiter_of(const char *d)
+/* A directive's delimiter= (a `\t` written out: a tab), or NULL for the default. */
+static const char *delimiter_of(const rfx_io_dir *d)
 {
-    if (!d)
-        return '\t';
-    if (strcmp(d, "\\t") == 0)
-        return '\t';
-    return d[0];
+    const char *v = rfx_io_get(d, "delimiter");
+    return v && strcmp(v, "\\t") == 0 ? "\t" : v;
+}
+
+static bool io_flag(const rfx_io_dir *d, const char *key)
+{
+    const char *v = rfx_io_get(d, key);
+    return v && strcmp(v, "true") == 0;
 }
 
 static rfx_status do_input(exec *x, const rfx_ra_cmd *c)
@@ -159,14 +163,10 @@ static rfx_status do_input(exec *x, const rfx_ra_cmd *c)
     char *path = fname ? join_path(x->o->fact_dir, fname, "") : join_path(x->o->fact_dir, r->name, ".facts");
     if (!path)
         return RFX_ERR_NOMEM;
-    rfx_read_opts ro = {delimiter_of(rfx_io_get(d, "delimiter")), false, x->nthreads};
-    /* a file named by filename= without a delimiter is read as an edge list (SNAP style)
-     * when every column is numeric; format="facts" or "edges" says it explicitly */
-    bool numeric = true;
-    for (int a = 0; a < v->arity; a++)
-        numeric &= v->types[a] != RFX_SYMBOL;
-    ro.edge_list = fmt ? strcmp(fmt, "edges") == 0
-                       : fname && numeric && !rfx_io_get(d, "delimiter");
+    /* a SNAP edge list (comments, any blanks, extra columns) only where format="edges" says
+     * so: a .facts file's every line is a row (gzip is recognised either way) */
+    rfx_read_opts ro = {delimiter_of(d), fmt && strcmp(fmt, "edges") == 0, x->nthreads, io_flag(d, "headers"),
+                        io_flag(d, "rfc4180")};
     rfx_rows tmp;
     rfx_rows_init(&tmp, v->arity);
     rfx_status st = rfx_read_facts(path, v->types, x->prog->syms, &ro, &tmp, x->err);
@@ -208,7 +208,8 @@ static rfx_status do_output(exec *x, const rfx_ra_cmd *c)
     const rfx_io_dir none = {0, NULL, {0}}, *d = c->io >= 0 ? &r->outputs[c->io] : &none;
     const char *io = rfx_io_get(d, "IO");
     const char *fname = rfx_io_get(d, "filename");
-    char delim = delimiter_of(rfx_io_get(d, "delimiter"));
+    rfx_write_opts wo = {delimiter_of(d), x->nthreads, io_flag(d, "headers"), io_flag(d, "rfc4180"),
+                         io_flag(d, "compress")};
     bool to_stdout = (io && strcmp(io, "stdout") == 0) || strcmp(x->o->output_dir, "-") == 0;
     if (to_stdout && !x->out)
         return RFX_OK;
@@ -218,7 +219,9 @@ static rfx_status do_output(exec *x, const rfx_ra_cmd *c)
     rfx_status st = x->be->host_view(x->be, c->src[0], &scratch, &rows);
     if (st != RFX_OK)
         return st;
-    char *path = to_stdout ? NULL : fname ? join_path(x->o->output_dir, fname, "") : join_path(x->o->output_dir, r->name, ".csv");
+    char *path = to_stdout ? NULL
+               : fname   ? join_path(x->o->output_dir, fname, "")
+                         : join_path(x->o->output_dir, r->name, wo.compress ? ".csv.gz" : ".csv");   /* as Soufflé */
     /* on stdout, as Soufflé: the name, then the attribute names */
     size_t hl = strlen(r->name) + 2;
     for (int a = 0; a < r->arity; a++)
@@ -232,8 +235,7 @@ static rfx_status do_output(exec *x, const rfx_ra_cmd *c)
     if ((!to_stdout && !path) || !header)
         st = RFX_ERR_NOMEM;
     else
-        st = rfx_write_relation(to_stdout ? "-" : path, header, rows, v->types, x->prog->syms, delim, x->nthreads,
-                                x->out, x->err);
+        st = rfx_write_relation(to_stdout ? "-" : path, header, rows, v->types, x->prog->syms, &wo, x->out, x->err);
     free(header);
     free(path);
     rfx_rows_free(&scratch);

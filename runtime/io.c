@@ -134,7 +134,8 @@ typedef struct piece {
 typedef struct read_job {
     const rfx_prim *types;
     rfx_symtab *syms;
-    char delim;
+    const char *delim;          /* the separator, dlen bytes */
+    size_t dlen;
     bool edges;
     int arity;
     piece *pieces;
@@ -162,6 +163,19 @@ static inline bool edge_sep(char c)
     return c == ' ' || c == '\t' || c == ',';
 }
 
+/* Whether the separator starts at line[i] (i < len). */
+static inline bool at_delim(const read_job *j, const char *line, size_t i, size_t len)
+{
+    return j->dlen == 1 ? line[i] == j->delim[0] : len - i >= j->dlen && memcmp(line + i, j->delim, j->dlen) == 0;
+}
+
+/* Where the next separator at or after i starts, or len. */
+static size_t find_delim(const read_job *j, const char *line, size_t i, size_t len)
+{
+    const char *d = j->dlen == 1 ? memchr(line + i, j->delim[0], len - i) : memmem(line + i, len - i, j->delim, j->dlen);
+    return d ? (size_t)(d - line) : len;
+}
+
 /* Parses one line into tuple: RFX_OK, an error (its text in p->why), or LINE_SKIPPED. */
 enum { LINE_SKIPPED = -1 };
 static int parse_line(const read_job *j, piece *p, const char *line, size_t len, uint32_t *tuple)
@@ -186,14 +200,14 @@ static int parse_line(const read_job *j, piece *p, const char *line, size_t len,
             while (i < len && edge_sep(line[i]))
                 i++;
         else if (col > 0) {
-            if (i >= len || line[i] != j->delim)
+            if (i >= len || !at_delim(j, line, i, len))
                 break;
-            i++;
+            i += j->dlen;
         }
         /* a plain decimal ending at the field's end is read in one pass */
         const rfx_prim t = j->types[col];
         size_t k = t == RFX_NUMBER || t == RFX_UNSIGNED ? scan_decimal(line + i, len - i, t, &tuple[col]) : 0;
-        if (k && (i + k == len || (j->edges ? edge_sep(line[i + k]) : line[i + k] == j->delim))) {
+        if (k && (i + k == len || (j->edges ? edge_sep(line[i + k]) : at_delim(j, line, i + k, len)))) {
             i += k;
             col++;
             continue;
@@ -205,11 +219,8 @@ static int parse_line(const read_job *j, piece *p, const char *line, size_t len,
             e = i;
             if (s == e)
                 break;
-        } else {
-            const char *d = memchr(line + i, j->delim, len - i);
-            e = d ? (size_t)(d - line) : len;
-            i = e;
-        }
+        } else
+            i = e = find_delim(j, line, i, len);
         const char *why = parse_field(line + s, e - s, j->types[col], j->syms, &tuple[col]);
         if (why) {
             if (j->edges && col < 2 && j->types[col] != RFX_SYMBOL && !strstr(why, "out of range")) {
@@ -230,7 +241,10 @@ static int parse_line(const read_job *j, piece *p, const char *line, size_t len,
         int found = col;
         if (!j->edges && i < len)
             for (found = a; i < len; i++)
-                found += line[i] == j->delim;
+                if (at_delim(j, line, i, len)) {
+                    found++;
+                    i += j->dlen - 1;
+                }
         snprintf(p->why, sizeof p->why, "expected %d column%s, found %d", a, a == 1 ? "" : "s", found);
         return RFX_ERR_INPUT;
     }
@@ -282,7 +296,7 @@ static size_t plain_line(const read_job *j, const char *s, const char *end, uint
         q += k;
         if (c + 1 == j->arity)
             break;
-        if (q == end || (j->edges ? !edge_sep(*q) : *q != j->delim))
+        if (q == end || (j->edges ? !edge_sep(*q) : *q != j->delim[0]))
             return 0;
         q++;
         while (j->edges && q < end && edge_sep(*q))
@@ -427,6 +441,125 @@ static void report_read_error(FILE *err, const char *path, long line, reader *r)
             : r->zerr == Z_BUF_ERROR ? "compressed file is truncated" : msg && *msg ? msg : "read error");
 }
 
+/* An RFC 4180 file (rfc4180=true), as Soufflé reads one: a field that starts with '"' runs
+ * to the next '"' not doubled ("" is one quote; separators and newlines inside are text),
+ * and the separator or the record's end must follow it. The whole file is read first, and
+ * parsed on one thread: a quoted newline leaves no place to cut it in pieces. */
+static rfx_status read_quoted(reader *r, const char *path, const read_job *j, bool headers, rfx_rows *rows, FILE *err)
+{
+    block b = {NULL, 0, 0};
+    while (!r->eof)
+        if (!grow_block(r, &b, b.cap ? b.cap * 2 : 1 << 17) || !fill_block(r, &b)) {
+            report_read_error(err, path, count_newlines(b.buf, b.len) + 1, r);
+            free(b.buf);
+            return r->nomem || r->zerr == Z_MEM_ERROR ? RFX_ERR_NOMEM : RFX_ERR_IO;
+        }
+    const char *s = b.buf ? b.buf : "";
+    size_t n = b.len, i = 0;
+    long line = 1;
+    char *field = NULL;
+    size_t fcap = 0;
+    uint32_t row[RFX_MAX_ARITY + 1];
+    rfx_status st = RFX_OK;
+    char why[256] = "";
+    for (bool first = true; i < n && st == RFX_OK; first = false) {
+        long at = line;   /* the record's first line, for messages */
+        int col = 0;
+        bool end = false;
+        if (j->arity == 0 || s[i] == '\n' || (s[i] == '\r' && i + 1 < n && s[i + 1] == '\n')) {
+            if (j->arity > 0 && !(headers && first))
+                snprintf(why, sizeof why, "empty line, expected %d column%s", j->arity, j->arity == 1 ? "" : "s");
+            while (i < n && s[i] != '\n')
+                i++;
+            i++, line++;
+            if (why[0])
+                st = RFX_ERR_INPUT;
+            else if (j->arity == 0 && !(headers && first))
+                rows->n |= 1;
+            continue;
+        }
+        while (!end && st == RFX_OK) {
+            size_t fl = 0;
+            bool quoted = s[i] == '"';
+            if (quoted) {   /* up to the closing quote */
+                for (i++;; i++) {
+                    if (i >= n) {
+                        snprintf(why, sizeof why, "column %d: unterminated quoted field", col + 1);
+                        st = RFX_ERR_INPUT;
+                        break;
+                    }
+                    if (s[i] == '"' && !(i + 1 < n && s[i + 1] == '"'))
+                        break;
+                    if (s[i] == '"')
+                        i++;
+                    line += s[i] == '\n';
+                    if (!rfx_grow((void **)&field, &fcap, fl + 2, 1)) {
+                        st = RFX_ERR_NOMEM;
+                        break;
+                    }
+                    field[fl++] = s[i];
+                }
+                if (st != RFX_OK)
+                    break;
+                i++;
+            } else {
+                size_t e = i;
+                while (e < n && s[e] != '\n' && !at_delim(j, s, e, n))
+                    e++;
+                if (e > i && s[e - 1] == '\r' && (e == n || s[e] == '\n'))
+                    e--;
+                if (!rfx_grow((void **)&field, &fcap, e - i + 1, 1)) {
+                    st = RFX_ERR_NOMEM;
+                    break;
+                }
+                fl = e - i;
+                memcpy(field, s + i, fl);
+                i = e;
+            }
+            if (i < n && s[i] == '\r' && (i + 1 == n || s[i + 1] == '\n'))
+                i++;
+            if (i >= n || s[i] == '\n')
+                end = true;
+            else if (at_delim(j, s, i, n))
+                i += j->dlen;
+            else {
+                snprintf(why, sizeof why, "column %d: the separator must follow a quoted field", col + 1);
+                st = RFX_ERR_INPUT;
+                break;
+            }
+            if (col < j->arity && !(headers && first)) {
+                const char *bad = parse_field(field ? field : "", fl, j->types[col], j->syms, &row[col]);
+                if (bad) {
+                    char q[64];
+                    quote_field(q, sizeof q, field ? field : "", fl);
+                    snprintf(why, sizeof why, "column %d: %s %s", col + 1, q, bad);
+                    st = bad[0] == 'c' ? RFX_ERR_NOMEM : RFX_ERR_INPUT;
+                }
+            }
+            col++;
+        }
+        if (st == RFX_OK && !(headers && first)) {
+            if (col != j->arity) {
+                snprintf(why, sizeof why, "expected %d column%s, found %d", j->arity, j->arity == 1 ? "" : "s", col);
+                st = RFX_ERR_INPUT;
+            } else
+                st = rfx_rows_push(rows, row);
+        }
+        if (end && i < n)
+            i++;
+        line++;
+        if (st != RFX_OK)
+            line = at;
+    }
+    if (st == RFX_ERR_NOMEM)
+        fprintf(err, "%s:%ld: error: out of memory reading facts\n", path, line);
+    else if (st != RFX_OK)
+        fprintf(err, "%s:%ld: error: %s\n", path, line, why);
+    free(field);
+    free(b.buf);
+    return st;
+}
+
 rfx_status rfx_read_facts(const char *path, const rfx_prim *types, rfx_symtab *syms,
                           const rfx_read_opts *ro, rfx_rows *rows, FILE *err)
 {
@@ -465,12 +598,24 @@ rfx_status rfx_read_facts(const char *path, const rfx_prim *types, rfx_symtab *s
         fprintf(err, "%s: error: out of memory reading facts\n", path);
         goto out;
     }
-    read_job j = {types, syms, ro && ro->delimiter ? ro->delimiter : '\t', ro && ro->edge_list, a, pieces,
-                  a > 0 && integer_columns(types, a)};
+    const char *delim = ro && ro->delimiter ? ro->delimiter : ro && ro->rfc4180 ? "," : "\t";
+    read_job j = {types, syms, delim, strlen(delim), ro && ro->edge_list, a, pieces,
+                  a > 0 && integer_columns(types, a) && strlen(delim) == 1};
+    if (ro && ro->rfc4180) {
+        st = read_quoted(&r, path, &j, ro->headers, rows, err);
+        goto out;
+    }
     if (!fill_block(&r, cur)) {
         st = r.nomem || r.zerr == Z_MEM_ERROR ? RFX_ERR_NOMEM : RFX_ERR_IO;
         report_read_error(err, path, count_newlines(cur->buf, cur->len) + 1, &r);
         goto out;
+    }
+    if (ro && ro->headers && cur->len) {   /* the names line */
+        const char *nl = memchr(cur->buf, '\n', cur->len);
+        size_t skip = nl ? (size_t)(nl - cur->buf) + 1 : cur->len;
+        memmove(cur->buf, cur->buf + skip, cur->len - skip);
+        cur->len -= skip;
+        line = 1;
     }
     for (;;) {
         /* whole lines only, but for the last one at the end */
@@ -623,13 +768,22 @@ enum { VALUE_ROOM = 32 };   /* the longest number or float text, and a separator
 /* Appends one value's text (numbers as %d / %u print them, floats as Soufflé prints them:
  * %.9g, the digits that read back to the same float) where room for the rest of the row
  * (row_room bytes) was made: a symbol makes room for its own text. */
-static void put_value(text_buf *t, rfx_prim prim, uint32_t v, const rfx_symtab *syms, size_t row_room)
+static void put_value(text_buf *t, rfx_prim prim, uint32_t v, const rfx_symtab *syms, size_t row_room, bool quote)
 {
     char *at = t->p + t->len;
     if (prim == RFX_SYMBOL) {
         const char *s = rfx_symtab_str(syms, v);
-        size_t n = strlen(s);
-        if ((at = text_room(t, n + row_room))) {
+        size_t n = rfx_symtab_len(syms, v);
+        if (quote && (at = text_room(t, 2 * n + 2 + row_room))) {   /* RFC 4180: "..." with "" for " */
+            *at++ = '"';
+            for (size_t i = 0; i < n; i++) {
+                if (s[i] == '"')
+                    *at++ = '"';
+                *at++ = s[i];
+            }
+            *at++ = '"';
+            t->len = (size_t)(at - t->p);
+        } else if (!quote && (at = text_room(t, n + row_room))) {
             rfx_memcpy(at, s, n);
             t->len += n;
         }
@@ -649,8 +803,10 @@ typedef struct text_job {
     const size_t *idx;          /* output order, or NULL for stored order */
     const rfx_prim *types;
     const rfx_symtab *syms;
-    char delim;
-    bool ints;                  /* every column a number or unsigned: int_chunk */
+    const char *delim;          /* the separator, dlen bytes (int_chunk: one) */
+    size_t dlen;
+    bool quote;                 /* RFC 4180: symbols quoted */
+    bool ints;                  /* every column a number or unsigned, a one-byte separator: int_chunk */
     size_t first;               /* the batch's first row; chunk i starts TEXT_CHUNK_ROWS * i later */
     text_buf *bufs;             /* one per chunk of the batch */
     int n;                      /* the batch's chunks */
@@ -673,7 +829,7 @@ static void int_chunk(text_job *j, text_buf *t, size_t lo, size_t hi)
     uint32_t negative[RFX_MAX_ARITY];       /* the sign bit where a column holds numbers */
     for (size_t c = 0; c < a; c++)
         negative[c] = j->types[c] == RFX_NUMBER ? 0x80000000u : 0;
-    char *p = t->p, delim = j->delim;
+    char *p = t->p, delim = j->delim[0];
     for (size_t r = lo; r < hi; r++) {
         const uint32_t *row = j->rows->data + (j->idx ? j->idx[r] : r) * a;
         for (size_t c = 0; c < a; c++) {
@@ -695,7 +851,7 @@ static void text_chunk(int i, void *ctx)
     text_buf *t = &j->bufs[i];
     size_t a = (size_t)j->rows->arity, lo = j->first + (size_t)i * TEXT_CHUNK_ROWS;
     size_t hi = lo + TEXT_CHUNK_ROWS < j->rows->n ? lo + TEXT_CHUNK_ROWS : j->rows->n;
-    const size_t row_room = a * VALUE_ROOM + 1;   /* values, separators and the newline */
+    const size_t row_room = a * (VALUE_ROOM + j->dlen) + 1;   /* values, separators and the newline */
     t->len = 0;
     if (j->ints) {
         int_chunk(j, t, lo, hi);
@@ -704,9 +860,11 @@ static void text_chunk(int i, void *ctx)
     for (size_t r = lo; r < hi && text_room(t, row_room); r++) {
         const uint32_t *row = j->rows->data + (j->idx ? j->idx[r] : r) * a;
         for (size_t c = 0; c < a && !t->nomem; c++) {
-            if (c)
-                t->p[t->len++] = j->delim;
-            put_value(t, j->types[c], row[c], j->syms, row_room);
+            if (c) {
+                memcpy(t->p + t->len, j->delim, j->dlen);
+                t->len += j->dlen;
+            }
+            put_value(t, j->types[c], row[c], j->syms, row_room, j->quote);
         }
         if (!t->nomem)
             t->p[t->len++] = '\n';
@@ -741,7 +899,7 @@ static void text_task(int i, void *ctx)
 /* Writes the rows' text to f, or at fd's offsets from 0 when fd >= 0 (a new file): batch k's
  * text is made while batch k - 1 is written. */
 static rfx_status write_rows(FILE *f, int fd, const rfx_rows *rows, const rfx_prim *types,
-                             const rfx_symtab *syms, char delim, int nthreads)
+                             const rfx_symtab *syms, const char *delim, bool quote, int nthreads)
 {
     rfx_status st;
     size_t *idx = rfx_output_order(rows, types, syms, nthreads, &st);
@@ -756,8 +914,9 @@ static rfx_status write_rows(FILE *f, int fd, const rfx_rows *rows, const rfx_pr
     if ((size_t)batch > chunks)
         batch = chunks ? (int)chunks : 1;
     text_buf *bufs = rfx_calloc(2 * (size_t)batch, sizeof *bufs);   /* two sets: one made, one written */
-    text_job j = {rows, idx, types, syms, delim, integer_columns(types, rows->arity), 0, NULL, 0, f, fd, NULL, 0,
-                  RFX_OK, 0};
+    const size_t dlen = strlen(delim);
+    text_job j = {rows, idx, types, syms, delim, dlen, quote, integer_columns(types, rows->arity) && dlen == 1, 0, NULL,
+                  0, f, fd, NULL, 0, RFX_OK, 0};
     st = bufs ? RFX_OK : RFX_ERR_NOMEM;
     long long at = 0;
     for (size_t c = 0, k = 0; st == RFX_OK && (c < chunks || j.nwritten); c += (size_t)batch, k++) {
@@ -924,13 +1083,66 @@ size_t *rfx_output_order(const rfx_rows *rows, const rfx_prim *types, const rfx_
     return idx;
 }
 
-rfx_status rfx_write_relation(const char *path, const char *header, const rfx_rows *rows,
-                              const rfx_prim *types, const rfx_symtab *syms, char delimiter,
-                              int nthreads, FILE *out, FILE *err)
+/* The attribute names line of headers=true: the header's second line, its tabs the
+ * delimiter (quoted under RFC 4180, as symbols are). */
+static rfx_status put_names(FILE *f, const char *header, const char *delim, bool quote)
 {
+    const char *names = strchr(header, '\n');
+    names = names ? names + 1 : "";
+    bool ok = true;
+    while (ok) {
+        size_t n = strcspn(names, "\t");
+        ok = (!quote || fputc('"', f) != EOF) && rfx_fwrite(f, names, n) && (!quote || fputc('"', f) != EOF);
+        if (!names[n])
+            break;
+        ok = ok && rfx_fwrite(f, delim, strlen(delim));
+        names += n + 1;
+    }
+    return ok && fputc('\n', f) != EOF ? RFX_OK : RFX_ERR_IO;
+}
+
+/* The text (names line and rows) gzip-compressed into f: made in memory first. */
+static rfx_status write_compressed(FILE *f, const char *header, const rfx_rows *rows, const rfx_prim *types,
+                                   const rfx_symtab *syms, const rfx_write_opts *wo, const char *delim)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    if (!m)
+        return RFX_ERR_NOMEM;
+    rfx_status st = wo->headers ? put_names(m, header, delim, wo->rfc4180) : RFX_OK;
+    if (st == RFX_OK)
+        st = write_rows(m, -1, rows, types, syms, delim, wo->rfc4180, wo->threads);
+    if (fclose(m) != 0 && st == RFX_OK)
+        st = RFX_ERR_NOMEM;
+    int fd = st == RFX_OK && fflush(f) == 0 ? dup(fileno(f)) : -1;
+    gzFile gz = fd >= 0 ? gzdopen(fd, "wb") : NULL;
+    if (st == RFX_OK && !gz) {
+        if (fd >= 0)
+            close(fd);
+        st = RFX_ERR_IO;
+    }
+    for (size_t at = 0; st == RFX_OK && at < len;) {
+        unsigned k = len - at < (1u << 30) ? (unsigned)(len - at) : (1u << 30);
+        int w = gzwrite(gz, text + at, k);
+        if (w <= 0)
+            st = RFX_ERR_IO;
+        at += (size_t)(w > 0 ? w : 0);
+    }
+    if (gz && gzclose(gz) != Z_OK && st == RFX_OK)
+        st = RFX_ERR_IO;
+    free(text);
+    return st;
+}
+
+rfx_status rfx_write_relation(const char *path, const char *header, const rfx_rows *rows,
+                              const rfx_prim *types, const rfx_symtab *syms, const rfx_write_opts *wo,
+                              FILE *out, FILE *err)
+{
+    const char *delim = wo->delimiter ? wo->delimiter : wo->rfc4180 ? "," : "\t";
     if (strcmp(path, "-") == 0) {
         fprintf(out, "---------------\n%s\n===============\n", header);
-        rfx_status st = write_rows(out, -1, rows, types, syms, delimiter, nthreads);
+        rfx_status st = write_rows(out, -1, rows, types, syms, delim, wo->rfc4180, wo->threads);
         fputs("===============\n", out);
         if (st == RFX_ERR_NOMEM)
             fprintf(err, "rfx: error: out of memory writing relation '%.*s'\n", (int)strcspn(header, "\n"), header);
@@ -946,7 +1158,15 @@ rfx_status rfx_write_relation(const char *path, const char *header, const rfx_ro
         return RFX_ERR_IO;
     }
     errno = 0;
-    rfx_status st = write_rows(o.f, rfx_outfile_fd(&o), rows, types, syms, delimiter, nthreads);
+    rfx_status st;
+    if (wo->compress)
+        st = write_compressed(o.f, header, rows, types, syms, wo, delim);
+    else if (wo->headers) {   /* the rows after the names line: written in order, not at offsets */
+        st = put_names(o.f, header, delim, wo->rfc4180);
+        if (st == RFX_OK)
+            st = write_rows(o.f, -1, rows, types, syms, delim, wo->rfc4180, wo->threads);
+    } else
+        st = write_rows(o.f, rfx_outfile_fd(&o), rows, types, syms, delim, wo->rfc4180, wo->threads);
     int saved = errno;
     if (!rfx_outfile_close(&o, st == RFX_OK, why, sizeof why) && st == RFX_OK) {
         st = RFX_ERR_IO;

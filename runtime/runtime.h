@@ -59,9 +59,12 @@ void rfx_exec_free(rfx_exec *x);
 
 /* ---- fact and output I/O (io.c), usable on their own ---------------------------------- */
 typedef struct rfx_read_opts {
-    char delimiter;            /* field separator of .facts files (default '\t') */
+    const char *delimiter;     /* field separator of .facts files, any length (NULL: "\t", or ","
+                                * with rfc4180) */
     bool edge_list;            /* SNAP-style: '#' comments, any whitespace or comma, extra columns ignored */
     int threads;               /* parse on this many threads (0 or 1: the caller's only) */
+    bool headers;              /* the first line names the columns: skipped */
+    bool rfc4180;              /* a field may be quoted ("a,b", "say ""hi""", a newline inside) */
 } rfx_read_opts;
 
 /* Appends the tuples of a facts / edge-list file (plain or gzip) to rows. Messages name
@@ -95,12 +98,20 @@ bool rfx_outfile_close(rfx_outfile *o, bool keep, char *err, size_t errlen);
  * for a signal handler before the process ends. */
 int rfx_outfile_remove_unfinished(void);
 
-/* Writes rows as a tab-separated file (sorted by typed value: numbers signed, symbols by
+typedef struct rfx_write_opts {
+    const char *delimiter;     /* field separator, any length (NULL: "\t", or "," with rfc4180) */
+    int threads;               /* the text is made on this many threads */
+    bool headers;              /* a first line of the attribute names */
+    bool rfc4180;              /* symbols in quotes, a quote inside doubled */
+    bool compress;             /* gzip */
+} rfx_write_opts;
+
+/* Writes rows as a delimited file (sorted by typed value: numbers signed, symbols by
  * text), whole or not at all (rfx_outfile).
  * path "-" writes to `out` between Soufflé's rules, `header` (the relation's name and its
- * attribute names) after the first. The text is made on nthreads threads. */
+ * attribute names, tab-separated) after the first. */
 rfx_status rfx_write_relation(const char *path, const char *header, const rfx_rows *rows,
-                              const rfx_prim *types, const rfx_symtab *syms, char delimiter,
-                              int nthreads, FILE *out, FILE *err);
+                              const rfx_prim *types, const rfx_symtab *syms, const rfx_write_opts *wo,
+                              FILE *out, FILE *err);
 
 #endif

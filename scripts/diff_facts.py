@@ -3,7 +3,7 @@
 standard error and the relation written back must be identical.
 
 Each case is one relation of 1-3 number or unsigned columns read from a file as tab-separated
-facts (`.input r`) or as an edge list (`filename=` with no delimiter: any run of spaces, tabs
+facts (`.input r`) or as an edge list (`format="edges"`: any run of spaces, tabs
 or commas; `#` and `%` comments; extra columns ignored), plain or gzip, of 0 to 200,000 lines
 (large ones cross the reader's pieces and blocks on several threads), mostly well formed, with
 lines that are not at random places: values at and past the ends of their ranges, leading
@@ -82,7 +82,7 @@ def gen_case(rng, d):
         f.write(data)
     cols = ", ".join("c%d: %s" % (i, t) for i, t in enumerate(types))
     src = ".decl r(%s)\n" % cols
-    src += '.input r(filename="%s")\n' % name if edges else '.input r(filename="%s", delimiter="\\t")\n' % name
+    src += '.input r(filename="%s", format="edges")\n' % name if edges else '.input r(filename="%s", delimiter="\\t")\n' % name
     src += ".output r\n"
     with open(os.path.join(d, "p.dl"), "w") as f:
         f.write(src)

@@ -477,7 +477,7 @@ static void large_facts_read_in_pieces(void)
 
     snprintf(path, sizeof path, "%s/g.txt", dir);   /* an edge list: a header spilled onto a line */
     CU_ASSERT_FATAL(write_numbered(path, n, 300000, "FromNodeId ToNodeId"));
-    CU_ASSERT_EQUAL(run_reading(dir, ".decl e(x: number, y: number)\n.input e(filename=\"g.txt\")\n"
+    CU_ASSERT_EQUAL(run_reading(dir, ".decl e(x: number, y: number)\n.input e(filename=\"g.txt\", format=\"edges\")\n"
                                      ".printsize e\n", &diag), RFX_EXIT_OK);
     CU_ASSERT_PTR_NOT_NULL(strstr(diag, "g.txt:300000: warning: skipped 1 line that does not start with numbers"));
     free(diag);

@@ -51,7 +51,7 @@ static long long run_size(const graph_test *t)
 {
     char *src = NULL;
     bool und = t->rules == tri_rules || t->rules == clique_rules;
-    if (asprintf(&src, ".decl edge(x: number, y: number)\n.input edge(filename=\"%s/%s\")\n%s%s.printsize %s\n",
+    if (asprintf(&src, ".decl edge(x: number, y: number)\n.input edge(filename=\"%s/%s\", format=\"edges\")\n%s%s.printsize %s\n",
                  graphs_dir, t->file, und ? undirected : "", t->rules, t->result) < 0)
         return -1;
     rfx_config cfg;
