@@ -320,7 +320,20 @@ void rfx_add_type(rfx_parse_ctx *ctx, const char *name, const char *base, bool s
     rfx_type_decl *t = ctx_alloc(ctx, sizeof *t);
     if (!t)
         return;
-    *t = (rfx_type_decl){name, base, subtype, rfx_loc_of(loc), rfx_loc_of(base_loc)};
+    *t = (rfx_type_decl){name, base, subtype, rfx_loc_of(loc), rfx_loc_of(base_loc), NULL};
+    rfx_plist_push(ctx, &ctx->types, t);
+}
+
+void rfx_add_union_type(rfx_parse_ctx *ctx, const char *name, rfx_plist *members, RFX_YYLTYPE loc)
+{
+    rfx_type_decl *t = ctx_alloc(ctx, sizeof *t);
+    rfx_plist *others = ctx_alloc(ctx, sizeof *others);
+    if (!t || !others || !members || members->n < 4)
+        return;
+    /* members holds (name, location) pairs: the first is the base, the rest the others */
+    for (int i = 2; i < members->n; i++)
+        rfx_plist_push(ctx, others, members->items[i]);
+    *t = (rfx_type_decl){name, members->items[0], false, rfx_loc_of(loc), *(rfx_loc *)members->items[1], others};
     rfx_plist_push(ctx, &ctx->types, t);
 }
 
@@ -378,6 +391,33 @@ rfx_plist *rfx_mk_name_list(rfx_parse_ctx *ctx, rfx_plist *l, const char *name, 
     return l;
 }
 
+/* An equivalence relation (`eqrel`): the rules that close what it holds under
+ * reflexivity, symmetry and transitivity, as Soufflé's eqrel relations are closed. */
+static void add_eqrel_rules(rfx_parse_ctx *ctx, const char *name, RFX_YYLTYPE loc)
+{
+    /* r(x, x) :- r(x, _).  r(x, x) :- r(_, x).  r(y, x) :- r(x, y).  r(x, z) :- r(x, y), r(y, z). */
+    static const char *const rules[4][3][2] = {{{"x", "x"}, {"x", "_"}, {NULL, NULL}},
+                                               {{"x", "x"}, {"_", "x"}, {NULL, NULL}},
+                                               {{"y", "x"}, {"x", "y"}, {NULL, NULL}},
+                                               {{"x", "z"}, {"x", "y"}, {"y", "z"}}};
+    for (int r = 0; r < 4; r++) {
+        rfx_atom *atoms[3];
+        for (int a = 0; a < 3 && rules[r][a][0]; a++) {
+            rfx_plist *args = NULL;
+            for (int k = 0; k < 2; k++) {
+                const char *v = rules[r][a][k];
+                rfx_expr *e = v[0] == '_' ? rfx_mk_expr(ctx, RFX_E_ANON, loc) : rfx_mk_var(ctx, v, loc);
+                args = args ? rfx_list_add(ctx, args, e) : rfx_mk_list(ctx, e);
+            }
+            atoms[a] = rfx_mk_atom(ctx, name, args, loc);
+        }
+        rfx_body *body = rfx_mk_atom_body(ctx, atoms[1]);
+        if (rules[r][2][0])
+            body = rfx_mk_bool_body(ctx, RFX_B_AND, body, rfx_mk_atom_body(ctx, atoms[2]));
+        rfx_add_clause(ctx, atoms[0], body, loc);
+    }
+}
+
 void rfx_add_decls(rfx_parse_ctx *ctx, rfx_plist *names, rfx_plist *attrs, rfx_plist *quals)
 {
     for (int i = 0; names && i + 1 < names->n; i += 2) {
@@ -389,17 +429,23 @@ void rfx_add_decls(rfx_parse_ctx *ctx, rfx_plist *names, rfx_plist *attrs, rfx_p
             const char *qual = quals->items[q];
             rfx_loc *ql = quals->items[q + 1];
             RFX_YYLTYPE qloc = {ql ? ql->line : 0, ql ? ql->col : 0, 0, 0};
-            /* the deprecated directive qualifiers are the directives; eqrel changes what the
-             * relation holds, which rfx does not do yet; the rest are representation and
-             * inlining hints, which leave the answers as they are */
+            /* the deprecated directive qualifiers are the directives; eqrel closes what the
+             * relation holds (its rules added here; sema checks its two columns); the rest are
+             * representation and inlining hints, which leave the answers as they are */
             unsigned kind = strcmp(qual, "input") == 0 ? RFX_REL_INPUT : strcmp(qual, "output") == 0 ? RFX_REL_OUTPUT
                           : strcmp(qual, "printsize") == 0 ? RFX_REL_PRINTSIZE : 0;
             if (kind) {
                 ctx->cur_kind = kind;
                 ctx->cur_opts.n = 0;
                 rfx_add_directive(ctx, name, qloc);
-            } else if (strcmp(qual, "eqrel") == 0)
-                rfx_parse_error(ctx, qloc, "equivalence relations (eqrel) are not supported yet");
+            } else if (strcmp(qual, "eqrel") == 0) {
+                rfx_rel_decl *d = ctx->decls.n ? ctx->decls.items[ctx->decls.n - 1] : NULL;
+                if (d && (d->nattrs != 2 || strcmp(d->attr_types[0], d->attr_types[1]) != 0))
+                    rfx_parse_error(ctx, qloc, "an eqrel relation has two attributes of one type ('%s' has %d%s)",
+                                    name, d->nattrs, d->nattrs == 2 ? " of different types" : "");
+                else
+                    add_eqrel_rules(ctx, name, qloc);
+            }
         }
     }
 }

@@ -23,6 +23,7 @@ typedef struct rfx_type_decl {
     const char *name, *base;
     bool subtype;              /* `<:` rather than `=` */
     rfx_loc loc, base_loc;
+    rfx_plist *others;         /* a union `= base | A | B`: the other members' names (else NULL) */
 } rfx_type_decl;
 
 /* One `.decl` (or LogiQL `r(x) -> int32(x).`) as written. */
@@ -102,6 +103,8 @@ rfx_body *rfx_mk_atom_body(rfx_parse_ctx *ctx, rfx_atom *a);
 
 void rfx_add_type(rfx_parse_ctx *ctx, const char *name, const char *base, bool subtype,
                   RFX_YYLTYPE loc, RFX_YYLTYPE base_loc);
+/* `.type T = A | B | ...`: members a list of (name, location) pairs (rfx_mk_name_list). */
+void rfx_add_union_type(rfx_parse_ctx *ctx, const char *name, rfx_plist *members, RFX_YYLTYPE loc);
 void rfx_add_decl(rfx_parse_ctx *ctx, const char *name, rfx_plist *attrs, RFX_YYLTYPE loc);
 rfx_plist *rfx_mk_attr(rfx_parse_ctx *ctx, rfx_plist *l, const char *name, const char *type,
                        RFX_YYLTYPE loc);

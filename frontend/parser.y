@@ -92,7 +92,7 @@ static void rfx_yyerror(RFX_YYLTYPE *loc, void *scanner, rfx_parse_ctx *ctx, con
 %type <expr> expr lxor_expr land_expr bor_expr bxor_expr band_expr shift_expr sum term factor unary power primary aggregate
 %type <atom> atom
 %type <body> disj conj lit
-%type <list> args attrs dir_names decl_names quals heads more_args
+%type <list> args attrs dir_names decl_names quals heads more_args union_members
 %type <op> cmpop
 %type <str> optval
 
@@ -108,6 +108,7 @@ item:
     | T_DECL decl_names '(' attrs ')' quals      { rfx_add_decls(ctx, $2, $4, $6); }
     | T_TYPE T_IDENT T_SUBTYPE T_IDENT           { rfx_add_type(ctx, $2, $4, true, @2, @4); }
     | T_TYPE T_IDENT '=' T_IDENT                 { rfx_add_type(ctx, $2, $4, false, @2, @4); }
+    | T_TYPE T_IDENT '=' union_members           { rfx_add_union_type(ctx, $2, $4, @2); }
     | T_NUMBER_TYPE T_IDENT                      { rfx_add_type(ctx, $2, "number", true, @2, @2); }
     | T_SYMBOL_TYPE T_IDENT                      { rfx_add_type(ctx, $2, "symbol", true, @2, @2); }
     | T_INPUT     { ctx->cur_kind = RFX_REL_INPUT; } dir_names
@@ -296,6 +297,12 @@ primary:
 more_args:
       expr                                       { $$ = rfx_mk_list(ctx, $1); }
     | more_args ',' expr                         { $$ = rfx_list_add(ctx, $1, $3); }
+    ;
+
+/* `A | B | ...`: (name, location) pairs, two members at least */
+union_members:
+      T_IDENT '|' T_IDENT                        { $$ = rfx_mk_name_list(ctx, rfx_mk_name_list(ctx, NULL, $1, @1), $3, @3); }
+    | union_members '|' T_IDENT                  { $$ = rfx_mk_name_list(ctx, $1, $3, @3); }
     ;
 
 aggregate:

@@ -58,10 +58,23 @@ static void check_types(sema *s)
             if (ti < 4 || p->types[ti].parent != -2)
                 continue;
             int bi = find_type(p, t->base);
-            if (bi >= 0 && p->types[bi].parent != -2) {
+            bool ready = bi >= 0 && p->types[bi].parent != -2;
+            for (int m = 0; ready && t->others && m < t->others->n; m += 2) {   /* a union: every member */
+                int mi = find_type(p, t->others->items[m]);
+                ready = mi >= 0 && p->types[mi].parent != -2;
+            }
+            if (ready) {
                 p->types[ti].parent = bi;
                 p->types[ti].prim = p->types[bi].prim;
                 changed = true;
+                for (int m = 0; t->others && m < t->others->n; m += 2) {
+                    int mi = find_type(p, t->others->items[m]);
+                    if (p->types[mi].prim != p->types[bi].prim)
+                        rfx_diag_error(s->d, *(rfx_loc *)t->others->items[m + 1],
+                                       "union type '%s' mixes %s ('%s') and %s ('%s')", t->name,
+                                       rfx_prim_name(p->types[bi].prim), t->base, rfx_prim_name(p->types[mi].prim),
+                                       p->types[mi].name);
+                }
             }
         }
     }
@@ -70,9 +83,14 @@ static void check_types(sema *s)
         int ti = find_type(p, t->name);
         if (ti < 4 || p->types[ti].parent != -2)
             continue;
+        bool unknown = false;
         if (find_type(p, t->base) < 0)
-            rfx_diag_error(s->d, t->base_loc, "unknown type '%s'", t->base);
-        else
+            unknown = true, rfx_diag_error(s->d, t->base_loc, "unknown type '%s'", t->base);
+        for (int m = 0; t->others && m < t->others->n; m += 2)
+            if (find_type(p, t->others->items[m]) < 0)
+                unknown = true, rfx_diag_error(s->d, *(rfx_loc *)t->others->items[m + 1], "unknown type '%s'",
+                                               (const char *)t->others->items[m]);
+        if (!unknown)
             rfx_diag_error(s->d, t->loc, "type '%s' is defined in terms of itself", t->name);
         p->types[ti].parent = 0;
     }
