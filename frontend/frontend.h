@@ -75,8 +75,8 @@ void rfx_diag_warning(rfx_diag *d, rfx_loc loc, const char *fmt, ...)
 const char *rfx_diag_where(const rfx_diag *d, rfx_loc loc, char *buf, size_t cap);
 
 /* ---- limits (checked with messages) --------------------------------------------- */
-#define RFX_MAX_ARITY 64         /* attributes of a relation */
-#define RFX_MAX_RULE_VARS 200    /* distinct variables of one rule */
+#define RFX_MAX_ARITY 128        /* attributes of a relation */
+#define RFX_MAX_RULE_VARS 1000   /* distinct variables of one rule */
 #define RFX_MAX_EXPR_DEPTH 10000 /* operators on one path of an expression */
 /* atoms (negated or not) of one conjunction of a rule's body: semi-naive evaluation makes a
  * version of the rule per recursive atom, each joining all of them, so the plan grows with the square

@@ -282,7 +282,7 @@ static void item_vars(rule_ctx *R, const item *it, bool *use, const bool *outer)
         use[it->var] = true;
         break;
     case IT_AGG: {
-        int g[256];
+        int g[RFX_MAX_RULE_VARS + 1];
         int n = agg_groups(R, it->agg, outer, g);
         for (int i = 0; i < n; i++)
             use[g[i]] = true;
@@ -1290,11 +1290,11 @@ static void apply_aggregate(rule_ctx *R, flow *cur, item *it, const bool *outer)
 {
     lower_ctx *L = R->L;
     const rfx_expr *agg = it->agg;
-    int groups[256];
+    int groups[RFX_MAX_RULE_VARS + 1];
     int ng = agg_groups(R, agg, outer, groups);
     /* inner rows: group variables, then the aggregated value, then (for count and sum,
      * whose result depends on multiplicity) every other variable of the inner body */
-    hcol cols[512];
+    hcol cols[RFX_MAX_RULE_VARS + 2];
     int n = 0;
     for (int i = 0; i < ng; i++)
         cols[n++] = (hcol){NULL, groups[i]};
@@ -1309,7 +1309,7 @@ static void apply_aggregate(rule_ctx *R, flow *cur, item *it, const bool *outer)
     /* group variables the body does not ground itself take the enclosing tuples' values:
      * the body starts from their distinct values there (a correlated aggregate) */
     flow seed = {0}, *seeded = NULL;
-    int sv[256], ns = 0;
+    int sv[RFX_MAX_RULE_VARS + 1], ns = 0;
     for (int i = 0; i < ng; i++)
         if (!conj_grounds(R->c, rfx_agg_conj(agg), groups[i]))
             sv[ns++] = groups[i];
@@ -1582,7 +1582,7 @@ static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, in
                 apply_range(&R, &cur, it);
                 progress = true;
             } else if (it->kind == IT_AGG) {
-                int g[256];
+                int g[RFX_MAX_RULE_VARS + 1];
                 int ng = agg_groups(&R, it->agg, outer, g);
                 bool ok = true;
                 for (int i = 0; i < ng; i++)
