@@ -263,7 +263,7 @@ typedef struct rfx_relation {
     unsigned io;               /* RFX_REL_* flags */
     int ninputs, noutputs;     /* its .input and .output directives, each honoured in turn */
     rfx_io_dir *inputs, *outputs;
-    rfx_loc loc, io_loc;
+    rfx_loc loc, io_loc, printsize_loc;
     int stratum;               /* set by stratification */
     bool has_rules;            /* some non-fact clause derives it */
     bool logiql;               /* declared in LogiQL form `r(x) -> int32(x).` */

@@ -163,8 +163,16 @@ static void check_decls(sema *s)
             continue;
         }
         rfx_relation *r = &p->rels[ri];
+        if (dir->kind == RFX_REL_PRINTSIZE && (r->io & RFX_REL_PRINTSIZE)) {   /* Soufflé refuses it too */
+            char at[300];
+            rfx_diag_error(s->d, dir->loc, "'%s' has a .printsize directive already (at %s)", r->name,
+                           rfx_diag_where(s->d, r->printsize_loc, at, sizeof at));
+            continue;
+        }
         r->io |= dir->kind;
-        if (dir->kind != RFX_REL_PRINTSIZE)
+        if (dir->kind == RFX_REL_PRINTSIZE)
+            r->printsize_loc = dir->loc;
+        else
             r->io_loc = dir->loc;
         p->any_output |= dir->kind != RFX_REL_INPUT;
         for (int o = 0; o < dir->nopts; o++) {
