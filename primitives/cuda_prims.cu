@@ -1456,7 +1456,7 @@ struct gins {
 };
 // The program travels as a kernel parameter (constant bank, like __constant__ memory, but
 // owned by the launch: engines in other threads cannot overwrite it mid-run).
-#define MAX_PROG 512
+#define MAX_PROG RFX_RX_DEVICE_MAX_INS
 struct gprog {
     gins ins[MAX_PROG];
 };
@@ -1497,7 +1497,7 @@ static void compile_rx(prog *p, const rfx_rx *e)
     }
 }
 
-#define STACK 16
+#define STACK RFX_RX_DEVICE_MAX_STACK
 
 /* Compiles the predicate (ending in FILTER; none when pred is NULL) into code at 0 and the
  * outputs (EMIT k) after it: the whole program is plen + olen long. */

@@ -3,6 +3,7 @@
  * as a semi-naive loop over deltas), outputs; then the plan passes and the verifier. Rule
  * bodies are lowered by lower.c. */
 #include "ra_internal.h"
+#include "rx_ops.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -166,16 +167,46 @@ static bool fold_const(const rfx_expr *e, rfx_prim prim, uint32_t *out)
     }
 }
 
-/* Commands whose expressions only the host runs (after the passes, which move
- * expressions between commands). */
+/* The device interpreter's instructions for e, and its stack's height, as
+ * cuda_prims.cu's compile_rx lays them out (each leaf pushes, each operator pops one). */
+static void device_cost(const rfx_rx *e, int *ins, int *height, int *peak)
+{
+    if (e->kind == RFX_RX_COL || e->kind == RFX_RX_CONST) {
+        ++*ins;
+        if (++*height > *peak)
+            *peak = *height;
+        return;
+    }
+    device_cost(e->l, ins, height, peak);
+    if (e->kind != RFX_RX_NEG) {
+        device_cost(e->r, ins, height, peak);
+        --*height;
+    }
+    ++*ins;
+}
+
+/* Commands that only the host runs (after the passes, which move expressions between
+ * commands): functors (symbols need the host's table), ranges, and expressions past what
+ * the device's interpreter holds, so that no command the CPU runs is refused there. */
 static void mark_host_only(rfx_plan *P)
 {
     for (int b = 0; b < P->nblocks; b++)
         for (int i = 0; i < P->blocks[b].ncmds; i++) {
             rfx_ra_cmd *c = &P->blocks[b].cmds[i];
-            c->host_only = c->op == RFX_RA_RANGE || rfx_rx_host_only(c->pred);
+            c->functors = rfx_rx_host_only(c->pred);
             for (int k = 0; k < c->nout; k++)
-                c->host_only |= rfx_rx_host_only(c->out[k]);
+                c->functors |= rfx_rx_host_only(c->out[k]);
+            c->host_only = c->functors || c->op == RFX_RA_RANGE;
+            int ins = 0, height = 0, peak = 0;
+            if (!c->host_only && c->pred) {
+                device_cost(c->pred, &ins, &height, &peak);
+                ins++, height--;   /* FILTER */
+            }
+            for (int k = 0; !c->host_only && k < c->nout; k++) {
+                device_cost(c->out[k], &ins, &height, &peak);
+                ins++, height--;   /* EMIT */
+            }
+            c->host_only |= ins > RFX_RX_DEVICE_MAX_INS || peak > RFX_RX_DEVICE_MAX_STACK;
         }
 }
 

@@ -91,7 +91,9 @@ typedef struct rfx_ra_cmd {
     uint32_t *tuples;
     int rule;                  /* clause the command was lowered from, -1 for none */
     int io;                    /* INPUT, OUTPUT: which of the relation's directives */
-    bool host_only;            /* an expression needs the host (RFX_RX_FN): no device runs it */
+    bool host_only;            /* no device runs it: functors, RANGE, expressions past the device
+                                * interpreter's size (rx_ops.h) */
+    bool functors;             /* its expressions call functors (RFX_RX_FN: the symbol table) */
 } rfx_ra_cmd;
 
 typedef struct rfx_block {

@@ -16,6 +16,12 @@
 #include <stdint.h>
 #include <string.h>
 
+/* What the device's expression interpreter holds (primitives/cuda_prims.cu): instructions
+ * of one command's predicate and outputs, and values on its stack. A command past them runs
+ * on the host (ra_ir marks it host_only). */
+#define RFX_RX_DEVICE_MAX_INS 512
+#define RFX_RX_DEVICE_MAX_STACK 16
+
 #ifdef __CUDACC__
 #define RFX_HD static __host__ __device__ inline
 #else

@@ -170,7 +170,7 @@ static rfx_status cpu_exec(rfx_backend *be, const rfx_ra_cmd *c)
     cpu_ctx *x = be->ctx;
     rfx_rows *V = x->vars;
     /* functors share the symbol table under one lock: threads would only queue for it */
-    int nt = c->host_only ? 1 : x->nthreads;
+    int nt = c->functors ? 1 : x->nthreads;
     if (c->dst >= 0 && c->op != RFX_RA_SWAP && c->op != RFX_RA_CLEAR && cpu_out_of_budget(x))
         return RFX_ERR_NOMEM;
     switch (c->op) {

@@ -881,10 +881,11 @@ static rfx_status merge_on_host(ooc_ctx *x, const rfx_ra_cmd *c, const int *in, 
     return st;
 }
 
-/* A command whose expressions read or make symbols (cat, to_string, ...) or convert them:
- * the host's cores run it over host copies of its inputs, with the symbol table beside
- * them, and the result stays on the host until a device command wants it. The device
- * keeps every other command; see docs/PERFORMANCE.md for what the copies cost. */
+/* A command only the host runs (rfx_ra_cmd.host_only: functors that read or make symbols,
+ * ranges, expressions past the device interpreter's size): the host's cores run it over
+ * host copies of its inputs, and the result stays on the host until a device command wants
+ * it. The device keeps every other command; see docs/PERFORMANCE.md for what the copies
+ * cost. */
 static rfx_status functors_on_host(ooc_ctx *x, const rfx_ra_cmd *c, const int *in, int nin)
 {
     x->stats.commands++;
