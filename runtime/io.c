@@ -187,6 +187,12 @@ static int parse_line(const read_job *j, piece *p, const char *line, size_t len,
             i++;
         if (i == len || line[i] == '#' || line[i] == '%')
             return LINE_SKIPPED;
+    } else if (len == 0 && a == 1 && j->types[0] == RFX_SYMBOL) {
+        tuple[0] = rfx_symtab_intern(j->syms, "", 0);   /* the empty symbol, as Soufflé reads it */
+        if (tuple[0] != UINT32_MAX)
+            return RFX_OK;
+        snprintf(p->why, sizeof p->why, "out of memory");
+        return RFX_ERR_NOMEM;
     } else if (len == 0 && a > 0) {
         snprintf(p->why, sizeof p->why, "empty line, expected %d column%s", a, a == 1 ? "" : "s");
         return RFX_ERR_INPUT;
@@ -237,15 +243,8 @@ static int parse_line(const read_job *j, piece *p, const char *line, size_t len,
         }
         col++;
     }
-    if (col < a || (!j->edges && i < len)) {
-        int found = col;
-        if (!j->edges && i < len)
-            for (found = a; i < len; i++)
-                if (at_delim(j, line, i, len)) {
-                    found++;
-                    i += j->dlen - 1;
-                }
-        snprintf(p->why, sizeof p->why, "expected %d column%s, found %d", a, a == 1 ? "" : "s", found);
+    if (col < a) {   /* columns past the relation's are ignored, as Soufflé does */
+        snprintf(p->why, sizeof p->why, "expected %d column%s, found %d", a, a == 1 ? "" : "s", col);
         return RFX_ERR_INPUT;
     }
     return RFX_OK;
@@ -539,7 +538,7 @@ static rfx_status read_quoted(reader *r, const char *path, const read_job *j, bo
             col++;
         }
         if (st == RFX_OK && !(headers && first)) {
-            if (col != j->arity) {
+            if (col < j->arity) {
                 snprintf(why, sizeof why, "expected %d column%s, found %d", j->arity, j->arity == 1 ? "" : "s", col);
                 st = RFX_ERR_INPUT;
             } else
