@@ -1146,7 +1146,7 @@ extern "C" rfx_status rfx_gpu_sort(rfx_gpu *g, rfx_dev_rows *r)
             replace(g, r, &out);
         return st;
     }
-    int bits[64];
+    int bits[RFX_MAX_ARITY];
     rfx_status st = varying_bits(g, r, bits);
     if (st)
         return st;
