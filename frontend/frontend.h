@@ -315,6 +315,10 @@ const rfx_type *rfx_program_type(const rfx_program *p, int type);
  * conjunction, aggregates' bodies included, but none of the subtree `skip` (may be NULL). */
 void rfx_expr_vars(const rfx_expr *e, bool *use, const rfx_expr *skip);
 void rfx_conj_vars(const rfx_conj *cj, bool *use, const rfx_expr *skip);
+/* Marks in `bound` what a conjunction grounds given what is marked: its positive atoms'
+ * variables, and `v = expr` over grounded ones, to a fixpoint (the result of the
+ * aggregate `skip`, which may be NULL, counting as ungrounded). */
+void rfx_conj_ground(const rfx_conj *cj, bool *bound, const rfx_expr *skip);
 
 /* A directive's option value, or NULL. */
 const char *rfx_io_get(const rfx_io_dir *d, const char *key);

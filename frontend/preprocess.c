@@ -19,22 +19,35 @@
 
 extern char **environ;
 
-/* Whether a line starts (after blanks) with `#`, `.include` or `.once`. */
+/* Which directive starts at s[i], a line's first non-blank byte: '#', 'i' (`.include`),
+ * 'o' (`.once`), or 0 for none. */
+static char directive_at(const char *s, size_t len, size_t i)
+{
+    if (s[i] == '#')
+        return '#';
+    if (len - i >= 8 && memcmp(s + i, ".include", 8) == 0)
+        return 'i';
+    if (len - i >= 5 && memcmp(s + i, ".once", 5) == 0 && (len - i == 5 || (s[i + 5] && strchr(" \t\r\n", s[i + 5]))))
+        return 'o';
+    return 0;
+}
+
+/* The first non-blank byte of the line starting at i (len at the end), and where the next
+ * line starts. */
+static size_t line_lead(const char *s, size_t len, size_t i, size_t *next)
+{
+    while (i < len && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r'))
+        i++;
+    const char *nl = i < len ? memchr(s + i, '\n', len - i) : NULL;
+    *next = nl ? (size_t)(nl - s) + 1 : len;
+    return i;
+}
+
 bool rfx_needs_preprocessor(const char *src, size_t len)
 {
-    bool line_start = true;
-    for (size_t i = 0; i < len; i++) {
-        char c = src[i];
-        if (c == '\n') {
-            line_start = true;
-            continue;
-        }
-        if (!line_start || c == ' ' || c == '\t' || c == '\r')
-            continue;
-        line_start = false;
-        if (c == '#' || (len - i >= 8 && memcmp(src + i, ".include", 8) == 0) ||
-            (len - i >= 5 && memcmp(src + i, ".once", 5) == 0 &&
-             (len - i == 5 || src[i + 5] == '\n' || src[i + 5] == ' ' || src[i + 5] == '\r' || src[i + 5] == '\t')))
+    for (size_t i = 0, next; i < len; i = next) {
+        size_t lead = line_lead(src, len, i, &next);
+        if (lead < len && directive_at(src, len, lead))
             return true;
     }
     return false;
@@ -56,30 +69,18 @@ static bool append(char **buf, size_t *n, size_t *cap, const char *p, size_t k)
 static char *translate(const char *src, size_t len, size_t *tlen)
 {
     char *t = NULL;
-    size_t n = 0, cap = 0;
-    bool line_start = true;
-    size_t from = 0;
-    for (size_t i = 0; i < len; i++) {
-        char c = src[i];
-        if (c == '\n') {
-            line_start = true;
+    size_t n = 0, cap = 0, from = 0;
+    for (size_t i = 0, next; i < len; i = next) {
+        size_t lead = line_lead(src, len, i, &next);
+        char d = lead < len ? directive_at(src, len, lead) : 0;
+        if (d != 'i' && d != 'o')
             continue;
-        }
-        if (!line_start || c == ' ' || c == '\t' || c == '\r')
-            continue;
-        line_start = false;
-        const char *to = NULL;
-        size_t k = 0;
-        if (len - i >= 8 && memcmp(src + i, ".include", 8) == 0)
-            to = "#include", k = 8;
-        else if (len - i >= 5 && memcmp(src + i, ".once", 5) == 0)
-            to = "#pragma once", k = 5;
-        if (to && (!append(&t, &n, &cap, src + from, i - from) || !append(&t, &n, &cap, to, strlen(to)))) {
+        const char *to = d == 'i' ? "#include" : "#pragma once";
+        if (!append(&t, &n, &cap, src + from, lead - from) || !append(&t, &n, &cap, to, strlen(to))) {
             free(t);
             return NULL;
         }
-        if (to)
-            from = i + k;
+        from = lead + (d == 'i' ? 8 : 5);
     }
     if (!append(&t, &n, &cap, src + from, len - from)) {
         free(t);

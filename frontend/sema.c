@@ -373,9 +373,7 @@ static bool expr_ground(const rfx_expr *e, const bool *bound, const rfx_expr *sk
     }
 }
 
-/* Grounds, in bound, what the conjunction's atoms and bindings ground when `skip`'s result
- * counts as ungrounded. */
-static void ground_conj(const rfx_conj *cj, bool *bound, const rfx_expr *skip)
+void rfx_conj_ground(const rfx_conj *cj, bool *bound, const rfx_expr *skip)
 {
     for (int i = 0; i < cj->nlits; i++)
         if (cj->lits[i]->kind == RFX_L_ATOM)
@@ -530,7 +528,7 @@ static void scope_aggs_in(clause_ctx *cc, rfx_expr *e, rfx_conj *scope, const bo
     }
     for (int v = 0; v < nbase; v++)
         b[v] = base[v];
-    ground_conj(scope, b, e);
+    rfx_conj_ground(scope, b, e);
     scope_agg(cc, e, b);
     free(b);
 }

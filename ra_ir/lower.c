@@ -1243,44 +1243,13 @@ static void apply_range(rule_ctx *R, flow *cur, item *it)
     R->bound[v] = true;
 }
 
-/* Whether an expression's value is fixed once the variables in `bound` are. */
-static bool ground_expr(const rfx_expr *e, const bool *bound)
-{
-    if (e->kind == RFX_E_VAR)
-        return bound[e->u.v.var];
-    if (e->kind == RFX_E_ANON)
-        return false;
-    for (int i = 0; i < rfx_expr_nkids(e); i++)
-        if (!ground_expr(rfx_expr_kid(e, i), bound))
-            return false;
-    return true;
-}
-
-/* Whether a conjunction grounds clause variable v by itself: in a positive atom, or bound
- * by `v = expr` over what it grounds. */
+/* Whether a conjunction grounds clause variable v by itself. */
 static bool conj_grounds(const rfx_clause *c, const rfx_conj *cj, int v)
 {
     bool *b = calloc((size_t)c->nvars + 1, 1);
     if (!b)
         return true;   /* out of memory: planned as before, the lowering reports it */
-    for (int i = 0; i < cj->nlits; i++)
-        if (cj->lits[i]->kind == RFX_L_ATOM)
-            for (int a = 0; a < cj->lits[i]->atom.nargs; a++)
-                if (cj->lits[i]->atom.args[a]->kind == RFX_E_VAR)
-                    b[cj->lits[i]->atom.args[a]->u.v.var] = true;
-    for (bool changed = true; changed;) {
-        changed = false;
-        for (int i = 0; i < cj->nlits; i++) {
-            const rfx_lit *l = cj->lits[i];
-            if (l->kind != RFX_L_CMP || l->cmp != RFX_EQ)
-                continue;
-            for (int side = 0; side < 2; side++) {
-                const rfx_expr *x = side ? l->rhs : l->lhs, *y = side ? l->lhs : l->rhs;
-                if (x->kind == RFX_E_VAR && !b[x->u.v.var] && ground_expr(y, b))
-                    changed = b[x->u.v.var] = true;
-            }
-        }
-    }
+    rfx_conj_ground(cj, b, NULL);
     bool g = b[v];
     free(b);
     return g;

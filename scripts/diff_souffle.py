@@ -135,25 +135,14 @@ def functor(rng, body, ty, depth):
         return "cat(%s)" % ", ".join(parts)
     if f == "substr":
         return "substr(%s, %d, %d)" % (rng.choice(syms), rng.randint(-1, 4), rng.randint(-1, 3))
-    if f == "to_string":
-        return "to_string(%s)" % rng.choice(nums + uns)
-    if f == "strlen":
-        return "strlen(%s)" % rng.choice(syms)
     if f == "roundtrip":
         return "to_number(to_string(%s))" % arith(rng, body, "number", depth + 1)
-    if f == "as_u":
-        return "as(%s, number)" % rng.choice(uns)
-    if f == "to_number_u":
-        return "to_number(%s)" % rng.choice(uns)
-    if f == "to_number_f":
-        return "to_number(%s)" % rng.choice(flts)
-    if f == "to_unsigned":
-        return "to_unsigned(%s)" % rng.choice(nums)
-    if f == "as_n":
-        return "as(%s, unsigned)" % rng.choice(nums)
-    if f == "to_float":
-        return "to_float(%s)" % rng.choice(nums)
-    return "to_float(%s)" % rng.choice(uns)
+    form, pool = {"to_string": ("to_string(%s)", nums + uns), "strlen": ("strlen(%s)", syms),
+                  "as_u": ("as(%s, number)", uns), "to_number_u": ("to_number(%s)", uns),
+                  "to_number_f": ("to_number(%s)", flts), "to_unsigned": ("to_unsigned(%s)", nums),
+                  "as_n": ("as(%s, unsigned)", nums), "to_float": ("to_float(%s)", nums),
+                  "to_float_u": ("to_float(%s)", uns)}[f]
+    return form % rng.choice(pool)
 
 
 def arith(rng, body, ty, depth=0):
