@@ -342,16 +342,19 @@ static rfx_rx *fold_rx(rfx_rx *x)
 
 static rfx_rx *tx_expr(rule_ctx *R, const rfx_expr *e, const flow *f0, const flow *f1, rfx_prim want);
 
-/* x's bits typed prim: a column or constant retyped, else max(x, x), which is x's bits in
- * every kind (as(x, T), and conversions between number and unsigned). */
+/* x's bits typed prim (as(x, T), and conversions between number and unsigned): a column,
+ * constant or functor (whose values do not depend on its type) retyped, else max(x, x),
+ * which is x's bits in every kind. */
 static rfx_rx *retype(lower_ctx *L, rfx_rx *x, rfx_prim prim)
 {
     if (x->prim == prim)
         return x;
-    rfx_rx *y = rfx_rx_new(L, x->kind == RFX_RX_COL || x->kind == RFX_RX_CONST ? x->kind : RFX_RX_BIN, prim);
-    if (x->kind == RFX_RX_COL || x->kind == RFX_RX_CONST) {
-        y->col = x->col;
-        y->value = x->value;
+    bool copy = x->kind == RFX_RX_COL || x->kind == RFX_RX_CONST || x->kind == RFX_RX_FN;
+    rfx_rx *y = rfx_rx_new(L, copy ? x->kind : RFX_RX_BIN, prim);
+    if (copy) {
+        rfx_prim keep = y->prim;
+        *y = *x;
+        y->prim = keep;
         return y;
     }
     y->op = RFX_MAX_OF;

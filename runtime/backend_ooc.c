@@ -886,7 +886,7 @@ static rfx_status merge_on_host(ooc_ctx *x, const rfx_ra_cmd *c, const int *in, 
  * host copies of its inputs, and the result stays on the host until a device command wants
  * it. The device keeps every other command; see docs/PERFORMANCE.md for what the copies
  * cost. */
-static rfx_status functors_on_host(ooc_ctx *x, const rfx_ra_cmd *c, const int *in, int nin)
+static rfx_status host_only_cmd(ooc_ctx *x, const rfx_ra_cmd *c, const int *in, int nin)
 {
     x->stats.commands++;
     x->stats.host_commands++;
@@ -942,7 +942,7 @@ static rfx_status ooc_exec(rfx_backend *be, const rfx_ra_cmd *c)
         drop(x, c->dst);
     x->v[c->dst].last_use = x->clock;
     if (c->host_only && x->in->enforces_budget)
-        return functors_on_host(x, c, in, nin);
+        return host_only_cmd(x, c, in, nin);
     bool fits = bytes_of(x, in, nin, false) <= x->cap / 2;
     rfx_status st = fits ? run_whole(x, c, NULL, in, nin, &c->dst, 1, &fits) : RFX_OK;
     if (st != RFX_OK || fits)
