@@ -99,8 +99,12 @@ const char *rfx_prim_name(rfx_prim p);
 typedef struct rfx_type {
     const char *name;          /* "number", or a user type */
     rfx_prim prim;             /* representation */
-    int parent;                /* index of the supertype (for `<:`), -1 for primitives */
+    int parent;                /* index of the supertype (`<:`), the aliased type (`=`) or a union's
+                                * first member; -1 for primitives */
     rfx_loc loc;               /* declaration, for messages */
+    bool subtype;              /* declared `<:` (else an alias, or a union) */
+    int nmembers;              /* a union `A | B | ...`: its members (else 0) */
+    int *members;
 } rfx_type;
 
 /* ---- expressions ---------------------------------------------------------------- */
