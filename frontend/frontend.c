@@ -23,8 +23,28 @@ void rfx_program_free(rfx_program *p)
 }
 
 /* Parses src; a program file's directives go through the preprocessor first. */
+/* Splits blank-separated macro definitions into words (malloc'ed array and copy). */
+static int split_macros(const char *macros, char **copy, const char ***words)
+{
+    *copy = NULL;
+    *words = NULL;
+    if (!macros)
+        return 0;
+    size_t n = strlen(macros);
+    if (!(*copy = malloc(n + 1)) || !(*words = malloc(sizeof(char *) * (n / 2 + 2)))) {
+        free(*copy);
+        *copy = NULL;
+        return -1;
+    }
+    memcpy(*copy, macros, n + 1);
+    int k = 0;
+    for (char *t = strtok(*copy, " \t\n"); t; t = strtok(NULL, " \t\n"))
+        (*words)[k++] = t;
+    return k;
+}
+
 static rfx_program *parse(const char *src, size_t len, const char *file, FILE *diag_out, int *nerrors,
-                          bool preprocess)
+                          bool preprocess, const char *macros)
 {
     char *text = NULL;   /* the preprocessor's output, when it ran */
     char *dir = NULL;
@@ -53,11 +73,21 @@ static rfx_program *parse(const char *src, size_t len, const char *file, FILE *d
 
     rfx_parse_ctx ctx = {.arena = p->arena, .syms = p->syms, .diag = &diag, .line = 1, .col = 1, .file = p->file,
                          .dir = ""};
-    if (preprocess && rfx_needs_preprocessor(src, len)) {
+    char *mcopy = NULL;
+    const char **mwords = NULL;
+    int nmacros = preprocess ? split_macros(macros, &mcopy, &mwords) : 0;
+    if (nmacros < 0)
+        goto oom;
+    if (preprocess && (nmacros > 0 || rfx_needs_preprocessor(src, len))) {
         char why[512];
         size_t tlen = 0;
         rfx_loc where = {0, 0};
-        if (rfx_preprocess(src, len, file, NULL, 0, &text, &tlen, &where, why, sizeof why) != 0) {
+        int rc = rfx_preprocess(src, len, file, mwords, nmacros, &text, &tlen, &where, why, sizeof why);
+        free(mcopy);
+        free(mwords);
+        mcopy = NULL;
+        mwords = NULL;
+        if (rc != 0) {
             rfx_diag_error(&diag, where, "%s", why);
             rfx_program_free(p);
             return NULL;
@@ -83,6 +113,8 @@ static rfx_program *parse(const char *src, size_t len, const char *file, FILE *d
         src = text;
         len = tlen;
     }
+    free(mcopy);
+    free(mwords);
     yyscan_t scanner;
     if (rfx_yylex_init_extra(&ctx, &scanner))
         goto oom;
@@ -122,10 +154,11 @@ oom:
 
 rfx_program *rfx_frontend_parse(const char *src, size_t len, const char *file, FILE *diag_out, int *nerrors)
 {
-    return parse(src, len, file, diag_out, nerrors, false);
+    return parse(src, len, file, diag_out, nerrors, false, NULL);
 }
 
-rfx_program *rfx_frontend_parse_file(const char *path, FILE *diag_out, int *nerrors, bool *io_error)
+rfx_program *rfx_frontend_parse_file(const char *path, const char *macros, FILE *diag_out, int *nerrors,
+                                     bool *io_error)
 {
     FILE *out = diag_out ? diag_out : stderr;
     *io_error = false;
@@ -159,7 +192,7 @@ rfx_program *rfx_frontend_parse_file(const char *path, FILE *diag_out, int *nerr
         *io_error = true;
         return NULL;
     }
-    rfx_program *p = parse(buf ? buf : "", n, path, diag_out, nerrors, true);
+    rfx_program *p = parse(buf ? buf : "", n, path, diag_out, nerrors, true, macros);
     free(buf);
     return p;
 }

@@ -298,9 +298,10 @@ typedef struct rfx_program {
 rfx_program *rfx_frontend_parse(const char *src, size_t len, const char *file,
                                 FILE *diag_out, int *nerrors);
 /* Reads the file first; an unreadable file counts as an I/O error (*io_error = true). A
- * program file that uses preprocessor directives (#include, #define, .include, .once) is
- * run through the system's C preprocessor, as Soufflé does; rfx_frontend_parse does not. */
-rfx_program *rfx_frontend_parse_file(const char *path, FILE *diag_out, int *nerrors,
+ * program file that uses preprocessor directives (#include, #define, .include, .once), or
+ * is given macros (`NAME[=VALUE] ...`, may be NULL), is run through the system's C
+ * preprocessor, as Soufflé does; rfx_frontend_parse does not. */
+rfx_program *rfx_frontend_parse_file(const char *path, const char *macros, FILE *diag_out, int *nerrors,
                                      bool *io_error);
 void rfx_program_free(rfx_program *p);
 

@@ -13,7 +13,7 @@
 
 struct rfx_engine {
     rfx_config cfg;
-    char *fact_dir, *output_dir;   /* owned copies of the config's strings */
+    char *fact_dir, *output_dir, *macros;   /* owned copies of the config's strings */
     int devices[16];               /* a copy of the config's device list */
     int nthreads;
     rfx_program *prog;
@@ -180,8 +180,10 @@ rfx_engine *rfx_open(const rfx_config *cfg)
     bool ok = true;
     e->fact_dir = dup_or_null(e->cfg.fact_dir, &ok);
     e->output_dir = dup_or_null(e->cfg.output_dir, &ok);
+    e->macros = dup_or_null(e->cfg.macros, &ok);
     e->cfg.fact_dir = e->fact_dir;
     e->cfg.output_dir = e->output_dir;
+    e->cfg.macros = e->macros;
     if (e->cfg.ndevices > 16 || (e->cfg.ndevices > 0 && !e->cfg.devices))
         ok = false;     /* reported by rfx_open's failure below (NULL) */
     else if (e->cfg.ndevices > 0) {
@@ -198,6 +200,7 @@ rfx_engine *rfx_open(const rfx_config *cfg)
     if (!e->diag) {
         free(e->fact_dir);
         free(e->output_dir);
+        free(e->macros);
         free(e);
         return NULL;
     }
@@ -229,6 +232,7 @@ void rfx_close(rfx_engine *e)
     free(e->msg);
     free(e->fact_dir);
     free(e->output_dir);
+    free(e->macros);
     free(e);
     /* a testing aid (see docs/cli.md): say when an armed fault was never reached */
     const char *rep = getenv("RFX_FAULT_REPORT");
@@ -314,7 +318,7 @@ rfx_result rfx_load_file(rfx_engine *e, const char *path)
         return RFX_EXIT_IO;
     int nerr = 0;
     bool io_error = false;
-    rfx_program *p = rfx_frontend_parse_file(path, e->diag, &nerr, &io_error);
+    rfx_program *p = rfx_frontend_parse_file(path, e->cfg.macros, e->diag, &nerr, &io_error);
     return adopt_program(e, p, nerr, io_error);
 }
 

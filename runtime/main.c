@@ -20,6 +20,7 @@ static void usage(FILE *f)
           "options:\n"
           "  -F, --fact-dir=DIR      read <rel>.facts and relative filename= paths from DIR (default .)\n"
           "  -D, --output-dir=DIR    write <rel>.csv into DIR (default .); '-' prints to stdout\n"
+          "  -M, --macro=MACROS      preprocessor definitions, 'NAME[=VALUE] ...' (as Souffle's -M)\n"
           "  -j, --jobs=N            worker threads, or 'auto' (default): all cores\n"
           "      --backend=KIND      auto, cpu or cuda (default auto: CUDA when a device is present)\n"
           "      --device-memory=SIZE  cap on GPU memory use, e.g. 512M or 20G (default: free memory less 5%);\n"
@@ -188,10 +189,12 @@ typedef struct cmd {
     int k, order;              /* cliques: size; -1: degree when counting, id when listing */
     bool count;
     const char *out;
+    char *macros;              /* several -M joined (owned) */
 } cmd;
 
 static const struct option longopts[] = {
     {"fact-dir", required_argument, NULL, 'F'},
+    {"macro", required_argument, NULL, 'M'},
     {"output-dir", required_argument, NULL, 'D'},
     {"jobs", required_argument, NULL, 'j'},
     {"backend", required_argument, NULL, OPT_BACKEND},
@@ -212,7 +215,7 @@ static const struct option longopts[] = {
     {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0},
 };
-static const char shortopts[] = ":F:D:j:p:k:o:qh";
+static const char shortopts[] = ":F:D:M:j:p:k:o:qh";
 
 /* Whether the first operand (what is neither an option nor an option's value) is
  * `cliques`. */
@@ -329,6 +332,21 @@ static int take_option(int ch, const char *arg, int argc, char **argv, rfx_confi
     /* programs only */
     case 'F': cfg->fact_dir = arg; c->program_only = "-F"; return 0;
     case 'D': cfg->output_dir = arg; c->program_only = "-D"; return 0;
+    case 'M':   /* several -M add up, as one blank-separated list */
+        if (cfg->macros) {
+            size_t n = strlen(cfg->macros) + strlen(arg) + 2;
+            char *both = malloc(n);
+            if (!both) {
+                fprintf(stderr, "%s: error: out of memory\n", who);
+                return RFX_EXIT_RESOURCE;
+            }
+            snprintf(both, n, "%s %s", cfg->macros, arg);
+            free(c->macros);
+            cfg->macros = c->macros = both;
+        } else
+            cfg->macros = arg;
+        c->program_only = "-M";
+        return 0;
     case OPT_NOOPT: cfg->no_opt = true; c->program_only = "--no-opt"; return 0;
     /* cliques only */
     case 'k': {
@@ -601,8 +619,10 @@ int main(int argc, char **argv)
     cfg.diag = stderr;
     cmd c = {0};
     int rc = parse_command_line(argc, argv, &cfg, &c);
-    if (rc >= 0)
-        return rc;
-    catch_signals();
-    return c.cliques ? cliques_main(cfg, &c) : program_main(cfg, &c);
+    if (rc < 0) {
+        catch_signals();
+        rc = c.cliques ? cliques_main(cfg, &c) : program_main(cfg, &c);
+    }
+    free(c.macros);
+    return rc;
 }

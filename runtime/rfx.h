@@ -86,6 +86,8 @@ typedef struct rfx_config {
     const int *devices;        /* GPUs to use, by index (copied at rfx_open); NULL (default):
                                 * device 0. Leapfrog triejoins are spread over all of them */
     int ndevices;
+    const char *macros;        /* preprocessor definitions for program files, `NAME[=VALUE] ...`
+                                * separated by blanks (Soufflé's -M); NULL (default): none */
 } rfx_config;
 
 /* Column types, as declared (subtypes and aliases resolve to these). */
