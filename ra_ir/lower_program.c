@@ -17,6 +17,12 @@ static bool in_stratum(const rfx_stratum *st, int rel)
     return false;
 }
 
+/* Whether clause c is a rule (not a fact) deriving a relation of stratum st. */
+static bool rule_of_stratum(const rfx_stratum *st, const rfx_clause *c)
+{
+    return !c->is_fact && c->head.rel >= 0 && in_stratum(st, c->head.rel);
+}
+
 static void lower_stratum(lower_ctx *L, int s)
 {
     const rfx_program *p = L->prog;
@@ -25,7 +31,7 @@ static void lower_stratum(lower_ctx *L, int s)
     if (!st->recursive) {
         for (int ci = 0; ci < p->nclauses; ci++) {
             const rfx_clause *c = &p->clauses[ci];
-            if (c->is_fact || c->head.rel < 0 || !in_stratum(st, c->head.rel))
+            if (!rule_of_stratum(st, c))
                 continue;
             L->rule = ci;
             for (int d = 0; d < c->nconj; d++)
@@ -37,7 +43,7 @@ static void lower_stratum(lower_ctx *L, int s)
     /* base rules: no atom of this stratum in the body */
     for (int ci = 0; ci < p->nclauses; ci++) {
         const rfx_clause *c = &p->clauses[ci];
-        if (c->is_fact || c->head.rel < 0 || !in_stratum(st, c->head.rel))
+        if (!rule_of_stratum(st, c))
             continue;
         L->rule = ci;
         for (int d = 0; d < c->nconj; d++) {
@@ -72,7 +78,7 @@ static void lower_stratum(lower_ctx *L, int s)
         return;
     for (int ci = 0; ci < p->nclauses; ci++) {
         const rfx_clause *c = &p->clauses[ci];
-        if (c->is_fact || c->head.rel < 0 || !in_stratum(st, c->head.rel))
+        if (!rule_of_stratum(st, c))
             continue;
         L->rule = ci;
         int r = c->head.rel;
