@@ -1,105 +1,12 @@
-/* sema.c: semantic analysis: types, relations, directives, DNF of bodies, variable
- * typing, safety (range restriction), constant division by zero, and stratification. */
+/* sema.c: semantic analysis: relations, directives, DNF of bodies, variable typing,
+ * safety (range restriction), constant division by zero, and stratification (the type
+ * declarations and the subtype lattice: sema_types.c). */
 #include "sema.h"
 
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-typedef struct sema {
-    rfx_program *p;
-    rfx_parse_ctx *ctx;
-    rfx_diag *d;
-} sema;
-
-static void *salloc(sema *s, size_t n)
-{
-    void *p = rfx_arena_alloc(s->p->arena, n ? n : 1);
-    if (!p)
-        s->ctx->oom = true;
-    return p;
-}
-
-static int find_type(const rfx_program *p, const char *name)
-{
-    for (int i = 0; i < p->ntypes; i++)
-        if (strcmp(p->types[i].name, name) == 0)
-            return i;
-    return -1;
-}
-
-/* ---- types ---------------------------------------------------------------------- */
-static void check_types(sema *s)
-{
-    rfx_program *p = s->p;
-    int n = s->ctx->types.n;
-    p->types = salloc(s, sizeof(rfx_type) * (size_t)(4 + n));
-    if (!p->types)
-        return;
-    static const char *prims[] = {"number", "unsigned", "float", "symbol"};
-    for (int i = 0; i < 4; i++)
-        p->types[i] = (rfx_type){prims[i], (rfx_prim)i, -1, {0, 0}, false, 0, NULL};
-    p->ntypes = 4;
-    for (int i = 0; i < n; i++) {
-        rfx_type_decl *t = s->ctx->types.items[i];
-        if (find_type(p, t->name) >= 0) {
-            rfx_diag_error(s->d, t->loc, "type '%s' is declared twice", t->name);
-            continue;
-        }
-        p->types[p->ntypes++] = (rfx_type){t->name, RFX_NUMBER, -2, t->loc, t->subtype, 0, NULL};
-    }
-    /* resolve bases; a base may be declared later, so iterate to a fixpoint */
-    for (bool changed = true; changed;) {
-        changed = false;
-        for (int i = 0; i < n; i++) {
-            rfx_type_decl *t = s->ctx->types.items[i];
-            int ti = find_type(p, t->name);
-            if (ti < 4 || p->types[ti].parent != -2)
-                continue;
-            int bi = find_type(p, t->base);
-            bool ready = bi >= 0 && p->types[bi].parent != -2;
-            for (int m = 0; ready && t->others && m < t->others->n; m += 2) {   /* a union: every member */
-                int mi = find_type(p, t->others->items[m]);
-                ready = mi >= 0 && p->types[mi].parent != -2;
-            }
-            if (ready) {
-                p->types[ti].parent = bi;
-                p->types[ti].prim = p->types[bi].prim;
-                changed = true;
-                if (t->others && (p->types[ti].members = salloc(s, sizeof(int) * (size_t)(t->others->n / 2 + 1)))) {
-                    p->types[ti].members[p->types[ti].nmembers++] = bi;
-                    for (int m = 0; m < t->others->n; m += 2)
-                        p->types[ti].members[p->types[ti].nmembers++] = find_type(p, t->others->items[m]);
-                }
-                for (int m = 0; t->others && m < t->others->n; m += 2) {
-                    int mi = find_type(p, t->others->items[m]);
-                    if (p->types[mi].prim != p->types[bi].prim)
-                        rfx_diag_error(s->d, *(rfx_loc *)t->others->items[m + 1],
-                                       "union type '%s' mixes %s ('%s') and %s ('%s')", t->name,
-                                       rfx_prim_name(p->types[bi].prim), t->base, rfx_prim_name(p->types[mi].prim),
-                                       p->types[mi].name);
-                }
-            }
-        }
-    }
-    for (int i = 0; i < n; i++) {
-        rfx_type_decl *t = s->ctx->types.items[i];
-        int ti = find_type(p, t->name);
-        if (ti < 4 || p->types[ti].parent != -2)
-            continue;
-        bool unknown = false;
-        if (find_type(p, t->base) < 0)
-            unknown = true, rfx_diag_error(s->d, t->base_loc, "unknown type '%s'", t->base);
-        for (int m = 0; t->others && m < t->others->n; m += 2)
-            if (find_type(p, t->others->items[m]) < 0)
-                unknown = true, rfx_diag_error(s->d, *(rfx_loc *)t->others->items[m + 1], "unknown type '%s'",
-                                               (const char *)t->others->items[m]);
-        if (!unknown)
-            rfx_diag_error(s->d, t->loc, "type '%s' is defined in terms of itself", t->name);
-        p->types[ti].parent = 0;
-    }
-}
 
 /* ---- relations and directives ------------------------------------------------- */
 static void check_decls(sema *s)
@@ -131,7 +38,7 @@ static void check_decls(sema *s)
             return;
         for (int a = 0; a < d->nattrs; a++) {
             r->attrs[a].name = d->attr_names[a];
-            r->attrs[a].type = find_type(p, d->attr_types[a]);
+            r->attrs[a].type = rfx_sema_find_type(p, d->attr_types[a]);
             if (r->attrs[a].type < 0) {
                 rfx_diag_error(s->d, d->attr_locs[a], "unknown type '%s' of attribute '%s'",
                                d->attr_types[a], d->attr_names[a]);
@@ -923,94 +830,6 @@ static void check_conj_types(clause_ctx *cc, rfx_conj *cj)
     }
 }
 
-/* ---- subtypes, as Soufflé checks them ----------------------------------------------- */
-/* A type with its aliases resolved (`.type Age = number` is number). */
-static int canon_type(const rfx_program *p, int t)
-{
-    for (int hops = 0; t >= 0 && hops <= p->ntypes; hops++) {
-        const rfx_type *ty = &p->types[t];
-        if (ty->subtype || ty->nmembers || ty->parent < 0)
-            break;
-        t = ty->parent;
-    }
-    return t;
-}
-
-/* Whether every value of type a is one of type b: a subtype is below its supertypes, a
- * union below what all its members are below, and above what is below one of them. */
-static bool type_le(const rfx_program *p, int a, int b, int depth)
-{
-    a = canon_type(p, a);
-    b = canon_type(p, b);
-    if (a == b || a < 0 || b < 0 || depth > p->ntypes)   /* a cycle is reported where declared */
-        return true;
-    const rfx_type *ta = &p->types[a], *tb = &p->types[b];
-    if (ta->prim != tb->prim)
-        return false;
-    if (ta->nmembers) {
-        for (int m = 0; m < ta->nmembers; m++)
-            if (!type_le(p, ta->members[m], b, depth + 1))
-                return false;
-        return true;
-    }
-    for (int m = 0; m < tb->nmembers; m++)
-        if (type_le(p, a, tb->members[m], depth + 1))
-            return true;
-    return ta->subtype && type_le(p, ta->parent, b, depth + 1);
-}
-
-/* Soufflé's subtype rules for the variables its atoms type: a variable in positive atoms of
- * unrelated subtypes has no type, and one the head takes must be of a subtype of the head's
- * attribute (`h(x) :- a(x)` with a's A and h's B, both `<: number`, is an error). Variables
- * bound by expressions, and union types whose overlap is no declared type, are not checked. */
-static void check_subtypes(clause_ctx *cc, const rfx_conj *cj)
-{
-    rfx_program *p = cc->s->p;
-    int nv = cc->c->nvars;
-    int *meet = malloc(sizeof(int) * (size_t)(nv + 1));
-    bool *skip = calloc((size_t)nv + 1, 1);
-    if (!meet || !skip) {
-        free(meet), free(skip);
-        cc->s->ctx->oom = true;
-        return;
-    }
-    for (int v = 0; v < nv; v++)
-        meet[v] = -1;
-    for (int i = 0; i < cj->nlits; i++) {
-        const rfx_atom *a = &cj->lits[i]->atom;
-        if (cj->lits[i]->kind != RFX_L_ATOM || a->rel < 0)
-            continue;
-        for (int k = 0; k < a->nargs && k < p->rels[a->rel].arity; k++) {
-            const rfx_expr *x = a->args[k];
-            int t = p->rels[a->rel].attrs[k].type, v = x->kind == RFX_E_VAR ? x->u.v.var : -1;
-            if (v < 0 || skip[v])
-                continue;
-            if (meet[v] < 0 || type_le(p, t, meet[v], 0))
-                meet[v] = t;
-            else if (!type_le(p, meet[v], t, 0)) {
-                skip[v] = true;
-                int ct = canon_type(p, t), cm = canon_type(p, meet[v]);
-                if (p->types[ct].prim == p->types[cm].prim && !p->types[ct].nmembers && !p->types[cm].nmembers)
-                    rfx_diag_error(cc->s->d, x->loc,
-                                   "type mismatch: variable '%s' is '%s' here and '%s' in another atom (unrelated "
-                                   "subtypes)", cc->c->var_names[v], p->types[t].name, p->types[meet[v]].name);
-            }
-        }
-    }
-    const rfx_atom *h = &cc->c->head;
-    for (int k = 0; h->rel >= 0 && k < h->nargs && k < p->rels[h->rel].arity; k++) {
-        const rfx_expr *x = h->args[k];
-        int v = x->kind == RFX_E_VAR ? x->u.v.var : -1, want = p->rels[h->rel].attrs[k].type;
-        if (v >= 0 && !skip[v] && meet[v] >= 0 && p->types[meet[v]].prim == p->types[want].prim &&
-            !type_le(p, meet[v], want, 0))
-            rfx_diag_error(cc->s->d, x->loc, "type mismatch: argument %d of '%s' is '%s', got '%s' of type '%s' (not a "
-                           "subtype of it)", k + 1, p->rels[h->rel].name, p->types[want].name, cc->c->var_names[v],
-                           p->types[meet[v]].name);
-    }
-    free(meet);
-    free(skip);
-}
-
 /* ---- atoms: relation lookup and arity --------------------------------------------- */
 static void resolve_atom(sema *s, rfx_atom *a)
 {
@@ -1074,7 +893,7 @@ static void resolve_expr_atoms(sema *s, rfx_expr *e)
     if (e->kind == RFX_E_AGG && e->u.agg.body)
         resolve_conj(s, rfx_agg_conj(e));
     if (e->kind == RFX_E_FN && e->u.fn.fn == RFX_FN_AS) {
-        e->u.fn.cast = find_type(s->p, e->u.fn.cast_name);
+        e->u.fn.cast = rfx_sema_find_type(s->p, e->u.fn.cast_name);
         if (e->u.fn.cast < 0)
             rfx_diag_error(s->d, e->loc, "unknown type '%s' in as(...)", e->u.fn.cast_name);
     }
@@ -1395,7 +1214,7 @@ static void check_clause(sema *s, rfx_clause *c)
         check_conj_types(&cc, &c->conj[i]);
     check_atom_types(&cc, &c->head);
     for (int i = 0; i < c->nconj; i++)
-        check_subtypes(&cc, &c->conj[i]);
+        rfx_sema_check_subtypes(s, c, &c->conj[i]);
 
     /* safety, per disjunct */
     for (int i = 0; i < c->nconj; i++) {
@@ -1605,7 +1424,7 @@ out:
 void rfx_sema_run(rfx_program *p, rfx_parse_ctx *ctx)
 {
     sema s = {p, ctx, ctx->diag};
-    check_types(&s);
+    rfx_sema_check_types(&s);
     if (ctx->oom)
         return;
     check_decls(&s);
