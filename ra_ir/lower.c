@@ -55,140 +55,6 @@ typedef struct rule_ctx {
     bool *bound;
 } rule_ctx;
 
-/* ---- small helpers -------------------------------------------------------------------- */
-int rfx_lower_new_var(lower_ctx *L, const char *name, rfx_pvar_kind kind, int arity,
-                      const rfx_prim *types, int rel)
-{
-    rfx_plan *P = L->plan;
-    if (P->nvars == P->varcap) {
-        int nc = P->varcap ? P->varcap * 2 : 32;
-        rfx_pvar *v = lalloc(L, sizeof(rfx_pvar) * (size_t)nc);
-        if (!v)
-            return 0;
-        rfx_memcpy(v, P->vars, sizeof(rfx_pvar) * (size_t)P->nvars);
-        P->vars = v;
-        P->varcap = nc;
-    }
-    rfx_pvar *v = &P->vars[P->nvars];
-    char buf[64];
-    if (!name) {
-        snprintf(buf, sizeof buf, "t%d", L->ntemps++);
-        name = buf;
-    }
-    v->name = rfx_arena_strdup(P->arena, name, strlen(name));
-    v->kind = kind;
-    v->arity = arity;
-    v->rel = rel;
-    v->types = lalloc(L, sizeof(rfx_prim) * (size_t)(arity + 1));
-    if (v->types && types)
-        rfx_memcpy(v->types, types, sizeof(rfx_prim) * (size_t)arity);
-    return P->nvars++;
-}
-
-rfx_ra_cmd *rfx_lower_emit(lower_ctx *L, rfx_ra_op op, int dst, int s0, int s1)
-{
-    rfx_block *b = &L->plan->blocks[L->block];
-    if (b->ncmds == b->cap) {
-        int nc = b->cap ? b->cap * 2 : 16;
-        rfx_ra_cmd *c = lalloc(L, sizeof(rfx_ra_cmd) * (size_t)nc);
-        if (!c) {
-            static rfx_ra_cmd sink;
-            memset(&sink, 0, sizeof sink);
-            return &sink;
-        }
-        rfx_memcpy(c, b->cmds, sizeof(rfx_ra_cmd) * (size_t)b->ncmds);
-        b->cmds = c;
-        b->cap = nc;
-    }
-    rfx_ra_cmd *c = &b->cmds[b->ncmds++];
-    memset(c, 0, sizeof *c);
-    c->op = op;
-    c->dst = dst;
-    c->src[0] = s0;
-    c->src[1] = s1;
-    c->agg_col = -1;
-    c->rule = L->rule;
-    return c;
-}
-
-int rfx_lower_new_block(lower_ctx *L, const char *label)
-{
-    rfx_plan *P = L->plan;
-    if (P->nblocks == P->blockcap) {
-        int nc = P->blockcap ? P->blockcap * 2 : 8;
-        rfx_block *b = lalloc(L, sizeof(rfx_block) * (size_t)nc);
-        if (!b)
-            return L->block;
-        rfx_memcpy(b, P->blocks, sizeof(rfx_block) * (size_t)P->nblocks);
-        P->blocks = b;
-        P->blockcap = nc;
-    }
-    rfx_block *b = &P->blocks[P->nblocks];
-    memset(b, 0, sizeof *b);
-    b->label = label;
-    b->loop_head = -1;
-    L->block = P->nblocks++;
-    return L->block;
-}
-
-rfx_rx *rfx_rx_new(lower_ctx *L, rfx_rx_kind kind, rfx_prim prim)
-{
-    rfx_rx *e = lalloc(L, sizeof *e);
-    if (!e) {
-        static rfx_rx sink;
-        return &sink;
-    }
-    e->kind = kind;
-    e->prim = prim;
-    return e;
-}
-
-rfx_rx *rfx_rx_col(lower_ctx *L, int col, rfx_prim prim)
-{
-    rfx_rx *e = rfx_rx_new(L, RFX_RX_COL, prim);
-    e->col = col;
-    return e;
-}
-
-rfx_rx *rfx_rx_and(lower_ctx *L, rfx_rx *a, rfx_rx *b)
-{
-    if (!a)
-        return b;
-    if (!b)
-        return a;
-    rfx_rx *e = rfx_rx_new(L, RFX_RX_AND, RFX_NUMBER);
-    e->l = a;
-    e->r = b;
-    return e;
-}
-
-/* Constant value of a literal expression as stored (32-bit pattern of prim). */
-uint32_t rfx_lower_const_value(const rfx_expr *e, rfx_prim prim, bool *ok)
-{
-    switch (e->kind) {
-    case RFX_E_INT:
-    case RFX_E_UNSIGNED:
-        if (prim == RFX_FLOAT) {
-            float f = (float)e->u.ival;
-            uint32_t u;
-            rfx_memcpy(&u, &f, 4);
-            return u;
-        }
-        return (uint32_t)e->u.ival;
-    case RFX_E_FLOAT: {
-        float f = (float)e->u.fval;
-        uint32_t u;
-        rfx_memcpy(&u, &f, 4);
-        return u;
-    }
-    case RFX_E_STRING:
-        return e->u.sym;
-    default:
-        *ok = false;
-        return 0;
-    }
-}
-
 /* ---- variable bookkeeping ---------------------------------------------------------- */
 static int agg_var_of(rule_ctx *R, const rfx_expr *e)
 {
@@ -319,63 +185,7 @@ static int col_of(const flow *f0, const flow *f1, int var)
     return -1;
 }
 
-/* x as a constant when its operands are constants (and it divides by no zero, and no
- * functor fails: those stay, to fail at run time). autoinc() is never constant. */
-static rfx_rx *fold_rx(rfx_rx *x)
-{
-    if (x->kind == RFX_RX_FN) {
-        for (int i = 0; i < x->nargs; i++)
-            if (x->args[i]->kind != RFX_RX_CONST)
-                return x;
-        if (x->op == RFX_FX_AUTOINC)
-            return x;
-    } else if (!x->l || x->l->kind != RFX_RX_CONST || (x->kind == RFX_RX_BIN && (!x->r || x->r->kind != RFX_RX_CONST)))
-        return x;
-    bool div0 = false;
-    uint32_t v = rfx_rx_eval(x, NULL, 0, NULL, &div0);
-    if (!div0) {
-        x->kind = RFX_RX_CONST;
-        x->value = v;
-    }
-    return x;
-}
-
 static rfx_rx *tx_expr(rule_ctx *R, const rfx_expr *e, const flow *f0, const flow *f1, rfx_prim want);
-
-/* x's bits typed prim (as(x, T), and conversions between number and unsigned): a column,
- * constant or functor (whose values do not depend on its type) retyped, else max(x, x),
- * which is x's bits in every kind. */
-static rfx_rx *retype(lower_ctx *L, rfx_rx *x, rfx_prim prim)
-{
-    if (x->prim == prim)
-        return x;
-    bool copy = x->kind == RFX_RX_COL || x->kind == RFX_RX_CONST || x->kind == RFX_RX_FN;
-    rfx_rx *y = rfx_rx_new(L, copy ? x->kind : RFX_RX_BIN, prim);
-    if (copy) {
-        rfx_prim keep = y->prim;
-        *y = *x;
-        y->prim = keep;
-        return y;
-    }
-    y->op = RFX_MAX_OF;
-    y->l = y->r = x;
-    return y;
-}
-
-static rfx_rx *fn_node(lower_ctx *L, rfx_fn_op op, rfx_prim prim, rfx_rx **args, int nargs, rfx_loc loc)
-{
-    rfx_rx *x = rfx_rx_new(L, RFX_RX_FN, prim);
-    x->op = op;
-    x->env = L->plan->fn_env;
-    x->nargs = nargs;
-    x->args = lalloc(L, sizeof(rfx_rx *) * (size_t)(nargs + 1));
-    for (int i = 0; x->args && i < nargs; i++)
-        x->args[i] = args[i];
-    if (!x->args)
-        x->nargs = 0;
-    x->loc = loc;
-    return fold_rx(x);
-}
 
 /* A functor call: the operation its arguments' kinds call for. A conversion to the kind the
  * argument has is the argument; as(x, T) and conversions between numbers and unsigned are
@@ -396,35 +206,35 @@ static rfx_rx *tx_functor(rule_ctx *R, const rfx_expr *e, const flow *f0, const 
         rfx_rx *acc = a[0];
         for (int i = 1; i < e->u.fn.nargs; i++) {
             rfx_rx *pair[2] = {acc, i < 3 ? a[i] : tx_expr(R, e->u.fn.args[i], f0, f1, RFX_SYMBOL)};
-            acc = fn_node(L, RFX_FX_CAT, RFX_SYMBOL, pair, 2, loc);
+            acc = rfx_rx_fn(L, RFX_FX_CAT, RFX_SYMBOL, pair, 2, loc);
         }
         return acc;
     }
-    case RFX_FN_STRLEN: return fn_node(L, RFX_FX_STRLEN, RFX_NUMBER, a, 1, loc);
-    case RFX_FN_SUBSTR: return fn_node(L, RFX_FX_SUBSTR, RFX_SYMBOL, a, 3, loc);
-    case RFX_FN_ORD: return fn_node(L, RFX_FX_ORD, RFX_NUMBER, a, 1, loc);
-    case RFX_FN_CONTAINS: return fn_node(L, RFX_FX_CONTAINS, RFX_NUMBER, a, 2, loc);
-    case RFX_FN_MATCH: return fn_node(L, RFX_FX_MATCH, RFX_NUMBER, a, 2, loc);
-    case RFX_FN_AUTOINC: return fn_node(L, RFX_FX_AUTOINC, RFX_NUMBER, a, 0, loc);
+    case RFX_FN_STRLEN: return rfx_rx_fn(L, RFX_FX_STRLEN, RFX_NUMBER, a, 1, loc);
+    case RFX_FN_SUBSTR: return rfx_rx_fn(L, RFX_FX_SUBSTR, RFX_SYMBOL, a, 3, loc);
+    case RFX_FN_ORD: return rfx_rx_fn(L, RFX_FX_ORD, RFX_NUMBER, a, 1, loc);
+    case RFX_FN_CONTAINS: return rfx_rx_fn(L, RFX_FX_CONTAINS, RFX_NUMBER, a, 2, loc);
+    case RFX_FN_MATCH: return rfx_rx_fn(L, RFX_FX_MATCH, RFX_NUMBER, a, 2, loc);
+    case RFX_FN_AUTOINC: return rfx_rx_fn(L, RFX_FX_AUTOINC, RFX_NUMBER, a, 0, loc);
     case RFX_FN_TO_NUMBER:
-        return ap == RFX_SYMBOL ? fn_node(L, RFX_FX_S2I, RFX_NUMBER, a, 1, loc)
-             : ap == RFX_FLOAT  ? fn_node(L, RFX_FX_F2I, RFX_NUMBER, a, 1, loc)
-                                : retype(L, a[0], RFX_NUMBER);
+        return ap == RFX_SYMBOL ? rfx_rx_fn(L, RFX_FX_S2I, RFX_NUMBER, a, 1, loc)
+             : ap == RFX_FLOAT  ? rfx_rx_fn(L, RFX_FX_F2I, RFX_NUMBER, a, 1, loc)
+                                : rfx_rx_retype(L, a[0], RFX_NUMBER);
     case RFX_FN_TO_UNSIGNED:
-        return ap == RFX_SYMBOL ? fn_node(L, RFX_FX_S2U, RFX_UNSIGNED, a, 1, loc)
-             : ap == RFX_FLOAT  ? fn_node(L, RFX_FX_F2U, RFX_UNSIGNED, a, 1, loc)
-                                : retype(L, a[0], RFX_UNSIGNED);
+        return ap == RFX_SYMBOL ? rfx_rx_fn(L, RFX_FX_S2U, RFX_UNSIGNED, a, 1, loc)
+             : ap == RFX_FLOAT  ? rfx_rx_fn(L, RFX_FX_F2U, RFX_UNSIGNED, a, 1, loc)
+                                : rfx_rx_retype(L, a[0], RFX_UNSIGNED);
     case RFX_FN_TO_FLOAT:
-        return ap == RFX_SYMBOL   ? fn_node(L, RFX_FX_S2F, RFX_FLOAT, a, 1, loc)
-             : ap == RFX_NUMBER   ? fn_node(L, RFX_FX_I2F, RFX_FLOAT, a, 1, loc)
-             : ap == RFX_UNSIGNED ? fn_node(L, RFX_FX_U2F, RFX_FLOAT, a, 1, loc)
+        return ap == RFX_SYMBOL   ? rfx_rx_fn(L, RFX_FX_S2F, RFX_FLOAT, a, 1, loc)
+             : ap == RFX_NUMBER   ? rfx_rx_fn(L, RFX_FX_I2F, RFX_FLOAT, a, 1, loc)
+             : ap == RFX_UNSIGNED ? rfx_rx_fn(L, RFX_FX_U2F, RFX_FLOAT, a, 1, loc)
                                   : a[0];
     case RFX_FN_TO_STRING:
-        return ap == RFX_NUMBER   ? fn_node(L, RFX_FX_I2S, RFX_SYMBOL, a, 1, loc)
-             : ap == RFX_UNSIGNED ? fn_node(L, RFX_FX_U2S, RFX_SYMBOL, a, 1, loc)
-             : ap == RFX_FLOAT    ? fn_node(L, RFX_FX_F2S, RFX_SYMBOL, a, 1, loc)
+        return ap == RFX_NUMBER   ? rfx_rx_fn(L, RFX_FX_I2S, RFX_SYMBOL, a, 1, loc)
+             : ap == RFX_UNSIGNED ? rfx_rx_fn(L, RFX_FX_U2S, RFX_SYMBOL, a, 1, loc)
+             : ap == RFX_FLOAT    ? rfx_rx_fn(L, RFX_FX_F2S, RFX_SYMBOL, a, 1, loc)
                                   : a[0];
-    case RFX_FN_AS: return retype(L, a[0], prim);
+    case RFX_FN_AS: return rfx_rx_retype(L, a[0], prim);
     default:   /* range is a generator, lowered as one (never an operand) */
         L->internal_error = "range() outside a binding";
         return a[0] ? a[0] : rfx_rx_new(L, RFX_RX_CONST, prim);
@@ -454,7 +264,7 @@ static rfx_rx *tx_expr(rule_ctx *R, const rfx_expr *e, const flow *f0, const flo
         rfx_rx *x = rfx_rx_new(L, RFX_RX_NEG, prim);
         x->l = tx_expr(R, e->u.bin.lhs, f0, f1, prim);
         x->loc = e->loc;
-        return fold_rx(x);
+        return rfx_rx_fold(x);
     }
     case RFX_E_BINOP: {
         rfx_rx *x = rfx_rx_new(L, RFX_RX_BIN, prim);
@@ -462,7 +272,7 @@ static rfx_rx *tx_expr(rule_ctx *R, const rfx_expr *e, const flow *f0, const flo
         x->l = tx_expr(R, e->u.bin.lhs, f0, f1, prim);
         x->r = tx_expr(R, e->u.bin.rhs, f0, f1, prim);
         x->loc = e->loc;
-        return fold_rx(x);
+        return rfx_rx_fold(x);
     }
     case RFX_E_FN:
         return tx_functor(R, e, f0, f1, prim);

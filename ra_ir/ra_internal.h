@@ -46,5 +46,10 @@ int rfx_lower_new_block(lower_ctx *L, const char *label);
 rfx_rx *rfx_rx_new(lower_ctx *L, rfx_rx_kind kind, rfx_prim prim);
 rfx_rx *rfx_rx_col(lower_ctx *L, int col, rfx_prim prim);
 rfx_rx *rfx_rx_and(lower_ctx *L, rfx_rx *a, rfx_rx *b);
+/* x as a constant where its operands are constants (a zero divisor, a failing functor and
+ * autoinc() stay, to act at run time); x's bits typed prim; a functor node over args. */
+rfx_rx *rfx_rx_fold(rfx_rx *x);
+rfx_rx *rfx_rx_retype(lower_ctx *L, rfx_rx *x, rfx_prim prim);
+rfx_rx *rfx_rx_fn(lower_ctx *L, rfx_fn_op op, rfx_prim prim, rfx_rx **args, int nargs, rfx_loc loc);
 
 #endif
