@@ -1,7 +1,7 @@
 /* frontend.c: parse + check driver, lookups, and the AST printer (--emit=ast). */
 #include "sema.h"
 #include "parser.h"
-#include "fault.h"
+#include "base.h"
 
 #include <errno.h>
 #include <stdlib.h>

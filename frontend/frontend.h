@@ -12,35 +12,7 @@
 #include <stdio.h>
 #include <stdbool.h>
 
-/* ---- arena: memory by lifetime, never freed piece by piece ---------------------- */
-typedef struct rfx_arena rfx_arena;
-rfx_arena *rfx_arena_new(void);
-void *rfx_arena_alloc(rfx_arena *a, size_t size);          /* zeroed; NULL on OOM */
-char *rfx_arena_strdup(rfx_arena *a, const char *s, size_t n);
-void rfx_arena_free(rfx_arena *a);
-
-/* memcpy that accepts NULL pointers when n is 0 (empty arrays start out NULL). */
-static inline void rfx_memcpy(void *dst, const void *src, size_t n)
-{
-    if (n)
-        __builtin_memcpy(dst, src, n);
-}
-
-/* ---- growable array helper ----------------------------------------------------- */
-/* Plain malloc'ed vector; returns false on OOM and leaves *items intact. */
-bool rfx_grow(void **items, size_t *cap, size_t need, size_t elem_size);
-
-/* ---- symbol table: interned strings <-> dense 32-bit ids ----------------------- */
-typedef struct rfx_symtab rfx_symtab;
-rfx_symtab *rfx_symtab_new(void);
-void rfx_symtab_free(rfx_symtab *t);
-/* Returns the id of s (length n), adding it if new; UINT32_MAX on OOM. */
-uint32_t rfx_symtab_intern(rfx_symtab *t, const char *s, size_t n);
-const char *rfx_symtab_str(const rfx_symtab *t, uint32_t id);   /* borrowed */
-uint32_t rfx_symtab_len(const rfx_symtab *t, uint32_t id);         /* bytes (a symbol may hold NUL) */
-uint32_t rfx_symtab_size(const rfx_symtab *t);
-/* Rank of each id in byte-wise string order (for sorted output); caller frees. */
-uint32_t *rfx_symtab_ranks(const rfx_symtab *t);
+#include "base.h"
 
 /* ---- diagnostics ---------------------------------------------------------------- */
 typedef struct rfx_loc {

@@ -1,7 +1,7 @@
 /* harmony.c: plan -> Harmony IR (the kernels the CUDA backend launches per command) and
  * its printer. */
 #include "harmony.h"
-#include "fault.h"
+#include "base.h"
 
 #include <stdarg.h>
 #include <stdlib.h>

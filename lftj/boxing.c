@@ -11,7 +11,7 @@
  * they cover the search space, each binding falls in exactly one box (its leading
  * variables' values pick the intervals), and a box's join reads only its slices. */
 #include "lftj.h"
-#include "fault.h"
+#include "base.h"
 
 #include <math.h>
 #include <stdlib.h>

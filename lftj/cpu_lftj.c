@@ -2,7 +2,7 @@
  * A source's rows in [lo, hi) share their first `depth` columns; column `depth` is sorted
  * inside the range, so the range is a trie node and its distinct values its children. */
 #include "lftj.h"
-#include "fault.h"
+#include "base.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -4,7 +4,7 @@
  * two words for each distinct first-column value, so R-MAT 24's 268 M oriented edges take
  * ~1.2 GB instead of 2.1 GB: a box's copies move little more than half the bytes. */
 #include "lftj.h"
-#include "fault.h"
+#include "base.h"
 
 #include <stdlib.h>
 

@@ -4,7 +4,7 @@
 // destination may alias an operand. Output sizes are counted before they are written.
 extern "C" {
 #include "cuda_prims.h"
-#include "fault.h"
+#include "base.h"
 #include "lftj.h"   // the host TrieArray the count by parts sends its chunks from
 }
 #include "rx_ops.h"

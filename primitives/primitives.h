@@ -12,22 +12,11 @@
 #ifndef RFX_PRIMITIVES_H
 #define RFX_PRIMITIVES_H
 
+#include "base.h"
 #include "ra_ir.h"
 
 #include <stddef.h>
 #include <stdint.h>
-
-typedef enum rfx_status {
-    RFX_OK = 0,
-    RFX_ERR_NOMEM,             /* an allocation failed */
-    RFX_ERR_DIV0,              /* an expression failed: division or modulo by zero, a functor
-                                * (to_number of "abc"; the plan's fn_env says which) */
-    RFX_ERR_IO,                /* a file could not be read or written */
-    RFX_ERR_INPUT,             /* malformed input data */
-    RFX_ERR_LIMIT,             /* a size limit was exceeded */
-    RFX_ERR_DEVICE,            /* a CUDA call failed (the backend's last_error says which) */
-    RFX_ERR_INTERNAL           /* a bug in rfx */
-} rfx_status;
 
 /* An owned, growable relation buffer. */
 typedef struct rfx_rows {
@@ -90,19 +79,6 @@ rfx_status rfx_cpu_aggregate(const rfx_rows *a, const rfx_rows *b, int k, rfx_ag
  * (primitives/fused.cuh). */
 #define RFX_FUSED_THREADS 256      /* threads per block */
 #define RFX_FUSED_JOIN_CHUNK 8     /* rows of the first source per lane of a join count */
-/* 64-bit FNV-1a of n bytes, continuing from h (start with RFX_FNV_INIT): a generated
- * source's identity, found once when it is generated (rfx_fgroup.source_hash) and used by
- * the JIT's caches, so that running a group does not hash its text again (~10 us). */
-#define RFX_FNV_INIT 1469598103934665603ull
-static inline uint64_t rfx_fnv1a(uint64_t h, const void *p, size_t n)
-{
-    const unsigned char *s = (const unsigned char *)p;
-    for (size_t i = 0; i < n; i++) {
-        h ^= s[i];
-        h *= 1099511628211ull;
-    }
-    return h;
-}
 /* dsts[k] = outs[k](sigma_preds[k](src)) for every k, reading src once; preds[k] may be
  * NULL; outs[k] NULL (or outs[k][x] NULL) means column x. */
 rfx_status rfx_cpu_mapfilter_multi(const rfx_rows *src, int nouts, const rfx_rx *const *preds,
@@ -113,14 +89,6 @@ rfx_status rfx_cpu_mapfilter_multi(const rfx_rows *src, int nouts, const rfx_rx 
 rfx_status rfx_cpu_star_join(const rfx_rows *const *srcs, int nsrc, int k, const rfx_rx *pre, const rfx_rx *pred,
                              rfx_rx *const *out, int nout, rfx_rows *dst, int nthreads);
 
-/* Seconds on the monotonic clock (CLOCK_MONOTONIC): for intervals and trace spans. */
-double rfx_seconds(void);
-
-/* Runs fn(i, ctx) for i in [0, n) on up to nthreads threads; fn must be thread-safe. */
-void rfx_parallel_for(int n, int nthreads, void (*fn)(int i, void *ctx), void *ctx);
-/* memcpy of n bytes on up to nthreads threads, each a piece of at least 4 MB: one thread of
- * the lent GPU machine's host copies 1.4 GB/s, sixteen 11-17 GB/s. */
-void rfx_parallel_memcpy(void *dst, const void *src, size_t n, int nthreads);
 /* dst ++= src, src emptied: into an empty dst the rows move without a copy. */
 rfx_status rfx_rows_move_append(rfx_rows *dst, rfx_rows *src, int nthreads);
 /* rfx_rows_append with its copy on up to nthreads threads. */

@@ -3,7 +3,7 @@
 #define RFX_RA_INTERNAL_H
 
 #include "ra_ir.h"
-#include "fault.h"
+#include "base.h"
 
 typedef struct lower_ctx {
     rfx_plan *plan;

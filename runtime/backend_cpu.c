@@ -1,7 +1,7 @@
 /* backend_cpu.c: the CPU backend: plan variables as host rows, commands on the CPU
  * primitives. */
 #include "backend.h"
-#include "fault.h"
+#include "base.h"
 #include "lftj.h"
 
 #include <stdio.h>

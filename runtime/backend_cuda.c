@@ -3,7 +3,7 @@
  * outputs leave through host copies. */
 #include "backend.h"
 #include "cuda_prims.h"
-#include "fault.h"
+#include "base.h"
 #include "lftj.h"
 
 #include <stdio.h>

@@ -18,7 +18,7 @@
  * by the host's cores over the host rows instead (merged_on_host): each is a pass or a
  * few over its rows, which in parts cross the link both ways. */
 #include "backend.h"
-#include "fault.h"
+#include "base.h"
 #include "lftj.h"
 
 #include <stdio.h>

@@ -2,7 +2,7 @@
  * An engine holds one program, its plan, the tuples inserted so far and the state of
  * its last run; every message of a call is kept as text for rfx_errmsg. */
 #include "backend.h"
-#include "fault.h"
+#include "base.h"
 #include "harmony.h"
 #include "rfx.h"
 

@@ -1,7 +1,7 @@
 /* exec.c: the CFG interpreter. Runs each command of the plan on the CPU primitives,
  * follows jumps, frees temporaries after their last use, and does the plan's I/O. */
 #include "backend.h"
-#include "fault.h"
+#include "base.h"
 
 #include <errno.h>
 #include <pthread.h>

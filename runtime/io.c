@@ -1,7 +1,7 @@
 /* io.c: reading facts and edge lists (plain or gzip, CRLF or LF, last line with or
  * without a newline), and writing relations the way Soufflé does, atomically. */
 #include "runtime.h"
-#include "fault.h"
+#include "base.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -8,7 +8,7 @@
  * signal handler can remove them (rfx_outfile_remove_unfinished, async-signal-safe). */
 #include "runtime.h"
 
-#include "fault.h"
+#include "base.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -14,7 +14,7 @@ static const char *env_or(const char *name, const char *fallback)
     return v && *v ? v : fallback;
 }
 #include "cuda_prims.h"
-#include "fault.h"
+#include "base.h"
 
 #include <math.h>
 #include <stdio.h>

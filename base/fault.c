@@ -1,5 +1,5 @@
-/* fault.c: counted allocation and write wrappers for fault injection (see fault.h). */
-#include "fault.h"
+/* fault.c: counted allocation and write wrappers for fault injection (see base.h). */
+#include "base.h"
 
 #include <errno.h>
 #include <stdatomic.h>

@@ -1,0 +1,114 @@
+/* base.h: what every module of rfx uses and nothing of rfx is used by: memory by lifetime
+ * (arenas), growable arrays, the symbol table, status codes, allocation and write
+ * wrappers with fault injection, the persistent thread pool, the clock and hashing.
+ * Modules include it directly or through their stage's header; it includes only libc. */
+#ifndef RFX_BASE_H
+#define RFX_BASE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* ---- status ------------------------------------------------------------------------ */
+typedef enum rfx_status {
+    RFX_OK = 0,
+    RFX_ERR_NOMEM,             /* an allocation failed */
+    RFX_ERR_DIV0,              /* an expression failed: division or modulo by zero, a functor
+                                * (to_number of "abc"; the plan's fn_env says which) */
+    RFX_ERR_IO,                /* a file could not be read or written */
+    RFX_ERR_INPUT,             /* malformed input data */
+    RFX_ERR_LIMIT,             /* a size limit was exceeded */
+    RFX_ERR_DEVICE,            /* a CUDA call failed (the backend's last_error says which) */
+    RFX_ERR_INTERNAL           /* a bug in rfx */
+} rfx_status;
+
+/* ---- arena: memory by lifetime, never freed piece by piece ---------------------- */
+typedef struct rfx_arena rfx_arena;
+rfx_arena *rfx_arena_new(void);
+void *rfx_arena_alloc(rfx_arena *a, size_t size);          /* zeroed; NULL on OOM */
+char *rfx_arena_strdup(rfx_arena *a, const char *s, size_t n);
+void rfx_arena_free(rfx_arena *a);
+
+/* memcpy that accepts NULL pointers when n is 0 (empty arrays start out NULL). */
+static inline void rfx_memcpy(void *dst, const void *src, size_t n)
+{
+    if (n)
+        __builtin_memcpy(dst, src, n);
+}
+
+/* ---- growable array helper ----------------------------------------------------- */
+/* Plain malloc'ed vector; returns false on OOM and leaves *items intact. */
+bool rfx_grow(void **items, size_t *cap, size_t need, size_t elem_size);
+
+/* ---- symbol table: interned strings <-> dense 32-bit ids ----------------------- */
+typedef struct rfx_symtab rfx_symtab;
+rfx_symtab *rfx_symtab_new(void);
+void rfx_symtab_free(rfx_symtab *t);
+/* Returns the id of s (length n), adding it if new; UINT32_MAX on OOM. */
+uint32_t rfx_symtab_intern(rfx_symtab *t, const char *s, size_t n);
+const char *rfx_symtab_str(const rfx_symtab *t, uint32_t id);   /* borrowed */
+uint32_t rfx_symtab_len(const rfx_symtab *t, uint32_t id);         /* bytes (a symbol may hold NUL) */
+uint32_t rfx_symtab_size(const rfx_symtab *t);
+/* Rank of each id in byte-wise string order (for sorted output); caller frees. */
+uint32_t *rfx_symtab_ranks(const rfx_symtab *t);
+
+/* ---- fault injection ------------------------------------------------------------ */
+/* Allocation and file-write wrappers that can be told to fail the N-th call
+ * (SQLite-style fault injection), so every error path can be exercised by tests.
+ * Set RFX_FAULT_ALLOC=N (host allocations), RFX_FAULT_DEVICE=N (device allocations) or
+ * RFX_FAULT_WRITE=N in the environment, or call rfx_fault_set(); 0 disables. Counting is
+ * process-wide and thread-safe.
+ * The allocation wrappers also refuse (NULL) a block of 256 MiB or more that exceeds the
+ * memory the system reports available (MemAvailable; RFX_HOST_AVAILABLE=bytes stands in
+ * for it), so a result too big for the machine fails as "out of memory" instead of the
+ * kernel killing rfx when the promised pages are touched. */
+void *rfx_malloc(size_t n);
+void *rfx_calloc(size_t n, size_t size);
+void *rfx_realloc(void *p, size_t n);
+
+/* fwrite/fputs/fclose equivalents that honour RFX_FAULT_WRITE; return false on failure. */
+bool rfx_fwrite(FILE *f, const void *buf, size_t n);
+bool rfx_fclose(FILE *f);
+/* pwrite of all n bytes at offset `at` (retried on short writes and EINTR); false on
+ * failure with errno set where the system set it. */
+bool rfx_pwrite(int fd, const void *buf, size_t n, long long at);
+
+/* True when this device allocation must fail (called by the CUDA backend's allocator). */
+bool rfx_fault_device_alloc(void);
+
+/* Arm injection: the alloc_n-th allocation / write_n-th write from now fails (0 = never). */
+void rfx_fault_set(long alloc_n, long write_n);
+/* Arm injection of device allocations: the n-th from now fails (0 = never). */
+void rfx_fault_set_device(long n);
+/* Whether any injected fault has fired since the last rfx_fault_set(). */
+bool rfx_fault_fired(void);
+/* Guarded calls (allocations and writes) made so far. */
+long rfx_fault_calls(void);
+
+/* ---- threads and time ------------------------------------------------------------ */
+/* Seconds on the monotonic clock (CLOCK_MONOTONIC): for intervals and trace spans. */
+double rfx_seconds(void);
+
+/* Runs fn(i, ctx) for i in [0, n) on up to nthreads threads; fn must be thread-safe. */
+void rfx_parallel_for(int n, int nthreads, void (*fn)(int i, void *ctx), void *ctx);
+/* memcpy of n bytes on up to nthreads threads, each a piece of at least RFX_PAR_COPY_MIN
+ * bytes (one thread cannot fill a host's memory bandwidth: see docs/PERFORMANCE.md). */
+#define RFX_PAR_COPY_MIN ((size_t)4 << 20)
+void rfx_parallel_memcpy(void *dst, const void *src, size_t n, int nthreads);
+
+/* ---- hashing ------------------------------------------------------------------------ */
+/* 64-bit FNV-1a of n bytes, continuing from h (start with RFX_FNV_INIT): the symbol
+ * table's hash, and a generated kernel source's identity (found once when it is generated,
+ * rfx_fgroup.source_hash, so that the JIT's caches need not hash the text on each run). */
+#define RFX_FNV_INIT 1469598103934665603ull
+static inline uint64_t rfx_fnv1a(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *s = (const unsigned char *)p;
+    for (size_t i = 0; i < n; i++) {
+        h ^= s[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+#endif
