@@ -19,7 +19,7 @@
  * Usage: tri_pairs [-s SCALE] [-r REPEATS] [-n PARTS]... [-o xy|yx] (defaults -s 24 -n 4 -n 8) */
 #include "bench_engine.h"
 #include "bench_graphs.h"
-#include "cuda_prims.h"
+#include "lftj.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -108,41 +108,6 @@ rfx_status rfx_gpu_semijoin(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_row
 rfx_status rfx_gpu_aggregate(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b, int k, rfx_aggfn fn,
                              int col, rfx_prim prim, rfx_dev_rows *dst);
 
-/* dst (arity nvars) = the leapfrog triejoin of the sources (lftj/lftj.h semantics;
- * colvar flattened per source), sorted; with count non-NULL only the number of bindings
- * (dst untouched). Two-column sources are read as TrieArrays built for the join
- * (rfx_gpu_trie_build). Implemented in lftj/gpu_lftj.cuh. */
-rfx_status rfx_gpu_lftj(rfx_gpu *g, const rfx_dev_rows *const *srcs, const int *colvar, int nsrc, int nvars,
-                        rfx_dev_rows *dst, uint64_t *count);
-/* A sorted relation as a TrieArray on the device (Red Fox thesis §5.2; CSR-like): level l
- * holds the distinct prefixes of l + 1 columns, in order, by their last value: val[l]
- * (n[l] values, zero-padded to a multiple of four). Below the last level, entry i's
- * children are entries ptr[l][i] .. ptr[l][i + 1] - 1 of level l + 1 (n[l] + 1 entries).
- * A repeated row is stored once: the last level has an entry per distinct row.
- * first, last: the root level's first and last value; last_has_max: the last level holds
- * UINT32_MAX. Implemented in lftj/gpu_triearray.cuh. */
-#define RFX_TRIE_MAX_LEVELS 8
-typedef struct rfx_dev_trie {
-    int levels;
-    size_t n[RFX_TRIE_MAX_LEVELS];
-    uint32_t *val[RFX_TRIE_MAX_LEVELS], *ptr[RFX_TRIE_MAX_LEVELS];
-    uint32_t first, last;
-    bool last_has_max;
-} rfx_dev_trie;
-/* t = the TrieArray of rows (sorted lexicographically; arity 1 to RFX_TRIE_MAX_LEVELS,
- * fewer than 2^32 - 1 rows), on the context's stream. On failure t is left empty. */
-rfx_status rfx_gpu_trie_build(rfx_gpu *g, const rfx_dev_rows *rows, rfx_dev_trie *t);
-void rfx_gpu_trie_free(rfx_gpu *g, rfx_dev_trie *t);
-/* rfx_gpu_lftj where some two-column sources are given as TrieArrays already on the device
- * (tries[s], as rfx_gpu_trie_build makes them, else NULL; srcs[s] then says only its arity):
- * the join builds none for them, so parts held on the device are joined box by box without
- * rebuilding (bench/tri_pairs). */
-rfx_status rfx_gpu_lftj_tries(rfx_gpu *g, const rfx_dev_rows *const *srcs, const rfx_dev_trie *const *tries,
-                              const int *colvar, int nsrc, int nvars, rfx_dev_rows *dst, uint64_t *count);
-/* For a relation e(a, b) sorted, with d(v) the rows led by v: *xy = the sum over rows of
- * d(b), *yx = the sum over a of d(a)^2: the last-level probes of counting the triangles
- * e(x,y), e(x,z), e(y,z) in variable order x, y, z and in order y, x, z (e reversed). */
-rfx_status rfx_gpu_triangle_order_costs(rfx_gpu *g, const rfx_dev_rows *e, double *xy, double *yx);
 /* *out = the two-column rows of e, sorted, with their columns swapped, sorted (e(x, y) as
  * (y, x): the source that binds y first). e must be sorted: only y is sorted on. */
 rfx_status rfx_gpu_reversed(rfx_gpu *g, const rfx_dev_rows *e, rfx_dev_rows *out);
@@ -155,82 +120,6 @@ rfx_status rfx_gpu_rename_by_degree(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev
  * rows, the reversed rows written as the distinct rows are (two passes fewer over them).
  * src may be dst; rev must be neither. */
 rfx_status rfx_gpu_sort_unique_reversed(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *dst, rfx_dev_rows *rev);
-/* The same over sorted rows read in place (no TrieArrays: a box's slices), keeping level
- * 0 in memo for the next join whose sources led by variable 0 are the same slices (boxes
- * of one outer interval) and reusing it when memo->valid; the caller forgets the memo
- * when those slices change. */
-typedef struct rfx_gpu_lftj_memo rfx_gpu_lftj_memo;
-rfx_gpu_lftj_memo *rfx_gpu_lftj_memo_new(void);
-void rfx_gpu_lftj_memo_forget(rfx_gpu *g, rfx_gpu_lftj_memo *m);
-void rfx_gpu_lftj_memo_free(rfx_gpu *g, rfx_gpu_lftj_memo *m);
-rfx_status rfx_gpu_lftj_memo_run(rfx_gpu *g, const rfx_dev_rows *const *srcs, const int *colvar, int nsrc, int nvars,
-                                 rfx_dev_rows *dst, uint64_t *count, rfx_gpu_lftj_memo *memo);
-/* A piece of work inside a command, for traces: what, on which device and lane (0: the
- * compute stream, 1: the copy stream), for which box, from t0 to t1 (host monotonic
- * seconds, as clock_gettime(CLOCK_MONOTONIC)). */
-typedef void (*rfx_gpu_span_fn)(void *ctx, const char *what, int device, int lane, size_t box, double t0, double t1);
-/* Registers host memory [p, p + bytes) for the devices' copies (page-locked, portable,
- * read-only where the device allows it); false where it cannot be (copies from it are then
- * staged by the driver, not overlapped). Every CUDA call of the process waits while it runs
- * (~25 ms a GB with huge pages on an H100 host). Undone by rfx_gpu_host_unregister. */
-bool rfx_gpu_host_register(void *p, size_t bytes);
-void rfx_gpu_host_unregister(void *p);
-/* Whether [p, p + bytes) is registered host memory (both its ends are). */
-bool rfx_gpu_host_registered(const void *p, size_t bytes);
-/* Pins each distinct source's rows (rfx_gpu_host_register) with g's device current, so that
- * copies from them are asynchronous; pinned[s] says which were (a source that cannot be
- * pinned is still copied, only not overlapped; one registered already is left as it is). Undone by
- * rfx_gpu_unpin_sources. Callable from any host thread. */
-void rfx_gpu_pin_sources(const rfx_gpu *g, const rfx_rows *const *srcs, int nsrc, bool *pinned);
-void rfx_gpu_unpin_sources(const rfx_rows *const *srcs, int nsrc, const bool *pinned);
-/* A two-column source's TrieArray on the host (lftj/host_trie.c: val0 the distinct
- * first-column values, ptr0 where each one's values start in val1); val1 NULL: none. */
-typedef struct rfx_gpu_host_trie {
-    const uint32_t *val0, *ptr0, *val1;
-} rfx_gpu_host_trie;
-/* The sources of a boxed join sent as TrieArrays: tries[s] per source, box b's slice of
- * source s its roots [rlo[b*nsrc+s], rhi[b*nsrc+s]), staged through stage_bytes of device
- * memory (taken from the contexts' budgets beside the slices). */
-typedef struct rfx_gpu_box_tries {
-    const rfx_gpu_host_trie *tries;
-    const size_t *rlo, *rhi;
-    size_t stage_bytes;
-} rfx_gpu_box_tries;
-/* The leapfrog triejoin box by box over sources kept on the host (lftj/gpu_boxed.cuh):
- * box b reads rows [lo[b*nsrc+s], hi[b*nsrc+s]) of source s. Boxes are shared out among
- * the ndev contexts (one host thread each); a box's copy overlaps the previous box's join
- * where the sources are pinned (rfx_gpu_pin_sources).
- * parts[b] (listing; initialised with arity nvars) or counts[b] get box b's result;
- * *host_bytes (when non-NULL) what was copied from the host. Failures are described in err.
- * With tries (else NULL), a source's slices that it gives as TrieArrays are copied in that
- * form (about half the bytes of its rows) and expanded into distinct rows on the device. */
-rfx_status rfx_gpu_lftj_boxes(rfx_gpu *const *gs, int ndev, const rfx_rows *const *srcs, const int *colvar,
-                              int nsrc, int nvars, size_t nboxes, const size_t *lo, const size_t *hi,
-                              const rfx_gpu_box_tries *tries, rfx_rows *parts, uint64_t *counts,
-                              rfx_gpu_span_fn span, void *span_ctx, size_t *host_bytes, char *err, size_t errcap);
-/* The count of e(x,y), e(y,z), e(x,z) over a two-column relation e kept on the host
- * (sorted, a set; pinned here while it runs unless registered already; trie, when not NULL,
- * e's TrieArray, registered, whose slices are then what is copied), out of core by parts of
- * its first column within the context's budget (lftj/gpu_pairs.cuh): e's rows cut into
- * chunks of whole first-column runs, consecutive chunks held as a part's TrieArray one
- * part at a time, every chunk that part's rows reach streamed past it, each (part, chunk)
- * box joined in variable order y, x, z. RFX_ERR_NOMEM where no plan fits the budget (a
- * value leading too many rows, too many chunks) or memory ran out; on any failure none of
- * its device memory stays allocated. *boxes: joins run;
- * *parts: parts held; *host_bytes: bytes copied from the host. */
-struct rfx_lftj_trie;
-rfx_status rfx_gpu_triangles_parts(rfx_gpu *g, const rfx_rows *e, const struct rfx_lftj_trie *trie, uint64_t *count,
-                                   size_t *boxes, size_t *parts, size_t *host_bytes, rfx_gpu_span_fn span,
-                                   void *span_ctx);
-/* The leapfrog triejoin over sources resident on gs[0], spread over ndev contexts: each
- * other device gets a copy of the sources (peer copy; a device without room sits out) and
- * the devices take nparts intervals of the outer variable (equal shares of its largest
- * source's rows) from a queue. Writes *count, or the sorted bindings to dst (host rows of
- * arity nvars); *peer_bytes (when non-NULL) what was copied between devices. */
-rfx_status rfx_gpu_lftj_spread(rfx_gpu *const *gs, int ndev, const rfx_dev_rows *const *srcs, const int *colvar,
-                               int nsrc, int nvars, int nparts, rfx_rows *dst, uint64_t *count,
-                               rfx_gpu_span_fn span, void *span_ctx, size_t *peer_bytes, char *err, size_t errcap);
-
 /* Fused groups (weaver/weaver.h): their generated kernels, compiled with NVRTC on first
  * use in the context (or read from the disk cache, see jit.h). */
 /* Whether generated kernels can be compiled here (NVRTC found); why not in `why`. */

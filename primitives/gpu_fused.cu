@@ -1,6 +1,7 @@
-// fused.cuh: launching the kernel weaver's generated kernels (weaver/codegen.c), compiled
-// at run time by jit.c and loaded as CUDA libraries; included by cuda_prims.cu for its
-// helpers (pool, compaction, division flag).
+// gpu_fused.cu: launching the weaver's generated kernels (weaver/codegen.c), compiled at
+// run time by jit.c and loaded as CUDA libraries, over the core's helpers (pool,
+// compaction, division flag).
+#include "gpu_core.cuh"
 extern "C" {
 #include "jit.h"
 }
@@ -22,7 +23,7 @@ struct fused_srcs {
     unsigned long long n[8];
 };
 
-static void jit_unload(rfx_gpu *g)
+void jit_unload(rfx_gpu *g)
 {
     for (jit_lib *l = g->libs, *next; l; l = next) {
         next = l->next;

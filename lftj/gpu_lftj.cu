@@ -1,0 +1,12 @@
+// gpu_lftj.cu: the leapfrog triejoin on the GPU (declared in lftj.h), compiled on its own
+// over the primitives' CUDA core (primitives/gpu_core.cuh): TrieArrays, the breadth-first
+// join, the join box by box and on several devices, and the out-of-core triangle count.
+#include "gpu_core.cuh"
+extern "C" {
+#include "lftj.h"
+}
+
+#include "gpu_triearray.cuh"
+#include "gpu_lftj.cuh"
+#include "gpu_boxed.cuh"
+#include "gpu_pairs.cuh"

@@ -1,0 +1,692 @@
+// gpu_sort.cu: SORT and UNIQUE of packed rows (CUB radix sorts of packed keys, wider rows by ranks), reversal of two-column rows, renaming vertices by degree.
+#include "gpu_core.cuh"
+
+// ---- sort ------------------------------------------------------------------------------
+__global__ void k_col_or(const uint32_t *rows, size_t n, int arity, int col, unsigned *out)
+{
+    uint32_t acc = 0;
+    GRID_STRIDE(i, n) acc |= rows[i * arity + col];
+    for (int o = 16; o; o >>= 1)
+        acc |= __shfl_xor_sync(0xffffffffu, acc, o);
+    if ((threadIdx.x & 31) == 0 && acc)
+        atomicOr(out, acc);
+}
+
+// out[c] |= every value of column c, in one coalesced pass over all columns: the grid's
+// thread count is a multiple of the arity, so each thread's words are of one column.
+__global__ void k_cols_or(const uint32_t *rows, size_t words, int arity, unsigned *out)
+{
+    __shared__ unsigned acc[64];
+    if (threadIdx.x < 64)
+        acc[threadIdx.x] = 0;
+    __syncthreads();
+    size_t T = (size_t)gridDim.x * blockDim.x / (size_t)arity * (size_t)arity,
+           t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned mine = 0;
+    for (size_t j = t; t < T && j < words; j += T)
+        mine |= rows[j];
+    if (t < T && mine)
+        atomicOr(&acc[t % (size_t)arity], mine);
+    __syncthreads();
+    if ((int)threadIdx.x < arity && acc[threadIdx.x])
+        atomicOr(&out[threadIdx.x], acc[threadIdx.x]);
+}
+
+__global__ void k_unpack2(const uint64_t *keys, size_t n, int shift, uint32_t *rows)
+{
+    GRID_STRIDE(i, n)
+    {
+        uint64_t k = keys[i];
+        rows[2 * i] = (uint32_t)(k >> shift);
+        rows[2 * i + 1] = (uint32_t)(k & ((1ull << shift) - 1));
+    }
+}
+
+__global__ void k_iota(uint32_t *p, size_t n)
+{
+    GRID_STRIDE(i, n) p[i] = (uint32_t)i;
+}
+
+__global__ void k_gather_col(const uint32_t *rows, size_t n, int arity, int col, const uint32_t *perm, uint32_t *out)
+{
+    GRID_STRIDE(i, n) out[i] = rows[(size_t)perm[i] * arity + col];
+}
+
+__global__ void k_gather_rows(const uint32_t *rows, size_t n, int arity, const uint32_t *perm, uint32_t *out)
+{
+    GRID_STRIDE(i, n) for (int c = 0; c < arity; c++) out[i * arity + c] = rows[(size_t)perm[i] * arity + c];
+}
+
+/* Per column, the width of its largest value, so radix passes over bits that are zero in
+ * every row can be skipped (columns past the 64th: 32). */
+static rfx_status varying_bits(rfx_gpu *g, const rfx_dev_rows *r, int *bits)
+{
+    int a = r->arity < 64 ? r->arity : 64;
+    unsigned *d, h[64];
+    ALLOC(d, sizeof(unsigned) * (size_t)a);
+    cudaError_t e = cudaMemsetAsync(d, 0, sizeof(unsigned) * (size_t)a, g->stream);
+    if (e == cudaSuccess && a == r->arity) {
+        size_t blocks = grid_resident(g, r->n * (size_t)a);
+        k_cols_or<<<(unsigned)blocks, 256, 0, g->stream>>>(r->data, r->n * (size_t)a, a, d);
+        e = cudaGetLastError();
+    } else if (e == cudaSuccess) {
+        for (int c = 0; c < a && e == cudaSuccess; c++) {
+            k_col_or<<<grid_for(r->n), 256, 0, g->stream>>>(r->data, r->n, r->arity, c, d + c);
+            e = cudaGetLastError();
+        }
+    }
+    rfx_status st = e == cudaSuccess ? to_host(g, d, h, (size_t)a) : fail(g, e, "k_cols_or", __FILE__, __LINE__);
+    rfx_gpu_free(g, d);
+    for (int c = 0; c < r->arity; c++)
+        bits[c] = c < 64 ? bits_of(h[c]) : 32;
+    return st;
+}
+
+// keys[i] = row i's columns as one 64-bit key; widths[c] |= every value of column c.
+__global__ void k_pack2_widths(const uint2 *rows, size_t n, uint64_t *keys, unsigned *widths)
+{
+    __shared__ unsigned s_or[2];
+    if (threadIdx.x < 2)
+        s_or[threadIdx.x] = 0;
+    __syncthreads();
+    unsigned o0 = 0, o1 = 0;
+    GRID_STRIDE(i, n)
+    {
+        uint2 r = rows[i];
+        keys[i] = (uint64_t)r.x << 32 | r.y;
+        o0 |= r.x;
+        o1 |= r.y;
+    }
+    for (int o = 16; o; o >>= 1) {
+        o0 |= __shfl_xor_sync(0xffffffffu, o0, o);
+        o1 |= __shfl_xor_sync(0xffffffffu, o1, o);
+    }
+    if ((threadIdx.x & 31) == 0) {   // one global atomic a block: a warp's each would queue at one address
+        atomicOr(&s_or[0], o0);
+        atomicOr(&s_or[1], o1);
+    }
+    __syncthreads();
+    if (threadIdx.x < 2 && s_or[threadIdx.x])
+        atomicOr(&widths[threadIdx.x], s_or[threadIdx.x]);
+}
+
+__global__ void k_squeeze2(uint64_t *keys, size_t n, int shift)
+{
+    GRID_STRIDE(i, n) keys[i] = (keys[i] >> 32) << shift | (keys[i] & 0xFFFFFFFFull);
+}
+
+
+/* The packed sort of sort_rows2 (below SORT_WORDS_MIN rows): rows packed into 64-bit keys
+ * (the widths of both columns found in the same pass), sorted by CUB. Column 1 keeps all
+ * 32 bits of its half unless squeezing it to its width saves a radix pass (8 bits) or
+ * more. (Measuring the widths first, so that the keys are written once and already
+ * squeezed, saves 8 bytes a row where columns are narrow, as graph ids are, and costs 8
+ * where they are not. CUB's sort of the rows themselves through a decomposer took twice
+ * as long as its 64-bit key sort on an H100 and an H200.) *sorted, *spare: the buffer of
+ * sorted keys and the other one; *shift: column 1's bits in a key; *b1: its width. */
+static rfx_status sort_packed2(rfx_gpu *g, const rfx_dev_rows *src, uint64_t **sorted, uint64_t **spare, int *shift,
+                               int *b1)
+{
+    size_t n = src->n;
+    int sel = 0;
+    uint64_t *keys = (uint64_t *)rfx_gpu_alloc(g, n * 8), *alt = (uint64_t *)rfx_gpu_alloc(g, n * 8);
+    unsigned *d_widths = (unsigned *)rfx_gpu_alloc(g, 8), widths[2] = {0, 0};
+    rfx_status st = keys && alt && d_widths ? RFX_OK : RFX_ERR_NOMEM;
+    cudaError_t e = st == RFX_OK ? cudaMemsetAsync(d_widths, 0, 8, g->stream) : cudaSuccess;
+    if (st == RFX_OK && e == cudaSuccess) {
+        size_t blocks = grid_resident(g, n);
+        k_pack2_widths<<<(unsigned)blocks, 256, 0, g->stream>>>((const uint2 *)src->data, n, keys, d_widths);
+        if ((e = cudaGetLastError()) == cudaSuccess)
+            st = to_host(g, d_widths, widths, 2);
+    }
+    int b0 = bits_of(widths[0]);
+    *b1 = bits_of(widths[1]);
+    *shift = 32;
+    if (*b1 < 32 && (32 + b0 + 7) / 8 > (b0 + (*b1 ? *b1 : 1) + 7) / 8) {
+        *shift = *b1 ? *b1 : 1;
+        if (st == RFX_OK && e == cudaSuccess) {
+            k_squeeze2<<<grid_for(n), 256, 0, g->stream>>>(keys, n, *shift);
+            e = cudaGetLastError();
+        }
+    }
+    int total = b0 + *shift > 1 ? b0 + *shift : 1;
+    if (st == RFX_OK && e == cudaSuccess)
+        st = cub_sort_u64(g, keys, alt, n, 0, total, &sel);
+    rfx_gpu_free(g, d_widths);
+    *sorted = sel ? alt : keys;
+    *spare = sel ? keys : alt;
+    return st != RFX_OK || e == cudaSuccess ? st : fail(g, e, "packing two-column rows", __FILE__, __LINE__);
+}
+
+/* The sort of sort_rows2 from SORT_WORDS_MIN rows: a row is one 64-bit word in memory,
+ * column 0 in its low half, and CUB's radix sort is stable, so sorting the words by
+ * column 1's bits and then by column 0's sorts the rows, with nothing packed or unpacked
+ * (each sort spans its column's width, found by one pass that reads the rows). The packed
+ * sort's two passes over the keys, each reading and writing 8 bytes a row, had SORT at
+ * 1.17-1.22x CUB's sort of the packed keys on an H100; the word sorts move what the
+ * packed sort does, less those passes, plus one radix histogram and the widths' read.
+ * *sorted: the sorted words (rows), *spare: a buffer of n words or NULL; *b1: column 1's
+ * width. leading_only: src's rows of equal column 0 are in order already, so the sort by
+ * column 0 alone (stable) sorts them. */
+static rfx_status sort_words2(rfx_gpu *g, const rfx_dev_rows *src, uint64_t **sorted, uint64_t **spare, int *b1,
+                              bool leading_only)
+{
+    size_t n = src->n, bytes = 0;
+    int bits[2], sel = 0;
+    *sorted = *spare = NULL;
+    rfx_status st = varying_bits(g, src, bits);
+    if (st != RFX_OK)
+        return st;
+    *b1 = bits[1];
+    if (leading_only)   // rows of equal column 0 in order already: the column-0 sort alone
+        bits[1] = 0;
+    const uint64_t *rows = (const uint64_t *)src->data;
+    uint64_t *keys, *alt;
+    ALLOC(keys, n * 8);
+    // the first sort reads src and writes keys (its scratch holds the other buffer)
+    int begin = bits[1] ? 32 : 0, end = bits[1] ? 32 + bits[1] : bits[0] ? bits[0] : 1;
+    cudaError_t e = (cudaError_t)rfx_shim_sort_u64_from(NULL, &bytes, rows, keys, n, begin, end, (rfx_stream)g->stream);
+    void *tmp = e == cudaSuccess ? rfx_gpu_alloc(g, bytes ? bytes : 1) : NULL;
+    if (e == cudaSuccess && !tmp)
+        st = RFX_ERR_NOMEM;
+    if (st == RFX_OK && e == cudaSuccess)
+        e = (cudaError_t)rfx_shim_sort_u64_from(tmp, &bytes, rows, keys, n, begin, end, (rfx_stream)g->stream);
+    rfx_gpu_free(g, tmp);
+    if (st == RFX_OK && e == cudaSuccess && bits[1] && bits[0]) {   // then by column 0, through alt
+        if (!(alt = (uint64_t *)rfx_gpu_alloc(g, n * 8)))
+            st = RFX_ERR_NOMEM;
+        else if ((st = cub_sort_u64(g, keys, alt, n, 0, bits[0], &sel)) == RFX_OK && sel) {
+            uint64_t *t = keys;
+            keys = alt;
+            alt = t;
+        }
+        *spare = alt;
+    }
+    *sorted = keys;
+    if (st == RFX_OK && e != cudaSuccess)
+        st = fail(g, e, "sorting two-column rows", __FILE__, __LINE__);
+    return st;
+}
+
+/* Rows from this many on are sorted as words (sort_words2), fewer packed (sort_packed2):
+ * the word sorts make two calls of CUB's sort and read the rows once more for the widths,
+ * which below ~2^23 rows cost more than the packing passes save (H100, against CUB's sort
+ * of the packed keys: words 1.16x / 1.13x / 1.10-1.11x at 2^23 / 2^24 / 2^25-2^26, packed
+ * 1.18-1.19x; at 2^21-2^22 words 1.19-1.23x, packed 1.18x). */
+#define SORT_WORDS_MIN ((size_t)1 << 23)
+
+/* Two-column rows of src sorted into *out (fresh memory; src is left as it was). distinct:
+ * repeated rows are dropped as they are written out (one pass over the sorted keys instead
+ * of UNIQUE's flags, scan and gather over the rows); rv (distinct only): that pass also
+ * writes the rows reversed (into fresh memory, rv->rows). */
+static rfx_status sort_rows2(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *out, bool distinct, reversal *rv)
+{
+    size_t n = src->n;
+    if (rv)
+        rv->rows = NULL;
+    uint64_t *sorted = NULL, *spare = NULL;
+    int shift = 0, b1 = 0;   // shift 0: the sorted keys are the rows themselves
+    rfx_status st = n >= SORT_WORDS_MIN ? sort_words2(g, src, &sorted, &spare, &b1, false)
+                                        : sort_packed2(g, src, &sorted, &spare, &shift, &b1);
+    cudaError_t e = cudaSuccess;
+    if (st == RFX_OK && !spare && (distinct || shift) && !(spare = (uint64_t *)rfx_gpu_alloc(g, n * 8)))
+        st = RFX_ERR_NOMEM;
+    uint64_t *result = shift || distinct ? spare : sorted;   // the rows written out, or the sorted words
+    size_t m = n;
+    if (distinct && st == RFX_OK) {   // the distinct keys, as rows, into spare
+        uint64_t *d_m = (uint64_t *)rfx_gpu_alloc(g, 8), hm = 0;
+        if (rv) {
+            rv->rows = (uint64_t *)rfx_gpu_alloc(g, n * 8);
+            rv->end_bit = b1 ? b1 : 1;
+        }
+        size_t bytes = 0;
+        void *tmp = NULL;
+        if (!d_m || (rv && !rv->rows))
+            st = RFX_ERR_NOMEM;
+        uint32_t *rr = rv ? (uint32_t *)rv->rows : NULL;
+        if (st == RFX_OK)
+            e = (cudaError_t)rfx_shim_unique_u64_rows(NULL, &bytes, sorted, shift, (uint32_t *)spare, rr, d_m, n,
+                                                      (rfx_stream)g->stream);
+        if (st == RFX_OK && e == cudaSuccess && !(tmp = rfx_gpu_alloc(g, bytes ? bytes : 1)))
+            st = RFX_ERR_NOMEM;
+        if (st == RFX_OK && e == cudaSuccess)
+            e = (cudaError_t)rfx_shim_unique_u64_rows(tmp, &bytes, sorted, shift, (uint32_t *)spare, rr, d_m, n,
+                                                      (rfx_stream)g->stream);
+        if (st == RFX_OK && e == cudaSuccess && (st = to_host(g, d_m, &hm, 1)) == RFX_OK)
+            m = (size_t)hm;
+        rfx_gpu_free(g, tmp);
+        rfx_gpu_free(g, d_m);
+    } else if (st == RFX_OK && shift) {
+        k_unpack2<<<grid_for(m), 256, 0, g->stream>>>(sorted, m, shift, (uint32_t *)spare);
+        e = cudaGetLastError();
+    }
+    rfx_gpu_free(g, result == sorted ? spare : sorted);
+    if (st != RFX_OK || e != cudaSuccess) {
+        rfx_gpu_free(g, result);
+        if (rv) {
+            rfx_gpu_free(g, rv->rows);
+            rv->rows = NULL;
+        }
+        return st != RFX_OK ? st : fail(g, e, "sorting two-column rows", __FILE__, __LINE__);
+    }
+    rfx_gpu_rows_init(out, 2);
+    out->data = (uint32_t *)result;
+    out->n = m;
+    out->cap = n;
+    return RFX_OK;
+}
+
+// dst = src sorted, and without repeated rows when distinct (src unchanged; dst may be src).
+static rfx_status sort_rows_into(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *dst, bool distinct)
+{
+    if (src->arity == 2 && src->n >= 2) {
+        rfx_dev_rows out;
+        rfx_status st = sort_rows2(g, src, &out, distinct, NULL);
+        if (st == RFX_OK)
+            replace(g, dst, &out);
+        return st;
+    }
+    rfx_status st = rfx_gpu_copy(g, src, dst);
+    st = st ? st : rfx_gpu_sort(g, dst);
+    return st || !distinct ? st : rfx_gpu_unique(g, dst);
+}
+
+extern "C" rfx_status rfx_gpu_sort_into(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *dst)
+{
+    return sort_rows_into(g, src, dst, false);
+}
+
+extern "C" rfx_status rfx_gpu_sort_unique_into(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *dst)
+{
+    return sort_rows_into(g, src, dst, true);
+}
+
+/* Two columns, k = 1: one stable radix sort of the rows as words over column 0's bits, at
+ * every size (the transitive closure's delta with its join key moved first: half the
+ * passes of the sort of both columns). */
+extern "C" rfx_status rfx_gpu_sort_leading_into(rfx_gpu *g, const rfx_dev_rows *src, int k, rfx_dev_rows *dst)
+{
+    if (src->arity != 2 || k != 1 || src->n < 2)
+        return sort_rows_into(g, src, dst, false);
+    uint64_t *sorted, *spare;
+    int b1;
+    rfx_status st = sort_words2(g, src, &sorted, &spare, &b1, true);
+    rfx_gpu_free(g, spare);
+    if (st != RFX_OK) {
+        rfx_gpu_free(g, sorted);
+        return st;
+    }
+    rfx_dev_rows out;
+    rfx_gpu_rows_init(&out, 2);
+    out.data = (uint32_t *)sorted;
+    out.n = out.cap = src->n;
+    replace(g, dst, &out);
+    return RFX_OK;
+}
+
+// n (< 2^32) rows of arity a stably sorted by the columns with bits[c] > 0 (column 0 the
+// most significant; bits[c] of each value vary), into *out (allocated here): LSD passes
+// of CUB's pair sort over a permutation, then one gather.
+rfx_status rows_sorted_by(rfx_gpu *g, const uint32_t *rows, size_t n, int a, const int *bits, uint32_t **out)
+{
+    *out = NULL;
+    size_t bytes = 0;
+    int sel = 0;
+    uint32_t *perm = (uint32_t *)rfx_gpu_alloc(g, n * 4), *perm_alt = (uint32_t *)rfx_gpu_alloc(g, n * 4),
+             *keys = (uint32_t *)rfx_gpu_alloc(g, n * 4), *keys_alt = (uint32_t *)rfx_gpu_alloc(g, n * 4);
+    void *tmp = NULL;
+    rfx_status st = perm && perm_alt && keys && keys_alt ? RFX_OK : RFX_ERR_NOMEM;
+    cudaError_t e = cudaSuccess;
+    if (st == RFX_OK) {
+        k_iota<<<grid_for(n), 256, 0, g->stream>>>(perm, n);
+        if ((e = cudaGetLastError()) == cudaSuccess)
+            e = (cudaError_t)rfx_shim_sort_pairs_u32(NULL, &bytes, keys, keys_alt, perm, perm_alt, n, 32, &sel,
+                                                     (rfx_stream)g->stream);
+    }
+    if (st == RFX_OK && e == cudaSuccess && !(tmp = rfx_gpu_alloc(g, bytes ? bytes : 1)))
+        st = RFX_ERR_NOMEM;
+    for (int c = a - 1; c >= 0 && st == RFX_OK && e == cudaSuccess; c--) {
+        if (!bits[c])
+            continue;
+        k_gather_col<<<grid_for(n), 256, 0, g->stream>>>(rows, n, a, c, perm, keys);
+        if ((e = cudaGetLastError()) == cudaSuccess)
+            e = (cudaError_t)rfx_shim_sort_pairs_u32(tmp, &bytes, keys, keys_alt, perm, perm_alt, n, bits[c], &sel,
+                                                     (rfx_stream)g->stream);
+        if (sel & 2) {
+            uint32_t *t = perm;
+            perm = perm_alt;
+            perm_alt = t;
+        }
+    }
+    rfx_gpu_free(g, tmp);
+    rfx_gpu_free(g, keys);
+    rfx_gpu_free(g, keys_alt);
+    rfx_gpu_free(g, perm_alt);
+    if (st == RFX_OK && e == cudaSuccess && !(*out = (uint32_t *)rfx_gpu_alloc(g, n * (size_t)a * 4)))
+        st = RFX_ERR_NOMEM;
+    if (st == RFX_OK && e == cudaSuccess) {
+        k_gather_rows<<<grid_for(n), 256, 0, g->stream>>>(rows, n, a, perm, *out);
+        e = cudaGetLastError();
+    }
+    rfx_gpu_free(g, perm);
+    if (e != cudaSuccess) {
+        rfx_gpu_free(g, *out);
+        *out = NULL;
+        return fail(g, e, "sorting rows by columns", __FILE__, __LINE__);
+    }
+    return st;
+}
+
+extern "C" rfx_status rfx_gpu_sort(rfx_gpu *g, rfx_dev_rows *r)
+{
+    size_t n = r->n;
+    int a = r->arity;
+    if (n < 2 || a == 0)
+        return RFX_OK;
+    if (a == 2) {
+        rfx_dev_rows out;
+        rfx_status st = sort_rows2(g, r, &out, false, NULL);
+        if (st == RFX_OK)
+            replace(g, r, &out);
+        return st;
+    }
+    int bits[RFX_MAX_ARITY];
+    rfx_status st = varying_bits(g, r, bits);
+    if (st)
+        return st;
+    size_t bytes = 0;
+    int sel = 0;
+    void *tmp = NULL;
+    if (a == 1) {
+        uint32_t *alt;
+        ALLOC(alt, n * 4);
+        CK((cudaError_t)rfx_shim_sort_u32(NULL, &bytes, r->data, alt, n, 0, bits[0] ? bits[0] : 1, &sel, (rfx_stream)g->stream));
+        ALLOC(tmp, bytes ? bytes : 1);
+        cudaError_t e = (cudaError_t)rfx_shim_sort_u32(tmp, &bytes, r->data, alt, n, 0, bits[0] ? bits[0] : 1, &sel,
+                                                      (rfx_stream)g->stream);
+        rfx_gpu_free(g, tmp);
+        if (sel) {
+            rfx_gpu_free(g, r->data);
+            r->data = alt;
+            r->cap = n;
+        } else
+            rfx_gpu_free(g, alt);
+        CK(e);
+        return RFX_OK;
+    }
+    // wider rows: LSD over columns on a permutation, then one gather
+    if (n > UINT32_MAX) {
+        snprintf(g->err, sizeof g->err, "sort of %zu rows of %d columns (at most 2^32-1 rows of more than two)", n, a);
+        return RFX_ERR_LIMIT;
+    }
+    uint32_t *out;
+    st = rows_sorted_by(g, r->data, n, a, bits, &out);
+    if (st != RFX_OK)
+        return st;
+    rfx_gpu_free(g, r->data);
+    r->data = out;
+    r->cap = n;
+    return RFX_OK;
+}
+
+// ---- unique -------------------------------------------------------------------------------
+__global__ void k_flag_unique(const uint32_t *rows, size_t n, int arity, uint64_t *flags)
+{
+    GRID_STRIDE(i, n) flags[i] = i == 0 || cmp_prefix(rows + i * arity, rows + (i - 1) * arity, arity) != 0;
+}
+
+// rev[i] = rows[i] with its columns swapped; *width |= every y.
+__global__ void k_swap_cols(const uint2 *rows, size_t n, uint2 *rev, unsigned *width)
+{
+    unsigned o = 0;
+    GRID_STRIDE(i, n)
+    {
+        const uint2 r = rows[i];
+        rev[i] = make_uint2(r.y, r.x);
+        o |= r.y;
+    }
+    for (int d = 16; d; d >>= 1)
+        o |= __shfl_xor_sync(0xffffffffu, o, d);
+    if ((threadIdx.x & 31) == 0 && o)
+        atomicOr(width, o);
+}
+
+/* *out = rv's rows sorted by y, stably. A row (y, x) is the 64-bit word x << 32 | y in
+ * memory, so a key sort over the word's low end_bit bits sorts the rows themselves: as
+ * many radix passes as a pair sort of y and x, with no arrays to split or zip. Takes rv's
+ * rows (freed or adopted, success or not). */
+rfx_status reverse_sort(rfx_gpu *g, reversal *rv, size_t n, rfx_dev_rows *out)
+{
+    int sel = 0;
+    uint64_t *rows = rv->rows, *alt = (uint64_t *)rfx_gpu_alloc(g, n * 8);
+    rv->rows = NULL;
+    rfx_status st = rows && alt ? cub_sort_u64(g, rows, alt, n, 0, rv->end_bit, &sel) : RFX_ERR_NOMEM;
+    uint64_t *sorted = sel ? alt : rows;
+    rfx_gpu_free(g, sel ? rows : alt);
+    if (st != RFX_OK) {
+        rfx_gpu_free(g, sorted);
+        return st;
+    }
+    rfx_dev_rows r;
+    rfx_gpu_rows_init(&r, 2);
+    r.data = (uint32_t *)sorted;
+    r.n = r.cap = n;
+    replace(g, out, &r);
+    return RFX_OK;
+}
+
+static rfx_status reverse_small(rfx_gpu *g, const rfx_dev_rows *e, rfx_dev_rows *out)
+{
+    rfx_rx c0 = {.kind = RFX_RX_COL, .col = 0}, c1 = {.kind = RFX_RX_COL, .col = 1};
+    rfx_rx *swap[] = {&c1, &c0};
+    return rfx_gpu_mapfilter(g, e, NULL, swap, 2, out);
+}
+
+/* e is sorted by (x, y), so a stable sort of its rows by y alone leaves each y's rows in
+ * x order: a sort over y's width (3 radix passes of 8 bytes a row at 2^24 vertices)
+ * instead of over both columns (6 passes). */
+extern "C" rfx_status rfx_gpu_reversed(rfx_gpu *g, const rfx_dev_rows *e, rfx_dev_rows *out)
+{
+    size_t n = e->n;
+    if (e->arity != 2) {
+        snprintf(g->err, sizeof g->err, "reversing rows of %d columns (two wanted)", e->arity);
+        return RFX_ERR_INTERNAL;
+    }
+    if (n < 2)
+        return reverse_small(g, e, out);
+    unsigned width = 0;
+    reversal rv = {(uint64_t *)rfx_gpu_alloc(g, n * 8), 1};
+    unsigned *d_width = (unsigned *)rfx_gpu_alloc(g, 4);
+    rfx_status st = rv.rows && d_width ? RFX_OK : RFX_ERR_NOMEM;
+    cudaError_t err = st == RFX_OK ? cudaMemsetAsync(d_width, 0, 4, g->stream) : cudaSuccess;
+    if (st == RFX_OK && err == cudaSuccess) {
+        size_t blocks = grid_resident(g, n);
+        k_swap_cols<<<(unsigned)blocks, 256, 0, g->stream>>>((const uint2 *)e->data, n, (uint2 *)rv.rows, d_width);
+        if ((err = cudaGetLastError()) == cudaSuccess)
+            st = to_host(g, d_width, &width, 1);
+    }
+    rfx_gpu_free(g, d_width);
+    if (st == RFX_OK && err != cudaSuccess)
+        st = fail(g, err, "k_swap_cols", __FILE__, __LINE__);
+    if (st != RFX_OK) {
+        rfx_gpu_free(g, rv.rows);
+        return st;
+    }
+    rv.end_bit = bits_of(width) ? bits_of(width) : 1;
+    return reverse_sort(g, &rv, n, out);
+}
+
+// ---- renaming by degree ---------------------------------------------------------------------
+__global__ void k_max2(const uint2 *rows, size_t n, unsigned *mx)
+{
+    unsigned o = 0;
+    GRID_STRIDE(i, n)
+    {
+        const uint2 r = rows[i];
+        o = max(o, max(r.x, r.y));
+    }
+    for (int d = 16; d; d >>= 1)
+        o = max(o, __shfl_xor_sync(0xffffffffu, o, d));
+    if ((threadIdx.x & 31) == 0 && o)
+        atomicMax(mx, o);
+}
+
+// deg[v] += the rows v is in, for the vertices v in [lo, lo + span) only
+__global__ void k_degrees(const uint2 *rows, size_t n, uint32_t lo, uint32_t span, uint32_t *deg)
+{
+    GRID_STRIDE(i, n)
+    {
+        const uint2 r = rows[i];
+        if (r.x - lo < span)
+            atomicAdd(&deg[r.x], 1u);
+        if (r.y - lo < span)
+            atomicAdd(&deg[r.y], 1u);
+    }
+}
+
+// keys[v] = (degree, v), v in the low idbits bits
+__global__ void k_degree_keys(const uint32_t *deg, size_t nv, int idbits, uint64_t *keys)
+{
+    GRID_STRIDE(v, nv) keys[v] = (uint64_t)deg[v] << idbits | v;
+}
+
+__global__ void k_rank_of(const uint64_t *sorted, size_t nv, int idbits, uint32_t *rank)
+{
+    const uint64_t id_mask = ((uint64_t)1 << idbits) - 1;
+    GRID_STRIDE(i, nv) rank[sorted[i] & id_mask] = (uint32_t)i;
+}
+
+__global__ void k_rename2(const uint2 *rows, size_t n, const uint32_t *rank, uint2 *out)
+{
+    GRID_STRIDE(i, n)
+    {
+        const uint2 r = rows[i];
+        out[i] = make_uint2(rank[r.x], rank[r.y]);
+    }
+}
+
+extern "C" rfx_status rfx_gpu_rename_by_degree(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *dst)
+{
+    const size_t n = src->n;
+    if (src->arity != 2) {
+        snprintf(g->err, sizeof g->err, "renaming the vertices of rows of %d columns (edges of two wanted)", src->arity);
+        return RFX_ERR_INTERNAL;
+    }
+    if (n >= ((size_t)1 << 31)) {   // a degree (at most 2n) must fit 32 bits
+        snprintf(g->err, sizeof g->err, "renaming the vertices of %zu edges (fewer than 2^31 wanted)", n);
+        return RFX_ERR_LIMIT;
+    }
+    if (n == 0)
+        return rfx_gpu_copy(g, src, dst);
+    unsigned mx = 0, *d_mx = (unsigned *)rfx_gpu_alloc(g, 4);
+    rfx_status st = d_mx ? RFX_OK : RFX_ERR_NOMEM;
+    cudaError_t e = st == RFX_OK ? cudaMemsetAsync(d_mx, 0, 4, g->stream) : cudaSuccess;
+    const unsigned blocks = grid_resident(g, n);
+    if (st == RFX_OK && e == cudaSuccess) {
+        k_max2<<<blocks, 256, 0, g->stream>>>((const uint2 *)src->data, n, d_mx);
+        if ((e = cudaGetLastError()) == cudaSuccess)
+            st = to_host(g, d_mx, &mx, 1);
+    }
+    rfx_gpu_free(g, d_mx);
+    const size_t nv = (size_t)mx + 1;
+    const int idbits = mx ? bits_of(mx) : 1;   // the sort's passes: over the ids' and degrees' widths
+    // deg becomes the ranks once the keys are made
+    uint32_t *deg = NULL, *renamed = NULL;
+    uint64_t *keys = NULL, *alt = NULL;
+    if (st == RFX_OK && e == cudaSuccess) {
+        deg = (uint32_t *)rfx_gpu_alloc(g, nv * 4);
+        keys = (uint64_t *)rfx_gpu_alloc(g, nv * 8);
+        alt = (uint64_t *)rfx_gpu_alloc(g, nv * 8);
+        st = deg && keys && alt ? RFX_OK : RFX_ERR_NOMEM;
+    }
+    // The counts in sweeps over the rows, each counting the vertices of a span whose
+    // counters fill half the L2: random atomics on counters in DRAM move a sector each way
+    // per increment. The renaming of R-MAT 24 / 26 on an H100 (2^24 / 2^26 counters), ms:
+    // one sweep 23.6 / 157.5; spans of a quarter of the L2's bytes 20.0 / 163.7, a half
+    // 18.6 / 128.2, the whole 20.8 / 121.6.
+    const size_t span = g->l2_bytes / 8 > ((size_t)1 << 20) ? g->l2_bytes / 8 : (size_t)1 << 20;
+    if (st == RFX_OK && e == cudaSuccess && (e = cudaMemsetAsync(deg, 0, nv * 4, g->stream)) == cudaSuccess) {
+        for (size_t lo = 0; lo < nv && e == cudaSuccess; lo += span) {
+            k_degrees<<<grid_for(n), 256, 0, g->stream>>>((const uint2 *)src->data, n, (uint32_t)lo,
+                                                          (uint32_t)(nv - lo < span ? nv - lo : span), deg);
+            e = cudaGetLastError();
+        }
+        if (e == cudaSuccess) {
+            k_degree_keys<<<grid_for(nv), 256, 0, g->stream>>>(deg, nv, idbits, keys);
+            e = cudaGetLastError();
+        }
+    }
+    int sel = 0;
+    if (st == RFX_OK && e == cudaSuccess)   // degrees are at most 2n
+        st = cub_sort_u64(g, keys, alt, nv, 0, idbits + bits_of((unsigned)(2 * n)), &sel);
+    if (st == RFX_OK && e == cudaSuccess) {
+        k_rank_of<<<grid_for(nv), 256, 0, g->stream>>>(sel ? alt : keys, nv, idbits, deg);
+        e = cudaGetLastError();
+    }
+    rfx_gpu_free(g, keys);
+    rfx_gpu_free(g, alt);
+    if (st == RFX_OK && e == cudaSuccess && !(renamed = (uint32_t *)rfx_gpu_alloc(g, n * 8)))
+        st = RFX_ERR_NOMEM;
+    if (st == RFX_OK && e == cudaSuccess) {
+        k_rename2<<<grid_for(n), 256, 0, g->stream>>>((const uint2 *)src->data, n, deg, (uint2 *)renamed);
+        e = cudaGetLastError();
+    }
+    rfx_gpu_free(g, deg);
+    if (st != RFX_OK || e != cudaSuccess) {
+        rfx_gpu_free(g, renamed);
+        return st != RFX_OK ? st : fail(g, e, "renaming vertices by degree", __FILE__, __LINE__);
+    }
+    rfx_dev_rows out;
+    rfx_gpu_rows_init(&out, 2);
+    out.data = renamed;
+    out.n = out.cap = n;
+    replace(g, dst, &out);
+    return RFX_OK;
+}
+
+extern "C" rfx_status rfx_gpu_sort_unique_reversed(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *dst,
+                                                   rfx_dev_rows *rev)
+{
+    if (src->arity != 2) {
+        snprintf(g->err, sizeof g->err, "reversing rows of %d columns (two wanted)", src->arity);
+        return RFX_ERR_INTERNAL;
+    }
+    if (src->n < 2) {
+        rfx_status st = rfx_gpu_copy(g, src, dst);
+        return st ? st : reverse_small(g, dst, rev);
+    }
+    rfx_dev_rows out;
+    reversal rv;
+    rfx_status st = sort_rows2(g, src, &out, true, &rv);
+    if (st != RFX_OK)
+        return st;
+    size_t m = out.n;
+    replace(g, dst, &out);
+    return reverse_sort(g, &rv, m, rev);
+}
+
+extern "C" rfx_status rfx_gpu_unique_into(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *dst)
+{
+    if (src->arity == 0 || src->n < 2) {
+        rfx_status st = rfx_gpu_copy(g, src, dst);
+        if (st == RFX_OK && dst->arity == 0 && dst->n)
+            dst->n = 1;
+        return st;
+    }
+    /* the compaction writes fresh memory anyway: read src directly, no copy first */
+    uint64_t *flags;
+    ALLOC(flags, src->n * 8);
+    k_flag_unique<<<grid_for(src->n), 256, 0, g->stream>>>(src->data, src->n, src->arity, flags);
+    CK_LAUNCH();
+    rfx_dev_rows out;
+    rfx_status st = compact(g, src->data, src->n, src->arity, flags, &out);
+    rfx_gpu_free(g, flags);
+    if (st == RFX_OK)
+        replace(g, dst, &out);
+    return st;
+}
+
+extern "C" rfx_status rfx_gpu_unique(rfx_gpu *g, rfx_dev_rows *r)
+{
+    return rfx_gpu_unique_into(g, r, r);
+}
