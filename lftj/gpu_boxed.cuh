@@ -1,6 +1,6 @@
 // gpu_boxed.cuh: the leapfrog triejoin box by box, for joins whose inputs do not fit on
 // the device (Red Fox thesis §6.3) or that are spread over several devices (§6.4).
-// Included by primitives/cuda_prims.cu after gpu_lftj.cuh.
+// Included by gpu_lftj.cu after gpu_lftj.cuh.
 //
 // The sources stay on the host. A box's slice of a sorted source is one contiguous row
 // range, so "slicing" a box is free and its upload is one copy per source: the host

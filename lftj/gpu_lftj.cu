@@ -7,6 +7,9 @@ extern "C" {
 }
 
 #include "gpu_triearray.cuh"
+#include "gpu_lftj_level.cuh"
+#include "gpu_lftj_pair.cuh"
+#include "gpu_lftj_small.cuh"
 #include "gpu_lftj.cuh"
 #include "gpu_boxed.cuh"
 #include "gpu_pairs.cuh"

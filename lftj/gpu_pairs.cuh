@@ -1,5 +1,5 @@
 // gpu_pairs.cuh: a relation's triangles counted out of core by parts of its vertices
-// (rfx_gpu_triangles_parts). Included by primitives/cuda_prims.cu after gpu_boxed.cuh.
+// (rfx_gpu_triangles_parts). Included by gpu_lftj.cu after gpu_boxed.cuh.
 //
 // The count of e(x,y), e(y,z), e(x,z) is a sum over e's rows (x, y) of |N+(x) ∩ N+(y)|
 // (N+(v): the second column of v's rows), so any partition of the rows (x, y) gives the

@@ -1,5 +1,5 @@
 // gpu_triearray.cuh: a sorted relation as a TrieArray, built on the device (Red Fox
-// thesis §5.2). Included by primitives/cuda_prims.cu, before gpu_lftj.cuh, which joins
+// thesis §5.2). Included by gpu_lftj.cu, before the join, which joins
 // over it.
 //
 // Row r starts new entries at every level from the first column where it differs from

@@ -1,6 +1,6 @@
 /* cuda_prims.h: the relational primitives on a CUDA device, over the same packed-row
  * layout as the CPU versions (primitives.h), with the same results bit for bit.
- * Plain C; implemented in cuda_prims.cu. All device memory comes from the context's
+ * Plain C; implemented in primitives/gpu_*.cu (one file an operator family). All device memory comes from the context's
  * stream-ordered pool (rfx_gpu_alloc), which is bounded by the context's budget.
  * Every CUDA call is checked: a failure returns RFX_ERR_DEVICE (or RFX_ERR_NOMEM for
  * device memory exhaustion) and rfx_gpu_error() names the call, file and line. */

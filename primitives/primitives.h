@@ -76,7 +76,7 @@ rfx_status rfx_cpu_aggregate(const rfx_rows *a, const rfx_rows *b, int k, rfx_ag
 #define RFX_FUSED_MAX_SRCS 8
 #define RFX_FUSED_MAX_WIDTH 512    /* columns of a star join's sources together */
 /* Launch geometry shared by the generated kernels (weaver/codegen.c) and their launcher
- * (primitives/fused.cuh). */
+ * (primitives/gpu_fused.cu). */
 #define RFX_FUSED_THREADS 256      /* threads per block */
 #define RFX_FUSED_JOIN_CHUNK 8     /* rows of the first source per lane of a join count */
 /* dsts[k] = outs[k](sigma_preds[k](src)) for every k, reading src once; preds[k] may be

@@ -174,7 +174,7 @@ static bool fold_const(const rfx_expr *e, rfx_prim prim, uint32_t *out)
 }
 
 /* The device interpreter's instructions for e, and its stack's height, as
- * cuda_prims.cu's compile_rx lays them out (each leaf pushes, each operator pops one). */
+ * primitives/gpu_core.cuh's compile_rx lays them out (each leaf pushes, each operator pops one). */
 static void device_cost(const rfx_rx *e, int *ins, int *height, int *peak)
 {
     if (e->kind == RFX_RX_COL || e->kind == RFX_RX_CONST) {

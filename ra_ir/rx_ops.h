@@ -1,6 +1,6 @@
 /* rx_ops.h: the semantics of scalar arithmetic, comparison and aggregation steps, shared
  * by the CPU evaluator (ra_ir/eval.c, primitives/cpu.c) and the CUDA kernels
- * (primitives/cuda_prims.cu), so both backends compute the same bits.
+ * (primitives/gpu_*.cu), so both backends compute the same bits.
  * number and unsigned wrap modulo 2^32; INT32_MIN / -1 is INT32_MIN and INT32_MIN % -1 is 0;
  * a zero divisor sets *div0 and gives 0; floats follow IEEE binary32, every NaN made being
  * 0x7fc00000. Shifts take their count modulo 32 (bshr of a number is arithmetic, of an
@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <string.h>
 
-/* What the device's expression interpreter holds (primitives/cuda_prims.cu): instructions
+/* What the device's expression interpreter holds (primitives/gpu_core.cuh): instructions
  * of one command's predicate and outputs, and values on its stack. A command past them runs
  * on the host (ra_ir marks it host_only). */
 #define RFX_RX_DEVICE_MAX_INS 512
