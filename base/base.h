@@ -111,4 +111,39 @@ static inline uint64_t rfx_fnv1a(uint64_t h, const void *p, size_t n)
     }
     return h;
 }
+
+/* ---- tuning ------------------------------------------------------------------------- */
+/* The knobs of rfx's heuristics, for experiments and tests: each has a default that is the
+ * right choice as far as measured (docs/PERFORMANCE.md), set through librfx
+ * (rfx_config.tune) or `rfx --tune key=value`. Modules read the fields they need from the
+ * tuning their caller hands them; none reads the environment for them. The table of names,
+ * ranges and meanings is in tuning.c (`rfx --tune help`, docs/cli.md). */
+typedef struct rfx_tuning {
+    bool split_loops;                 /* executor: split outgrown loops under a cap */
+    int join_groups;                  /* weaver: 0 by cost, 1 generated, 2 by members */
+    uint64_t jit_min_rows;            /* CUDA: fused groups over fewer rows run unfused */
+    uint64_t cpu_scratch;             /* CPU backend under a cap: bytes beyond it (0: any) */
+    bool check_pins;                  /* CPU backend: check host registrations (tests) */
+    bool ooc_merges_on_device;        /* out of core: big merges by parts on the device */
+    bool pin_host;                    /* out of core: register rows joins copy from */
+    uint64_t pin_from;                /* ... of at least this many bytes */
+    bool box_snake, box_bounds, box_tries;   /* boxed triejoins */
+    double box_outer, box_level0;     /* boxed triejoins: budget shares */
+    bool pairs, pairs_early;          /* triangle count by parts */
+    int pairs_host_trie, pairs_lanes, pairs_held, pairs_slot, pairs_rev;
+    bool lftj_fuse_levels, lftj_rows; /* GPU triejoin */
+    int lftj_narrow;
+    uint64_t lftj_trie_from, lftj_unchecked_rows, lftj_regroup_piece, lftj_small_rows;
+    int lftj_small_group;
+    int search_lanes;                 /* GPU primitives' searches */
+} rfx_tuning;
+
+extern const rfx_tuning rfx_tuning_defaults;
+/* Sets one knob from its text; false with the reason in err (unknown key, bad value). */
+bool rfx_tuning_set(rfx_tuning *t, const char *key, const char *value, char *err, size_t errcap);
+/* Applies `key=value` settings separated by blanks or commas (NULL: none), in order. */
+bool rfx_tuning_parse(rfx_tuning *t, const char *spec, char *err, size_t errcap);
+/* Writes the table of knobs: name, default, meaning. */
+void rfx_tuning_describe(FILE *out);
+
 #endif

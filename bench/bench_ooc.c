@@ -13,17 +13,14 @@
  *             copies from, the join), median of the same repeats
  *   Medges/s  input edges / join s; vs in-core the uncapped join s / this join s
  * Every run's count must equal the uncapped count ("ok").
- * Usage: bench_ooc [-r REPEATS] [-c FRACTION]... [-d NDEV] [-t TRACE.json] [-s SCALE]... [-p SLOT:HELD[:LANES[:REV]]|0]...
+ * Usage: bench_ooc [-r REPEATS] [-c FRACTION]... [-d NDEV] [-t TRACE.json] [-s SCALE]... [-p SETTINGS]...
  *        [-f EDGEFILE]... [-o degree|rank|id]  (defaults: -c 0.25 -c 0.10 -c 0.05 -s 22
  * -o degree; the trace is of the first capped run). -o rank renames the vertices by degree
  * rank as the triangle counters do (bench_lftj): the orientation is then also by id, so
  * the boxes of an outer interval need no inner slice below it (rfx_lftj_boxes_bound).
- * -p SLOT:HELD[:LANES[:REV]] (repeatable): each capped run once per setting of the count by
- * parts (rfx_gpu_triangles_parts; its slot, held and per-lane reversal shares of the device
- * in 64ths and its lanes, 1 or 2: the RFX_PAIRS_SLOT, _HELD, _REV and _LANES variables; an
- * empty field is the count's default; fields after REV of the form NAME=VALUE set that
- * environment variable for the setting, e.g. -p ::2::RFX_PAIRS_EARLY=0), -p 0 the general
- * boxes instead (RFX_PAIRS=0). */
+ * -p SETTINGS (repeatable): each capped run once per tuning setting (rfx --tune, e.g.
+ * -p pairs_slot=8,pairs_held=22,pairs_lanes=1 for the count by parts' shares of the device
+ * in 64ths and its lanes, -p pairs=0 for the general boxes instead). */
 #include "bench_graphs.h"
 #include "rfx.h"
 
@@ -41,8 +38,9 @@ static rfx_bench_orientation orientation = RFX_ORIENT_DEGREE;
 static double fractions[8] = {0.25, 0.10, 0.05};
 static int nfractions = 3;
 static const char *trace_path;
-static const char *configs[8];   /* -p: the out-of-core triangle count's settings, SLOT:HELD[:LANES[:REV]], or 0 */
+static const char *configs[8];   /* -p: tuning settings (rfx_config.tune) of the capped runs */
 static int nconfigs;
+static const char *tune;           /* the setting of the run being measured (NULL: defaults) */
 static bool traced;
 
 typedef struct outcome {
@@ -103,6 +101,7 @@ static outcome measure(const rfx_rows *e, size_t cap, int devices)
         cfg.profile = prof;
         cfg.out = out;
         cfg.trace = trace;
+        cfg.tune = tune;
         rfx_engine *eng = rfx_open(&cfg);
         bool ok = eng && prof && out && rfx_load_string(eng, program, "triangles.dl") == RFX_EXIT_OK &&
                   rfx_insert_numbers(eng, "e", (const int32_t *)e->data, e->n) == RFX_EXIT_OK;
@@ -172,35 +171,13 @@ static void bench(const char *name, const uint32_t *edges, size_t m)
         for (int c = 0; c < (nconfigs ? nconfigs : 1); c++) {
             char label[64];
             snprintf(label, sizeof label, "%s", name);
-            if (nconfigs) {   /* the shares of the device the count by parts takes (1/64ths), or 0: not by parts */
-                static const char *const vars[4] = {"RFX_PAIRS_SLOT", "RFX_PAIRS_HELD", "RFX_PAIRS_LANES", "RFX_PAIRS_REV"};
-                const char *at = configs[c];
-                for (int v = 0; v < 4; v++) {   /* fields SLOT:HELD:LANES:REV, an empty or missing one the default */
-                    size_t len = at ? strcspn(at, ":") : 0;
-                    char field[16] = "";
-                    snprintf(field, sizeof field, "%.*s", (int)(len < 15 ? len : 15), at ? at : "");
-                    setenv(vars[v], field, 1);
-                    at = at && at[len] ? at + len + 1 : NULL;
-                }
-                static char extra[8][64];   /* fields past REV: NAME=VALUE, set for this setting only */
-                static int nextra;
-                for (; nextra > 0; nextra--)
-                    unsetenv(extra[nextra - 1]);
-                while (at && nextra < 8) {
-                    size_t len = strcspn(at, ":"), eq = strcspn(at, "=");
-                    if (eq < len && eq > 0 && eq < 64 && len - eq - 1 < 64) {
-                        char value[64];
-                        snprintf(extra[nextra], sizeof extra[nextra], "%.*s", (int)eq, at);
-                        snprintf(value, sizeof value, "%.*s", (int)(len - eq - 1), at + eq + 1);
-                        setenv(extra[nextra++], value, 1);
-                    }
-                    at = at[len] ? at + len + 1 : NULL;
-                }
-                setenv("RFX_PAIRS", strcmp(configs[c], "0") ? "1" : "0", 1);
+            if (nconfigs) {
+                tune = configs[c];
                 snprintf(label, sizeof label, "%.10s p%s", name, configs[c]);
             }
             outcome o = measure(&e, (size_t)(bytes * fractions[f]), 1);
             row(label, m, bytes * 1e-6, fractions[f], 1, &o, &base);
+            tune = NULL;
         }
     if (ndev > 1) {
         outcome o = measure(&e, 0, ndev);
@@ -241,7 +218,7 @@ int main(int argc, char **argv)
                                                                                             : RFX_ORIENT_DEGREE;
         } else {
             fprintf(stderr, "usage: bench_ooc [-r REPEATS] [-c FRACTION]... [-d NDEV] [-t TRACE.json] [-s SCALE]... "
-                            "[-f EDGEFILE]... [-o degree|rank|id] [-p SLOT:HELD[:LANES[:REV]]|0]...\n");
+                            "[-f EDGEFILE]... [-o degree|rank|id] [-p SETTINGS]...\n");
             return 2;
         }
     }

@@ -227,7 +227,6 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: bench_weaver [min_MB max_MB repeats [patterns]]\n");
         return 2;
     }
-    setenv("RFX_JIT_MIN_ROWS", "0", 1);
     char err[512];
     if (!(g = rfx_gpu_open(0, 0, err, sizeof err))) {
         fprintf(stderr, "bench_weaver: %s\n", err);

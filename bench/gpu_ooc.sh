@@ -12,7 +12,7 @@ echo "== test_ooc on the GPU: every relation under 1-64 MB caps equals the uncap
 RFX_BACKEND=cuda $B/tests/test_ooc > "$OUT/ooc.log" 2>&1; echo "test_ooc (cuda) exit $?: $(grep -E '^ +tests ' "$OUT/ooc.log")"
 grep -B2 -A10 FAILED "$OUT/ooc.log" | head -40
 echo "== every case on the GPU under a 4 MB cap"
-RFX_BACKEND=cuda RFX_DEVICE_MEMORY=4194304 $B/tests/test_cases > "$OUT/cases_capped_cuda.log" 2>&1
+RFX_BACKEND=cuda RFX_TEST_ARGS=--device-memory=4194304 $B/tests/test_cases > "$OUT/cases_capped_cuda.log" 2>&1
 echo "test_cases (cuda, 4 MB) exit $?: $(grep -E '^ +tests ' "$OUT/cases_capped_cuda.log")"
 grep -B3 -A8 FAILED "$OUT/cases_capped_cuda.log" | head -40
 echo "== GPU primitive and leapfrog triejoin tests"
@@ -31,7 +31,7 @@ while IFS=$'\t' read -r file repo path nodes und tri pub four sha; do
     printf "%-26s cap %3s%% %10s %10s %6.2f s %s\n" "$file" "$pct" "$got" "$tri" "$(awk "BEGIN {print $e - $s}")" \
       "$([ "$got" = "$tri" ] && echo ok || echo "MISMATCH $(head -c 300 "$OUT/err.txt")")"
   done
-  got=$(RFX_BOX_TRIES=1 $B/runtime/rfx cliques -k 3 --count --backend=cuda --device-memory=$((und * 8 * 5 / 100)) \
+  got=$($B/runtime/rfx cliques -k 3 --count --backend=cuda --tune box_tries=1 --device-memory=$((und * 8 * 5 / 100)) \
     "$G/$file" 2>"$OUT/err.txt")   # slices sent as TrieArrays
   printf "%-26s cap   5%% %10s %10s TrieArray slices %s\n" "$file" "$got" "$tri" \
     "$([ "$got" = "$tri" ] && echo ok || echo "MISMATCH $(head -c 300 "$OUT/err.txt")")"

@@ -62,7 +62,7 @@ static bool fits(const rfx_lftj_src *srcs, int nsrc, int var, uint64_t lo, uint6
  * 0.71 s, a 0.6 share copied 27% less and took 0.70 s: the box joins set the time).
  * Sources that are one relation led by one variable have one slice (counted once).
  * Returns the outer variable, or -1 where everything fits in one box. */
-static int choose_splits(const rfx_lftj_src *srcs, int nsrc, int nvars, size_t budget, uint64_t *k)
+static int choose_splits(const rfx_lftj_src *srcs, int nsrc, int nvars, size_t budget, double outer_share, uint64_t *k)
 {
     double weight[64] = {0}, inner = 0;
     for (int v = 0; v < nvars; v++)
@@ -86,10 +86,7 @@ static int choose_splits(const rfx_lftj_src *srcs, int nsrc, int nvars, size_t b
     if (total <= (double)budget || outer < 0)
         return -1;     /* one box */
     double b = budget > 16 ? (double)budget : 16, lim = (double)((uint64_t)1 << 31);
-    /* RFX_BOX_OUTER: the outer slices' share instead of 7/16 (0.05-0.8; measurements) */
-    const char *env = getenv("RFX_BOX_OUTER");
-    double share = env ? atof(env) : 7.0 / 16;
-    share = share >= 0.05 && share <= 0.8 ? share : 7.0 / 16;
+    const double share = outer_share;   /* of the budget, for the outer slices (tuning box_outer) */
     double ko = ceil(weight[outer] / (b * share)), ki = ceil(inner / (b * (7.0 / 8 - share) / 2));
     k[outer] = (uint64_t)(ko < 1 ? 1 : ko > lim ? lim : ko);
     for (int v = 0; v < nvars; v++)
@@ -114,7 +111,8 @@ static rfx_status boxes_init(rfx_lftj_boxes *out, int nsrc, int nvars)
     return RFX_OK;
 }
 
-rfx_status rfx_lftj_partition(const rfx_lftj_src *srcs, int nsrc, int nvars, size_t budget, rfx_lftj_boxes *out)
+rfx_status rfx_lftj_partition(const rfx_lftj_src *srcs, int nsrc, int nvars, size_t budget, const rfx_tuning *tune,
+                               rfx_lftj_boxes *out)
 {
     rfx_status st = boxes_init(out, nsrc, nvars);
     if (st != RFX_OK)
@@ -126,11 +124,10 @@ rfx_status rfx_lftj_partition(const rfx_lftj_src *srcs, int nsrc, int nvars, siz
      * keeps it for the next box and copies it, which with the slices (7/8) leaves room
      * beside a cap's last quarter for the later levels (that split themselves where they
      * run short) */
-    int outer = choose_splits(srcs, nsrc, nvars, budget, k);
-    /* RFX_BOX_LEVEL0: that share instead of a sixth (0.02-0.5; measurements) */
-    const char *env = getenv("RFX_BOX_LEVEL0");
-    double share = env ? atof(env) : 1.0 / 6;
-    share = share >= 0.02 && share <= 0.5 ? share : 1.0 / 6;
+    if (!tune)
+        tune = &rfx_tuning_defaults;
+    int outer = choose_splits(srcs, nsrc, nvars, budget, tune->box_outer, k);
+    const double share = tune->box_level0;   /* a sixth by default */
     size_t per_value = 4 + 8 * (size_t)nsrc, frontier_limit = (size_t)((double)budget * share);
     frontier_limit = frontier_limit > per_value ? frontier_limit : per_value;
     for (int s = 0; s < nsrc; s++) {
@@ -291,10 +288,10 @@ static rfx_status bound_source(const rfx_lftj_boxes *b, const rfx_rows *r, int v
     return RFX_OK;
 }
 
-rfx_status rfx_lftj_boxes_bound(rfx_lftj_boxes *b, const rfx_lftj_src *srcs, int nsrc, int nthreads)
+rfx_status rfx_lftj_boxes_bound(rfx_lftj_boxes *b, const rfx_lftj_src *srcs, int nsrc, int nthreads,
+                                const rfx_tuning *tune)
 {
-    const char *env = getenv("RFX_BOX_BOUNDS");
-    if ((env && !strcmp(env, "0")) || nsrc > MAX_SRC || b->least)
+    if ((tune && !tune->box_bounds) || nsrc > MAX_SRC || b->least)
         return RFX_OK;
     b->least = rfx_calloc((size_t)nsrc, sizeof(uint32_t *));
     b->most = rfx_calloc((size_t)nsrc, sizeof(uint32_t *));
@@ -356,12 +353,12 @@ bool rfx_lftj_box_slices(const rfx_lftj_boxes *b, size_t box, const rfx_lftj_src
 }
 
 rfx_status rfx_cpu_lftj_boxed(const rfx_lftj_src *srcs, int nsrc, int nvars, size_t budget, rfx_rows *dst,
-                              uint64_t *count, int nthreads, size_t *nboxes)
+                              uint64_t *count, int nthreads, size_t *nboxes, const rfx_tuning *tune)
 {
     if (nsrc > MAX_SRC)
         return RFX_ERR_LIMIT;
     rfx_lftj_boxes b;
-    rfx_status st = rfx_lftj_partition(srcs, nsrc, nvars, budget, &b);
+    rfx_status st = rfx_lftj_partition(srcs, nsrc, nvars, budget, tune, &b);
     if (st != RFX_OK)
         return st;
     if (nboxes)
@@ -370,7 +367,7 @@ rfx_status rfx_cpu_lftj_boxed(const rfx_lftj_src *srcs, int nsrc, int nvars, siz
     rfx_lftj_src vs[MAX_SRC];
     rfx_rows_init(&all, nvars);
     uint64_t total = 0;
-    st = rfx_lftj_boxes_bound(&b, srcs, nsrc, nthreads);
+    st = rfx_lftj_boxes_bound(&b, srcs, nsrc, nthreads, tune);
     for (size_t box = 0; box < b.nboxes && st == RFX_OK; box++) {
         if (!rfx_lftj_box_slices(&b, box, srcs, nsrc, views))
             continue;

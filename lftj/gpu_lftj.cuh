@@ -24,13 +24,6 @@
 // This file is the driver; the pieces it runs are in gpu_lftj_level.cuh, gpu_lftj_pair.cuh
 // and gpu_lftj_small.cuh, included before it by gpu_lftj.cu.
 
-// Wall seconds after the stream's work so far (timing only).
-static double lftj_clock(lftj_run *R)
-{
-    cudaStreamSynchronize(R->g->stream);
-    return rfx_seconds();
-}
-
 // A copy of the frontier's F ranges (F < 2^32: a pair count's), stably ordered by word col
 // (a node's start row), in *out; *out stays NULL when memory is short (the caller then
 // regroups a smaller piece).
@@ -70,9 +63,6 @@ static rfx_status lftj_pair_roles(lftj_run *R, int v, const lftj_frontier &cur, 
     unsigned long long c[3] = {0, 0, 0};
     rfx_status st = to_host(g, counter, c, 3);
     *swap = st == RFX_OK && (c[0] * LFTJ_SHORT_RUN > cur.F || (double)c[2] < LFTJ_SWAP_GAIN * (double)c[1]);
-    if (R->timing)
-        fprintf(stderr, "lftj pair roles: %zu elements, %llu runs, warp steps probing %llu (swapped %llu)%s\n", cur.F,
-                c[0], c[1], c[2], *swap ? ": swapped" : "");
     return st;
 }
 
@@ -252,8 +242,6 @@ static rfx_status lftj_count_last(lftj_run *R, int v, const lftj_frontier &cur)
                 R->S, L, cur.F, cur.rng, d_total, g->d_words + 3);
             return cudaGetLastError();
         });
-    if (R->timing && pieces > 1)
-        fprintf(stderr, "lftj pair count regrouped in %zu pieces\n", pieces);
     rfx_gpu_free(g, d_total);
     return st;
 }
@@ -308,13 +296,10 @@ static rfx_status lftj_count_fused(lftj_run *R, int v, const lftj_frontier &cur,
 // Whether level v's C candidates all go into the next frontier unchecked: the emit tests
 // each and gives a non-match empty nodes (it binds nothing further), so the check's pass,
 // its scan and a host round trip are saved for a frontier of C elements instead of the
-// survivors. For small levels only (C at most RFX_LFTJ_UNCHECKED_ROWS, by default
-// LFTJ_UNCHECKED_ROWS; 0 turns it off), never the last, nor one before a last level
+// survivors. For small levels only (C at most the tuning's lftj_unchecked_rows; 0 turns it
+// off), never the last, nor one before a last level
 // counted in pairs (its runs of shared nodes are not made for empty elements), nor a box's
 // (its memo keeps level 0 as checked).
-#ifndef LFTJ_UNCHECKED_ROWS
-#define LFTJ_UNCHECKED_ROWS (1u << 20)
-#endif
 // lftj_unchecked but for the number of candidates (level 0's, lftj_root_unchecked, need
 // no check at all).
 static bool lftj_may_skip_check(const lftj_run *R, int v)
@@ -590,14 +575,10 @@ static rfx_status lftj_expand(lftj_run *R, int v, lftj_frontier cur, bool owned)
     bool last = v == R->nvars - 1;
     size_t F = cur.F;
     rfx_status st = RFX_OK;
-    double t0 = R->timing ? lftj_clock(R) : 0;
     if (v == 0 && !last) {
         lftj_frontier next;
         st = lftj_root_unchecked(R, cur, &next);
         if (st == RFX_OK && next.F) {
-            if (R->timing)
-                fprintf(stderr, "lftj level 0: %zu elements, %zu candidates, all kept (unchecked), %.2f ms\n", F, next.F,
-                        (lftj_clock(R) - t0) * 1e3);
             if (owned)
                 lftj_frontier_free(g, &cur);
             return lftj_expand(R, 1, next, true);
@@ -610,9 +591,6 @@ static rfx_status lftj_expand(lftj_run *R, int v, lftj_frontier cur, bool owned)
     }
     if (last && R->counting) {
         st = lftj_count_last(R, v, cur);
-        if (R->timing)
-            fprintf(stderr, "lftj level %d: %zu elements, counted (%s), %.2f ms\n", v, F,
-                    L.np == 2 && R->pair_a[v] >= 0 ? "pair" : "warp", (lftj_clock(R) - t0) * 1e3);
         if (owned)
             lftj_frontier_free(g, &cur);
         return st;
@@ -644,9 +622,6 @@ static rfx_status lftj_expand(lftj_run *R, int v, lftj_frontier cur, bool owned)
         st = C ? lftj_count_fused(R, v, cur, kb, drv, off, C) : RFX_OK;
         rfx_gpu_free(g, drv);
         rfx_gpu_free(g, off);
-        if (R->timing)
-            fprintf(stderr, "lftj levels %d-%d: %zu elements, %llu candidates, counted (pair, fused), %.2f ms\n", v,
-                    v + 1, F, (unsigned long long)C, (lftj_clock(R) - t0) * 1e3);
         if (owned)
             lftj_frontier_free(g, &cur);
         return st;
@@ -661,9 +636,6 @@ static rfx_status lftj_expand(lftj_run *R, int v, lftj_frontier cur, bool owned)
                 lftj_frontier_free(g, &cur);
             if (st != RFX_OK)
                 return st;
-            if (R->timing)
-                fprintf(stderr, "lftj level %d: %zu elements, %llu candidates, all kept (unchecked), %.2f ms\n", v, F,
-                        (unsigned long long)C, (lftj_clock(R) - t0) * 1e3);
             return lftj_expand(R, v + 1, next, true);
         }
     }
@@ -735,9 +707,6 @@ static rfx_status lftj_expand(lftj_run *R, int v, lftj_frontier cur, bool owned)
         lftj_frontier_free(g, &next);
         return st;
     }
-    if (R->timing)
-        fprintf(stderr, "lftj level %d: %zu elements, %llu candidates, %zu kept, %.2f ms\n", v, F,
-                (unsigned long long)C, next.F, (lftj_clock(R) - t0) * 1e3);
     if (!last) {
         if (v == 0 && owned && R->memo && !R->memo->valid)
             lftj_memo_keep(R, next);
@@ -776,16 +745,10 @@ static void lftj_read_trie(lftj_run *R, int s, const rfx_dev_trie *t, uint32_t *
 // and, at the root, the candidates (LFTJ_BY_ENTRY). Sources over the same rows share one;
 // root gets each source's new row count (distinct rows). A source stays in rows when
 // memory is short (the join reads either form).
-// Sources of fewer rows stay rows: a build is several launches and a wait (4-cliques of
-// p2p-Gnutella31, 148 K edges, on an H100: the join 0.222 ms with one TrieArray against
-// 0.167 as rows). Larger ones gain: a 4-clique's last level reads half the words (R-MAT
-// 16 / 18: 51 / 475 ms against 54 / 511 as rows). A triangle count's e(y, z), which leads
-// y, is one too (it had stayed rows, its column copied for the pair count): R-MAT 22 / 24
-// / 26 counted in 26.6 / 135.7 / 695.3 ms against 28.1 / 141.7 / 719.4 (H100), and the
-// 4 bytes a row of that copy are not needed.
-#ifndef LFTJ_TRIE_FROM
-#define LFTJ_TRIE_FROM (1u << 20)
-#endif
+// Sources of fewer rows than the tuning's lftj_trie_from stay rows: a build is several
+// launches and a wait, which small joins do not win back. Larger ones gain: a 4-clique's
+// last level reads half the words, and a triangle count's e(y, z), which leads y, needs
+// no copy of its column for the pair count (docs/PERFORMANCE.md has the measurements).
 static rfx_status lftj_as_tries(lftj_run *R, uint32_t *root)
 {
     rfx_gpu *g = R->g;
@@ -842,17 +805,13 @@ static rfx_status lftj_run_join(rfx_gpu *g, const rfx_dev_rows *const *srcs, con
     R.nsrc = nsrc;
     R.nvars = nvars;
     R.counting = count != NULL;
-    R.timing = getenv("RFX_LFTJ_TIMES") != NULL;
-    R.unfused = getenv("RFX_LFTJ_UNFUSED") != NULL;
-    R.rows_only = getenv("RFX_LFTJ_ROWS") != NULL;
-    const char *narrow_env = getenv("RFX_LFTJ_NARROW");
-    R.narrow = narrow_env ? atoi(narrow_env) != 0 : -1;
-    const char *trie_env = getenv("RFX_LFTJ_TRIE_FROM");
-    R.trie_from = trie_env ? strtoull(trie_env, NULL, 10) : LFTJ_TRIE_FROM;
-    const char *unchecked_env = getenv("RFX_LFTJ_UNCHECKED_ROWS");
-    R.unchecked_rows = unchecked_env ? strtoull(unchecked_env, NULL, 10) : LFTJ_UNCHECKED_ROWS;
-    const char *piece_env = getenv("RFX_LFTJ_REGROUP_PIECE");
-    R.regroup_piece = piece_env && strtoull(piece_env, NULL, 10) ? strtoull(piece_env, NULL, 10) : UINT64_MAX;
+    const rfx_tuning *T = g->tune;
+    R.unfused = !T->lftj_fuse_levels;
+    R.rows_only = T->lftj_rows;
+    R.narrow = T->lftj_narrow;
+    R.trie_from = T->lftj_trie_from;
+    R.unchecked_rows = T->lftj_unchecked_rows;
+    R.regroup_piece = T->lftj_regroup_piece ? T->lftj_regroup_piece : UINT64_MAX;
     R.memo = nvars > 1 ? memo : NULL;
     R.S.nsrc = nsrc;
     R.levels = (lftj_level *)calloc((size_t)nvars, sizeof(lftj_level));
@@ -917,19 +876,13 @@ static rfx_status lftj_run_join(rfx_gpu *g, const rfx_dev_rows *const *srcs, con
     if (st == RFX_OK && !empty)
         st = lftj_small_count(&R, colvar, &small);
     if (st == RFX_OK && !empty && !small && tries && !R.rows_only) {
-        double t0 = R.timing ? lftj_clock(&R) : 0;
         st = lftj_as_tries(&R, root);
-        if (R.timing)
-            fprintf(stderr, "lftj TrieArrays: %.2f ms\n", (lftj_clock(&R) - t0) * 1e3);
     }
     if (st == RFX_OK && !empty && !small) {
-        double t0 = R.timing ? lftj_clock(&R) : 0;
         bool lead0[LFTJ_MAX_SRC] = {false};
         for (int k = 0; k < R.levels[0].np; k++)
             lead0[R.levels[0].src[k]] = R.levels[0].col[k] == 0;
         st = lftj_index_roots(g, &R.S, owned_index, R.memo, lead0);
-        if (R.timing)
-            fprintf(stderr, "lftj root index: %.2f ms\n", (lftj_clock(&R) - t0) * 1e3);
     }
     lftj_frontier root_f = {empty ? (size_t)0 : 1, NULL, NULL};
     if (st == RFX_OK && !empty && !small) {

@@ -227,13 +227,13 @@ struct lftj_run {
     int pair_a[64];            // per level with two participants: the one with the shared node, or -1
     int nsrc, nvars;
     bool counting;
-    bool timing;               // RFX_LFTJ_TIMES: each level's time on stderr (synchronises)
-    bool unfused;              // RFX_LFTJ_UNFUSED: no lftj_fused count (tests, comparisons)
-    bool rows_only;            // RFX_LFTJ_ROWS: sorted rows read in place, no TrieArrays (comparisons)
-    int narrow;                // RFX_LFTJ_NARROW: the pair count's narrowing 0 never, 1 always, -1 as a sample says
-    uint64_t trie_from;        // RFX_LFTJ_TRIE_FROM: the rows a source needs to be read as a TrieArray
-    uint64_t unchecked_rows;   // RFX_LFTJ_UNCHECKED_ROWS: lftj_unchecked's limit
-    uint64_t regroup_piece;    // RFX_LFTJ_REGROUP_PIECE: the most elements lftj_count_regrouped sorts at once
+    // from the context's tuning (rfx_tuning, base.h):
+    bool unfused;              // !lftj_fuse_levels: no lftj_fused count (tests, comparisons)
+    bool rows_only;            // lftj_rows: sorted rows read in place, no TrieArrays (comparisons)
+    int narrow;                // lftj_narrow: the pair count's narrowing 0 never, 1 always, -1 as a sample says
+    uint64_t trie_from;        // lftj_trie_from: the rows a source needs to be read as a TrieArray
+    uint64_t unchecked_rows;   // lftj_unchecked_rows: lftj_unchecked's limit
+    uint64_t regroup_piece;    // lftj_regroup_piece: the most elements lftj_count_regrouped sorts at once
     rfx_gpu_lftj_memo *memo;   // level 0 kept or reused, or NULL
     rfx_dev_trie tries[LFTJ_MAX_SRC];        // the TrieArrays built (levels 0: none built in the slot)
     const rfx_dev_trie *trie[LFTJ_MAX_SRC];  // the one each source reads, or NULL (rows)
@@ -251,20 +251,13 @@ struct lftj_run {
 // step for the first row, galloping for the last), and counts the last variable's values common to its nodes, the
 // group's lanes taking every G-th value when its driver (the smallest node) has at most
 // G * LFTJ_SMALL_LONG, each seeking through the others as its values rise; the longer
-// drivers of a warp are counted by the whole warp, one after another
-// (a power-law graph's hubs would otherwise hold their warps: ca-HepPh counted in 0.73 ms
-// one lane a row, against 0.31 ms level by level). Inputs of at most LFTJ_SMALL_ROWS rows
-// a source go this way (RFX_LFTJ_SMALL_ROWS overrides it; 0 turns it off): on an H100
-// soc-Slashdot0902's 504,230 edges counted in 0.31 ms so against 0.51 level by level, and
-// R-MAT 16's 908,853 in 0.97 against 0.58. (A depth-first
-// lane a row for four variables counted 4-cliques up to 29 times slower than the levels:
-// the lanes' work differs by the square of a node; with variable 2's long drivers spread
-// over the warp, still 2-10 times slower on 13 of the 14 bundled graphs: a small graph
-// gives too few warps for that much work a row. See docs/PERFORMANCE.md.)
+// drivers of a warp are counted by the whole warp, one after another (a power-law graph's
+// hubs would otherwise hold their warps). Inputs of at most the tuning's lftj_small_rows
+// rows a source go this way (0 turns it off): past that the levels win. (A depth-first
+// lane a row for four variables counted 4-cliques several times slower than the levels:
+// the lanes' work differs by the square of a node, and a small graph gives too few warps
+// for that much work a row. See docs/PERFORMANCE.md.)
 #define LFTJ_SMALL_SRC 8
-#ifndef LFTJ_SMALL_ROWS
-#define LFTJ_SMALL_ROWS (1u << 19)
-#endif
 #ifndef LFTJ_SMALL_LONG
 #define LFTJ_SMALL_LONG 16
 #endif
@@ -509,8 +502,7 @@ static rfx_status lftj_add_count(lftj_run *R, unsigned long long *counter, bool 
 static rfx_status lftj_small_count(lftj_run *R, const int *colvar, bool *done)
 {
     *done = false;
-    const char *env = getenv("RFX_LFTJ_SMALL_ROWS");
-    const size_t limit = env ? strtoull(env, NULL, 10) : LFTJ_SMALL_ROWS;
+    const size_t limit = R->g->tune->lftj_small_rows;
     if (!R->counting || R->memo || R->nsrc > LFTJ_SMALL_SRC || R->nvars < 2 || R->nvars > 3)
         return RFX_OK;
     lftj_small_plan P;
@@ -535,13 +527,9 @@ static rfx_status lftj_small_count(lftj_run *R, const int *colvar, bool *done)
     if (!d_total)
         return RFX_ERR_NOMEM;
     // Lanes a row: 8 or 4 where rows * lanes fit the GPU's resident threads, else 1 (a
-    // group repeats its searches in every lane, which a full GPU pays for). H100, count ms
-    // with 1 / 2 / 4 / 8 lanes: ca-GrQc (14,484 rows) 0.09 / 0.09 / 0.06 / 0.05,
-    // as-caida20071105 (53,381) 0.09 / 0.09 / 0.07 / 0.06, ca-CondMat (93,439) 0.08 / 0.12 /
-    // 0.10 / 0.11, p2p-Gnutella31 (147,892) 0.06 / 0.14 / 0.13 / 0.13; two lanes never won.
-    // RFX_LFTJ_SMALL_GROUP=1|2|4|8 sets it.
-    const char *genv = getenv("RFX_LFTJ_SMALL_GROUP");
-    int G = genv ? atoi(genv) : 0;
+    // group repeats its searches in every lane, which a full GPU pays for; two lanes never
+    // won where measured). The tuning's lftj_small_group (1, 2, 4 or 8) sets it.
+    int G = g->tune->lftj_small_group;
     if (G != 1 && G != 2 && G != 4 && G != 8) {
         const size_t resident = (size_t)g->sms * 2048, rows = S.rows[P.p];
         G = rows * 8 <= resident ? 8 : rows * 4 <= resident ? 4 : 1;

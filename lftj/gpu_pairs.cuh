@@ -312,7 +312,6 @@ typedef struct pairs_chunk {
 typedef struct pairs_host_trie {
     rfx_lftj_trie t;
     bool reg[3];
-    double ms_build, ms_register;
 } pairs_host_trie;
 
 typedef struct pairs_item {
@@ -344,8 +343,6 @@ typedef struct pairs_lane {
     uint64_t count;
     size_t boxes;
     std::vector<pairs_span> sp;
-    double ms_copy, ms_build, ms_turn, ms_box, ms_count, ms_rev, ms_join, ms_stream;
-    double ms_select, ms_sort;   // of ms_rev, where RFX_PAIRS_TIMES waits for each
 } pairs_lane;
 
 typedef struct pairs_run {
@@ -366,7 +363,7 @@ typedef struct pairs_run {
     uint32_t *tile_root;          // k_pairs_tile_roots' of the part so far
     std::vector<uint32_t> voff;
     size_t copied_bytes;
-    bool spans, timing;           // trace spans; RFX_PAIRS_TIMES: where the host waited, on stderr
+    bool spans;                   // trace spans
     std::vector<pairs_span> sp_copy;
     pairs_pins pins;
     int nlanes;
@@ -392,7 +389,6 @@ typedef struct pairs_run {
     pairs_host_trie ht;
     rfx_status st;
     int failed_lane;
-    double ms_setup, ms_loop, ms_unpin, ms_pin;
 } pairs_run;
 
 // Waits under mu for pred; false when a lane or the copier failed instead.
@@ -470,9 +466,7 @@ static rfx_status pairs_issue(pairs_run *P, size_t k, int chunk)
     size_t blk = std::upper_bound(pp->cut.begin(), pp->cut.end(), b0) - pp->cut.begin() - 1;
     const size_t last = std::lower_bound(pp->cut.begin(), pp->cut.end(), b1) - pp->cut.begin();
     while (pp->ready.load() < last) {   // the blocks it reads
-        const double t0 = rfx_seconds();
         pairs_pin_next(pp);
-        P->ms_pin += (rfx_seconds() - t0) * 1e3;
     }
     CK(cudaStreamWaitEvent(P->copy, P->used[s], 0));
     rfx_status st = pairs_span_begin(g, P->spans, P->sp_copy, "copy chunk", 1, k, P->copy);
@@ -510,9 +504,7 @@ static void pairs_copier_run(pairs_run *P)
                 chunk = P->items[k].chunk;
         }
         if (chunk < 0) {
-            const double t0 = rfx_seconds();
             pairs_pin_next(pp);
-            P->ms_pin += (rfx_seconds() - t0) * 1e3;
             continue;
         }
         rfx_status st = pairs_issue(P, k, chunk);
@@ -554,7 +546,6 @@ static rfx_status pairs_join_tiles(pairs_lane *L, const rfx_dev_trie *ta, const 
     rfx_gpu *g = L->g;
     if (!n)
         return RFX_OK;
-    const double clock0 = rfx_seconds();
     uint64_t *rows = (uint64_t *)rfx_gpu_alloc(g, n * 8);
     rfx_status st = rows ? RFX_OK : RFX_ERR_NOMEM;
     if (st == RFX_OK) {
@@ -570,23 +561,16 @@ static rfx_status pairs_join_tiles(pairs_lane *L, const rfx_dev_trie *ta, const 
     reversal rv = {rows, bits_of(ya.ylo ^ ya.ylast) ? bits_of(ya.ylo ^ ya.ylast) : 1};
     rfx_dev_rows rev;
     rfx_gpu_rows_init(&rev, 2);
-    if (st == RFX_OK && L->P->timing && cudaStreamSynchronize(g->stream) == cudaSuccess)
-        L->ms_select += (rfx_seconds() - clock0) * 1e3;
-    const double clock_s = rfx_seconds();
     if (st == RFX_OK)
         st = reverse_sort(g, &rv, n, &rev);   // takes the rows, freed on failure
     else
         rfx_gpu_free(g, rows);
-    if (st == RFX_OK && L->P->timing && cudaStreamSynchronize(g->stream) == cudaSuccess)
-        L->ms_sort += (rfx_seconds() - clock_s) * 1e3;
     rfx_dev_trie tr;
     memset(&tr, 0, sizeof tr);
     if (st == RFX_OK)
         st = rfx_gpu_trie_build(g, &rev, &tr);
     rfx_gpu_rows_free(g, &rev);
     uint64_t c = 0;
-    const double clock1 = rfx_seconds();
-    L->ms_rev += (clock1 - clock0) * 1e3;
     if (st == RFX_OK) {
         const rfx_dev_rows s0 = {tr.val[1], tr.n[1], tr.n[1], 2}, s1 = {ta->val[1], ta->n[1], ta->n[1], 2},
                            s2 = {tb->val[1], tb->n[1], tb->n[1], 2};
@@ -595,7 +579,6 @@ static rfx_status pairs_join_tiles(pairs_lane *L, const rfx_dev_trie *ta, const 
         st = rfx_gpu_lftj_tries(g, s, t, pairs_colvar, 3, 3, NULL, &c);
     }
     rfx_gpu_trie_free(g, &tr);
-    L->ms_join += (rfx_seconds() - clock1) * 1e3;
     if (st == RFX_OK) {
         L->count += c;
         L->boxes++;
@@ -628,7 +611,6 @@ static rfx_status pairs_box(pairs_lane *L, const rfx_dev_trie *ta, const rfx_dev
     const size_t ntiles = (i1 - i0 + PAIRS_TILE - 1) / PAIRS_TILE;
     const size_t step = P->box_rows / PAIRS_TILE > 0 ? P->box_rows / PAIRS_TILE : 1;   // tiles a window
     const size_t nwin = (ntiles + step - 1) / step;
-    const double t0 = rfx_seconds();
     unsigned long long *cnt = (unsigned long long *)rfx_gpu_alloc(g, (2 * (ntiles + 1) + nwin + 1) * 8);
     if (!cnt)
         return RFX_ERR_NOMEM;
@@ -640,7 +622,6 @@ static rfx_status pairs_box(pairs_lane *L, const rfx_dev_trie *ta, const rfx_dev
     rfx_status st = e == cudaSuccess ? exclusive_sum(g, (const uint64_t *)cnt, (uint64_t *)off, ntiles + 1)
                                      : fail(g, e, "k_pairs_tile_counts", __FILE__, __LINE__);
     if (st == RFX_OK && known <= P->box_rows) {   // one join: no window's count is needed
-        L->ms_count += (rfx_seconds() - t0) * 1e3;
         st = pairs_join_tiles(L, ta, tb, tile_root, ya, i0, i1, 0, ntiles, off, 0, known);
         rfx_gpu_free(g, cnt);
         return st;
@@ -652,7 +633,6 @@ static rfx_status pairs_box(pairs_lane *L, const rfx_dev_trie *ta, const rfx_dev
         else
             st = fail(g, e, "k_pairs_samples", __FILE__, __LINE__);
     }
-    L->ms_count += (rfx_seconds() - t0) * 1e3;
     // consecutive windows joined together while their rows stay within box_rows
     for (size_t w = 0; st == RFX_OK && w < nwin;) {
         size_t v = w + 1;
@@ -747,7 +727,6 @@ static rfx_status pairs_plan_stream(pairs_lane *L, int b)
 {
     pairs_run *P = L->P;
     rfx_gpu *g = L->g;
-    const double t0 = rfx_seconds();
     const int m = (int)P->chunks.size(), a0 = b ? P->part_end[b - 1] : 0, np = P->part_end[b] - a0;
     unsigned long long *all = (unsigned long long *)rfx_gpu_alloc(g, (m + np) * 8);
     uint32_t *voff = (uint32_t *)rfx_gpu_alloc(g, (np + 1) * 4);
@@ -788,7 +767,6 @@ static rfx_status pairs_plan_stream(pairs_lane *L, int b)
     P->cv.notify_all();
     if (last && !P->pins.theirs && !P->pins.early.joinable())
         pairs_unpin_early(P, add);
-    L->ms_stream += (rfx_seconds() - t0) * 1e3;
     return RFX_OK;
 }
 
@@ -870,13 +848,8 @@ static rfx_status pairs_item_run(pairs_lane *L, size_t k, const pairs_item &it)
     rfx_gpu *g = L->g;
     const pairs_chunk &c = P->chunks[it.chunk];
     const int s = (int)(k & 1);
-    double t0 = rfx_seconds();
     if (!pairs_wait(P, [&] { return P->issued[k] != 0; }))
         return RFX_OK;   // the failure that stopped the run is its status
-    if (P->timing)   // the copy's wait seen apart from the build's
-        CK(cudaEventSynchronize(P->copied[s]));
-    double t1 = rfx_seconds();
-    L->ms_copy += (t1 - t0) * 1e3;
     CK(cudaStreamWaitEvent(g->stream, P->copied[s], 0));
     rfx_status st = pairs_span_begin(g, P->spans, L->sp, it.piece ? "join piece" : "join chunk", 0, k, g->stream);
     if (st != RFX_OK)
@@ -896,8 +869,6 @@ static rfx_status pairs_item_run(pairs_lane *L, size_t k, const pairs_item &it)
         P->released[k] = 1;
     }
     P->cv.notify_all();
-    t0 = rfx_seconds();
-    L->ms_build += (t0 - t1) * 1e3;
     rfx_dev_trie tb;   // the part's TrieArray as far as this item's box sees it
     memset(&tb, 0, sizeof tb);
     bool joined = false;   // the box is done already
@@ -909,11 +880,7 @@ static rfx_status pairs_item_run(pairs_lane *L, size_t k, const pairs_item &it)
         // a first piece's box needs no part but itself: joined while the last part's boxes
         // still join (the part's end is often a hub's heavy box), appended after
         if (first && P->early_first && it.chunk + 1 < P->part_end[it.part]) {
-            t1 = rfx_seconds();
-            L->ms_turn += (t1 - t0) * 1e3;
             st = pairs_own_box(L, &ta, c);
-            t0 = rfx_seconds();
-            L->ms_box += (t0 - t1) * 1e3;
             joined = true;
             if (st != RFX_OK) {
                 rfx_gpu_trie_free(g, &ta);
@@ -953,12 +920,9 @@ static rfx_status pairs_item_run(pairs_lane *L, size_t k, const pairs_item &it)
         st = fail(g, e, "cudaStreamWaitEvent", __FILE__, __LINE__);
     else
         tb = P->tb;
-    t1 = rfx_seconds();
-    L->ms_turn += (t1 - t0) * 1e3;
     if (st == RFX_OK && !joined)
         st = pairs_box(L, &ta, &tb, P->tile_root, c, it.i0, it.rows);
     rfx_gpu_trie_free(g, &ta);
-    L->ms_box += (rfx_seconds() - t1) * 1e3;
     if (st == RFX_OK)
         st = pairs_span_end(g, P->spans, L->sp, g->stream);
     if (st == RFX_OK && (e = cudaEventRecord(L->done, g->stream)) != cudaSuccess)
@@ -1006,14 +970,11 @@ static void pairs_lane_run(pairs_lane *L)
 static bool pairs_host_trie_build(pairs_run *P)
 {
     pairs_host_trie *h = &P->ht;
-    const double t0 = rfx_seconds();
     if (rfx_lftj_trie_build(P->e, P->g->host_threads > 1 ? P->g->host_threads : 1, &h->t) != RFX_OK)
         return false;
-    h->ms_build = (rfx_seconds() - t0) * 1e3;
     rfx_rows *part[3] = {&h->t.val1, &h->t.val0, &h->t.ptr0};
     for (int k = 0; k < 3; k++)
         h->reg[k] = rfx_gpu_host_register(part[k]->data, part[k]->n * 4);
-    h->ms_register = (rfx_seconds() - t0) * 1e3 - h->ms_build;
     return true;
 }
 
@@ -1040,16 +1001,16 @@ static rfx_status pairs_plan(pairs_run *P)
     // value), a box's reversal REV per lane (~17 bytes a row while sorted), the rest for the
     // join's frontiers and root indexes. One lane at R-MAT 24's 25% cap (H100, thirty-fourth
     // session): 8:22:6 ran in 0.351-0.367 s, 4:28 0.41-0.42, 3:32 0.48, 5:20 0.45.
-    const char *he = getenv("RFX_PAIRS_HELD"), *se = getenv("RFX_PAIRS_SLOT"), *re = getenv("RFX_PAIRS_REV");
+    const rfx_tuning *T = g->tune;
     // A larger part where the room allows: fewer parts stream fewer chunks past them in
     // fewer boxes (R-MAT 24 at a 25% cap, H200: 26 in 0.229 s against 22's 0.245). With
     // less room it was slower though it made fewer boxes (10%: 0.542 s against 0.488, 724
     // boxes against 839), likely as the joins need memory that does not shrink with the
     // shares (a hub's N+ in the pair count's tables), so there the part stays at 22.
     const size_t held_default = room >= ((size_t)320 << 20) ? 26 : 22;
-    const size_t held64 = he && atoi(he) > 0 && atoi(he) < 48 ? (size_t)atoi(he) : held_default;
-    const size_t slot64 = se && atoi(se) > 0 && atoi(se) < 16 ? (size_t)atoi(se) : 8;
-    const size_t rev64 = re && atoi(re) > 0 && atoi(re) < 16 ? (size_t)atoi(re) : 6;
+    const size_t held64 = T->pairs_held > 0 && T->pairs_held < 48 ? (size_t)T->pairs_held : held_default;
+    const size_t slot64 = T->pairs_slot > 0 && T->pairs_slot < 16 ? (size_t)T->pairs_slot : 8;
+    const size_t rev64 = T->pairs_rev > 0 && T->pairs_rev < 16 ? (size_t)T->pairs_rev : 6;
     P->slot_rows = room / 64 * slot64 / 8;
     P->box_rows = room / 64 * rev64 / 17;
     const size_t held = room / 64 * held64;
@@ -1126,35 +1087,12 @@ static void pairs_report(pairs_run *P, const std::vector<pairs_span> &sp, rfx_gp
     }
 }
 
-static void pairs_times(const pairs_run *P)
-{
-    double ms[10] = {0};
-    size_t boxes = 0;
-    for (int j = 0; j < P->nlanes; j++) {
-        const pairs_lane *L = &P->lane[j];
-        const double v[10] = {L->ms_copy, L->ms_build, L->ms_turn, L->ms_box,  L->ms_count,
-                              L->ms_rev,  L->ms_join,  L->ms_stream, L->ms_select, L->ms_sort};
-        for (int q = 0; q < 10; q++)
-            ms[q] += v[q];
-        boxes += L->boxes;
-    }
-    fprintf(stderr,
-            "triangles by parts: %zu chunks of at most %zu rows, %zu parts, %zu items, %d lanes, %zu joins of at most %zu "
-            "rows; ms setting up %.1f, the loop %.1f; summed over the lanes: waiting for copies %.1f, chunk TrieArrays "
-            "%.1f, waiting for the part %.1f, boxes %.1f of which counted %.1f, reversed %.1f (selected %.1f, sorted %.1f), joined %.1f, chunks to "
-            "stream %.1f; the copier pinned for %.1f; unpinning %.1f; %zu blocks, %d pinned\n",
-            P->chunks.size(), P->slot_rows, P->part_end.size(), P->items.size(), P->nlanes, boxes, P->box_rows,
-            P->ms_setup, P->ms_loop, ms[0], ms[1], ms[2], ms[3], ms[4], ms[5], ms[8], ms[9], ms[6], ms[7], P->ms_pin, P->ms_unpin,
-            P->pins.pinned.size(), P->pins.registered.load());
-}
-
 // Streams, events, slots, the part's room and the chunk bounds; the pinning and copier
 // threads.
 static rfx_status pairs_setup(pairs_run *P)
 {
     rfx_gpu *g = P->g;
-    const char *te = getenv("RFX_PAIRS_HOST_TRIE");
-    if (te && atoi(te) == 0)
+    if (!g->tune->pairs_host_trie)
         P->trie = NULL;   // rows, whatever the caller keeps
     P->by_trie = P->trie != NULL;   // the caller's: planned over it at once, no rows plan first
     rfx_status st = pairs_plan(P);
@@ -1162,14 +1100,11 @@ static rfx_status pairs_setup(pairs_run *P)
         return st;
     // Chunks as TrieArrays (about half the bytes of their rows) where the plan streams
     // them past many parts: the host's TrieArray costs a pass over the rows and its
-    // registration (R-MAT 24 on the H200's host: 74-84 ms and 31-44 ms), which the
-    // copies saved repay at small caps only (the loop 208-212 ms against 229-233 at 25%,
-    // 6 parts; 419-440 against 489-504 at 10%, 17; 988-1099 against 1418-1585 at 5%, 34-35,
-    // where two lanes also fit: as rows they ran out and the count ran on one).
+    // registration, which the copies saved repay at small caps only (docs/PERFORMANCE.md).
     // A TrieArray the caller keeps (the out-of-core layer's, made as the rows landed) costs
-    // the count nothing, and is used whatever the parts. RFX_PAIRS_HOST_TRIE=1 / 0: always
-    // / never (neither the caller's nor one built here).
-    const bool want = te ? atoi(te) != 0 : P->part_end.size() >= PAIRS_TRIE_PARTS;
+    // the count nothing, and is used whatever the parts. The tuning's pairs_host_trie: 2
+    // always, 0 never (neither the caller's nor one built here).
+    const bool want = g->tune->pairs_host_trie == 2 || P->part_end.size() >= PAIRS_TRIE_PARTS;
     if (want && !P->by_trie && pairs_host_trie_build(P)) {
         P->trie = &P->ht.t;
         P->by_trie = true;
@@ -1238,9 +1173,7 @@ static rfx_status pairs_count(rfx_gpu *g, rfx_gpu *sib, const rfx_rows *e, const
     P->e = e;
     P->trie = trie;
     P->spans = span != NULL;
-    P->timing = getenv("RFX_PAIRS_TIMES") != NULL;
-    const char *early = getenv("RFX_PAIRS_EARLY");
-    P->early_first = !early || atoi(early) != 0;
+    P->early_first = g->tune->pairs_early;
     P->st = RFX_OK;
     P->nlanes = sib ? 2 : 1;
     for (int j = 0; j < 2; j++) {
@@ -1250,7 +1183,6 @@ static rfx_status pairs_count(rfx_gpu *g, rfx_gpu *sib, const rfx_rows *e, const
     }
     cudaEvent_t base = NULL;
     double host_base = 0;
-    const double clock0 = rfx_seconds();
     rfx_status st = pairs_setup(P);
     cudaError_t err = cudaSuccess;
     if (st == RFX_OK && span && ((err = cudaEventCreate(&base)) != cudaSuccess ||
@@ -1266,14 +1198,12 @@ static rfx_status pairs_count(rfx_gpu *g, rfx_gpu *sib, const rfx_rows *e, const
             P->nlanes = 1;   // the other lane's items fall to this one
         }
     }
-    P->ms_setup = (rfx_seconds() - clock0) * 1e3;
     if (st == RFX_OK)
         pairs_lane_run(&P->lane[0]);
     else
         pairs_fail(P, st, 0);
     if (second.joinable())
         second.join();
-    P->ms_loop = (rfx_seconds() - clock0) * 1e3 - P->ms_setup;
     pairs_copier_stop(P);   // after a failure it may still have copies to issue: they go first
     if (P->copy)
         cudaStreamSynchronize(P->copy);   // nothing may still read the slots
@@ -1286,26 +1216,12 @@ static rfx_status pairs_count(rfx_gpu *g, rfx_gpu *sib, const rfx_rows *e, const
     st = P->st;
     if (st != RFX_OK && P->failed_lane == 1)
         memcpy(g->err, sib->err, sizeof g->err);
-    const double clock1 = rfx_seconds();
     pairs_pins_end(&P->pins);
     pairs_host_trie_free(&P->ht);
-    P->ms_unpin = (rfx_seconds() - clock1) * 1e3;
     if (st == RFX_OK && span) {
         for (int j = 0; j < 2; j++)
             pairs_report(P, P->lane[j].sp, span, span_ctx, base, host_base);
         pairs_report(P, P->sp_copy, span, span_ctx, base, host_base);
-    }
-    if (P->timing)
-        pairs_times(P);
-    if (getenv("RFX_PAIRS_ITEMS")) {   // the setup apart from the loop, and what a trace's item numbers are
-        const char *form = !P->by_trie ? "chunks as rows"
-                           : P->trie == &P->ht.t ? "chunks as TrieArrays"
-                                                 : "chunks as the caller's TrieArray";
-        fprintf(stderr, "pairs: %s, setup %.1f ms (host TrieArray %.1f, registered %.1f), loop %.1f ms, %zu chunks, %zu parts\n",
-                form, P->ms_setup, P->ht.ms_build, P->ht.ms_register, P->ms_loop, P->chunks.size(), P->part_end.size());
-        for (size_t k = 0; k < P->items.size(); k++)
-            fprintf(stderr, "pairs item %zu: chunk %d part %d %s rows %zu\n", k, P->items[k].chunk, P->items[k].part,
-                    P->items[k].piece ? "piece" : "streamed", P->items[k].piece ? (size_t)0 : P->items[k].rows);
     }
     for (std::vector<pairs_span> *v : {&P->lane[0].sp, &P->lane[1].sp, &P->sp_copy})
         for (pairs_span &x : *v) {
@@ -1353,13 +1269,10 @@ extern "C" rfx_status rfx_gpu_triangles_parts(rfx_gpu *g, const rfx_rows *e, con
     // two lanes unless RFX_PAIRS_LANES=1 (for comparisons) or no sibling context can be
     // made; where two run out of memory (R-MAT 24 at a 5% cap: both lanes' chunk
     // TrieArrays, reversals and frontiers at once), one does it again
-    const char *le = getenv("RFX_PAIRS_LANES");
-    rfx_gpu *sib = le && atoi(le) == 1 ? NULL : gpu_sibling(g);
+    rfx_gpu *sib = g->tune->pairs_lanes == 1 ? NULL : gpu_sibling(g);
     const uint64_t mark = rfx_gpu_alloc_mark(g);
     rfx_status st = pairs_count(g, sib, e, trie, count, boxes, parts, host_bytes, span, span_ctx);
     if (st == RFX_ERR_NOMEM && sib) {
-        if (getenv("RFX_PAIRS_TIMES"))
-            fprintf(stderr, "triangles by parts: two lanes ran out of memory (%s); one lane\n", g->err);
         cudaStreamSynchronize(g->stream);
         rfx_gpu_reclaim(g, mark, NULL, 0);   // what the failed boxes left
         g->err[0] = 0;

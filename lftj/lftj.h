@@ -58,7 +58,8 @@ typedef struct rfx_lftj_boxes {
  * bytes (a box exceeds it only where one value's rows alone do; sources that are one
  * relation led by one variable share their slice). The first leading variable is cut
  * least, as consecutive boxes share its slices. */
-rfx_status rfx_lftj_partition(const rfx_lftj_src *srcs, int nsrc, int nvars, size_t budget, rfx_lftj_boxes *out);
+rfx_status rfx_lftj_partition(const rfx_lftj_src *srcs, int nsrc, int nvars, size_t budget, const rfx_tuning *tune,
+                               rfx_lftj_boxes *out);
 void rfx_lftj_boxes_free(rfx_lftj_boxes *b);
 /* Whether the boxes' results, concatenated in box order, are sorted: boxes run in order of
  * their leading variables' values, so unless a variable after the first was cut. */
@@ -66,8 +67,9 @@ bool rfx_lftj_boxes_in_order(const rfx_lftj_boxes *b);
 /* Scans the sources once (nthreads) for the bounds that let rfx_lftj_box_slices tell a
  * box without bindings from its slices' second columns: a triangle's e(x, y) over an
  * interval of x holds no y below that interval when x < y, so up to half the boxes of an
- * oriented graph are empty and are neither copied nor joined. RFX_BOX_BOUNDS=0 skips it. */
-rfx_status rfx_lftj_boxes_bound(rfx_lftj_boxes *b, const rfx_lftj_src *srcs, int nsrc, int nthreads);
+ * oriented graph are empty and are neither copied nor joined. tune->box_bounds off skips it. */
+rfx_status rfx_lftj_boxes_bound(rfx_lftj_boxes *b, const rfx_lftj_src *srcs, int nsrc, int nthreads,
+                                const rfx_tuning *tune);
 /* Box `box`'s slice of each source, as views into the sources' rows (no copy). False when
  * the box has no bindings: a slice is empty, or (with bounds) a slice's second column has
  * no value in the box's interval of its variable. */
@@ -77,7 +79,7 @@ bool rfx_lftj_box_slices(const rfx_lftj_boxes *b, size_t box, const rfx_lftj_src
  * time. *nboxes (when non-NULL) says how many boxes were joined (not those without
  * bindings). */
 rfx_status rfx_cpu_lftj_boxed(const rfx_lftj_src *srcs, int nsrc, int nvars, size_t budget, rfx_rows *dst,
-                              uint64_t *count, int nthreads, size_t *nboxes);
+                              uint64_t *count, int nthreads, size_t *nboxes, const rfx_tuning *tune);
 
 /* ---- host TrieArrays (host_trie.c): the form a box's slices travel in ------------------- */
 /* t = the TrieArray of rows (two columns, sorted, fewer than 2^32 - 1), built on nthreads

@@ -63,6 +63,9 @@ void rfx_gpu_rows_free(rfx_gpu *g, rfx_dev_rows *r);
  * the rows by that many threads (rfx_parallel_memcpy). */
 rfx_status rfx_gpu_upload(rfx_gpu *g, const rfx_rows *src, rfx_dev_rows *dst);
 rfx_status rfx_gpu_download(rfx_gpu *g, const rfx_dev_rows *src, rfx_rows *dst);
+/* The tuning the context's heuristics follow (borrowed: it must outlive the context or the
+ * next call; NULL: rfx_tuning_defaults, which a context starts with). */
+void rfx_gpu_set_tuning(rfx_gpu *g, const rfx_tuning *tune);
 /* The host threads rfx_gpu_upload and rfx_gpu_download may use (default 1). */
 void rfx_gpu_set_host_threads(rfx_gpu *g, int n);
 rfx_status rfx_gpu_copy(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *dst);

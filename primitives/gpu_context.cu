@@ -65,6 +65,7 @@ extern "C" rfx_gpu *rfx_gpu_open(int device, size_t budget, char *err, size_t er
         return NULL;
     }
     g->device = device;
+    g->tune = &rfx_tuning_defaults;
     cudaError_t e;
     cudaDeviceProp prop;
     size_t free_b = 0, total_b = 0;
@@ -128,6 +129,7 @@ rfx_gpu *gpu_sibling(rfx_gpu *g)
     }
     g->sibling->budget = g->budget;
     g->sibling->host_threads = g->host_threads;
+    g->sibling->tune = g->tune;
     g->sibling->err[0] = 0;
     return g->sibling;
 }
@@ -372,6 +374,11 @@ void replace(rfx_gpu *g, rfx_dev_rows *dst, rfx_dev_rows *out)
 extern "C" void rfx_gpu_set_host_threads(rfx_gpu *g, int n)
 {
     g->host_threads = n;
+}
+
+extern "C" void rfx_gpu_set_tuning(rfx_gpu *g, const rfx_tuning *tune)
+{
+    g->tune = tune ? tune : &rfx_tuning_defaults;
 }
 
 // Pageable host rows cross the link at 1.3-3 GB/s on the lent H100 machine (the driver

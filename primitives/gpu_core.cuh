@@ -60,6 +60,7 @@ struct rfx_gpu {
     char *stage;               // pinned, RFX_STAGE_BYTES: large copies of pageable rows go through it
     struct rfx_gpu *sibling;   // gpu_sibling's, kept until this one closes
     bool shares_pool;          // a sibling: the pool is its parent's
+    const rfx_tuning *tune;    // rfx_gpu_set_tuning's (borrowed; rfx_tuning_defaults at first)
 };
 void jit_unload(rfx_gpu *g);   // gpu_fused.cu
 
@@ -205,29 +206,23 @@ template <typename P> __device__ __forceinline__ size_t lanes_partition_point(in
     for (size_t i = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) / (G); i < (n);                                  \
          i += (size_t)gridDim.x * blockDim.x / (G))
 
-// Lanes a search for a launch of n tile-placing searches, fewer as there are more (H100,
-// bench_gpu_prims, the merges' splits and the joins' ranges at 2^20-2^24 rows): a warp each
-// up to 2,048 searches (2^20-2^21 set operations: 8 or 4 lanes 1-4 points slower), 8 lanes
-// up to 8,192 (UNION of 2^22 rows, 2,980 splits: 48% of the floor by warps, 51-52% so,
-// 49-50% by threads; DIFFERENCE 40-42% / 43% / 41%), 4 up to 16,384 (the set operations of
-// 2^23-2^24 and the join of 2^23: as a thread each or a point better; 8 or 16 lanes slower
-// at 2^24), a thread each beyond, as measured there and before.
-// RFX_SEARCH_G=1, 2, 4, ... 32 sets it for every launch (measurements).
-static inline int search_lanes(size_t n)
+// Lanes a search for a launch of n tile-placing searches, fewer as there are more: few
+// searches leave most of the GPU idle, so a warp shares each (a warp each up to 2,048
+// searches, 8 lanes up to 8,192, 4 up to 16,384, a thread each beyond: the merges' splits
+// and the joins' ranges as bench_gpu_prims measured them, docs/PERFORMANCE.md). The
+// tuning's search_lanes (1, 2, 4 ... 32) sets it for every launch.
+static inline int search_lanes(const rfx_gpu *g, size_t n)
 {
-    static const int env = [] {   // read once (a static's first use is thread-safe)
-        const char *v = getenv("RFX_SEARCH_G");
-        return v ? atoi(v) : 0;
-    }();
-    if (env == 1 || env == 2 || env == 4 || env == 8 || env == 16 || env == 32)
-        return env;
+    const int t = g->tune->search_lanes;
+    if (t == 1 || t == 2 || t == 4 || t == 8 || t == 16 || t == 32)
+        return t;
     return n <= 2048 ? 32 : n <= 8192 ? 8 : n <= 16384 ? 4 : 1;
 }
 
-// Blocks for a launch of n searches of search_lanes(n) lanes each.
-static inline unsigned search_grid(size_t n)
+// Blocks for a launch of n searches of search_lanes(g, n) lanes each.
+static inline unsigned search_grid(const rfx_gpu *g, size_t n)
 {
-    return grid_for((size_t)search_lanes(n) * n);
+    return grid_for((size_t)search_lanes(g, n) * n);
 }
 
 // ---- compaction ------------------------------------------------------------------------

@@ -202,8 +202,8 @@ static rfx_status join_count_tiles(rfx_gpu *g, const rfx_dev_rows *a, const rfx_
     size_t *range = (size_t *)rfx_gpu_alloc(g, ntiles * 16);
     if (!range)
         return RFX_ERR_NOMEM;
-    k_semi_ranges<<<search_grid(2 * ntiles), 256, 0, g->stream>>>(a->data, a->n, a->arity, b->data, b->arity, b->n, k,
-                                                               ntiles, SEMI_T, search_lanes(2 * ntiles), range);
+    k_semi_ranges<<<search_grid(g, 2 * ntiles), 256, 0, g->stream>>>(a->data, a->n, a->arity, b->data, b->arity, b->n, k,
+                                                               ntiles, SEMI_T, search_lanes(g, 2 * ntiles), range);
     cudaError_t e = cudaGetLastError();
     if (e == cudaSuccess)
         e = cudaFuncSetAttribute(k_join_count_tiles, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
@@ -592,8 +592,8 @@ static rfx_status join_one_pass(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev
     *done = true;
     unsigned long long n = 0;
     size_t *range = (size_t *)lb.extra;
-    k_semi_ranges<<<search_grid(2 * ntiles), 256, 0, g->stream>>>(a->data, na, aa, b->data, ba, nb, k, ntiles, JT_T,
-                                                               search_lanes(2 * ntiles), range);
+    k_semi_ranges<<<search_grid(g, 2 * ntiles), 256, 0, g->stream>>>(a->data, na, aa, b->data, ba, nb, k, ntiles, JT_T,
+                                                               search_lanes(g, 2 * ntiles), range);
     cudaError_t e = cudaGetLastError();
     // keys of 1 and 2 columns compared by unrolled code (k_join_tiles<0>: any width)
     auto kernel = k == 1 && aa == 2 && ba == 2 ? k_join_tiles<1, 2, 2>

@@ -258,8 +258,8 @@ static rfx_status setop_merge(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_r
     if (st)
         return st;
     size_t *splits = (size_t *)lb.extra;
-    k_setop_splits<<<search_grid(ntiles + 1), 256, 0, g->stream>>>(a->data, na, a->arity, b->data, nb, b->arity, k,
-                                                                ntiles, search_lanes(ntiles + 1), splits);
+    k_setop_splits<<<search_grid(g, ntiles + 1), 256, 0, g->stream>>>(a->data, na, a->arity, b->data, nb, b->arity, k,
+                                                                ntiles, search_lanes(g, ntiles + 1), splits);
     cudaError_t e = cudaGetLastError();
     // whole rows of one or two words (8-byte aligned) as keys: k_setop_rows
     const int w = a->arity == k && b->arity == k && k <= 2 && ((uintptr_t)a->data | (uintptr_t)b->data) % 8 == 0 ? k : 0;
@@ -431,8 +431,8 @@ static rfx_status semijoin_tiles(rfx_gpu *g, const rfx_dev_rows *a, const rfx_de
     if (st)
         return st;
     size_t *range = (size_t *)lb.extra;
-    k_semi_ranges<<<search_grid(2 * ntiles), 256, 0, g->stream>>>(a->data, na, a->arity, b->data, k, b->n, k, ntiles,
-                                                               SEMI_T, search_lanes(2 * ntiles), range);
+    k_semi_ranges<<<search_grid(g, 2 * ntiles), 256, 0, g->stream>>>(a->data, na, a->arity, b->data, k, b->n, k, ntiles,
+                                                               SEMI_T, search_lanes(g, 2 * ntiles), range);
     cudaError_t e = cudaGetLastError();
     if (e == cudaSuccess)
         e = cudaFuncSetAttribute(k_semi_tiles, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);

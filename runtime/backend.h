@@ -77,7 +77,7 @@ struct rfx_backend {
 
 /* cap (0: none): bytes the backend may hold, a rule kept by the out-of-core layer below
  * (the same code paths as a device's budget, testable without a GPU). */
-rfx_backend *rfx_backend_cpu(int nthreads, size_t cap);
+rfx_backend *rfx_backend_cpu(int nthreads, size_t cap, const rfx_tuning *tune);
 /* A set operation, sort or UNIQUE command c over host rows a (and b) into dst, on nthreads
  * threads, as the CPU backend runs it (the out-of-core layer's host merges run it too). */
 rfx_status rfx_cpu_merge_cmd(const rfx_ra_cmd *c, const rfx_rows *a, const rfx_rows *b, rfx_rows *dst, int nthreads);
@@ -85,7 +85,7 @@ rfx_status rfx_cpu_merge_cmd(const rfx_ra_cmd *c, const rfx_rows *a, const rfx_r
  * backend while they fit its budget and on the host otherwise; commands whose inputs do
  * not fit run in parts (chunks, key ranges, boxes). Takes ownership of inner; returns
  * inner itself when it has no budget. NULL on out-of-memory (inner is closed). */
-rfx_backend *rfx_backend_ooc(rfx_backend *inner, int nthreads);
+rfx_backend *rfx_backend_ooc(rfx_backend *inner, int nthreads, const rfx_tuning *tune);
 /* What went out of core in a run (all zero when everything fitted). */
 typedef struct rfx_ooc_stats {
     size_t commands, parts, spills;

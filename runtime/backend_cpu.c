@@ -16,11 +16,12 @@ typedef struct cpu_ctx {
     size_t cap;                /* the budget the out-of-core layer keeps (0: none) */
     char device[64];
     double bandwidth;          /* GB/s, measured on first use */
-    size_t scratch;            /* RFX_CPU_SCRATCH under a cap: bytes every command needs besides
+    size_t scratch;            /* tuning cpu_scratch under a cap: bytes every command needs besides
                                 * the rows held, failing for lack of memory as a device's fixed
                                 * scratch does (tests the out-of-core layer's last resorts) */
-    void *pins[64];            /* RFX_CPU_PIN_CHECK: host memory registered (cpu_pin_host) */
+    void *pins[64];            /* check_pins: host memory registered (cpu_pin_host) */
     int npins;
+    const rfx_tuning *tune;    /* the run's (borrowed) */
 } cpu_ctx;
 
 /* Whether a command must fail for lack of memory (only with RFX_CPU_SCRATCH and a cap). */
@@ -47,13 +48,13 @@ static rfx_status cpu_open(rfx_backend *be, const rfx_plan *P)
     return RFX_OK;
 }
 
-/* RFX_CPU_PIN_CHECK=1 (tests): the CPU takes host registrations as a device's backend does
+/* tuning check_pins=1 (tests): the CPU takes host registrations as a device's backend does
  * and checks the out-of-core layer's bookkeeping of them: each unpin names registered
  * memory, none is registered twice or left registered when the backend closes. A broken
  * rule is a bug of rfx, not of its input: it aborts with a message. */
 static void pin_check_failed(const char *what, const void *p)
 {
-    fprintf(stderr, "rfx: internal error: RFX_CPU_PIN_CHECK: %s (%p)\n", what, p);
+    fprintf(stderr, "rfx: internal error: check_pins: %s (%p)\n", what, p);
     abort();
 }
 
@@ -296,7 +297,8 @@ static rfx_status cpu_lftj_host(rfx_backend *be, const rfx_lftj_src *srcs, int n
             cpu_check_trie(be->ctx, &srcs[s]);
     *copied = 0;      /* slices are views of host memory */
     (void)nthreads;   /* the backend's own count: it joins on the host too */
-    return rfx_cpu_lftj_boxed(srcs, nsrc, nvars, budget, dst, count, ((cpu_ctx *)be->ctx)->nthreads, boxes);
+    return rfx_cpu_lftj_boxed(srcs, nsrc, nvars, budget, dst, count, ((cpu_ctx *)be->ctx)->nthreads, boxes,
+                              ((cpu_ctx *)be->ctx)->tune);
 }
 
 static const char *cpu_last_error(rfx_backend *be)
@@ -353,7 +355,7 @@ static double cpu_copy_bandwidth(rfx_backend *be)
     return c->bandwidth;
 }
 
-rfx_backend *rfx_backend_cpu(int nthreads, size_t cap)
+rfx_backend *rfx_backend_cpu(int nthreads, size_t cap, const rfx_tuning *tune)
 {
     rfx_backend *be = rfx_calloc(1, sizeof *be);
     cpu_ctx *c = rfx_calloc(1, sizeof *c);
@@ -364,15 +366,16 @@ rfx_backend *rfx_backend_cpu(int nthreads, size_t cap)
     }
     c->nthreads = nthreads > 0 ? nthreads : 1;
     c->cap = cap;
-    const char *scratch = getenv("RFX_CPU_SCRATCH");
-    c->scratch = cap && scratch ? (size_t)strtoull(scratch, NULL, 10) : 0;
+    if (!tune)
+        tune = &rfx_tuning_defaults;
+    c->tune = tune;
+    c->scratch = cap ? tune->cpu_scratch : 0;
     snprintf(c->device, sizeof c->device, "%d CPU thread%s", c->nthreads, c->nthreads > 1 ? "s" : "");
     *be = (rfx_backend){"cpu", c, cpu_open, cpu_close, cpu_count, cpu_release, cpu_merge_host,
                         cpu_host_view, cpu_exec, cpu_exec_group, cpu_last_error, cpu_sync, cpu_copy_bandwidth, cpu_device,
                         NULL, cpu_load_host, cpu_budget, c->scratch > 0, cpu_lftj_host, NULL, NULL, cpu_take_host,
                         NULL, NULL, NULL};
-    const char *pin_check = getenv("RFX_CPU_PIN_CHECK");
-    if (pin_check && atoi(pin_check)) {
+    if (tune->check_pins) {
         be->pin_host = cpu_pin_host;
         be->unpin_host = cpu_unpin_host;
         be->reads_tries = cpu_reads_tries;

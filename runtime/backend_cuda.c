@@ -59,6 +59,7 @@ typedef struct cuda_ctx {
     uint64_t mark[MAX_DEVICES];   /* allocations of the borrowed contexts before this run */
     int jit_compiled0, jit_cached0;   /* its JIT counts before this run */
     double jit_compile_ms0, jit_cache_ms0;
+    const rfx_tuning *tune;    /* the run's (borrowed) */
 } cuda_ctx;
 
 static rfx_status cu_open(rfx_backend *be, const rfx_plan *P)
@@ -149,6 +150,7 @@ typedef struct box_prep {
     bool *pinned;
     rfx_lftj_boxes *b;
     const rfx_lftj_src *srcs;
+    const rfx_tuning *tune;
     rfx_status st;
 } box_prep;
 
@@ -156,7 +158,7 @@ static void box_prep_task(int i, void *arg)
 {
     box_prep *p = arg;
     if (i == 1) {
-        p->st = rfx_lftj_boxes_bound(p->b, p->srcs, p->nsrc, p->nthreads);
+        p->st = rfx_lftj_boxes_bound(p->b, p->srcs, p->nsrc, p->nthreads, p->tune);
         return;
     }
     p->npins = 0;
@@ -247,20 +249,17 @@ static rfx_status cu_lftj_boxes(rfx_backend *be, const rfx_lftj_src *srcs, int n
         return RFX_ERR_LIMIT;
     double t0 = rfx_seconds();
     x->err[0] = 0;
-    /* RFX_BOX_TRIES=1: two-column sources travel as TrieArrays, half the bytes of their rows.
-     * Not the default: the box joins, not the copies, bound an H100's boxed counts, and
-     * building the TrieArray (~80 ms more prep for 2 GB) and its staging buffer (a
-     * sixteenth of the budget: more boxes) cost more than the copies save (R-MAT 24 at a
-     * 25% cap, renamed by rank: 0.643 s against 0.636 as rows; at 10%: 1.20 s both, 23.6
-     * against 43.7 GB copied; ids as generated 0.75 against 0.67 s). */
-    const char *tries_env = getenv("RFX_BOX_TRIES");
-    bool by_trie = tries_env && atoi(tries_env) != 0, two_columns = false;
+    /* tuning box_tries: two-column sources travel as TrieArrays, half the bytes of their rows.
+     * Not the default: the box joins, not the copies, bound the boxed counts measured, and
+     * building the TrieArray and its staging buffer (a sixteenth of the budget: more boxes)
+     * cost more than the copies save (docs/PERFORMANCE.md). */
+    bool by_trie = x->tune->box_tries, two_columns = false;
     for (int s = 0; s < nsrc; s++)
         two_columns |= srcs[s].rows->arity == 2;
     size_t stage = by_trie && two_columns ? (budget / 16 < BOX_STAGE_MAX ? budget / 16 : BOX_STAGE_MAX) : 0;
     budget -= stage;
     rfx_lftj_boxes b;
-    rfx_status st = rfx_lftj_partition(srcs, nsrc, nvars, budget, &b);
+    rfx_status st = rfx_lftj_partition(srcs, nsrc, nvars, budget, x->tune, &b);
     double t1 = rfx_seconds();
     if (st != RFX_OK)
         return st;
@@ -283,7 +282,8 @@ static rfx_status cu_lftj_boxes(rfx_backend *be, const rfx_lftj_src *srcs, int n
     rfx_lftj_trie *trie[64] = {NULL};
     memset(tries, 0, sizeof tries);
     box_prep prep = {.g = x->gs[0], .nsrc = nsrc, .nthreads = nthreads, .hs = hs, .by_trie = stage > 0,
-                     .tries = tries, .trie = trie, .pinned = pinned, .b = &b, .srcs = srcs, .st = RFX_OK};
+                     .tries = tries, .trie = trie, .pinned = pinned, .b = &b, .srcs = srcs, .tune = x->tune,
+                     .st = RFX_OK};
     if (st == RFX_OK) {
         rfx_parallel_for(2, 2, box_prep_task, &prep);
         st = prep.st;
@@ -300,7 +300,7 @@ static rfx_status cu_lftj_boxes(rfx_backend *be, const rfx_lftj_src *srcs, int n
     int s0 = 0;
     for (int s = 1; s < nsrc; s++)
         s0 = srcs[s].colvar[0] < srcs[s0].colvar[0] ? s : s0;
-    if (st == RFX_OK && !getenv("RFX_BOX_IN_ORDER"))   /* RFX_BOX_IN_ORDER: for comparisons */
+    if (st == RFX_OK && x->tune->box_snake)
         snake_order(lo, hi, n, nsrc, s0);
     rfx_gpu_host_trie ht[64];
     rfx_gpu_box_tries bt = {ht, NULL, NULL, stage};
@@ -311,9 +311,10 @@ static rfx_status cu_lftj_boxes(rfx_backend *be, const rfx_lftj_src *srcs, int n
         rfx_rows_init(&parts[i], nvars);
     if (nboxes)
         *nboxes = n;
-    if (st == RFX_OK && getenv("RFX_LFTJ_TIMES"))
-        fprintf(stderr, "lftj boxes: %zu of %zu hold bindings; partition %.2f ms, bounds, TrieArrays and pinning %.2f ms\n", n, b.nboxes,
-                (t1 - t0) * 1e3, (rfx_seconds() - t1) * 1e3);
+    if (st == RFX_OK && be->span) {
+        be->span(be->span_ctx, "boxes: partition", 0, 0, n, t0, t1);
+        be->span(be->span_ctx, "boxes: bounds, TrieArrays and pinning", 0, 0, n, t1, rfx_seconds());
+    }
     if (st == RFX_OK)
         st = rfx_gpu_lftj_boxes(x->gs, x->ndev, hs, colvar, nsrc, nvars, n, lo, hi, any_trie ? &bt : NULL, parts, counts,
                                 be->span, be->span_ctx, copied, x->err, sizeof x->err);
@@ -359,11 +360,10 @@ static bool triangle_colvar(const int *colvar)
 }
 
 /* Whether a count over these sources goes by parts (below): one device, the triangle's three
- * sources one two-column relation. RFX_PAIRS=0: never (the general boxes, for comparisons). */
+ * sources one two-column relation. Tuning pairs=0: never (the general boxes, for comparisons). */
 static bool by_parts(const cuda_ctx *x, const rfx_lftj_src *srcs, int nsrc, int nvars)
 {
-    const char *env = getenv("RFX_PAIRS");
-    if (x->ndev != 1 || nsrc != 3 || nvars != 3 || (env && atoi(env) == 0))
+    if (x->ndev != 1 || nsrc != 3 || nvars != 3 || !x->tune->pairs)
         return false;
     int colvar[6];
     for (int s = 0; s < 3; s++) {
@@ -379,8 +379,8 @@ static bool by_parts(const cuda_ctx *x, const rfx_lftj_src *srcs, int nsrc, int 
  * bytes of its rows: kept from when the rows land, it costs the join nothing. */
 static bool cu_reads_tries(rfx_backend *be, const rfx_lftj_src *srcs, int nsrc, int nvars)
 {
-    const char *env = getenv("RFX_PAIRS_HOST_TRIE");   /* 0: the count sends rows (comparisons) */
-    return (!env || atoi(env) != 0) && by_parts(be->ctx, srcs, nsrc, nvars);
+    const cuda_ctx *x = be->ctx;
+    return x->tune->pairs_host_trie != 0 && by_parts(x, srcs, nsrc, nvars);
 }
 
 /* A triangle count over one host relation on one device: by parts of its vertices
@@ -399,9 +399,9 @@ static rfx_status cu_triangles_by_parts(rfx_backend *be, const rfx_lftj_src *src
                                             be->span_ctx);
     if (copied)
         *copied = bytes;
-    if (getenv("RFX_PAIRS_TIMES"))
-        fprintf(stderr, "triangles by parts: %s; %zu parts, %zu boxes, %.2f GB copied, %.2f ms\n",
-                st == RFX_OK ? "done" : rfx_gpu_error(x->g), parts, boxes, bytes * 1e-9, (rfx_seconds() - t0) * 1e3);
+    if (be->span)
+        be->span(be->span_ctx, st == RFX_OK ? "triangles by parts" : "triangles by parts (failed)", 0, 0, parts, t0,
+                 rfx_seconds());
     if (st == RFX_ERR_NOMEM) {   /* no plan fits, or a box ran out: the general boxes (the count left nothing) */
         x->err[0] = 0;
         return RFX_OK;
@@ -599,8 +599,7 @@ static rfx_status cu_exec_group_once(rfx_backend *be, const rfx_fgroup *g)
     if (x->jit < 0) {
         char why[256];
         x->jit = rfx_gpu_jit_ready(x->g, why, sizeof why);
-        const char *env = getenv("RFX_JIT_MIN_ROWS");
-        x->jit_min_rows = env && *env ? (size_t)strtoull(env, NULL, 10) : (size_t)1 << 16;
+        x->jit_min_rows = x->tune->jit_min_rows;
     }
     if (g->gpu_by_members)
         return cu_exec_members(be, g);
@@ -794,8 +793,11 @@ rfx_backend *rfx_backend_cuda(const rfx_run_opts *o, char *why, size_t whycap)
         c->ndev++;
     }
     c->g = c->gs[0];
-    for (int d = 0; d < c->ndev; d++)
+    c->tune = o->tune ? o->tune : &rfx_tuning_defaults;
+    for (int d = 0; d < c->ndev; d++) {
         rfx_gpu_set_host_threads(c->gs[d], o->nthreads);
+        rfx_gpu_set_tuning(c->gs[d], c->tune);
+    }
     if (c->ndev < ndev || rfx_gpu_activate(c->g) != RFX_OK) {
         if (!(k && k->ndev))
             for (int d = c->ndev - 1; d >= 0; d--)

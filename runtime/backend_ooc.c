@@ -47,7 +47,8 @@ typedef struct ooc_ctx {
     uint64_t clock;
     rfx_ooc_stats stats;
     bool part_too_big;         /* the last command had a one-row part that did not fit */
-    bool merges_in_parts;      /* RFX_OOC_MERGES=device: set operations and sorts in parts too */
+    bool merges_in_parts;      /* tuning ooc_merges_on_device: set operations and sorts in parts too */
+    const rfx_tuning *tune;    /* the run's (borrowed) */
     rfx_backend *host;         /* the CPU, for such commands (made on first need) */
     bool *streamed;            /* per variable: a leapfrog triejoin reads it (host_pin) */
     bool *tried;               /* per variable: ... and copies its TrieArray's slices (host_trie) */
@@ -93,8 +94,8 @@ static void span(ooc_ctx *x, const char *what, int lane, size_t part, double t0)
  * registered as they land on the host (an input loaded, a result made there, a spill) and
  * stay so until they are freed, for every join that reads them. Other variables' rows stay
  * pageable (a loop's results would be registered every iteration for one copy each), and
- * at most half of the host's memory is held so (RFX_PIN_HOST=0: none). */
-#define PIN_FROM ((size_t)64 << 20)
+ * at most half of the host's memory is held so (tuning pin_host=0: none; pin_from: the least
+ * rows so registered). */
 
 /* The three parts of a TrieArray, as host_trie registers them. */
 static void trie_parts(rfx_lftj_trie *t, rfx_rows *part[3])
@@ -698,7 +699,7 @@ static rfx_status lftj_parts(ooc_ctx *x, const rfx_ra_cmd *c, rfx_rows *out)
     bool on_host = false;
     if (x->in->enforces_budget) {
         rfx_lftj_boxes b;
-        if (rfx_lftj_partition(srcs, c->nvars, c->nkeys, budget, &b) == RFX_OK)
+        if (rfx_lftj_partition(srcs, c->nvars, c->nkeys, budget, x->tune, &b) == RFX_OK)
             on_host = b.nboxes > 1 && b.nboxes > total / 4096;
         rfx_lftj_boxes_free(&b);
     }
@@ -709,8 +710,6 @@ static rfx_status lftj_parts(ooc_ctx *x, const rfx_ra_cmd *c, rfx_rows *out)
                               c->count_only ? &n : NULL, &nboxes, &copied);
         x->stats.parts += nboxes;
         x->stats.up_bytes += (double)copied;
-        if (st == RFX_ERR_NOMEM && getenv("RFX_LFTJ_TIMES"))   /* why the boxes are made smaller */
-            fprintf(stderr, "lftj boxes of %zu bytes: %s\n", budget, x->in->last_error(x->in));
     }
     if (on_host || st == RFX_ERR_NOMEM) {
         x->err[0] = 0;
@@ -732,7 +731,7 @@ static rfx_status lftj_parts(ooc_ctx *x, const rfx_ra_cmd *c, rfx_rows *out)
 static rfx_status run_on_host(ooc_ctx *x, const rfx_ra_cmd *c, rfx_rows *out)
 {
     if (!x->host) {
-        if (!(x->host = rfx_backend_cpu(x->nthreads, 0)))
+        if (!(x->host = rfx_backend_cpu(x->nthreads, 0, x->tune)))
             return RFX_ERR_NOMEM;
         rfx_status st = x->host->open_vars(x->host, &x->inner_plan);
         if (st != RFX_OK) {
@@ -1175,7 +1174,7 @@ bool rfx_ooc_stats_of(rfx_backend *be, rfx_ooc_stats *st)
     return true;
 }
 
-rfx_backend *rfx_backend_ooc(rfx_backend *inner, int nthreads)
+rfx_backend *rfx_backend_ooc(rfx_backend *inner, int nthreads, const rfx_tuning *tune)
 {
     size_t cap = inner->budget ? inner->budget(inner) : 0;
     if (!cap)
@@ -1191,12 +1190,11 @@ rfx_backend *rfx_backend_ooc(rfx_backend *inner, int nthreads)
     x->in = inner;
     x->cap = cap;
     x->nthreads = nthreads > 0 ? nthreads : 1;
-    const char *merges = getenv("RFX_OOC_MERGES"), *pin = getenv("RFX_PIN_HOST");
-    x->merges_in_parts = merges && strcmp(merges, "device") == 0;
+    x->tune = tune ? tune : &rfx_tuning_defaults;
+    x->merges_in_parts = x->tune->ooc_merges_on_device;
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    x->pin_limit = pin && strcmp(pin, "0") == 0 ? 0 : pages > 0 && page > 0 ? (size_t)pages / 2 * (size_t)page : 0;
-    const char *from = getenv("RFX_PIN_FROM");   /* tests: smaller inputs too */
-    x->pin_from = from ? (size_t)strtoull(from, NULL, 10) : PIN_FROM;
+    x->pin_limit = !x->tune->pin_host ? 0 : pages > 0 && page > 0 ? (size_t)pages / 2 * (size_t)page : 0;
+    x->pin_from = x->tune->pin_from;
     *be = (rfx_backend){inner->name, x, ooc_open, ooc_close, ooc_count, ooc_release, ooc_merge_host, ooc_host_view,
                         ooc_exec, ooc_exec_group, ooc_last_error, ooc_sync, ooc_copy_bandwidth, ooc_device,
                         ooc_jit_stats, ooc_load_host, ooc_budget, inner->enforces_budget, ooc_lftj_host, NULL, NULL,

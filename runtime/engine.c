@@ -27,6 +27,8 @@ struct rfx_engine {
     char *msg;                     /* messages of the current call, NUL-terminated */
     size_t msg_len, msg_cap;
     bool msg_oom;
+    rfx_tuning tune;               /* the defaults with the config's tune settings applied */
+    char tune_error[256];          /* why those settings were refused ("": they were not) */
 };
 
 struct rfx_cursor {
@@ -149,6 +151,24 @@ const char *rfx_errmsg(const rfx_engine *e)
 }
 
 /* ---- engines -------------------------------------------------------------------------- */
+bool rfx_tune_check(const char *tune, char *err, size_t errcap)
+{
+    rfx_tuning t = rfx_tuning_defaults;
+    return rfx_tuning_parse(&t, tune, err, errcap);
+}
+
+void rfx_tune_describe(FILE *out)
+{
+    rfx_tuning_describe(out);
+}
+
+bool rfx_fault_status(long *calls)
+{
+    if (calls)
+        *calls = rfx_fault_calls();
+    return rfx_fault_fired();
+}
+
 void rfx_config_init(rfx_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
@@ -184,6 +204,10 @@ rfx_engine *rfx_open(const rfx_config *cfg)
     e->cfg.fact_dir = e->fact_dir;
     e->cfg.output_dir = e->output_dir;
     e->cfg.macros = e->macros;
+    e->cfg.tune = NULL;   /* applied here; the string is not kept */
+    e->tune = rfx_tuning_defaults;
+    if (cfg && !rfx_tuning_parse(&e->tune, cfg->tune, e->tune_error, sizeof e->tune_error) && !e->tune_error[0])
+        snprintf(e->tune_error, sizeof e->tune_error, "bad tuning settings");
     if (e->cfg.ndevices > 16 || (e->cfg.ndevices > 0 && !e->cfg.devices))
         ok = false;     /* reported by rfx_open's failure below (NULL) */
     else if (e->cfg.ndevices > 0) {
@@ -234,32 +258,13 @@ void rfx_close(rfx_engine *e)
     free(e->output_dir);
     free(e->macros);
     free(e);
-    /* a testing aid (see docs/cli.md): say when an armed fault was never reached */
-    const char *rep = getenv("RFX_FAULT_REPORT");
-    if (rep && *rep == '1' && !rfx_fault_fired())
-        fprintf(stderr, "rfx: fault injection: not reached (%ld calls)\n", rfx_fault_calls());
 }
 
 /* ---- programs ------------------------------------------------------------------------- */
-/* Fusion is off by configuration or, for test runs of the whole suite, RFX_NO_FUSE=1. */
-static bool fusion_off(const rfx_engine *e)
-{
-    const char *env = getenv("RFX_NO_FUSE");
-    return e->cfg.no_fuse || (env && strcmp(env, "1") == 0);
-}
-
-/* The device-memory cap: the configuration's or, for test runs of the whole suite out of
- * core, RFX_DEVICE_MEMORY (bytes). */
-static size_t device_memory(const rfx_engine *e)
-{
-    const char *env = getenv("RFX_DEVICE_MEMORY");
-    return e->cfg.device_memory || !env ? e->cfg.device_memory : (size_t)strtoull(env, NULL, 10);
-}
-
 static rfx_plan *build_plan(rfx_engine *e, const rfx_program *prog, bool keep_all_tuples, rfx_plan_error *err)
 {
     rfx_plan_opts po = {.no_passes = e->cfg.no_opt,
-                        .no_fuse_maps = fusion_off(e),
+                        .no_fuse_maps = e->cfg.no_fuse,
                         .join = e->cfg.join == RFX_JOIN_BINARY ? RFX_PLAN_JOIN_BINARY
                               : e->cfg.join == RFX_JOIN_LFTJ ? RFX_PLAN_JOIN_LFTJ : RFX_PLAN_JOIN_AUTO,
                         .no_count_only = keep_all_tuples};
@@ -352,7 +357,7 @@ rfx_result rfx_emit(rfx_engine *e, rfx_stage stage, FILE *out)
     }
     case RFX_STAGE_FUSED:
     case RFX_STAGE_CUDA: {
-        if (fusion_off(e)) {
+        if (e->cfg.no_fuse) {
             fprintf(out, "// %s: no fused groups (fusion is off)\n", e->prog->file);
             break;
         }
@@ -472,6 +477,8 @@ rfx_result rfx_run(rfx_engine *e)
     begin_call(e);
     if (!need_program(e, "rfx_run"))
         return RFX_EXIT_IO;
+    if (e->tune_error[0])
+        return fail(e, RFX_EXIT_IO, "rfx_config.tune: %s", e->tune_error);
     rfx_exec_free(e->result);
     e->result = NULL;
     e->ran = false;
@@ -504,7 +511,7 @@ rfx_result rfx_run(rfx_engine *e)
         .output_dir = e->cfg.output_dir,
         .nthreads = e->nthreads,
         .backend = e->cfg.backend,
-        .device_memory = device_memory(e),
+        .device_memory = e->cfg.device_memory,
         .devices = e->cfg.devices,
         .ndevices = e->cfg.ndevices,
         .err = e->diag,
@@ -513,8 +520,9 @@ rfx_result rfx_run(rfx_engine *e)
         .profile = e->cfg.profile,
         .profile_json = e->cfg.profile_json,
         .trace = e->cfg.trace,
-        .no_fuse = fusion_off(e),
+        .no_fuse = e->cfg.no_fuse,
         .keep = e->keep,
+        .tune = &e->tune,
     };
     rfx_status st = rfx_exec_run(e->plan, e->prog, &o, e->inserts, &e->result);
     if (st != RFX_OK)   /* a device error may have spoilt the contexts: the next run opens its own */

@@ -32,7 +32,8 @@ struct rfx_exec {
     int iteration;             /* of the current semi-naive loop */
     int loop_block;            /* block of that loop's body, -1 outside loops */
     bool progress_shown;
-    bool no_split;             /* RFX_SPLIT_LOOPS=0: loops never run by key ranges */
+    bool no_split;             /* tuning split_loops=0: loops never run by key ranges */
+    rfx_run_opts opts;         /* the caller's, tune filled in (o points here) */
     size_t splits, split_ranges;   /* loops split, and the ranges they ran (profile) */
     double split_seconds;      /* spent cutting their state and gathering the ranges' results */
     size_t *unsplit_bytes;     /* per relation: its size when it could not be cut (one value) */
@@ -526,9 +527,9 @@ static rfx_status open_backend(exec *x)
         return RFX_ERR_DEVICE;
     }
     if (!x->be)
-        x->be = rfx_backend_cpu(x->nthreads, x->o->device_memory);
+        x->be = rfx_backend_cpu(x->nthreads, x->o->device_memory, x->o->tune);
     if (x->be)   /* variables that do not fit the device's budget go to the host */
-        x->be = rfx_backend_ooc(x->be, x->nthreads);
+        x->be = rfx_backend_ooc(x->be, x->nthreads, x->o->tune);
     if (x->be && x->o->trace) {
         x->be->span = trace_span;
         x->be->span_ctx = x;
@@ -895,15 +896,17 @@ rfx_status rfx_exec_run(const rfx_plan *P, rfx_program *prog, const rfx_run_opts
         fprintf(err, "rfx: error: out of memory starting the run\n");
         return RFX_ERR_NOMEM;
     }
-    *x = (exec){.P = P, .prog = prog, .o = o, .err = err, .out = o->out, .loop_block = -1};
-    const char *split_env = getenv("RFX_SPLIT_LOOPS");
-    x->no_split = split_env && strcmp(split_env, "0") == 0;
+    *x = (exec){.P = P, .prog = prog, .opts = *o, .err = err, .out = o->out, .loop_block = -1};
+    if (!x->opts.tune)
+        x->opts.tune = &rfx_tuning_defaults;
+    x->o = &x->opts;
+    x->no_split = !x->o->tune->split_loops;
     pthread_mutex_init(&x->trace_lock, NULL);
     x->nthreads = o->nthreads > 0 ? o->nthreads : 1;
     x->t_start = rfx_seconds();
     rfx_fn_env_reset(P->fn_env);
     rfx_status st = check_output_dir(x);
-    if (st == RFX_OK && !o->no_fuse && !(x->weave = rfx_weave_build(P, NULL))) {
+    if (st == RFX_OK && !o->no_fuse && !(x->weave = rfx_weave_build(P, &(rfx_weave_opts){.join_groups = x->o->tune->join_groups}))) {
         fprintf(err, "rfx: error: out of memory fusing the plan's kernels\n");
         st = RFX_ERR_NOMEM;
     }

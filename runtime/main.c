@@ -38,6 +38,7 @@ static void usage(FILE *f)
           "                          '--profile=json FILE' also works)\n"
           "  -p, --profile-json=FILE the JSON profile into FILE (Souffle's -p)\n"
           "      --trace=FILE        write a Chrome/Perfetto trace (JSON) of the run: an event per command\n"
+          "      --tune=KEY=VALUE    set a tuning knob, for experiments (repeatable; '--tune help' lists them)\n"
           "  -q, --quiet             no progress line on stderr (shown only when stderr is a terminal)\n"
           "  -h, --help              this text\n"
           "      --version           version, backends, GPU and CUDA versions\n"
@@ -65,7 +66,7 @@ static size_t parse_size(const char *s)
 }
 
 enum { OPT_BACKEND = 256, OPT_EMIT, OPT_VERSION, OPT_NOOPT, OPT_PROFILE, OPT_PROFILE_JSON, OPT_DEVMEM, OPT_JOIN,
-       OPT_COUNT, OPT_TRACE, OPT_NOFUSE, OPT_ORDER, OPT_DEVICES };
+       OPT_COUNT, OPT_TRACE, OPT_NOFUSE, OPT_ORDER, OPT_DEVICES, OPT_TUNE };
 
 static bool pick(const char *arg, const char *const *names, int n, int *out)
 {
@@ -190,6 +191,7 @@ typedef struct cmd {
     bool count;
     const char *out;
     char *macros;              /* several -M joined (owned) */
+    char *tune;                /* several --tune joined (owned) */
 } cmd;
 
 static const struct option longopts[] = {
@@ -205,6 +207,7 @@ static const struct option longopts[] = {
     {"profile", optional_argument, NULL, OPT_PROFILE},
     {"profile-json", required_argument, NULL, OPT_PROFILE_JSON},
     {"trace", required_argument, NULL, OPT_TRACE},
+    {"tune", required_argument, NULL, OPT_TUNE},
     {"device-memory", required_argument, NULL, OPT_DEVMEM},
     {"devices", required_argument, NULL, OPT_DEVICES},
     {"count", no_argument, NULL, OPT_COUNT},
@@ -236,6 +239,25 @@ static bool cliques_mode(int argc, char **argv)
             i++;
     }
     return false;
+}
+
+/* *field (NULL, or a string *owned holds) followed by a blank and arg: options that add up. */
+static int add_word(const char *who, const char **field, char **owned, const char *arg)
+{
+    if (!*field) {
+        *field = arg;
+        return 0;
+    }
+    size_t n = strlen(*field) + strlen(arg) + 2;
+    char *both = malloc(n);
+    if (!both) {
+        fprintf(stderr, "%s: error: out of memory\n", who);
+        return RFX_EXIT_RESOURCE;
+    }
+    snprintf(both, n, "%s %s", *field, arg);
+    free(*owned);
+    *field = *owned = both;
+    return 0;
 }
 
 /* One option into cfg and c: 0, or an exit status after a message. */
@@ -328,25 +350,21 @@ static int take_option(int ch, const char *arg, int argc, char **argv, rfx_confi
     case 'p':
     case OPT_PROFILE_JSON: c->json_path = arg; return 0;
     case OPT_TRACE: c->trace_path = arg; return 0;
+    case OPT_TUNE: {
+        char err[256];
+        if (!rfx_tune_check(arg, err, sizeof err)) {
+            fprintf(stderr, "%s: error: --tune: %s\n", who, err);
+            return RFX_EXIT_IO;
+        }
+        return add_word(who, &cfg->tune, &c->tune, arg);
+    }
     case 'q': c->quiet = true; return 0;
     /* programs only */
     case 'F': cfg->fact_dir = arg; c->program_only = "-F"; return 0;
     case 'D': cfg->output_dir = arg; c->program_only = "-D"; return 0;
     case 'M':   /* several -M add up, as one blank-separated list */
-        if (cfg->macros) {
-            size_t n = strlen(cfg->macros) + strlen(arg) + 2;
-            char *both = malloc(n);
-            if (!both) {
-                fprintf(stderr, "%s: error: out of memory\n", who);
-                return RFX_EXIT_RESOURCE;
-            }
-            snprintf(both, n, "%s %s", cfg->macros, arg);
-            free(c->macros);
-            cfg->macros = c->macros = both;
-        } else
-            cfg->macros = arg;
         c->program_only = "-M";
-        return 0;
+        return add_word(who, &cfg->macros, &c->macros, arg);
     case OPT_NOOPT: cfg->no_opt = true; c->program_only = "--no-opt"; return 0;
     /* cliques only */
     case 'k': {
@@ -399,6 +417,11 @@ static int parse_command_line(int argc, char **argv, rfx_config *cfg, cmd *c)
         }
         if (ch == OPT_VERSION) {
             rfx_describe(stdout);
+            return RFX_EXIT_OK;
+        }
+        if (ch == OPT_TUNE && strcmp(optarg, "help") == 0) {
+            printf("tuning knobs (--tune KEY=VALUE; defaults are the measured best, see docs/cli.md):\n");
+            rfx_tune_describe(stdout);
             return RFX_EXIT_OK;
         }
         int rc = take_option(ch, optarg, argc, argv, cfg, c);
@@ -624,5 +647,11 @@ int main(int argc, char **argv)
         rc = c.cliques ? cliques_main(cfg, &c) : program_main(cfg, &c);
     }
     free(c.macros);
+    free(c.tune);
+    /* a testing aid (docs/cli.md): say when an armed fault was never reached */
+    const char *rep = getenv("RFX_FAULT_REPORT");
+    long calls = 0;
+    if (rep && *rep == '1' && !rfx_fault_status(&calls))
+        fprintf(stderr, "rfx: fault injection: not reached (%ld calls)\n", calls);
     return rc;
 }

@@ -88,6 +88,9 @@ typedef struct rfx_config {
     int ndevices;
     const char *macros;        /* preprocessor definitions for program files, `NAME[=VALUE] ...`
                                 * separated by blanks (Soufflé's -M); NULL (default): none */
+    const char *tune;          /* tuning knobs for experiments, `key=value ...` separated by blanks
+                                * or commas (docs/cli.md, rfx_tune_describe); NULL (default): the
+                                * defaults. Bad settings make rfx_run fail with the reason */
 } rfx_config;
 
 /* Column types, as declared (subtypes and aliases resolve to these). */
@@ -116,6 +119,16 @@ const char *rfx_version(void);
 /* Writes the version, the backends and (when one is usable) the CUDA device's name and
  * the CUDA runtime and driver versions, as `rfx --version` prints them. */
 void rfx_describe(FILE *out);
+
+/* Whether `key=value ...` are valid tuning settings (rfx_config.tune); false with the reason
+ * in err. */
+bool rfx_tune_check(const char *tune, char *err, size_t errcap);
+/* Writes the tuning knobs: name, default, meaning (`rfx --tune help`). */
+void rfx_tune_describe(FILE *out);
+/* Fault injection, for tests (RFX_FAULT_ALLOC, RFX_FAULT_WRITE, RFX_FAULT_DEVICE in the
+ * environment; docs/cli.md): whether an armed fault has fired, and in *calls the guarded
+ * calls (allocations and writes) made so far. */
+bool rfx_fault_status(long *calls);
 
 /* Sets every field of cfg to its default. */
 void rfx_config_init(rfx_config *cfg);

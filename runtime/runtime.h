@@ -36,6 +36,7 @@ typedef struct rfx_run_opts {
     FILE *trace;               /* Chrome/Perfetto trace JSON, an event per command; NULL: none */
     bool no_fuse;              /* run every command on its own (no weaver groups) */
     rfx_device_keep *keep;     /* device contexts to borrow and leave for the next run; NULL: none */
+    const rfx_tuning *tune;    /* the heuristics' knobs (NULL: rfx_tuning_defaults) */
 } rfx_run_opts;
 
 int rfx_status_exit_code(rfx_status st);

@@ -12,8 +12,9 @@
  *   expected.harmony  golden `--emit=harmony` (optional)
  *   expected.fused    golden `--emit=fused` (optional)
  *   expected.cuda     golden `--emit=cuda` (optional)
- * With RFX_NO_FUSE=1 (the `cases_unfused` test) every case runs without kernel fusion and
- * must give the same results; the IR goldens, which show fusion, are not compared then.
+ * RFX_TEST_ARGS holds options added to every run of a case (not to the --emit runs of the
+ * goldens): `cases_unfused` runs every case with --no-fuse, `cases_capped` under a device
+ * memory cap, and the device scripts with --tune settings; the results must not change.
  * RFX_UPDATE_GOLDEN=1 rewrites the expected.* files from the actual results. */
 #include "harness.h"
 
@@ -73,15 +74,19 @@ static void run_case(int idx)
     const char *dir = cases[idx];
     char *out_dir = make_temp_dir();
     CU_ASSERT_PTR_NOT_NULL_FATAL(out_dir);
-    char *argv[64];
+    char *argv[96];
     int argc = 0;
     argv[argc++] = (char *)env_or("RFX_TEST_BIN", RFX_BIN);
+    char *extra = strdup(env_or("RFX_TEST_ARGS", ""));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(extra);
+    for (char *tok = strtok(extra, " \t\n"); tok && argc < 30; tok = strtok(NULL, " \t\n"))
+        argv[argc++] = tok;
     char *args_path = path_join(dir, "args");
     char *args = read_file(args_path, NULL);
     free(args_path);
     char *facts = path_join(dir, "facts");
     if (args) {
-        for (char *tok = strtok(args, " \t\n"); tok && argc < 60; tok = strtok(NULL, " \t\n"))
+        for (char *tok = strtok(args, " \t\n"); tok && argc < 90; tok = strtok(NULL, " \t\n"))
             argv[argc++] = strcmp(tok, "$OUT") == 0 ? out_dir : tok;
     } else {
         argv[argc++] = "-j2";
@@ -168,9 +173,7 @@ static void run_case(int idx)
     static const char *stages[][2] = {{"expected.ast", "--emit=ast"},     {"expected.plan", "--emit=plan"},
                                       {"expected.harmony", "--emit=harmony"}, {"expected.fused", "--emit=fused"},
                                       {"expected.cuda", "--emit=cuda"}};
-    const char *nofuse = getenv("RFX_NO_FUSE");
-    int nstages = nofuse && strcmp(nofuse, "1") == 0 ? 1 : 5;
-    for (int s = 0; s < nstages; s++) {
+    for (int s = 0; s < 5; s++) {
         char *p = path_join(dir, stages[s][0]);
         if (file_exists(p)) {
             char *eargv[] = {(char *)env_or("RFX_TEST_BIN", RFX_BIN), (char *)stages[s][1], "program.dl", NULL};
@@ -183,6 +186,7 @@ static void run_case(int idx)
     }
     run_free(&r);
     free(args);
+    free(extra);
     free(facts);
     remove_tree(out_dir);
     free(out_dir);

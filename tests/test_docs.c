@@ -3,7 +3,9 @@
  *   `rfx -D - -F DIR` (DIR holding the ```facts NAME blocks before it) and its stdout must
  *   equal the ```output block after it. Every fenced block there must be one of the three.
  * - `rfx --help` with `rfx cliques --help`, docs/cli.md and the man page docs/rfx.1 name
- *   the same options. */
+ *   the same options.
+ * - docs/cli.md's table of tuning knobs lists the knobs `rfx --tune help` prints, each
+ *   with its default. */
 #include "harness.h"
 
 #include <ctype.h>
@@ -255,11 +257,43 @@ static void help_man_and_cli_agree(void)
     run_free(&r);
 }
 
+/* ---- --tune help, cli.md ------------------------------------------------------------------- */
+static void tuning_knobs_documented(void)
+{
+    char *argv[] = {RFX_BIN, "--tune", "help", NULL};
+    run_result r = run_prog(".", argv);
+    CU_ASSERT_EQUAL_FATAL(r.code, 0);
+    char path[512];
+    snprintf(path, sizeof path, "%s/cli.md", docs_dir);
+    char *cli = read_file(path, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(cli);
+    int knobs = 0;
+    const char *line = strchr(r.out, '\n');   /* past the heading */
+    for (line = line ? line + 1 : ""; *line;) {
+        char name[64], def[32];
+        if (sscanf(line, "%63s %31s", name, def) == 2) {
+            knobs++;
+            char row[160];   /* the table row: | `name` | default | ... */
+            snprintf(row, sizeof row, "| `%s` | %s |", name, def);
+            if (!strstr(cli, row)) {
+                fprintf(stderr, "\n    tuning knob %s (default %s) has no row '%s' in docs/cli.md\n", name, def, row);
+                CU_FAIL("a tuning knob is not documented");
+            }
+        }
+        const char *nl = strchr(line, '\n');
+        line = nl ? nl + 1 : line + strlen(line);
+    }
+    CU_ASSERT(knobs >= 20);
+    free(cli);
+    run_free(&r);
+}
+
 static void add_suites(void)
 {
     CU_pSuite s = CU_add_suite("docs", NULL, NULL);
     CU_add_test(s, "every example of language.md runs as shown", language_examples_run);
     CU_add_test(s, "--help, cli.md and the man page agree", help_man_and_cli_agree);
+    CU_add_test(s, "every tuning knob is in cli.md with its default", tuning_knobs_documented);
 }
 
 int main(int argc, char **argv)

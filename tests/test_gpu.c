@@ -25,6 +25,27 @@ static const char *env_or(const char *name, const char *fallback)
 #include "lftj.h"
 
 static rfx_gpu *gpu;
+
+/* The tuning of every context the tests open (open_gpu), changed in place as a test goes:
+ * base_tuning (test_gpu's defaults, set in main) with the test's settings on top. */
+static rfx_tuning base_tuning, current;
+
+static void tune_set(const char *key, const char *value)
+{
+    char err[256];
+    if (!rfx_tuning_set(&current, key, value, err, sizeof err))
+        CU_FAIL(err);
+}
+
+/* rfx_gpu_open, the context following `current`. */
+static rfx_gpu *open_gpu(int device, size_t budget, char *err, size_t errcap)
+{
+    rfx_gpu *g = rfx_gpu_open(device, budget, err, errcap);
+    if (g)
+        rfx_gpu_set_tuning(g, &current);
+    return g;
+}
+
 static char *cache_dir;     /* NVRTC cubins of this run */
 static bool quick;          /* RFX_GPU_QUICK=1: small sizes only (for compute-sanitizer) */
 
@@ -547,21 +568,22 @@ static void test_semijoin_merge(void)
 #define LEVEL_BY_LEVEL "0"
 #define ONE_LAUNCH "4294967295"
 
-/* rfx_gpu_lftj's count on ctx with RFX_LFTJ_SMALL_ROWS set to small_rows (NULL: unset).
- * In one launch, every group size (lanes a row: RFX_LFTJ_SMALL_GROUP) must count the same;
- * the size's own choice is the first. */
+/* rfx_gpu_lftj's count on ctx with the tuning's lftj_small_rows set to small_rows (NULL:
+ * as it is). In one launch, every group size (lanes a row: lftj_small_group) must count the
+ * same; the size's own choice is the first. */
 static uint64_t lftj_count_with(rfx_gpu *ctx, const char *small_rows, const rfx_dev_rows *const *srcs, const int *cv,
                                 int nsrc, int nvars)
 {
     static const char *groups[] = {NULL, "1", "2", "4", "8"};
     const int ngroups = small_rows && strcmp(small_rows, ONE_LAUNCH) == 0 ? 5 : 1;
     uint64_t first = 0;
+    const rfx_tuning saved = current;
     if (small_rows)
-        setenv("RFX_LFTJ_SMALL_ROWS", small_rows, 1);
+        tune_set("lftj_small_rows", small_rows);
     for (int k = 0; k < ngroups; k++) {
         uint64_t n = 0;
         if (groups[k])
-            setenv("RFX_LFTJ_SMALL_GROUP", groups[k], 1);
+            tune_set("lftj_small_group", groups[k]);
         CU_ASSERT_EQUAL(rfx_gpu_lftj(ctx, srcs, cv, nsrc, nvars, NULL, &n), RFX_OK);
         if (k == 0)
             first = n;
@@ -571,8 +593,7 @@ static uint64_t lftj_count_with(rfx_gpu *ctx, const char *small_rows, const rfx_
                     (unsigned long long)n, (unsigned long long)first);
         }
     }
-    unsetenv("RFX_LFTJ_SMALL_GROUP");
-    unsetenv("RFX_LFTJ_SMALL_ROWS");
+    current = saved;
     return first;
 }
 
@@ -586,7 +607,7 @@ static void test_lftj(void)
     if (!need_gpu())
         return;
     char err[256];
-    rfx_gpu *second = rfx_gpu_open(0, 0, err, sizeof err);
+    rfx_gpu *second = open_gpu(0, 0, err, sizeof err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(second);
     rfx_gpu *const two[2] = {gpu, second};
     static const int tri[] = {0, 1, 1, 2, 0, 2};
@@ -679,13 +700,13 @@ static bool triangles_agree(const rfx_rows *e, const char *what, uint64_t at_lea
      * count's nodes always narrowed (by default only counts of 2^20 elements or more
      * where a sample shows it pays) */
     for (int way = 0; way < 5; way++) {
+        const rfx_tuning saved = current;
         if (way == 1 || way == 4)
-            setenv("RFX_LFTJ_UNFUSED", "1", 1);
+            tune_set("lftj_fuse_levels", "0");
         if (way >= 3)
-            setenv("RFX_LFTJ_NARROW", "1", 1);
+            tune_set("lftj_narrow", "1");
         got[way] = lftj_count_with(gpu, way == 2 ? ONE_LAUNCH : LEVEL_BY_LEVEL, dp, tri, 3, 3);
-        unsetenv("RFX_LFTJ_UNFUSED");
-        unsetenv("RFX_LFTJ_NARROW");
+        current = saved;
     }
     rfx_gpu_rows_free(gpu, &d);
     CU_ASSERT(want >= at_least);   /* the shape has the triangles it is meant to */
@@ -890,12 +911,12 @@ static void test_lftj_one_relation(void)
             uint64_t counted = 0, as_rows = 0;
             CU_ASSERT_EQUAL(rfx_gpu_lftj(gpu, dp, cv, nsrc, nvars, NULL, &counted), RFX_OK);
             /* the sources read as their rows, no TrieArray (small sources' default) */
-            setenv("RFX_LFTJ_TRIE_FROM", "4294967295", 1);
+            tune_set("lftj_trie_from", "4294967295");
             CU_ASSERT_EQUAL(rfx_gpu_lftj(gpu, dp, cv, nsrc, nvars, NULL, &as_rows), RFX_OK);
             rfx_dev_rows gr;
             rfx_gpu_rows_init(&gr, nvars);
             CU_ASSERT_EQUAL(rfx_gpu_lftj(gpu, dp, cv, nsrc, nvars, &gr, NULL), RFX_OK);
-            setenv("RFX_LFTJ_TRIE_FROM", "0", 1);
+            tune_set("lftj_trie_from", "0");
             rfx_rows listed_rows = down(&gr);
             rfx_gpu_rows_free(gpu, &gr);
             CU_ASSERT(same(&listed_rows, &cpu));
@@ -904,12 +925,12 @@ static void test_lftj_one_relation(void)
                 fprintf(stderr, "\n    shape %d, %d variables as rows: listed %zu, counted %llu, CPU %zu\n", shape,
                         nvars, listed_rows.n, (unsigned long long)as_rows, cpu.n);
             rfx_rows_free(&listed_rows);
-            setenv("RFX_LFTJ_UNCHECKED_ROWS", "0", 1);   /* every level checked */
+            tune_set("lftj_unchecked_rows", "0");   /* every level checked */
             const uint64_t levels = lftj_count_with(gpu, LEVEL_BY_LEVEL, dp, cv, nsrc, nvars);
             rfx_gpu_rows_free(gpu, &gd);
             rfx_gpu_rows_init(&gd, nvars);
             CU_ASSERT_EQUAL(rfx_gpu_lftj(gpu, dp, cv, nsrc, nvars, &gd, NULL), RFX_OK);
-            unsetenv("RFX_LFTJ_UNCHECKED_ROWS");
+            current.lftj_unchecked_rows = base_tuning.lftj_unchecked_rows;
             rfx_rows checked = down(&gd);
             CU_ASSERT(same(&checked, &cpu));
             CU_ASSERT_EQUAL(counted, cpu.n);
@@ -1086,7 +1107,7 @@ static void test_lftj_small_budget(void)
     if (!need_gpu())
         return;
     char err[256];
-    rfx_gpu *small = rfx_gpu_open(0, (size_t)96 << 20, err, sizeof err);
+    rfx_gpu *small = open_gpu(0, (size_t)96 << 20, err, sizeof err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(small);
     static const int tri[] = {0, 1, 1, 2, 0, 2};
     rfx_rows e = rows_random(quick ? 20000 : 300000, 2, UNIFORM, quick ? 800 : 3000, true);
@@ -1200,12 +1221,12 @@ static void test_lftj_regroup_pieces(void)
     rfx_gpu_rows_init(&d, 2);
     CU_ASSERT_EQUAL_FATAL(rfx_gpu_upload(gpu, &e, &d), RFX_OK);
     const rfx_dev_rows *dp[3] = {&d, &d, &d};
-    setenv("RFX_LFTJ_UNFUSED", "1", 1);
-    setenv("RFX_LFTJ_REGROUP_PIECE", "1000", 1);
+    tune_set("lftj_fuse_levels", "0");
+    tune_set("lftj_regroup_piece", "1000");
     CU_ASSERT_EQUAL(lftj_count_with(gpu, LEVEL_BY_LEVEL, dp, tri_vars, 3, 3), want);
-    unsetenv("RFX_LFTJ_REGROUP_PIECE");
+    current.lftj_regroup_piece = base_tuning.lftj_regroup_piece;
     CU_ASSERT_EQUAL(lftj_count_with(gpu, LEVEL_BY_LEVEL, dp, tri_vars, 3, 3), want);
-    unsetenv("RFX_LFTJ_UNFUSED");
+    current.lftj_fuse_levels = base_tuning.lftj_fuse_levels;
     CU_ASSERT_EQUAL(lftj_count_with(gpu, LEVEL_BY_LEVEL, dp, tri_vars, 3, 3), want);
     rfx_gpu_rows_free(gpu, &d);
     rfx_rows_free(&e);
@@ -1234,7 +1255,7 @@ static void test_lftj_memo_boxes(void)
         CU_ASSERT_EQUAL_FATAL(rfx_gpu_upload(gpu, &e, &d), RFX_OK);
         for (int pass = 0; pass < 2; pass++) {
             if (pass)
-                setenv("RFX_LFTJ_REGROUP_PIECE", "1000", 1);
+                tune_set("lftj_regroup_piece", "1000");
             uint64_t sum = 0;
             for (uint32_t p = 0, lo = 0; p < parts; p++) {
                 const uint32_t ymax = p + 1 == parts ? UINT32_MAX : (uint32_t)((uint64_t)3 * n * (p + 1) / parts);
@@ -1253,7 +1274,7 @@ static void test_lftj_memo_boxes(void)
                 lo = hi;
             }
             CU_ASSERT(sum >= n);
-            unsetenv("RFX_LFTJ_REGROUP_PIECE");
+            current.lftj_regroup_piece = base_tuning.lftj_regroup_piece;
         }
         rfx_gpu_lftj_memo_forget(gpu, memo);
         rfx_gpu_rows_free(gpu, &d);
@@ -1414,14 +1435,14 @@ static void test_triangles_parts(void)
             const int b = run / 5, lanes = run % 5 == 1 ? 1 : 2;
             char err[256];
             if (run % 5 == 0) {
-                small = rfx_gpu_open(0, budgets[b], err, sizeof err);
+                small = open_gpu(0, budgets[b], err, sizeof err);
                 CU_ASSERT_PTR_NOT_NULL_FATAL(small);
             }
-            setenv("RFX_PAIRS_LANES", lanes == 1 ? "1" : "2", 1);
+            tune_set("pairs_lanes", lanes == 1 ? "1" : "2");
             if (run % 5 == 2)
-                setenv("RFX_PAIRS_EARLY", "0", 1);
+                tune_set("pairs_early", "0");
             if (run % 5 == 0 || run % 5 == 3)
-                setenv("RFX_PAIRS_HOST_TRIE", run % 5 ? "1" : "0", 1);
+                tune_set("pairs_host_trie", run % 5 ? "2" : "0");
             bool reg[3] = {false, false, false};
             rfx_rows *part[3] = {&kept.val0, &kept.ptr0, &kept.val1};
             for (int q = 0; q < 3 && run % 5 == 4; q++)
@@ -1433,9 +1454,7 @@ static void test_triangles_parts(void)
             for (int q = 0; q < 3; q++)
                 if (reg[q])
                     rfx_gpu_host_unregister(part[q]->data);
-            unsetenv("RFX_PAIRS_LANES");
-            unsetenv("RFX_PAIRS_EARLY");
-            unsetenv("RFX_PAIRS_HOST_TRIE");
+            current = base_tuning;
             CU_ASSERT_EQUAL(st, RFX_OK);
             CU_ASSERT_EQUAL(got, want);
             CU_ASSERT(parts > 1 && boxes > parts && bytes >= graphs[k]->n * (run % 5 >= 3 ? 4 : 8));
@@ -1457,20 +1476,20 @@ static void test_triangles_parts(void)
      * same, whether a box was retried in halves or the count again on one lane. */
     {
         char err[256];
-        rfx_gpu *small = rfx_gpu_open(0, (size_t)4 << 20, err, sizeof err);
+        rfx_gpu *small = open_gpu(0, (size_t)4 << 20, err, sizeof err);
         CU_ASSERT_PTR_NOT_NULL_FATAL(small);
         rfx_lftj_src s[3] = {{&e, tri, NULL}, {&e, tri + 2, NULL}, {&e, tri + 4, NULL}};
         uint64_t want = 0;
         CU_ASSERT_EQUAL(rfx_cpu_lftj(s, 3, 3, NULL, &want, 4), RFX_OK);
         static const long nth[] = {1, 3, 7, 20, 60, 150, 400};
         for (size_t f = 0; f < sizeof nth / sizeof nth[0]; f++) {
-            setenv("RFX_PAIRS_LANES", "2", 1);
+            tune_set("pairs_lanes", "2");
             rfx_fault_set_device(nth[f]);
             uint64_t got = ~0ull;
             rfx_status st = rfx_gpu_triangles_parts(small, &e, NULL, &got, NULL, NULL, NULL, NULL, NULL);
             const bool fired = rfx_fault_fired();
             rfx_fault_set_device(0);
-            unsetenv("RFX_PAIRS_LANES");
+            current = base_tuning;
             CU_ASSERT_EQUAL(st, RFX_OK);
             CU_ASSERT_EQUAL(got, want);
             if (st != RFX_OK || got != want)
@@ -1486,7 +1505,7 @@ static void test_triangles_parts(void)
     for (uint32_t v = 2; v < 400002; v++)
         rfx_rows_push(&star, (uint32_t[]){1, v});
     char err[256];
-    rfx_gpu *small = rfx_gpu_open(0, (size_t)3 << 20, err, sizeof err);
+    rfx_gpu *small = open_gpu(0, (size_t)3 << 20, err, sizeof err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(small);
     uint64_t got = 0;
     CU_ASSERT_EQUAL(rfx_gpu_triangles_parts(small, &star, NULL, &got, NULL, NULL, NULL, NULL, NULL), RFX_ERR_NOMEM);
@@ -1875,7 +1894,7 @@ static void test_programs_both_backends(void)
             char facts[4200];
             snprintf(facts, sizeof facts, "%s/facts", dir);
             char *argv[] = {(char *)env_or("RFX_TEST_BIN", RFX_BIN), b ? "--backend=cuda" : "--backend=cpu", "-F", is_dir(facts) ? "facts" : ".",
-                            "-D", outs[b], "program.dl", NULL};
+                            "-D", outs[b], "--tune", "jit_min_rows=0,lftj_trie_from=0", "program.dl", NULL};
             run_result r = run_prog(dir, argv);
             if (r.code != 0)
                 fprintf(stderr, "\n    %s on %s: exit %d: %s", *n, b ? "cuda" : "cpu", r.code, r.err ? r.err : "");
@@ -1911,13 +1930,12 @@ static void add(void)
     char err[512];
     quick = getenv("RFX_GPU_QUICK") && getenv("RFX_GPU_QUICK")[0] == '1';
     /* the CUDA runs of the programs use generated kernels for every fused group, however
-     * small, compiled into a fresh cache */
-    setenv("RFX_JIT_MIN_ROWS", "0", 1);
+     * small (program_argv's --tune), compiled into a fresh cache */
     cache_dir = make_temp_dir();
     if (cache_dir)
         setenv("RFX_CACHE_DIR", cache_dir, 1);
     if (rfx_gpu_count() > 0) {
-        gpu = rfx_gpu_open(0, 0, err, sizeof err);
+        gpu = open_gpu(0, 0, err, sizeof err);
         if (!gpu)
             fprintf(stderr, "cannot open the CUDA device: %s\n", err);
         else
@@ -1967,7 +1985,9 @@ int main(int argc, char **argv)
     /* the in-core triejoin reads two-column sources as TrieArrays from any size here (by
      * default from 2^20 rows), so the small cases take that path; the rows path is the
      * default for small sources elsewhere (test_lftj, test_ooc, rfx cliques) */
-    setenv("RFX_LFTJ_TRIE_FROM", "0", 0);
+    base_tuning = rfx_tuning_defaults;
+    base_tuning.lftj_trie_from = 0;
+    current = base_tuning;
     if (rfx_gpu_count() <= 0) {
         printf("test_gpu: skipped: no CUDA device\n");
         return RFX_TEST_SKIPPED;

@@ -110,8 +110,8 @@ static void check_query(const int *cv, const int *arity, int nsrc, int nvars, ui
         rfx_rows got;
         rfx_rows_init(&got, nvars);
         uint64_t count = 0;
-        CU_ASSERT_EQUAL(rfx_cpu_lftj_boxed(s, nsrc, nvars, cap, &got, NULL, 2, &nboxes), RFX_OK);
-        CU_ASSERT_EQUAL(rfx_cpu_lftj_boxed(s, nsrc, nvars, cap, NULL, &count, 2, NULL), RFX_OK);
+        CU_ASSERT_EQUAL(rfx_cpu_lftj_boxed(s, nsrc, nvars, cap, &got, NULL, 2, &nboxes, NULL), RFX_OK);
+        CU_ASSERT_EQUAL(rfx_cpu_lftj_boxed(s, nsrc, nvars, cap, NULL, &count, 2, NULL, NULL), RFX_OK);
         CU_ASSERT(n < 100 || nboxes > 1);
         CU_ASSERT_EQUAL(count, want.n);
         CU_ASSERT(got.n == want.n &&
@@ -184,12 +184,12 @@ static void boxes_without_bindings_are_skipped(void)
         uint64_t count = 0, plain_count = 0;
         size_t cap = e.n * 8 / 10, boxes = 0, plain_boxes = 0;
         CU_ASSERT_EQUAL(rfx_cpu_lftj(s, nsrcs[q], nvars[q], &want, NULL, 2), RFX_OK);
-        CU_ASSERT_EQUAL(rfx_cpu_lftj_boxed(s, nsrcs[q], nvars[q], cap, &got, NULL, 2, &boxes), RFX_OK);
-        CU_ASSERT_EQUAL(rfx_cpu_lftj_boxed(s, nsrcs[q], nvars[q], cap, NULL, &count, 2, NULL), RFX_OK);
-        setenv("RFX_BOX_BOUNDS", "0", 1);
-        CU_ASSERT_EQUAL(rfx_cpu_lftj_boxed(s, nsrcs[q], nvars[q], cap, &plain, NULL, 2, &plain_boxes), RFX_OK);
-        CU_ASSERT_EQUAL(rfx_cpu_lftj_boxed(s, nsrcs[q], nvars[q], cap, NULL, &plain_count, 2, NULL), RFX_OK);
-        unsetenv("RFX_BOX_BOUNDS");
+        CU_ASSERT_EQUAL(rfx_cpu_lftj_boxed(s, nsrcs[q], nvars[q], cap, &got, NULL, 2, &boxes, NULL), RFX_OK);
+        CU_ASSERT_EQUAL(rfx_cpu_lftj_boxed(s, nsrcs[q], nvars[q], cap, NULL, &count, 2, NULL, NULL), RFX_OK);
+        rfx_tuning no_bounds = rfx_tuning_defaults;
+        no_bounds.box_bounds = false;
+        CU_ASSERT_EQUAL(rfx_cpu_lftj_boxed(s, nsrcs[q], nvars[q], cap, &plain, NULL, 2, &plain_boxes, &no_bounds), RFX_OK);
+        CU_ASSERT_EQUAL(rfx_cpu_lftj_boxed(s, nsrcs[q], nvars[q], cap, NULL, &plain_count, 2, NULL, &no_bounds), RFX_OK);
         CU_ASSERT(want.n > 0);
         CU_ASSERT_EQUAL(count, want.n);
         CU_ASSERT_EQUAL(plain_count, want.n);
@@ -220,7 +220,7 @@ static void partition_bounds_first_level(void)
         s[k] = (rfx_lftj_src){&e, tri + 2 * k, NULL};
     size_t budget = 200000;
     rfx_lftj_boxes b;
-    CU_ASSERT_EQUAL_FATAL(rfx_lftj_partition(s, 3, 3, budget, &b), RFX_OK);
+    CU_ASSERT_EQUAL_FATAL(rfx_lftj_partition(s, 3, 3, budget, NULL, &b), RFX_OK);
     CU_ASSERT(b.ncuts[0] > 2);
     size_t widest = 0;
     for (int i = 0; i + 1 < b.ncuts[0]; i++) {
@@ -231,7 +231,7 @@ static void partition_bounds_first_level(void)
     CU_ASSERT(widest * 28 * 2 > budget / 6);   /* and not much narrower */
     rfx_lftj_boxes_free(&b);
     uint64_t count = 1;
-    CU_ASSERT_EQUAL(rfx_cpu_lftj_boxed(s, 3, 3, budget, NULL, &count, 2, NULL), RFX_OK);
+    CU_ASSERT_EQUAL(rfx_cpu_lftj_boxed(s, 3, 3, budget, NULL, &count, 2, NULL, NULL), RFX_OK);
     CU_ASSERT_EQUAL(count, 0);   /* a path has no triangles */
     rfx_rows_free(&e);
 }

@@ -12,6 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The tuning settings of the engines the tests open (rfx_config.tune), "" for defaults. */
+static char tune[256];
+
 static const char *program =
     ".decl edge(x: number, y: number)\n"
     ".decl node(x: number)\n"
@@ -96,6 +99,7 @@ static result run(const int32_t *edges, int m, size_t cap)
     rfx_config_init(&cfg);
     cfg.threads = 2;
     cfg.device_memory = cap;
+    cfg.tune = tune;
     rfx_engine *e = rfx_open(&cfg);
     if (!e || rfx_load_string(e, program, "ooc.dl") || rfx_insert_numbers(e, "edge", edges, (size_t)m) || rfx_run(e)) {
         fprintf(stderr, "\n    run with cap %zu failed: %s", cap, e ? rfx_errmsg(e) : "no engine");
@@ -125,14 +129,14 @@ static void check_caps(int n, int m, unsigned seed, const size_t *caps, int ncap
     CU_ASSERT(want.size[1] > (size_t)m);     /* the closure is larger than its input */
     CU_ASSERT(want.size[6] > 0);             /* triangles occur */
     /* set operations and sorts that do not fit by the host's cores and loops by key ranges
-     * (the defaults), then set operations in parts on the backend (RFX_OOC_MERGES=device),
-     * then loops whole (RFX_SPLIT_LOOPS=0) */
+     * (the defaults), then set operations in parts on the backend (ooc_merges_on_device),
+     * then loops whole (split_loops=0) */
     static const char *const modes[] = {"merges on the host", "merges in parts", "loops whole"};
     for (int mode = 0; mode < 3; mode++) {
-        if (mode == 1)
-            setenv("RFX_OOC_MERGES", "device", 1);
-        if (mode == 2)
-            setenv("RFX_SPLIT_LOOPS", "0", 1);
+        char outer[sizeof tune / 2];
+        snprintf(outer, sizeof outer, "%.100s", tune);
+        if (mode)
+            snprintf(tune, sizeof tune, "%s %s", outer, mode == 1 ? "ooc_merges_on_device=1" : "split_loops=0");
         for (int c = 0; c < ncaps; c++) {
             result got = run(edges, m, caps[c]);
             CU_ASSERT(got.ok);
@@ -147,8 +151,7 @@ static void check_caps(int n, int m, unsigned seed, const size_t *caps, int ncap
             }
             free_result(&got);
         }
-        unsetenv("RFX_OOC_MERGES");
-        unsetenv("RFX_SPLIT_LOOPS");
+        snprintf(tune, sizeof tune, "%s", outer);
     }
     free_result(&want);
     free(edges);
@@ -180,10 +183,10 @@ static void test_parts_too_small(void)
 {
     static const size_t caps[] = {1024};
     if (on_cuda())
-        return;   /* RFX_CPU_SCRATCH acts on the CPU backend only */
-    setenv("RFX_CPU_SCRATCH", "4096", 1);
+        return;   /* cpu_scratch acts on the CPU backend only */
+    snprintf(tune, sizeof tune, "cpu_scratch=4096");
     check_caps(120, 300, 7, caps, 1);
-    unsetenv("RFX_CPU_SCRATCH");
+    tune[0] = 0;
 }
 
 /* Runs src (a program over edge) on the edges under cap: the first line it prints into
@@ -196,6 +199,7 @@ static FILE *run_profiled(const char *src, const int32_t *edges, int m, size_t c
     rfx_config_init(&cfg);
     cfg.threads = 2;
     cfg.device_memory = cap;
+    cfg.tune = tune;
     cfg.out = out;
     cfg.profile = prof;
     rfx_engine *e = rfx_open(&cfg);
@@ -242,16 +246,15 @@ static double text_mb(const char *text, const char *what, double was)
 
 /* The rows a triejoin reads from the host are registered as they land there and released
  * once, whichever way they leave (spilled, uploaded, replaced, dropped, closed), and so are
- * the TrieArrays made of those a join copies as TrieArrays: RFX_CPU_PIN_CHECK makes the
+ * the TrieArrays made of those a join copies as TrieArrays: check_pins makes the
  * CPU check that bookkeeping (it aborts on a broken rule; it also takes TrieArrays of
  * two-column sources, as a device's count by parts does, and checks each one a join is
- * given is its rows'), and RFX_PIN_FROM=0 registers inputs of any size. The whole program
+ * given is its rows'), and pin_from=0 registers inputs of any size. The whole program
  * under every cap and mode, then two triangle counts, whose profiles say what was
  * registered and made. */
 static void test_pinned_inputs(void)
 {
-    setenv("RFX_CPU_PIN_CHECK", "1", 1);
-    setenv("RFX_PIN_FROM", "0", 1);
+    snprintf(tune, sizeof tune, "check_pins=1 pin_from=0");
     size_t caps[] = {on_cuda() ? (size_t)2 << 20 : 4096, on_cuda() ? (size_t)6 << 20 : 32768};
     check_caps(on_cuda() ? 3000 : 300, on_cuda() ? 12000 : 1200, 11, caps, 2);
     int n = on_cuda() ? 20000 : 2000, m = on_cuda() ? 150000 : 12000;
@@ -282,13 +285,12 @@ static void test_pinned_inputs(void)
         if (p || !on_cuda())   /* and their TrieArray (about half their bytes) */
             CU_ASSERT(trie_mb > 0 && trie_mb <= mb);
     }
-    unsetenv("RFX_CPU_PIN_CHECK");
-    unsetenv("RFX_PIN_FROM");
+    tune[0] = 0;
     free(edges);
 }
 
 /* The closure's loop under a cap: run by ranges of x (its recursion keeps x), nested
- * where a range outgrows the budget again, and whole with RFX_SPLIT_LOOPS=0; the same
+ * where a range outgrows the budget again, and whole with split_loops=0; the same
  * paths either way, and the profile says which ran. */
 static void test_loop_by_ranges(void)
 {
@@ -303,8 +305,7 @@ static void test_loop_by_ranges(void)
     size_t caps[3] = {0, on_cuda() ? (size_t)4 << 20 : 65536, on_cuda() ? (size_t)4 << 20 : 65536};
     bool split[3] = {false, false, false};
     for (int c = 0; c < 3; c++) {
-        if (c == 2)
-            setenv("RFX_SPLIT_LOOPS", "0", 1);
+        snprintf(tune, sizeof tune, "%s", c == 2 ? "split_loops=0" : "");
         FILE *prof = run_profiled(src, edges, m, caps[c], size[c], sizeof size[c]);
         char line[512];
         size_t splits = 0, ranges = 0;
@@ -312,8 +313,8 @@ static void test_loop_by_ranges(void)
             if (sscanf(line, "loops run by key ranges: %zu splits, the loop run on %zu ranges", &splits, &ranges) == 2)
                 split[c] = splits > 1 && ranges > splits;   /* some range was cut again */
         fclose(prof);
-        unsetenv("RFX_SPLIT_LOOPS");
     }
+    tune[0] = 0;
     CU_ASSERT(strncmp(size[0], "path\t", 5) == 0 && atol(size[0] + 5) > 20 * m);
     CU_ASSERT_STRING_EQUAL(size[0], size[1]);
     CU_ASSERT_STRING_EQUAL(size[0], size[2]);

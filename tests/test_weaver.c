@@ -19,6 +19,9 @@ typedef struct prog_case {
 } prog_case;
 
 /* The five patterns of thesis §4.4.1 (Figure 24) and the shapes around them. */
+/* The tuning of the runs (rfx_run_opts.tune): generated kernels for groups of any size. */
+static rfx_tuning tuning;
+
 static const prog_case programs[] = {
     {"a: selects and a project",
      ".decl r(a:number, b:number, c:number)\n.decl o(a:number, c:number)\n.input r\n"
@@ -170,7 +173,7 @@ static rfx_status run_on(rfx_program *prog, const rfx_rows *in, bool fuse, rfx_b
     if (!plan)
         return RFX_ERR_NOMEM;
     FILE *sink = fopen("/dev/null", "w");
-    rfx_run_opts o = {.nthreads = 3, .backend = backend, .err = stderr, .out = sink, .no_fuse = !fuse};
+    rfx_run_opts o = {.nthreads = 3, .backend = backend, .err = stderr, .out = sink, .no_fuse = !fuse, .tune = &tuning};
     rfx_exec *x = NULL;
     rfx_status st = rfx_exec_run(plan, prog, &o, in, &x);
     for (int r = 0; st == RFX_OK && r < prog->nrels; r++) {
@@ -318,9 +321,9 @@ static void test_gpu_fused_equals_unfused(void)
         return;
     }
     differential(RFX_BACKEND_CUDA);
-    setenv("RFX_FUSED_JOINS", "1", 1);
+    tuning.join_groups = 1;   /* every JOIN group one generated kernel */
     differential(RFX_BACKEND_CUDA);
-    unsetenv("RFX_FUSED_JOINS");
+    tuning.join_groups = 0;
 }
 #endif
 
@@ -329,8 +332,9 @@ static void add(void)
 #ifdef RFX_HAVE_CUDA
     cache = make_temp_dir();
     setenv("RFX_CACHE_DIR", cache, 1);
-    setenv("RFX_JIT_MIN_ROWS", "0", 1);
 #endif
+    tuning = rfx_tuning_defaults;
+    tuning.jit_min_rows = 0;
     CU_pSuite s = CU_add_suite("weaver", NULL, NULL);
     CU_add_test(s, "groups of the thesis patterns", test_groups);
     CU_add_test(s, "fused = unfused on random inputs (CPU)", test_cpu_fused_equals_unfused);

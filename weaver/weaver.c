@@ -613,11 +613,10 @@ rfx_weave *rfx_weave_build(const rfx_plan *plan, const rfx_weave_opts *opts)
             if (is_elementwise(c->op) && w->at[b][i] < 0 && !c->host_only)
                 ok = filter_group(&x, (pos){b, i});
         }
-    const char *fused_joins = getenv("RFX_FUSED_JOINS");
+    const int join_groups = opts ? opts->join_groups : 0;
     for (int g = 0; ok && g < w->ngroups; g++) {
         rfx_fgroup *grp = &w->groups[g];
-        grp->gpu_by_members = grp->kind == RFX_FG_JOIN && !(fused_joins && *fused_joins == '1') &&
-                              (grp->nmembers > 1 || (fused_joins && *fused_joins == '0'));
+        grp->gpu_by_members = grp->kind == RFX_FG_JOIN && join_groups != 1 && (grp->nmembers > 1 || join_groups == 2);
         ok = (grp->source = rfx_weave_codegen(w->arena, plan, grp, &grp->divides)) != NULL;
         if (ok)
             grp->source_hash = rfx_fnv1a(RFX_FNV_INIT, grp->source, strlen(grp->source));

@@ -94,6 +94,9 @@ typedef struct rfx_fgroup {
 typedef struct rfx_weave_opts {
     int max_regs;              /* per thread (0: 96) */
     int max_smem;              /* bytes per block (0: 48 KiB) */
+    int join_groups;           /* JOIN groups: 0 run as their size says (one member: one generated
+                                * kernel; more: member by member), 1 always one generated kernel,
+                                * 2 always member by member (rfx_tuning.join_groups) */
 } rfx_weave_opts;
 
 typedef struct rfx_weave {
