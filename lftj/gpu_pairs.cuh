@@ -383,7 +383,7 @@ typedef struct pairs_run {
     size_t taken, completed;
     size_t tb_items;              // the items up to the last piece appended to the part's TrieArray
     bool planned, quit, failed;
-    bool early_first;             // a part's first piece joined before the last part's boxes end (RFX_PAIRS_EARLY=0: not)
+    bool early_first;             // a part's first piece joined before the last part's boxes end (pairs_early=0: not)
     bool by_trie;                 // chunks sent as TrieArrays from trie
     const rfx_lftj_trie *trie;    // ht's, or the caller's (kept registered by the out-of-core layer)
     pairs_host_trie ht;
@@ -995,7 +995,7 @@ static rfx_status pairs_plan(pairs_run *P)
     const uint32_t *d = P->e->data;
     const size_t n = P->e->n, used = rfx_gpu_in_use(g);
     const size_t room = g->budget > used ? g->budget - used : 0;
-    // Shares of the room in 64ths (RFX_PAIRS_SLOT, RFX_PAIRS_HELD and RFX_PAIRS_REV to try
+    // Shares of the room in 64ths (the tuning's pairs_slot, pairs_held and pairs_rev to try
     // others): each of two slots SLOT (8 bytes a row; the chunk's TrieArray beside it up to
     // as much again, one per lane), the part held HELD (4 bytes a row and 8 a first-column
     // value), a box's reversal REV per lane (~17 bytes a row while sorted), the rest for the
@@ -1266,7 +1266,7 @@ extern "C" rfx_status rfx_gpu_triangles_parts(rfx_gpu *g, const rfx_rows *e, con
     if (!e->n)
         return RFX_OK;
     CK(cudaSetDevice(g->device));
-    // two lanes unless RFX_PAIRS_LANES=1 (for comparisons) or no sibling context can be
+    // two lanes unless pairs_lanes=1 (for comparisons) or no sibling context can be
     // made; where two run out of memory (R-MAT 24 at a 5% cap: both lanes' chunk
     // TrieArrays, reversals and frontiers at once), one does it again
     rfx_gpu *sib = g->tune->pairs_lanes == 1 ? NULL : gpu_sibling(g);

@@ -24,7 +24,7 @@ typedef struct cpu_ctx {
     const rfx_tuning *tune;    /* the run's (borrowed) */
 } cpu_ctx;
 
-/* Whether a command must fail for lack of memory (only with RFX_CPU_SCRATCH and a cap). */
+/* Whether a command must fail for lack of memory (only with the tuning's cpu_scratch and a cap). */
 static bool cpu_out_of_budget(const cpu_ctx *x)
 {
     if (!x->scratch)
@@ -253,7 +253,7 @@ static size_t cpu_budget(rfx_backend *be)
     return ((cpu_ctx *)be->ctx)->cap;
 }
 
-/* RFX_CPU_PIN_CHECK: the out-of-core layer keeps TrieArrays of two-column sources, as for a
+/* The tuning's check_pins: the out-of-core layer keeps TrieArrays of two-column sources, as for a
  * device, and each one given to a join must be its rows' as they are now, registered. */
 static bool cpu_reads_tries(rfx_backend *be, const rfx_lftj_src *srcs, int nsrc, int nvars)
 {
@@ -371,10 +371,12 @@ rfx_backend *rfx_backend_cpu(int nthreads, size_t cap, const rfx_tuning *tune)
     c->tune = tune;
     c->scratch = cap ? tune->cpu_scratch : 0;
     snprintf(c->device, sizeof c->device, "%d CPU thread%s", c->nthreads, c->nthreads > 1 ? "s" : "");
-    *be = (rfx_backend){"cpu", c, cpu_open, cpu_close, cpu_count, cpu_release, cpu_merge_host,
-                        cpu_host_view, cpu_exec, cpu_exec_group, cpu_last_error, cpu_sync, cpu_copy_bandwidth, cpu_device,
-                        NULL, cpu_load_host, cpu_budget, c->scratch > 0, cpu_lftj_host, NULL, NULL, cpu_take_host,
-                        NULL, NULL, NULL};
+    *be = (rfx_backend){.name = "cpu", .ctx = c, .open_vars = cpu_open, .close = cpu_close, .count = cpu_count,
+                        .release = cpu_release, .merge_host = cpu_merge_host, .host_view = cpu_host_view,
+                        .exec = cpu_exec, .exec_group = cpu_exec_group, .last_error = cpu_last_error,
+                        .sync = cpu_sync, .copy_bandwidth = cpu_copy_bandwidth, .device = cpu_device,
+                        .load_host = cpu_load_host, .budget = cpu_budget, .enforces_budget = c->scratch > 0,
+                        .lftj_host = cpu_lftj_host, .take_host = cpu_take_host};
     if (tune->check_pins) {
         be->pin_host = cpu_pin_host;
         be->unpin_host = cpu_unpin_host;

@@ -819,9 +819,12 @@ rfx_backend *rfx_backend_cuda(const rfx_run_opts *o, char *why, size_t whycap)
             c->mark[d] = rfx_gpu_alloc_mark(c->gs[d]);
         rfx_gpu_jit_stats(c->g, &c->jit_compiled0, &c->jit_cached0, &c->jit_compile_ms0, &c->jit_cache_ms0);
     }
-    *be = (rfx_backend){"cuda", c, cu_open, cu_close, cu_count, cu_release, cu_merge_host,
-                        cu_host_view, cu_exec, cu_exec_group, cu_last_error, cu_sync, cu_copy_bandwidth, cu_device,
-                        cu_jit_stats, cu_load_host, cu_budget, true, cu_lftj_host, NULL, NULL, NULL,
-                        cu_pin_host, cu_unpin_host, cu_reads_tries};
+    *be = (rfx_backend){.name = "cuda", .ctx = c, .open_vars = cu_open, .close = cu_close, .count = cu_count,
+                        .release = cu_release, .merge_host = cu_merge_host, .host_view = cu_host_view,
+                        .exec = cu_exec, .exec_group = cu_exec_group, .last_error = cu_last_error,
+                        .sync = cu_sync, .copy_bandwidth = cu_copy_bandwidth, .device = cu_device,
+                        .jit_stats = cu_jit_stats, .load_host = cu_load_host, .budget = cu_budget,
+                        .enforces_budget = true, .lftj_host = cu_lftj_host, .pin_host = cu_pin_host,
+                        .unpin_host = cu_unpin_host, .reads_tries = cu_reads_tries};
     return be;
 }

@@ -841,11 +841,10 @@ static rfx_status run_parts(ooc_ctx *x, const rfx_ra_cmd *c)
 /* Set operations, sorts and UNIQUE whose inputs do not fit the device: by the host's
  * cores, over the host rows (the inputs are brought there; the other variables stay on
  * the device). Each reads its rows once or a few times in host memory, where in parts its
- * rows crossed the link both ways, with a part's fixed costs each time: transitive closure
- * of ca-GrQc (17.3 M paths) under a 64 MB cap on an H100 took 15.0 s so, 4.1 s of it in
- * UNION's 230-odd parts and 8.0 s in SORT_UNIQUE's (its sorted runs merged by one thread);
- * see docs/PERFORMANCE.md. RFX_OOC_MERGES=device keeps them in parts on the inner backend
- * (the parts' code is tested so, and a host with few cores may prefer it). */
+ * rows crossed the link both ways, with a part's fixed costs each time (a closure under a
+ * small cap spent most of its time in UNION's and SORT_UNIQUE's parts; docs/PERFORMANCE.md).
+ * The tuning's ooc_merges_on_device keeps them in parts on the inner backend (the parts'
+ * code is tested so, and a host with few cores may prefer it). */
 static bool merged_on_host(const ooc_ctx *x, rfx_ra_op op)
 {
     if (x->merges_in_parts)
@@ -1195,9 +1194,12 @@ rfx_backend *rfx_backend_ooc(rfx_backend *inner, int nthreads, const rfx_tuning 
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     x->pin_limit = !x->tune->pin_host ? 0 : pages > 0 && page > 0 ? (size_t)pages / 2 * (size_t)page : 0;
     x->pin_from = x->tune->pin_from;
-    *be = (rfx_backend){inner->name, x, ooc_open, ooc_close, ooc_count, ooc_release, ooc_merge_host, ooc_host_view,
-                        ooc_exec, ooc_exec_group, ooc_last_error, ooc_sync, ooc_copy_bandwidth, ooc_device,
-                        ooc_jit_stats, ooc_load_host, ooc_budget, inner->enforces_budget, ooc_lftj_host, NULL, NULL,
-                        ooc_take_host, NULL, NULL, NULL};
+    *be = (rfx_backend){.name = inner->name, .ctx = x, .open_vars = ooc_open, .close = ooc_close,
+                        .count = ooc_count, .release = ooc_release, .merge_host = ooc_merge_host,
+                        .host_view = ooc_host_view, .exec = ooc_exec, .exec_group = ooc_exec_group,
+                        .last_error = ooc_last_error, .sync = ooc_sync, .copy_bandwidth = ooc_copy_bandwidth,
+                        .device = ooc_device, .jit_stats = ooc_jit_stats, .load_host = ooc_load_host,
+                        .budget = ooc_budget, .enforces_budget = inner->enforces_budget,
+                        .lftj_host = ooc_lftj_host, .take_host = ooc_take_host};
     return be;
 }

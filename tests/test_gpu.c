@@ -563,7 +563,7 @@ static void test_semijoin_merge(void)
             }
 }
 
-/* RFX_LFTJ_SMALL_ROWS settings: every count level by level, or in one launch whatever the
+/* lftj_small_rows settings: every count level by level, or in one launch whatever the
  * size (joins of two or three variables). */
 #define LEVEL_BY_LEVEL "0"
 #define ONE_LAUNCH "4294967295"
@@ -685,7 +685,7 @@ static void test_lftj(void)
 }
 
 /* The triangles of e counted on the GPU, with the last two levels in one pass, (with
- * RFX_LFTJ_UNFUSED) level by level, and in one launch depth first (small inputs' way,
+ * lftj_fuse_levels=0) level by level, and in one launch depth first (small inputs' way,
  * forced whatever the size), equal the CPU's, at least at_least; false (and a note)
  * otherwise. */
 static bool triangles_agree(const rfx_rows *e, const char *what, uint64_t at_least)
@@ -866,7 +866,7 @@ static void test_rename_by_degree(void)
 /* 4-cliques and triangles over one relation, every source the same device rows (as
  * `rfx cliques` makes them): level 0 then needs no check (every root node is alike), and
  * small levels go into the next frontier unchecked, each emit counting and scanning the
- * next level's candidates; with RFX_LFTJ_UNCHECKED_ROWS=0 every level is checked and
+ * next level's candidates; with lftj_unchecked_rows=0 every level is checked and
  * compacted (the emits after a check scan by look-back too). Dense values (level 0 by
  * value: the gaps stay as empty elements), values far apart with rows repeated (level 0
  * by row: the repeats stay empty), and a hub joined to every vertex. Listing and counting,
@@ -1426,7 +1426,7 @@ static void test_triangles_parts(void)
         size_t rows_bytes = 0;
         /* each budget with two lanes and the chunks sent as rows, one lane, two again in the
          * same context with a part's first piece joined after the part before
-         * (RFX_PAIRS_EARLY=0), with the chunks sent as TrieArrays (RFX_PAIRS_HOST_TRIE=1;
+         * (pairs_early=0), with the chunks sent as TrieArrays (pairs_host_trie=2;
          * the others as the count chooses), and from a TrieArray the caller keeps,
          * registered (as the out-of-core layer's) */
         rfx_lftj_trie kept;

@@ -313,7 +313,7 @@ static void test_nvrtc(void)
 
 /* With a device: the generated kernels (every size, none too small to compile) against
  * the unfused CPU run; as the backend runs them (JOIN groups of several commands by their
- * members), then with every JOIN group's star join generated (RFX_FUSED_JOINS=1). */
+ * members), then with every JOIN group's star join generated (join_groups=1). */
 static void test_gpu_fused_equals_unfused(void)
 {
     if (!rfx_cuda_available(NULL, 0)) {

@@ -75,12 +75,10 @@ typedef struct rfx_fgroup {
     int dst;
     /* Whether the GPU runs the group by its members (the primitives) instead of its
      * generated kernels: JOIN groups that took in other commands do. Their star join over
-     * unfiltered sources lost to the primitives' tiled joins over filtered ones (H100,
-     * thesis patterns (b) and (c), 64 MB-4 GB, one machine: by member faster in 11 of 12
-     * runs, e.g. (c) at 1 GB and 10% selectivity 0.79 against 2.18 ms), while a lone JOIN
-     * generated beat its primitive (TC and SG on SNAP graphs: 1.2-1.7x). Set when the
-     * weave is built: RFX_FUSED_JOINS=1 then makes every JOIN group generated, =0 every
-     * one by member (comparisons). */
+     * unfiltered sources lost to the primitives' tiled joins over filtered ones (bench_weaver,
+     * thesis patterns (b) and (c)), while a lone JOIN generated beat its primitive (TC and
+     * SG on SNAP graphs; docs/PERFORMANCE.md). Set when the weave is built
+     * (rfx_weave_opts.join_groups overrides it, for comparisons). */
     bool gpu_by_members;
     /* resource estimate of the generated kernel (Algorithm 2) */
     int regs, smem;
