@@ -57,9 +57,9 @@ static bool fits(const rfx_lftj_src *srcs, int nsrc, int var, uint64_t lo, uint6
  * little as possible. The join's working memory (a box's frontier) is small beside the
  * slices, so it keeps an eighth; the outer slices take 7/16 of the budget (held once) and
  * the inner ones 7/32 (double-buffered: 7/16), which maximises outer x inner slice size,
- * i.e. minimises the boxes (R-MAT 24 at a 25% cap on an H100: 364 boxes and 1.67 s instead
- * of 528 and 1.90 s with a half, two eighths and a quarter for the join; re-measured at
- * 0.71 s, a 0.6 share copied 27% less and took 0.70 s: the box joins set the time).
+ * i.e. minimises the boxes (fewer boxes and faster than a half, two eighths and a quarter
+ * for the join; a larger outer share copies less but takes as long: the box joins set the
+ * time).
  * Sources that are one relation led by one variable have one slice (counted once).
  * Returns the outer variable, or -1 where everything fits in one box. */
 static int choose_splits(const rfx_lftj_src *srcs, int nsrc, int nvars, size_t budget, double outer_share, uint64_t *k)

@@ -68,10 +68,9 @@ static rfx_status lftj_pair_roles(lftj_run *R, int v, const lftj_frontier &cur, 
 
 // Whether narrowing the count's B nodes (lftj_pair_narrow) pays: where it cuts at least
 // LFTJ_NARROW_GAIN of the warp steps of a sample of the n elements (one launch, one wait;
-// smaller counts run unnarrowed). R-MAT 22 / 24 / 26 on an H100, count ms: renamed by
-// degree rank, 31.8 / 170.8 / 928.2 unnarrowed, 29.0 / 147.2 / 743.6 narrowed; numbered
-// as generated, where it cut ~1% of the steps, 32.9 / 176.4 / 974.7 against 34.4 / 185.6 /
-// 1015.9 (the searches' loads in each chunk's setup, which its barrier waits for).
+// smaller counts run unnarrowed). With vertices renamed by degree rank it cuts a fifth of
+// the count; numbered as generated it cuts ~1% of the steps and costs more than that (the
+// searches' loads in each chunk's setup, which its barrier waits for).
 #define LFTJ_NARROW_FROM (1u << 20)
 #define LFTJ_NARROW_SAMPLE (1u << 16)
 #define LFTJ_NARROW_GAIN 0.1
@@ -113,8 +112,8 @@ static cudaError_t lftj_pair_launch(lftj_run *R, int w, int a, size_t n, const u
     rfx_gpu *g = R->g;
     const lftj_level &L = R->levels[w];
     // chunks of 256 elements, unless that leaves fewer than 32 chunks a multiprocessor
-    // (R-MAT 22 boxed at 25% on an H100: the count of a box took 3.4x its share of the
-    // whole join with one wave of 256-element chunks, the slowest chunk its length)
+    // (a box's count with one wave of 256-element chunks took several times its share of
+    // the whole join: the slowest chunk is its length)
     unsigned chunk = LFTJ_CHUNK;
     while (chunk > 32 && n / chunk < (size_t)g->sms * 32)
         chunk /= 2;
@@ -182,9 +181,9 @@ static cudaError_t lftj_pair_launch(lftj_run *R, int w, int a, size_t n, const u
 // The pair count with the roles swapped (participant a's node the probed one), over the
 // frontier regrouped by the other node piece by piece: a regrouped copy of F elements
 // takes ~28 F bytes at its peak, and under a cap the join's share of the device holds that
-// only for a part of a box's frontier (R-MAT 24 at a 50% cap on an H100: a third of the
-// boxes' elements could not be regrouped whole and were counted as they were, at 2.2x the
-// time an element of the regrouped ones took). In pieces the runs are shorter (a value's
+// only for a part of a box's frontier (under a cap, a third of the boxes' elements could
+// not be regrouped whole and were counted as they were, at twice the time an element of
+// the regrouped ones took). In pieces the runs are shorter (a value's
 // elements are spread over the pieces) but the probes are the cheaper ones. Pieces are
 // halved until one fits; below LFTJ_REGROUP_LEAST elements a piece is counted unswapped.
 #define LFTJ_REGROUP_LEAST 4096

@@ -97,8 +97,7 @@ __device__ __forceinline__ bool lftj_before(uint32_t v, uint32_t x, bool upper)
 
 // First row in [lo, hi) of a column (stride words a row) whose value is >= x (upper: > x).
 // Searches take a column pointer made once, not lv a row: lv's TrieArray test (a root
-// search inlined in the loop) made a 4-clique's last level 45% slower (R-MAT 18, H100:
-// 511 -> 732 ms as rows, 833 as TrieArrays; 511 and 475 with the pointer).
+// search inlined in the loop) made a 4-clique's last level half as slow again.
 __device__ __forceinline__ uint32_t lftj_column_search(const uint32_t *c, unsigned stride, uint32_t lo, uint32_t hi,
                                                        uint32_t x, bool upper)
 {

@@ -10,26 +10,22 @@
 // the set are searched in global memory.
 //
 // Most probes miss, and a warp waits for its lane with the longest probe sequence, so the
-// tables are sparse: at least 2^LFTJ_SPREAD slots a value while that fits (single-slot
-// probing, R-MAT 22 on an H100: 191 ms at 2 slots a value, 162 at 4, 152 at 8, 147 at 16;
-// with buckets of 4 slots 4, 8 and 16 slots a value all counted R-MAT 24 in 475 ms; since
-// the count in one pass, 8 slots a value and nodes of over 512 in both tables count it in
-// 187 ms, against 195 ms at 4 slots and over 1024). Two tables
+// tables are sparse: at least 2^LFTJ_SPREAD slots a value while that fits (8 slots a value
+// and nodes of over 512 values in both tables were the fastest measured, bench_lftj;
+// docs/PERFORMANCE.md has the history). Two tables
 // alternate, so a run's table is cleared while warps may still probe the previous one:
 // two barriers a run. Run boundaries come from a bitmask of the chunk's run starts.
 #ifndef LFTJ_SLOTS_BITS
 #define LFTJ_SLOTS_BITS 12   // each of the two tables
 #endif
 #ifndef LFTJ_MINB
-#define LFTJ_MINB 6   // blocks a multiprocessor the count's registers allow (H100 R-MAT 24: 5, at
-                      // 48 registers, 347 ms; 6: 334 ms; tables of 2^11 slots, 8 blocks: 516 ms)
+#define LFTJ_MINB 6   // blocks a multiprocessor the count's registers allow (6 beat 5, and
+                      // beat 8 blocks over tables of half the slots)
 #endif
 #define LFTJ_SLOTS (1u << LFTJ_SLOTS_BITS)
 #ifndef LFTJ_BOTH_FROM
-#define LFTJ_BOTH_FROM (LFTJ_SLOTS / 8)   // a node of more values takes both tables (H100, count
-                                          // ms, R-MAT 24 / 25 / 26: 206 / 491 / 1226 from 2048 on,
-                                          // 195 / 441 / 1064 from 1024, 187 / 427 / 1042 from 512
-                                          // with 8 slots a value: fuller tables miss longer)
+#define LFTJ_BOTH_FROM (LFTJ_SLOTS / 8)   // a node of more values takes both tables (fuller
+                                          // tables miss longer: 512 beat 1024 and 2048)
 #endif
 #ifndef LFTJ_SPREAD
 #define LFTJ_SPREAD 3
@@ -119,8 +115,8 @@ __device__ __forceinline__ unsigned lftj_table_hits(const uint32_t *table, unsig
 }
 
 #ifndef LFTJ_SHORT_RUN
-#define LFTJ_SHORT_RUN 2   // elements a run must average for the chunk to build tables (R-MAT 24
-                           // boxed at 25% on an H100: 1 0.85-0.87 s, 2 0.81 s, 4 0.90 s, 8 0.99 s)
+#define LFTJ_SHORT_RUN 2   // elements a run must average for the chunk to build tables (2 beat
+                           // 1, 4 and 8 on boxed counts)
 #endif
 
 // A warp step over a node's rows [lo, hi) from `row - lane`: *x the value of the lane's row
@@ -263,8 +259,7 @@ __device__ __forceinline__ unsigned long long lftj_walk_steps(uint32_t lo, uint3
 // [alo, ahi) (a node's values are sorted): nothing outside can match. Only cuts of whole
 // warp steps (lftj_walk: 128 rows from the quad holding *blo) save work, so an end is
 // searched only where the row at its step's far side shows that step to be outside (one
-// load; a search for every element cost the count of R-MAT 22 a quarter more, on an
-// H100). Where vertices are numbered in the orientation's order (renamed by degree
+// load; a search for every element cost the count a quarter more). Where vertices are numbered in the orientation's order (renamed by degree
 // rank), a triangle count by (y, x, z) then walks only the part of N+(x) above y's first
 // out-neighbour: a third fewer steps at R-MAT 22.
 __device__ __forceinline__ void lftj_pair_narrow(const lftj_srcs &S, int sa, int ca, int sb, int cb,
@@ -555,8 +550,8 @@ __global__ void k_lftj_first(const uint32_t *data, int arity, uint32_t n, uint32
 // in two passes over first (preset to UINT32_MAX, which no
 // row number is): each root entry writes its own value's slot and up to 256 before it
 // (the values it is the first at least), then the slots left, in longer gaps between
-// values, search the root level. A search for every slot took 1.3 ms at R-MAT 24 (16 M
-// slots) on an H100.
+// values, search the root level (a search for every slot cost a large graph's index
+// about a millisecond).
 #define LFTJ_FILL_GAP 256
 __global__ void k_lftj_first_fill(const __grid_constant__ lftj_srcs S, int s, uint32_t *first)
 {

@@ -287,7 +287,7 @@ __device__ __forceinline__ uint32_t lftj_gallop(const uint32_t *c, unsigned stri
 // that many rows a step, and its last level's values are dealt over them. A lane a row
 // left each lane a chain of ~100 dependent loads (two binary searches over a whole
 // relation, galloping, one seek per driver value) on graphs whose rows fill less than
-// half the GPU's lanes: ca-GrQc's count was that chain, 76 us for 14,484 rows on an H100.
+// half the GPU's lanes: a small graph's count was that chain.
 #define LFTJ_SMALL_GROUP 8   // the largest group (1, 2, 4 or 8 lanes: lftj_small_count chooses)
 
 struct lftj_group {

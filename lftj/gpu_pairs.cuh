@@ -95,8 +95,8 @@ __global__ void k_pairs_tile_roots(const uint32_t *ptr0, size_t n0, size_t n1, s
 // Tiles [t0, t0 + gridDim.x) of val1[i0, i1): each selected value i (y in [ylo, ylast]) as the
 // row (y, x), x its root's value, at off[t] - base + its rank in the tile, in value order.
 // Each thread reads a run of PAIRS_TILE_ITEMS consecutive values, so one scan of the
-// threads' counts places every selected value (one lane's selections at R-MAT 24's 25%
-// cap, H200: 40.3 ms with a scan per item, two barriers each, 30.8 ms so); a tile with
+// threads' counts places every selected value (a scan per item, two barriers each, cost a
+// third more); a tile with
 // nothing selected returns before reading its values.
 __global__ void __launch_bounds__(PAIRS_TILE_THREADS) k_pairs_tile_rows(const uint32_t *val0, const uint32_t *ptr0,
                                                                        size_t n0, const uint32_t *tile_root,
@@ -999,14 +999,12 @@ static rfx_status pairs_plan(pairs_run *P)
     // others): each of two slots SLOT (8 bytes a row; the chunk's TrieArray beside it up to
     // as much again, one per lane), the part held HELD (4 bytes a row and 8 a first-column
     // value), a box's reversal REV per lane (~17 bytes a row while sorted), the rest for the
-    // join's frontiers and root indexes. One lane at R-MAT 24's 25% cap (H100, thirty-fourth
-    // session): 8:22:6 ran in 0.351-0.367 s, 4:28 0.41-0.42, 3:32 0.48, 5:20 0.45.
+    // join's frontiers and root indexes (8:22:6 beat 4:28, 3:32 and 5:20 at a 25% cap).
     const rfx_tuning *T = g->tune;
     // A larger part where the room allows: fewer parts stream fewer chunks past them in
-    // fewer boxes (R-MAT 24 at a 25% cap, H200: 26 in 0.229 s against 22's 0.245). With
-    // less room it was slower though it made fewer boxes (10%: 0.542 s against 0.488, 724
-    // boxes against 839), likely as the joins need memory that does not shrink with the
-    // shares (a hub's N+ in the pair count's tables), so there the part stays at 22.
+    // fewer boxes (26 beat 22 at a 25% cap). With less room it was slower though it made
+    // fewer boxes, likely as the joins need memory that does not shrink with the shares
+    // (a hub's N+ in the pair count's tables), so there the part stays at 22.
     const size_t held_default = room >= ((size_t)320 << 20) ? 26 : 22;
     const size_t held64 = T->pairs_held > 0 && T->pairs_held < 48 ? (size_t)T->pairs_held : held_default;
     const size_t slot64 = T->pairs_slot > 0 && T->pairs_slot < 16 ? (size_t)T->pairs_slot : 8;

@@ -206,9 +206,8 @@ static_assert(RFX_TRIE_MAX_LEVELS == 8, "TRIE_ARITIES lists every arity");
 
 // Rows a block takes: one tile each, as long as that leaves at most TRIE_MAX_BLOCKS
 // blocks (their counts are scanned). A block walking a long chunk tile after tile waits
-// on each tile's loads in turn (chunks of ~1000 tiles, two blocks resident a
-// multiprocessor: the scatter of R-MAT 24's 260 M oriented edges took 6 ms on an H100;
-// the whole build now takes 2.3 ms).
+// on each tile's loads in turn (with chunks of ~1000 tiles and two blocks resident a
+// multiprocessor, the scatter alone took over twice what the whole build takes now).
 #define TRIE_MAX_BLOCKS (1u << 20)
 static size_t trie_chunk(size_t n)
 {

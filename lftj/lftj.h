@@ -149,7 +149,7 @@ typedef void (*rfx_gpu_span_fn)(void *ctx, const char *what, int device, int lan
 /* Registers host memory [p, p + bytes) for the devices' copies (page-locked, portable,
  * read-only where the device allows it); false where it cannot be (copies from it are then
  * staged by the driver, not overlapped). Every CUDA call of the process waits while it runs
- * (~25 ms a GB with huge pages on an H100 host). Undone by rfx_gpu_host_unregister. */
+ * (tens of milliseconds a GB). Undone by rfx_gpu_host_unregister. */
 bool rfx_gpu_host_register(void *p, size_t bytes);
 void rfx_gpu_host_unregister(void *p);
 /* Whether [p, p + bytes) is registered host memory (both its ends are). */

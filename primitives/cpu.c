@@ -30,9 +30,8 @@ void rfx_rows_free(rfx_rows *r)
 }
 
 /* Large row buffers ask for transparent huge pages (where the kernel leaves that to
- * madvise) before they are written: pinning 2 GiB of them for the GPU's copies took 51 ms
- * instead of 127 ms with 4 KiB pages (H100 host), and the CPU's joins walk fewer TLB
- * entries. Only the 2 MiB-aligned interior is advised; a failure changes nothing. */
+ * madvise) before they are written: pinning them for the GPU's copies takes less than half
+ * the time it takes with 4 KiB pages, and the CPU's joins walk fewer TLB entries. Only the 2 MiB-aligned interior is advised; a failure changes nothing. */
 static void advise_huge_pages(void *p, size_t bytes)
 {
 #ifdef MADV_HUGEPAGE
@@ -50,7 +49,7 @@ static void advise_huge_pages(void *p, size_t bytes)
 
 /* Room for n rows. The rows held move on nthreads threads where there are enough of them:
  * realloc copies them on one thread where it cannot remap (an out-of-core JOIN's output,
- * appended part by part on an H100's host: 27-136 ms a growth of 30-250 MB). */
+ * appended part by part, spent tens of milliseconds a growth so). */
 static rfx_status rows_reserve_on(rfx_rows *r, size_t n, int nthreads)
 {
     if (n <= r->cap)

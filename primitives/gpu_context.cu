@@ -381,10 +381,9 @@ extern "C" void rfx_gpu_set_tuning(rfx_gpu *g, const rfx_tuning *tune)
     g->tune = tune ? tune : &rfx_tuning_defaults;
 }
 
-// Pageable host rows cross the link at 1.3-3 GB/s on the lent H100 machine (the driver
-// stages them on one thread, and one thread there copies 1.4 GB/s), pinned ones at 52-55
-// GB/s: copies from RFX_STAGE_FROM bytes up go through a pinned buffer of the context in
-// pieces, filled or emptied by the host threads (512 MB: 11-17 GB/s against 1.4 direct).
+// Pageable host rows cross the link several times slower than pinned ones (the driver
+// stages them on one thread): copies from RFX_STAGE_FROM bytes up go through a pinned
+// buffer of the context in pieces, filled or emptied by the host threads in parallel.
 bool staged(rfx_gpu *g, size_t bytes)
 {
     if (bytes < RFX_STAGE_FROM || g->host_threads <= 1)

@@ -109,11 +109,9 @@ rfx_status cub_sort_u64(rfx_gpu *g, uint64_t *keys, uint64_t *alt, size_t n, int
                                int *sel);
 rfx_status rows_alloc(rfx_gpu *g, rfx_dev_rows *r, int arity, size_t n);
 void replace(rfx_gpu *g, rfx_dev_rows *dst, rfx_dev_rows *out);
+// Whether a copy of `bytes` between pageable host rows and the device goes through the
+// context's pinned staging buffer (gpu_context.cu says why).
 bool staged(rfx_gpu *g, size_t bytes);
-// Pageable host rows cross the link at 1.3-3 GB/s on the lent H100 machine (the driver
-// stages them on one thread, and one thread there copies 1.4 GB/s), pinned ones at 52-55
-// GB/s: copies from RFX_STAGE_FROM bytes up go through a pinned buffer of the context in
-// pieces, filled or emptied by the host threads (512 MB: 11-17 GB/s against 1.4 direct).
 #define RFX_STAGE_FROM ((size_t)16 << 20)
 #define RFX_STAGE_BYTES ((size_t)32 << 20)
 
@@ -168,9 +166,9 @@ static __device__ size_t bound_rows(const uint32_t *rows, int arity, size_t n, c
 // a group of G lanes (2-32, a power of two; the group's lanes call it with the same lo,
 // hi): G probes a round, so about log_G rounds of dependent loads instead of log2. The
 // searches that place tiles before a merge or a join (one a tile, each ~25 loads into 2^24
-// rows, one DRAM latency after another) took 12-22 us on an H100 by a thread each, as long
-// as a 2^20 set operation's tiles themselves; but each probe costs a sector, so many
-// searches by whole warps cost more in traffic than their fewer rounds save (search_lanes).
+// rows, one DRAM latency after another) by a thread each took as long as a small set
+// operation's tiles themselves; but each probe costs a sector, so many searches by whole
+// warps cost more in traffic than their fewer rounds save (search_lanes).
 template <int G, typename P> __device__ __forceinline__ size_t group_partition_point(size_t lo, size_t hi, P pred)
 {
     const unsigned lane = threadIdx.x & 31, gl = lane % G,
@@ -495,8 +493,7 @@ static __device__ __forceinline__ bool lb_ready(unsigned long long y, unsigned l
 /* The tile of a block-a-tile launch: its block index. Blocks of a grid start in index
  * order (CUB's decoupled look-back relies on it too), so a look-back never waits on a
  * block that has not started; a ticket from the counter cost every tile an atomic's
- * round trip and a barrier before its first load (H100, a generated 3-output FILTER of
- * 10%: 4-6% of its time). */
+ * round trip and a barrier before its first load. */
 static __device__ __forceinline__ size_t lb_tile()
 {
     return blockIdx.x;
@@ -516,8 +513,8 @@ static __device__ __forceinline__ unsigned lb_take(const lb_args &lb)
  * look-back by one whole warp (all lanes call it), 32 earlier tiles' words at a time,
  * summed back to the nearest one that holds its inclusive prefix (tiles are taken in
  * launch order, so every earlier tile is running or done; one lane walking back a tile at
- * a time held generated FILTER kernels to 71% of the copy bandwidth on an H100, the warp
- * to 97%). The last tile also writes the grand total. */
+ * a time held generated FILTER kernels well under the copy bandwidth, the warp reaches
+ * it). The last tile also writes the grand total. */
 static __device__ unsigned long long lookback_warp(unsigned long long total, size_t tile, size_t ntiles, const lb_args &lb)
 {
     unsigned lane = threadIdx.x & 31;
@@ -637,12 +634,12 @@ static __device__ __forceinline__ T block_place(T cnt, size_t tile, size_t ntile
 
 /* The context's look-back words, kept between launches (the tiled primitives' and the
  * generated FILTERs'): a launch takes `words` of them tagged with a new tag (LB_TAG), so
- * that it clears nothing first (a memset is a launch: ~8 us of a 64 MB generated filter's
- * ~80). Word 0 is the tile counter, which the launch's last ticket sets back to 0. The
- * words are zeroed when they grow, when the tags wrap and after a failed launch. They
- * come from cudaMalloc, not the pool (counted in the budget all the same): held in the
- * pool across runs they made SELECTs of 10% of 256 MB-4 GB 1.5-2.3x slower (H100,
- * fused and not; not understood), and rfx_gpu_reclaim must not free them. */
+ * that it clears nothing first (a memset is a launch, a tenth of a small filter's time).
+ * Word 0 is the tile counter, which the launch's last ticket sets back to 0. The words are
+ * zeroed when they grow, when the tags wrap and after a failed launch. They come from
+ * cudaMalloc, not the pool (counted in the budget all the same): held in the pool across
+ * runs they made SELECTs markedly slower (measured, not understood), and rfx_gpu_reclaim
+ * must not free them. */
 static inline rfx_status tagged_words(rfx_gpu *g, size_t words, unsigned long long **status, unsigned **counter,
                                unsigned long long *tag)
 {
@@ -848,8 +845,7 @@ template <typename T> __device__ __forceinline__ void block_copy(T *dst, const T
 
 // dst[w] = src[w] for w < nw by a block of 256 threads, where dst and src lie alike
 // modulo 16 bytes: cp.async of 16-byte pieces between scalar ends, all in flight at once
-// (4 pieces a thread through registers: 47% of the floor for DIFFERENCE at 2^28 on an
-// H100, 52% so); the caller commits and waits.
+// (faster than 4 pieces a thread through registers); the caller commits and waits.
 static __device__ __forceinline__ void block_stage_async(uint32_t *dst, const uint32_t *src, size_t nw)
 {
     size_t head = ((16 - ((uintptr_t)src & 15)) & 15) / 4;

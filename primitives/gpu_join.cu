@@ -247,23 +247,22 @@ static rfx_status join_expand_tiles(rfx_gpu *g, const gprog &code, uint64_t tota
 // known; a join with more is counted by that pass and run again into an exact
 // allocation. The three-pass join (counts, scan, expansion) moved ~3x the floor's bytes
 // through per-row arrays and reached 10% of it.
-// JT_ITEMS: left rows a thread (odd: the threads' rows fall in different banks; H100 2^28,
-// with galloping searches and outputs dealt by pairs: 3 41% of the floor, 5 49%, 7 46%, 9 36%)
+// JT_ITEMS: left rows a thread (odd: the threads' rows fall in different banks; 5 was the
+// fastest of 3, 5, 7 and 9 in bench_gpu_prims)
 #define JT_ITEMS 5
 #define JT_T (JT_ITEMS * 256)
 static_assert(JT_T * 3 / 2 < 65536, "a tile's left rows and staged right rows are numbered in 16 bits");
 #define JT_HEAVY 32
 // Blocks a multiprocessor: 5 (48 registers, 42 KB of shared memory where b is about as dense
-// as a) against 4 (63 registers, 49 KB): H100, JOIN of 2^22 / 2^24 / 2^26 rows 38-39% / 51% /
-// 55-56% of the floor -> 40-41% / 54% / 59%; 6 (40 registers) fell between; persistent
-// blocks staging the next tile while joining one (two buffers: 3 blocks, 78 registers)
-// were slower, 2^24 45-46%.
+// as a) beat 4 (63 registers, 49 KB) at every size measured, and 6 (40 registers) fell
+// between; persistent blocks staging the next tile while joining one (two buffers: 3
+// blocks, 78 registers) were slower.
 #define JT_BLOCKS 5
 #define JT_QUEUE 32   // heavy rows expanded per round
 #define JT_SMEM (96 * 1024)
 
 // cmp_prefix with the key's width known at compile time (K > 0; 0: k at run time): the
-// one-pass join is bound by instructions, not bytes (H100, ncu: SM 66% busy, memory 27%).
+// one-pass join is bound by instructions, not bytes (ncu: the SMs far busier than memory).
 template <int K> __device__ __forceinline__ int cmp_key(const uint32_t *x, const uint32_t *y, int k)
 {
     if constexpr (K == 0) {
@@ -287,9 +286,8 @@ __device__ __forceinline__ bool row_before(const uint32_t *seg, int sa, unsigned
 }
 
 // The first r in [0, m) whose k-prefix is >= key: halving without a branch (the base
-// moves or not, the same steps for every lane of a warp; the branching loop took 14
-// instructions a step, a tenth of the one-pass join's, ncu at 2^22: JOIN within 1% all
-// the same, H100).
+// moves or not, the same steps for every lane of a warp; the branching loop took more
+// instructions a step, though JOIN's time hardly changed).
 template <int K>
 __device__ __forceinline__ unsigned lower_rows(const uint32_t *seg, int sa, unsigned m, const uint32_t *key, int k)
 {
@@ -338,8 +336,8 @@ __device__ __forceinline__ unsigned seek_rows(const uint32_t *seg, int sa, unsig
 
 // seek_rows for answers near `from`, as a join's usually are (a row's matches start where
 // its neighbour's end, and keys of one or two matches end there): a row at a time for up to
-// JT_STEPS rows, then galloping (skewed keys). On an H100 the searches were most of the
-// one-pass join's instructions (ncu at 2^24: 64% issue-busy, ~370 a left row).
+// JT_STEPS rows, then galloping (skewed keys). The searches were most of the one-pass
+// join's instructions (ncu).
 #define JT_STEPS 4
 template <int K>
 __device__ __forceinline__ unsigned step_rows(const uint32_t *seg, int sa, unsigned from, unsigned m,

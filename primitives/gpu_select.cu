@@ -43,8 +43,8 @@ __global__ void k_project(const uint32_t *src, size_t n, int arity, const __grid
 /* The program run over a tile of ITEMS * 256 rows at once, an instruction at a time: the
  * stack lives in shared memory, one slot per stack level and row (row j * 256 + thread:
  * shared accesses free of bank conflicts), so each instruction is decoded once per ITEMS
- * rows (the per-row interpreter kept its stack in local memory and reached 20-50% of the
- * copy bandwidth on an H100). rows: the tile's rows as staged in shared memory. live: rows
+ * rows (the per-row interpreter kept its stack in local memory and reached half the copy
+ * bandwidth at best). rows: the tile's rows as staged in shared memory. live: rows
  * that exist (predicate) or are kept (outputs); only they raise division
  * by zero or are written. Returns the rows a FILTER keeps. EMIT k writes row j's value at
  * ostage[pos[j] * nout + k]. */
@@ -140,8 +140,8 @@ __device__ __forceinline__ void stage_tile(uint32_t *raw, const uint32_t *src, s
 
 /* SELECT and MAP over one source, by resident blocks that take tiles in order from a
  * counter and copy the next tile in (stage_tile) while they work on the current one (the
- * same kernel with each block's phases in series, load, compute, look-back, write, reached
- * 49% (SELECT) and 76% (MAP) of the copy bandwidth on an H100). A tile: the predicate,
+ * same kernel with each block's phases in series, load, compute, look-back, write, was
+ * markedly slower). A tile: the predicate,
  * its kept rows placed (row order: per row slab j, the warps' ballots; the tile's offset
  * by decoupled look-back, lookback_warp), the outputs run into a staged output tile that
  * is written out in one coalesced sweep. Without a predicate (dense) row i goes to output
@@ -168,9 +168,8 @@ __global__ void __launch_bounds__(SEL_THREADS) k_select_tiles(const __grid_const
     while (tile < ntiles) {
         // A MAP takes its next tile now, a whole tile ahead. A SELECT takes it once its
         // look-back is done: a tile taken early publishes its count a tile late, and the
-        // look-backs of the tiles after it wait for that (H100, 2^28 rows: SELECT 26% of
-        // the copy bandwidth taking tiles early, 51% late, 49% with no copies ahead; MAP
-        // 89%, 76% with no copies ahead).
+        // look-backs of the tiles after it wait for that (taking tiles early halved a
+        // SELECT's rate; a MAP gains from the copy ahead).
         size_t next = ntiles;
         uint32_t *rows = smem + b * arity * T;
         __syncthreads();   // everyone has read s_next

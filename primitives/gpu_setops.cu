@@ -180,9 +180,8 @@ static size_t setop_rows_smem(int w)
 // holds the current row of a and of b in registers as they merge and keeps the rows it
 // will write there too, so the output tile can overwrite the staged input (half the
 // shared memory; 48 registers keep 5 blocks a multiprocessor all the same, and bounds of
-// 6 or 8 blocks were no faster). On an H100 the general kernel ran at 72% of the SMs'
-// issue rate and 59% of DRAM bandwidth (ncu), DIFFERENCE at 2^24-2^26 at 45-50% of the
-// floor; so 58-67% (UNION 55-62% -> 68-79%).
+// 6 or 8 blocks were no faster). The general kernel was bound by issue, not DRAM (ncu);
+// this one moves the set operations of such rows markedly closer to their floor.
 template <int W>
 __global__ void __launch_bounds__(256) k_setop_rows(const uint32_t *a, size_t na, const uint32_t *b, size_t nb,
                                                     int mode, const size_t *splits, size_t ntiles, uint32_t *out,

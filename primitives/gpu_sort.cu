@@ -122,7 +122,7 @@ __global__ void k_squeeze2(uint64_t *keys, size_t n, int shift)
  * more. (Measuring the widths first, so that the keys are written once and already
  * squeezed, saves 8 bytes a row where columns are narrow, as graph ids are, and costs 8
  * where they are not. CUB's sort of the rows themselves through a decomposer took twice
- * as long as its 64-bit key sort on an H100 and an H200.) *sorted, *spare: the buffer of
+ * as long as its 64-bit key sort.) *sorted, *spare: the buffer of
  * sorted keys and the other one; *shift: column 1's bits in a key; *b1: its width. */
 static rfx_status sort_packed2(rfx_gpu *g, const rfx_dev_rows *src, uint64_t **sorted, uint64_t **spare, int *shift,
                                int *b1)
@@ -162,9 +162,9 @@ static rfx_status sort_packed2(rfx_gpu *g, const rfx_dev_rows *src, uint64_t **s
  * column 0 in its low half, and CUB's radix sort is stable, so sorting the words by
  * column 1's bits and then by column 0's sorts the rows, with nothing packed or unpacked
  * (each sort spans its column's width, found by one pass that reads the rows). The packed
- * sort's two passes over the keys, each reading and writing 8 bytes a row, had SORT at
- * 1.17-1.22x CUB's sort of the packed keys on an H100; the word sorts move what the
- * packed sort does, less those passes, plus one radix histogram and the widths' read.
+ * sort's two passes over the keys, each reading and writing 8 bytes a row, cost SORT a
+ * fifth over CUB's sort of the packed keys; the word sorts move what the packed sort
+ * does, less those passes, plus one radix histogram and the widths' read.
  * *sorted: the sorted words (rows), *spare: a buffer of n words or NULL; *b1: column 1's
  * width. leading_only: src's rows of equal column 0 are in order already, so the sort by
  * column 0 alone (stable) sorts them. */
@@ -210,9 +210,8 @@ static rfx_status sort_words2(rfx_gpu *g, const rfx_dev_rows *src, uint64_t **so
 
 /* Rows from this many on are sorted as words (sort_words2), fewer packed (sort_packed2):
  * the word sorts make two calls of CUB's sort and read the rows once more for the widths,
- * which below ~2^23 rows cost more than the packing passes save (H100, against CUB's sort
- * of the packed keys: words 1.16x / 1.13x / 1.10-1.11x at 2^23 / 2^24 / 2^25-2^26, packed
- * 1.18-1.19x; at 2^21-2^22 words 1.19-1.23x, packed 1.18x). */
+ * which below ~2^23 rows cost more than the packing passes save (bench_gpu_prims against
+ * CUB's sort of the packed keys; docs/PERFORMANCE.md). */
 #define SORT_WORDS_MIN ((size_t)1 << 23)
 
 /* Two-column rows of src sorted into *out (fresh memory; src is left as it was). distinct:
@@ -601,9 +600,8 @@ extern "C" rfx_status rfx_gpu_rename_by_degree(rfx_gpu *g, const rfx_dev_rows *s
     }
     // The counts in sweeps over the rows, each counting the vertices of a span whose
     // counters fill half the L2: random atomics on counters in DRAM move a sector each way
-    // per increment. The renaming of R-MAT 24 / 26 on an H100 (2^24 / 2^26 counters), ms:
-    // one sweep 23.6 / 157.5; spans of a quarter of the L2's bytes 20.0 / 163.7, a half
-    // 18.6 / 128.2, the whole 20.8 / 121.6.
+    // per increment. Spans of half the L2 were the best compromise over R-MAT 24 and 26
+    // (a quarter lost on the larger graph, the whole L2 on the smaller).
     const size_t span = g->l2_bytes / 8 > ((size_t)1 << 20) ? g->l2_bytes / 8 : (size_t)1 << 20;
     if (st == RFX_OK && e == cudaSuccess && (e = cudaMemsetAsync(deg, 0, nv * 4, g->stream)) == cudaSuccess) {
         for (size_t lo = 0; lo < nv && e == cudaSuccess; lo += span) {

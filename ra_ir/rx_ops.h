@@ -82,7 +82,7 @@ RFX_HD uint32_t rfx_bitwise(int op, int prim, uint32_t a, uint32_t b)
 }
 
 /* + - * / % (op < RFX_BAND): what MAP's terms kernel compiles (the others would cost it
- * registers, H100: 26 -> 31 for one term); rfx_binary takes every operator. */
+ * registers); rfx_binary takes every operator. */
 RFX_HD uint32_t rfx_arith(int op, int prim, uint32_t a, uint32_t b, bool *div0)
 {
     if (prim == RFX_FLOAT) {

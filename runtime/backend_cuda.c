@@ -474,8 +474,8 @@ static bool triangle_shaped(const cuda_ctx *x, const rfx_ra_cmd *c)
 /* Counts a triangle-shaped join in variable order y, x, z (e reversed as the source of
  * e(x,y)) when that probes fewer values in the last level than x, y, z: the planner has no
  * degrees, the device measures both sums in one pass (rfx_gpu_triangle_order_costs). On
- * degree-oriented power-law graphs order y, x, z halves the probes (R-MAT 24, H100,
- * bench_lftj -v: 502 ms against 940 ms for the count). *done: counted here. */
+ * degree-oriented power-law graphs order y, x, z halves the probes (bench_lftj -v).
+ * *done: counted here. */
 static rfx_status cu_triangles_reordered(cuda_ctx *x, const rfx_ra_cmd *c, uint64_t *n, bool *done)
 {
     *done = false;

@@ -872,8 +872,8 @@ static void text_chunk(int i, void *ctx)
 
 /* The batch before, written in order by one task while the others make this batch's text
  * (the reader's "one more task"). One writer copies into the page cache faster than many at
- * once (H100 host, 8 GB in 1.5 MB writes: one thread 3.2-4.65 GB/s, sixteen at their offsets
- * 1.95-2.34 GB/s), and making the text and writing it no longer take turns. */
+ * once at their offsets (bench/io.sh), and making the text and writing it no longer take
+ * turns. */
 static void write_batch(text_job *j)
 {
     for (int i = 0; i < j->nwritten && j->wst == RFX_OK; i++) {

@@ -328,7 +328,7 @@ static void gen_filter(gen *g, const rfx_fgroup *grp)
           "    const u32 below = (1u << lane) - 1;\n",
           f);
     /* each output's place found once, rows placed by 32-bit positions in the tile (64-bit
-     * arithmetic for every row cost a 3-output FILTER of 10% ~4% of its time, H100) */
+     * arithmetic for every row cost a measurable share of a FILTER's time) */
     for (int m = 0; m < M; m++)
         if (grp->outs[m].nout)
             fprintf(f, "    u32 *const o%d = outs.p[%d] + s_base[%d] * %d;\n", m, m, m, grp->outs[m].nout);

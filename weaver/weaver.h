@@ -147,11 +147,10 @@ static inline int rfx_weave_items(int arity)
     return arity <= 4 ? 8 : arity <= 8 ? 4 : arity <= 16 ? 2 : 1;
 }
 /* Blocks a multiprocessor a FILTER kernel over rows this wide asks registers for (0: no
- * bound). Two-word rows, 8 a thread, capped for 6 blocks (40 registers): three SELECTs over
- * one input at 10% selectivity, 4 GB on an H100, went from 67% to 75% of the floor (16 rows
- * a thread used 64 registers, 4 blocks; 8 rows uncapped 48, 5 blocks: 67%); the blocks'
- * wait at the look-back is hidden by the others' loads. Wider rows keep their registers
- * ((a) lost 71% -> 66% under a cap for 5 blocks). */
+ * bound). Two-word rows, 8 a thread, capped for 6 blocks: more blocks resident hide each
+ * block's wait at the look-back behind the others' loads, which beat more rows a thread
+ * (bench_weaver's pattern (a)); wider rows keep their registers (a cap cost them more than
+ * it won). */
 static inline int rfx_weave_min_blocks(int arity)
 {
     return arity <= 2 ? 6 : 0;
