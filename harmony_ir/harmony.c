@@ -1,5 +1,5 @@
-/* harmony.c: plan -> Harmony IR (the kernels the CUDA backend launches per command) and
- * its printer. */
+/* harmony.c: plan and weave -> Harmony IR (the kernels the CUDA backend launches per
+ * command and fused group) and its printer. */
 #include "harmony.h"
 #include "base.h"
 
@@ -292,13 +292,51 @@ static void lower_cmd(hctx *x, const rfx_ra_cmd *c)
     }
 }
 
-rfx_harmony *rfx_harmony_build(const rfx_plan *plan)
+/* A fused group's kernels at its anchor: the generated kernels, or its members' own where
+ * the backend runs the group member by member. */
+static void lower_group(hctx *x, const rfx_fgroup *g)
+{
+    const rfx_plan *P = x->h->plan;
+    const char *small = "over fewer than jit_min_rows input tuples: the members' kernels instead";
+    if (g->kind == RFX_FG_FILTER) {
+        int outs[4] = {NONE, NONE, NONE, NONE};
+        for (int m = 0; m < g->nouts && m < 4; m++)
+            outs[m] = pv(g->outs[m].dst);
+        kernel(x, RFX_HK_COMPUTE, hfmt(x, "%s.filter", g->name),
+               hfmt(x, "generated: %d output%s placed by decoupled look-back in one pass; %s", g->nouts,
+                    g->nouts == 1 ? "" : "s", small),
+               1, (int[]){pv(g->src)}, g->nouts < 4 ? g->nouts : 4, outs);
+        return;
+    }
+    if (g->gpu_by_members) {
+        for (int k = 0; k < g->nmembers; k++) {
+            const rfx_fmember *m = &g->members[k];
+            lower_cmd(x, &P->blocks[m->block].cmds[m->cmd]);
+        }
+        return;
+    }
+    int ins[4] = {NONE, NONE, NONE, NONE};
+    for (int s = 0; s < g->nsrc && s < 4; s++)
+        ins[s] = pv(g->srcs[s]);
+    const char *n = size_of(x, g->srcs[0]);
+    int cnt = scratch(x, 2, n), off = scratch(x, 2, n);
+    kernel(x, RFX_HK_PARTITION, hfmt(x, "%s.count", g->name),
+           hfmt(x, "generated: matches per row of the first source over %d sources; %s", g->nsrc, small),
+           g->nsrc < 4 ? g->nsrc : 4, ins, 1, (int[]){cnt});
+    K(RFX_HK_LIBRARY, "cub.exclusive_scan", "output ranges", V(cnt), V(off));
+    int eins[4] = {off, ins[0], ins[1], ins[2]};
+    kernel(x, RFX_HK_COMPUTE, hfmt(x, "%s.expand", g->name), "generated: one thread per candidate, filters and outputs",
+           g->nsrc + 1 < 4 ? g->nsrc + 1 : 4, eins, 1, (int[]){pv(g->dst)});
+}
+
+rfx_harmony *rfx_harmony_build(const rfx_plan *plan, const rfx_weave *weave)
 {
     rfx_harmony *h = rfx_calloc(1, sizeof *h);
     if (!h)
         return NULL;
     h->arena = rfx_arena_new();
     h->plan = plan;
+    h->weave = weave;
     hctx x = {.h = h};
     if (!h->arena) {
         free(h);
@@ -314,10 +352,15 @@ rfx_harmony *rfx_harmony_build(const rfx_plan *plan)
         hb->ncmds = pb->ncmds;
         hb->cmds = halloc(&x, sizeof(rfx_hcmd) * (size_t)(pb->ncmds + 1));
         for (int i = 0; hb->cmds && i < pb->ncmds; i++) {
-            hb->cmds[i] = (rfx_hcmd){&pb->cmds[i], 0, NULL};
+            const rfx_fgroup *g = rfx_weave_group_at(weave, b, i);
+            const bool anchor = g && g->block == b && g->anchor == i;
+            hb->cmds[i] = (rfx_hcmd){&pb->cmds[i], g, !g || anchor, 0, NULL};
             x.cur = &hb->cmds[i];
             x.kcap = 0;
-            lower_cmd(&x, &pb->cmds[i]);
+            if (anchor)
+                lower_group(&x, g);
+            else if (!g)
+                lower_cmd(&x, &pb->cmds[i]);
         }
     }
     if (x.oom) {
@@ -352,7 +395,8 @@ static void print_vars(FILE *out, const rfx_harmony *h, const int *v, int n)
 void rfx_harmony_print(FILE *out, const rfx_harmony *h)
 {
     const rfx_plan *P = h->plan;
-    fprintf(out, "// Harmony IR of %s: kernels per plan command\n", P->prog->file);
+    fprintf(out, "// Harmony IR of %s: the kernels each plan command launches, fused groups at their anchor%s\n",
+            P->prog->file, h->weave ? "" : " (no fusion)");
     for (int v = 0; v < h->nvars; v++) {
         const rfx_hvar *kv = &h->vars[v];
         if (kv->plan_var >= 0 && P->vars[kv->plan_var].kind == RFX_PV_UNIT)
@@ -365,6 +409,14 @@ void rfx_harmony_print(FILE *out, const rfx_harmony *h)
         for (int i = 0; i < h->blocks[b].ncmds; i++) {
             const rfx_hcmd *c = &h->blocks[b].cmds[i];
             rfx_plan_print_cmd(out, P, c->cmd);
+            if (c->group && c->runs)
+                fprintf(out, "    // fused group %s (%s%s), in place of its %d command%s\n", c->group->name,
+                        c->group->kind == RFX_FG_FILTER ? "FILTER" : "JOIN",
+                        c->group->gpu_by_members ? ", run member by member" : "", c->group->nmembers,
+                        c->group->nmembers == 1 ? "" : "s");
+            else if (c->group)
+                fprintf(out, "    // in fused group %s: runs at its anchor, B%d[%d]\n", c->group->name,
+                        c->group->block, c->group->anchor);
             for (int k = 0; k < c->nkernels; k++) {
                 const rfx_hkernel *kn = &c->kernels[k];
                 fprintf(out, "      %-9s %-22s ", stage_name(kn->stage), kn->name);

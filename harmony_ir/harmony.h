@@ -1,14 +1,19 @@
 /* harmony.h: the kernel-level IR (Red Fox's Harmony IR, thesis §3.1.2). Each query-plan
  * command becomes a sequence of kernels over kernel variables: the partition, compute
  * and gather stages of its operator skeleton, library calls (radix sort, scan) and
- * transfers, in the same CFG as the plan. It describes what the CUDA backend launches
- * for each command, and is the input of the kernel weaver.
+ * transfers, in the same CFG as the plan. It is built from the plan and the weave the
+ * runtime runs (one per program): a fused group's kernels stand at its anchor and its
+ * other members launch nothing, as the CUDA backend runs them. Choices made at run time
+ * from sizes (a group over fewer than the tuning's jit_min_rows input tuples runs its
+ * members; triejoin paths, out-of-core parts) are named in the kernels' notes.
  *
- * Ownership: an rfx_harmony owns its arena and borrows the plan (free it first). */
+ * Ownership: an rfx_harmony owns its arena and borrows the plan and the weave (free it
+ * first). */
 #ifndef RFX_HARMONY_H
 #define RFX_HARMONY_H
 
 #include "ra_ir.h"
+#include "weaver.h"
 
 typedef enum rfx_hk_stage {
     RFX_HK_PARTITION,          /* splits the work: key ranges, tile boundaries, counts */
@@ -38,6 +43,8 @@ typedef struct rfx_hvar {
 /* The kernels of one plan command. */
 typedef struct rfx_hcmd {
     const rfx_ra_cmd *cmd;     /* borrowed from the plan */
+    const rfx_fgroup *group;   /* the fused group it belongs to (the weave's), or NULL */
+    bool runs;                 /* false: a group member run at the group's anchor */
     int nkernels;
     rfx_hkernel *kernels;
 } rfx_hcmd;
@@ -50,14 +57,15 @@ typedef struct rfx_hblock {
 typedef struct rfx_harmony {
     rfx_arena *arena;
     const rfx_plan *plan;
+    const rfx_weave *weave;    /* NULL: no fusion (every command runs on its own) */
     int nvars, varcap;
     rfx_hvar *vars;
     int nblocks;
     rfx_hblock *blocks;
 } rfx_harmony;
 
-/* Lowers a plan; NULL on out-of-memory. */
-rfx_harmony *rfx_harmony_build(const rfx_plan *plan);
+/* Lowers a plan and its weave (NULL: no fused groups); NULL on out-of-memory. */
+rfx_harmony *rfx_harmony_build(const rfx_plan *plan, const rfx_weave *weave);
 void rfx_harmony_free(rfx_harmony *h);
 /* Deterministic text form (`rfx --emit=harmony`). */
 void rfx_harmony_print(FILE *out, const rfx_harmony *h);

@@ -17,7 +17,12 @@ struct rfx_engine {
     int devices[16];               /* a copy of the config's device list */
     int nthreads;
     rfx_program *prog;
+    /* the program's stages, built once when it is loaded (again when a count-only relation
+     * gets inserted tuples): the plan, the weave the runs fuse by (NULL with no_fuse) and
+     * the Harmony IR of the two, which --emit=harmony prints */
     rfx_plan *plan;
+    rfx_weave *weave;
+    rfx_harmony *harmony;
     rfx_rows *inserts;             /* per program relation */
     bool *inserts_unsorted;        /* per relation: appended to since the last sort */
     rfx_exec *result;              /* state after the last successful run */
@@ -250,6 +255,8 @@ void rfx_close(rfx_engine *e)
     rfx_exec_free(e->result);
     rfx_device_keep_free(e->keep);
     free_inserts(e);
+    rfx_harmony_free(e->harmony);
+    rfx_weave_free(e->weave);
     rfx_plan_free(e->plan);
     rfx_program_free(e->prog);
     fclose(e->diag);
@@ -261,14 +268,35 @@ void rfx_close(rfx_engine *e)
 }
 
 /* ---- programs ------------------------------------------------------------------------- */
-static rfx_plan *build_plan(rfx_engine *e, const rfx_program *prog, bool keep_all_tuples, rfx_plan_error *err)
+/* Plans prog, weaves the plan (unless fusion is off) and lowers both to Harmony, into
+ * e's stages (the old ones freed); false, with e's stages untouched, on failure (err says
+ * whether it was a bug). */
+static bool build_stages(rfx_engine *e, const rfx_program *prog, bool keep_all_tuples, rfx_plan_error *err)
 {
     rfx_plan_opts po = {.no_passes = e->cfg.no_opt,
                         .no_fuse_maps = e->cfg.no_fuse,
                         .join = e->cfg.join == RFX_JOIN_BINARY ? RFX_PLAN_JOIN_BINARY
                               : e->cfg.join == RFX_JOIN_LFTJ ? RFX_PLAN_JOIN_LFTJ : RFX_PLAN_JOIN_AUTO,
                         .no_count_only = keep_all_tuples};
-    return rfx_plan_build(prog, &po, err);
+    rfx_plan *plan = rfx_plan_build(prog, &po, err);
+    rfx_weave *weave = NULL;
+    rfx_harmony *harmony = NULL;
+    if (plan && !e->cfg.no_fuse)
+        weave = rfx_weave_build(plan, &(rfx_weave_opts){.join_groups = e->tune.join_groups});
+    if (plan && (weave || e->cfg.no_fuse))
+        harmony = rfx_harmony_build(plan, weave);
+    if (!harmony) {
+        rfx_weave_free(weave);
+        rfx_plan_free(plan);
+        return false;
+    }
+    rfx_harmony_free(e->harmony);
+    rfx_weave_free(e->weave);
+    rfx_plan_free(e->plan);
+    e->plan = plan;
+    e->weave = weave;
+    e->harmony = harmony;
+    return true;
 }
 
 static rfx_result adopt_program(rfx_engine *e, rfx_program *prog, int nerr, bool io_error)
@@ -276,14 +304,18 @@ static rfx_result adopt_program(rfx_engine *e, rfx_program *prog, int nerr, bool
     if (!prog)
         return end_call(e, io_error ? RFX_EXIT_IO : nerr < 0 ? RFX_EXIT_RESOURCE : RFX_EXIT_PROGRAM);
     rfx_plan_error err = {0};
-    e->plan = build_plan(e, prog, false, &err);
+    bool built = build_stages(e, prog, false, &err);
     e->inserts = rfx_calloc((size_t)(prog->nrels ? prog->nrels : 1), sizeof(rfx_rows));
     e->inserts_unsorted = rfx_calloc((size_t)(prog->nrels ? prog->nrels : 1), sizeof(bool));
-    if (!e->plan || !e->inserts || !e->inserts_unsorted) {
+    if (!built || !e->inserts || !e->inserts_unsorted) {
+        rfx_harmony_free(e->harmony);
+        rfx_weave_free(e->weave);
         rfx_plan_free(e->plan);
         free(e->inserts);
         free(e->inserts_unsorted);
         e->plan = NULL;
+        e->weave = NULL;
+        e->harmony = NULL;
         e->inserts = NULL;
         e->inserts_unsorted = NULL;
         rfx_program_free(prog);
@@ -347,30 +379,18 @@ rfx_result rfx_emit(rfx_engine *e, rfx_stage stage, FILE *out)
     case RFX_STAGE_PLAN:
         rfx_plan_print(out, e->plan);
         break;
-    case RFX_STAGE_HARMONY: {
-        rfx_harmony *h = rfx_harmony_build(e->plan);
-        if (!h)
-            return fail(e, RFX_EXIT_RESOURCE, "out of memory building the Harmony IR");
-        rfx_harmony_print(out, h);
-        rfx_harmony_free(h);
+    case RFX_STAGE_HARMONY:
+        rfx_harmony_print(out, e->harmony);
         break;
-    }
     case RFX_STAGE_FUSED:
-    case RFX_STAGE_CUDA: {
-        if (e->cfg.no_fuse) {
+    case RFX_STAGE_CUDA:
+        if (!e->weave)
             fprintf(out, "// %s: no fused groups (fusion is off)\n", e->prog->file);
-            break;
-        }
-        rfx_weave *w = rfx_weave_build(e->plan, NULL);
-        if (!w)
-            return fail(e, RFX_EXIT_RESOURCE, "out of memory fusing kernels");
-        if (stage == RFX_STAGE_FUSED)
-            rfx_weave_print(out, w);
+        else if (stage == RFX_STAGE_FUSED)
+            rfx_weave_print(out, e->weave);
         else
-            rfx_weave_print_cuda(out, w);
-        rfx_weave_free(w);
+            rfx_weave_print_cuda(out, e->weave);
         break;
-    }
     default:
         return fail(e, RFX_EXIT_IO, "rfx_emit: unknown stage %d", (int)stage);
     }
@@ -486,12 +506,9 @@ rfx_result rfx_run(rfx_engine *e)
     for (int r = 0; r < e->prog->nrels; r++) {
         if (e->inserts[r].n && e->plan->vars[e->plan->relvar[r]].count_only) {
             rfx_plan_error err = {0};
-            rfx_plan *p = build_plan(e, e->prog, true, &err);
-            if (!p)
+            if (!build_stages(e, e->prog, true, &err))
                 return fail(e, err.internal ? RFX_EXIT_INTERNAL : RFX_EXIT_RESOURCE, "%s",
                             err.internal ? err.message : "out of memory planning the program");
-            rfx_plan_free(e->plan);
-            e->plan = p;
             break;
         }
     }
@@ -523,6 +540,7 @@ rfx_result rfx_run(rfx_engine *e)
         .no_fuse = e->cfg.no_fuse,
         .keep = e->keep,
         .tune = &e->tune,
+        .weave = e->weave,
     };
     rfx_status st = rfx_exec_run(e->plan, e->prog, &o, e->inserts, &e->result);
     if (st != RFX_OK)   /* a device error may have spoilt the contexts: the next run opens its own */

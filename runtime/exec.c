@@ -26,7 +26,8 @@ struct rfx_exec {
         int *list;             /* -1-terminated runs of temporaries to free */
     } *frees;                  /* per block */
     op_stat stats[RFX_RA_NOPS + 2];   /* commands, then fused FILTER and JOIN groups */
-    rfx_weave *weave;          /* fused groups (NULL with --no-fuse) */
+    const rfx_weave *weave;    /* fused groups (NULL with --no-fuse): the caller's or own_weave */
+    rfx_weave *own_weave;      /* woven for this run where the caller gave none */
     int nthreads;
     double t_start, t_progress;
     int iteration;             /* of the current semi-naive loop */
@@ -906,9 +907,13 @@ rfx_status rfx_exec_run(const rfx_plan *P, rfx_program *prog, const rfx_run_opts
     x->t_start = rfx_seconds();
     rfx_fn_env_reset(P->fn_env);
     rfx_status st = check_output_dir(x);
-    if (st == RFX_OK && !o->no_fuse && !(x->weave = rfx_weave_build(P, &(rfx_weave_opts){.join_groups = x->o->tune->join_groups}))) {
-        fprintf(err, "rfx: error: out of memory fusing the plan's kernels\n");
-        st = RFX_ERR_NOMEM;
+    if (st == RFX_OK && !o->no_fuse) {
+        x->weave = o->weave;
+        if (!x->weave && !(x->weave = x->own_weave =
+                               rfx_weave_build(P, &(rfx_weave_opts){.join_groups = x->o->tune->join_groups}))) {
+            fprintf(err, "rfx: error: out of memory fusing the plan's kernels\n");
+            st = RFX_ERR_NOMEM;
+        }
     }
     if (st == RFX_OK)
         st = open_backend(x);
@@ -958,7 +963,7 @@ void rfx_exec_free(rfx_exec *x)
         x->be->close(x->be);
     free_liveness(x);
     free(x->unsplit_bytes);
-    rfx_weave_free(x->weave);
+    rfx_weave_free(x->own_weave);
     pthread_mutex_destroy(&x->trace_lock);
     free(x);
 }
