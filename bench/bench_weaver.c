@@ -12,7 +12,7 @@
  * Times: CUDA events, warm (the compile happens in the warm-up), median of repeats.
  * Usage: bench_weaver [min_MB max_MB repeats [patterns]]   (default 64 4096 5 abcde) */
 #include "backend.h"
-#include "cuda_prims.h"
+#include "gpu_bench.h"
 
 #include <math.h>
 #include <stdio.h>

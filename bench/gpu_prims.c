@@ -13,7 +13,7 @@
  * A cell whose model max is under its target cannot meet it as measured here by a kernel
  * that moves its bytes no faster than the copy does.
  * Usage: gpu_prims [min_log2 max_log2 repeats]   (default 20 28 5) */
-#include "cuda_prims.h"
+#include "gpu_bench.h"
 
 #include <stdio.h>
 #include <stdlib.h>

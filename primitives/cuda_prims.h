@@ -74,17 +74,8 @@ rfx_status rfx_gpu_sync(rfx_gpu *g);
 /* Milliseconds of device time fn(arg) takes on the context's stream, measured with CUDA
  * events (fn's own status in *st). */
 double rfx_gpu_time_ms(rfx_gpu *g, rfx_status (*fn)(void *arg), void *arg, rfx_status *st);
-/* r = n tuples of pseudo-random values (below mod, or any value when mod is 0), made on
- * the device from seed (benchmark inputs). */
-rfx_status rfx_gpu_fill_random(rfx_gpu *g, rfx_dev_rows *r, size_t n, uint64_t seed, uint32_t mod);
 /* Device-to-device copy of `bytes` (for measuring the bandwidth ceiling). */
 rfx_status rfx_gpu_memcpy_d2d(rfx_gpu *g, void *dst, const void *src, size_t bytes);
-/* An empty kernel, launched and waited for as a SELECT waits for its size (wait true) or
- * not: the fixed cost of one operator (the benchmark's measure of it at small sizes). */
-rfx_status rfx_gpu_empty_launch(rfx_gpu *g, bool wait);
-/* The CUB radix sort of n 64-bit keys on bits [0, bits), in place (the reference the
- * SORT primitive is compared with). */
-rfx_status rfx_gpu_cub_sort_u64(rfx_gpu *g, uint64_t *keys, size_t n, int bits);
 
 rfx_status rfx_gpu_sort(rfx_gpu *g, rfx_dev_rows *r);
 /* dst = src sorted (src unchanged; dst may be src). */

@@ -330,16 +330,6 @@ rfx_status cub_sort_u64(rfx_gpu *g, uint64_t *keys, uint64_t *alt, size_t n, int
     return RFX_OK;
 }
 
-extern "C" rfx_status rfx_gpu_cub_sort_u64(rfx_gpu *g, uint64_t *keys, size_t n, int bits)
-{
-    int sel;
-    uint64_t *alt;
-    ALLOC(alt, n * 8);
-    rfx_status st = cub_sort_u64(g, keys, alt, n, 0, bits, &sel);   // may end in alt: the reference times the sort alone
-    rfx_gpu_free(g, alt);
-    return st;
-}
-
 extern "C" void rfx_gpu_rows_init(rfx_dev_rows *r, int arity)
 {
     r->data = NULL;

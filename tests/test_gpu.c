@@ -13,7 +13,7 @@ static const char *env_or(const char *name, const char *fallback)
     const char *v = getenv(name);
     return v && *v ? v : fallback;
 }
-#include "cuda_prims.h"
+#include "gpu_bench.h"
 #include "base.h"
 
 #include <math.h>

@@ -1,5 +1,9 @@
-// gpu_bench_inputs.cu: entry points for benchmarks only: random rows made on the device, an empty launch.
+// gpu_bench.cu: entry points for benchmarks and tests only (gpu_bench.h), over the
+// primitives' CUDA core: random rows made on the device, an empty launch, CUB's sort.
 #include "gpu_core.cuh"
+extern "C" {
+#include "gpu_bench.h"
+}
 
 // ---- benchmark inputs ---------------------------------------------------------------
 __global__ void k_fill_random(uint32_t *p, size_t n, uint64_t seed, uint32_t mod)
@@ -44,4 +48,15 @@ extern "C" rfx_status rfx_gpu_empty_launch(rfx_gpu *g, bool wait)
     k_empty<<<1, 32, 0, g->stream>>>(wait ? g->d_words + EMPTY_WORD : NULL, t);
     CK(cudaGetLastError());
     return wait ? tag_wait(g, t, EMPTY_WORD, "k_empty") : RFX_OK;
+}
+
+// ---- the reference the SORT primitive is compared with ------------------------------
+extern "C" rfx_status rfx_gpu_cub_sort_u64(rfx_gpu *g, uint64_t *keys, size_t n, int bits)
+{
+    int sel;
+    uint64_t *alt;
+    ALLOC(alt, n * 8);
+    rfx_status st = cub_sort_u64(g, keys, alt, n, 0, bits, &sel);   // may end in alt: the reference times the sort alone
+    rfx_gpu_free(g, alt);
+    return st;
 }
