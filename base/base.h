@@ -112,6 +112,124 @@ static inline uint64_t rfx_fnv1a(uint64_t h, const void *p, size_t n)
     return h;
 }
 
+/* ---- values ----------------------------------------------------------------------- */
+#define RFX_MAX_ARITY 128        /* attributes of a relation (the front end checks it) */
+
+/* A place in a program's text, for messages. */
+typedef struct rfx_loc {
+    int line, col;             /* 1-based; 0 when unknown */
+} rfx_loc;
+
+/* The four primitive kinds; every value is 32 bits wide in storage. */
+typedef enum rfx_prim {
+    RFX_NUMBER,                /* signed 32-bit, wrapping arithmetic */
+    RFX_UNSIGNED,              /* unsigned 32-bit */
+    RFX_FLOAT,                 /* IEEE binary32, stored as its bits */
+    RFX_SYMBOL                 /* id into the symbol table */
+} rfx_prim;
+
+const char *rfx_prim_name(rfx_prim p);
+
+/* Soufflé's binary operators: arithmetic, then (numbers and unsigned only) bitwise, shifts,
+ * logical (0 or 1) and power, then the two-argument functors min(a, b) and max(a, b). */
+typedef enum rfx_binop {
+    RFX_ADD, RFX_SUB, RFX_MUL, RFX_DIV, RFX_MOD,
+    RFX_BAND, RFX_BOR, RFX_BXOR, RFX_BSHL, RFX_BSHR, RFX_BSHRU, RFX_LAND, RFX_LOR, RFX_LXOR, RFX_POW,
+    RFX_MIN_OF, RFX_MAX_OF
+} rfx_binop;
+/* Whether op is defined on numbers and unsigned only (not floats). */
+#define RFX_BINOP_INTEGRAL(op) ((op) >= RFX_BAND && (op) <= RFX_POW)
+/* Whether op is written as a function, min(a, b), rather than between its operands. */
+#define RFX_BINOP_CALL(op) ((op) == RFX_MIN_OF || (op) == RFX_MAX_OF)
+typedef enum rfx_aggfn { RFX_AGG_COUNT, RFX_AGG_SUM, RFX_AGG_MIN, RFX_AGG_MAX, RFX_AGG_MEAN } rfx_aggfn;
+typedef enum rfx_cmpop { RFX_LT, RFX_LE, RFX_GT, RFX_GE, RFX_EQ, RFX_NE } rfx_cmpop;
+/* The operators as Soufflé writes them ("+", "band", "<=", "count", ...). */
+const char *rfx_binop_str(rfx_binop op);
+const char *rfx_cmpop_str(rfx_cmpop op);
+const char *rfx_aggfn_str(rfx_aggfn fn);
+
+/* ---- scalar expression programs ----------------------------------------------------- */
+/* The expressions every executor evaluates over a tuple's columns (rfx_rx below): the
+ * planner (ra_ir) builds them, the operators (primitives/, on the CPU and in the GPU's
+ * interpreter) run them, with the semantics of rx_ops.h; expr.c evaluates one on a tuple.
+ *
+ * Functor nodes (RFX_RX_FN, functors.c) are Soufflé's intrinsic functors that read or make
+ * symbols, or convert between kinds of values (cat, substr, to_number, ...). They need the
+ * program's symbol table while a plan runs, so they run on the host, on any number of
+ * threads: their environment serialises the table's use. A functor that fails
+ * (to_number of "abc") records why and sets *fail; the run stops with that message,
+ * naming the rule, as on a division by zero. An environment borrows its symbol table;
+ * the plan owns the environment. */
+/* The operations of RFX_RX_FN nodes, each over arguments of fixed kinds. */
+typedef enum rfx_fn_op {
+    RFX_FX_CAT,                /* symbol, symbol -> symbol */
+    RFX_FX_STRLEN,             /* symbol -> number (bytes) */
+    RFX_FX_SUBSTR,             /* symbol, number, number -> symbol */
+    RFX_FX_ORD,                /* symbol -> number (its id) */
+    RFX_FX_CONTAINS,           /* symbol, symbol -> 0/1: the first occurs in the second */
+    RFX_FX_MATCH,              /* symbol, symbol -> 0/1: the second matches the first, an ECMAScript
+                                * regex; 2 when the pattern is invalid (neither match nor !match holds) */
+    RFX_FX_S2I, RFX_FX_S2U, RFX_FX_S2F,   /* symbol -> number, unsigned, float (parsed as Soufflé does) */
+    RFX_FX_I2S, RFX_FX_U2S, RFX_FX_F2S,   /* number, unsigned, float -> symbol */
+    RFX_FX_F2I, RFX_FX_F2U, RFX_FX_I2F, RFX_FX_U2F,   /* between floats and integers */
+    RFX_FX_AUTOINC,            /* -> number: 0, 1, 2, ... in the order of evaluation */
+    RFX_FX_COUNT
+} rfx_fn_op;
+
+const char *rfx_fn_op_name(rfx_fn_op op);
+
+typedef struct rfx_fn_env rfx_fn_env;
+
+rfx_fn_env *rfx_fn_env_new(rfx_symtab *syms);   /* NULL on out-of-memory */
+void rfx_fn_env_free(rfx_fn_env *env);
+/* A run starts: autoinc() from 0 again, no failure recorded. */
+void rfx_fn_env_reset(rfx_fn_env *env);
+/* Why the first failing functor failed since the last reset, or NULL. */
+const char *rfx_fn_env_error(const rfx_fn_env *env);
+
+/* op over its arguments' values; sets *fail (and records why) on failure. */
+uint32_t rfx_fn_apply(rfx_fn_env *env, rfx_fn_op op, const uint32_t *args, bool *fail);
+
+/* Regular expressions with the ECMAScript grammar of C++ std::regex, which Soufflé's match
+ * uses (regex_shim.cc). NULL for an invalid pattern or out of memory. */
+typedef struct rfx_regex rfx_regex;
+rfx_regex *rfx_regex_compile(const char *pattern, size_t n);
+bool rfx_regex_full_match(const rfx_regex *re, const char *s, size_t n);
+void rfx_regex_free(rfx_regex *re);
+
+/* An expression over the columns of a command's input: for two-input commands, columns
+ * 0..a0-1 are src0's and a0.. are src1's. */
+typedef enum rfx_rx_kind {
+    RFX_RX_COL,                /* col */
+    RFX_RX_CONST,              /* value (32-bit pattern of prim) */
+    RFX_RX_BIN,                /* binop over l, r, computed in prim */
+    RFX_RX_NEG,                /* -l in prim */
+    RFX_RX_CMP,                /* cmp of l, r compared as prim; yields 0/1 */
+    RFX_RX_AND,                /* l && r */
+    RFX_RX_FN                  /* fn (an rfx_fn_op) over args: symbols and conversions, on the host */
+} rfx_rx_kind;
+
+typedef struct rfx_rx {
+    rfx_rx_kind kind;
+    rfx_prim prim;             /* type of the value (BIN, NEG, CONST, COL) or operands (CMP) */
+    int col;                   /* RFX_RX_COL */
+    uint32_t value;            /* RFX_RX_CONST */
+    int op;                    /* rfx_binop (BIN), rfx_cmpop (CMP) or rfx_fn_op (FN) */
+    struct rfx_rx *l, *r;
+    int nargs;                 /* RFX_RX_FN: its arguments (at most 3) */
+    struct rfx_rx **args;
+    rfx_fn_env *env;           /* RFX_RX_FN: the plan's (borrowed) */
+    rfx_loc loc;               /* source location, for run-time errors (division by zero) */
+} rfx_rx;
+
+/* Whether an expression holds a node only the host runs (RFX_RX_FN). */
+bool rfx_rx_host_only(const rfx_rx *e);
+
+/* Evaluation of a scalar expression on one tuple (shared by every CPU executor).
+ * Sets *div0 when a division or modulo by zero happens, or a functor fails (its reason in
+ * the plan's fn_env). */
+uint32_t rfx_rx_eval(const rfx_rx *e, const uint32_t *t0, int a0, const uint32_t *t1, bool *div0);
+
 /* ---- tuning ------------------------------------------------------------------------- */
 /* The knobs of rfx's heuristics, for experiments and tests: each has a default that is the
  * right choice as far as measured (docs/PERFORMANCE.md), set through librfx

@@ -15,9 +15,6 @@
 #include "base.h"
 
 /* ---- diagnostics ---------------------------------------------------------------- */
-typedef struct rfx_loc {
-    int line, col;             /* 1-based; 0 when unknown */
-} rfx_loc;
 
 /* Where the lines of a preprocessed program came from (its line markers): from line `at`
  * of the text on, line `line` of `file` onwards. */
@@ -47,7 +44,6 @@ void rfx_diag_warning(rfx_diag *d, rfx_loc loc, const char *fmt, ...)
 const char *rfx_diag_where(const rfx_diag *d, rfx_loc loc, char *buf, size_t cap);
 
 /* ---- limits (checked with messages) --------------------------------------------- */
-#define RFX_MAX_ARITY 128        /* attributes of a relation */
 #define RFX_MAX_RULE_VARS 1000   /* distinct variables of one rule */
 #define RFX_MAX_EXPR_DEPTH 10000 /* operators on one path of an expression */
 /* atoms (negated or not) of one conjunction of a rule's body: semi-naive evaluation makes a
@@ -58,15 +54,6 @@ const char *rfx_diag_where(const rfx_diag *d, rfx_loc loc, char *buf, size_t cap
 #define RFX_MAX_RULE_ATOMS 64
 
 /* ---- types ---------------------------------------------------------------------- */
-/* The four primitive kinds; every value is 32 bits wide in storage. */
-typedef enum rfx_prim {
-    RFX_NUMBER,                /* signed 32-bit, wrapping arithmetic */
-    RFX_UNSIGNED,              /* unsigned 32-bit */
-    RFX_FLOAT,                 /* IEEE binary32, stored as its bits */
-    RFX_SYMBOL                 /* id into the symbol table */
-} rfx_prim;
-
-const char *rfx_prim_name(rfx_prim p);
 
 typedef struct rfx_type {
     const char *name;          /* "number", or a user type */
@@ -93,18 +80,6 @@ typedef enum rfx_expr_kind {
     RFX_E_FN                   /* fn: an intrinsic functor over its arguments */
 } rfx_expr_kind;
 
-/* Soufflé's binary operators: arithmetic, then (numbers and unsigned only) bitwise, shifts,
- * logical (0 or 1) and power, then the two-argument functors min(a, b) and max(a, b). */
-typedef enum rfx_binop {
-    RFX_ADD, RFX_SUB, RFX_MUL, RFX_DIV, RFX_MOD,
-    RFX_BAND, RFX_BOR, RFX_BXOR, RFX_BSHL, RFX_BSHR, RFX_BSHRU, RFX_LAND, RFX_LOR, RFX_LXOR, RFX_POW,
-    RFX_MIN_OF, RFX_MAX_OF
-} rfx_binop;
-/* Whether op is defined on numbers and unsigned only (not floats). */
-#define RFX_BINOP_INTEGRAL(op) ((op) >= RFX_BAND && (op) <= RFX_POW)
-/* Whether op is written as a function, min(a, b), rather than between its operands. */
-#define RFX_BINOP_CALL(op) ((op) == RFX_MIN_OF || (op) == RFX_MAX_OF)
-typedef enum rfx_aggfn { RFX_AGG_COUNT, RFX_AGG_SUM, RFX_AGG_MIN, RFX_AGG_MAX, RFX_AGG_MEAN } rfx_aggfn;
 
 /* Soufflé's intrinsic functors other than the operators (rfx_binop) and min/max. contains
  * and match are constraints in a body (`match(p, s)` is `match(p, s) = 1`). as(x, T)
@@ -118,11 +93,7 @@ typedef enum rfx_functor {
 const char *rfx_functor_name(rfx_functor f);
 /* The functor named `name`, or -1. */
 int rfx_functor_find(const char *name);
-typedef enum rfx_cmpop { RFX_LT, RFX_LE, RFX_GT, RFX_GE, RFX_EQ, RFX_NE } rfx_cmpop;
 
-const char *rfx_binop_str(rfx_binop op);
-const char *rfx_cmpop_str(rfx_cmpop op);
-const char *rfx_aggfn_str(rfx_aggfn fn);
 
 typedef struct rfx_body rfx_body;
 typedef struct rfx_expr rfx_expr;

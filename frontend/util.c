@@ -1,4 +1,4 @@
-/* util.c: user diagnostics and the names of operators and functors. */
+/* util.c: user diagnostics and the names of functors. */
 #include "frontend.h"
 
 #include <stdarg.h>
@@ -115,31 +115,6 @@ void rfx_diag_warning(rfx_diag *d, rfx_loc loc, const char *fmt, ...)
     va_start(ap, fmt);
     diag_emit(d, loc, "warning", fmt, ap);
     va_end(ap);
-}
-
-const char *rfx_prim_name(rfx_prim p)
-{
-    static const char *names[] = {"number", "unsigned", "float", "symbol"};
-    return names[p];
-}
-
-const char *rfx_binop_str(rfx_binop op)
-{
-    static const char *s[] = {"+",   "-",   "*",    "/",   "%",   "band", "bor", "bxor", "bshl",
-                              "bshr", "bshru", "land", "lor", "lxor", "^",    "min", "max"};
-    return s[op];
-}
-
-const char *rfx_cmpop_str(rfx_cmpop op)
-{
-    static const char *s[] = {"<", "<=", ">", ">=", "=", "!="};
-    return s[op];
-}
-
-const char *rfx_aggfn_str(rfx_aggfn fn)
-{
-    static const char *s[] = {"count", "sum", "min", "max", "mean"};
-    return s[fn];
 }
 
 static const char *const functor_names[RFX_FN_COUNT] = {

@@ -13,7 +13,6 @@
 #define RFX_PRIMITIVES_H
 
 #include "base.h"
-#include "ra_ir.h"
 
 #include <stddef.h>
 #include <stdint.h>

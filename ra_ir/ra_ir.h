@@ -9,7 +9,6 @@
 #define RFX_RA_IR_H
 
 #include "frontend.h"
-#include "functors.h"
 
 typedef enum rfx_ra_op {
 #define RA_OP(id, name, nsrc, fusion) RFX_RA_##id,
@@ -24,30 +23,6 @@ const char *rfx_ra_op_name(rfx_ra_op op);
 int rfx_ra_op_nsrc(rfx_ra_op op);
 rfx_fusion_class rfx_ra_op_fusion(rfx_ra_op op);
 
-/* ---- scalar expressions over the columns of a command's input ------------------------ */
-/* For two-input commands, columns 0..a0-1 are src0's and a0.. are src1's. */
-typedef enum rfx_rx_kind {
-    RFX_RX_COL,                /* col */
-    RFX_RX_CONST,              /* value (32-bit pattern of prim) */
-    RFX_RX_BIN,                /* binop over l, r, computed in prim */
-    RFX_RX_NEG,                /* -l in prim */
-    RFX_RX_CMP,                /* cmp of l, r compared as prim; yields 0/1 */
-    RFX_RX_AND,                /* l && r */
-    RFX_RX_FN                  /* fn (an rfx_fn_op) over args: symbols and conversions, on the host */
-} rfx_rx_kind;
-
-typedef struct rfx_rx {
-    rfx_rx_kind kind;
-    rfx_prim prim;             /* type of the value (BIN, NEG, CONST, COL) or operands (CMP) */
-    int col;                   /* RFX_RX_COL */
-    uint32_t value;            /* RFX_RX_CONST */
-    int op;                    /* rfx_binop (BIN), rfx_cmpop (CMP) or rfx_fn_op (FN) */
-    struct rfx_rx *l, *r;
-    int nargs;                 /* RFX_RX_FN: its arguments (at most 3) */
-    struct rfx_rx **args;
-    rfx_fn_env *env;           /* RFX_RX_FN: the plan's (borrowed) */
-    rfx_loc loc;               /* source location, for run-time errors (division by zero) */
-} rfx_rx;
 
 /* ---- relation variables -------------------------------------------------------------- */
 typedef enum rfx_pvar_kind {
@@ -174,12 +149,5 @@ void rfx_plan_print(FILE *out, const rfx_plan *plan);
 /* One command's line (two-space indent, newline included). */
 void rfx_plan_print_cmd(FILE *out, const rfx_plan *plan, const rfx_ra_cmd *c);
 void rfx_rx_print(FILE *out, const rfx_plan *plan, const rfx_rx *e);
-/* Whether an expression holds a node only the host runs (RFX_RX_FN). */
-bool rfx_rx_host_only(const rfx_rx *e);
-
-/* Evaluation of a scalar expression on one tuple (shared by every CPU executor).
- * Sets *div0 when a division or modulo by zero happens, or a functor fails (its reason in
- * the plan's fn_env). */
-uint32_t rfx_rx_eval(const rfx_rx *e, const uint32_t *t0, int a0, const uint32_t *t1, bool *div0);
 
 #endif

@@ -7,6 +7,7 @@
 #define RFX_RUNTIME_H
 
 #include "primitives.h"
+#include "ra_ir.h"
 #include "rfx.h"
 
 /* Device contexts an engine keeps between its runs (backend_cuda.c): a run borrows them,

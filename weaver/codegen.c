@@ -9,7 +9,7 @@
  * kernel (one thread per candidate tuple: its sources' rows by mixed-radix decomposition,
  * the remaining filters, the outputs).
  *
- * Scalar semantics are those of ra_ir/rx_ops.h: 32-bit wrapping integers, a zero divisor
+ * Scalar semantics are those of base/rx_ops.h: 32-bit wrapping integers, a zero divisor
  * sets the division flag and gives 0, IEEE binary32 floats without contraction (the
  * launcher compiles with --fmad=false) whose NaNs are all 0x7fc00000, so fused and unfused
  * runs agree bit for bit. */

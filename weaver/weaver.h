@@ -21,6 +21,7 @@
 #define RFX_WEAVER_H
 
 #include "primitives.h"
+#include "ra_ir.h"
 
 #define RFX_WEAVE_MAX_OUTS RFX_FUSED_MAX_OUTS   /* outputs of one FILTER group */
 #define RFX_WEAVE_MAX_SRCS RFX_FUSED_MAX_SRCS   /* sources of one JOIN group */

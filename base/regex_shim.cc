@@ -5,7 +5,7 @@
 #include <string>
 
 extern "C" {
-#include "functors.h"
+#include "base.h"
 }
 
 struct rfx_regex {

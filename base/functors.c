@@ -1,7 +1,7 @@
-/* functors.c: Soufflé's symbol functors and conversions on the host (functors.h). Each
+/* functors.c: Soufflé's symbol functors and conversions on the host (base.h). Each
  * follows what Soufflé 2.5 does, C++ library behaviour included (std::stoi, std::stof,
  * std::string::substr, std::to_string, std::regex), so that answers agree. */
-#include "functors.h"
+#include "base.h"
 #include "rx_ops.h"
 
 #include <errno.h>

@@ -1,6 +1,6 @@
-/* eval.c: scalar expression evaluation on one tuple (semantics in rx_ops.h, shared with
- * the CUDA kernels). */
-#include "ra_ir.h"
+/* expr.c: scalar expression evaluation on one tuple (semantics in rx_ops.h, shared with
+ * the CUDA kernels), and the names of the value kinds. */
+#include "base.h"
 #include "rx_ops.h"
 
 uint32_t rfx_rx_eval(const rfx_rx *e, const uint32_t *t0, int a0, const uint32_t *t1, bool *div0)
@@ -36,4 +36,29 @@ bool rfx_rx_host_only(const rfx_rx *e)
     if (e->kind == RFX_RX_FN)
         return true;
     return rfx_rx_host_only(e->l) || rfx_rx_host_only(e->r);
+}
+
+const char *rfx_prim_name(rfx_prim p)
+{
+    static const char *names[] = {"number", "unsigned", "float", "symbol"};
+    return names[p];
+}
+
+const char *rfx_binop_str(rfx_binop op)
+{
+    static const char *s[] = {"+",   "-",   "*",    "/",   "%",   "band", "bor", "bxor", "bshl",
+                              "bshr", "bshru", "land", "lor", "lxor", "^",    "min", "max"};
+    return s[op];
+}
+
+const char *rfx_cmpop_str(rfx_cmpop op)
+{
+    static const char *s[] = {"<", "<=", ">", ">=", "=", "!="};
+    return s[op];
+}
+
+const char *rfx_aggfn_str(rfx_aggfn fn)
+{
+    static const char *s[] = {"count", "sum", "min", "max", "mean"};
+    return s[fn];
 }

@@ -1,5 +1,5 @@
 /* rx_ops.h: the semantics of scalar arithmetic, comparison and aggregation steps, shared
- * by the CPU evaluator (ra_ir/eval.c, primitives/cpu.c) and the CUDA kernels
+ * by the CPU evaluator (base/expr.c, primitives/cpu.c) and the CUDA kernels
  * (primitives/gpu_*.cu), so both backends compute the same bits.
  * number and unsigned wrap modulo 2^32; INT32_MIN / -1 is INT32_MIN and INT32_MIN % -1 is 0;
  * a zero divisor sets *div0 and gives 0; floats follow IEEE binary32, every NaN made being
@@ -10,7 +10,7 @@
 #ifndef RFX_RX_OPS_H
 #define RFX_RX_OPS_H
 
-#include "frontend.h"
+#include "base.h"
 
 #include <stdbool.h>
 #include <stdint.h>
