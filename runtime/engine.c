@@ -248,6 +248,17 @@ static void free_inserts(rfx_engine *e)
     free(e->inserts_unsorted);
 }
 
+/* Frees e's stages and sets them (the given ones may be NULL). */
+static void set_stages(rfx_engine *e, rfx_plan *plan, rfx_weave *weave, rfx_harmony *harmony)
+{
+    rfx_harmony_free(e->harmony);
+    rfx_weave_free(e->weave);
+    rfx_plan_free(e->plan);
+    e->plan = plan;
+    e->weave = weave;
+    e->harmony = harmony;
+}
+
 void rfx_close(rfx_engine *e)
 {
     if (!e)
@@ -255,9 +266,7 @@ void rfx_close(rfx_engine *e)
     rfx_exec_free(e->result);
     rfx_device_keep_free(e->keep);
     free_inserts(e);
-    rfx_harmony_free(e->harmony);
-    rfx_weave_free(e->weave);
-    rfx_plan_free(e->plan);
+    set_stages(e, NULL, NULL, NULL);
     rfx_program_free(e->prog);
     fclose(e->diag);
     free(e->msg);
@@ -290,12 +299,7 @@ static bool build_stages(rfx_engine *e, const rfx_program *prog, bool keep_all_t
         rfx_plan_free(plan);
         return false;
     }
-    rfx_harmony_free(e->harmony);
-    rfx_weave_free(e->weave);
-    rfx_plan_free(e->plan);
-    e->plan = plan;
-    e->weave = weave;
-    e->harmony = harmony;
+    set_stages(e, plan, weave, harmony);
     return true;
 }
 
@@ -308,14 +312,9 @@ static rfx_result adopt_program(rfx_engine *e, rfx_program *prog, int nerr, bool
     e->inserts = rfx_calloc((size_t)(prog->nrels ? prog->nrels : 1), sizeof(rfx_rows));
     e->inserts_unsorted = rfx_calloc((size_t)(prog->nrels ? prog->nrels : 1), sizeof(bool));
     if (!built || !e->inserts || !e->inserts_unsorted) {
-        rfx_harmony_free(e->harmony);
-        rfx_weave_free(e->weave);
-        rfx_plan_free(e->plan);
+        set_stages(e, NULL, NULL, NULL);
         free(e->inserts);
         free(e->inserts_unsorted);
-        e->plan = NULL;
-        e->weave = NULL;
-        e->harmony = NULL;
         e->inserts = NULL;
         e->inserts_unsorted = NULL;
         rfx_program_free(prog);
