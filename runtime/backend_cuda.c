@@ -582,9 +582,13 @@ static rfx_status cu_exec_members(rfx_backend *be, const rfx_fgroup *g)
 {
     cuda_ctx *x = be->ctx;
     rfx_status st = RFX_OK;
-    for (int m = 0; m < g->nmembers && st == RFX_OK; m++)
+    for (int m = 0; m < g->nmembers && st == RFX_OK; m++) {
         st = cu_exec_one(be, rfx_fgroup_member_cmd(x->P, g, m));
-    for (int m = 0; m < g->nmembers; m++) {
+        for (int k = 0; k <= m; k++)   /* each temporary after its last reader (freeing is idempotent) */
+            if (rfx_fgroup_temporary_dead(x->P, g, k, m))
+                rfx_gpu_rows_free(x->g, &x->vars[rfx_fgroup_temporary(x->P, g, k)]);
+    }
+    for (int m = 0; m < g->nmembers; m++) {   /* a failure's leftovers */
         int t = rfx_fgroup_temporary(x->P, g, m);
         if (t >= 0)
             rfx_gpu_rows_free(x->g, &x->vars[t]);

@@ -670,6 +670,20 @@ int rfx_fgroup_temporary(const rfx_plan *P, const rfx_fgroup *g, int m)
     return g->kind == RFX_FG_JOIN && d != g->dst ? d : -1;
 }
 
+bool rfx_fgroup_temporary_dead(const rfx_plan *P, const rfx_fgroup *g, int k, int m)
+{
+    const int t = rfx_fgroup_temporary(P, g, k);
+    if (t < 0)
+        return false;
+    for (int j = m + 1; j < g->nmembers; j++) {
+        const rfx_ra_cmd *c = rfx_fgroup_member_cmd(P, g, j);
+        for (int s = 0; s < rfx_ra_cmd_ninputs(c); s++)
+            if (rfx_ra_cmd_input(c, s) == t)
+                return false;
+    }
+    return true;
+}
+
 /* ---- printing --------------------------------------------------------------------------- */
 static const char *dep_name(rfx_fdep d)
 {

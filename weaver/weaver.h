@@ -128,6 +128,11 @@ int rfx_fgroup_output(const rfx_fgroup *g, int k);
  * own), to be freed after the group, or -1. */
 const rfx_ra_cmd *rfx_fgroup_member_cmd(const rfx_plan *P, const rfx_fgroup *g, int m);
 int rfx_fgroup_temporary(const rfx_plan *P, const rfx_fgroup *g, int m);
+/* Whether member k's temporary is read by no member after member m (k <= m): a group run
+ * member by member frees it then, as the plan's liveness frees the commands' temporaries
+ * after their last use, so the group never holds more memory than its commands run apart
+ * (held to the group's end, a JOIN chain's selections made the pool grow mid-group). */
+bool rfx_fgroup_temporary_dead(const rfx_plan *P, const rfx_fgroup *g, int k, int m);
 
 /* `rfx --emit=fused`: the groups, their members with the dependence that brought each in,
  * and the resource estimate. */
