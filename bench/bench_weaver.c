@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static rfx_gpu *g;
+static rfx_gpu *g, *gf;   /* the unfused runs' context, the fused runs' (a pool each) */
 
 typedef struct pattern {
     char id;
@@ -81,6 +81,7 @@ static void program(char id, double sel, size_t rows, char *buf, size_t cap)
 }
 
 typedef struct run {
+    rfx_gpu *ctx;
     const rfx_plan *P;
     const rfx_weave *w;        /* NULL: unfused */
     rfx_dev_rows *V;
@@ -91,6 +92,7 @@ typedef struct run {
 static rfx_status run_plan(void *arg)
 {
     run *r = arg;
+    rfx_gpu *g = r->ctx;
     const rfx_plan *P = r->P;
     for (int b = 0; b < P->nblocks; b++)
         for (int i = 0; i < P->blocks[b].ncmds; i++) {
@@ -120,14 +122,23 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static double median_ms(run *r, int reps, rfx_status *st)
+/* Median ms of each of two runs, timed alternately after a warm-up of both (pool, NVRTC
+ * compile or cache), each in a context and memory pool of its own: in one pool, either run
+ * saw the pool as the other left it, which alone moved a run's time by up to 2x where both
+ * run the same commands (groups run member by member). */
+static void median_pair(run *ru, run *rf, int reps, double *tu, double *tf, rfx_status *su, rfx_status *sf)
 {
-    double t[64];
-    run_plan(r);   /* warm-up: pool, NVRTC compile or cache */
-    for (int i = 0; i < reps; i++)
-        t[i] = rfx_gpu_time_ms(g, run_plan, r, st);
-    qsort(t, (size_t)reps, sizeof *t, cmp_double);
-    return t[reps / 2];
+    double u[64], f[64];
+    run_plan(ru);
+    run_plan(rf);
+    for (int i = 0; i < reps; i++) {
+        u[i] = rfx_gpu_time_ms(ru->ctx, run_plan, ru, su);
+        f[i] = rfx_gpu_time_ms(rf->ctx, run_plan, rf, sf);
+    }
+    qsort(u, (size_t)reps, sizeof *u, cmp_double);
+    qsort(f, (size_t)reps, sizeof *f, cmp_double);
+    *tu = u[reps / 2];
+    *tf = f[reps / 2];
 }
 
 static double rows_bytes(const rfx_plan *P, const rfx_dev_rows *V, int v)
@@ -193,7 +204,7 @@ static rfx_plan *plan_for(const char *src, bool fuse, rfx_program **prog)
 
 /* Device variables for a plan with its inputs filled: random rows in [0, DOMAIN) (join
  * inputs: keys and second columns in [0, rows), sorted sets). */
-static rfx_dev_rows *make_vars(const rfx_plan *P, const pattern *pt, size_t rows, uint64_t seed)
+static rfx_dev_rows *make_vars(rfx_gpu *g, const rfx_plan *P, const pattern *pt, size_t rows, uint64_t seed)
 {
     rfx_dev_rows *V = calloc((size_t)P->nvars, sizeof *V);
     for (int v = 0; V && v < P->nvars; v++) {
@@ -211,7 +222,7 @@ static rfx_dev_rows *make_vars(const rfx_plan *P, const pattern *pt, size_t rows
     return V;
 }
 
-static void free_vars(const rfx_plan *P, rfx_dev_rows *V)
+static void free_vars(rfx_gpu *g, const rfx_plan *P, rfx_dev_rows *V)
 {
     for (int v = 0; v < P->nvars; v++)
         rfx_gpu_rows_free(g, &V[v]);
@@ -228,7 +239,7 @@ int main(int argc, char **argv)
         return 2;
     }
     char err[512];
-    if (!(g = rfx_gpu_open(0, 0, err, sizeof err))) {
+    if (!(g = rfx_gpu_open(0, 0, err, sizeof err)) || !(gf = rfx_gpu_open(0, 0, err, sizeof err))) {
         fprintf(stderr, "bench_weaver: %s\n", err);
         return 1;
     }
@@ -257,12 +268,13 @@ int main(int argc, char **argv)
                     fprintf(stderr, "bench_weaver: cannot plan pattern %c\n", pt->id);
                     return 1;
                 }
-                rfx_dev_rows *Vu = make_vars(Pu, pt, rows, 7), *Vf = make_vars(Pf, pt, rows, 7);
+                rfx_dev_rows *Vu = make_vars(g, Pu, pt, rows, 7), *Vf = make_vars(gf, Pf, pt, rows, 7);
                 rfx_status su = RFX_OK, sf = RFX_OK;
-                run ru = {Pu, NULL, Vu}, rf = {Pf, w, Vf};
-                double tu = median_ms(&ru, reps, &su), tf = median_ms(&rf, reps, &sf);
+                run ru = {g, Pu, NULL, Vu}, rf = {gf, Pf, w, Vf};
+                double tu, tf;
+                median_pair(&ru, &rf, reps, &tu, &tf, &su, &sf);
                 if (su || sf) {
-                    printf("%-3c %-38s %9ld %5.1f  failed: %s\n", pt->id, pt->what, mb, sel, rfx_gpu_error(g));
+                    printf("%-3c %-38s %9ld %5.1f  failed: %s\n", pt->id, pt->what, mb, sel, rfx_gpu_error(su ? g : gf));
                     fflush(stdout);
                 } else {
                     double floor_ms = group_bytes(Pf, w, Vf) / (bw * 1e9) * 1e3;
@@ -274,8 +286,8 @@ int main(int argc, char **argv)
                     log_bytes += log(ratio);
                     nspeed++;
                 }
-                free_vars(Pu, Vu);
-                free_vars(Pf, Vf);
+                free_vars(g, Pu, Vu);
+                free_vars(gf, Pf, Vf);
                 rfx_weave_free(w);
                 rfx_plan_free(Pu);
                 rfx_plan_free(Pf);
@@ -285,12 +297,13 @@ int main(int argc, char **argv)
     }
     int compiled, cached;
     double cms, hms;
-    rfx_gpu_jit_stats(g, &compiled, &cached, &cms, &hms);
+    rfx_gpu_jit_stats(gf, &compiled, &cached, &cms, &hms);
     printf("# geometric mean speedup %.2fx over %d runs; of the bytes moved, unfused over fused, %.2fx (what fusion\n"
            "# gains where every operator runs at the bandwidth floor)\n",
            nspeed ? exp(log_speedup / nspeed) : 0, nspeed, nspeed ? exp(log_bytes / nspeed) : 0);
     printf("# JIT: %d kernels compiled (%.1f ms each), %d read from the cache (%.2f ms each)\n", compiled,
            compiled ? cms / compiled : 0, cached, cached ? hms / cached : 0);
+    rfx_gpu_close(gf);
     rfx_gpu_close(g);
     return 0;
 }
