@@ -536,6 +536,42 @@ static void errors_are_reported(void)
     rfx_close(e);
 }
 
+/* Tuning settings: a bad one is refused with its reason (rfx_tune_check, and rfx_run of an
+ * engine given it); good ones change no answer. */
+static void tuning_settings(void)
+{
+    char err[256];
+    CU_ASSERT_TRUE(rfx_tune_check("split_loops=0, jit_min_rows=4K box_outer=0.5", err, sizeof err));
+    CU_ASSERT_TRUE(rfx_tune_check(NULL, err, sizeof err));
+    CU_ASSERT_FALSE(rfx_tune_check("no_such_knob=1", err, sizeof err));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "no_such_knob"));
+    CU_ASSERT_FALSE(rfx_tune_check("box_outer=2", err, sizeof err));
+    CU_ASSERT_FALSE(rfx_tune_check("pairs=maybe", err, sizeof err));
+    CU_ASSERT_FALSE(rfx_tune_check("split_loops", err, sizeof err));
+    size_t want = 0, got = 0;
+    for (int k = 0; k < 3; k++) {
+        rfx_config cfg;
+        rfx_config_init(&cfg);
+        cfg.threads = 2;
+        cfg.tune = k == 0 ? NULL : k == 1 ? "join_groups=2 split_loops=0" : "box_outer=9";
+        rfx_engine *e = rfx_open(&cfg);
+        CU_ASSERT_EQUAL_FATAL(rfx_load_string(e, tc_src, "tc.dl"), RFX_EXIT_OK);
+        int32_t edges[] = {1, 2, 2, 3, 3, 4, 4, 1};
+        CU_ASSERT_EQUAL(rfx_insert_numbers(e, "edge", edges, 4), RFX_EXIT_OK);
+        rfx_result r = rfx_run(e);
+        if (k < 2) {
+            CU_ASSERT_EQUAL(r, RFX_EXIT_OK);
+            CU_ASSERT_EQUAL(rfx_size(e, "path", k ? &got : &want), RFX_EXIT_OK);
+        } else {
+            CU_ASSERT_EQUAL(r, RFX_EXIT_IO);
+            CU_ASSERT_PTR_NOT_NULL(strstr(rfx_errmsg(e), "box_outer"));
+        }
+        rfx_close(e);
+    }
+    CU_ASSERT_EQUAL(want, 16);
+    CU_ASSERT_EQUAL(got, want);
+}
+
 /* A run that fails (here before anything runs: its output directory is gone) leaves the
  * engine usable: on a GPU the next run opens the device afresh instead of borrowing the
  * contexts kept from the run before. */
@@ -578,6 +614,7 @@ static void add_suites(void)
     CU_add_test(s, "number text at the edges of its widths", number_text_at_the_edges);
     CU_add_test(s, "large fact files are read in pieces on several threads", large_facts_read_in_pieces);
     CU_add_test(s, "errors are reported", errors_are_reported);
+    CU_add_test(s, "tuning settings", tuning_settings);
     CU_add_test(s, "runs after a failed run", runs_after_a_failed_run);
 }
 
