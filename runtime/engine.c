@@ -539,7 +539,7 @@ rfx_result rfx_run(rfx_engine *e)
         .no_fuse = e->cfg.no_fuse,
         .keep = e->keep,
         .tune = &e->tune,
-        .weave = e->weave,
+        .harmony = e->harmony,
     };
     rfx_status st = rfx_exec_run(e->plan, e->prog, &o, e->inserts, &e->result);
     if (st != RFX_OK)   /* a device error may have spoilt the contexts: the next run opens its own */

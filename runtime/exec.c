@@ -1,7 +1,10 @@
-/* exec.c: the CFG interpreter. Runs each command of the plan on the CPU primitives,
- * follows jumps, frees temporaries after their last use, and does the plan's I/O. */
+/* exec.c: the CFG interpreter. Runs the program's Harmony IR on a backend: each command
+ * as it says (on its own, as a fused group at the group's anchor, or not at all, a member
+ * run there), follows jumps, frees temporaries after their last use, and does the plan's
+ * I/O. */
 #include "backend.h"
 #include "base.h"
+#include "harmony.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -26,8 +29,9 @@ struct rfx_exec {
         int *list;             /* -1-terminated runs of temporaries to free */
     } *frees;                  /* per block */
     op_stat stats[RFX_RA_NOPS + 2];   /* commands, then fused FILTER and JOIN groups */
-    const rfx_weave *weave;    /* fused groups (NULL with --no-fuse): the caller's or own_weave */
-    rfx_weave *own_weave;      /* woven for this run where the caller gave none */
+    const rfx_harmony *H;      /* what runs: the caller's, or own_harmony over own_weave */
+    rfx_weave *own_weave;      /* woven for this run where the caller gave no Harmony */
+    rfx_harmony *own_harmony;
     int nthreads;
     double t_start, t_progress;
     int iteration;             /* of the current semi-naive loop */
@@ -79,8 +83,9 @@ static bool plan_liveness(exec *x)
         for (int i = 0; i < P->blocks[b].ncmds; i++) {
             const rfx_ra_cmd *c = &P->blocks[b].cmds[i];
             /* a fused group reads its inputs where it runs, at its anchor */
-            const rfx_fgroup *g = rfx_weave_group_at(x->weave, b, i);
-            bool anchor = g && g->block == b && g->anchor == i;
+            const rfx_hcmd *hc = &x->H->blocks[b].cmds[i];
+            const rfx_fgroup *g = hc->group;
+            bool anchor = g && hc->runs;
             int nin = rfx_ra_cmd_ninputs(c) + (anchor ? rfx_fgroup_ninputs(g) : 0);
             for (int s = 0; s < nin; s++) {
                 int v = s < rfx_ra_cmd_ninputs(c) ? rfx_ra_cmd_input(c, s) : rfx_fgroup_input(g, s - rfx_ra_cmd_ninputs(c));
@@ -860,8 +865,9 @@ static rfx_status interpret_from(exec *x, int b, int stop)
         if (i == 0)
             show_progress(x, b, NULL);
         /* a fused group runs at its anchor; its other commands are skipped */
-        const rfx_fgroup *g = rfx_weave_group_at(x->weave, b, i);
-        bool skip = g && (g->block != b || g->anchor != i);
+        const rfx_hcmd *hc = &x->H->blocks[b].cmds[i];
+        const rfx_fgroup *g = hc->group;
+        bool skip = !hc->runs;
         double t0 = profile && !skip ? rfx_seconds() : 0;
         rfx_status st = skip ? RFX_OK : g ? x->be->exec_group(x->be, g) : run_cmd(x, c);
         if (profile && !skip) {
@@ -907,10 +913,13 @@ rfx_status rfx_exec_run(const rfx_plan *P, rfx_program *prog, const rfx_run_opts
     x->t_start = rfx_seconds();
     rfx_fn_env_reset(P->fn_env);
     rfx_status st = check_output_dir(x);
-    if (st == RFX_OK && !o->no_fuse) {
-        x->weave = o->weave;
-        if (!x->weave && !(x->weave = x->own_weave =
-                               rfx_weave_build(P, &(rfx_weave_opts){.join_groups = x->o->tune->join_groups}))) {
+    x->H = o->harmony;
+    if (st == RFX_OK && !x->H) {   /* weave and lower here what the caller did not */
+        if (!o->no_fuse)
+            x->own_weave = rfx_weave_build(P, &(rfx_weave_opts){.join_groups = x->o->tune->join_groups});
+        if ((o->no_fuse || x->own_weave) && (x->own_harmony = rfx_harmony_build(P, x->own_weave)))
+            x->H = x->own_harmony;
+        else {
             fprintf(err, "rfx: error: out of memory fusing the plan's kernels\n");
             st = RFX_ERR_NOMEM;
         }
@@ -963,6 +972,7 @@ void rfx_exec_free(rfx_exec *x)
         x->be->close(x->be);
     free_liveness(x);
     free(x->unsplit_bytes);
+    rfx_harmony_free(x->own_harmony);
     rfx_weave_free(x->own_weave);
     pthread_mutex_destroy(&x->trace_lock);
     free(x);

@@ -37,8 +37,9 @@ typedef struct rfx_run_opts {
     bool no_fuse;              /* run every command on its own (no weaver groups) */
     rfx_device_keep *keep;     /* device contexts to borrow and leave for the next run; NULL: none */
     const rfx_tuning *tune;    /* the heuristics' knobs (NULL: rfx_tuning_defaults) */
-    const struct rfx_weave *weave;   /* the program's fused groups, built once (librfx does);
-                                      * NULL: the run weaves the plan itself (unless no_fuse) */
+    const struct rfx_harmony *harmony;   /* what runs: the program's Harmony IR over its weave,
+                                          * built once (librfx does); NULL: the run weaves and
+                                          * lowers the plan itself (no weave with no_fuse) */
 } rfx_run_opts;
 
 int rfx_status_exit_code(rfx_status st);
