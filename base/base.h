@@ -1,7 +1,9 @@
-/* base.h: what every module of rfx uses and nothing of rfx is used by: memory by lifetime
- * (arenas), growable arrays, the symbol table, status codes, allocation and write
- * wrappers with fault injection, the persistent thread pool, the clock and hashing.
- * Modules include it directly or through their stage's header; it includes only libc. */
+/* base.h: what every module of rfx uses, using nothing of rfx itself: memory by lifetime
+ * (arenas), growable arrays, the symbol table, status codes, allocation and write wrappers
+ * with fault injection, the persistent thread pool, the clock and hashing, the value model
+ * and the scalar expression programs the planner builds and the operators run, and the
+ * tuning knobs. Modules include it directly or through their stage's header; it includes
+ * only libc. */
 #ifndef RFX_BASE_H
 #define RFX_BASE_H
 
