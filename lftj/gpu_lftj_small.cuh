@@ -243,8 +243,8 @@ struct lftj_run {
 };
 
 // Small joins, counted in one launch. The level-by-level join costs a dozen launches and
-// host round trips whatever the input (0.22-0.37 ms for the bundled SNAP graphs of
-// 14,000-180,000 edges, against microseconds of work), so small joins of two or three
+// host round trips whatever the input (far more than the microseconds of work a small
+// graph holds; docs/PERFORMANCE.md), so small joins of two or three
 // variables are counted in one pass instead: a group of G lanes a row (8, 4 or 1: see
 // lftj_small_count) of a source p whose first two columns are variables 0 and 1 binds both
 // from the row, narrows the other participants' nodes to them (a search of G + 1 parts a

@@ -396,7 +396,7 @@ static inline rfx_status load_prog(rfx_gpu *g, const rfx_rx *pred, rfx_rx *const
     memcpy(code->ins, p->ins, sizeof(gins) * (size_t)p->n);
     *depth = p->max_depth;
     // only a division can raise the flag: without one there is nothing to clear or read
-    // back (the read-back is a host wait, ~10 us a call)
+    // back (the read-back is a host wait)
     g->div_armed = p->divides;
     free(p);
     if (g->div_armed)
