@@ -50,6 +50,13 @@ static const knob knobs[] = {
     K(lftj_small_rows, T_SIZE, 0, 1e18, "count-only GPU triejoins of sources up to this many rows run as one kernel (0: never)"),
     K(lftj_small_group, T_INT, 0, 8, "lanes a row in that kernel: 1, 2, 4 or 8 (0: chosen by size)"),
     K(search_lanes, T_INT, 0, 32, "lanes a binary search of the GPU primitives: 1, 2, 4 ... 32 (0: chosen by size)"),
+    K(auto_place, T_INT, 0, 2, "--backend=auto places commands: 0 by cost, 1 on the device where it can, 2 alternately (tests)"),
+    K(auto_cpu_device, T_BOOL, 0, 1, "--backend=auto's device is a second CPU backend (tests of its placement without a GPU)"),
+    K(auto_start_ms, T_REAL, 0, 1e6, "--backend=auto: milliseconds a device takes to start (the work on the CPU that pays for it)"),
+    K(auto_launch_us, T_REAL, 0, 1e6, "--backend=auto: microseconds a command takes on the device besides its rows"),
+    K(auto_host_ns, T_REAL, 0, 1e6, "--backend=auto: nanoseconds a row of work takes on the CPU's threads"),
+    K(auto_device_ns, T_REAL, 0, 1e6, "--backend=auto: nanoseconds a row of work takes on the device"),
+    K(auto_copy_gbs, T_REAL, 0.01, 1e6, "--backend=auto: GB/s of a copy between the host and the device"),
 };
 #undef K
 
@@ -71,6 +78,11 @@ const rfx_tuning rfx_tuning_defaults = {
     .lftj_trie_from = (uint64_t)1 << 20,
     .lftj_unchecked_rows = (uint64_t)1 << 20,
     .lftj_small_rows = (uint64_t)1 << 19,
+    .auto_start_ms = 300,
+    .auto_launch_us = 20,
+    .auto_host_ns = 2,
+    .auto_device_ns = 0.02,
+    .auto_copy_gbs = 10,
 };
 
 static const knob *find_knob(const char *name, size_t n)

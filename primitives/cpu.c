@@ -847,25 +847,35 @@ rfx_status rfx_cpu_union(const rfx_rows *a, const rfx_rows *b, rfx_rows *dst, in
 
 /* ---- semi-join and anti-join ---------------------------------------------------------------- */
 typedef struct semi_ctx {
-    const rfx_rows *a, *b;
-    int k;
+    const rfx_rows *a;
+    const rfx_rows *const *bs;
+    int nb, k;
     bool keep;
     size_t *bounds, *count;
     rfx_rows *dst;
 } semi_ctx;
 
+enum { SEMI_MAX_SETS = 64 };
+
 static void semi_chunk(int c, void *arg)
 {
     semi_ctx *s = arg;
     int ar = s->a->arity, k = s->k;
-    const uint32_t *A = s->a->data, *B = s->b->data;
+    const uint32_t *A = s->a->data;
     size_t i = s->bounds[c], ie = s->bounds[c + 1], w = i;
-    size_t y = i < ie ? lower_bound(B, k, 0, s->b->n, A + i * (size_t)ar, k) : 0;
+    size_t y[SEMI_MAX_SETS];
+    for (int b = 0; b < s->nb; b++)
+        y[b] = i < ie ? lower_bound(s->bs[b]->data, k, 0, s->bs[b]->n, A + i * (size_t)ar, k) : 0;
     size_t bytes = sizeof(uint32_t) * (size_t)ar;
     while (i < ie) {
         const uint32_t *t = A + i * (size_t)ar;
-        y = gallop(B, k, y, s->b->n, t, k);
-        bool found = y < s->b->n && cmp_prefix(B + y * (size_t)k, t, k) == 0;
+        bool found = false;
+        for (int b = 0; b < s->nb && !found; b++) {
+            const uint32_t *B = s->bs[b]->data;
+            size_t n = s->bs[b]->n;
+            y[b] = gallop(B, k, y[b], n, t, k);
+            found = y[b] < n && cmp_prefix(B + y[b] * (size_t)k, t, k) == 0;
+        }
         size_t ge = group_end(A, ar, i, ie, k);
         if (found == s->keep) {
             if (w != i)
@@ -877,13 +887,18 @@ static void semi_chunk(int c, void *arg)
     s->count[c] = w - s->bounds[c];
 }
 
-rfx_status rfx_cpu_semijoin(const rfx_rows *a, const rfx_rows *b, int k, bool keep, rfx_rows *dst,
-                            int nthreads)
+rfx_status rfx_cpu_semijoin_sets(const rfx_rows *a, const rfx_rows *const *bs, int nb, int k, bool keep,
+                                 rfx_rows *dst, int nthreads)
 {
     int ar = a->arity;
+    size_t bn = 0;
+    for (int b = 0; b < nb; b++)
+        bn += bs[b]->n;
+    if (nb > SEMI_MAX_SETS)
+        return RFX_ERR_LIMIT;
     if (k == 0) {
-        /* prefix of length 0: every tuple matches iff b is non-empty */
-        bool all = (b->n > 0) == keep;
+        /* prefix of length 0: every tuple matches iff some b is non-empty */
+        bool all = (bn > 0) == keep;
         rfx_status st = rows_resize(dst, ar, all ? a->n : 0);
         if (st || !all || dst == a)
             return st;
@@ -898,23 +913,36 @@ rfx_status rfx_cpu_semijoin(const rfx_rows *a, const rfx_rows *b, int k, bool ke
         return st;
     if (a->n)
         rfx_memcpy(out.data, a->data, sizeof(uint32_t) * (size_t)ar * a->n);
-    int c = chunks_for(a->n + b->n, nthreads);
-    size_t *bounds = rfx_malloc(sizeof(size_t) * (size_t)(c + 1)), *count = rfx_malloc(sizeof(size_t) * (size_t)c);
+    /* galloping skips most of b's far larger than a: the work follows a */
+    int c = chunks_for(a->n + (bn < a->n * 8 ? bn : a->n * 8), nthreads);
+    size_t one[2], cnt1;
+    size_t *bounds = c == 1 ? one : rfx_malloc(sizeof(size_t) * (size_t)(c + 1));
+    size_t *count = c == 1 ? &cnt1 : rfx_malloc(sizeof(size_t) * (size_t)c);
     if (!bounds || !count) {
-        free(bounds);
-        free(count);
+        if (c > 1) {
+            free(bounds);
+            free(count);
+        }
         rfx_rows_free(&out);
         return RFX_ERR_NOMEM;
     }
     split_groups(a, k, c, bounds);
-    semi_ctx s = {&out, b, k, keep, bounds, count, &out};
+    semi_ctx s = {&out, bs, nb, k, keep, bounds, count, &out};
     rfx_parallel_for(c, nthreads, semi_chunk, &s);
     out.n = compact_chunks(out.data, ar, bounds, count, c);
     rfx_rows_free(dst);
     *dst = out;
-    free(bounds);
-    free(count);
+    if (c > 1) {
+        free(bounds);
+        free(count);
+    }
     return RFX_OK;
+}
+
+rfx_status rfx_cpu_semijoin(const rfx_rows *a, const rfx_rows *b, int k, bool keep, rfx_rows *dst,
+                            int nthreads)
+{
+    return rfx_cpu_semijoin_sets(a, &b, 1, k, keep, dst, nthreads);
 }
 
 /* ---- aggregate -------------------------------------------------------------------------------- */

@@ -61,6 +61,9 @@ rfx_status rfx_cpu_union(const rfx_rows *a, const rfx_rows *b, rfx_rows *dst, in
  * a tuple of b; a sorted on its first k columns, b sorted with arity k. */
 rfx_status rfx_cpu_semijoin(const rfx_rows *a, const rfx_rows *b, int k, bool keep, rfx_rows *dst,
                             int nthreads);
+/* The same against the union of nb (at most 64) such sets, in one pass over a. */
+rfx_status rfx_cpu_semijoin_sets(const rfx_rows *a, const rfx_rows *const *bs, int nb, int k, bool keep,
+                                 rfx_rows *dst, int nthreads);
 /* dst = each tuple of src followed by each value of range(from, to[, step]), the bounds
  * computed from the tuple by bounds[0..nb-1] (nb 2 or 3), in their type (Soufflé's range:
  * towards `to`, never reaching it; step 0 gives `from` once unless from = to). */

@@ -73,6 +73,9 @@ struct rfx_backend {
      * TrieArrays (rfx_lftj_src.trie) where given: the out-of-core layer then keeps one,
      * registered, for each such source's rows from when they land. NULL: never. */
     bool (*reads_tries)(rfx_backend *be, const struct rfx_lftj_src *srcs, int nsrc, int nvars);
+    /* Told by the interpreter at each test of a semi-naive loop: the iteration about to
+     * run (1, 2, ...), 0 once the loop is left. NULL: not wanted. */
+    void (*loop_iteration)(rfx_backend *be, int iteration);
 };
 
 /* cap (0: none): bytes the backend may hold, a rule kept by the out-of-core layer below
@@ -97,6 +100,12 @@ typedef struct rfx_ooc_stats {
     double trie_bytes, trie_seconds;    /* TrieArrays made of such rows (and registered) as they landed */
 } rfx_ooc_stats;
 bool rfx_ooc_stats_of(rfx_backend *be, rfx_ooc_stats *st);
+/* --backend=auto (backend_auto.c): the host's cores (a CPU backend on nthreads) and a
+ * device (the CUDA backend under the out-of-core layer, started when the cost model says
+ * it pays; warm: one is open already), each command placed by cost. NULL on out-of-memory. */
+rfx_backend *rfx_backend_auto(const rfx_run_opts *o, int nthreads, bool warm);
+/* The device backend an auto backend has started; NULL if none (or be is not one). */
+rfx_backend *rfx_backend_auto_device(rfx_backend *be);
 /* NULL when CUDA is not built in or no device can be used; *why says which. */
 rfx_backend *rfx_backend_cuda(const rfx_run_opts *o, char *why, size_t whycap);
 /* Runs a fused group's generated kernels on the device variables V (indexed by plan

@@ -9,9 +9,22 @@
 #include <string.h>
 #include <time.h>
 
+/* A relation that grows by small disjoint deltas (full = full u new in a semi-naive loop)
+ * keeps them as sorted runs beside its main rows, each run at most half the one before
+ * (the main rows first), so an iteration costs about its delta's size times a logarithm,
+ * not the relation's size. Only that UNION and a DIFFERENCE against the relation read the
+ * runs; before any other command reads the relation they are merged into its main rows. */
+enum { CPU_MAX_RUNS = 48 };
+typedef struct cpu_runs {
+    int n;
+    size_t rows;               /* in all runs */
+    rfx_rows r[CPU_MAX_RUNS];
+} cpu_runs;
+
 typedef struct cpu_ctx {
     const rfx_plan *P;
-    rfx_rows *vars;
+    rfx_rows *vars;            /* the main rows of every variable */
+    cpu_runs **runs;           /* per variable: its runs, NULL when it has none */
     int nthreads;
     size_t cap;                /* the budget the out-of-core layer keeps (0: none) */
     char device[64];
@@ -32,7 +45,90 @@ static bool cpu_out_of_budget(const cpu_ctx *x)
     size_t held = x->scratch;
     for (int v = 0; v < x->P->nvars; v++)
         held += x->vars[v].n * (size_t)x->vars[v].arity * 4;
+    for (int v = 0; v < x->P->nvars; v++)
+        for (int k = 0; x->runs[v] && k < x->runs[v]->n; k++)
+            held += x->runs[v]->r[k].n * (size_t)x->vars[v].arity * 4;
     return held > x->cap;
+}
+
+static void drop_runs(cpu_ctx *x, int v)
+{
+    cpu_runs *R = x->runs[v];
+    if (!R)
+        return;
+    for (int k = 0; k < R->n; k++)
+        rfx_rows_free(&R->r[k]);
+    free(R);
+    x->runs[v] = NULL;
+}
+
+static size_t runs_rows(const cpu_ctx *x, int v)
+{
+    return x->runs[v] ? x->runs[v]->rows : 0;
+}
+
+/* Merges v's runs into its main rows, smallest first. */
+static rfx_status consolidate(cpu_ctx *x, int v)
+{
+    cpu_runs *R = x->runs[v];
+    rfx_status st = RFX_OK;
+    while (R && R->n > 0 && st == RFX_OK) {
+        rfx_rows *last = &R->r[R->n - 1], *prev = R->n > 1 ? &R->r[R->n - 2] : &x->vars[v];
+        size_t moved = R->n > 1 ? 0 : last->n;
+        st = rfx_cpu_union(prev, last, prev, x->nthreads);
+        if (st == RFX_OK) {
+            rfx_rows_free(&R->r[--R->n]);
+            R->rows -= moved;
+        }
+    }
+    if (st == RFX_OK)
+        drop_runs(x, v);
+    return st;
+}
+
+/* v = v u d, d sharing no tuple with v: d copied as a run while it is small against v,
+ * then runs merged while the last is more than half the one before it. */
+static rfx_status union_runs(cpu_ctx *x, int v, const rfx_rows *d)
+{
+    size_t held = x->vars[v].n + runs_rows(x, v);
+    if (d->n == 0)
+        return RFX_OK;
+    if (x->vars[v].arity == 0 || d->n * 2 > held || (x->runs[v] && x->runs[v]->n == CPU_MAX_RUNS)) {
+        rfx_status st = consolidate(x, v);
+        return st ? st : rfx_cpu_union(&x->vars[v], d, &x->vars[v], x->nthreads);
+    }
+    if (!x->runs[v] && !(x->runs[v] = rfx_calloc(1, sizeof(cpu_runs))))
+        return RFX_ERR_NOMEM;
+    cpu_runs *R = x->runs[v];
+    rfx_rows *run = &R->r[R->n];
+    rfx_rows_init(run, d->arity);
+    rfx_status st = rfx_rows_append(run, d);
+    if (st != RFX_OK)
+        return st;
+    R->n++;
+    R->rows += d->n;
+    while (st == RFX_OK && R->n > 0) {
+        rfx_rows *last = &R->r[R->n - 1], *prev = R->n > 1 ? &R->r[R->n - 2] : &x->vars[v];
+        if (last->n * 2 <= prev->n)
+            break;
+        size_t moved = prev == &x->vars[v] ? last->n : 0;
+        st = rfx_cpu_union(prev, last, prev, x->nthreads);
+        if (st == RFX_OK) {
+            rfx_rows_free(&R->r[--R->n]);
+            R->rows -= moved;
+        }
+    }
+    return st;
+}
+
+/* dst = a without the tuples whose first k columns occur in b, b's runs included. */
+static rfx_status difference_runs(cpu_ctx *x, const rfx_rows *a, int b, int k, rfx_rows *dst, int nthreads)
+{
+    const rfx_rows *sets[CPU_MAX_RUNS + 1] = {&x->vars[b]};
+    int n = 1;
+    for (int r = 0; x->runs[b] && r < x->runs[b]->n; r++)
+        sets[n++] = &x->runs[b]->r[r];
+    return rfx_cpu_semijoin_sets(a, sets, n, k, false, dst, nthreads);
 }
 
 static rfx_status cpu_open(rfx_backend *be, const rfx_plan *P)
@@ -40,7 +136,8 @@ static rfx_status cpu_open(rfx_backend *be, const rfx_plan *P)
     cpu_ctx *c = be->ctx;
     c->P = P;
     c->vars = rfx_calloc((size_t)P->nvars, sizeof(rfx_rows));
-    if (!c->vars)
+    c->runs = rfx_calloc((size_t)P->nvars, sizeof(cpu_runs *));
+    if (!c->vars || !c->runs)
         return RFX_ERR_NOMEM;
     for (int v = 0; v < P->nvars; v++)
         rfx_rows_init(&c->vars[v], P->vars[v].arity);
@@ -89,25 +186,34 @@ static void cpu_close(rfx_backend *be)
     if (c->vars)
         for (int v = 0; v < c->P->nvars; v++)
             rfx_rows_free(&c->vars[v]);
+    if (c->runs)
+        for (int v = 0; v < c->P->nvars; v++)
+            drop_runs(c, v);
     free(c->vars);
+    free(c->runs);
     free(c);
     free(be);
 }
 
 static size_t cpu_count(rfx_backend *be, int var)
 {
-    return ((cpu_ctx *)be->ctx)->vars[var].n;
+    cpu_ctx *c = be->ctx;
+    return c->vars[var].n + runs_rows(c, var);
 }
 
 static void cpu_release(rfx_backend *be, int var)
 {
     rfx_rows_free(&((cpu_ctx *)be->ctx)->vars[var]);
+    drop_runs(be->ctx, var);
 }
 
 static rfx_status cpu_merge_host(rfx_backend *be, int var, rfx_rows *rows)
 {
     cpu_ctx *c = be->ctx;
     rfx_rows *v = &c->vars[var];
+    rfx_status cs = consolidate(c, var);
+    if (cs != RFX_OK)
+        return cs;
     if (v->n == 0)   /* taken as they are (a facts file's rows) */
         return rfx_rows_move_append(v, rows, c->nthreads);
     rfx_status st = rfx_cpu_union(v, rows, v, c->nthreads);
@@ -119,13 +225,14 @@ static rfx_status cpu_host_view(rfx_backend *be, int var, rfx_rows *scratch, con
 {
     (void)scratch;
     *view = &((cpu_ctx *)be->ctx)->vars[var];
-    return RFX_OK;
+    return consolidate(be->ctx, var);
 }
 
 static rfx_status cpu_take_host(rfx_backend *be, int var, rfx_rows *out)
 {
     cpu_ctx *c = be->ctx;
-    return rfx_rows_move_append(out, &c->vars[var], c->nthreads);
+    rfx_status st = consolidate(c, var);
+    return st ? st : rfx_rows_move_append(out, &c->vars[var], c->nthreads);
 }
 
 static rfx_status copy_rows(const rfx_rows *s, rfx_rows *d, int nthreads)
@@ -166,6 +273,34 @@ rfx_status rfx_cpu_merge_cmd(const rfx_ra_cmd *c, const rfx_rows *a, const rfx_r
     }
 }
 
+/* Whether c reads its k-th input's runs as they are (the relation's own disjoint UNION, a
+ * DIFFERENCE against it). */
+static bool reads_runs(const rfx_ra_cmd *c, int k)
+{
+    return (c->op == RFX_RA_UNION && c->disjoint && k == 0 && c->dst == c->src[0] && c->src[1] != c->dst) ||
+           (c->op == RFX_RA_DIFFERENCE && k == 1 && c->src[0] != c->src[1] && c->dst != c->src[1]);
+}
+
+/* Merges the runs c reads as rows; drops those of the variable it overwrites. */
+static rfx_status settle_runs(cpu_ctx *x, const rfx_ra_cmd *c)
+{
+    rfx_status st = RFX_OK;
+    if (c->op == RFX_RA_SWAP) {
+        cpu_runs *t = x->runs[c->dst];
+        x->runs[c->dst] = x->runs[c->src[0]];
+        x->runs[c->src[0]] = t;
+        return RFX_OK;
+    }
+    for (int k = 0; st == RFX_OK && k < rfx_ra_cmd_ninputs(c); k++) {
+        int v = rfx_ra_cmd_input(c, k);
+        if (v >= 0 && x->runs[v] && !reads_runs(c, k))
+            st = consolidate(x, v);
+    }
+    if (st == RFX_OK && c->dst >= 0 && x->runs[c->dst] && !reads_runs(c, 0))
+        drop_runs(x, c->dst);
+    return st;
+}
+
 static rfx_status cpu_exec(rfx_backend *be, const rfx_ra_cmd *c)
 {
     cpu_ctx *x = be->ctx;
@@ -174,6 +309,13 @@ static rfx_status cpu_exec(rfx_backend *be, const rfx_ra_cmd *c)
     int nt = c->functors ? 1 : x->nthreads;
     if (c->dst >= 0 && c->op != RFX_RA_SWAP && c->op != RFX_RA_CLEAR && cpu_out_of_budget(x))
         return RFX_ERR_NOMEM;
+    rfx_status st = settle_runs(x, c);
+    if (st != RFX_OK)
+        return st;
+    if (reads_runs(c, 0))
+        return union_runs(x, c->dst, &V[c->src[1]]);
+    if (c->op == RFX_RA_DIFFERENCE && x->runs[c->src[1]] && reads_runs(c, 1))
+        return difference_runs(x, &V[c->src[0]], c->src[1], c->nkeys, &V[c->dst], nt);
     switch (c->op) {
     case RFX_RA_SELECT: case RFX_RA_PROJECT: case RFX_RA_MAP: case RFX_RA_MAPFILTER:
         return rfx_cpu_mapfilter(&V[c->src[0]], c->pred, c->out, c->nout, &V[c->dst], nt);
@@ -200,7 +342,7 @@ static rfx_status cpu_exec(rfx_backend *be, const rfx_ra_cmd *c)
         if (!c->count_only)
             return rfx_cpu_lftj(srcs, c->nvars, c->nkeys, &V[c->dst], NULL, nt);
         uint64_t n = 0;
-        rfx_status st = rfx_cpu_lftj(srcs, c->nvars, c->nkeys, NULL, &n, nt);
+        st = rfx_cpu_lftj(srcs, c->nvars, c->nkeys, NULL, &n, nt);
         rfx_rows_free(&V[c->dst]);     /* a count-only relation: a size, no rows */
         V[c->dst].n = (size_t)n;
         return st;
@@ -223,6 +365,13 @@ static rfx_status cpu_exec_group(rfx_backend *be, const rfx_fgroup *g)
     rfx_rows *V = x->vars;
     if (cpu_out_of_budget(x))
         return RFX_ERR_NOMEM;
+    for (int k = 0; k < rfx_fgroup_ninputs(g); k++) {
+        rfx_status st = consolidate(x, rfx_fgroup_input(g, k));
+        if (st != RFX_OK)
+            return st;
+    }
+    for (int k = 0; k < rfx_fgroup_noutputs(g); k++)
+        drop_runs(x, rfx_fgroup_output(g, k));
     if (g->kind == RFX_FG_FILTER) {
         const rfx_rx *preds[RFX_FUSED_MAX_OUTS];
         rfx_rx *const *outs[RFX_FUSED_MAX_OUTS];
@@ -245,6 +394,7 @@ static rfx_status cpu_exec_group(rfx_backend *be, const rfx_fgroup *g)
 static rfx_status cpu_load_host(rfx_backend *be, int var, const rfx_rows *rows)
 {
     cpu_ctx *c = be->ctx;
+    drop_runs(c, var);
     return copy_rows(rows, &c->vars[var], c->nthreads);
 }
 

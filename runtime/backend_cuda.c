@@ -29,6 +29,11 @@ rfx_device_keep *rfx_device_keep_new(void)
     return rfx_calloc(1, sizeof(rfx_device_keep));
 }
 
+bool rfx_device_keep_warm(const rfx_device_keep *k)
+{
+    return k && k->ndev > 0;
+}
+
 void rfx_device_keep_clear(rfx_device_keep *k)
 {
     if (!k || k->lent)

@@ -35,3 +35,9 @@ void rfx_device_keep_free(rfx_device_keep *k)
 {
     (void)k;
 }
+
+bool rfx_device_keep_warm(const rfx_device_keep *k)
+{
+    (void)k;
+    return false;
+}

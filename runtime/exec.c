@@ -376,7 +376,8 @@ static void print_profile(exec *x, double total)
         first = false;
     }
     rfx_ooc_stats oo;
-    if (f && rfx_ooc_stats_of(x->be, &oo) && (oo.commands || oo.spills)) {
+    rfx_backend *dev = rfx_backend_auto_device(x->be);
+    if (f && rfx_ooc_stats_of(dev ? dev : x->be, &oo) && (oo.commands || oo.spills)) {
         fprintf(f, "out of core: %zu commands in %zu parts, %zu variables moved to the host, %.1f MB to the device, "
                    "%.1f MB back", oo.commands, oo.parts, oo.spills, oo.up_bytes * 1e-6, oo.down_bytes * 1e-6);
         if (oo.host_merges)
@@ -526,15 +527,17 @@ static rfx_status open_backend(exec *x)
     if (kind == RFX_BACKEND_AUTO && env)
         kind = strcmp(env, "cuda") == 0 ? RFX_BACKEND_CUDA : strcmp(env, "cpu") == 0 ? RFX_BACKEND_CPU : kind;
     char why[512] = "";
-    if (kind != RFX_BACKEND_CPU)
+    if (kind == RFX_BACKEND_AUTO)
+        x->be = rfx_backend_auto(x->o, x->nthreads, rfx_device_keep_warm(x->o->keep));
+    else if (kind == RFX_BACKEND_CUDA)
         x->be = rfx_backend_cuda(x->o, why, sizeof why);
     if (!x->be && kind == RFX_BACKEND_CUDA) {
         fprintf(x->err, "rfx: error: the CUDA backend cannot be used: %s\n", why[0] ? why : "unknown reason");
         return RFX_ERR_DEVICE;
     }
-    if (!x->be)
+    if (!x->be && kind == RFX_BACKEND_CPU)
         x->be = rfx_backend_cpu(x->nthreads, x->o->device_memory, x->o->tune);
-    if (x->be)   /* variables that do not fit the device's budget go to the host */
+    if (x->be && kind != RFX_BACKEND_AUTO)   /* variables that do not fit the device's budget go to the host */
         x->be = rfx_backend_ooc(x->be, x->nthreads, x->o->tune);
     if (x->be && x->o->trace) {
         x->be->span = trace_span;
@@ -848,6 +851,8 @@ static rfx_status interpret_from(exec *x, int b, int stop)
             bool empty = true, split = false;
             for (int k = 0; k < c->nvars; k++)
                 empty &= x->be->count(x->be, c->vars[k]) == 0;
+            if (x->be->loop_iteration)
+                x->be->loop_iteration(x->be, empty ? 0 : x->iteration);
             loop_split ls;
             if (!empty && split_wanted(x, c, blk->loop_head, &ls)) {
                 rfx_status st = split_loop(x, &ls, &split);

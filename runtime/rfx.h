@@ -52,7 +52,8 @@ typedef enum rfx_result {
 } rfx_result;
 
 typedef enum rfx_backend_kind {
-    RFX_BACKEND_AUTO,          /* CUDA when a device is present, else the CPU */
+    RFX_BACKEND_AUTO,          /* the CPU's cores and a CUDA device together, each command where
+                                * it ends sooner (the device started once that pays) */
     RFX_BACKEND_CPU,
     RFX_BACKEND_CUDA           /* fail when no device can be used */
 } rfx_backend_kind;

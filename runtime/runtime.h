@@ -19,6 +19,8 @@ rfx_device_keep *rfx_device_keep_new(void);
 /* Closes the contexts held (after a failed run: a device error may have spoilt them). */
 void rfx_device_keep_clear(rfx_device_keep *k);
 void rfx_device_keep_free(rfx_device_keep *k);
+/* Whether k holds open device contexts (a run borrowing them starts no device). */
+bool rfx_device_keep_warm(const rfx_device_keep *k);
 
 typedef struct rfx_run_opts {
     const char *fact_dir;      /* where <rel>.facts and relative filename= live; NULL: .input not read */

@@ -99,6 +99,7 @@ static result run(const int32_t *edges, int m, size_t cap)
     rfx_config_init(&cfg);
     cfg.threads = 2;
     cfg.device_memory = cap;
+    cfg.backend = on_cuda() ? RFX_BACKEND_CUDA : RFX_BACKEND_CPU;   /* the cap on the CPU: its out-of-core layer */
     cfg.tune = tune;
     rfx_engine *e = rfx_open(&cfg);
     if (!e || rfx_load_string(e, program, "ooc.dl") || rfx_insert_numbers(e, "edge", edges, (size_t)m) || rfx_run(e)) {
@@ -199,6 +200,7 @@ static FILE *run_profiled(const char *src, const int32_t *edges, int m, size_t c
     rfx_config_init(&cfg);
     cfg.threads = 2;
     cfg.device_memory = cap;
+    cfg.backend = on_cuda() ? RFX_BACKEND_CUDA : RFX_BACKEND_CPU;   /* the cap on the CPU: its out-of-core layer */
     cfg.tune = tune;
     cfg.out = out;
     cfg.profile = prof;

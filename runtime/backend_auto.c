@@ -1,0 +1,399 @@
+/* backend_auto.c: --backend=auto, the host's cores and a device together. Every command
+ * runs where a cost model says it ends sooner, the copies its inputs need counted in; a
+ * variable lives on the host, the device or both (a copy kept while neither changes it).
+ * Small work, such as a long recursion's iterations with deltas of a few tuples, stays on
+ * the CPU, where no kernel launch or synchronisation is paid; work that the device does
+ * faster goes there. The device is started only once the work run on the host would
+ * have paid for its start (or at once where one command alone would): a small program
+ * never waits for a CUDA driver.
+ *
+ * Copies inside a loop are charged once over the iterations run so far: a relation is
+ * worth moving for a loop that has run long and is likely to run as long again. */
+#include "backend.h"
+#include "base.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { ON_HOST = 1, ON_DEV = 2 };
+
+typedef struct auto_ctx {
+    const rfx_plan *P;
+    rfx_backend *host, *dev;   /* dev NULL until started */
+    rfx_backend *last;         /* the backend of the last command (for last_error) */
+    unsigned char *where;      /* per variable: ON_HOST | ON_DEV where its rows are current */
+    const rfx_run_opts *o;
+    const rfx_tuning *tune;
+    int nthreads;
+    bool dev_failed;           /* a start was tried and failed: the host does everything */
+    bool warm;                 /* the device is open already (a kept context): no start cost */
+    double regret;             /* seconds the device would have saved on work run on the host */
+    int iteration;             /* of the loop running (0 outside loops) */
+    unsigned long ncmds;       /* commands placed (auto_place=2 alternates by it) */
+    char device[320];
+    char why[256];             /* why the device could not be started */
+} auto_ctx;
+
+static rfx_backend *on(auto_ctx *x, int side)
+{
+    return side == ON_HOST ? x->host : x->dev;
+}
+
+static size_t rows_of(auto_ctx *x, int v)
+{
+    return x->where[v] & ON_HOST ? x->host->count(x->host, v) : x->dev->count(x->dev, v);
+}
+
+/* Seconds to copy v to the side that lacks it (none for a count-only relation: a size). */
+static double copy_seconds(const auto_ctx *x, int v, size_t rows)
+{
+    if (x->P->vars[v].count_only)
+        return 0;
+    double s = (double)rows * 4.0 * (x->P->vars[v].arity ? x->P->vars[v].arity : 1) / (x->tune->auto_copy_gbs * 1e9);
+    return x->iteration > 1 ? s / x->iteration : s;
+}
+
+/* Rows of work of an operator over inputs of n[0..k) rows: a sorted join or set operation
+ * of a small side against a large one gallops (small x log of the ratio); others read all. */
+static double work_rows(bool galloping, const size_t *n, int k)
+{
+    size_t sum = 0, lo = SIZE_MAX, hi = 0;
+    for (int i = 0; i < k; i++) {
+        sum += n[i];
+        lo = n[i] < lo ? n[i] : lo;
+        hi = n[i] > hi ? n[i] : hi;
+    }
+    if (!galloping || k < 2)
+        return (double)sum + 1;
+    lo = lo ? lo : 1;
+    return (double)lo * (65 - __builtin_clzll(1 + hi / lo)) + 1;
+}
+
+static bool gallops(const rfx_ra_cmd *c)
+{
+    switch (c->op) {
+    case RFX_RA_JOIN: case RFX_RA_MAPJOIN: case RFX_RA_INTERSECT: case RFX_RA_DIFFERENCE:
+        return c->nkeys > 0;
+    case RFX_RA_UNION:
+        return c->disjoint && c->dst == c->src[0];
+    default:
+        return false;
+    }
+}
+
+/* Opens the device backend over every plan variable (all empty there). */
+static bool start_device(auto_ctx *x)
+{
+    rfx_backend *d = x->tune->auto_cpu_device ? rfx_backend_cpu(x->nthreads, x->o->device_memory, x->tune)
+                                              : rfx_backend_cuda(x->o, x->why, sizeof x->why);
+    if (d)
+        d = rfx_backend_ooc(d, x->nthreads, x->tune);
+    if (d && d->open_vars(d, x->P) != RFX_OK) {
+        d->close(d);
+        d = NULL;
+        snprintf(x->why, sizeof x->why, "out of memory opening its variables");
+    }
+    if (!d) {
+        x->dev_failed = true;
+        return false;
+    }
+    x->dev = d;
+    for (int v = 0; v < x->P->nvars; v++)   /* empty there; the unit relation is set on both */
+        if (v == x->P->unit || x->host->count(x->host, v) == 0)
+            x->where[v] |= ON_DEV;
+    snprintf(x->device, sizeof x->device, "%s and %s", d->device(d), x->host->device(x->host));
+    return true;
+}
+
+/* Where a command over inputs in[0..k) runs: ON_HOST or ON_DEV (started if it pays). */
+static int place(auto_ctx *x, const int *in, int k, bool host_only, bool galloping)
+{
+    if (host_only || x->dev_failed)
+        return ON_HOST;
+    unsigned long n = x->ncmds++;
+    if (x->tune->auto_place == 1 || (x->tune->auto_place == 2 && n % 2))
+        return x->dev || start_device(x) ? ON_DEV : ON_HOST;
+    if (x->tune->auto_place == 2)
+        return ON_HOST;
+    size_t rows[64];
+    double to_host = 0, to_dev = 0;
+    k = k > 64 ? 64 : k;
+    for (int i = 0; i < k; i++) {
+        rows[i] = in[i] >= 0 ? rows_of(x, in[i]) : 0;
+        if (in[i] >= 0 && !(x->where[in[i]] & ON_HOST))
+            to_host += copy_seconds(x, in[i], rows[i]);
+        if (in[i] >= 0 && !(x->where[in[i]] & ON_DEV))
+            to_dev += copy_seconds(x, in[i], rows[i]);
+    }
+    double w = work_rows(galloping, rows, k);
+    double host = to_host + w * x->tune->auto_host_ns * 1e-9;
+    double dev = to_dev + x->tune->auto_launch_us * 1e-6 + w * x->tune->auto_device_ns * 1e-9;
+    if (!x->dev) {
+        double start = x->warm ? 0 : x->tune->auto_start_ms * 1e-3;
+        if (host <= dev)
+            return ON_HOST;
+        /* ski rental: start once the savings missed (this command's included) pay for it */
+        if (x->regret + host - dev < start) {
+            x->regret += host - dev;
+            return ON_HOST;
+        }
+        return start_device(x) ? ON_DEV : ON_HOST;
+    }
+    return dev < host ? ON_DEV : ON_HOST;
+}
+
+/* Makes v current on `side`, copying it there (it stays current where it was). */
+static rfx_status bring(auto_ctx *x, int v, int side)
+{
+    if (v < 0 || (x->where[v] & side) || x->P->vars[v].count_only)
+        return RFX_OK;
+    rfx_backend *from = on(x, side == ON_HOST ? ON_DEV : ON_HOST), *to = on(x, side);
+    rfx_rows scratch;
+    rfx_rows_init(&scratch, x->P->vars[v].arity);
+    const rfx_rows *view;
+    rfx_status st = from->host_view(from, v, &scratch, &view);
+    if (st == RFX_OK)
+        st = to->load_host(to, v, view);
+    rfx_rows_free(&scratch);
+    if (st == RFX_OK)
+        x->where[v] |= side;
+    return st;
+}
+
+/* v was written on `side`: the other side's copy is stale and freed. */
+static void written(auto_ctx *x, int v, int side)
+{
+    if (v < 0)
+        return;
+    rfx_backend *other = on(x, side == ON_HOST ? ON_DEV : ON_HOST);
+    if (other && (x->where[v] & ~side))
+        other->release(other, v);
+    x->where[v] = (unsigned char)side;
+}
+
+static void pass_spans(auto_ctx *x, rfx_backend *be, rfx_backend *b)
+{
+    b->span = be->span;
+    b->span_ctx = be->span_ctx;
+    x->last = b;
+}
+
+static rfx_status auto_exec(rfx_backend *be, const rfx_ra_cmd *c)
+{
+    auto_ctx *x = be->ctx;
+    if (c->op == RFX_RA_SWAP || c->op == RFX_RA_CLEAR) {   /* both sides' storage */
+        for (int s = ON_HOST; s <= ON_DEV; s++) {
+            rfx_backend *b = on(x, s);
+            rfx_status st = b ? b->exec(b, c) : RFX_OK;
+            if (st != RFX_OK)
+                return st;
+        }
+        if (c->op == RFX_RA_CLEAR)
+            x->where[c->dst] = ON_HOST | (x->dev ? ON_DEV : 0);
+        else {
+            unsigned char t = x->where[c->dst];
+            x->where[c->dst] = x->where[c->src[0]];
+            x->where[c->src[0]] = t;
+        }
+        return RFX_OK;
+    }
+    int in[64] = {0}, k = rfx_ra_cmd_ninputs(c);
+    if (k > 64)
+        return RFX_ERR_LIMIT;
+    for (int i = 0; i < k; i++)
+        in[i] = rfx_ra_cmd_input(c, i);
+    int side = place(x, in, k, c->host_only, gallops(c));
+    rfx_status st = RFX_OK;
+    for (int i = 0; st == RFX_OK && i < k; i++)
+        st = bring(x, in[i], side);
+    if (st != RFX_OK)
+        return st;
+    rfx_backend *b = on(x, side);
+    pass_spans(x, be, b);
+    st = b->exec(b, c);
+    if (st == RFX_OK)
+        written(x, c->dst, side);
+    return st;
+}
+
+static rfx_status auto_exec_group(rfx_backend *be, const rfx_fgroup *g)
+{
+    auto_ctx *x = be->ctx;
+    int in[64] = {0}, k = rfx_fgroup_ninputs(g);
+    if (k > 64)
+        return RFX_ERR_LIMIT;
+    for (int i = 0; i < k; i++)
+        in[i] = rfx_fgroup_input(g, i);
+    int side = place(x, in, k, false, g->kind == RFX_FG_JOIN && g->nkeys > 0);
+    rfx_status st = RFX_OK;
+    for (int i = 0; st == RFX_OK && i < k; i++)
+        st = bring(x, in[i], side);
+    if (st != RFX_OK)
+        return st;
+    rfx_backend *b = on(x, side);
+    pass_spans(x, be, b);
+    st = b->exec_group(b, g);
+    for (int i = 0; st == RFX_OK && i < rfx_fgroup_noutputs(g); i++)
+        written(x, rfx_fgroup_output(g, i), side);
+    return st;
+}
+
+static rfx_status auto_open(rfx_backend *be, const rfx_plan *P)
+{
+    auto_ctx *x = be->ctx;
+    x->P = P;
+    x->where = rfx_malloc((size_t)P->nvars);
+    if (!x->where)
+        return RFX_ERR_NOMEM;
+    memset(x->where, ON_HOST, (size_t)P->nvars);
+    return x->host->open_vars(x->host, P);
+}
+
+static void auto_close(rfx_backend *be)
+{
+    auto_ctx *x = be->ctx;
+    x->host->close(x->host);
+    if (x->dev)
+        x->dev->close(x->dev);
+    free(x->where);
+    free(x);
+    free(be);
+}
+
+static size_t auto_count(rfx_backend *be, int v)
+{
+    return rows_of(be->ctx, v);
+}
+
+static void auto_release(rfx_backend *be, int v)
+{
+    auto_ctx *x = be->ctx;
+    x->host->release(x->host, v);
+    if (x->dev)
+        x->dev->release(x->dev, v);
+    x->where[v] = ON_HOST | (x->dev ? ON_DEV : 0);
+}
+
+/* Rows merged in where v is current (the host where both are). */
+static rfx_status auto_merge_host(rfx_backend *be, int v, rfx_rows *rows)
+{
+    auto_ctx *x = be->ctx;
+    int side = x->where[v] & ON_HOST ? ON_HOST : ON_DEV;
+    rfx_backend *b = on(x, side);
+    rfx_status st = b->merge_host(b, v, rows);
+    if (st == RFX_OK)
+        written(x, v, side);
+    return st;
+}
+
+static rfx_status auto_host_view(rfx_backend *be, int v, rfx_rows *scratch, const rfx_rows **view)
+{
+    auto_ctx *x = be->ctx;
+    rfx_backend *b = on(x, x->where[v] & ON_HOST ? ON_HOST : ON_DEV);
+    return b->host_view(b, v, scratch, view);
+}
+
+static rfx_status auto_take_host(rfx_backend *be, int v, rfx_rows *out)
+{
+    auto_ctx *x = be->ctx;
+    int side = x->where[v] & ON_HOST ? ON_HOST : ON_DEV;
+    rfx_backend *b = on(x, side);
+    rfx_status st;
+    if (b->take_host)
+        st = b->take_host(b, v, out);
+    else {
+        rfx_rows scratch;
+        rfx_rows_init(&scratch, out->arity);
+        const rfx_rows *view;
+        st = b->host_view(b, v, &scratch, &view);
+        if (st == RFX_OK)
+            st = rfx_rows_append(out, view);
+        rfx_rows_free(&scratch);
+    }
+    auto_release(be, v);
+    return st;
+}
+
+static rfx_status auto_load_host(rfx_backend *be, int v, const rfx_rows *rows)
+{
+    auto_ctx *x = be->ctx;
+    rfx_status st = x->host->load_host(x->host, v, rows);
+    if (st == RFX_OK)
+        written(x, v, ON_HOST);
+    return st;
+}
+
+static const char *auto_last_error(rfx_backend *be)
+{
+    auto_ctx *x = be->ctx;
+    return x->last ? x->last->last_error(x->last) : "";
+}
+
+static rfx_status auto_sync(rfx_backend *be)
+{
+    auto_ctx *x = be->ctx;
+    return x->dev ? x->dev->sync(x->dev) : RFX_OK;
+}
+
+static double auto_copy_bandwidth(rfx_backend *be)
+{
+    auto_ctx *x = be->ctx;
+    return x->dev ? x->dev->copy_bandwidth(x->dev) : x->host->copy_bandwidth(x->host);
+}
+
+static const char *auto_device(rfx_backend *be)
+{
+    auto_ctx *x = be->ctx;
+    if (!x->device[0])
+        snprintf(x->device, sizeof x->device, "%s (no device started%s%s)", x->host->device(x->host),
+                 x->why[0] ? ": " : "", x->why);
+    return x->device;
+}
+
+static void auto_jit_stats(rfx_backend *be, int *compiled, int *cached, double *compile_ms, double *cache_ms)
+{
+    auto_ctx *x = be->ctx;
+    *compiled = *cached = 0;
+    *compile_ms = *cache_ms = 0;
+    if (x->dev && x->dev->jit_stats)
+        x->dev->jit_stats(x->dev, compiled, cached, compile_ms, cache_ms);
+}
+
+static size_t auto_budget(rfx_backend *be)
+{
+    (void)be;
+    return 0;   /* the device's budget is kept by its own out-of-core layer */
+}
+
+static void auto_loop_iteration(rfx_backend *be, int iteration)
+{
+    ((auto_ctx *)be->ctx)->iteration = iteration;
+}
+
+rfx_backend *rfx_backend_auto(const rfx_run_opts *o, int nthreads, bool warm)
+{
+    rfx_backend *be = rfx_calloc(1, sizeof *be);
+    auto_ctx *x = rfx_calloc(1, sizeof *x);
+    const rfx_tuning *tune = o->tune ? o->tune : &rfx_tuning_defaults;
+    rfx_backend *host = be && x ? rfx_backend_cpu(nthreads, 0, tune) : NULL;
+    if (!host) {
+        free(be);
+        free(x);
+        return NULL;
+    }
+    *x = (auto_ctx){.host = host, .o = o, .tune = tune, .nthreads = nthreads, .warm = warm};
+    *be = (rfx_backend){.name = "auto", .ctx = x, .open_vars = auto_open, .close = auto_close, .count = auto_count,
+                        .release = auto_release, .merge_host = auto_merge_host, .host_view = auto_host_view,
+                        .exec = auto_exec, .exec_group = auto_exec_group, .last_error = auto_last_error,
+                        .sync = auto_sync, .copy_bandwidth = auto_copy_bandwidth, .device = auto_device,
+                        .jit_stats = auto_jit_stats, .load_host = auto_load_host, .budget = auto_budget,
+                        .take_host = auto_take_host, .loop_iteration = auto_loop_iteration};
+    return be;
+}
+
+rfx_backend *rfx_backend_auto_device(rfx_backend *be)
+{
+    return be->exec == auto_exec ? ((auto_ctx *)be->ctx)->dev : NULL;
+}
