@@ -6,8 +6,9 @@
  * wall time in bench/gpu.sh includes. Prints, per program and graph: tuples, median wall
  * ms of rfx_run on each backend, and their ratio; the two backends' sizes must agree.
  * -c: the CPU backend only (no GPU needed); -g: the CUDA backend only (comparing builds:
- * the CPU's minutes are not needed twice); -v: every run's time on standard error.
- * Usage: bench_programs [-r REPEATS] [-j THREADS] [-c|-g] [-v] [-p tc|sg]... EDGEFILE... */
+ * the CPU's minutes are not needed twice); -a: --backend=auto too (the CPU and the device
+ * together), a column of its own; -v: every run's time on standard error.
+ * Usage: bench_programs [-r REPEATS] [-j THREADS] [-c|-g] [-a] [-v] [-p tc|sg]... EDGEFILE... */
 #include "bench_engine.h"
 
 #include <stdio.h>
@@ -15,7 +16,7 @@
 #include <string.h>
 
 static int reps = 3, threads;
-static bool cpu_only, gpu_only, verbose;
+static bool cpu_only, gpu_only, with_auto, verbose;
 
 static const char *program_text(const char *kind, const char *path, char *buf, size_t cap)
 {
@@ -39,7 +40,7 @@ static double timed(const char *text, rfx_backend_kind backend, size_t *size, ch
     cfg.fact_dir = ".";
     rfx_engine *e = rfx_open(&cfg);
     bool ready = e && rfx_load_string(e, text, "program.dl") == RFX_EXIT_OK;
-    double ms = rfx_bench_engine_ms(e, ready, reps, "r", size, verbose ? (backend == RFX_BACKEND_CUDA ? "cuda" : "cpu") : NULL,
+    double ms = rfx_bench_engine_ms(e, ready, reps, "r", size, verbose ? (backend == RFX_BACKEND_CUDA ? "cuda" : backend == RFX_BACKEND_AUTO ? "auto" : "cpu") : NULL,
                                     why, whycap);
     rfx_close(e);
     return ms;
@@ -60,6 +61,8 @@ int main(int argc, char **argv)
             gpu_only = true;
         else if (strcmp(argv[first], "-v") == 0)
             verbose = true;
+        else if (strcmp(argv[first], "-a") == 0)
+            with_auto = true;
         else if (strcmp(argv[first], "-p") == 0 && first + 1 < argc && nkinds < 2 &&
                  (strcmp(argv[first + 1], "tc") == 0 || strcmp(argv[first + 1], "sg") == 0))
             kinds[nkinds++] = argv[++first];
@@ -67,7 +70,7 @@ int main(int argc, char **argv)
             break;
     }
     if (first >= argc || reps < 1 || reps > 64 || threads < 0 || (cpu_only && gpu_only)) {
-        fprintf(stderr, "usage: bench_programs [-r REPEATS] [-j THREADS] [-c|-g] [-v] [-p tc|sg]... EDGEFILE...\n");
+        fprintf(stderr, "usage: bench_programs [-r REPEATS] [-j THREADS] [-c|-g] [-a] [-v] [-p tc|sg]... EDGEFILE...\n");
         return 2;
     }
     if (!nkinds) {
@@ -79,32 +82,44 @@ int main(int argc, char **argv)
         printf("%d\n", threads);
     else
         printf("all cores\n");
-    printf("%-4s %-28s %14s %10s %10s %9s\n", "prog", "graph", "tuples", "cuda ms", "cpu ms", "cpu/cuda");
+    printf("%-4s %-28s %14s %10s %10s %10s %9s\n", "prog", "graph", "tuples", "cuda ms", "auto ms", "cpu ms",
+           "cpu/cuda");
     int status = 0;
     for (int k = 0; k < nkinds; k++)
         for (int f = first; f < argc; f++) {
-            char text[4096], why_g[256] = "", why_c[256] = "";
+            char text[4096], why[3][256] = {"", "", ""};
             program_text(kinds[k], argv[f], text, sizeof text);
             const char *name = strrchr(argv[f], '/') ? strrchr(argv[f], '/') + 1 : argv[f];
-            size_t ng = 0, nc = 0;
-            double g = cpu_only ? 0 : timed(text, RFX_BACKEND_CUDA, &ng, why_g, sizeof why_g);
-            double c = g < 0 || gpu_only ? -1 : timed(text, RFX_BACKEND_CPU, &nc, why_c, sizeof why_c);
-            if (cpu_only && c >= 0) {
-                printf("%-4s %-28s %14zu %10s %10.1f %9s\n", kinds[k], name, nc, "-", c, "-");
-                continue;
-            }
-            if (gpu_only && g >= 0) {
-                printf("%-4s %-28s %14zu %10.1f %10s %9s\n", kinds[k], name, ng, g, "-", "-");
-                continue;
-            }
-            if (g < 0 || c < 0) {
-                printf("%-4s %-28s failed: %s\n", kinds[k], name, g < 0 ? why_g : why_c);
+            size_t n[3] = {0, 0, 0};
+            double g = cpu_only ? -2 : timed(text, RFX_BACKEND_CUDA, &n[0], why[0], sizeof why[0]);
+            double a = !with_auto ? -2 : timed(text, RFX_BACKEND_AUTO, &n[1], why[1], sizeof why[1]);
+            double c = gpu_only ? -2 : timed(text, RFX_BACKEND_CPU, &n[2], why[2], sizeof why[2]);
+            double t[3] = {g, a, c};
+            int fail = g == -1 ? 0 : a == -1 ? 1 : c == -1 ? 2 : -1;
+            if (fail >= 0) {
+                printf("%-4s %-28s failed: %s\n", kinds[k], name, why[fail]);
                 status = 1;
                 continue;
             }
-            printf("%-4s %-28s %14zu %10.1f %10.1f %8.1fx%s\n", kinds[k], name, ng, g, c, c / g,
-                   ng == nc ? "" : "  DISAGREE");
-            status |= ng != nc;
+            size_t tuples = 0;
+            bool agree = true;
+            for (int b = 0; b < 3; b++)
+                if (t[b] >= 0) {
+                    agree &= !tuples || n[b] == tuples;
+                    tuples = n[b];
+                }
+            printf("%-4s %-28s %14zu", kinds[k], name, tuples);
+            for (int b = 0; b < 3; b++)
+                if (t[b] >= 0)
+                    printf(" %10.1f", t[b]);
+                else
+                    printf(" %10s", "-");
+            if (g >= 0 && c >= 0)
+                printf(" %8.1fx", c / g);
+            else
+                printf(" %9s", "-");
+            printf("%s\n", agree ? "" : "  DISAGREE");
+            status |= !agree;
             fflush(stdout);
         }
     return status;

@@ -700,9 +700,13 @@ rfx_status rfx_cpu_join(const rfx_rows *a, const rfx_rows *b, int k, const rfx_r
     int c = chunks_for(work, nthreads);
     if ((size_t)c > a->n)
         c = a->n ? (int)a->n : 1;
-    size_t *bounds = rfx_malloc(sizeof(size_t) * (size_t)(c + 1));
-    rfx_rows *parts = rfx_calloc((size_t)c, sizeof(rfx_rows));
-    int *colbuf = rfx_malloc(sizeof(int) * (size_t)(nout + 1));
+    /* one chunk (a small side, as a thin recursion's delta): no allocations besides the output */
+    size_t bounds1[2];
+    rfx_rows parts1[1] = {{0}};
+    int colbuf1[33];
+    size_t *bounds = c == 1 ? bounds1 : rfx_malloc(sizeof(size_t) * (size_t)(c + 1));
+    rfx_rows *parts = c == 1 ? parts1 : rfx_calloc((size_t)c, sizeof(rfx_rows));
+    int *colbuf = nout < 33 ? colbuf1 : rfx_malloc(sizeof(int) * (size_t)(nout + 1));
     rfx_status st = RFX_OK;
     if (!bounds || !parts || !colbuf) {
         st = RFX_ERR_NOMEM;
@@ -752,9 +756,12 @@ out:
     if (parts)
         for (int i = 0; i < c; i++)
             rfx_rows_free(&parts[i]);
-    free(parts);
-    free(bounds);
-    free(colbuf);
+    if (c > 1) {
+        free(parts);
+        free(bounds);
+    }
+    if (colbuf != colbuf1)
+        free(colbuf);
     return st;
 }
 
@@ -864,15 +871,25 @@ static void semi_chunk(int c, void *arg)
     const uint32_t *A = s->a->data;
     size_t i = s->bounds[c], ie = s->bounds[c + 1], w = i;
     size_t y[SEMI_MAX_SETS];
-    for (int b = 0; b < s->nb; b++)
-        y[b] = i < ie ? lower_bound(s->bs[b]->data, k, 0, s->bs[b]->n, A + i * (size_t)ar, k) : 0;
+    const rfx_rows *bs[SEMI_MAX_SETS];
+    int nb = 0;
+    /* only the sets whose range meets this chunk's: a run of a relation grown in key order
+     * (a chain's reach) lies wholly before the chunk, and costs no search */
+    for (int b = 0; b < s->nb && i < ie; b++) {
+        const rfx_rows *B = s->bs[b];
+        if (!B->n || cmp_prefix(B->data + (B->n - 1) * (size_t)k, A + i * (size_t)ar, k) < 0 ||
+            cmp_prefix(B->data, A + (ie - 1) * (size_t)ar, k) > 0)
+            continue;
+        bs[nb] = B;
+        y[nb++] = lower_bound(B->data, k, 0, B->n, A + i * (size_t)ar, k);
+    }
     size_t bytes = sizeof(uint32_t) * (size_t)ar;
     while (i < ie) {
         const uint32_t *t = A + i * (size_t)ar;
         bool found = false;
-        for (int b = 0; b < s->nb && !found; b++) {
-            const uint32_t *B = s->bs[b]->data;
-            size_t n = s->bs[b]->n;
+        for (int b = 0; b < nb && !found; b++) {
+            const uint32_t *B = bs[b]->data;
+            size_t n = bs[b]->n;
             y[b] = gallop(B, k, y[b], n, t, k);
             found = y[b] < n && cmp_prefix(B + y[b] * (size_t)k, t, k) == 0;
         }

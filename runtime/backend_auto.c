@@ -3,15 +3,17 @@
  * variable lives on the host, the device or both (a copy kept while neither changes it).
  * Small work, such as a long recursion's iterations with deltas of a few tuples, stays on
  * the CPU, where no kernel launch or synchronisation is paid; work that the device does
- * faster goes there. The device is started only once the work run on the host would
- * have paid for its start (or at once where one command alone would): a small program
- * never waits for a CUDA driver.
+ * faster goes there. The device is started (in the background, the host working on
+ * meanwhile) only once the work run on the host has shown it would pay, or at once where
+ * one command alone would: a small program never waits for a CUDA driver.
  *
  * Copies inside a loop are charged once over the iterations run so far: a relation is
  * worth moving for a loop that has run long and is likely to run as long again. */
 #include "backend.h"
 #include "base.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +32,15 @@ typedef struct auto_ctx {
     bool dev_failed;           /* a start was tried and failed: the host does everything */
     bool warm;                 /* the device is open already (a kept context): no start cost */
     double regret;             /* seconds the device would have saved on work run on the host */
+    double host_est;           /* the last command's estimated seconds on the host (at scale 1) */
+    double host_measured, host_estimated, host_scale;   /* timed host commands: the host's
+                                                         * real speed against the model's */
+    bool starting;             /* start_tid is opening the device in the background */
+    pthread_t start_tid;
+    atomic_bool start_done;
+    double start_t0;
+    rfx_backend *started;      /* what start_tid opened (NULL: failed; why in start_why) */
+    char start_why[256];
     int iteration;             /* of the loop running (0 outside loops) */
     unsigned long ncmds;       /* commands placed (auto_place=2 alternates by it) */
     char device[320];
@@ -83,13 +94,45 @@ static bool gallops(const rfx_ra_cmd *c)
     }
 }
 
-/* Opens the device backend over every plan variable (all empty there). */
+/* The device backend, without variables: a CUDA device (a second CPU backend in tests)
+ * under its out-of-core layer. */
+static rfx_backend *open_device(const rfx_run_opts *o, int nthreads, const rfx_tuning *tune, char *why, size_t cap)
+{
+    rfx_backend *d = tune->auto_cpu_device ? rfx_backend_cpu(nthreads, o->device_memory, tune)
+                                           : rfx_backend_cuda(o, why, cap);
+    return d ? rfx_backend_ooc(d, nthreads, tune) : NULL;
+}
+
+static void *start_thread(void *arg)
+{
+    auto_ctx *x = arg;
+    x->started = open_device(x->o, x->nthreads, x->tune, x->start_why, sizeof x->start_why);
+    atomic_store(&x->start_done, true);
+    return NULL;
+}
+
+/* Starts the device in the background while the host goes on with the work. */
+static void start_in_background(auto_ctx *x)
+{
+    if (x->starting || x->dev || x->dev_failed)
+        return;
+    x->start_t0 = rfx_seconds();
+    x->starting = pthread_create(&x->start_tid, NULL, start_thread, x) == 0;
+}
+
+/* The device backend from the background start (waited for) or opened now, given the
+ * plan's variables (all empty there); false where none can be used. */
 static bool start_device(auto_ctx *x)
 {
-    rfx_backend *d = x->tune->auto_cpu_device ? rfx_backend_cpu(x->nthreads, x->o->device_memory, x->tune)
-                                              : rfx_backend_cuda(x->o, x->why, sizeof x->why);
-    if (d)
-        d = rfx_backend_ooc(d, x->nthreads, x->tune);
+    rfx_backend *d;
+    if (x->starting) {
+        pthread_join(x->start_tid, NULL);
+        x->starting = false;
+        d = x->started;
+        x->started = NULL;
+        snprintf(x->why, sizeof x->why, "%s", x->start_why);
+    } else
+        d = open_device(x->o, x->nthreads, x->tune, x->why, sizeof x->why);
     if (d && d->open_vars(d, x->P) != RFX_OK) {
         d->close(d);
         d = NULL;
@@ -107,9 +150,15 @@ static bool start_device(auto_ctx *x)
     return true;
 }
 
-/* Where a command over inputs in[0..k) runs: ON_HOST or ON_DEV (started if it pays). */
-static int place(auto_ctx *x, const int *in, int k, bool host_only, bool galloping)
+/* Where a command over inputs in[0..k) runs: ON_HOST or ON_DEV (started if it pays).
+ * A command on the host worth more than a launch is timed (*dev_s: the device's estimate
+ * for it, else -1): its time teaches the model the host's real speed, and what it took
+ * beyond the device's estimate is what not having the device cost; once that adds up to
+ * a tenth of a start the device starts in the background, to be used from the first
+ * command after it is ready. */
+static int place(auto_ctx *x, const int *in, int k, bool host_only, bool galloping, double *dev_s)
 {
+    *dev_s = -1;
     if (host_only || x->dev_failed)
         return ON_HOST;
     unsigned long n = x->ncmds++;
@@ -119,29 +168,52 @@ static int place(auto_ctx *x, const int *in, int k, bool host_only, bool gallopi
         return ON_HOST;
     size_t rows[64];
     double to_host = 0, to_dev = 0;
+    bool on_host = true;
     k = k > 64 ? 64 : k;
     for (int i = 0; i < k; i++) {
         rows[i] = in[i] >= 0 ? rows_of(x, in[i]) : 0;
+        on_host &= in[i] < 0 || (x->where[in[i]] & ON_HOST);
+    }
+    double w = work_rows(galloping, rows, k), launch = x->tune->auto_launch_us * 1e-6;
+    double host_ns = x->tune->auto_host_ns * x->host_scale;
+    if (on_host && w * host_ns * 1e-9 < launch)
+        return ON_HOST;   /* less than a launch: no device can be sooner */
+    for (int i = 0; i < k; i++) {
         if (in[i] >= 0 && !(x->where[in[i]] & ON_HOST))
             to_host += copy_seconds(x, in[i], rows[i]);
         if (in[i] >= 0 && !(x->where[in[i]] & ON_DEV))
             to_dev += copy_seconds(x, in[i], rows[i]);
     }
-    double w = work_rows(galloping, rows, k);
-    double host = to_host + w * x->tune->auto_host_ns * 1e-9;
-    double dev = to_dev + x->tune->auto_launch_us * 1e-6 + w * x->tune->auto_device_ns * 1e-9;
-    if (!x->dev) {
-        double start = x->warm ? 0 : x->tune->auto_start_ms * 1e-3;
-        if (host <= dev)
-            return ON_HOST;
-        /* ski rental: start once the savings missed (this command's included) pay for it */
-        if (x->regret + host - dev < start) {
-            x->regret += host - dev;
-            return ON_HOST;
-        }
+    double host = to_host + w * host_ns * 1e-9;
+    double dev = to_dev + launch + w * x->tune->auto_device_ns * 1e-9;
+    x->host_est = w * x->tune->auto_host_ns * 1e-9;
+    *dev_s = dev;   /* timed where it runs on the host */
+    if (x->starting && atomic_load(&x->start_done))
+        start_device(x);
+    if (x->dev || host <= dev)
+        return x->dev && dev < host ? ON_DEV : ON_HOST;
+    double start = x->warm ? 0 : x->tune->auto_start_ms * 1e-3;
+    double left = x->starting ? start - (rfx_seconds() - x->start_t0) : start;
+    /* a command that alone would pay for (the rest of) the start waits for the device */
+    if (host - dev > left)
         return start_device(x) ? ON_DEV : ON_HOST;
-    }
-    return dev < host ? ON_DEV : ON_HOST;
+    return ON_HOST;
+}
+
+/* A command placed on the host with the device's estimate dev_s took seconds: the
+ * saving missed adds to the regret, and the host's speed is learnt. */
+static void missed(auto_ctx *x, double dev_s, double seconds)
+{
+    if (dev_s < 0)
+        return;
+    x->host_measured += seconds;
+    x->host_estimated += x->host_est;
+    if (x->host_estimated > 0)
+        x->host_scale = x->host_measured / x->host_estimated;
+    if (seconds > dev_s)
+        x->regret += seconds - dev_s;
+    if (x->regret >= 0.1 * x->tune->auto_start_ms * 1e-3)
+        start_in_background(x);
 }
 
 /* Makes v current on `side`, copying it there (it stays current where it was). */
@@ -199,12 +271,14 @@ static rfx_status auto_exec(rfx_backend *be, const rfx_ra_cmd *c)
         }
         return RFX_OK;
     }
-    int in[64] = {0}, k = rfx_ra_cmd_ninputs(c);
+    int in[64], k = rfx_ra_cmd_ninputs(c);
+    in[0] = -1;
     if (k > 64)
         return RFX_ERR_LIMIT;
     for (int i = 0; i < k; i++)
         in[i] = rfx_ra_cmd_input(c, i);
-    int side = place(x, in, k, c->host_only, gallops(c));
+    double dev_s;
+    int side = place(x, in, k, c->host_only, gallops(c), &dev_s);
     rfx_status st = RFX_OK;
     for (int i = 0; st == RFX_OK && i < k; i++)
         st = bring(x, in[i], side);
@@ -212,7 +286,10 @@ static rfx_status auto_exec(rfx_backend *be, const rfx_ra_cmd *c)
         return st;
     rfx_backend *b = on(x, side);
     pass_spans(x, be, b);
+    double t0 = side == ON_HOST && dev_s >= 0 ? rfx_seconds() : 0;
     st = b->exec(b, c);
+    if (side == ON_HOST && dev_s >= 0)
+        missed(x, dev_s, rfx_seconds() - t0);
     if (st == RFX_OK)
         written(x, c->dst, side);
     return st;
@@ -221,12 +298,14 @@ static rfx_status auto_exec(rfx_backend *be, const rfx_ra_cmd *c)
 static rfx_status auto_exec_group(rfx_backend *be, const rfx_fgroup *g)
 {
     auto_ctx *x = be->ctx;
-    int in[64] = {0}, k = rfx_fgroup_ninputs(g);
+    int in[64], k = rfx_fgroup_ninputs(g);
+    in[0] = -1;
     if (k > 64)
         return RFX_ERR_LIMIT;
     for (int i = 0; i < k; i++)
         in[i] = rfx_fgroup_input(g, i);
-    int side = place(x, in, k, false, g->kind == RFX_FG_JOIN && g->nkeys > 0);
+    double dev_s;
+    int side = place(x, in, k, false, g->kind == RFX_FG_JOIN && g->nkeys > 0, &dev_s);
     rfx_status st = RFX_OK;
     for (int i = 0; st == RFX_OK && i < k; i++)
         st = bring(x, in[i], side);
@@ -234,7 +313,10 @@ static rfx_status auto_exec_group(rfx_backend *be, const rfx_fgroup *g)
         return st;
     rfx_backend *b = on(x, side);
     pass_spans(x, be, b);
+    double t0 = side == ON_HOST && dev_s >= 0 ? rfx_seconds() : 0;
     st = b->exec_group(b, g);
+    if (side == ON_HOST && dev_s >= 0)
+        missed(x, dev_s, rfx_seconds() - t0);
     for (int i = 0; st == RFX_OK && i < rfx_fgroup_noutputs(g); i++)
         written(x, rfx_fgroup_output(g, i), side);
     return st;
@@ -255,6 +337,11 @@ static void auto_close(rfx_backend *be)
 {
     auto_ctx *x = be->ctx;
     x->host->close(x->host);
+    if (x->starting) {   /* a start not needed in the end: waited for, and closed */
+        pthread_join(x->start_tid, NULL);
+        if (x->started)
+            x->started->close(x->started);
+    }
     if (x->dev)
         x->dev->close(x->dev);
     free(x->where);
@@ -383,7 +470,7 @@ rfx_backend *rfx_backend_auto(const rfx_run_opts *o, int nthreads, bool warm)
         free(x);
         return NULL;
     }
-    *x = (auto_ctx){.host = host, .o = o, .tune = tune, .nthreads = nthreads, .warm = warm};
+    *x = (auto_ctx){.host = host, .o = o, .tune = tune, .nthreads = nthreads, .warm = warm, .host_scale = 1};
     *be = (rfx_backend){.name = "auto", .ctx = x, .open_vars = auto_open, .close = auto_close, .count = auto_count,
                         .release = auto_release, .merge_host = auto_merge_host, .host_view = auto_host_view,
                         .exec = auto_exec, .exec_group = auto_exec_group, .last_error = auto_last_error,

@@ -124,8 +124,9 @@ static rfx_status union_runs(cpu_ctx *x, int v, const rfx_rows *d)
 /* dst = a without the tuples whose first k columns occur in b, b's runs included. */
 static rfx_status difference_runs(cpu_ctx *x, const rfx_rows *a, int b, int k, rfx_rows *dst, int nthreads)
 {
-    const rfx_rows *sets[CPU_MAX_RUNS + 1] = {&x->vars[b]};
+    const rfx_rows *sets[CPU_MAX_RUNS + 1];
     int n = 1;
+    sets[0] = &x->vars[b];
     for (int r = 0; x->runs[b] && r < x->runs[b]->n; r++)
         sets[n++] = &x->runs[b]->r[r];
     return rfx_cpu_semijoin_sets(a, sets, n, k, false, dst, nthreads);

@@ -71,6 +71,10 @@ static rfx_status cu_open(rfx_backend *be, const rfx_plan *P)
 {
     cuda_ctx *c = be->ctx;
     c->P = P;
+    /* the thread that runs the commands may not be the one that opened the backend
+     * (--backend=auto starts it in the background): its device becomes current here */
+    if (rfx_gpu_activate(c->g) != RFX_OK)
+        return RFX_ERR_DEVICE;
     c->vars = rfx_calloc((size_t)P->nvars, sizeof(rfx_dev_rows));
     if (!c->vars)
         return RFX_ERR_NOMEM;
