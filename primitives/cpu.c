@@ -779,25 +779,31 @@ static void union_chunk(int c, void *arg)
     int ar = u->a->arity;
     size_t i = u->abounds[c], ie = u->abounds[c + 1], j = u->bbounds[c], je = u->bbounds[c + 1];
     const uint32_t *A = u->a->data, *B = u->b->data;
+    /* each row of the smaller side finds its place in the larger by galloping, and the
+     * larger side's rows before it are copied as one block: a small delta merged into a
+     * large relation costs its searches and a copy, not a comparison per row */
+    bool a_small = ie - i < je - j;
+    const uint32_t *S = a_small ? A : B, *L = a_small ? B : A;
+    size_t s = a_small ? i : j, se = a_small ? ie : je, l = a_small ? j : i, le = a_small ? je : ie;
     size_t w = 0;
     uint32_t *o = u->write ? u->dst->data + u->start[c] * (size_t)ar : NULL;
     size_t bytes = sizeof(uint32_t) * (size_t)ar;
-    while (i < ie && j < je) {
-        int cmp = cmp_prefix(A + i * (size_t)ar, B + j * (size_t)ar, ar);
-        const uint32_t *t = cmp <= 0 ? A + i * (size_t)ar : B + j * (size_t)ar;
+    for (; s < se; s++) {
+        const uint32_t *t = S + s * (size_t)ar;
+        size_t p = gallop(L, ar, l, le, t, ar);
+        if (o && p > l)
+            rfx_memcpy(o + w * (size_t)ar, L + l * (size_t)ar, bytes * (p - l));
+        w += p - l;
+        l = p;
+        if (l < le && cmp_prefix(L + l * (size_t)ar, t, ar) == 0)
+            l++;   /* in both: written once */
         if (o)
             rfx_memcpy(o + w * (size_t)ar, t, bytes);
         w++;
-        if (cmp <= 0)
-            i++;
-        if (cmp >= 0)
-            j++;
     }
-    if (o) {
-        rfx_memcpy(o + w * (size_t)ar, A + i * (size_t)ar, bytes * (ie - i));
-        rfx_memcpy(o + (w + ie - i) * (size_t)ar, B + j * (size_t)ar, bytes * (je - j));
-    }
-    w += (ie - i) + (je - j);
+    if (o && le > l)
+        rfx_memcpy(o + w * (size_t)ar, L + l * (size_t)ar, bytes * (le - l));
+    w += le - l;
     u->count[c] = w;
 }
 
@@ -930,8 +936,12 @@ rfx_status rfx_cpu_semijoin_sets(const rfx_rows *a, const rfx_rows *const *bs, i
         return st;
     if (a->n)
         rfx_memcpy(out.data, a->data, sizeof(uint32_t) * (size_t)ar * a->n);
-    /* galloping skips most of b's far larger than a: the work follows a */
-    int c = chunks_for(a->n + (bn < a->n * 8 ? bn : a->n * 8), nthreads);
+    /* galloping skips most of b's far larger than a: the work follows a, a search of
+     * each set (about the log of how much larger it is) per tuple */
+    size_t per = 1;
+    for (size_t r = a->n ? bn / a->n : bn; r; r >>= 1)
+        per++;
+    int c = chunks_for(a->n + (bn < a->n * per * (size_t)nb ? bn : a->n * per * (size_t)nb), nthreads);
     size_t one[2], cnt1;
     size_t *bounds = c == 1 ? one : rfx_malloc(sizeof(size_t) * (size_t)(c + 1));
     size_t *count = c == 1 ? &cnt1 : rfx_malloc(sizeof(size_t) * (size_t)c);
