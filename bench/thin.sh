@@ -4,17 +4,18 @@
 #   bench/thin.sh prepare DIR [SOUFFLE_HOME]   writes the programs to DIR/programs and, with
 #                                              SOUFFLE_HOME (../shared/tools/souffle), compiles
 #                                              them to DIR/souffle/ (do this where a compiler is)
-#   bench/thin.sh run DIR RFX GRAPHS [ROUNDS [THREADS]]
+#   bench/thin.sh run DIR RFX GRAPHS [ROUNDS [THREADS [LIMIT]]]
 #                                              makes the facts in DIR/facts (GRAPHS holds
 #                                              email-Enron.txt.gz and p2p-Gnutella08.txt) and
-#                                              prints a table: median seconds of ROUNDS runs
+#                                              prints a table: median seconds of ROUNDS runs,
+#                                              a run stopped after LIMIT seconds (default 60)
 # Workloads: reach from one vertex along a chain of 100,000 and 1,000,000 edges (one new
 # tuple an iteration), on a 1000 x 1000 grid (edges right and down) and on a binary tree of
 # 2^20 nodes; the triangles of email-Enron; TC of p2p-Gnutella08. Every run's printed sizes
 # must agree with Soufflé's (a row says DISAGREE otherwise and the script fails).
 set -uo pipefail
 mode=${1:-}; dir=${2:-}
-[ -n "$mode" ] && [ -n "$dir" ] || { sed -n '2,14p' "$0"; exit 2; }
+[ -n "$mode" ] && [ -n "$dir" ] || { sed -n '2,16p' "$0"; exit 2; }
 
 if [ "$mode" = prepare ]; then
   mkdir -p "$dir/programs"
@@ -55,7 +56,7 @@ EOF
 fi
 
 [ "$mode" = run ] || { echo "unknown mode $mode" >&2; exit 2; }
-rfx=$3; graphs=$4; rounds=${5:-3}; threads=${6:-$(nproc)}
+rfx=$3; graphs=$4; rounds=${5:-3}; threads=${6:-$(nproc)}; limit=${7:-60}
 facts=$dir/facts
 mkdir -p "$facts"
 make_facts() {   # name, then a command writing edge.facts to stdout; start vertex 0
@@ -74,13 +75,13 @@ make_facts gnutella08 snap "$graphs/p2p-Gnutella08.txt"
 
 host_out=$(mktemp -d)
 trap 'rm -rf "$host_out"' EXIT
-# median wall seconds of `rounds` runs of a command (one where it takes over 5 s; ">60"
-# where it is stopped at a minute); its output kept in $host_out/last
+# median wall seconds of `rounds` runs of a command (one where it takes over 5 s; ">LIMIT"
+# where it is stopped); its output kept in $host_out/last
 timed() {
   local ts=() s e
   for ((i = 0; i < rounds; i++)); do
-    s=$(date +%s.%N); timeout 60 "$@" > "$host_out/last" 2>&1
-    [ $? = 124 ] && { echo ">60"; : > "$host_out/last"; return; }
+    s=$(date +%s.%N); timeout "$limit" "$@" > "$host_out/last" 2>&1
+    [ $? = 124 ] && { echo ">$limit"; : > "$host_out/last"; return; }
     e=$(date +%s.%N)
     ts+=("$(awk "BEGIN {print $e - $s}")")
     awk "BEGIN {exit !($e - $s > 5)}" && break
@@ -103,7 +104,7 @@ for w in chain100k:reach chain1m:reach grid1000:reach tree20:reach enron:tri gnu
   for b in cpu auto cuda; do
     t[$b]=$(timed "$rfx" --backend=$b -j "$threads" -F "$facts/$name" -D "$host_out" "$dir/programs/$prog.dl")
     got=$(sizes)
-    [ "${t[$b]}" = ">60" ] && continue
+    [ "${t[$b]}" = ">$limit" ] && continue
     if [ -z "$got" ]; then t[$b]="-"; [ $b = cuda ] || bad="$bad $b failed: $(head -c 120 "$host_out/last")"; continue; fi
     [ -z "$want" ] && want=$got
     [ "$got" = "$want" ] || bad="$bad DISAGREE $b: $got vs $want"

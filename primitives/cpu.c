@@ -931,6 +931,11 @@ rfx_status rfx_cpu_semijoin_sets(const rfx_rows *a, const rfx_rows *const *bs, i
     }
     rfx_rows out;
     rfx_rows_init(&out, ar);
+    bool reuse = dst != a && dst->arity == ar && dst->cap >= a->n;
+    for (int b = 0; b < nb; b++)
+        reuse &= bs[b] != dst;
+    if (reuse)
+        rfx_rows_swap(&out, dst);   /* its buffer reused */
     rfx_status st = rows_resize(&out, ar, a->n);
     if (st)
         return st;

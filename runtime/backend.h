@@ -74,8 +74,9 @@ struct rfx_backend {
      * registered, for each such source's rows from when they land. NULL: never. */
     bool (*reads_tries)(rfx_backend *be, const struct rfx_lftj_src *srcs, int nsrc, int nvars);
     /* Told by the interpreter at each test of a semi-naive loop: the iteration about to
-     * run (1, 2, ...), 0 once the loop is left. NULL: not wanted. */
-    void (*loop_iteration)(rfx_backend *be, int iteration);
+     * run (1, 2, ...), 0 once the loop is left, and the rows of its deltas. NULL: not
+     * wanted. */
+    void (*loop_iteration)(rfx_backend *be, int iteration, size_t delta_rows);
 };
 
 /* cap (0: none): bytes the backend may hold, a rule kept by the out-of-core layer below

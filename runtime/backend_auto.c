@@ -32,9 +32,10 @@ typedef struct auto_ctx {
     bool dev_failed;           /* a start was tried and failed: the host does everything */
     bool warm;                 /* the device is open already (a kept context): no start cost */
     double regret;             /* seconds the device would have saved on work run on the host */
-    double host_est;           /* the last command's estimated seconds on the host (at scale 1) */
-    double host_measured, host_estimated, host_scale;   /* timed host commands: the host's
-                                                         * real speed against the model's */
+    double host_est, dev_est;  /* the last command's estimated seconds on each (at scale 1) */
+    /* timed commands: each side's real speed against the model's (scale = measured / estimated) */
+    double host_measured, host_estimated, host_scale;
+    double dev_measured, dev_estimated, dev_scale;
     bool starting;             /* start_tid is opening the device in the background */
     pthread_t start_tid;
     atomic_bool start_done;
@@ -42,6 +43,7 @@ typedef struct auto_ctx {
     rfx_backend *started;      /* what start_tid opened (NULL: failed; why in start_why) */
     char start_why[256];
     int iteration;             /* of the loop running (0 outside loops) */
+    bool tiny;                 /* this iteration runs on the host unplaced (auto_loop_iteration) */
     unsigned long ncmds;       /* commands placed (auto_place=2 alternates by it) */
     char device[320];
     char why[256];             /* why the device could not be started */
@@ -151,8 +153,8 @@ static bool start_device(auto_ctx *x)
 }
 
 /* Where a command over inputs in[0..k) runs: ON_HOST or ON_DEV (started if it pays).
- * A command on the host worth more than a launch is timed (*dev_s: the device's estimate
- * for it, else -1): its time teaches the model the host's real speed, and what it took
+ * A command worth more than a launch is timed (*dev_s: the device's estimate for it, else
+ * -1): its time teaches the model its side's real speed, and on the host what it took
  * beyond the device's estimate is what not having the device cost; once that adds up to
  * a tenth of a start the device starts in the background, to be used from the first
  * command after it is ready. */
@@ -184,9 +186,10 @@ static int place(auto_ctx *x, const int *in, int k, bool host_only, bool gallopi
         if (in[i] >= 0 && !(x->where[in[i]] & ON_DEV))
             to_dev += copy_seconds(x, in[i], rows[i]);
     }
-    double host = to_host + w * host_ns * 1e-9;
-    double dev = to_dev + launch + w * x->tune->auto_device_ns * 1e-9;
     x->host_est = w * x->tune->auto_host_ns * 1e-9;
+    x->dev_est = launch + w * x->tune->auto_device_ns * 1e-9;
+    double host = to_host + w * host_ns * 1e-9;
+    double dev = to_dev + x->dev_est * x->dev_scale;
     *dev_s = dev;   /* timed where it runs on the host */
     if (x->starting && atomic_load(&x->start_done))
         start_device(x);
@@ -200,12 +203,19 @@ static int place(auto_ctx *x, const int *in, int k, bool host_only, bool gallopi
     return ON_HOST;
 }
 
-/* A command placed on the host with the device's estimate dev_s took seconds: the
- * saving missed adds to the regret, and the host's speed is learnt. */
-static void missed(auto_ctx *x, double dev_s, double seconds)
+/* A command the model costed (dev_s: the device's estimate for it) took seconds on side:
+ * that side's speed is learnt, and on the host the saving missed adds to the regret. */
+static void learn(auto_ctx *x, int side, double dev_s, double seconds)
 {
     if (dev_s < 0)
         return;
+    if (side == ON_DEV) {
+        x->dev_measured += seconds;
+        x->dev_estimated += x->dev_est;
+        if (x->dev_estimated > 0)
+            x->dev_scale = x->dev_measured / x->dev_estimated;
+        return;
+    }
     x->host_measured += seconds;
     x->host_estimated += x->host_est;
     if (x->host_estimated > 0)
@@ -255,6 +265,10 @@ static void pass_spans(auto_ctx *x, rfx_backend *be, rfx_backend *b)
 static rfx_status auto_exec(rfx_backend *be, const rfx_ra_cmd *c)
 {
     auto_ctx *x = be->ctx;
+    if (x->tiny) {   /* every variable is on the host alone */
+        x->last = x->host;
+        return x->host->exec(x->host, c);
+    }
     if (c->op == RFX_RA_SWAP || c->op == RFX_RA_CLEAR) {   /* both sides' storage */
         for (int s = ON_HOST; s <= ON_DEV; s++) {
             rfx_backend *b = on(x, s);
@@ -286,10 +300,10 @@ static rfx_status auto_exec(rfx_backend *be, const rfx_ra_cmd *c)
         return st;
     rfx_backend *b = on(x, side);
     pass_spans(x, be, b);
-    double t0 = side == ON_HOST && dev_s >= 0 ? rfx_seconds() : 0;
+    double t0 = dev_s >= 0 ? rfx_seconds() : 0;
     st = b->exec(b, c);
-    if (side == ON_HOST && dev_s >= 0)
-        missed(x, dev_s, rfx_seconds() - t0);
+    if (dev_s >= 0)
+        learn(x, side, dev_s, rfx_seconds() - t0);
     if (st == RFX_OK)
         written(x, c->dst, side);
     return st;
@@ -298,6 +312,10 @@ static rfx_status auto_exec(rfx_backend *be, const rfx_ra_cmd *c)
 static rfx_status auto_exec_group(rfx_backend *be, const rfx_fgroup *g)
 {
     auto_ctx *x = be->ctx;
+    if (x->tiny) {
+        x->last = x->host;
+        return x->host->exec_group(x->host, g);
+    }
     int in[64], k = rfx_fgroup_ninputs(g);
     in[0] = -1;
     if (k > 64)
@@ -313,10 +331,10 @@ static rfx_status auto_exec_group(rfx_backend *be, const rfx_fgroup *g)
         return st;
     rfx_backend *b = on(x, side);
     pass_spans(x, be, b);
-    double t0 = side == ON_HOST && dev_s >= 0 ? rfx_seconds() : 0;
+    double t0 = dev_s >= 0 ? rfx_seconds() : 0;
     st = b->exec_group(b, g);
-    if (side == ON_HOST && dev_s >= 0)
-        missed(x, dev_s, rfx_seconds() - t0);
+    if (dev_s >= 0)
+        learn(x, side, dev_s, rfx_seconds() - t0);
     for (int i = 0; st == RFX_OK && i < rfx_fgroup_noutputs(g); i++)
         written(x, rfx_fgroup_output(g, i), side);
     return st;
@@ -330,6 +348,8 @@ static rfx_status auto_open(rfx_backend *be, const rfx_plan *P)
     if (!x->where)
         return RFX_ERR_NOMEM;
     memset(x->where, ON_HOST, (size_t)P->nvars);
+    x->host->span = be->span;
+    x->host->span_ctx = be->span_ctx;
     return x->host->open_vars(x->host, P);
 }
 
@@ -454,9 +474,15 @@ static size_t auto_budget(rfx_backend *be)
     return 0;   /* the device's budget is kept by its own out-of-core layer */
 }
 
-static void auto_loop_iteration(rfx_backend *be, int iteration)
+/* An iteration whose deltas are a handful of rows, with no device started or starting,
+ * runs on the host without a placement a command: its work is far below a launch. */
+enum { TINY_DELTA_ROWS = 16 };
+
+static void auto_loop_iteration(rfx_backend *be, int iteration, size_t delta_rows)
 {
-    ((auto_ctx *)be->ctx)->iteration = iteration;
+    auto_ctx *x = be->ctx;
+    x->iteration = iteration;
+    x->tiny = iteration > 0 && delta_rows <= TINY_DELTA_ROWS && !x->dev && !x->starting && !x->tune->auto_place;
 }
 
 rfx_backend *rfx_backend_auto(const rfx_run_opts *o, int nthreads, bool warm)
@@ -470,7 +496,8 @@ rfx_backend *rfx_backend_auto(const rfx_run_opts *o, int nthreads, bool warm)
         free(x);
         return NULL;
     }
-    *x = (auto_ctx){.host = host, .o = o, .tune = tune, .nthreads = nthreads, .warm = warm, .host_scale = 1};
+    *x = (auto_ctx){.host = host, .o = o, .tune = tune, .nthreads = nthreads, .warm = warm, .host_scale = 1,
+                    .dev_scale = 1};
     *be = (rfx_backend){.name = "auto", .ctx = x, .open_vars = auto_open, .close = auto_close, .count = auto_count,
                         .release = auto_release, .merge_host = auto_merge_host, .host_view = auto_host_view,
                         .exec = auto_exec, .exec_group = auto_exec_group, .last_error = auto_last_error,

@@ -202,9 +202,15 @@ static size_t cpu_count(rfx_backend *be, int var)
     return c->vars[var].n + runs_rows(c, var);
 }
 
+enum { KEPT_BYTES = 4096 };   /* a released variable keeps a buffer this small for its next rows */
+
 static void cpu_release(rfx_backend *be, int var)
 {
-    rfx_rows_free(&((cpu_ctx *)be->ctx)->vars[var]);
+    rfx_rows *r = &((cpu_ctx *)be->ctx)->vars[var];
+    if (r->cap * (size_t)r->arity * sizeof(uint32_t) <= KEPT_BYTES)
+        r->n = 0;   /* a thin recursion's temporaries: no allocation an iteration */
+    else
+        rfx_rows_free(r);
     drop_runs(be->ctx, var);
 }
 
@@ -240,7 +246,8 @@ static rfx_status copy_rows(const rfx_rows *s, rfx_rows *d, int nthreads)
 {
     if (d == s)
         return RFX_OK;
-    rfx_rows_free(d);
+    if (d->arity != s->arity || d->cap < s->n)
+        rfx_rows_free(d);
     d->arity = s->arity;
     rfx_status st = rfx_rows_reserve(d, s->n);
     if (st)

@@ -848,11 +848,13 @@ static rfx_status interpret_from(exec *x, int b, int stop)
         if (c->op == RFX_RA_JUMP_IF_EMPTY) {
             x->iteration++;
             show_progress(x, b, c);
-            bool empty = true, split = false;
+            bool split = false;
+            size_t delta_rows = 0;
             for (int k = 0; k < c->nvars; k++)
-                empty &= x->be->count(x->be, c->vars[k]) == 0;
+                delta_rows += x->be->count(x->be, c->vars[k]);
+            bool empty = delta_rows == 0;
             if (x->be->loop_iteration)
-                x->be->loop_iteration(x->be, empty ? 0 : x->iteration);
+                x->be->loop_iteration(x->be, empty ? 0 : x->iteration, delta_rows);
             loop_split ls;
             if (!empty && split_wanted(x, c, blk->loop_head, &ls)) {
                 rfx_status st = split_loop(x, &ls, &split);
