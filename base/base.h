@@ -242,6 +242,7 @@ typedef struct rfx_tuning {
     bool split_loops;                 /* executor: split outgrown loops under a cap */
     int join_groups;                  /* weaver: 0 by cost, 1 generated, 2 by members */
     uint64_t jit_min_rows;            /* CUDA: fused groups over fewer rows run unfused */
+    bool jit_background;              /* CUDA: uncached groups run unfused while they compile */
     uint64_t cpu_scratch;             /* CPU backend under a cap: bytes beyond it (0: any) */
     bool check_pins;                  /* CPU backend: check host registrations (tests) */
     bool ooc_merges_on_device;        /* out of core: big merges by parts on the device */

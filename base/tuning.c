@@ -24,6 +24,7 @@ static const knob knobs[] = {
     K(split_loops, T_BOOL, 0, 1, "split a semi-naive loop whose relation outgrows a memory cap into ranges"),
     K(join_groups, T_INT, 0, 2, "fused JOIN groups: 0 by size (one member: a generated kernel, more: member by member), 1 always generated, 2 always by members"),
     K(jit_min_rows, T_SIZE, 0, 1e18, "fused groups over fewer input tuples run on the precompiled primitives"),
+    K(jit_background, T_BOOL, 0, 1, "a group whose kernels are not cached runs unfused while NVRTC compiles them in a thread"),
     K(cpu_scratch, T_SIZE, 0, 1e18, "under a cap, the bytes the CPU backend may allocate beyond it (0: no limit; tests)"),
     K(check_pins, T_BOOL, 0, 1, "the CPU backend checks that registered host memory is unregistered once (tests)"),
     K(ooc_merges_on_device, T_BOOL, 0, 1, "out of core, set operations, sorts and UNIQUE too big to fit run by parts on the device"),
@@ -63,6 +64,7 @@ static const knob knobs[] = {
 const rfx_tuning rfx_tuning_defaults = {
     .split_loops = true,
     .jit_min_rows = (uint64_t)1 << 16,
+    .jit_background = true,
     .pin_host = true,
     .pin_from = (uint64_t)64 << 20,
     .box_snake = true,

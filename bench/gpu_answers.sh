@@ -16,7 +16,7 @@ git log --oneline -1 2>/dev/null | tee -a "$OUT/device.txt"
 if [ "${RFX_SKIP_TESTS:-0}" != 1 ]; then
 echo "== end-to-end cases on both backends"
 for be in cpu cuda; do
-  RFX_TEST_BIN=$D/new/rfx RFX_TEST_CASES=$PWD/tests/cases RFX_BACKEND=$be RFX_TEST_ARGS=--tune=jit_min_rows=0 \
+  RFX_TEST_BIN=$D/new/rfx RFX_TEST_CASES=$PWD/tests/cases RFX_BACKEND=$be RFX_TEST_ARGS=--tune=jit_min_rows=0,jit_background=0 \
     RFX_CACHE_DIR=$OUT/jit-cache "$D/new/test_cases" > "$OUT/cases_$be.log" 2>&1
   echo "test_cases ($be) exit $?: $(grep -E '^ +tests ' "$OUT/cases_$be.log")"
   grep -B3 -A8 FAILED "$OUT/cases_$be.log" | head -40

@@ -47,6 +47,46 @@ extern "C" void rfx_gpu_jit_stats(const rfx_gpu *g, int *compiled, int *cached, 
     *cache_ms = g->jit_cache_ms;
 }
 
+extern "C" int rfx_gpu_arch(const rfx_gpu *g)
+{
+    return g->arch;
+}
+
+extern "C" bool rfx_gpu_jit_has(const rfx_gpu *g, uint64_t h)
+{
+    for (const jit_lib *l = g->libs; l; l = l->next)
+        if (l->hash == h)
+            return true;
+    return false;
+}
+
+extern "C" rfx_status rfx_gpu_jit_add(rfx_gpu *g, uint64_t h, void *cubin, size_t size, bool compiled, double ms)
+{
+    (void)size;
+    if (compiled) {
+        g->jit_compiled++;
+        g->jit_compile_ms += ms;
+    } else {
+        g->jit_cached++;
+        g->jit_cache_ms += ms;
+    }
+    jit_lib *l = (jit_lib *)calloc(1, sizeof *l);
+    if (!l) {
+        free(cubin);
+        return RFX_ERR_NOMEM;
+    }
+    cudaError_t e = cudaLibraryLoadData(&l->lib, cubin, NULL, NULL, 0, NULL, NULL, 0);
+    free(cubin);
+    if (e != cudaSuccess) {
+        free(l);
+        return fail(g, e, "cudaLibraryLoadData (generated kernels)", __FILE__, __LINE__);
+    }
+    l->hash = h;
+    l->next = g->libs;
+    g->libs = l;
+    return RFX_OK;
+}
+
 /* The kernel `name` of the library built from source, whose rfx_fnv1a is h (compiled, or
  * read from the disk cache, on first use in this context). */
 static rfx_status jit_kernel(rfx_gpu *g, const char *source, uint64_t h, const char *name, cudaKernel_t *k)
@@ -61,27 +101,10 @@ static rfx_status jit_kernel(rfx_gpu *g, const char *source, uint64_t h, const c
         double ms = 0;
         if (!rfx_jit_cubin(source, name, g->arch, &cubin, &size, &compiled, &ms, g->err, sizeof g->err))
             return RFX_ERR_DEVICE;
-        if (compiled) {
-            g->jit_compiled++;
-            g->jit_compile_ms += ms;
-        } else {
-            g->jit_cached++;
-            g->jit_cache_ms += ms;
-        }
-        l = (jit_lib *)calloc(1, sizeof *l);
-        if (!l) {
-            free(cubin);
-            return RFX_ERR_NOMEM;
-        }
-        cudaError_t e = cudaLibraryLoadData(&l->lib, cubin, NULL, NULL, 0, NULL, NULL, 0);
-        free(cubin);
-        if (e != cudaSuccess) {
-            free(l);
-            return fail(g, e, "cudaLibraryLoadData (generated kernels)", __FILE__, __LINE__);
-        }
-        l->hash = h;
-        l->next = g->libs;
-        g->libs = l;
+        rfx_status st = rfx_gpu_jit_add(g, h, cubin, size, compiled, ms);
+        if (st != RFX_OK)
+            return st;
+        l = g->libs;
     }
     CK(cudaLibraryGetKernel(k, l->lib, name));
     return RFX_OK;

@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,6 +141,34 @@ static void write_file(const char *path, const void *data, size_t size)
         unlink(tmp);
 }
 
+/* The cache file of source's cubin for sm_<arch> (false: no cache directory). */
+static const char *const nvrtc_opts[] = {NULL, "--fmad=false", "--std=c++17", "-default-device"};
+enum { NVRTC_NOPTS = sizeof nvrtc_opts / sizeof *nvrtc_opts };
+
+static bool cache_path(const char *source, const char *archopt, char *path, size_t cap)
+{
+    uint64_t h = rfx_fnv1a(RFX_FNV_INIT, source, strlen(source));
+    h = rfx_fnv1a(h, archopt, strlen(archopt) + 1);
+    for (int i = 1; i < NVRTC_NOPTS; i++)
+        h = rfx_fnv1a(h, nvrtc_opts[i], strlen(nvrtc_opts[i]) + 1);
+    int ver[2] = {nv.major, nv.minor};
+    h = rfx_fnv1a(h, ver, sizeof ver);
+    char dir[1024];
+    if (!cache_dir(dir, sizeof dir))
+        return false;
+    snprintf(path, cap, "%s/%016llx.cubin", dir, (unsigned long long)h);
+    return true;
+}
+
+bool rfx_jit_cached(const char *source, int arch, void **cubin, size_t *size)
+{
+    if (!rfx_jit_available(NULL, 0))
+        return false;
+    char archopt[32], path[1100];
+    snprintf(archopt, sizeof archopt, "--gpu-architecture=sm_%d", arch);
+    return cache_path(source, archopt, path, sizeof path) && read_file(path, cubin, size);
+}
+
 bool rfx_jit_cubin(const char *source, const char *name, int arch, void **cubin, size_t *size, bool *compiled,
                    double *ms, char *err, size_t errcap)
 {
@@ -149,20 +178,14 @@ bool rfx_jit_cubin(const char *source, const char *name, int arch, void **cubin,
         return false;
     char archopt[32];
     snprintf(archopt, sizeof archopt, "--gpu-architecture=sm_%d", arch);
-    const char *opts[] = {archopt, "--fmad=false", "--std=c++17", "-default-device"};
-    uint64_t h = rfx_fnv1a(RFX_FNV_INIT, source, strlen(source));
-    for (size_t i = 0; i < sizeof opts / sizeof *opts; i++)
-        h = rfx_fnv1a(h, opts[i], strlen(opts[i]) + 1);
-    int ver[2] = {nv.major, nv.minor};
-    h = rfx_fnv1a(h, ver, sizeof ver);
-    char dir[1024], path[1100];
-    bool cached = cache_dir(dir, sizeof dir);
-    if (cached) {
-        snprintf(path, sizeof path, "%s/%016llx.cubin", dir, (unsigned long long)h);
-        if (read_file(path, cubin, size)) {
-            *ms = rfx_seconds() * 1e3 - t0;
-            return true;
-        }
+    const char *opts[NVRTC_NOPTS];
+    for (int i = 0; i < NVRTC_NOPTS; i++)
+        opts[i] = i ? nvrtc_opts[i] : archopt;
+    char path[1100];
+    bool cached = cache_path(source, archopt, path, sizeof path);
+    if (cached && read_file(path, cubin, size)) {
+        *ms = rfx_seconds() * 1e3 - t0;
+        return true;
     }
     void *prog = NULL;
     int r = nv.create(&prog, source, name, 0, NULL, NULL);
@@ -170,7 +193,7 @@ bool rfx_jit_cubin(const char *source, const char *name, int arch, void **cubin,
         snprintf(err, errcap, "nvrtcCreateProgram: %s", nv.error(r));
         return false;
     }
-    r = nv.compile(prog, (int)(sizeof opts / sizeof *opts), opts);
+    r = nv.compile(prog, NVRTC_NOPTS, opts);
     bool ok = r == 0;
     if (!ok) {
         size_t n = 0;
@@ -199,4 +222,69 @@ bool rfx_jit_cubin(const char *source, const char *name, int arch, void **cubin,
     *compiled = true;
     *ms = rfx_seconds() * 1e3 - t0;
     return true;
+}
+
+/* ---- compiles in the background ---------------------------------------------------------- */
+struct rfx_jit_job {
+    pthread_t tid;
+    char *source, *name;
+    int arch;
+    void *cubin;
+    size_t size;
+    bool ok, compiled;
+    double ms;
+    atomic_bool done;
+    char err[1024];
+};
+
+static void *job_main(void *arg)
+{
+    rfx_jit_job *j = arg;
+    j->ok = rfx_jit_cubin(j->source, j->name, j->arch, &j->cubin, &j->size, &j->compiled, &j->ms, j->err,
+                          sizeof j->err);
+    atomic_store(&j->done, true);
+    return NULL;
+}
+
+rfx_jit_job *rfx_jit_start(const char *source, const char *name, int arch)
+{
+    rfx_jit_job *j = calloc(1, sizeof *j);
+    if (!j)
+        return NULL;
+    j->source = strdup(source);
+    j->name = strdup(name);
+    j->arch = arch;
+    atomic_init(&j->done, false);
+    if (!j->source || !j->name || pthread_create(&j->tid, NULL, job_main, j) != 0) {
+        free(j->source);
+        free(j->name);
+        free(j);
+        return NULL;
+    }
+    return j;
+}
+
+bool rfx_jit_job_done(rfx_jit_job *j)
+{
+    return atomic_load(&j->done);
+}
+
+bool rfx_jit_job_finish(rfx_jit_job *j, void **cubin, size_t *size, bool *compiled, double *ms, char *err,
+                        size_t errcap)
+{
+    pthread_join(j->tid, NULL);
+    bool ok = j->ok;
+    if (ok && cubin) {
+        *cubin = j->cubin;
+        *size = j->size;
+        *compiled = j->compiled;
+        *ms = j->ms;
+    } else
+        free(j->cubin);
+    if (!ok && err && errcap)
+        snprintf(err, errcap, "%s", j->err);
+    free(j->source);
+    free(j->name);
+    free(j);
+    return ok;
 }

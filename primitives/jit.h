@@ -22,4 +22,17 @@ bool rfx_jit_available(char *why, size_t cap);
 bool rfx_jit_cubin(const char *source, const char *name, int arch, void **cubin, size_t *size, bool *compiled,
                    double *ms, char *err, size_t errcap);
 
+/* The cubin of source for sm_<arch> when the disk cache holds it (*cubin malloc'd). */
+bool rfx_jit_cached(const char *source, int arch, void **cubin, size_t *size);
+
+/* A compile in a thread of its own (rfx_jit_cubin's, the cache included), so that a run
+ * goes on, unfused, while NVRTC works. NULL where no thread could be started. */
+typedef struct rfx_jit_job rfx_jit_job;
+rfx_jit_job *rfx_jit_start(const char *source, const char *name, int arch);
+bool rfx_jit_job_done(rfx_jit_job *j);
+/* Waits for j and frees it; its cubin (malloc'd) where cubin is non-NULL and it compiled,
+ * else the reason in err. */
+bool rfx_jit_job_finish(rfx_jit_job *j, void **cubin, size_t *size, bool *compiled, double *ms, char *err,
+                        size_t errcap);
+
 #endif

@@ -4,6 +4,7 @@
 #include "backend.h"
 #include "cuda_prims.h"
 #include "base.h"
+#include "jit.h"
 #include "lftj.h"
 
 #include <stdio.h>
@@ -59,6 +60,7 @@ typedef struct cuda_ctx {
     int jit;                   /* generated kernels usable: -1 not yet asked, 0 no, 1 yes */
     size_t jit_min_rows;       /* smaller groups run on the precompiled primitives */
     signed char *loaded;       /* per group id: 1 its kernels are loaded, -1 they failed to compile */
+    rfx_jit_job **jobs;        /* per group id: its compile in the background, NULL if none */
     int nloaded;
     rfx_device_keep *keep;     /* the engine's, when gs are borrowed from it */
     uint64_t mark[MAX_DEVICES];   /* allocations of the borrowed contexts before this run */
@@ -91,6 +93,10 @@ static void cu_close(rfx_backend *be)
         for (int v = 0; v < c->P->nvars; v++)
             rfx_gpu_rows_free(c->g, &c->vars[v]);
     free(c->vars);
+    for (int i = 0; c->jobs && i < c->nloaded; i++)   /* compiles not needed in the end: */
+        if (c->jobs[i])                                /* waited for (their cubins cached) */
+            rfx_jit_job_finish(c->jobs[i], NULL, NULL, NULL, NULL, NULL, 0);
+    free(c->jobs);
     free(c->loaded);
     if (c->keep) {   /* back to the engine, with nothing of this run left allocated */
         for (int d = 0; d < c->ndev; d++) {
@@ -605,6 +611,39 @@ static rfx_status cu_exec_members(rfx_backend *be, const rfx_fgroup *g)
     return st;
 }
 
+/* A group's kernels not yet in the context nor in the disk cache are compiled in a thread
+ * (tuning jit_background) while the run goes on with the group's members: a first run
+ * does not wait for NVRTC. *busy while that compile runs; else RFX_OK once the library is
+ * loaded (or is to be compiled here and now), RFX_ERR_DEVICE where the compile failed. */
+static rfx_status compiled_in_background(cuda_ctx *x, const rfx_fgroup *g, const char *kernel, bool *busy)
+{
+    rfx_jit_job **j = &x->jobs[g->id];
+    *busy = false;
+    if (!*j) {
+        void *cubin = NULL;
+        size_t size = 0;
+        double t0 = rfx_seconds();
+        if (!x->tune->jit_background || rfx_gpu_jit_has(x->g, g->source_hash))
+            return RFX_OK;
+        if (rfx_jit_cached(g->source, rfx_gpu_arch(x->g), &cubin, &size))
+            return rfx_gpu_jit_add(x->g, g->source_hash, cubin, size, false, (rfx_seconds() - t0) * 1e3);
+        *j = rfx_jit_start(g->source, kernel, rfx_gpu_arch(x->g));
+        *busy = *j != NULL;
+        return RFX_OK;
+    }
+    if (!rfx_jit_job_done(*j)) {
+        *busy = true;
+        return RFX_OK;
+    }
+    void *cubin = NULL;
+    size_t size = 0;
+    bool compiled = false;
+    double ms = 0;
+    bool ok = rfx_jit_job_finish(*j, &cubin, &size, &compiled, &ms, NULL, 0);
+    *j = NULL;
+    return ok ? rfx_gpu_jit_add(x->g, g->source_hash, cubin, size, compiled, ms) : RFX_ERR_DEVICE;
+}
+
 static rfx_status cu_exec_group_once(rfx_backend *be, const rfx_fgroup *g)
 {
     cuda_ctx *x = be->ctx;
@@ -624,17 +663,27 @@ static rfx_status cu_exec_group_once(rfx_backend *be, const rfx_fgroup *g)
     if (g->id >= x->nloaded) {
         int n = g->id + 16;
         signed char *l = realloc(x->loaded, (size_t)n);
-        if (!l)
+        if (l)
+            x->loaded = l;
+        rfx_jit_job **j = realloc(x->jobs, sizeof *j * (size_t)n);
+        if (j)
+            x->jobs = j;
+        if (!l || !j)
             return RFX_ERR_NOMEM;
         memset(l + x->nloaded, 0, (size_t)(n - x->nloaded));
-        x->loaded = l;
+        memset(j + x->nloaded, 0, sizeof *j * (size_t)(n - x->nloaded));
         x->nloaded = n;
     }
     if (!x->loaded[g->id]) {
         /* a source NVRTC cannot compile (an expression too deep, say) runs unfused */
         char kernel[40];
         snprintf(kernel, sizeof kernel, g->kind == RFX_FG_JOIN ? "%s_count" : "%s", g->name);
-        rfx_status st = rfx_gpu_jit_load(x->g, g->source, g->source_hash, kernel);
+        bool busy;
+        rfx_status st = compiled_in_background(x, g, kernel, &busy);
+        if (busy)
+            return cu_exec_members(be, g);   /* NVRTC still at work: this time unfused */
+        if (st == RFX_OK)
+            st = rfx_gpu_jit_load(x->g, g->source, g->source_hash, kernel);
         if (st == RFX_ERR_NOMEM)
             return st;
         x->loaded[g->id] = st == RFX_OK ? 1 : -1;

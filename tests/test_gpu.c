@@ -1897,7 +1897,7 @@ static void test_programs_both_backends(void)
             char facts[4200];
             snprintf(facts, sizeof facts, "%s/facts", dir);
             char *argv[] = {(char *)env_or("RFX_TEST_BIN", RFX_BIN), b ? "--backend=cuda" : "--backend=cpu", "-F", is_dir(facts) ? "facts" : ".",
-                            "-D", outs[b], "--tune", "jit_min_rows=0,lftj_trie_from=0", "program.dl", NULL};
+                            "-D", outs[b], "--tune", "jit_min_rows=0,jit_background=0,lftj_trie_from=0", "program.dl", NULL};
             run_result r = run_prog(dir, argv);
             if (r.code != 0)
                 fprintf(stderr, "\n    %s on %s: exit %d: %s", *n, b ? "cuda" : "cpu", r.code, r.err ? r.err : "");
