@@ -262,6 +262,32 @@ static void pass_spans(auto_ctx *x, rfx_backend *be, rfx_backend *b)
     x->last = b;
 }
 
+/* Runs command c, or group g where c is NULL, over inputs in[0..k) where place() says:
+ * the inputs copied there first, the outputs current there alone after. */
+static rfx_status run_placed(rfx_backend *be, const int *in, int k, bool host_only, bool galloping,
+                             const rfx_ra_cmd *c, const rfx_fgroup *g)
+{
+    auto_ctx *x = be->ctx;
+    double dev_s;
+    int side = place(x, in, k, host_only, galloping, &dev_s);
+    rfx_status st = RFX_OK;
+    for (int i = 0; st == RFX_OK && i < k; i++)
+        st = bring(x, in[i], side);
+    if (st != RFX_OK)
+        return st;
+    rfx_backend *b = on(x, side);
+    pass_spans(x, be, b);
+    double t0 = dev_s >= 0 ? rfx_seconds() : 0;
+    st = c ? b->exec(b, c) : b->exec_group(b, g);
+    if (dev_s >= 0)
+        learn(x, side, dev_s, rfx_seconds() - t0);
+    if (st == RFX_OK && c)
+        written(x, c->dst, side);
+    for (int i = 0; st == RFX_OK && !c && i < rfx_fgroup_noutputs(g); i++)
+        written(x, rfx_fgroup_output(g, i), side);
+    return st;
+}
+
 static rfx_status auto_exec(rfx_backend *be, const rfx_ra_cmd *c)
 {
     auto_ctx *x = be->ctx;
@@ -291,22 +317,7 @@ static rfx_status auto_exec(rfx_backend *be, const rfx_ra_cmd *c)
         return RFX_ERR_LIMIT;
     for (int i = 0; i < k; i++)
         in[i] = rfx_ra_cmd_input(c, i);
-    double dev_s;
-    int side = place(x, in, k, c->host_only, gallops(c), &dev_s);
-    rfx_status st = RFX_OK;
-    for (int i = 0; st == RFX_OK && i < k; i++)
-        st = bring(x, in[i], side);
-    if (st != RFX_OK)
-        return st;
-    rfx_backend *b = on(x, side);
-    pass_spans(x, be, b);
-    double t0 = dev_s >= 0 ? rfx_seconds() : 0;
-    st = b->exec(b, c);
-    if (dev_s >= 0)
-        learn(x, side, dev_s, rfx_seconds() - t0);
-    if (st == RFX_OK)
-        written(x, c->dst, side);
-    return st;
+    return run_placed(be, in, k, c->host_only, gallops(c), c, NULL);
 }
 
 static rfx_status auto_exec_group(rfx_backend *be, const rfx_fgroup *g)
@@ -322,22 +333,7 @@ static rfx_status auto_exec_group(rfx_backend *be, const rfx_fgroup *g)
         return RFX_ERR_LIMIT;
     for (int i = 0; i < k; i++)
         in[i] = rfx_fgroup_input(g, i);
-    double dev_s;
-    int side = place(x, in, k, false, g->kind == RFX_FG_JOIN && g->nkeys > 0, &dev_s);
-    rfx_status st = RFX_OK;
-    for (int i = 0; st == RFX_OK && i < k; i++)
-        st = bring(x, in[i], side);
-    if (st != RFX_OK)
-        return st;
-    rfx_backend *b = on(x, side);
-    pass_spans(x, be, b);
-    double t0 = dev_s >= 0 ? rfx_seconds() : 0;
-    st = b->exec_group(b, g);
-    if (dev_s >= 0)
-        learn(x, side, dev_s, rfx_seconds() - t0);
-    for (int i = 0; st == RFX_OK && i < rfx_fgroup_noutputs(g); i++)
-        written(x, rfx_fgroup_output(g, i), side);
-    return st;
+    return run_placed(be, in, k, false, g->kind == RFX_FG_JOIN && g->nkeys > 0, NULL, g);
 }
 
 static rfx_status auto_open(rfx_backend *be, const rfx_plan *P)
