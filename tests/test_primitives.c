@@ -340,6 +340,53 @@ static void semijoin_case(bool keep, dist d)
             }
 }
 
+/* The semi- and anti-join against the union of several sorted sets (a relation's runs):
+ * sets over all values, and sets each over a range of its own (the chunks skip those
+ * whose range misses theirs); the destination's buffer reused from a previous call. */
+static void test_semijoin_sets(void)
+{
+    for (size_t s = 0; s < NSIZES; s++)
+        for (int nb = 1; nb <= 5; nb++)
+            for (int ranged = 0; ranged < 2; ranged++)
+                for (int t = 0; t < 2; t++) {
+                    int k = 1 + (int)(s % 2);
+                    rfx_rows a = sorted_set(sizes[s], 3, UNIFORM, 60), b[5];
+                    const rfx_rows *bs[5];
+                    for (int j = 0; j < nb; j++) {
+                        b[j] = sorted_set(sizes[(s + (size_t)j * 3) % NSIZES] / 3 + 1, k, UNIFORM, 60);
+                        if (ranged)   /* set j holds only first values in [12 j, 12 j + 12) */
+                            for (size_t i = 0; i < b[j].n; i++)
+                                b[j].data[i * (size_t)k] = b[j].data[i * (size_t)k] % 12 + 12u * (uint32_t)j;
+                        ref_sort(&b[j]);
+                        ref_unique(&b[j]);
+                        bs[j] = &b[j];
+                    }
+                    for (int keep = 0; keep < 2; keep++) {
+                        rfx_rows ref;
+                        rfx_rows_init(&ref, 3);
+                        for (size_t i = 0; i < a.n; i++) {
+                            bool found = false;
+                            cmp_a = k;
+                            for (int j = 0; j < nb && !found; j++)
+                                found = bsearch(a.data + 3 * i, b[j].data, b[j].n, 4u * k, cmp_tuple) != NULL;
+                            if (found == (bool)keep)
+                                rfx_rows_push(&ref, a.data + 3 * i);
+                        }
+                        rfx_rows out;
+                        rfx_rows_init(&out, 3);
+                        for (int again = 0; again < 2; again++) {
+                            CU_ASSERT_EQUAL(rfx_cpu_semijoin_sets(&a, bs, nb, k, keep, &out, threads[t]), RFX_OK);
+                            CU_ASSERT(same_rows(&out, &ref));
+                        }
+                        rfx_rows_free(&out);
+                        rfx_rows_free(&ref);
+                    }
+                    rfx_rows_free(&a);
+                    for (int j = 0; j < nb; j++)
+                        rfx_rows_free(&b[j]);
+                }
+}
+
 static void test_intersect(void) { semijoin_case(true, UNIFORM); }
 static void test_difference(void) { semijoin_case(false, UNIFORM); }
 static void test_difference_zipf(void) { semijoin_case(false, ZIPF); }
@@ -633,6 +680,7 @@ static void add(void)
     CU_add_test(s, "intersect (semi-join)", test_intersect);
     CU_add_test(s, "difference (anti-join)", test_difference);
     CU_add_test(s, "difference zipf", test_difference_zipf);
+    CU_add_test(s, "semi- and anti-join against several sets", test_semijoin_sets);
     CU_add_test(s, "join one key", test_join_k1);
     CU_add_test(s, "join two keys", test_join_k2);
     CU_add_test(s, "join with predicate", test_join_pred);
