@@ -464,10 +464,12 @@ static void auto_jit_stats(rfx_backend *be, int *compiled, int *cached, double *
         x->dev->jit_stats(x->dev, compiled, cached, compile_ms, cache_ms);
 }
 
+/* The device's, once it is started: a loop whose relation outgrows it is split by key
+ * ranges as on the device alone (the host has no budget of its own). */
 static size_t auto_budget(rfx_backend *be)
 {
-    (void)be;
-    return 0;   /* the device's budget is kept by its own out-of-core layer */
+    auto_ctx *x = be->ctx;
+    return x->dev && x->dev->budget ? x->dev->budget(x->dev) : 0;
 }
 
 /* An iteration whose deltas are a handful of rows, with no device started or starting,
