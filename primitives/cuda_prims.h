@@ -124,7 +124,7 @@ int rfx_gpu_arch(const rfx_gpu *g);
 bool rfx_gpu_jit_has(const rfx_gpu *g, uint64_t h);
 /* Loads a cubin compiled elsewhere (a background compile, or the disk cache) as the library
  * of source hash h, counted as compiled or read from the cache in ms; takes the cubin. */
-rfx_status rfx_gpu_jit_add(rfx_gpu *g, uint64_t h, void *cubin, size_t size, bool compiled, double ms);
+rfx_status rfx_gpu_jit_add(rfx_gpu *g, uint64_t h, void *cubin, bool compiled, double ms);
 /* Compiles (or reads from the cache) and loads source, and finds `kernel` in it. Here and
  * below source_hash is rfx_fnv1a(RFX_FNV_INIT, source, strlen(source)), found once by the
  * caller (rfx_fgroup.source_hash): the context's loaded libraries are looked up by it. */

@@ -60,9 +60,8 @@ extern "C" bool rfx_gpu_jit_has(const rfx_gpu *g, uint64_t h)
     return false;
 }
 
-extern "C" rfx_status rfx_gpu_jit_add(rfx_gpu *g, uint64_t h, void *cubin, size_t size, bool compiled, double ms)
+extern "C" rfx_status rfx_gpu_jit_add(rfx_gpu *g, uint64_t h, void *cubin, bool compiled, double ms)
 {
-    (void)size;
     if (compiled) {
         g->jit_compiled++;
         g->jit_compile_ms += ms;
@@ -101,7 +100,7 @@ static rfx_status jit_kernel(rfx_gpu *g, const char *source, uint64_t h, const c
         double ms = 0;
         if (!rfx_jit_cubin(source, name, g->arch, &cubin, &size, &compiled, &ms, g->err, sizeof g->err))
             return RFX_ERR_DEVICE;
-        rfx_status st = rfx_gpu_jit_add(g, h, cubin, size, compiled, ms);
+        rfx_status st = rfx_gpu_jit_add(g, h, cubin, compiled, ms);
         if (st != RFX_OK)
             return st;
         l = g->libs;

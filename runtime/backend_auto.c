@@ -262,14 +262,19 @@ static void pass_spans(auto_ctx *x, rfx_backend *be, rfx_backend *b)
     x->last = b;
 }
 
-/* Runs command c, or group g where c is NULL, over inputs in[0..k) where place() says:
- * the inputs copied there first, the outputs current there alone after. */
-static rfx_status run_placed(rfx_backend *be, const int *in, int k, bool host_only, bool galloping,
-                             const rfx_ra_cmd *c, const rfx_fgroup *g)
+/* Runs command c, or group g where c is NULL, where place() says: its inputs copied there
+ * first, its outputs current there alone after. */
+static rfx_status run_placed(rfx_backend *be, const rfx_ra_cmd *c, const rfx_fgroup *g)
 {
     auto_ctx *x = be->ctx;
+    int in[64], k = c ? rfx_ra_cmd_ninputs(c) : rfx_fgroup_ninputs(g);
+    if (k > 64)
+        return RFX_ERR_LIMIT;
+    for (int i = 0; i < k; i++)
+        in[i] = c ? rfx_ra_cmd_input(c, i) : rfx_fgroup_input(g, i);
     double dev_s;
-    int side = place(x, in, k, host_only, galloping, &dev_s);
+    int side = c ? place(x, in, k, c->host_only, gallops(c), &dev_s)
+                 : place(x, in, k, false, g->kind == RFX_FG_JOIN && g->nkeys > 0, &dev_s);
     rfx_status st = RFX_OK;
     for (int i = 0; st == RFX_OK && i < k; i++)
         st = bring(x, in[i], side);
@@ -311,13 +316,7 @@ static rfx_status auto_exec(rfx_backend *be, const rfx_ra_cmd *c)
         }
         return RFX_OK;
     }
-    int in[64], k = rfx_ra_cmd_ninputs(c);
-    in[0] = -1;
-    if (k > 64)
-        return RFX_ERR_LIMIT;
-    for (int i = 0; i < k; i++)
-        in[i] = rfx_ra_cmd_input(c, i);
-    return run_placed(be, in, k, c->host_only, gallops(c), c, NULL);
+    return run_placed(be, c, NULL);
 }
 
 static rfx_status auto_exec_group(rfx_backend *be, const rfx_fgroup *g)
@@ -327,13 +326,7 @@ static rfx_status auto_exec_group(rfx_backend *be, const rfx_fgroup *g)
         x->last = x->host;
         return x->host->exec_group(x->host, g);
     }
-    int in[64], k = rfx_fgroup_ninputs(g);
-    in[0] = -1;
-    if (k > 64)
-        return RFX_ERR_LIMIT;
-    for (int i = 0; i < k; i++)
-        in[i] = rfx_fgroup_input(g, i);
-    return run_placed(be, in, k, false, g->kind == RFX_FG_JOIN && g->nkeys > 0, NULL, g);
+    return run_placed(be, NULL, g);
 }
 
 static rfx_status auto_open(rfx_backend *be, const rfx_plan *P)

@@ -37,20 +37,6 @@ typedef struct cpu_ctx {
     const rfx_tuning *tune;    /* the run's (borrowed) */
 } cpu_ctx;
 
-/* Whether a command must fail for lack of memory (only with the tuning's cpu_scratch and a cap). */
-static bool cpu_out_of_budget(const cpu_ctx *x)
-{
-    if (!x->scratch)
-        return false;
-    size_t held = x->scratch;
-    for (int v = 0; v < x->P->nvars; v++)
-        held += x->vars[v].n * (size_t)x->vars[v].arity * 4;
-    for (int v = 0; v < x->P->nvars; v++)
-        for (int k = 0; x->runs[v] && k < x->runs[v]->n; k++)
-            held += x->runs[v]->r[k].n * (size_t)x->vars[v].arity * 4;
-    return held > x->cap;
-}
-
 static void drop_runs(cpu_ctx *x, int v)
 {
     cpu_runs *R = x->runs[v];
@@ -67,20 +53,44 @@ static size_t runs_rows(const cpu_ctx *x, int v)
     return x->runs[v] ? x->runs[v]->rows : 0;
 }
 
+/* Whether a command must fail for lack of memory (only with the tuning's cpu_scratch and a cap). */
+static bool cpu_out_of_budget(const cpu_ctx *x)
+{
+    if (!x->scratch)
+        return false;
+    size_t held = x->scratch;
+    for (int v = 0; v < x->P->nvars; v++)
+        held += (x->vars[v].n + runs_rows(x, v)) * (size_t)x->vars[v].arity * 4;
+    return held > x->cap;
+}
+
+/* The previous run, or the main rows where v has one run. */
+static rfx_rows *before_last(cpu_ctx *x, int v)
+{
+    cpu_runs *R = x->runs[v];
+    return R->n > 1 ? &R->r[R->n - 2] : &x->vars[v];
+}
+
+/* Merges v's last run into the one before it (the main rows where it is the only one). */
+static rfx_status merge_last(cpu_ctx *x, int v)
+{
+    cpu_runs *R = x->runs[v];
+    rfx_rows *last = &R->r[R->n - 1], *prev = before_last(x, v);
+    size_t moved = prev == &x->vars[v] ? last->n : 0;
+    rfx_status st = rfx_cpu_union(prev, last, prev, x->nthreads);
+    if (st == RFX_OK) {
+        rfx_rows_free(&R->r[--R->n]);
+        R->rows -= moved;
+    }
+    return st;
+}
+
 /* Merges v's runs into its main rows, smallest first. */
 static rfx_status consolidate(cpu_ctx *x, int v)
 {
-    cpu_runs *R = x->runs[v];
     rfx_status st = RFX_OK;
-    while (R && R->n > 0 && st == RFX_OK) {
-        rfx_rows *last = &R->r[R->n - 1], *prev = R->n > 1 ? &R->r[R->n - 2] : &x->vars[v];
-        size_t moved = R->n > 1 ? 0 : last->n;
-        st = rfx_cpu_union(prev, last, prev, x->nthreads);
-        if (st == RFX_OK) {
-            rfx_rows_free(&R->r[--R->n]);
-            R->rows -= moved;
-        }
-    }
+    while (x->runs[v] && x->runs[v]->n > 0 && st == RFX_OK)
+        st = merge_last(x, v);
     if (st == RFX_OK)
         drop_runs(x, v);
     return st;
@@ -107,17 +117,8 @@ static rfx_status union_runs(cpu_ctx *x, int v, const rfx_rows *d)
         return st;
     R->n++;
     R->rows += d->n;
-    while (st == RFX_OK && R->n > 0) {
-        rfx_rows *last = &R->r[R->n - 1], *prev = R->n > 1 ? &R->r[R->n - 2] : &x->vars[v];
-        if (last->n * 2 <= prev->n)
-            break;
-        size_t moved = prev == &x->vars[v] ? last->n : 0;
-        st = rfx_cpu_union(prev, last, prev, x->nthreads);
-        if (st == RFX_OK) {
-            rfx_rows_free(&R->r[--R->n]);
-            R->rows -= moved;
-        }
-    }
+    while (st == RFX_OK && R->n > 0 && R->r[R->n - 1].n * 2 > before_last(x, v)->n)
+        st = merge_last(x, v);
     return st;
 }
 

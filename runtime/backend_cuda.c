@@ -626,7 +626,7 @@ static rfx_status compiled_in_background(cuda_ctx *x, const rfx_fgroup *g, const
         if (!x->tune->jit_background || rfx_gpu_jit_has(x->g, g->source_hash))
             return RFX_OK;
         if (rfx_jit_cached(g->source, rfx_gpu_arch(x->g), &cubin, &size))
-            return rfx_gpu_jit_add(x->g, g->source_hash, cubin, size, false, (rfx_seconds() - t0) * 1e3);
+            return rfx_gpu_jit_add(x->g, g->source_hash, cubin, false, (rfx_seconds() - t0) * 1e3);
         *j = rfx_jit_start(g->source, kernel, rfx_gpu_arch(x->g));
         *busy = *j != NULL;
         return RFX_OK;
@@ -641,7 +641,7 @@ static rfx_status compiled_in_background(cuda_ctx *x, const rfx_fgroup *g, const
     double ms = 0;
     bool ok = rfx_jit_job_finish(*j, &cubin, &size, &compiled, &ms, NULL, 0);
     *j = NULL;
-    return ok ? rfx_gpu_jit_add(x->g, g->source_hash, cubin, size, compiled, ms) : RFX_ERR_DEVICE;
+    return ok ? rfx_gpu_jit_add(x->g, g->source_hash, cubin, compiled, ms) : RFX_ERR_DEVICE;
 }
 
 static rfx_status cu_exec_group_once(rfx_backend *be, const rfx_fgroup *g)
