@@ -175,6 +175,8 @@ typedef enum rfx_fn_op {
     RFX_FX_I2S, RFX_FX_U2S, RFX_FX_F2S,   /* number, unsigned, float -> symbol */
     RFX_FX_F2I, RFX_FX_F2U, RFX_FX_I2F, RFX_FX_U2F,   /* between floats and integers */
     RFX_FX_AUTOINC,            /* -> number: 0, 1, 2, ... in the order of evaluation */
+    RFX_FX_SYMCMP,             /* symbol, symbol -> number: -1, 0 or 1 as their texts compare, byte by
+                                * byte (a prefix first): `<` and its kin on symbols, as in Soufflé */
     RFX_FX_COUNT
 } rfx_fn_op;
 

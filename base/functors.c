@@ -31,7 +31,8 @@ const char *rfx_fn_op_name(rfx_fn_op op)
 {
     static const char *const names[RFX_FX_COUNT] = {
         "cat", "strlen", "substr", "ord", "contains", "match", "to_number", "to_unsigned", "to_float",
-        "to_string", "to_string", "to_string", "to_number", "to_unsigned", "to_float", "to_float", "autoinc"};
+        "to_string", "to_string", "to_string", "to_number", "to_unsigned", "to_float", "to_float", "autoinc",
+        "compare"};
     return names[op];
 }
 
@@ -189,6 +190,12 @@ static uint32_t apply_symbolic(rfx_fn_env *env, rfx_fn_op op, const uint32_t *a,
             return intern(env, "", 0, failed);
         size_t take = cnt < 0 || (size_t)cnt > n - (size_t)pos ? n - (size_t)pos : (size_t)cnt;
         return intern(env, rfx_symtab_str(t, a[0]) + pos, take, failed);
+    }
+    case RFX_FX_SYMCMP: {
+        size_t n0 = rfx_symtab_len(t, a[0]), n1 = rfx_symtab_len(t, a[1]);
+        int c = memcmp(rfx_symtab_str(t, a[0]), rfx_symtab_str(t, a[1]), n0 < n1 ? n0 : n1);
+        c = c ? c : (n0 > n1) - (n0 < n1);
+        return (uint32_t)(c < 0 ? -1 : c > 0);
     }
     case RFX_FX_CONTAINS: {
         size_t n0 = rfx_symtab_len(t, a[0]), n1 = rfx_symtab_len(t, a[1]);

@@ -20,13 +20,15 @@ void rfx_parse_error(rfx_parse_ctx *ctx, RFX_YYLTYPE loc, const char *fmt, ...)
     rfx_diag_error(ctx->diag, rfx_loc_of(loc), "%s", buf);
 }
 
-static void *ctx_alloc(rfx_parse_ctx *ctx, size_t n)
+void *rfx_ctx_alloc(rfx_parse_ctx *ctx, size_t n)
 {
     void *p = rfx_arena_alloc(ctx->arena, n);
     if (!p)
         ctx->oom = true;
     return p;
 }
+
+#define ctx_alloc rfx_ctx_alloc
 
 /* Returns NULL (after an error) for an invalid escape. */
 char *rfx_parse_unescape(rfx_parse_ctx *ctx, const char *s, size_t n)
@@ -438,6 +440,9 @@ void rfx_add_decls(rfx_parse_ctx *ctx, rfx_plist *names, rfx_plist *attrs, rfx_p
                 ctx->cur_kind = kind;
                 ctx->cur_opts.n = 0;
                 rfx_add_directive(ctx, name, qloc);
+            } else if (strcmp(qual, "overridable") == 0) {
+                if (ctx->decls.n)
+                    ((rfx_rel_decl *)ctx->decls.items[ctx->decls.n - 1])->overridable = true;
             } else if (strcmp(qual, "eqrel") == 0) {
                 rfx_rel_decl *d = ctx->decls.n ? ctx->decls.items[ctx->decls.n - 1] : NULL;
                 if (d && (d->nattrs != 2 || strcmp(d->attr_types[0], d->attr_types[1]) != 0))
@@ -476,11 +481,9 @@ void rfx_add_directive(rfx_parse_ctx *ctx, const char *rel, RFX_YYLTYPE loc)
     rfx_plist_push(ctx, &ctx->directives, d);
 }
 
-/* ---- copies, for clauses with several heads: the checker numbers variables in place, so
- * each clause needs a body of its own */
-static rfx_body *clone_body(rfx_parse_ctx *ctx, const rfx_body *b);
-
-static rfx_expr *clone_expr(rfx_parse_ctx *ctx, const rfx_expr *e)
+/* ---- copies, for clauses with several heads and components' instances: the checker
+ * numbers variables in place, so each clause needs a body of its own */
+rfx_expr *rfx_clone_expr(rfx_parse_ctx *ctx, const rfx_expr *e)
 {
     if (!e)
         return NULL;
@@ -489,16 +492,22 @@ static rfx_expr *clone_expr(rfx_parse_ctx *ctx, const rfx_expr *e)
         return (rfx_expr *)e;
     *c = *e;
     if (e->kind == RFX_E_BINOP || e->kind == RFX_E_NEG) {
-        c->u.bin.lhs = clone_expr(ctx, e->u.bin.lhs);
-        c->u.bin.rhs = clone_expr(ctx, e->u.bin.rhs);
+        c->u.bin.lhs = rfx_clone_expr(ctx, e->u.bin.lhs);
+        c->u.bin.rhs = rfx_clone_expr(ctx, e->u.bin.rhs);
     } else if (e->kind == RFX_E_AGG) {
-        c->u.agg.target = clone_expr(ctx, e->u.agg.target);
-        c->u.agg.body = clone_body(ctx, e->u.agg.body);
+        c->u.agg.target = rfx_clone_expr(ctx, e->u.agg.target);
+        c->u.agg.body = rfx_clone_body(ctx, e->u.agg.body);
+    } else if (e->kind == RFX_E_FN && e->u.fn.nargs) {
+        c->u.fn.args = ctx_alloc(ctx, sizeof(rfx_expr *) * (size_t)e->u.fn.nargs);
+        if (!c->u.fn.args)
+            return c;
+        for (int i = 0; i < e->u.fn.nargs; i++)
+            c->u.fn.args[i] = rfx_clone_expr(ctx, e->u.fn.args[i]);
     }
     return c;
 }
 
-static void clone_atom(rfx_parse_ctx *ctx, rfx_atom *dst, const rfx_atom *src)
+void rfx_clone_atom(rfx_parse_ctx *ctx, rfx_atom *dst, const rfx_atom *src)
 {
     *dst = *src;
     dst->args = ctx_alloc(ctx, sizeof(rfx_expr *) * (size_t)(src->nargs + 1));
@@ -507,10 +516,10 @@ static void clone_atom(rfx_parse_ctx *ctx, rfx_atom *dst, const rfx_atom *src)
         return;
     }
     for (int i = 0; i < src->nargs; i++)
-        dst->args[i] = clone_expr(ctx, src->args[i]);
+        dst->args[i] = rfx_clone_expr(ctx, src->args[i]);
 }
 
-static rfx_body *clone_body(rfx_parse_ctx *ctx, const rfx_body *b)
+rfx_body *rfx_clone_body(rfx_parse_ctx *ctx, const rfx_body *b)
 {
     if (!b)
         return NULL;
@@ -518,17 +527,17 @@ static rfx_body *clone_body(rfx_parse_ctx *ctx, const rfx_body *b)
     if (!c)
         return (rfx_body *)b;
     *c = *b;
-    c->lhs = clone_body(ctx, b->lhs);
-    c->rhs = clone_body(ctx, b->rhs);
+    c->lhs = rfx_clone_body(ctx, b->lhs);
+    c->rhs = rfx_clone_body(ctx, b->rhs);
     if (b->lit) {
         rfx_lit *l = ctx_alloc(ctx, sizeof *l);
         if (!l)
             return c;
         *l = *b->lit;
         if (l->kind == RFX_L_ATOM || l->kind == RFX_L_NEG)
-            clone_atom(ctx, &l->atom, &b->lit->atom);
-        l->lhs = clone_expr(ctx, b->lit->lhs);
-        l->rhs = clone_expr(ctx, b->lit->rhs);
+            rfx_clone_atom(ctx, &l->atom, &b->lit->atom);
+        l->lhs = rfx_clone_expr(ctx, b->lit->lhs);
+        l->rhs = rfx_clone_expr(ctx, b->lit->rhs);
         c->lit = l;
     }
     return c;
@@ -539,7 +548,7 @@ void rfx_add_clauses(rfx_parse_ctx *ctx, rfx_plist *heads, rfx_body *body, RFX_Y
     for (int i = 0; heads && i < heads->n; i++) {
         rfx_atom *h = heads->items[i];
         RFX_YYLTYPE hl = {h->loc.line, h->loc.col, h->loc.line, h->loc.col};
-        rfx_add_clause(ctx, h, i ? clone_body(ctx, body) : body, i ? hl : loc);
+        rfx_add_clause(ctx, h, i ? rfx_clone_body(ctx, body) : body, i ? hl : loc);
     }
 }
 
@@ -576,6 +585,80 @@ void rfx_add_clause(rfx_parse_ctx *ctx, rfx_atom *head, rfx_body *body, RFX_YYLT
     c->body = body;
     c->loc = rfx_loc_of(loc);
     rfx_plist_push(ctx, &ctx->clauses, c);
+}
+
+void rfx_add_bare_type(rfx_parse_ctx *ctx, const char *name, RFX_YYLTYPE loc)
+{
+    rfx_add_type(ctx, name, "symbol", true, loc, loc);
+    rfx_diag_warning(ctx->diag, rfx_loc_of(loc), "'.type %s' without a definition is a subtype of symbol "
+                     "(deprecated: write '.type %s <: symbol')", name, name);
+}
+
+void rfx_add_pragma(rfx_parse_ctx *ctx, uint32_t key, uint32_t value, RFX_YYLTYPE loc)
+{
+    rfx_pragma *pr = ctx_alloc(ctx, sizeof *pr);
+    if (!pr)
+        return;
+    pr->key = rfx_sym_text(ctx, key);
+    pr->value = value == UINT32_MAX ? NULL : rfx_sym_text(ctx, value);
+    pr->loc = rfx_loc_of(loc);
+    rfx_plist_push(ctx, &ctx->pragmas, pr);
+}
+
+void rfx_add_limitsize(rfx_parse_ctx *ctx, const char *rel, const char *key, int64_t n, RFX_YYLTYPE loc,
+                       RFX_YYLTYPE key_loc)
+{
+    if (strcmp(key, "n") != 0) {
+        rfx_parse_error(ctx, key_loc, "'.limitsize %s' takes n=<number of tuples>, not '%s'", rel, key);
+        return;
+    }
+    /* a directive, so that components qualify its relation's name as any other's */
+    unsigned kind = ctx->cur_kind;
+    ctx->cur_kind = RFX_REL_LIMITSIZE;
+    ctx->cur_opts.n = 0;
+    rfx_add_opt(ctx, "n", rfx_int_text(ctx, n));
+    rfx_add_directive(ctx, rel, loc);
+    ctx->cur_kind = kind;
+}
+
+void *rfx_box_int(rfx_parse_ctx *ctx, int64_t v)
+{
+    int64_t *b = ctx_alloc(ctx, sizeof *b);
+    if (b)
+        *b = v;
+    return b;
+}
+
+rfx_plist *rfx_mk_plan_order(rfx_parse_ctx *ctx, int64_t version, rfx_plist *atoms)
+{
+    rfx_plist *l = rfx_mk_list(ctx, rfx_box_int(ctx, version));
+    for (int i = 0; l && atoms && i < atoms->n; i++)
+        rfx_plist_push(ctx, l, atoms->items[i]);
+    return l;
+}
+
+void rfx_add_plan(rfx_parse_ctx *ctx, rfx_plist *orders, RFX_YYLTYPE loc)
+{
+    rfx_clause *c = ctx->clauses.n ? ctx->clauses.items[ctx->clauses.n - 1] : NULL;
+    if (!c || c->body == NULL) {
+        rfx_parse_error(ctx, loc, "'.plan' follows no rule");
+        return;
+    }
+    if (!orders)
+        return;
+    c->plans = ctx_alloc(ctx, sizeof(rfx_plan_order) * (size_t)orders->n);
+    if (!c->plans)
+        return;
+    for (int i = 0; i < orders->n; i++) {
+        rfx_plist *o = orders->items[i];
+        rfx_plan_order *po = &c->plans[c->nplans++];
+        po->loc = rfx_loc_of(loc);
+        po->version = o && o->items[0] ? (int)*(int64_t *)o->items[0] : 0;
+        po->n = o ? o->n - 1 : 0;
+        po->atoms = ctx_alloc(ctx, sizeof(int) * (size_t)(po->n + 1));
+        for (int k = 0; po->atoms && k < po->n; k++)
+            po->atoms[k] = o->items[k + 1] ? (int)*(int64_t *)o->items[k + 1] : 0;
+    }
 }
 
 /* Maps a LogiQL type predicate (int32, string, ...) to an rfx type name, or NULL. */

@@ -49,7 +49,7 @@ static rfx_program *parse(const char *src, size_t len, const char *file, FILE *d
     char *text = NULL;   /* the preprocessor's output, when it ran */
     char *dir = NULL;
     rfx_program *p = rfx_calloc(1, sizeof *p);
-    rfx_diag diag = {file, NULL, diag_out ? diag_out : stderr, 0, 50, NULL};
+    rfx_diag diag = {.file = file, .out = diag_out ? diag_out : stderr, .max_errors = 50};
     *nerrors = 1;
     if (!p)
         goto oom;
@@ -131,6 +131,8 @@ static rfx_program *parse(const char *src, size_t len, const char *file, FILE *d
     if (ctx.oom || (rc == 2 && diag.errors == 0))
         goto oom;
     if (diag.errors == 0)
+        rfx_components_expand(&ctx);
+    if (diag.errors == 0 && !ctx.oom)
         rfx_sema_run(p, &ctx);
     if (ctx.oom)
         goto oom;
@@ -197,12 +199,39 @@ rfx_program *rfx_frontend_parse_file(const char *path, const char *macros, FILE 
     return p;
 }
 
+static size_t name_hash(const char *s)
+{
+    size_t h = 1469598103934665603u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211u;
+    return h;
+}
+
 int rfx_program_find_rel(const rfx_program *p, const char *name)
 {
-    for (int i = 0; i < p->nrels; i++)
-        if (strcmp(p->rels[i].name, name) == 0)
+    if (!p->rel_cap) {
+        for (int i = 0; i < p->nrels; i++)
+            if (strcmp(p->rels[i].name, name) == 0)
+                return i;
+        return -1;
+    }
+    for (size_t k = name_hash(name) & (size_t)(p->rel_cap - 1);; k = (k + 1) & (size_t)(p->rel_cap - 1)) {
+        int i = p->rel_slots[k];
+        if (i < 0 || strcmp(p->rels[i].name, name) == 0)
             return i;
-    return -1;
+    }
+}
+
+bool rfx_program_index_rel(rfx_program *p, int rel)
+{
+    if (!p->rel_cap)
+        return false;
+    size_t k = name_hash(p->rels[rel].name) & (size_t)(p->rel_cap - 1);
+    for (size_t probes = 0; p->rel_slots[k] >= 0; k = (k + 1) & (size_t)(p->rel_cap - 1))
+        if (++probes >= (size_t)p->rel_cap)
+            return false;
+    p->rel_slots[k] = rel;
+    return true;
 }
 
 const rfx_type *rfx_program_type(const rfx_program *p, int type)

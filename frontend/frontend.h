@@ -34,6 +34,8 @@ typedef struct rfx_diag {
     int errors;                /* count so far */
     int max_errors;            /* stop reporting after this many */
     const rfx_linemap *map;    /* a preprocessed program's lines (NULL: the text is the file's) */
+    const char *instance;      /* the component instance being checked: messages name it (else NULL) */
+    bool no_warnings;          /* `.pragma "no-warn"` */
 } rfx_diag;
 
 void rfx_diag_error(rfx_diag *d, rfx_loc loc, const char *fmt, ...)
@@ -169,6 +171,15 @@ typedef struct rfx_conj {
 } rfx_conj;
 
 /* ---- clauses and relations ------------------------------------------------------ */
+/* `.plan` after a clause: for one version of its semi-naive evaluation (0: the first;
+ * i: the one whose delta is its i-th recursive atom), its body atoms' order, numbered
+ * from 1 as written. */
+typedef struct rfx_plan_order {
+    int version, n;
+    int *atoms;
+    rfx_loc loc;
+} rfx_plan_order;
+
 typedef struct rfx_clause {
     rfx_atom head;
     rfx_body *body;            /* NULL for a fact */
@@ -179,6 +190,9 @@ typedef struct rfx_clause {
     int *var_types;            /* per variable, set by the checker */
     rfx_loc loc;
     bool is_fact;              /* ground head, empty body */
+    const char *instance;      /* written in a component: the instance it was expanded for (else NULL) */
+    int nplans;                /* its `.plan` (else 0) */
+    rfx_plan_order *plans;
 } rfx_clause;
 
 typedef struct rfx_io_opt {
@@ -200,7 +214,8 @@ typedef struct rfx_attr {
 enum {
     RFX_REL_INPUT = 1,         /* .input */
     RFX_REL_OUTPUT = 2,        /* .output */
-    RFX_REL_PRINTSIZE = 4      /* .printsize */
+    RFX_REL_PRINTSIZE = 4,     /* .printsize */
+    RFX_REL_LIMITSIZE = 8      /* .limitsize (a directive of the parser's only) */
 };
 
 typedef struct rfx_relation {
@@ -214,7 +229,15 @@ typedef struct rfx_relation {
     int stratum;               /* set by stratification */
     bool has_rules;            /* some non-fact clause derives it */
     bool logiql;               /* declared in LogiQL form `r(x) -> int32(x).` */
+    int64_t limitsize;         /* `.limitsize r(n=N)`: its recursion stops once it holds N tuples
+                                * (-1: none) */
 } rfx_relation;
+
+/* `.pragma "key" "value"` (value NULL for `.pragma "key"`). */
+typedef struct rfx_pragma {
+    const char *key, *value;
+    rfx_loc loc;
+} rfx_pragma;
 
 typedef struct rfx_stratum {
     int nrels;
@@ -229,9 +252,14 @@ typedef struct rfx_program {
     char *src;                 /* owned copy of the source */
     int ntypes; rfx_type *types;
     int nrels; rfx_relation *rels;
+    int *rel_slots;            /* relations by name: open addressing over rel_cap slots of
+                                * indices, -1 empty (rfx_program_find_rel) */
+    int rel_cap;
     int nclauses; rfx_clause *clauses;
     int nstrata; rfx_stratum *strata;      /* in evaluation order */
     bool any_output;           /* some .output or .printsize directive */
+    int npragmas;
+    rfx_pragma *pragmas;
     rfx_linemap lines;         /* after the preprocessor: where each line came from (n = 0: none ran) */
 } rfx_program;
 
@@ -257,6 +285,9 @@ rfx_conj *rfx_agg_conj(const rfx_expr *agg);
 
 /* Lookups. */
 int rfx_program_find_rel(const rfx_program *p, const char *name);
+/* Adds relation `rel` (its name set) to the index rfx_program_find_rel reads; false when
+ * out of room (the checker sizes it for every declaration). */
+bool rfx_program_index_rel(rfx_program *p, int rel);
 const rfx_type *rfx_program_type(const rfx_program *p, int type);
 /* Option value of an .input/.output directive, or NULL. */
 /* Marks in `use` the variables (after checking: their indices) of an expression or a

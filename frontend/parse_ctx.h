@@ -34,6 +34,8 @@ typedef struct rfx_rel_decl {
     rfx_loc *attr_locs;
     rfx_loc loc;
     bool logiql;
+    bool overridable;          /* `overridable`: a derived component may `.override` its rules */
+    const char *instance;      /* declared in a component: the instance it was expanded for */
 } rfx_rel_decl;
 
 /* One `.input/.output/.printsize` directive naming one relation. */
@@ -45,16 +47,58 @@ typedef struct rfx_directive {
     rfx_io_opt *opts;
 } rfx_directive;
 
+/* What the items of one scope declare: the program's top level, or a component's body. */
+typedef struct rfx_items {
+    rfx_plist types;           /* rfx_type_decl* */
+    rfx_plist decls;           /* rfx_rel_decl* */
+    rfx_plist directives;      /* rfx_directive* */
+    rfx_plist clauses;         /* rfx_clause* (body unflattened) */
+    rfx_plist comps;           /* rfx_comp*: components declared here */
+    rfx_plist inits;           /* rfx_comp_init*: `.init` instances made here */
+    rfx_plist overrides;       /* (name, location) pairs of `.override` */
+} rfx_items;
+
+/* A use of a component: `C` or `C<T1, T2>` (`.init x = C<T>`, a base `: C<T>`). */
+typedef struct rfx_comp_ref {
+    const char *name;
+    rfx_plist *args;           /* (name, location) pairs, or NULL */
+    rfx_loc loc;
+} rfx_comp_ref;
+
+typedef struct rfx_comp_init {
+    const char *name;          /* the instance's name, the prefix of what it declares */
+    rfx_comp_ref ref;
+    rfx_loc loc;
+} rfx_comp_init;
+
+/* `.comp Name<T1, ...> : Base<...>, ... { items }` as written; expanded per `.init` by
+ * component.c. */
+typedef struct rfx_comp {
+    const char *name;
+    rfx_plist *params;         /* (name, location) pairs, or NULL */
+    rfx_plist bases;           /* rfx_comp_ref* */
+    rfx_items items;
+    struct rfx_comp *parent;   /* the component whose body declares this one (NULL: top level) */
+    rfx_loc loc;
+    bool expanding;            /* on the expansion's stack (cycles) */
+} rfx_comp;
+
 typedef struct rfx_parse_ctx {
     rfx_arena *arena;
     rfx_symtab *syms;
     rfx_diag *diag;
     int line, col;             /* scanner position */
     RFX_YYLTYPE comment_loc;   /* start of an open block comment */
-    rfx_plist types;           /* rfx_type_decl* */
-    rfx_plist decls;           /* rfx_rel_decl* */
-    rfx_plist directives;      /* rfx_directive* */
-    rfx_plist clauses;         /* rfx_clause* (body unflattened) */
+    rfx_plist types;           /* the current scope's items (rfx_items): the top level's, or */
+    rfx_plist decls;           /* the open component's while its body is parsed */
+    rfx_plist directives;
+    rfx_plist clauses;
+    rfx_plist comps, inits, overrides;
+    rfx_comp *open;            /* the innermost component whose body is being parsed */
+    int toks[3];               /* the last tokens scanned, latest first (qualified names) */
+    int end_line, end_col;     /* where the last token ended */
+    bool in_body;              /* between a rule's `:-` and its '.' */
+    rfx_plist pragmas;         /* rfx_pragma* */
     rfx_plist cur_opts;        /* options of the directive being parsed (rfx_io_opt*) */
     unsigned cur_kind;         /* RFX_REL_* of the directive being parsed */
     bool oom;
@@ -126,6 +170,37 @@ rfx_expr *rfx_mk_fn(rfx_parse_ctx *ctx, rfx_functor fn, rfx_plist *args, RFX_YYL
 rfx_expr *rfx_mk_as(rfx_parse_ctx *ctx, rfx_expr *x, const char *type, RFX_YYLTYPE loc);
 /* contains(...) or match(...), a body literal (negated: `!match(...)`). */
 rfx_body *rfx_mk_fn_lit(rfx_parse_ctx *ctx, rfx_functor fn, rfx_plist *args, bool negated, RFX_YYLTYPE loc);
+/* Components (component.c): `.comp` opens a scope that collects the items of its body
+ * until its '}'; `.init` and `.override` are items of the current scope. */
+rfx_comp_ref *rfx_mk_comp_ref(rfx_parse_ctx *ctx, const char *name, rfx_plist *args, RFX_YYLTYPE loc);
+void rfx_comp_open(rfx_parse_ctx *ctx, const char *name, rfx_plist *params, rfx_plist *bases, RFX_YYLTYPE loc);
+void rfx_comp_close(rfx_parse_ctx *ctx);
+void rfx_add_init(rfx_parse_ctx *ctx, const char *name, rfx_comp_ref *ref, RFX_YYLTYPE loc);
+void rfx_add_override(rfx_parse_ctx *ctx, const char *name, RFX_YYLTYPE loc);
+/* Replaces every `.init` of the top level by the items of the instance it makes, their
+ * names qualified by the instance's (`x.r`), as Soufflé expands components. */
+void rfx_components_expand(rfx_parse_ctx *ctx);
+/* Whether a name followed by ".name" is one qualified name (`inst.rel`) here, rather
+ * than a variable ending a clause (`x = y.` then a clause): given the last tokens. */
+bool rfx_qualified_name_here(const rfx_parse_ctx *ctx);
+/* Deep copies (a clause's body per head, a component's items per instance). */
+rfx_body *rfx_clone_body(rfx_parse_ctx *ctx, const rfx_body *b);
+rfx_expr *rfx_clone_expr(rfx_parse_ctx *ctx, const rfx_expr *e);
+void rfx_clone_atom(rfx_parse_ctx *ctx, rfx_atom *dst, const rfx_atom *src);
+void *rfx_ctx_alloc(rfx_parse_ctx *ctx, size_t n);
+
+/* `.type T` alone: a subtype of symbol (Soufflé's deprecated form). */
+void rfx_add_bare_type(rfx_parse_ctx *ctx, const char *name, RFX_YYLTYPE loc);
+/* value UINT32_MAX: `.pragma "key"` alone */
+void rfx_add_pragma(rfx_parse_ctx *ctx, uint32_t key, uint32_t value, RFX_YYLTYPE loc);
+void rfx_add_limitsize(rfx_parse_ctx *ctx, const char *rel, const char *key, int64_t n, RFX_YYLTYPE loc,
+                       RFX_YYLTYPE key_loc);
+void *rfx_box_int(rfx_parse_ctx *ctx, int64_t v);
+/* One version's order: a list of boxed integers, the version first. */
+rfx_plist *rfx_mk_plan_order(rfx_parse_ctx *ctx, int64_t version, rfx_plist *atoms);
+/* `.plan` for the clause before it. */
+void rfx_add_plan(rfx_parse_ctx *ctx, rfx_plist *orders, RFX_YYLTYPE loc);
+
 void rfx_add_logiql_decl(rfx_parse_ctx *ctx, rfx_atom *head, rfx_body *types, RFX_YYLTYPE loc);
 const char *rfx_sym_text(rfx_parse_ctx *ctx, uint32_t sym);
 const char *rfx_int_text(rfx_parse_ctx *ctx, int64_t v);

@@ -34,6 +34,15 @@ static int qualified_token(RFX_YYSTYPE *lval, RFX_YYLTYPE *lloc, void *scanner)
                                         "no_magic", "brie", "btree", "btree_delete", "eqrel", NULL};
     rfx_parse_ctx *ctx = rfx_yyget_extra(scanner);
     int tok = scan_token(lval, lloc, scanner);
+    ctx->toks[2] = ctx->toks[1];
+    ctx->toks[1] = ctx->toks[0];
+    ctx->toks[0] = tok;
+    if (tok == T_IF || tok == T_LARROW)
+        ctx->in_body = true;
+    else if (tok == '.')
+        ctx->in_body = false;
+    ctx->end_line = lloc->last_line;
+    ctx->end_col = lloc->last_column;
     if (tok == T_DECL) {
         ctx->decl_state = 1;
         ctx->decl_depth = 0;
@@ -71,11 +80,32 @@ static void rfx_yyerror(RFX_YYLTYPE *loc, void *scanner, rfx_parse_ctx *ctx, con
     rfx_atom *atom;
     rfx_body *body;
     rfx_plist *list;
+    rfx_comp_ref *cref;
     int op;
+}
+
+%code {
+/* In a rule's body, the tokens after which a name is an operand, never a relation's:
+ * `x = y.` ends a clause (then `y.t(1)` is not one name), as in Soufflé. Elsewhere
+ * (`.type T = inst.U`, `.init c = C<T>` then `c.r(1).`) a dotted name is one name. */
+bool rfx_qualified_name_here(const rfx_parse_ctx *ctx)
+{
+    if (!ctx->in_body)
+        return true;
+    switch (ctx->toks[0]) {
+    case '=': case '<': case '>': case T_LE: case T_GE: case T_NE: case '+': case '-': case '*': case '/': case '%': case '^':
+    case T_BAND: case T_BOR: case T_BXOR: case T_BSHL: case T_BSHR: case T_BSHRU: case T_LAND: case T_LOR:
+    case T_LXOR: case T_BNOT: case T_LNOT:
+        return false;
+    default:
+        return true;
+    }
+}
 }
 
 %token T_DECL ".decl" T_TYPE ".type" T_NUMBER_TYPE ".number_type" T_SYMBOL_TYPE ".symbol_type"
 %token T_INPUT ".input" T_OUTPUT ".output" T_PRINTSIZE ".printsize"
+%token T_COMP ".comp" T_INIT ".init" T_OVERRIDE ".override" T_PRAGMA ".pragma" T_PLAN ".plan" T_LIMITSIZE ".limitsize"
 %token T_COUNT "count" T_SUM "sum" T_MIN "min" T_MAX "max" T_MEAN "mean" T_TRUE "true" T_FALSE "false"
 %token T_AS "as"
 %token T_BAND "band" T_BOR "bor" T_BXOR "bxor" T_BSHL "bshl" T_BSHR "bshr" T_BSHRU "bshru"
@@ -92,7 +122,8 @@ static void rfx_yyerror(RFX_YYLTYPE *loc, void *scanner, rfx_parse_ctx *ctx, con
 %type <expr> expr lxor_expr land_expr bor_expr bxor_expr band_expr shift_expr sum term factor unary power primary aggregate
 %type <atom> atom
 %type <body> disj conj lit
-%type <list> args attrs dir_names decl_names quals heads more_args union_members
+%type <list> args attrs dir_names decl_names quals heads more_args union_members comp_params comp_bases base_list plan_orders plan_order plan_atoms
+%type <cref> comp_ref
 %type <op> cmpop
 %type <str> optval
 
@@ -109,6 +140,7 @@ item:
     | T_TYPE T_IDENT T_SUBTYPE T_IDENT           { rfx_add_type(ctx, $2, $4, true, @2, @4); }
     | T_TYPE T_IDENT '=' T_IDENT                 { rfx_add_type(ctx, $2, $4, false, @2, @4); }
     | T_TYPE T_IDENT '=' union_members           { rfx_add_union_type(ctx, $2, $4, @2); }
+    | T_TYPE T_IDENT                             { rfx_add_bare_type(ctx, $2, @2); }
     | T_NUMBER_TYPE T_IDENT                      { rfx_add_type(ctx, $2, "number", true, @2, @2); }
     | T_SYMBOL_TYPE T_IDENT                      { rfx_add_type(ctx, $2, "symbol", true, @2, @2); }
     | T_INPUT     { ctx->cur_kind = RFX_REL_INPUT; } dir_names
@@ -118,7 +150,56 @@ item:
     | heads T_IF disj '.'                        { rfx_add_clauses(ctx, $1, $3, @1); }
     | heads T_LARROW disj '.'                    { rfx_add_clauses(ctx, $1, $3, @1); }
     | atom T_RARROW conj '.'                     { rfx_add_logiql_decl(ctx, $1, $3, @1); }
+    | T_COMP comp_head '{' program '}'           { rfx_comp_close(ctx); }
+    | T_INIT T_IDENT '=' comp_ref                { rfx_add_init(ctx, $2, $4, @2); }
+    | T_OVERRIDE T_IDENT                         { rfx_add_override(ctx, $2, @2); }
+    | T_PRAGMA T_STRING                          { rfx_add_pragma(ctx, $2, UINT32_MAX, @2); }
+    | T_PRAGMA T_STRING T_STRING                 { rfx_add_pragma(ctx, $2, $3, @2); }
+    | T_LIMITSIZE T_IDENT '(' T_IDENT '=' T_INT ')' { rfx_add_limitsize(ctx, $2, $4, $6, @2, @4); }
+    | T_PLAN plan_orders                         { rfx_add_plan(ctx, $2, @1); }
     | error '.'                                  { yyerrok; }
+    ;
+
+/* `.plan 0: (1, 2), 1: (2, 1)`: per version of the clause before it, its atoms' order
+ * (kept as lists of boxed integers: the version, then its order) */
+plan_orders:
+      plan_order                                 { $$ = rfx_mk_list(ctx, $1); }
+    | plan_orders ',' plan_order                 { $$ = rfx_list_add(ctx, $1, $3); }
+    ;
+
+plan_order:
+      T_INT ':' '(' ')'                          { $$ = rfx_mk_plan_order(ctx, $1, NULL); }
+    | T_INT ':' '(' plan_atoms ')'               { $$ = rfx_mk_plan_order(ctx, $1, $4); }
+    ;
+
+plan_atoms:
+      T_INT                                      { $$ = rfx_mk_list(ctx, rfx_box_int(ctx, $1)); }
+    | plan_atoms ',' T_INT                       { $$ = rfx_list_add(ctx, $1, rfx_box_int(ctx, $3)); }
+    ;
+
+/* `.comp Name<T, U> : Base<T>, Other {`: the scope of its body opens here */
+comp_head:
+      T_IDENT comp_params comp_bases             { rfx_comp_open(ctx, $1, $2, $3, @1); }
+    ;
+
+comp_params:
+      %empty                                     { $$ = NULL; }
+    | '<' decl_names '>'                              { $$ = $2; }
+    ;
+
+comp_bases:
+      %empty                                     { $$ = NULL; }
+    | ':' base_list                              { $$ = $2; }
+    ;
+
+base_list:
+      comp_ref                                   { $$ = rfx_mk_list(ctx, $1); }
+    | base_list ',' comp_ref                     { $$ = rfx_list_add(ctx, $1, $3); }
+    ;
+
+comp_ref:
+      T_IDENT                                    { $$ = rfx_mk_comp_ref(ctx, $1, NULL, @1); }
+    | T_IDENT '<' decl_names '>'                      { $$ = rfx_mk_comp_ref(ctx, $1, $3, @1); }
     ;
 
 /* `a(x), b(x) :- body.`: one clause per head, over a copy of the body each */

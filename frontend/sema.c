@@ -1,147 +1,12 @@
-/* sema.c: semantic analysis: relations, directives, DNF of bodies, variable typing,
- * safety (range restriction), constant division by zero, and stratification (the type
- * declarations and the subtype lattice: sema_types.c). */
+/* sema.c: semantic analysis: DNF of bodies, variable typing, safety (range restriction),
+ * constant division by zero, and stratification (the type declarations and the subtype
+ * lattice: sema_types.c; relations, directives and pragmas: sema_decls.c). */
 #include "sema.h"
 
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- relations and directives ------------------------------------------------- */
-static void check_decls(sema *s)
-{
-    rfx_program *p = s->p;
-    int n = s->ctx->decls.n;
-    p->rels = salloc(s, sizeof(rfx_relation) * (size_t)(n + 1));
-    if (!p->rels)
-        return;
-    for (int i = 0; i < n; i++) {
-        rfx_rel_decl *d = s->ctx->decls.items[i];
-        int prev = rfx_program_find_rel(p, d->name);
-        if (prev >= 0) {
-            char at[300];
-            rfx_diag_error(s->d, d->loc, "relation '%s' is declared twice (first at %s)", d->name,
-                           rfx_diag_where(s->d, p->rels[prev].loc, at, sizeof at));
-            continue;
-        }
-        if (d->nattrs > RFX_MAX_ARITY)
-            rfx_diag_error(s->d, d->loc, "relation '%s' has %d attributes; at most %d are supported",
-                           d->name, d->nattrs, RFX_MAX_ARITY);
-        rfx_relation *r = &p->rels[p->nrels++];
-        r->name = d->name;
-        r->arity = d->nattrs;
-        r->loc = d->loc;
-        r->logiql = d->logiql;
-        r->attrs = salloc(s, sizeof(rfx_attr) * (size_t)(d->nattrs + 1));
-        if (!r->attrs)
-            return;
-        for (int a = 0; a < d->nattrs; a++) {
-            r->attrs[a].name = d->attr_names[a];
-            r->attrs[a].type = rfx_sema_find_type(p, d->attr_types[a]);
-            if (r->attrs[a].type < 0) {
-                rfx_diag_error(s->d, d->attr_locs[a], "unknown type '%s' of attribute '%s'",
-                               d->attr_types[a], d->attr_names[a]);
-                r->attrs[a].type = 0;
-            }
-            for (int b = 0; b < a; b++)
-                if (strcmp(r->attrs[b].name, d->attr_names[a]) == 0)
-                    rfx_diag_error(s->d, d->attr_locs[a], "attribute '%s' appears twice in '%s'",
-                                   d->attr_names[a], d->name);
-        }
-    }
-    /* room for each relation's directives */
-    for (int i = 0; i < s->ctx->directives.n; i++) {
-        rfx_directive *dir = s->ctx->directives.items[i];
-        int ri = rfx_program_find_rel(p, dir->rel);
-        if (ri >= 0 && dir->kind == RFX_REL_INPUT)
-            p->rels[ri].ninputs++;
-        else if (ri >= 0 && dir->kind == RFX_REL_OUTPUT)
-            p->rels[ri].noutputs++;
-    }
-    for (int ri = 0; ri < p->nrels; ri++) {
-        rfx_relation *r = &p->rels[ri];
-        r->inputs = salloc(s, sizeof(rfx_io_dir) * (size_t)(r->ninputs + 1));
-        r->outputs = salloc(s, sizeof(rfx_io_dir) * (size_t)(r->noutputs + 1));
-        if (!r->inputs || !r->outputs)
-            return;
-        r->ninputs = r->noutputs = 0;
-    }
-    for (int i = 0; i < s->ctx->directives.n; i++) {
-        rfx_directive *dir = s->ctx->directives.items[i];
-        int ri = rfx_program_find_rel(p, dir->rel);
-        if (ri < 0) {
-            rfx_diag_error(s->d, dir->loc, "unknown relation '%s' in directive", dir->rel);
-            continue;
-        }
-        rfx_relation *r = &p->rels[ri];
-        if (dir->kind == RFX_REL_PRINTSIZE && (r->io & RFX_REL_PRINTSIZE)) {   /* Soufflé refuses it too */
-            char at[300];
-            rfx_diag_error(s->d, dir->loc, "'%s' has a .printsize directive already (at %s)", r->name,
-                           rfx_diag_where(s->d, r->printsize_loc, at, sizeof at));
-            continue;
-        }
-        r->io |= dir->kind;
-        if (dir->kind == RFX_REL_PRINTSIZE)
-            r->printsize_loc = dir->loc;
-        else
-            r->io_loc = dir->loc;
-        p->any_output |= dir->kind != RFX_REL_INPUT;
-        for (int o = 0; o < dir->nopts; o++) {
-            const char *k = dir->opts[o].key;
-            static const char *known[] = {"filename", "delimiter", "IO", "headers", "format", "rfc4180", "compress",
-                                          NULL};
-            bool ok = false;
-            for (int q = 0; known[q]; q++)
-                ok |= strcmp(known[q], k) == 0;
-            const char *v = dir->opts[o].value;
-            if (!ok)
-                rfx_diag_error(s->d, dir->loc,
-                               "unknown option '%s' (known: filename, delimiter, IO, headers, rfc4180, compress, format)",
-                               k);
-            else if ((strcmp(k, "headers") == 0 || strcmp(k, "rfc4180") == 0 || strcmp(k, "compress") == 0) &&
-                     strcmp(v, "true") != 0 && strcmp(v, "false") != 0)
-                rfx_diag_error(s->d, dir->loc, "option %s=\"%s\": expected true or false", k, v);
-            else if (strcmp(k, "format") == 0 && strcmp(v, "facts") != 0 && strcmp(v, "edges") != 0)
-                rfx_diag_error(s->d, dir->loc, "format=\"%s\": expected \"facts\" or \"edges\" (SNAP edge lists)", v);
-        }
-        if (dir->kind == RFX_REL_PRINTSIZE)
-            continue;
-        rfx_io_dir *d = dir->kind == RFX_REL_INPUT ? &r->inputs[r->ninputs++] : &r->outputs[r->noutputs++];
-        *d = (rfx_io_dir){dir->nopts, dir->opts, dir->loc};
-        const char *io = rfx_io_get(d, "IO");
-        if (io && strcmp(io, "file") != 0 && strcmp(io, "stdout") != 0)
-            rfx_diag_error(s->d, dir->loc, "unsupported IO='%s' (supported: file, stdout)", io);
-        const char *delim = rfx_io_get(d, "delimiter");
-        if (delim && !delim[0])
-            rfx_diag_error(s->d, dir->loc, "delimiter=\"\": a delimiter needs at least one character");
-    }
-    /* two outputs to one file: the later replaces the earlier (Soufflé writes both) */
-    for (int ri = 0; ri < p->nrels; ri++)
-        for (int a = 0; a < p->rels[ri].noutputs; a++) {
-            const rfx_io_dir *da = &p->rels[ri].outputs[a];
-            const char *fa = rfx_io_get(da, "filename");
-            const char *ia = rfx_io_get(da, "IO");
-            if (ia && strcmp(ia, "stdout") == 0)
-                continue;
-            for (int rj = 0; rj <= ri; rj++)
-                for (int b = 0; b < (rj == ri ? a : p->rels[rj].noutputs); b++) {
-                    const rfx_io_dir *db = &p->rels[rj].outputs[b];
-                    const char *fb = rfx_io_get(db, "filename");
-                    const char *ib = rfx_io_get(db, "IO");
-                    if (ib && strcmp(ib, "stdout") == 0)
-                        continue;
-                    char na[512], nb[512];
-                    snprintf(na, sizeof na, fa ? "%s" : "%s.csv", fa ? fa : p->rels[ri].name);
-                    snprintf(nb, sizeof nb, fb ? "%s" : "%s.csv", fb ? fb : p->rels[rj].name);
-                    char at[300];
-                    if (strcmp(na, nb) == 0)
-                        rfx_diag_warning(s->d, da->loc, "'%s' is written again (also at %s): the last "
-                                         "output written replaces the earlier", na,
-                                         rfx_diag_where(s->d, db->loc, at, sizeof at));
-                }
-        }
-}
 
 /* ---- DNF --------------------------------------------------------------------------- */
 typedef struct dnf {
@@ -824,8 +689,6 @@ static void check_conj_types(clause_ctx *cc, rfx_conj *cj)
             if (lt >= 0 && rt >= 0 && tprim(p, lt) != tprim(p, rt))
                 rfx_diag_error(cc->s->d, l->loc, "type mismatch: '%s' between %s and %s",
                                rfx_cmpop_str(l->cmp), rfx_prim_name(tprim(p, lt)), rfx_prim_name(tprim(p, rt)));
-            else if (lt >= 0 && tprim(p, lt) == RFX_SYMBOL && l->cmp != RFX_EQ && l->cmp != RFX_NE)
-                rfx_diag_error(cc->s->d, l->loc, "type mismatch: symbols can only be compared with = and !=");
         }
     }
 }
@@ -1394,20 +1257,20 @@ static void stratify(sema *s)
     p->strata = salloc(s, sizeof(rfx_stratum) * (size_t)(g.ncomp + 1));
     if (!p->strata)
         goto out;
+    for (int r = 0; r < nr; r++)
+        p->strata[g.comp[r]].nrels++;
     for (int c = 0; c < g.ncomp; c++) {
         rfx_stratum *st = &p->strata[c];
-        for (int r = 0; r < nr; r++)
-            st->nrels += g.comp[r] == c;
         st->rels = salloc(s, sizeof(int) * (size_t)(st->nrels + 1));
         if (!st->rels)
             goto out;
-        st->nrels = 0;
-        for (int r = 0; r < nr; r++)
-            if (g.comp[r] == c) {
-                st->rels[st->nrels++] = r;
-                p->rels[r].stratum = c;
-            }
         st->recursive = st->nrels > 1;
+        st->nrels = 0;
+    }
+    for (int r = 0; r < nr; r++) {
+        rfx_stratum *st = &p->strata[g.comp[r]];
+        st->rels[st->nrels++] = r;
+        p->rels[r].stratum = g.comp[r];
     }
     for (size_t i = 0; i < g.n; i++)
         if (g.deps[i].from == g.deps[i].to)
@@ -1421,13 +1284,58 @@ out:
     free(g.on);
 }
 
+/* `.plan`: Soufflé refuses a plan for a rule that is not recursive, for a version the rule
+ * does not have (one per recursive atom), and an order that is not one of its atoms'. */
+static void check_plans(sema *s)
+{
+    const rfx_program *p = s->p;
+    for (int ci = 0; ci < p->nclauses; ci++) {
+        const rfx_clause *c = &p->clauses[ci];
+        if (!c->nplans || c->head.rel < 0)
+            continue;
+        int stratum = p->rels[c->head.rel].stratum;
+        bool recursive = false;
+        for (int d = 0; d < c->nconj; d++) {
+            const rfx_conj *cj = &c->conj[d];
+            int natoms = 0, nrec = 0;
+            for (int i = 0; i < cj->nlits; i++)
+                if (cj->lits[i]->kind == RFX_L_ATOM) {
+                    natoms++;
+                    nrec += cj->lits[i]->atom.rel >= 0 && p->rels[cj->lits[i]->atom.rel].stratum == stratum;
+                }
+            recursive |= nrec > 0;
+            for (int k = 0; nrec && k < c->nplans; k++) {
+                const rfx_plan_order *o = &c->plans[k];
+                if (o->version < 0 || o->version >= nrec) {
+                    rfx_diag_error(s->d, o->loc, "'.plan' for version %d: this rule has versions 0 to %d (one per "
+                                   "recursive atom)", o->version, nrec - 1);
+                    continue;
+                }
+                bool perm = o->n == natoms;
+                for (int a = 0; perm && a < o->n; a++) {
+                    perm = o->atoms[a] >= 1 && o->atoms[a] <= natoms;
+                    for (int b = 0; perm && b < a; b++)
+                        perm = o->atoms[b] != o->atoms[a];
+                }
+                if (!perm)
+                    rfx_diag_error(s->d, o->loc, "'.plan' for version %d: expected an order of the rule's %d atoms "
+                                   "(each of 1 to %d once)", o->version, natoms, natoms);
+            }
+        }
+        if (!recursive)
+            rfx_diag_error(s->d, c->plans[0].loc, "'.plan' for a rule that is not recursive (Soufflé refuses it "
+                           "too: such a rule is evaluated once, in the order rfx chooses)");
+    }
+}
+
 void rfx_sema_run(rfx_program *p, rfx_parse_ctx *ctx)
 {
     sema s = {p, ctx, ctx->diag};
+    rfx_sema_check_pragmas(&s);
     rfx_sema_check_types(&s);
     if (ctx->oom)
         return;
-    check_decls(&s);
+    rfx_sema_check_decls(&s);
     if (ctx->oom)
         return;
     p->nclauses = ctx->clauses.n;
@@ -1436,10 +1344,14 @@ void rfx_sema_run(rfx_program *p, rfx_parse_ctx *ctx)
         return;
     for (int i = 0; i < p->nclauses; i++) {
         p->clauses[i] = *(rfx_clause *)ctx->clauses.items[i];
+        s.d->instance = p->clauses[i].instance;
         check_clause(&s, &p->clauses[i]);
+        s.d->instance = NULL;
         if (ctx->oom)
             return;
     }
     if (s.d->errors == 0)
         stratify(&s);
+    if (s.d->errors == 0)
+        check_plans(&s);
 }

@@ -28,4 +28,8 @@ int rfx_sema_find_type(const rfx_program *p, const char *name);
 void rfx_sema_check_types(sema *s);
 void rfx_sema_check_subtypes(sema *s, const rfx_clause *c, const rfx_conj *cj);
 
+/* sema_decls.c: the program's relations and their directives; its pragmas. */
+void rfx_sema_check_decls(sema *s);
+void rfx_sema_check_pragmas(sema *s);
+
 #endif

@@ -63,6 +63,8 @@ static void diag_emit(rfx_diag *d, rfx_loc loc, const char *kind, const char *fm
     else
         fprintf(out, "%s: %s: ", file, kind);
     vfprintf(out, fmt, ap);
+    if (d->instance)
+        fprintf(out, " (in component instance '%s')", d->instance);
     fputc('\n', out);
     if (loc.line > 0 && src)
         quote_line(out, src, loc);
@@ -111,6 +113,8 @@ void rfx_diag_error(rfx_diag *d, rfx_loc loc, const char *fmt, ...)
 
 void rfx_diag_warning(rfx_diag *d, rfx_loc loc, const char *fmt, ...)
 {
+    if (d->no_warnings)
+        return;
     va_list ap;
     va_start(ap, fmt);
     diag_emit(d, loc, "warning", fmt, ap);

@@ -34,6 +34,7 @@ typedef struct item {
     rfx_loc loc;
     double est;                /* IT_ATOM: estimated size */
     bool delta;                /* IT_ATOM: scans a delta relation (the semi-naive pivot) */
+    int ord;                   /* IT_ATOM: its place among the body's atoms (a `.plan`'s numbers, from 0) */
     bool done;
 } item;
 
@@ -302,6 +303,12 @@ static rfx_rx *tx_cmp(rule_ctx *R, rfx_cmpop op, const rfx_expr *l, const rfx_ex
     x->op = op;
     x->l = tx_expr(R, l, f0, f1, prim);
     x->r = tx_expr(R, r, f0, f1, prim);
+    if (prim == RFX_SYMBOL && op != RFX_EQ && op != RFX_NE) {   /* by text: compare(l, r) op 0 */
+        rfx_rx *args[2] = {x->l, x->r};
+        x->prim = RFX_NUMBER;
+        x->l = rfx_rx_fn(R->L, RFX_FX_SYMCMP, RFX_NUMBER, args, 2, l->loc);
+        x->r = rfx_rx_new(R->L, RFX_RX_CONST, RFX_NUMBER);   /* value 0 */
+    }
     return x;
 }
 
@@ -1209,6 +1216,7 @@ static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, in
             collect_aggs(&R, out_in[i].e);
     bool materialized = inner && body_materialized(cj);
 
+    int natoms = 0;
     for (int i = 0; i < cj->nlits; i++) {
         const rfx_lit *l = cj->lits[i];
         item it;
@@ -1224,6 +1232,7 @@ static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, in
                 src = L->deltavar[l->atom.rel];
             build_atom_item(&R, l, src, inner && !materialized, &it);
             it.delta = i == delta_lit;
+            it.ord = l->kind == RFX_L_ATOM ? natoms++ : -1;
             add_item(&R, it);
             break;
         }
@@ -1338,7 +1347,9 @@ static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, in
         for (int i = 0; i < cur.n; i++)
             R.bound[cur.schema[i]] = true;
     }
-    if (!inner)
+    /* a `.plan` for this version orders the joins itself (no triejoin) */
+    const rfx_plan_order *order = inner ? NULL : L->order;
+    if (!inner && !order)
         try_lftj(&R, &cur);
     /* first atom: the delta when there is one, else the smallest estimate */
     for (;;) {
@@ -1382,7 +1393,11 @@ static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, in
          * smallest estimate */
         item *best = NULL;
         int best_bound = -1;
-        for (int k = 0; k < R.nitems; k++) {
+        for (int o = 0; order && o < order->n && !best; o++)
+            for (int k = 0; k < R.nitems && !best; k++)
+                if (!R.items[k].done && R.items[k].kind == IT_ATOM && R.items[k].ord == order->atoms[o] - 1)
+                    best = &R.items[k];
+        for (int k = 0; k < R.nitems && !(order && best); k++) {
             item *it = &R.items[k];
             if (it->done || it->kind != IT_ATOM)
                 continue;

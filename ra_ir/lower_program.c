@@ -9,18 +9,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool in_stratum(const rfx_stratum *st, int rel)
+static bool in_stratum(const rfx_program *p, int s, int rel)
 {
-    for (int i = 0; i < st->nrels; i++)
-        if (st->rels[i] == rel)
-            return true;
-    return false;
+    return rel >= 0 && p->rels[rel].stratum == s;
 }
 
-/* Whether clause c is a rule (not a fact) deriving a relation of stratum st. */
-static bool rule_of_stratum(const rfx_stratum *st, const rfx_clause *c)
+static int by_rel_name(const void *a, const void *b, void *prog)
 {
-    return !c->is_fact && c->head.rel >= 0 && in_stratum(st, c->head.rel);
+    const rfx_program *p = prog;
+    int c = strcmp(p->rels[*(const int *)a].name, p->rels[*(const int *)b].name);
+    return c ? c : (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
 }
 
 static void lower_stratum(lower_ctx *L, int s)
@@ -28,11 +26,12 @@ static void lower_stratum(lower_ctx *L, int s)
     const rfx_program *p = L->prog;
     const rfx_stratum *st = &p->strata[s];
     L->stratum = s;
+    const int *rules = L->stratum_rules + L->stratum_first[s];
+    int nrules = L->stratum_first[s + 1] - L->stratum_first[s];
     if (!st->recursive) {
-        for (int ci = 0; ci < p->nclauses; ci++) {
+        for (int k = 0; k < nrules; k++) {
+            int ci = rules[k];
             const rfx_clause *c = &p->clauses[ci];
-            if (!rule_of_stratum(st, c))
-                continue;
             L->rule = ci;
             for (int d = 0; d < c->nconj; d++)
                 rfx_lower_rule(L, c, &c->conj[d], -1, L->relvar[c->head.rel]);
@@ -41,16 +40,15 @@ static void lower_stratum(lower_ctx *L, int s)
         return;
     }
     /* base rules: no atom of this stratum in the body */
-    for (int ci = 0; ci < p->nclauses; ci++) {
+    for (int k = 0; k < nrules; k++) {
+        int ci = rules[k];
         const rfx_clause *c = &p->clauses[ci];
-        if (!rule_of_stratum(st, c))
-            continue;
         L->rule = ci;
         for (int d = 0; d < c->nconj; d++) {
             bool rec = false;
             for (int i = 0; i < c->conj[d].nlits; i++) {
                 const rfx_lit *l = c->conj[d].lits[i];
-                rec |= l->kind == RFX_L_ATOM && in_stratum(st, l->atom.rel);
+                rec |= l->kind == RFX_L_ATOM && in_stratum(p, s, l->atom.rel);
             }
             if (!rec)
                 rfx_lower_rule(L, c, &c->conj[d], -1, L->relvar[c->head.rel]);
@@ -66,6 +64,19 @@ static void lower_stratum(lower_ctx *L, int s)
         snprintf(label, 64, "semi-naive loop of stratum %d", s);
     int head = rfx_lower_new_block(L, label);
     L->plan->blocks[head].loop_head = head;
+    /* `.limitsize`: the loop stops before an iteration once a limited relation holds its
+     * limit, as Soufflé's stops before merging the tuples of that iteration */
+    int nlimited = 0, full_at = -1;
+    for (int i = 0; i < st->nrels; i++)
+        nlimited += p->rels[st->rels[i]].limitsize >= 0;
+    if (nlimited) {
+        rfx_ra_cmd *full = rfx_lower_emit(L, RFX_RA_JUMP_IF_FULL, -1, -1, -1);
+        full->vars = lalloc(L, sizeof(int) * (size_t)nlimited);
+        for (int i = 0; full->vars && i < st->nrels; i++)
+            if (p->rels[st->rels[i]].limitsize >= 0)
+                full->vars[full->nvars++] = L->relvar[st->rels[i]];
+        full_at = L->plan->blocks[head].ncmds - 1;
+    }
     /* each relation's tuples of this iteration: the one rule version's set directly when
      * only one contributes (no copy into new_r), else their union in new_r */
     int *single = lalloc(L, sizeof(int) * (size_t)(p->nrels + 1));
@@ -76,18 +87,23 @@ static void lower_stratum(lower_ctx *L, int s)
     bool *merged = lalloc(L, (size_t)p->nrels + 1);
     if (!merged)
         return;
-    for (int ci = 0; ci < p->nclauses; ci++) {
+    for (int k = 0; k < nrules; k++) {
+        int ci = rules[k];
         const rfx_clause *c = &p->clauses[ci];
-        if (!rule_of_stratum(st, c))
-            continue;
         L->rule = ci;
         int r = c->head.rel;
         for (int d = 0; d < c->nconj; d++)
-            for (int i = 0; i < c->conj[d].nlits; i++) {
+            for (int i = 0, version = 0; i < c->conj[d].nlits; i++) {
                 const rfx_lit *l = c->conj[d].lits[i];
-                if (l->kind != RFX_L_ATOM || !in_stratum(st, l->atom.rel))
+                if (l->kind != RFX_L_ATOM || !in_stratum(p, s, l->atom.rel))
                     continue;
+                /* version k reads the k-th recursive atom as the delta (Soufflé's numbering) */
+                for (int k = 0; k < c->nplans; k++)
+                    if (c->plans[k].version == version)
+                        L->order = &c->plans[k];
+                version++;
                 int v = rfx_lower_rule_set(L, c, &c->conj[d], i);
+                L->order = NULL;
                 if (v < 0)
                     continue;
                 if (merged[r])
@@ -125,6 +141,8 @@ static void lower_stratum(lower_ctx *L, int s)
     j->target = exit_block;
     rfx_ra_cmd *back = rfx_lower_emit(L, RFX_RA_JUMP, -1, -1, -1);
     back->target = head;
+    if (full_at >= 0)
+        L->plan->blocks[head].cmds[full_at].target = exit_block;
     rfx_lower_new_block(L, "after loop");
     for (int i = 0; i < st->nrels; i++) {
         int r = st->rels[i];
@@ -261,31 +279,49 @@ rfx_plan *rfx_plan_build(const rfx_program *prog, const rfx_plan_opts *opts, rfx
     for (int r = 0; r < nr; r++)
         for (int k = 0; k < prog->rels[r].ninputs; k++)
             rfx_lower_emit(L, RFX_RA_INPUT, L->relvar[r], -1, -1)->io = k;
+    /* each relation's facts: counted, then written in clause order (one pass each) */
+    int *nfacts = lalloc(L, sizeof(int) * (size_t)(nr + 1));
+    uint32_t **fact_at = lalloc(L, sizeof(uint32_t *) * (size_t)(nr + 1));
+    if (!nfacts || !fact_at)
+        goto oom;
+    for (int ci = 0; ci < prog->nclauses; ci++)
+        if (prog->clauses[ci].is_fact && prog->clauses[ci].head.rel >= 0)
+            nfacts[prog->clauses[ci].head.rel]++;
     for (int r = 0; r < nr; r++) {
-        const rfx_relation *rel = &prog->rels[r];
-        int nf = 0;
-        for (int ci = 0; ci < prog->nclauses; ci++)
-            nf += prog->clauses[ci].is_fact && prog->clauses[ci].head.rel == r;
-        if (!nf)
+        if (!nfacts[r])
             continue;
         rfx_ra_cmd *c = rfx_lower_emit(L, RFX_RA_FACTS, L->relvar[r], -1, -1);
-        c->ntuples = nf;
-        c->tuples = lalloc(L, sizeof(uint32_t) * (size_t)(nf * rel->arity + 1));
+        c->ntuples = nfacts[r];
+        c->tuples = fact_at[r] = lalloc(L, sizeof(uint32_t) * (size_t)(nfacts[r] * prog->rels[r].arity + 1));
         if (!c->tuples)
             goto oom;
-        int k = 0;
-        for (int ci = 0; ci < prog->nclauses; ci++) {
-            const rfx_clause *cl = &prog->clauses[ci];
-            if (!cl->is_fact || cl->head.rel != r)
-                continue;
-            for (int a = 0; a < rel->arity; a++) {
-                rfx_prim prim = type_prim(prog, rel->attrs[a].type);
-                if (!fold_const(cl->head.args[a], prim, &c->tuples[k * rel->arity + a]))
-                    c->tuples[k * rel->arity + a] = 0;
-            }
-            k++;
-        }
     }
+    for (int ci = 0; ci < prog->nclauses; ci++) {
+        const rfx_clause *cl = &prog->clauses[ci];
+        int r = cl->head.rel;
+        if (!cl->is_fact || r < 0)
+            continue;
+        const rfx_relation *rel = &prog->rels[r];
+        for (int a = 0; a < rel->arity; a++) {
+            rfx_prim prim = type_prim(prog, rel->attrs[a].type);
+            if (!fold_const(cl->head.args[a], prim, &fact_at[r][a]))
+                fact_at[r][a] = 0;
+        }
+        fact_at[r] += rel->arity;
+    }
+    /* the rules of each stratum, in clause order */
+    L->stratum_first = lalloc(L, sizeof(int) * (size_t)(prog->nstrata + 2));
+    L->stratum_rules = lalloc(L, sizeof(int) * (size_t)(prog->nclauses + 1));
+    if (!L->stratum_first || !L->stratum_rules)
+        goto oom;
+    for (int ci = 0; ci < prog->nclauses; ci++)
+        if (!prog->clauses[ci].is_fact && prog->clauses[ci].head.rel >= 0)
+            L->stratum_first[prog->rels[prog->clauses[ci].head.rel].stratum + 2]++;
+    for (int s = 0; s < prog->nstrata; s++)
+        L->stratum_first[s + 2] += L->stratum_first[s + 1];
+    for (int ci = 0; ci < prog->nclauses; ci++)
+        if (!prog->clauses[ci].is_fact && prog->clauses[ci].head.rel >= 0)
+            L->stratum_rules[L->stratum_first[prog->rels[prog->clauses[ci].head.rel].stratum + 1]++] = ci;
     for (int s = 0; s < prog->nstrata; s++) {
         char *label = lalloc(L, 64);
         if (label)
@@ -306,12 +342,9 @@ rfx_plan *rfx_plan_build(const rfx_program *prog, const rfx_plan_opts *opts, rfx
     int *by_name = lalloc(L, sizeof(int) * (size_t)(nr + 1));
     if (!by_name)
         goto oom;
-    for (int i = 0; i < nr; i++) {
-        int r = i, j = i;
-        for (; j > 0 && strcmp(prog->rels[by_name[j - 1]].name, prog->rels[r].name) > 0; j--)
-            by_name[j] = by_name[j - 1];
-        by_name[j] = r;
-    }
+    for (int i = 0; i < nr; i++)
+        by_name[i] = i;
+    qsort_r(by_name, (size_t)nr, sizeof(int), by_rel_name, (void *)prog);
     for (int i = 0; i < nr; i++) {
         int r = by_name[i];
         const rfx_relation *rel = &prog->rels[r];

@@ -553,10 +553,13 @@ void rfx_plan_schedule(rfx_plan *P)
             u[j].nw = cmd_uses(&b->cmds[j], io, true, u[j].w);
         }
         for (int j = 0; j < n; j++) {
+            /* jumps, HALT, I/O: after everything before them; and a loop's `.limitsize` test
+             * before everything of the iteration it may skip */
             bool control = op_info[b->cmds[j].op].fusion == RFX_FUSE_CONTROL && b->cmds[j].op != RFX_RA_SWAP &&
-                           b->cmds[j].op != RFX_RA_CLEAR;   /* jumps, HALT, I/O: after everything before */
+                           b->cmds[j].op != RFX_RA_CLEAR;
             for (int i = 0; i < j; i++)
-                dep[(size_t)j * (size_t)n + (size_t)i] = control || shares(u[j].r, u[j].nr, u[i].w, u[i].nw) ||
+                dep[(size_t)j * (size_t)n + (size_t)i] = control || b->cmds[i].op == RFX_RA_JUMP_IF_FULL ||
+                                                         shares(u[j].r, u[j].nr, u[i].w, u[i].nw) ||
                                                          shares(u[j].w, u[j].nw, u[i].r, u[i].nr) ||
                                                          shares(u[j].w, u[j].nw, u[i].w, u[i].nw);
             for (int k = 0; k < u[j].nr; k++)
@@ -707,7 +710,7 @@ bool rfx_plan_verify(const rfx_plan *P, FILE *out)
                 }
                 break;
             }
-            case RFX_RA_JUMP: case RFX_RA_JUMP_IF_EMPTY:
+            case RFX_RA_JUMP: case RFX_RA_JUMP_IF_EMPTY: case RFX_RA_JUMP_IF_FULL:
                 if (c->target < 0 || c->target >= P->nblocks) BAD("jump target");
                 break;
             default:

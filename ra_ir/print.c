@@ -118,7 +118,7 @@ void rfx_plan_print_cmd(FILE *out, const rfx_plan *P, const rfx_ra_cmd *c)
     case RFX_RA_JUMP:
         fprintf(out, " B%d", c->target);
         break;
-    case RFX_RA_JUMP_IF_EMPTY:
+    case RFX_RA_JUMP_IF_EMPTY: case RFX_RA_JUMP_IF_FULL:
         fputc(' ', out);
         for (int i = 0; i < c->nvars; i++)
             fprintf(out, "%s%s", i ? ", " : "", P->vars[c->vars[i]].name);

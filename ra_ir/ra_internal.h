@@ -14,6 +14,9 @@ typedef struct lower_ctx {
     int stratum;               /* stratum being lowered, -1 before */
     int *relvar, *deltavar, *newvar;   /* per program relation: plan variables */
     rfx_join_choice join;      /* --join */
+    const rfx_plan_order *order;   /* the `.plan` of the rule version being lowered (else NULL) */
+    int *stratum_rules;        /* the rules (clause indices, facts left out) by their head's stratum: */
+    int *stratum_first;        /* stratum s's are stratum_rules[stratum_first[s] .. stratum_first[s+1]) */
     bool oom;
     const char *internal_error;
 } lower_ctx;

@@ -56,12 +56,12 @@ typedef struct rfx_ra_cmd {
     rfx_aggfn agg;             /* AGGREGATE: function */
     int agg_col;               /* AGGREGATE: column of src1 aggregated (-1 for count) */
     rfx_prim agg_prim;         /* AGGREGATE: type of that column and of the result */
-    int nvars;                 /* JUMP_IF_EMPTY: variables tested; LFTJ: its sources */
+    int nvars;                 /* JUMP_IF_EMPTY, JUMP_IF_FULL: variables tested; LFTJ: its sources */
     int *vars;
     int *colvar;               /* LFTJ: per source, per column, the variable it holds (flattened) */
     bool count_only;           /* LFTJ: only the number of bindings is needed (dst holds no rows) */
     bool disjoint;             /* UNION: the operands share no tuple (full u new, new = derived - full) */
-    int target;                /* JUMP, JUMP_IF_EMPTY: block index */
+    int target;                /* JUMP, JUMP_IF_EMPTY, JUMP_IF_FULL: block index */
     int ntuples;               /* FACTS: tuples, arity of dst each */
     uint32_t *tuples;
     int rule;                  /* clause the command was lowered from, -1 for none */

@@ -580,7 +580,8 @@ static void report_failure(exec *x, const rfx_ra_cmd *c, const rfx_fgroup *g, rf
     const rfx_plan *P = x->P;
     const rfx_clause *cl = rule_of(x, c);
     if (st == RFX_ERR_DIV0) {   /* a division by zero, or a functor that failed */
-        rfx_diag d = {x->prog->file, x->prog->src, x->err, 0, 0, &x->prog->lines};
+        rfx_diag d = {.file = x->prog->file, .src = x->prog->src, .out = x->err, .map = &x->prog->lines,
+                      .instance = cl ? cl->instance : NULL};
         const char *why = rfx_fn_env_error(P->fn_env);
         rfx_diag_error(&d, cl ? cl->loc : (rfx_loc){0, 0}, "%s while evaluating this rule",
                        why ? why : "division by zero");
@@ -843,6 +844,16 @@ static rfx_status interpret_from(exec *x, int b, int stop)
         if (c->op == RFX_RA_JUMP) {
             b = c->target;
             i = 0;
+            continue;
+        }
+        if (c->op == RFX_RA_JUMP_IF_FULL) {
+            bool full = false;
+            for (int k = 0; k < c->nvars && !full; k++) {
+                int64_t limit = x->prog->rels[P->vars[c->vars[k]].rel].limitsize;
+                full = limit >= 0 && x->be->count(x->be, c->vars[k]) >= (size_t)limit;
+            }
+            b = full ? c->target : b;
+            i = full ? 0 : i + 1;
             continue;
         }
         if (c->op == RFX_RA_JUMP_IF_EMPTY) {

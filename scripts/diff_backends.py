@@ -149,6 +149,7 @@ def gen_typed(rng, facts_dir):
         ".decl fm2(k: number, w: float)\nfm2(k + 1, v * 2.0 + 0.5) :- fv(k, v).\n.output fm2",
         ".decl fj(k: number, v: float, w: float)\nfj(k, v, w) :- fv(k, v), fv(k, w), v %s w.\n.output fj" % cmp,
         ".decl sj(s: symbol, t: symbol)\nsj(s, t) :- sy(s, k), sy(t, k), s != t.\n.output sj",
+        ".decl so(s: symbol, t: symbol)\nso(s, t) :- sy(s, k), sy(t, k + 1), s %s t.\n.output so" % cmp,
         ".decl sc(s: symbol, n: number)\nsc(s, n) :- sy(s, _), n = count : { sy(s, _) }.\n.output sc",
         ".decl sn(s: symbol, k: number)\nsn(s, k) :- sy(s, k), !e1(k, k), k %s 6.\n.output sn" % cmp,
         ".decl sf(s: symbol, v: float)\nsf(s, v) :- sy(s, k), fv(k, v).\n.output sf",

@@ -250,7 +250,7 @@ def gen_rule(rng, head, avail, group, negs, recursive):
         v = rng.choice(list(body.vars)) if body.vars else None
         if v:
             ty = body.vars[v]
-            ops = ["=", "!="] if ty == "symbol" else ["<", "<=", ">", ">=", "=", "!="]
+            ops = ["<", "<=", ">", ">=", "=", "!="]   # symbols compare by text, as in Soufflé
             rhs = rng.choice(body.of_type(ty) + [const(rng, ty)])
             body.lits.append("%s %s %s" % (v, rng.choice(ops), rhs))
     syms = body.of_type("symbol")
@@ -389,7 +389,34 @@ def gen_program(rng, facts_dir):
             lines.append(".output %s" % rel.name)
         elif p < 0.9:
             lines.append(".printsize %s" % rel.name)
+    if rng.random() < 0.3:
+        lines = in_components(rng, lines, facts_dir)
     return "\n".join(lines) + "\n"
+
+
+def in_components(rng, lines, facts_dir):
+    """The program as a component, instantiated once or twice (each instance reading its own
+    copy of the facts: a.in0.facts), its items split between a base and a derived component
+    at times: the same answers, under qualified names."""
+    instances = rng.choice([["a"], ["a", "b"], ["net.x"]])
+    cut = rng.randint(0, len(lines))
+    if rng.random() < 0.5:
+        comps = [".comp Base {"] + lines[:cut] + ["}", ".comp Prog : Base {"] + lines[cut:] + ["}"]
+    else:
+        comps = [".comp Prog {"] + lines + ["}"]
+    out = comps
+    for inst in instances:
+        if "." in inst:   # an instance made inside another component's instance
+            outer, inner = inst.split(".")
+            out += [".comp Outer {", ".init %s = Prog" % inner, "}", ".init %s = Outer" % outer]
+        else:
+            out.append(".init %s = Prog" % inst)
+    for f in os.listdir(facts_dir):
+        src = os.path.join(facts_dir, f)
+        for inst in instances:
+            shutil.copyfile(src, os.path.join(facts_dir, inst + "." + f))
+        os.remove(src)
+    return out
 
 
 CASE_TIMEOUT = 60

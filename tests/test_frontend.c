@@ -143,6 +143,37 @@ static void test_strata_order(void)
     rfx_program_free(p);
 }
 
+/* Components expand into qualified relations; a dotted name after an operator in a body
+ * is a variable ending the clause, as in Soufflé. */
+static void test_components(void)
+{
+    int n;
+    rfx_program *p = parse(".comp G<T> { .decl e(a: T) .decl r(a: T) r(x) :- e(x). .comp In { .decl z(a: number) } "
+                           ".init in = In }\n.comp H : G<number> { e(1). }\n.init g = H\n.init s = G<symbol>\n"
+                           ".decl t(x: number)\nt(x) :- g.r(x), x = y.t(1).\ns.e(\"a\").g.in.z(2).\n", &n);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    CU_ASSERT_EQUAL(n, 0);
+    CU_ASSERT_EQUAL(p->nrels, 7);
+    int gr = rfx_program_find_rel(p, "g.r"), se = rfx_program_find_rel(p, "s.e");
+    CU_ASSERT(gr >= 0 && se >= 0 && rfx_program_find_rel(p, "g.in.z") >= 0);
+    if (gr >= 0 && se >= 0) {
+        CU_ASSERT_EQUAL(p->types[p->rels[gr].attrs[0].type].prim, RFX_NUMBER);
+        CU_ASSERT_EQUAL(p->types[p->rels[se].attrs[0].type].prim, RFX_SYMBOL);
+    }
+    /* `x = y.t(1).`: the rule ends after y, then a fact */
+    int t = rfx_program_find_rel(p, "t");
+    int facts = 0;
+    for (int i = 0; i < p->nclauses; i++)
+        facts += p->clauses[i].head.rel == t && p->clauses[i].is_fact;
+    CU_ASSERT_EQUAL(facts, 1);
+    rfx_program_free(p);
+    CU_ASSERT_EQUAL(errors_of(".comp A { .decl r(x: number) }\n.init a = A\n.init a = A\n"), 1);
+    CU_ASSERT_EQUAL(errors_of(".comp A<T> { }\n.init a = A\n"), 1);
+    CU_ASSERT_EQUAL(errors_of(".comp A : A { }\n.init a = A\n"), 1);
+    CU_ASSERT_EQUAL(errors_of(".init a = Nowhere\n"), 1);
+    CU_ASSERT_EQUAL(errors_of(".comp A { .decl r(x: number) overridable }\n.comp B : A { .override r }\n.init b = B\n"), 0);
+}
+
 static void test_error_counts(void)
 {
     CU_ASSERT_EQUAL(errors_of(".decl a(x: number)\na(x) :- b(x).\n"), 1);                   /* unknown */
@@ -158,7 +189,8 @@ static void test_error_counts(void)
     CU_ASSERT_EQUAL(errors_of(".decl a(x: number)\na(\"s\").\n"), 1);
     CU_ASSERT_EQUAL(errors_of(".decl a(x: number)\na(2147483648).\n"), 1);
     CU_ASSERT_EQUAL(errors_of(".decl a(x: number)\na(-2147483648).\n"), 0);
-    CU_ASSERT_EQUAL(errors_of(".decl a(x: symbol)\na(x) :- a(x), x < \"b\".\n"), 1);
+    CU_ASSERT_EQUAL(errors_of(".decl a(x: symbol)\na(x) :- a(x), x < \"b\".\n"), 0);   /* by text */
+    CU_ASSERT_EQUAL(errors_of(".decl a(x: symbol)\na(x) :- a(x), x < 1.\n"), 1);
     CU_ASSERT_EQUAL(errors_of(".decl a(x: number)\n.decl c(n: number)\nc(n) :- a(n), n = count : { c(_) }.\n"), 1);
     CU_ASSERT_EQUAL(errors_of("/* never closed\n"), 1);
     CU_ASSERT_EQUAL(errors_of(".decl a(x: symbol)\na(\"never closed).\n"), 1);
@@ -227,6 +259,7 @@ static void add(void)
     CU_add_test(s, "variable types", test_var_types);
     CU_add_test(s, "strata order", test_strata_order);
     CU_add_test(s, "error counts", test_error_counts);
+    CU_add_test(s, "components", test_components);
     CU_pSuite q = CU_add_suite("plan", NULL, NULL);
     CU_add_test(q, "plans verify with and without passes", test_plan_verifies);
     CU_add_test(q, "loop-invariant hoisting", test_loop_hoisting);

@@ -48,7 +48,7 @@ static bool is_elementwise(rfx_ra_op op)
 
 static bool is_control(rfx_ra_op op)
 {
-    return op == RFX_RA_JUMP || op == RFX_RA_JUMP_IF_EMPTY || op == RFX_RA_HALT;
+    return op == RFX_RA_JUMP || op == RFX_RA_JUMP_IF_EMPTY || op == RFX_RA_JUMP_IF_FULL || op == RFX_RA_HALT;
 }
 
 /* Steps to the next command in plan order inside a straight-line region; false at its end. */
@@ -564,7 +564,7 @@ static bool analyse(wctx *x)
                     x->uses[rfx_ra_cmd_input(c, k)]++;
             if (c->dst >= 0)
                 x->defs[c->dst]++;
-            if (c->op == RFX_RA_JUMP || c->op == RFX_RA_JUMP_IF_EMPTY)
+            if (c->op == RFX_RA_JUMP || c->op == RFX_RA_JUMP_IF_EMPTY || c->op == RFX_RA_JUMP_IF_FULL)
                 target[c->target] = true;
         }
     /* straight-line regions: blocks outside loops, entered only by falling through */

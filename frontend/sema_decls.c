@@ -1,0 +1,207 @@
+/* sema_decls.c: the checker's declarations: relations, their directives (.input, .output,
+ * .printsize, .limitsize) and the program's pragmas. */
+#include "sema.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- relations and directives ------------------------------------------------- */
+void rfx_sema_check_decls(sema *s)
+{
+    rfx_program *p = s->p;
+    int n = s->ctx->decls.n;
+    p->rels = salloc(s, sizeof(rfx_relation) * (size_t)(n + 1));
+    int cap = 16;
+    while (cap < 2 * n)
+        cap *= 2;
+    p->rel_slots = salloc(s, sizeof(int) * (size_t)cap);
+    if (!p->rels || !p->rel_slots)
+        return;
+    for (int i = 0; i < cap; i++)
+        p->rel_slots[i] = -1;
+    p->rel_cap = cap;
+    for (int i = 0; i < n; i++) {
+        rfx_rel_decl *d = s->ctx->decls.items[i];
+        s->d->instance = d->instance;
+        int prev = rfx_program_find_rel(p, d->name);
+        if (prev >= 0) {
+            char at[300];
+            rfx_diag_error(s->d, d->loc, "relation '%s' is declared twice (first at %s)", d->name,
+                           rfx_diag_where(s->d, p->rels[prev].loc, at, sizeof at));
+            continue;
+        }
+        if (d->nattrs > RFX_MAX_ARITY)
+            rfx_diag_error(s->d, d->loc, "relation '%s' has %d attributes; at most %d are supported",
+                           d->name, d->nattrs, RFX_MAX_ARITY);
+        rfx_relation *r = &p->rels[p->nrels++];
+        r->name = d->name;
+        rfx_program_index_rel(p, p->nrels - 1);
+        r->arity = d->nattrs;
+        r->loc = d->loc;
+        r->logiql = d->logiql;
+        r->limitsize = -1;
+        r->attrs = salloc(s, sizeof(rfx_attr) * (size_t)(d->nattrs + 1));
+        if (!r->attrs)
+            return;
+        for (int a = 0; a < d->nattrs; a++) {
+            r->attrs[a].name = d->attr_names[a];
+            r->attrs[a].type = rfx_sema_find_type(p, d->attr_types[a]);
+            if (r->attrs[a].type < 0) {
+                rfx_diag_error(s->d, d->attr_locs[a], "unknown type '%s' of attribute '%s'",
+                               d->attr_types[a], d->attr_names[a]);
+                r->attrs[a].type = 0;
+            }
+            for (int b = 0; b < a; b++)
+                if (strcmp(r->attrs[b].name, d->attr_names[a]) == 0)
+                    rfx_diag_error(s->d, d->attr_locs[a], "attribute '%s' appears twice in '%s'",
+                                   d->attr_names[a], d->name);
+        }
+    }
+    s->d->instance = NULL;
+    /* room for each relation's directives */
+    for (int i = 0; i < s->ctx->directives.n; i++) {
+        rfx_directive *dir = s->ctx->directives.items[i];
+        int ri = rfx_program_find_rel(p, dir->rel);
+        if (ri >= 0 && dir->kind == RFX_REL_INPUT)
+            p->rels[ri].ninputs++;
+        else if (ri >= 0 && dir->kind == RFX_REL_OUTPUT)
+            p->rels[ri].noutputs++;
+    }
+    for (int ri = 0; ri < p->nrels; ri++) {
+        rfx_relation *r = &p->rels[ri];
+        r->inputs = salloc(s, sizeof(rfx_io_dir) * (size_t)(r->ninputs + 1));
+        r->outputs = salloc(s, sizeof(rfx_io_dir) * (size_t)(r->noutputs + 1));
+        if (!r->inputs || !r->outputs)
+            return;
+        r->ninputs = r->noutputs = 0;
+    }
+    for (int i = 0; i < s->ctx->directives.n; i++) {
+        rfx_directive *dir = s->ctx->directives.items[i];
+        int ri = rfx_program_find_rel(p, dir->rel);
+        if (ri < 0) {
+            rfx_diag_error(s->d, dir->loc, "unknown relation '%s' in directive", dir->rel);
+            continue;
+        }
+        rfx_relation *r = &p->rels[ri];
+        if (dir->kind == RFX_REL_LIMITSIZE) {
+            char *end;
+            long long n = strtoll(dir->opts[0].value, &end, 10);
+            if (r->limitsize >= 0) {
+                rfx_diag_error(s->d, dir->loc, "'%s' has a .limitsize directive already", r->name);
+            } else if (n < 0)
+                rfx_diag_error(s->d, dir->loc, "'.limitsize %s(n=%lld)': the limit is a number of tuples, 0 or more",
+                               r->name, n);
+            else
+                r->limitsize = n;
+            continue;
+        }
+        if (dir->kind == RFX_REL_PRINTSIZE && (r->io & RFX_REL_PRINTSIZE)) {   /* Soufflé refuses it too */
+            char at[300];
+            rfx_diag_error(s->d, dir->loc, "'%s' has a .printsize directive already (at %s)", r->name,
+                           rfx_diag_where(s->d, r->printsize_loc, at, sizeof at));
+            continue;
+        }
+        r->io |= dir->kind;
+        if (dir->kind == RFX_REL_PRINTSIZE)
+            r->printsize_loc = dir->loc;
+        else
+            r->io_loc = dir->loc;
+        p->any_output |= dir->kind != RFX_REL_INPUT;
+        for (int o = 0; o < dir->nopts; o++) {
+            const char *k = dir->opts[o].key;
+            static const char *known[] = {"filename", "delimiter", "IO", "headers", "format", "rfc4180", "compress",
+                                          NULL};
+            bool ok = false;
+            for (int q = 0; known[q]; q++)
+                ok |= strcmp(known[q], k) == 0;
+            const char *v = dir->opts[o].value;
+            if (!ok)
+                rfx_diag_error(s->d, dir->loc,
+                               "unknown option '%s' (known: filename, delimiter, IO, headers, rfc4180, compress, format)",
+                               k);
+            else if ((strcmp(k, "headers") == 0 || strcmp(k, "rfc4180") == 0 || strcmp(k, "compress") == 0) &&
+                     strcmp(v, "true") != 0 && strcmp(v, "false") != 0)
+                rfx_diag_error(s->d, dir->loc, "option %s=\"%s\": expected true or false", k, v);
+            else if (strcmp(k, "format") == 0 && strcmp(v, "facts") != 0 && strcmp(v, "edges") != 0)
+                rfx_diag_error(s->d, dir->loc, "format=\"%s\": expected \"facts\" or \"edges\" (SNAP edge lists)", v);
+        }
+        if (dir->kind == RFX_REL_PRINTSIZE)
+            continue;
+        rfx_io_dir *d = dir->kind == RFX_REL_INPUT ? &r->inputs[r->ninputs++] : &r->outputs[r->noutputs++];
+        *d = (rfx_io_dir){dir->nopts, dir->opts, dir->loc};
+        const char *io = rfx_io_get(d, "IO");
+        if (io && strcmp(io, "file") != 0 && strcmp(io, "stdout") != 0)
+            rfx_diag_error(s->d, dir->loc, "unsupported IO='%s' (supported: file, stdout)", io);
+        const char *delim = rfx_io_get(d, "delimiter");
+        if (delim && !delim[0])
+            rfx_diag_error(s->d, dir->loc, "delimiter=\"\": a delimiter needs at least one character");
+    }
+    /* two outputs to one file: the later replaces the earlier (Soufflé writes both) */
+    for (int ri = 0; ri < p->nrels; ri++)
+        for (int a = 0; a < p->rels[ri].noutputs; a++) {
+            const rfx_io_dir *da = &p->rels[ri].outputs[a];
+            const char *fa = rfx_io_get(da, "filename");
+            const char *ia = rfx_io_get(da, "IO");
+            if (ia && strcmp(ia, "stdout") == 0)
+                continue;
+            for (int rj = 0; rj <= ri; rj++)
+                for (int b = 0; b < (rj == ri ? a : p->rels[rj].noutputs); b++) {
+                    const rfx_io_dir *db = &p->rels[rj].outputs[b];
+                    const char *fb = rfx_io_get(db, "filename");
+                    const char *ib = rfx_io_get(db, "IO");
+                    if (ib && strcmp(ib, "stdout") == 0)
+                        continue;
+                    char na[512], nb[512];
+                    snprintf(na, sizeof na, fa ? "%s" : "%s.csv", fa ? fa : p->rels[ri].name);
+                    snprintf(nb, sizeof nb, fb ? "%s" : "%s.csv", fb ? fb : p->rels[rj].name);
+                    char at[300];
+                    if (strcmp(na, nb) == 0)
+                        rfx_diag_warning(s->d, da->loc, "'%s' is written again (also at %s): the last "
+                                         "output written replaces the earlier", na,
+                                         rfx_diag_where(s->d, db->loc, at, sizeof at));
+                }
+        }
+}
+
+/* Soufflé's pragmas are its command-line options given in the program. Those that change
+ * no answer (optimisation and debugging switches) are accepted and have no effect here;
+ * no-warn silences warnings; those rfx does not apply (inputs, outputs, threads) are
+ * warned about, so that a program never runs with other inputs than its author meant
+ * without a word. */
+void rfx_sema_check_pragmas(sema *s)
+{
+    static const char *const no_effect[] = {
+        "magic-transform", "magic-transform-exclude", "inline-exclude", "disable-transformers", "legacy",
+        "provenance", "profile", "profile-use", "debug-report", "verbose", "show", "parse-errors", "generate",
+        "compile", "swig", "engine", "index-stats", "auto-schedule", NULL};
+    static const char *const use_cli[][2] = {
+        {"fact-dir", "give it as -F on the command line"}, {"output-dir", "give it as -D on the command line"},
+        {"jobs", "give it as -j on the command line"}, {"macro", "give it as -M on the command line"},
+        {"include-dir", "rfx runs the preprocessor in the program's directory"},
+        {"library-dir", "user-defined functors are not supported yet"},
+        {"libraries", "user-defined functors are not supported yet"}};
+    rfx_program *p = s->p;
+    int n = s->ctx->pragmas.n;
+    p->pragmas = salloc(s, sizeof(rfx_pragma) * (size_t)(n + 1));
+    if (!p->pragmas)
+        return;
+    for (int i = 0; i < n; i++) {
+        const rfx_pragma *pr = s->ctx->pragmas.items[i];
+        p->pragmas[p->npragmas++] = *pr;
+        if (strcmp(pr->key, "no-warn") == 0 || strcmp(pr->key, "nowarn") == 0) {
+            s->d->no_warnings = true;
+            continue;
+        }
+        bool known = false;
+        for (int k = 0; no_effect[k] && !known; k++)
+            known = strcmp(no_effect[k], pr->key) == 0;
+        for (size_t k = 0; k < sizeof use_cli / sizeof use_cli[0] && !known; k++)
+            if (strcmp(use_cli[k][0], pr->key) == 0) {
+                rfx_diag_warning(s->d, pr->loc, "pragma \"%s\" is not applied by rfx: %s", pr->key, use_cli[k][1]);
+                known = true;
+            }
+        if (!known)
+            rfx_diag_warning(s->d, pr->loc, "unknown pragma \"%s\" (ignored)", pr->key);
+    }
+}
+
