@@ -55,6 +55,19 @@ uint32_t rfx_symtab_size(const rfx_symtab *t);
 /* Rank of each id in byte-wise string order (for sorted output); caller frees. */
 uint32_t *rfx_symtab_ranks(const rfx_symtab *t);
 
+/* ---- record table: tuples of values <-> dense 32-bit ids ------------------------ */
+/* A record value (Soufflé's `[a, b]`) is the id of its fields' tuple here; 0 is nil, the
+ * record of no tuple. Not thread-safe: the functor environment serialises its use. */
+#define RFX_MAX_RECORD_FIELDS 64
+typedef struct rfx_records rfx_records;
+rfx_records *rfx_records_new(void);
+void rfx_records_free(rfx_records *r);
+/* The id of the tuple f[0..n) (made if new; ids from 1); UINT32_MAX when out of memory. */
+uint32_t rfx_records_pack(rfx_records *r, const uint32_t *f, int n);
+/* The fields of record id (*n of them); NULL for nil or an id never made. Valid until
+ * the next pack. */
+const uint32_t *rfx_records_fields(const rfx_records *r, uint32_t id, int *n);
+
 /* ---- fault injection ------------------------------------------------------------ */
 /* Allocation and file-write wrappers that can be told to fail the N-th call
  * (SQLite-style fault injection), so every error path can be exercised by tests.
@@ -177,6 +190,8 @@ typedef enum rfx_fn_op {
     RFX_FX_AUTOINC,            /* -> number: 0, 1, 2, ... in the order of evaluation */
     RFX_FX_SYMCMP,             /* symbol, symbol -> number: -1, 0 or 1 as their texts compare, byte by
                                 * byte (a prefix first): `<` and its kin on symbols, as in Soufflé */
+    RFX_FX_PACK,               /* any values -> record: the id of their tuple (`[a, b]`) */
+    RFX_FX_UNPACK,             /* record, i (a constant) -> its i-th field (0 for nil) */
     RFX_FX_COUNT
 } rfx_fn_op;
 
@@ -191,8 +206,12 @@ void rfx_fn_env_reset(rfx_fn_env *env);
 /* Why the first failing functor failed since the last reset, or NULL. */
 const char *rfx_fn_env_error(const rfx_fn_env *env);
 
-/* op over its arguments' values; sets *fail (and records why) on failure. */
-uint32_t rfx_fn_apply(rfx_fn_env *env, rfx_fn_op op, const uint32_t *args, bool *fail);
+/* op over its nargs arguments' values; sets *fail (and records why) on failure. */
+uint32_t rfx_fn_apply(rfx_fn_env *env, rfx_fn_op op, const uint32_t *args, int nargs, bool *fail);
+/* The environment's record table, for readers and writers of facts (with the lock held
+ * by rfx_fn_env_pack; rfx_fn_env_records when nothing packs at the same time). */
+uint32_t rfx_fn_env_pack(rfx_fn_env *env, const uint32_t *fields, int n);
+const rfx_records *rfx_fn_env_records(const rfx_fn_env *env);
 
 /* Regular expressions with the ECMAScript grammar of C++ std::regex, which Soufflé's match
  * uses (regex_shim.cc). NULL for an invalid pattern or out of memory. */
@@ -220,7 +239,7 @@ typedef struct rfx_rx {
     uint32_t value;            /* RFX_RX_CONST */
     int op;                    /* rfx_binop (BIN), rfx_cmpop (CMP) or rfx_fn_op (FN) */
     struct rfx_rx *l, *r;
-    int nargs;                 /* RFX_RX_FN: its arguments (at most 3) */
+    int nargs;                 /* RFX_RX_FN: its arguments (at most 3; a record's fields for PACK) */
     struct rfx_rx **args;
     rfx_fn_env *env;           /* RFX_RX_FN: the plan's (borrowed) */
     rfx_loc loc;               /* source location, for run-time errors (division by zero) */

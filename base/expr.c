@@ -20,10 +20,11 @@ uint32_t rfx_rx_eval(const rfx_rx *e, const uint32_t *t0, int a0, const uint32_t
     case RFX_RX_AND:
         return rfx_rx_eval(e->l, t0, a0, t1, div0) && rfx_rx_eval(e->r, t0, a0, t1, div0);
     case RFX_RX_FN: {
-        uint32_t v[3] = {0, 0, 0};
-        for (int i = 0; i < e->nargs && i < 3; i++)
+        uint32_t v[RFX_MAX_RECORD_FIELDS] = {0, 0, 0};
+        int n = e->nargs < RFX_MAX_RECORD_FIELDS ? e->nargs : RFX_MAX_RECORD_FIELDS;
+        for (int i = 0; i < n; i++)
             v[i] = rfx_rx_eval(e->args[i], t0, a0, t1, div0);
-        return rfx_fn_apply(e->env, (rfx_fn_op)e->op, v, div0);
+        return rfx_fn_apply(e->env, (rfx_fn_op)e->op, v, n, div0);
     }
     }
     return 0;

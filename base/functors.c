@@ -25,6 +25,7 @@ struct rfx_fn_env {
     char error[320];
     regex_entry *regexes;
     size_t nregex, capregex;
+    rfx_records *records;      /* made on the first record */
 };
 
 const char *rfx_fn_op_name(rfx_fn_op op)
@@ -32,7 +33,7 @@ const char *rfx_fn_op_name(rfx_fn_op op)
     static const char *const names[RFX_FX_COUNT] = {
         "cat", "strlen", "substr", "ord", "contains", "match", "to_number", "to_unsigned", "to_float",
         "to_string", "to_string", "to_string", "to_number", "to_unsigned", "to_float", "to_float", "autoinc",
-        "compare"};
+        "compare", "pack", "unpack"};
     return names[op];
 }
 
@@ -56,6 +57,7 @@ void rfx_fn_env_free(rfx_fn_env *env)
     for (size_t i = 0; i < env->nregex; i++)
         rfx_regex_free(env->regexes[i].re);
     free(env->regexes);
+    rfx_records_free(env->records);
     pthread_mutex_destroy(&env->lock);
     free(env);
 }
@@ -191,6 +193,11 @@ static uint32_t apply_symbolic(rfx_fn_env *env, rfx_fn_op op, const uint32_t *a,
         size_t take = cnt < 0 || (size_t)cnt > n - (size_t)pos ? n - (size_t)pos : (size_t)cnt;
         return intern(env, rfx_symtab_str(t, a[0]) + pos, take, failed);
     }
+    case RFX_FX_UNPACK: {
+        int n;
+        const uint32_t *f = env->records ? rfx_records_fields(env->records, a[0], &n) : NULL;
+        return f && a[1] < (uint32_t)n ? f[a[1]] : 0;
+    }
     case RFX_FX_SYMCMP: {
         size_t n0 = rfx_symtab_len(t, a[0]), n1 = rfx_symtab_len(t, a[1]);
         int c = memcmp(rfx_symtab_str(t, a[0]), rfx_symtab_str(t, a[1]), n0 < n1 ? n0 : n1);
@@ -239,8 +246,43 @@ static uint32_t apply_symbolic(rfx_fn_env *env, rfx_fn_op op, const uint32_t *a,
     }
 }
 
-uint32_t rfx_fn_apply(rfx_fn_env *env, rfx_fn_op op, const uint32_t *a, bool *failed)
+/* With the lock held. */
+static uint32_t pack(rfx_fn_env *env, const uint32_t *f, int n, bool *failed)
 {
+    if (!env->records && !(env->records = rfx_records_new())) {
+        fail(env, failed, "out of memory making a record%s", "");
+        return 0;
+    }
+    uint32_t id = rfx_records_pack(env->records, f, n);
+    if (id == UINT32_MAX) {
+        fail(env, failed, "out of memory making a record (or more than 2^32 of them)%s", "");
+        return 0;
+    }
+    return id;
+}
+
+uint32_t rfx_fn_env_pack(rfx_fn_env *env, const uint32_t *fields, int n)
+{
+    bool failed = false;
+    pthread_mutex_lock(&env->lock);
+    uint32_t id = pack(env, fields, n, &failed);
+    pthread_mutex_unlock(&env->lock);
+    return failed ? UINT32_MAX : id;
+}
+
+const rfx_records *rfx_fn_env_records(const rfx_fn_env *env)
+{
+    return env->records;
+}
+
+uint32_t rfx_fn_apply(rfx_fn_env *env, rfx_fn_op op, const uint32_t *a, int nargs, bool *failed)
+{
+    if (op == RFX_FX_PACK) {
+        pthread_mutex_lock(&env->lock);
+        uint32_t id = pack(env, a, nargs, failed);
+        pthread_mutex_unlock(&env->lock);
+        return id;
+    }
     switch (op) {
     case RFX_FX_F2I: {   /* x86's conversion, as Soufflé's static_cast compiles there: NaN and
                           * values out of range give INT32_MIN */

@@ -189,7 +189,7 @@ void rfx_bench_each_graph(const char **files, int nfiles, const int *scales, int
         rfx_rows raw;
         rfx_rows_init(&raw, 2);
         rfx_symtab *syms = rfx_symtab_new();
-        rfx_read_opts ro = {NULL, true, 1, false, false};
+        rfx_read_opts ro = {.edge_list = true, .threads = 1};
         if (syms && rfx_read_facts(files[i], types, syms, &ro, &raw, stderr) == RFX_OK) {
             const char *base = strrchr(files[i], '/');
             fn(base ? base + 1 : files[i], raw.data, raw.n);

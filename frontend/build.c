@@ -195,11 +195,13 @@ rfx_expr *rfx_mk_neg(rfx_parse_ctx *ctx, rfx_expr *x, RFX_YYLTYPE loc)
 rfx_expr *rfx_mk_fn(rfx_parse_ctx *ctx, rfx_functor fn, rfx_plist *args, RFX_YYLTYPE loc)
 {
     /* fewest and most arguments of each functor (cat: any number from one) */
-    static const int lo[RFX_FN_COUNT] = {1, 1, 3, 1, 2, 2, 1, 1, 1, 1, 1, 2, 0};
-    static const int hi[RFX_FN_COUNT] = {1 << 30, 1, 3, 1, 2, 2, 1, 1, 1, 1, 1, 3, 0};
+    static const int lo[RFX_FN_COUNT] = {1, 1, 3, 1, 2, 2, 1, 1, 1, 1, 1, 2, 0, 0, 0, 1};
+    static const int hi[RFX_FN_COUNT] = {1 << 30, 1, 3, 1, 2, 2, 1, 1, 1, 1, 1, 3, 0, RFX_MAX_RECORD_FIELDS, 0, 1};
     int n = args ? args->n : 0;
     if (n < lo[fn] || n > hi[fn]) {
-        if (lo[fn] == hi[fn])
+        if (fn == RFX_FN_RECORD)
+            rfx_parse_error(ctx, loc, "a record has at most %d fields, given %d", RFX_MAX_RECORD_FIELDS, n);
+        else if (lo[fn] == hi[fn])
             rfx_parse_error(ctx, loc, "'%s' takes %d argument%s, given %d", rfx_functor_name(fn), lo[fn],
                             lo[fn] == 1 ? "" : "s", n);
         else
@@ -322,7 +324,8 @@ void rfx_add_type(rfx_parse_ctx *ctx, const char *name, const char *base, bool s
     rfx_type_decl *t = ctx_alloc(ctx, sizeof *t);
     if (!t)
         return;
-    *t = (rfx_type_decl){name, base, subtype, rfx_loc_of(loc), rfx_loc_of(base_loc), NULL};
+    *t = (rfx_type_decl){.name = name, .base = base, .subtype = subtype, .loc = rfx_loc_of(loc),
+                         .base_loc = rfx_loc_of(base_loc)};
     rfx_plist_push(ctx, &ctx->types, t);
 }
 
@@ -335,7 +338,8 @@ void rfx_add_union_type(rfx_parse_ctx *ctx, const char *name, rfx_plist *members
     /* members holds (name, location) pairs: the first is the base, the rest the others */
     for (int i = 2; i < members->n; i++)
         rfx_plist_push(ctx, others, members->items[i]);
-    *t = (rfx_type_decl){name, members->items[0], false, rfx_loc_of(loc), *(rfx_loc *)members->items[1], others};
+    *t = (rfx_type_decl){.name = name, .base = members->items[0], .loc = rfx_loc_of(loc),
+                         .base_loc = *(rfx_loc *)members->items[1], .others = others};
     rfx_plist_push(ctx, &ctx->types, t);
 }
 
@@ -585,6 +589,23 @@ void rfx_add_clause(rfx_parse_ctx *ctx, rfx_atom *head, rfx_body *body, RFX_YYLT
     c->body = body;
     c->loc = rfx_loc_of(loc);
     rfx_plist_push(ctx, &ctx->clauses, c);
+}
+
+void rfx_add_record_type(rfx_parse_ctx *ctx, const char *name, rfx_plist *attrs, RFX_YYLTYPE loc)
+{
+    rfx_type_decl *t = ctx_alloc(ctx, sizeof *t);
+    rfx_plist *fields = ctx_alloc(ctx, sizeof *fields);
+    if (!t || !fields)
+        return;
+    /* attrs holds triples: name, type, location */
+    for (int i = 0; attrs && i < attrs->n; i++)
+        rfx_plist_push(ctx, fields, attrs->items[i]);
+    if (fields->n / 3 > RFX_MAX_RECORD_FIELDS)
+        rfx_parse_error(ctx, loc, "record type '%s' has %d fields; at most %d are supported", name, fields->n / 3,
+                        RFX_MAX_RECORD_FIELDS);
+    *t = (rfx_type_decl){.name = name, .base = "unsigned", .loc = rfx_loc_of(loc), .base_loc = rfx_loc_of(loc),
+                         .fields = fields};
+    rfx_plist_push(ctx, &ctx->types, t);
 }
 
 void rfx_add_bare_type(rfx_parse_ctx *ctx, const char *name, RFX_YYLTYPE loc)

@@ -298,6 +298,8 @@ static void rename_items(expander *x, const renaming *r, rfx_items *it)
         t->base = type_name(x, r, t->base);
         for (int k = 0; t->others && k < t->others->n; k += 2)
             t->others->items[k] = (void *)type_name(x, r, t->others->items[k]);
+        for (int k = 1; t->fields && k < t->fields->n; k += 3)
+            t->fields->items[k] = (void *)type_name(x, r, t->fields->items[k]);
     }
     for (int i = 0; i < it->decls.n; i++) {
         rfx_rel_decl *d = it->decls.items[i];
@@ -351,13 +353,15 @@ static void copy_own(expander *x, const rfx_comp *c, const binding *b, rfx_items
         if (!t)
             return;
         *t = *(rfx_type_decl *)c->items.types.items[i];
-        if (t->others) {
-            rfx_plist *o = rfx_ctx_alloc(ctx, sizeof *o);
-            if (!o)
-                return;
-            append(x, o, t->others);
-            t->others = o;
-        }
+        rfx_plist **lists[] = {&t->others, &t->fields};
+        for (int k = 0; k < 2; k++)
+            if (*lists[k]) {
+                rfx_plist *o = rfx_ctx_alloc(ctx, sizeof *o);
+                if (!o)
+                    return;
+                append(x, o, *lists[k]);
+                *lists[k] = o;
+            }
         rfx_plist_push(ctx, &copy.types, t);
     }
     for (int i = 0; i < c->items.decls.n; i++) {

@@ -234,6 +234,19 @@ bool rfx_program_index_rel(rfx_program *p, int rel)
     return true;
 }
 
+int rfx_program_record_type(const rfx_program *p, int t)
+{
+    for (int hops = 0; t >= 0 && t < p->ntypes && hops <= p->ntypes; hops++) {
+        const rfx_type *ty = &p->types[t];
+        if (ty->nfields >= 0)
+            return t;
+        if (ty->subtype || ty->nmembers || ty->parent < 0)
+            return -1;
+        t = ty->parent;
+    }
+    return -1;
+}
+
 const rfx_type *rfx_program_type(const rfx_program *p, int type)
 {
     return &p->types[type];
@@ -301,6 +314,17 @@ void rfx_expr_print(FILE *out, const rfx_program *p, const rfx_clause *c, const 
         fputs(" }", out);
         break;
     case RFX_E_FN:
+        if (e->u.fn.fn == RFX_FN_RECORD || e->u.fn.fn == RFX_FN_NIL) {
+            fputs(e->u.fn.fn == RFX_FN_NIL ? "nil" : "[", out);
+            for (int i = 0; i < e->u.fn.nargs; i++) {
+                if (i)
+                    fputs(", ", out);
+                rfx_expr_print(out, p, c, e->u.fn.args[i]);
+            }
+            if (e->u.fn.fn == RFX_FN_RECORD)
+                fputc(']', out);
+            break;
+        }
         fprintf(out, "%s(", rfx_functor_name(e->u.fn.fn));
         for (int i = 0; i < e->u.fn.nargs; i++) {
             if (i)
@@ -309,6 +333,8 @@ void rfx_expr_print(FILE *out, const rfx_program *p, const rfx_clause *c, const 
         }
         if (e->u.fn.fn == RFX_FN_AS)
             fprintf(out, ", %s", e->u.fn.cast_name);
+        if (e->u.fn.fn == RFX_FN_FIELD)
+            fprintf(out, ", %d", e->u.fn.field);
         fputc(')', out);
         break;
     }

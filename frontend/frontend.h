@@ -66,6 +66,10 @@ typedef struct rfx_type {
     bool subtype;              /* declared `<:` (else an alias, or a union) */
     int nmembers;              /* a union `A | B | ...`: its members (else 0) */
     int *members;
+    int nfields;               /* a record type `[a: A, b: B]`: its fields (else -1); its values are
+                                * ids of the run's record table (unsigned, 0 for nil) */
+    int *fields;               /* their types */
+    const char **field_names;
 } rfx_type;
 
 /* ---- expressions ---------------------------------------------------------------- */
@@ -90,6 +94,9 @@ typedef enum rfx_functor {
     RFX_FN_CAT, RFX_FN_STRLEN, RFX_FN_SUBSTR, RFX_FN_ORD, RFX_FN_CONTAINS, RFX_FN_MATCH,
     RFX_FN_TO_NUMBER, RFX_FN_TO_UNSIGNED, RFX_FN_TO_FLOAT, RFX_FN_TO_STRING,
     RFX_FN_AS, RFX_FN_RANGE, RFX_FN_AUTOINC,
+    RFX_FN_RECORD,             /* `[a, b]`: a record of its arguments (its type from the context) */
+    RFX_FN_NIL,                /* `nil`: the record of no tuple */
+    RFX_FN_FIELD,              /* the checker's: field `field` of its argument, a record (0 for nil) */
     RFX_FN_COUNT
 } rfx_functor;
 const char *rfx_functor_name(rfx_functor f);
@@ -114,8 +121,9 @@ struct rfx_expr {
         struct { rfx_binop op; rfx_expr *lhs, *rhs; } bin;     /* RFX_E_NEG uses lhs */
         struct { rfx_aggfn fn; rfx_expr *target; rfx_body *body; bool scoped; } agg; /* RFX_E_AGG;
                                    scoped: its local variables renumbered apart (sema) */
-        struct { rfx_functor fn; int nargs; rfx_expr **args; const char *cast_name; int cast; } fn;
-                               /* RFX_E_FN; as(x, T): T's name and (after checking) its index */
+        struct { rfx_functor fn; int nargs; rfx_expr **args; const char *cast_name; int cast; int field; } fn;
+                               /* RFX_E_FN; as(x, T): T's name and (after checking) its index;
+                                * RFX_FN_FIELD: the field's place */
     } u;
 };
 
@@ -285,6 +293,8 @@ rfx_conj *rfx_agg_conj(const rfx_expr *agg);
 
 /* Lookups. */
 int rfx_program_find_rel(const rfx_program *p, const char *name);
+/* Type t as a record type (its aliases resolved): its index, or -1 when it is none. */
+int rfx_program_record_type(const rfx_program *p, int t);
 /* Adds relation `rel` (its name set) to the index rfx_program_find_rel reads; false when
  * out of room (the checker sizes it for every declaration). */
 bool rfx_program_index_rel(rfx_program *p, int rel);

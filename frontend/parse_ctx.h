@@ -24,6 +24,7 @@ typedef struct rfx_type_decl {
     bool subtype;              /* `<:` rather than `=` */
     rfx_loc loc, base_loc;
     rfx_plist *others;         /* a union `= base | A | B`: the other members' names (else NULL) */
+    rfx_plist *fields;         /* a record `= [a: A, b: B]`: (name, type, location) triples (else NULL) */
 } rfx_type_decl;
 
 /* One `.decl` (or LogiQL `r(x) -> int32(x).`) as written. */
@@ -189,6 +190,8 @@ rfx_expr *rfx_clone_expr(rfx_parse_ctx *ctx, const rfx_expr *e);
 void rfx_clone_atom(rfx_parse_ctx *ctx, rfx_atom *dst, const rfx_atom *src);
 void *rfx_ctx_alloc(rfx_parse_ctx *ctx, size_t n);
 
+/* `.type T = [a: A, ...]` (attrs: rfx_mk_attr's triples, or NULL for `[]`). */
+void rfx_add_record_type(rfx_parse_ctx *ctx, const char *name, rfx_plist *attrs, RFX_YYLTYPE loc);
 /* `.type T` alone: a subtype of symbol (Soufflé's deprecated form). */
 void rfx_add_bare_type(rfx_parse_ctx *ctx, const char *name, RFX_YYLTYPE loc);
 /* value UINT32_MAX: `.pragma "key"` alone */

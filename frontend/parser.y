@@ -107,7 +107,7 @@ bool rfx_qualified_name_here(const rfx_parse_ctx *ctx)
 %token T_INPUT ".input" T_OUTPUT ".output" T_PRINTSIZE ".printsize"
 %token T_COMP ".comp" T_INIT ".init" T_OVERRIDE ".override" T_PRAGMA ".pragma" T_PLAN ".plan" T_LIMITSIZE ".limitsize"
 %token T_COUNT "count" T_SUM "sum" T_MIN "min" T_MAX "max" T_MEAN "mean" T_TRUE "true" T_FALSE "false"
-%token T_AS "as"
+%token T_AS "as" T_NIL "nil"
 %token T_BAND "band" T_BOR "bor" T_BXOR "bxor" T_BSHL "bshl" T_BSHR "bshr" T_BSHRU "bshru"
 %token T_LAND "land" T_LOR "lor" T_LXOR "lxor" T_BNOT "bnot" T_LNOT "lnot"
 %token T_IF ":-" T_LARROW "<-" T_RARROW "->" T_SUBTYPE "<:"
@@ -141,6 +141,8 @@ item:
     | T_TYPE T_IDENT '=' T_IDENT                 { rfx_add_type(ctx, $2, $4, false, @2, @4); }
     | T_TYPE T_IDENT '=' union_members           { rfx_add_union_type(ctx, $2, $4, @2); }
     | T_TYPE T_IDENT                             { rfx_add_bare_type(ctx, $2, @2); }
+    | T_TYPE T_IDENT '=' '[' ']'                 { rfx_add_record_type(ctx, $2, NULL, @2); }
+    | T_TYPE T_IDENT '=' '[' attrs ']'           { rfx_add_record_type(ctx, $2, $5, @2); }
     | T_NUMBER_TYPE T_IDENT                      { rfx_add_type(ctx, $2, "number", true, @2, @2); }
     | T_SYMBOL_TYPE T_IDENT                      { rfx_add_type(ctx, $2, "symbol", true, @2, @2); }
     | T_INPUT     { ctx->cur_kind = RFX_REL_INPUT; } dir_names
@@ -372,6 +374,9 @@ primary:
     | T_FUNCTOR '(' ')'                          { $$ = rfx_mk_fn(ctx, (rfx_functor)$1, NULL, @1); }
     | T_FUNCTOR '(' more_args ')'                { $$ = rfx_mk_fn(ctx, (rfx_functor)$1, $3, @1); }
     | T_AS '(' expr ',' T_IDENT ')'              { $$ = rfx_mk_as(ctx, $3, $5, @1); }
+    | '[' ']'                                    { $$ = rfx_mk_fn(ctx, RFX_FN_RECORD, NULL, @1); }
+    | '[' more_args ']'                          { $$ = rfx_mk_fn(ctx, RFX_FN_RECORD, $2, @1); }
+    | T_NIL                                      { $$ = rfx_mk_fn(ctx, RFX_FN_NIL, NULL, @1); }
     ;
 
 /* the second and later arguments of min(a, b, ...) and max(a, b, ...); a functor's arguments */

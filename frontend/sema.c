@@ -62,13 +62,6 @@ static dnf to_dnf(sema *s, rfx_body *b)
 }
 
 /* ---- variables ---------------------------------------------------------------------- */
-typedef struct clause_ctx {
-    sema *s;
-    rfx_clause *c;
-    rfx_plist names;           /* const char* */
-    rfx_conj *conj;            /* the conjunction whose aggregates are being scoped */
-    bool literals_type;        /* `v = 1 + 2` types v (number) when nothing else does */
-} clause_ctx;
 
 static int var_index(clause_ctx *cc, const char *name)
 {
@@ -79,8 +72,7 @@ static int var_index(clause_ctx *cc, const char *name)
     return cc->names.n - 1;
 }
 
-/* A new variable index under an existing name (an aggregate's local variable). */
-static int var_index_fresh(clause_ctx *cc, const char *name)
+int rfx_sema_fresh_var(clause_ctx *cc, const char *name)
 {
     rfx_plist_push(cc->s->ctx, &cc->names, (void *)name);
     return cc->names.n - 1;
@@ -270,7 +262,7 @@ static void scope_agg(clause_ctx *cc, rfx_expr *agg, const bool *outer_bound)
     for (int v = 0; v < nv; v++) {
         map[v] = -1;
         if (in[v] && outside[v] && (!outer_bound[v] || target[v])) {
-            map[v] = var_index_fresh(cc, cc->names.items[v]);
+            map[v] = rfx_sema_fresh_var(cc, cc->names.items[v]);
             any = true;
         }
     }
@@ -361,7 +353,7 @@ static void infer_conj(clause_ctx *cc, rfx_conj *cj, bool *changed);
  * type, as an operator's. */
 static int fn_result(const rfx_expr *e)
 {
-    static const int res[RFX_FN_COUNT] = {3, 0, 3, 0, 0, 0, 0, 1, 2, 3, -1, -1, 0};
+    static const int res[RFX_FN_COUNT] = {3, 0, 3, 0, 0, 0, 0, 1, 2, 3, -1, -1, 0, -1, -1, -1};
     return e->u.fn.fn == RFX_FN_AS ? e->u.fn.cast : res[e->u.fn.fn];
 }
 
@@ -383,7 +375,11 @@ static bool typed_leaf(const rfx_expr *e)
 {
     switch (e->kind) {
     case RFX_E_INT: case RFX_E_ANON: return false;
-    case RFX_E_NEG: case RFX_E_BINOP: case RFX_E_FN:
+    case RFX_E_FN:
+        if (e->u.fn.fn == RFX_FN_RECORD || e->u.fn.fn == RFX_FN_NIL)
+            return false;   /* a record literal takes the type its context wants */
+        /* fall through */
+    case RFX_E_NEG: case RFX_E_BINOP:
         if (e->kind == RFX_E_FN && fn_result(e) >= 0)
             return true;
         for (int i = 0; i < rfx_expr_nkids(e); i++)
@@ -426,8 +422,15 @@ static int type_up(clause_ctx *cc, const rfx_expr *e, bool *plain)
         *plain = false;
         return -1;
     case RFX_E_FN: {
+        if (e->u.fn.fn == RFX_FN_FIELD) {   /* the field's type, once the record's is known */
+            int rt = rfx_program_record_type(cc->s->p, type_up(cc, e->u.fn.args[0], plain));
+            if (rt >= 0 && e->u.fn.field < cc->s->p->types[rt].nfields)
+                return cc->s->p->types[rt].fields[e->u.fn.field];
+            *plain = false;
+            return -1;
+        }
         if (e->u.fn.fn != RFX_FN_RANGE) {
-            if (fn_result(e) < 0)   /* as(x, T) with T unknown (reported) */
+            if (fn_result(e) < 0)   /* as(x, T) with T unknown (reported); a record literal */
                 *plain = false;
             return fn_result(e);
         }
@@ -507,7 +510,10 @@ static void check_atom_types(clause_ctx *cc, rfx_atom *a)
         int want = r->attrs[i].type;
         check_expr(cc, a->args[i], want);
         int t = expr_type(cc, a->args[i], want);
-        if (t >= 0 && tprim(p, t) != tprim(p, want))
+        if (t >= 0 && a->args[i]->kind != RFX_E_VAR && !rfx_sema_types_agree(p, t, want))   /* variables: the subtype check */
+            rfx_diag_error(cc->s->d, a->args[i]->loc, "type mismatch: argument %d of '%s' is '%s', got '%s'", i + 1,
+                           r->name, p->types[want].name, p->types[t].name);
+        else if (t >= 0 && tprim(p, t) != tprim(p, want))
             rfx_diag_error(cc->s->d, a->args[i]->loc,
                            "type mismatch: argument %d of '%s' is %s%s%s%s, got %s",
                            i + 1, r->name, rfx_prim_name(tprim(p, want)), want >= 4 ? " ('" : "",
@@ -530,6 +536,12 @@ static int type_nodes(clause_ctx *cc, rfx_expr *e)
     }
     case RFX_E_INT: t = -2; break;
     case RFX_E_FN: {
+        if (e->u.fn.fn == RFX_FN_FIELD) {
+            type_nodes(cc, e->u.fn.args[0]);
+            bool plain = true;
+            t = type_up(cc, e, &plain);
+            break;
+        }
         t = fn_result(e);
         bool ints = true;   /* range over integer literals only */
         for (int i = 0; i < e->u.fn.nargs; i++) {
@@ -626,10 +638,40 @@ static void check_typed(clause_ctx *cc, rfx_expr *e, int want)
     }
 }
 
+/* A record literal (or nil) typed by its context: its fields checked against the type's. */
+static void check_record(clause_ctx *cc, rfx_expr *e)
+{
+    rfx_program *p = cc->s->p;
+    int rt = rfx_program_record_type(p, e->type);
+    bool nil = e->u.fn.fn == RFX_FN_NIL;
+    if (e->type < 0)
+        rfx_diag_error(cc->s->d, e->loc, "cannot tell the type of this %s (no typed attribute or variable "
+                       "gives it)", nil ? "nil" : "record");
+    else if (rt < 0)
+        rfx_diag_error(cc->s->d, e->loc, "type mismatch: %s where %s ('%s') is expected", nil ? "nil" : "a record",
+                       rfx_prim_name(tprim(p, e->type)), p->types[e->type].name);
+    else if (!nil && e->u.fn.nargs != p->types[rt].nfields)
+        rfx_diag_error(cc->s->d, e->loc, "record of %d field%s where '%s' has %d", e->u.fn.nargs,
+                       e->u.fn.nargs == 1 ? "" : "s", p->types[rt].name, p->types[rt].nfields);
+    for (int i = 0; i < e->u.fn.nargs; i++) {
+        int want = rt >= 0 && i < p->types[rt].nfields ? p->types[rt].fields[i] : -1;
+        rfx_expr *a = e->u.fn.args[i];
+        check_typed(cc, a, want);
+        if (want >= 0 && a->type >= 0 && a->kind != RFX_E_ANON && !rfx_sema_types_agree(p, a->type, want))
+            rfx_diag_error(cc->s->d, a->loc, "type mismatch: field %d of '%s' is %s ('%s'), got '%s'", i + 1,
+                           p->types[rt].name, rfx_prim_name(tprim(p, want)), p->types[want].name,
+                           p->types[a->type].name);
+    }
+}
+
 /* A functor's arguments typed and checked against what it takes. */
 static void check_fn(clause_ctx *cc, rfx_expr *e)
 {
     rfx_program *p = cc->s->p;
+    if (e->u.fn.fn == RFX_FN_RECORD || e->u.fn.fn == RFX_FN_NIL) {
+        check_record(cc, e);
+        return;
+    }
     const char *name = rfx_functor_name(e->u.fn.fn);
     for (int i = 0; i < e->u.fn.nargs; i++) {
         rfx_expr *a = e->u.fn.args[i];
@@ -686,9 +728,14 @@ static void check_conj_types(clause_ctx *cc, rfx_conj *cj)
                 lt = expr_type(cc, l->lhs, rt);
             check_expr(cc, l->lhs, rt >= 0 ? rt : lt);
             check_expr(cc, l->rhs, lt >= 0 ? lt : rt);
-            if (lt >= 0 && rt >= 0 && tprim(p, lt) != tprim(p, rt))
+            if (lt >= 0 && rt >= 0 && !rfx_sema_types_agree(p, lt, rt))
+                rfx_diag_error(cc->s->d, l->loc, "type mismatch: '%s' between '%s' and '%s'", rfx_cmpop_str(l->cmp),
+                               p->types[lt].name, p->types[rt].name);
+            else if (lt >= 0 && rt >= 0 && tprim(p, lt) != tprim(p, rt))
                 rfx_diag_error(cc->s->d, l->loc, "type mismatch: '%s' between %s and %s",
                                rfx_cmpop_str(l->cmp), rfx_prim_name(tprim(p, lt)), rfx_prim_name(tprim(p, rt)));
+            else if (lt >= 0 && rfx_program_record_type(p, lt) >= 0 && l->cmp != RFX_EQ && l->cmp != RFX_NE)
+                rfx_diag_error(cc->s->d, l->loc, "records are compared with = and != only");
         }
     }
 }
@@ -913,6 +960,12 @@ static void type_untyped(clause_ctx *cc, const rfx_expr *e, int t)
     case RFX_E_NEG: type_untyped(cc, e->u.bin.lhs, t); break;
     case RFX_E_BINOP: type_untyped(cc, e->u.bin.lhs, t); type_untyped(cc, e->u.bin.rhs, t); break;
     case RFX_E_FN:   /* operands of the types the functor takes */
+        if (e->u.fn.fn == RFX_FN_RECORD) {   /* a record's fields, of its type's */
+            int rt = rfx_program_record_type(cc->s->p, t);
+            for (int i = 0; rt >= 0 && i < e->u.fn.nargs && i < cc->s->p->types[rt].nfields; i++)
+                type_untyped(cc, e->u.fn.args[i], cc->s->p->types[rt].fields[i]);
+            break;
+        }
         for (int i = 0; i < e->u.fn.nargs; i++) {
             int want = fn_arg_type(e, i);
             if (want != -1)
@@ -923,20 +976,7 @@ static void type_untyped(clause_ctx *cc, const rfx_expr *e, int t)
     }
 }
 
-/* range(...) generates values. Where it stands as `v = range(...)` its variable takes each
- * value; anywhere else (an argument, an operand) it is lifted out: a fresh variable in its
- * place, bound by `$rangeN = range(...)` added to the conjunction it belongs to, so that the
- * rule holds for each value, as in Soufflé. */
-typedef struct range_lift {
-    clause_ctx *cc;            /* the variables are numbered (after aggregate scoping, so that a
-                                * range in an aggregate's target keeps its variables local) */
-    sema *s;
-    int n;                     /* fresh variables made */
-} range_lift;
-
-static void lift_ranges_conj(range_lift *rl, rfx_conj *cj);
-
-static bool add_lit(sema *s, rfx_conj *cj, rfx_lit *l)
+bool rfx_sema_add_lit(sema *s, rfx_conj *cj, rfx_lit *l)
 {
     rfx_lit **lits = salloc(s, sizeof(rfx_lit *) * (size_t)(cj->nlits + 1));
     if (!lits)
@@ -945,54 +985,6 @@ static bool add_lit(sema *s, rfx_conj *cj, rfx_lit *l)
     lits[cj->nlits++] = l;
     cj->lits = lits;
     return true;
-}
-
-static rfx_expr *lift_ranges(range_lift *rl, rfx_expr *e, rfx_conj *cj, bool binding)
-{
-    if (e->kind == RFX_E_AGG) {
-        if (e->u.agg.target && rfx_agg_conj(e))
-            e->u.agg.target = lift_ranges(rl, e->u.agg.target, rfx_agg_conj(e), false);
-        if (rfx_agg_conj(e))
-            lift_ranges_conj(rl, rfx_agg_conj(e));
-        return e;
-    }
-    for (int i = 0; i < rfx_expr_nkids(e); i++) {
-        rfx_expr *k = lift_ranges(rl, rfx_expr_kid(e, i), cj, false);
-        if (e->kind == RFX_E_FN)
-            e->u.fn.args[i] = k;
-        else if (i)
-            e->u.bin.rhs = k;
-        else
-            e->u.bin.lhs = k;
-    }
-    if (e->kind != RFX_E_FN || e->u.fn.fn != RFX_FN_RANGE || binding)
-        return e;
-    rfx_expr *v = salloc(rl->s, sizeof *v), *v2 = salloc(rl->s, sizeof *v2);
-    rfx_lit *l = salloc(rl->s, sizeof *l);
-    char *name = salloc(rl->s, 24);
-    if (!v || !v2 || !l || !name)
-        return e;
-    snprintf(name, 24, "$range%d", rl->n++);
-    *v = (rfx_expr){.kind = RFX_E_VAR, .loc = e->loc, .type = -1, .u.v = {name, var_index_fresh(rl->cc, name)}};
-    *v2 = *v;
-    *l = (rfx_lit){.kind = RFX_L_CMP, .loc = e->loc, .cmp = RFX_EQ, .lhs = v2, .rhs = e};
-    add_lit(rl->s, cj, l);
-    return v;
-}
-
-static void lift_ranges_conj(range_lift *rl, rfx_conj *cj)
-{
-    int n = cj->nlits;   /* literals added for ranges are bindings already */
-    for (int i = 0; i < n; i++) {
-        rfx_lit *l = cj->lits[i];
-        if (l->kind == RFX_L_CMP) {
-            bool eq = l->cmp == RFX_EQ;
-            l->lhs = lift_ranges(rl, l->lhs, cj, eq && l->rhs->kind == RFX_E_VAR);
-            l->rhs = lift_ranges(rl, l->rhs, cj, eq && l->lhs->kind == RFX_E_VAR && l->rhs->kind != RFX_E_VAR);
-        } else if (l->kind == RFX_L_ATOM || l->kind == RFX_L_NEG)
-            for (int a = 0; a < l->atom.nargs; a++)
-                l->atom.args[a] = lift_ranges(rl, l->atom.args[a], cj, false);
-    }
 }
 
 static void check_clause(sema *s, rfx_clause *c)
@@ -1027,19 +1019,12 @@ static void check_clause(sema *s, rfx_clause *c)
         number_expr(&cc, c->head.args[a]);
     for (int i = 0; i < c->nconj; i++)
         number_conj(&cc, &c->conj[i]);
+    /* records first: a variable inside a record of an atom is grounded by the atom, which
+     * the aggregates' scopes ask */
+    rfx_sema_lift_records(&cc);
     for (int i = 0; i < c->nconj; i++)
         scope_clause_aggs(&cc, &c->conj[i], &c->head);
-    range_lift rl = {&cc, s, 0};
-    for (int i = 0; i < c->nconj; i++)
-        lift_ranges_conj(&rl, &c->conj[i]);
-    if (c->nconj > 0) {   /* a head's range: its binding joins every disjunct */
-        int first = c->conj[0].nlits;
-        for (int a = 0; a < c->head.nargs; a++)
-            c->head.args[a] = lift_ranges(&rl, c->head.args[a], &c->conj[0], false);
-        for (int i = 1; i < c->nconj; i++)
-            for (int l = first; l < c->conj[0].nlits; l++)
-                add_lit(s, &c->conj[i], c->conj[0].lits[l]);
-    }
+    rfx_sema_lift_ranges(&cc);
     c->nvars = cc.names.n;
     c->var_names = (const char **)cc.names.items;
     if (c->nvars > RFX_MAX_RULE_VARS) {

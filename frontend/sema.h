@@ -14,6 +14,25 @@ typedef struct sema {
     rfx_diag *d;
 } sema;
 
+/* One clause being checked: its variables' names, numbered in order. */
+typedef struct clause_ctx {
+    sema *s;
+    rfx_clause *c;
+    rfx_plist names;           /* const char* */
+    rfx_conj *conj;            /* the conjunction whose aggregates are being scoped */
+    bool literals_type;        /* `v = 1 + 2` types v (number) when nothing else does */
+} clause_ctx;
+
+/* A new variable index under an existing name (an aggregate's local variable, a lifted
+ * range's or record's). */
+int rfx_sema_fresh_var(clause_ctx *cc, const char *name);
+/* Appends literal l to cj. */
+bool rfx_sema_add_lit(sema *s, rfx_conj *cj, rfx_lit *l);
+/* sema_lift.c: records in the clause's bodies lifted (before the aggregates' scopes: a
+ * record's variables are grounded by its atom); then range() generators. */
+void rfx_sema_lift_records(clause_ctx *cc);
+void rfx_sema_lift_ranges(clause_ctx *cc);
+
 static inline void *salloc(sema *s, size_t n)
 {
     void *p = rfx_arena_alloc(s->p->arena, n ? n : 1);
@@ -27,6 +46,9 @@ static inline void *salloc(sema *s, size_t n)
 int rfx_sema_find_type(const rfx_program *p, const char *name);
 void rfx_sema_check_types(sema *s);
 void rfx_sema_check_subtypes(sema *s, const rfx_clause *c, const rfx_conj *cj);
+/* Whether values of types a and b may meet (an argument, a comparison): records only of
+ * one record type; other types as their kinds say (checked apart). */
+bool rfx_sema_types_agree(const rfx_program *p, int a, int b);
 
 /* sema_decls.c: the program's relations and their directives; its pragmas. */
 void rfx_sema_check_decls(sema *s);

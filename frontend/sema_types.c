@@ -23,7 +23,7 @@ void rfx_sema_check_types(sema *s)
         return;
     static const char *prims[] = {"number", "unsigned", "float", "symbol"};
     for (int i = 0; i < 4; i++)
-        p->types[i] = (rfx_type){prims[i], (rfx_prim)i, -1, {0, 0}, false, 0, NULL};
+        p->types[i] = (rfx_type){.name = prims[i], .prim = (rfx_prim)i, .parent = -1, .nfields = -1};
     p->ntypes = 4;
     for (int i = 0; i < n; i++) {
         rfx_type_decl *t = s->ctx->types.items[i];
@@ -31,7 +31,10 @@ void rfx_sema_check_types(sema *s)
             rfx_diag_error(s->d, t->loc, "type '%s' is declared twice", t->name);
             continue;
         }
-        p->types[p->ntypes++] = (rfx_type){t->name, RFX_NUMBER, -2, t->loc, t->subtype, 0, NULL};
+        /* a record type is a kind of its own: its fields are resolved once every type is known */
+        p->types[p->ntypes++] = (rfx_type){.name = t->name, .prim = t->fields ? RFX_UNSIGNED : RFX_NUMBER,
+                                           .parent = t->fields ? -1 : -2, .loc = t->loc, .subtype = t->subtype,
+                                           .nfields = -1};
     }
     /* resolve bases; a base may be declared later, so iterate to a fixpoint */
     for (bool changed = true; changed;) {
@@ -66,6 +69,29 @@ void rfx_sema_check_types(sema *s)
                 }
             }
         }
+    }
+    for (int i = 0; i < n; i++) {
+        rfx_type_decl *t = s->ctx->types.items[i];
+        int ti = rfx_sema_find_type(p, t->name);
+        if (ti < 4 || !t->fields || p->types[ti].nfields >= 0)
+            continue;
+        rfx_type *ty = &p->types[ti];
+        int nf = t->fields->n / 3;
+        ty->fields = salloc(s, sizeof(int) * (size_t)(nf + 1));
+        ty->field_names = salloc(s, sizeof(char *) * (size_t)(nf + 1));
+        if (!ty->fields || !ty->field_names)
+            return;
+        for (int f = 0; f < nf; f++) {
+            const char *fname = t->fields->items[3 * f], *ftype = t->fields->items[3 * f + 1];
+            ty->field_names[f] = fname;
+            ty->fields[f] = rfx_sema_find_type(p, ftype);
+            if (ty->fields[f] < 0) {
+                rfx_diag_error(s->d, *(rfx_loc *)t->fields->items[3 * f + 2], "unknown type '%s' of field '%s'",
+                               ftype, fname);
+                ty->fields[f] = 0;
+            }
+        }
+        ty->nfields = nf;
     }
     for (int i = 0; i < n; i++) {
         rfx_type_decl *t = s->ctx->types.items[i];
@@ -173,3 +199,9 @@ void rfx_sema_check_subtypes(sema *s, const rfx_clause *c, const rfx_conj *cj)
     free(skip);
 }
 
+
+bool rfx_sema_types_agree(const rfx_program *p, int a, int b)
+{
+    int ra = rfx_program_record_type(p, a), rb = rfx_program_record_type(p, b);
+    return ra == rb;
+}

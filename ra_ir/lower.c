@@ -195,6 +195,14 @@ static rfx_rx *tx_functor(rule_ctx *R, const rfx_expr *e, const flow *f0, const 
 {
     lower_ctx *L = R->L;
     const rfx_program *p = L->prog;
+    if (e->u.fn.fn == RFX_FN_RECORD) {   /* a record: the id of its fields' tuple */
+        rfx_rx **f = lalloc(L, sizeof(rfx_rx *) * (size_t)(e->u.fn.nargs + 1));
+        for (int i = 0; f && i < e->u.fn.nargs; i++)
+            f[i] = tx_expr(R, e->u.fn.args[i], f0, f1, type_prim(p, e->u.fn.args[i]->type));
+        return f ? rfx_rx_fn(L, RFX_FX_PACK, RFX_UNSIGNED, f, e->u.fn.nargs, e->loc) : rfx_rx_new(L, RFX_RX_CONST, prim);
+    }
+    if (e->u.fn.fn == RFX_FN_NIL)
+        return rfx_rx_new(L, RFX_RX_CONST, RFX_UNSIGNED);   /* 0 */
     rfx_rx *a[3] = {NULL, NULL, NULL};
     for (int i = 0; i < e->u.fn.nargs && i < 3; i++) {
         const rfx_expr *k = e->u.fn.args[i];
@@ -236,6 +244,11 @@ static rfx_rx *tx_functor(rule_ctx *R, const rfx_expr *e, const flow *f0, const 
              : ap == RFX_FLOAT    ? rfx_rx_fn(L, RFX_FX_F2S, RFX_SYMBOL, a, 1, loc)
                                   : a[0];
     case RFX_FN_AS: return rfx_rx_retype(L, a[0], prim);
+    case RFX_FN_FIELD: {
+        a[1] = rfx_rx_new(L, RFX_RX_CONST, RFX_UNSIGNED);
+        a[1]->value = (uint32_t)e->u.fn.field;
+        return rfx_rx_fn(L, RFX_FX_UNPACK, prim, a, 2, loc);
+    }
     default:   /* range is a generator, lowered as one (never an operand) */
         L->internal_error = "range() outside a binding";
         return a[0] ? a[0] : rfx_rx_new(L, RFX_RX_CONST, prim);

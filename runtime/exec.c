@@ -158,6 +158,18 @@ static bool io_flag(const rfx_io_dir *d, const char *key)
     return v && strcmp(v, "true") == 0;
 }
 
+/* A relation's record columns, for reading and writing them: false where it has none. */
+static bool record_io(const exec *x, const rfx_relation *r, int *coltypes, rfx_record_io *rio)
+{
+    bool any = false;
+    for (int a = 0; a < r->arity; a++) {
+        coltypes[a] = r->attrs[a].type;
+        any |= rfx_program_record_type(x->prog, coltypes[a]) >= 0;
+    }
+    *rio = (rfx_record_io){x->prog, coltypes, x->prog->syms, x->P->fn_env};
+    return any;
+}
+
 static rfx_status do_input(exec *x, const rfx_ra_cmd *c)
 {
     if (!x->o->fact_dir)
@@ -172,8 +184,11 @@ static rfx_status do_input(exec *x, const rfx_ra_cmd *c)
         return RFX_ERR_NOMEM;
     /* a SNAP edge list (comments, any blanks, extra columns) only where format="edges" says
      * so: a .facts file's every line is a row (gzip is recognised either way) */
+    int coltypes[RFX_MAX_ARITY + 1];
+    rfx_record_io rio;
+    bool records = record_io(x, r, coltypes, &rio);
     rfx_read_opts ro = {delimiter_of(d), fmt && strcmp(fmt, "edges") == 0, x->nthreads, io_flag(d, "headers"),
-                        io_flag(d, "rfc4180")};
+                        io_flag(d, "rfc4180"), records ? &rio : NULL};
     rfx_rows tmp;
     rfx_rows_init(&tmp, v->arity);
     rfx_status st = rfx_read_facts(path, v->types, x->prog->syms, &ro, &tmp, x->err);
@@ -215,8 +230,11 @@ static rfx_status do_output(exec *x, const rfx_ra_cmd *c)
     const rfx_io_dir none = {0, NULL, {0}}, *d = c->io >= 0 ? &r->outputs[c->io] : &none;
     const char *io = rfx_io_get(d, "IO");
     const char *fname = rfx_io_get(d, "filename");
+    int coltypes[RFX_MAX_ARITY + 1];
+    rfx_record_io rio;
+    bool records = record_io(x, r, coltypes, &rio);
     rfx_write_opts wo = {delimiter_of(d), x->nthreads, io_flag(d, "headers"), io_flag(d, "rfc4180"),
-                         io_flag(d, "compress")};
+                         io_flag(d, "compress"), records ? &rio : NULL};
     bool to_stdout = (io && strcmp(io, "stdout") == 0) || strcmp(x->o->output_dir, "-") == 0;
     if (to_stdout && !x->out)
         return RFX_OK;

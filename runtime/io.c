@@ -67,7 +67,7 @@ static size_t scan_decimal(const char *s, size_t n, rfx_prim prim, uint32_t *out
 }
 
 /* Converts one field; returns an error text or NULL. */
-static const char *parse_field(const char *s, size_t n, rfx_prim prim, rfx_symtab *syms, uint32_t *out)
+const char *rfx_parse_value(const char *s, size_t n, rfx_prim prim, rfx_symtab *syms, uint32_t *out)
 {
     switch (prim) {
     case RFX_NUMBER: {
@@ -140,6 +140,7 @@ typedef struct read_job {
     int arity;
     piece *pieces;
     bool plain;                 /* every column a number or unsigned: plain_line first */
+    const rfx_record_io *rec;   /* record columns (else NULL) */
 } read_job;
 
 /* Whether every one of the arity columns holds numbers or unsigned values (text without
@@ -227,7 +228,9 @@ static int parse_line(const read_job *j, piece *p, const char *line, size_t len,
                 break;
         } else
             i = e = find_delim(j, line, i, len);
-        const char *why = parse_field(line + s, e - s, j->types[col], j->syms, &tuple[col]);
+        const char *why = j->rec && rfx_program_record_type(j->rec->prog, j->rec->coltypes[col]) >= 0
+                        ? rfx_record_parse(j->rec, j->rec->coltypes[col], line + s, e - s, &tuple[col])
+                        : rfx_parse_value(line + s, e - s, j->types[col], j->syms, &tuple[col]);
         if (why) {
             if (j->edges && col < 2 && j->types[col] != RFX_SYMBOL && !strstr(why, "out of range")) {
                 /* SNAP headers sometimes spill onto lines without '#' (a number too large
@@ -527,7 +530,9 @@ static rfx_status read_quoted(reader *r, const char *path, const read_job *j, bo
                 break;
             }
             if (col < j->arity && !(headers && first)) {
-                const char *bad = parse_field(field ? field : "", fl, j->types[col], j->syms, &row[col]);
+                const char *bad = j->rec && rfx_program_record_type(j->rec->prog, j->rec->coltypes[col]) >= 0
+                                ? rfx_record_parse(j->rec, j->rec->coltypes[col], field ? field : "", fl, &row[col])
+                                : rfx_parse_value(field ? field : "", fl, j->types[col], j->syms, &row[col]);
                 if (bad) {
                     char q[64];
                     quote_field(q, sizeof q, field ? field : "", fl);
@@ -584,7 +589,7 @@ rfx_status rfx_read_facts(const char *path, const rfx_prim *types, rfx_symtab *s
     gzbuffer(r.gz, 1 << 17);
     int nthreads = ro && ro->threads > 1 ? ro->threads : 1;
     for (int c = 0; c < a; c++)
-        if (types[c] == RFX_SYMBOL)
+        if (types[c] == RFX_SYMBOL || (ro && ro->records))   /* records may hold symbols too */
             nthreads = 1;
     if (nthreads > 64)
         nthreads = 64;
@@ -599,7 +604,8 @@ rfx_status rfx_read_facts(const char *path, const rfx_prim *types, rfx_symtab *s
     }
     const char *delim = ro && ro->delimiter ? ro->delimiter : ro && ro->rfc4180 ? "," : "\t";
     read_job j = {types, syms, delim, strlen(delim), ro && ro->edge_list, a, pieces,
-                  a > 0 && integer_columns(types, a) && strlen(delim) == 1};
+                  a > 0 && integer_columns(types, a) && strlen(delim) == 1 && !(ro && ro->records),
+                  ro ? ro->records : NULL};
     if (ro && ro->rfc4180) {
         st = read_quoted(&r, path, &j, ro->headers, rows, err);
         goto out;
@@ -797,6 +803,35 @@ static void put_value(text_buf *t, rfx_prim prim, uint32_t v, const rfx_symtab *
         t->len += decimal_u32(at, v);
 }
 
+/* A record's text (`[1, a]`), as put_value puts a value. */
+static void put_record(text_buf *t, const rfx_record_io *rec, int col, uint32_t v, size_t row_room)
+{
+    rfx_text x = {0};
+    char *at;
+    if (!rfx_record_format(rec, rec->coltypes[col], v, &x, 0) || !(at = text_room(t, x.len + row_room)))
+        t->nomem = true;
+    else {
+        rfx_memcpy(at, x.p, x.len);
+        t->len += x.len;
+    }
+    free(x.p);
+}
+
+int rfx_format_value(char *buf, size_t cap, rfx_prim prim, uint32_t v)
+{
+    if (prim == RFX_FLOAT) {
+        float f;
+        rfx_memcpy(&f, &v, 4);
+        return snprintf(buf, cap, "%.9g", (double)f);
+    }
+    return prim == RFX_NUMBER ? snprintf(buf, cap, "%d", (int)(int32_t)v) : snprintf(buf, cap, "%u", v);
+}
+
+typedef struct record_order_ctx {
+    const rfx_rows *rows;
+    const rfx_record_io *rec;
+} record_order_ctx;
+
 typedef struct text_job {
     const rfx_rows *rows;
     const size_t *idx;          /* output order, or NULL for stored order */
@@ -816,6 +851,7 @@ typedef struct text_job {
     int nwritten;
     rfx_status wst;
     int werr;                   /* the failed write's errno (0: none known) */
+    const rfx_record_io *rec;   /* record columns (else NULL) */
 } text_job;
 
 /* A chunk of rows whose columns are all numbers or unsigned (no symbol, no float): the
@@ -863,7 +899,10 @@ static void text_chunk(int i, void *ctx)
                 memcpy(t->p + t->len, j->delim, j->dlen);
                 t->len += j->dlen;
             }
-            put_value(t, j->types[c], row[c], j->syms, row_room, j->quote);
+            if (j->rec && rfx_program_record_type(j->rec->prog, j->rec->coltypes[c]) >= 0)
+                put_record(t, j->rec, (int)c, row[c], row_room);
+            else
+                put_value(t, j->types[c], row[c], j->syms, row_room, j->quote);
         }
         if (!t->nomem)
             t->p[t->len++] = '\n';
@@ -895,13 +934,46 @@ static void text_task(int i, void *ctx)
         write_batch(j);
 }
 
+static int cmp_record_rows(const void *x, const void *y, void *ctx)
+{
+    const record_order_ctx *o = ctx;
+    int a = o->rows->arity;
+    const uint32_t *ra = o->rows->data + *(const size_t *)x * (size_t)a;
+    const uint32_t *rb = o->rows->data + *(const size_t *)y * (size_t)a;
+    for (int c = 0; c < a; c++) {
+        int k = rfx_record_compare(o->rec, o->rec->coltypes[c], ra[c], rb[c], 0);
+        if (k)
+            return k;
+    }
+    return 0;
+}
+
+/* The output order of rows with record columns: by what the records hold. */
+static size_t *record_order(const rfx_rows *rows, const rfx_record_io *rec, rfx_status *st)
+{
+    *st = RFX_OK;
+    if (rows->n < 2 || rows->arity == 0)
+        return NULL;
+    size_t *idx = rfx_malloc(sizeof(size_t) * rows->n);
+    if (!idx) {
+        *st = RFX_ERR_NOMEM;
+        return NULL;
+    }
+    for (size_t i = 0; i < rows->n; i++)
+        idx[i] = i;
+    record_order_ctx o = {rows, rec};
+    qsort_r(idx, rows->n, sizeof(size_t), cmp_record_rows, &o);
+    return idx;
+}
+
 /* Writes the rows' text to f, or at fd's offsets from 0 when fd >= 0 (a new file): batch k's
  * text is made while batch k - 1 is written. */
 static rfx_status write_rows(FILE *f, int fd, const rfx_rows *rows, const rfx_prim *types,
-                             const rfx_symtab *syms, const char *delim, bool quote, int nthreads)
+                             const rfx_symtab *syms, const char *delim, bool quote, int nthreads,
+                             const rfx_record_io *rec)
 {
     rfx_status st;
-    size_t *idx = rfx_output_order(rows, types, syms, nthreads, &st);
+    size_t *idx = rec ? record_order(rows, rec, &st) : rfx_output_order(rows, types, syms, nthreads, &st);
     if (st)
         return st;
     if (rows->arity == 0) {
@@ -914,8 +986,8 @@ static rfx_status write_rows(FILE *f, int fd, const rfx_rows *rows, const rfx_pr
         batch = chunks ? (int)chunks : 1;
     text_buf *bufs = rfx_calloc(2 * (size_t)batch, sizeof *bufs);   /* two sets: one made, one written */
     const size_t dlen = strlen(delim);
-    text_job j = {rows, idx, types, syms, delim, dlen, quote, integer_columns(types, rows->arity) && dlen == 1, 0, NULL,
-                  0, f, fd, NULL, 0, RFX_OK, 0};
+    text_job j = {rows, idx, types, syms, delim, dlen, quote, integer_columns(types, rows->arity) && dlen == 1 && !rec, 0, NULL,
+                  0, f, fd, NULL, 0, RFX_OK, 0, rec};
     st = bufs ? RFX_OK : RFX_ERR_NOMEM;
     long long at = 0;
     for (size_t c = 0, k = 0; st == RFX_OK && (c < chunks || j.nwritten); c += (size_t)batch, k++) {
@@ -1111,7 +1183,7 @@ static rfx_status write_compressed(FILE *f, const char *header, const rfx_rows *
         return RFX_ERR_NOMEM;
     rfx_status st = wo->headers ? put_names(m, header, delim, wo->rfc4180) : RFX_OK;
     if (st == RFX_OK)
-        st = write_rows(m, -1, rows, types, syms, delim, wo->rfc4180, wo->threads);
+        st = write_rows(m, -1, rows, types, syms, delim, wo->rfc4180, wo->threads, wo->records);
     if (fclose(m) != 0 && st == RFX_OK)
         st = RFX_ERR_NOMEM;
     int fd = st == RFX_OK && fflush(f) == 0 ? dup(fileno(f)) : -1;
@@ -1141,7 +1213,7 @@ rfx_status rfx_write_relation(const char *path, const char *header, const rfx_ro
     const char *delim = wo->delimiter ? wo->delimiter : wo->rfc4180 ? "," : "\t";
     if (strcmp(path, "-") == 0) {
         fprintf(out, "---------------\n%s\n===============\n", header);
-        rfx_status st = write_rows(out, -1, rows, types, syms, delim, wo->rfc4180, wo->threads);
+        rfx_status st = write_rows(out, -1, rows, types, syms, delim, wo->rfc4180, wo->threads, wo->records);
         fputs("===============\n", out);
         if (st == RFX_ERR_NOMEM)
             fprintf(err, "rfx: error: out of memory writing relation '%.*s'\n", (int)strcspn(header, "\n"), header);
@@ -1163,9 +1235,9 @@ rfx_status rfx_write_relation(const char *path, const char *header, const rfx_ro
     else if (wo->headers) {   /* the rows after the names line: written in order, not at offsets */
         st = put_names(o.f, header, delim, wo->rfc4180);
         if (st == RFX_OK)
-            st = write_rows(o.f, -1, rows, types, syms, delim, wo->rfc4180, wo->threads);
+            st = write_rows(o.f, -1, rows, types, syms, delim, wo->rfc4180, wo->threads, wo->records);
     } else
-        st = write_rows(o.f, rfx_outfile_fd(&o), rows, types, syms, delim, wo->rfc4180, wo->threads);
+        st = write_rows(o.f, rfx_outfile_fd(&o), rows, types, syms, delim, wo->rfc4180, wo->threads, wo->records);
     int saved = errno;
     if (!rfx_outfile_close(&o, st == RFX_OK, why, sizeof why) && st == RFX_OK) {
         st = RFX_ERR_IO;

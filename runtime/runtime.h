@@ -64,6 +64,35 @@ rfx_status rfx_exec_rows(rfx_exec *x, int rel, rfx_rows *rows);
 void rfx_exec_free(rfx_exec *x);
 
 /* ---- fact and output I/O (io.c), usable on their own ---------------------------------- */
+/* What reading and writing records needs (record_text.c): the program's types, each
+ * column's type, the run's symbols and record table. */
+typedef struct rfx_record_io {
+    const rfx_program *prog;
+    const int *coltypes;       /* per column: its attribute's type */
+    rfx_symtab *syms;
+    rfx_fn_env *env;
+} rfx_record_io;
+
+/* A growable text (malloc'ed). */
+typedef struct rfx_text {
+    char *p;
+    size_t len, cap;
+} rfx_text;
+
+/* One field of record type `type` (`[1, "a b", nil]`, `nil`): its id, packed; else an
+ * error text as parse_value's. */
+const char *rfx_record_parse(const rfx_record_io *rio, int type, const char *s, size_t n, uint32_t *out);
+/* Appends value v of type `type` in Soufflé's text (records as `[a, b]`); false on OOM. */
+bool rfx_record_format(const rfx_record_io *rio, int type, uint32_t v, rfx_text *t, int depth);
+/* Values a and b of type `type` compared by what they hold (records field by field, symbols
+ * by text, numbers by value): outputs with records are sorted so, whatever order the
+ * records were made in. */
+int rfx_record_compare(const rfx_record_io *rio, int type, uint32_t a, uint32_t b, int depth);
+/* io.c's field conversions: a plain value of kind prim from its text (an error text, or
+ * NULL), and a number's or float's text (its length; cap >= 32). */
+const char *rfx_parse_value(const char *s, size_t n, rfx_prim prim, rfx_symtab *syms, uint32_t *out);
+int rfx_format_value(char *buf, size_t cap, rfx_prim prim, uint32_t v);
+
 typedef struct rfx_read_opts {
     const char *delimiter;     /* field separator of .facts files, any length (NULL: "\t", or ","
                                 * with rfc4180) */
@@ -71,6 +100,7 @@ typedef struct rfx_read_opts {
     int threads;               /* parse on this many threads (0 or 1: the caller's only) */
     bool headers;              /* the first line names the columns: skipped */
     bool rfc4180;              /* a field may be quoted ("a,b", "say ""hi""", a newline inside) */
+    const rfx_record_io *records;   /* the relation has record columns (else NULL) */
 } rfx_read_opts;
 
 /* Appends the tuples of a facts / edge-list file (plain or gzip) to rows. Messages name
@@ -110,6 +140,7 @@ typedef struct rfx_write_opts {
     bool headers;              /* a first line of the attribute names */
     bool rfc4180;              /* symbols in quotes, a quote inside doubled */
     bool compress;             /* gzip */
+    const rfx_record_io *records;   /* the relation has record columns (else NULL) */
 } rfx_write_opts;
 
 /* Writes rows as a delimited file (sorted by typed value: numbers signed, symbols by

@@ -390,8 +390,37 @@ def gen_program(rng, facts_dir):
         elif p < 0.9:
             lines.append(".printsize %s" % rel.name)
     if rng.random() < 0.3:
+        lines += records(rng, avail)
+    if rng.random() < 0.3:
         lines = in_components(rng, lines, facts_dir)
     return "\n".join(lines) + "\n"
+
+
+def records(rng, avail):
+    """Records made from a relation's rows (nested at times), read back by pattern, compared,
+    and built into lists by recursion."""
+    src = rng.choice([r for r in avail if r.types] or [None])
+    if src is None:
+        return []
+    n = len(src.types)
+    vs = ["x%d" % i for i in range(n)]
+    fields = ", ".join("f%d: %s" % (i, t) for i, t in enumerate(src.types))
+    out = [".type Rec = [%s]" % fields, ".type Box = [r: Rec, k: number]", ".type Chain = [r: Rec, next: Chain]",
+           ".decl recs(p: Rec)", "recs([%s]) :- %s(%s)." % (", ".join(vs), src.name, ", ".join(vs)),
+           ".decl boxed(b: Box)", "boxed([p, 1]) :- recs(p).", "boxed([[%s], 2]) :- recs([%s])." % (", ".join(vs), ", ".join(vs)),
+           ".decl unbox(%s)" % ", ".join("c%d: %s" % (i, t) for i, t in enumerate(src.types)),
+           "unbox(%s) :- boxed([[%s], k]), k %s 1." % (", ".join(vs), ", ".join(vs), rng.choice(["=", ">", ">=", "!="])),
+           ".decl chain(c: Chain, len: number)", "chain(nil, 0).",
+           "chain([p, c], l + 1) :- chain(c, l), recs(p), l < %d." % rng.randint(1, 2),
+           ".decl firsts(p: Rec)", "firsts(p) :- chain([p, nil], _).",
+           ".decl pairs(p: Rec, q: Rec)", "pairs(p, q) :- recs(p), recs(q), p %s q, p = [%s]." % (
+               rng.choice(["=", "!="]), ", ".join("_" if i else "x0" for i in range(n))),
+           ".decl missing(%s)" % ", ".join("c%d: %s" % (i, t) for i, t in enumerate(src.types)),
+           "missing(%s) :- %s(%s), !recs([%s])." % (", ".join(vs), src.name, ", ".join(vs), ", ".join(vs))]
+    for r in ["recs", "boxed", "unbox", "chain", "firsts", "pairs", "missing"]:
+        if rng.random() < 0.7:
+            out.append(".output %s" % r)
+    return out
 
 
 def in_components(rng, lines, facts_dir):

@@ -30,8 +30,8 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
     rfx_prim types[3];
     for (int i = 0; i < 3; i++)
         types[i] = kinds[(mode >> (2 + i * 2)) & 3];
-    rfx_read_opts ro = {(mode & 0x80) ? "," : (mode & 0x20) ? "::" : "\t", (mode & 0x40) != 0, 2, (mode & 0x10) != 0,
-                        (mode & 0x08) != 0};
+    rfx_read_opts ro = {.delimiter = (mode & 0x80) ? "," : (mode & 0x20) ? "::" : "\t", .edge_list = (mode & 0x40) != 0,
+                        .threads = 2, .headers = (mode & 0x10) != 0, .rfc4180 = (mode & 0x08) != 0};
     rfx_symtab *syms = rfx_symtab_new();
     rfx_rows rows;
     rfx_rows_init(&rows, arity);
