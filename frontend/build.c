@@ -608,6 +608,48 @@ void rfx_add_record_type(rfx_parse_ctx *ctx, const char *name, rfx_plist *attrs,
     rfx_plist_push(ctx, &ctx->types, t);
 }
 
+rfx_plist *rfx_mk_branch(rfx_parse_ctx *ctx, const char *name, rfx_plist *attrs, RFX_YYLTYPE loc)
+{
+    rfx_plist *l = rfx_mk_list(ctx, (void *)name);
+    rfx_list_add(ctx, l, attrs);
+    rfx_list_add(ctx, l, located(ctx, loc));
+    if (attrs && attrs->n / 3 + 1 > RFX_MAX_RECORD_FIELDS)
+        rfx_parse_error(ctx, loc, "branch '%s' has %d fields; at most %d are supported", name, attrs->n / 3,
+                        RFX_MAX_RECORD_FIELDS - 1);
+    return l;
+}
+
+rfx_plist *rfx_list_append(rfx_parse_ctx *ctx, rfx_plist *l, rfx_plist *more)
+{
+    for (int i = 0; l && more && i < more->n; i++)
+        rfx_plist_push(ctx, l, more->items[i]);
+    return l;
+}
+
+void rfx_add_adt_type(rfx_parse_ctx *ctx, const char *name, rfx_plist *branches, RFX_YYLTYPE loc)
+{
+    rfx_type_decl *t = ctx_alloc(ctx, sizeof *t);
+    if (!t || !branches)
+        return;
+    *t = (rfx_type_decl){.name = name, .base = "unsigned", .loc = rfx_loc_of(loc), .base_loc = rfx_loc_of(loc),
+                         .branches = branches};
+    rfx_plist_push(ctx, &ctx->types, t);
+}
+
+rfx_expr *rfx_mk_constructor(rfx_parse_ctx *ctx, const char *branch, rfx_plist *args, RFX_YYLTYPE loc)
+{
+    if (args && args->n + 1 > RFX_MAX_RECORD_FIELDS) {
+        rfx_parse_error(ctx, loc, "'$%s' takes at most %d arguments", branch, RFX_MAX_RECORD_FIELDS - 1);
+        args = NULL;
+    }
+    rfx_expr *e = rfx_mk_fn(ctx, RFX_FN_RECORD, args, loc);
+    if (e->kind == RFX_E_FN) {
+        e->u.fn.cast_name = branch;   /* the branch's number goes first when the checker finds it */
+        e->u.fn.field = -1;
+    }
+    return e;
+}
+
 void rfx_add_bare_type(rfx_parse_ctx *ctx, const char *name, RFX_YYLTYPE loc)
 {
     rfx_add_type(ctx, name, "symbol", true, loc, loc);

@@ -216,7 +216,7 @@ static void name_set_fill(expander *x, name_set *set, const rfx_plist *items, si
 typedef struct renaming {
     const binding *b;
     const char *prefix;        /* NULL: none */
-    name_set rels, types;
+    name_set rels, types, branches;   /* an ADT's branches are qualified as its type is */
 } renaming;
 
 static const char *qualify(expander *x, const char *prefix, const char *name)
@@ -255,6 +255,9 @@ static void rename_expr(expander *x, const renaming *r, rfx_expr *e)
     }
     if (e->kind == RFX_E_FN && e->u.fn.fn == RFX_FN_AS && e->u.fn.cast_name)
         e->u.fn.cast_name = type_name(x, r, e->u.fn.cast_name);
+    if (e->kind == RFX_E_FN && e->u.fn.fn == RFX_FN_RECORD && e->u.fn.cast_name && r->prefix &&
+        name_set_has(&r->branches, e->u.fn.cast_name))   /* `$B(..)` of an ADT the instance declares */
+        e->u.fn.cast_name = qualify(x, r->prefix, e->u.fn.cast_name);
     for (int i = 0; i < rfx_expr_nkids(e); i++)
         rename_expr(x, r, rfx_expr_kid(e, i));
 }
@@ -300,6 +303,11 @@ static void rename_items(expander *x, const renaming *r, rfx_items *it)
             t->others->items[k] = (void *)type_name(x, r, t->others->items[k]);
         for (int k = 1; t->fields && k < t->fields->n; k += 3)
             t->fields->items[k] = (void *)type_name(x, r, t->fields->items[k]);
+        for (int b = 1; t->branches && b < t->branches->n; b += 3) {   /* an ADT's branches' fields */
+            rfx_plist *f = t->branches->items[b];
+            for (int k = 1; f && k < f->n; k += 3)
+                f->items[k] = (void *)type_name(x, r, f->items[k]);
+        }
     }
     for (int i = 0; i < it->decls.n; i++) {
         rfx_rel_decl *d = it->decls.items[i];
@@ -322,6 +330,8 @@ static void rename_items(expander *x, const renaming *r, rfx_items *it)
     for (int i = 0; i < it->types.n; i++) {
         rfx_type_decl *t = it->types.items[i];
         t->name = qualify(x, r->prefix, t->name);
+        for (int b = 0; t->branches && b < t->branches->n; b += 3)
+            t->branches->items[b] = (void *)qualify(x, r->prefix, t->branches->items[b]);
     }
     for (int i = 0; i < it->decls.n; i++) {
         rfx_rel_decl *d = it->decls.items[i];
@@ -353,14 +363,22 @@ static void copy_own(expander *x, const rfx_comp *c, const binding *b, rfx_items
         if (!t)
             return;
         *t = *(rfx_type_decl *)c->items.types.items[i];
-        rfx_plist **lists[] = {&t->others, &t->fields};
-        for (int k = 0; k < 2; k++)
+        rfx_plist **lists[] = {&t->others, &t->fields, &t->branches};
+        for (int k = 0; k < 3; k++)
             if (*lists[k]) {
                 rfx_plist *o = rfx_ctx_alloc(ctx, sizeof *o);
                 if (!o)
                     return;
                 append(x, o, *lists[k]);
                 *lists[k] = o;
+            }
+        for (int b = 1; t->branches && b < t->branches->n; b += 3)   /* each branch's fields too */
+            if (t->branches->items[b]) {
+                rfx_plist *o = rfx_ctx_alloc(ctx, sizeof *o);
+                if (!o)
+                    return;
+                append(x, o, t->branches->items[b]);
+                t->branches->items[b] = o;
             }
         rfx_plist_push(ctx, &copy.types, t);
     }
@@ -495,6 +513,13 @@ static void instantiate(expander *x, const rfx_comp_init *in, const rfx_comp *sc
     renaming r = {.prefix = in->name};
     name_set_fill(x, &r.rels, &sub.decls, offsetof(rfx_rel_decl, name));
     name_set_fill(x, &r.types, &sub.types, offsetof(rfx_type_decl, name));
+    rfx_plist branches = {0};   /* the ADTs' branch names, as items whose name is their first word */
+    for (int i = 0; i < sub.types.n; i++) {
+        const rfx_type_decl *t = sub.types.items[i];
+        for (int b = 0; t->branches && b < t->branches->n; b += 3)
+            rfx_plist_push(x->ctx, &branches, &t->branches->items[b]);
+    }
+    name_set_fill(x, &r.branches, &branches, 0);
     rename_items(x, &r, &sub);
     append(x, &out->types, &sub.types);
     append(x, &out->decls, &sub.decls);

@@ -234,17 +234,42 @@ bool rfx_program_index_rel(rfx_program *p, int rel)
     return true;
 }
 
-int rfx_program_record_type(const rfx_program *p, int t)
+static int composite_type(const rfx_program *p, int t, bool adt)
 {
     for (int hops = 0; t >= 0 && t < p->ntypes && hops <= p->ntypes; hops++) {
         const rfx_type *ty = &p->types[t];
-        if (ty->nfields >= 0)
+        if (adt ? ty->nbranches > 0 : ty->nfields >= 0)
             return t;
+        if (ty->nfields >= 0 || ty->nbranches > 0)
+            return -1;
         if (ty->subtype || ty->nmembers || ty->parent < 0)
             return -1;
         t = ty->parent;
     }
     return -1;
+}
+
+int rfx_program_record_type(const rfx_program *p, int t)
+{
+    return composite_type(p, t, false);
+}
+
+int rfx_program_adt_type(const rfx_program *p, int t)
+{
+    return composite_type(p, t, true);
+}
+
+int rfx_program_fields(const rfx_program *p, int t, int branch, const int **types)
+{
+    int rt = rfx_program_record_type(p, t), at = rfx_program_adt_type(p, t);
+    if (rt >= 0) {
+        *types = p->types[rt].fields;
+        return p->types[rt].nfields;
+    }
+    if (at < 0 || branch < 0 || branch >= p->types[at].nbranches)
+        return -1;
+    *types = p->types[at].branches[branch].fields;   /* [0]: unsigned, the branch's number */
+    return p->types[at].branches[branch].nfields + 1;
 }
 
 const rfx_type *rfx_program_type(const rfx_program *p, int type)
@@ -314,6 +339,16 @@ void rfx_expr_print(FILE *out, const rfx_program *p, const rfx_clause *c, const 
         fputs(" }", out);
         break;
     case RFX_E_FN:
+        if (e->u.fn.fn == RFX_FN_RECORD && e->u.fn.cast_name) {   /* $B(a, b): after checking [branch, a, b] */
+            fprintf(out, "$%s(", e->u.fn.cast_name);
+            for (int i = e->u.fn.cast >= 0; i < e->u.fn.nargs; i++) {
+                if (i > (e->u.fn.cast >= 0))
+                    fputs(", ", out);
+                rfx_expr_print(out, p, c, e->u.fn.args[i]);
+            }
+            fputc(')', out);
+            break;
+        }
         if (e->u.fn.fn == RFX_FN_RECORD || e->u.fn.fn == RFX_FN_NIL) {
             fputs(e->u.fn.fn == RFX_FN_NIL ? "nil" : "[", out);
             for (int i = 0; i < e->u.fn.nargs; i++) {
@@ -386,9 +421,27 @@ static void print_opts(FILE *out, int n, const rfx_io_opt *o)
 void rfx_frontend_print(FILE *out, const rfx_program *p)
 {
     fprintf(out, "// AST of %s\n", p->file);
-    for (int i = 4; i < p->ntypes; i++)
-        fprintf(out, ".type %s <: %s   // %s\n", p->types[i].name, p->types[p->types[i].parent].name,
-                rfx_prim_name(p->types[i].prim));
+    for (int i = 4; i < p->ntypes; i++) {
+        const rfx_type *t = &p->types[i];
+        if (t->nfields >= 0) {   /* a record type */
+            fprintf(out, ".type %s = [", t->name);
+            for (int f = 0; f < t->nfields; f++)
+                fprintf(out, "%s%s: %s", f ? ", " : "", t->field_names[f], p->types[t->fields[f]].name);
+            fputs("]\n", out);
+        } else if (t->nbranches) {   /* an ADT */
+            fprintf(out, ".type %s =", t->name);
+            for (int b = 0; b < t->nbranches; b++) {
+                fprintf(out, "%s %s {", b ? " |" : "", t->branches[b].name);
+                for (int f = 1; f <= t->branches[b].nfields; f++)
+                    fprintf(out, "%s%s: %s", f > 1 ? ", " : "", t->branches[b].field_names[f],
+                            p->types[t->branches[b].fields[f]].name);
+                fputc('}', out);
+            }
+            fputc('\n', out);
+        } else
+            fprintf(out, ".type %s <: %s   // %s\n", t->name, t->parent >= 0 ? p->types[t->parent].name : "?",
+                    rfx_prim_name(t->prim));
+    }
     for (int i = 0; i < p->nrels; i++) {
         const rfx_relation *r = &p->rels[i];
         fprintf(out, ".decl %s(", r->name);

@@ -70,7 +70,17 @@ typedef struct rfx_type {
                                 * ids of the run's record table (unsigned, 0 for nil) */
     int *fields;               /* their types */
     const char **field_names;
+    int nbranches;             /* an ADT `A {x: X} | B {}`: its branches (else 0); a value is the record
+                                * [branch, its fields...] of the run's record table */
+    struct rfx_branch *branches;
 } rfx_type;
+
+typedef struct rfx_branch {
+    const char *name;
+    int nfields;
+    int *fields;               /* their types */
+    const char **field_names;
+} rfx_branch;
 
 /* ---- expressions ---------------------------------------------------------------- */
 typedef enum rfx_expr_kind {
@@ -94,9 +104,12 @@ typedef enum rfx_functor {
     RFX_FN_CAT, RFX_FN_STRLEN, RFX_FN_SUBSTR, RFX_FN_ORD, RFX_FN_CONTAINS, RFX_FN_MATCH,
     RFX_FN_TO_NUMBER, RFX_FN_TO_UNSIGNED, RFX_FN_TO_FLOAT, RFX_FN_TO_STRING,
     RFX_FN_AS, RFX_FN_RANGE, RFX_FN_AUTOINC,
-    RFX_FN_RECORD,             /* `[a, b]`: a record of its arguments (its type from the context) */
+    RFX_FN_RECORD,             /* `[a, b]`: a record of its arguments (its type from the context);
+                                * `$B(a, b)` (cast_name "B"): an ADT's branch B, after checking the record
+                                * [branch, a, b] (cast: the ADT, field: the branch) */
     RFX_FN_NIL,                /* `nil`: the record of no tuple */
-    RFX_FN_FIELD,              /* the checker's: field `field` of its argument, a record (0 for nil) */
+    RFX_FN_FIELD,              /* the checker's: field `field` of its argument, a record (0 for nil); of
+                                * an ADT's branch `cast` (else -1) */
     RFX_FN_COUNT
 } rfx_functor;
 const char *rfx_functor_name(rfx_functor f);
@@ -295,6 +308,11 @@ rfx_conj *rfx_agg_conj(const rfx_expr *agg);
 int rfx_program_find_rel(const rfx_program *p, const char *name);
 /* Type t as a record type (its aliases resolved): its index, or -1 when it is none. */
 int rfx_program_record_type(const rfx_program *p, int t);
+/* Type t as an ADT (its aliases resolved): its index, or -1. */
+int rfx_program_adt_type(const rfx_program *p, int t);
+/* The field types of a record of type t (an ADT's branch `branch`: the branch number's type,
+ * then its fields'): their number, or -1 when t is neither. */
+int rfx_program_fields(const rfx_program *p, int t, int branch, const int **types);
 /* Adds relation `rel` (its name set) to the index rfx_program_find_rel reads; false when
  * out of room (the checker sizes it for every declaration). */
 bool rfx_program_index_rel(rfx_program *p, int rel);

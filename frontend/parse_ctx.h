@@ -25,6 +25,8 @@ typedef struct rfx_type_decl {
     rfx_loc loc, base_loc;
     rfx_plist *others;         /* a union `= base | A | B`: the other members' names (else NULL) */
     rfx_plist *fields;         /* a record `= [a: A, b: B]`: (name, type, location) triples (else NULL) */
+    rfx_plist *branches;       /* an ADT `= A {a: T} | B {}`: (name, fields as above or NULL, location)
+                                * triples (else NULL) */
 } rfx_type_decl;
 
 /* One `.decl` (or LogiQL `r(x) -> int32(x).`) as written. */
@@ -192,6 +194,11 @@ void *rfx_ctx_alloc(rfx_parse_ctx *ctx, size_t n);
 
 /* `.type T = [a: A, ...]` (attrs: rfx_mk_attr's triples, or NULL for `[]`). */
 void rfx_add_record_type(rfx_parse_ctx *ctx, const char *name, rfx_plist *attrs, RFX_YYLTYPE loc);
+/* ADTs: a branch `B {a: A}` (a triple of adt_branches), the type, a constructor `$B(...)`. */
+rfx_plist *rfx_mk_branch(rfx_parse_ctx *ctx, const char *name, rfx_plist *attrs, RFX_YYLTYPE loc);
+rfx_plist *rfx_list_append(rfx_parse_ctx *ctx, rfx_plist *l, rfx_plist *more);
+void rfx_add_adt_type(rfx_parse_ctx *ctx, const char *name, rfx_plist *branches, RFX_YYLTYPE loc);
+rfx_expr *rfx_mk_constructor(rfx_parse_ctx *ctx, const char *branch, rfx_plist *args, RFX_YYLTYPE loc);
 /* `.type T` alone: a subtype of symbol (Soufflé's deprecated form). */
 void rfx_add_bare_type(rfx_parse_ctx *ctx, const char *name, RFX_YYLTYPE loc);
 /* value UINT32_MAX: `.pragma "key"` alone */

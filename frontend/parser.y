@@ -116,13 +116,14 @@ bool rfx_qualified_name_here(const rfx_parse_ctx *ctx)
 %token <ival> T_FUNCTOR "functor" T_CONSTRAINT "contains or match"
 %token <ival> T_INT "integer" T_UNSIGNED "unsigned integer" T_BITS "hexadecimal, binary or IPv4 number"
 %token <str> T_QUALIFIER "relation qualifier"
+%token <str> T_CONSTRUCTOR "constructor"
 %token <fval> T_FLOAT "float"
 %token <sym> T_STRING "string"
 
 %type <expr> expr lxor_expr land_expr bor_expr bxor_expr band_expr shift_expr sum term factor unary power primary aggregate
 %type <atom> atom
 %type <body> disj conj lit
-%type <list> args attrs dir_names decl_names quals heads more_args union_members comp_params comp_bases base_list plan_orders plan_order plan_atoms
+%type <list> args attrs dir_names decl_names quals heads more_args union_members comp_params comp_bases base_list plan_orders plan_order plan_atoms adt_branches adt_branch
 %type <cref> comp_ref
 %type <op> cmpop
 %type <str> optval
@@ -141,6 +142,7 @@ item:
     | T_TYPE T_IDENT '=' T_IDENT                 { rfx_add_type(ctx, $2, $4, false, @2, @4); }
     | T_TYPE T_IDENT '=' union_members           { rfx_add_union_type(ctx, $2, $4, @2); }
     | T_TYPE T_IDENT                             { rfx_add_bare_type(ctx, $2, @2); }
+    | T_TYPE T_IDENT '=' adt_branches            { rfx_add_adt_type(ctx, $2, $4, @2); }
     | T_TYPE T_IDENT '=' '[' ']'                 { rfx_add_record_type(ctx, $2, NULL, @2); }
     | T_TYPE T_IDENT '=' '[' attrs ']'           { rfx_add_record_type(ctx, $2, $5, @2); }
     | T_NUMBER_TYPE T_IDENT                      { rfx_add_type(ctx, $2, "number", true, @2, @2); }
@@ -160,6 +162,17 @@ item:
     | T_LIMITSIZE T_IDENT '(' T_IDENT '=' T_INT ')' { rfx_add_limitsize(ctx, $2, $4, $6, @2, @4); }
     | T_PLAN plan_orders                         { rfx_add_plan(ctx, $2, @1); }
     | error '.'                                  { yyerrok; }
+    ;
+
+/* `A {x: X} | B {}`: an ADT's branches, (name, attributes or NULL, location) triples each */
+adt_branches:
+      adt_branch                                 { $$ = $1; }
+    | adt_branches '|' adt_branch                { $$ = rfx_list_append(ctx, $1, $3); }
+    ;
+
+adt_branch:
+      T_IDENT '{' '}'                            { $$ = rfx_mk_branch(ctx, $1, NULL, @1); }
+    | T_IDENT '{' attrs '}'                      { $$ = rfx_mk_branch(ctx, $1, $3, @1); }
     ;
 
 /* `.plan 0: (1, 2), 1: (2, 1)`: per version of the clause before it, its atoms' order
@@ -377,6 +390,9 @@ primary:
     | '[' ']'                                    { $$ = rfx_mk_fn(ctx, RFX_FN_RECORD, NULL, @1); }
     | '[' more_args ']'                          { $$ = rfx_mk_fn(ctx, RFX_FN_RECORD, $2, @1); }
     | T_NIL                                      { $$ = rfx_mk_fn(ctx, RFX_FN_NIL, NULL, @1); }
+    | T_CONSTRUCTOR                              { $$ = rfx_mk_constructor(ctx, $1, NULL, @1); }
+    | T_CONSTRUCTOR '(' ')'                      { $$ = rfx_mk_constructor(ctx, $1, NULL, @1); }
+    | T_CONSTRUCTOR '(' more_args ')'            { $$ = rfx_mk_constructor(ctx, $1, $3, @1); }
     ;
 
 /* the second and later arguments of min(a, b, ...) and max(a, b, ...); a functor's arguments */

@@ -353,6 +353,8 @@ static void infer_conj(clause_ctx *cc, rfx_conj *cj, bool *changed);
  * type, as an operator's. */
 static int fn_result(const rfx_expr *e)
 {
+    if (e->u.fn.fn == RFX_FN_RECORD)   /* a constructor tells its ADT; `[..]` takes its context's type */
+        return e->u.fn.cast_name ? e->u.fn.cast : -1;
     static const int res[RFX_FN_COUNT] = {3, 0, 3, 0, 0, 0, 0, 1, 2, 3, -1, -1, 0, -1, -1, -1};
     return e->u.fn.fn == RFX_FN_AS ? e->u.fn.cast : res[e->u.fn.fn];
 }
@@ -376,7 +378,7 @@ static bool typed_leaf(const rfx_expr *e)
     switch (e->kind) {
     case RFX_E_INT: case RFX_E_ANON: return false;
     case RFX_E_FN:
-        if (e->u.fn.fn == RFX_FN_RECORD || e->u.fn.fn == RFX_FN_NIL)
+        if ((e->u.fn.fn == RFX_FN_RECORD && !e->u.fn.cast_name) || e->u.fn.fn == RFX_FN_NIL)
             return false;   /* a record literal takes the type its context wants */
         /* fall through */
     case RFX_E_NEG: case RFX_E_BINOP:
@@ -423,9 +425,10 @@ static int type_up(clause_ctx *cc, const rfx_expr *e, bool *plain)
         return -1;
     case RFX_E_FN: {
         if (e->u.fn.fn == RFX_FN_FIELD) {   /* the field's type, once the record's is known */
-            int rt = rfx_program_record_type(cc->s->p, type_up(cc, e->u.fn.args[0], plain));
-            if (rt >= 0 && e->u.fn.field < cc->s->p->types[rt].nfields)
-                return cc->s->p->types[rt].fields[e->u.fn.field];
+            const int *ft;
+            int nf = rfx_program_fields(cc->s->p, type_up(cc, e->u.fn.args[0], plain), e->u.fn.cast, &ft);
+            if (e->u.fn.field < nf)
+                return ft[e->u.fn.field];
             *plain = false;
             return -1;
         }
@@ -642,25 +645,31 @@ static void check_typed(clause_ctx *cc, rfx_expr *e, int want)
 static void check_record(clause_ctx *cc, rfx_expr *e)
 {
     rfx_program *p = cc->s->p;
-    int rt = rfx_program_record_type(p, e->type);
-    bool nil = e->u.fn.fn == RFX_FN_NIL;
+    bool nil = e->u.fn.fn == RFX_FN_NIL, adt = e->u.fn.cast_name != NULL;
+    if (adt && e->u.fn.field < 0)
+        return;   /* an unknown constructor (reported) */
+    const int *ft = NULL;
+    int nf = e->type >= 0 ? rfx_program_fields(p, e->type, adt ? e->u.fn.field : -1, &ft) : -1;
+    if (nil && e->type >= 0 && rfx_program_record_type(p, e->type) < 0)
+        nf = -1;   /* nil is a record's, no ADT's */
     if (e->type < 0)
         rfx_diag_error(cc->s->d, e->loc, "cannot tell the type of this %s (no typed attribute or variable "
                        "gives it)", nil ? "nil" : "record");
-    else if (rt < 0)
-        rfx_diag_error(cc->s->d, e->loc, "type mismatch: %s where %s ('%s') is expected", nil ? "nil" : "a record",
-                       rfx_prim_name(tprim(p, e->type)), p->types[e->type].name);
-    else if (!nil && e->u.fn.nargs != p->types[rt].nfields)
+    else if (nf < 0)
+        rfx_diag_error(cc->s->d, e->loc, "type mismatch: %s where '%s' is expected", nil ? "nil" : "a record",
+                       p->types[e->type].name);
+    else if (!nil && e->u.fn.nargs != nf)
         rfx_diag_error(cc->s->d, e->loc, "record of %d field%s where '%s' has %d", e->u.fn.nargs,
-                       e->u.fn.nargs == 1 ? "" : "s", p->types[rt].name, p->types[rt].nfields);
+                       e->u.fn.nargs == 1 ? "" : "s", p->types[e->type].name, nf);
     for (int i = 0; i < e->u.fn.nargs; i++) {
-        int want = rt >= 0 && i < p->types[rt].nfields ? p->types[rt].fields[i] : -1;
+        int want = nf >= 0 && i < nf ? ft[i] : -1;
         rfx_expr *a = e->u.fn.args[i];
         check_typed(cc, a, want);
-        if (want >= 0 && a->type >= 0 && a->kind != RFX_E_ANON && !rfx_sema_types_agree(p, a->type, want))
-            rfx_diag_error(cc->s->d, a->loc, "type mismatch: field %d of '%s' is %s ('%s'), got '%s'", i + 1,
-                           p->types[rt].name, rfx_prim_name(tprim(p, want)), p->types[want].name,
-                           p->types[a->type].name);
+        if (want >= 0 && a->type >= 0 && a->kind != RFX_E_ANON &&
+            (!rfx_sema_types_agree(p, a->type, want) || tprim(p, a->type) != tprim(p, want)))
+            rfx_diag_error(cc->s->d, a->loc, "type mismatch: field %d of '%s' is '%s', got '%s'", i + 1 - adt,
+                           adt ? p->types[e->type].branches[e->u.fn.field].name : p->types[e->type].name,
+                           p->types[want].name, p->types[a->type].name);
     }
 }
 
@@ -734,7 +743,8 @@ static void check_conj_types(clause_ctx *cc, rfx_conj *cj)
             else if (lt >= 0 && rt >= 0 && tprim(p, lt) != tprim(p, rt))
                 rfx_diag_error(cc->s->d, l->loc, "type mismatch: '%s' between %s and %s",
                                rfx_cmpop_str(l->cmp), rfx_prim_name(tprim(p, lt)), rfx_prim_name(tprim(p, rt)));
-            else if (lt >= 0 && rfx_program_record_type(p, lt) >= 0 && l->cmp != RFX_EQ && l->cmp != RFX_NE)
+            else if (lt >= 0 && (rfx_program_record_type(p, lt) >= 0 || rfx_program_adt_type(p, lt) >= 0) &&
+                     l->cmp != RFX_EQ && l->cmp != RFX_NE)
                 rfx_diag_error(cc->s->d, l->loc, "records are compared with = and != only");
         }
     }
@@ -796,12 +806,42 @@ static void flatten_agg(sema *s, rfx_expr *e)
     e->u.agg.body = b;
 }
 
+/* `$B(a, b)`: its ADT and branch found, the record [branch, a, b] it stands for. */
+static void resolve_constructor(sema *s, rfx_expr *e)
+{
+    int branch, t = rfx_sema_find_branch(s->p, e->u.fn.cast_name, &branch);
+    if (t < 0) {
+        rfx_diag_error(s->d, e->loc, "unknown constructor '$%s' (no ADT has such a branch)", e->u.fn.cast_name);
+        return;
+    }
+    const rfx_branch *b = &s->p->types[t].branches[branch];
+    if (e->u.fn.nargs != b->nfields) {
+        rfx_diag_error(s->d, e->loc, "'$%s' takes %d argument%s, given %d", b->name, b->nfields,
+                       b->nfields == 1 ? "" : "s", e->u.fn.nargs);
+        return;
+    }
+    rfx_expr **args = salloc(s, sizeof(rfx_expr *) * (size_t)(e->u.fn.nargs + 1));
+    rfx_expr *tag = salloc(s, sizeof *tag);
+    if (!args || !tag)
+        return;
+    *tag = (rfx_expr){.kind = RFX_E_UNSIGNED, .loc = e->loc, .type = -1, .u.ival = branch};
+    args[0] = tag;
+    for (int i = 0; i < e->u.fn.nargs; i++)
+        args[i + 1] = e->u.fn.args[i];
+    e->u.fn.args = args;
+    e->u.fn.nargs++;
+    e->u.fn.cast = t;
+    e->u.fn.field = branch;
+}
+
 static void resolve_expr_atoms(sema *s, rfx_expr *e)
 {
     if (e->kind == RFX_E_AGG)
         flatten_agg(s, e);
     if (e->kind == RFX_E_AGG && e->u.agg.body)
         resolve_conj(s, rfx_agg_conj(e));
+    if (e->kind == RFX_E_FN && e->u.fn.fn == RFX_FN_RECORD && e->u.fn.cast_name && e->u.fn.field < 0)
+        resolve_constructor(s, e);
     if (e->kind == RFX_E_FN && e->u.fn.fn == RFX_FN_AS) {
         e->u.fn.cast = rfx_sema_find_type(s->p, e->u.fn.cast_name);
         if (e->u.fn.cast < 0)
@@ -961,9 +1001,11 @@ static void type_untyped(clause_ctx *cc, const rfx_expr *e, int t)
     case RFX_E_BINOP: type_untyped(cc, e->u.bin.lhs, t); type_untyped(cc, e->u.bin.rhs, t); break;
     case RFX_E_FN:   /* operands of the types the functor takes */
         if (e->u.fn.fn == RFX_FN_RECORD) {   /* a record's fields, of its type's */
-            int rt = rfx_program_record_type(cc->s->p, t);
-            for (int i = 0; rt >= 0 && i < e->u.fn.nargs && i < cc->s->p->types[rt].nfields; i++)
-                type_untyped(cc, e->u.fn.args[i], cc->s->p->types[rt].fields[i]);
+            const int *ft;
+            int nf = rfx_program_fields(cc->s->p, e->u.fn.cast_name ? e->u.fn.cast : t,
+                                        e->u.fn.cast_name ? e->u.fn.field : -1, &ft);
+            for (int i = 0; i < e->u.fn.nargs && i < nf; i++)
+                type_untyped(cc, e->u.fn.args[i], ft[i]);
             break;
         }
         for (int i = 0; i < e->u.fn.nargs; i++) {

@@ -49,6 +49,8 @@ void rfx_sema_check_subtypes(sema *s, const rfx_clause *c, const rfx_conj *cj);
 /* Whether values of types a and b may meet (an argument, a comparison): records only of
  * one record type; other types as their kinds say (checked apart). */
 bool rfx_sema_types_agree(const rfx_program *p, int a, int b);
+/* The ADT with a branch of this name (its number in *branch), or -1. */
+int rfx_sema_find_branch(const rfx_program *p, const char *name, int *branch);
 
 /* sema_decls.c: the program's relations and their directives; its pragmas. */
 void rfx_sema_check_decls(sema *s);

@@ -106,7 +106,7 @@ static bool add_cmp(sema *s, rfx_conj *cj, rfx_cmpop op, rfx_expr *lhs, rfx_expr
     return rfx_sema_add_lit(s, cj, l);
 }
 
-static rfx_expr *field_of(record_lift *rl, const rfx_expr *rec, int i, rfx_loc loc)
+static rfx_expr *field_of(record_lift *rl, const rfx_expr *rec, int i, int branch, rfx_loc loc)
 {
     rfx_expr *f = salloc(rl->s, sizeof *f);
     rfx_expr **args = salloc(rl->s, sizeof(rfx_expr *));
@@ -114,7 +114,7 @@ static rfx_expr *field_of(record_lift *rl, const rfx_expr *rec, int i, rfx_loc l
         return NULL;
     args[0] = rfx_clone_expr(rl->s->ctx, rec);
     *f = (rfx_expr){.kind = RFX_E_FN, .loc = loc, .type = -1, .depth = rec->depth + 1,
-                    .u.fn = {.fn = RFX_FN_FIELD, .nargs = 1, .args = args, .cast = -1, .field = i}};
+                    .u.fn = {.fn = RFX_FN_FIELD, .nargs = 1, .args = args, .cast = branch, .field = i}};
     return f;
 }
 
@@ -133,19 +133,25 @@ static void unpack_literal(record_lift *rl, rfx_conj *cj, int i, bool record_lef
 {
     rfx_lit *l = cj->lits[i];
     rfx_expr *rec = record_left ? l->lhs : l->rhs, *e = record_left ? l->rhs : l->lhs;
-    l->cmp = RFX_NE;   /* nil has no fields: it is no record of any */
-    l->lhs = e;
-    l->rhs = rfx_mk_fn(rl->s->ctx, RFX_FN_NIL, NULL, (RFX_YYLTYPE){rec->loc.line, rec->loc.col, 0, 0});
-    for (int f = 0; f < rec->u.fn.nargs; f++) {
+    int branch = rec->u.fn.cast_name ? rec->u.fn.field : -1;   /* an ADT's: its number is field 0 */
+    if (branch >= 0) {   /* the literal tests the branch */
+        l->lhs = rec->u.fn.args[0];
+        l->rhs = field_of(rl, e, 0, branch, rec->loc);
+    } else {             /* nil has no fields: it is no record of any */
+        l->cmp = RFX_NE;
+        l->lhs = e;
+        l->rhs = rfx_mk_fn(rl->s->ctx, RFX_FN_NIL, NULL, (RFX_YYLTYPE){rec->loc.line, rec->loc.col, 0, 0});
+    }
+    for (int f = branch >= 0; f < rec->u.fn.nargs; f++) {
         rfx_expr *a = rec->u.fn.args[f];
         if (a->kind == RFX_E_ANON)
             continue;
         if (is_record(a)) {
             rfx_expr *w = record_var(rl, a->loc), *w2 = w ? rfx_clone_expr(rl->s->ctx, w) : NULL;
-            add_cmp(rl->s, cj, RFX_EQ, w, field_of(rl, e, f, a->loc), a->loc);
+            add_cmp(rl->s, cj, RFX_EQ, w, field_of(rl, e, f, branch, a->loc), a->loc);
             add_cmp(rl->s, cj, RFX_EQ, w2, a, a->loc);
         } else
-            add_cmp(rl->s, cj, RFX_EQ, a, field_of(rl, e, f, a->loc), a->loc);
+            add_cmp(rl->s, cj, RFX_EQ, a, field_of(rl, e, f, branch, a->loc), a->loc);
     }
 }
 

@@ -14,6 +14,67 @@ int rfx_sema_find_type(const rfx_program *p, const char *name)
     return -1;
 }
 
+/* Field types by name, from types[first] on; false after a message. */
+static bool field_types(sema *s, const rfx_plist *attrs, int *types, const char **names, int first)
+{
+    bool ok = true;
+    for (int f = 0; attrs && f < attrs->n / 3; f++) {
+        const char *fname = attrs->items[3 * f], *ftype = attrs->items[3 * f + 1];
+        names[first + f] = fname;
+        types[first + f] = rfx_sema_find_type(s->p, ftype);
+        if (types[first + f] < 0) {
+            rfx_diag_error(s->d, *(rfx_loc *)attrs->items[3 * f + 2], "unknown type '%s' of field '%s'", ftype, fname);
+            types[first + f] = 0;
+            ok = false;
+        }
+    }
+    return ok;
+}
+
+/* An ADT's branches: their fields after the branch's number (an unsigned), names unique in
+ * the program (a constructor names its ADT). */
+static void adt_branches(sema *s, const rfx_type_decl *t)
+{
+    rfx_program *p = s->p;
+    int ti = rfx_sema_find_type(p, t->name);
+    if (ti < 4 || !t->branches || p->types[ti].nbranches)
+        return;
+    int nb = t->branches->n / 3;
+    rfx_branch *b = salloc(s, sizeof(rfx_branch) * (size_t)(nb + 1));
+    if (!b)
+        return;
+    for (int k = 0; k < nb; k++) {
+        const char *name = t->branches->items[3 * k];
+        const rfx_plist *attrs = t->branches->items[3 * k + 1];
+        rfx_loc at = *(rfx_loc *)t->branches->items[3 * k + 2];
+        int nf = attrs ? attrs->n / 3 : 0;
+        b[k] = (rfx_branch){name, nf, salloc(s, sizeof(int) * (size_t)(nf + 1)),
+                            salloc(s, sizeof(char *) * (size_t)(nf + 1))};
+        if (!b[k].fields || !b[k].field_names)
+            return;
+        b[k].fields[0] = RFX_UNSIGNED;   /* the types 0..3 are the primitives, in rfx_prim's order */
+        b[k].field_names[0] = "$branch";
+        field_types(s, attrs, b[k].fields, b[k].field_names, 1);
+        for (int o = 0; o < p->ntypes; o++)
+            for (int j = 0; j < (o == ti ? k : p->types[o].nbranches); j++)
+                if (strcmp((o == ti ? b : p->types[o].branches)[j].name, name) == 0)
+                    rfx_diag_error(s->d, at, "branch '%s' is declared twice (also in '%s')", name, p->types[o].name);
+    }
+    p->types[ti].branches = b;
+    p->types[ti].nbranches = nb;
+}
+
+int rfx_sema_find_branch(const rfx_program *p, const char *name, int *branch)
+{
+    for (int t = 0; t < p->ntypes; t++)
+        for (int k = 0; k < p->types[t].nbranches; k++)
+            if (strcmp(p->types[t].branches[k].name, name) == 0) {
+                *branch = k;
+                return t;
+            }
+    return -1;
+}
+
 void rfx_sema_check_types(sema *s)
 {
     rfx_program *p = s->p;
@@ -32,8 +93,9 @@ void rfx_sema_check_types(sema *s)
             continue;
         }
         /* a record type is a kind of its own: its fields are resolved once every type is known */
-        p->types[p->ntypes++] = (rfx_type){.name = t->name, .prim = t->fields ? RFX_UNSIGNED : RFX_NUMBER,
-                                           .parent = t->fields ? -1 : -2, .loc = t->loc, .subtype = t->subtype,
+        bool composite = t->fields || t->branches;
+        p->types[p->ntypes++] = (rfx_type){.name = t->name, .prim = composite ? RFX_UNSIGNED : RFX_NUMBER,
+                                           .parent = composite ? -1 : -2, .loc = t->loc, .subtype = t->subtype,
                                            .nfields = -1};
     }
     /* resolve bases; a base may be declared later, so iterate to a fixpoint */
@@ -70,6 +132,8 @@ void rfx_sema_check_types(sema *s)
             }
         }
     }
+    for (int i = 0; i < n; i++)
+        adt_branches(s, s->ctx->types.items[i]);
     for (int i = 0; i < n; i++) {
         rfx_type_decl *t = s->ctx->types.items[i];
         int ti = rfx_sema_find_type(p, t->name);
@@ -81,16 +145,7 @@ void rfx_sema_check_types(sema *s)
         ty->field_names = salloc(s, sizeof(char *) * (size_t)(nf + 1));
         if (!ty->fields || !ty->field_names)
             return;
-        for (int f = 0; f < nf; f++) {
-            const char *fname = t->fields->items[3 * f], *ftype = t->fields->items[3 * f + 1];
-            ty->field_names[f] = fname;
-            ty->fields[f] = rfx_sema_find_type(p, ftype);
-            if (ty->fields[f] < 0) {
-                rfx_diag_error(s->d, *(rfx_loc *)t->fields->items[3 * f + 2], "unknown type '%s' of field '%s'",
-                               ftype, fname);
-                ty->fields[f] = 0;
-            }
-        }
+        field_types(s, t->fields, ty->fields, ty->field_names, 0);
         ty->nfields = nf;
     }
     for (int i = 0; i < n; i++) {
@@ -202,6 +257,6 @@ void rfx_sema_check_subtypes(sema *s, const rfx_clause *c, const rfx_conj *cj)
 
 bool rfx_sema_types_agree(const rfx_program *p, int a, int b)
 {
-    int ra = rfx_program_record_type(p, a), rb = rfx_program_record_type(p, b);
-    return ra == rb;
+    return rfx_program_record_type(p, a) == rfx_program_record_type(p, b) &&
+           rfx_program_adt_type(p, a) == rfx_program_adt_type(p, b);
 }

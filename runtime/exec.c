@@ -164,7 +164,7 @@ static bool record_io(const exec *x, const rfx_relation *r, int *coltypes, rfx_r
     bool any = false;
     for (int a = 0; a < r->arity; a++) {
         coltypes[a] = r->attrs[a].type;
-        any |= rfx_program_record_type(x->prog, coltypes[a]) >= 0;
+        any |= rfx_record_column(x->prog, coltypes[a]);
     }
     *rio = (rfx_record_io){x->prog, coltypes, x->prog->syms, x->P->fn_env};
     return any;

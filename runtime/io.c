@@ -228,7 +228,7 @@ static int parse_line(const read_job *j, piece *p, const char *line, size_t len,
                 break;
         } else
             i = e = find_delim(j, line, i, len);
-        const char *why = j->rec && rfx_program_record_type(j->rec->prog, j->rec->coltypes[col]) >= 0
+        const char *why = j->rec && rfx_record_column(j->rec->prog, j->rec->coltypes[col])
                         ? rfx_record_parse(j->rec, j->rec->coltypes[col], line + s, e - s, &tuple[col])
                         : rfx_parse_value(line + s, e - s, j->types[col], j->syms, &tuple[col]);
         if (why) {
@@ -530,7 +530,7 @@ static rfx_status read_quoted(reader *r, const char *path, const read_job *j, bo
                 break;
             }
             if (col < j->arity && !(headers && first)) {
-                const char *bad = j->rec && rfx_program_record_type(j->rec->prog, j->rec->coltypes[col]) >= 0
+                const char *bad = j->rec && rfx_record_column(j->rec->prog, j->rec->coltypes[col])
                                 ? rfx_record_parse(j->rec, j->rec->coltypes[col], field ? field : "", fl, &row[col])
                                 : rfx_parse_value(field ? field : "", fl, j->types[col], j->syms, &row[col]);
                 if (bad) {
@@ -899,7 +899,7 @@ static void text_chunk(int i, void *ctx)
                 memcpy(t->p + t->len, j->delim, j->dlen);
                 t->len += j->dlen;
             }
-            if (j->rec && rfx_program_record_type(j->rec->prog, j->rec->coltypes[c]) >= 0)
+            if (j->rec && rfx_record_column(j->rec->prog, j->rec->coltypes[c]))
                 put_record(t, j->rec, (int)c, row[c], row_room);
             else
                 put_value(t, j->types[c], row[c], j->syms, row_room, j->quote);

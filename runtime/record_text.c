@@ -17,6 +17,8 @@ static size_t skip_blanks(const char *s, size_t n, size_t i)
 /* One value of type `type` at s[*i..n), up to (not past) a ',' or ']' that ends it. */
 static const char *parse_value(const rfx_record_io *rio, int type, const char *s, size_t n, size_t *i, uint32_t *out,
                                int depth);
+static const char *parse_adt(const rfx_record_io *rio, int at, const char *s, size_t n, size_t *i, uint32_t *out,
+                             int depth);
 
 static const char *parse_record(const rfx_record_io *rio, int rt, const char *s, size_t n, size_t *i, uint32_t *out,
                                 int depth)
@@ -56,12 +58,65 @@ static const char *parse_record(const rfx_record_io *rio, int rt, const char *s,
     return NULL;
 }
 
+/* `$B(a, b)` or `$B` of ADT at: the record [branch, a, b]. */
+static const char *parse_adt(const rfx_record_io *rio, int at, const char *s, size_t n, size_t *i, uint32_t *out,
+                             int depth)
+{
+    const rfx_type *ty = &rio->prog->types[at];
+    size_t k = skip_blanks(s, n, *i), e;
+    if (k >= n || s[k] != '$')
+        return "is not a value of its ADT ('$Branch(...)')";
+    for (e = k + 1; e < n && s[e] != '(' && s[e] != ',' && s[e] != ')' && s[e] != ']' && s[e] != ' '; e++)
+        ;
+    int b = 0;
+    while (b < ty->nbranches && (strlen(ty->branches[b].name) != e - k - 1 ||
+                                 memcmp(ty->branches[b].name, s + k + 1, e - k - 1) != 0))
+        b++;
+    if (b == ty->nbranches)
+        return "names no branch of its ADT";
+    if (depth > 64)
+        return "nests records too deeply";
+    const rfx_branch *br = &ty->branches[b];
+    uint32_t f[RFX_MAX_RECORD_FIELDS];
+    f[0] = (uint32_t)b;
+    e = skip_blanks(s, n, e);
+    bool open = e < n && s[e] == '(';
+    if (!open && br->nfields)
+        return "lacks its branch's fields ('$Branch(a, b)')";
+    if (open) {
+        e++;
+        for (int c = 1; c <= br->nfields; c++) {
+            if (c > 1) {
+                e = skip_blanks(s, n, e);
+                if (e >= n || s[e] != ',')
+                    return "has too few fields for its branch";
+                e++;
+            }
+            const char *why = parse_value(rio, br->fields[c], s, n, &e, &f[c], depth + 1);
+            if (why)
+                return why;
+        }
+        e = skip_blanks(s, n, e);
+        if (e >= n || s[e] != ')')
+            return "is not a value of its branch (too many fields, or no closing ')')";
+        e++;
+    }
+    *i = e;
+    uint32_t id = rfx_fn_env_pack(rio->env, f, br->nfields + 1);
+    if (id == UINT32_MAX)
+        return "could not be stored (out of memory)";
+    *out = id;
+    return NULL;
+}
+
 static const char *parse_value(const rfx_record_io *rio, int type, const char *s, size_t n, size_t *i, uint32_t *out,
                                int depth)
 {
-    int rt = rfx_program_record_type(rio->prog, type);
+    int rt = rfx_program_record_type(rio->prog, type), at = rfx_program_adt_type(rio->prog, type);
     if (rt >= 0)
         return parse_record(rio, rt, s, n, i, out, depth);
+    if (at >= 0)
+        return parse_adt(rio, at, s, n, i, out, depth);
     size_t k = skip_blanks(s, n, *i), e;
     rfx_prim prim = rio->prog->types[type].prim;
     if (prim == RFX_SYMBOL && k < n && s[k] == '"') {   /* a quoted symbol: \" and \\ inside */
@@ -83,7 +138,7 @@ static const char *parse_value(const rfx_record_io *rio, int type, const char *s
         *i = e + 1;
         return NULL;
     }
-    for (e = k; e < n && s[e] != ',' && s[e] != ']'; e++)
+    for (e = k; e < n && s[e] != ',' && s[e] != ']' && s[e] != ')'; e++)
         ;
     size_t end = e;
     while (end > k && (s[end - 1] == ' ' || s[end - 1] == '\t'))
@@ -125,7 +180,18 @@ static bool put(rfx_text *t, const char *s, size_t n)
 bool rfx_record_format(const rfx_record_io *rio, int type, uint32_t v, rfx_text *t, int depth)
 {
     const rfx_program *p = rio->prog;
-    int rt = rfx_program_record_type(p, type);
+    int rt = rfx_program_record_type(p, type), at = rfx_program_adt_type(p, type);
+    if (at >= 0) {   /* $B(a, b), or $B */
+        int n;
+        const uint32_t *f = rfx_records_fields(rfx_fn_env_records(rio->env), v, &n);
+        if (!f || f[0] >= (uint32_t)p->types[at].nbranches || depth > 64)
+            return put(t, "nil", 3);
+        const rfx_branch *br = &p->types[at].branches[f[0]];
+        bool ok = put(t, "$", 1) && put(t, br->name, strlen(br->name));
+        for (int c = 1; ok && c < n && c <= br->nfields; c++)
+            ok = put(t, c == 1 ? "(" : ", ", c == 1 ? 1 : 2) && rfx_record_format(rio, br->fields[c], f[c], t, depth + 1);
+        return ok && (br->nfields == 0 || put(t, ")", 1));
+    }
     if (rt < 0) {
         rfx_prim prim = p->types[type].prim;
         if (prim == RFX_SYMBOL)
@@ -154,6 +220,21 @@ int rfx_record_compare(const rfx_record_io *rio, int type, uint32_t a, uint32_t 
         return 0;
     const rfx_program *p = rio->prog;
     int rt = rfx_program_record_type(p, type);
+    if (rt < 0 && rfx_program_adt_type(p, type) >= 0) {   /* by branch, then its fields */
+        const rfx_records *t = rfx_fn_env_records(rio->env);
+        int na, nb;
+        const uint32_t *fa = rfx_records_fields(t, a, &na), *fb = rfx_records_fields(t, b, &nb);
+        if (!fa || !fb || fa[0] != fb[0] || depth > 64)
+            return !fa || !fb || fa[0] == fb[0] ? (a < b ? -1 : 1) : fa[0] < fb[0] ? -1 : 1;
+        const int *ft;
+        int nf = rfx_program_fields(p, type, (int)fa[0], &ft);
+        for (int c = 1; c < na && c < nb && c < nf; c++) {
+            int k = rfx_record_compare(rio, ft[c], fa[c], fb[c], depth + 1);
+            if (k)
+                return k;
+        }
+        return a < b ? -1 : 1;
+    }
     if (rt < 0) {
         switch (p->types[type].prim) {
         case RFX_NUMBER: return (int32_t)a < (int32_t)b ? -1 : 1;

@@ -73,6 +73,12 @@ typedef struct rfx_record_io {
     rfx_fn_env *env;
 } rfx_record_io;
 
+/* Whether values of type t are records (a record type's or an ADT's). */
+static inline bool rfx_record_column(const rfx_program *p, int t)
+{
+    return rfx_program_record_type(p, t) >= 0 || rfx_program_adt_type(p, t) >= 0;
+}
+
 /* A growable text (malloc'ed). */
 typedef struct rfx_text {
     char *p;

@@ -417,7 +417,14 @@ def records(rng, avail):
                rng.choice(["=", "!="]), ", ".join("_" if i else "x0" for i in range(n))),
            ".decl missing(%s)" % ", ".join("c%d: %s" % (i, t) for i, t in enumerate(src.types)),
            "missing(%s) :- %s(%s), !recs([%s])." % (", ".join(vs), src.name, ", ".join(vs), ", ".join(vs))]
-    for r in ["recs", "boxed", "unbox", "chain", "firsts", "pairs", "missing"]:
+    out += [".type Val = One {v: %s} | Two {a: Rec, b: number} | Zero {}" % src.types[0],
+            ".decl vals(x: Val)", "vals($One(x0)) :- recs([%s])." % ", ".join(vs),
+            "vals($Two(p, 2)) :- recs(p).", "vals($Zero()) :- recs(_).",
+            ".decl unval(%s)" % ", ".join("c%d: %s" % (i, t) for i, t in enumerate(src.types)),
+            "unval(%s) :- vals($Two([%s], _))." % (", ".join(vs), ", ".join(vs)),
+            ".decl ones(c: %s)" % src.types[0], "ones(v) :- vals(x), x = $One(v), !vals($Zero())." if rng.random() < 0.3
+            else "ones(v) :- vals(x), x = $One(v)."]
+    for r in ["recs", "boxed", "unbox", "chain", "firsts", "pairs", "missing", "vals", "unval", "ones"]:
         if rng.random() < 0.7:
             out.append(".output %s" % r)
     return out
