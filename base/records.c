@@ -29,14 +29,14 @@ static uint64_t hash_fields(const uint32_t *f, int n)
 
 rfx_records *rfx_records_new(void)
 {
-    rfx_records *r = calloc(1, sizeof *r);
+    rfx_records *r = rfx_calloc(1, sizeof *r);
     if (!r)
         return NULL;
     r->capn = 64;
     r->capslot = 128;
-    r->start = malloc(r->capn * sizeof *r->start);
-    r->arity = malloc(r->capn);
-    r->slot = calloc(r->capslot, sizeof *r->slot);
+    r->start = rfx_malloc(r->capn * sizeof *r->start);
+    r->arity = rfx_malloc(r->capn);
+    r->slot = rfx_calloc(r->capslot, sizeof *r->slot);
     if (!r->start || !r->arity || !r->slot) {
         rfx_records_free(r);
         return NULL;
@@ -66,7 +66,7 @@ static bool same(const rfx_records *r, uint32_t id, const uint32_t *f, int n)
 static bool grow_slots(rfx_records *r)
 {
     size_t cap = r->capslot * 2;
-    uint32_t *slot = calloc(cap, sizeof *slot);
+    uint32_t *slot = rfx_calloc(cap, sizeof *slot);
     if (!slot)
         return false;
     for (size_t id = 1; id < r->n; id++) {

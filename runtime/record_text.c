@@ -120,7 +120,7 @@ static const char *parse_value(const rfx_record_io *rio, int type, const char *s
     size_t k = skip_blanks(s, n, *i), e;
     rfx_prim prim = rio->prog->types[type].prim;
     if (prim == RFX_SYMBOL && k < n && s[k] == '"') {   /* a quoted symbol: \" and \\ inside */
-        char *buf = malloc(n - k + 1);
+        char *buf = rfx_malloc(n - k + 1);
         if (!buf)
             return "could not be stored (out of memory)";
         size_t len = 0;
@@ -166,7 +166,7 @@ static bool put(rfx_text *t, const char *s, size_t n)
         size_t cap = t->cap ? t->cap : 64;
         while (cap < t->len + n + 1)
             cap *= 2;
-        char *p = realloc(t->p, cap);
+        char *p = rfx_realloc(t->p, cap);
         if (!p)
             return false;
         t->p = p;
