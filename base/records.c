@@ -18,13 +18,7 @@ struct rfx_records {
 
 static uint64_t hash_fields(const uint32_t *f, int n)
 {
-    uint64_t h = 0x9e3779b97f4a7c15u ^ (uint64_t)n;
-    for (int i = 0; i < n; i++) {
-        h ^= f[i];
-        h *= 0xff51afd7ed558ccdu;
-        h ^= h >> 33;
-    }
-    return h;
+    return rfx_fnv1a(RFX_FNV_INIT, f, sizeof(uint32_t) * (size_t)n);
 }
 
 rfx_records *rfx_records_new(void)

@@ -168,12 +168,10 @@ typedef struct name_set {
     const char **slot;
 } name_set;
 
+/* The symbol table's hash of a name. */
 static size_t name_hash(const char *s)
 {
-    size_t h = 1469598103934665603u;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211u;
-    return h;
+    return (size_t)rfx_fnv1a(RFX_FNV_INIT, s, strlen(s));
 }
 
 static bool name_set_has(const name_set *set, const char *name)

@@ -199,12 +199,10 @@ rfx_program *rfx_frontend_parse_file(const char *path, const char *macros, FILE 
     return p;
 }
 
+/* The symbol table's hash of a name. */
 static size_t name_hash(const char *s)
 {
-    size_t h = 1469598103934665603u;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211u;
-    return h;
+    return (size_t)rfx_fnv1a(RFX_FNV_INIT, s, strlen(s));
 }
 
 int rfx_program_find_rel(const rfx_program *p, const char *name)

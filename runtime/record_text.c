@@ -20,6 +20,33 @@ static const char *parse_value(const rfx_record_io *rio, int type, const char *s
 static const char *parse_adt(const rfx_record_io *rio, int at, const char *s, size_t n, size_t *i, uint32_t *out,
                              int depth);
 
+/* Fields f[first..last) of types[first..last), comma-separated, from s[k] up to the bracket
+ * `close` (the caller has read the opening one); *out: the record f[0..last). */
+static const char *parse_fields(const rfx_record_io *rio, const int *types, int first, int last, char close,
+                                const char *s, size_t n, size_t k, size_t *i, uint32_t *f, uint32_t *out, int depth)
+{
+    for (int c = first; c < last; c++) {
+        if (c > first) {
+            k = skip_blanks(s, n, k);
+            if (k >= n || s[k] != ',')
+                return "has too few fields for its type";
+            k++;
+        }
+        const char *why = parse_value(rio, types[c], s, n, &k, &f[c], depth + 1);
+        if (why)
+            return why;
+    }
+    k = skip_blanks(s, n, k);
+    if (k >= n || s[k] != close)
+        return "has too many fields for its type, or no closing bracket";
+    *i = k + 1;
+    uint32_t id = rfx_fn_env_pack(rio->env, f, last);
+    if (id == UINT32_MAX)
+        return "could not be stored (out of memory)";
+    *out = id;
+    return NULL;
+}
+
 static const char *parse_record(const rfx_record_io *rio, int rt, const char *s, size_t n, size_t *i, uint32_t *out,
                                 int depth)
 {
@@ -34,31 +61,10 @@ static const char *parse_record(const rfx_record_io *rio, int rt, const char *s,
         return "is not a record ('[...]' or nil)";
     if (depth > 64)
         return "nests records too deeply";
-    k++;
     uint32_t f[RFX_MAX_RECORD_FIELDS];
-    for (int c = 0; c < ty->nfields; c++) {
-        if (c) {
-            k = skip_blanks(s, n, k);
-            if (k >= n || s[k] != ',')
-                return "has too few fields for its record type";
-            k++;
-        }
-        const char *why = parse_value(rio, ty->fields[c], s, n, &k, &f[c], depth + 1);
-        if (why)
-            return why;
-    }
-    k = skip_blanks(s, n, k);
-    if (k >= n || s[k] != ']')
-        return "is not a record of its type (too many fields, or no closing ']')";
-    *i = k + 1;
-    uint32_t id = rfx_fn_env_pack(rio->env, f, ty->nfields);
-    if (id == UINT32_MAX)
-        return "could not be stored (out of memory)";
-    *out = id;
-    return NULL;
+    return parse_fields(rio, ty->fields, 0, ty->nfields, ']', s, n, k + 1, i, f, out, depth);
 }
 
-/* `$B(a, b)` or `$B` of ADT at: the record [branch, a, b]. */
 static const char *parse_adt(const rfx_record_io *rio, int at, const char *s, size_t n, size_t *i, uint32_t *out,
                              int depth)
 {
@@ -80,29 +86,12 @@ static const char *parse_adt(const rfx_record_io *rio, int at, const char *s, si
     uint32_t f[RFX_MAX_RECORD_FIELDS];
     f[0] = (uint32_t)b;
     e = skip_blanks(s, n, e);
-    bool open = e < n && s[e] == '(';
-    if (!open && br->nfields)
+    if (e < n && s[e] == '(')
+        return parse_fields(rio, br->fields, 1, br->nfields + 1, ')', s, n, e + 1, i, f, out, depth);
+    if (br->nfields)
         return "lacks its branch's fields ('$Branch(a, b)')";
-    if (open) {
-        e++;
-        for (int c = 1; c <= br->nfields; c++) {
-            if (c > 1) {
-                e = skip_blanks(s, n, e);
-                if (e >= n || s[e] != ',')
-                    return "has too few fields for its branch";
-                e++;
-            }
-            const char *why = parse_value(rio, br->fields[c], s, n, &e, &f[c], depth + 1);
-            if (why)
-                return why;
-        }
-        e = skip_blanks(s, n, e);
-        if (e >= n || s[e] != ')')
-            return "is not a value of its branch (too many fields, or no closing ')')";
-        e++;
-    }
     *i = e;
-    uint32_t id = rfx_fn_env_pack(rio->env, f, br->nfields + 1);
+    uint32_t id = rfx_fn_env_pack(rio->env, f, 1);
     if (id == UINT32_MAX)
         return "could not be stored (out of memory)";
     *out = id;
