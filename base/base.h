@@ -127,6 +127,19 @@ static inline uint64_t rfx_fnv1a(uint64_t h, const void *p, size_t n)
     return h;
 }
 
+/* ---- choice domains ---------------------------------------------------------------- */
+/* A relation's `choice-domain`s: domain q is the columns cols[first[q] .. first[q] + ncols[q]). */
+typedef struct rfx_choice_domains {
+    int ndom;
+    const int *ncols, *first, *cols;
+} rfx_choice_domains;
+
+/* Marks keep[i] for each of the n tuples of rows (arity columns each, tried in order) that
+ * enters a relation with domains d holding the nsets sets held[k] (nheld[k] tuples each):
+ * those sharing no domain's values with a held tuple or an earlier kept one (choice.c). */
+rfx_status rfx_choice_select(const rfx_choice_domains *d, int arity, const uint32_t *const *held,
+                             const size_t *nheld, int nsets, const uint32_t *rows, size_t n, bool *keep);
+
 /* ---- values ----------------------------------------------------------------------- */
 #define RFX_MAX_ARITY 128        /* attributes of a relation (the front end checks it) */
 

@@ -424,34 +424,45 @@ static void add_eqrel_rules(rfx_parse_ctx *ctx, const char *name, RFX_YYLTYPE lo
     }
 }
 
-void rfx_add_decls(rfx_parse_ctx *ctx, rfx_plist *names, rfx_plist *attrs, rfx_plist *quals)
+void rfx_add_decls(rfx_parse_ctx *ctx, rfx_plist *names, rfx_plist *attrs, rfx_plist *quals, rfx_plist *choice)
 {
     for (int i = 0; names && i + 1 < names->n; i += 2) {
         const char *name = names->items[i];
         rfx_loc *where = names->items[i + 1];
         RFX_YYLTYPE loc = {where ? where->line : 0, where ? where->col : 0, 0, 0};
         rfx_add_decl(ctx, name, attrs, loc);
+        rfx_rel_decl *decl = ctx->decls.n ? ctx->decls.items[ctx->decls.n - 1] : NULL;
+        if (decl)
+            decl->choice = choice;
         for (int q = 0; quals && q + 1 < quals->n; q += 2) {
             const char *qual = quals->items[q];
             rfx_loc *ql = quals->items[q + 1];
             RFX_YYLTYPE qloc = {ql ? ql->line : 0, ql ? ql->col : 0, 0, 0};
             /* the deprecated directive qualifiers are the directives; eqrel closes what the
-             * relation holds (its rules added here; sema checks its two columns); the rest are
-             * representation and inlining hints, which leave the answers as they are */
+             * relation holds (its rules added here; sema checks its two columns); the other
+             * representations are kept for the checks subsumption makes; inlining and magic-set
+             * hints leave the answers as they are */
             unsigned kind = strcmp(qual, "input") == 0 ? RFX_REL_INPUT : strcmp(qual, "output") == 0 ? RFX_REL_OUTPUT
                           : strcmp(qual, "printsize") == 0 ? RFX_REL_PRINTSIZE : 0;
+            bool repr = strcmp(qual, "btree") == 0 || strcmp(qual, "brie") == 0 || strcmp(qual, "btree_delete") == 0 ||
+                        strcmp(qual, "eqrel") == 0;
             if (kind) {
                 ctx->cur_kind = kind;
                 ctx->cur_opts.n = 0;
                 rfx_add_directive(ctx, name, qloc);
             } else if (strcmp(qual, "overridable") == 0) {
-                if (ctx->decls.n)
-                    ((rfx_rel_decl *)ctx->decls.items[ctx->decls.n - 1])->overridable = true;
-            } else if (strcmp(qual, "eqrel") == 0) {
-                rfx_rel_decl *d = ctx->decls.n ? ctx->decls.items[ctx->decls.n - 1] : NULL;
-                if (d && (d->nattrs != 2 || strcmp(d->attr_types[0], d->attr_types[1]) != 0))
+                if (decl)
+                    decl->overridable = true;
+            } else if (repr && decl && decl->repr) {
+                rfx_parse_error(ctx, qloc, "'%s': its representation is given already ('%s')", name, decl->repr);
+            } else if (repr && decl) {
+                decl->repr = qual;
+                decl->repr_loc = rfx_loc_of(qloc);
+                if (strcmp(qual, "eqrel") != 0)
+                    continue;
+                if (decl->nattrs != 2 || strcmp(decl->attr_types[0], decl->attr_types[1]) != 0)
                     rfx_parse_error(ctx, qloc, "an eqrel relation has two attributes of one type ('%s' has %d%s)",
-                                    name, d->nattrs, d->nattrs == 2 ? " of different types" : "");
+                                    name, decl->nattrs, decl->nattrs == 2 ? " of different types" : "");
                 else
                     add_eqrel_rules(ctx, name, qloc);
             }
@@ -589,6 +600,91 @@ void rfx_add_clause(rfx_parse_ctx *ctx, rfx_atom *head, rfx_body *body, RFX_YYLT
     c->body = body;
     c->loc = rfx_loc_of(loc);
     rfx_plist_push(ctx, &ctx->clauses, c);
+}
+
+/* Names each `_` of e, as Soufflé does for a dominated atom (its copy is the head). */
+static void name_anonymous(rfx_parse_ctx *ctx, rfx_expr *e)
+{
+    if (e->kind == RFX_E_ANON) {
+        char *name = ctx_alloc(ctx, 32);
+        if (!name)
+            return;
+        snprintf(name, 32, "_<unnamed %d>", ++ctx->unnamed);
+        e->kind = RFX_E_VAR;
+        e->u.v.name = name;
+        e->u.v.var = -1;
+        return;
+    }
+    for (int i = 0; i < rfx_expr_nkids(e); i++)
+        name_anonymous(ctx, rfx_expr_kid(e, i));
+}
+
+/* Whether a and b are written alike (then the two atoms agree there whatever binds them). */
+static bool same_expr(const rfx_expr *a, const rfx_expr *b)
+{
+    if (a->kind != b->kind)
+        return false;
+    switch (a->kind) {
+    case RFX_E_VAR: return strcmp(a->u.v.name, b->u.v.name) == 0;
+    case RFX_E_INT: case RFX_E_UNSIGNED: return a->u.ival == b->u.ival && a->bits == b->bits;
+    case RFX_E_FLOAT: return a->u.fval == b->u.fval;
+    case RFX_E_STRING: return a->u.sym == b->u.sym;
+    case RFX_E_ANON: case RFX_E_AGG: return false;
+    case RFX_E_BINOP: case RFX_E_NEG:
+        if (a->u.bin.op != b->u.bin.op)
+            return false;
+        break;
+    case RFX_E_FN:
+        if (a->u.fn.fn != b->u.fn.fn || a->u.fn.nargs != b->u.fn.nargs ||
+            (a->u.fn.cast_name != b->u.fn.cast_name &&
+             (!a->u.fn.cast_name || !b->u.fn.cast_name || strcmp(a->u.fn.cast_name, b->u.fn.cast_name) != 0)))
+            return false;
+        break;
+    default:
+        break;
+    }
+    for (int i = 0; i < rfx_expr_nkids(a); i++)
+        if (!same_expr(rfx_expr_kid(a, i), rfx_expr_kid(b, i)))
+            return false;
+    return true;
+}
+
+/* `lt <= gt :- body.`: the clause `lt :- lt, gt, (lt and gt differ), body.`, its first two
+ * literals marked by role so that the plan reads each from the relation's part the
+ * subsumption step compares (ra_ir/lower_program.c). The two atoms must differ somewhere
+ * they are written differently: a tuple never subsumes itself, as in Soufflé. */
+void rfx_add_subsumption(rfx_parse_ctx *ctx, rfx_atom *lt, rfx_atom *gt, rfx_body *body, RFX_YYLTYPE loc)
+{
+    for (int i = 0; i < lt->nargs; i++)
+        name_anonymous(ctx, lt->args[i]);
+    RFX_YYLTYPE ll = {lt->loc.line, lt->loc.col, lt->loc.line, lt->loc.col};
+    RFX_YYLTYPE gl = {gt->loc.line, gt->loc.col, gt->loc.line, gt->loc.col};
+    rfx_atom *head = ctx_alloc(ctx, sizeof *head);
+    if (!head)
+        return;
+    rfx_clone_atom(ctx, head, lt);
+    rfx_body *dominated = rfx_mk_lit_body(ctx, RFX_L_ATOM, lt, ll);
+    rfx_body *dominating = rfx_mk_lit_body(ctx, RFX_L_ATOM, gt, gl);
+    if (!dominated->lit || !dominating->lit)
+        return;
+    dominated->lit->role = RFX_ROLE_DOMINATED;
+    dominating->lit->role = RFX_ROLE_DOMINATING;
+    rfx_body *differ = NULL;
+    for (int i = 0; i < lt->nargs && i < gt->nargs; i++) {
+        if (same_expr(lt->args[i], gt->args[i]))
+            continue;
+        rfx_body *ne = rfx_mk_cmp_body(ctx, RFX_NE, rfx_clone_expr(ctx, lt->args[i]), rfx_clone_expr(ctx, gt->args[i]), loc);
+        differ = differ ? rfx_mk_bool_body(ctx, RFX_B_OR, differ, ne) : ne;
+    }
+    if (!differ)
+        differ = rfx_mk_lit_body(ctx, RFX_L_FALSE, NULL, loc);
+    rfx_body *b = rfx_mk_bool_body(ctx, RFX_B_AND, rfx_mk_bool_body(ctx, RFX_B_AND, dominated, dominating), differ);
+    if (body)
+        b = rfx_mk_bool_body(ctx, RFX_B_AND, b, body);
+    rfx_add_clause(ctx, head, b, loc);
+    rfx_clause *c = ctx->clauses.n ? ctx->clauses.items[ctx->clauses.n - 1] : NULL;
+    if (c)
+        c->subsumptive = true;
 }
 
 void rfx_add_record_type(rfx_parse_ctx *ctx, const char *name, rfx_plist *attrs, RFX_YYLTYPE loc)

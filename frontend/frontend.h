@@ -174,7 +174,12 @@ typedef struct rfx_lit {
     rfx_atom atom;             /* RFX_L_ATOM, RFX_L_NEG */
     rfx_cmpop cmp;             /* RFX_L_CMP */
     rfx_expr *lhs, *rhs;       /* RFX_L_CMP */
+    int role;                  /* in a subsumptive clause: RFX_ROLE_DOMINATED or _DOMINATING; else 0 */
 } rfx_lit;
+
+/* The two atoms of `r(a) <= r(b) :- body.` as body literals of its clause, whose head is a
+ * copy of the dominated atom: the tuples it deletes. */
+enum { RFX_ROLE_DOMINATED = 1, RFX_ROLE_DOMINATING = 2 };
 
 /* A body as written: a tree of conjunctions and disjunctions over literals.
  * The checker flattens it to disjunctive normal form (rfx_clause.conj). */
@@ -211,6 +216,7 @@ typedef struct rfx_clause {
     int *var_types;            /* per variable, set by the checker */
     rfx_loc loc;
     bool is_fact;              /* ground head, empty body */
+    bool subsumptive;          /* `a <= b :- body.`: its head's tuples are the ones to delete */
     const char *instance;      /* written in a component: the instance it was expanded for (else NULL) */
     int nplans;                /* its `.plan` (else 0) */
     rfx_plan_order *plans;
@@ -252,6 +258,11 @@ typedef struct rfx_relation {
     bool logiql;               /* declared in LogiQL form `r(x) -> int32(x).` */
     int64_t limitsize;         /* `.limitsize r(n=N)`: its recursion stops once it holds N tuples
                                 * (-1: none) */
+    const char *repr;          /* representation qualifier as written (btree, brie, eqrel, ...) or NULL */
+    bool subsumed;             /* some subsumptive clause deletes from it */
+    int nchoice;               /* `choice-domain`: its domains, each a set of columns no two tuples */
+    int *choice_ncols;         /* share: domain d is choice_cols[choice_first[d] ..] of choice_ncols[d] */
+    int *choice_first, *choice_cols;
 } rfx_relation;
 
 /* `.pragma "key" "value"` (value NULL for `.pragma "key"`). */

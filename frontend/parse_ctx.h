@@ -38,6 +38,9 @@ typedef struct rfx_rel_decl {
     rfx_loc loc;
     bool logiql;
     bool overridable;          /* `overridable`: a derived component may `.override` its rules */
+    const char *repr;          /* representation qualifier (btree, brie, btree_delete, eqrel) or NULL */
+    rfx_loc repr_loc;
+    rfx_plist *choice;         /* `choice-domain`: per domain a list of (name, location) pairs */
     const char *instance;      /* declared in a component: the instance it was expanded for */
 } rfx_rel_decl;
 
@@ -101,6 +104,7 @@ typedef struct rfx_parse_ctx {
     int toks[3];               /* the last tokens scanned, latest first (qualified names) */
     int end_line, end_col;     /* where the last token ended */
     bool in_body;              /* between a rule's `:-` and its '.' */
+    int unnamed;               /* `_`s named so far (rfx_add_subsumption) */
     rfx_plist pragmas;         /* rfx_pragma* */
     rfx_plist cur_opts;        /* options of the directive being parsed (rfx_io_opt*) */
     unsigned cur_kind;         /* RFX_REL_* of the directive being parsed */
@@ -162,7 +166,10 @@ void rfx_add_clause(rfx_parse_ctx *ctx, rfx_atom *head, rfx_body *body, RFX_YYLT
 void rfx_add_clauses(rfx_parse_ctx *ctx, rfx_plist *heads, rfx_body *body, RFX_YYLTYPE loc);
 /* Pairs (name, location) for `.decl A, B(...)` and qualifiers. */
 rfx_plist *rfx_mk_name_list(rfx_parse_ctx *ctx, rfx_plist *l, const char *name, RFX_YYLTYPE loc);
-void rfx_add_decls(rfx_parse_ctx *ctx, rfx_plist *names, rfx_plist *attrs, rfx_plist *quals);
+/* choice: `choice-domain`'s domains (lists of name pairs) or NULL. */
+void rfx_add_decls(rfx_parse_ctx *ctx, rfx_plist *names, rfx_plist *attrs, rfx_plist *quals, rfx_plist *choice);
+/* `lt <= gt :- body.`: Soufflé's subsumptive clause, deleting lt's tuples. */
+void rfx_add_subsumption(rfx_parse_ctx *ctx, rfx_atom *lt, rfx_atom *gt, rfx_body *body, RFX_YYLTYPE loc);
 rfx_body *rfx_mk_not_body(rfx_parse_ctx *ctx, rfx_body *b);
 /* A hexadecimal, binary or IPv4 literal: 32 bits, in a number column too. */
 rfx_expr *rfx_mk_bits(rfx_parse_ctx *ctx, uint32_t v, RFX_YYLTYPE loc);

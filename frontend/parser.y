@@ -111,7 +111,7 @@ bool rfx_qualified_name_here(const rfx_parse_ctx *ctx)
 %token T_BAND "band" T_BOR "bor" T_BXOR "bxor" T_BSHL "bshl" T_BSHR "bshr" T_BSHRU "bshru"
 %token T_LAND "land" T_LOR "lor" T_LXOR "lxor" T_BNOT "bnot" T_LNOT "lnot"
 %token T_IF ":-" T_LARROW "<-" T_RARROW "->" T_SUBTYPE "<:"
-%token T_LE "<=" T_GE ">=" T_NE "!=" T_ANON "_"
+%token T_LE "<=" T_GE ">=" T_NE "!=" T_ANON "_" T_CHOICE "choice-domain"
 %token <str> T_IDENT "identifier"
 %token <ival> T_FUNCTOR "functor" T_CONSTRAINT "contains or match"
 %token <ival> T_INT "integer" T_UNSIGNED "unsigned integer" T_BITS "hexadecimal, binary or IPv4 number"
@@ -123,7 +123,7 @@ bool rfx_qualified_name_here(const rfx_parse_ctx *ctx)
 %type <expr> expr lxor_expr land_expr bor_expr bxor_expr band_expr shift_expr sum term factor unary power primary aggregate
 %type <atom> atom
 %type <body> disj conj lit
-%type <list> args attrs dir_names decl_names quals heads more_args union_members comp_params comp_bases base_list plan_orders plan_order plan_atoms adt_branches adt_branch
+%type <list> args attrs dir_names decl_names quals heads more_args union_members comp_params comp_bases base_list plan_orders plan_order plan_atoms adt_branches adt_branch choice_domains choice_domain
 %type <cref> comp_ref
 %type <op> cmpop
 %type <str> optval
@@ -136,8 +136,9 @@ program:
     ;
 
 item:
-      T_DECL decl_names '(' ')' quals            { rfx_add_decls(ctx, $2, NULL, $5); }
-    | T_DECL decl_names '(' attrs ')' quals      { rfx_add_decls(ctx, $2, $4, $6); }
+      T_DECL decl_names '(' ')' quals            { rfx_add_decls(ctx, $2, NULL, $5, NULL); }
+    | T_DECL decl_names '(' attrs ')' quals      { rfx_add_decls(ctx, $2, $4, $6, NULL); }
+    | T_DECL decl_names '(' attrs ')' quals T_CHOICE choice_domains { rfx_add_decls(ctx, $2, $4, $6, $8); }
     | T_TYPE T_IDENT T_SUBTYPE T_IDENT           { rfx_add_type(ctx, $2, $4, true, @2, @4); }
     | T_TYPE T_IDENT '=' T_IDENT                 { rfx_add_type(ctx, $2, $4, false, @2, @4); }
     | T_TYPE T_IDENT '=' union_members           { rfx_add_union_type(ctx, $2, $4, @2); }
@@ -154,6 +155,7 @@ item:
     | heads T_IF disj '.'                        { rfx_add_clauses(ctx, $1, $3, @1); }
     | heads T_LARROW disj '.'                    { rfx_add_clauses(ctx, $1, $3, @1); }
     | atom T_RARROW conj '.'                     { rfx_add_logiql_decl(ctx, $1, $3, @1); }
+    | atom T_LE atom T_IF disj '.'               { rfx_add_subsumption(ctx, $1, $3, $5, @1); }
     | T_COMP comp_head '{' program '}'           { rfx_comp_close(ctx); }
     | T_INIT T_IDENT '=' comp_ref                { rfx_add_init(ctx, $2, $4, @2); }
     | T_OVERRIDE T_IDENT                         { rfx_add_override(ctx, $2, @2); }
@@ -173,6 +175,17 @@ adt_branches:
 adt_branch:
       T_IDENT '{' '}'                            { $$ = rfx_mk_branch(ctx, $1, NULL, @1); }
     | T_IDENT '{' attrs '}'                      { $$ = rfx_mk_branch(ctx, $1, $3, @1); }
+    ;
+
+/* `choice-domain x, (y, z)`: per domain its attributes' (name, location) pairs */
+choice_domains:
+      choice_domain                              { $$ = rfx_mk_list(ctx, $1); }
+    | choice_domains ',' choice_domain           { $$ = rfx_list_add(ctx, $1, $3); }
+    ;
+
+choice_domain:
+      T_IDENT                                    { $$ = rfx_mk_name_list(ctx, NULL, $1, @1); }
+    | '(' decl_names ')'                         { $$ = $2; }
     ;
 
 /* `.plan 0: (1, 2), 1: (2, 1)`: per version of the clause before it, its atoms' order

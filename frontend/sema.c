@@ -1147,7 +1147,8 @@ static void add_deps_conj(sema *s, graph *g, int head, rfx_conj *cj, bool neg)
 {
     for (int i = 0; i < cj->nlits; i++) {
         rfx_lit *l = cj->lits[i];
-        if ((l->kind == RFX_L_ATOM || l->kind == RFX_L_NEG) && l->atom.rel >= 0) {
+        /* a subsumptive clause's two atoms compare what its head holds: no dependency */
+        if ((l->kind == RFX_L_ATOM || l->kind == RFX_L_NEG) && l->atom.rel >= 0 && !l->role) {
             if (!rfx_grow((void **)&g->deps, &g->cap, g->n + 1, sizeof(dep))) {
                 s->ctx->oom = true;
                 return;
@@ -1355,6 +1356,31 @@ static void check_plans(sema *s)
     }
 }
 
+/* Subsumptive clauses compare two tuples of one relation, whose representation (if one is
+ * given) is btree_delete, as Soufflé requires. */
+static void check_subsumption(sema *s)
+{
+    rfx_program *p = s->p;
+    for (int ci = 0; ci < p->nclauses; ci++) {
+        const rfx_clause *c = &p->clauses[ci];
+        if (!c->subsumptive || c->head.rel < 0 || !c->nconj)
+            continue;
+        rfx_relation *r = &p->rels[c->head.rel];
+        s->d->instance = c->instance;
+        for (int i = 0; i < c->conj[0].nlits; i++) {
+            const rfx_lit *l = c->conj[0].lits[i];
+            if (l->role == RFX_ROLE_DOMINATING && l->atom.rel != c->head.rel && l->atom.rel >= 0)
+                rfx_diag_error(s->d, l->loc, "subsumption compares tuples of one relation: '%s' and '%s'", r->name,
+                               p->rels[l->atom.rel].name);
+        }
+        if (r->repr && strcmp(r->repr, "btree_delete") != 0 && !r->subsumed)
+            rfx_diag_error(s->d, r->loc, "'%s' has subsumptive rules: its representation must be btree_delete, not %s",
+                           r->name, r->repr);
+        r->subsumed = true;
+        s->d->instance = NULL;
+    }
+}
+
 void rfx_sema_run(rfx_program *p, rfx_parse_ctx *ctx)
 {
     sema s = {p, ctx, ctx->diag};
@@ -1377,6 +1403,7 @@ void rfx_sema_run(rfx_program *p, rfx_parse_ctx *ctx)
         if (ctx->oom)
             return;
     }
+    check_subsumption(&s);
     if (s.d->errors == 0)
         stratify(&s);
     if (s.d->errors == 0)

@@ -6,6 +6,42 @@
 #include <string.h>
 
 /* ---- relations and directives ------------------------------------------------- */
+/* `choice-domain x, (y, z)`: each domain's attributes as columns. */
+static void check_choice(sema *s, const rfx_rel_decl *d, rfx_relation *r)
+{
+    if (!d->choice)
+        return;
+    int ncols = 0;
+    for (int q = 0; q < d->choice->n; q++)
+        ncols += ((rfx_plist *)d->choice->items[q])->n / 2;
+    r->choice_ncols = salloc(s, sizeof(int) * (size_t)(d->choice->n + 1));
+    r->choice_first = salloc(s, sizeof(int) * (size_t)(d->choice->n + 1));
+    r->choice_cols = salloc(s, sizeof(int) * (size_t)(ncols + 1));
+    if (!r->choice_ncols || !r->choice_first || !r->choice_cols)
+        return;
+    if (d->repr && strcmp(d->repr, "eqrel") == 0)
+        rfx_diag_error(s->d, d->repr_loc, "'%s': an eqrel relation cannot have a choice-domain", d->name);
+    int at = 0;
+    for (int q = 0; q < d->choice->n; q++) {
+        const rfx_plist *dom = d->choice->items[q];
+        r->choice_first[q] = at;
+        for (int i = 0; i + 1 < dom->n; i += 2) {
+            const char *name = dom->items[i];
+            const rfx_loc *loc = dom->items[i + 1];
+            int col = -1;
+            for (int a = 0; a < r->arity && col < 0; a++)
+                if (strcmp(r->attrs[a].name, name) == 0)
+                    col = a;
+            if (col < 0)
+                rfx_diag_error(s->d, loc ? *loc : d->loc, "choice-domain: '%s' has no attribute '%s'", d->name, name);
+            else
+                r->choice_cols[at++] = col;
+        }
+        r->choice_ncols[q] = at - r->choice_first[q];
+    }
+    r->nchoice = d->choice->n;
+}
+
 void rfx_sema_check_decls(sema *s)
 {
     rfx_program *p = s->p;
@@ -56,6 +92,8 @@ void rfx_sema_check_decls(sema *s)
                     rfx_diag_error(s->d, d->attr_locs[a], "attribute '%s' appears twice in '%s'",
                                    d->attr_names[a], d->name);
         }
+        r->repr = d->repr;
+        check_choice(s, d, r);
     }
     s->d->instance = NULL;
     /* room for each relation's directives */

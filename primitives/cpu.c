@@ -1054,6 +1054,34 @@ rfx_status rfx_cpu_range(const rfx_rows *src, rfx_rx *const *bounds, int nb, rfx
     return RFX_OK;
 }
 
+rfx_status rfx_cpu_choice(const rfx_rows *src, const rfx_choice_domains *d, const rfx_rows *const *held,
+                          int nheld, rfx_rows *dst)
+{
+    const uint32_t *sets[64];
+    size_t sizes[64];
+    if (nheld > 64)
+        return RFX_ERR_LIMIT;
+    for (int k = 0; k < nheld; k++) {
+        sets[k] = held[k]->data;
+        sizes[k] = held[k]->n;
+    }
+    bool *keep = rfx_malloc(src->n + 1);
+    rfx_rows out;
+    rfx_rows_init(&out, src->arity);
+    rfx_status st = keep ? rfx_choice_select(d, src->arity, sets, sizes, nheld, src->data, src->n, keep) : RFX_ERR_NOMEM;
+    for (size_t i = 0; st == RFX_OK && i < src->n; i++)
+        if (keep[i])
+            st = rfx_rows_push(&out, src->data + i * (size_t)src->arity);
+    free(keep);
+    if (st != RFX_OK) {
+        rfx_rows_free(&out);
+        return st;
+    }
+    rfx_rows_free(dst);
+    *dst = out;
+    return RFX_OK;
+}
+
 rfx_status rfx_cpu_aggregate(const rfx_rows *a, const rfx_rows *b, int k, rfx_aggfn fn, int col,
                              rfx_prim prim, rfx_rows *dst)
 {

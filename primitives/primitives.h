@@ -68,6 +68,10 @@ rfx_status rfx_cpu_semijoin_sets(const rfx_rows *a, const rfx_rows *const *bs, i
  * computed from the tuple by bounds[0..nb-1] (nb 2 or 3), in their type (Soufflé's range:
  * towards `to`, never reaching it; step 0 gives `from` once unless from = to). */
 rfx_status rfx_cpu_range(const rfx_rows *src, rfx_rx *const *bounds, int nb, rfx_rows *dst);
+/* dst = src's tuples (in order) that may enter a relation with choice domains d holding
+ * the nheld sets held[k] (rfx_choice_select). */
+rfx_status rfx_cpu_choice(const rfx_rows *src, const rfx_choice_domains *d, const rfx_rows *const *held,
+                          int nheld, rfx_rows *dst);
 /* dst = a's tuples each extended by fn over the group of b whose first k columns equal a's
  * first k; count/sum of an empty group give 0, min/max/mean drop the tuple. */
 rfx_status rfx_cpu_aggregate(const rfx_rows *a, const rfx_rows *b, int k, rfx_aggfn fn, int col,

@@ -1243,8 +1243,10 @@ static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, in
             int src = L->relvar[l->atom.rel];
             if (i == delta_lit)
                 src = L->deltavar[l->atom.rel];
+            if (l->role && L->role_src)   /* a subsumptive clause's atoms: the parts compared */
+                src = L->role_src[l->role];
             build_atom_item(&R, l, src, inner && !materialized, &it);
-            it.delta = i == delta_lit;
+            it.delta = i == delta_lit || (l->role && l->role == L->role_first);
             it.ord = l->kind == RFX_L_ATOM ? natoms++ : -1;
             add_item(&R, it);
             break;

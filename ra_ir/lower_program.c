@@ -14,11 +14,183 @@ static bool in_stratum(const rfx_program *p, int s, int rel)
     return rel >= 0 && p->rels[rel].stratum == s;
 }
 
+/* Whether clause ci is lowered with its stratum's rules: a rule, or a choice relation's fact. */
+static bool in_stratum_rules(const rfx_program *p, int ci)
+{
+    const rfx_clause *c = &p->clauses[ci];
+    return c->head.rel >= 0 && (!c->is_fact || p->rels[c->head.rel].nchoice);
+}
+
 static int by_rel_name(const void *a, const void *b, void *prog)
 {
     const rfx_program *p = prog;
     int c = strcmp(p->rels[*(const int *)a].name, p->rels[*(const int *)b].name);
     return c ? c : (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
+}
+
+static bool fold_const(const rfx_expr *e, rfx_prim prim, uint32_t *out);
+
+/* A fact's tuple (arity values at out). */
+static void fact_tuple(lower_ctx *L, const rfx_clause *cl, uint32_t *out)
+{
+    const rfx_relation *rel = &L->prog->rels[cl->head.rel];
+    for (int a = 0; a < rel->arity; a++)
+        if (!fold_const(cl->head.args[a], type_prim(L->prog, rel->attrs[a].type), &out[a]))
+            out[a] = 0;
+}
+
+static rfx_choice_domains domains_of(const rfx_relation *r)
+{
+    return (rfx_choice_domains){r->nchoice, r->choice_ncols, r->choice_first, r->choice_cols};
+}
+
+/* A relation with `choice-domain`s: v's tuples cut to those that may enter it (CHOICE): no
+ * key shared with a tuple it holds, with a new tuple of this iteration (in a loop), or with
+ * an earlier tuple of v. Soufflé tries each rule's tuples in its own evaluation order; rfx
+ * tries them in tuple order (docs/language.md). */
+static int choose(lower_ctx *L, int r, int v, bool in_loop)
+{
+    int arity = L->plan->vars[L->relvar[r]].arity;
+    rfx_prim *types = L->plan->vars[L->relvar[r]].types;
+    int t = rfx_lower_new_var(L, NULL, RFX_PV_TEMP, arity, types, -1);
+    rfx_ra_cmd *c = rfx_lower_emit(L, RFX_RA_CHOICE, t, v, -1);
+    c->vars = lalloc(L, sizeof(int) * 2);
+    if (c->vars) {
+        c->vars[c->nvars++] = L->relvar[r];
+        if (in_loop)
+            c->vars[c->nvars++] = L->newvar[r];
+    }
+    return t;
+}
+
+/* Facts rules[k0 .. k1) of one choice relation, in clause order: the first of each key
+ * among them (decided here), then those that may enter the relation. */
+static void lower_choice_facts(lower_ctx *L, const int *rules, int k0, int k1)
+{
+    const rfx_program *p = L->prog;
+    int r = p->clauses[rules[k0]].head.rel, arity = p->rels[r].arity, n = k1 - k0;
+    uint32_t *rows = lalloc(L, sizeof(uint32_t) * (size_t)(n * arity + 1));
+    bool *keep = lalloc(L, (size_t)n + 1);
+    if (!rows || !keep)
+        return;
+    for (int k = k0; k < k1; k++)
+        fact_tuple(L, &p->clauses[rules[k]], rows + (size_t)(k - k0) * (size_t)arity);
+    rfx_choice_domains d = domains_of(&p->rels[r]);
+    if (rfx_choice_select(&d, arity, NULL, NULL, 0, rows, (size_t)n, keep) != RFX_OK) {
+        L->oom = true;
+        return;
+    }
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (keep[i])
+            rfx_memcpy(rows + (size_t)m++ * (size_t)arity, rows + (size_t)i * (size_t)arity, sizeof(uint32_t) * (size_t)arity);
+    int t = rfx_lower_new_var(L, NULL, RFX_PV_TEMP, arity, L->plan->vars[L->relvar[r]].types, -1);
+    rfx_ra_cmd *c = rfx_lower_emit(L, RFX_RA_FACTS, t, -1, -1);
+    c->ntuples = m;
+    c->tuples = rows;
+    rfx_lower_emit(L, RFX_RA_UNION, L->relvar[r], L->relvar[r], choose(L, r, t, false));
+}
+
+/* A rule outside a loop: its tuples into its relation. */
+static void lower_base_rule(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj)
+{
+    int r = c->head.rel;
+    if (!L->prog->rels[r].nchoice) {
+        rfx_lower_rule(L, c, cj, -1, L->relvar[r]);
+        return;
+    }
+    int v = rfx_lower_rule_set(L, c, cj, -1);
+    if (v >= 0)
+        rfx_lower_emit(L, RFX_RA_UNION, L->relvar[r], L->relvar[r], choose(L, r, v, false));
+}
+
+/* The clauses rules[0 .. n) outside a loop, in clause order (a choice relation's facts among
+ * them); with skip_recursive, those reading no relation of stratum s. */
+static void lower_base_rules(lower_ctx *L, const int *rules, int n, int s, bool skip_recursive)
+{
+    const rfx_program *p = L->prog;
+    for (int k = 0; k < n; k++) {
+        int ci = rules[k];
+        const rfx_clause *c = &p->clauses[ci];
+        if (c->subsumptive)
+            continue;
+        if (c->is_fact) {
+            int k1 = k + 1;
+            while (k1 < n && p->clauses[rules[k1]].is_fact && p->clauses[rules[k1]].head.rel == c->head.rel)
+                k1++;
+            lower_choice_facts(L, rules, k, k1);
+            k = k1 - 1;
+            continue;
+        }
+        L->rule = ci;
+        for (int d = 0; d < c->nconj; d++) {
+            bool rec = false;
+            for (int i = 0; skip_recursive && i < c->conj[d].nlits; i++) {
+                const rfx_lit *l = c->conj[d].lits[i];
+                rec |= l->kind == RFX_L_ATOM && in_stratum(p, s, l->atom.rel);
+            }
+            if (!rec)
+                lower_base_rule(L, c, &c->conj[d]);
+        }
+    }
+    L->rule = -1;
+}
+
+/* Subsumption: the tuples of `dominated` (a variable of relation r) that a subsumptive clause
+ * of r finds dominated by a tuple of `dominating`, in a fresh variable; -1 when r has no such
+ * clause. The join starts from the atom of role `first` (the smaller side), if any. */
+static int dominated_set(lower_ctx *L, const int *rules, int n, int r, int dominated, int dominating, int first)
+{
+    const rfx_program *p = L->prog;
+    int roles[3] = {-1, dominated, dominating}, nsets = 0, *sets = NULL;
+    size_t cap = 0;
+    L->role_src = roles;
+    L->role_first = first;
+    for (int k = 0; k < n; k++) {
+        const rfx_clause *c = &p->clauses[rules[k]];
+        if (!c->subsumptive || c->head.rel != r)
+            continue;
+        L->rule = rules[k];
+        for (int d = 0; d < c->nconj; d++) {
+            int v = rfx_lower_rule_set(L, c, &c->conj[d], -1);
+            if (v >= 0 && rfx_grow((void **)&sets, &cap, (size_t)nsets + 1, sizeof(int)))
+                sets[nsets++] = v;
+            else if (v >= 0)
+                L->oom = true;
+        }
+    }
+    L->rule = -1;
+    L->role_src = NULL;
+    L->role_first = 0;
+    /* one set is the answer as it is; several are gathered in a variable of their own (a
+     * rule's result is never changed in place: CSE may share it) */
+    int acc = nsets == 1 ? sets[0] : -1;
+    if (nsets > 1) {
+        acc = rfx_lower_new_var(L, NULL, RFX_PV_TEMP, p->rels[r].arity, L->plan->vars[L->relvar[r]].types, -1);
+        rfx_lower_emit(L, RFX_RA_CLEAR, acc, -1, -1);
+        for (int i = 0; i < nsets; i++)
+            rfx_lower_emit(L, RFX_RA_UNION, acc, acc, sets[i]);
+    }
+    free(sets);
+    return acc;
+}
+
+/* from = from - the tuples of del (-1: none). */
+static void remove_tuples(lower_ctx *L, int r, int from, int del)
+{
+    if (del >= 0)
+        rfx_lower_emit(L, RFX_RA_DIFFERENCE, from, from, del)->nkeys = L->prog->rels[r].arity;
+}
+
+/* Outside a loop, as Soufflé deletes once the relation's rules have run: every tuple of r
+ * that another of its tuples dominates. */
+static void subsume_all(lower_ctx *L, const int *rules, int n, const rfx_stratum *st)
+{
+    for (int i = 0; i < st->nrels; i++) {
+        int r = st->rels[i];
+        if (L->prog->rels[r].subsumed)
+            remove_tuples(L, r, L->relvar[r], dominated_set(L, rules, n, r, L->relvar[r], L->relvar[r], 0));
+    }
 }
 
 static void lower_stratum(lower_ctx *L, int s)
@@ -29,32 +201,13 @@ static void lower_stratum(lower_ctx *L, int s)
     const int *rules = L->stratum_rules + L->stratum_first[s];
     int nrules = L->stratum_first[s + 1] - L->stratum_first[s];
     if (!st->recursive) {
-        for (int k = 0; k < nrules; k++) {
-            int ci = rules[k];
-            const rfx_clause *c = &p->clauses[ci];
-            L->rule = ci;
-            for (int d = 0; d < c->nconj; d++)
-                rfx_lower_rule(L, c, &c->conj[d], -1, L->relvar[c->head.rel]);
-        }
-        L->rule = -1;
+        lower_base_rules(L, rules, nrules, s, false);
+        subsume_all(L, rules, nrules, st);
         return;
     }
     /* base rules: no atom of this stratum in the body */
-    for (int k = 0; k < nrules; k++) {
-        int ci = rules[k];
-        const rfx_clause *c = &p->clauses[ci];
-        L->rule = ci;
-        for (int d = 0; d < c->nconj; d++) {
-            bool rec = false;
-            for (int i = 0; i < c->conj[d].nlits; i++) {
-                const rfx_lit *l = c->conj[d].lits[i];
-                rec |= l->kind == RFX_L_ATOM && in_stratum(p, s, l->atom.rel);
-            }
-            if (!rec)
-                rfx_lower_rule(L, c, &c->conj[d], -1, L->relvar[c->head.rel]);
-        }
-    }
-    L->rule = -1;
+    lower_base_rules(L, rules, nrules, s, true);
+    subsume_all(L, rules, nrules, st);
     for (int i = 0; i < st->nrels; i++) {
         int r = st->rels[i];
         rfx_lower_emit(L, RFX_RA_COPY, L->deltavar[r], L->relvar[r], -1);
@@ -78,7 +231,8 @@ static void lower_stratum(lower_ctx *L, int s)
         full_at = L->plan->blocks[head].ncmds - 1;
     }
     /* each relation's tuples of this iteration: the one rule version's set directly when
-     * only one contributes (no copy into new_r), else their union in new_r */
+     * only one contributes (no copy into new_r), else their union in new_r; a choice
+     * relation's always in new_r, each version's cut by what new_r holds already */
     int *single = lalloc(L, sizeof(int) * (size_t)(p->nrels + 1));
     if (!single)
         return;
@@ -90,6 +244,8 @@ static void lower_stratum(lower_ctx *L, int s)
     for (int k = 0; k < nrules; k++) {
         int ci = rules[k];
         const rfx_clause *c = &p->clauses[ci];
+        if (c->is_fact || c->subsumptive)
+            continue;
         L->rule = ci;
         int r = c->head.rel;
         for (int d = 0; d < c->nconj; d++)
@@ -106,7 +262,10 @@ static void lower_stratum(lower_ctx *L, int s)
                 L->order = NULL;
                 if (v < 0)
                     continue;
-                if (merged[r])
+                if (p->rels[r].nchoice) {
+                    rfx_lower_emit(L, RFX_RA_UNION, L->newvar[r], L->newvar[r], choose(L, r, v, true));
+                    merged[r] = true;
+                } else if (merged[r])
                     rfx_lower_emit(L, RFX_RA_UNION, L->newvar[r], L->newvar[r], v);
                 else if (single[r] >= 0) {
                     rfx_lower_emit(L, RFX_RA_UNION, L->newvar[r], single[r], v);
@@ -125,6 +284,18 @@ static void lower_stratum(lower_ctx *L, int s)
         int from = !merged[r] && single[r] >= 0 ? single[r] : L->newvar[r];
         rfx_ra_cmd *c = rfx_lower_emit(L, RFX_RA_DIFFERENCE, L->newvar[r], from, L->relvar[r]);
         c->nkeys = p->rels[r].arity;
+    }
+    /* subsumption, as Soufflé's: a new tuple that another new one or one held dominates is
+     * not taken; a held tuple that a taken one dominates is deleted */
+    for (int i = 0; i < st->nrels; i++) {
+        int r = st->rels[i];
+        if (!p->rels[r].subsumed)
+            continue;
+        int among_new = dominated_set(L, rules, nrules, r, L->newvar[r], L->newvar[r], 0);
+        int by_held = dominated_set(L, rules, nrules, r, L->newvar[r], L->relvar[r], RFX_ROLE_DOMINATED);
+        remove_tuples(L, r, L->newvar[r], among_new);
+        remove_tuples(L, r, L->newvar[r], by_held);
+        remove_tuples(L, r, L->relvar[r], dominated_set(L, rules, nrules, r, L->relvar[r], L->newvar[r], RFX_ROLE_DOMINATING));
     }
     for (int i = 0; i < st->nrels; i++) {
         int r = st->rels[i];
@@ -220,7 +391,7 @@ static void mark_host_only(rfx_plan *P)
             c->functors = rfx_rx_host_only(c->pred);
             for (int k = 0; k < c->nout; k++)
                 c->functors |= rfx_rx_host_only(c->out[k]);
-            c->host_only = c->functors || c->op == RFX_RA_RANGE;
+            c->host_only = c->functors || c->op == RFX_RA_RANGE || c->op == RFX_RA_CHOICE;
             int ins = 0, height = 0, peak = 0;
             if (!c->host_only && c->pred) {
                 device_cost(c->pred, &ins, &height, &peak);
@@ -285,7 +456,7 @@ rfx_plan *rfx_plan_build(const rfx_program *prog, const rfx_plan_opts *opts, rfx
     if (!nfacts || !fact_at)
         goto oom;
     for (int ci = 0; ci < prog->nclauses; ci++)
-        if (prog->clauses[ci].is_fact && prog->clauses[ci].head.rel >= 0)
+        if (prog->clauses[ci].is_fact && prog->clauses[ci].head.rel >= 0 && !prog->rels[prog->clauses[ci].head.rel].nchoice)
             nfacts[prog->clauses[ci].head.rel]++;
     for (int r = 0; r < nr; r++) {
         if (!nfacts[r])
@@ -299,28 +470,24 @@ rfx_plan *rfx_plan_build(const rfx_program *prog, const rfx_plan_opts *opts, rfx
     for (int ci = 0; ci < prog->nclauses; ci++) {
         const rfx_clause *cl = &prog->clauses[ci];
         int r = cl->head.rel;
-        if (!cl->is_fact || r < 0)
+        if (!cl->is_fact || r < 0 || !nfacts[r])
             continue;
-        const rfx_relation *rel = &prog->rels[r];
-        for (int a = 0; a < rel->arity; a++) {
-            rfx_prim prim = type_prim(prog, rel->attrs[a].type);
-            if (!fold_const(cl->head.args[a], prim, &fact_at[r][a]))
-                fact_at[r][a] = 0;
-        }
-        fact_at[r] += rel->arity;
+        fact_tuple(L, cl, fact_at[r]);
+        fact_at[r] += prog->rels[r].arity;
     }
-    /* the rules of each stratum, in clause order */
+    /* the rules of each stratum, in clause order (with a choice relation's facts: a rule
+     * before a fact may take its key) */
     L->stratum_first = lalloc(L, sizeof(int) * (size_t)(prog->nstrata + 2));
     L->stratum_rules = lalloc(L, sizeof(int) * (size_t)(prog->nclauses + 1));
     if (!L->stratum_first || !L->stratum_rules)
         goto oom;
     for (int ci = 0; ci < prog->nclauses; ci++)
-        if (!prog->clauses[ci].is_fact && prog->clauses[ci].head.rel >= 0)
+        if (in_stratum_rules(prog, ci))
             L->stratum_first[prog->rels[prog->clauses[ci].head.rel].stratum + 2]++;
     for (int s = 0; s < prog->nstrata; s++)
         L->stratum_first[s + 2] += L->stratum_first[s + 1];
     for (int ci = 0; ci < prog->nclauses; ci++)
-        if (!prog->clauses[ci].is_fact && prog->clauses[ci].head.rel >= 0)
+        if (in_stratum_rules(prog, ci))
             L->stratum_rules[L->stratum_first[prog->rels[prog->clauses[ci].head.rel].stratum + 1]++] = ci;
     for (int s = 0; s < prog->nstrata; s++) {
         char *label = lalloc(L, 64);

@@ -206,10 +206,11 @@ static char *signature(const rfx_plan *P, const rfx_ra_cmd *c)
 }
 
 /* Commands that CSE may merge and hoisting may move: a function of src[0..1] alone
- * (LFTJ reads its sources from vars, so it is left where it is). */
+ * (LFTJ and CHOICE read vars too, so they are left where they are). */
 static bool pure_cmd(const rfx_ra_cmd *c)
 {
-    return op_info[c->op].fusion != RFX_FUSE_CONTROL && c->op != RFX_RA_UNION && c->op != RFX_RA_LFTJ && !cmd_fresh(c);
+    return op_info[c->op].fusion != RFX_FUSE_CONTROL && c->op != RFX_RA_UNION && c->op != RFX_RA_LFTJ &&
+           c->op != RFX_RA_CHOICE && !cmd_fresh(c);
 }
 
 static void replace_uses(rfx_plan *P, int from, int to)

@@ -15,6 +15,9 @@ typedef struct lower_ctx {
     int *relvar, *deltavar, *newvar;   /* per program relation: plan variables */
     rfx_join_choice join;      /* --join */
     const rfx_plan_order *order;   /* the `.plan` of the rule version being lowered (else NULL) */
+    const int *role_src;       /* a subsumptive clause being lowered: per rfx_lit.role, the variable
+                                * its atom reads (else NULL) */
+    int role_first;            /* the role whose atom the join starts from (the smaller side), or 0 */
     int *stratum_rules;        /* the rules (clause indices, facts left out) by their head's stratum: */
     int *stratum_first;        /* stratum s's are stratum_rules[stratum_first[s] .. stratum_first[s+1]) */
     bool oom;

@@ -37,7 +37,8 @@ static bool keeps_column(const rfx_clause *c, const rfx_conj *d, int r, int k)
 static int split_column(const rfx_program *prog, int r)
 {
     const rfx_stratum *st = &prog->strata[prog->rels[r].stratum];
-    if (!st->recursive || st->nrels != 1 || prog->rels[r].arity < 1)
+    /* choice and subsumption compare tuples across the ranges */
+    if (!st->recursive || st->nrels != 1 || prog->rels[r].arity < 1 || prog->rels[r].nchoice || prog->rels[r].subsumed)
         return -1;
     for (int k = 0; k < prog->rels[r].arity; k++) {
         bool kept = true;

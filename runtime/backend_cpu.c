@@ -338,6 +338,14 @@ static rfx_status cpu_exec(rfx_backend *be, const rfx_ra_cmd *c)
         return copy_rows(&V[c->src[0]], &V[c->dst], nt);
     case RFX_RA_RANGE:
         return rfx_cpu_range(&V[c->src[0]], c->out, c->nout, &V[c->dst]);
+    case RFX_RA_CHOICE: {
+        const rfx_relation *r = &x->P->prog->rels[x->P->vars[c->vars[0]].rel];
+        rfx_choice_domains d = {r->nchoice, r->choice_ncols, r->choice_first, r->choice_cols};
+        const rfx_rows *held[64];
+        for (int k = 0; k < c->nvars && k < 64; k++)
+            held[k] = &V[c->vars[k]];
+        return rfx_cpu_choice(&V[c->src[0]], &d, held, c->nvars, &V[c->dst]);
+    }
     case RFX_RA_AGGREGATE:
         return rfx_cpu_aggregate(&V[c->src[0]], &V[c->src[1]], c->nkeys, c->agg, c->agg_col, c->agg_prim, &V[c->dst]);
     case RFX_RA_LFTJ: {
