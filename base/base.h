@@ -49,6 +49,8 @@ rfx_symtab *rfx_symtab_new(void);
 void rfx_symtab_free(rfx_symtab *t);
 /* Returns the id of s (length n), adding it if new; UINT32_MAX on OOM. */
 uint32_t rfx_symtab_intern(rfx_symtab *t, const char *s, size_t n);
+/* The id of s, or UINT32_MAX where the table does not hold it. */
+uint32_t rfx_symtab_find(const rfx_symtab *t, const char *s, size_t n);
 const char *rfx_symtab_str(const rfx_symtab *t, uint32_t id);   /* borrowed */
 uint32_t rfx_symtab_len(const rfx_symtab *t, uint32_t id);         /* bytes (a symbol may hold NUL) */
 uint32_t rfx_symtab_size(const rfx_symtab *t);
@@ -205,6 +207,7 @@ typedef enum rfx_fn_op {
                                 * byte (a prefix first): `<` and its kin on symbols, as in Soufflé */
     RFX_FX_PACK,               /* any values -> record: the id of their tuple (`[a, b]`) */
     RFX_FX_UNPACK,             /* record, i (a constant) -> its i-th field (0 for nil) */
+    RFX_FX_USER,               /* a user-defined functor (`.functor`; the node's col: its index) */
     RFX_FX_COUNT
 } rfx_fn_op;
 
@@ -225,6 +228,44 @@ uint32_t rfx_fn_apply(rfx_fn_env *env, rfx_fn_op op, const uint32_t *args, int n
  * by rfx_fn_env_pack; rfx_fn_env_records when nothing packs at the same time). */
 uint32_t rfx_fn_env_pack(rfx_fn_env *env, const uint32_t *fields, int n);
 const rfx_records *rfx_fn_env_records(const rfx_fn_env *env);
+
+/* User-defined functors (`.functor`, user_functors.c): declared to an environment, bound
+ * to their code (a shared library's symbol, found by the runtime), called through libffi
+ * as Soufflé calls them. A stateless functor takes and returns int32_t (number), uint32_t
+ * (unsigned), float, or const char * (symbol); a stateful one takes a symbol table and a
+ * record table (souffle_tables.cc) and then every argument as a RamDomain (int32_t: a
+ * symbol's or a record's id, a float's bits) and returns one. Calls hold the environment's
+ * lock (the symbol table's): one at a time. */
+typedef struct rfx_user_sig {
+    const char *name;
+    int nargs;                 /* at most RFX_MAX_RECORD_FIELDS */
+    const rfx_prim *args;
+    rfx_prim ret;
+    bool stateful;
+} rfx_user_sig;
+/* Declares n functors (copied; calls name them by index); false on out-of-memory. */
+bool rfx_fn_env_declare(rfx_fn_env *env, const rfx_user_sig *sigs, int n);
+/* Functor i runs code from now on; false (why in err) where libffi cannot call it. */
+bool rfx_fn_env_bind(rfx_fn_env *env, int i, void (*code)(void), char *err, size_t errsz);
+/* Whether the library was built with libffi (else no user-defined functor can be called). */
+bool rfx_user_functors_supported(void);
+/* Functor i over its arguments' values; sets *fail (and records why) when it has no code. */
+uint32_t rfx_fn_apply_user(rfx_fn_env *env, int i, const uint32_t *args, int nargs, bool *fail);
+
+/* The Soufflé-ABI tables handed to stateful functors (souffle_tables.cc), over callbacks. */
+typedef struct rfx_table_ops {
+    void *ctx;
+    uint32_t (*find)(void *ctx, const char *s, size_t n);       /* UINT32_MAX: absent */
+    uint32_t (*encode)(void *ctx, const char *s, size_t n);
+    const char *(*decode)(void *ctx, uint32_t id, size_t *n);
+    uint32_t (*pack)(void *ctx, const uint32_t *fields, size_t n);
+    const uint32_t *(*unpack)(void *ctx, uint32_t id, size_t n);
+} rfx_table_ops;
+typedef struct rfx_souffle_tables rfx_souffle_tables;
+rfx_souffle_tables *rfx_souffle_tables_new(const rfx_table_ops *ops);   /* NULL on out-of-memory */
+void rfx_souffle_tables_free(rfx_souffle_tables *t);
+void *rfx_souffle_symbol_table(rfx_souffle_tables *t);   /* a souffle::SymbolTable * */
+void *rfx_souffle_record_table(rfx_souffle_tables *t);   /* a souffle::RecordTable * */
 
 /* Regular expressions with the ECMAScript grammar of C++ std::regex, which Soufflé's match
  * uses (regex_shim.cc). NULL for an invalid pattern or out of memory. */
@@ -248,7 +289,7 @@ typedef enum rfx_rx_kind {
 typedef struct rfx_rx {
     rfx_rx_kind kind;
     rfx_prim prim;             /* type of the value (BIN, NEG, CONST, COL) or operands (CMP) */
-    int col;                   /* RFX_RX_COL */
+    int col;                   /* RFX_RX_COL; RFX_FX_USER's functor index */
     uint32_t value;            /* RFX_RX_CONST */
     int op;                    /* rfx_binop (BIN), rfx_cmpop (CMP) or rfx_fn_op (FN) */
     struct rfx_rx *l, *r;

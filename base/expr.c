@@ -24,6 +24,8 @@ uint32_t rfx_rx_eval(const rfx_rx *e, const uint32_t *t0, int a0, const uint32_t
         int n = e->nargs < RFX_MAX_RECORD_FIELDS ? e->nargs : RFX_MAX_RECORD_FIELDS;
         for (int i = 0; i < n; i++)
             v[i] = rfx_rx_eval(e->args[i], t0, a0, t1, div0);
+        if (e->op == RFX_FX_USER)
+            return rfx_fn_apply_user(e->env, e->col, v, n, div0);
         return rfx_fn_apply(e->env, (rfx_fn_op)e->op, v, n, div0);
     }
     }

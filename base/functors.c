@@ -2,6 +2,7 @@
  * follows what Soufflé 2.5 does, C++ library behaviour included (std::stoi, std::stof,
  * std::string::substr, std::to_string, std::regex), so that answers agree. */
 #include "base.h"
+#include "fn_env.h"
 #include "rx_ops.h"
 
 #include <errno.h>
@@ -12,28 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct regex_entry {
-    uint32_t pattern;          /* symbol id */
-    rfx_regex *re;             /* NULL: the pattern is invalid (match is false, as Soufflé's) */
-} regex_entry;
-
-struct rfx_fn_env {
-    rfx_symtab *syms;
-    pthread_mutex_t lock;      /* the symbol table, the regex cache and the error */
-    atomic_uint autoinc;
-    bool failed;
-    char error[320];
-    regex_entry *regexes;
-    size_t nregex, capregex;
-    rfx_records *records;      /* made on the first record */
-};
-
 const char *rfx_fn_op_name(rfx_fn_op op)
 {
     static const char *const names[RFX_FX_COUNT] = {
         "cat", "strlen", "substr", "ord", "contains", "match", "to_number", "to_unsigned", "to_float",
         "to_string", "to_string", "to_string", "to_number", "to_unsigned", "to_float", "to_float", "autoinc",
-        "compare", "pack", "unpack"};
+        "compare", "pack", "unpack", "user"};
     return names[op];
 }
 
@@ -58,6 +43,7 @@ void rfx_fn_env_free(rfx_fn_env *env)
         rfx_regex_free(env->regexes[i].re);
     free(env->regexes);
     rfx_records_free(env->records);
+    rfx_user_functors_free(env);
     pthread_mutex_destroy(&env->lock);
     free(env);
 }
@@ -75,7 +61,7 @@ const char *rfx_fn_env_error(const rfx_fn_env *env)
 }
 
 /* ---- with the lock held -------------------------------------------------------------- */
-static void fail(rfx_fn_env *env, bool *failed, const char *fmt, const char *text)
+void rfx_fn_env_fail(rfx_fn_env *env, bool *failed, const char *fmt, const char *text)
 {
     *failed = true;
     if (env->failed)
@@ -90,7 +76,7 @@ static uint32_t intern(rfx_fn_env *env, const char *s, size_t n, bool *failed)
 {
     uint32_t id = rfx_symtab_intern(env->syms, s, n);
     if (id == UINT32_MAX)
-        fail(env, failed, "out of memory making a symbol%s", "");
+        rfx_fn_env_fail(env, failed, "out of memory making a symbol%s", "");
     return id;
 }
 
@@ -153,7 +139,7 @@ static rfx_regex *regex_of(rfx_fn_env *env, uint32_t pattern, bool *failed)
         if (env->regexes[i].pattern == pattern)
             return env->regexes[i].re;
     if (!rfx_grow((void **)&env->regexes, &env->capregex, env->nregex + 1, sizeof(regex_entry))) {
-        fail(env, failed, "out of memory compiling a regular expression%s", "");
+        rfx_fn_env_fail(env, failed, "out of memory compiling a regular expression%s", "");
         return NULL;
     }
     rfx_regex *re = rfx_regex_compile(rfx_symtab_str(env->syms, pattern), rfx_symtab_len(env->syms, pattern));
@@ -171,7 +157,7 @@ static uint32_t apply_symbolic(rfx_fn_env *env, rfx_fn_op op, const uint32_t *a,
         size_t n0 = rfx_symtab_len(t, a[0]), n1 = rfx_symtab_len(t, a[1]);
         char *s = malloc(n0 + n1 + 1);
         if (!s) {
-            fail(env, failed, "out of memory making a symbol%s", "");
+            rfx_fn_env_fail(env, failed, "out of memory making a symbol%s", "");
             return 0;
         }
         memcpy(s, rfx_symtab_str(t, a[0]), n0);
@@ -215,7 +201,7 @@ static uint32_t apply_symbolic(rfx_fn_env *env, rfx_fn_op op, const uint32_t *a,
     case RFX_FX_S2I: case RFX_FX_S2U: {
         uint32_t v = 0;
         if (!parse_souffle_int(rfx_symtab_str(t, a[0]), op == RFX_FX_S2U, &v))
-            fail(env, failed, op == RFX_FX_S2U ? "to_unsigned: \"%s\" is not an unsigned number in range"
+            rfx_fn_env_fail(env, failed, op == RFX_FX_S2U ? "to_unsigned: \"%s\" is not an unsigned number in range"
                                                : "to_number: \"%s\" is not a number in range", rfx_symtab_str(t, a[0]));
         return v;
     }
@@ -225,7 +211,7 @@ static uint32_t apply_symbolic(rfx_fn_env *env, rfx_fn_op op, const uint32_t *a,
         errno = 0;
         float f = strtof(s, &end);
         if (end == s || errno == ERANGE) {   /* std::stof: nothing read, or out of range */
-            fail(env, failed, "to_float: \"%s\" is not a float in range", s);
+            rfx_fn_env_fail(env, failed, "to_float: \"%s\" is not a float in range", s);
             return 0;
         }
         return rfx_of_f32(f);
@@ -247,15 +233,15 @@ static uint32_t apply_symbolic(rfx_fn_env *env, rfx_fn_op op, const uint32_t *a,
 }
 
 /* With the lock held. */
-static uint32_t pack(rfx_fn_env *env, const uint32_t *f, int n, bool *failed)
+uint32_t rfx_fn_env_pack_locked(rfx_fn_env *env, const uint32_t *f, int n, bool *failed)
 {
     if (!env->records && !(env->records = rfx_records_new())) {
-        fail(env, failed, "out of memory making a record%s", "");
+        rfx_fn_env_fail(env, failed, "out of memory making a record%s", "");
         return 0;
     }
     uint32_t id = rfx_records_pack(env->records, f, n);
     if (id == UINT32_MAX) {
-        fail(env, failed, "out of memory making a record (or more than 2^32 of them)%s", "");
+        rfx_fn_env_fail(env, failed, "out of memory making a record (or more than 2^32 of them)%s", "");
         return 0;
     }
     return id;
@@ -265,7 +251,7 @@ uint32_t rfx_fn_env_pack(rfx_fn_env *env, const uint32_t *fields, int n)
 {
     bool failed = false;
     pthread_mutex_lock(&env->lock);
-    uint32_t id = pack(env, fields, n, &failed);
+    uint32_t id = rfx_fn_env_pack_locked(env, fields, n, &failed);
     pthread_mutex_unlock(&env->lock);
     return failed ? UINT32_MAX : id;
 }
@@ -279,7 +265,7 @@ uint32_t rfx_fn_apply(rfx_fn_env *env, rfx_fn_op op, const uint32_t *a, int narg
 {
     if (op == RFX_FX_PACK) {
         pthread_mutex_lock(&env->lock);
-        uint32_t id = pack(env, a, nargs, failed);
+        uint32_t id = rfx_fn_env_pack_locked(env, a, nargs, failed);
         pthread_mutex_unlock(&env->lock);
         return id;
     }

@@ -57,6 +57,17 @@ static bool symtab_rehash(rfx_symtab *t)
     return true;
 }
 
+uint32_t rfx_symtab_find(const rfx_symtab *t, const char *s, size_t n)
+{
+    size_t h = rfx_fnv1a(RFX_FNV_INIT, s, n) & (t->nslots - 1);
+    for (; t->slots[h]; h = (h + 1) & (t->nslots - 1)) {
+        uint32_t id = t->slots[h] - 1;
+        if (t->lens[id] == n && memcmp(t->strs[id], s, n) == 0)
+            return id;
+    }
+    return UINT32_MAX;
+}
+
 uint32_t rfx_symtab_intern(rfx_symtab *t, const char *s, size_t n)
 {
     size_t h = rfx_fnv1a(RFX_FNV_INIT, s, n) & (t->nslots - 1);

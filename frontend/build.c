@@ -602,6 +602,39 @@ void rfx_add_clause(rfx_parse_ctx *ctx, rfx_atom *head, rfx_body *body, RFX_YYLT
     rfx_plist_push(ctx, &ctx->clauses, c);
 }
 
+void rfx_add_functor(rfx_parse_ctx *ctx, const char *name, rfx_plist *params, const char *ret, bool stateful,
+                     RFX_YYLTYPE loc)
+{
+    rfx_functor_text *f = ctx_alloc(ctx, sizeof *f);
+    if (!f)
+        return;
+    *f = (rfx_functor_text){.name = name, .ret = ret, .params = params, .stateful = stateful, .loc = rfx_loc_of(loc)};
+    rfx_plist_push(ctx, &ctx->functors, f);
+}
+
+rfx_expr *rfx_mk_user_fn(rfx_parse_ctx *ctx, const char *name, rfx_plist *args, RFX_YYLTYPE loc)
+{
+    int n = args ? args->n : 0, depth = 1;
+    for (int i = 0; i < n; i++)
+        if (((rfx_expr *)args->items[i])->depth + 1 > depth)
+            depth = ((rfx_expr *)args->items[i])->depth + 1;
+    if (too_deep(ctx, depth, loc))
+        return n ? args->items[0] : rfx_mk_int(ctx, 0, false, loc);
+    rfx_expr *e = rfx_mk_expr(ctx, RFX_E_FN, loc);
+    e->depth = depth;
+    e->u.fn.fn = RFX_FN_USER;
+    e->u.fn.cast_name = name;
+    e->u.fn.cast = -1;
+    e->u.fn.field = -1;
+    e->u.fn.nargs = n;
+    e->u.fn.args = ctx_alloc(ctx, sizeof(rfx_expr *) * (size_t)(n + 1));
+    for (int i = 0; e->u.fn.args && i < n; i++)
+        e->u.fn.args[i] = args->items[i];
+    if (!e->u.fn.args)
+        e->u.fn.nargs = 0;
+    return e;
+}
+
 /* Names each `_` of e, as Soufflé does for a dominated atom (its copy is the head). */
 static void name_anonymous(rfx_parse_ctx *ctx, rfx_expr *e)
 {

@@ -358,7 +358,10 @@ void rfx_expr_print(FILE *out, const rfx_program *p, const rfx_clause *c, const 
                 fputc(']', out);
             break;
         }
-        fprintf(out, "%s(", rfx_functor_name(e->u.fn.fn));
+        if (e->u.fn.fn == RFX_FN_USER)
+            fprintf(out, "@%s(", e->u.fn.cast_name);
+        else
+            fprintf(out, "%s(", rfx_functor_name(e->u.fn.fn));
         for (int i = 0; i < e->u.fn.nargs; i++) {
             if (i)
                 fputs(", ", out);
@@ -440,12 +443,27 @@ void rfx_frontend_print(FILE *out, const rfx_program *p)
             fprintf(out, ".type %s <: %s   // %s\n", t->name, t->parent >= 0 ? p->types[t->parent].name : "?",
                     rfx_prim_name(t->prim));
     }
+    for (int i = 0; i < p->nfunctors; i++) {
+        const rfx_functor_decl *f = &p->functors[i];
+        fprintf(out, ".functor %s(", f->name);
+        for (int a = 0; a < f->nargs; a++)
+            fprintf(out, "%s%s", a ? ", " : "", p->types[f->arg_types[a]].name);
+        fprintf(out, "): %s%s\n", p->types[f->ret_type].name, f->stateful ? " stateful" : "");
+    }
     for (int i = 0; i < p->nrels; i++) {
         const rfx_relation *r = &p->rels[i];
         fprintf(out, ".decl %s(", r->name);
         for (int a = 0; a < r->arity; a++)
             fprintf(out, "%s%s: %s", a ? ", " : "", r->attrs[a].name, p->types[r->attrs[a].type].name);
-        fprintf(out, ")   // stratum %d%s\n", r->stratum, r->logiql ? ", LogiQL" : "");
+        fprintf(out, ")");
+        if (r->repr)
+            fprintf(out, " %s", r->repr);
+        for (int d = 0; d < r->nchoice; d++)
+            for (int k = 0; k < r->choice_ncols[d]; k++)
+                fprintf(out, "%s%s%s%s", !d && !k ? " choice-domain " : !k ? ", " : "", !k && r->choice_ncols[d] > 1 ? "(" : k ? ", " : "",
+                        r->attrs[r->choice_cols[r->choice_first[d] + k]].name,
+                        k == r->choice_ncols[d] - 1 && r->choice_ncols[d] > 1 ? ")" : "");
+        fprintf(out, "   // stratum %d%s\n", r->stratum, r->logiql ? ", LogiQL" : "");
         for (int k = 0; k < r->ninputs; k++) {
             fprintf(out, ".input %s", r->name);
             print_opts(out, r->inputs[k].nopts, r->inputs[k].opts);
@@ -461,6 +479,8 @@ void rfx_frontend_print(FILE *out, const rfx_program *p)
     }
     for (int i = 0; i < p->nclauses; i++) {
         const rfx_clause *c = &p->clauses[i];
+        if (c->subsumptive)   /* `a <= b :- body.` as the tuples it deletes */
+            fputs("// subsumption: delete\n", out);
         print_atom(out, p, c, &c->head);
         if (!c->is_fact || c->body) {
             fputs(" :- ", out);

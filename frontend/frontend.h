@@ -110,6 +110,8 @@ typedef enum rfx_functor {
     RFX_FN_NIL,                /* `nil`: the record of no tuple */
     RFX_FN_FIELD,              /* the checker's: field `field` of its argument, a record (0 for nil); of
                                 * an ADT's branch `cast` (else -1) */
+    RFX_FN_USER,               /* `@name(...)` (cast_name): the program's functor `field` (rfx_functor_decl),
+                                * whose result type is `cast` (set by the checker) */
     RFX_FN_COUNT
 } rfx_functor;
 const char *rfx_functor_name(rfx_functor f);
@@ -134,9 +136,10 @@ struct rfx_expr {
         struct { rfx_binop op; rfx_expr *lhs, *rhs; } bin;     /* RFX_E_NEG uses lhs */
         struct { rfx_aggfn fn; rfx_expr *target; rfx_body *body; bool scoped; } agg; /* RFX_E_AGG;
                                    scoped: its local variables renumbered apart (sema) */
-        struct { rfx_functor fn; int nargs; rfx_expr **args; const char *cast_name; int cast; int field; } fn;
+        struct { rfx_functor fn; int nargs; rfx_expr **args; const char *cast_name; int cast; int field;
+                 const int *arg_types; } fn;
                                /* RFX_E_FN; as(x, T): T's name and (after checking) its index;
-                                * RFX_FN_FIELD: the field's place */
+                                * RFX_FN_FIELD: the field's place; RFX_FN_USER: its parameters' types */
     } u;
 };
 
@@ -265,6 +268,18 @@ typedef struct rfx_relation {
     int *choice_first, *choice_cols;
 } rfx_relation;
 
+/* A user-defined functor, `.functor name(T, ...): R [stateful]`: its code comes from a
+ * shared library at run time (runtime/functor_libs.c). */
+typedef struct rfx_functor_decl {
+    const char *name;
+    int nargs;
+    int *arg_types;            /* program types */
+    int ret_type;
+    bool stateful;
+    bool used;                 /* some rule calls it */
+    rfx_loc loc;
+} rfx_functor_decl;
+
 /* `.pragma "key" "value"` (value NULL for `.pragma "key"`). */
 typedef struct rfx_pragma {
     const char *key, *value;
@@ -292,6 +307,8 @@ typedef struct rfx_program {
     bool any_output;           /* some .output or .printsize directive */
     int npragmas;
     rfx_pragma *pragmas;
+    int nfunctors;             /* `.functor` declarations */
+    rfx_functor_decl *functors;
     rfx_linemap lines;         /* after the preprocessor: where each line came from (n = 0: none ran) */
 } rfx_program;
 

@@ -44,6 +44,14 @@ typedef struct rfx_rel_decl {
     const char *instance;      /* declared in a component: the instance it was expanded for */
 } rfx_rel_decl;
 
+/* `.functor name(T, ...): R [stateful]` as written. */
+typedef struct rfx_functor_text {
+    const char *name, *ret;
+    rfx_plist *params;         /* (type name, location) pairs, or NULL */
+    bool stateful;
+    rfx_loc loc;
+} rfx_functor_text;
+
 /* One `.input/.output/.printsize` directive naming one relation. */
 typedef struct rfx_directive {
     unsigned kind;             /* RFX_REL_INPUT / OUTPUT / PRINTSIZE */
@@ -105,6 +113,8 @@ typedef struct rfx_parse_ctx {
     int end_line, end_col;     /* where the last token ended */
     bool in_body;              /* between a rule's `:-` and its '.' */
     int unnamed;               /* `_`s named so far (rfx_add_subsumption) */
+    int functor_state, functor_depth;   /* where in a `.functor` the scanner is (its `stateful`, parser.y) */
+    rfx_plist functors;        /* rfx_functor_decl* */
     rfx_plist pragmas;         /* rfx_pragma* */
     rfx_plist cur_opts;        /* options of the directive being parsed (rfx_io_opt*) */
     unsigned cur_kind;         /* RFX_REL_* of the directive being parsed */
@@ -168,6 +178,11 @@ void rfx_add_clauses(rfx_parse_ctx *ctx, rfx_plist *heads, rfx_body *body, RFX_Y
 rfx_plist *rfx_mk_name_list(rfx_parse_ctx *ctx, rfx_plist *l, const char *name, RFX_YYLTYPE loc);
 /* choice: `choice-domain`'s domains (lists of name pairs) or NULL. */
 void rfx_add_decls(rfx_parse_ctx *ctx, rfx_plist *names, rfx_plist *attrs, rfx_plist *quals, rfx_plist *choice);
+/* `.functor name(params): type [stateful]` (params: rfx_mk_name_list pairs of type names). */
+void rfx_add_functor(rfx_parse_ctx *ctx, const char *name, rfx_plist *params, const char *ret, bool stateful,
+                     RFX_YYLTYPE loc);
+/* `@name(args)`. */
+rfx_expr *rfx_mk_user_fn(rfx_parse_ctx *ctx, const char *name, rfx_plist *args, RFX_YYLTYPE loc);
 /* `lt <= gt :- body.`: Soufflé's subsumptive clause, deleting lt's tuples. */
 void rfx_add_subsumption(rfx_parse_ctx *ctx, rfx_atom *lt, rfx_atom *gt, rfx_body *body, RFX_YYLTYPE loc);
 rfx_body *rfx_mk_not_body(rfx_parse_ctx *ctx, rfx_body *b);

@@ -43,6 +43,21 @@ static int qualified_token(RFX_YYSTYPE *lval, RFX_YYLTYPE *lloc, void *scanner)
         ctx->in_body = false;
     ctx->end_line = lloc->last_line;
     ctx->end_col = lloc->last_column;
+    /* `stateful` after a `.functor`'s result type (elsewhere a name) */
+    if (tok == T_FUNCTOR_DECL) {
+        ctx->functor_state = 1;
+        ctx->functor_depth = 0;
+    } else if (ctx->functor_state == 1 && (tok == '(' || tok == ')'))
+        ctx->functor_depth += tok == '(' ? 1 : -1;
+    else if (ctx->functor_state == 1 && tok == ':' && ctx->functor_depth == 0)
+        ctx->functor_state = 2;
+    else if (ctx->functor_state == 2 && tok == T_IDENT)
+        ctx->functor_state = 3;
+    else if (ctx->functor_state == 3) {
+        ctx->functor_state = 0;
+        if (tok == T_IDENT && strcmp(lval->str, "stateful") == 0 && !ctx->ident_opens_atom)
+            return T_STATEFUL;
+    }
     if (tok == T_DECL) {
         ctx->decl_state = 1;
         ctx->decl_depth = 0;
@@ -106,6 +121,7 @@ bool rfx_qualified_name_here(const rfx_parse_ctx *ctx)
 %token T_DECL ".decl" T_TYPE ".type" T_NUMBER_TYPE ".number_type" T_SYMBOL_TYPE ".symbol_type"
 %token T_INPUT ".input" T_OUTPUT ".output" T_PRINTSIZE ".printsize"
 %token T_COMP ".comp" T_INIT ".init" T_OVERRIDE ".override" T_PRAGMA ".pragma" T_PLAN ".plan" T_LIMITSIZE ".limitsize"
+%token T_FUNCTOR_DECL ".functor" T_STATEFUL "stateful"
 %token T_COUNT "count" T_SUM "sum" T_MIN "min" T_MAX "max" T_MEAN "mean" T_TRUE "true" T_FALSE "false"
 %token T_AS "as" T_NIL "nil"
 %token T_BAND "band" T_BOR "bor" T_BXOR "bxor" T_BSHL "bshl" T_BSHR "bshr" T_BSHRU "bshru"
@@ -116,14 +132,14 @@ bool rfx_qualified_name_here(const rfx_parse_ctx *ctx)
 %token <ival> T_FUNCTOR "functor" T_CONSTRAINT "contains or match"
 %token <ival> T_INT "integer" T_UNSIGNED "unsigned integer" T_BITS "hexadecimal, binary or IPv4 number"
 %token <str> T_QUALIFIER "relation qualifier"
-%token <str> T_CONSTRUCTOR "constructor"
+%token <str> T_CONSTRUCTOR "constructor" T_USER_FN "user-defined functor"
 %token <fval> T_FLOAT "float"
 %token <sym> T_STRING "string"
 
 %type <expr> expr lxor_expr land_expr bor_expr bxor_expr band_expr shift_expr sum term factor unary power primary aggregate
 %type <atom> atom
 %type <body> disj conj lit
-%type <list> args attrs dir_names decl_names quals heads more_args union_members comp_params comp_bases base_list plan_orders plan_order plan_atoms adt_branches adt_branch choice_domains choice_domain
+%type <list> args attrs dir_names decl_names quals heads more_args union_members comp_params comp_bases base_list plan_orders plan_order plan_atoms adt_branches adt_branch choice_domains choice_domain functor_params functor_param
 %type <cref> comp_ref
 %type <op> cmpop
 %type <str> optval
@@ -163,6 +179,10 @@ item:
     | T_PRAGMA T_STRING T_STRING                 { rfx_add_pragma(ctx, $2, $3, @2); }
     | T_LIMITSIZE T_IDENT '(' T_IDENT '=' T_INT ')' { rfx_add_limitsize(ctx, $2, $4, $6, @2, @4); }
     | T_PLAN plan_orders                         { rfx_add_plan(ctx, $2, @1); }
+    | T_FUNCTOR_DECL T_IDENT '(' ')' ':' T_IDENT { rfx_add_functor(ctx, $2, NULL, $6, false, @2); }
+    | T_FUNCTOR_DECL T_IDENT '(' functor_params ')' ':' T_IDENT { rfx_add_functor(ctx, $2, $4, $7, false, @2); }
+    | T_FUNCTOR_DECL T_IDENT '(' ')' ':' T_IDENT T_STATEFUL { rfx_add_functor(ctx, $2, NULL, $6, true, @2); }
+    | T_FUNCTOR_DECL T_IDENT '(' functor_params ')' ':' T_IDENT T_STATEFUL { rfx_add_functor(ctx, $2, $4, $7, true, @2); }
     | error '.'                                  { yyerrok; }
     ;
 
@@ -175,6 +195,17 @@ adt_branches:
 adt_branch:
       T_IDENT '{' '}'                            { $$ = rfx_mk_branch(ctx, $1, NULL, @1); }
     | T_IDENT '{' attrs '}'                      { $$ = rfx_mk_branch(ctx, $1, $3, @1); }
+    ;
+
+/* a `.functor`'s parameters, `x: T` or `T`: (type name, location) pairs */
+functor_params:
+      functor_param                              { $$ = $1; }
+    | functor_params ',' functor_param           { $$ = rfx_list_append(ctx, $1, $3); }
+    ;
+
+functor_param:
+      T_IDENT ':' T_IDENT                        { $$ = rfx_mk_name_list(ctx, NULL, $3, @3); }
+    | T_IDENT                                    { $$ = rfx_mk_name_list(ctx, NULL, $1, @1); }
     ;
 
 /* `choice-domain x, (y, z)`: per domain its attributes' (name, location) pairs */
@@ -403,6 +434,8 @@ primary:
     | '[' ']'                                    { $$ = rfx_mk_fn(ctx, RFX_FN_RECORD, NULL, @1); }
     | '[' more_args ']'                          { $$ = rfx_mk_fn(ctx, RFX_FN_RECORD, $2, @1); }
     | T_NIL                                      { $$ = rfx_mk_fn(ctx, RFX_FN_NIL, NULL, @1); }
+    | T_USER_FN '(' ')'                          { $$ = rfx_mk_user_fn(ctx, $1, NULL, @1); }
+    | T_USER_FN '(' more_args ')'                { $$ = rfx_mk_user_fn(ctx, $1, $3, @1); }
     | T_CONSTRUCTOR                              { $$ = rfx_mk_constructor(ctx, $1, NULL, @1); }
     | T_CONSTRUCTOR '(' ')'                      { $$ = rfx_mk_constructor(ctx, $1, NULL, @1); }
     | T_CONSTRUCTOR '(' more_args ')'            { $$ = rfx_mk_constructor(ctx, $1, $3, @1); }

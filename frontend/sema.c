@@ -355,6 +355,8 @@ static int fn_result(const rfx_expr *e)
 {
     if (e->u.fn.fn == RFX_FN_RECORD)   /* a constructor tells its ADT; `[..]` takes its context's type */
         return e->u.fn.cast_name ? e->u.fn.cast : -1;
+    if (e->u.fn.fn == RFX_FN_USER)     /* its declared result */
+        return e->u.fn.cast;
     static const int res[RFX_FN_COUNT] = {3, 0, 3, 0, 0, 0, 0, 1, 2, 3, -1, -1, 0, -1, -1, -1};
     return e->u.fn.fn == RFX_FN_AS ? e->u.fn.cast : res[e->u.fn.fn];
 }
@@ -367,6 +369,7 @@ static int fn_arg_type(const rfx_expr *e, int i)
     case RFX_FN_CAT: case RFX_FN_STRLEN: case RFX_FN_ORD: case RFX_FN_CONTAINS: case RFX_FN_MATCH: return 3;
     case RFX_FN_SUBSTR: return i ? 0 : 3;
     case RFX_FN_RANGE: return -2;
+    case RFX_FN_USER: return e->u.fn.arg_types && i < e->u.fn.nargs ? e->u.fn.arg_types[i] : -1;
     default: return -1;
     }
 }
@@ -681,7 +684,7 @@ static void check_fn(clause_ctx *cc, rfx_expr *e)
         check_record(cc, e);
         return;
     }
-    const char *name = rfx_functor_name(e->u.fn.fn);
+    const char *name = e->u.fn.fn == RFX_FN_USER ? e->u.fn.cast_name : rfx_functor_name(e->u.fn.fn);
     for (int i = 0; i < e->u.fn.nargs; i++) {
         rfx_expr *a = e->u.fn.args[i];
         int want = fn_arg_type(e, i), own = a->type;
@@ -834,6 +837,28 @@ static void resolve_constructor(sema *s, rfx_expr *e)
     e->u.fn.field = branch;
 }
 
+/* `@f(...)`: the `.functor` it calls, the number of its arguments. */
+static void resolve_user_functor(sema *s, rfx_expr *e)
+{
+    rfx_program *p = s->p;
+    for (int i = 0; i < p->nfunctors; i++) {
+        rfx_functor_decl *f = &p->functors[i];
+        if (strcmp(f->name, e->u.fn.cast_name) != 0)
+            continue;
+        if (e->u.fn.nargs != f->nargs) {
+            rfx_diag_error(s->d, e->loc, "'@%s' takes %d argument%s, given %d", f->name, f->nargs,
+                           f->nargs == 1 ? "" : "s", e->u.fn.nargs);
+            return;
+        }
+        e->u.fn.field = i;
+        e->u.fn.cast = f->ret_type;
+        e->u.fn.arg_types = f->arg_types;
+        f->used = true;
+        return;
+    }
+    rfx_diag_error(s->d, e->loc, "unknown functor '@%s' (declare it with .functor)", e->u.fn.cast_name);
+}
+
 static void resolve_expr_atoms(sema *s, rfx_expr *e)
 {
     if (e->kind == RFX_E_AGG)
@@ -842,6 +867,8 @@ static void resolve_expr_atoms(sema *s, rfx_expr *e)
         resolve_conj(s, rfx_agg_conj(e));
     if (e->kind == RFX_E_FN && e->u.fn.fn == RFX_FN_RECORD && e->u.fn.cast_name && e->u.fn.field < 0)
         resolve_constructor(s, e);
+    if (e->kind == RFX_E_FN && e->u.fn.fn == RFX_FN_USER && e->u.fn.field < 0)
+        resolve_user_functor(s, e);
     if (e->kind == RFX_E_FN && e->u.fn.fn == RFX_FN_AS) {
         e->u.fn.cast = rfx_sema_find_type(s->p, e->u.fn.cast_name);
         if (e->u.fn.cast < 0)
@@ -1389,6 +1416,7 @@ void rfx_sema_run(rfx_program *p, rfx_parse_ctx *ctx)
     if (ctx->oom)
         return;
     rfx_sema_check_decls(&s);
+    rfx_sema_check_functors(&s);
     if (ctx->oom)
         return;
     p->nclauses = ctx->clauses.n;

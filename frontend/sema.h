@@ -55,5 +55,6 @@ int rfx_sema_find_branch(const rfx_program *p, const char *name, int *branch);
 /* sema_decls.c: the program's relations and their directives; its pragmas. */
 void rfx_sema_check_decls(sema *s);
 void rfx_sema_check_pragmas(sema *s);
+void rfx_sema_check_functors(sema *s);
 
 #endif

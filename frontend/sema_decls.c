@@ -201,6 +201,48 @@ void rfx_sema_check_decls(sema *s)
         }
 }
 
+/* `.functor` declarations: known types; a stateless functor takes and returns values
+ * libffi passes as C values (number, unsigned, float, symbol), as Soufflé's interpreter. */
+void rfx_sema_check_functors(sema *s)
+{
+    rfx_program *p = s->p;
+    int n = s->ctx->functors.n;
+    p->functors = salloc(s, sizeof(rfx_functor_decl) * (size_t)(n + 1));
+    if (!p->functors)
+        return;
+    for (int i = 0; i < n; i++) {
+        const rfx_functor_text *t = s->ctx->functors.items[i];
+        for (int k = 0; k < p->nfunctors; k++)
+            if (strcmp(p->functors[k].name, t->name) == 0) {
+                char at[300];
+                rfx_diag_error(s->d, t->loc, "functor '%s' is declared twice (first at %s)", t->name,
+                               rfx_diag_where(s->d, p->functors[k].loc, at, sizeof at));
+            }
+        int nargs = t->params ? t->params->n / 2 : 0;
+        if (nargs > RFX_MAX_RECORD_FIELDS)
+            rfx_diag_error(s->d, t->loc, "functor '%s' has %d parameters; at most %d are supported", t->name, nargs,
+                           RFX_MAX_RECORD_FIELDS);
+        rfx_functor_decl *f = &p->functors[p->nfunctors++];
+        *f = (rfx_functor_decl){.name = t->name, .nargs = nargs, .stateful = t->stateful, .loc = t->loc};
+        if (!(f->arg_types = salloc(s, sizeof(int) * (size_t)(nargs + 1))))
+            return;
+        for (int a = 0; a <= nargs; a++) {
+            const char *tn = a < nargs ? t->params->items[2 * a] : t->ret;
+            const rfx_loc *tl = a < nargs ? t->params->items[2 * a + 1] : NULL;
+            int ty = rfx_sema_find_type(p, tn);
+            if (ty < 0)
+                rfx_diag_error(s->d, tl ? *tl : t->loc, "unknown type '%s' in functor '%s'", tn, t->name);
+            else if (!t->stateful && (rfx_program_record_type(p, ty) >= 0 || rfx_program_adt_type(p, ty) >= 0))
+                rfx_diag_error(s->d, tl ? *tl : t->loc, "functor '%s': '%s' is a record type; a functor over "
+                               "records is declared stateful", t->name, tn);
+            if (a < nargs)
+                f->arg_types[a] = ty < 0 ? 0 : ty;
+            else
+                f->ret_type = ty < 0 ? 0 : ty;
+        }
+    }
+}
+
 /* Soufflé's pragmas are its command-line options given in the program. Those that change
  * no answer (optimisation and debugging switches) are accepted and have no effect here;
  * no-warn silences warnings; those rfx does not apply (inputs, outputs, threads) are
@@ -211,13 +253,13 @@ void rfx_sema_check_pragmas(sema *s)
     static const char *const no_effect[] = {
         "magic-transform", "magic-transform-exclude", "inline-exclude", "disable-transformers", "legacy",
         "provenance", "profile", "profile-use", "debug-report", "verbose", "show", "parse-errors", "generate",
-        "compile", "swig", "engine", "index-stats", "auto-schedule", NULL};
+        "compile", "swig", "engine", "index-stats", "auto-schedule",
+        "library-dir", "libraries",   /* applied where functors are bound (runtime/functor_libs.c) */
+        NULL};
     static const char *const use_cli[][2] = {
         {"fact-dir", "give it as -F on the command line"}, {"output-dir", "give it as -D on the command line"},
         {"jobs", "give it as -j on the command line"}, {"macro", "give it as -M on the command line"},
-        {"include-dir", "rfx runs the preprocessor in the program's directory"},
-        {"library-dir", "user-defined functors are not supported yet"},
-        {"libraries", "user-defined functors are not supported yet"}};
+        {"include-dir", "rfx runs the preprocessor in the program's directory"}};
     rfx_program *p = s->p;
     int n = s->ctx->pragmas.n;
     p->pragmas = salloc(s, sizeof(rfx_pragma) * (size_t)(n + 1));

@@ -195,11 +195,16 @@ static rfx_rx *tx_functor(rule_ctx *R, const rfx_expr *e, const flow *f0, const 
 {
     lower_ctx *L = R->L;
     const rfx_program *p = L->prog;
-    if (e->u.fn.fn == RFX_FN_RECORD) {   /* a record: the id of its fields' tuple */
+    bool user = e->u.fn.fn == RFX_FN_USER;
+    if (e->u.fn.fn == RFX_FN_RECORD || user) {   /* a record: the id of its fields' tuple; `@f(..)`: a call
+                                                  * of the code bound to the plan's functor `field` */
         rfx_rx **f = lalloc(L, sizeof(rfx_rx *) * (size_t)(e->u.fn.nargs + 1));
         for (int i = 0; f && i < e->u.fn.nargs; i++)
             f[i] = tx_expr(R, e->u.fn.args[i], f0, f1, type_prim(p, e->u.fn.args[i]->type));
-        return f ? rfx_rx_fn(L, RFX_FX_PACK, RFX_UNSIGNED, f, e->u.fn.nargs, e->loc) : rfx_rx_new(L, RFX_RX_CONST, prim);
+        rfx_rx *x = f ? rfx_rx_fn(L, user ? RFX_FX_USER : RFX_FX_PACK, user ? prim : RFX_UNSIGNED, f, e->u.fn.nargs,
+                                  e->loc) : rfx_rx_new(L, RFX_RX_CONST, prim);
+        x->col = user ? e->u.fn.field : x->col;
+        return x;
     }
     if (e->u.fn.fn == RFX_FN_NIL)
         return rfx_rx_new(L, RFX_RX_CONST, RFX_UNSIGNED);   /* 0 */

@@ -405,6 +405,26 @@ static void mark_host_only(rfx_plan *P)
         }
 }
 
+/* The program's `.functor`s, by index, for the runtime to bind to their code. */
+static bool declare_functors(rfx_fn_env *env, const rfx_program *prog)
+{
+    int n = prog->nfunctors;
+    rfx_user_sig *sigs = rfx_calloc((size_t)n + 1, sizeof *sigs);
+    rfx_prim *prims = rfx_calloc((size_t)n * RFX_MAX_RECORD_FIELDS + 1, sizeof *prims);
+    bool ok = sigs && prims;
+    for (int i = 0; ok && i < n; i++) {
+        const rfx_functor_decl *f = &prog->functors[i];
+        rfx_prim *a = prims + (size_t)i * RFX_MAX_RECORD_FIELDS;
+        for (int k = 0; k < f->nargs && k < RFX_MAX_RECORD_FIELDS; k++)
+            a[k] = type_prim(prog, f->arg_types[k]);
+        sigs[i] = (rfx_user_sig){f->name, f->nargs, a, type_prim(prog, f->ret_type), f->stateful};
+    }
+    ok = ok && rfx_fn_env_declare(env, sigs, n);
+    free(sigs);
+    free(prims);
+    return ok;
+}
+
 rfx_plan *rfx_plan_build(const rfx_program *prog, const rfx_plan_opts *opts, rfx_plan_error *err)
 {
     rfx_plan *P = rfx_calloc(1, sizeof *P);
@@ -414,7 +434,7 @@ rfx_plan *rfx_plan_build(const rfx_program *prog, const rfx_plan_opts *opts, rfx
     if (!P->arena)
         goto oom;
     P->prog = prog;
-    if (!(P->fn_env = rfx_fn_env_new(prog->syms)))
+    if (!(P->fn_env = rfx_fn_env_new(prog->syms)) || !declare_functors(P->fn_env, prog))
         goto oom;
     lower_ctx Lc = {.plan = P, .prog = prog, .rule = -1, .stratum = -1, .join = opts ? opts->join : RFX_PLAN_JOIN_AUTO};
     lower_ctx *L = &Lc;

@@ -149,7 +149,7 @@ rfx_rx *rfx_rx_fold(rfx_rx *x)
         for (int i = 0; i < x->nargs; i++)
             if (x->args[i]->kind != RFX_RX_CONST)
                 return x;
-        if (x->op == RFX_FX_AUTOINC)
+        if (x->op == RFX_FX_AUTOINC || x->op == RFX_FX_USER)   /* a user's code runs when the program does */
             return x;
     } else if (!x->l || x->l->kind != RFX_RX_CONST || (x->kind == RFX_RX_BIN && (!x->r || x->r->kind != RFX_RX_CONST)))
         return x;

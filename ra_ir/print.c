@@ -69,7 +69,10 @@ void rfx_rx_print(FILE *out, const rfx_plan *P, const rfx_rx *e)
         rfx_rx_print(out, P, e->r);
         break;
     case RFX_RX_FN:
-        fprintf(out, "%s(", rfx_fn_op_name((rfx_fn_op)e->op));
+        if (e->op == RFX_FX_USER)
+            fprintf(out, "@%s(", P->prog->functors[e->col].name);
+        else
+            fprintf(out, "%s(", rfx_fn_op_name((rfx_fn_op)e->op));
         for (int i = 0; i < e->nargs; i++) {
             if (i)
                 fputs(", ", out);

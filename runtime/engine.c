@@ -13,7 +13,8 @@
 
 struct rfx_engine {
     rfx_config cfg;
-    char *fact_dir, *output_dir, *macros;   /* owned copies of the config's strings */
+    char *fact_dir, *output_dir, *macros, *library_dirs, *libraries;   /* owned copies of the config's strings */
+    rfx_functor_libs *functor_libs;   /* the libraries of user-defined functors, opened on the first run */
     int devices[16];               /* a copy of the config's device list */
     int nthreads;
     rfx_program *prog;
@@ -206,9 +207,13 @@ rfx_engine *rfx_open(const rfx_config *cfg)
     e->fact_dir = dup_or_null(e->cfg.fact_dir, &ok);
     e->output_dir = dup_or_null(e->cfg.output_dir, &ok);
     e->macros = dup_or_null(e->cfg.macros, &ok);
+    e->library_dirs = dup_or_null(e->cfg.library_dirs, &ok);
+    e->libraries = dup_or_null(e->cfg.libraries, &ok);
     e->cfg.fact_dir = e->fact_dir;
     e->cfg.output_dir = e->output_dir;
     e->cfg.macros = e->macros;
+    e->cfg.library_dirs = e->library_dirs;
+    e->cfg.libraries = e->libraries;
     e->cfg.tune = NULL;   /* applied here; the string is not kept */
     e->tune = rfx_tuning_defaults;
     if (cfg && !rfx_tuning_parse(&e->tune, cfg->tune, e->tune_error, sizeof e->tune_error) && !e->tune_error[0])
@@ -230,6 +235,8 @@ rfx_engine *rfx_open(const rfx_config *cfg)
         free(e->fact_dir);
         free(e->output_dir);
         free(e->macros);
+        free(e->library_dirs);
+        free(e->libraries);
         free(e);
         return NULL;
     }
@@ -273,6 +280,9 @@ void rfx_close(rfx_engine *e)
     free(e->fact_dir);
     free(e->output_dir);
     free(e->macros);
+    free(e->library_dirs);
+    free(e->libraries);
+    rfx_functor_libs_free(e->functor_libs);
     free(e);
 }
 
@@ -522,6 +532,10 @@ rfx_result rfx_run(rfx_engine *e)
                         e->prog->rels[r].name);
         e->inserts_unsorted[r] = false;
     }
+    int bound = rfx_functors_bind(e->prog, e->plan->fn_env, e->cfg.library_dirs, e->cfg.libraries, &e->functor_libs,
+                                  e->diag);
+    if (bound != RFX_EXIT_OK)
+        return end_call(e, (rfx_result)bound);
     rfx_run_opts o = {
         .fact_dir = e->cfg.fact_dir,
         .output_dir = e->cfg.output_dir,

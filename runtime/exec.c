@@ -40,6 +40,8 @@ struct rfx_exec {
     bool no_split;             /* tuning split_loops=0: loops never run by key ranges */
     rfx_run_opts opts;         /* the caller's, tune filled in (o points here) */
     size_t splits, split_ranges;   /* loops split, and the ranges they ran (profile) */
+    size_t user_fn_cmds;           /* commands calling user-defined functors, run on the host (profile) */
+    double user_fn_seconds;
     double split_seconds;      /* spent cutting their state and gathering the ranges' results */
     size_t *unsplit_bytes;     /* per relation: its size when it could not be cut (one value) */
     bool traced;               /* some trace event written */
@@ -306,8 +308,42 @@ static void count_var(exec *x, op_stat *s, int var, bool written, bool moved)
 }
 
 /* A group reads each input once and writes each output once. */
+static bool calls_user_functor(const rfx_rx *e)
+{
+    if (!e)
+        return false;
+    if (e->kind == RFX_RX_FN && e->op == RFX_FX_USER)
+        return true;
+    for (int i = 0; e->kind == RFX_RX_FN && i < e->nargs; i++)
+        if (calls_user_functor(e->args[i]))
+            return true;
+    return calls_user_functor(e->l) || calls_user_functor(e->r);
+}
+
+static bool cmd_calls_user_functor(const rfx_ra_cmd *c)
+{
+    bool user = calls_user_functor(c->pred);
+    for (int k = 0; k < c->nout && !user; k++)
+        user = calls_user_functor(c->out[k]);
+    return user;
+}
+
+/* Commands calling user-defined functors (a group: any of its members) are counted apart
+ * in the profile. */
+static void count_user_functors(exec *x, bool user, double seconds)
+{
+    if (user) {
+        x->user_fn_cmds++;
+        x->user_fn_seconds += seconds;
+    }
+}
+
 static void count_group_stats(exec *x, const rfx_fgroup *g, double seconds)
 {
+    bool user = false;
+    for (int m = 0; m < g->nmembers && !user; m++)
+        user = cmd_calls_user_functor(rfx_fgroup_member_cmd(x->P, g, m));
+    count_user_functors(x, user, seconds);
     op_stat *s = &x->stats[RFX_RA_NOPS + (g->kind == RFX_FG_JOIN)];
     s->seconds += seconds;
     s->calls++;
@@ -324,6 +360,7 @@ static bool moves_data(rfx_ra_op op)
 
 static void count_stats(exec *x, const rfx_ra_cmd *c, double seconds)
 {
+    count_user_functors(x, cmd_calls_user_functor(c), seconds);
     op_stat *s = &x->stats[c->op];
     s->seconds += seconds;
     s->calls++;
@@ -410,6 +447,9 @@ static void print_profile(exec *x, double total)
                     oo.trie_seconds);
         fputc('\n', f);
     }
+    if (f && x->user_fn_cmds)
+        fprintf(f, "user-defined functors: %zu commands calling them ran on the host, %.3f s (their code is the "
+                   "host's)\n", x->user_fn_cmds, x->user_fn_seconds);
     if (f && x->splits)
         fprintf(f, "loops run by key ranges: %zu splits, the loop run on %zu ranges, %.3f s cutting and gathering them\n",
                 x->splits, x->split_ranges, x->split_seconds);

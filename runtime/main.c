@@ -21,6 +21,8 @@ static void usage(FILE *f)
           "  -F, --fact-dir=DIR      read <rel>.facts and relative filename= paths from DIR (default .)\n"
           "  -D, --output-dir=DIR    write <rel>.csv into DIR (default .); '-' prints to stdout\n"
           "  -M, --macro=MACROS      preprocessor definitions, 'NAME[=VALUE] ...' (as Souffle's -M)\n"
+          "  -L, --library-dir=DIR   look for user-defined functors' libraries in DIR (default .)\n"
+          "  -l, --libraries=NAME    load libNAME.so for user-defined functors (default: functors)\n"
           "  -j, --jobs=N            worker threads, or 'auto' (default): all cores\n"
           "      --backend=KIND      auto, cpu or cuda (default auto: the CPU and a CUDA device together,\n"
           "                          each command where it ends sooner)\n"
@@ -193,11 +195,14 @@ typedef struct cmd {
     const char *out;
     char *macros;              /* several -M joined (owned) */
     char *tune;                /* several --tune joined (owned) */
+    char *library_dirs, *libraries;   /* several -L, -l joined (owned) */
 } cmd;
 
 static const struct option longopts[] = {
     {"fact-dir", required_argument, NULL, 'F'},
     {"macro", required_argument, NULL, 'M'},
+    {"library-dir", required_argument, NULL, 'L'},
+    {"libraries", required_argument, NULL, 'l'},
     {"output-dir", required_argument, NULL, 'D'},
     {"jobs", required_argument, NULL, 'j'},
     {"backend", required_argument, NULL, OPT_BACKEND},
@@ -219,7 +224,7 @@ static const struct option longopts[] = {
     {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0},
 };
-static const char shortopts[] = ":F:D:M:j:p:k:o:qh";
+static const char shortopts[] = ":F:D:M:L:l:j:p:k:o:qh";
 
 /* Whether the first operand (what is neither an option nor an option's value) is
  * `cliques`. */
@@ -236,7 +241,7 @@ static bool cliques_mode(int argc, char **argv)
             for (const struct option *o = longopts; o->name; o++)
                 if (o->has_arg == required_argument && strcmp(a + 2, o->name) == 0)
                     i++;
-        } else if (strchr("FDjpko", a[1]) && a[2] == 0)
+        } else if (strchr("FDMLljpko", a[1]) && a[2] == 0)
             i++;
     }
     return false;
@@ -366,6 +371,12 @@ static int take_option(int ch, const char *arg, int argc, char **argv, rfx_confi
     case 'M':   /* several -M add up, as one blank-separated list */
         c->program_only = "-M";
         return add_word(who, &cfg->macros, &c->macros, arg);
+    case 'L':
+        c->program_only = "-L";
+        return add_word(who, &cfg->library_dirs, &c->library_dirs, arg);
+    case 'l':
+        c->program_only = "-l";
+        return add_word(who, &cfg->libraries, &c->libraries, arg);
     case OPT_NOOPT: cfg->no_opt = true; c->program_only = "--no-opt"; return 0;
     /* cliques only */
     case 'k': {
@@ -649,6 +660,8 @@ int main(int argc, char **argv)
     }
     free(c.macros);
     free(c.tune);
+    free(c.library_dirs);
+    free(c.libraries);
     /* a testing aid (docs/cli.md): say when an armed fault was never reached */
     const char *rep = getenv("RFX_FAULT_REPORT");
     long calls = 0;

@@ -89,6 +89,11 @@ typedef struct rfx_config {
     int ndevices;
     const char *macros;        /* preprocessor definitions for program files, `NAME[=VALUE] ...`
                                 * separated by blanks (Soufflé's -M); NULL (default): none */
+    const char *library_dirs;  /* where the libraries of user-defined functors (`.functor`) are looked
+                                * for, blank-separated (Soufflé's -L); NULL (default): the current
+                                * directory, then the system loader's search path */
+    const char *libraries;     /* their names, blank-separated: "m" loads libm.so (Soufflé's -l); NULL
+                                * (default): "functors" */
     const char *tune;          /* tuning knobs for experiments, `key=value ...` separated by blanks
                                 * or commas (docs/cli.md, rfx_tune_describe); NULL (default): the
                                 * defaults. Bad settings make rfx_run fail with the reason */

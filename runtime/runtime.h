@@ -22,6 +22,16 @@ void rfx_device_keep_free(rfx_device_keep *k);
 /* Whether k holds open device contexts (a run borrowing them starts no device). */
 bool rfx_device_keep_warm(const rfx_device_keep *k);
 
+/* User-defined functors' code (functor_libs.c): the libraries named (blank- or comma-
+ * separated lists, with the program's "library-dir" and "libraries" pragmas; NULL: the
+ * defaults, libfunctors.so in the current directory) opened once into *held, and every
+ * functor the program calls bound in env. Returns 0, or an exit status with the message
+ * (file:line:col of the `.functor`) written to err. */
+typedef struct rfx_functor_libs rfx_functor_libs;
+int rfx_functors_bind(const rfx_program *prog, rfx_fn_env *env, const char *dirs, const char *libs,
+                      rfx_functor_libs **held, FILE *err);
+void rfx_functor_libs_free(rfx_functor_libs *l);
+
 typedef struct rfx_run_opts {
     const char *fact_dir;      /* where <rel>.facts and relative filename= live; NULL: .input not read */
     const char *output_dir;    /* where <rel>.csv go; "-" = to out; NULL: .output not written */

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian packages rfx needs to build and test (run as root; idempotent).
-# zlib is used to read gzip-compressed edge files (SNAP ships them that way).
+# zlib is used to read gzip-compressed edge files (SNAP ships them that way); libffi calls
+# user-defined functors (.functor) with the signatures programs declare.
 set -euo pipefail
-pkgs="flex bison libcunit1-dev zlib1g-dev cmake make gcc g++ cpp pkg-config time valgrind python3"
+pkgs="flex bison libcunit1-dev zlib1g-dev libffi-dev cmake make gcc g++ cpp pkg-config time valgrind python3"
 missing=""
 for p in $pkgs; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

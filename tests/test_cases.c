@@ -87,7 +87,7 @@ static void run_case(int idx)
     char *facts = path_join(dir, "facts");
     if (args) {
         for (char *tok = strtok(args, " \t\n"); tok && argc < 90; tok = strtok(NULL, " \t\n"))
-            argv[argc++] = strcmp(tok, "$OUT") == 0 ? out_dir : tok;
+            argv[argc++] = strcmp(tok, "$OUT") == 0 ? out_dir : strcmp(tok, "$LIB") == 0 ? RFX_TEST_LIB_DIR : tok;
     } else {
         argv[argc++] = "-j2";
         if (is_dir(facts)) {

@@ -1,0 +1,77 @@
+// stateful.cc: stateful user-defined functors for tests/cases/functors_*, written as a
+// Soufflé user writes them: against the symbol and record tables' interface of Soufflé's
+// headers (souffle/SymbolTable.h, souffle/RecordTable.h), declared here with the same
+// virtual functions in the same order, so that this library stands for one built with
+// Soufflé's own headers.
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <string>
+#include <utility>
+
+namespace souffle {
+using RamDomain = int32_t;
+
+class SymbolTable {
+public:
+    struct Iterator {
+        void *impl;
+    };
+    virtual ~SymbolTable() {}
+    virtual Iterator begin() const = 0;
+    virtual Iterator end() const = 0;
+    virtual bool weakContains(const std::string &symbol) const = 0;
+    virtual RamDomain encode(const std::string &symbol) = 0;
+    virtual const std::string &decode(const RamDomain index) const = 0;
+    virtual RamDomain unsafeEncode(const std::string &symbol) = 0;
+    virtual const std::string &unsafeDecode(const RamDomain index) const = 0;
+    virtual std::pair<RamDomain, bool> findOrInsert(const std::string &symbol) = 0;
+};
+
+class RecordTable {
+public:
+    virtual ~RecordTable() {}
+    virtual void setNumLanes(const std::size_t lanes) = 0;
+    virtual RamDomain pack(const RamDomain *tuple, const std::size_t arity) = 0;
+    virtual RamDomain pack(const std::initializer_list<RamDomain> &list) = 0;
+    virtual const RamDomain *unpack(const RamDomain ref, const std::size_t arity) const = 0;
+    virtual void enumerate(const std::function<void(const RamDomain *, std::size_t, RamDomain)> &f) const = 0;
+};
+}  // namespace souffle
+
+using souffle::RamDomain;
+
+extern "C" {
+
+// symbols arrive as ids: decoded, joined, encoded
+RamDomain join_symbols(souffle::SymbolTable *symbols, souffle::RecordTable *, RamDomain a, RamDomain b)
+{
+    return symbols->encode(symbols->decode(a) + "+" + symbols->decode(b));
+}
+
+// whether a text is a symbol the program holds already
+RamDomain known(souffle::SymbolTable *symbols, souffle::RecordTable *, RamDomain a)
+{
+    return symbols->weakContains(symbols->decode(a) + "?") ? 1 : 0;
+}
+
+// records: made, and read back
+RamDomain make_pair(souffle::SymbolTable *, souffle::RecordTable *records, RamDomain a)
+{
+    RamDomain t[2] = {a, a * 10};
+    return records->pack(t, 2);
+}
+
+RamDomain pair_sum(souffle::SymbolTable *, souffle::RecordTable *records, RamDomain r)
+{
+    const RamDomain *f = records->unpack(r, 2);
+    return f ? f[0] + f[1] : -1;
+}
+
+// a number and a symbol, as a stateful functor sees them
+RamDomain tag(souffle::SymbolTable *symbols, souffle::RecordTable *records, RamDomain n, RamDomain s)
+{
+    return records->pack({n, symbols->encode("#" + symbols->decode(s))});
+}
+}
