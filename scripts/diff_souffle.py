@@ -7,7 +7,9 @@ several strata, some of them groups of mutually recursive relations (copy rules,
 arithmetic); negation of earlier strata; comparisons; arithmetic (+ - * / % with nonzero
 constant divisors, bitwise and logical operators, min/max functors) in heads, bindings and
 atom arguments; aggregates (count, sum, min, max) with group keys, constants, aggregates as
-atom arguments, and bound results (tests); disjunctions; nullary relations; empty inputs.
+atom arguments, and bound results (tests); disjunctions; nullary relations; empty inputs;
+records and ADTs; components; subsumptive clauses (a relation's tuples dominated by others of
+the same key, in and out of recursions).
 Floats are dyadic rationals so that sums are exact in any order.
 
 A program Soufflé rejects is the generator's fault and is not counted; one rfx rejects while
@@ -380,6 +382,8 @@ def gen_program(rng, facts_dir):
             if not rules:
                 vs = ", ".join(const(rng, t) for t in rel.types)
                 rules.append("%s(%s)." % (rel.name, vs))
+            if rel.types and rng.random() < 0.15:
+                rules.append(subsumption(rng, rel, avail))
             lines += rules
             outputs.append(rel)
         avail += group
@@ -394,6 +398,27 @@ def gen_program(rng, facts_dir):
     if rng.random() < 0.3:
         lines = in_components(rng, lines, facts_dir)
     return "\n".join(lines) + "\n"
+
+
+def subsumption(rng, rel, avail):
+    """`r(..) <= r(..) :- cond.`: the tuples some other tuple of the same key (the columns
+    written alike) dominates on one column, at times under a condition on another relation."""
+    n = len(rel.types)
+    col = rng.randrange(n)
+    lhs = ["k%d" % i for i in range(n)]
+    rhs = list(lhs)
+    lhs[col], rhs[col] = "a", "b"
+    for i in range(n):   # other columns free on one side at times (any value dominates)
+        if i != col and rng.random() < 0.25:
+            lhs[i], rhs[i] = "_" if rng.random() < 0.5 else "u%d" % i, "v%d" % i
+    conds = ["a %s b" % rng.choice(["<", "<=", ">", ">="])]
+    other = [r for r in avail if r.types and rel.types[col] in r.types]
+    if other and rng.random() < 0.3:
+        r = rng.choice(other)
+        args = ["_"] * len(r.types)
+        args[r.types.index(rel.types[col])] = "b"
+        conds.append("%s%s(%s)" % ("!" if rng.random() < 0.3 else "", r.name, ", ".join(args)))
+    return "%s(%s) <= %s(%s) :- %s." % (rel.name, ", ".join(lhs), rel.name, ", ".join(rhs), ", ".join(conds))
 
 
 def records(rng, avail):

@@ -20,8 +20,9 @@
 
 #include <stdlib.h>
 
-/* The build bakes in absolute paths; RFX_TEST_BIN / RFX_TEST_CASES override them when
- * the build is run elsewhere (the lent GPU machine). */
+/* The build bakes in absolute paths; RFX_TEST_BIN / RFX_TEST_CASES / RFX_TEST_LIB_DIR (the
+ * test functors' library) override them when the build is run elsewhere (the lent GPU
+ * machine). */
 static const char *env_or(const char *name, const char *fallback)
 {
     const char *v = getenv(name);
@@ -87,7 +88,7 @@ static void run_case(int idx)
     char *facts = path_join(dir, "facts");
     if (args) {
         for (char *tok = strtok(args, " \t\n"); tok && argc < 90; tok = strtok(NULL, " \t\n"))
-            argv[argc++] = strcmp(tok, "$OUT") == 0 ? out_dir : strcmp(tok, "$LIB") == 0 ? RFX_TEST_LIB_DIR : tok;
+            argv[argc++] = strcmp(tok, "$OUT") == 0 ? out_dir : strcmp(tok, "$LIB") == 0 ? (char *)env_or("RFX_TEST_LIB_DIR", RFX_TEST_LIB_DIR) : tok;
     } else {
         argv[argc++] = "-j2";
         if (is_dir(facts)) {

@@ -50,7 +50,8 @@ static int run_example(const example *ex, const char *expected)
     snprintf(prog, sizeof prog, "%s/example.dl", ex->dir);
     if (!write_file(prog, ex->program))
         return 0;
-    char *argv[] = {RFX_BIN, "-D", "-", "-F", ex->dir, prog, NULL};
+    /* the user-defined functors' example calls the test library's (tests/functors) */
+    char *argv[] = {RFX_BIN, "-D", "-", "-F", ex->dir, "-L", RFX_TEST_LIB_DIR, "-l", "testfunctors", prog, NULL};
     run_result r = run_prog(ex->dir, argv);
     int ok = r.code == 0 && r.out && strcmp(r.out, expected) == 0;
     if (!ok) {
