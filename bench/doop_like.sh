@@ -2,7 +2,7 @@
 # programs/doop_like.dl (components, records for contexts, eqrel) on random programs'
 # facts: rfx on each backend against compiled Soufflé, same host, same facts, same run.
 #   bench/doop_like.sh prepare DIR SOUFFLE_HOME [METHODS...]   facts in DIR/facts-N (default
-#                                              N = 100 200) and Soufflé's compiled binary in
+#                                              N = 100 150) and Soufflé's compiled binary in
 #                                              DIR/doop_like (do this where a compiler is)
 #   bench/doop_like.sh run DIR RFX [ROUNDS [THREADS]]
 #                                              a table: median seconds of ROUNDS runs each;
@@ -19,7 +19,7 @@ if [ "$mode" = prepare ]; then
   home=${3:?SOUFFLE_HOME}
   shift 3
   mkdir -p "$dir"
-  for n in ${@:-100 200}; do python3 "$here/bench/doop_like.py" "$dir/facts-$n" "$n" || exit 1; done
+  for n in ${@:-100 150}; do python3 "$here/bench/doop_like.py" "$dir/facts-$n" "$n" || exit 1; done
   "$home/bin/souffle" -g "$dir/doop_like.cpp" "$prog" || exit 1
   c++ -std=c++17 -O3 -fopenmp -DUSE_LIBZ -I "$home/include" "$dir/doop_like.cpp" -o "$dir/doop_like" -lz -pthread || exit 1
   exit 0
