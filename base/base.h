@@ -137,8 +137,9 @@ typedef struct rfx_choice_domains {
 } rfx_choice_domains;
 
 /* Marks keep[i] for each of the n tuples of rows (arity columns each, tried in order) that
- * enters a relation with domains d holding the nsets sets held[k] (nheld[k] tuples each):
- * those sharing no domain's values with a held tuple or an earlier kept one (choice.c). */
+ * enters a relation with domains d holding the nsets sets held[k] (nheld[k] tuples each,
+ * sorted sets): those sharing no domain's values with a held tuple or an earlier kept one
+ * (choice.c). */
 rfx_status rfx_choice_select(const rfx_choice_domains *d, int arity, const uint32_t *const *held,
                              const size_t *nheld, int nsets, const uint32_t *rows, size_t n, bool *keep);
 

@@ -1057,22 +1057,23 @@ rfx_status rfx_cpu_range(const rfx_rows *src, rfx_rx *const *bounds, int nb, rfx
 rfx_status rfx_cpu_choice(const rfx_rows *src, const rfx_choice_domains *d, const rfx_rows *const *held,
                           int nheld, rfx_rows *dst)
 {
-    const uint32_t *sets[64];
-    size_t sizes[64];
-    if (nheld > 64)
-        return RFX_ERR_LIMIT;
-    for (int k = 0; k < nheld; k++) {
-        sets[k] = held[k]->data;
-        sizes[k] = held[k]->n;
-    }
+    const uint32_t **sets = rfx_malloc(sizeof *sets * (size_t)(nheld + 1));
+    size_t *sizes = rfx_malloc(sizeof *sizes * (size_t)(nheld + 1));
     bool *keep = rfx_malloc(src->n + 1);
     rfx_rows out;
     rfx_rows_init(&out, src->arity);
-    rfx_status st = keep ? rfx_choice_select(d, src->arity, sets, sizes, nheld, src->data, src->n, keep) : RFX_ERR_NOMEM;
+    for (int k = 0; sets && sizes && k < nheld; k++) {
+        sets[k] = held[k]->data;
+        sizes[k] = held[k]->n;
+    }
+    rfx_status st = keep && sets && sizes ? rfx_choice_select(d, src->arity, sets, sizes, nheld, src->data, src->n, keep)
+                                          : RFX_ERR_NOMEM;
     for (size_t i = 0; st == RFX_OK && i < src->n; i++)
         if (keep[i])
             st = rfx_rows_push(&out, src->data + i * (size_t)src->arity);
     free(keep);
+    free(sets);
+    free(sizes);
     if (st != RFX_OK) {
         rfx_rows_free(&out);
         return st;

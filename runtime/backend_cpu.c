@@ -287,7 +287,8 @@ rfx_status rfx_cpu_merge_cmd(const rfx_ra_cmd *c, const rfx_rows *a, const rfx_r
 static bool reads_runs(const rfx_ra_cmd *c, int k)
 {
     return (c->op == RFX_RA_UNION && c->disjoint && k == 0 && c->dst == c->src[0] && c->src[1] != c->dst) ||
-           (c->op == RFX_RA_DIFFERENCE && k == 1 && c->src[0] != c->src[1] && c->dst != c->src[1]);
+           (c->op == RFX_RA_DIFFERENCE && k == 1 && c->src[0] != c->src[1] && c->dst != c->src[1]) ||
+           (c->op == RFX_RA_CHOICE && k >= 2);   /* the relations it checks keys against */
 }
 
 /* Merges the runs c reads as rows; drops those of the variable it overwrites. */
@@ -338,13 +339,20 @@ static rfx_status cpu_exec(rfx_backend *be, const rfx_ra_cmd *c)
         return copy_rows(&V[c->src[0]], &V[c->dst], nt);
     case RFX_RA_RANGE:
         return rfx_cpu_range(&V[c->src[0]], c->out, c->nout, &V[c->dst]);
-    case RFX_RA_CHOICE: {
+    case RFX_RA_CHOICE: {   /* the held relations' runs as they are: sorted sets each */
         const rfx_relation *r = &x->P->prog->rels[x->P->vars[c->vars[0]].rel];
         rfx_choice_domains d = {r->nchoice, r->choice_ncols, r->choice_first, r->choice_cols};
-        const rfx_rows *held[64];
-        for (int k = 0; k < c->nvars && k < 64; k++)
-            held[k] = &V[c->vars[k]];
-        return rfx_cpu_choice(&V[c->src[0]], &d, held, c->nvars, &V[c->dst]);
+        const rfx_rows *held[2 * (CPU_MAX_RUNS + 1)];
+        int nheld = 0;
+        if (c->nvars > 2)
+            return RFX_ERR_INTERNAL;   /* the relation and its new tuples, at most */
+        for (int k = 0; k < c->nvars; k++) {
+            int v = c->vars[k];
+            held[nheld++] = &V[v];
+            for (int q = 0; x->runs[v] && q < x->runs[v]->n; q++)
+                held[nheld++] = &x->runs[v]->r[q];
+        }
+        return rfx_cpu_choice(&V[c->src[0]], &d, held, nheld, &V[c->dst]);
     }
     case RFX_RA_AGGREGATE:
         return rfx_cpu_aggregate(&V[c->src[0]], &V[c->src[1]], c->nkeys, c->agg, c->agg_col, c->agg_prim, &V[c->dst]);
