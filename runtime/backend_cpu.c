@@ -319,6 +319,11 @@ static rfx_status cpu_exec(rfx_backend *be, const rfx_ra_cmd *c)
     int nt = c->functors ? 1 : x->nthreads;
     if (c->dst >= 0 && c->op != RFX_RA_SWAP && c->op != RFX_RA_CLEAR && cpu_out_of_budget(x))
         return RFX_ERR_NOMEM;
+    /* nothing to take away from a relation in place (a subsumption step that deleted
+     * nothing): its runs stay as they are */
+    if (c->op == RFX_RA_DIFFERENCE && c->dst == c->src[0] && c->src[1] != c->dst && V[c->src[1]].n == 0 &&
+        !x->runs[c->src[1]])
+        return RFX_OK;
     rfx_status st = settle_runs(x, c);
     if (st != RFX_OK)
         return st;
