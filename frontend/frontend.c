@@ -483,7 +483,7 @@ void rfx_frontend_print(FILE *out, const rfx_program *p)
             fputs("// subsumption: delete\n", out);
         print_atom(out, p, c, &c->head);
         if (!c->is_fact || c->body) {
-            fputs(" :- ", out);
+            fputs(c->nconj ? " :- " : " :- false", out);   /* none left: each held its head */
             for (int d = 0; d < c->nconj; d++) {
                 if (d)
                     fputs("; ", out);

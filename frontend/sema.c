@@ -1056,6 +1056,60 @@ bool rfx_sema_add_lit(sema *s, rfx_conj *cj, rfx_lit *l)
     return true;
 }
 
+/* Whether two terms are written alike (variables by number, after checking). */
+static bool same_term(const rfx_expr *a, const rfx_expr *b)
+{
+    if (a->kind != b->kind)
+        return false;
+    switch (a->kind) {
+    case RFX_E_VAR: return a->u.v.var == b->u.v.var;
+    case RFX_E_INT: case RFX_E_UNSIGNED: return a->u.ival == b->u.ival;
+    case RFX_E_FLOAT: return a->u.fval == b->u.fval;
+    case RFX_E_STRING: return a->u.sym == b->u.sym;
+    case RFX_E_NEG: case RFX_E_BINOP:
+        if (a->u.bin.op != b->u.bin.op)
+            return false;
+        break;
+    case RFX_E_FN:
+        if (a->u.fn.fn != b->u.fn.fn || a->u.fn.nargs != b->u.fn.nargs || a->u.fn.cast != b->u.fn.cast ||
+            a->u.fn.field != b->u.fn.field)
+            return false;
+        break;
+    default: return false;
+    }
+    for (int i = 0; i < rfx_expr_nkids(a); i++)
+        if (!same_term(rfx_expr_kid(a, i), rfx_expr_kid(b, i)))
+            return false;
+    return true;
+}
+
+/* A disjunct whose body holds its own head (`a(x) :- a(x), b(x).`) derives nothing: Soufflé
+ * drops such clauses once its checks have passed (MinimiseProgram), before it orders the
+ * strata it evaluates, which changes what subsumption and choice see; rfx drops them at the
+ * same point. Subsumptive clauses hold their head by design and stay. Returns whether any
+ * was dropped. */
+static bool drop_redundant_disjuncts(rfx_clause *c)
+{
+    if (c->subsumptive || c->is_fact || c->head.rel < 0)
+        return false;
+    int kept = 0;
+    for (int d = 0; d < c->nconj; d++) {
+        const rfx_conj *cj = &c->conj[d];
+        bool redundant = false;
+        for (int i = 0; i < cj->nlits && !redundant; i++) {
+            const rfx_lit *l = cj->lits[i];
+            redundant = l->kind == RFX_L_ATOM && l->atom.rel == c->head.rel && l->atom.nargs == c->head.nargs;
+            for (int a = 0; redundant && a < c->head.nargs; a++)
+                redundant = same_term(l->atom.args[a], c->head.args[a]);
+        }
+        if (!redundant)
+            c->conj[kept++] = c->conj[d];
+    }
+    bool dropped = kept < c->nconj;
+    c->nconj = kept;
+    return dropped;
+}
+
 static void check_clause(sema *s, rfx_clause *c)
 {
     resolve_atom(s, &c->head);
@@ -1433,6 +1487,11 @@ void rfx_sema_run(rfx_program *p, rfx_parse_ctx *ctx)
     }
     check_subsumption(&s);
     if (s.d->errors == 0)
+        stratify(&s);
+    bool dropped = false;
+    for (int i = 0; s.d->errors == 0 && i < p->nclauses; i++)
+        dropped |= drop_redundant_disjuncts(&p->clauses[i]);
+    if (dropped)   /* the strata evaluated are those of what is left */
         stratify(&s);
     if (s.d->errors == 0)
         check_plans(&s);
