@@ -1488,11 +1488,11 @@ void rfx_sema_run(rfx_program *p, rfx_parse_ctx *ctx)
     check_subsumption(&s);
     if (s.d->errors == 0)
         stratify(&s);
+    if (s.d->errors == 0)   /* on the program as written, as Soufflé checks plans */
+        check_plans(&s);
     bool dropped = false;
     for (int i = 0; s.d->errors == 0 && i < p->nclauses; i++)
         dropped |= drop_redundant_disjuncts(&p->clauses[i]);
     if (dropped)   /* the strata evaluated are those of what is left */
         stratify(&s);
-    if (s.d->errors == 0)
-        check_plans(&s);
 }
