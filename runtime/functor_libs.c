@@ -93,6 +93,7 @@ int rfx_functors_bind(const rfx_program *prog, rfx_fn_env *env, const char *dirs
         rfx_functor_libs *l = rfx_calloc(1, sizeof *l);
         if (nd < 0 || nl < 0 || !l) {
             free(dbuf), free(lbuf), free(l);
+            fprintf(err, "rfx: error: out of memory opening the functors' libraries\n");
             return RFX_EXIT_RESOURCE;
         }
         for (int i = 0; i < (nl ? nl : 1) && status == RFX_EXIT_OK; i++) {
@@ -119,8 +120,10 @@ int rfx_functors_bind(const rfx_program *prog, rfx_fn_env *env, const char *dirs
                 rfx_diag_error(&d, first->loc, "functor library 'lib%s.so' cannot be loaded from %s%s (give its "
                                "directory with -L and its name with -l)", name, where, why);
                 status = RFX_EXIT_IO;
-            } else if (!keep_handle(l, h))
+            } else if (!keep_handle(l, h)) {
+                fprintf(err, "rfx: error: out of memory opening the functors' libraries\n");
                 status = RFX_EXIT_RESOURCE;
+            }
         }
         free(dbuf), free(lbuf);
         if (status != RFX_EXIT_OK) {
