@@ -300,8 +300,10 @@ typedef struct rfx_rx {
     rfx_loc loc;               /* source location, for run-time errors (division by zero) */
 } rfx_rx;
 
-/* Whether an expression holds a node only the host runs (RFX_RX_FN). */
+/* Whether an expression holds a node only the host runs (RFX_RX_FN); one calling a
+ * user-defined functor (RFX_FX_USER). */
 bool rfx_rx_host_only(const rfx_rx *e);
+bool rfx_rx_calls_user(const rfx_rx *e);
 
 /* Evaluation of a scalar expression on one tuple (shared by every CPU executor).
  * Sets *div0 when a division or modulo by zero happens, or a functor fails (its reason in

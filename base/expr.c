@@ -41,6 +41,21 @@ bool rfx_rx_host_only(const rfx_rx *e)
     return rfx_rx_host_only(e->l) || rfx_rx_host_only(e->r);
 }
 
+bool rfx_rx_calls_user(const rfx_rx *e)
+{
+    if (!e)
+        return false;
+    if (e->kind == RFX_RX_FN) {
+        if (e->op == RFX_FX_USER)
+            return true;
+        for (int i = 0; i < e->nargs; i++)
+            if (rfx_rx_calls_user(e->args[i]))
+                return true;
+        return false;
+    }
+    return rfx_rx_calls_user(e->l) || rfx_rx_calls_user(e->r);
+}
+
 const char *rfx_prim_name(rfx_prim p)
 {
     static const char *names[] = {"number", "unsigned", "float", "symbol"};

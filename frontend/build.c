@@ -652,8 +652,7 @@ static void name_anonymous(rfx_parse_ctx *ctx, rfx_expr *e)
         name_anonymous(ctx, rfx_expr_kid(e, i));
 }
 
-/* Whether a and b are written alike (then the two atoms agree there whatever binds them). */
-static bool same_expr(const rfx_expr *a, const rfx_expr *b)
+bool rfx_expr_alike(const rfx_expr *a, const rfx_expr *b)
 {
     if (a->kind != b->kind)
         return false;
@@ -677,7 +676,7 @@ static bool same_expr(const rfx_expr *a, const rfx_expr *b)
         break;
     }
     for (int i = 0; i < rfx_expr_nkids(a); i++)
-        if (!same_expr(rfx_expr_kid(a, i), rfx_expr_kid(b, i)))
+        if (!rfx_expr_alike(rfx_expr_kid(a, i), rfx_expr_kid(b, i)))
             return false;
     return true;
 }
@@ -704,7 +703,7 @@ void rfx_add_subsumption(rfx_parse_ctx *ctx, rfx_atom *lt, rfx_atom *gt, rfx_bod
     dominating->lit->role = RFX_ROLE_DOMINATING;
     rfx_body *differ = NULL;
     for (int i = 0; i < lt->nargs && i < gt->nargs; i++) {
-        if (same_expr(lt->args[i], gt->args[i]))
+        if (rfx_expr_alike(lt->args[i], gt->args[i]))
             continue;
         rfx_body *ne = rfx_mk_cmp_body(ctx, RFX_NE, rfx_clone_expr(ctx, lt->args[i]), rfx_clone_expr(ctx, gt->args[i]), loc);
         differ = differ ? rfx_mk_bool_body(ctx, RFX_B_OR, differ, ne) : ne;

@@ -268,6 +268,12 @@ typedef struct rfx_relation {
     int *choice_first, *choice_cols;
 } rfx_relation;
 
+/* A relation's choice domains, as base/choice.c takes them. */
+static inline rfx_choice_domains rfx_relation_choice(const rfx_relation *r)
+{
+    return (rfx_choice_domains){r->nchoice, r->choice_ncols, r->choice_first, r->choice_cols};
+}
+
 /* A user-defined functor, `.functor name(T, ...): R [stateful]`: its code comes from a
  * shared library at run time (runtime/functor_libs.c). */
 typedef struct rfx_functor_decl {

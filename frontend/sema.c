@@ -1056,33 +1056,6 @@ bool rfx_sema_add_lit(sema *s, rfx_conj *cj, rfx_lit *l)
     return true;
 }
 
-/* Whether two terms are written alike (variables by number, after checking). */
-static bool same_term(const rfx_expr *a, const rfx_expr *b)
-{
-    if (a->kind != b->kind)
-        return false;
-    switch (a->kind) {
-    case RFX_E_VAR: return a->u.v.var == b->u.v.var;
-    case RFX_E_INT: case RFX_E_UNSIGNED: return a->u.ival == b->u.ival;
-    case RFX_E_FLOAT: return a->u.fval == b->u.fval;
-    case RFX_E_STRING: return a->u.sym == b->u.sym;
-    case RFX_E_NEG: case RFX_E_BINOP:
-        if (a->u.bin.op != b->u.bin.op)
-            return false;
-        break;
-    case RFX_E_FN:
-        if (a->u.fn.fn != b->u.fn.fn || a->u.fn.nargs != b->u.fn.nargs || a->u.fn.cast != b->u.fn.cast ||
-            a->u.fn.field != b->u.fn.field)
-            return false;
-        break;
-    default: return false;
-    }
-    for (int i = 0; i < rfx_expr_nkids(a); i++)
-        if (!same_term(rfx_expr_kid(a, i), rfx_expr_kid(b, i)))
-            return false;
-    return true;
-}
-
 /* A disjunct whose body holds its own head (`a(x) :- a(x), b(x).`) derives nothing: Soufflé
  * drops such clauses once its checks have passed (MinimiseProgram), before it orders the
  * strata it evaluates, which changes what subsumption and choice see; rfx drops them at the
@@ -1100,7 +1073,7 @@ static bool drop_redundant_disjuncts(rfx_clause *c)
             const rfx_lit *l = cj->lits[i];
             redundant = l->kind == RFX_L_ATOM && l->atom.rel == c->head.rel && l->atom.nargs == c->head.nargs;
             for (int a = 0; redundant && a < c->head.nargs; a++)
-                redundant = same_term(l->atom.args[a], c->head.args[a]);
+                redundant = rfx_expr_alike(l->atom.args[a], c->head.args[a]);
         }
         if (!redundant)
             c->conj[kept++] = c->conj[d];

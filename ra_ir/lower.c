@@ -196,15 +196,16 @@ static rfx_rx *tx_functor(rule_ctx *R, const rfx_expr *e, const flow *f0, const 
     lower_ctx *L = R->L;
     const rfx_program *p = L->prog;
     bool user = e->u.fn.fn == RFX_FN_USER;
-    if (e->u.fn.fn == RFX_FN_RECORD || user) {   /* a record: the id of its fields' tuple; `@f(..)`: a call
-                                                  * of the code bound to the plan's functor `field` */
+    /* a record: the id of its fields' tuple; `@f(..)`: a call of the code bound to functor `field` */
+    if (e->u.fn.fn == RFX_FN_RECORD || user) {
         rfx_rx **f = lalloc(L, sizeof(rfx_rx *) * (size_t)(e->u.fn.nargs + 1));
         for (int i = 0; f && i < e->u.fn.nargs; i++)
             f[i] = tx_expr(R, e->u.fn.args[i], f0, f1, type_prim(p, e->u.fn.args[i]->type));
-        rfx_rx *x = f ? rfx_rx_fn(L, user ? RFX_FX_USER : RFX_FX_PACK, user ? prim : RFX_UNSIGNED, f, e->u.fn.nargs,
-                                  e->loc) : rfx_rx_new(L, RFX_RX_CONST, prim);
-        x->col = user ? e->u.fn.field : x->col;
-        return x;
+        rfx_rx *x = !f ? NULL
+                       : rfx_rx_fn(L, user ? RFX_FX_USER : RFX_FX_PACK, user ? prim : RFX_UNSIGNED, f, e->u.fn.nargs, e->loc);
+        if (x && user)
+            x->col = e->u.fn.field;
+        return x ? x : rfx_rx_new(L, RFX_RX_CONST, prim);
     }
     if (e->u.fn.fn == RFX_FN_NIL)
         return rfx_rx_new(L, RFX_RX_CONST, RFX_UNSIGNED);   /* 0 */

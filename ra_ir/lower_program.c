@@ -39,11 +39,6 @@ static void fact_tuple(lower_ctx *L, const rfx_clause *cl, uint32_t *out)
             out[a] = 0;
 }
 
-static rfx_choice_domains domains_of(const rfx_relation *r)
-{
-    return (rfx_choice_domains){r->nchoice, r->choice_ncols, r->choice_first, r->choice_cols};
-}
-
 /* A relation with `choice-domain`s: v's tuples cut to those that may enter it (CHOICE): no
  * key shared with a tuple it holds, with a new tuple of this iteration (in a loop), or with
  * an earlier tuple of v. Soufflé tries each rule's tuples in its own evaluation order; rfx
@@ -75,7 +70,7 @@ static void lower_choice_facts(lower_ctx *L, const int *rules, int k0, int k1)
         return;
     for (int k = k0; k < k1; k++)
         fact_tuple(L, &p->clauses[rules[k]], rows + (size_t)(k - k0) * (size_t)arity);
-    rfx_choice_domains d = domains_of(&p->rels[r]);
+    rfx_choice_domains d = rfx_relation_choice(&p->rels[r]);
     if (rfx_choice_select(&d, arity, NULL, NULL, 0, rows, (size_t)n, keep) != RFX_OK) {
         L->oom = true;
         return;
@@ -389,8 +384,11 @@ static void mark_host_only(rfx_plan *P)
         for (int i = 0; i < P->blocks[b].ncmds; i++) {
             rfx_ra_cmd *c = &P->blocks[b].cmds[i];
             c->functors = rfx_rx_host_only(c->pred);
-            for (int k = 0; k < c->nout; k++)
+            c->user_functors = rfx_rx_calls_user(c->pred);
+            for (int k = 0; k < c->nout; k++) {
                 c->functors |= rfx_rx_host_only(c->out[k]);
+                c->user_functors |= rfx_rx_calls_user(c->out[k]);
+            }
             c->host_only = c->functors || c->op == RFX_RA_RANGE || c->op == RFX_RA_CHOICE;
             int ins = 0, height = 0, peak = 0;
             if (!c->host_only && c->pred) {

@@ -69,6 +69,7 @@ typedef struct rfx_ra_cmd {
     bool host_only;            /* no device runs it: functors, RANGE, expressions past the device
                                 * interpreter's size (rx_ops.h) */
     bool functors;             /* its expressions call functors (RFX_RX_FN: the symbol table) */
+    bool user_functors;        /* ... user-defined ones among them (RFX_FX_USER; the profile counts them) */
 } rfx_ra_cmd;
 
 typedef struct rfx_block {

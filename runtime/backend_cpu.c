@@ -319,11 +319,6 @@ static rfx_status cpu_exec(rfx_backend *be, const rfx_ra_cmd *c)
     int nt = c->functors ? 1 : x->nthreads;
     if (c->dst >= 0 && c->op != RFX_RA_SWAP && c->op != RFX_RA_CLEAR && cpu_out_of_budget(x))
         return RFX_ERR_NOMEM;
-    /* nothing to take away from a relation in place (a subsumption step that deleted
-     * nothing): its runs stay as they are */
-    if (c->op == RFX_RA_DIFFERENCE && c->dst == c->src[0] && c->src[1] != c->dst && V[c->src[1]].n == 0 &&
-        !x->runs[c->src[1]])
-        return RFX_OK;
     rfx_status st = settle_runs(x, c);
     if (st != RFX_OK)
         return st;
@@ -345,8 +340,7 @@ static rfx_status cpu_exec(rfx_backend *be, const rfx_ra_cmd *c)
     case RFX_RA_RANGE:
         return rfx_cpu_range(&V[c->src[0]], c->out, c->nout, &V[c->dst]);
     case RFX_RA_CHOICE: {   /* the held relations' runs as they are: sorted sets each */
-        const rfx_relation *r = &x->P->prog->rels[x->P->vars[c->vars[0]].rel];
-        rfx_choice_domains d = {r->nchoice, r->choice_ncols, r->choice_first, r->choice_cols};
+        rfx_choice_domains d = rfx_relation_choice(&x->P->prog->rels[x->P->vars[c->vars[0]].rel]);
         const rfx_rows *held[2 * (CPU_MAX_RUNS + 1)];
         int nheld = 0;
         if (c->nvars > 2)

@@ -287,6 +287,12 @@ static rfx_status run_cmd(exec *x, const rfx_ra_cmd *c)
         if (x->out)
             fprintf(x->out, "%s\t%zu\n", x->P->vars[c->src[0]].name, x->be->count(x->be, c->src[0]));
         return RFX_OK;
+    case RFX_RA_DIFFERENCE:
+        /* nothing to take away from a variable in place (a subsumption step that deleted
+         * nothing): no backend need copy it, and the CPU's keeps its runs */
+        if (c->dst == c->src[0] && c->src[1] != c->dst && x->be->count(x->be, c->src[1]) == 0)
+            return RFX_OK;
+        return x->be->exec(x->be, c);
     default:
         return x->be->exec(x->be, c);
     }
@@ -308,26 +314,6 @@ static void count_var(exec *x, op_stat *s, int var, bool written, bool moved)
 }
 
 /* A group reads each input once and writes each output once. */
-static bool calls_user_functor(const rfx_rx *e)
-{
-    if (!e)
-        return false;
-    if (e->kind == RFX_RX_FN && e->op == RFX_FX_USER)
-        return true;
-    for (int i = 0; e->kind == RFX_RX_FN && i < e->nargs; i++)
-        if (calls_user_functor(e->args[i]))
-            return true;
-    return calls_user_functor(e->l) || calls_user_functor(e->r);
-}
-
-static bool cmd_calls_user_functor(const rfx_ra_cmd *c)
-{
-    bool user = calls_user_functor(c->pred);
-    for (int k = 0; k < c->nout && !user; k++)
-        user = calls_user_functor(c->out[k]);
-    return user;
-}
-
 /* Commands calling user-defined functors (a group: any of its members) are counted apart
  * in the profile. */
 static void count_user_functors(exec *x, bool user, double seconds)
@@ -342,7 +328,7 @@ static void count_group_stats(exec *x, const rfx_fgroup *g, double seconds)
 {
     bool user = false;
     for (int m = 0; m < g->nmembers && !user; m++)
-        user = cmd_calls_user_functor(rfx_fgroup_member_cmd(x->P, g, m));
+        user = rfx_fgroup_member_cmd(x->P, g, m)->user_functors;
     count_user_functors(x, user, seconds);
     op_stat *s = &x->stats[RFX_RA_NOPS + (g->kind == RFX_FG_JOIN)];
     s->seconds += seconds;
@@ -360,7 +346,7 @@ static bool moves_data(rfx_ra_op op)
 
 static void count_stats(exec *x, const rfx_ra_cmd *c, double seconds)
 {
-    count_user_functors(x, cmd_calls_user_functor(c), seconds);
+    count_user_functors(x, c->user_functors, seconds);
     op_stat *s = &x->stats[c->op];
     s->seconds += seconds;
     s->calls++;
