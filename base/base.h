@@ -304,6 +304,11 @@ typedef struct rfx_rx {
  * user-defined functor (RFX_FX_USER). */
 bool rfx_rx_host_only(const rfx_rx *e);
 bool rfx_rx_calls_user(const rfx_rx *e);
+/* The leading columns a filter fixes: vals[0..n-1] where pred is `$0 = vals[0] and ... and
+ * $n-1 = vals[n-1] and ...` (in any order, compared as numbers, unsigned or symbols, whose
+ * equality is their bits'); n, at most max. 0 where pred may fail on a tuple (a division,
+ * a functor), so that no tuple it reads may be left unread. */
+int rfx_rx_fixed_prefix(const rfx_rx *pred, uint32_t *vals, int max);
 
 /* Evaluation of a scalar expression on one tuple (shared by every CPU executor).
  * Sets *div0 when a division or modulo by zero happens, or a functor fails (its reason in

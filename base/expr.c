@@ -80,3 +80,41 @@ const char *rfx_aggfn_str(rfx_aggfn fn)
     static const char *s[] = {"count", "sum", "min", "max", "mean"};
     return s[fn];
 }
+
+static bool may_fail(const rfx_rx *e)
+{
+    if (!e)
+        return false;
+    if (e->kind == RFX_RX_FN || (e->kind == RFX_RX_BIN && (e->op == RFX_DIV || e->op == RFX_MOD)))
+        return true;
+    return may_fail(e->l) || may_fail(e->r);
+}
+
+static void fixed_columns(const rfx_rx *e, uint32_t *vals, bool *fixed, int max)
+{
+    if (e->kind == RFX_RX_AND) {
+        fixed_columns(e->l, vals, fixed, max);
+        fixed_columns(e->r, vals, fixed, max);
+        return;
+    }
+    if (e->kind != RFX_RX_CMP || e->op != RFX_EQ || e->prim == RFX_FLOAT)
+        return;
+    const rfx_rx *col = e->l->kind == RFX_RX_COL ? e->l : e->r, *k = col == e->l ? e->r : e->l;
+    if (col->kind == RFX_RX_COL && k->kind == RFX_RX_CONST && col->col < max && !fixed[col->col]) {
+        fixed[col->col] = true;
+        vals[col->col] = k->value;
+    }
+}
+
+int rfx_rx_fixed_prefix(const rfx_rx *pred, uint32_t *vals, int max)
+{
+    bool fixed[64] = {false};
+    max = max < 64 ? max : 64;
+    if (!pred || may_fail(pred))
+        return 0;
+    fixed_columns(pred, vals, fixed, max);
+    int n = 0;
+    while (n < max && fixed[n])
+        n++;
+    return n;
+}

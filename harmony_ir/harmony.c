@@ -2,6 +2,7 @@
  * command and fused group) and its printer. */
 #include "harmony.h"
 #include "base.h"
+#include "guards.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -354,7 +355,7 @@ rfx_harmony *rfx_harmony_build(const rfx_plan *plan, const rfx_weave *weave)
         for (int i = 0; hb->cmds && i < pb->ncmds; i++) {
             const rfx_fgroup *g = rfx_weave_group_at(weave, b, i);
             const bool anchor = g && g->block == b && g->anchor == i;
-            hb->cmds[i] = (rfx_hcmd){&pb->cmds[i], g, !g || anchor, 0, NULL};
+            hb->cmds[i] = (rfx_hcmd){.cmd = &pb->cmds[i], .group = g, .runs = !g || anchor};
             x.cur = &hb->cmds[i];
             x.kcap = 0;
             if (anchor)
@@ -363,7 +364,7 @@ rfx_harmony *rfx_harmony_build(const rfx_plan *plan, const rfx_weave *weave)
                 lower_cmd(&x, &pb->cmds[i]);
         }
     }
-    if (x.oom) {
+    if (x.oom || !rfx_harmony_guards(h)) {
         rfx_harmony_free(h);
         return NULL;
     }
@@ -392,6 +393,23 @@ static void print_vars(FILE *out, const rfx_harmony *h, const int *v, int n)
     fputc(')', out);
 }
 
+static void print_guard(FILE *out, const rfx_harmony *h, const rfx_hcmd *c)
+{
+    if (!c->nclauses)
+        return;
+    fputs("    // skipped (its outputs emptied) when empty:", out);
+    const int *v = c->guard;
+    for (int k = 0; k < c->nclauses; k++, v++) {
+        fputs(k ? " and" : "", out);
+        bool several = v[0] >= 0 && v[1] >= 0;
+        fputs(several ? " (" : " ", out);
+        for (int first = 1; *v >= 0; v++, first = 0)
+            fprintf(out, "%s%s", first ? "" : " or ", h->plan->vars[*v].name);
+        fputs(several ? ")" : "", out);
+    }
+    fputc('\n', out);
+}
+
 void rfx_harmony_print(FILE *out, const rfx_harmony *h)
 {
     const rfx_plan *P = h->plan;
@@ -417,6 +435,7 @@ void rfx_harmony_print(FILE *out, const rfx_harmony *h)
             else if (c->group)
                 fprintf(out, "    // in fused group %s: runs at its anchor, B%d[%d]\n", c->group->name,
                         c->group->block, c->group->anchor);
+            print_guard(out, h, c);
             for (int k = 0; k < c->nkernels; k++) {
                 const rfx_hkernel *kn = &c->kernels[k];
                 fprintf(out, "      %-9s %-22s ", stage_name(kn->stage), kn->name);

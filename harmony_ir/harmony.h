@@ -47,6 +47,14 @@ typedef struct rfx_hcmd {
     bool runs;                 /* false: a group member run at the group's anchor */
     int nkernels;
     rfx_hkernel *kernels;
+    /* Work nobody needs (guards.c): when each of the nclauses clauses of `guard` (variables,
+     * each clause ended by -1) holds a variable that is empty at the command's turn, its
+     * result (a group's: every member's) is empty or read only where it cannot matter, and
+     * the executor empties the nclear variables of `clear` instead of running it. */
+    int nclauses;
+    const int *guard;
+    int nclear;
+    const int *clear;
 } rfx_hcmd;
 
 typedef struct rfx_hblock {
@@ -63,6 +71,20 @@ typedef struct rfx_harmony {
     int nblocks;
     rfx_hblock *blocks;
 } rfx_harmony;
+
+/* Whether hc's guard holds, given each variable's row count. */
+static inline bool rfx_hcmd_skippable(const rfx_hcmd *hc, size_t (*count)(void *ctx, int var), void *ctx)
+{
+    const int *v = hc->guard;
+    for (int k = 0; k < hc->nclauses; k++, v++) {
+        bool empty = false;
+        for (; *v >= 0; v++)
+            empty = empty || count(ctx, *v) == 0;
+        if (!empty)
+            return false;
+    }
+    return hc->nclauses > 0;
+}
 
 /* Lowers a plan and its weave (NULL: no fused groups); NULL on out-of-memory. */
 rfx_harmony *rfx_harmony_build(const rfx_plan *plan, const rfx_weave *weave);

@@ -96,6 +96,22 @@ static bool gallops(const rfx_ra_cmd *c)
     }
 }
 
+/* Whether the host would run command c (or group g) by binary searches of its source. */
+static bool searches(const auto_ctx *x, const rfx_ra_cmd *c, const rfx_fgroup *g)
+{
+    if (c) {
+        const rfx_rx *pred = c->pred;
+        return (c->op == RFX_RA_SELECT || c->op == RFX_RA_MAPFILTER) && c->dst != c->src[0] &&
+               rfx_cpu_filter_searches(x->P, c->src[0], &pred, 1);
+    }
+    if (g->kind != RFX_FG_FILTER || g->nouts > RFX_FUSED_MAX_OUTS)
+        return false;
+    const rfx_rx *preds[RFX_FUSED_MAX_OUTS];
+    for (int k = 0; k < g->nouts; k++)
+        preds[k] = g->outs[k].pred;
+    return rfx_cpu_filter_searches(x->P, g->src, preds, g->nouts);
+}
+
 /* The device backend, without variables: a CUDA device (a second CPU backend in tests)
  * under its out-of-core layer. */
 static rfx_backend *open_device(const rfx_run_opts *o, int nthreads, const rfx_tuning *tune, char *why, size_t cap)
@@ -158,7 +174,7 @@ static bool start_device(auto_ctx *x)
  * beyond the device's estimate is what not having the device cost; once that adds up to
  * a tenth of a start the device starts in the background, to be used from the first
  * command after it is ready. */
-static int place(auto_ctx *x, const int *in, int k, bool host_only, bool galloping, double *dev_s)
+static int place(auto_ctx *x, const int *in, int k, bool host_only, bool galloping, bool searches, double *dev_s)
 {
     *dev_s = -1;
     if (host_only || x->dev_failed)
@@ -176,7 +192,8 @@ static int place(auto_ctx *x, const int *in, int k, bool host_only, bool gallopi
         rows[i] = in[i] >= 0 ? rows_of(x, in[i]) : 0;
         on_host &= in[i] < 0 || (x->where[in[i]] & ON_HOST);
     }
-    double w = work_rows(galloping, rows, k), launch = x->tune->auto_launch_us * 1e-6;
+    /* a filter the host answers by binary searches (rfx_cpu_filter_searches) reads its range */
+    double w = searches ? 65 - __builtin_clzll(1 + rows[0]) : work_rows(galloping, rows, k), launch = x->tune->auto_launch_us * 1e-6;
     double host_ns = x->tune->auto_host_ns * x->host_scale;
     if (on_host && w * host_ns * 1e-9 < launch)
         return ON_HOST;   /* less than a launch: no device can be sooner */
@@ -273,8 +290,8 @@ static rfx_status run_placed(rfx_backend *be, const rfx_ra_cmd *c, const rfx_fgr
     for (int i = 0; i < k; i++)
         in[i] = c ? rfx_ra_cmd_input(c, i) : rfx_fgroup_input(g, i);
     double dev_s;
-    int side = c ? place(x, in, k, c->host_only, gallops(c), &dev_s)
-                 : place(x, in, k, false, g->kind == RFX_FG_JOIN && g->nkeys > 0, &dev_s);
+    int side = c ? place(x, in, k, c->host_only, gallops(c), searches(x, c, g), &dev_s)
+                 : place(x, in, k, false, g->kind == RFX_FG_JOIN && g->nkeys > 0, searches(x, c, g), &dev_s);
     rfx_status st = RFX_OK;
     for (int i = 0; st == RFX_OK && i < k; i++)
         st = bring(x, in[i], side);

@@ -197,10 +197,14 @@ static void cpu_close(rfx_backend *be)
     free(be);
 }
 
+static size_t cpu_count_of(const cpu_ctx *c, int var)
+{
+    return c->vars[var].n + runs_rows(c, var);
+}
+
 static size_t cpu_count(rfx_backend *be, int var)
 {
-    cpu_ctx *c = be->ctx;
-    return c->vars[var].n + runs_rows(c, var);
+    return cpu_count_of(be->ctx, var);
 }
 
 enum { KEPT_BYTES = 4096 };   /* a released variable keeps a buffer this small for its next rows */
@@ -311,6 +315,88 @@ static rfx_status settle_runs(cpu_ctx *x, const rfx_ra_cmd *c)
     return st;
 }
 
+enum { MAX_KEY = 16 };   /* leading columns a filter's range search uses, at most */
+
+bool rfx_cpu_filter_searches(const rfx_plan *P, int src, const rfx_rx *const *preds, int n)
+{
+    rfx_pvar_kind kind = P->vars[src].kind;
+    int a = P->vars[src].arity;
+    uint32_t key[MAX_KEY];
+    if ((kind != RFX_PV_REL && kind != RFX_PV_DELTA && kind != RFX_PV_NEW) || a == 0 || n > RFX_FUSED_MAX_OUTS)
+        return false;
+    for (int p = 0; p < n; p++)
+        if (rfx_rx_fixed_prefix(preds[p], key, a < MAX_KEY ? a : MAX_KEY) == 0)
+            return false;
+    return true;
+}
+
+/* The rows of sorted variable v (a relation, its delta or new tuples: sets in order) that
+ * filters preds[0..npreds-1] may keep, where each fixes v's leading columns to constants
+ * (`edge(0, y)`): the hull of their ranges, found by binary search in v's rows and each of
+ * its runs, so that a thin recursion's selection of a growing relation costs its answer,
+ * not the relation. *view is a part of v's rows, or those parts gathered in order into
+ * scratch; *found false where no such range applies (read all of v). */
+static rfx_status fixed_range(cpu_ctx *x, int v, const rfx_rx *const *preds, int npreds, rfx_rows *scratch,
+                              rfx_rows *view, bool *found)
+{
+    int a = x->vars[v].arity;
+    uint32_t keys[RFX_FUSED_MAX_OUTS][MAX_KEY];
+    int nkey[RFX_FUSED_MAX_OUTS];
+    *found = false;
+    if (!rfx_cpu_filter_searches(x->P, v, preds, npreds))
+        return RFX_OK;
+    for (int p = 0; p < npreds; p++)
+        nkey[p] = rfx_rx_fixed_prefix(preds[p], keys[p], a < MAX_KEY ? a : MAX_KEY);
+    rfx_rows parts[CPU_MAX_RUNS + 1];
+    int nparts = 0, nonempty = 0;
+    size_t total = 0;
+    for (int s = 0; s <= (x->runs[v] ? x->runs[v]->n : 0); s++) {
+        const rfx_rows *set = s == 0 ? &x->vars[v] : &x->runs[v]->r[s - 1];
+        size_t lo = set->n, hi = 0;
+        for (int p = 0; p < npreds; p++) {
+            size_t l = rfx_rows_bound(set, 0, keys[p], nkey[p], false);
+            size_t h = rfx_rows_bound(set, l, keys[p], nkey[p], true);
+            if (l < h) {
+                lo = l < lo ? l : lo;
+                hi = h > hi ? h : hi;
+            }
+        }
+        if (lo >= hi)
+            continue;
+        parts[nparts++] = (rfx_rows){set->data + lo * (size_t)a, hi - lo, 0, a};
+        nonempty++;
+        total += hi - lo;
+    }
+    /* most of a relation with runs: merging them once serves its later readers too */
+    if (x->runs[v] && total * 2 > cpu_count_of(x, v))
+        return RFX_OK;
+    *found = true;
+    if (nonempty <= 1) {
+        *view = nparts ? parts[0] : (rfx_rows){NULL, 0, 0, a};
+        return RFX_OK;
+    }
+    rfx_status st = rfx_rows_concat(parts, (size_t)nparts, scratch, x->nthreads);
+    if (st == RFX_OK)
+        st = rfx_cpu_sort(scratch, x->nthreads);   /* disjoint sorted parts: their union in order */
+    *view = *scratch;
+    return st;
+}
+
+/* Element-wise commands over a sorted variable read only the range their filter fixes. */
+static rfx_status mapfilter_range(cpu_ctx *x, const rfx_ra_cmd *c, int nthreads, bool *done)
+{
+    rfx_rows scratch, view;
+    rfx_rows_init(&scratch, x->vars[c->src[0]].arity);
+    const rfx_rx *pred = c->pred;
+    rfx_status st = fixed_range(x, c->src[0], &pred, 1, &scratch, &view, done);
+    if (st == RFX_OK && *done) {
+        drop_runs(x, c->dst);
+        st = rfx_cpu_mapfilter(&view, c->pred, c->out, c->nout, &x->vars[c->dst], nthreads);
+    }
+    rfx_rows_free(&scratch);
+    return st;
+}
+
 static rfx_status cpu_exec(rfx_backend *be, const rfx_ra_cmd *c)
 {
     cpu_ctx *x = be->ctx;
@@ -319,7 +405,13 @@ static rfx_status cpu_exec(rfx_backend *be, const rfx_ra_cmd *c)
     int nt = c->functors ? 1 : x->nthreads;
     if (c->dst >= 0 && c->op != RFX_RA_SWAP && c->op != RFX_RA_CLEAR && cpu_out_of_budget(x))
         return RFX_ERR_NOMEM;
-    rfx_status st = settle_runs(x, c);
+    bool done = false;
+    rfx_status st = RFX_OK;
+    if ((c->op == RFX_RA_SELECT || c->op == RFX_RA_MAPFILTER) && c->dst != c->src[0])
+        st = mapfilter_range(x, c, nt, &done);
+    if (st != RFX_OK || done)
+        return st;
+    st = settle_runs(x, c);
     if (st != RFX_OK)
         return st;
     if (reads_runs(c, 0))
@@ -382,6 +474,37 @@ static rfx_status cpu_exec(rfx_backend *be, const rfx_ra_cmd *c)
     }
 }
 
+/* A FILTER group: its outputs in one pass over its source (the range they fix, if any). */
+static rfx_status filter_group(cpu_ctx *x, const rfx_fgroup *g)
+{
+    rfx_rows *V = x->vars;
+    const rfx_rx *preds[RFX_FUSED_MAX_OUTS];
+    rfx_rx *const *outs[RFX_FUSED_MAX_OUTS];
+    int nout[RFX_FUSED_MAX_OUTS];
+    rfx_rows *dsts[RFX_FUSED_MAX_OUTS];
+    bool aliased = false;
+    for (int k = 0; k < g->nouts; k++) {
+        preds[k] = g->outs[k].pred;
+        outs[k] = g->outs[k].out;
+        nout[k] = g->outs[k].nout;
+        dsts[k] = &V[g->outs[k].dst];
+        aliased |= g->outs[k].dst == g->src;
+        drop_runs(x, g->outs[k].dst);
+    }
+    rfx_rows scratch, view;
+    rfx_rows_init(&scratch, V[g->src].arity);
+    bool found = false;
+    rfx_status st = aliased ? RFX_OK : fixed_range(x, g->src, preds, g->nouts, &scratch, &view, &found);
+    if (st == RFX_OK && !found) {
+        st = consolidate(x, g->src);
+        view = V[g->src];
+    }
+    if (st == RFX_OK)
+        st = rfx_cpu_mapfilter_multi(&view, g->nouts, preds, outs, nout, dsts, x->nthreads);
+    rfx_rows_free(&scratch);
+    return st;
+}
+
 /* A fused group in one pass over its input(s). */
 static rfx_status cpu_exec_group(rfx_backend *be, const rfx_fgroup *g)
 {
@@ -389,6 +512,8 @@ static rfx_status cpu_exec_group(rfx_backend *be, const rfx_fgroup *g)
     rfx_rows *V = x->vars;
     if (cpu_out_of_budget(x))
         return RFX_ERR_NOMEM;
+    if (g->kind == RFX_FG_FILTER)
+        return filter_group(x, g);
     for (int k = 0; k < rfx_fgroup_ninputs(g); k++) {
         rfx_status st = consolidate(x, rfx_fgroup_input(g, k));
         if (st != RFX_OK)
@@ -396,19 +521,6 @@ static rfx_status cpu_exec_group(rfx_backend *be, const rfx_fgroup *g)
     }
     for (int k = 0; k < rfx_fgroup_noutputs(g); k++)
         drop_runs(x, rfx_fgroup_output(g, k));
-    if (g->kind == RFX_FG_FILTER) {
-        const rfx_rx *preds[RFX_FUSED_MAX_OUTS];
-        rfx_rx *const *outs[RFX_FUSED_MAX_OUTS];
-        int nout[RFX_FUSED_MAX_OUTS];
-        rfx_rows *dsts[RFX_FUSED_MAX_OUTS];
-        for (int k = 0; k < g->nouts; k++) {
-            preds[k] = g->outs[k].pred;
-            outs[k] = g->outs[k].out;
-            nout[k] = g->outs[k].nout;
-            dsts[k] = &V[g->outs[k].dst];
-        }
-        return rfx_cpu_mapfilter_multi(&V[g->src], g->nouts, preds, outs, nout, dsts, x->nthreads);
-    }
     const rfx_rows *srcs[RFX_FUSED_MAX_SRCS];
     for (int s = 0; s < g->nsrc; s++)
         srcs[s] = &V[g->srcs[s]];

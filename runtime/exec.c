@@ -41,6 +41,7 @@ struct rfx_exec {
     rfx_run_opts opts;         /* the caller's, tune filled in (o points here) */
     size_t splits, split_ranges;   /* loops split, and the ranges they ran (profile) */
     size_t user_fn_cmds;           /* commands calling user-defined functors, run on the host (profile) */
+    size_t skipped;                /* commands and groups not run: their guards held (profile) */
     double user_fn_seconds;
     double split_seconds;      /* spent cutting their state and gathering the ranges' results */
     size_t *unsplit_bytes;     /* per relation: its size when it could not be cut (one value) */
@@ -293,6 +294,12 @@ static rfx_status run_cmd(exec *x, const rfx_ra_cmd *c)
         if (c->dst == c->src[0] && c->src[1] != c->dst && x->be->count(x->be, c->src[1]) == 0)
             return RFX_OK;
         return x->be->exec(x->be, c);
+    case RFX_RA_UNION:
+        /* nothing to add to a variable in place */
+        for (int k = 0; k < 2; k++)
+            if (c->dst == c->src[k] && c->src[1 - k] != c->dst && x->be->count(x->be, c->src[1 - k]) == 0)
+                return RFX_OK;
+        return x->be->exec(x->be, c);
     default:
         return x->be->exec(x->be, c);
     }
@@ -436,6 +443,9 @@ static void print_profile(exec *x, double total)
     if (f && x->user_fn_cmds)
         fprintf(f, "user-defined functors: %zu commands calling them ran on the host, %.3f s (their code is the "
                    "host's)\n", x->user_fn_cmds, x->user_fn_seconds);
+    if (f && x->skipped)
+        fprintf(f, "skipped: %zu commands or groups whose results an empty input made empty or unneeded\n",
+                x->skipped);
     if (f && x->splits)
         fprintf(f, "loops run by key ranges: %zu splits, the loop run on %zu ranges, %.3f s cutting and gathering them\n",
                 x->splits, x->split_ranges, x->split_seconds);
@@ -866,6 +876,24 @@ static rfx_status split_loop(exec *x, const loop_split *ls, bool *split)
 }
 
 /* Runs blocks from b on until control reaches block stop (-1: to HALT). */
+static size_t var_rows(void *be, int v)
+{
+    return ((rfx_backend *)be)->count(be, v);
+}
+
+/* Empties what a command or group whose guard holds would have written. */
+static rfx_status skip_cmd(exec *x, const rfx_hcmd *hc)
+{
+    x->skipped++;
+    for (int k = 0; k < hc->nclear; k++) {
+        rfx_ra_cmd clr = {.op = RFX_RA_CLEAR, .dst = hc->clear[k], .src = {-1, -1}, .rule = -1, .io = -1};
+        rfx_status st = x->be->count(x->be, clr.dst) ? x->be->exec(x->be, &clr) : RFX_OK;
+        if (st != RFX_OK)
+            return st;
+    }
+    return RFX_OK;
+}
+
 static rfx_status interpret_from(exec *x, int b, int stop)
 {
     const rfx_plan *P = x->P;
@@ -930,8 +958,14 @@ static rfx_status interpret_from(exec *x, int b, int stop)
         const rfx_hcmd *hc = &x->H->blocks[b].cmds[i];
         const rfx_fgroup *g = hc->group;
         bool skip = !hc->runs;
+        rfx_status st = RFX_OK;
+        if (!skip && hc->nclauses && rfx_hcmd_skippable(hc, var_rows, x->be)) {
+            skip = true;
+            st = skip_cmd(x, hc);
+        }
         double t0 = profile && !skip ? rfx_seconds() : 0;
-        rfx_status st = skip ? RFX_OK : g ? x->be->exec_group(x->be, g) : run_cmd(x, c);
+        if (!skip)
+            st = g ? x->be->exec_group(x->be, g) : run_cmd(x, c);
         if (profile && !skip) {
             if (st == RFX_OK)
                 st = x->be->sync(x->be);
