@@ -397,33 +397,6 @@ rfx_plist *rfx_mk_name_list(rfx_parse_ctx *ctx, rfx_plist *l, const char *name, 
     return l;
 }
 
-/* An equivalence relation (`eqrel`): the rules that close what it holds under
- * reflexivity, symmetry and transitivity, as Soufflé's eqrel relations are closed. */
-static void add_eqrel_rules(rfx_parse_ctx *ctx, const char *name, RFX_YYLTYPE loc)
-{
-    /* r(x, x) :- r(x, _).  r(x, x) :- r(_, x).  r(y, x) :- r(x, y).  r(x, z) :- r(x, y), r(y, z). */
-    static const char *const rules[4][3][2] = {{{"x", "x"}, {"x", "_"}, {NULL, NULL}},
-                                               {{"x", "x"}, {"_", "x"}, {NULL, NULL}},
-                                               {{"y", "x"}, {"x", "y"}, {NULL, NULL}},
-                                               {{"x", "z"}, {"x", "y"}, {"y", "z"}}};
-    for (int r = 0; r < 4; r++) {
-        rfx_atom *atoms[3];
-        for (int a = 0; a < 3 && rules[r][a][0]; a++) {
-            rfx_plist *args = NULL;
-            for (int k = 0; k < 2; k++) {
-                const char *v = rules[r][a][k];
-                rfx_expr *e = v[0] == '_' ? rfx_mk_expr(ctx, RFX_E_ANON, loc) : rfx_mk_var(ctx, v, loc);
-                args = args ? rfx_list_add(ctx, args, e) : rfx_mk_list(ctx, e);
-            }
-            atoms[a] = rfx_mk_atom(ctx, name, args, loc);
-        }
-        rfx_body *body = rfx_mk_atom_body(ctx, atoms[1]);
-        if (rules[r][2][0])
-            body = rfx_mk_bool_body(ctx, RFX_B_AND, body, rfx_mk_atom_body(ctx, atoms[2]));
-        rfx_add_clause(ctx, atoms[0], body, loc);
-    }
-}
-
 void rfx_add_decls(rfx_parse_ctx *ctx, rfx_plist *names, rfx_plist *attrs, rfx_plist *quals, rfx_plist *choice)
 {
     for (int i = 0; names && i + 1 < names->n; i += 2) {
@@ -439,9 +412,9 @@ void rfx_add_decls(rfx_parse_ctx *ctx, rfx_plist *names, rfx_plist *attrs, rfx_p
             rfx_loc *ql = quals->items[q + 1];
             RFX_YYLTYPE qloc = {ql ? ql->line : 0, ql ? ql->col : 0, 0, 0};
             /* the deprecated directive qualifiers are the directives; eqrel closes what the
-             * relation holds (its rules added here; sema checks its two columns); the other
-             * representations are kept for the checks subsumption makes; inlining and magic-set
-             * hints leave the answers as they are */
+             * relation holds (the plan's EQREL commands; its two columns checked here); the
+             * other representations are kept for the checks subsumption makes; inlining and
+             * magic-set hints leave the answers as they are */
             unsigned kind = strcmp(qual, "input") == 0 ? RFX_REL_INPUT : strcmp(qual, "output") == 0 ? RFX_REL_OUTPUT
                           : strcmp(qual, "printsize") == 0 ? RFX_REL_PRINTSIZE : 0;
             bool repr = strcmp(qual, "btree") == 0 || strcmp(qual, "brie") == 0 || strcmp(qual, "btree_delete") == 0 ||
@@ -463,8 +436,6 @@ void rfx_add_decls(rfx_parse_ctx *ctx, rfx_plist *names, rfx_plist *attrs, rfx_p
                 if (decl->nattrs != 2 || strcmp(decl->attr_types[0], decl->attr_types[1]) != 0)
                     rfx_parse_error(ctx, qloc, "an eqrel relation has two attributes of one type ('%s' has %d%s)",
                                     name, decl->nattrs, decl->nattrs == 2 ? " of different types" : "");
-                else
-                    add_eqrel_rules(ctx, name, qloc);
             }
         }
     }

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdbool.h>
+#include <string.h>
 
 #include "base.h"
 
@@ -267,6 +268,13 @@ typedef struct rfx_relation {
     int *choice_ncols;         /* share: domain d is choice_cols[choice_first[d] ..] of choice_ncols[d] */
     int *choice_first, *choice_cols;
 } rfx_relation;
+
+/* Whether a relation is an equivalence relation (`eqrel`): closed under reflexivity,
+ * symmetry and transitivity wherever pairs enter it (the plan's EQREL commands). */
+static inline bool rfx_relation_is_eqrel(const rfx_relation *r)
+{
+    return r->repr && r->repr[0] == 'e' && strcmp(r->repr, "eqrel") == 0;
+}
 
 /* A relation's choice domains, as base/choice.c takes them. */
 static inline rfx_choice_domains rfx_relation_choice(const rfx_relation *r)

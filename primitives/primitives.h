@@ -72,6 +72,10 @@ rfx_status rfx_cpu_range(const rfx_rows *src, rfx_rx *const *bounds, int nb, rfx
  * the nheld sets held[k] (rfx_choice_select). */
 rfx_status rfx_cpu_choice(const rfx_rows *src, const rfx_choice_domains *d, const rfx_rows *const *held,
                           int nheld, rfx_rows *dst);
+/* dst = the pairs that the equivalence closure of cand's pairs and the held ones has and
+ * held lacks, a sorted set (an eqrel relation's growth). held[0..nheld-1] are disjoint
+ * sorted sets of pairs whose union is an equivalence on the elements it mentions. */
+rfx_status rfx_cpu_eqrel(const rfx_rows *cand, const rfx_rows *const *held, int nheld, rfx_rows *dst, int nthreads);
 /* dst = a's tuples each extended by fn over the group of b whose first k columns equal a's
  * first k; count/sum of an empty group give 0, min/max/mean drop the tuple. */
 rfx_status rfx_cpu_aggregate(const rfx_rows *a, const rfx_rows *b, int k, rfx_aggfn fn, int col,

@@ -86,17 +86,31 @@ static void lower_choice_facts(lower_ctx *L, const int *rules, int k0, int k1)
     rfx_lower_emit(L, RFX_RA_UNION, L->relvar[r], L->relvar[r], choose(L, r, t, false));
 }
 
+/* An eqrel relation r: the pairs that the closure of v's pairs and those r holds (held
+ * false: none) adds to r, in a fresh variable. */
+static int close_eqrel(lower_ctx *L, int r, int v, bool held)
+{
+    int t = rfx_lower_new_var(L, NULL, RFX_PV_TEMP, 2, L->plan->vars[L->relvar[r]].types, -1);
+    rfx_ra_cmd *c = rfx_lower_emit(L, RFX_RA_EQREL, t, v, -1);
+    if (held && (c->vars = lalloc(L, sizeof(int))))
+        c->vars[c->nvars++] = L->relvar[r];
+    return t;
+}
+
 /* A rule outside a loop: its tuples into its relation. */
 static void lower_base_rule(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj)
 {
     int r = c->head.rel;
-    if (!L->prog->rels[r].nchoice) {
+    const rfx_relation *rel = &L->prog->rels[r];
+    if (!rel->nchoice && !rfx_relation_is_eqrel(rel)) {
         rfx_lower_rule(L, c, cj, -1, L->relvar[r]);
         return;
     }
     int v = rfx_lower_rule_set(L, c, cj, -1);
-    if (v >= 0)
+    if (v >= 0 && rel->nchoice)
         rfx_lower_emit(L, RFX_RA_UNION, L->relvar[r], L->relvar[r], choose(L, r, v, false));
+    else if (v >= 0)
+        rfx_lower_emit(L, RFX_RA_UNION, L->relvar[r], L->relvar[r], close_eqrel(L, r, v, true))->disjoint = true;
 }
 
 /* The clauses rules[0 .. n) outside a loop, in clause order (a choice relation's facts among
@@ -277,6 +291,12 @@ static void lower_stratum(lower_ctx *L, int s)
     for (int i = 0; i < st->nrels; i++) {
         int r = st->rels[i];
         int from = !merged[r] && single[r] >= 0 ? single[r] : L->newvar[r];
+        if (rfx_relation_is_eqrel(&p->rels[r])) {   /* what the closure adds */
+            rfx_ra_cmd *c = rfx_lower_emit(L, RFX_RA_EQREL, L->newvar[r], from, -1);
+            if ((c->vars = lalloc(L, sizeof(int))))
+                c->vars[c->nvars++] = L->relvar[r];
+            continue;
+        }
         rfx_ra_cmd *c = rfx_lower_emit(L, RFX_RA_DIFFERENCE, L->newvar[r], from, L->relvar[r]);
         c->nkeys = p->rels[r].arity;
     }
@@ -389,7 +409,7 @@ static void mark_host_only(rfx_plan *P)
                 c->functors |= rfx_rx_host_only(c->out[k]);
                 c->user_functors |= rfx_rx_calls_user(c->out[k]);
             }
-            c->host_only = c->functors || c->op == RFX_RA_RANGE || c->op == RFX_RA_CHOICE;
+            c->host_only = c->functors || c->op == RFX_RA_RANGE || c->op == RFX_RA_CHOICE || c->op == RFX_RA_EQREL;
             int ins = 0, height = 0, peak = 0;
             if (!c->host_only && c->pred) {
                 device_cost(c->pred, &ins, &height, &peak);
@@ -493,6 +513,10 @@ rfx_plan *rfx_plan_build(const rfx_program *prog, const rfx_plan_opts *opts, rfx
         fact_tuple(L, cl, fact_at[r]);
         fact_at[r] += prog->rels[r].arity;
     }
+    /* an eqrel relation's inputs, facts and inserted pairs, closed */
+    for (int r = 0; r < nr; r++)
+        if (rfx_relation_is_eqrel(&prog->rels[r]))
+            rfx_lower_emit(L, RFX_RA_UNION, L->relvar[r], L->relvar[r], close_eqrel(L, r, L->relvar[r], false));
     /* the rules of each stratum, in clause order (with a choice relation's facts: a rule
      * before a fact may take its key) */
     L->stratum_first = lalloc(L, sizeof(int) * (size_t)(prog->nstrata + 2));

@@ -206,11 +206,11 @@ static char *signature(const rfx_plan *P, const rfx_ra_cmd *c)
 }
 
 /* Commands that CSE may merge and hoisting may move: a function of src[0..1] alone
- * (LFTJ and CHOICE read vars too, so they are left where they are). */
+ * (LFTJ, CHOICE and EQREL read vars too, so they are left where they are). */
 static bool pure_cmd(const rfx_ra_cmd *c)
 {
     return op_info[c->op].fusion != RFX_FUSE_CONTROL && c->op != RFX_RA_UNION && c->op != RFX_RA_LFTJ &&
-           c->op != RFX_RA_CHOICE && !cmd_fresh(c);
+           c->op != RFX_RA_CHOICE && c->op != RFX_RA_EQREL && !cmd_fresh(c);
 }
 
 static void replace_uses(rfx_plan *P, int from, int to)
@@ -697,6 +697,10 @@ bool rfx_plan_verify(const rfx_plan *P, FILE *out)
                 break;
             case RFX_RA_SORT: case RFX_RA_UNIQUE: case RFX_RA_SORT_UNIQUE: case RFX_RA_COPY:
                 if (!d || d->arity != a0 || c->nkeys < 0 || c->nkeys > a0) BAD("arity");
+                break;
+            case RFX_RA_EQREL:
+                if (!d || d->arity != 2 || a0 != 2 || c->nvars > 1 || (c->nvars && P->vars[c->vars[0]].arity != 2))
+                    BAD("an equivalence's pairs");
                 break;
             case RFX_RA_LFTJ: {
                 if (!d || d->arity != c->nkeys || c->nvars < 1) BAD("shape");

@@ -292,7 +292,7 @@ static bool reads_runs(const rfx_ra_cmd *c, int k)
 {
     return (c->op == RFX_RA_UNION && c->disjoint && k == 0 && c->dst == c->src[0] && c->src[1] != c->dst) ||
            (c->op == RFX_RA_DIFFERENCE && k == 1 && c->src[0] != c->src[1] && c->dst != c->src[1]) ||
-           (c->op == RFX_RA_CHOICE && k >= 2);   /* the relations it checks keys against */
+           ((c->op == RFX_RA_CHOICE || c->op == RFX_RA_EQREL) && k >= 2);   /* the relations it reads sets of */
 }
 
 /* Merges the runs c reads as rows; drops those of the variable it overwrites. */
@@ -444,6 +444,17 @@ static rfx_status cpu_exec(rfx_backend *be, const rfx_ra_cmd *c)
                 held[nheld++] = &x->runs[v]->r[q];
         }
         return rfx_cpu_choice(&V[c->src[0]], &d, held, nheld, &V[c->dst]);
+    }
+    case RFX_RA_EQREL: {   /* the held relation's runs as they are */
+        const rfx_rows *held[CPU_MAX_RUNS + 1];
+        int nheld = 0;
+        for (int k = 0; k < c->nvars && k < 1; k++) {
+            int v = c->vars[k];
+            held[nheld++] = &V[v];
+            for (int q = 0; x->runs[v] && q < x->runs[v]->n; q++)
+                held[nheld++] = &x->runs[v]->r[q];
+        }
+        return rfx_cpu_eqrel(&V[c->src[0]], held, nheld, &V[c->dst], x->nthreads);
     }
     case RFX_RA_AGGREGATE:
         return rfx_cpu_aggregate(&V[c->src[0]], &V[c->src[1]], c->nkeys, c->agg, c->agg_col, c->agg_prim, &V[c->dst]);

@@ -61,10 +61,11 @@ def fact_value(rng, ty):
 
 class Rel:
     def __init__(self, name, types, edb=False):
-        self.name, self.types, self.edb = name, types, edb
+        self.name, self.types, self.edb, self.eqrel = name, types, edb, False
 
     def decl(self):
-        return ".decl %s(%s)" % (self.name, ", ".join("c%d: %s" % (i, t) for i, t in enumerate(self.types)))
+        return ".decl %s(%s)%s" % (self.name, ", ".join("c%d: %s" % (i, t) for i, t in enumerate(self.types)),
+                                   " eqrel" if self.eqrel else "")
 
 
 class Body:
@@ -361,6 +362,11 @@ def gen_program(rng, facts_dir):
             else:
                 types = [rng.choice(TYPES) for _ in range(arity)]
             group.append(Rel("r%d_%d" % (s, j), types))
+        for rel in group:   # equivalence relations: two columns of one type
+            if len(rel.types) == 2 and rng.random() < 0.25:
+                if size == 1:
+                    rel.types = [rel.types[0]] * 2
+                rel.eqrel = rel.types[0] == rel.types[1]
         for rel in group:
             lines.append(rel.decl())
         for rel in group:
@@ -382,7 +388,7 @@ def gen_program(rng, facts_dir):
             if not rules:
                 vs = ", ".join(const(rng, t) for t in rel.types)
                 rules.append("%s(%s)." % (rel.name, vs))
-            if rel.types and rng.random() < 0.15:
+            if rel.types and not rel.eqrel and rng.random() < 0.15:
                 rules.append(subsumption(rng, rel, avail))
             lines += rules
             outputs.append(rel)

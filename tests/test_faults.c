@@ -19,7 +19,7 @@ static const char *env_or(const char *name, const char *fallback)
 static const char *programs[] = {
     "same_generation_small", "negation_strata", "aggregates_grouped", "mutual_recursion", "symbols_awkward",
     "edge_list_gzip", "facts_symbols_tab", "nullary", "disjunction", "float_arithmetic",
-    "subsumption_shortest_paths", "choice_domain_first_wins",
+    "subsumption_shortest_paths", "choice_domain_first_wins", "eqrel_closure",
 };
 #define NPROG (sizeof programs / sizeof programs[0])
 
