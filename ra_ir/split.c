@@ -37,8 +37,10 @@ static bool keeps_column(const rfx_clause *c, const rfx_conj *d, int r, int k)
 static int split_column(const rfx_program *prog, int r)
 {
     const rfx_stratum *st = &prog->strata[prog->rels[r].stratum];
-    /* choice and subsumption compare tuples across the ranges */
-    if (!st->recursive || st->nrels != 1 || prog->rels[r].arity < 1 || prog->rels[r].nchoice || prog->rels[r].subsumed)
+    /* choice and subsumption compare tuples across the ranges; an equivalence's closure
+     * adds the symmetric pair, in another range */
+    if (!st->recursive || st->nrels != 1 || prog->rels[r].arity < 1 || prog->rels[r].nchoice || prog->rels[r].subsumed ||
+        rfx_relation_is_eqrel(&prog->rels[r]))
         return -1;
     for (int k = 0; k < prog->rels[r].arity; k++) {
         bool kept = true;
