@@ -193,7 +193,8 @@ static int place(auto_ctx *x, const int *in, int k, bool host_only, bool gallopi
         on_host &= in[i] < 0 || (x->where[in[i]] & ON_HOST);
     }
     /* a filter the host answers by binary searches (rfx_cpu_filter_searches) reads its range */
-    double w = searches ? 65 - __builtin_clzll(1 + rows[0]) : work_rows(galloping, rows, k), launch = x->tune->auto_launch_us * 1e-6;
+    double w = searches ? 65 - __builtin_clzll(1 + rows[0]) : work_rows(galloping, rows, k);
+    double launch = x->tune->auto_launch_us * 1e-6;
     double host_ns = x->tune->auto_host_ns * x->host_scale;
     if (on_host && w * host_ns * 1e-9 < launch)
         return ON_HOST;   /* less than a launch: no device can be sooner */

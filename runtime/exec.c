@@ -876,7 +876,6 @@ static rfx_status split_loop(exec *x, const loop_split *ls, bool *split)
     return st;
 }
 
-/* Runs blocks from b on until control reaches block stop (-1: to HALT). */
 static size_t var_rows(void *be, int v)
 {
     return ((rfx_backend *)be)->count(be, v);
@@ -895,6 +894,7 @@ static rfx_status skip_cmd(exec *x, const rfx_hcmd *hc)
     return RFX_OK;
 }
 
+/* Runs blocks from b on until control reaches block stop (-1: to HALT). */
 static rfx_status interpret_from(exec *x, int b, int stop)
 {
     const rfx_plan *P = x->P;
