@@ -85,6 +85,8 @@ rfx_backend *rfx_backend_cpu(int nthreads, size_t cap, const rfx_tuning *tune);
 /* Whether the CPU backend reads only a range of src for filters preds[0..n-1] (each fixes
  * src's leading columns, src a sorted set): binary searches, not a scan. */
 bool rfx_cpu_filter_searches(const rfx_plan *P, int src, const rfx_rx *const *preds, int n);
+/* ... for command c (a SELECT or MAPFILTER not in place). */
+bool rfx_cpu_cmd_searches(const rfx_plan *P, const rfx_ra_cmd *c);
 /* A set operation, sort or UNIQUE command c over host rows a (and b) into dst, on nthreads
  * threads, as the CPU backend runs it (the out-of-core layer's host merges run it too). */
 rfx_status rfx_cpu_merge_cmd(const rfx_ra_cmd *c, const rfx_rows *a, const rfx_rows *b, rfx_rows *dst, int nthreads);

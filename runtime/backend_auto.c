@@ -99,11 +99,8 @@ static bool gallops(const rfx_ra_cmd *c)
 /* Whether the host would run command c (or group g) by binary searches of its source. */
 static bool searches(const auto_ctx *x, const rfx_ra_cmd *c, const rfx_fgroup *g)
 {
-    if (c) {
-        const rfx_rx *pred = c->pred;
-        return (c->op == RFX_RA_SELECT || c->op == RFX_RA_MAPFILTER) && c->dst != c->src[0] &&
-               rfx_cpu_filter_searches(x->P, c->src[0], &pred, 1);
-    }
+    if (c)
+        return rfx_cpu_cmd_searches(x->P, c);
     if (g->kind != RFX_FG_FILTER || g->nouts > RFX_FUSED_MAX_OUTS)
         return false;
     const rfx_rx *preds[RFX_FUSED_MAX_OUTS];

@@ -122,15 +122,21 @@ static rfx_status union_runs(cpu_ctx *x, int v, const rfx_rows *d)
     return st;
 }
 
+/* Appends v's sorted sets (its main rows, then each run) to out; their number. */
+static int sets_of(const cpu_ctx *x, int v, const rfx_rows **out)
+{
+    int n = 0;
+    out[n++] = &x->vars[v];
+    for (int r = 0; x->runs[v] && r < x->runs[v]->n; r++)
+        out[n++] = &x->runs[v]->r[r];
+    return n;
+}
+
 /* dst = a without the tuples whose first k columns occur in b, b's runs included. */
 static rfx_status difference_runs(cpu_ctx *x, const rfx_rows *a, int b, int k, rfx_rows *dst, int nthreads)
 {
     const rfx_rows *sets[CPU_MAX_RUNS + 1];
-    int n = 1;
-    sets[0] = &x->vars[b];
-    for (int r = 0; x->runs[b] && r < x->runs[b]->n; r++)
-        sets[n++] = &x->runs[b]->r[r];
-    return rfx_cpu_semijoin_sets(a, sets, n, k, false, dst, nthreads);
+    return rfx_cpu_semijoin_sets(a, sets, sets_of(x, b, sets), k, false, dst, nthreads);
 }
 
 static rfx_status cpu_open(rfx_backend *be, const rfx_plan *P)
@@ -330,6 +336,13 @@ bool rfx_cpu_filter_searches(const rfx_plan *P, int src, const rfx_rx *const *pr
     return true;
 }
 
+bool rfx_cpu_cmd_searches(const rfx_plan *P, const rfx_ra_cmd *c)
+{
+    const rfx_rx *pred = c->pred;
+    return (c->op == RFX_RA_SELECT || c->op == RFX_RA_MAPFILTER) && c->dst != c->src[0] &&
+           rfx_cpu_filter_searches(P, c->src[0], &pred, 1);
+}
+
 /* The rows of sorted variable v (a relation, its delta or new tuples: sets in order) that
  * filters preds[0..npreds-1] may keep, where each fixes v's leading columns to constants
  * (`edge(0, y)`): the hull of their ranges, found by binary search in v's rows and each of
@@ -350,8 +363,9 @@ static rfx_status fixed_range(cpu_ctx *x, int v, const rfx_rx *const *preds, int
     rfx_rows parts[CPU_MAX_RUNS + 1];
     int nparts = 0, nonempty = 0;
     size_t total = 0;
-    for (int s = 0; s <= (x->runs[v] ? x->runs[v]->n : 0); s++) {
-        const rfx_rows *set = s == 0 ? &x->vars[v] : &x->runs[v]->r[s - 1];
+    const rfx_rows *sets[CPU_MAX_RUNS + 1];
+    for (int s = 0, nsets = sets_of(x, v, sets); s < nsets; s++) {
+        const rfx_rows *set = sets[s];
         size_t lo = set->n, hi = 0;
         for (int p = 0; p < npreds; p++) {
             size_t l = rfx_rows_bound(set, 0, keys[p], nkey[p], false);
@@ -407,7 +421,7 @@ static rfx_status cpu_exec(rfx_backend *be, const rfx_ra_cmd *c)
         return RFX_ERR_NOMEM;
     bool done = false;
     rfx_status st = RFX_OK;
-    if ((c->op == RFX_RA_SELECT || c->op == RFX_RA_MAPFILTER) && c->dst != c->src[0])
+    if (rfx_cpu_cmd_searches(x->P, c))
         st = mapfilter_range(x, c, nt, &done);
     if (st != RFX_OK || done)
         return st;
@@ -437,23 +451,13 @@ static rfx_status cpu_exec(rfx_backend *be, const rfx_ra_cmd *c)
         int nheld = 0;
         if (c->nvars > 2)
             return RFX_ERR_INTERNAL;   /* the relation and its new tuples, at most */
-        for (int k = 0; k < c->nvars; k++) {
-            int v = c->vars[k];
-            held[nheld++] = &V[v];
-            for (int q = 0; x->runs[v] && q < x->runs[v]->n; q++)
-                held[nheld++] = &x->runs[v]->r[q];
-        }
+        for (int k = 0; k < c->nvars; k++)
+            nheld += sets_of(x, c->vars[k], held + nheld);
         return rfx_cpu_choice(&V[c->src[0]], &d, held, nheld, &V[c->dst]);
     }
-    case RFX_RA_EQREL: {   /* the held relation's runs as they are */
+    case RFX_RA_EQREL: {   /* the held relation's runs as they are (none: nothing held) */
         const rfx_rows *held[CPU_MAX_RUNS + 1];
-        int nheld = 0;
-        for (int k = 0; k < c->nvars && k < 1; k++) {
-            int v = c->vars[k];
-            held[nheld++] = &V[v];
-            for (int q = 0; x->runs[v] && q < x->runs[v]->n; q++)
-                held[nheld++] = &x->runs[v]->r[q];
-        }
+        int nheld = c->nvars ? sets_of(x, c->vars[0], held) : 0;
         return rfx_cpu_eqrel(&V[c->src[0]], held, nheld, &V[c->dst], x->nthreads);
     }
     case RFX_RA_AGGREGATE:
