@@ -500,6 +500,41 @@ rfx_result rfx_insert_numbers(rfx_engine *e, const char *relation, const int32_t
     return insert_rows(e, "rfx_insert_numbers", relation, values, ntuples, true);
 }
 
+/* The plan's column types of program relation r (the types cursors and outputs use). */
+static const rfx_prim *relation_types(rfx_engine *e, int r)
+{
+    return e->plan->vars[e->plan->relvar[r]].types;
+}
+
+rfx_result rfx_insert_columns(rfx_engine *e, const char *relation, const rfx_column *cols, size_t ntuples)
+{
+    begin_call(e);
+    int r = find_relation(e, "rfx_insert_columns", relation);
+    if (r < 0)
+        return RFX_EXIT_IO;
+    int a = e->prog->rels[r].arity;
+    rfx_prim types[RFX_MAX_ARITY];
+    for (int c = 0; c < a; c++)
+        types[c] = column_prim(e->prog, r, c);
+    char msg[512];
+    if (a && ntuples && !cols)
+        return fail(e, RFX_EXIT_IO, "rfx_insert_columns: no columns for %zu tuples of %s", ntuples, relation);
+    if (a && !rfx_columns_check(cols, types, a, ntuples, false, relation, msg, sizeof msg))
+        return fail(e, RFX_EXIT_IO, "rfx_insert_columns: %s", msg);
+    rfx_rows *rows = &e->inserts[r];
+    size_t before = rows->n;
+    if (ntuples > SIZE_MAX / 2 - rows->n || rfx_rows_reserve(rows, rows->n + ntuples) != RFX_OK)
+        return fail(e, RFX_EXIT_RESOURCE, "rfx_insert_columns: out of memory inserting %zu tuples into %s", ntuples,
+                    relation);
+    if (!rfx_columns_to_rows(cols, types, a, ntuples, rows->data + before * (size_t)a, e->prog->syms, e->nthreads,
+                             relation, msg, sizeof msg))
+        return fail(e, strncmp(msg, "out of memory", 13) ? RFX_EXIT_IO : RFX_EXIT_RESOURCE,
+                    "rfx_insert_columns: %s", msg);
+    rows->n = a ? before + ntuples : (ntuples || before);   /* a nullary relation holds at most () */
+    e->inserts_unsorted[r] |= rows->n > before;
+    return end_call(e, RFX_EXIT_OK);
+}
+
 /* ---- runs ----------------------------------------------------------------------------- */
 rfx_result rfx_run(rfx_engine *e)
 {
@@ -578,6 +613,85 @@ rfx_result rfx_size(rfx_engine *e, const char *relation, size_t *ntuples)
         return RFX_EXIT_IO;
     *ntuples = rfx_exec_count(e->result, r);
     return end_call(e, RFX_EXIT_OK);
+}
+
+rfx_result rfx_read_columns(rfx_engine *e, const char *relation, const rfx_column *cols, size_t cap, size_t *ntuples)
+{
+    begin_call(e);
+    int r = find_relation(e, "rfx_read_columns", relation);
+    if (r < 0 || !need_result(e, "rfx_read_columns"))
+        return RFX_EXIT_IO;
+    if (e->plan->vars[e->plan->relvar[r]].count_only)
+        return fail(e, RFX_EXIT_IO, "rfx_read_columns: %s was counted, not listed (add .output %s to keep its tuples)",
+                    relation, relation);
+    int a = e->prog->rels[r].arity;
+    const rfx_prim *types = relation_types(e, r);
+    char msg[512];
+    if (a && !cols)
+        return fail(e, RFX_EXIT_IO, "rfx_read_columns: no columns for %s", relation);
+    size_t n = rfx_exec_count(e->result, r);
+    if (cap < n)
+        return fail(e, RFX_EXIT_IO, "rfx_read_columns: %s holds %zu tuples; room was given for %zu", relation, n, cap);
+    if (a && !rfx_columns_check(cols, types, a, n, true, relation, msg, sizeof msg))
+        return fail(e, RFX_EXIT_IO, "rfx_read_columns: %s", msg);
+    rfx_rows scratch;
+    rfx_rows_init(&scratch, a);
+    const rfx_rows *view = NULL;
+    rfx_status st = rfx_exec_view(e->result, r, &scratch, &view);
+    size_t *order = NULL;
+    if (st == RFX_OK && a)
+        order = rfx_output_order(view, types, e->prog->syms, e->nthreads, &st);
+    if (st == RFX_OK) {
+        rfx_rows_to_columns(view->data, a, order, view->n, types, cols, e->nthreads);
+        if (ntuples)
+            *ntuples = view->n;
+    }
+    free(order);
+    rfx_rows_free(&scratch);
+    if (st != RFX_OK)
+        return fail(e, RFX_EXIT_RESOURCE, "%s reading %s", st == RFX_ERR_NOMEM ? "out of memory" : "device failure",
+                    relation);
+    return end_call(e, RFX_EXIT_OK);
+}
+
+rfx_result rfx_symbol_texts(rfx_engine *e, const uint32_t *ids, size_t n, char *buf, size_t cap, int64_t *offsets)
+{
+    begin_call(e);
+    if (!need_program(e, "rfx_symbol_texts"))
+        return RFX_EXIT_IO;
+    if (n && (!ids || !offsets))
+        return fail(e, RFX_EXIT_IO, "rfx_symbol_texts: no ids or no room for offsets");
+    const rfx_symtab *syms = e->prog->syms;
+    uint32_t count = rfx_symtab_size(syms);
+    int64_t at = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (ids[i] >= count)
+            return fail(e, RFX_EXIT_IO, "rfx_symbol_texts: %u is not a symbol id of this engine", (unsigned)ids[i]);
+        offsets[i] = at;
+        at += (int64_t)rfx_symtab_len(syms, ids[i]) + 1;
+    }
+    if (offsets)
+        offsets[n] = at;
+    if (buf && cap >= (size_t)at)
+        for (size_t i = 0; i < n; i++) {
+            size_t len = rfx_symtab_len(syms, ids[i]);
+            memcpy(buf + offsets[i], rfx_symtab_str(syms, ids[i]), len);
+            buf[offsets[i] + (int64_t)len] = '\0';
+        }
+    return end_call(e, RFX_EXIT_OK);
+}
+
+const char *rfx_relation_name(rfx_engine *e, int index)
+{
+    return e && e->prog && index >= 0 && index < e->prog->nrels ? e->prog->rels[index].name : NULL;
+}
+
+const char *rfx_attribute_name(rfx_engine *e, const char *relation, int column)
+{
+    if (!e || !e->prog || !relation)
+        return NULL;
+    int r = rfx_program_find_rel(e->prog, relation);
+    return r >= 0 && column >= 0 && column < e->prog->rels[r].arity ? e->prog->rels[r].attrs[column].name : NULL;
 }
 
 /* ---- cursors -------------------------------------------------------------------------- */

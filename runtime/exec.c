@@ -1043,13 +1043,17 @@ size_t rfx_exec_count(rfx_exec *x, int rel)
     return x->be->count(x->be, x->P->relvar[rel]);
 }
 
+rfx_status rfx_exec_view(rfx_exec *x, int rel, rfx_rows *scratch, const rfx_rows **view)
+{
+    return x->be->host_view(x->be, x->P->relvar[rel], scratch, view);
+}
+
 rfx_status rfx_exec_rows(rfx_exec *x, int rel, rfx_rows *rows)
 {
-    int v = x->P->relvar[rel];
     rfx_rows scratch;
     rfx_rows_init(&scratch, rows->arity);
     const rfx_rows *view;
-    rfx_status st = x->be->host_view(x->be, v, &scratch, &view);
+    rfx_status st = rfx_exec_view(x, rel, &scratch, &view);
     if (st == RFX_OK && view == &scratch)
         rfx_rows_swap(rows, &scratch);
     else if (st == RFX_OK && (st = rfx_rows_reserve(rows, view->n)) == RFX_OK) {

@@ -124,48 +124,13 @@ static void cliques_usage(FILE *f)
           f);
 }
 
-/* The clique program over `path`, its string escaped for the lexer. */
-/* The clique rule over edges oriented from lower to higher id or, by_degree, from the
- * lower-degree end to the higher (ties by id): a high-degree vertex then keeps few
- * out-edges, so skewed graphs give each join level far less to intersect. */
+/* The clique program over `path` (rfx_clique_program), in a new string. */
 static char *clique_program(const char *path, int k, bool count, bool by_degree)
 {
-    size_t cap = strlen(path) * 2 + 4096;
-    char *p = malloc(cap), *q;
-    if (!p)
-        return NULL;
-    q = p + sprintf(p, ".decl edge(x: number, y: number)\n.input edge(filename=\"");
-    for (const char *s = path; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            *q++ = '\\';
-        *q++ = *s;
-    }
-    q += sprintf(q, "\", format=\"edges\")\n.decl e(x: number, y: number)\n");
-    if (by_degree)
-        q += sprintf(q, ".decl u(x: number, y: number)\n"
-                        "u(x, y) :- edge(x, y), x != y.\n"
-                        "u(y, x) :- edge(x, y), x != y.\n"
-                        ".decl deg(x: number, d: number)\n"
-                        "deg(x, d) :- u(x, _), d = count : { u(x, _) }.\n"
-                        "e(x, y) :- u(x, y), deg(x, dx), deg(y, dy), dx < dy.\n"
-                        "e(x, y) :- u(x, y), deg(x, d), deg(y, d), x < y.\n");
-    else
-        q += sprintf(q, "e(x, y) :- edge(x, y), x < y.\n"
-                        "e(y, x) :- edge(x, y), y < x.\n");
-    q += sprintf(q, ".decl clique(");
-    for (int i = 0; i < k; i++)
-        q += sprintf(q, "%sv%d: number", i ? ", " : "", i);
-    q += sprintf(q, ")\nclique(");
-    for (int i = 0; i < k; i++)
-        q += sprintf(q, "%sv%d", i ? ", " : "", i);
-    q += sprintf(q, ") :- ");
-    bool first = true;
-    for (int i = 0; i < k; i++)
-        for (int j = i + 1; j < k; j++) {
-            q += sprintf(q, "%se(v%d, v%d)", first ? "" : ", ", i, j);
-            first = false;
-        }
-    sprintf(q, ".\n%s", count ? ".printsize clique\n" : ".output clique\n");
+    size_t n = rfx_clique_program(NULL, 0, k, count, by_degree, path);
+    char *p = n ? malloc(n + 1) : NULL;
+    if (p)
+        rfx_clique_program(p, n + 1, k, count, by_degree, path);
     return p;
 }
 

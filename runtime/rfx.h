@@ -180,6 +180,63 @@ int rfx_cursor_arity(const rfx_cursor *c);
 size_t rfx_cursor_count(const rfx_cursor *c);
 void rfx_cursor_close(rfx_cursor *c);
 
+/* ---- bulk transfers: columns of any layout ----------------------------------------------
+ * For inserting and reading many tuples at once (NumPy, Arrow, column stores): each column
+ * of the relation is described by where its values lie and in what format; rows may be
+ * interleaved (a row-major array: stride = arity * value size) or apart (columns). The
+ * transfer runs on all the engine's threads, one pass, with no per-tuple call. */
+typedef enum rfx_format {
+    RFX_FORMAT_I32, RFX_FORMAT_U32, RFX_FORMAT_F32,
+    RFX_FORMAT_I64, RFX_FORMAT_U64, RFX_FORMAT_F64,
+    RFX_FORMAT_SYMBOL,         /* uint32 symbol ids of this engine (rfx_symbol_texts gives their text) */
+    RFX_FORMAT_UTF8,           /* texts as Arrow lays them out: value i is the bytes
+                                * data[offsets[i] .. offsets[i + 1]) (inserts only) */
+    RFX_FORMAT_UTF8_FIXED,     /* texts of `width` bytes each, trailing NULs not part of the text
+                                * (NumPy's 'S' arrays; inserts only) */
+    RFX_FORMAT_UTF32_FIXED     /* texts of `width` bytes of UTF-32 code points, trailing NULs not
+                                * part of the text (NumPy's 'U' arrays; inserts only); U+DC80-U+DCFF
+                                * stand for the bytes 0x80-0xFF (Python's surrogateescape) */
+} rfx_format;
+
+typedef struct rfx_column {
+    rfx_format format;
+    void *data;                /* the first value (only read by inserts) */
+    ptrdiff_t stride;          /* bytes from one value to the next; 0: the value's size (width for
+                                * fixed texts; unused for RFX_FORMAT_UTF8) */
+    size_t width;              /* fixed texts: bytes per value */
+    const int64_t *offsets;    /* RFX_FORMAT_UTF8: ntuples + 1 offsets into data */
+} rfx_column;
+
+/* Adds ntuples tuples given as one column per attribute (cols[arity]), like rfx_insert.
+ * Formats convert where no value changes: a number column takes I32 and, range-checked,
+ * U32, I64 and U64; an unsigned column U32 and, range-checked, I32, I64 and U64; a float
+ * column F32, F64 (rounded to float) and integers; a symbol column SYMBOL ids and texts.
+ * A value that does not fit fails the whole call with its tuple and column named, and
+ * nothing is inserted. */
+rfx_result rfx_insert_columns(rfx_engine *e, const char *relation, const rfx_column *cols, size_t ntuples);
+/* Writes a relation's tuples after the last rfx_run, in cursor order, into cols[arity]
+ * (room for cap tuples; fewer than rfx_size fails); *ntuples: how many. A number column
+ * reads as I32, I64 or F64; unsigned as U32, U64, I64 or F64; float as F32 or F64; symbol
+ * as SYMBOL ids. */
+rfx_result rfx_read_columns(rfx_engine *e, const char *relation, const rfx_column *cols, size_t cap, size_t *ntuples);
+/* The texts of n symbol ids, each followed by a NUL, one after another into buf when cap is
+ * enough; offsets[n + 1] receives where each starts (offsets[n]: the bytes needed), also
+ * when cap is not enough (call again with a larger buf). A text may itself hold NULs. */
+rfx_result rfx_symbol_texts(rfx_engine *e, const uint32_t *ids, size_t n, char *buf, size_t cap, int64_t *offsets);
+/* The name of the loaded program's relation number index (declaration order), or NULL past
+ * the last. */
+const char *rfx_relation_name(rfx_engine *e, int index);
+/* The declared name of a relation's column (0-based), or NULL when there is none. */
+const char *rfx_attribute_name(rfx_engine *e, const char *relation, int column);
+
+/* The program `rfx cliques` runs: edge(x, y) read from edge_file (a SNAP edge list) or, when
+ * edge_file is NULL, inserted; the graph taken as undirected and simple; clique(v0, ..,
+ * v{k-1}) each k-clique once, vertices ascending (by_degree: from the lowest degree up,
+ * which is faster on skewed graphs); count: only its size (.printsize, never listed).
+ * Writes it, NUL-terminated, into buf when it fits in cap bytes; returns its length (0 for
+ * a k outside 2..8). */
+size_t rfx_clique_program(char *buf, size_t cap, int k, bool count, bool by_degree, const char *edge_file);
+
 /* The messages of the engine's most recent call ("" when it had none); warnings included. */
 const char *rfx_errmsg(const rfx_engine *e);
 

@@ -71,7 +71,24 @@ size_t rfx_exec_count(rfx_exec *x, int rel);
 /* A copy of program relation rel's tuples (a sorted set), into *rows (initialised by the
  * caller with the relation's arity). */
 rfx_status rfx_exec_rows(rfx_exec *x, int rel, rfx_rows *rows);
+/* Program relation rel's tuples without a copy where the backend holds them on the host:
+ * *view points at them (or at scratch, filled), valid until the next call on x. */
+rfx_status rfx_exec_view(rfx_exec *x, int rel, rfx_rows *scratch, const rfx_rows **view);
 void rfx_exec_free(rfx_exec *x);
+
+/* ---- bulk column transfers (columns.c) for rfx_insert_columns / rfx_read_columns -------- */
+/* Whether values of format f go into (or, reading, come out of) a column of type t. */
+bool rfx_column_accepts(rfx_format f, rfx_prim t, bool reading);
+/* Whether cols[arity] fit the types and describe n values each; false with the reason. */
+bool rfx_columns_check(const rfx_column *cols, const rfx_prim *types, int arity, size_t n, bool reading,
+                       const char *relation, char *msg, size_t cap);
+/* Converts n tuples from checked columns into out (row-major, arity values a row), texts
+ * interned into syms; false (the tuple and column in msg) where a value does not fit. */
+bool rfx_columns_to_rows(const rfx_column *cols, const rfx_prim *types, int arity, size_t n, uint32_t *out,
+                         rfx_symtab *syms, int nthreads, const char *relation, char *msg, size_t cap);
+/* Writes n rows (taken in the order idx, or as stored when idx is NULL) into checked columns. */
+void rfx_rows_to_columns(const uint32_t *rows, int arity, const size_t *idx, size_t n, const rfx_prim *types,
+                         const rfx_column *cols, int nthreads);
 
 /* ---- fact and output I/O (io.c), usable on their own ---------------------------------- */
 /* What reading and writing records needs (record_text.c): the program's types, each

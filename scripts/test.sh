@@ -23,4 +23,6 @@ if [ "$build" = build ]; then
     "$build/tests/test_api" >"$build/valgrind.log" 2>&1 || { cat "$build/valgrind.log"; echo "valgrind: errors"; exit 1; }
   echo "valgrind: test_api clean"
   scripts/install-check.sh "$build"
+  # the Python package: pip install . into build/pyvenv, then its pytest suite
+  scripts/python-check.sh
 fi

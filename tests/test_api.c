@@ -603,6 +603,147 @@ static void runs_after_a_failed_run(void)
     free(dir);
 }
 
+/* ---- columns: bulk inserts and reads ---------------------------------------------------- */
+static const char *columns_src =
+    ".decl t(name: symbol, k: number, w: float, z: unsigned)\n"
+    ".decl back(name: symbol, k: number, w: float, z: unsigned)\n"
+    "back(n, k, w, z) :- t(n, k, w, z).\n"
+    ".decl pairs(x: number, y: number)\n"
+    ".decl pairs2(x: number, y: number)\n"
+    "pairs2(x, y) :- pairs(x, y).\n";
+
+static void columns_in_and_out(void)
+{
+    rfx_engine *e = open_engine();
+    CU_ASSERT_FATAL(e != NULL);
+    CU_ASSERT_EQUAL_FATAL(rfx_load_string(e, columns_src, "columns.dl"), RFX_EXIT_OK);
+    CU_ASSERT_STRING_EQUAL(rfx_relation_name(e, 0), "t");
+    CU_ASSERT_PTR_NULL(rfx_relation_name(e, 4));
+    CU_ASSERT_STRING_EQUAL(rfx_attribute_name(e, "t", 3), "z");
+    CU_ASSERT_PTR_NULL(rfx_attribute_name(e, "t", 4));
+    /* texts three ways (Arrow offsets, fixed UTF-8, fixed UTF-32), numbers from 64-bit and
+     * strided 32-bit values */
+    const char utf8[] = "b\xc3\xa9ta" "alpha" "";   /* "béta", "alpha", "" */
+    const int64_t offsets[] = {0, 5, 10, 10};
+    int64_t k[] = {-3, 7, 2147483647};
+    double w[] = {0.5, 1.25, -2};
+    uint32_t zs[] = {1, 99, 2, 99, 3, 99};   /* every other value */
+    rfx_column cols[4] = {
+        {.format = RFX_FORMAT_UTF8, .data = (void *)utf8, .offsets = offsets},
+        {.format = RFX_FORMAT_I64, .data = k},
+        {.format = RFX_FORMAT_F64, .data = w},
+        {.format = RFX_FORMAT_U32, .data = zs, .stride = 8},
+    };
+    CU_ASSERT_EQUAL(rfx_insert_columns(e, "t", cols, 3), RFX_EXIT_OK);
+    const char fixed[] = "gamma\0\0\0" "delta\0\0\0";
+    const uint32_t wide[] = {0x7a, 0xdc80, 0x1F600, 0};   /* "z\x80", "\U0001F600" */
+    int32_t k2[] = {1, 2};
+    float w2[] = {3, 4};
+    uint32_t z2[] = {5, 6};
+    rfx_column fixed_cols[4] = {
+        {.format = RFX_FORMAT_UTF8_FIXED, .data = (void *)fixed, .width = 8},
+        {.format = RFX_FORMAT_I32, .data = k2},
+        {.format = RFX_FORMAT_F32, .data = w2},
+        {.format = RFX_FORMAT_U32, .data = z2},
+    };
+    CU_ASSERT_EQUAL(rfx_insert_columns(e, "t", fixed_cols, 2), RFX_EXIT_OK);
+    fixed_cols[0] = (rfx_column){.format = RFX_FORMAT_UTF32_FIXED, .data = (void *)wide, .width = 8};
+    CU_ASSERT_EQUAL(rfx_insert_columns(e, "t", fixed_cols, 2), RFX_EXIT_OK);
+    /* a value that does not fit names its tuple and column, and inserts nothing */
+    int64_t big[] = {1, 4294967296LL, 3};
+    cols[1].data = big;
+    CU_ASSERT_EQUAL(rfx_insert_columns(e, "t", cols, 3), RFX_EXIT_IO);
+    CU_ASSERT_PTR_NOT_NULL(strstr(rfx_errmsg(e), "tuple 2, column 2 of t: 4294967296 does not fit a number column"));
+    cols[1] = (rfx_column){.format = RFX_FORMAT_F32, .data = w2};
+    CU_ASSERT_EQUAL(rfx_insert_columns(e, "t", cols, 2), RFX_EXIT_IO);
+    CU_ASSERT_PTR_NOT_NULL(strstr(rfx_errmsg(e), "column 2 of t is number: it does not take float32"));
+    /* a row-major array of pairs: one copy in, one copy out */
+    enum { N = 100000 };
+    int32_t *pairs = malloc(sizeof(int32_t) * 2 * N), *back = malloc(sizeof(int32_t) * 2 * N);
+    CU_ASSERT_FATAL(pairs && back);
+    for (int i = 0; i < N; i++) {
+        pairs[2 * i] = N - i;
+        pairs[2 * i + 1] = i % 7 - 3;
+    }
+    rfx_column pc[2] = {{.format = RFX_FORMAT_I32, .data = pairs, .stride = 8},
+                        {.format = RFX_FORMAT_I32, .data = pairs + 1, .stride = 8}};
+    CU_ASSERT_EQUAL(rfx_insert_columns(e, "pairs", pc, N), RFX_EXIT_OK);
+    CU_ASSERT_EQUAL_FATAL(rfx_run(e), RFX_EXIT_OK);
+
+    size_t n = 0;
+    rfx_column bc[2] = {{.format = RFX_FORMAT_I32, .data = back, .stride = 8},
+                        {.format = RFX_FORMAT_I32, .data = back + 1, .stride = 8}};
+    CU_ASSERT_EQUAL(rfx_read_columns(e, "pairs2", bc, N - 1, &n), RFX_EXIT_IO);   /* too little room */
+    CU_ASSERT_EQUAL(rfx_read_columns(e, "pairs2", bc, N, &n), RFX_EXIT_OK);
+    CU_ASSERT_EQUAL(n, N);
+    bool ascending = true;
+    for (int i = 0; i < N; i++)
+        ascending &= back[2 * i] == i + 1 && back[2 * i + 1] == (N - i - 1) % 7 - 3;
+    CU_ASSERT(ascending);
+
+    /* mixed columns read apart, in cursor order (symbols by their bytes) */
+    uint32_t ids[7];
+    int64_t ks[7];
+    double ws[7];
+    uint64_t zz[7];
+    rfx_column rc[4] = {{.format = RFX_FORMAT_SYMBOL, .data = ids},
+                        {.format = RFX_FORMAT_I64, .data = ks},
+                        {.format = RFX_FORMAT_F64, .data = ws},
+                        {.format = RFX_FORMAT_U64, .data = zz}};
+    CU_ASSERT_EQUAL(rfx_read_columns(e, "back", rc, 7, &n), RFX_EXIT_OK);
+    CU_ASSERT_EQUAL_FATAL(n, 7);
+    int64_t off[8];
+    CU_ASSERT_EQUAL(rfx_symbol_texts(e, ids, 7, NULL, 0, off), RFX_EXIT_OK);
+    char texts[128];
+    CU_ASSERT_FATAL(off[7] < (int64_t)sizeof texts);
+    CU_ASSERT_EQUAL(rfx_symbol_texts(e, ids, 7, texts, sizeof texts, off), RFX_EXIT_OK);
+    const char *want[] = {"", "alpha", "b\xc3\xa9ta", "delta", "gamma", "z\x80", "\xf0\x9f\x98\x80"};
+    for (int i = 0; i < 7; i++)
+        CU_ASSERT_STRING_EQUAL(texts + off[i], want[i]);
+    CU_ASSERT_EQUAL(ks[0], 2147483647);
+    CU_ASSERT_EQUAL(ks[1], 7);
+    CU_ASSERT_EQUAL(ks[2], -3);
+    CU_ASSERT_DOUBLE_EQUAL(ws[2], 0.5, 0);
+    CU_ASSERT_EQUAL(zz[0], 3);
+    rc[1].format = RFX_FORMAT_U32;   /* a number column does not read as unsigned */
+    CU_ASSERT_EQUAL(rfx_read_columns(e, "back", rc, 7, &n), RFX_EXIT_IO);
+    uint32_t bad = 1000000;
+    CU_ASSERT_EQUAL(rfx_symbol_texts(e, &bad, 1, NULL, 0, off), RFX_EXIT_IO);
+    free(pairs);
+    free(back);
+    rfx_close(e);
+}
+
+static void clique_programs(void)
+{
+    char buf[2048];
+    size_t n = rfx_clique_program(buf, sizeof buf, 3, true, false, NULL);
+    CU_ASSERT(n > 0 && n < sizeof buf);
+    CU_ASSERT_EQUAL(strlen(buf), n);
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "clique(v0, v1, v2) :- e(v0, v1), e(v0, v2), e(v1, v2)."));
+    CU_ASSERT_PTR_NULL(strstr(buf, ".input"));
+    CU_ASSERT_EQUAL(rfx_clique_program(NULL, 0, 9, true, false, NULL), 0);
+    char small[16];
+    size_t m = rfx_clique_program(small, sizeof small, 4, false, true, "g \"x\".txt");
+    CU_ASSERT(m > sizeof small);
+    CU_ASSERT_EQUAL(strlen(small), sizeof small - 1);   /* cut, NUL-terminated */
+    char *full = malloc(m + 1);
+    CU_ASSERT_FATAL(full != NULL);
+    CU_ASSERT_EQUAL(rfx_clique_program(full, m + 1, 4, false, true, "g \"x\".txt"), m);
+    CU_ASSERT_PTR_NOT_NULL(strstr(full, "filename=\"g \\\"x\\\".txt\""));
+    rfx_engine *e = open_engine();
+    int32_t k4[] = {1, 2, 1, 3, 1, 4, 2, 3, 2, 4, 3, 4, 4, 5};
+    CU_ASSERT_EQUAL(rfx_clique_program(buf, sizeof buf, 3, true, true, NULL) < sizeof buf, true);
+    CU_ASSERT_EQUAL(rfx_load_string(e, buf, "<3-cliques>"), RFX_EXIT_OK);
+    CU_ASSERT_EQUAL(rfx_insert_numbers(e, "edge", k4, 7), RFX_EXIT_OK);
+    size_t count = 0;
+    CU_ASSERT_EQUAL(rfx_run(e), RFX_EXIT_OK);
+    CU_ASSERT_EQUAL(rfx_size(e, "clique", &count), RFX_EXIT_OK);
+    CU_ASSERT_EQUAL(count, 4);
+    rfx_close(e);
+    free(full);
+}
+
 static void add_suites(void)
 {
     CU_pSuite s = CU_add_suite("librfx", NULL, NULL);
@@ -616,6 +757,8 @@ static void add_suites(void)
     CU_add_test(s, "errors are reported", errors_are_reported);
     CU_add_test(s, "tuning settings", tuning_settings);
     CU_add_test(s, "runs after a failed run", runs_after_a_failed_run);
+    CU_add_test(s, "columns in and out", columns_in_and_out);
+    CU_add_test(s, "clique programs", clique_programs);
 }
 
 int main(int argc, char **argv)
