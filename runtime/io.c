@@ -1066,14 +1066,21 @@ static void find_signed(int i, void *ctx)
     order_job *o = ctx;
     const size_t a = (size_t)o->rows->arity, n = o->rows->n;
     const size_t lo = n * (size_t)i / (size_t)o->chunks, hi = n * (size_t)(i + 1) / (size_t)o->chunks;
-    uint32_t mask[RFX_MAX_ARITY];
-    for (size_t c = 0; c < a; c++)
+    uint32_t mask[RFX_MAX_ARITY], all = 0x80000000u;
+    for (size_t c = 0; c < a; c++) {
         mask[c] = o->types[c] == RFX_UNSIGNED ? 0 : 0x80000000u;
+        all &= mask[c];
+    }
+    const uint32_t *d = o->rows->data;
     uint32_t seen = 0;
-    for (size_t r = lo; r < hi; r++)
-        for (size_t c = 0; c < a; c++)
-            seen |= o->rows->data[r * a + c] & mask[c];
-    if (seen)
+    if (all)   /* every column signed: one flat OR over the rows, which vectorises */
+        for (size_t k = lo * a; k < hi * a; k++)
+            seen |= d[k];
+    else
+        for (size_t r = lo; r < hi; r++)
+            for (size_t c = 0; c < a; c++)
+                seen |= d[r * a + c] & mask[c];
+    if (seen & 0x80000000u)
         atomic_store(&o->signed_seen, true);
 }
 

@@ -306,9 +306,9 @@ class Engine:
         inputs); the results of the previous run are replaced."""
         with self._lock:
             rc = C.run(self._engine())
-            if self._profile_file:
+            if self._profile_file:   # a failed run writes no profile
                 text = self._profile_file.read_new().strip()
-                self._last_profile = json.loads(text) if text else None
+                self._last_profile = json.loads(text) if text and rc == 0 else None
             self._check(rc)
         return self
 

@@ -41,7 +41,10 @@ def split_columns(data, arity, types, relation):
                 # rows of mixed types: one array per column, so numbers stay numbers
                 cols = [np.asarray(col) for col in zip(*rows)] if rows else [np.zeros(0, np.int32)] * arity
                 return _checked(cols, arity, relation, len(rows))
-            data = np.asarray(rows)
+            try:
+                data = np.asarray(rows)
+            except ValueError as e:   # ragged rows
+                raise InputError(f"insert into {relation}: the rows are not a table ({e})") from None
         if data.ndim == 1 and arity == 1:
             data = data.reshape(-1, 1)
         if data.ndim != 2:

@@ -88,6 +88,8 @@ def test_wrong_kinds(eng):
         eng.insert("s", [[1]])
     with pytest.raises(rfx.InputError, match="3 columns given, the relation has 2"):
         eng.insert("n", np.zeros((2, 3), dtype=np.int32))
+    with pytest.raises(rfx.InputError, match="not a table"):
+        eng.insert("n", [(1, 2), (3,)])
     with pytest.raises(rfx.InputError, match="no relation named 'nope'"):
         eng.insert("nope", [[1]])
 
