@@ -33,7 +33,8 @@ static const char *format_name(rfx_format f)
     return (unsigned)f < sizeof names / sizeof *names ? names[f] : "an unknown format";
 }
 
-bool rfx_column_accepts(rfx_format f, rfx_prim t, bool reading)
+/* Whether values of format f go into (or, reading, come out of) a column of type t. */
+static bool accepts(rfx_format f, rfx_prim t, bool reading)
 {
     switch (t) {
     case RFX_NUMBER:
@@ -55,7 +56,7 @@ bool rfx_columns_check(const rfx_column *cols, const rfx_prim *types, int arity,
 {
     for (int c = 0; c < arity; c++) {
         const rfx_column *col = &cols[c];
-        if (!rfx_column_accepts(col->format, types[c], reading)) {
+        if (!accepts(col->format, types[c], reading)) {
             snprintf(msg, cap, "column %d of %s is %s: it %s %s", c + 1, relation, rfx_prim_name(types[c]),
                      reading ? "cannot be read as" : "does not take", format_name(col->format));
             return false;
@@ -232,8 +233,8 @@ static bool texts_in(const rfx_column *col, int c, size_t n, uint32_t *out, int 
                 ok = false;
                 break;
             }
-            t = base + from;
             len = (size_t)(to - from);
+            t = len ? base + from : "";
         } else if (col->format == RFX_FORMAT_UTF8_FIXED) {
             t = base + (ptrdiff_t)i * s;
             len = col->width;

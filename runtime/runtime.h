@@ -77,8 +77,6 @@ rfx_status rfx_exec_view(rfx_exec *x, int rel, rfx_rows *scratch, const rfx_rows
 void rfx_exec_free(rfx_exec *x);
 
 /* ---- bulk column transfers (columns.c) for rfx_insert_columns / rfx_read_columns -------- */
-/* Whether values of format f go into (or, reading, come out of) a column of type t. */
-bool rfx_column_accepts(rfx_format f, rfx_prim t, bool reading);
 /* Whether cols[arity] fit the types and describe n values each; false with the reason. */
 bool rfx_columns_check(const rfx_column *cols, const rfx_prim *types, int arity, size_t n, bool reading,
                        const char *relation, char *msg, size_t cap);

@@ -22,7 +22,7 @@ import numpy as np
 
 from . import _capi as C
 from . import _data
-from ._errors import Error, InputError, InternalError, ProgramError, ResourceError
+from ._errors import BY_CODE, Error, InputError, InternalError, ProgramError, ResourceError
 
 __all__ = ["Engine", "Relation", "cliques", "Error", "ProgramError", "InputError", "ResourceError",
            "InternalError", "__version__"]
@@ -222,10 +222,9 @@ class Engine:
     def _check(self, rc):
         if rc:
             msg = (C.errmsg(self._p) or b"").decode("utf-8", "replace").strip()
-            for prefix in ("rfx: error: ",):
-                if msg.startswith(prefix) and msg.count("\n") == 0:
-                    msg = msg[len(prefix):]
-            raise _errors_by_code(rc)(msg or f"rfx failed (exit status {rc})")
+            if msg.startswith("rfx: error: ") and "\n" not in msg:   # a one-line message: its text alone
+                msg = msg[len("rfx: error: "):]
+            raise BY_CODE.get(rc, InternalError)(msg or f"rfx failed (exit status {rc})")
         return rc
 
     # ---- the program ----------------------------------------------------------------------
@@ -330,7 +329,7 @@ class Engine:
             names = [((C.attribute_name(self._p, relation.encode(), c) or f"c{c}".encode()).decode())
                      for c in range(arity)]
             kinds = set(types)
-            if kinds and kinds <= {C.COL_NUMBER} or kinds == {C.COL_UNSIGNED} or kinds == {C.COL_FLOAT}:
+            if len(kinds) == 1 and C.COL_SYMBOL not in kinds:   # one 2-D array, filled in place
                 out = np.empty((n, arity), dtype=_data.NATIVE[types[0]])
                 fmt = _data.READ_FORMATS[types[0]]
                 cols = (C.Column * arity)(*[C.Column(fmt, out.ctypes.data + 4 * c, 4 * arity, 0, None)
@@ -364,11 +363,6 @@ class Engine:
         if not self._profile_file and self._p:
             raise InputError("profile: this engine keeps no profile (open it with Engine(profile=True))")
         return self._last_profile
-
-
-def _errors_by_code(rc):
-    from ._errors import BY_CODE
-    return BY_CODE.get(rc, InternalError)
 
 
 def _edge_array(edges):
