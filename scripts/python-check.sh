@@ -16,7 +16,7 @@ if [ ! -x "$venv/bin/python" ]; then
   }
 fi
 pip=("$venv/bin/python" -m pip -q --disable-pip-version-check)
-"${pip[@]}" install "scikit-build-core>=0.10" numpy pandas pyarrow networkx pytest
+"${pip[@]}" install "scikit-build-core>=0.10" numpy pandas pyarrow networkx pytest nbclient nbformat ipykernel
 "${pip[@]}" install --no-build-isolation . -Cbuild-dir=build/python
 cd python/tests
 "../../$venv/bin/python" -m pytest -q -rs -p no:cacheprovider "$@"
