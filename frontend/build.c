@@ -725,6 +725,38 @@ rfx_plist *rfx_list_append(rfx_parse_ctx *ctx, rfx_plist *l, rfx_plist *more)
     return l;
 }
 
+rfx_plist *rfx_mk_lattice_op(rfx_parse_ctx *ctx, const char *name, rfx_expr *e, RFX_YYLTYPE loc)
+{
+    rfx_plist *l = rfx_mk_list(ctx, (void *)name);
+    rfx_list_add(ctx, l, e);
+    rfx_list_add(ctx, l, located(ctx, loc));
+    return l;
+}
+
+void rfx_add_lattice(rfx_parse_ctx *ctx, const char *type, rfx_plist *ops, RFX_YYLTYPE loc)
+{
+    if (ctx->open) {
+        rfx_parse_error(ctx, loc, "'.lattice' inside a component is not supported (declare it at the top level)");
+        return;
+    }
+    rfx_lattice_text *t = ctx_alloc(ctx, sizeof *t);
+    if (!t)
+        return;
+    *t = (rfx_lattice_text){.type = type, .ops = ops, .loc = rfx_loc_of(loc)};
+    rfx_plist_push(ctx, &ctx->lattices, t);
+}
+
+const char *rfx_lattice_type_name(rfx_parse_ctx *ctx, const char *type)
+{
+    size_t n = strlen(type);
+    char *s = ctx_alloc(ctx, n + 3);
+    if (!s)
+        return type;
+    memcpy(s, type, n);
+    memcpy(s + n, "<>", 3);
+    return s;
+}
+
 void rfx_add_adt_type(rfx_parse_ctx *ctx, const char *name, rfx_plist *branches, RFX_YYLTYPE loc)
 {
     rfx_type_decl *t = ctx_alloc(ctx, sizeof *t);

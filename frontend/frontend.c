@@ -450,11 +450,22 @@ void rfx_frontend_print(FILE *out, const rfx_program *p)
             fprintf(out, "%s%s", a ? ", " : "", p->types[f->arg_types[a]].name);
         fprintf(out, "): %s%s\n", p->types[f->ret_type].name, f->stateful ? " stateful" : "");
     }
+    for (int i = 0; i < p->nlattices; i++) {
+        const rfx_lattice *l = &p->lattices[i];
+        fprintf(out, ".lattice %s<> { Bottom -> ", p->types[l->type].name);
+        rfx_expr_print(out, p, NULL, l->bottom);
+        if (l->top) {
+            fputs(", Top -> ", out);
+            rfx_expr_print(out, p, NULL, l->top);
+        }
+        fprintf(out, ", Lub -> @%s(_, _), Glb -> @%s(_, _) }\n", p->functors[l->lub].name, p->functors[l->glb].name);
+    }
     for (int i = 0; i < p->nrels; i++) {
         const rfx_relation *r = &p->rels[i];
         fprintf(out, ".decl %s(", r->name);
         for (int a = 0; a < r->arity; a++)
-            fprintf(out, "%s%s: %s", a ? ", " : "", r->attrs[a].name, p->types[r->attrs[a].type].name);
+            fprintf(out, "%s%s: %s%s", a ? ", " : "", r->attrs[a].name, p->types[r->attrs[a].type].name,
+                    r->attrs[a].lattice ? "<>" : "");
         fprintf(out, ")");
         if (r->repr)
             fprintf(out, " %s", r->repr);

@@ -240,6 +240,8 @@ typedef struct rfx_io_dir {
 typedef struct rfx_attr {
     const char *name;
     int type;                  /* index into program types */
+    bool lattice;              /* `x: T<>`: a lattice's element (the relation keeps, per value of its
+                                * other columns, the Lub of what enters it; rfx_lattice) */
 } rfx_attr;
 
 enum {
@@ -276,6 +278,16 @@ static inline bool rfx_relation_is_eqrel(const rfx_relation *r)
     return r->repr && r->repr[0] == 'e' && strcmp(r->repr, "eqrel") == 0;
 }
 
+/* The number of a relation's columns before its lattice columns (its last ones): its key
+ * (the arity where it has none). */
+static inline int rfx_relation_lattice_key(const rfx_relation *r)
+{
+    int k = r->arity;
+    while (k > 0 && r->attrs[k - 1].lattice)
+        k--;
+    return k;
+}
+
 /* A relation's choice domains, as base/choice.c takes them. */
 static inline rfx_choice_domains rfx_relation_choice(const rfx_relation *r)
 {
@@ -293,6 +305,18 @@ typedef struct rfx_functor_decl {
     bool used;                 /* some rule calls it */
     rfx_loc loc;
 } rfx_functor_decl;
+
+/* `.lattice T<> { Bottom -> e, Top -> e, Lub -> @f(_, _), Glb -> @g(_, _) }` (Soufflé 2.5):
+ * values of type T ordered by the user-defined functors Lub (least upper bound) and Glb
+ * (greatest lower bound). A relation's lattice attributes (its last columns) hold, per value
+ * of the others, the Lub of every value derived; body atoms read them through Glb (the
+ * checker's rewrite, sema_lattice.c). */
+typedef struct rfx_lattice {
+    int type;
+    rfx_expr *bottom, *top;    /* top NULL when not given */
+    int lub, glb;              /* program functors */
+    rfx_loc loc;
+} rfx_lattice;
 
 /* `.pragma "key" "value"` (value NULL for `.pragma "key"`). */
 typedef struct rfx_pragma {
@@ -323,8 +347,19 @@ typedef struct rfx_program {
     rfx_pragma *pragmas;
     int nfunctors;             /* `.functor` declarations */
     rfx_functor_decl *functors;
+    int nlattices;             /* `.lattice` declarations */
+    rfx_lattice *lattices;
     rfx_linemap lines;         /* after the preprocessor: where each line came from (n = 0: none ran) */
 } rfx_program;
+
+/* The lattice declared for type t, or -1. */
+static inline int rfx_program_lattice(const rfx_program *p, int t)
+{
+    for (int i = 0; i < p->nlattices; i++)
+        if (p->lattices[i].type == t)
+            return i;
+    return -1;
+}
 
 /* Parse and check a program. On errors, diagnostics go to diag_out (stderr if NULL),
  * *nerrors is set (-1 when memory ran out) and NULL is returned. `file` is the name used

@@ -52,6 +52,13 @@ typedef struct rfx_functor_text {
     rfx_loc loc;
 } rfx_functor_text;
 
+/* `.lattice T<> { Bottom -> e, Lub -> @f(_, _), ... }` as written. */
+typedef struct rfx_lattice_text {
+    const char *type;
+    rfx_plist *ops;            /* (operator name, expression, location) triples */
+    rfx_loc loc;
+} rfx_lattice_text;
+
 /* One `.input/.output/.printsize` directive naming one relation. */
 typedef struct rfx_directive {
     unsigned kind;             /* RFX_REL_INPUT / OUTPUT / PRINTSIZE */
@@ -115,6 +122,7 @@ typedef struct rfx_parse_ctx {
     int unnamed;               /* `_`s named so far (rfx_add_subsumption) */
     int functor_state, functor_depth;   /* where in a `.functor` the scanner is (its `stateful`, parser.y) */
     rfx_plist functors;        /* rfx_functor_decl* */
+    rfx_plist lattices;        /* rfx_lattice_text* */
     rfx_plist pragmas;         /* rfx_pragma* */
     rfx_plist cur_opts;        /* options of the directive being parsed (rfx_io_opt*) */
     unsigned cur_kind;         /* RFX_REL_* of the directive being parsed */
@@ -222,6 +230,11 @@ void rfx_add_record_type(rfx_parse_ctx *ctx, const char *name, rfx_plist *attrs,
 /* ADTs: a branch `B {a: A}` (a triple of adt_branches), the type, a constructor `$B(...)`. */
 rfx_plist *rfx_mk_branch(rfx_parse_ctx *ctx, const char *name, rfx_plist *attrs, RFX_YYLTYPE loc);
 rfx_plist *rfx_list_append(rfx_parse_ctx *ctx, rfx_plist *l, rfx_plist *more);
+/* `.lattice T<> {...}`: one operator of it; the declaration; `x: T<>`'s type as the
+ * attribute keeps it (the name with "<>", which the checker takes apart). */
+rfx_plist *rfx_mk_lattice_op(rfx_parse_ctx *ctx, const char *name, rfx_expr *e, RFX_YYLTYPE loc);
+void rfx_add_lattice(rfx_parse_ctx *ctx, const char *type, rfx_plist *ops, RFX_YYLTYPE loc);
+const char *rfx_lattice_type_name(rfx_parse_ctx *ctx, const char *type);
 void rfx_add_adt_type(rfx_parse_ctx *ctx, const char *name, rfx_plist *branches, RFX_YYLTYPE loc);
 rfx_expr *rfx_mk_constructor(rfx_parse_ctx *ctx, const char *branch, rfx_plist *args, RFX_YYLTYPE loc);
 /* `.type T` alone: a subtype of symbol (Soufflé's deprecated form). */

@@ -121,7 +121,7 @@ bool rfx_qualified_name_here(const rfx_parse_ctx *ctx)
 %token T_DECL ".decl" T_TYPE ".type" T_NUMBER_TYPE ".number_type" T_SYMBOL_TYPE ".symbol_type"
 %token T_INPUT ".input" T_OUTPUT ".output" T_PRINTSIZE ".printsize"
 %token T_COMP ".comp" T_INIT ".init" T_OVERRIDE ".override" T_PRAGMA ".pragma" T_PLAN ".plan" T_LIMITSIZE ".limitsize"
-%token T_FUNCTOR_DECL ".functor" T_STATEFUL "stateful"
+%token T_FUNCTOR_DECL ".functor" T_STATEFUL "stateful" T_LATTICE ".lattice"
 %token T_COUNT "count" T_SUM "sum" T_MIN "min" T_MAX "max" T_MEAN "mean" T_TRUE "true" T_FALSE "false"
 %token T_AS "as" T_NIL "nil"
 %token T_BAND "band" T_BOR "bor" T_BXOR "bxor" T_BSHL "bshl" T_BSHR "bshr" T_BSHRU "bshru"
@@ -139,7 +139,7 @@ bool rfx_qualified_name_here(const rfx_parse_ctx *ctx)
 %type <expr> expr lxor_expr land_expr bor_expr bxor_expr band_expr shift_expr sum term factor unary power primary aggregate
 %type <atom> atom
 %type <body> disj conj lit
-%type <list> args attrs dir_names decl_names quals heads more_args union_members comp_params comp_bases base_list plan_orders plan_order plan_atoms adt_branches adt_branch choice_domains choice_domain functor_params functor_param
+%type <list> lattice_ops lattice_op args attrs dir_names decl_names quals heads more_args union_members comp_params comp_bases base_list plan_orders plan_order plan_atoms adt_branches adt_branch choice_domains choice_domain functor_params functor_param
 %type <cref> comp_ref
 %type <op> cmpop
 %type <str> optval
@@ -183,7 +183,18 @@ item:
     | T_FUNCTOR_DECL T_IDENT '(' functor_params ')' ':' T_IDENT { rfx_add_functor(ctx, $2, $4, $7, false, @2); }
     | T_FUNCTOR_DECL T_IDENT '(' ')' ':' T_IDENT T_STATEFUL { rfx_add_functor(ctx, $2, NULL, $6, true, @2); }
     | T_FUNCTOR_DECL T_IDENT '(' functor_params ')' ':' T_IDENT T_STATEFUL { rfx_add_functor(ctx, $2, $4, $7, true, @2); }
+    | T_LATTICE T_IDENT '<' '>' '{' lattice_ops '}' { rfx_add_lattice(ctx, $2, $6, @2); }
     | error '.'                                  { yyerrok; }
+    ;
+
+/* `.lattice T<> { Bottom -> e, Lub -> @f(_, _), ... }`: (name, expression, location) triples */
+lattice_ops:
+      lattice_op                                 { $$ = $1; }
+    | lattice_ops ',' lattice_op                 { $$ = rfx_list_append(ctx, $1, $3); }
+    ;
+
+lattice_op:
+      T_IDENT T_RARROW expr                      { $$ = rfx_mk_lattice_op(ctx, $1, $3, @1); }
     ;
 
 /* `A {x: X} | B {}`: an ADT's branches, (name, attributes or NULL, location) triples each */
@@ -281,6 +292,8 @@ quals:
 attrs:
       T_IDENT ':' T_IDENT                        { $$ = rfx_mk_attr(ctx, NULL, $1, $3, @1); }
     | attrs ',' T_IDENT ':' T_IDENT              { $$ = rfx_mk_attr(ctx, $1, $3, $5, @3); }
+    | T_IDENT ':' T_IDENT '<' '>'                { $$ = rfx_mk_attr(ctx, NULL, $1, rfx_lattice_type_name(ctx, $3), @1); }
+    | attrs ',' T_IDENT ':' T_IDENT '<' '>'      { $$ = rfx_mk_attr(ctx, $1, $3, rfx_lattice_type_name(ctx, $5), @3); }
     ;
 
 dir_names:

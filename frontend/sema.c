@@ -1115,6 +1115,9 @@ static void check_clause(sema *s, rfx_clause *c)
         number_expr(&cc, c->head.args[a]);
     for (int i = 0; i < c->nconj; i++)
         number_conj(&cc, &c->conj[i]);
+    /* lattice arguments read through Glb, as Soufflé rewrites them before anything else (a
+     * record written there is a value to meet, not fields to match) */
+    rfx_sema_rewrite_lattices(&cc);
     /* records first: a variable inside a record of an atom is grounded by the atom, which
      * the aggregates' scopes ask */
     rfx_sema_lift_records(&cc);
@@ -1444,6 +1447,7 @@ void rfx_sema_run(rfx_program *p, rfx_parse_ctx *ctx)
         return;
     rfx_sema_check_decls(&s);
     rfx_sema_check_functors(&s);
+    rfx_sema_check_lattices(&s);
     if (ctx->oom)
         return;
     p->nclauses = ctx->clauses.n;

@@ -32,6 +32,10 @@ bool rfx_sema_add_lit(sema *s, rfx_conj *cj, rfx_lit *l);
  * record's variables are grounded by its atom); then range() generators. */
 void rfx_sema_lift_records(clause_ctx *cc);
 void rfx_sema_lift_ranges(clause_ctx *cc);
+/* sema_lattice.c: the `.lattice` declarations and the relations' lattice attributes; the
+ * clause's bodies rewritten to read lattice arguments through Glb (before the lifts). */
+void rfx_sema_check_lattices(sema *s);
+void rfx_sema_rewrite_lattices(clause_ctx *cc);
 
 static inline void *salloc(sema *s, size_t n)
 {

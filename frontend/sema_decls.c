@@ -81,6 +81,16 @@ void rfx_sema_check_decls(sema *s)
             return;
         for (int a = 0; a < d->nattrs; a++) {
             r->attrs[a].name = d->attr_names[a];
+            size_t tn = strlen(d->attr_types[a]);
+            if (tn > 2 && strcmp(d->attr_types[a] + tn - 2, "<>") == 0) {   /* `x: T<>` */
+                char *base = salloc(s, tn - 1);
+                if (!base)
+                    return;
+                memcpy(base, d->attr_types[a], tn - 2);
+                base[tn - 2] = 0;
+                d->attr_types[a] = base;
+                r->attrs[a].lattice = true;
+            }
             r->attrs[a].type = rfx_sema_find_type(p, d->attr_types[a]);
             if (r->attrs[a].type < 0) {
                 rfx_diag_error(s->d, d->attr_locs[a], "unknown type '%s' of attribute '%s'",

@@ -92,6 +92,7 @@ static int annihilators(const rfx_ra_cmd *c, int *out, int cap)
     case RFX_RA_AGGREGATE:   /* a row per row of src0 (the groups) */
     case RFX_RA_CHOICE:
     case RFX_RA_EQREL:
+    case RFX_RA_LATTICE:
     case RFX_RA_RANGE:
     case RFX_RA_COPY:
         out[n++] = c->src[0];

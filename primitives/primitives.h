@@ -76,6 +76,16 @@ rfx_status rfx_cpu_choice(const rfx_rows *src, const rfx_choice_domains *d, cons
  * held lacks, a sorted set (an eqrel relation's growth). held[0..nheld-1] are disjoint
  * sorted sets of pairs whose union is an equivalence on the elements it mentions. */
 rfx_status rfx_cpu_eqrel(const rfx_rows *cand, const rfx_rows *const *held, int nheld, rfx_rows *dst, int nthreads);
+/* dst = what src's tuples change in a relation with lattice attributes (its columns from
+ * nkeys on) holding the disjoint sorted sets held[0..nheld-1] (one tuple a key among them):
+ * per key of src, its values folded by lub[c] (an expression over $0 and $1 for column
+ * nkeys+c) and then with the held ones, where the result differs from what is held; a
+ * sorted set. RFX_ERR_DIV0 where a Lub failed (its reason in the plan's functor state). */
+rfx_status rfx_cpu_lattice(const rfx_rows *src, int nkeys, rfx_rx *const *lub, const rfx_rows *const *held, int nheld,
+                           rfx_rows *dst, int nthreads);
+/* rows (in the order read) cut to the last of each key (the first nkeys columns), sorted:
+ * what Soufflé's reading of a lattice relation's file keeps. */
+rfx_status rfx_cpu_lattice_last(rfx_rows *rows, int nkeys, int nthreads);
 /* dst = a's tuples each extended by fn over the group of b whose first k columns equal a's
  * first k; count/sum of an empty group give 0, min/max/mean drop the tuple. */
 rfx_status rfx_cpu_aggregate(const rfx_rows *a, const rfx_rows *b, int k, rfx_aggfn fn, int col,

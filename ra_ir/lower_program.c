@@ -97,17 +97,78 @@ static int close_eqrel(lower_ctx *L, int r, int v, bool held)
     return t;
 }
 
-/* A rule outside a loop: its tuples into its relation. */
-static void lower_base_rule(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj)
+/* A relation with lattice attributes: what the tuples of v change in what r holds (held
+ * false: as if it held nothing), per key the Lub of their values and the value held, into
+ * variable t (-1: a fresh one). */
+static int lattice_merge(lower_ctx *L, int r, int v, bool held, int t)
+{
+    const rfx_program *p = L->prog;
+    const rfx_relation *rel = &p->rels[r];
+    const rfx_prim *types = L->plan->vars[L->relvar[r]].types;
+    int k = rfx_relation_lattice_key(rel);
+    if (t < 0)
+        t = rfx_lower_new_var(L, NULL, RFX_PV_TEMP, rel->arity, types, -1);
+    rfx_ra_cmd *c = rfx_lower_emit(L, RFX_RA_LATTICE, t, v, -1);
+    c->nkeys = k;
+    c->nout = rel->arity - k;
+    c->out = lalloc(L, sizeof(rfx_rx *) * (size_t)(c->nout + 1));
+    for (int i = 0; c->out && i < c->nout; i++) {
+        const rfx_lattice *lat = &p->lattices[rfx_program_lattice(p, rel->attrs[k + i].type)];
+        rfx_prim prim = types[k + i];
+        rfx_rx **args = lalloc(L, sizeof(rfx_rx *) * 2);
+        for (int a = 0; args && a < 2; a++)
+            if ((args[a] = rfx_rx_new(L, RFX_RX_COL, prim)))
+                args[a]->col = a;
+        c->out[i] = args ? rfx_rx_fn(L, RFX_FX_USER, prim, args, 2, lat->loc) : NULL;
+        if (c->out[i])
+            c->out[i]->col = lat->lub;
+    }
+    if (held && (c->vars = lalloc(L, sizeof(int))))
+        c->vars[c->nvars++] = L->relvar[r];
+    return t;
+}
+
+/* The tuples of changed, a lattice merge's (one a key, in order), replace those of their
+ * keys in r. */
+static void lattice_update(lower_ctx *L, int r, int changed)
+{
+    int k = rfx_relation_lattice_key(&L->prog->rels[r]);
+    /* the keys that changed (no key: the empty tuple, r holding one tuple at most), then r
+     * without them */
+    int keys = rfx_lower_new_var(L, NULL, RFX_PV_TEMP, k, L->plan->vars[L->relvar[r]].types, -1);
+    rfx_ra_cmd *p = rfx_lower_emit(L, RFX_RA_PROJECT, keys, changed, -1);
+    p->nout = k;
+    p->out = lalloc(L, sizeof(rfx_rx *) * (size_t)(k + 1));
+    for (int i = 0; p->out && i < k; i++)
+        if ((p->out[i] = rfx_rx_new(L, RFX_RX_COL, L->plan->vars[L->relvar[r]].types[i])))
+            p->out[i]->col = i;
+    rfx_lower_emit(L, RFX_RA_DIFFERENCE, L->relvar[r], L->relvar[r], keys)->nkeys = k;
+    rfx_lower_emit(L, RFX_RA_UNION, L->relvar[r], L->relvar[r], changed)->disjoint = true;
+}
+
+static bool has_lattice(const rfx_relation *rel)
+{
+    return rel->arity && rel->attrs[rel->arity - 1].lattice;
+}
+
+/* A rule outside a loop: its tuples into its relation (a relation with lattice attributes:
+ * into acc[r], all its rules' tuples, which lower_base_rules then writes). */
+static void lower_base_rule(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, int *acc)
 {
     int r = c->head.rel;
     const rfx_relation *rel = &L->prog->rels[r];
-    if (!rel->nchoice && !rfx_relation_is_eqrel(rel)) {
+    if (!rel->nchoice && !rfx_relation_is_eqrel(rel) && !has_lattice(rel)) {
         rfx_lower_rule(L, c, cj, -1, L->relvar[r]);
         return;
     }
     int v = rfx_lower_rule_set(L, c, cj, -1);
-    if (v >= 0 && rel->nchoice)
+    if (v >= 0 && has_lattice(rel) && acc[r] >= 0) {
+        int u = rfx_lower_new_var(L, NULL, RFX_PV_TEMP, rel->arity, L->plan->vars[L->relvar[r]].types, -1);
+        rfx_lower_emit(L, RFX_RA_UNION, u, acc[r], v);
+        acc[r] = u;
+    } else if (v >= 0 && has_lattice(rel))
+        acc[r] = v;
+    else if (v >= 0 && rel->nchoice)
         rfx_lower_emit(L, RFX_RA_UNION, L->relvar[r], L->relvar[r], choose(L, r, v, false));
     else if (v >= 0)
         rfx_lower_emit(L, RFX_RA_UNION, L->relvar[r], L->relvar[r], close_eqrel(L, r, v, true))->disjoint = true;
@@ -118,6 +179,11 @@ static void lower_base_rule(lower_ctx *L, const rfx_clause *c, const rfx_conj *c
 static void lower_base_rules(lower_ctx *L, const int *rules, int n, int s, bool skip_recursive)
 {
     const rfx_program *p = L->prog;
+    int *acc = lalloc(L, sizeof(int) * (size_t)(p->nrels + 1));
+    if (!acc)
+        return;
+    for (int r = 0; r < p->nrels; r++)
+        acc[r] = -1;
     for (int k = 0; k < n; k++) {
         int ci = rules[k];
         const rfx_clause *c = &p->clauses[ci];
@@ -139,10 +205,15 @@ static void lower_base_rules(lower_ctx *L, const int *rules, int n, int s, bool 
                 rec |= l->kind == RFX_L_ATOM && in_stratum(p, s, l->atom.rel);
             }
             if (!rec)
-                lower_base_rule(L, c, &c->conj[d]);
+                lower_base_rule(L, c, &c->conj[d], acc);
         }
     }
     L->rule = -1;
+    /* the Lub of a key's tuples written over what the relation held, as Soufflé's stratum
+     * start writes them (its loop, in contrast, takes the Lub with what is held) */
+    for (int r = 0; r < p->nrels; r++)
+        if (acc[r] >= 0)
+            lattice_update(L, r, lattice_merge(L, r, acc[r], false, -1));
 }
 
 /* Subsumption: the tuples of `dominated` (a variable of relation r) that a subsumptive clause
@@ -297,6 +368,10 @@ static void lower_stratum(lower_ctx *L, int s)
                 c->vars[c->nvars++] = L->relvar[r];
             continue;
         }
+        if (has_lattice(&p->rels[r])) {   /* the keys whose value this iteration raises */
+            lattice_merge(L, r, from, true, L->newvar[r]);
+            continue;
+        }
         rfx_ra_cmd *c = rfx_lower_emit(L, RFX_RA_DIFFERENCE, L->newvar[r], from, L->relvar[r]);
         c->nkeys = p->rels[r].arity;
     }
@@ -314,7 +389,10 @@ static void lower_stratum(lower_ctx *L, int s)
     }
     for (int i = 0; i < st->nrels; i++) {
         int r = st->rels[i];
-        rfx_lower_emit(L, RFX_RA_UNION, L->relvar[r], L->relvar[r], L->newvar[r])->disjoint = true;
+        if (has_lattice(&p->rels[r]))
+            lattice_update(L, r, L->newvar[r]);
+        else
+            rfx_lower_emit(L, RFX_RA_UNION, L->relvar[r], L->relvar[r], L->newvar[r])->disjoint = true;
         rfx_lower_emit(L, RFX_RA_SWAP, L->deltavar[r], L->newvar[r], -1);
         rfx_lower_emit(L, RFX_RA_CLEAR, L->newvar[r], -1, -1);
         if (vars)
@@ -409,7 +487,8 @@ static void mark_host_only(rfx_plan *P)
                 c->functors |= rfx_rx_host_only(c->out[k]);
                 c->user_functors |= rfx_rx_calls_user(c->out[k]);
             }
-            c->host_only = c->functors || c->op == RFX_RA_RANGE || c->op == RFX_RA_CHOICE || c->op == RFX_RA_EQREL;
+            c->host_only = c->functors || c->op == RFX_RA_RANGE || c->op == RFX_RA_CHOICE || c->op == RFX_RA_EQREL ||
+                           c->op == RFX_RA_LATTICE;
             int ins = 0, height = 0, peak = 0;
             if (!c->host_only && c->pred) {
                 device_cost(c->pred, &ins, &height, &peak);
@@ -484,10 +563,22 @@ rfx_plan *rfx_plan_build(const rfx_program *prog, const rfx_plan_opts *opts, rfx
             L->newvar[r] = rfx_lower_new_var(L, name, RFX_PV_NEW, rel->arity, P->vars[L->relvar[r]].types, r);
         }
     }
-    /* inputs, then inline facts */
-    for (int r = 0; r < nr; r++)
-        for (int k = 0; k < prog->rels[r].ninputs; k++)
-            rfx_lower_emit(L, RFX_RA_INPUT, L->relvar[r], -1, -1)->io = k;
+    /* inputs, then inline facts. A relation with lattice attributes keeps one tuple a key:
+     * what was inserted, the Lub of a key's tuples; then, as Soufflé writes them, each input
+     * file's last line of a key and then the Lub of its facts replace what it held */
+    for (int r = 0; r < nr; r++) {
+        bool lattice = has_lattice(&prog->rels[r]);
+        if (lattice)
+            rfx_lower_emit(L, RFX_RA_SWAP, L->relvar[r], lattice_merge(L, r, L->relvar[r], false, -1), -1);
+        for (int k = 0; k < prog->rels[r].ninputs; k++) {
+            int t = lattice ? rfx_lower_new_var(L, NULL, RFX_PV_TEMP, prog->rels[r].arity,
+                                                P->vars[L->relvar[r]].types, r)
+                            : L->relvar[r];
+            rfx_lower_emit(L, RFX_RA_INPUT, t, -1, -1)->io = k;
+            if (lattice)
+                lattice_update(L, r, t);
+        }
+    }
     /* each relation's facts: counted, then written in clause order (one pass each) */
     int *nfacts = lalloc(L, sizeof(int) * (size_t)(nr + 1));
     uint32_t **fact_at = lalloc(L, sizeof(uint32_t *) * (size_t)(nr + 1));
@@ -499,11 +590,16 @@ rfx_plan *rfx_plan_build(const rfx_program *prog, const rfx_plan_opts *opts, rfx
     for (int r = 0; r < nr; r++) {
         if (!nfacts[r])
             continue;
-        rfx_ra_cmd *c = rfx_lower_emit(L, RFX_RA_FACTS, L->relvar[r], -1, -1);
+        bool lattice = has_lattice(&prog->rels[r]);
+        int t = lattice ? rfx_lower_new_var(L, NULL, RFX_PV_TEMP, prog->rels[r].arity, P->vars[L->relvar[r]].types, -1)
+                        : L->relvar[r];
+        rfx_ra_cmd *c = rfx_lower_emit(L, RFX_RA_FACTS, t, -1, -1);
         c->ntuples = nfacts[r];
         c->tuples = fact_at[r] = lalloc(L, sizeof(uint32_t) * (size_t)(nfacts[r] * prog->rels[r].arity + 1));
         if (!c->tuples)
             goto oom;
+        if (lattice)
+            lattice_update(L, r, lattice_merge(L, r, t, false, -1));
     }
     for (int ci = 0; ci < prog->nclauses; ci++) {
         const rfx_clause *cl = &prog->clauses[ci];

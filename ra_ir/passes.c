@@ -206,11 +206,11 @@ static char *signature(const rfx_plan *P, const rfx_ra_cmd *c)
 }
 
 /* Commands that CSE may merge and hoisting may move: a function of src[0..1] alone
- * (LFTJ, CHOICE and EQREL read vars too, so they are left where they are). */
+ * (LFTJ, CHOICE, EQREL and LATTICE read vars too, so they are left where they are). */
 static bool pure_cmd(const rfx_ra_cmd *c)
 {
     return op_info[c->op].fusion != RFX_FUSE_CONTROL && c->op != RFX_RA_UNION && c->op != RFX_RA_LFTJ &&
-           c->op != RFX_RA_CHOICE && c->op != RFX_RA_EQREL && !cmd_fresh(c);
+           c->op != RFX_RA_CHOICE && c->op != RFX_RA_EQREL && c->op != RFX_RA_LATTICE && !cmd_fresh(c);
 }
 
 static void replace_uses(rfx_plan *P, int from, int to)
@@ -701,6 +701,13 @@ bool rfx_plan_verify(const rfx_plan *P, FILE *out)
             case RFX_RA_EQREL:
                 if (!d || d->arity != 2 || a0 != 2 || c->nvars > 1 || (c->nvars && P->vars[c->vars[0]].arity != 2))
                     BAD("an equivalence's pairs");
+                break;
+            case RFX_RA_LATTICE:
+                if (!d || d->arity != a0 || c->nkeys < 0 || c->nkeys + c->nout != a0 || c->nvars > 1 ||
+                    (c->nvars && P->vars[c->vars[0]].arity != a0))
+                    BAD("a lattice's shape");
+                for (int k = 0; k < c->nout; k++)
+                    if (!rx_ok(c->out[k], 2)) BAD("column out of range");
                 break;
             case RFX_RA_LFTJ: {
                 if (!d || d->arity != c->nkeys || c->nvars < 1) BAD("shape");

@@ -146,13 +146,13 @@ void rfx_plan_print_cmd(FILE *out, const rfx_plan *P, const rfx_ra_cmd *c)
         for (int s = 0; s < rfx_ra_op_nsrc(c->op); s++)
             fprintf(out, "%s%s", s ? ", " : " ", P->vars[c->src[s]].name);
         if (c->op == RFX_RA_JOIN || c->op == RFX_RA_MAPJOIN || c->op == RFX_RA_INTERSECT ||
-            c->op == RFX_RA_DIFFERENCE || c->op == RFX_RA_AGGREGATE)
+            c->op == RFX_RA_DIFFERENCE || c->op == RFX_RA_AGGREGATE || c->op == RFX_RA_LATTICE)
             fprintf(out, " keys=%d", c->nkeys);
         if (c->op == RFX_RA_SORT && c->nkeys > 0)
             fprintf(out, " keys=%d", c->nkeys);
         if (c->op == RFX_RA_UNION && c->disjoint)
             fputs(" disjoint", out);
-        for (int i = 0; (c->op == RFX_RA_CHOICE || c->op == RFX_RA_EQREL) && i < c->nvars; i++)
+        for (int i = 0; (c->op == RFX_RA_CHOICE || c->op == RFX_RA_EQREL || c->op == RFX_RA_LATTICE) && i < c->nvars; i++)
             fprintf(out, "%s%s", i ? ", " : " against ", P->vars[c->vars[i]].name);
         if (c->op == RFX_RA_AGGREGATE) {
             fprintf(out, " %s", rfx_aggfn_str(c->agg));

@@ -38,9 +38,9 @@ static int split_column(const rfx_program *prog, int r)
 {
     const rfx_stratum *st = &prog->strata[prog->rels[r].stratum];
     /* choice and subsumption compare tuples across the ranges; an equivalence's closure
-     * adds the symmetric pair, in another range */
+     * adds the symmetric pair, in another range; a lattice's values are merged per key */
     if (!st->recursive || st->nrels != 1 || prog->rels[r].arity < 1 || prog->rels[r].nchoice || prog->rels[r].subsumed ||
-        rfx_relation_is_eqrel(&prog->rels[r]))
+        rfx_relation_is_eqrel(&prog->rels[r]) || prog->rels[r].attrs[prog->rels[r].arity - 1].lattice)
         return -1;
     for (int k = 0; k < prog->rels[r].arity; k++) {
         bool kept = true;

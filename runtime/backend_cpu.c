@@ -298,7 +298,8 @@ static bool reads_runs(const rfx_ra_cmd *c, int k)
 {
     return (c->op == RFX_RA_UNION && c->disjoint && k == 0 && c->dst == c->src[0] && c->src[1] != c->dst) ||
            (c->op == RFX_RA_DIFFERENCE && k == 1 && c->src[0] != c->src[1] && c->dst != c->src[1]) ||
-           ((c->op == RFX_RA_CHOICE || c->op == RFX_RA_EQREL) && k >= 2);   /* the relations it reads sets of */
+           ((c->op == RFX_RA_CHOICE || c->op == RFX_RA_EQREL || c->op == RFX_RA_LATTICE) && k >= 2);   /* the relations it
+                                                                                                   * reads sets of */
 }
 
 /* Merges the runs c reads as rows; drops those of the variable it overwrites. */
@@ -459,6 +460,11 @@ static rfx_status cpu_exec(rfx_backend *be, const rfx_ra_cmd *c)
         const rfx_rows *held[CPU_MAX_RUNS + 1];
         int nheld = c->nvars ? sets_of(x, c->vars[0], held) : 0;
         return rfx_cpu_eqrel(&V[c->src[0]], held, nheld, &V[c->dst], x->nthreads);
+    }
+    case RFX_RA_LATTICE: {   /* the held relation's runs as they are (none: nothing held) */
+        const rfx_rows *held[CPU_MAX_RUNS + 1];
+        int nheld = c->nvars ? sets_of(x, c->vars[0], held) : 0;
+        return rfx_cpu_lattice(&V[c->src[0]], c->nkeys, c->out, held, nheld, &V[c->dst], x->nthreads);
     }
     case RFX_RA_AGGREGATE:
         return rfx_cpu_aggregate(&V[c->src[0]], &V[c->src[1]], c->nkeys, c->agg, c->agg_col, c->agg_prim, &V[c->dst]);

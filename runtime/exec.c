@@ -196,9 +196,12 @@ static rfx_status do_input(exec *x, const rfx_ra_cmd *c)
     rfx_rows_init(&tmp, v->arity);
     rfx_status st = rfx_read_facts(path, v->types, x->prog->syms, &ro, &tmp, x->err);
     free(path);
-    if (st == RFX_OK)
+    int key = rfx_relation_lattice_key(r);
+    if (st == RFX_OK && key < r->arity)   /* lattice attributes: a key's last line, as Soufflé reads them */
+        st = rfx_cpu_lattice_last(&tmp, key, x->nthreads);
+    if (st == RFX_OK && key == r->arity)
         st = rfx_cpu_sort(&tmp, x->nthreads);
-    if (st == RFX_OK)
+    if (st == RFX_OK && key == r->arity)
         st = rfx_cpu_unique(&tmp, x->nthreads);
     if (st == RFX_OK)
         st = x->be->merge_host(x->be, c->dst, &tmp);

@@ -69,6 +69,32 @@ RamDomain pair_sum(souffle::SymbolTable *, souffle::RecordTable *records, RamDom
     return f ? f[0] + f[1] : -1;
 }
 
+// the interval lattice (tests/cases/lattice_intervals): [lo, hi] records, nil or lo > hi the
+// empty one; the join spans both, the meet is their overlap
+static RamDomain interval(souffle::RecordTable *records, RamDomain lo, RamDomain hi)
+{
+    return records->pack({lo, hi});
+}
+
+RamDomain span(souffle::SymbolTable *, souffle::RecordTable *records, RamDomain a, RamDomain b)
+{
+    const RamDomain *x = a ? records->unpack(a, 2) : nullptr, *y = b ? records->unpack(b, 2) : nullptr;
+    if (!x || x[0] > x[1])
+        return b;
+    if (!y || y[0] > y[1])
+        return a;
+    return interval(records, x[0] < y[0] ? x[0] : y[0], x[1] > y[1] ? x[1] : y[1]);
+}
+
+RamDomain overlap(souffle::SymbolTable *, souffle::RecordTable *records, RamDomain a, RamDomain b)
+{
+    const RamDomain *x = a ? records->unpack(a, 2) : nullptr, *y = b ? records->unpack(b, 2) : nullptr;
+    if (!x || !y)
+        return 0;
+    RamDomain lo = x[0] > y[0] ? x[0] : y[0], hi = x[1] < y[1] ? x[1] : y[1];
+    return lo > hi ? 0 : interval(records, lo, hi);
+}
+
 // a number and a symbol, as a stateful functor sees them
 RamDomain tag(souffle::SymbolTable *symbols, souffle::RecordTable *records, RamDomain n, RamDomain s)
 {

@@ -49,3 +49,25 @@ int32_t answer(void)
 {
     return 42;
 }
+
+/* lattices (tests/cases/lattice_*): numbers ordered by <=, and sets of up to 32 elements as
+ * bit masks ordered by inclusion */
+int32_t lat_max(int32_t a, int32_t b)
+{
+    return a > b ? a : b;
+}
+
+int32_t lat_min(int32_t a, int32_t b)
+{
+    return a < b ? a : b;
+}
+
+int32_t set_union(int32_t a, int32_t b)
+{
+    return a | b;
+}
+
+int32_t set_meet(int32_t a, int32_t b)
+{
+    return a & b;
+}
