@@ -183,7 +183,7 @@ static void lower_base_rules(lower_ctx *L, const int *rules, int n, int s, bool 
     if (!acc)
         return;
     for (int r = 0; r < p->nrels; r++)
-        acc[r] = -1;
+        acc[r] = L->lattice_facts && p->rels[r].stratum == s ? L->lattice_facts[r] : -1;
     for (int k = 0; k < n; k++) {
         int ci = rules[k];
         const rfx_clause *c = &p->clauses[ci];
@@ -581,6 +581,9 @@ rfx_plan *rfx_plan_build(const rfx_program *prog, const rfx_plan_opts *opts, rfx
     }
     /* each relation's facts: counted, then written in clause order (one pass each) */
     int *nfacts = lalloc(L, sizeof(int) * (size_t)(nr + 1));
+    if ((L->lattice_facts = lalloc(L, sizeof(int) * (size_t)(nr + 1))))
+        for (int r = 0; r < nr; r++)
+            L->lattice_facts[r] = -1;
     uint32_t **fact_at = lalloc(L, sizeof(uint32_t *) * (size_t)(nr + 1));
     if (!nfacts || !fact_at)
         goto oom;
@@ -598,7 +601,9 @@ rfx_plan *rfx_plan_build(const rfx_program *prog, const rfx_plan_opts *opts, rfx
         c->tuples = fact_at[r] = lalloc(L, sizeof(uint32_t) * (size_t)(nfacts[r] * prog->rels[r].arity + 1));
         if (!c->tuples)
             goto oom;
-        if (lattice)
+        if (lattice && prog->rels[r].has_rules && L->lattice_facts)
+            L->lattice_facts[r] = t;   /* joined with its rules' first tuples, as Soufflé does */
+        else if (lattice)
             lattice_update(L, r, lattice_merge(L, r, t, false, -1));
     }
     for (int ci = 0; ci < prog->nclauses; ci++) {

@@ -13,6 +13,8 @@ typedef struct lower_ctx {
     int rule;                  /* clause being lowered, -1 outside rules */
     int stratum;               /* stratum being lowered, -1 before */
     int *relvar, *deltavar, *newvar;   /* per program relation: plan variables */
+    int *lattice_facts;        /* per relation with lattice attributes and rules: the variable its facts
+                                * are loaded into, for its stratum's first batch (else -1) */
     rfx_join_choice join;      /* --join */
     const rfx_plan_order *order;   /* the `.plan` of the rule version being lowered (else NULL) */
     const int *role_src;       /* a subsumptive clause being lowered: per rfx_lit.role, the variable
