@@ -91,7 +91,7 @@ rfx_status rfx_cpu_lattice_last(rfx_rows *rows, int nkeys, int nthreads)
     const int a = rows->arity;
     if (rows->n < 2 || a == 0)
         return rows->n && a == 0 ? (rows->n = 1, RFX_OK) : RFX_OK;
-    if (rows->n > UINT32_MAX || a + 1 > RFX_MAX_ARITY + 1)
+    if (rows->n > UINT32_MAX || a + 1 > RFX_MAX_ARITY)
         return RFX_ERR_LIMIT;
     /* each row as (key, its line, values): sorted, a key's last line comes last */
     rfx_rows w;
