@@ -149,6 +149,11 @@ void rfx_conj_ground(const rfx_conj *cj, bool *bound, const rfx_expr *skip)
             for (int a = 0; a < cj->lits[i]->atom.nargs; a++)
                 if (cj->lits[i]->atom.args[a]->kind == RFX_E_VAR)
                     bound[cj->lits[i]->atom.args[a]->u.v.var] = true;
+    rfx_sema_ground_eqs(cj, bound, skip);
+}
+
+void rfx_sema_ground_eqs(const rfx_conj *cj, bool *bound, const rfx_expr *skip)
+{
     for (bool changed = true; changed;) {
         changed = false;
         for (int i = 0; i < cj->nlits; i++) {

@@ -26,6 +26,9 @@ typedef struct clause_ctx {
 /* A new variable index under an existing name (an aggregate's local variable, a lifted
  * range's or record's). */
 int rfx_sema_fresh_var(clause_ctx *cc, const char *name);
+/* The variables of cj that its equalities bind, given those in bound, added to bound, to a
+ * fixpoint (skip: an expression not to look into). */
+void rfx_sema_ground_eqs(const rfx_conj *cj, bool *bound, const rfx_expr *skip);
 /* Appends literal l to cj. */
 bool rfx_sema_add_lit(sema *s, rfx_conj *cj, rfx_lit *l);
 /* sema_lift.c: records in the clause's bodies lifted (before the aggregates' scopes: a

@@ -188,39 +188,16 @@ static bool is_lattice_arg(const rfx_program *p, const rfx_lit *l, int a)
 }
 
 /* The variables grounded without the lattice arguments: those in positive atoms' other
- * arguments, then (to a fixpoint) those an equality with grounded terms binds. */
-static void grounded(const rfx_program *p, const rfx_conj *cj, bool *g, int nvars)
+ * arguments, then those an equality with grounded terms binds. */
+static void grounded(const rfx_program *p, const rfx_conj *cj, bool *g)
 {
-    bool *use = calloc((size_t)nvars + 1, 1);
-    if (!use)
-        return;
     for (int i = 0; i < cj->nlits; i++) {
         const rfx_lit *l = cj->lits[i];
         for (int a = 0; l->kind == RFX_L_ATOM && a < l->atom.nargs; a++)
             if (!is_lattice_arg(p, l, a))
                 rfx_expr_vars(l->atom.args[a], g, NULL);
     }
-    for (bool changed = true; changed;) {
-        changed = false;
-        for (int i = 0; i < cj->nlits; i++) {
-            const rfx_lit *l = cj->lits[i];
-            if (l->kind != RFX_L_CMP || l->cmp != RFX_EQ)
-                continue;
-            for (int side = 0; side < 2; side++) {
-                const rfx_expr *v = side ? l->rhs : l->lhs, *o = side ? l->lhs : l->rhs;
-                if (v->kind != RFX_E_VAR || g[v->u.v.var])
-                    continue;
-                memset(use, 0, (size_t)nvars + 1);
-                rfx_expr_vars(o, use, NULL);
-                bool all = true;
-                for (int k = 0; k < nvars; k++)
-                    all &= !use[k] || g[k];
-                if (all)
-                    g[v->u.v.var] = changed = true;
-            }
-        }
-    }
-    free(use);
+    rfx_sema_ground_eqs(cj, g, NULL);
 }
 
 /* The first literal of cj where variable v occurs other than as a lattice argument of a
@@ -260,7 +237,7 @@ static void rewrite_positive(lat_ctx *lc, rfx_conj *cj)
         free(count);
         return;
     }
-    grounded(p, cj, g, nvars);
+    grounded(p, cj, g);
     int n = cj->nlits;
     for (int i = 0; i < n; i++) {
         rfx_lit *l = cj->lits[i];
