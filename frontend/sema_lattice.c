@@ -42,6 +42,17 @@ static int lattice_functor(sema *s, const rfx_lattice_text *t, const char *op, c
     return -1;
 }
 
+/* Whether e names no variable and no aggregate (a lattice's Bottom or Top). */
+static bool constant(const rfx_expr *e)
+{
+    if (e->kind == RFX_E_VAR || e->kind == RFX_E_ANON || e->kind == RFX_E_AGG)
+        return false;
+    for (int i = 0; i < rfx_expr_nkids(e); i++)
+        if (!constant(rfx_expr_kid(e, i)))
+            return false;
+    return true;
+}
+
 void rfx_sema_check_lattices(sema *s)
 {
     rfx_program *p = s->p;
@@ -67,6 +78,10 @@ void rfx_sema_check_lattices(sema *s)
             const char *op = t->ops->items[k];
             rfx_expr *e = t->ops->items[k + 1];
             rfx_loc at = *(const rfx_loc *)t->ops->items[k + 2];
+            if ((strcmp(op, "Bottom") == 0 || strcmp(op, "Top") == 0) && !constant(e)) {
+                rfx_diag_error(s->d, at, "lattice %s<>: %s must be a constant", t->type, op);
+                ok = false;
+            }
             if (strcmp(op, "Bottom") == 0)
                 l->bottom = e;
             else if (strcmp(op, "Top") == 0)
