@@ -487,8 +487,7 @@ static void mark_host_only(rfx_plan *P)
                 c->functors |= rfx_rx_host_only(c->out[k]);
                 c->user_functors |= rfx_rx_calls_user(c->out[k]);
             }
-            c->host_only = c->functors || c->op == RFX_RA_RANGE || c->op == RFX_RA_CHOICE || c->op == RFX_RA_EQREL ||
-                           c->op == RFX_RA_LATTICE;
+            c->host_only = c->functors || c->op == RFX_RA_RANGE || rfx_ra_cmd_reads_held(c);
             int ins = 0, height = 0, peak = 0;
             if (!c->host_only && c->pred) {
                 device_cost(c->pred, &ins, &height, &peak);

@@ -210,7 +210,7 @@ static char *signature(const rfx_plan *P, const rfx_ra_cmd *c)
 static bool pure_cmd(const rfx_ra_cmd *c)
 {
     return op_info[c->op].fusion != RFX_FUSE_CONTROL && c->op != RFX_RA_UNION && c->op != RFX_RA_LFTJ &&
-           c->op != RFX_RA_CHOICE && c->op != RFX_RA_EQREL && c->op != RFX_RA_LATTICE && !cmd_fresh(c);
+           !rfx_ra_cmd_reads_held(c) && !cmd_fresh(c);
 }
 
 static void replace_uses(rfx_plan *P, int from, int to)

@@ -152,7 +152,7 @@ void rfx_plan_print_cmd(FILE *out, const rfx_plan *P, const rfx_ra_cmd *c)
             fprintf(out, " keys=%d", c->nkeys);
         if (c->op == RFX_RA_UNION && c->disjoint)
             fputs(" disjoint", out);
-        for (int i = 0; (c->op == RFX_RA_CHOICE || c->op == RFX_RA_EQREL || c->op == RFX_RA_LATTICE) && i < c->nvars; i++)
+        for (int i = 0; rfx_ra_cmd_reads_held(c) && i < c->nvars; i++)
             fprintf(out, "%s%s", i ? ", " : " against ", P->vars[c->vars[i]].name);
         if (c->op == RFX_RA_AGGREGATE) {
             fprintf(out, " %s", rfx_aggfn_str(c->agg));

@@ -117,6 +117,14 @@ static inline int rfx_ra_cmd_input(const rfx_ra_cmd *c, int k)
     return k < 2 ? c->src[k] : c->vars[k - 2];
 }
 
+/* Whether c is one of the host's commands that compare new tuples with what a relation
+ * holds (CHOICE, EQREL, LATTICE): they read the relations in vars as the sets they are
+ * stored in, and have no part-wise path. */
+static inline bool rfx_ra_cmd_reads_held(const rfx_ra_cmd *c)
+{
+    return c->op == RFX_RA_CHOICE || c->op == RFX_RA_EQREL || c->op == RFX_RA_LATTICE;
+}
+
 /* Why rfx_plan_build failed: out of memory, or a bug of ours (an internal error). */
 typedef struct rfx_plan_error {
     bool internal;

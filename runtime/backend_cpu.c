@@ -298,8 +298,7 @@ static bool reads_runs(const rfx_ra_cmd *c, int k)
 {
     return (c->op == RFX_RA_UNION && c->disjoint && k == 0 && c->dst == c->src[0] && c->src[1] != c->dst) ||
            (c->op == RFX_RA_DIFFERENCE && k == 1 && c->src[0] != c->src[1] && c->dst != c->src[1]) ||
-           ((c->op == RFX_RA_CHOICE || c->op == RFX_RA_EQREL || c->op == RFX_RA_LATTICE) && k >= 2);   /* the relations it
-                                                                                                   * reads sets of */
+           (rfx_ra_cmd_reads_held(c) && k >= 2);   /* the relations it reads sets of */
 }
 
 /* Merges the runs c reads as rows; drops those of the variable it overwrites. */

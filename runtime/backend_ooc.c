@@ -940,9 +940,8 @@ static rfx_status ooc_exec(rfx_backend *be, const rfx_ra_cmd *c)
     if (!reads(c, c->dst))       /* the old contents are overwritten: no need to keep them */
         drop(x, c->dst);
     x->v[c->dst].last_use = x->clock;
-    /* what only the host runs, and has no parts (a CHOICE, an EQREL), runs whole there */
-    if (c->host_only && (x->in->enforces_budget || c->op == RFX_RA_CHOICE || c->op == RFX_RA_EQREL ||
-                         c->op == RFX_RA_LATTICE))
+    /* what only the host runs, and has no parts (a CHOICE, an EQREL, a LATTICE), runs whole there */
+    if (c->host_only && (x->in->enforces_budget || rfx_ra_cmd_reads_held(c)))
         return host_only_cmd(x, c, in, nin);
     bool fits = bytes_of(x, in, nin, false) <= x->cap / 2;
     rfx_status st = fits ? run_whole(x, c, NULL, in, nin, &c->dst, 1, &fits) : RFX_OK;
