@@ -838,6 +838,10 @@ void rfx_add_plan(rfx_parse_ctx *ctx, rfx_plist *orders, RFX_YYLTYPE loc)
         rfx_parse_error(ctx, loc, "'.plan' follows no rule");
         return;
     }
+    if (c->nplans) {   /* (rules between the two that failed to parse leave one rule before both) */
+        rfx_parse_error(ctx, loc, "a second '.plan' for one rule");
+        return;
+    }
     if (!orders)
         return;
     c->plans = ctx_alloc(ctx, sizeof(rfx_plan_order) * (size_t)orders->n);
