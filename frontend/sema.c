@@ -612,7 +612,7 @@ static void check_typed(clause_ctx *cc, rfx_expr *e, int want)
         if (l >= 0 && r >= 0 && tprim(p, l) != tprim(p, r))
             rfx_diag_error(cc->s->d, e->loc, "type mismatch: '%s' between %s and %s",
                            rfx_binop_str(e->u.bin.op), rfx_prim_name(tprim(p, l)), rfx_prim_name(tprim(p, r)));
-        else if (e->type >= 0 && tprim(p, e->type) == RFX_SYMBOL)
+        else if (e->type >= 0 && tprim(p, e->type) == RFX_SYMBOL && e->u.bin.op != RFX_ADD)   /* a + b: cat */
             rfx_diag_error(cc->s->d, e->loc, "type mismatch: %s '%s' on symbols",
                            RFX_BINOP_CALL(e->u.bin.op) ? "functor" : "arithmetic", rfx_binop_str(e->u.bin.op));
         else if (e->type >= 0 && tprim(p, e->type) == RFX_FLOAT &&
@@ -1010,9 +1010,10 @@ static bool is_constant(const rfx_expr *e)
     switch (e->kind) {
     case RFX_E_INT: case RFX_E_UNSIGNED: case RFX_E_FLOAT: case RFX_E_STRING:
         return true;
-    case RFX_E_NEG: case RFX_E_BINOP:   /* a functor makes a rule of it, planned as any */
+    case RFX_E_NEG: case RFX_E_BINOP:   /* a functor makes a rule of it, planned as any; so
+                                          * does `"a" + "b"`, a concatenation of symbols */
         for (int i = 0; i < rfx_expr_nkids(e); i++)
-            if (!is_constant(rfx_expr_kid(e, i)))
+            if (!is_constant(rfx_expr_kid(e, i)) || rfx_expr_kid(e, i)->kind == RFX_E_STRING)
                 return false;
         return true;
     default:

@@ -2,69 +2,13 @@
  * pushed into them), joins in an order chosen by estimated size, filters and arithmetic
  * as soon as their variables are bound, anti-joins for negation, aggregates, and a final
  * projection onto the head. Recursive strata become semi-naive loops over deltas. */
-#include "ra_internal.h"
+#include "lower_rule.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* A stream of tuples in the pipeline: which variable holds it, which rule variable each
- * column carries (-1 for a computed column with no variable), and what order it has. */
-typedef struct flow {
-    int var;
-    int n;
-    int *schema;
-    int sorted;                /* the first `sorted` columns are in lexicographic order */
-    bool unique;               /* no duplicate tuples */
-} flow;
-
-typedef enum item_kind { IT_ATOM, IT_NEG, IT_FILTER, IT_BIND, IT_AGG, IT_RANGE } item_kind;
-
-/* One body element still to be applied. */
-typedef struct item {
-    item_kind kind;
-    const rfx_atom *atom;      /* IT_ATOM, IT_NEG */
-    int src;                   /* IT_ATOM, IT_NEG: plan variable scanned */
-    int *argvar;               /* IT_ATOM, IT_NEG: per column a variable, or -1 (no variable) */
-    const rfx_expr **argconst; /* per column: constant to match, or NULL */
-    const rfx_expr *lhs, *rhs; /* IT_FILTER: comparison; IT_BIND: rhs computes var; IT_RANGE:
-                                * rhs is range(...), lhs the variable taking its values */
-    rfx_cmpop cmp;
-    int var;                   /* IT_BIND, IT_RANGE: bound variable; IT_AGG: result variable */
-    const rfx_expr *agg;       /* IT_AGG */
-    rfx_loc loc;
-    double est;                /* IT_ATOM: estimated size */
-    bool delta;                /* IT_ATOM: scans a delta relation (the semi-naive pivot) */
-    int ord;                   /* IT_ATOM: its place among the body's atoms (a `.plan`'s numbers, from 0) */
-    bool done;
-} item;
-
-/* An output column of a pipeline: an expression, or a plain variable when e is NULL. */
-typedef struct hcol {
-    const rfx_expr *e;
-    int var;
-} hcol;
-
-typedef struct rule_ctx {
-    lower_ctx *L;
-    const rfx_clause *c;
-    int nv;                    /* variables: the clause's, then fresh ones */
-    int nagg;                  /* aggregate expressions of the conjunction and their variables */
-    const rfx_expr **aggs;
-    int *aggvar;
-    item *items;
-    int nitems, itemcap;
-    bool *bound;
-} rule_ctx;
 
 /* ---- variable bookkeeping ---------------------------------------------------------- */
-static int agg_var_of(rule_ctx *R, const rfx_expr *e)
-{
-    for (int i = 0; i < R->nagg; i++)
-        if (R->aggs[i] == e)
-            return R->aggvar[i];
-    return -1;
-}
-
 /* Marks in `use` every variable an expression reads (an aggregate reads its result var). */
 static void expr_vars(rule_ctx *R, const rfx_expr *e, bool *use)
 {
@@ -75,7 +19,7 @@ static void expr_vars(rule_ctx *R, const rfx_expr *e, bool *use)
             expr_vars(R, rfx_expr_kid(e, i), use);
         break;
     case RFX_E_AGG: {
-        int v = agg_var_of(R, e);
+        int v = rfx_lower_agg_var(R, e);
         if (v >= 0)
             use[v] = true;
         break;
@@ -93,7 +37,7 @@ static bool expr_bound(rule_ctx *R, const rfx_expr *e)
             if (!expr_bound(R, rfx_expr_kid(e, i)))
                 return false;
         return true;
-    case RFX_E_AGG: { int v = agg_var_of(R, e); return v >= 0 && R->bound[v]; }
+    case RFX_E_AGG: { int v = rfx_lower_agg_var(R, e); return v >= 0 && R->bound[v]; }
     case RFX_E_ANON: return false;
     default: return true;
     }
@@ -173,164 +117,6 @@ static void needed_vars(rule_ctx *R, const hcol *out, int nout, bool *use, const
     }
 }
 
-/* ---- expressions ---------------------------------------------------------------------- */
-static int col_of(const flow *f0, const flow *f1, int var)
-{
-    for (int i = 0; i < f0->n; i++)
-        if (f0->schema[i] == var)
-            return i;
-    if (f1)
-        for (int i = 0; i < f1->n; i++)
-            if (f1->schema[i] == var)
-                return f0->n + i;
-    return -1;
-}
-
-static rfx_rx *tx_expr(rule_ctx *R, const rfx_expr *e, const flow *f0, const flow *f1, rfx_prim want);
-
-/* A functor call: the operation its arguments' kinds call for. A conversion to the kind the
- * argument has is the argument; as(x, T) and conversions between numbers and unsigned are
- * x's bits, retyped. */
-static rfx_rx *tx_functor(rule_ctx *R, const rfx_expr *e, const flow *f0, const flow *f1, rfx_prim prim)
-{
-    lower_ctx *L = R->L;
-    const rfx_program *p = L->prog;
-    bool user = e->u.fn.fn == RFX_FN_USER;
-    /* a record: the id of its fields' tuple; `@f(..)`: a call of the code bound to functor `field` */
-    if (e->u.fn.fn == RFX_FN_RECORD || user) {
-        rfx_rx **f = lalloc(L, sizeof(rfx_rx *) * (size_t)(e->u.fn.nargs + 1));
-        for (int i = 0; f && i < e->u.fn.nargs; i++)
-            f[i] = tx_expr(R, e->u.fn.args[i], f0, f1, type_prim(p, e->u.fn.args[i]->type));
-        rfx_rx *x = !f ? NULL
-                       : rfx_rx_fn(L, user ? RFX_FX_USER : RFX_FX_PACK, user ? prim : RFX_UNSIGNED, f, e->u.fn.nargs, e->loc);
-        if (x && user)
-            x->col = e->u.fn.field;
-        return x ? x : rfx_rx_new(L, RFX_RX_CONST, prim);
-    }
-    if (e->u.fn.fn == RFX_FN_NIL)
-        return rfx_rx_new(L, RFX_RX_CONST, RFX_UNSIGNED);   /* 0 */
-    rfx_rx *a[3] = {NULL, NULL, NULL};
-    for (int i = 0; i < e->u.fn.nargs && i < 3; i++) {
-        const rfx_expr *k = e->u.fn.args[i];
-        a[i] = tx_expr(R, k, f0, f1, type_prim(p, k->type));
-    }
-    rfx_prim ap = a[0] ? a[0]->prim : RFX_NUMBER;
-    rfx_loc loc = e->loc;
-    switch (e->u.fn.fn) {
-    case RFX_FN_CAT: {
-        rfx_rx *acc = a[0];
-        for (int i = 1; i < e->u.fn.nargs; i++) {
-            rfx_rx *pair[2] = {acc, i < 3 ? a[i] : tx_expr(R, e->u.fn.args[i], f0, f1, RFX_SYMBOL)};
-            acc = rfx_rx_fn(L, RFX_FX_CAT, RFX_SYMBOL, pair, 2, loc);
-        }
-        return acc;
-    }
-    case RFX_FN_STRLEN: return rfx_rx_fn(L, RFX_FX_STRLEN, RFX_NUMBER, a, 1, loc);
-    case RFX_FN_SUBSTR: return rfx_rx_fn(L, RFX_FX_SUBSTR, RFX_SYMBOL, a, 3, loc);
-    case RFX_FN_ORD: return rfx_rx_fn(L, RFX_FX_ORD, RFX_NUMBER, a, 1, loc);
-    case RFX_FN_CONTAINS: return rfx_rx_fn(L, RFX_FX_CONTAINS, RFX_NUMBER, a, 2, loc);
-    case RFX_FN_MATCH: return rfx_rx_fn(L, RFX_FX_MATCH, RFX_NUMBER, a, 2, loc);
-    case RFX_FN_AUTOINC: return rfx_rx_fn(L, RFX_FX_AUTOINC, RFX_NUMBER, a, 0, loc);
-    case RFX_FN_TO_NUMBER:
-        return ap == RFX_SYMBOL ? rfx_rx_fn(L, RFX_FX_S2I, RFX_NUMBER, a, 1, loc)
-             : ap == RFX_FLOAT  ? rfx_rx_fn(L, RFX_FX_F2I, RFX_NUMBER, a, 1, loc)
-                                : rfx_rx_retype(L, a[0], RFX_NUMBER);
-    case RFX_FN_TO_UNSIGNED:
-        return ap == RFX_SYMBOL ? rfx_rx_fn(L, RFX_FX_S2U, RFX_UNSIGNED, a, 1, loc)
-             : ap == RFX_FLOAT  ? rfx_rx_fn(L, RFX_FX_F2U, RFX_UNSIGNED, a, 1, loc)
-                                : rfx_rx_retype(L, a[0], RFX_UNSIGNED);
-    case RFX_FN_TO_FLOAT:
-        return ap == RFX_SYMBOL   ? rfx_rx_fn(L, RFX_FX_S2F, RFX_FLOAT, a, 1, loc)
-             : ap == RFX_NUMBER   ? rfx_rx_fn(L, RFX_FX_I2F, RFX_FLOAT, a, 1, loc)
-             : ap == RFX_UNSIGNED ? rfx_rx_fn(L, RFX_FX_U2F, RFX_FLOAT, a, 1, loc)
-                                  : a[0];
-    case RFX_FN_TO_STRING:
-        return ap == RFX_NUMBER   ? rfx_rx_fn(L, RFX_FX_I2S, RFX_SYMBOL, a, 1, loc)
-             : ap == RFX_UNSIGNED ? rfx_rx_fn(L, RFX_FX_U2S, RFX_SYMBOL, a, 1, loc)
-             : ap == RFX_FLOAT    ? rfx_rx_fn(L, RFX_FX_F2S, RFX_SYMBOL, a, 1, loc)
-                                  : a[0];
-    case RFX_FN_AS: return rfx_rx_retype(L, a[0], prim);
-    case RFX_FN_FIELD: {
-        a[1] = rfx_rx_new(L, RFX_RX_CONST, RFX_UNSIGNED);
-        a[1]->value = (uint32_t)e->u.fn.field;
-        return rfx_rx_fn(L, RFX_FX_UNPACK, prim, a, 2, loc);
-    }
-    default:   /* range is a generator, lowered as one (never an operand) */
-        L->internal_error = "range() outside a binding";
-        return a[0] ? a[0] : rfx_rx_new(L, RFX_RX_CONST, prim);
-    }
-}
-
-static rfx_rx *tx_expr(rule_ctx *R, const rfx_expr *e, const flow *f0, const flow *f1, rfx_prim want)
-{
-    lower_ctx *L = R->L;
-    const rfx_program *p = L->prog;
-    rfx_prim prim = e->type >= 0 ? type_prim(p, e->type) : want;
-    switch (e->kind) {
-    case RFX_E_VAR:
-    case RFX_E_AGG: {
-        int v = e->kind == RFX_E_VAR ? e->u.v.var : agg_var_of(R, e);
-        int col = col_of(f0, f1, v);
-        if (col < 0) {
-            L->internal_error = "variable not available in pipeline";
-            col = 0;
-        }
-        return rfx_rx_col(L, col, prim);
-    }
-    /* operators over constants are folded here, by the evaluator the backends share,
-     * so that the device's expression interpreter gets only what depends on the tuple; a
-     * division by a zero constant stays, to fail at run time as it would have */
-    case RFX_E_NEG: {
-        rfx_rx *x = rfx_rx_new(L, RFX_RX_NEG, prim);
-        x->l = tx_expr(R, e->u.bin.lhs, f0, f1, prim);
-        x->loc = e->loc;
-        return rfx_rx_fold(x);
-    }
-    case RFX_E_BINOP: {
-        rfx_rx *x = rfx_rx_new(L, RFX_RX_BIN, prim);
-        x->op = e->u.bin.op;
-        x->l = tx_expr(R, e->u.bin.lhs, f0, f1, prim);
-        x->r = tx_expr(R, e->u.bin.rhs, f0, f1, prim);
-        x->loc = e->loc;
-        return rfx_rx_fold(x);
-    }
-    case RFX_E_FN:
-        return tx_functor(R, e, f0, f1, prim);
-    default: {
-        bool ok = true;
-        rfx_rx *x = rfx_rx_new(L, RFX_RX_CONST, prim);
-        x->value = rfx_lower_const_value(e, prim, &ok);
-        return x;
-    }
-    }
-}
-
-static rfx_prim expr_prim(rule_ctx *R, const rfx_expr *e)
-{
-    return type_prim(R->L->prog, e->type);
-}
-
-static rfx_rx *tx_cmp(rule_ctx *R, rfx_cmpop op, const rfx_expr *l, const rfx_expr *r,
-                      const flow *f0, const flow *f1)
-{
-    rfx_prim prim = l->type >= 0 ? expr_prim(R, l) : expr_prim(R, r);
-    /* `x = y` of two variables unifies them, as Soufflé does: floats equal bit for bit,
-     * as a join would match them (against an expression it is IEEE: 0.0 = -0.0) */
-    rfx_prim cmp_prim = prim == RFX_FLOAT && op == RFX_EQ && l->kind == RFX_E_VAR && r->kind == RFX_E_VAR
-                      ? RFX_UNSIGNED : prim;
-    rfx_rx *x = rfx_rx_new(R->L, RFX_RX_CMP, cmp_prim);
-    x->op = op;
-    x->l = tx_expr(R, l, f0, f1, prim);
-    x->r = tx_expr(R, r, f0, f1, prim);
-    if (prim == RFX_SYMBOL && op != RFX_EQ && op != RFX_NE) {   /* by text: compare(l, r) op 0 */
-        rfx_rx *args[2] = {x->l, x->r};
-        x->prim = RFX_NUMBER;
-        x->l = rfx_rx_fn(R->L, RFX_FX_SYMCMP, RFX_NUMBER, args, 2, l->loc);
-        x->r = rfx_rx_new(R->L, RFX_RX_CONST, RFX_NUMBER);   /* value 0 */
-    }
-    return x;
-}
-
 /* ---- flows -------------------------------------------------------------------------- */
 static flow flow_new(lower_ctx *L, int var, int n)
 {
@@ -396,15 +182,25 @@ static rfx_ra_cmd *emit_sort_all(lower_ctx *L, flow *f)
     return c;
 }
 
+/* Whether f carries a variable that `need` (with the keys marked) does not ask for. */
+static bool has_unneeded(const flow *f, const bool *need)
+{
+    for (int c = 0; need && c < f->n; c++)
+        if (f->schema[c] >= 0 && !need[f->schema[c]])
+            return true;
+    return false;
+}
+
 /* Makes f sorted with the variables `keys` as its first columns, keeping only needed
- * columns after them. */
-static flow ensure_order(rule_ctx *R, flow f, const int *keys, int k, const bool *need)
+ * columns after them (those it had, where it is sorted so already and not `compact`;
+ * a compact flow drops the columns nothing needs, and the duplicates that leaves). */
+static flow ensure_order(rule_ctx *R, flow f, const int *keys, int k, const bool *need, bool compact)
 {
     lower_ctx *L = R->L;
     bool prefix = f.n >= k;
     for (int i = 0; prefix && i < k; i++)
         prefix = f.schema[i] == keys[i];
-    if (prefix && f.sorted >= k)
+    if (prefix && f.sorted >= k && !(compact && (has_unneeded(&f, need) || !f.unique)))
         return f;
     /* a relation sorted on all its columns, its keys moved first and every other column
      * kept in its order: rows of equal keys are in order already, so a stable sort on the
@@ -418,7 +214,7 @@ static flow ensure_order(rule_ctx *R, flow f, const int *keys, int k, const bool
             return f;
         int n = 0;
         for (int i = 0; i < k; i++) {
-            int c = col_of(&f, NULL, keys[i]);
+            int c = rfx_lower_col_of(&f, NULL, keys[i]);
             outs[n] = rfx_rx_col(L, c, L->plan->vars[f.var].types[c]);
             schema[n++] = keys[i];
         }
@@ -454,8 +250,9 @@ static flow ensure_order(rule_ctx *R, flow f, const int *keys, int k, const bool
 
 /* ---- scans ------------------------------------------------------------------------- */
 /* Scan of an atom: selections for constants, repeated variables and comparisons that
- * involve only this atom's variables; output = its distinct variables. */
-static flow scan_atom(rule_ctx *R, item *it, bool push_filters)
+ * involve only this atom's variables; output = its distinct variables, less those `keep`
+ * (when given) does not hold: read by nothing else, they are `_`s. */
+static flow scan_atom(rule_ctx *R, item *it, bool push_filters, const bool *keep)
 {
     lower_ctx *L = R->L;
     const rfx_atom *a = it->atom;
@@ -484,20 +281,20 @@ static flow scan_atom(rule_ctx *R, item *it, bool push_filters)
             cmp->r = rfx_rx_new(L, RFX_RX_CONST, src->types[i]);
             cmp->r->value = rfx_lower_const_value(it->argconst[i], src->types[i], &ok);
             if (!ok) {
-                cmp->r = tx_expr(R, it->argconst[i], &base, NULL, src->types[i]);
+                cmp->r = rfx_lower_expr(R, it->argconst[i], &base, NULL, src->types[i]);
             }
             pred = rfx_rx_and(L, pred, cmp);
             continue;             /* a column equal to a constant keeps the order */
         }
-        if (v < 0) {              /* `_`: dropped */
+        int first = -1;
+        for (int j = 0; v >= 0 && j < i; j++)
+            if (it->argvar[j] == v && !it->argconst[j])
+                first = j;
+        if (v < 0 || (keep && !keep[v] && first < 0)) {   /* `_`: dropped */
             order_alive = false;
             unique = false;
             continue;
         }
-        int first = -1;
-        for (int j = 0; j < i; j++)
-            if (it->argvar[j] == v && !it->argconst[j])
-                first = j;
         if (first >= 0) {
             /* one variable twice in an atom: the same value, bit for bit (a float's 0.0 and
              * -0.0 are two values, as in a join) */
@@ -528,7 +325,7 @@ static flow scan_atom(rule_ctx *R, item *it, bool push_filters)
         for (int k = 0; k < R->nitems; k++) {
             item *f = &R->items[k];
             if (f->kind == IT_FILTER && !f->done && expr_bound(R, f->lhs) && expr_bound(R, f->rhs)) {
-                pred = rfx_rx_and(L, pred, tx_cmp(R, f->cmp, f->lhs, f->rhs, &base, NULL));
+                pred = rfx_rx_and(L, pred, rfx_lower_cmp(R, f->cmp, f->lhs, f->rhs, &base, NULL));
                 f->done = true;
             }
         }
@@ -673,13 +470,13 @@ static bool try_lftj(rule_ctx *R, flow *cur)
     }
     int off = 0;
     for (int a = 0; a < na; a++) {
-        flow f = scan_atom(R, atoms[a], true);
+        flow f = scan_atom(R, atoms[a], true, NULL);
         atoms[a]->done = true;
         int keys[LFTJ_MAX_VARS], k = 0;
         for (int i = 0; i < nv; i++)
             if (has[a][order[i]])
                 keys[k++] = vars[order[i]];
-        f = ensure_order(R, f, keys, k, NULL);
+        f = ensure_order(R, f, keys, k, NULL, false);
         if (L->oom || f.n != k) {
             free(has);
             L->internal_error = L->oom ? NULL : "leapfrog triejoin source has unexpected columns";
@@ -811,13 +608,18 @@ static void build_atom_item(rule_ctx *R, const rfx_lit *l, int src, bool inner, 
 static flow join_atom(rule_ctx *R, flow cur, item *it, const hcol *out, int nout, const bool *outer)
 {
     lower_ctx *L = R->L;
-    flow s = scan_atom(R, it, true);
     it->done = true;
     bool *need = calloc((size_t)R->nv + 1, 1);
     if (!need) {
         L->oom = true;
         return cur;
     }
+    /* the atom's variables that nothing else reads nor binds (a named variable used once
+     * is an `_`) stay out of its scan */
+    needed_vars(R, out, nout, need, outer);
+    for (int v = 0; v < R->nv; v++)
+        need[v] |= R->bound[v];
+    flow s = scan_atom(R, it, true, need);
     needed_vars(R, out, nout, need, outer);
     int *keys = lalloc(L, sizeof(int) * (size_t)(s.n + 1));
     if (!keys) {
@@ -826,7 +628,7 @@ static flow join_atom(rule_ctx *R, flow cur, item *it, const hcol *out, int nout
     }
     int k = 0;
     for (int i = 0; i < s.n; i++)
-        if (col_of(&cur, NULL, s.schema[i]) >= 0)
+        if (rfx_lower_col_of(&cur, NULL, s.schema[i]) >= 0)
             keys[k++] = s.schema[i];
     if (cur.var == L->plan->unit && cur.n == 0) {
         /* the unit relation joins as the identity */
@@ -854,15 +656,20 @@ static flow join_atom(rule_ctx *R, flow cur, item *it, const hcol *out, int nout
     /* key variables are needed to match even when nothing later reads them */
     for (int i = 0; i < k; i++)
         need[keys[i]] = true;
-    cur = ensure_order(R, cur, keys, k, need);
-    s = ensure_order(R, s, keys, k, NULL);
+    /* the current tuples, before a join that adds columns, lose those nothing reads and
+     * the duplicates that leaves, so that no match is made twice for a later
+     * deduplication to remove */
+    bool semi = k == s.n;
+    cur = ensure_order(R, cur, keys, k, need, !semi);
+    s = ensure_order(R, s, keys, k, NULL, false);
     for (int i = 0; i < k; i++)
         need[keys[i]] = false;
     needed_vars(R, out, nout, need, outer);
 
     int dst;
-    if (k == s.n) {
-        /* every variable of the atom is bound: a semi-join keeps the current tuples */
+    if (semi) {
+        /* every variable of the atom is bound (or read by nothing: dropped by its scan): a
+         * semi-join keeps the current tuples */
         dst = rfx_lower_new_var(L, NULL, RFX_PV_TEMP, cur.n, L->plan->vars[cur.var].types, -1);
         rfx_ra_cmd *c = rfx_lower_emit(L, RFX_RA_INTERSECT, dst, cur.var, s.var);
         c->nkeys = k;
@@ -929,7 +736,7 @@ static flow join_atom(rule_ctx *R, flow cur, item *it, const hcol *out, int nout
  * test after that join (0.0 = -0.0 holds), not a binding the join would match by bits. */
 static bool float_test(rule_ctx *R, const item *bind)
 {
-    if (expr_prim(R, bind->lhs) != RFX_FLOAT || bind->rhs->kind == RFX_E_VAR)
+    if (rfx_lower_expr_prim(R, bind->lhs) != RFX_FLOAT || bind->rhs->kind == RFX_E_VAR)
         return false;
     for (int k = 0; k < R->nitems; k++) {
         const item *it = &R->items[k];
@@ -955,7 +762,7 @@ static bool apply_filters(rule_ctx *R, flow *cur, const hcol *out, int nout, con
         if (it->done)
             continue;
         if (it->kind == IT_FILTER && expr_bound(R, it->lhs) && expr_bound(R, it->rhs)) {
-            pred = rfx_rx_and(L, pred, tx_cmp(R, it->cmp, it->lhs, it->rhs, cur, NULL));
+            pred = rfx_rx_and(L, pred, rfx_lower_cmp(R, it->cmp, it->lhs, it->rhs, cur, NULL));
             it->done = true;
         } else if (it->kind == IT_BIND && !R->bound[it->var] && expr_bound(R, it->rhs) && nbind < 64 &&
                    !float_test(R, it)) {
@@ -1004,7 +811,7 @@ static bool apply_filters(rule_ctx *R, flow *cur, const hcol *out, int nout, con
         schema[n++] = cur->schema[i];
     }
     for (int i = 0; i < nbind; i++) {
-        outs[n] = tx_expr(R, bindexpr[i], cur, NULL, expr_prim(R, bindexpr[i]));
+        outs[n] = rfx_lower_expr(R, bindexpr[i], cur, NULL, rfx_lower_expr_prim(R, bindexpr[i]));
         schema[n++] = bindvar[i];
     }
     bool uniq = cur->unique && !dropped;
@@ -1026,7 +833,7 @@ static flow order_keeping_all(rule_ctx *R, flow cur, const int *keys, int k)
     for (int i = 0; i < cur.n; i++)
         if (cur.schema[i] >= 0)
             need[cur.schema[i]] = true;
-    cur = ensure_order(R, cur, keys, k, need);
+    cur = ensure_order(R, cur, keys, k, need, false);
     free(need);
     return cur;
 }
@@ -1034,9 +841,9 @@ static flow order_keeping_all(rule_ctx *R, flow cur, const int *keys, int k)
 static void apply_negation(rule_ctx *R, flow *cur, item *it)
 {
     lower_ctx *L = R->L;
-    flow s = scan_atom(R, it, false);
+    flow s = scan_atom(R, it, false, NULL);
     it->done = true;
-    s = ensure_order(R, s, s.schema, s.n, NULL);
+    s = ensure_order(R, s, s.schema, s.n, NULL, false);
     *cur = order_keeping_all(R, *cur, s.schema, s.n);
     int dst = rfx_lower_new_var(L, NULL, RFX_PV_TEMP, cur->n, L->plan->vars[cur->var].types, -1);
     rfx_ra_cmd *c = rfx_lower_emit(L, RFX_RA_DIFFERENCE, dst, cur->var, s.var);
@@ -1061,14 +868,14 @@ static void apply_range(rule_ctx *R, flow *cur, item *it)
         *ue = (rfx_expr){.kind = RFX_E_VAR, .loc = e->loc, .type = e->type, .u.v = {"$var", it->var}};
         add_item(R, (item){.kind = IT_FILTER, .cmp = RFX_EQ, .lhs = ve, .rhs = ue, .loc = e->loc});
     }
-    rfx_prim prim = expr_prim(R, e);
+    rfx_prim prim = rfx_lower_expr_prim(R, e);
     rfx_rx **bounds = lalloc(L, sizeof(rfx_rx *) * 3);
     rfx_prim *types = lalloc(L, sizeof(rfx_prim) * (size_t)(cur->n + 2));
     int *schema = lalloc(L, sizeof(int) * (size_t)(cur->n + 2));
     if (!bounds || !types || !schema)
         return;
     for (int i = 0; i < e->u.fn.nargs; i++)
-        bounds[i] = tx_expr(R, e->u.fn.args[i], cur, NULL, prim);
+        bounds[i] = rfx_lower_expr(R, e->u.fn.args[i], cur, NULL, prim);
     rfx_memcpy(types, L->plan->vars[cur->var].types, sizeof(rfx_prim) * (size_t)cur->n);
     rfx_memcpy(schema, cur->schema, sizeof(int) * (size_t)cur->n);
     types[cur->n] = prim;
@@ -1127,7 +934,7 @@ static void apply_aggregate(rule_ctx *R, flow *cur, item *it, const bool *outer)
         if (!outs || !schema)
             return;
         for (int i = 0; i < ns; i++) {
-            int c = col_of(cur, NULL, sv[i]);
+            int c = rfx_lower_col_of(cur, NULL, sv[i]);
             outs[i] = rfx_rx_col(L, c, L->plan->vars[cur->var].types[c]);
             schema[i] = sv[i];
         }
@@ -1147,7 +954,7 @@ static void apply_aggregate(rule_ctx *R, flow *cur, item *it, const bool *outer)
         for (int i = 0; i < ng; i++)
             it_types[i] = type_prim(L->prog, R->c->var_types[groups[i]]);
         if (valcol >= 0)
-            it_types[valcol] = expr_prim(R, agg->u.agg.target);
+            it_types[valcol] = rfx_lower_expr_prim(R, agg->u.agg.target);
         in = flow_new(L, rfx_lower_new_var(L, NULL, RFX_PV_TEMP, nin, it_types, -1), nin);
         rfx_lower_emit(L, RFX_RA_CLEAR, in.var, -1, -1);
     }
@@ -1456,11 +1263,11 @@ static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, in
         bool identity = nout == cur.n;
         for (int i = 0; i < nout; i++) {
             if (out[i].e) {
-                rfx_prim want = out[i].e->type >= 0 ? expr_prim(&R, out[i].e) : RFX_NUMBER;
-                outs[i] = tx_expr(&R, out[i].e, &cur, NULL, want);
+                rfx_prim want = out[i].e->type >= 0 ? rfx_lower_expr_prim(&R, out[i].e) : RFX_NUMBER;
+                outs[i] = rfx_lower_expr(&R, out[i].e, &cur, NULL, want);
                 schema[i] = out[i].e->kind == RFX_E_VAR ? out[i].e->u.v.var : -1;
             } else {
-                int col = col_of(&cur, NULL, out[i].var);
+                int col = rfx_lower_col_of(&cur, NULL, out[i].var);
                 outs[i] = rfx_rx_col(L, col < 0 ? 0 : col, L->plan->vars[cur.var].types[col < 0 ? 0 : col]);
                 schema[i] = out[i].var;
             }

@@ -1,0 +1,173 @@
+/* lower_expr.c: a rule's expressions as the scalar programs (rfx_rx) the operators run,
+ * over the columns of the pipeline that carries their variables. */
+#include "lower_rule.h"
+
+int rfx_lower_agg_var(rule_ctx *R, const rfx_expr *e)
+{
+    for (int i = 0; i < R->nagg; i++)
+        if (R->aggs[i] == e)
+            return R->aggvar[i];
+    return -1;
+}
+
+/* ---- expressions ---------------------------------------------------------------------- */
+int rfx_lower_col_of(const flow *f0, const flow *f1, int var)
+{
+    for (int i = 0; i < f0->n; i++)
+        if (f0->schema[i] == var)
+            return i;
+    if (f1)
+        for (int i = 0; i < f1->n; i++)
+            if (f1->schema[i] == var)
+                return f0->n + i;
+    return -1;
+}
+
+/* A functor call: the operation its arguments' kinds call for. A conversion to the kind the
+ * argument has is the argument; as(x, T) and conversions between numbers and unsigned are
+ * x's bits, retyped. */
+static rfx_rx *tx_functor(rule_ctx *R, const rfx_expr *e, const flow *f0, const flow *f1, rfx_prim prim)
+{
+    lower_ctx *L = R->L;
+    const rfx_program *p = L->prog;
+    bool user = e->u.fn.fn == RFX_FN_USER;
+    /* a record: the id of its fields' tuple; `@f(..)`: a call of the code bound to functor `field` */
+    if (e->u.fn.fn == RFX_FN_RECORD || user) {
+        rfx_rx **f = lalloc(L, sizeof(rfx_rx *) * (size_t)(e->u.fn.nargs + 1));
+        for (int i = 0; f && i < e->u.fn.nargs; i++)
+            f[i] = rfx_lower_expr(R, e->u.fn.args[i], f0, f1, type_prim(p, e->u.fn.args[i]->type));
+        rfx_rx *x = !f ? NULL
+                       : rfx_rx_fn(L, user ? RFX_FX_USER : RFX_FX_PACK, user ? prim : RFX_UNSIGNED, f, e->u.fn.nargs, e->loc);
+        if (x && user)
+            x->col = e->u.fn.field;
+        return x ? x : rfx_rx_new(L, RFX_RX_CONST, prim);
+    }
+    if (e->u.fn.fn == RFX_FN_NIL)
+        return rfx_rx_new(L, RFX_RX_CONST, RFX_UNSIGNED);   /* 0 */
+    rfx_rx *a[3] = {NULL, NULL, NULL};
+    for (int i = 0; i < e->u.fn.nargs && i < 3; i++) {
+        const rfx_expr *k = e->u.fn.args[i];
+        a[i] = rfx_lower_expr(R, k, f0, f1, type_prim(p, k->type));
+    }
+    rfx_prim ap = a[0] ? a[0]->prim : RFX_NUMBER;
+    rfx_loc loc = e->loc;
+    switch (e->u.fn.fn) {
+    case RFX_FN_CAT: {
+        rfx_rx *acc = a[0];
+        for (int i = 1; i < e->u.fn.nargs; i++) {
+            rfx_rx *pair[2] = {acc, i < 3 ? a[i] : rfx_lower_expr(R, e->u.fn.args[i], f0, f1, RFX_SYMBOL)};
+            acc = rfx_rx_fn(L, RFX_FX_CAT, RFX_SYMBOL, pair, 2, loc);
+        }
+        return acc;
+    }
+    case RFX_FN_STRLEN: return rfx_rx_fn(L, RFX_FX_STRLEN, RFX_NUMBER, a, 1, loc);
+    case RFX_FN_SUBSTR: return rfx_rx_fn(L, RFX_FX_SUBSTR, RFX_SYMBOL, a, 3, loc);
+    case RFX_FN_ORD: return rfx_rx_fn(L, RFX_FX_ORD, RFX_NUMBER, a, 1, loc);
+    case RFX_FN_CONTAINS: return rfx_rx_fn(L, RFX_FX_CONTAINS, RFX_NUMBER, a, 2, loc);
+    case RFX_FN_MATCH: return rfx_rx_fn(L, RFX_FX_MATCH, RFX_NUMBER, a, 2, loc);
+    case RFX_FN_AUTOINC: return rfx_rx_fn(L, RFX_FX_AUTOINC, RFX_NUMBER, a, 0, loc);
+    case RFX_FN_TO_NUMBER:
+        return ap == RFX_SYMBOL ? rfx_rx_fn(L, RFX_FX_S2I, RFX_NUMBER, a, 1, loc)
+             : ap == RFX_FLOAT  ? rfx_rx_fn(L, RFX_FX_F2I, RFX_NUMBER, a, 1, loc)
+                                : rfx_rx_retype(L, a[0], RFX_NUMBER);
+    case RFX_FN_TO_UNSIGNED:
+        return ap == RFX_SYMBOL ? rfx_rx_fn(L, RFX_FX_S2U, RFX_UNSIGNED, a, 1, loc)
+             : ap == RFX_FLOAT  ? rfx_rx_fn(L, RFX_FX_F2U, RFX_UNSIGNED, a, 1, loc)
+                                : rfx_rx_retype(L, a[0], RFX_UNSIGNED);
+    case RFX_FN_TO_FLOAT:
+        return ap == RFX_SYMBOL   ? rfx_rx_fn(L, RFX_FX_S2F, RFX_FLOAT, a, 1, loc)
+             : ap == RFX_NUMBER   ? rfx_rx_fn(L, RFX_FX_I2F, RFX_FLOAT, a, 1, loc)
+             : ap == RFX_UNSIGNED ? rfx_rx_fn(L, RFX_FX_U2F, RFX_FLOAT, a, 1, loc)
+                                  : a[0];
+    case RFX_FN_TO_STRING:
+        return ap == RFX_NUMBER   ? rfx_rx_fn(L, RFX_FX_I2S, RFX_SYMBOL, a, 1, loc)
+             : ap == RFX_UNSIGNED ? rfx_rx_fn(L, RFX_FX_U2S, RFX_SYMBOL, a, 1, loc)
+             : ap == RFX_FLOAT    ? rfx_rx_fn(L, RFX_FX_F2S, RFX_SYMBOL, a, 1, loc)
+                                  : a[0];
+    case RFX_FN_AS: return rfx_rx_retype(L, a[0], prim);
+    case RFX_FN_FIELD: {
+        a[1] = rfx_rx_new(L, RFX_RX_CONST, RFX_UNSIGNED);
+        a[1]->value = (uint32_t)e->u.fn.field;
+        return rfx_rx_fn(L, RFX_FX_UNPACK, prim, a, 2, loc);
+    }
+    default:   /* range is a generator, lowered as one (never an operand) */
+        L->internal_error = "range() outside a binding";
+        return a[0] ? a[0] : rfx_rx_new(L, RFX_RX_CONST, prim);
+    }
+}
+
+rfx_rx *rfx_lower_expr(rule_ctx *R, const rfx_expr *e, const flow *f0, const flow *f1, rfx_prim want)
+{
+    lower_ctx *L = R->L;
+    const rfx_program *p = L->prog;
+    rfx_prim prim = e->type >= 0 ? type_prim(p, e->type) : want;
+    switch (e->kind) {
+    case RFX_E_VAR:
+    case RFX_E_AGG: {
+        int v = e->kind == RFX_E_VAR ? e->u.v.var : rfx_lower_agg_var(R, e);
+        int col = rfx_lower_col_of(f0, f1, v);
+        if (col < 0) {
+            L->internal_error = "variable not available in pipeline";
+            col = 0;
+        }
+        return rfx_rx_col(L, col, prim);
+    }
+    /* operators over constants are folded here, by the evaluator the backends share,
+     * so that the device's expression interpreter gets only what depends on the tuple; a
+     * division by a zero constant stays, to fail at run time as it would have */
+    case RFX_E_NEG: {
+        rfx_rx *x = rfx_rx_new(L, RFX_RX_NEG, prim);
+        x->l = rfx_lower_expr(R, e->u.bin.lhs, f0, f1, prim);
+        x->loc = e->loc;
+        return rfx_rx_fold(x);
+    }
+    case RFX_E_BINOP: {
+        if (prim == RFX_SYMBOL) {   /* Soufflé's `a + b` of symbols: their concatenation (the
+                                     * checker allows no other operator on symbols) */
+            rfx_rx *pair[2] = {rfx_lower_expr(R, e->u.bin.lhs, f0, f1, prim), rfx_lower_expr(R, e->u.bin.rhs, f0, f1, prim)};
+            return rfx_rx_fn(L, RFX_FX_CAT, RFX_SYMBOL, pair, 2, e->loc);
+        }
+        rfx_rx *x = rfx_rx_new(L, RFX_RX_BIN, prim);
+        x->op = e->u.bin.op;
+        x->l = rfx_lower_expr(R, e->u.bin.lhs, f0, f1, prim);
+        x->r = rfx_lower_expr(R, e->u.bin.rhs, f0, f1, prim);
+        x->loc = e->loc;
+        return rfx_rx_fold(x);
+    }
+    case RFX_E_FN:
+        return tx_functor(R, e, f0, f1, prim);
+    default: {
+        bool ok = true;
+        rfx_rx *x = rfx_rx_new(L, RFX_RX_CONST, prim);
+        x->value = rfx_lower_const_value(e, prim, &ok);
+        return x;
+    }
+    }
+}
+
+rfx_prim rfx_lower_expr_prim(rule_ctx *R, const rfx_expr *e)
+{
+    return type_prim(R->L->prog, e->type);
+}
+
+rfx_rx *rfx_lower_cmp(rule_ctx *R, rfx_cmpop op, const rfx_expr *l, const rfx_expr *r,
+                      const flow *f0, const flow *f1)
+{
+    rfx_prim prim = l->type >= 0 ? rfx_lower_expr_prim(R, l) : rfx_lower_expr_prim(R, r);
+    /* `x = y` of two variables unifies them, as Soufflé does: floats equal bit for bit,
+     * as a join would match them (against an expression it is IEEE: 0.0 = -0.0) */
+    rfx_prim cmp_prim = prim == RFX_FLOAT && op == RFX_EQ && l->kind == RFX_E_VAR && r->kind == RFX_E_VAR
+                      ? RFX_UNSIGNED : prim;
+    rfx_rx *x = rfx_rx_new(R->L, RFX_RX_CMP, cmp_prim);
+    x->op = op;
+    x->l = rfx_lower_expr(R, l, f0, f1, prim);
+    x->r = rfx_lower_expr(R, r, f0, f1, prim);
+    if (prim == RFX_SYMBOL && op != RFX_EQ && op != RFX_NE) {   /* by text: compare(l, r) op 0 */
+        rfx_rx *args[2] = {x->l, x->r};
+        x->prim = RFX_NUMBER;
+        x->l = rfx_rx_fn(R->L, RFX_FX_SYMCMP, RFX_NUMBER, args, 2, l->loc);
+        x->r = rfx_rx_new(R->L, RFX_RX_CONST, RFX_NUMBER);   /* value 0 */
+    }
+    return x;
+}
+

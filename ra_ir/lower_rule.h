@@ -1,0 +1,68 @@
+/* lower_rule.h: a rule's pipeline as lower.c builds it, shared with lower_expr.c, which
+ * translates the rule's expressions over a pipeline's columns (private to ra_ir/). */
+#ifndef RFX_LOWER_RULE_H
+#define RFX_LOWER_RULE_H
+
+#include "ra_internal.h"
+
+/* A stream of tuples in the pipeline: which variable holds it, which rule variable each
+ * column carries (-1 for a computed column with no variable), and what order it has. */
+typedef struct flow {
+    int var;
+    int n;
+    int *schema;
+    int sorted;                /* the first `sorted` columns are in lexicographic order */
+    bool unique;               /* no duplicate tuples */
+} flow;
+
+typedef enum item_kind { IT_ATOM, IT_NEG, IT_FILTER, IT_BIND, IT_AGG, IT_RANGE } item_kind;
+
+/* One body element still to be applied. */
+typedef struct item {
+    item_kind kind;
+    const rfx_atom *atom;      /* IT_ATOM, IT_NEG */
+    int src;                   /* IT_ATOM, IT_NEG: plan variable scanned */
+    int *argvar;               /* IT_ATOM, IT_NEG: per column a variable, or -1 (no variable) */
+    const rfx_expr **argconst; /* per column: constant to match, or NULL */
+    const rfx_expr *lhs, *rhs; /* IT_FILTER: comparison; IT_BIND: rhs computes var; IT_RANGE:
+                                * rhs is range(...), lhs the variable taking its values */
+    rfx_cmpop cmp;
+    int var;                   /* IT_BIND, IT_RANGE: bound variable; IT_AGG: result variable */
+    const rfx_expr *agg;       /* IT_AGG */
+    rfx_loc loc;
+    double est;                /* IT_ATOM: estimated size */
+    bool delta;                /* IT_ATOM: scans a delta relation (the semi-naive pivot) */
+    int ord;                   /* IT_ATOM: its place among the body's atoms (a `.plan`'s numbers, from 0) */
+    bool done;
+} item;
+
+/* An output column of a pipeline: an expression, or a plain variable when e is NULL. */
+typedef struct hcol {
+    const rfx_expr *e;
+    int var;
+} hcol;
+
+typedef struct rule_ctx {
+    lower_ctx *L;
+    const rfx_clause *c;
+    int nv;                    /* variables: the clause's, then fresh ones */
+    int nagg;                  /* aggregate expressions of the conjunction and their variables */
+    const rfx_expr **aggs;
+    int *aggvar;
+    item *items;
+    int nitems, itemcap;
+    bool *bound;
+} rule_ctx;
+
+/* The variable holding an aggregate expression's result (-1 where it has none). */
+int rfx_lower_agg_var(rule_ctx *R, const rfx_expr *e);
+/* The column of f0, or past f0's of f1 (may be NULL), that carries var; -1 where none does. */
+int rfx_lower_col_of(const flow *f0, const flow *f1, int var);
+/* An expression over the columns of f0 (and f1 after them), computed in its own type or,
+ * untyped, in want; a comparison `l op r`. */
+rfx_rx *rfx_lower_expr(rule_ctx *R, const rfx_expr *e, const flow *f0, const flow *f1, rfx_prim want);
+rfx_rx *rfx_lower_cmp(rule_ctx *R, rfx_cmpop op, const rfx_expr *l, const rfx_expr *r, const flow *f0,
+                      const flow *f1);
+rfx_prim rfx_lower_expr_prim(rule_ctx *R, const rfx_expr *e);
+
+#endif
