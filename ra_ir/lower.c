@@ -1024,19 +1024,22 @@ static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, in
     /* room for fresh variables: aggregates, `_` inside aggregates, expression arguments */
     int room = nv_base + 8;
     for (int i = 0; i < cj->nlits; i++)
-        room += cj->lits[i]->kind == RFX_L_CMP ? 4 : cj->lits[i]->atom.nargs + 1;
+        room += cj->lits[i]->kind == RFX_L_CMP ? 4 : 2 * cj->lits[i]->atom.nargs + 1;
     for (int i = 0; i < nout; i++)
         room += 4;
     R.aggs = lalloc(L, sizeof(rfx_expr *) * (size_t)room);
     R.aggvar = lalloc(L, sizeof(int) * (size_t)room);
     if (!R.aggs || !R.aggvar)
         return (flow){0};
-    /* aggregates in comparisons and in the output become fresh variables */
+    /* aggregates in comparisons, in atoms' arguments (`b(x, max y : {...})`) and in the
+     * output become fresh variables */
     for (int i = 0; i < cj->nlits; i++)
         if (cj->lits[i]->kind == RFX_L_CMP) {
             collect_aggs(&R, cj->lits[i]->lhs);
             collect_aggs(&R, cj->lits[i]->rhs);
-        }
+        } else if (cj->lits[i]->kind == RFX_L_ATOM || cj->lits[i]->kind == RFX_L_NEG)
+            for (int a = 0; a < cj->lits[i]->atom.nargs; a++)
+                collect_aggs(&R, cj->lits[i]->atom.args[a]);
     for (int i = 0; i < nout; i++)
         if (out_in[i].e)
             collect_aggs(&R, out_in[i].e);

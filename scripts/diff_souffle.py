@@ -7,7 +7,7 @@ several strata, some of them groups of mutually recursive relations (copy rules,
 arithmetic); negation of earlier strata; comparisons; arithmetic (+ - * / % with nonzero
 constant divisors, bitwise and logical operators, min/max functors) in heads, bindings and
 atom arguments; aggregates (count, sum, min, max) with group keys, constants, aggregates as
-atom arguments, and bound results (tests); disjunctions; nullary relations; empty inputs;
+head and body atom arguments, and bound results (tests); disjunctions; nullary relations; empty inputs;
 records and ADTs; components; subsumptive clauses (a relation's tuples dominated by others of
 the same key, in and out of recursions); eqrel relations.
 Floats are dyadic rationals so that sums are exact in any order.
@@ -295,6 +295,15 @@ def gen_rule(rng, head, avail, group, negs, recursive):
             body.n += 1
             body.lits.append("%s = %s" % (v, agg))
             body.vars[v] = ty
+    if negs and not recursive and body.vars and rng.random() < 0.06:   # an aggregate as an atom's argument
+        rel = rng.choice(negs)
+        agg, aty = aggregate(rng, body, negs)
+        if aty in rel.types:
+            at = rel.types.index(aty)
+            neg = rng.random() < 0.3
+            args = [agg if j == at else rng.choice(body.of_type(ty)) if body.of_type(ty) and rng.random() < 0.6
+                    else "_" if neg or rng.random() < 0.5 else body.fresh(ty) for j, ty in enumerate(rel.types)]
+            body.lits.append(("!" if neg else "") + "%s(%s)" % (rel.name, ", ".join(args)))
     if not recursive and rng.random() < 0.25:   # a binding by arithmetic
         tys = sorted(set(body.vars.values()))
         if tys:
