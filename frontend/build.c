@@ -192,6 +192,12 @@ rfx_expr *rfx_mk_neg(rfx_parse_ctx *ctx, rfx_expr *x, RFX_YYLTYPE loc)
     return e;
 }
 
+rfx_expr *rfx_mk_counter(rfx_parse_ctx *ctx, RFX_YYLTYPE loc)
+{
+    rfx_diag_warning(ctx->diag, rfx_loc_of(loc), "'$' is deprecated: write autoinc()");
+    return rfx_mk_fn(ctx, RFX_FN_AUTOINC, NULL, loc);
+}
+
 rfx_expr *rfx_mk_fn(rfx_parse_ctx *ctx, rfx_functor fn, rfx_plist *args, RFX_YYLTYPE loc)
 {
     /* fewest and most arguments of each functor (cat: any number from one) */

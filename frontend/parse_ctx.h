@@ -203,6 +203,8 @@ rfx_expr *rfx_mk_bits(rfx_parse_ctx *ctx, uint32_t v, RFX_YYLTYPE loc);
 rfx_expr *rfx_fold_binop(rfx_parse_ctx *ctx, rfx_binop op, rfx_expr *first, rfx_plist *rest, RFX_YYLTYPE loc);
 /* A functor call; its number of arguments is checked here. */
 rfx_expr *rfx_mk_fn(rfx_parse_ctx *ctx, rfx_functor fn, rfx_plist *args, RFX_YYLTYPE loc);
+/* `$`: Soufflé's deprecated spelling of autoinc() (warned about, as Soufflé does). */
+rfx_expr *rfx_mk_counter(rfx_parse_ctx *ctx, RFX_YYLTYPE loc);
 rfx_expr *rfx_mk_as(rfx_parse_ctx *ctx, rfx_expr *x, const char *type, RFX_YYLTYPE loc);
 /* contains(...) or match(...), a body literal (negated: `!match(...)`). */
 rfx_body *rfx_mk_fn_lit(rfx_parse_ctx *ctx, rfx_functor fn, rfx_plist *args, bool negated, RFX_YYLTYPE loc);

@@ -127,7 +127,7 @@ bool rfx_qualified_name_here(const rfx_parse_ctx *ctx)
 %token T_BAND "band" T_BOR "bor" T_BXOR "bxor" T_BSHL "bshl" T_BSHR "bshr" T_BSHRU "bshru"
 %token T_LAND "land" T_LOR "lor" T_LXOR "lxor" T_BNOT "bnot" T_LNOT "lnot"
 %token T_IF ":-" T_LARROW "<-" T_RARROW "->" T_SUBTYPE "<:"
-%token T_LE "<=" T_GE ">=" T_NE "!=" T_ANON "_" T_CHOICE "choice-domain"
+%token T_LE "<=" T_GE ">=" T_NE "!=" T_ANON "_" T_COUNTER "$" T_CHOICE "choice-domain"
 %token <str> T_IDENT "identifier"
 %token <ival> T_FUNCTOR "functor" T_CONSTRAINT "contains or match"
 %token <ival> T_INT "integer" T_UNSIGNED "unsigned integer" T_BITS "hexadecimal, binary or IPv4 number"
@@ -433,6 +433,7 @@ factor:
 primary:
       T_IDENT                                    { $$ = rfx_mk_var(ctx, $1, @1); }
     | T_ANON                                     { $$ = rfx_mk_expr(ctx, RFX_E_ANON, @1); }
+    | T_COUNTER                                  { $$ = rfx_mk_counter(ctx, @1); }
     | T_INT                                      { $$ = rfx_mk_int(ctx, $1, false, @1); }
     | T_UNSIGNED                                 { $$ = rfx_mk_int(ctx, $1, true, @1); }
     | T_BITS                                     { $$ = rfx_mk_bits(ctx, (uint32_t)$1, @1); }

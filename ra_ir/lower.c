@@ -749,6 +749,14 @@ static bool float_test(rule_ctx *R, const item *bind)
     return false;
 }
 
+static bool binds(const int *vars, int n, int v)
+{
+    for (int i = 0; i < n; i++)
+        if (vars[i] == v)
+            return true;
+    return false;
+}
+
 /* Applies every ready filter and binding as one MapFilter. Returns true if it did. */
 static bool apply_filters(rule_ctx *R, flow *cur, const hcol *out, int nout, const bool *outer)
 {
@@ -765,7 +773,9 @@ static bool apply_filters(rule_ctx *R, flow *cur, const hcol *out, int nout, con
             pred = rfx_rx_and(L, pred, rfx_lower_cmp(R, it->cmp, it->lhs, it->rhs, cur, NULL));
             it->done = true;
         } else if (it->kind == IT_BIND && !R->bound[it->var] && expr_bound(R, it->rhs) && nbind < 64 &&
-                   !float_test(R, it)) {
+                   !float_test(R, it) && !binds(bindvar, nbind, it->var)) {
+            /* (a second binding of a variable this map binds, `y = min .., y = max ..`,
+             * waits for the next: a test of the value the first gives) */
             bindvar[nbind] = it->var;
             bindexpr[nbind++] = it->rhs;
             it->done = true;

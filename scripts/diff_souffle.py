@@ -309,7 +309,10 @@ def gen_rule(rng, head, avail, group, negs, recursive):
         if tys:
             ty = rng.choice(tys)
             e = arith(rng, body, ty)
-            body.lits.append("%s = %s" % (body.fresh(ty), e))
+            v = body.fresh(ty)
+            body.lits.append("%s = %s" % (v, e))
+            if rng.random() < 0.2:   # bound twice: the second binding tests the first's value
+                body.lits.append("%s = %s" % (v, arith(rng, body, ty)))
     if rng.random() < 0.1 and len(body.lits) >= 2:   # a disjunction of the last two literals
         a, b = body.lits[-2], body.lits[-1]
         cmp = ("<", ">", "=")   # a comparison's variables are grounded elsewhere: not in a disjunct alone
