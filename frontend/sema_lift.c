@@ -155,9 +155,100 @@ static void unpack_literal(record_lift *rl, rfx_conj *cj, int i, bool record_lef
     }
 }
 
+static bool is_var(const rfx_expr *e, int v)
+{
+    return e->kind == RFX_E_VAR && e->u.v.var == v;
+}
+
+/* Whether variable v stands anywhere but as a whole side of an equality of cj: in an atom,
+ * another comparison, an expression, or the head. */
+static bool used_beyond_equalities(const rfx_clause *c, const rfx_conj *cj, int v, int nv)
+{
+    bool *use = calloc((size_t)nv + 1, 1);
+    if (!use)
+        return true;
+    for (int a = 0; a < c->head.nargs; a++)
+        rfx_expr_vars(c->head.args[a], use, NULL);
+    for (int i = 0; i < cj->nlits; i++) {
+        const rfx_lit *l = cj->lits[i];
+        if (l->kind == RFX_L_ATOM || l->kind == RFX_L_NEG)
+            for (int a = 0; a < l->atom.nargs; a++)
+                rfx_expr_vars(l->atom.args[a], use, NULL);
+        else if (l->kind == RFX_L_CMP) {
+            bool eq = l->cmp == RFX_EQ;
+            if (!eq || !is_var(l->lhs, v))
+                rfx_expr_vars(l->lhs, use, NULL);
+            if (!eq || !is_var(l->rhs, v))
+                rfx_expr_vars(l->rhs, use, NULL);
+        }
+    }
+    bool used = use[v];
+    free(use);
+    return used;
+}
+
+/* Literal i taken out, the others keeping their order (a `.plan` numbers the atoms). */
+static void remove_lit(rfx_conj *cj, int i)
+{
+    memmove(cj->lits + i, cj->lits + i + 1, sizeof(rfx_lit *) * (size_t)(cj->nlits - i - 1));
+    cj->nlits--;
+}
+
+/* Soufflé's alias resolution, for records nothing else types: `r = [x, y], s = r,
+ * s = [v, w]` with r and s in no atom, comparison or head is `x = v, y = w`. A variable
+ * equal to a record literal and read only by equalities is replaced by that record in
+ * them; an equality of two record literals of one arity is their fields' equalities. */
+static void resolve_record_aliases(record_lift *rl, rfx_conj *cj)
+{
+    for (bool changed = true; changed && !rl->s->ctx->oom;) {
+        changed = false;
+        for (int i = 0; i < cj->nlits && !changed; i++) {
+            rfx_lit *l = cj->lits[i];
+            if (l->kind != RFX_L_CMP || l->cmp != RFX_EQ)
+                continue;
+            if (is_record(l->lhs) && is_record(l->rhs) && !l->lhs->u.fn.cast_name && !l->rhs->u.fn.cast_name &&
+                l->lhs->u.fn.nargs == l->rhs->u.fn.nargs) {
+                rfx_expr *a = l->lhs, *b = l->rhs;
+                remove_lit(cj, i);
+                for (int f = 0; f < a->u.fn.nargs; f++)
+                    if (a->u.fn.args[f]->kind != RFX_E_ANON && b->u.fn.args[f]->kind != RFX_E_ANON)
+                        add_cmp(rl->s, cj, RFX_EQ, a->u.fn.args[f], b->u.fn.args[f], l->loc);
+                changed = true;
+                continue;
+            }
+            bool left = l->lhs->kind == RFX_E_VAR && is_record(l->rhs) && !l->rhs->u.fn.cast_name;
+            bool right = l->rhs->kind == RFX_E_VAR && is_record(l->lhs) && !l->lhs->u.fn.cast_name;
+            if (!left && !right)
+                continue;
+            int v = (left ? l->lhs : l->rhs)->u.v.var;
+            rfx_expr *rec = left ? l->rhs : l->lhs;
+            bool *inside = calloc((size_t)rl->cc->names.n + 1, 1);
+            if (!inside) {
+                rl->s->ctx->oom = true;
+                return;
+            }
+            rfx_expr_vars(rec, inside, NULL);
+            bool cyclic = inside[v];
+            free(inside);
+            if (cyclic || used_beyond_equalities(rl->cc->c, cj, v, rl->cc->names.n))
+                continue;
+            remove_lit(cj, i);
+            for (int k = 0; k < cj->nlits; k++) {
+                rfx_lit *o = cj->lits[k];
+                if (o->kind == RFX_L_CMP && o->cmp == RFX_EQ && is_var(o->lhs, v))
+                    o->lhs = rfx_clone_expr(rl->s->ctx, rec);
+                if (o->kind == RFX_L_CMP && o->cmp == RFX_EQ && is_var(o->rhs, v))
+                    o->rhs = rfx_clone_expr(rl->s->ctx, rec);
+            }
+            changed = true;
+        }
+    }
+}
+
 static void lift_records_conj(record_lift *rl, rfx_conj *cj)
 {
     sema *s = rl->s;
+    resolve_record_aliases(rl, cj);
     int n = cj->nlits;
     for (int i = 0; i < n; i++) {
         rfx_lit *l = cj->lits[i];
