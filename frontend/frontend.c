@@ -257,6 +257,15 @@ int rfx_program_adt_type(const rfx_program *p, int t)
     return composite_type(p, t, true);
 }
 
+bool rfx_program_adt_enum(const rfx_program *p, int t)
+{
+    int at = rfx_program_adt_type(p, t);
+    for (int b = 0; at >= 0 && b < p->types[at].nbranches; b++)
+        if (p->types[at].branches[b].nfields)
+            return false;
+    return at >= 0;
+}
+
 int rfx_program_fields(const rfx_program *p, int t, int branch, const int **types)
 {
     int rt = rfx_program_record_type(p, t), at = rfx_program_adt_type(p, t);

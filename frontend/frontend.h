@@ -387,6 +387,9 @@ int rfx_program_find_rel(const rfx_program *p, const char *name);
 int rfx_program_record_type(const rfx_program *p, int t);
 /* Type t as an ADT (its aliases resolved): its index, or -1. */
 int rfx_program_adt_type(const rfx_program *p, int t);
+/* Whether t is an ADT whose branches have no fields (an enumeration): its values are the
+ * branches' numbers (branches numbered by name), not records. */
+bool rfx_program_adt_enum(const rfx_program *p, int t);
 /* The field types of a record of type t (an ADT's branch `branch`: the branch number's type,
  * then its fields'): their number, or -1 when t is neither. */
 int rfx_program_fields(const rfx_program *p, int t, int branch, const int **types);

@@ -814,7 +814,8 @@ static void flatten_agg(sema *s, rfx_expr *e)
     e->u.agg.body = b;
 }
 
-/* `$B(a, b)`: its ADT and branch found, the record [branch, a, b] it stands for. */
+/* `$B(a, b)`: its ADT and branch found, the record [branch, a, b] it stands for (a branch of an
+ * enumeration, an ADT of branches without fields: the branch's number). */
 static void resolve_constructor(sema *s, rfx_expr *e)
 {
     int branch, t = rfx_sema_find_branch(s->p, e->u.fn.cast_name, &branch);
@@ -834,6 +835,15 @@ static void resolve_constructor(sema *s, rfx_expr *e)
         return;
     *tag = (rfx_expr){.kind = RFX_E_UNSIGNED, .loc = e->loc, .type = -1, .u.ival = branch};
     args[0] = tag;
+    if (rfx_program_adt_enum(s->p, t)) {   /* an enumeration's value is its branch's number, as in
+                                            * Soufflé: as(number, T) */
+        e->u.fn.fn = RFX_FN_AS;
+        e->u.fn.args = args;
+        e->u.fn.nargs = 1;
+        e->u.fn.cast_name = s->p->types[t].name;
+        e->u.fn.cast = t;
+        return;
+    }
     for (int i = 0; i < e->u.fn.nargs; i++)
         args[i + 1] = e->u.fn.args[i];
     e->u.fn.args = args;
@@ -862,6 +872,13 @@ static void resolve_user_functor(sema *s, rfx_expr *e)
         return;
     }
     rfx_diag_error(s->d, e->loc, "unknown functor '@%s' (declare it with .functor)", e->u.fn.cast_name);
+}
+
+static void resolve_expr_atoms(sema *s, rfx_expr *e);
+
+void rfx_sema_resolve_expr(sema *s, rfx_expr *e)
+{
+    resolve_expr_atoms(s, e);
 }
 
 static void resolve_expr_atoms(sema *s, rfx_expr *e)

@@ -78,6 +78,8 @@ void rfx_sema_check_lattices(sema *s)
             const char *op = t->ops->items[k];
             rfx_expr *e = t->ops->items[k + 1];
             rfx_loc at = *(const rfx_loc *)t->ops->items[k + 2];
+            if (strcmp(op, "Bottom") == 0 || strcmp(op, "Top") == 0)
+                rfx_sema_resolve_expr(s, e);   /* `$B()`: its branch, before bodies copy it */
             if ((strcmp(op, "Bottom") == 0 || strcmp(op, "Top") == 0) && !constant(e)) {
                 rfx_diag_error(s->d, at, "lattice %s<>: %s must be a constant", t->type, op);
                 ok = false;

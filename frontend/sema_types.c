@@ -31,6 +31,11 @@ static bool field_types(sema *s, const rfx_plist *attrs, int *types, const char 
     return ok;
 }
 
+static int branch_order(const void *a, const void *b)
+{
+    return strcmp(((const rfx_branch *)a)->name, ((const rfx_branch *)b)->name);
+}
+
 /* An ADT's branches: their fields after the branch's number (an unsigned), names unique in
  * the program (a constructor names its ADT). */
 static void adt_branches(sema *s, const rfx_type_decl *t)
@@ -60,6 +65,8 @@ static void adt_branches(sema *s, const rfx_type_decl *t)
                 if (strcmp((o == ti ? b : p->types[o].branches)[j].name, name) == 0)
                     rfx_diag_error(s->d, at, "branch '%s' is declared twice (also in '%s')", name, p->types[o].name);
     }
+    /* numbered by name, as Soufflé numbers them (a user-defined functor sees the numbers) */
+    qsort(b, (size_t)nb, sizeof *b, branch_order);
     p->types[ti].branches = b;
     p->types[ti].nbranches = nb;
 }

@@ -86,6 +86,13 @@ static const char *parse_adt(const rfx_record_io *rio, int at, const char *s, si
     uint32_t f[RFX_MAX_RECORD_FIELDS];
     f[0] = (uint32_t)b;
     e = skip_blanks(s, n, e);
+    if (rfx_program_adt_enum(rio->prog, at)) {   /* `$B` or `$B()`: the branch's number */
+        if (e + 1 < n && s[e] == '(' && s[skip_blanks(s, n, e + 1)] == ')')
+            e = skip_blanks(s, n, e + 1) + 1;
+        *i = e;
+        *out = (uint32_t)b;
+        return NULL;
+    }
     if (e < n && s[e] == '(')
         return parse_fields(rio, br->fields, 1, br->nfields + 1, ')', s, n, e + 1, i, f, out, depth);
     if (br->nfields)
@@ -170,6 +177,10 @@ bool rfx_record_format(const rfx_record_io *rio, int type, uint32_t v, rfx_text 
 {
     const rfx_program *p = rio->prog;
     int rt = rfx_program_record_type(p, type), at = rfx_program_adt_type(p, type);
+    if (at >= 0 && rfx_program_adt_enum(p, at))   /* $B: an enumeration's value is its branch's number */
+        return v < (uint32_t)p->types[at].nbranches ? put(t, "$", 1) && put(t, p->types[at].branches[v].name,
+                                                                            strlen(p->types[at].branches[v].name))
+                                                    : put(t, "nil", 3);
     if (at >= 0) {   /* $B(a, b), or $B */
         int n;
         const uint32_t *f = rfx_records_fields(rfx_fn_env_records(rio->env), v, &n);
@@ -209,6 +220,8 @@ int rfx_record_compare(const rfx_record_io *rio, int type, uint32_t a, uint32_t 
         return 0;
     const rfx_program *p = rio->prog;
     int rt = rfx_program_record_type(p, type);
+    if (rt < 0 && rfx_program_adt_enum(p, type))   /* by branch */
+        return a < b ? -1 : 1;
     if (rt < 0 && rfx_program_adt_type(p, type) >= 0) {   /* by branch, then its fields */
         const rfx_records *t = rfx_fn_env_records(rio->env);
         int na, nb;

@@ -95,6 +95,20 @@ RamDomain overlap(souffle::SymbolTable *, souffle::RecordTable *records, RamDoma
     return lo > hi ? 0 : interval(records, lo, hi);
 }
 
+// the sign lattice (tests/cases/lattice_enumeration): an enumeration's values are its
+// branches' numbers, by name: Bottom 0, Neg 1, Pos 2, Top 3, Zero 4
+enum Sign { SIGN_BOTTOM, SIGN_NEG, SIGN_POS, SIGN_TOP, SIGN_ZERO };
+
+RamDomain sign_lub(souffle::SymbolTable *, souffle::RecordTable *, RamDomain a, RamDomain b)
+{
+    return a == SIGN_BOTTOM ? b : b == SIGN_BOTTOM || a == b ? a : SIGN_TOP;
+}
+
+RamDomain sign_glb(souffle::SymbolTable *, souffle::RecordTable *, RamDomain a, RamDomain b)
+{
+    return a == SIGN_TOP ? b : b == SIGN_TOP || a == b ? a : SIGN_BOTTOM;
+}
+
 // a number and a symbol, as a stateful functor sees them
 RamDomain tag(souffle::SymbolTable *symbols, souffle::RecordTable *records, RamDomain n, RamDomain s)
 {
