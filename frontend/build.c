@@ -741,10 +741,6 @@ rfx_plist *rfx_mk_lattice_op(rfx_parse_ctx *ctx, const char *name, rfx_expr *e, 
 
 void rfx_add_lattice(rfx_parse_ctx *ctx, const char *type, rfx_plist *ops, RFX_YYLTYPE loc)
 {
-    if (ctx->open) {
-        rfx_parse_error(ctx, loc, "'.lattice' inside a component is not supported (declare it at the top level)");
-        return;
-    }
     rfx_lattice_text *t = ctx_alloc(ctx, sizeof *t);
     if (!t)
         return;

@@ -37,6 +37,7 @@ static void swap_items(rfx_parse_ctx *ctx, rfx_items *it)
     swap_list(&ctx->comps, &it->comps);
     swap_list(&ctx->inits, &it->inits);
     swap_list(&ctx->overrides, &it->overrides);
+    swap_list(&ctx->lattices, &it->lattices);
 }
 
 rfx_comp_ref *rfx_mk_comp_ref(rfx_parse_ctx *ctx, const char *name, rfx_plist *args, RFX_YYLTYPE loc)
@@ -231,6 +232,15 @@ static const char *qualify(expander *x, const char *prefix, const char *name)
 
 static const char *type_name(expander *x, const renaming *r, const char *name)
 {
+    size_t n = name ? strlen(name) : 0;
+    if (n > 2 && strcmp(name + n - 2, "<>") == 0) {   /* `T<>`, a lattice attribute: T renamed */
+        char *base = rfx_ctx_alloc(x->ctx, n - 1);
+        if (!base)
+            return name;
+        memcpy(base, name, n - 2);
+        base[n - 2] = 0;
+        return rfx_lattice_type_name(x->ctx, type_name(x, r, base));
+    }
     name = bound(r->b, name);
     return r->prefix && name_set_has(&r->types, name) ? qualify(x, r->prefix, name) : name;
 }
@@ -316,6 +326,12 @@ static void rename_items(expander *x, const renaming *r, rfx_items *it)
         rfx_directive *d = it->directives.items[i];
         d->rel = rel_name(x, r, d->rel);
     }
+    for (int i = 0; i < it->lattices.n; i++) {   /* its type, constructors in its Bottom and Top */
+        rfx_lattice_text *l = it->lattices.items[i];
+        l->type = type_name(x, r, l->type);
+        for (int k = 1; l->ops && k < l->ops->n; k += 3)
+            rename_expr(x, r, l->ops->items[k]);
+    }
     for (int i = 0; i < it->clauses.n; i++) {
         rfx_clause *c = it->clauses.items[i];
         rename_atom(x, r, &c->head);
@@ -342,6 +358,15 @@ static void append(expander *x, rfx_plist *dst, const rfx_plist *src)
 {
     for (int i = 0; i < src->n; i++)
         rfx_plist_push(x->ctx, dst, src->items[i]);
+}
+
+/* What src declares (types, relations, directives, lattices) appended to dst's. */
+static void append_declarations(expander *x, rfx_items *dst, const rfx_items *src)
+{
+    append(x, &dst->types, &src->types);
+    append(x, &dst->decls, &src->decls);
+    append(x, &dst->directives, &src->directives);
+    append(x, &dst->lattices, &src->lattices);
 }
 
 /* Copies of a component's own items, its type parameters bound (`b`). */
@@ -399,6 +424,18 @@ static void copy_own(expander *x, const rfx_comp *c, const binding *b, rfx_items
         *d = *(rfx_directive *)c->items.directives.items[i];
         rfx_plist_push(ctx, &copy.directives, d);
     }
+    for (int i = 0; i < c->items.lattices.n; i++) {
+        const rfx_lattice_text *src = c->items.lattices.items[i];
+        rfx_lattice_text *l = rfx_ctx_alloc(ctx, sizeof *l);
+        rfx_plist *ops = rfx_ctx_alloc(ctx, sizeof *ops);
+        if (!l || !ops)
+            return;
+        *l = *src;
+        for (int k = 0; src->ops && k < src->ops->n; k++)   /* (name, expression, location) */
+            rfx_plist_push(ctx, ops, k % 3 == 1 ? rfx_clone_expr(ctx, src->ops->items[k]) : src->ops->items[k]);
+        l->ops = ops;
+        rfx_plist_push(ctx, &copy.lattices, l);
+    }
     for (int i = 0; i < c->items.clauses.n; i++) {
         const rfx_clause *src = c->items.clauses.items[i];
         rfx_clause *k = rfx_ctx_alloc(ctx, sizeof *k);
@@ -411,9 +448,7 @@ static void copy_own(expander *x, const rfx_comp *c, const binding *b, rfx_items
     }
     renaming r = {.b = b};
     rename_items(x, &r, &copy);
-    append(x, &out->types, &copy.types);
-    append(x, &out->decls, &copy.decls);
-    append(x, &out->directives, &copy.directives);
+    append_declarations(x, out, &copy);
     append(x, &out->clauses, &copy.clauses);
 }
 
@@ -478,9 +513,7 @@ static void collect(expander *x, rfx_comp *c, const binding *b, rfx_items *out, 
                            "'.override %s': '%s' is not declared overridable (at %s)", name, name,
                            rfx_diag_where(ctx->diag, d->loc, where, sizeof where));
     }
-    append(x, &out->types, &bases.types);
-    append(x, &out->decls, &bases.decls);
-    append(x, &out->directives, &bases.directives);
+    append_declarations(x, out, &bases);
     for (int i = 0; i < bases.clauses.n; i++) {
         const rfx_clause *cl = bases.clauses.items[i];
         bool dropped = false;
@@ -519,9 +552,7 @@ static void instantiate(expander *x, const rfx_comp_init *in, const rfx_comp *sc
     }
     name_set_fill(x, &r.branches, &branches, 0);
     rename_items(x, &r, &sub);
-    append(x, &out->types, &sub.types);
-    append(x, &out->decls, &sub.decls);
-    append(x, &out->directives, &sub.directives);
+    append_declarations(x, out, &sub);
     append(x, &out->clauses, &sub.clauses);
 }
 
@@ -539,5 +570,6 @@ void rfx_components_expand(rfx_parse_ctx *ctx)
     append(&x, &ctx->types, &out.types);
     append(&x, &ctx->decls, &out.decls);
     append(&x, &ctx->directives, &out.directives);
+    append(&x, &ctx->lattices, &out.lattices);
     append(&x, &ctx->clauses, &out.clauses);
 }

@@ -461,13 +461,21 @@ void rfx_frontend_print(FILE *out, const rfx_program *p)
     }
     for (int i = 0; i < p->nlattices; i++) {
         const rfx_lattice *l = &p->lattices[i];
-        fprintf(out, ".lattice %s<> { Bottom -> ", p->types[l->type].name);
-        rfx_expr_print(out, p, NULL, l->bottom);
-        if (l->top) {
-            fputs(", Top -> ", out);
-            rfx_expr_print(out, p, NULL, l->top);
+        fprintf(out, ".lattice %s<> { ", p->types[l->type].name);
+        if (l->bottom) {
+            fputs("Bottom -> ", out);
+            rfx_expr_print(out, p, NULL, l->bottom);
+            fputs(", ", out);
         }
-        fprintf(out, ", Lub -> @%s(_, _), Glb -> @%s(_, _) }\n", p->functors[l->lub].name, p->functors[l->glb].name);
+        if (l->top) {
+            fputs("Top -> ", out);
+            rfx_expr_print(out, p, NULL, l->top);
+            fputs(", ", out);
+        }
+        fprintf(out, "Lub -> @%s(_, _)", p->functors[l->lub].name);
+        if (l->glb >= 0)
+            fprintf(out, ", Glb -> @%s(_, _)", p->functors[l->glb].name);
+        fputs(" }\n", out);
     }
     for (int i = 0; i < p->nrels; i++) {
         const rfx_relation *r = &p->rels[i];

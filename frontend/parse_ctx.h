@@ -77,6 +77,7 @@ typedef struct rfx_items {
     rfx_plist comps;           /* rfx_comp*: components declared here */
     rfx_plist inits;           /* rfx_comp_init*: `.init` instances made here */
     rfx_plist overrides;       /* (name, location) pairs of `.override` */
+    rfx_plist lattices;        /* rfx_lattice_text* */
 } rfx_items;
 
 /* A use of a component: `C` or `C<T1, T2>` (`.init x = C<T>`, a base `: C<T>`). */

@@ -17,6 +17,19 @@
 #include <string.h>
 
 /* ---- declarations -------------------------------------------------------------------- */
+/* The type t names, its aliases (`.type T = U`) followed: a component's `.type Interval = I`
+ * is the I its functors take. */
+static int unaliased(const rfx_program *p, int t)
+{
+    for (int hops = 0; t >= 4 && hops < p->ntypes; hops++) {
+        const rfx_type *ty = &p->types[t];
+        if (ty->subtype || ty->nmembers || ty->nfields >= 0 || ty->nbranches || ty->parent < 0)
+            break;
+        t = ty->parent;
+    }
+    return t;
+}
+
 /* The functor index of `@f(_, _)`, or -1 (reported). */
 static int lattice_functor(sema *s, const rfx_lattice_text *t, const char *op, const rfx_expr *e, int type,
                            rfx_loc loc)
@@ -30,7 +43,9 @@ static int lattice_functor(sema *s, const rfx_lattice_text *t, const char *op, c
         rfx_functor_decl *f = &p->functors[i];
         if (strcmp(f->name, e->u.fn.cast_name) != 0)
             continue;
-        if (f->nargs != 2 || f->ret_type != type || f->arg_types[0] != type || f->arg_types[1] != type) {
+        int u = unaliased(p, type);
+        if (f->nargs != 2 || unaliased(p, f->ret_type) != u || unaliased(p, f->arg_types[0]) != u ||
+            unaliased(p, f->arg_types[1]) != u) {
             rfx_diag_error(s->d, loc, "lattice operator %s: '@%s' must take two %s and return one", op, f->name,
                            t->type);
             return -1;
@@ -97,13 +112,15 @@ void rfx_sema_check_lattices(sema *s)
                 ok = false;
             }
         }
-        if (!l->bottom)
-            rfx_diag_error(s->d, t->loc, "lattice %s<> does not define Bottom", t->type);
+        /* as Soufflé 2.5: only Lub is required; without Glb and Bottom bodies read lattice
+         * arguments as written */
+        if (!l->bottom && ok)
+            rfx_diag_warning(s->d, t->loc, "lattice %s<> does not define Bottom", t->type);
         if (l->lub < 0 && ok)
             rfx_diag_error(s->d, t->loc, "lattice %s<> does not define Lub", t->type);
         if (l->glb < 0 && ok)
-            rfx_diag_error(s->d, t->loc, "lattice %s<> does not define Glb", t->type);
-        if (l->bottom && l->lub >= 0 && l->glb >= 0)
+            rfx_diag_warning(s->d, t->loc, "lattice %s<> does not define Glb", t->type);
+        if (l->lub >= 0 && ok)
             p->nlattices++;
     }
     for (int r = 0; r < p->nrels; r++) {
@@ -196,7 +213,9 @@ static const rfx_lattice *arg_lattice(const rfx_program *p, const rfx_atom *at, 
     if (at->rel < 0 || a >= p->rels[at->rel].arity || !p->rels[at->rel].attrs[a].lattice)
         return NULL;
     int l = rfx_program_lattice(p, p->rels[at->rel].attrs[a].type);
-    return l >= 0 ? &p->lattices[l] : NULL;
+    /* a lattice without Glb or Bottom reads its arguments as written (Soufflé 2.5 rewrites
+     * nothing then: `r(x, [a, b])` matches the record) */
+    return l >= 0 && p->lattices[l].glb >= 0 && p->lattices[l].bottom ? &p->lattices[l] : NULL;
 }
 
 static bool is_lattice_arg(const rfx_program *p, const rfx_lit *l, int a)
