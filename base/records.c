@@ -38,6 +38,12 @@ rfx_records *rfx_records_new(void)
     r->start[0] = 0;
     r->arity[0] = 0;
     r->n = 1;   /* nil */
+    uint32_t none = 0;
+    if (rfx_records_pack(r, &none, 0) != 1) {   /* the empty record is 1, as in Soufflé (a user
+                                                 * functor may make `[branch, 1]` itself) */
+        rfx_records_free(r);
+        return NULL;
+    }
     return r;
 }
 

@@ -275,8 +275,8 @@ int rfx_program_fields(const rfx_program *p, int t, int branch, const int **type
     }
     if (at < 0 || branch < 0 || branch >= p->types[at].nbranches)
         return -1;
-    *types = p->types[at].branches[branch].fields;   /* [0]: unsigned, the branch's number */
-    return p->types[at].branches[branch].nfields + 1;
+    *types = p->types[at].branches[branch].stored;   /* [0]: unsigned, the branch's number */
+    return 2;
 }
 
 const rfx_type *rfx_program_type(const rfx_program *p, int type)
@@ -346,15 +346,31 @@ void rfx_expr_print(FILE *out, const rfx_program *p, const rfx_clause *c, const 
         fputs(" }", out);
         break;
     case RFX_E_FN:
-        if (e->u.fn.fn == RFX_FN_RECORD && e->u.fn.cast_name) {   /* $B(a, b): after checking [branch, a, b] */
+        if (e->u.fn.fn == RFX_FN_RECORD && e->u.fn.cast_name) {   /* $B(a, b): after checking [branch, [a, b]] */
             fprintf(out, "$%s(", e->u.fn.cast_name);
-            for (int i = e->u.fn.cast >= 0; i < e->u.fn.nargs; i++) {
-                if (i > (e->u.fn.cast >= 0))
+            const rfx_expr *f = e;
+            int from = 0;
+            if (e->u.fn.cast >= 0 && e->u.fn.nargs == 2) {   /* checked: the branch's fields after its number */
+                bool one = p->types[e->u.fn.cast].branches[e->u.fn.field].payload < 0;
+                f = one ? e : e->u.fn.args[1];
+                from = one ? 1 : 0;
+            }
+            for (int i = from; i < f->u.fn.nargs; i++) {
+                if (i > from)
                     fputs(", ", out);
-                rfx_expr_print(out, p, c, e->u.fn.args[i]);
+                rfx_expr_print(out, p, c, f->u.fn.args[i]);
             }
             fputc(')', out);
             break;
+        }
+        if (e->u.fn.fn == RFX_FN_AS && e->u.fn.cast >= 0 && rfx_program_adt_enum(p, e->u.fn.cast) &&
+            e->u.fn.args[0]->kind == RFX_E_UNSIGNED) {   /* an enumeration's branch, by its number */
+            int at = rfx_program_adt_type(p, e->u.fn.cast);
+            int64_t b = e->u.fn.args[0]->u.ival;
+            if (b >= 0 && b < p->types[at].nbranches) {
+                fprintf(out, "$%s()", p->types[at].branches[b].name);
+                break;
+            }
         }
         if (e->u.fn.fn == RFX_FN_RECORD || e->u.fn.fn == RFX_FN_NIL) {
             fputs(e->u.fn.fn == RFX_FN_NIL ? "nil" : "[", out);
@@ -433,6 +449,8 @@ void rfx_frontend_print(FILE *out, const rfx_program *p)
     fprintf(out, "// AST of %s\n", p->file);
     for (int i = 4; i < p->ntypes; i++) {
         const rfx_type *t = &p->types[i];
+        if (strchr(t->name, '$'))   /* an ADT branch's record of fields: declared with its ADT */
+            continue;
         if (t->nfields >= 0) {   /* a record type */
             fprintf(out, ".type %s = [", t->name);
             for (int f = 0; f < t->nfields; f++)

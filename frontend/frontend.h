@@ -79,8 +79,11 @@ typedef struct rfx_type {
 typedef struct rfx_branch {
     const char *name;
     int nfields;
-    int *fields;               /* their types */
+    int *fields;               /* their types, after [0], the branch number's (unsigned) */
     const char **field_names;
+    int payload;               /* the record type of its fields where it has not one (else -1) */
+    int stored[2];             /* the types of the record a value is (an ADT not an enumeration):
+                                * Soufflé's [branch, field] or [branch, [fields...]] */
 } rfx_branch;
 
 /* ---- expressions ---------------------------------------------------------------- */
@@ -391,7 +394,8 @@ int rfx_program_adt_type(const rfx_program *p, int t);
  * branches' numbers (branches numbered by name), not records. */
 bool rfx_program_adt_enum(const rfx_program *p, int t);
 /* The field types of a record of type t (an ADT's branch `branch`: the branch number's type,
- * then its fields'): their number, or -1 when t is neither. */
+ * then its one field's or that of the record of its fields, rfx_branch.stored): their number,
+ * or -1 when t is neither. */
 int rfx_program_fields(const rfx_program *p, int t, int branch, const int **types);
 /* Adds relation `rel` (its name set) to the index rfx_program_find_rel reads; false when
  * out of room (the checker sizes it for every declaration). */

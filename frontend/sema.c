@@ -649,6 +649,13 @@ static void check_typed(clause_ctx *cc, rfx_expr *e, int want)
     }
 }
 
+/* A type's name as a message shows it: an ADT branch's record of fields by the branch's. */
+static const char *shown_name(const rfx_program *p, int t)
+{
+    const char *dollar = strchr(p->types[t].name, '$');
+    return dollar ? dollar + 1 : p->types[t].name;
+}
+
 /* A record literal (or nil) typed by its context: its fields checked against the type's. */
 static void check_record(clause_ctx *cc, rfx_expr *e)
 {
@@ -676,8 +683,8 @@ static void check_record(clause_ctx *cc, rfx_expr *e)
         if (want >= 0 && a->type >= 0 && a->kind != RFX_E_ANON &&
             (!rfx_sema_types_agree(p, a->type, want) || tprim(p, a->type) != tprim(p, want)))
             rfx_diag_error(cc->s->d, a->loc, "type mismatch: field %d of '%s' is '%s', got '%s'", i + 1 - adt,
-                           adt ? p->types[e->type].branches[e->u.fn.field].name : p->types[e->type].name,
-                           p->types[want].name, p->types[a->type].name);
+                           adt ? p->types[e->type].branches[e->u.fn.field].name : shown_name(p, e->type),
+                           shown_name(p, want), shown_name(p, a->type));
     }
 }
 
@@ -814,44 +821,6 @@ static void flatten_agg(sema *s, rfx_expr *e)
     e->u.agg.body = b;
 }
 
-/* `$B(a, b)`: its ADT and branch found, the record [branch, a, b] it stands for (a branch of an
- * enumeration, an ADT of branches without fields: the branch's number). */
-static void resolve_constructor(sema *s, rfx_expr *e)
-{
-    int branch, t = rfx_sema_find_branch(s->p, e->u.fn.cast_name, &branch);
-    if (t < 0) {
-        rfx_diag_error(s->d, e->loc, "unknown constructor '$%s' (no ADT has such a branch)", e->u.fn.cast_name);
-        return;
-    }
-    const rfx_branch *b = &s->p->types[t].branches[branch];
-    if (e->u.fn.nargs != b->nfields) {
-        rfx_diag_error(s->d, e->loc, "'$%s' takes %d argument%s, given %d", b->name, b->nfields,
-                       b->nfields == 1 ? "" : "s", e->u.fn.nargs);
-        return;
-    }
-    rfx_expr **args = salloc(s, sizeof(rfx_expr *) * (size_t)(e->u.fn.nargs + 1));
-    rfx_expr *tag = salloc(s, sizeof *tag);
-    if (!args || !tag)
-        return;
-    *tag = (rfx_expr){.kind = RFX_E_UNSIGNED, .loc = e->loc, .type = -1, .u.ival = branch};
-    args[0] = tag;
-    if (rfx_program_adt_enum(s->p, t)) {   /* an enumeration's value is its branch's number, as in
-                                            * Soufflé: as(number, T) */
-        e->u.fn.fn = RFX_FN_AS;
-        e->u.fn.args = args;
-        e->u.fn.nargs = 1;
-        e->u.fn.cast_name = s->p->types[t].name;
-        e->u.fn.cast = t;
-        return;
-    }
-    for (int i = 0; i < e->u.fn.nargs; i++)
-        args[i + 1] = e->u.fn.args[i];
-    e->u.fn.args = args;
-    e->u.fn.nargs++;
-    e->u.fn.cast = t;
-    e->u.fn.field = branch;
-}
-
 /* `@f(...)`: the `.functor` it calls, the number of its arguments. */
 static void resolve_user_functor(sema *s, rfx_expr *e)
 {
@@ -888,7 +857,7 @@ static void resolve_expr_atoms(sema *s, rfx_expr *e)
     if (e->kind == RFX_E_AGG && e->u.agg.body)
         resolve_conj(s, rfx_agg_conj(e));
     if (e->kind == RFX_E_FN && e->u.fn.fn == RFX_FN_RECORD && e->u.fn.cast_name && e->u.fn.field < 0)
-        resolve_constructor(s, e);
+        rfx_sema_resolve_constructor(s, e);
     if (e->kind == RFX_E_FN && e->u.fn.fn == RFX_FN_USER && e->u.fn.field < 0)
         resolve_user_functor(s, e);
     if (e->kind == RFX_E_FN && e->u.fn.fn == RFX_FN_AS) {

@@ -34,6 +34,9 @@ bool rfx_sema_add_lit(sema *s, rfx_conj *cj, rfx_lit *l);
 /* An expression outside clauses (a lattice's Bottom and Top): its constructors, functors and
  * casts resolved as in a clause. */
 void rfx_sema_resolve_expr(sema *s, rfx_expr *e);
+/* `$B(a, b)` (sema_types.c): its ADT and branch found, the value it stands for as Soufflé
+ * stores it. */
+void rfx_sema_resolve_constructor(sema *s, rfx_expr *e);
 /* sema_lift.c: records in the clause's bodies lifted (before the aggregates' scopes: a
  * record's variables are grounded by its atom); then range() generators. */
 void rfx_sema_lift_records(clause_ctx *cc);

@@ -2,6 +2,7 @@
  * their primitive kinds, and the subtype lattice Soufflé checks variables against. */
 #include "sema.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,8 +54,8 @@ static void adt_branches(sema *s, const rfx_type_decl *t)
         const rfx_plist *attrs = t->branches->items[3 * k + 1];
         rfx_loc at = *(rfx_loc *)t->branches->items[3 * k + 2];
         int nf = attrs ? attrs->n / 3 : 0;
-        b[k] = (rfx_branch){name, nf, salloc(s, sizeof(int) * (size_t)(nf + 1)),
-                            salloc(s, sizeof(char *) * (size_t)(nf + 1))};
+        b[k] = (rfx_branch){.name = name, .nfields = nf, .fields = salloc(s, sizeof(int) * (size_t)(nf + 1)),
+                            .field_names = salloc(s, sizeof(char *) * (size_t)(nf + 1)), .payload = -1};
         if (!b[k].fields || !b[k].field_names)
             return;
         b[k].fields[0] = RFX_UNSIGNED;   /* the types 0..3 are the primitives, in rfx_prim's order */
@@ -69,6 +70,27 @@ static void adt_branches(sema *s, const rfx_type_decl *t)
     qsort(b, (size_t)nb, sizeof *b, branch_order);
     p->types[ti].branches = b;
     p->types[ti].nbranches = nb;
+    /* a value (of an ADT not an enumeration) is stored as Soufflé stores it: the record
+     * [branch, field] for a branch of one field, else [branch, [fields...]], the inner record
+     * of a type of its own, named with a '$' no program can write */
+    bool enumeration = rfx_program_adt_enum(p, ti);
+    for (int k = 0; k < nb; k++) {
+        b[k].payload = -1;
+        b[k].stored[0] = RFX_UNSIGNED;
+        b[k].stored[1] = b[k].nfields == 1 ? b[k].fields[1] : RFX_UNSIGNED;
+        if (enumeration || b[k].nfields == 1)
+            continue;
+        size_t len = strlen(t->name) + strlen(b[k].name) + 3;
+        char *name = salloc(s, len);
+        if (!name)
+            return;
+        snprintf(name, len, "%s.$%s", t->name, b[k].name);
+        b[k].payload = p->ntypes;
+        b[k].stored[1] = p->ntypes;
+        p->types[p->ntypes++] = (rfx_type){.name = name, .prim = RFX_UNSIGNED, .parent = -1, .loc = p->types[ti].loc,
+                                           .nfields = b[k].nfields, .fields = b[k].fields + 1,
+                                           .field_names = b[k].field_names + 1};
+    }
 }
 
 int rfx_sema_find_branch(const rfx_program *p, const char *name, int *branch)
@@ -82,11 +104,65 @@ int rfx_sema_find_branch(const rfx_program *p, const char *name, int *branch)
     return -1;
 }
 
+/* `$B(a, b)`: its ADT and branch found, the record it stands for, as Soufflé stores it:
+ * [branch, a] for one field, else [branch, [a, b, ...]] (a branch of an enumeration, an ADT
+ * of branches without fields: the branch's number). */
+void rfx_sema_resolve_constructor(sema *s, rfx_expr *e)
+{
+    int branch, t = rfx_sema_find_branch(s->p, e->u.fn.cast_name, &branch);
+    if (t < 0) {
+        rfx_diag_error(s->d, e->loc, "unknown constructor '$%s' (no ADT has such a branch)", e->u.fn.cast_name);
+        return;
+    }
+    const rfx_branch *b = &s->p->types[t].branches[branch];
+    if (e->u.fn.nargs != b->nfields) {
+        rfx_diag_error(s->d, e->loc, "'$%s' takes %d argument%s, given %d", b->name, b->nfields,
+                       b->nfields == 1 ? "" : "s", e->u.fn.nargs);
+        return;
+    }
+    rfx_expr **args = salloc(s, sizeof(rfx_expr *) * (size_t)(e->u.fn.nargs + 1));
+    rfx_expr *tag = salloc(s, sizeof *tag);
+    if (!args || !tag)
+        return;
+    *tag = (rfx_expr){.kind = RFX_E_UNSIGNED, .loc = e->loc, .type = -1, .u.ival = branch};
+    args[0] = tag;
+    if (rfx_program_adt_enum(s->p, t)) {   /* an enumeration's value is its branch's number, as in
+                                            * Soufflé: as(number, T) */
+        e->u.fn.fn = RFX_FN_AS;
+        e->u.fn.args = args;
+        e->u.fn.nargs = 1;
+        e->u.fn.cast_name = s->p->types[t].name;
+        e->u.fn.cast = t;
+        return;
+    }
+    if (b->payload < 0)   /* [branch, field] */
+        args[1] = e->u.fn.args[0];
+    else {                /* [branch, [fields...]], the inner record typed by the branch */
+        rfx_expr *inner = salloc(s, sizeof *inner);
+        if (!inner)
+            return;
+        *inner = (rfx_expr){.kind = RFX_E_FN, .loc = e->loc, .type = -1, .depth = e->depth,
+                            .u.fn = {.fn = RFX_FN_RECORD, .nargs = e->u.fn.nargs, .args = e->u.fn.args,
+                                     .cast = -1, .field = -1}};
+        args[1] = inner;
+        e->depth++;
+    }
+    e->u.fn.args = args;
+    e->u.fn.nargs = 2;
+    e->u.fn.cast = t;
+    e->u.fn.field = branch;
+}
+
 void rfx_sema_check_types(sema *s)
 {
     rfx_program *p = s->p;
     int n = s->ctx->types.n;
-    p->types = salloc(s, sizeof(rfx_type) * (size_t)(4 + n));
+    int branches = 0;   /* room for their records of fields (adt_branches) */
+    for (int i = 0; i < n; i++) {
+        const rfx_type_decl *t = s->ctx->types.items[i];
+        branches += t->branches ? t->branches->n / 3 : 0;
+    }
+    p->types = salloc(s, sizeof(rfx_type) * (size_t)(4 + n + branches));
     if (!p->types)
         return;
     static const char *prims[] = {"number", "unsigned", "float", "symbol"};

@@ -93,12 +93,22 @@ static const char *parse_adt(const rfx_record_io *rio, int at, const char *s, si
         *out = (uint32_t)b;
         return NULL;
     }
-    if (e < n && s[e] == '(')
-        return parse_fields(rio, br->fields, 1, br->nfields + 1, ')', s, n, e + 1, i, f, out, depth);
-    if (br->nfields)
+    uint32_t payload;   /* as Soufflé stores it: [branch, field] or [branch, [fields...]] */
+    if (e < n && s[e] == '(') {
+        if (br->payload < 0)
+            return parse_fields(rio, br->fields, 1, 2, ')', s, n, e + 1, i, f, out, depth);
+        const char *why = parse_fields(rio, br->fields + 1, 0, br->nfields, ')', s, n, e + 1, i, f + 1, &payload,
+                                       depth);
+        if (why)
+            return why;
+    } else if (br->nfields)
         return "lacks its branch's fields ('$Branch(a, b)')";
-    *i = e;
-    uint32_t id = rfx_fn_env_pack(rio->env, f, 1);
+    else {
+        *i = e;
+        payload = rfx_fn_env_pack(rio->env, f + 1, 0);
+    }
+    f[1] = payload;
+    uint32_t id = payload == UINT32_MAX ? UINT32_MAX : rfx_fn_env_pack(rio->env, f, 2);
     if (id == UINT32_MAX)
         return "could not be stored (out of memory)";
     *out = id;
@@ -188,8 +198,14 @@ bool rfx_record_format(const rfx_record_io *rio, int type, uint32_t v, rfx_text 
             return put(t, "nil", 3);
         const rfx_branch *br = &p->types[at].branches[f[0]];
         bool ok = put(t, "$", 1) && put(t, br->name, strlen(br->name));
-        for (int c = 1; ok && c < n && c <= br->nfields; c++)
-            ok = put(t, c == 1 ? "(" : ", ", c == 1 ? 1 : 2) && rfx_record_format(rio, br->fields[c], f[c], t, depth + 1);
+        if (br->payload >= 0) {   /* [branch, [fields...]]: the inner record's fields */
+            f = n >= 2 ? rfx_records_fields(rfx_fn_env_records(rio->env), f[1], &n) : NULL;
+            if (!f)
+                return ok;
+        } else   /* [branch, field] */
+            f++, n--;
+        for (int c = 0; ok && c < n && c < br->nfields; c++)
+            ok = put(t, c ? ", " : "(", c ? 2 : 1) && rfx_record_format(rio, br->fields[c + 1], f[c], t, depth + 1);
         return ok && (br->nfields == 0 || put(t, ")", 1));
     }
     if (rt < 0) {

@@ -109,6 +109,30 @@ RamDomain sign_glb(souffle::SymbolTable *, souffle::RecordTable *, RamDomain a, 
     return a == SIGN_TOP ? b : b == SIGN_TOP || a == b ? a : SIGN_BOTTOM;
 }
 
+// ADT values as Soufflé lays them out (tests/cases/adt_functor_layout), branches numbered by
+// name (Circle 0, Dot 1, Rect 2): [branch, field] for one field, else [branch, [fields]]
+// ([branch, 1] for none: record 1 is the empty record)
+RamDomain shape_area(souffle::SymbolTable *, souffle::RecordTable *records, RamDomain s)
+{
+    const RamDomain *v = records->unpack(s, 2);
+    if (v[0] == 0)
+        return 3 * v[1] * v[1];
+    if (v[0] == 1)
+        return v[1] == 1 ? 0 : -1;
+    const RamDomain *f = records->unpack(v[1], 2);
+    return f[0] * f[1];
+}
+
+RamDomain make_rect(souffle::SymbolTable *, souffle::RecordTable *records, RamDomain w, RamDomain h)
+{
+    return records->pack({2, records->pack({w, h})});
+}
+
+RamDomain make_dot(souffle::SymbolTable *, souffle::RecordTable *records)
+{
+    return records->pack({1, 1});
+}
+
 // a number and a symbol, as a stateful functor sees them
 RamDomain tag(souffle::SymbolTable *symbols, souffle::RecordTable *records, RamDomain n, RamDomain s)
 {
