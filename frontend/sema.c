@@ -336,7 +336,7 @@ static rfx_prim tprim(const rfx_program *p, int t)
 }
 
 /* Record that variable v has type t; a clash of primitive kinds is an error. */
-static void bind_type(clause_ctx *cc, int v, int t, rfx_loc loc, bool *changed)
+void rfx_sema_bind_type(clause_ctx *cc, int v, int t, rfx_loc loc, bool *changed)
 {
     rfx_program *p = cc->s->p;
     int cur = cc->c->var_types[v];
@@ -458,7 +458,7 @@ static int type_up(clause_ctx *cc, const rfx_expr *e, bool *plain)
 
 /* Type of an expression, or -1 when it cannot be told yet: what its parts tell, else the
  * type `want` gives its integer literals, else (integer literals only) number. */
-static int expr_type(clause_ctx *cc, rfx_expr *e, int want)
+int rfx_sema_expr_type(clause_ctx *cc, rfx_expr *e, int want)
 {
     bool plain = true;
     int t = type_up(cc, e, &plain);
@@ -480,7 +480,7 @@ static void infer_atom(clause_ctx *cc, rfx_atom *a, bool *changed)
     rfx_relation *r = &cc->s->p->rels[a->rel];
     for (int i = 0; i < a->nargs && i < r->arity; i++)
         if (a->args[i]->kind == RFX_E_VAR)
-            bind_type(cc, a->args[i]->u.v.var, r->attrs[i].type, a->args[i]->loc, changed);
+            rfx_sema_bind_type(cc, a->args[i]->u.v.var, r->attrs[i].type, a->args[i]->loc, changed);
 }
 
 static void infer_conj(clause_ctx *cc, rfx_conj *cj, bool *changed)
@@ -498,9 +498,9 @@ static void infer_conj(clause_ctx *cc, rfx_conj *cj, bool *changed)
                 if (!v || cc->c->var_types[l->rhs->u.v.var] < 0) { v = l->rhs; other = l->lhs; }
             }
             if (v && cc->c->var_types[v->u.v.var] < 0) {
-                int t = expr_type(cc, other, -1);
+                int t = rfx_sema_expr_type(cc, other, -1);
                 if (t >= 0 && (cc->literals_type || typed_leaf(other)))
-                    bind_type(cc, v->u.v.var, t, v->loc, changed);
+                    rfx_sema_bind_type(cc, v->u.v.var, t, v->loc, changed);
             }
         }
     }
@@ -520,7 +520,7 @@ static void check_atom_types(clause_ctx *cc, rfx_atom *a)
     for (int i = 0; i < a->nargs && i < r->arity; i++) {
         int want = r->attrs[i].type;
         check_expr(cc, a->args[i], want);
-        int t = expr_type(cc, a->args[i], want);
+        int t = rfx_sema_expr_type(cc, a->args[i], want);
         if (t >= 0 && a->args[i]->kind != RFX_E_VAR && !rfx_sema_types_agree(p, t, want))   /* variables: the subtype check */
             rfx_diag_error(cc->s->d, a->args[i]->loc, "type mismatch: argument %d of '%s' is '%s', got '%s'", i + 1,
                            r->name, p->types[want].name, p->types[t].name);
@@ -742,14 +742,14 @@ static void check_conj_types(clause_ctx *cc, rfx_conj *cj)
         else if (l->kind == RFX_L_CMP) {
             int lt, rt;
             if (!typed_leaf(l->lhs) && typed_leaf(l->rhs)) {
-                rt = expr_type(cc, l->rhs, -1);
-                lt = expr_type(cc, l->lhs, rt);
+                rt = rfx_sema_expr_type(cc, l->rhs, -1);
+                lt = rfx_sema_expr_type(cc, l->lhs, rt);
             } else {
-                lt = expr_type(cc, l->lhs, -1);
-                rt = expr_type(cc, l->rhs, lt);
+                lt = rfx_sema_expr_type(cc, l->lhs, -1);
+                rt = rfx_sema_expr_type(cc, l->rhs, lt);
             }
             if (lt < 0 && rt >= 0)
-                lt = expr_type(cc, l->lhs, rt);
+                lt = rfx_sema_expr_type(cc, l->lhs, rt);
             check_expr(cc, l->lhs, rt >= 0 ? rt : lt);
             check_expr(cc, l->rhs, lt >= 0 ? lt : rt);
             if (lt >= 0 && rt >= 0 && !rfx_sema_types_agree(p, lt, rt))
@@ -944,6 +944,19 @@ static void check_agg_safety(clause_ctx *cc, rfx_expr *e, const bool *outer)
     free(inner);
 }
 
+/* min, max and mean have no value over nothing; inside a negated atom Soufflé then holds
+ * the negation, where rfx would drop the tuple: refused rather than answered otherwise. */
+static void refuse_empty_aggregates(clause_ctx *cc, const rfx_expr *e)
+{
+    if (e->kind == RFX_E_AGG && e->u.agg.fn != RFX_AGG_COUNT && e->u.agg.fn != RFX_AGG_SUM) {
+        rfx_diag_error(cc->s->d, e->loc, "%s in a negated atom's argument is not supported (count and sum are)",
+                       rfx_aggfn_str(e->u.agg.fn));
+        return;
+    }
+    for (int i = 0; e->kind != RFX_E_AGG && i < rfx_expr_nkids(e); i++)
+        refuse_empty_aggregates(cc, rfx_expr_kid(e, i));
+}
+
 static void check_conj_safety(clause_ctx *cc, rfx_conj *cj, bool *bound, bool outer)
 {
     (void)outer;
@@ -971,8 +984,10 @@ static void check_conj_safety(clause_ctx *cc, rfx_conj *cj, bool *bound, bool ou
         rfx_lit *l = cj->lits[i];
         if (l->kind == RFX_L_NEG) {
             for (int a = 0; a < l->atom.nargs; a++)
-                if (l->atom.args[a]->kind != RFX_E_ANON)
+                if (l->atom.args[a]->kind != RFX_E_ANON) {
                     report_unbound(&sf, l->atom.args[a], " in negated atom");
+                    refuse_empty_aggregates(cc, l->atom.args[a]);
+                }
         } else if (l->kind == RFX_L_CMP) {
             report_unbound(&sf, l->lhs, " in comparison");
             report_unbound(&sf, l->rhs, " in comparison");
@@ -1148,6 +1163,15 @@ static void check_clause(sema *s, rfx_clause *c)
         if (pass == 0 && c->head.rel >= 0)
             for (int a = 0; a < c->head.nargs && a < s->p->rels[c->head.rel].arity; a++)
                 type_untyped(&cc, c->head.args[a], s->p->rels[c->head.rel].attrs[a].type);
+    }
+    /* then records nothing types (`s = [x, y], s != [1, 2]`): a record type of their
+     * fields' types, as Soufflé accepts them, and inference again */
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (int i = 0; i < c->nconj; i++)
+            rfx_sema_type_anonymous_records(&cc, &c->conj[i], &changed);
+        for (int i = 0; changed && i < c->nconj; i++)
+            infer_conj(&cc, &c->conj[i], &changed);
     }
     for (int i = 0; i < c->nconj; i++)
         check_conj_types(&cc, &c->conj[i]);
@@ -1432,7 +1456,7 @@ static void check_subsumption(sema *s)
 
 void rfx_sema_run(rfx_program *p, rfx_parse_ctx *ctx)
 {
-    sema s = {p, ctx, ctx->diag};
+    sema s = {p, ctx, ctx->diag, 0};
     rfx_sema_check_pragmas(&s);
     rfx_sema_check_types(&s);
     if (ctx->oom)

@@ -12,6 +12,7 @@ typedef struct sema {
     rfx_program *p;
     rfx_parse_ctx *ctx;
     rfx_diag *d;
+    int anonymous;             /* record types made for records nothing types */
 } sema;
 
 /* One clause being checked: its variables' names, numbered in order. */
@@ -37,6 +38,18 @@ void rfx_sema_resolve_expr(sema *s, rfx_expr *e);
 /* `$B(a, b)` (sema_types.c): its ADT and branch found, the value it stands for as Soufflé
  * stores it. */
 void rfx_sema_resolve_constructor(sema *s, rfx_expr *e);
+/* The record type of fields of these types that records nothing else types get (`s = [x, y],
+ * s != [1, 2]`, as Soufflé accepts them), made once per list of field types (named
+ * `$[number, symbol]`); -1 past RFX_ANONYMOUS_RECORDS of them. */
+#define RFX_ANONYMOUS_RECORDS 64
+int rfx_sema_anonymous_record(sema *s, const int *fields, int n);
+/* `v = [a, b]` with v and the record untyped, its fields typed: v that anonymous record type
+ * (sema_types.c). */
+void rfx_sema_type_anonymous_records(clause_ctx *cc, rfx_conj *cj, bool *changed);
+/* sema.c's typing: an expression's type, or -1 where it cannot be told yet (integer literals
+ * take want's, else number); variable v given type t. */
+int rfx_sema_expr_type(clause_ctx *cc, rfx_expr *e, int want);
+void rfx_sema_bind_type(clause_ctx *cc, int v, int t, rfx_loc loc, bool *changed);
 /* sema_lift.c: records in the clause's bodies lifted (before the aggregates' scopes: a
  * record's variables are grounded by its atom); then range() generators. */
 void rfx_sema_lift_records(clause_ctx *cc);

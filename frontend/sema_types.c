@@ -93,6 +93,37 @@ static void adt_branches(sema *s, const rfx_type_decl *t)
     }
 }
 
+int rfx_sema_anonymous_record(sema *s, const int *fields, int n)
+{
+    rfx_program *p = s->p;
+    char name[512];
+    size_t len = (size_t)snprintf(name, sizeof name, "$[");
+    for (int i = 0; i < n && len < sizeof name; i++)
+        len += (size_t)snprintf(name + len, sizeof name - len, "%s%s", i ? ", " : "", p->types[fields[i]].name);
+    if (len + 2 >= sizeof name)
+        return -1;
+    snprintf(name + len, sizeof name - len, "]");
+    int t = rfx_sema_find_type(p, name);
+    if (t >= 0)
+        return t;
+    if (s->anonymous >= RFX_ANONYMOUS_RECORDS)
+        return -1;
+    char *kept = salloc(s, strlen(name) + 1);
+    int *types = salloc(s, sizeof(int) * (size_t)(n + 1));
+    const char **names = salloc(s, sizeof(char *) * (size_t)(n + 1));
+    if (!kept || !types || !names)
+        return -1;
+    strcpy(kept, name);
+    for (int i = 0; i < n; i++) {
+        types[i] = fields[i];
+        names[i] = "";
+    }
+    s->anonymous++;
+    p->types[p->ntypes] = (rfx_type){.name = kept, .prim = RFX_UNSIGNED, .parent = -1, .nfields = n, .fields = types,
+                                     .field_names = names};
+    return p->ntypes++;
+}
+
 int rfx_sema_find_branch(const rfx_program *p, const char *name, int *branch)
 {
     for (int t = 0; t < p->ntypes; t++)
@@ -162,7 +193,7 @@ void rfx_sema_check_types(sema *s)
         const rfx_type_decl *t = s->ctx->types.items[i];
         branches += t->branches ? t->branches->n / 3 : 0;
     }
-    p->types = salloc(s, sizeof(rfx_type) * (size_t)(4 + n + branches));
+    p->types = salloc(s, sizeof(rfx_type) * (size_t)(4 + n + branches + RFX_ANONYMOUS_RECORDS));
     if (!p->types)
         return;
     static const char *prims[] = {"number", "unsigned", "float", "symbol"};
@@ -342,4 +373,39 @@ bool rfx_sema_types_agree(const rfx_program *p, int a, int b)
 {
     return rfx_program_record_type(p, a) == rfx_program_record_type(p, b) &&
            rfx_program_adt_type(p, a) == rfx_program_adt_type(p, b);
+}
+
+/* The anonymous record type of an untyped record literal whose fields tell theirs (records
+ * inside it in turn), or -1. */
+static int anonymous_record_type(clause_ctx *cc, rfx_expr *rec, int depth)
+{
+    int ft[RFX_MAX_RECORD_FIELDS + 1];
+    if (rec->u.fn.nargs > RFX_MAX_RECORD_FIELDS || depth > 64)
+        return -1;
+    for (int f = 0; f < rec->u.fn.nargs; f++) {
+        rfx_expr *a = rec->u.fn.args[f];
+        bool inner = a->kind == RFX_E_FN && a->u.fn.fn == RFX_FN_RECORD && !a->u.fn.cast_name;
+        ft[f] = inner && rfx_sema_expr_type(cc, a, -1) < 0 ? anonymous_record_type(cc, a, depth + 1) : rfx_sema_expr_type(cc, a, -1);
+        if (ft[f] < 0)
+            return -1;
+    }
+    return rfx_sema_anonymous_record(cc->s, ft, rec->u.fn.nargs);
+}
+
+/* `v = [a, b]` with v and the record untyped, its fields typed: v the anonymous record type
+ * of those. */
+void rfx_sema_type_anonymous_records(clause_ctx *cc, rfx_conj *cj, bool *changed)
+{
+    for (int i = 0; i < cj->nlits; i++) {
+        rfx_lit *l = cj->lits[i];
+        if (l->kind != RFX_L_CMP || l->cmp != RFX_EQ)
+            continue;
+        rfx_expr *v = l->lhs->kind == RFX_E_VAR ? l->lhs : l->rhs, *rec = v == l->lhs ? l->rhs : l->lhs;
+        if (v->kind != RFX_E_VAR || cc->c->var_types[v->u.v.var] >= 0 || rec->kind != RFX_E_FN ||
+            rec->u.fn.fn != RFX_FN_RECORD || rec->u.fn.cast_name)
+            continue;
+        int t = anonymous_record_type(cc, rec, 0);
+        if (t >= 0)
+            rfx_sema_bind_type(cc, v->u.v.var, t, v->loc, changed);
+    }
 }

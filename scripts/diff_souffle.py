@@ -300,7 +300,7 @@ def gen_rule(rng, head, avail, group, negs, recursive):
         agg, aty = aggregate(rng, body, negs)
         if aty in rel.types:
             at = rel.types.index(aty)
-            neg = rng.random() < 0.3
+            neg = rng.random() < 0.3 and agg.startswith(("count", "sum"))   # min/max refused there
             args = [agg if j == at else rng.choice(body.of_type(ty)) if body.of_type(ty) and rng.random() < 0.6
                     else "_" if neg or rng.random() < 0.5 else body.fresh(ty) for j, ty in enumerate(rel.types)]
             body.lits.append(("!" if neg else "") + "%s(%s)" % (rel.name, ", ".join(args)))
