@@ -248,7 +248,6 @@ static void resolve_record_aliases(record_lift *rl, rfx_conj *cj)
 static void lift_records_conj(record_lift *rl, rfx_conj *cj)
 {
     sema *s = rl->s;
-    resolve_record_aliases(rl, cj);
     int n = cj->nlits;
     for (int i = 0; i < n; i++) {
         rfx_lit *l = cj->lits[i];
@@ -308,8 +307,12 @@ static void lift_records_conj(record_lift *rl, rfx_conj *cj)
 void rfx_sema_lift_records(clause_ctx *cc)
 {
     record_lift rec = {cc, cc->s, 0};
-    for (int i = 0; i < cc->c->nconj; i++)
+    for (int i = 0; i < cc->c->nconj; i++) {
+        /* a clause's own disjuncts only: an aggregate's body may share a variable with the
+         * disjunct around it, which the resolution would not see */
+        resolve_record_aliases(&rec, &cc->c->conj[i]);
         lift_records_conj(&rec, &cc->c->conj[i]);
+    }
 }
 
 void rfx_sema_lift_ranges(clause_ctx *cc)
