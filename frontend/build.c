@@ -662,6 +662,23 @@ bool rfx_expr_alike(const rfx_expr *a, const rfx_expr *b)
  * literals marked by role so that the plan reads each from the relation's part the
  * subsumption step compares (ra_ir/lower_program.c). The two atoms must differ somewhere
  * they are written differently: a tuple never subsumes itself, as in Soufflé. */
+/* `differ ; a != b`, where a and b are not alike; two record literals of one arity differ
+ * where some pair of their fields does (`[l1, u1] != [l2, u2]` would leave both untyped). */
+static rfx_body *add_difference(rfx_parse_ctx *ctx, rfx_body *differ, const rfx_expr *a, const rfx_expr *b,
+                                RFX_YYLTYPE loc)
+{
+    if (rfx_expr_alike(a, b))
+        return differ;
+    if (a->kind == RFX_E_FN && b->kind == RFX_E_FN && a->u.fn.fn == RFX_FN_RECORD && b->u.fn.fn == RFX_FN_RECORD &&
+        !a->u.fn.cast_name && !b->u.fn.cast_name && a->u.fn.nargs == b->u.fn.nargs) {
+        for (int i = 0; i < a->u.fn.nargs; i++)
+            differ = add_difference(ctx, differ, a->u.fn.args[i], b->u.fn.args[i], loc);
+        return differ;
+    }
+    rfx_body *ne = rfx_mk_cmp_body(ctx, RFX_NE, rfx_clone_expr(ctx, a), rfx_clone_expr(ctx, b), loc);
+    return differ ? rfx_mk_bool_body(ctx, RFX_B_OR, differ, ne) : ne;
+}
+
 void rfx_add_subsumption(rfx_parse_ctx *ctx, rfx_atom *lt, rfx_atom *gt, rfx_body *body, RFX_YYLTYPE loc)
 {
     for (int i = 0; i < lt->nargs; i++)
@@ -679,12 +696,8 @@ void rfx_add_subsumption(rfx_parse_ctx *ctx, rfx_atom *lt, rfx_atom *gt, rfx_bod
     dominated->lit->role = RFX_ROLE_DOMINATED;
     dominating->lit->role = RFX_ROLE_DOMINATING;
     rfx_body *differ = NULL;
-    for (int i = 0; i < lt->nargs && i < gt->nargs; i++) {
-        if (rfx_expr_alike(lt->args[i], gt->args[i]))
-            continue;
-        rfx_body *ne = rfx_mk_cmp_body(ctx, RFX_NE, rfx_clone_expr(ctx, lt->args[i]), rfx_clone_expr(ctx, gt->args[i]), loc);
-        differ = differ ? rfx_mk_bool_body(ctx, RFX_B_OR, differ, ne) : ne;
-    }
+    for (int i = 0; i < lt->nargs && i < gt->nargs; i++)
+        differ = add_difference(ctx, differ, lt->args[i], gt->args[i], loc);
     if (!differ)
         differ = rfx_mk_lit_body(ctx, RFX_L_FALSE, NULL, loc);
     rfx_body *b = rfx_mk_bool_body(ctx, RFX_B_AND, rfx_mk_bool_body(ctx, RFX_B_AND, dominated, dominating), differ);
