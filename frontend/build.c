@@ -658,10 +658,6 @@ bool rfx_expr_alike(const rfx_expr *a, const rfx_expr *b)
     return true;
 }
 
-/* `lt <= gt :- body.`: the clause `lt :- lt, gt, (lt and gt differ), body.`, its first two
- * literals marked by role so that the plan reads each from the relation's part the
- * subsumption step compares (ra_ir/lower_program.c). The two atoms must differ somewhere
- * they are written differently: a tuple never subsumes itself, as in Soufflé. */
 /* `differ ; a != b`, where a and b are not alike; two record literals of one arity differ
  * where some pair of their fields does (`[l1, u1] != [l2, u2]` would leave both untyped). */
 static rfx_body *add_difference(rfx_parse_ctx *ctx, rfx_body *differ, const rfx_expr *a, const rfx_expr *b,
@@ -679,6 +675,10 @@ static rfx_body *add_difference(rfx_parse_ctx *ctx, rfx_body *differ, const rfx_
     return differ ? rfx_mk_bool_body(ctx, RFX_B_OR, differ, ne) : ne;
 }
 
+/* `lt <= gt :- body.`: the clause `lt :- lt, gt, (lt and gt differ), body.`, its first two
+ * literals marked by role so that the plan reads each from the relation's part the
+ * subsumption step compares (ra_ir/lower_program.c). The two atoms must differ somewhere
+ * they are written differently: a tuple never subsumes itself, as in Soufflé. */
 void rfx_add_subsumption(rfx_parse_ctx *ctx, rfx_atom *lt, rfx_atom *gt, rfx_body *body, RFX_YYLTYPE loc)
 {
     for (int i = 0; i < lt->nargs; i++)

@@ -260,10 +260,7 @@ int rfx_program_adt_type(const rfx_program *p, int t)
 bool rfx_program_adt_enum(const rfx_program *p, int t)
 {
     int at = rfx_program_adt_type(p, t);
-    for (int b = 0; at >= 0 && b < p->types[at].nbranches; b++)
-        if (p->types[at].branches[b].nfields)
-            return false;
-    return at >= 0;
+    return at >= 0 && p->types[at].enumeration;
 }
 
 int rfx_program_fields(const rfx_program *p, int t, int branch, const int **types)

@@ -74,6 +74,7 @@ typedef struct rfx_type {
     int nbranches;             /* an ADT `A {x: X} | B {}`: its branches (else 0); a value is the record
                                 * [branch, its fields...] of the run's record table */
     struct rfx_branch *branches;
+    bool enumeration;          /* an ADT whose branches have no fields: its values are their numbers */
 } rfx_type;
 
 typedef struct rfx_branch {

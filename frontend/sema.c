@@ -61,6 +61,22 @@ static dnf to_dnf(sema *s, rfx_body *b)
     return r;
 }
 
+/* The disjuncts of a product share its factors' literals: cj's become copies of its own
+ * (atoms with their own argument arrays; expressions stay shared). */
+static void own_literals(sema *s, rfx_conj *cj)
+{
+    for (int i = 0; i < cj->nlits; i++) {
+        rfx_lit *l = salloc(s, sizeof *l);
+        rfx_expr **args = salloc(s, sizeof(rfx_expr *) * (size_t)(cj->lits[i]->atom.nargs + 1));
+        if (!l || !args)
+            return;
+        *l = *cj->lits[i];
+        rfx_memcpy(args, l->atom.args, sizeof(rfx_expr *) * (size_t)l->atom.nargs);
+        l->atom.args = args;
+        cj->lits[i] = l;
+    }
+}
+
 /* ---- variables ---------------------------------------------------------------------- */
 
 static int var_index(clause_ctx *cc, const char *name)
@@ -649,13 +665,6 @@ static void check_typed(clause_ctx *cc, rfx_expr *e, int want)
     }
 }
 
-/* A type's name as a message shows it: an ADT branch's record of fields by the branch's. */
-static const char *shown_name(const rfx_program *p, int t)
-{
-    const char *dollar = strchr(p->types[t].name, '$');
-    return dollar ? dollar + 1 : p->types[t].name;
-}
-
 /* A record literal (or nil) typed by its context: its fields checked against the type's. */
 static void check_record(clause_ctx *cc, rfx_expr *e)
 {
@@ -683,8 +692,8 @@ static void check_record(clause_ctx *cc, rfx_expr *e)
         if (want >= 0 && a->type >= 0 && a->kind != RFX_E_ANON &&
             (!rfx_sema_types_agree(p, a->type, want) || tprim(p, a->type) != tprim(p, want)))
             rfx_diag_error(cc->s->d, a->loc, "type mismatch: field %d of '%s' is '%s', got '%s'", i + 1 - adt,
-                           adt ? p->types[e->type].branches[e->u.fn.field].name : shown_name(p, e->type),
-                           shown_name(p, want), shown_name(p, a->type));
+                           adt ? p->types[e->type].branches[e->u.fn.field].name : rfx_sema_type_shown(p, e->type),
+                           rfx_sema_type_shown(p, want), rfx_sema_type_shown(p, a->type));
     }
 }
 
@@ -781,7 +790,6 @@ static void resolve_atom(sema *s, rfx_atom *a)
     }
 }
 
-static void resolve_expr_atoms(sema *s, rfx_expr *e);
 
 static void resolve_conj(sema *s, rfx_conj *cj)
 {
@@ -790,10 +798,10 @@ static void resolve_conj(sema *s, rfx_conj *cj)
         if (l->kind == RFX_L_ATOM || l->kind == RFX_L_NEG) {
             resolve_atom(s, &l->atom);
             for (int a = 0; a < l->atom.nargs; a++)
-                resolve_expr_atoms(s, l->atom.args[a]);
+                rfx_sema_resolve_expr(s, l->atom.args[a]);
         } else if (l->kind == RFX_L_CMP) {
-            resolve_expr_atoms(s, l->lhs);
-            resolve_expr_atoms(s, l->rhs);
+            rfx_sema_resolve_expr(s, l->lhs);
+            rfx_sema_resolve_expr(s, l->rhs);
         }
     }
 }
@@ -843,14 +851,7 @@ static void resolve_user_functor(sema *s, rfx_expr *e)
     rfx_diag_error(s->d, e->loc, "unknown functor '@%s' (declare it with .functor)", e->u.fn.cast_name);
 }
 
-static void resolve_expr_atoms(sema *s, rfx_expr *e);
-
 void rfx_sema_resolve_expr(sema *s, rfx_expr *e)
-{
-    resolve_expr_atoms(s, e);
-}
-
-static void resolve_expr_atoms(sema *s, rfx_expr *e)
 {
     if (e->kind == RFX_E_AGG)
         flatten_agg(s, e);
@@ -866,7 +867,7 @@ static void resolve_expr_atoms(sema *s, rfx_expr *e)
             rfx_diag_error(s->d, e->loc, "unknown type '%s' in as(...)", e->u.fn.cast_name);
     }
     for (int i = 0; i < rfx_expr_nkids(e); i++)
-        resolve_expr_atoms(s, rfx_expr_kid(e, i));
+        rfx_sema_resolve_expr(s, rfx_expr_kid(e, i));
 }
 
 /* ---- safety -------------------------------------------------------------------------- */
@@ -1100,6 +1101,8 @@ static void check_clause(sema *s, rfx_clause *c)
         if (!d.c)
             return;
     }
+    for (int i = 1; i < d.n; i++)   /* each disjunct its own literals: later passes rewrite them */
+        own_literals(s, &d.c[i]);
     c->nconj = d.n;
     c->conj = d.c;
     for (int i = 0; i < c->nconj; i++) {
@@ -1116,7 +1119,7 @@ static void check_clause(sema *s, rfx_clause *c)
     for (int i = 0; i < c->nconj; i++)
         resolve_conj(s, &c->conj[i]);
     for (int a = 0; a < c->head.nargs; a++)
-        resolve_expr_atoms(s, c->head.args[a]);
+        rfx_sema_resolve_expr(s, c->head.args[a]);
     clause_ctx cc = {s, c, {0}, NULL, false};
     for (int a = 0; a < c->head.nargs; a++)
         number_expr(&cc, c->head.args[a]);

@@ -38,6 +38,10 @@ void rfx_sema_resolve_expr(sema *s, rfx_expr *e);
 /* `$B(a, b)` (sema_types.c): its ADT and branch found, the value it stands for as Soufflé
  * stores it. */
 void rfx_sema_resolve_constructor(sema *s, rfx_expr *e);
+/* A type's name as a message shows it (an ADT branch's record of fields, `T.$B`, by the
+ * branch's; an anonymous record type without its '$'); a type with its aliases resolved. */
+const char *rfx_sema_type_shown(const rfx_program *p, int t);
+int rfx_sema_canon_type(const rfx_program *p, int t);
 /* The record type of fields of these types that records nothing else types get (`s = [x, y],
  * s != [1, 2]`, as Soufflé accepts them), made once per list of field types (named
  * `$[number, symbol]`); -1 past RFX_ANONYMOUS_RECORDS of them. */

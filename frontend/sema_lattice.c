@@ -17,19 +17,6 @@
 #include <string.h>
 
 /* ---- declarations -------------------------------------------------------------------- */
-/* The type t names, its aliases (`.type T = U`) followed: a component's `.type Interval = I`
- * is the I its functors take. */
-static int unaliased(const rfx_program *p, int t)
-{
-    for (int hops = 0; t >= 4 && hops < p->ntypes; hops++) {
-        const rfx_type *ty = &p->types[t];
-        if (ty->subtype || ty->nmembers || ty->nfields >= 0 || ty->nbranches || ty->parent < 0)
-            break;
-        t = ty->parent;
-    }
-    return t;
-}
-
 /* The functor index of `@f(_, _)`, or -1 (reported). */
 static int lattice_functor(sema *s, const rfx_lattice_text *t, const char *op, const rfx_expr *e, int type,
                            rfx_loc loc)
@@ -43,9 +30,11 @@ static int lattice_functor(sema *s, const rfx_lattice_text *t, const char *op, c
         rfx_functor_decl *f = &p->functors[i];
         if (strcmp(f->name, e->u.fn.cast_name) != 0)
             continue;
-        int u = unaliased(p, type);
-        if (f->nargs != 2 || unaliased(p, f->ret_type) != u || unaliased(p, f->arg_types[0]) != u ||
-            unaliased(p, f->arg_types[1]) != u) {
+        /* aliases are the type they name: a component's `.type Interval = I` is the I its
+         * functors take */
+        int u = rfx_sema_canon_type(p, type);
+        if (f->nargs != 2 || rfx_sema_canon_type(p, f->ret_type) != u ||
+            rfx_sema_canon_type(p, f->arg_types[0]) != u || rfx_sema_canon_type(p, f->arg_types[1]) != u) {
             rfx_diag_error(s->d, loc, "lattice operator %s: '@%s' must take two %s and return one", op, f->name,
                            t->type);
             return -1;

@@ -131,11 +131,7 @@ static void lift_records_aggs(record_lift *rl, rfx_expr *e)
 /* Literal i, `e = [..]`, reads the record e. */
 static void unpack_literal(record_lift *rl, rfx_conj *cj, int i, bool record_left)
 {
-    rfx_lit *l = salloc(rl->s, sizeof *l);   /* this disjunct's own: disjuncts share literals */
-    if (!l)
-        return;
-    *l = *cj->lits[i];
-    cj->lits[i] = l;
+    rfx_lit *l = cj->lits[i];
     rfx_expr *rec = record_left ? l->lhs : l->rhs, *e = record_left ? l->rhs : l->lhs;
     int branch = rec->u.fn.cast_name ? rec->u.fn.field : -1;   /* an ADT's: its number is field 0 */
     if (branch >= 0) {   /* the literal tests the branch */
@@ -238,20 +234,11 @@ static void resolve_record_aliases(record_lift *rl, rfx_conj *cj)
                 continue;
             remove_lit(cj, i);
             for (int k = 0; k < cj->nlits; k++) {
-                const rfx_lit *o = cj->lits[k];
-                bool l_v = o->kind == RFX_L_CMP && o->cmp == RFX_EQ && is_var(o->lhs, v);
-                bool r_v = o->kind == RFX_L_CMP && o->cmp == RFX_EQ && is_var(o->rhs, v);
-                if (!l_v && !r_v)
-                    continue;
-                rfx_lit *copy = salloc(rl->s, sizeof *copy);   /* disjuncts share literals */
-                if (!copy)
-                    return;
-                *copy = *o;
-                if (l_v)
-                    copy->lhs = rfx_clone_expr(rl->s->ctx, rec);
-                if (r_v)
-                    copy->rhs = rfx_clone_expr(rl->s->ctx, rec);
-                cj->lits[k] = copy;
+                rfx_lit *o = cj->lits[k];
+                if (o->kind == RFX_L_CMP && o->cmp == RFX_EQ && is_var(o->lhs, v))
+                    o->lhs = rfx_clone_expr(rl->s->ctx, rec);
+                if (o->kind == RFX_L_CMP && o->cmp == RFX_EQ && is_var(o->rhs, v))
+                    o->rhs = rfx_clone_expr(rl->s->ctx, rec);
             }
             changed = true;
         }
@@ -264,21 +251,9 @@ static void lift_records_conj(record_lift *rl, rfx_conj *cj)
     int n = cj->nlits;
     for (int i = 0; i < n; i++) {
         rfx_lit *l = cj->lits[i];
-        bool own = false;   /* disjuncts share literals: an atom changed here is this one's copy */
         if (l->kind == RFX_L_ATOM)
             for (int a = 0; a < l->atom.nargs; a++)
                 if (is_record(l->atom.args[a])) {
-                    if (!own) {
-                        rfx_lit *copy = salloc(s, sizeof *copy);
-                        rfx_expr **args = salloc(s, sizeof(rfx_expr *) * (size_t)(l->atom.nargs + 1));
-                        if (!copy || !args)
-                            return;
-                        *copy = *l;
-                        memcpy(args, l->atom.args, sizeof(rfx_expr *) * (size_t)l->atom.nargs);
-                        copy->atom.args = args;
-                        cj->lits[i] = l = copy;
-                        own = true;
-                    }
                     rfx_expr *v = record_var(rl, l->atom.args[a]->loc);
                     rfx_expr *v2 = v ? rfx_clone_expr(s->ctx, v) : NULL;
                     if (!v2 || !add_cmp(s, cj, RFX_EQ, v2, l->atom.args[a], l->atom.args[a]->loc))

@@ -73,9 +73,11 @@ static void adt_branches(sema *s, const rfx_type_decl *t)
     /* a value (of an ADT not an enumeration) is stored as Soufflé stores it: the record
      * [branch, field] for a branch of one field, else [branch, [fields...]], the inner record
      * of a type of its own, named with a '$' no program can write */
-    bool enumeration = rfx_program_adt_enum(p, ti);
+    bool enumeration = true;
+    for (int k = 0; k < nb; k++)
+        enumeration &= b[k].nfields == 0;
+    p->types[ti].enumeration = enumeration;
     for (int k = 0; k < nb; k++) {
-        b[k].payload = -1;
         b[k].stored[0] = RFX_UNSIGNED;
         b[k].stored[1] = b[k].nfields == 1 ? b[k].fields[1] : RFX_UNSIGNED;
         if (enumeration || b[k].nfields == 1)
@@ -369,6 +371,17 @@ void rfx_sema_check_subtypes(sema *s, const rfx_clause *c, const rfx_conj *cj)
 }
 
 
+const char *rfx_sema_type_shown(const rfx_program *p, int t)
+{
+    const char *dollar = strchr(p->types[t].name, '$');
+    return dollar ? dollar + 1 : p->types[t].name;
+}
+
+int rfx_sema_canon_type(const rfx_program *p, int t)
+{
+    return canon_type(p, t);
+}
+
 bool rfx_sema_types_agree(const rfx_program *p, int a, int b)
 {
     return rfx_program_record_type(p, a) == rfx_program_record_type(p, b) &&
@@ -384,8 +397,9 @@ static int anonymous_record_type(clause_ctx *cc, rfx_expr *rec, int depth)
         return -1;
     for (int f = 0; f < rec->u.fn.nargs; f++) {
         rfx_expr *a = rec->u.fn.args[f];
-        bool inner = a->kind == RFX_E_FN && a->u.fn.fn == RFX_FN_RECORD && !a->u.fn.cast_name;
-        ft[f] = inner && rfx_sema_expr_type(cc, a, -1) < 0 ? anonymous_record_type(cc, a, depth + 1) : rfx_sema_expr_type(cc, a, -1);
+        ft[f] = rfx_sema_expr_type(cc, a, -1);
+        if (ft[f] < 0 && a->kind == RFX_E_FN && a->u.fn.fn == RFX_FN_RECORD && !a->u.fn.cast_name)
+            ft[f] = anonymous_record_type(cc, a, depth + 1);
         if (ft[f] < 0)
             return -1;
     }

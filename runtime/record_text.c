@@ -87,8 +87,9 @@ static const char *parse_adt(const rfx_record_io *rio, int at, const char *s, si
     f[0] = (uint32_t)b;
     e = skip_blanks(s, n, e);
     if (rfx_program_adt_enum(rio->prog, at)) {   /* `$B` or `$B()`: the branch's number */
-        if (e + 1 < n && s[e] == '(' && s[skip_blanks(s, n, e + 1)] == ')')
-            e = skip_blanks(s, n, e + 1) + 1;
+        size_t close = e < n && s[e] == '(' ? skip_blanks(s, n, e + 1) : n;
+        if (close < n && s[close] == ')')
+            e = close + 1;
         *i = e;
         *out = (uint32_t)b;
         return NULL;
