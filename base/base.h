@@ -22,7 +22,8 @@ typedef enum rfx_status {
     RFX_ERR_INPUT,             /* malformed input data */
     RFX_ERR_LIMIT,             /* a size limit was exceeded */
     RFX_ERR_DEVICE,            /* a CUDA call failed (the backend's last_error says which) */
-    RFX_ERR_INTERNAL           /* a bug in rfx */
+    RFX_ERR_INTERNAL,          /* a bug in rfx */
+    RFX_ERR_REMOTE             /* another process of a distributed run failed (it says why) */
 } rfx_status;
 
 /* ---- arena: memory by lifetime, never freed piece by piece ---------------------- */

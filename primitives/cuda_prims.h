@@ -29,6 +29,8 @@ bool rfx_gpu_versions(int *runtime, int *driver);
 double rfx_gpu_copy_bandwidth(rfx_gpu *g);
 /* Number of usable devices; 0 without a driver or device (never fails). */
 int rfx_gpu_count(void);
+/* Free bytes on a device now (0 where it cannot be asked). */
+size_t rfx_gpu_free_bytes(int device);
 /* The name of device `device` into name (cap bytes), asked of the driver without opening a
  * context (which costs a process ~0.1 s to make and as much to tear down); false if none. */
 bool rfx_gpu_device_name(int device, char *name, size_t cap);

@@ -12,6 +12,16 @@ extern "C" int rfx_gpu_count(void)
     return n;
 }
 
+extern "C" size_t rfx_gpu_free_bytes(int device)
+{
+    size_t free_b = 0, total_b = 0;
+    if (cudaSetDevice(device) != cudaSuccess || cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return free_b;
+}
+
 extern "C" bool rfx_gpu_device_name(int device, char *name, size_t cap)
 {
     cudaDeviceProp prop;

@@ -77,6 +77,14 @@ struct rfx_backend {
      * run (1, 2, ...), 0 once the loop is left, and the rows of its deltas. NULL: not
      * wanted. */
     void (*loop_iteration)(rfx_backend *be, int iteration, size_t delta_rows);
+    /* A distributed run (backend_dist.c), called by the interpreter on every process after
+     * each command it runs or skips: agrees on the outcome (mine is this process's status;
+     * the result and *reporter are those of the lowest-ranked process that failed, -1 where
+     * none did, which alone reports it) and on the sizes of vars[0..nvars-1] (NULL: every
+     * variable), which count() then returns. NULL: one process. */
+    rfx_status (*settle)(rfx_backend *be, const int *vars, int nvars, rfx_status mine, int *reporter);
+    int rank, nranks;          /* this process among a distributed run's (0 and 1 alone); only
+                                * process 0 writes outputs and prints */
 };
 
 /* cap (0: none): bytes the backend may hold, a rule kept by the out-of-core layer below
@@ -123,5 +131,22 @@ rfx_status rfx_cuda_run_group(struct rfx_gpu *gpu, const rfx_fgroup *g, struct r
 bool rfx_cuda_available(char *name, size_t cap);
 /* CUDA runtime and driver versions (1000 * major + 10 * minor); false without CUDA. */
 bool rfx_cuda_versions(int *runtime, int *driver);
+
+/* ---- distributed runs (backend_dist.c) ------------------------------------------------ */
+struct rfx_comm;
+typedef struct rfx_dist_stats {
+    uint64_t exchanges;        /* outputs sent to their owners */
+    uint64_t sent_rows, sent_bytes;   /* rows (and bytes) this process sent to others */
+    uint64_t gathered_rows;    /* rows of replicas gathered to this process */
+    uint64_t replicated;       /* commands run on every process over replicas */
+    double exchange_s;         /* seconds in transfers (with their bucketing and sorting) */
+    double compute_s;          /* seconds in the commands themselves */
+} rfx_dist_stats;
+
+/* This process's share of a run over comm's processes, held by inner (which it owns). */
+rfx_backend *rfx_backend_dist(rfx_backend *inner, struct rfx_comm *comm, int nthreads);
+/* A distributed backend's counters and, where local is given (one per plan variable), the
+ * tuples this process holds; false for any other backend. */
+bool rfx_dist_stats_of(rfx_backend *be, rfx_dist_stats *st, size_t *local);
 
 #endif

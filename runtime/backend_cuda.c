@@ -2,6 +2,7 @@
  * command runs on the device primitives (primitives/cuda_prims.h); facts arrive and
  * outputs leave through host copies. */
 #include "backend.h"
+#include "comm.h"
 #include "cuda_prims.h"
 #include "base.h"
 #include "jit.h"
@@ -827,9 +828,17 @@ rfx_backend *rfx_backend_cuda(const rfx_run_opts *o, char *why, size_t whycap)
         return NULL;
     }
     c->jit = -1;
-    int one = 0;
+    /* the processes of a distributed run on one host take its GPUs in turn, and those
+     * sharing one split its free memory */
+    int ngpu = rfx_gpu_count(), one = o->comm && ngpu > 0 ? rfx_comm_local_rank(o->comm) % ngpu : 0;
     const int *devs = o->ndevices > 0 ? o->devices : &one;
     int ndev = o->ndevices > 0 ? o->ndevices : 1;
+    size_t budget = o->device_memory;
+    if (!budget && o->comm && ngpu > 0) {
+        int sharing = (rfx_comm_local_size(o->comm) + ngpu - 1) / ngpu;
+        size_t free_b = rfx_gpu_free_bytes(devs[0]);
+        budget = free_b / 20 * 19 / (size_t)sharing;
+    }
     if (ndev > MAX_DEVICES) {
         snprintf(why, whycap, "%d devices asked for, at most %d", ndev, MAX_DEVICES);
         free(be);
@@ -837,7 +846,7 @@ rfx_backend *rfx_backend_cuda(const rfx_run_opts *o, char *why, size_t whycap)
         return NULL;
     }
     rfx_device_keep *k = o->keep && !o->keep->lent ? o->keep : NULL;
-    if (k && k->ndev && !keep_fits(k, devs, ndev, o->device_memory))
+    if (k && k->ndev && !keep_fits(k, devs, ndev, budget))
         rfx_device_keep_clear(k);   /* other devices or another cap: opened afresh */
     if (k && k->ndev) {
         for (int d = 0; d < ndev; d++)
@@ -850,7 +859,7 @@ rfx_backend *rfx_backend_cuda(const rfx_run_opts *o, char *why, size_t whycap)
                      rfx_gpu_count() == 1 ? "" : "s");
             break;
         }
-        if (!(c->gs[d] = rfx_gpu_open(devs[d], o->device_memory, why, whycap)))
+        if (!(c->gs[d] = rfx_gpu_open(devs[d], budget, why, whycap)))
             break;
         c->ndev++;
     }
@@ -874,7 +883,7 @@ rfx_backend *rfx_backend_cuda(const rfx_run_opts *o, char *why, size_t whycap)
             k->devs[d] = devs[d];
         }
         k->ndev = ndev;
-        k->device_memory = o->device_memory;
+        k->device_memory = budget;
         k->lent = true;
         c->keep = k;
         for (int d = 0; d < ndev; d++)

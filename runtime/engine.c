@@ -3,6 +3,7 @@
  * its last run; every message of a call is kept as text for rfx_errmsg. */
 #include "backend.h"
 #include "base.h"
+#include "comm.h"
 #include "harmony.h"
 #include "rfx.h"
 
@@ -28,7 +29,12 @@ struct rfx_engine {
     bool *inserts_unsorted;        /* per relation: appended to since the last sort */
     rfx_exec *result;              /* state after the last successful run */
     rfx_device_keep *keep;         /* device contexts kept between runs (NULL: none) */
+    struct rfx_comm *comm;         /* the processes a run spreads over (cfg.alone: NULL) */
     bool ran;                      /* a run finished (result may be empty after a failed one) */
+    bool quiet;                    /* messages held back from cfg.diag (a distributed run, outside
+                                    * rfx_exec_run, which settles its own): at the end of a call the
+                                    * processes agree which one tells its messages (agreed) */
+    size_t msg_told;               /* the part of msg written to cfg.diag so far */
     FILE *diag;                    /* writes into msg, and to cfg.diag too */
     char *msg;                     /* messages of the current call, NUL-terminated */
     size_t msg_len, msg_cap;
@@ -72,7 +78,7 @@ void rfx_describe(FILE *out)
 static ssize_t diag_write(void *cookie, const char *buf, size_t n)
 {
     rfx_engine *e = cookie;
-    if (e->cfg.diag)
+    if (e->cfg.diag && !e->quiet)
         fwrite(buf, 1, n, e->cfg.diag);
     if (e->msg_oom)
         return (ssize_t)n;
@@ -84,14 +90,33 @@ static ssize_t diag_write(void *cookie, const char *buf, size_t n)
     e->msg_cap = cap;
     memcpy(e->msg + e->msg_len, buf, n);
     e->msg_len += n;
+    if (!e->quiet)
+        e->msg_told = e->msg_len;
     e->msg[e->msg_len] = 0;
     return (ssize_t)n;
+}
+
+/* A distributed run's processes make each call together; a call that failed on one of them
+ * fails on all, with the result of the lowest-ranked process that failed, which alone
+ * writes its messages (process 0 where none failed: warnings). Alone: r. */
+static rfx_result agreed(rfx_engine *e, rfx_result r)
+{
+    if (!e->comm)
+        return r;
+    fflush(e->diag);
+    int reporter = -1;
+    rfx_status st = rfx_comm_settle(e->comm, (rfx_status)r, NULL, 0, &reporter);
+    int me = rfx_comm_rank(e->comm);
+    if (e->cfg.diag && (reporter == me || (reporter < 0 && me == 0)) && e->msg && e->msg_len > e->msg_told)
+        fwrite(e->msg + e->msg_told, 1, e->msg_len - e->msg_told, e->cfg.diag);
+    e->msg_told = e->msg_len;
+    return st == RFX_ERR_REMOTE ? RFX_EXIT_RESOURCE : (rfx_result)st;
 }
 
 static void begin_call(rfx_engine *e)
 {
     fflush(e->diag);
-    e->msg_len = 0;
+    e->msg_len = e->msg_told = 0;
     e->msg_oom = false;
     if (e->msg)
         e->msg[0] = 0;
@@ -194,7 +219,21 @@ static char *dup_or_null(const char *s, bool *ok)
     return d;
 }
 
+static rfx_engine *open_engine(const rfx_config *cfg);
+
 rfx_engine *rfx_open(const rfx_config *cfg)
+{
+    rfx_engine *e = open_engine(cfg);
+    rfx_comm *comm = cfg && cfg->alone ? NULL : rfx_comm_world();
+    int reporter;
+    if (comm && rfx_comm_settle(comm, e ? RFX_OK : RFX_ERR_NOMEM, NULL, 0, &reporter) != RFX_OK) {
+        rfx_close(e);   /* engines open on every process of a distributed run or on none */
+        return NULL;
+    }
+    return e;
+}
+
+static rfx_engine *open_engine(const rfx_config *cfg)
 {
     rfx_engine *e = rfx_calloc(1, sizeof *e);
     if (!e)
@@ -224,9 +263,11 @@ rfx_engine *rfx_open(const rfx_config *cfg)
         memcpy(e->devices, e->cfg.devices, sizeof(int) * (size_t)e->cfg.ndevices);
         e->cfg.devices = e->devices;
     }
+    e->comm = e->cfg.alone ? NULL : rfx_comm_world();
+    e->quiet = e->comm != NULL;
     e->nthreads = e->cfg.threads;
-    if (e->nthreads <= 0) {
-        long n = sysconf(_SC_NPROCESSORS_ONLN);
+    if (e->nthreads <= 0) {   /* the processes of a distributed run on one host share its cores */
+        long n = sysconf(_SC_NPROCESSORS_ONLN) / rfx_comm_local_size(e->comm);
         e->nthreads = n > 0 ? (int)(n > 256 ? 256 : n) : 1;
     }
     cookie_io_functions_t io = {.write = diag_write};
@@ -352,20 +393,20 @@ static bool begin_load(rfx_engine *e, const char *call, const void *arg, const c
 rfx_result rfx_load_string(rfx_engine *e, const char *source, const char *name)
 {
     if (!begin_load(e, "rfx_load_string", source, "source text"))
-        return RFX_EXIT_IO;
+        return agreed(e, RFX_EXIT_IO);
     int nerr = 0;
     rfx_program *p = rfx_frontend_parse(source, strlen(source), name ? name : "<string>", e->diag, &nerr);
-    return adopt_program(e, p, nerr, false);
+    return agreed(e, adopt_program(e, p, nerr, false));
 }
 
 rfx_result rfx_load_file(rfx_engine *e, const char *path)
 {
     if (!begin_load(e, "rfx_load_file", path, "path"))
-        return RFX_EXIT_IO;
+        return agreed(e, RFX_EXIT_IO);
     int nerr = 0;
     bool io_error = false;
     rfx_program *p = rfx_frontend_parse_file(path, e->cfg.macros, e->diag, &nerr, &io_error);
-    return adopt_program(e, p, nerr, io_error);
+    return agreed(e, adopt_program(e, p, nerr, io_error));
 }
 
 static bool need_program(rfx_engine *e, const char *call)
@@ -536,9 +577,9 @@ rfx_result rfx_insert_columns(rfx_engine *e, const char *relation, const rfx_col
 }
 
 /* ---- runs ----------------------------------------------------------------------------- */
-rfx_result rfx_run(rfx_engine *e)
+/* rfx_run up to the run itself: inserts sorted, functors bound. */
+static rfx_result prepare_run(rfx_engine *e)
 {
-    begin_call(e);
     if (!need_program(e, "rfx_run"))
         return RFX_EXIT_IO;
     if (e->tune_error[0])
@@ -569,8 +610,15 @@ rfx_result rfx_run(rfx_engine *e)
     }
     int bound = rfx_functors_bind(e->prog, e->plan->fn_env, e->cfg.library_dirs, e->cfg.libraries, &e->functor_libs,
                                   e->diag);
-    if (bound != RFX_EXIT_OK)
-        return end_call(e, (rfx_result)bound);
+    return end_call(e, (rfx_result)bound);
+}
+
+rfx_result rfx_run(rfx_engine *e)
+{
+    begin_call(e);
+    rfx_result r = agreed(e, prepare_run(e));
+    if (r != RFX_EXIT_OK)
+        return r;
     rfx_run_opts o = {
         .fact_dir = e->cfg.fact_dir,
         .output_dir = e->cfg.output_dir,
@@ -589,8 +637,11 @@ rfx_result rfx_run(rfx_engine *e)
         .keep = e->keep,
         .tune = &e->tune,
         .harmony = e->harmony,
+        .comm = e->comm,
     };
+    e->quiet = false;
     rfx_status st = rfx_exec_run(e->plan, e->prog, &o, e->inserts, &e->result);
+    e->quiet = e->comm != NULL;
     if (st != RFX_OK)   /* a device error may have spoilt the contexts: the next run opens its own */
         rfx_device_keep_clear(e->keep);
     e->ran = st == RFX_OK;
@@ -770,4 +821,32 @@ void rfx_cursor_close(rfx_cursor *c)
     free(c->order);
     free(c->row);
     free(c);
+}
+
+/* ---- distributed runs ------------------------------------------------------------------ */
+rfx_result rfx_mpi_init(int *argc, char ***argv, char *why, size_t whycap)
+{
+    if (!rfx_comm_launched())
+        return RFX_EXIT_OK;
+    char reason[200];
+    if (!rfx_comm_init(argc, argv, reason, sizeof reason)) {
+        snprintf(why, whycap, "started by an MPI launcher, but %s", reason);
+        return RFX_EXIT_IO;
+    }
+    return RFX_EXIT_OK;
+}
+
+void rfx_mpi_finalize(void)
+{
+    rfx_comm_finalize();
+}
+
+int rfx_mpi_rank(void)
+{
+    return rfx_comm_rank(rfx_comm_world());
+}
+
+int rfx_mpi_size(void)
+{
+    return rfx_comm_size(rfx_comm_world());
 }

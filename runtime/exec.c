@@ -4,6 +4,7 @@
  * I/O. */
 #include "backend.h"
 #include "base.h"
+#include "comm.h"
 #include "harmony.h"
 
 #include <errno.h>
@@ -42,12 +43,23 @@ struct rfx_exec {
     size_t splits, split_ranges;   /* loops split, and the ranges they ran (profile) */
     size_t user_fn_cmds;           /* commands calling user-defined functors, run on the host (profile) */
     size_t skipped;                /* commands and groups not run: their guards held (profile) */
+    size_t iterations;             /* semi-naive iterations run, in all loops (profile) */
     double user_fn_seconds;
     double split_seconds;      /* spent cutting their state and gathering the ranges' results */
     size_t *unsplit_bytes;     /* per relation: its size when it could not be cut (one value) */
     bool traced;               /* some trace event written */
     pthread_mutex_t trace_lock;    /* spans come from several host threads (one per GPU) */
     unsigned long long tracks;     /* device tracks named so far (bit per device and lane) */
+    /* A distributed run (o->comm): this process's rank; each command's messages are held in
+     * cmd_err and written to real_err only by the process that reports for all (the
+     * lowest-ranked one that failed, else process 0), so that N processes reading the same
+     * bad file print one message. */
+    int rank;
+    bool profiling;            /* --profile on every process (process 0 prints) */
+    FILE *real_err, *cmd_err;
+    char *ebuf;
+    size_t elen;
+    int *changed;              /* settle's variables (nvars + 1) */
 };
 typedef struct rfx_exec exec;
 
@@ -57,7 +69,7 @@ int rfx_status_exit_code(rfx_status st)
     case RFX_OK: return RFX_EXIT_OK;
     case RFX_ERR_DIV0: return RFX_EXIT_PROGRAM;
     case RFX_ERR_IO: case RFX_ERR_INPUT: return RFX_EXIT_IO;
-    case RFX_ERR_NOMEM: case RFX_ERR_LIMIT: case RFX_ERR_DEVICE: return RFX_EXIT_RESOURCE;
+    case RFX_ERR_NOMEM: case RFX_ERR_LIMIT: case RFX_ERR_DEVICE: case RFX_ERR_REMOTE: return RFX_EXIT_RESOURCE;
     default: return RFX_EXIT_INTERNAL;
     }
 }
@@ -248,8 +260,10 @@ static rfx_status do_output(exec *x, const rfx_ra_cmd *c)
     rfx_rows_init(&scratch, v->arity);
     const rfx_rows *rows;
     rfx_status st = x->be->host_view(x->be, c->src[0], &scratch, &rows);
-    if (st != RFX_OK)
+    if (st != RFX_OK || x->rank) {   /* other processes of a distributed run took part in the gather */
+        rfx_rows_free(&scratch);
         return st;
+    }
     char *path = to_stdout ? NULL
                : fname   ? join_path(x->o->output_dir, fname, "")
                          : join_path(x->o->output_dir, r->name, wo.compress ? ".csv.gz" : ".csv");   /* as Soufflé */
@@ -288,7 +302,7 @@ static rfx_status run_cmd(exec *x, const rfx_ra_cmd *c)
     case RFX_RA_OUTPUT:
         return do_output(x, c);
     case RFX_RA_PRINTSIZE:
-        if (x->out)
+        if (x->out && !x->rank)
             fprintf(x->out, "%s\t%zu\n", x->P->vars[c->src[0]].name, x->be->count(x->be, c->src[0]));
         return RFX_OK;
     case RFX_RA_DIFFERENCE:
@@ -381,8 +395,106 @@ static void json_string(FILE *f, const char *s)
     fputc('"', f);
 }
 
+/* Per process of a distributed run: what it holds, sent and gathered, and its seconds in
+ * transfers and in commands; NULL where the run is not distributed or memory ran short.
+ * Collective (every process calls it); the rows are rank-major, each nprocess_cols values and
+ * then one per program relation (the tuples of it this process holds). */
+enum { PROC_TUPLES, PROC_SENT_ROWS, PROC_SENT_BYTES, PROC_GATHERED, PROC_REPLICATED, PROC_EXCHANGE_US,
+       PROC_COMPUTE_US, NPROC_COLS };
+
+static uint64_t *gather_process_stats(exec *x)
+{
+    rfx_comm *comm = x->o->comm;
+    if (!comm)
+        return NULL;
+    int R = rfx_comm_size(comm), nrel = x->prog->nrels, K = NPROC_COLS + nrel;
+    size_t *local = rfx_calloc((size_t)x->P->nvars, sizeof(size_t));
+    uint64_t *mine = rfx_calloc((size_t)K, sizeof(uint64_t)), *all = rfx_calloc((size_t)K * (size_t)R, sizeof(uint64_t));
+    rfx_dist_stats ds;
+    uint64_t bad = !local || !mine || !all || !rfx_dist_stats_of(x->be, &ds, local);
+    if (rfx_comm_sum(comm, &bad, 1) == RFX_OK && !bad) {
+        for (int r = 0; r < nrel; r++) {
+            mine[NPROC_COLS + r] = local[x->P->relvar[r]];
+            mine[PROC_TUPLES] += local[x->P->relvar[r]];
+        }
+        mine[PROC_SENT_ROWS] = ds.sent_rows;
+        mine[PROC_SENT_BYTES] = ds.sent_bytes;
+        mine[PROC_GATHERED] = ds.gathered_rows;
+        mine[PROC_REPLICATED] = ds.replicated;
+        mine[PROC_EXCHANGE_US] = (uint64_t)(ds.exchange_s * 1e6);
+        mine[PROC_COMPUTE_US] = (uint64_t)(ds.compute_s * 1e6);
+        bad = rfx_comm_gather_all(comm, mine, K, all) != RFX_OK;
+    }
+    free(local);
+    free(mine);
+    if (bad) {
+        free(all);
+        return NULL;
+    }
+    return all;
+}
+
+/* The processes' table (text and JSON) and, per relation, the largest share one holds. */
+static void print_processes(exec *x, const uint64_t *all, FILE *f, FILE *j)
+{
+    int R = rfx_comm_size(x->o->comm), nrel = x->prog->nrels, K = NPROC_COLS + nrel;
+    if (f)
+        fprintf(f, "processes: %d (MPI), each holding the tuples whose first column hashes to it\n"
+                   "%8s %14s %14s %10s %14s %10s %12s %12s\n",
+                R, "process", "tuples held", "rows sent", "MB sent", "rows gathered", "replicated", "transfers s",
+                "commands s");
+    for (int p = 0; p < R; p++) {
+        const uint64_t *v = all + (size_t)p * (size_t)K;
+        if (f)
+            fprintf(f, "%8d %14llu %14llu %10.1f %14llu %10llu %12.3f %12.3f\n", p, (unsigned long long)v[PROC_TUPLES],
+                    (unsigned long long)v[PROC_SENT_ROWS], v[PROC_SENT_BYTES] * 1e-6,
+                    (unsigned long long)v[PROC_GATHERED], (unsigned long long)v[PROC_REPLICATED],
+                    v[PROC_EXCHANGE_US] * 1e-6, v[PROC_COMPUTE_US] * 1e-6);
+        if (j)
+            fprintf(j, "%s\n  {\"process\": %d, \"tuples\": %llu, \"sent_rows\": %llu, \"sent_bytes\": %llu, "
+                       "\"gathered_rows\": %llu, \"replicated_commands\": %llu, \"transfer_seconds\": %.6f, "
+                       "\"command_seconds\": %.6f}",
+                    p ? "," : ", \"processes\": [", p, (unsigned long long)v[PROC_TUPLES],
+                    (unsigned long long)v[PROC_SENT_ROWS], (unsigned long long)v[PROC_SENT_BYTES],
+                    (unsigned long long)v[PROC_GATHERED], (unsigned long long)v[PROC_REPLICATED],
+                    v[PROC_EXCHANGE_US] * 1e-6, v[PROC_COMPUTE_US] * 1e-6);
+    }
+    if (j)
+        fputs("\n], \"shares\": [", j);
+    bool first = true;
+    for (int r = 0; r < nrel; r++) {
+        uint64_t sum = 0, most = 0;
+        int at = 0;
+        for (int p = 0; p < R; p++) {
+            uint64_t n = all[(size_t)p * (size_t)K + NPROC_COLS + (size_t)r];
+            sum += n;
+            if (n > most)
+                most = n, at = p;
+        }
+        if (!sum)
+            continue;
+        if (f)
+            fprintf(f, "  share %s: %llu tuples, the largest part %.1f%% (process %d)\n", x->prog->rels[r].name,
+                    (unsigned long long)sum, 100.0 * (double)most / (double)sum, at);
+        if (j) {
+            fprintf(j, "%s\n  {\"relation\": ", first ? "" : ",");
+            json_string(j, x->prog->rels[r].name);
+            fprintf(j, ", \"tuples\": %llu, \"largest_share\": %.6f, \"process\": %d}", (unsigned long long)sum,
+                    (double)most / (double)sum, at);
+        }
+        first = false;
+    }
+    if (j)
+        fputs("\n]", j);
+}
+
 static void print_profile(exec *x, double total)
 {
+    uint64_t *procs = gather_process_stats(x);
+    if (x->rank) {
+        free(procs);
+        return;
+    }
     double bw = x->be->copy_bandwidth(x->be);
     FILE *f = x->o->profile, *j = x->o->profile_json;
     if (f) {
@@ -446,6 +558,8 @@ static void print_profile(exec *x, double total)
     if (f && x->user_fn_cmds)
         fprintf(f, "user-defined functors: %zu commands calling them ran on the host, %.3f s (their code is the "
                    "host's)\n", x->user_fn_cmds, x->user_fn_seconds);
+    if (f && x->iterations)
+        fprintf(f, "semi-naive iterations: %zu\n", x->iterations);
     if (f && x->skipped)
         fprintf(f, "skipped: %zu commands or groups whose results an empty input made empty or unneeded\n",
                 x->skipped);
@@ -456,8 +570,13 @@ static void print_profile(exec *x, double total)
         fprintf(f, "fused groups' kernels: %d compiled with NVRTC (%.1f ms), %d read from the cache (%.2f ms)\n",
                 compiled, cms, cached, hms);
     if (j)
-        fprintf(j, "\n], \"jit\": {\"compiled\": %d, \"compile_ms\": %.3f, \"cached\": %d, \"cache_ms\": %.3f}}\n",
-                compiled, cms, cached, hms);
+        fputs("\n]", j);
+    if (procs)
+        print_processes(x, procs, f, j);
+    free(procs);
+    if (j)
+        fprintf(j, ", \"iterations\": %zu, \"jit\": {\"compiled\": %d, \"compile_ms\": %.3f, \"cached\": %d, "
+                   "\"cache_ms\": %.3f}}\n", x->iterations, compiled, cms, cached, hms);
 }
 
 /* ---- trace ------------------------------------------------------------------------------ */
@@ -596,15 +715,74 @@ static rfx_status open_backend(exec *x)
         x->be = rfx_backend_cpu(x->nthreads, x->o->device_memory, x->o->tune);
     if (x->be && kind != RFX_BACKEND_AUTO)   /* variables that do not fit the device's budget go to the host */
         x->be = rfx_backend_ooc(x->be, x->nthreads, x->o->tune);
+    if (x->be && x->o->comm)   /* this process's share of a distributed run */
+        x->be = rfx_backend_dist(x->be, x->o->comm, x->nthreads);
     if (x->be && x->o->trace) {
         x->be->span = trace_span;
         x->be->span_ctx = x;
     }
-    if (!x->be || x->be->open_vars(x->be, x->P) != RFX_OK || !plan_liveness(x)) {
+    if (!x->be || x->be->open_vars(x->be, x->P) != RFX_OK || !plan_liveness(x) ||
+        (x->o->comm && !(x->changed = rfx_malloc(sizeof(int) * ((size_t)x->P->nvars + 1))))) {
         fprintf(x->err, "rfx: error: out of memory starting the run\n");
         return RFX_ERR_NOMEM;
     }
     return RFX_OK;
+}
+
+/* ---- distributed runs: one outcome for all processes ------------------------------------- */
+/* Holds the messages of the command about to run (a distributed run). */
+static void hold_messages(exec *x)
+{
+    if (!x->o->comm)
+        return;
+    x->cmd_err = open_memstream(&x->ebuf, &x->elen);
+    x->err = x->cmd_err ? x->cmd_err : x->real_err;
+}
+
+/* Agrees with the other processes on the outcome of what ran since the last call and, where
+ * the backend holds the variables (sized), on the sizes of vars (NULL: all); the held
+ * messages are written by the process that reports. *report: whether this process is the
+ * one that tells a failure. */
+static rfx_status settle(exec *x, const int *vars, int nvars, rfx_status st, bool sized, bool *report)
+{
+    *report = true;
+    if (!x->o->comm)
+        return st;
+    int reporter = -1;
+    st = sized ? x->be->settle(x->be, vars, nvars, st, &reporter) : rfx_comm_settle(x->o->comm, st, NULL, 0, &reporter);
+    *report = reporter == x->rank;
+    if (x->cmd_err) {
+        fclose(x->cmd_err);
+        if (reporter == x->rank || (reporter < 0 && !x->rank))
+            fwrite(x->ebuf, 1, x->elen, x->real_err);
+        free(x->ebuf);
+        x->cmd_err = NULL;
+        x->ebuf = NULL;
+    }
+    x->err = x->real_err;
+    return st;
+}
+
+/* The variables a command (or group, or the clearing of a skipped one) may have changed. */
+static int changed_by(exec *x, const rfx_ra_cmd *c, const rfx_fgroup *g, const rfx_hcmd *skipped)
+{
+    int n = 0;
+    if (skipped)
+        for (int k = 0; k < skipped->nclear && n < x->P->nvars; k++)
+            x->changed[n++] = skipped->clear[k];
+    else if (g)
+        for (int m = 0; m < g->nmembers && n < x->P->nvars; m++) {
+            const rfx_ra_cmd *mc = rfx_fgroup_member_cmd(x->P, g, m);
+            if (mc->dst >= 0)
+                x->changed[n++] = mc->dst;
+        }
+    else {
+        if (c->dst >= 0 && c->op != RFX_RA_OUTPUT && c->op != RFX_RA_PRINTSIZE)
+            x->changed[n++] = c->dst;
+        if (c->op == RFX_RA_SWAP)
+            x->changed[n++] = c->src[0];
+    }
+    return n;
 }
 
 static rfx_status merge_inserts(exec *x, const rfx_rows *inserts)
@@ -940,6 +1118,7 @@ static rfx_status interpret_from(exec *x, int b, int stop)
             for (int k = 0; k < c->nvars; k++)
                 delta_rows += x->be->count(x->be, c->vars[k]);
             bool empty = delta_rows == 0;
+            x->iterations += !empty;
             if (x->be->loop_iteration)
                 x->be->loop_iteration(x->be, empty ? 0 : x->iteration, delta_rows);
             loop_split ls;
@@ -961,19 +1140,27 @@ static rfx_status interpret_from(exec *x, int b, int stop)
         /* a fused group runs at its anchor; its other commands are skipped */
         const rfx_hcmd *hc = &x->H->blocks[b].cmds[i];
         const rfx_fgroup *g = hc->group;
-        bool skip = !hc->runs;
+        bool member = !hc->runs, skip = member, guarded = false;   /* a member runs in its group */
         rfx_status st = RFX_OK;
+        if (!member)
+            hold_messages(x);
         if (!skip && hc->nclauses && rfx_hcmd_skippable(hc, var_rows, x->be)) {
-            skip = true;
+            skip = guarded = true;
             st = skip_cmd(x, hc);
         }
         double t0 = profile && !skip ? rfx_seconds() : 0;
         if (!skip)
             st = g ? x->be->exec_group(x->be, g) : run_cmd(x, c);
+        double t1 = 0;
         if (profile && !skip) {
             if (st == RFX_OK)
                 st = x->be->sync(x->be);
-            double t1 = rfx_seconds();
+            t1 = rfx_seconds();
+        }
+        bool report = true;
+        if (x->o->comm && !member)   /* before the profile counts what the command wrote */
+            st = settle(x, x->changed, changed_by(x, c, g, guarded ? hc : NULL), st, true, &report);
+        if (profile && !skip) {
             if (g)
                 count_group_stats(x, g, t1 - t0);
             else
@@ -982,7 +1169,8 @@ static rfx_status interpret_from(exec *x, int b, int stop)
                 trace_event(x, c, g, t0, t1);
         }
         if (st != RFX_OK) {
-            report_failure(x, c, g, st);
+            if (report)
+                report_failure(x, c, g, st);
             return st;
         }
         for (const int *f = x->frees[b].list + x->frees[b].start[i]; *f >= 0; f++)
@@ -1000,18 +1188,28 @@ rfx_status rfx_exec_run(const rfx_plan *P, rfx_program *prog, const rfx_run_opts
     exec *x = rfx_calloc(1, sizeof *x);
     FILE *err = o->err ? o->err : stderr;
     if (!x) {
-        fprintf(err, "rfx: error: out of memory starting the run\n");
+        int reporter = -1;   /* the others of a distributed run learn it where they agree on the start */
+        if (o->comm)
+            rfx_comm_settle(o->comm, RFX_ERR_NOMEM, NULL, 0, &reporter);
+        if (reporter < 0 || reporter == rfx_comm_rank(o->comm))
+            fprintf(err, "rfx: error: out of memory starting the run\n");
         return RFX_ERR_NOMEM;
     }
-    *x = (exec){.P = P, .prog = prog, .opts = *o, .err = err, .out = o->out, .loop_block = -1};
+    *x = (exec){.P = P, .prog = prog, .opts = *o, .err = err, .out = o->out, .loop_block = -1, .real_err = err,
+                .rank = rfx_comm_rank(o->comm), .profiling = o->profile || o->profile_json};
+    if (x->rank) {   /* process 0 shows the run */
+        x->opts.progress = NULL;
+        x->opts.trace = NULL;
+    }
     if (!x->opts.tune)
         x->opts.tune = &rfx_tuning_defaults;
     x->o = &x->opts;
-    x->no_split = !x->o->tune->split_loops;
+    x->no_split = !x->o->tune->split_loops || o->comm;   /* ranges of a loop are one process's plan */
     pthread_mutex_init(&x->trace_lock, NULL);
     x->nthreads = o->nthreads > 0 ? o->nthreads : 1;
     x->t_start = rfx_seconds();
     rfx_fn_env_reset(P->fn_env);
+    hold_messages(x);
     rfx_status st = check_output_dir(x);
     x->H = o->harmony;
     if (st == RFX_OK && !x->H) {   /* weave and lower here what the caller did not */
@@ -1026,13 +1224,17 @@ rfx_status rfx_exec_run(const rfx_plan *P, rfx_program *prog, const rfx_run_opts
     }
     if (st == RFX_OK)
         st = open_backend(x);
-    if (st == RFX_OK)
-        st = merge_inserts(x, inserts);
+    bool report;
+    st = settle(x, NULL, 0, st, false, &report);
+    if (st == RFX_OK) {
+        hold_messages(x);
+        st = settle(x, NULL, 0, merge_inserts(x, inserts), true, &report);
+    }
     if (st == RFX_OK)
         st = interpret_from(x, 0, -1);
     end_progress(x);
     end_trace(x);
-    if (x->be && (o->profile || o->profile_json))
+    if (x->be && x->profiling)
         print_profile(x, rfx_seconds() - x->t_start);
     if (st == RFX_OK && keep)
         *keep = x;
@@ -1076,6 +1278,7 @@ void rfx_exec_free(rfx_exec *x)
         x->be->close(x->be);
     free_liveness(x);
     free(x->unsplit_bytes);
+    free(x->changed);
     rfx_harmony_free(x->own_harmony);
     rfx_weave_free(x->own_weave);
     pthread_mutex_destroy(&x->trace_lock);

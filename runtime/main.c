@@ -3,6 +3,7 @@
 #include "rfx.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -546,10 +547,11 @@ static int cliques_main(rfx_config cfg, const cmd *c)
     if (!open_run_files(&cfg, c, &json, &trace))
         return RFX_EXIT_IO;
     char *src = clique_program(c->target, c->k, c->count, c->order < 0 ? c->count : c->order == 1);
-    rfx_engine *e = src ? rfx_open(&cfg) : NULL;
+    rfx_engine *e = rfx_open(&cfg);   /* opened (and loaded) on every process of a distributed run alike */
     if (!e) {
         free(src);
-        fprintf(stderr, "rfx: error: out of memory\n");
+        if (rfx_mpi_rank() == 0)
+            fprintf(stderr, "rfx: error: out of memory\n");
         return close_run_files(&json, &trace, RFX_EXIT_RESOURCE);
     }
     char name[32];
@@ -596,8 +598,9 @@ static int program_main(rfx_config cfg, const cmd *c)
     if (!open_run_files(&cfg, c, &json, &trace))
         return RFX_EXIT_IO;
     rfx_engine *e = rfx_open(&cfg);
-    if (!e) {
-        fprintf(stderr, "rfx: error: out of memory\n");
+    if (!e) {   /* where another process of a distributed run failed, process 0 says so */
+        if (rfx_mpi_rank() == 0)
+            fprintf(stderr, "rfx: error: out of memory\n");
         return close_run_files(&json, &trace, RFX_EXIT_RESOURCE);
     }
     rfx_result rc = rfx_load_file(e, c->target);
@@ -609,6 +612,40 @@ static int program_main(rfx_config cfg, const cmd *c)
     return close_run_files(&json, &trace, rc);
 }
 
+/* Under an MPI launcher (mpirun -np N rfx ...), the processes share each run
+ * (docs/mpi.md); process 0 alone prints and writes the files the command names. The others
+ * parse the same command line, so their messages about it would only repeat process 0's. */
+static int start_mpi(int *argc, char ***argv, int *saved_stderr)
+{
+    char why[256];
+    rfx_result r = rfx_mpi_init(argc, argv, why, sizeof why);
+    if (r != RFX_EXIT_OK) {
+        fprintf(stderr, "rfx: error: %s\n", why);
+        return r;
+    }
+    if (rfx_mpi_rank() > 0) {
+        int nul = open("/dev/null", O_WRONLY);
+        fflush(stderr);
+        *saved_stderr = dup(STDERR_FILENO);
+        if (nul < 0 || *saved_stderr < 0 || !freopen("/dev/null", "w", stdout) || dup2(nul, STDERR_FILENO) < 0)
+            return RFX_EXIT_IO;
+        close(nul);
+    }
+    return RFX_EXIT_OK;
+}
+
+static void others_quiet_files(cmd *c, int saved_stderr)
+{
+    if (saved_stderr < 0)
+        return;
+    fflush(stderr);
+    dup2(saved_stderr, STDERR_FILENO);   /* a failure in a run may be this process's to tell */
+    close(saved_stderr);
+    c->json_path = c->json_path ? "/dev/null" : NULL;
+    c->trace_path = NULL;
+    c->out = c->out ? "/dev/null" : NULL;
+}
+
 int main(int argc, char **argv)
 {
     rfx_config cfg;
@@ -618,11 +655,19 @@ int main(int argc, char **argv)
     cfg.out = stdout;
     cfg.diag = stderr;
     cmd c = {0};
-    int rc = parse_command_line(argc, argv, &cfg, &c);
+    int saved_stderr = -1;
+    int rc = start_mpi(&argc, &argv, &saved_stderr);
+    if (rc == RFX_EXIT_OK) {
+        rc = parse_command_line(argc, argv, &cfg, &c);
+        others_quiet_files(&c, saved_stderr);
+    }
     if (rc < 0) {
         catch_signals();
         rc = c.cliques ? cliques_main(cfg, &c) : program_main(cfg, &c);
+        signal(SIGINT, SIG_DFL);   /* nothing left unfinished: an MPI launcher may end this process now */
+        signal(SIGTERM, SIG_DFL);
     }
+    rfx_mpi_finalize();
     free(c.macros);
     free(c.tune);
     free(c.library_dirs);

@@ -97,6 +97,9 @@ typedef struct rfx_config {
     const char *tune;          /* tuning knobs for experiments, `key=value ...` separated by blanks
                                 * or commas (docs/cli.md, rfx_tune_describe); NULL (default): the
                                 * defaults. Bad settings make rfx_run fail with the reason */
+    bool alone;                /* where MPI is initialised with several processes, run in this one
+                                * alone; false (default): each run is spread over all of them, which
+                                * must make the same calls in the same order (docs/mpi.md) */
 } rfx_config;
 
 /* Column types, as declared (subtypes and aliases resolve to these). */
@@ -244,6 +247,21 @@ const char *rfx_errmsg(const rfx_engine *e);
  * Whole or not at all: a regular file (or a new path; a symbolic link's target) is written
  * to a temporary file beside it and renamed into place when kept; anything else (a FIFO, a
  * device, /dev/stdout) is written in place. */
+/* ---- distributed runs (docs/mpi.md) -------------------------------------------------------
+ * An engine opened where MPI is initialised with several processes spreads each run over
+ * them (rfx_config.alone keeps it to one): every process makes the same calls, each
+ * relation is hash-partitioned on its first column, results read from any process are the
+ * whole relation, and only process 0 writes .output files. */
+/* For a program an MPI launcher started (mpirun, srun): initialises MPI unless the program
+ * did. RFX_EXIT_OK also where no launcher started it (nothing to do); RFX_EXIT_IO, with the
+ * reason in why, where this librfx was built without MPI. */
+rfx_result rfx_mpi_init(int *argc, char ***argv, char *why, size_t whycap);
+/* Finalises MPI where rfx_mpi_init initialised it. */
+void rfx_mpi_finalize(void);
+/* This process's rank among the job's and their number (0 and 1 without MPI). */
+int rfx_mpi_rank(void);
+int rfx_mpi_size(void);
+
 typedef struct rfx_output rfx_output;
 /* Opens path; *f is where to write. NULL on failure, with the reason in err. */
 rfx_output *rfx_output_open(const char *path, FILE **f, char *err, size_t errlen);

@@ -52,6 +52,8 @@ typedef struct rfx_run_opts {
     const struct rfx_harmony *harmony;   /* what runs: the program's Harmony IR over its weave,
                                           * built once (librfx does); NULL: the run weaves and
                                           * lowers the plan itself (no weave with no_fuse) */
+    struct rfx_comm *comm;     /* the processes of a distributed run (comm.h), this one among them;
+                                * NULL: this process alone */
 } rfx_run_opts;
 
 int rfx_status_exit_code(rfx_status st);

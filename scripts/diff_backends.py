@@ -15,9 +15,10 @@ of thousands of rows), some a small --device-memory cap (out of core on both bac
 --no-fuse or --join.
 
 Usage: diff_backends.py RFX COUNT [--seed N] [--work DIR] [--budget SECONDS]
-                        [--a "OPTIONS"] [--b "OPTIONS"]
+                        [--a "OPTIONS"] [--b "OPTIONS"] [--b-launch "COMMAND"]
 --a and --b are the two runs' options (default --backend=cpu and --backend=cuda); with
 two CPU configurations (-j1 against -j3 and a --device-memory cap, say) it needs no GPU.
+--b-launch starts the second run through a command ("mpirun -np 2": a distributed run).
 A failing case is kept in DIR/fail-N (program, facts, both outputs); exit 1 if any.
 A program either run cannot finish in a minute, or runs out of memory on (exit 3: a cap
 where not even one part fits, say), is not compared.
@@ -233,10 +234,10 @@ def gen_program(rng, facts_dir):
 CASE_TIMEOUT = 60   # seconds a backend may take on one program
 
 
-def run(rfx, side, prog, facts, out, opts):
+def run(rfx, side, prog, facts, out, opts, launch=()):
     os.makedirs(out, exist_ok=True)
     try:
-        p = subprocess.run([rfx, "-q", "-F", facts, "-D", out] + opts + side + [prog],
+        p = subprocess.run(list(launch) + [rfx, "-q", "-F", facts, "-D", out] + opts + side + [prog],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=CASE_TIMEOUT)
     except subprocess.TimeoutExpired:
         return None, b"", b"timed out"
@@ -262,6 +263,7 @@ def main():
     ap.add_argument("--budget", type=float, default=float("inf"), help="seconds; no new program after them")
     ap.add_argument("--a", default="--backend=cpu", help="the first run's options")
     ap.add_argument("--b", default="--backend=cuda", help="the second run's options")
+    ap.add_argument("--b-launch", default="", help="a command the second run is started by (mpirun -np 2)")
     args = ap.parse_args()
     rfx, count, seed, work, budget = args.rfx, args.count, args.seed, args.work, args.budget
     side_a, side_b = shlex.split(args.a), shlex.split(args.b)
@@ -290,7 +292,7 @@ def main():
             print("case %d: a %s after %.1f s, not compared" % (i, "timed out" if rc_c is None else "out of memory",
                                                                   t1 - t0), flush=True)
             continue
-        rc_g, out_g, err_g = run(rfx, side_b, prog, facts, os.path.join(case, "b"), opts)
+        rc_g, out_g, err_g = run(rfx, side_b, prog, facts, os.path.join(case, "b"), opts, shlex.split(args.b_launch))
         t2 = time.time()
         if rc_g is None or rc_g == 3:   # the second run's memory (a cap, the device) or time
             slow += 1

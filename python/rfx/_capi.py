@@ -58,6 +58,7 @@ class Config(Structure):
         ("library_dirs", c_char_p),
         ("libraries", c_char_p),
         ("tune", c_char_p),
+        ("alone", c_bool),
     ]
 
 

@@ -1,0 +1,328 @@
+/* comm.c: the processes of a distributed run over MPI (comm.h); without RFX_HAVE_MPI, one
+ * process. Rows travel as an MPI type of `arity` 32-bit values, so counts and offsets are
+ * in rows: a process sends or receives at most INT_MAX rows in one transfer. */
+#include "comm.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The variables MPI launchers set in the processes they start (Open MPI, PMIx, PMI, Slurm,
+ * MPICH's Hydra). */
+bool rfx_comm_launched(void)
+{
+    static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE", "MPI_LOCALNRANKS"};
+    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++)
+        if (getenv(vars[i]))
+            return true;
+    return false;
+}
+
+#ifdef RFX_HAVE_MPI
+#include <mpi.h>
+
+struct rfx_comm {
+    MPI_Comm world, host;
+    int rank, size, local_rank, local_size;
+    uint64_t *statuses;        /* rfx_comm_settle's without a buffer of the caller's: one per process */
+};
+
+static rfx_comm *g_world;      /* made on first use, freed by rfx_comm_finalize */
+static bool g_started;         /* rfx_comm_init called MPI_Init_thread */
+
+bool rfx_comm_built(void)
+{
+    return true;
+}
+
+bool rfx_comm_init(int *argc, char ***argv, char *why, size_t whycap)
+{
+    int done = 0, provided = 0;
+    MPI_Initialized(&done);
+    if (done)
+        return true;
+    if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+        snprintf(why, whycap, "MPI_Init_thread failed");
+        return false;
+    }
+    g_started = true;
+    return true;
+}
+
+void rfx_comm_finalize(void)
+{
+    if (g_world) {
+        MPI_Comm_free(&g_world->host);
+        MPI_Comm_free(&g_world->world);
+        free(g_world->statuses);
+        free(g_world);
+        g_world = NULL;
+    }
+    int done = 0;
+    MPI_Finalized(&done);
+    if (g_started && !done) {
+        /* no process leaves before all are done: a launcher ends the job (signalling the
+         * others) when the first exits with a failure */
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Finalize();
+    }
+    g_started = false;
+}
+
+rfx_comm *rfx_comm_world(void)
+{
+    int init = 0, fin = 0, size = 1;
+    MPI_Initialized(&init);
+    MPI_Finalized(&fin);
+    if (!init || fin)
+        return NULL;
+    if (g_world)
+        return g_world;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    /* plain calloc: a process that could not make these would run alone while the others
+     * wait for it, so no fault is injected here */
+    if (size < 2 || !(g_world = calloc(1, sizeof *g_world)))
+        return NULL;
+    if (!(g_world->statuses = calloc((size_t)size, sizeof(uint64_t)))) {
+        free(g_world);
+        g_world = NULL;
+        return NULL;
+    }
+    /* rfx's own communicator: its collectives never meet an embedding program's */
+    MPI_Comm_dup(MPI_COMM_WORLD, &g_world->world);
+    MPI_Comm_rank(g_world->world, &g_world->rank);
+    g_world->size = size;
+    MPI_Comm_split_type(g_world->world, MPI_COMM_TYPE_SHARED, g_world->rank, MPI_INFO_NULL, &g_world->host);
+    MPI_Comm_rank(g_world->host, &g_world->local_rank);
+    MPI_Comm_size(g_world->host, &g_world->local_size);
+    return g_world;
+}
+
+int rfx_comm_rank(const rfx_comm *c)
+{
+    return c ? c->rank : 0;
+}
+
+int rfx_comm_size(const rfx_comm *c)
+{
+    return c ? c->size : 1;
+}
+
+int rfx_comm_local_rank(const rfx_comm *c)
+{
+    return c ? c->local_rank : 0;
+}
+
+int rfx_comm_local_size(const rfx_comm *c)
+{
+    return c ? c->local_size : 1;
+}
+
+rfx_status rfx_comm_sum(rfx_comm *c, uint64_t *v, int n)
+{
+    return MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_UINT64_T, MPI_SUM, c->world) == MPI_SUCCESS ? RFX_OK : RFX_ERR_REMOTE;
+}
+
+rfx_status rfx_comm_settle(rfx_comm *c, rfx_status mine, uint64_t *buf, int n, int *reporter)
+{
+    int P = c->size;
+    uint64_t *v = buf ? buf : c->statuses;
+    memset(v, 0, sizeof(uint64_t) * (size_t)P);
+    v[c->rank] = (uint64_t)mine;
+    rfx_status st = rfx_comm_sum(c, v, P + (buf ? n : 0));
+    *reporter = -1;
+    for (int p = 0; st == RFX_OK && p < P && *reporter < 0; p++)
+        if (v[p] && v[p] != RFX_ERR_REMOTE)
+            *reporter = p;
+    for (int p = 0; st == RFX_OK && p < P && *reporter < 0; p++)
+        if (v[p])
+            *reporter = p;
+    return st != RFX_OK ? RFX_ERR_REMOTE : *reporter >= 0 ? (rfx_status)v[*reporter] : RFX_OK;
+}
+
+rfx_status rfx_comm_gather_all(rfx_comm *c, const uint64_t *mine, int n, uint64_t *all)
+{
+    return MPI_Allgather(mine, n, MPI_UINT64_T, all, n, MPI_UINT64_T, c->world) == MPI_SUCCESS ? RFX_OK : RFX_ERR_REMOTE;
+}
+
+/* Whether any process failed: each says whether it did, all learn the sum. */
+static rfx_status agree(rfx_comm *c, bool failed)
+{
+    uint64_t n = failed;
+    if (rfx_comm_sum(c, &n, 1) != RFX_OK)
+        return RFX_ERR_REMOTE;
+    return n ? RFX_ERR_REMOTE : RFX_OK;
+}
+
+/* Sizes the receiving rows for `total` rows and agrees that every process could. */
+static rfx_status make_room(rfx_comm *c, rfx_rows *out, uint64_t total, bool *too_many)
+{
+    out->n = 0;
+    *too_many = total > INT_MAX;
+    bool ok = !*too_many && rfx_rows_reserve(out, (size_t)total) == RFX_OK;
+    rfx_status st = agree(c, !ok);
+    return st == RFX_OK ? RFX_OK : *too_many ? RFX_ERR_LIMIT : !ok ? RFX_ERR_NOMEM : st;
+}
+
+static MPI_Datatype row_type(int arity)
+{
+    MPI_Datatype t;
+    MPI_Type_contiguous(arity, MPI_UINT32_T, &t);
+    MPI_Type_commit(&t);
+    return t;
+}
+
+rfx_status rfx_comm_exchange(rfx_comm *c, const rfx_rows *rows, const size_t *counts, bool failed, rfx_rows *out)
+{
+    int P = c->size;
+    int *sc = rfx_malloc(sizeof(int) * (size_t)P * 4), *rc = sc ? sc + P : NULL, *sd = sc ? sc + 2 * P : NULL,
+        *rd = sc ? sc + 3 * P : NULL;
+    bool bad = failed || !sc;
+    uint64_t sent = 0;
+    for (int p = 0; !bad && p < P; p++) {
+        sd[p] = (int)sent;
+        sc[p] = (int)counts[p];
+        sent += counts[p];
+        bad = sent > INT_MAX;
+    }
+    rfx_status st = agree(c, bad);
+    if (st != RFX_OK) {
+        free(sc);
+        return failed ? st : !sc ? RFX_ERR_NOMEM : bad ? RFX_ERR_LIMIT : st;
+    }
+    if (MPI_Alltoall(sc, 1, MPI_INT, rc, 1, MPI_INT, c->world) != MPI_SUCCESS) {
+        free(sc);
+        return RFX_ERR_REMOTE;
+    }
+    uint64_t total = 0;
+    for (int p = 0; p < P; p++) {
+        rd[p] = (int)(total < INT_MAX ? total : INT_MAX);
+        total += (uint64_t)rc[p];
+    }
+    bool too_many;
+    if ((st = make_room(c, out, total, &too_many)) != RFX_OK) {
+        free(sc);
+        return st;
+    }
+    if (out->arity == 0)   /* a nullary relation: only whether it holds its tuple */
+        out->n = total ? 1 : 0;
+    else {
+        MPI_Datatype t = row_type(rows->arity);
+        int rcode = MPI_Alltoallv(rows->data, sc, sd, t, out->data, rc, rd, t, c->world);
+        MPI_Type_free(&t);
+        if (rcode != MPI_SUCCESS)
+            st = RFX_ERR_REMOTE;
+        out->n = (size_t)total;
+    }
+    free(sc);
+    return st;
+}
+
+rfx_status rfx_comm_gather_rows(rfx_comm *c, const rfx_rows *mine, bool failed, rfx_rows *out)
+{
+    int P = c->size;
+    int *rc = rfx_malloc(sizeof(int) * (size_t)P * 2), *rd = rc ? rc + P : NULL;
+    bool bad = failed || !rc || mine->n > INT_MAX;
+    rfx_status st = agree(c, bad);
+    if (st != RFX_OK) {
+        free(rc);
+        return failed ? st : !rc ? RFX_ERR_NOMEM : bad ? RFX_ERR_LIMIT : st;
+    }
+    int n = (int)mine->n;
+    if (MPI_Allgather(&n, 1, MPI_INT, rc, 1, MPI_INT, c->world) != MPI_SUCCESS) {
+        free(rc);
+        return RFX_ERR_REMOTE;
+    }
+    uint64_t total = 0;
+    for (int p = 0; p < P; p++) {
+        rd[p] = (int)(total < INT_MAX ? total : INT_MAX);
+        total += (uint64_t)rc[p];
+    }
+    bool too_many;
+    if ((st = make_room(c, out, total, &too_many)) != RFX_OK) {
+        free(rc);
+        return st;
+    }
+    if (out->arity == 0)
+        out->n = total ? 1 : 0;
+    else {
+        MPI_Datatype t = row_type(mine->arity);
+        int rcode = MPI_Allgatherv(mine->data, n, t, out->data, rc, rd, t, c->world);
+        MPI_Type_free(&t);
+        if (rcode != MPI_SUCCESS)
+            st = RFX_ERR_REMOTE;
+        out->n = (size_t)total;
+    }
+    free(rc);
+    return st;
+}
+
+#else /* one process */
+
+bool rfx_comm_built(void)
+{
+    return false;
+}
+
+bool rfx_comm_init(int *argc, char ***argv, char *why, size_t whycap)
+{
+    snprintf(why, whycap, "this rfx was built without MPI (install libopenmpi-dev and build again)");
+    return false;
+}
+
+void rfx_comm_finalize(void)
+{
+}
+
+rfx_comm *rfx_comm_world(void)
+{
+    return NULL;
+}
+
+int rfx_comm_rank(const rfx_comm *c)
+{
+    return 0;
+}
+
+int rfx_comm_size(const rfx_comm *c)
+{
+    return 1;
+}
+
+int rfx_comm_local_rank(const rfx_comm *c)
+{
+    return 0;
+}
+
+int rfx_comm_local_size(const rfx_comm *c)
+{
+    return 1;
+}
+
+rfx_status rfx_comm_sum(rfx_comm *c, uint64_t *v, int n)
+{
+    return RFX_OK;
+}
+
+rfx_status rfx_comm_settle(rfx_comm *c, rfx_status mine, uint64_t *buf, int n, int *reporter)
+{
+    *reporter = mine != RFX_OK ? 0 : -1;
+    return mine;
+}
+
+rfx_status rfx_comm_gather_all(rfx_comm *c, const uint64_t *mine, int n, uint64_t *all)
+{
+    memcpy(all, mine, sizeof(uint64_t) * (size_t)n);
+    return RFX_OK;
+}
+
+rfx_status rfx_comm_exchange(rfx_comm *c, const rfx_rows *rows, const size_t *counts, bool failed, rfx_rows *out)
+{
+    return RFX_ERR_INTERNAL;
+}
+
+rfx_status rfx_comm_gather_rows(rfx_comm *c, const rfx_rows *mine, bool failed, rfx_rows *out)
+{
+    return RFX_ERR_INTERNAL;
+}
+#endif
