@@ -32,6 +32,9 @@ typedef struct dist_ctx {
     rfx_pvar *twin_vars;
     uint64_t *global;          /* per variable of P: its tuples on all processes */
     uint64_t *agreed;          /* settle's sums: a status per process, then sizes (size + nvars) */
+    /* an exchange's host rows, kept from one to the next: memory fresh from the kernel
+     * costs a page fault per page on first touch, every iteration */
+    rfx_rows view, bucketed, got;
     char err[512];
     rfx_dist_stats st;
 } dist_ctx;
@@ -71,9 +74,7 @@ static rfx_status local_rows(dist_ctx *x, int v, rfx_rows *out)
     return st;
 }
 
-/* Rows from several processes in the order a sorted variable keeps (and without repeats for
- * a set); a temporary may have been sorted on a prefix its readers count on, which the full
- * order keeps. */
+/* Rows gathered from several processes, in the order place_sorted gives (below). */
 static rfx_status order_rows(dist_ctx *x, int v, rfx_rows *r)
 {
     rfx_status st = rfx_cpu_sort(r, x->nthreads);
@@ -88,48 +89,119 @@ static rfx_status replace(dist_ctx *x, int v, const rfx_rows *r)
     return r->n ? x->in->load_host(x->in, v, r) : RFX_OK;
 }
 
+/* Rows bucketed by owner, in parallel: each of T chunks counts its rows per owner, then
+ * places them at its offset in each owner's bucket (the order of rows within a bucket kept). */
+typedef struct bucketing {
+    const dist_ctx *x;
+    const rfx_rows *in;
+    rfx_rows *out;
+    size_t *at;                /* T x P: chunk t's count for owner p, then its next place */
+    int T;
+} bucketing;
+
+static void chunk_range(const bucketing *k, int t, size_t *lo, size_t *hi)
+{
+    *lo = k->in->n * (size_t)t / (size_t)k->T;
+    *hi = k->in->n * (size_t)(t + 1) / (size_t)k->T;
+}
+
+static void count_chunk(int t, void *ctx)
+{
+    bucketing *k = ctx;
+    size_t lo, hi, *at = k->at + (size_t)t * (size_t)k->x->size;
+    int a = k->in->arity;
+    chunk_range(k, t, &lo, &hi);
+    for (size_t i = lo; i < hi; i++)
+        at[owner(k->x, k->in->data + i * (size_t)a, a)]++;
+}
+
+static void place_chunk(int t, void *ctx)
+{
+    bucketing *k = ctx;
+    size_t lo, hi, *at = k->at + (size_t)t * (size_t)k->x->size;
+    int a = k->in->arity;
+    chunk_range(k, t, &lo, &hi);
+    for (size_t i = lo; i < hi && a; i++) {
+        const uint32_t *row = k->in->data + i * (size_t)a;
+        memcpy(k->out->data + at[owner(k->x, row, a)]++ * (size_t)a, row, sizeof(uint32_t) * (size_t)a);
+    }
+}
+
+/* out = in's rows bucketed by owner; counts[p] = rows for process p. */
+static rfx_status bucket(dist_ctx *x, const rfx_rows *in, rfx_rows *out, size_t *counts)
+{
+    int T = in->n < 65536 ? 1 : x->nthreads, P = x->size;
+    bucketing k = {x, in, out, rfx_calloc((size_t)T * (size_t)P, sizeof(size_t)), T};
+    if (!k.at || rfx_rows_reserve(out, in->n) != RFX_OK) {
+        free(k.at);
+        return RFX_ERR_NOMEM;
+    }
+    rfx_parallel_for(T, T, count_chunk, &k);
+    size_t next = 0;
+    for (int p = 0; p < P; p++) {
+        counts[p] = 0;
+        for (int t = 0; t < T; t++) {
+            size_t n = k.at[(size_t)t * (size_t)P + (size_t)p];
+            k.at[(size_t)t * (size_t)P + (size_t)p] = next;
+            next += n;
+            counts[p] += n;
+        }
+    }
+    rfx_parallel_for(T, T, place_chunk, &k);
+    out->n = in->n;
+    free(k.at);
+    return RFX_OK;
+}
+
+/* v = rows, ordered as a sorted variable keeps them (and without repeats for a set): a
+ * temporary may have been sorted on a prefix its readers count on, which the full order
+ * keeps. The sort is the backend's (on its device), from the twin. */
+static rfx_status place_sorted(dist_ctx *x, int v, const rfx_rows *rows)
+{
+    int t = x->P->nvars + v;
+    rfx_status st = replace(x, t, rows);
+    rfx_ra_cmd sort = {.op = is_set(x, v) ? RFX_RA_SORT_UNIQUE : RFX_RA_SORT, .dst = v, .src = {t, -1}, .rule = -1,
+                       .io = -1};
+    if (st == RFX_OK)
+        st = x->in->exec(x->in, &sort);
+    x->in->release(x->in, t);
+    return st;
+}
+
+/* r emptied and given arity a, its memory kept. */
+static rfx_rows *reuse(rfx_rows *r, int a)
+{
+    if (r->arity != a) {
+        size_t bytes = r->cap * (size_t)r->arity;   /* the same words as rows of the new arity */
+        r->cap = a ? bytes / (size_t)a : 0;
+        r->arity = a;
+    }
+    r->n = 0;
+    return r;
+}
+
 /* Variable v's rows sent to their owners. */
 static rfx_status repartition(dist_ctx *x, int v, bool failed)
 {
     double t0 = rfx_seconds();
     int a = x->P->vars[v].arity;
-    rfx_rows mine, sorted, got;
-    rfx_rows_init(&mine, a);
-    rfx_rows_init(&sorted, a);
-    rfx_rows_init(&got, a);
-    size_t *counts = rfx_calloc((size_t)x->size + 1, sizeof(size_t));
-    rfx_status st = failed ? RFX_ERR_REMOTE : !counts ? RFX_ERR_NOMEM : local_rows(x, v, &mine);
+    rfx_rows *scratch = reuse(&x->view, a), *bucketed = reuse(&x->bucketed, a), *got = reuse(&x->got, a);
+    const rfx_rows *mine = NULL;   /* the backend's own rows where it holds them on the host */
+    size_t *counts = rfx_calloc((size_t)x->size, sizeof(size_t));
+    rfx_status st = failed ? RFX_ERR_REMOTE : !counts ? RFX_ERR_NOMEM : x->in->host_view(x->in, v, scratch, &mine);
     if (st == RFX_OK)
-        st = rfx_rows_reserve(&sorted, mine.n);
-    if (st == RFX_OK) {   /* rows bucketed by owner, each bucket in the order it had */
-        for (size_t i = 0; i < mine.n; i++)
-            counts[owner(x, mine.data + i * (size_t)a, a) + 1]++;
-        for (int p = 1; p <= x->size; p++)
-            counts[p] += counts[p - 1];
-        for (size_t i = 0; i < mine.n; i++) {
-            const uint32_t *row = mine.data + i * (size_t)a;
-            size_t at = counts[owner(x, row, a)]++;
-            if (a)
-                memcpy(sorted.data + at * (size_t)a, row, sizeof(uint32_t) * (size_t)a);
-        }
-        sorted.n = mine.n;
-        for (int p = x->size; p > 0; p--)   /* back to per-owner counts */
-            counts[p] = counts[p - 1] - (p > 1 ? counts[p - 2] : 0);
-        for (int p = 0; p < x->size; p++)
-            counts[p] = counts[p + 1];
-        x->st.sent_rows += mine.n - counts[x->rank];
-        x->st.sent_bytes += (mine.n - counts[x->rank]) * (size_t)a * 4;
+        st = bucket(x, mine, bucketed, counts);
+    if (st == RFX_OK) {
+        x->st.sent_rows += mine->n - counts[x->rank];
+        x->st.sent_bytes += (mine->n - counts[x->rank]) * (size_t)a * 4;
     }
-    rfx_rows_free(&mine);
-    rfx_status cs = rfx_comm_exchange(x->comm, &sorted, counts, st != RFX_OK, &got);
+    scratch->n = 0;
+    rfx_status cs = rfx_comm_exchange(x->comm, bucketed, counts, st != RFX_OK, got);
     st = st != RFX_OK ? st : cs;
-    rfx_rows_free(&sorted);
     free(counts);
     if (st == RFX_OK)
-        st = order_rows(x, v, &got);
-    if (st == RFX_OK)
-        st = replace(x, v, &got);
-    rfx_rows_free(&got);
+        st = place_sorted(x, v, got);
+    bucketed->n = got->n = 0;
     x->st.exchanges++;
     x->st.exchange_s += rfx_seconds() - t0;
     return st;
@@ -368,6 +440,9 @@ static void dist_close(rfx_backend *be)
     free(x->twin_vars);
     free(x->global);
     free(x->agreed);
+    rfx_rows_free(&x->view);
+    rfx_rows_free(&x->bucketed);
+    rfx_rows_free(&x->got);
     free(x);
     free(be);
 }

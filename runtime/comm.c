@@ -172,49 +172,81 @@ static MPI_Datatype row_type(int arity)
     return t;
 }
 
-rfx_status rfx_comm_exchange(rfx_comm *c, const rfx_rows *rows, const size_t *counts, bool failed, rfx_rows *out)
+/* An exchange runs in rounds of at most ROUND_ROWS rows sent by a process (its buckets' next
+ * slices, copied together where there are several rounds), so that counts and offsets fit
+ * MPI's ints and the staging stays small. */
+#define ROUND_ROWS ((size_t)1 << 28)
+
+/* One round: sc[p] rows to process p from send (offsets sd); what arrives appended to out. */
+static rfx_status exchange_round(rfx_comm *c, const uint32_t *send, int *sc, int *sd, int *rc, int *rd, MPI_Datatype t,
+                                 rfx_rows *out)
 {
     int P = c->size;
-    int *sc = rfx_malloc(sizeof(int) * (size_t)P * 4), *rc = sc ? sc + P : NULL, *sd = sc ? sc + 2 * P : NULL,
+    if (MPI_Alltoall(sc, 1, MPI_INT, rc, 1, MPI_INT, c->world) != MPI_SUCCESS)
+        return RFX_ERR_REMOTE;
+    size_t total = 0;
+    for (int p = 0; p < P; p++) {
+        rd[p] = (int)total;
+        total += (size_t)rc[p];
+    }
+    bool ok = total <= INT_MAX && rfx_rows_reserve(out, out->n + total) == RFX_OK;
+    rfx_status st = agree(c, !ok);
+    if (st != RFX_OK)
+        return ok ? st : RFX_ERR_NOMEM;
+    if (out->arity == 0) {   /* a nullary relation: only whether it holds its tuple */
+        out->n = out->n || total ? 1 : 0;
+        return RFX_OK;
+    }
+    int rcode = MPI_Alltoallv(send, sc, sd, t, out->data + out->n * (size_t)out->arity, rc, rd, t, c->world);
+    out->n += total;
+    return rcode == MPI_SUCCESS ? RFX_OK : RFX_ERR_REMOTE;
+}
+
+rfx_status rfx_comm_exchange(rfx_comm *c, const rfx_rows *rows, const size_t *counts, bool failed, rfx_rows *out)
+{
+    int P = c->size, a = rows->arity;
+    int *sc = rfx_malloc(sizeof(int) * (size_t)P * 4), *sd = sc ? sc + P : NULL, *rc = sc ? sc + 2 * P : NULL,
         *rd = sc ? sc + 3 * P : NULL;
-    bool bad = failed || !sc;
-    uint64_t sent = 0;
+    size_t *start = rfx_malloc(sizeof(size_t) * (size_t)P * 2), *left = start ? start + P : NULL;
+    size_t cap = ROUND_ROWS / (size_t)P;
+    uint64_t rounds = 1;
+    bool bad = failed || !sc || !start;
     for (int p = 0; !bad && p < P; p++) {
-        sd[p] = (int)sent;
-        sc[p] = (int)counts[p];
-        sent += counts[p];
-        bad = sent > INT_MAX;
+        start[p] = p ? start[p - 1] + counts[p - 1] : 0;
+        left[p] = counts[p];
+        uint64_t r = (counts[p] + cap - 1) / cap;
+        rounds = r > rounds ? r : rounds;
     }
     rfx_status st = agree(c, bad);
-    if (st != RFX_OK) {
-        free(sc);
-        return failed ? st : !sc ? RFX_ERR_NOMEM : bad ? RFX_ERR_LIMIT : st;
+    if (st == RFX_OK && MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_UINT64_T, MPI_MAX, c->world) != MPI_SUCCESS)
+        st = RFX_ERR_REMOTE;
+    rfx_rows stage;   /* a round's slices together, where there are several rounds */
+    rfx_rows_init(&stage, a);
+    if (st == RFX_OK && rounds > 1 && a) {
+        bool ok = rfx_rows_reserve(&stage, ROUND_ROWS) == RFX_OK;
+        st = agree(c, !ok);
+        st = st == RFX_OK ? st : ok ? st : RFX_ERR_NOMEM;
     }
-    if (MPI_Alltoall(sc, 1, MPI_INT, rc, 1, MPI_INT, c->world) != MPI_SUCCESS) {
-        free(sc);
-        return RFX_ERR_REMOTE;
+    out->n = 0;
+    MPI_Datatype t = row_type(a ? a : 1);
+    for (uint64_t r = 0; r < rounds && st == RFX_OK; r++) {
+        size_t at = 0;
+        for (int p = 0; p < P; p++) {
+            size_t n = left[p] < cap ? left[p] : cap;
+            sc[p] = a ? (int)n : n > 0;
+            sd[p] = (int)(rounds > 1 ? at : start[p]);
+            if (rounds > 1 && a && n)
+                memcpy(stage.data + at * (size_t)a, rows->data + start[p] * (size_t)a, sizeof(uint32_t) * n * (size_t)a);
+            at += n;
+            start[p] += n;
+            left[p] -= n;
+        }
+        st = exchange_round(c, rounds > 1 ? stage.data : rows->data, sc, sd, rc, rd, t, out);
     }
-    uint64_t total = 0;
-    for (int p = 0; p < P; p++) {
-        rd[p] = (int)(total < INT_MAX ? total : INT_MAX);
-        total += (uint64_t)rc[p];
-    }
-    bool too_many;
-    if ((st = make_room(c, out, total, &too_many)) != RFX_OK) {
-        free(sc);
-        return st;
-    }
-    if (out->arity == 0)   /* a nullary relation: only whether it holds its tuple */
-        out->n = total ? 1 : 0;
-    else {
-        MPI_Datatype t = row_type(rows->arity);
-        int rcode = MPI_Alltoallv(rows->data, sc, sd, t, out->data, rc, rd, t, c->world);
-        MPI_Type_free(&t);
-        if (rcode != MPI_SUCCESS)
-            st = RFX_ERR_REMOTE;
-        out->n = (size_t)total;
-    }
+    MPI_Type_free(&t);
+    rfx_rows_free(&stage);
     free(sc);
+    free(start);
     return st;
 }
 
