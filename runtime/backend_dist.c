@@ -35,6 +35,8 @@ typedef struct dist_ctx {
     /* an exchange's host rows, kept from one to the next: memory fresh from the kernel
      * costs a page fault per page on first touch, every iteration */
     rfx_rows view, bucketed, got;
+    bool *set_read;            /* per variable: a temporary read only by SORT_UNIQUE, whose
+                                * repeats may go before it is sent (each process's own) */
     char err[512];
     rfx_dist_stats st;
 } dist_ctx;
@@ -180,15 +182,23 @@ static rfx_rows *reuse(rfx_rows *r, int a)
     return r;
 }
 
-/* Variable v's rows sent to their owners. */
+/* Variable v's rows sent to their owners; a temporary only SORT_UNIQUE reads sends its
+ * rows without repeats (a join's output holds several rows for many of its tuples). */
 static rfx_status repartition(dist_ctx *x, int v, bool failed)
 {
     double t0 = rfx_seconds();
-    int a = x->P->vars[v].arity;
+    int a = x->P->vars[v].arity, from = v;
     rfx_rows *scratch = reuse(&x->view, a), *bucketed = reuse(&x->bucketed, a), *got = reuse(&x->got, a);
     const rfx_rows *mine = NULL;   /* the backend's own rows where it holds them on the host */
     size_t *counts = rfx_calloc((size_t)x->size, sizeof(size_t));
-    rfx_status st = failed ? RFX_ERR_REMOTE : !counts ? RFX_ERR_NOMEM : x->in->host_view(x->in, v, scratch, &mine);
+    rfx_status st = failed ? RFX_ERR_REMOTE : !counts ? RFX_ERR_NOMEM : RFX_OK;
+    if (st == RFX_OK && x->set_read[v]) {
+        from = x->P->nvars + v;
+        rfx_ra_cmd once = {.op = RFX_RA_SORT_UNIQUE, .dst = from, .src = {v, -1}, .rule = -1, .io = -1};
+        st = x->in->exec(x->in, &once);
+    }
+    if (st == RFX_OK)
+        st = x->in->host_view(x->in, from, scratch, &mine);
     if (st == RFX_OK)
         st = bucket(x, mine, bucketed, counts);
     if (st == RFX_OK) {
@@ -199,6 +209,8 @@ static rfx_status repartition(dist_ctx *x, int v, bool failed)
     rfx_status cs = rfx_comm_exchange(x->comm, bucketed, counts, st != RFX_OK, got);
     st = st != RFX_OK ? st : cs;
     free(counts);
+    if (from != v)
+        x->in->release(x->in, from);
     if (st == RFX_OK)
         st = place_sorted(x, v, got);
     bucketed->n = got->n = 0;
@@ -389,13 +401,16 @@ static rfx_status dist_exec(rfx_backend *be, const rfx_ra_cmd *c)
 }
 
 /* A fused group runs member by member: each member's output may have to move before the
- * next reads it. */
+ * next reads it. The processes agree after each member, so that where one fails none runs
+ * the next member's transfers alone. */
 static rfx_status dist_exec_group(rfx_backend *be, const rfx_fgroup *g)
 {
     dist_ctx *x = be->ctx;
     rfx_status st = RFX_OK;
-    for (int m = 0; m < g->nmembers && st == RFX_OK; m++)
+    for (int m = 0; m < g->nmembers && st == RFX_OK; m++) {
         st = dist_exec(be, &x->P->blocks[g->members[m].block].cmds[g->members[m].cmd]);
+        st = rfx_comm_agree(x->comm, st);
+    }
     return st;
 }
 
@@ -423,6 +438,19 @@ static rfx_status dist_open(rfx_backend *be, const rfx_plan *P)
     x->agreed = rfx_calloc((size_t)x->size + (size_t)P->nvars, sizeof(uint64_t));
     if (!x->twin_vars || !x->global || !x->agreed)
         return RFX_ERR_NOMEM;
+    if (!(x->set_read = rfx_malloc(sizeof(bool) * (size_t)P->nvars)))
+        return RFX_ERR_NOMEM;
+    for (int v = 0; v < P->nvars; v++)
+        x->set_read[v] = P->vars[v].kind == RFX_PV_TEMP;
+    for (int b = 0; b < P->nblocks; b++)
+        for (int i = 0; i < P->blocks[b].ncmds; i++) {
+            const rfx_ra_cmd *c = &P->blocks[b].cmds[i];
+            for (int k = 0; k < rfx_ra_cmd_ninputs(c); k++) {
+                int v = rfx_ra_cmd_input(c, k);
+                if (v >= 0 && c->op != RFX_RA_SORT_UNIQUE)
+                    x->set_read[v] = false;
+            }
+        }
     memcpy(x->twin_vars, P->vars, sizeof(rfx_pvar) * (size_t)P->nvars);
     memcpy(x->twin_vars + P->nvars, P->vars, sizeof(rfx_pvar) * (size_t)P->nvars);
     x->twin.vars = x->twin_vars;
@@ -440,6 +468,7 @@ static void dist_close(rfx_backend *be)
     free(x->twin_vars);
     free(x->global);
     free(x->agreed);
+    free(x->set_read);
     rfx_rows_free(&x->view);
     rfx_rows_free(&x->bucketed);
     rfx_rows_free(&x->got);

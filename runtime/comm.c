@@ -154,6 +154,12 @@ static rfx_status agree(rfx_comm *c, bool failed)
     return n ? RFX_ERR_REMOTE : RFX_OK;
 }
 
+rfx_status rfx_comm_agree(rfx_comm *c, rfx_status mine)
+{
+    rfx_status all = agree(c, mine != RFX_OK);
+    return mine != RFX_OK ? mine : all;
+}
+
 /* Sizes the receiving rows for `total` rows and agrees that every process could. */
 static rfx_status make_room(rfx_comm *c, rfx_rows *out, uint64_t total, bool *too_many)
 {
@@ -339,6 +345,11 @@ rfx_status rfx_comm_sum(rfx_comm *c, uint64_t *v, int n)
 rfx_status rfx_comm_settle(rfx_comm *c, rfx_status mine, uint64_t *buf, int n, int *reporter)
 {
     *reporter = mine != RFX_OK ? 0 : -1;
+    return mine;
+}
+
+rfx_status rfx_comm_agree(rfx_comm *c, rfx_status mine)
+{
     return mine;
 }
 

@@ -45,6 +45,8 @@ rfx_status rfx_comm_sum(rfx_comm *c, uint64_t *v, int n);
  * itself (one that only learnt of another's failure, RFX_ERR_REMOTE, counts where none
  * did); RFX_OK and -1 where none failed. */
 rfx_status rfx_comm_settle(rfx_comm *c, rfx_status mine, uint64_t *buf, int n, int *reporter);
+/* mine where this process failed, RFX_ERR_REMOTE where only another did, else RFX_OK. */
+rfx_status rfx_comm_agree(rfx_comm *c, rfx_status mine);
 /* all[p * n + i] = process p's mine[i]. */
 rfx_status rfx_comm_gather_all(rfx_comm *c, const uint64_t *mine, int n, uint64_t *all);
 /* The rows each process has for each: rows[counts[0] ..] for process 0, then process 1's,

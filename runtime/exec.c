@@ -260,6 +260,8 @@ static rfx_status do_output(exec *x, const rfx_ra_cmd *c)
     rfx_rows_init(&scratch, v->arity);
     const rfx_rows *rows;
     rfx_status st = x->be->host_view(x->be, c->src[0], &scratch, &rows);
+    if (x->o->comm)   /* a file is written only where every process has its rows there */
+        st = rfx_comm_agree(x->o->comm, st);
     if (st != RFX_OK || x->rank) {   /* other processes of a distributed run took part in the gather */
         rfx_rows_free(&scratch);
         return st;
