@@ -828,7 +828,8 @@ static void report_failure(exec *x, const rfx_ra_cmd *c, const rfx_fgroup *g, rf
         return;     /* reported where they happened */
     fprintf(x->err, "rfx: error: %s in %s",
             st == RFX_ERR_NOMEM ? "out of memory" : st == RFX_ERR_LIMIT ? "size limit exceeded"
-            : st == RFX_ERR_DEVICE ? "device failure" : "internal error (a bug of rfx: please report it)",
+            : st == RFX_ERR_DEVICE ? "device failure" : st == RFX_ERR_REMOTE ? "a failure of the MPI job's transfers"
+            : "internal error (a bug of rfx: please report it)",
             g ? (g->kind == RFX_FG_JOIN ? "fused JOIN" : "fused FILTER") : rfx_ra_op_name(c->op));
     if (g) {   /* what the group reads, not the anchor's operands (fused away) */
         fprintf(x->err, " %s computing %s from", g->name, P->vars[rfx_fgroup_output(g, 0)].name);
