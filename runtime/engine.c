@@ -31,9 +31,10 @@ struct rfx_engine {
     rfx_device_keep *keep;         /* device contexts kept between runs (NULL: none) */
     struct rfx_comm *comm;         /* the processes a run spreads over (cfg.alone: NULL) */
     bool ran;                      /* a run finished (result may be empty after a failed one) */
-    bool quiet;                    /* messages held back from cfg.diag (a distributed run, outside
-                                    * rfx_exec_run, which settles its own): at the end of a call the
-                                    * processes agree which one tells its messages (agreed) */
+    bool quiet;                    /* messages held back from cfg.diag: a distributed run's processes
+                                    * but process 0, outside rfx_exec_run (which settles its own);
+                                    * at the end of a call they agree whether one of them tells
+                                    * its messages (agreed) */
     size_t msg_told;               /* the part of msg written to cfg.diag so far */
     FILE *diag;                    /* writes into msg, and to cfg.diag too */
     char *msg;                     /* messages of the current call, NUL-terminated */
@@ -264,7 +265,7 @@ static rfx_engine *open_engine(const rfx_config *cfg)
         e->cfg.devices = e->devices;
     }
     e->comm = e->cfg.alone ? NULL : rfx_comm_world();
-    e->quiet = e->comm != NULL;
+    e->quiet = rfx_comm_rank(e->comm) > 0;
     e->nthreads = e->cfg.threads;
     if (e->nthreads <= 0) {   /* the processes of a distributed run on one host share its cores */
         long n = sysconf(_SC_NPROCESSORS_ONLN) / rfx_comm_local_size(e->comm);
@@ -641,7 +642,7 @@ rfx_result rfx_run(rfx_engine *e)
     };
     e->quiet = false;
     rfx_status st = rfx_exec_run(e->plan, e->prog, &o, e->inserts, &e->result);
-    e->quiet = e->comm != NULL;
+    e->quiet = rfx_comm_rank(e->comm) > 0;
     if (st != RFX_OK)   /* a device error may have spoilt the contexts: the next run opens its own */
         rfx_device_keep_clear(e->keep);
     e->ran = st == RFX_OK;
