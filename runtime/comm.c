@@ -1,6 +1,7 @@
 /* comm.c: the processes of a distributed run over MPI (comm.h); without RFX_HAVE_MPI, one
  * process. Rows travel as an MPI type of `arity` 32-bit values, so counts and offsets are
- * in rows: a process sends or receives at most INT_MAX rows in one transfer. */
+ * in rows: an exchange runs in rounds that keep them within MPI's ints; a gather takes at
+ * most INT_MAX rows to a process. */
 #include "comm.h"
 
 #include <limits.h>
