@@ -344,6 +344,7 @@ typedef struct rfx_tuning {
     int auto_place;                   /* --backend=auto: 0 by cost, 1 device first, 2 alternate */
     bool auto_cpu_device;             /* --backend=auto: a CPU backend as the device (tests) */
     double auto_start_ms, auto_launch_us, auto_host_ns, auto_device_ns, auto_copy_gbs;   /* its cost model */
+    uint64_t dist_replica_rows;       /* MPI runs: the most rows of a replica kept for a loop */
 } rfx_tuning;
 
 extern const rfx_tuning rfx_tuning_defaults;

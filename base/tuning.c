@@ -58,6 +58,7 @@ static const knob knobs[] = {
     K(auto_host_ns, T_REAL, 0, 1e6, "--backend=auto: nanoseconds a row of work takes on the CPU's threads"),
     K(auto_device_ns, T_REAL, 0, 1e6, "--backend=auto: nanoseconds a row of work takes on the device"),
     K(auto_copy_gbs, T_REAL, 0.01, 1e6, "--backend=auto: GB/s of a copy between the host and the device"),
+    K(dist_replica_rows, T_SIZE, 0, 1e18, "MPI runs: a relation a loop reads but does not change, of up to this many rows, is replicated once on every process (joins with it move nothing)"),
 };
 #undef K
 
@@ -85,6 +86,7 @@ const rfx_tuning rfx_tuning_defaults = {
     .auto_host_ns = 2,
     .auto_device_ns = 0.02,
     .auto_copy_gbs = 10,
+    .dist_replica_rows = (uint64_t)1 << 26,
 };
 
 static const knob *find_knob(const char *name, size_t n)

@@ -139,12 +139,16 @@ typedef struct rfx_dist_stats {
     uint64_t sent_rows, sent_bytes;   /* rows (and bytes) this process sent to others */
     uint64_t gathered_rows;    /* rows of replicas gathered to this process */
     uint64_t replicated;       /* commands run on every process over replicas */
+    uint64_t kept_reads;       /* sources read from a replica kept from an earlier command */
     double exchange_s;         /* seconds in transfers (with their bucketing and sorting) */
+    double phase_s[5];         /* ... of which, in sending outputs to their owners: repeats
+                                * taken out, rows brought to the host, bucketed by owner,
+                                * MPI's all-to-all, received rows placed (sent up and sorted) */
     double compute_s;          /* seconds in the commands themselves */
 } rfx_dist_stats;
 
 /* This process's share of a run over comm's processes, held by inner (which it owns). */
-rfx_backend *rfx_backend_dist(rfx_backend *inner, struct rfx_comm *comm, int nthreads);
+rfx_backend *rfx_backend_dist(rfx_backend *inner, struct rfx_comm *comm, int nthreads, const rfx_tuning *tune);
 /* A distributed backend's counters and, where local is given (one per plan variable), the
  * tuples this process holds; false for any other backend. */
 bool rfx_dist_stats_of(rfx_backend *be, rfx_dist_stats *st, size_t *local);

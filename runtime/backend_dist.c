@@ -1,21 +1,27 @@
 /* backend_dist.c: one process's share of a run spread over the processes of an MPI job
  * (comm.h), around the backend that holds that share (CPU, CUDA, auto, out of core).
  *
- * Every variable is hash-partitioned on its first column: a tuple lives on process
- * owner(t) = mix(t[0]) mod P (nullary tuples on process 0). Because join keys, the key
- * prefixes of anti-joins and aggregates and the compared tuples of set operations all
- * begin with column 0, every command whose sources are partitioned that way computes its
- * part locally; what moves is its output, sent to its owners where its first column is not
- * a source's first column (a projection or join that leads with another variable). The
- * few commands that need a whole relation (choice, equivalence closure, triejoins, a key
- * prefix of length 0) or that may make symbols and records (functors: every process must
- * make the same ones in the same order, so that ids agree) run on every process over
- * replicas of their sources, gathered into twin variables, and each keeps its own part of
- * the output.
+ * Every variable is hash-partitioned on one of its columns, pcol[v]: a tuple t lives on
+ * process owner(t[pcol]) = mix(t[pcol]) mod P (nullary tuples on process 0). Relations,
+ * deltas and new tuples are always placed by column 0; a temporary may be placed by the
+ * column its source's placing column went to (a projection that reorders columns moves
+ * nothing). A command computes its part locally where its sources meet: a join's and a set
+ * operation's where both are placed by the same key column, a join's also where one side
+ * stays as it is placed and the other is read whole from a replica. The planner's rule:
+ * whichever moves fewer rows, and a relation a loop reads but does not change (an edge
+ * relation under a closure) is replicated once and kept while it stays unchanged, so
+ * such loops exchange nothing. Sources that do not meet move to their owners by column 0;
+ * an output that does not hold its placing column (or is a relation's) is sent to its
+ * owners by column 0. The few commands that need whole relations (choice, equivalence
+ * closure, a key prefix of length 0) or that may make symbols and records (functors: every
+ * process must make the same ones in the same order, so that ids agree) run on every
+ * process over replicas of their sources, and each keeps its own part of the output; a
+ * triejoin reads its sources that begin with its first variable as this process's part
+ * and the others whole, so its bindings split by the first variable.
  *
  * Sizes are agreed after every command (rfx_backend.settle), so count() is the same
  * number on every process and costs no transfer, and control flow (loop tests, guards)
- * takes the same path everywhere. */
+ * and every placing decision take the same path everywhere. */
 #include "backend.h"
 #include "base.h"
 #include "comm.h"
@@ -35,8 +41,15 @@ typedef struct dist_ctx {
     /* an exchange's host rows, kept from one to the next: memory fresh from the kernel
      * costs a page fault per page on first touch, every iteration */
     rfx_rows view, bucketed, got;
+    uint16_t *dest;            /* bucketing: each row's owner, from the count to the placing pass */
+    size_t dest_cap;
     bool *set_read;            /* per variable: a temporary read only by SORT_UNIQUE, whose
                                 * repeats may go before it is sent (each process's own) */
+    int *pcol;                 /* per variable: the column whose value places its tuples (see above) */
+    bool *sorted_set;          /* per variable: received sorted and without repeats (read only by
+                                * SORT_UNIQUE, which copies it) */
+    bool *kept;                /* per variable: a replica of it is kept, current, in variable 2 * nvars + v */
+    uint64_t replica_rows;     /* the most rows of a replica kept across a loop's iterations */
     char err[512];
     rfx_dist_stats st;
 } dist_ctx;
@@ -51,9 +64,11 @@ static uint32_t mix(uint32_t h)
     return h;
 }
 
+/* The hash scaled to [0, P) by a multiply and a shift (a division per row costs more than
+ * the rest of bucketing). */
 static int owner(const dist_ctx *x, const uint32_t *row, int arity)
 {
-    return arity ? (int)(mix(row[0]) % (uint32_t)x->size) : 0;
+    return arity ? (int)(((uint64_t)mix(row[0]) * (uint64_t)x->size) >> 32) : 0;
 }
 
 static bool is_set(const dist_ctx *x, int v)
@@ -92,12 +107,15 @@ static rfx_status replace(dist_ctx *x, int v, const rfx_rows *r)
 }
 
 /* Rows bucketed by owner, in parallel: each of T chunks counts its rows per owner, then
- * places them at its offset in each owner's bucket (the order of rows within a bucket kept). */
+ * places them at its offset in each owner's bucket (the order of rows within a bucket
+ * kept). The owners found by counting are kept for placing where they fit 16 bits. */
 typedef struct bucketing {
     const dist_ctx *x;
     const rfx_rows *in;
     rfx_rows *out;
-    size_t *at;                /* T x P: chunk t's count for owner p, then its next place */
+    uint16_t *dest;            /* NULL: found again */
+    size_t *at;                /* T rows of `stride`: chunk t's count for owner p, then its next place */
+    size_t stride;             /* P and at least a cache line more: no two chunks write one line */
     int T;
 } bucketing;
 
@@ -110,22 +128,34 @@ static void chunk_range(const bucketing *k, int t, size_t *lo, size_t *hi)
 static void count_chunk(int t, void *ctx)
 {
     bucketing *k = ctx;
-    size_t lo, hi, *at = k->at + (size_t)t * (size_t)k->x->size;
+    size_t lo, hi, *at = k->at + (size_t)t * k->stride;
     int a = k->in->arity;
     chunk_range(k, t, &lo, &hi);
-    for (size_t i = lo; i < hi; i++)
-        at[owner(k->x, k->in->data + i * (size_t)a, a)]++;
+    for (size_t i = lo; i < hi; i++) {
+        int p = owner(k->x, k->in->data + i * (size_t)a, a);
+        if (k->dest)
+            k->dest[i] = (uint16_t)p;
+        at[p]++;
+    }
 }
 
 static void place_chunk(int t, void *ctx)
 {
     bucketing *k = ctx;
-    size_t lo, hi, *at = k->at + (size_t)t * (size_t)k->x->size;
+    size_t lo, hi, *at = k->at + (size_t)t * k->stride;
     int a = k->in->arity;
     chunk_range(k, t, &lo, &hi);
+    if (a == 2 && k->dest) {   /* the common pair: a copy of constant size, one move */
+        const uint32_t *in = k->in->data;
+        uint32_t *out = k->out->data;
+        for (size_t i = lo; i < hi; i++)
+            memcpy(out + 2 * at[k->dest[i]]++, in + 2 * i, 8);
+        return;
+    }
     for (size_t i = lo; i < hi && a; i++) {
         const uint32_t *row = k->in->data + i * (size_t)a;
-        memcpy(k->out->data + at[owner(k->x, row, a)]++ * (size_t)a, row, sizeof(uint32_t) * (size_t)a);
+        int p = k->dest ? k->dest[i] : owner(k->x, row, a);
+        memcpy(k->out->data + at[p]++ * (size_t)a, row, sizeof(uint32_t) * (size_t)a);
     }
 }
 
@@ -133,7 +163,15 @@ static void place_chunk(int t, void *ctx)
 static rfx_status bucket(dist_ctx *x, const rfx_rows *in, rfx_rows *out, size_t *counts)
 {
     int T = in->n < 65536 ? 1 : x->nthreads, P = x->size;
-    bucketing k = {x, in, out, rfx_calloc((size_t)T * (size_t)P, sizeof(size_t)), T};
+    if (P <= 65536 && in->n > x->dest_cap) {
+        free(x->dest);
+        x->dest_cap = in->n + in->n / 2;
+        if (!(x->dest = rfx_malloc(sizeof(uint16_t) * x->dest_cap)))
+            x->dest_cap = 0;
+    }
+    size_t stride = ((size_t)P + 7) / 8 * 8 + 8;
+    bucketing k = {x, in, out, P <= 65536 && in->n <= x->dest_cap ? x->dest : NULL,
+                   rfx_calloc((size_t)T * stride, sizeof(size_t)), stride, T};
     if (!k.at || rfx_rows_reserve(out, in->n) != RFX_OK) {
         free(k.at);
         return RFX_ERR_NOMEM;
@@ -143,8 +181,8 @@ static rfx_status bucket(dist_ctx *x, const rfx_rows *in, rfx_rows *out, size_t 
     for (int p = 0; p < P; p++) {
         counts[p] = 0;
         for (int t = 0; t < T; t++) {
-            size_t n = k.at[(size_t)t * (size_t)P + (size_t)p];
-            k.at[(size_t)t * (size_t)P + (size_t)p] = next;
+            size_t n = k.at[(size_t)t * stride + (size_t)p];
+            k.at[(size_t)t * stride + (size_t)p] = next;
             next += n;
             counts[p] += n;
         }
@@ -155,18 +193,18 @@ static rfx_status bucket(dist_ctx *x, const rfx_rows *in, rfx_rows *out, size_t 
     return RFX_OK;
 }
 
-/* v = rows, ordered as a sorted variable keeps them (and without repeats for a set): a
- * temporary may have been sorted on a prefix its readers count on, which the full order
- * keeps. The sort is the backend's (on its device), from the twin. */
-static rfx_status place_sorted(dist_ctx *x, int v, const rfx_rows *rows)
+/* Variable into = rows, ordered as a sorted variable keeps them (and without repeats for
+ * v's kind of set, or where only SORT_UNIQUE reads v): a temporary may have been sorted on a prefix its readers count on,
+ * which the full order keeps. The sort is the backend's (on its device), from variable
+ * staging, emptied after. */
+static rfx_status place_sorted(dist_ctx *x, int v, int into, int staging, const rfx_rows *rows)
 {
-    int t = x->P->nvars + v;
-    rfx_status st = replace(x, t, rows);
-    rfx_ra_cmd sort = {.op = is_set(x, v) ? RFX_RA_SORT_UNIQUE : RFX_RA_SORT, .dst = v, .src = {t, -1}, .rule = -1,
-                       .io = -1};
+    rfx_status st = replace(x, staging, rows);
+    rfx_ra_cmd sort = {.op = is_set(x, v) || x->set_read[v] ? RFX_RA_SORT_UNIQUE : RFX_RA_SORT, .dst = into, .src = {staging, -1},
+                       .rule = -1, .io = -1};
     if (st == RFX_OK)
         st = x->in->exec(x->in, &sort);
-    x->in->release(x->in, t);
+    x->in->release(x->in, staging);
     return st;
 }
 
@@ -182,11 +220,12 @@ static rfx_rows *reuse(rfx_rows *r, int a)
     return r;
 }
 
-/* Variable v's rows sent to their owners; a temporary only SORT_UNIQUE reads sends its
+/* Variable v's rows sent to their owners (placed by column 0 after); a temporary only SORT_UNIQUE reads sends its
  * rows without repeats (a join's output holds several rows for many of its tuples). */
 static rfx_status repartition(dist_ctx *x, int v, bool failed)
 {
-    double t0 = rfx_seconds();
+    double t0 = rfx_seconds(), t[6];
+    t[0] = t0;
     int a = x->P->vars[v].arity, from = v;
     rfx_rows *scratch = reuse(&x->view, a), *bucketed = reuse(&x->bucketed, a), *got = reuse(&x->got, a);
     const rfx_rows *mine = NULL;   /* the backend's own rows where it holds them on the host */
@@ -197,31 +236,40 @@ static rfx_status repartition(dist_ctx *x, int v, bool failed)
         rfx_ra_cmd once = {.op = RFX_RA_SORT_UNIQUE, .dst = from, .src = {v, -1}, .rule = -1, .io = -1};
         st = x->in->exec(x->in, &once);
     }
+    t[1] = rfx_seconds();
     if (st == RFX_OK)
         st = x->in->host_view(x->in, from, scratch, &mine);
+    t[2] = rfx_seconds();
     if (st == RFX_OK)
         st = bucket(x, mine, bucketed, counts);
+    t[3] = rfx_seconds();
     if (st == RFX_OK) {
         x->st.sent_rows += mine->n - counts[x->rank];
         x->st.sent_bytes += (mine->n - counts[x->rank]) * (size_t)a * 4;
     }
     scratch->n = 0;
     rfx_status cs = rfx_comm_exchange(x->comm, bucketed, counts, st != RFX_OK, got);
+    t[4] = rfx_seconds();
     st = st != RFX_OK ? st : cs;
     free(counts);
     if (from != v)
         x->in->release(x->in, from);
     if (st == RFX_OK)
-        st = place_sorted(x, v, got);
+        st = place_sorted(x, v, v, x->P->nvars + v, got);
+    x->sorted_set[v] = x->set_read[v];
+    t[5] = rfx_seconds();
+    for (int k = 0; k < 5; k++)
+        x->st.phase_s[k] += t[k + 1] - t[k];
     bucketed->n = got->n = 0;
+    x->pcol[v] = 0;
     x->st.exchanges++;
     x->st.exchange_s += rfx_seconds() - t0;
     return st;
 }
 
-/* twin(v) = v's rows on every process (one_row: at most one of each process's, where only
- * whether v is empty matters). */
-static rfx_status replicate(dist_ctx *x, int v, bool one_row, bool failed)
+/* Variable into = v's rows of every process (one_row: at most one of each process's, where
+ * only whether v is empty matters). */
+static rfx_status replicate(dist_ctx *x, int v, int into, bool one_row, bool failed)
 {
     double t0 = rfx_seconds();
     int a = x->P->vars[v].arity;
@@ -234,10 +282,14 @@ static rfx_status replicate(dist_ctx *x, int v, bool one_row, bool failed)
     rfx_status cs = rfx_comm_gather_rows(x->comm, &mine, st != RFX_OK, &all);
     st = st != RFX_OK ? st : cs;
     rfx_rows_free(&mine);
-    if (st == RFX_OK)
+    /* sorted on the device from the other replica's variable, unless that one is kept */
+    int staging = into == x->P->nvars + v ? 2 * x->P->nvars + v : x->P->nvars + v;
+    if (st == RFX_OK && (all.n < 65536 || (x->kept[v] && staging == 2 * x->P->nvars + v))) {
         st = order_rows(x, v, &all);
-    if (st == RFX_OK)
-        st = replace(x, x->P->nvars + v, &all);
+        if (st == RFX_OK)
+            st = replace(x, into, &all);
+    } else if (st == RFX_OK)
+        st = place_sorted(x, v, into, staging, &all);
     x->st.gathered_rows += all.n;
     rfx_rows_free(&all);
     x->st.exchange_s += rfx_seconds() - t0;
@@ -279,55 +331,151 @@ static rfx_status keep_own(dist_ctx *x, int v)
     return st;
 }
 
-/* Whether output expression 0 is the first column of the command's first source (or, for
- * a keyed join, of its second: the same value). */
-static bool leads_with_first_column(const dist_ctx *x, const rfx_ra_cmd *c)
+/* Where output column k is plain column `col` of the sources (a join's src1 columns
+ * follow src0's), or -1. */
+static int out_col(const rfx_ra_cmd *c, int col)
 {
-    int a0 = x->P->vars[c->src[0]].arity;
-    if (a0 == 0 || x->P->vars[c->dst].arity == 0 || c->nout == 0 || !c->out)   /* nullary: process 0's */
-        return false;
-    const rfx_rx *e = c->out[0];
-    if (!e || e->kind != RFX_RX_COL)
-        return false;
-    bool keyed = (c->op == RFX_RA_JOIN || c->op == RFX_RA_MAPJOIN) && c->nkeys > 0;
-    return e->col == 0 || (keyed && e->col == a0);
+    for (int k = 0; c->out && k < c->nout; k++)
+        if (c->out[k] && c->out[k]->kind == RFX_RX_COL && c->out[k]->col == col)
+            return k;
+    return -1;
 }
 
-typedef enum { KEEP, SEND_OUTPUT, REPLICATE_ALL } placement;
+/* How one command runs over the partitioned variables. */
+typedef struct shape {
+    bool gather_all;           /* every process runs it over replicas of its sources */
+    bool move[2];              /* src[k] is sent to its owners (by its first column) first */
+    bool whole[2];             /* src[k] is read as a replica */
+    bool one_row;              /* ... of at most one row a process: only its emptiness matters */
+    int out;                   /* the column that places the output; -1: sent to its owners after */
+} shape;
 
-/* How a command runs over partitioned variables: where its output goes, and which sources
- * (bit k: src[k]) must be whole on every process; *one_row: src[1] only for emptiness. */
-static placement place(const dist_ctx *x, const rfx_ra_cmd *c, unsigned *whole, bool *one_row)
+/* Whether the loop that runs c (if any) leaves v alone, so that a replica of v made in
+ * one iteration serves the others. */
+static bool loop_invariant(const dist_ctx *x, const rfx_ra_cmd *c, int v)
 {
-    *whole = 0;
-    *one_row = false;
-    if (c->functors)
-        return REPLICATE_ALL;
-    switch (c->op) {
-    case RFX_RA_SELECT: case RFX_RA_SORT: case RFX_RA_UNIQUE: case RFX_RA_SORT_UNIQUE: case RFX_RA_UNION:
-    case RFX_RA_COPY: case RFX_RA_SWAP: case RFX_RA_CLEAR:
-        return KEEP;
-    case RFX_RA_INTERSECT: case RFX_RA_DIFFERENCE:
-        if (c->nkeys == 0) {   /* only whether src1 holds anything */
-            *whole = 2;
-            *one_row = true;
-        }
-        return KEEP;
-    case RFX_RA_PROJECT: case RFX_RA_MAP: case RFX_RA_MAPFILTER:
-        return leads_with_first_column(x, c) ? KEEP : SEND_OUTPUT;
-    case RFX_RA_JOIN: case RFX_RA_MAPJOIN: case RFX_RA_PRODUCT:
-        if (c->op == RFX_RA_PRODUCT || c->nkeys == 0)
-            *whole = 2;
-        return leads_with_first_column(x, c) ? KEEP : SEND_OUTPUT;
-    case RFX_RA_AGGREGATE: case RFX_RA_RANGE:   /* src0's columns, then the value */
-        if (c->op == RFX_RA_AGGREGATE && c->nkeys == 0)
-            *whole = 2;
-        return x->P->vars[c->src[0]].arity ? KEEP : SEND_OUTPUT;
-    case RFX_RA_LATTICE:
-        return c->nkeys > 0 ? KEEP : REPLICATE_ALL;
-    default:   /* CHOICE, EQREL, LFTJ: the whole relations */
-        return REPLICATE_ALL;
+    const rfx_plan *P = x->P;
+    int head = -1;
+    for (int b = 0; b < P->nblocks; b++) {
+        uintptr_t lo = (uintptr_t)P->blocks[b].cmds, at = (uintptr_t)c;
+        if (at >= lo && at < lo + sizeof(rfx_ra_cmd) * (size_t)P->blocks[b].ncmds)
+            head = P->blocks[b].loop_head;
     }
+    for (int b = 0; head >= 0 && b < P->nblocks; b++)
+        for (int i = 0; P->blocks[b].loop_head == head && i < P->blocks[b].ncmds; i++) {
+            const rfx_ra_cmd *w = &P->blocks[b].cmds[i];
+            if (w->dst == v || (w->op == RFX_RA_SWAP && w->src[0] == v))
+                return false;
+        }
+    return head >= 0;
+}
+
+/* Rows every process receives if v is replicated for c: none where a current replica is
+ * kept, or where v is small and the loop does not change it (the replica, kept, serves
+ * every iteration); UINT64_MAX where v is too big to replicate. */
+static uint64_t replica_cost(const dist_ctx *x, const rfx_ra_cmd *c, int v)
+{
+    if (x->kept[v])
+        return 0;
+    if (x->global[v] > x->replica_rows)
+        return UINT64_MAX;
+    return loop_invariant(x, c, v) ? 0 : x->global[v] * (uint64_t)(x->size - 1);
+}
+
+/* Sources that must meet on a key prefix of nkeys columns: where both are placed by the
+ * same key column they do; else the ones placed otherwise move to their owners. */
+static int meet(const dist_ctx *x, const rfx_ra_cmd *c, shape *s, int nkeys)
+{
+    int a = x->pcol[c->src[0]], b = x->pcol[c->src[1]];
+    if (a == b && a < nkeys)
+        return a;
+    s->move[0] = a != 0;
+    s->move[1] = b != 0;
+    return 0;
+}
+
+/* A keyed join: its sources meet on the key (moving those placed otherwise), or one stays
+ * where it is and the other is replicated, whichever moves fewer rows. The output stays
+ * where it is made when it holds the column that placed it. */
+static void join_shape(const dist_ctx *x, const rfx_ra_cmd *c, shape *s)
+{
+    int s0 = c->src[0], s1 = c->src[1], a0 = x->P->vars[s0].arity;
+    int a = x->pcol[s0], b = x->pcol[s1];
+    if (a == b && a < c->nkeys) {
+        int k = out_col(c, a);
+        s->out = k >= 0 ? k : out_col(c, a0 + a);
+        return;
+    }
+    uint64_t move = (a ? x->global[s0] : 0) + (b ? x->global[s1] : 0);
+    uint64_t keep0 = replica_cost(x, c, s1), keep1 = replica_cost(x, c, s0);
+    if (move <= keep0 && move <= keep1) {
+        s->move[0] = a != 0;
+        s->move[1] = b != 0 && !(s1 == s0 && a != 0);
+        s->out = out_col(c, 0) >= 0 ? out_col(c, 0) : out_col(c, a0);
+    } else if (keep0 <= keep1) {
+        s->whole[1] = true;
+        s->out = out_col(c, a);
+    } else {
+        s->whole[0] = true;
+        s->out = out_col(c, a0 + b);
+    }
+}
+
+/* The shape of c, from where its sources' tuples are (pcol) and how big they are. */
+static void shape_of(const dist_ctx *x, const rfx_ra_cmd *c, shape *s)
+{
+    *s = (shape){.out = -1};
+    int a = c->src[0] >= 0 ? x->pcol[c->src[0]] : 0;
+    if (c->functors) {
+        s->gather_all = true;
+        return;
+    }
+    switch (c->op) {
+    case RFX_RA_SELECT: case RFX_RA_SORT: case RFX_RA_UNIQUE: case RFX_RA_SORT_UNIQUE: case RFX_RA_COPY:
+        s->out = a;
+        break;
+    case RFX_RA_UNION:   /* the same tuple on the same process */
+        s->out = meet(x, c, s, x->P->vars[c->src[0]].arity + 1);
+        break;
+    case RFX_RA_INTERSECT: case RFX_RA_DIFFERENCE:
+        if (c->nkeys == 0) {
+            s->whole[1] = s->one_row = true;
+            s->out = a;
+        } else
+            s->out = meet(x, c, s, c->nkeys);
+        break;
+    case RFX_RA_PROJECT: case RFX_RA_MAP: case RFX_RA_MAPFILTER:
+        s->out = out_col(c, a);
+        break;
+    case RFX_RA_JOIN: case RFX_RA_MAPJOIN: case RFX_RA_PRODUCT:
+        if (c->op == RFX_RA_PRODUCT || c->nkeys == 0) {   /* a nullary src0 is process 0's */
+            s->whole[1] = true;
+            s->out = x->P->vars[c->src[0]].arity ? out_col(c, a) : -1;
+        } else
+            join_shape(x, c, s);
+        break;
+    case RFX_RA_AGGREGATE:   /* src0's columns, then the value */
+        if (c->nkeys == 0)
+            s->whole[1] = true;
+        else
+            a = meet(x, c, s, c->nkeys);
+        s->out = x->P->vars[c->src[0]].arity ? a : -1;
+        break;
+    case RFX_RA_RANGE:
+        s->out = x->P->vars[c->src[0]].arity ? a : -1;
+        break;
+    case RFX_RA_LATTICE:
+        if (c->nkeys > 0)
+            s->out = meet(x, c, s, c->nkeys);
+        else
+            s->gather_all = true;
+        break;
+    default:   /* CHOICE, EQREL, LFTJ: the whole relations */
+        s->gather_all = true;
+    }
+    /* nullary tuples are process 0's; relations and their deltas are placed by column 0 */
+    if (x->P->vars[c->dst].arity == 0 || (s->out != 0 && x->P->vars[c->dst].kind != RFX_PV_TEMP))
+        s->out = -1;
 }
 
 static int twin_of(const dist_ctx *x, int v)
@@ -335,68 +483,147 @@ static int twin_of(const dist_ctx *x, int v)
     return v < 0 ? v : x->P->nvars + v;
 }
 
-/* Runs c with every source (and variable it reads in vars) replaced by its replica; then
- * keeps this process's part of the output. */
+static int kept_of(const dist_ctx *x, int v)
+{
+    return 2 * x->P->nvars + v;
+}
+
+/* v's contents change: a replica kept of it is stale, and it is no longer a sorted set. */
+static void forget(dist_ctx *x, int v)
+{
+    if (v >= 0)
+        x->sorted_set[v] = false;
+    if (v >= 0 && x->kept[v]) {
+        x->in->release(x->in, kept_of(x, v));
+        x->kept[v] = false;
+    }
+}
+
+/* *at = a variable holding v's rows of every process, for c: the kept replica where there
+ * is one; one made and kept where replica_cost counts it as free; else a replica for c
+ * alone, in v's twin (released after c). */
+static rfx_status whole(dist_ctx *x, const rfx_ra_cmd *c, int v, bool one_row, bool failed, int *at)
+{
+    if (!one_row && x->kept[v]) {
+        *at = kept_of(x, v);
+        x->st.kept_reads++;
+        return failed ? RFX_ERR_REMOTE : RFX_OK;
+    }
+    bool keep = !one_row && replica_cost(x, c, v) == 0;
+    *at = keep ? kept_of(x, v) : twin_of(x, v);
+    rfx_status st = replicate(x, v, *at, one_row, failed);
+    x->kept[v] = keep && st == RFX_OK;
+    return st;
+}
+
+/* The replicas c read that were made for it alone (each once). */
+static void release_replicas(dist_ctx *x, const int *at, const int *of, int n)
+{
+    for (int k = 0; k < n; k++) {
+        bool again = false;
+        for (int j = 0; j < k; j++)
+            again |= at[j] == at[k];
+        if (of[k] >= 0 && at[k] == twin_of(x, of[k]) && !again)
+            x->in->release(x->in, at[k]);
+    }
+}
+
+/* Runs c with every source (and variable it reads in vars) read whole; then keeps this
+ * process's part of the output. A triejoin with an output is split instead: the sources
+ * that begin with its first variable are read as this process's part (every source that
+ * holds that variable begins with it, the first in every trie's order), so its bindings
+ * are this process's part of the output (or of the count). */
 static rfx_status run_replicated(dist_ctx *x, const rfx_ra_cmd *c)
 {
-    int vars[64];
+    int at[66], of[66], n = 2 + c->nvars, vars[64];
     if (c->nvars > 64)
         return RFX_ERR_LIMIT;
+    bool split = c->op == RFX_RA_LFTJ && c->dst >= 0 && x->P->vars[c->dst].arity > 0;
+    bool local[66] = {false};
     rfx_status st = RFX_OK;
-    for (int k = 0; k < 2; k++)
-        if (c->src[k] >= 0)
-            st = replicate(x, c->src[k], false, st != RFX_OK);
-    for (int k = 0; k < c->nvars; k++) {
-        bool again = false;   /* a variable read twice is gathered once */
+    for (int k = 0, off = 0; k < n; k++) {   /* the parts first: a move stages in the twin */
+        int v = of[k] = at[k] = k < 2 ? c->src[k] : c->vars[k - 2];
+        if (k >= 2 && split) {
+            local[k] = c->colvar[off] == 0;
+            off += x->P->vars[v].arity;
+        }
+        if (local[k] && x->pcol[v] != 0)
+            st = repartition(x, v, st != RFX_OK);
+    }
+    for (int k = 0; k < n; k++) {
+        int v = of[k], same = -1;   /* a variable read twice is gathered once */
+        if (v < 0 || local[k])
+            continue;
         for (int j = 0; j < k; j++)
-            again |= c->vars[j] == c->vars[k];
-        again |= c->vars[k] == c->src[0] || c->vars[k] == c->src[1];
-        if (!again)
-            st = replicate(x, c->vars[k], false, st != RFX_OK);
-        vars[k] = twin_of(x, c->vars[k]);
+            if (of[j] == v && at[j] != v)
+                same = j;
+        if (same >= 0)
+            at[k] = at[same];
+        else
+            st = whole(x, c, v, false, st != RFX_OK, &at[k]);
     }
     rfx_ra_cmd t = *c;
-    t.src[0] = twin_of(x, c->src[0]);
-    t.src[1] = twin_of(x, c->src[1]);
+    t.src[0] = at[0];
+    t.src[1] = at[1];
+    for (int k = 0; k < c->nvars; k++)
+        vars[k] = at[2 + k];
     t.vars = c->nvars ? vars : NULL;
     double t0 = rfx_seconds();
     if (st == RFX_OK)
         st = x->in->exec(x->in, &t);
     x->st.compute_s += rfx_seconds() - t0;
-    x->st.replicated++;
-    for (int k = 0; k < 2; k++)
-        if (c->src[k] >= 0)
-            x->in->release(x->in, twin_of(x, c->src[k]));
-    for (int k = 0; k < c->nvars; k++)
-        x->in->release(x->in, vars[k]);
-    return st == RFX_OK && c->dst >= 0 ? keep_own(x, c->dst) : st;
+    x->st.replicated += !split;
+    release_replicas(x, at, of, n);
+    return st == RFX_OK && c->dst >= 0 && !split ? keep_own(x, c->dst) : st;
 }
 
 static rfx_status dist_exec(rfx_backend *be, const rfx_ra_cmd *c)
 {
     dist_ctx *x = be->ctx;
-    unsigned whole;
-    bool one_row;
-    placement p = place(x, c, &whole, &one_row);
-    if (p == REPLICATE_ALL)
-        return run_replicated(x, c);
-    rfx_status st = RFX_OK;
-    rfx_ra_cmd t = *c;
-    if (whole & 2) {
-        st = replicate(x, c->src[1], one_row, false);
-        t.src[1] = twin_of(x, c->src[1]);
+    if (c->op == RFX_RA_SWAP || c->op == RFX_RA_CLEAR) {
+        forget(x, c->dst);
+        if (c->op == RFX_RA_SWAP) {
+            forget(x, c->src[0]);
+            int p = x->pcol[c->dst];
+            x->pcol[c->dst] = x->pcol[c->src[0]];
+            x->pcol[c->src[0]] = p;
+        } else
+            x->pcol[c->dst] = 0;
+        return x->in->exec(x->in, c);
     }
-    if (st != RFX_OK)
+    shape s;
+    shape_of(x, c, &s);
+    if (s.gather_all) {
+        rfx_status st = run_replicated(x, c);
+        forget(x, c->dst);
+        if (c->dst >= 0)
+            x->pcol[c->dst] = 0;
         return st;
+    }
+    rfx_status st = RFX_OK;
+    int at[2] = {c->src[0], c->src[1]};
+    for (int k = 0; k < 2; k++)
+        if (s.move[k])
+            st = repartition(x, c->src[k], st != RFX_OK);
+    for (int k = 0; k < 2; k++)
+        if (s.whole[k])
+            st = whole(x, c, c->src[k], s.one_row, st != RFX_OK, &at[k]);
+    rfx_ra_cmd t = *c;
+    t.src[0] = at[0];
+    t.src[1] = at[1];
+    if (c->op == RFX_RA_SORT_UNIQUE && x->sorted_set[c->src[0]])
+        t.op = RFX_RA_COPY;   /* sorted without repeats as it was received */
     double t0 = rfx_seconds();
-    st = x->in->exec(x->in, &t);
+    if (st == RFX_OK)
+        st = x->in->exec(x->in, &t);
     x->st.compute_s += rfx_seconds() - t0;
-    if (whole & 2)
-        x->in->release(x->in, t.src[1]);
-    if (p == SEND_OUTPUT) {   /* collective: a process that failed still takes part */
+    release_replicas(x, at, c->src, 2);
+    forget(x, c->dst);
+    if (s.out < 0) {   /* collective: a process that failed still takes part */
         rfx_status moved = repartition(x, c->dst, st != RFX_OK);
         st = st != RFX_OK ? st : moved;
-    }
+    } else
+        x->pcol[c->dst] = s.out;
     return st;
 }
 
@@ -432,13 +659,17 @@ static rfx_status dist_open(rfx_backend *be, const rfx_plan *P)
     dist_ctx *x = be->ctx;
     x->P = P;
     x->twin = *P;
-    x->twin.nvars = x->twin.varcap = 2 * P->nvars;
+    x->twin.nvars = x->twin.varcap = 3 * P->nvars;
     x->twin_vars = rfx_malloc(sizeof(rfx_pvar) * (size_t)x->twin.nvars);
     x->global = rfx_calloc((size_t)P->nvars, sizeof(uint64_t));
     x->agreed = rfx_calloc((size_t)x->size + (size_t)P->nvars, sizeof(uint64_t));
     if (!x->twin_vars || !x->global || !x->agreed)
         return RFX_ERR_NOMEM;
-    if (!(x->set_read = rfx_malloc(sizeof(bool) * (size_t)P->nvars)))
+    x->set_read = rfx_malloc(sizeof(bool) * (size_t)P->nvars);
+    x->pcol = rfx_calloc((size_t)P->nvars, sizeof(int));
+    x->sorted_set = rfx_calloc((size_t)P->nvars, sizeof(bool));
+    x->kept = rfx_calloc((size_t)P->nvars, sizeof(bool));
+    if (!x->set_read || !x->pcol || !x->kept || !x->sorted_set)
         return RFX_ERR_NOMEM;
     for (int v = 0; v < P->nvars; v++)
         x->set_read[v] = P->vars[v].kind == RFX_PV_TEMP;
@@ -453,6 +684,7 @@ static rfx_status dist_open(rfx_backend *be, const rfx_plan *P)
         }
     memcpy(x->twin_vars, P->vars, sizeof(rfx_pvar) * (size_t)P->nvars);
     memcpy(x->twin_vars + P->nvars, P->vars, sizeof(rfx_pvar) * (size_t)P->nvars);
+    memcpy(x->twin_vars + 2 * P->nvars, P->vars, sizeof(rfx_pvar) * (size_t)P->nvars);
     x->twin.vars = x->twin_vars;
     rfx_status st = x->in->open_vars(x->in, &x->twin);
     if (st == RFX_OK && x->rank)   /* the unit tuple is a nullary relation's: process 0's */
@@ -469,9 +701,13 @@ static void dist_close(rfx_backend *be)
     free(x->global);
     free(x->agreed);
     free(x->set_read);
+    free(x->pcol);
+    free(x->sorted_set);
+    free(x->kept);
     rfx_rows_free(&x->view);
     rfx_rows_free(&x->bucketed);
     rfx_rows_free(&x->got);
+    free(x->dest);
     free(x);
     free(be);
 }
@@ -484,8 +720,10 @@ static size_t dist_count(rfx_backend *be, int var)
 static void dist_release(rfx_backend *be, int var)
 {
     dist_ctx *x = be->ctx;
+    forget(x, var);
     x->in->release(x->in, var);
     x->global[var] = 0;
+    x->pcol[var] = 0;
 }
 
 /* rows are the same on every process (each read the same file, or the caller inserted the
@@ -493,7 +731,8 @@ static void dist_release(rfx_backend *be, int var)
 static rfx_status dist_merge_host(rfx_backend *be, int var, rfx_rows *rows)
 {
     dist_ctx *x = be->ctx;
-    keep_owned(x, rows);
+    forget(x, var);
+    keep_owned(x, rows);   /* a relation's, placed by column 0 */
     return x->in->merge_host(x->in, var, rows);
 }
 
@@ -520,6 +759,8 @@ static rfx_status dist_load_host(rfx_backend *be, int var, const rfx_rows *rows)
     rfx_rows own;
     rfx_rows_init(&own, rows->arity);
     rfx_status st = rfx_rows_append(&own, rows);
+    forget(x, var);
+    x->pcol[var] = 0;
     if (st == RFX_OK) {
         keep_owned(x, &own);
         st = replace(x, var, &own);
@@ -577,11 +818,11 @@ bool rfx_dist_stats_of(rfx_backend *be, rfx_dist_stats *st, size_t *local)
     dist_ctx *x = be->ctx;
     *st = x->st;
     for (int v = 0; local && v < x->P->nvars; v++)
-        local[v] = x->P->vars[v].count_only && x->rank ? 0 : x->in->count(x->in, v);
+        local[v] = x->in->count(x->in, v);
     return true;
 }
 
-rfx_backend *rfx_backend_dist(rfx_backend *inner, rfx_comm *comm, int nthreads)
+rfx_backend *rfx_backend_dist(rfx_backend *inner, rfx_comm *comm, int nthreads, const rfx_tuning *tune)
 {
     rfx_backend *be = rfx_calloc(1, sizeof *be);
     dist_ctx *x = rfx_calloc(1, sizeof *x);
@@ -592,7 +833,8 @@ rfx_backend *rfx_backend_dist(rfx_backend *inner, rfx_comm *comm, int nthreads)
         return NULL;
     }
     *x = (dist_ctx){.in = inner, .comm = comm, .rank = rfx_comm_rank(comm), .size = rfx_comm_size(comm),
-                    .nthreads = nthreads > 0 ? nthreads : 1};
+                    .nthreads = nthreads > 0 ? nthreads : 1,
+                    .replica_rows = (tune ? tune : &rfx_tuning_defaults)->dist_replica_rows};
     *be = (rfx_backend){.name = inner->name, .ctx = x, .open_vars = dist_open, .close = dist_close,
                         .count = dist_count, .release = dist_release, .merge_host = dist_merge_host,
                         .host_view = dist_host_view, .exec = dist_exec, .exec_group = dist_exec_group,

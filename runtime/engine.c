@@ -8,6 +8,7 @@
 #include "rfx.h"
 
 #include <stdarg.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -268,7 +269,10 @@ static rfx_engine *open_engine(const rfx_config *cfg)
     e->quiet = rfx_comm_rank(e->comm) > 0;
     e->nthreads = e->cfg.threads;
     if (e->nthreads <= 0) {   /* the processes of a distributed run on one host share its cores */
-        long n = sysconf(_SC_NPROCESSORS_ONLN) / rfx_comm_local_size(e->comm);
+        long online = sysconf(_SC_NPROCESSORS_ONLN), n = online / rfx_comm_local_size(e->comm);
+        cpu_set_t mine;       /* ... unless the launcher bound each to cores of its own */
+        if (sched_getaffinity(0, sizeof mine, &mine) == 0 && CPU_COUNT(&mine) < online)
+            n = CPU_COUNT(&mine);
         e->nthreads = n > 0 ? (int)(n > 256 ? 256 : n) : 1;
     }
     cookie_io_functions_t io = {.write = diag_write};

@@ -402,7 +402,7 @@ static void json_string(FILE *f, const char *s)
  * Collective (every process calls it); the rows are rank-major, each nprocess_cols values and
  * then one per program relation (the tuples of it this process holds). */
 enum { PROC_TUPLES, PROC_SENT_ROWS, PROC_SENT_BYTES, PROC_GATHERED, PROC_REPLICATED, PROC_EXCHANGE_US,
-       PROC_COMPUTE_US, NPROC_COLS };
+       PROC_COMPUTE_US, PROC_PHASE_US, NPROC_COLS = PROC_PHASE_US + 5 };
 
 static uint64_t *gather_process_stats(exec *x)
 {
@@ -425,6 +425,8 @@ static uint64_t *gather_process_stats(exec *x)
         mine[PROC_REPLICATED] = ds.replicated;
         mine[PROC_EXCHANGE_US] = (uint64_t)(ds.exchange_s * 1e6);
         mine[PROC_COMPUTE_US] = (uint64_t)(ds.compute_s * 1e6);
+        for (int k = 0; k < 5; k++)
+            mine[PROC_PHASE_US + k] = (uint64_t)(ds.phase_s[k] * 1e6);
         bad = rfx_comm_gather_all(comm, mine, K, all) != RFX_OK;
     }
     free(local);
@@ -455,11 +457,14 @@ static void print_processes(exec *x, const uint64_t *all, FILE *f, FILE *j)
         if (j)
             fprintf(j, "%s\n  {\"process\": %d, \"tuples\": %llu, \"sent_rows\": %llu, \"sent_bytes\": %llu, "
                        "\"gathered_rows\": %llu, \"replicated_commands\": %llu, \"transfer_seconds\": %.6f, "
-                       "\"command_seconds\": %.6f}",
+                       "\"command_seconds\": %.6f, \"send_phases_seconds\": {\"repeats\": %.6f, "
+                       "\"to_host\": %.6f, \"bucket\": %.6f, \"all_to_all\": %.6f, \"place\": %.6f}}",
                     p ? "," : ", \"processes\": [", p, (unsigned long long)v[PROC_TUPLES],
                     (unsigned long long)v[PROC_SENT_ROWS], (unsigned long long)v[PROC_SENT_BYTES],
                     (unsigned long long)v[PROC_GATHERED], (unsigned long long)v[PROC_REPLICATED],
-                    v[PROC_EXCHANGE_US] * 1e-6, v[PROC_COMPUTE_US] * 1e-6);
+                    v[PROC_EXCHANGE_US] * 1e-6, v[PROC_COMPUTE_US] * 1e-6, v[PROC_PHASE_US] * 1e-6,
+                    v[PROC_PHASE_US + 1] * 1e-6, v[PROC_PHASE_US + 2] * 1e-6, v[PROC_PHASE_US + 3] * 1e-6,
+                    v[PROC_PHASE_US + 4] * 1e-6);
     }
     if (j)
         fputs("\n], \"shares\": [", j);
@@ -718,7 +723,7 @@ static rfx_status open_backend(exec *x)
     if (x->be && kind != RFX_BACKEND_AUTO)   /* variables that do not fit the device's budget go to the host */
         x->be = rfx_backend_ooc(x->be, x->nthreads, x->o->tune);
     if (x->be && x->o->comm)   /* this process's share of a distributed run */
-        x->be = rfx_backend_dist(x->be, x->o->comm, x->nthreads);
+        x->be = rfx_backend_dist(x->be, x->o->comm, x->nthreads, x->o->tune);
     if (x->be && x->o->trace) {
         x->be->span = trace_span;
         x->be->span_ctx = x;

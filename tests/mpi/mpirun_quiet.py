@@ -38,7 +38,9 @@ def main():
         fixed.append(args[i])
         i += 1
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    p = subprocess.run(["mpirun", "--oversubscribe", "-np", np, rfx] + fixed, env=env,
+    # --bind-to none: Open MPI binds each of two or fewer processes to one core by default,
+    # which leaves a process's threads (bucketing, facts, the CPU backend) one core
+    p = subprocess.run(["mpirun", "--oversubscribe", "--bind-to", "none", "-np", np, rfx] + fixed, env=env,
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     sys.stdout.buffer.write(p.stdout)
     sys.stderr.write(quiet(p.stderr.decode(errors="surrogateescape")))
