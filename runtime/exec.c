@@ -443,7 +443,7 @@ static void print_processes(exec *x, const uint64_t *all, FILE *f, FILE *j)
 {
     int R = rfx_comm_size(x->o->comm), nrel = x->prog->nrels, K = NPROC_COLS + nrel;
     if (f)
-        fprintf(f, "processes: %d (MPI), each holding the tuples whose first column hashes to it\n"
+        fprintf(f, "processes: %d (MPI), each holding the tuples whose placing column hashes to it\n"
                    "%8s %14s %14s %10s %14s %10s %12s %12s\n",
                 R, "process", "tuples held", "rows sent", "MB sent", "rows gathered", "replicated", "transfers s",
                 "commands s");

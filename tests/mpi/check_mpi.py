@@ -134,6 +134,12 @@ def main():
             got = open(os.path.join(d, out, rel + ".csv"), "rb").read()
             if got != want:
                 sys.exit("FAILED: %s under mpirun -np %d differs from one process" % (name, np))
+            if name == "tc" and np > 1:
+                # the planner's rule: the loop-invariant edges replicated once, the delta kept
+                # where it is placed; an iteration of TC sends nothing
+                procs = re.findall(r"^ +(\d+) +(\d+) +(\d+) +[\d.]+ +(\d+) ", p.stderr, re.M)
+                if len(procs) != np or any(int(sent) or not int(gathered) for _, _, sent, gathered in procs):
+                    sys.exit("FAILED: tc under -np %d sent rows (or gathered no replica of edge):\n%s" % (np, p.stderr))
             if np == 4:
                 shares = re.findall(r"share (\S+): (\d+) tuples, the largest part ([\d.]+)% \(process (\d+)\)", p.stderr)
                 if not shares:
