@@ -464,17 +464,18 @@ static void shape_of(const dist_ctx *x, const rfx_ra_cmd *c, shape *s)
     case RFX_RA_RANGE:
         s->out = x->P->vars[c->src[0]].arity ? a : -1;
         break;
-    case RFX_RA_LATTICE:
-        if (c->nkeys > 0)
-            s->out = meet(x, c, s, c->nkeys);
-        else
+    case RFX_RA_LATTICE:   /* src0 against the held relation (vars[0]), placed by column 0 */
+        if (c->nkeys > 0) {
+            s->move[0] = a != 0;
+            s->out = 0;
+        } else
             s->gather_all = true;
         break;
     default:   /* CHOICE, EQREL, LFTJ: the whole relations */
         s->gather_all = true;
     }
     /* nullary tuples are process 0's; relations and their deltas are placed by column 0 */
-    if (x->P->vars[c->dst].arity == 0 || (s->out != 0 && x->P->vars[c->dst].kind != RFX_PV_TEMP))
+    if (c->dst < 0 || x->P->vars[c->dst].arity == 0 || (s->out != 0 && x->P->vars[c->dst].kind != RFX_PV_TEMP))
         s->out = -1;
 }
 
@@ -618,6 +619,8 @@ static rfx_status dist_exec(rfx_backend *be, const rfx_ra_cmd *c)
         st = x->in->exec(x->in, &t);
     x->st.compute_s += rfx_seconds() - t0;
     release_replicas(x, at, c->src, 2);
+    if (c->dst < 0)
+        return st;
     forget(x, c->dst);
     if (s.out < 0) {   /* collective: a process that failed still takes part */
         rfx_status moved = repartition(x, c->dst, st != RFX_OK);
