@@ -345,6 +345,7 @@ typedef struct rfx_tuning {
     bool auto_cpu_device;             /* --backend=auto: a CPU backend as the device (tests) */
     double auto_start_ms, auto_launch_us, auto_host_ns, auto_device_ns, auto_copy_gbs;   /* its cost model */
     uint64_t dist_replica_rows;       /* MPI runs: the most rows of a replica kept for a loop */
+    uint64_t dist_slice_bytes;        /* MPI runs: plain facts files of at least this size read in slices */
 } rfx_tuning;
 
 extern const rfx_tuning rfx_tuning_defaults;

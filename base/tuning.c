@@ -59,6 +59,7 @@ static const knob knobs[] = {
     K(auto_device_ns, T_REAL, 0, 1e6, "--backend=auto: nanoseconds a row of work takes on the device"),
     K(auto_copy_gbs, T_REAL, 0.01, 1e6, "--backend=auto: GB/s of a copy between the host and the device"),
     K(dist_replica_rows, T_SIZE, 0, 1e18, "MPI runs: a relation a loop reads but does not change, of up to this many rows, is replicated once on every process (joins with it move nothing)"),
+    K(dist_slice_bytes, T_SIZE, 0, 1e18, "MPI runs: each process reads a slice of a plain facts file of at least this many bytes (numbers only) and sends the tuples to their owners"),
 };
 #undef K
 
@@ -87,6 +88,7 @@ const rfx_tuning rfx_tuning_defaults = {
     .auto_device_ns = 0.02,
     .auto_copy_gbs = 10,
     .dist_replica_rows = (uint64_t)1 << 26,
+    .dist_slice_bytes = (uint64_t)1 << 20,
 };
 
 static const knob *find_knob(const char *name, size_t n)

@@ -739,6 +739,35 @@ static rfx_status dist_merge_host(rfx_backend *be, int var, rfx_rows *rows)
     return x->in->merge_host(x->in, var, rows);
 }
 
+/* rows are this process's slice of a file, sorted without repeats: each goes to its owner,
+ * which merges what it receives (collective). */
+static rfx_status dist_merge_slices(rfx_backend *be, int var, rfx_rows *rows, bool failed)
+{
+    dist_ctx *x = be->ctx;
+    forget(x, var);
+    int a = rows->arity;
+    size_t *counts = rfx_calloc((size_t)x->size, sizeof(size_t));
+    rfx_rows bucketed, got;
+    rfx_rows_init(&bucketed, a);
+    rfx_rows_init(&got, a);
+    rfx_status st = failed ? RFX_ERR_REMOTE : !counts ? RFX_ERR_NOMEM : bucket(x, rows, &bucketed, counts);
+    if (st == RFX_OK) {
+        x->st.sent_rows += rows->n - counts[x->rank];
+        x->st.sent_bytes += (rows->n - counts[x->rank]) * (size_t)a * 4;
+    }
+    rfx_rows_free(rows);
+    rfx_status cs = rfx_comm_exchange(x->comm, &bucketed, counts, st != RFX_OK, &got);
+    st = st != RFX_OK ? st : cs;
+    rfx_rows_free(&bucketed);
+    free(counts);
+    if (st == RFX_OK)
+        st = order_rows(x, var, &got);   /* each sender's rows in order: together, not */
+    if (st == RFX_OK)
+        st = x->in->merge_host(x->in, var, &got);
+    rfx_rows_free(&got);
+    return st;
+}
+
 /* The whole relation on every process (collective). */
 static rfx_status dist_host_view(rfx_backend *be, int var, rfx_rows *scratch, const rfx_rows **view)
 {
@@ -840,6 +869,7 @@ rfx_backend *rfx_backend_dist(rfx_backend *inner, rfx_comm *comm, int nthreads, 
                     .replica_rows = (tune ? tune : &rfx_tuning_defaults)->dist_replica_rows};
     *be = (rfx_backend){.name = inner->name, .ctx = x, .open_vars = dist_open, .close = dist_close,
                         .count = dist_count, .release = dist_release, .merge_host = dist_merge_host,
+                        .merge_host_slices = dist_merge_slices,
                         .host_view = dist_host_view, .exec = dist_exec, .exec_group = dist_exec_group,
                         .last_error = dist_last_error, .sync = dist_sync, .copy_bandwidth = dist_copy_bandwidth,
                         .device = dist_device, .jit_stats = dist_jit_stats, .load_host = dist_load_host,

@@ -185,6 +185,41 @@ static bool record_io(const exec *x, const rfx_relation *r, int *coltypes, rfx_r
     return any;
 }
 
+/* Whether every process of a distributed run reads a slice of the facts file at path
+ * (collective where it may: the processes agree, so that all or none do): a plain file of
+ * at least dist_slice_bytes holding numbers only. whole: the relation's reading needs the
+ * whole file (records, quoted fields, a lattice's last line per key). */
+static bool slices_for(exec *x, const rfx_pvar *v, const char *path, bool whole)
+{
+    if (!x->o->comm || !x->be->merge_host_slices || whole || rfx_comm_size(x->o->comm) < 2)
+        return false;
+    for (int c = 0; c < v->arity; c++)
+        if (v->types[c] == RFX_SYMBOL)   /* ids must agree: every process reads every symbol */
+            return false;
+    uint64_t yes = rfx_facts_sliceable(path, (long long)x->o->tune->dist_slice_bytes);
+    return rfx_comm_sum(x->o->comm, &yes, 1) == RFX_OK && yes == (uint64_t)rfx_comm_size(x->o->comm);
+}
+
+/* The slices' lines that do not start with numbers, reported once by process 0: their
+ * count and the first one's line (the lowest slice's that has any). Collective. */
+static void report_slices_skipped(exec *x, const char *path, long skipped, long first)
+{
+    int P = rfx_comm_size(x->o->comm);
+    uint64_t mine[2] = {(uint64_t)skipped, (uint64_t)first}, *all = rfx_calloc((size_t)P * 2, sizeof(uint64_t));
+    rfx_status st = all ? RFX_OK : RFX_ERR_NOMEM;
+    st = rfx_comm_agree(x->o->comm, st);
+    if (st == RFX_OK && rfx_comm_gather_all(x->o->comm, mine, 2, all) == RFX_OK && x->rank == 0) {
+        uint64_t total = 0, at = 0;
+        for (int p = 0; p < P; p++) {
+            at = total == 0 && all[2 * p] ? all[2 * p + 1] : at;
+            total += all[2 * p];
+        }
+        if (total)
+            rfx_report_skipped(x->err, path, (long)at, (long)total);
+    }
+    free(all);
+}
+
 static rfx_status do_input(exec *x, const rfx_ra_cmd *c)
 {
     if (!x->o->fact_dir)
@@ -203,12 +238,32 @@ static rfx_status do_input(exec *x, const rfx_ra_cmd *c)
     rfx_record_io rio;
     bool records = record_io(x, r, coltypes, &rio);
     rfx_read_opts ro = {delimiter_of(d), fmt && strcmp(fmt, "edges") == 0, x->nthreads, io_flag(d, "headers"),
-                        io_flag(d, "rfc4180"), records ? &rio : NULL};
+                        io_flag(d, "rfc4180"), records ? &rio : NULL, 0, 1, NULL, NULL};
+    int key = rfx_relation_lattice_key(r);
+    long skipped = 0, first_skipped = 0;
+    bool sliced = slices_for(x, v, path, records || ro.rfc4180 || key < r->arity);
+    if (sliced) {
+        ro.slice = x->rank;
+        ro.nslices = rfx_comm_size(x->o->comm);
+        ro.skipped = &skipped;
+        ro.first_skipped = &first_skipped;
+    }
     rfx_rows tmp;
     rfx_rows_init(&tmp, v->arity);
     rfx_status st = rfx_read_facts(path, v->types, x->prog->syms, &ro, &tmp, x->err);
+    if (sliced) {   /* collective: a process whose slice failed takes part */
+        if (st == RFX_OK)
+            st = rfx_cpu_sort(&tmp, x->nthreads);
+        if (st == RFX_OK)
+            st = rfx_cpu_unique(&tmp, x->nthreads);
+        report_slices_skipped(x, path, skipped, first_skipped);
+        rfx_status merged = x->be->merge_host_slices(x->be, c->dst, &tmp, st != RFX_OK);
+        st = st != RFX_OK ? st : merged;
+        free(path);
+        rfx_rows_free(&tmp);
+        return st;
+    }
     free(path);
-    int key = rfx_relation_lattice_key(r);
     if (st == RFX_OK && key < r->arity)   /* lattice attributes: a key's last line, as Soufflé reads them */
         st = rfx_cpu_lattice_last(&tmp, key, x->nthreads);
     if (st == RFX_OK && key == r->arity)

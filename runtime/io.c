@@ -353,6 +353,7 @@ typedef struct reader {
     gzFile gz;
     bool eof, nomem;
     int zerr, err_no;           /* a failed read's zlib error and errno */
+    long long left;             /* bytes of a slice still to read; -1: to the end */
 } reader;
 
 /* b's buffer grown to cap bytes; false (r->nomem) when there is no memory for it. */
@@ -381,6 +382,12 @@ static bool fill_block(reader *r, block *b)
         if (full)
             return true;
         size_t want = b->cap - b->len < (1u << 30) ? b->cap - b->len : (1u << 30);
+        if (r->left >= 0 && (long long)want > r->left)
+            want = (size_t)r->left;
+        if (want == 0) {   /* the slice's end */
+            r->eof = true;
+            break;
+        }
         errno = 0;
         int got = gzread(r->gz, b->buf + b->len, (unsigned)want);
         int zerr = Z_OK;
@@ -397,8 +404,79 @@ static bool fill_block(reader *r, block *b)
         if (got == 0)
             r->eof = true;
         b->len += (size_t)got;
+        if (r->left >= 0)
+            r->left -= got;
     }
     return true;
+}
+
+/* ---- slices ---------------------------------------------------------------------------------- */
+bool rfx_facts_sliceable(const char *path, long long min_bytes)
+{
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return false;
+    struct stat sb;
+    unsigned char magic[2] = {0, 0};
+    bool ok = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && (long long)sb.st_size >= min_bytes &&
+              pread(fd, magic, 2, 0) == 2 && !(magic[0] == 0x1f && magic[1] == 0x8b);
+    close(fd);
+    return ok;
+}
+
+/* The first line start at or after byte at: the byte after the first newline at or after
+ * at - 1 (0 for 0; size where there is none). -1 where the file cannot be read. */
+static long long line_start_from(int fd, long long at, long long size)
+{
+    if (at <= 0)
+        return 0;
+    char buf[1 << 16];
+    for (long long pos = at - 1; pos < size;) {
+        ssize_t got = pread(fd, buf, sizeof buf, (off_t)pos);
+        if (got <= 0)
+            return -1;
+        const char *nl = memchr(buf, '\n', (size_t)got);
+        if (nl)
+            return pos + (nl - buf) + 1;
+        pos += got;
+    }
+    return size;
+}
+
+/* The newlines before byte end: the line number a slice's lines count from. */
+static long lines_before(const char *path, long long end);
+
+/* A message's line: a slice's lines are counted from its start, and the lines before it
+ * only when a message needs them. */
+typedef struct slice_lines {
+    const char *path;
+    long long start;
+    long base;                  /* -1: not counted yet */
+} slice_lines;
+
+static long at_line(slice_lines *s, long line)
+{
+    if (s->base < 0)
+        s->base = s->start > 0 ? lines_before(s->path, s->start) : 0;
+    return line + s->base;
+}
+
+static long lines_before(const char *path, long long end)
+{
+    int fd = open(path, O_RDONLY);
+    char buf[1 << 16];
+    long n = 0;
+    for (long long pos = 0; fd >= 0 && pos < end;) {
+        size_t want = end - pos < (long long)sizeof buf ? (size_t)(end - pos) : sizeof buf;
+        ssize_t got = pread(fd, buf, want, (off_t)pos);
+        if (got <= 0)
+            break;
+        n += count_newlines(buf, (size_t)got);
+        pos += got;
+    }
+    if (fd >= 0)
+        close(fd);
+    return n;
 }
 
 /* The next block is read while the current one is parsed: the read is one more task. */
@@ -581,10 +659,26 @@ rfx_status rfx_read_facts(const char *path, const rfx_prim *types, rfx_symtab *s
         fprintf(err, "%s: error: relations of more than %d columns cannot be read\n", path, RFX_MAX_ARITY);
         return RFX_ERR_INPUT;
     }
-    reader r = {gzopen(path, "rb"), false, false, Z_OK, 0};
+    reader r = {gzopen(path, "rb"), false, false, Z_OK, 0, -1};
     if (!r.gz) {
         fprintf(err, "%s: error: cannot open facts file: %s\n", path, strerror(errno ? errno : EIO));
         return RFX_ERR_IO;
+    }
+    slice_lines sl = {path, 0, 0};
+    if (ro && ro->nslices > 1) {   /* the lines that begin in this slice's bytes */
+        int fd = open(path, O_RDONLY);
+        long long size = (long long)sb.st_size, k = ro->slice, n = ro->nslices;
+        long long from = fd < 0 ? -1 : line_start_from(fd, size * k / n, size);
+        long long to = fd < 0 ? -1 : line_start_from(fd, size * (k + 1) / n, size);
+        if (fd >= 0)
+            close(fd);
+        if (from < 0 || to < 0 || gzseek(r.gz, (z_off_t)from, SEEK_SET) != (z_off_t)from) {
+            fprintf(err, "%s: error: cannot read facts file: %s\n", path, strerror(errno ? errno : EIO));
+            gzclose(r.gz);
+            return RFX_ERR_IO;
+        }
+        r.left = to - from;
+        sl = (slice_lines){path, from, -1};
     }
     gzbuffer(r.gz, 1 << 17);
     int nthreads = ro && ro->threads > 1 ? ro->threads : 1;
@@ -612,10 +706,10 @@ rfx_status rfx_read_facts(const char *path, const rfx_prim *types, rfx_symtab *s
     }
     if (!fill_block(&r, cur)) {
         st = r.nomem || r.zerr == Z_MEM_ERROR ? RFX_ERR_NOMEM : RFX_ERR_IO;
-        report_read_error(err, path, count_newlines(cur->buf, cur->len) + 1, &r);
+        report_read_error(err, path, at_line(&sl, count_newlines(cur->buf, cur->len) + 1), &r);
         goto out;
     }
-    if (ro && ro->headers && cur->len) {   /* the names line */
+    if (ro && ro->headers && cur->len && sl.start == 0) {   /* the names line */
         const char *nl = memchr(cur->buf, '\n', cur->len);
         size_t skip = nl ? (size_t)(nl - cur->buf) + 1 : cur->len;
         memmove(cur->buf, cur->buf + skip, cur->len - skip);
@@ -658,7 +752,7 @@ rfx_status rfx_read_facts(const char *path, const rfx_prim *types, rfx_symtab *s
                 (void)rfx_rows_reserve(rows, rows->n + (size_t)expect);
         }
         if (a > 0 && (st = rfx_rows_reserve(rows, want)) != RFX_OK) {
-            fprintf(err, "%s:%ld: error: out of memory reading facts\n", path, line + 1);
+            fprintf(err, "%s:%ld: error: out of memory reading facts\n", path, at_line(&sl, line + 1));
             goto out;
         }
         for (size_t k = 0, at = rows->n; a > 0 && k < (size_t)n; at += (size_t)pieces[k++].lines)
@@ -676,7 +770,7 @@ rfx_status rfx_read_facts(const char *path, const rfx_prim *types, rfx_symtab *s
             line += p->lines;
             if (p->st != RFX_OK) {
                 st = p->st;
-                fprintf(err, "%s:%ld: error: %s\n", path, line, p->why);
+                fprintf(err, "%s:%ld: error: %s\n", path, at_line(&sl, line), p->why);
             } else if (a == 0)
                 rows->n |= p->got > 0;
             else {
@@ -688,7 +782,7 @@ rfx_status rfx_read_facts(const char *path, const rfx_prim *types, rfx_symtab *s
         }
         if (st == RFX_OK && !bj.read_ok) {
             st = r.nomem || r.zerr == Z_MEM_ERROR ? RFX_ERR_NOMEM : RFX_ERR_IO;
-            report_read_error(err, path, line + count_newlines(next->buf, next->len) + 1, &r);
+            report_read_error(err, path, at_line(&sl, line + count_newlines(next->buf, next->len) + 1), &r);
         }
         if (st != RFX_OK)
             goto out;
@@ -696,15 +790,25 @@ rfx_status rfx_read_facts(const char *path, const rfx_prim *types, rfx_symtab *s
         cur = next;
         next = t;
     }
-    if (skipped)
-        fprintf(err, "%s:%ld: warning: skipped %ld line%s that do%s not start with numbers\n", path,
-                first_skipped, skipped, skipped == 1 ? "" : "s", skipped == 1 ? "es" : "");
+    if (ro && ro->nslices > 1) {   /* the caller reports the slices' count together */
+        if (ro->skipped)
+            *ro->skipped = skipped;
+        if (ro->first_skipped)
+            *ro->first_skipped = skipped ? at_line(&sl, first_skipped) : 0;
+    } else if (skipped)
+        rfx_report_skipped(err, path, first_skipped, skipped);
 out:
     gzclose(r.gz);
     free(blocks[0].buf);
     free(blocks[1].buf);
     free(pieces);
     return st;
+}
+
+void rfx_report_skipped(FILE *err, const char *path, long first, long skipped)
+{
+    fprintf(err, "%s:%ld: warning: skipped %ld line%s that do%s not start with numbers\n", path, first, skipped,
+            skipped == 1 ? "" : "s", skipped == 1 ? "es" : "");
 }
 
 /* ---- output ------------------------------------------------------------------------------- */

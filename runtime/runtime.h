@@ -134,7 +134,18 @@ typedef struct rfx_read_opts {
     bool headers;              /* the first line names the columns: skipped */
     bool rfc4180;              /* a field may be quoted ("a,b", "say ""hi""", a newline inside) */
     const rfx_record_io *records;   /* the relation has record columns (else NULL) */
+    /* Slice `slice` of `nslices` (nslices > 1; a plain file, rfx_facts_sliceable): the lines
+     * that begin in bytes [size * slice / nslices, size * (slice + 1) / nslices). Messages
+     * still name the file's own line numbers; lines skipped for not starting with numbers
+     * are counted into *skipped (the first one's line into *first_skipped) and not reported. */
+    int slice, nslices;
+    long *skipped, *first_skipped;
 } rfx_read_opts;
+
+/* Whether a facts file can be read in slices: a plain (not gzip) file of at least min_bytes. */
+bool rfx_facts_sliceable(const char *path, long long min_bytes);
+/* The warning about `skipped` lines that do not start with numbers, the first at line first. */
+void rfx_report_skipped(FILE *err, const char *path, long first, long skipped);
 
 /* Appends the tuples of a facts / edge-list file (plain or gzip) to rows. Messages name
  * file:line. types has rows->arity entries. */
