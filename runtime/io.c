@@ -664,7 +664,9 @@ rfx_status rfx_read_facts(const char *path, const rfx_prim *types, rfx_symtab *s
         fprintf(err, "%s: error: cannot open facts file: %s\n", path, strerror(errno ? errno : EIO));
         return RFX_ERR_IO;
     }
+    gzbuffer(r.gz, 1 << 17);   /* before the first read (a seek reads) */
     slice_lines sl = {path, 0, 0};
+    long long bytes = (long long)sb.st_size;   /* of the file, or of the slice */
     if (ro && ro->nslices > 1) {   /* the lines that begin in this slice's bytes */
         int fd = open(path, O_RDONLY);
         long long size = (long long)sb.st_size, k = ro->slice, n = ro->nslices;
@@ -677,10 +679,9 @@ rfx_status rfx_read_facts(const char *path, const rfx_prim *types, rfx_symtab *s
             gzclose(r.gz);
             return RFX_ERR_IO;
         }
-        r.left = to - from;
+        r.left = bytes = to - from;
         sl = (slice_lines){path, from, -1};
     }
-    gzbuffer(r.gz, 1 << 17);
     int nthreads = ro && ro->threads > 1 ? ro->threads : 1;
     for (int c = 0; c < a; c++)
         if (types[c] == RFX_SYMBOL || (ro && ro->records))   /* records may hold symbols too */
@@ -746,8 +747,8 @@ rfx_status rfx_read_facts(const char *path, const rfx_prim *types, rfx_symtab *s
         /* a plain file's first block tells its rows (10% more for longer lines later): the rows
          * get their buffer once, where growing it would copy what it holds each time */
         size_t want = rows->n + room;
-        if (a > 0 && !r.eof && rows->cap < want && gzdirect(r.gz) && (size_t)sb.st_size > whole) {
-            double expect = (double)room * ((double)sb.st_size / (double)whole) * 1.1;
+        if (a > 0 && !r.eof && rows->cap < want && gzdirect(r.gz) && (size_t)bytes > whole) {
+            double expect = (double)room * ((double)bytes / (double)whole) * 1.1;
             if (expect < 1e12)   /* refused (more than the machine has): the rows grow as they come */
                 (void)rfx_rows_reserve(rows, rows->n + (size_t)expect);
         }
