@@ -188,7 +188,8 @@ static bool record_io(const exec *x, const rfx_relation *r, int *coltypes, rfx_r
 /* Whether every process of a distributed run reads a slice of the facts file at path
  * (collective where it may: the processes agree, so that all or none do): a plain file of
  * at least dist_slice_bytes holding numbers only. whole: the relation's reading needs the
- * whole file (records, quoted fields, a lattice's last line per key). */
+ * whole file (records, quoted fields, a lattice's last line per key). path NULL (no memory
+ * for it): this process says no, and fails after. */
 static bool slices_for(exec *x, const rfx_pvar *v, const char *path, bool whole)
 {
     if (!x->o->comm || !x->be->merge_host_slices || whole || rfx_comm_size(x->o->comm) < 2)
@@ -196,7 +197,7 @@ static bool slices_for(exec *x, const rfx_pvar *v, const char *path, bool whole)
     for (int c = 0; c < v->arity; c++)
         if (v->types[c] == RFX_SYMBOL)   /* ids must agree: every process reads every symbol */
             return false;
-    uint64_t yes = rfx_facts_sliceable(path, (long long)x->o->tune->dist_slice_bytes);
+    uint64_t yes = path && rfx_facts_sliceable(path, (long long)x->o->tune->dist_slice_bytes);
     return rfx_comm_sum(x->o->comm, &yes, 1) == RFX_OK && yes == (uint64_t)rfx_comm_size(x->o->comm);
 }
 
@@ -230,18 +231,18 @@ static rfx_status do_input(exec *x, const rfx_ra_cmd *c)
     const char *fname = rfx_io_get(d, "filename");
     const char *fmt = rfx_io_get(d, "format");
     char *path = fname ? join_path(x->o->fact_dir, fname, "") : join_path(x->o->fact_dir, r->name, ".facts");
+    int key = rfx_relation_lattice_key(r);
+    int coltypes[RFX_MAX_ARITY + 1];
+    rfx_record_io rio;
+    bool records = record_io(x, r, coltypes, &rio);
+    bool sliced = slices_for(x, v, path, records || io_flag(d, "rfc4180") || key < r->arity);
     if (!path)
         return RFX_ERR_NOMEM;
     /* a SNAP edge list (comments, any blanks, extra columns) only where format="edges" says
      * so: a .facts file's every line is a row (gzip is recognised either way) */
-    int coltypes[RFX_MAX_ARITY + 1];
-    rfx_record_io rio;
-    bool records = record_io(x, r, coltypes, &rio);
     rfx_read_opts ro = {delimiter_of(d), fmt && strcmp(fmt, "edges") == 0, x->nthreads, io_flag(d, "headers"),
                         io_flag(d, "rfc4180"), records ? &rio : NULL, 0, 1, NULL, NULL};
-    int key = rfx_relation_lattice_key(r);
     long skipped = 0, first_skipped = 0;
-    bool sliced = slices_for(x, v, path, records || ro.rfc4180 || key < r->arity);
     if (sliced) {
         ro.slice = x->rank;
         ro.nslices = rfx_comm_size(x->o->comm);
