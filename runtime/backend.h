@@ -28,7 +28,7 @@ struct rfx_backend {
     /* var = var u rows, rows a sorted set of var's arity; rows is emptied. */
     rfx_status (*merge_host)(rfx_backend *be, int var, rfx_rows *rows);
     /* A distributed run's merge of rows that differ from process to process (each read a
-     * slice of a file): each row goes to its owner (collective: a process that failed
+     * slice of a file; any order): each row goes to its owner (collective: a process that failed
      * takes part with failed set). NULL outside distributed runs. */
     rfx_status (*merge_host_slices)(rfx_backend *be, int var, rfx_rows *rows, bool failed);
     /* The variable's tuples on the host: a view valid until the next call (scratch may

@@ -71,6 +71,17 @@ static int owner(const dist_ctx *x, const uint32_t *row, int arity)
     return arity ? (int)(((uint64_t)mix(row[0]) * (uint64_t)x->size) >> 32) : 0;
 }
 
+/* v's replica for one command, and the replica kept while v is unchanged. */
+static int twin_of(const dist_ctx *x, int v)
+{
+    return v < 0 ? v : x->P->nvars + v;
+}
+
+static int kept_of(const dist_ctx *x, int v)
+{
+    return 2 * x->P->nvars + v;
+}
+
 static bool is_set(const dist_ctx *x, int v)
 {
     rfx_pvar_kind k = x->P->vars[v].kind;
@@ -194,9 +205,9 @@ static rfx_status bucket(dist_ctx *x, const rfx_rows *in, rfx_rows *out, size_t 
 }
 
 /* Variable into = rows, ordered as a sorted variable keeps them (and without repeats for
- * v's kind of set, or where only SORT_UNIQUE reads v): a temporary may have been sorted on a prefix its readers count on,
- * which the full order keeps. The sort is the backend's (on its device), from variable
- * staging, emptied after. */
+ * v's kind of set, or where only SORT_UNIQUE reads v): a temporary may have been sorted on
+ * a prefix its readers count on, which the full order keeps. The sort is the backend's (on
+ * its device), from variable staging, emptied after. */
 static rfx_status place_sorted(dist_ctx *x, int v, int into, int staging, const rfx_rows *rows)
 {
     rfx_status st = replace(x, staging, rows);
@@ -220,8 +231,9 @@ static rfx_rows *reuse(rfx_rows *r, int a)
     return r;
 }
 
-/* Variable v's rows sent to their owners (placed by column 0 after); a temporary only SORT_UNIQUE reads sends its
- * rows without repeats (a join's output holds several rows for many of its tuples). */
+/* Variable v's rows sent to their owners (placed by column 0 after); a temporary only
+ * SORT_UNIQUE reads sends its rows without repeats (a join's output holds several rows for
+ * many of its tuples). */
 static rfx_status repartition(dist_ctx *x, int v, bool failed)
 {
     double t0 = rfx_seconds(), t[6];
@@ -232,7 +244,7 @@ static rfx_status repartition(dist_ctx *x, int v, bool failed)
     size_t *counts = rfx_calloc((size_t)x->size, sizeof(size_t));
     rfx_status st = failed ? RFX_ERR_REMOTE : !counts ? RFX_ERR_NOMEM : RFX_OK;
     if (st == RFX_OK && x->set_read[v]) {
-        from = x->P->nvars + v;
+        from = twin_of(x, v);
         rfx_ra_cmd once = {.op = RFX_RA_SORT_UNIQUE, .dst = from, .src = {v, -1}, .rule = -1, .io = -1};
         st = x->in->exec(x->in, &once);
     }
@@ -255,7 +267,7 @@ static rfx_status repartition(dist_ctx *x, int v, bool failed)
     if (from != v)
         x->in->release(x->in, from);
     if (st == RFX_OK)
-        st = place_sorted(x, v, v, x->P->nvars + v, got);
+        st = place_sorted(x, v, v, twin_of(x, v), got);
     x->sorted_set[v] = x->set_read[v];
     t[5] = rfx_seconds();
     for (int k = 0; k < 5; k++)
@@ -282,9 +294,9 @@ static rfx_status replicate(dist_ctx *x, int v, int into, bool one_row, bool fai
     rfx_status cs = rfx_comm_gather_rows(x->comm, &mine, st != RFX_OK, &all);
     st = st != RFX_OK ? st : cs;
     rfx_rows_free(&mine);
-    /* sorted on the device from the other replica's variable, unless that one is kept */
-    int staging = into == x->P->nvars + v ? 2 * x->P->nvars + v : x->P->nvars + v;
-    if (st == RFX_OK && (all.n < 65536 || (x->kept[v] && staging == 2 * x->P->nvars + v))) {
+    /* sorted on the device, staged in the other replica's variable unless that one is kept */
+    int staging = into == twin_of(x, v) ? kept_of(x, v) : twin_of(x, v);
+    if (st == RFX_OK && (all.n < 65536 || (staging == kept_of(x, v) && x->kept[v]))) {
         st = order_rows(x, v, &all);
         if (st == RFX_OK)
             st = replace(x, into, &all);
@@ -310,16 +322,10 @@ static void keep_owned(const dist_ctx *x, rfx_rows *r)
     r->n = n;
 }
 
-/* Keeps this process's part of v, which holds the whole (each process computed it). */
+/* Keeps this process's part of v, which holds the whole (each process computed it). Only
+ * triejoins write sizes without rows, and they run split (run_replicated). */
 static rfx_status keep_own(dist_ctx *x, int v)
 {
-    if (x->P->vars[v].count_only) {   /* a size: process 0's stands for all */
-        if (x->rank) {
-            rfx_ra_cmd clr = {.op = RFX_RA_CLEAR, .dst = v, .src = {-1, -1}, .rule = -1, .io = -1};
-            return x->in->exec(x->in, &clr);
-        }
-        return RFX_OK;
-    }
     rfx_rows r;
     rfx_rows_init(&r, x->P->vars[v].arity);
     rfx_status st = local_rows(x, v, &r);
@@ -477,16 +483,6 @@ static void shape_of(const dist_ctx *x, const rfx_ra_cmd *c, shape *s)
     /* nullary tuples are process 0's; relations and their deltas are placed by column 0 */
     if (c->dst < 0 || x->P->vars[c->dst].arity == 0 || (s->out != 0 && x->P->vars[c->dst].kind != RFX_PV_TEMP))
         s->out = -1;
-}
-
-static int twin_of(const dist_ctx *x, int v)
-{
-    return v < 0 ? v : x->P->nvars + v;
-}
-
-static int kept_of(const dist_ctx *x, int v)
-{
-    return 2 * x->P->nvars + v;
 }
 
 /* v's contents change: a replica kept of it is stale, and it is no longer a sorted set. */
@@ -739,8 +735,8 @@ static rfx_status dist_merge_host(rfx_backend *be, int var, rfx_rows *rows)
     return x->in->merge_host(x->in, var, rows);
 }
 
-/* rows are this process's slice of a file, sorted without repeats: each goes to its owner,
- * which merges what it receives (collective). */
+/* rows are this process's slice of a file, as read: each goes to its owner, which sorts
+ * what it receives, drops repeats and merges it (collective). */
 static rfx_status dist_merge_slices(rfx_backend *be, int var, rfx_rows *rows, bool failed)
 {
     dist_ctx *x = be->ctx;
@@ -761,7 +757,7 @@ static rfx_status dist_merge_slices(rfx_backend *be, int var, rfx_rows *rows, bo
     rfx_rows_free(&bucketed);
     free(counts);
     if (st == RFX_OK)
-        st = order_rows(x, var, &got);   /* each sender's rows in order: together, not */
+        st = order_rows(x, var, &got);   /* sorted once, here: the slices arrive as read */
     if (st == RFX_OK)
         st = x->in->merge_host(x->in, var, &got);
     rfx_rows_free(&got);

@@ -252,11 +252,7 @@ static rfx_status do_input(exec *x, const rfx_ra_cmd *c)
     rfx_rows tmp;
     rfx_rows_init(&tmp, v->arity);
     rfx_status st = rfx_read_facts(path, v->types, x->prog->syms, &ro, &tmp, x->err);
-    if (sliced) {   /* collective: a process whose slice failed takes part */
-        if (st == RFX_OK)
-            st = rfx_cpu_sort(&tmp, x->nthreads);
-        if (st == RFX_OK)
-            st = rfx_cpu_unique(&tmp, x->nthreads);
+    if (sliced) {   /* collective: a process whose slice failed takes part; owners sort */
         report_slices_skipped(x, path, skipped, first_skipped);
         rfx_status merged = x->be->merge_host_slices(x->be, c->dst, &tmp, st != RFX_OK);
         st = st != RFX_OK ? st : merged;
