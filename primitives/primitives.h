@@ -52,9 +52,10 @@ bool rfx_cpu_is_set(const rfx_rows *r);
 rfx_status rfx_cpu_mapfilter(const rfx_rows *src, const rfx_rx *pred, rfx_rx *const *out, int nout,
                              rfx_rows *dst, int nthreads);
 /* dst = out(sigma_pred(a |x|_k b)); a and b sorted on their first k columns; k = 0 is the
- * cross product. */
+ * cross product. as_set: dst is read as a set (by a sort with unique), so the join may drop
+ * repeated rows as it goes (it keeps at least one of each) and write them in any order. */
 rfx_status rfx_cpu_join(const rfx_rows *a, const rfx_rows *b, int k, const rfx_rx *pred,
-                        rfx_rx *const *out, int nout, rfx_rows *dst, int nthreads);
+                        rfx_rx *const *out, int nout, bool as_set, rfx_rows *dst, int nthreads);
 /* dst = a u b, both sorted sets of one arity. */
 rfx_status rfx_cpu_union(const rfx_rows *a, const rfx_rows *b, rfx_rows *dst, int nthreads);
 /* dst = tuples of a whose first k columns do (keep=true) / do not (keep=false) occur as
@@ -105,9 +106,10 @@ rfx_status rfx_cpu_mapfilter_multi(const rfx_rows *src, int nouts, const rfx_rx 
                                    rfx_rx *const *const *outs, const int *nout, rfx_rows *const *dsts, int nthreads);
 /* dst = out(sigma_pred(srcs[0] |x|_k srcs[1] |x|_k ...)): every source sorted on its first
  * k columns, joined on them; expressions read the sources' columns concatenated; pre reads
- * srcs[0]'s alone and is tested first. Output in order of srcs[0], then srcs[1], ... */
+ * srcs[0]'s alone and is tested first. Output in order of srcs[0], then srcs[1], ... (as_set:
+ * as rfx_cpu_join's) */
 rfx_status rfx_cpu_star_join(const rfx_rows *const *srcs, int nsrc, int k, const rfx_rx *pre, const rfx_rx *pred,
-                             rfx_rx *const *out, int nout, rfx_rows *dst, int nthreads);
+                             rfx_rx *const *out, int nout, bool as_set, rfx_rows *dst, int nthreads);
 
 /* dst ++= src, src emptied: into an empty dst the rows move without a copy. */
 rfx_status rfx_rows_move_append(rfx_rows *dst, rfx_rows *src, int nthreads);

@@ -501,6 +501,23 @@ static void mark_host_only(rfx_plan *P)
         }
 }
 
+/* Temporaries whose every reader is a SORT_UNIQUE: a join writing one may drop its repeats
+ * as it goes (a join's output is often mostly repeats, and holding them costs memory). */
+static void mark_set_reads(rfx_plan *P)
+{
+    for (int v = 0; v < P->nvars; v++)
+        P->vars[v].set_read = P->vars[v].kind == RFX_PV_TEMP && !P->vars[v].count_only;
+    for (int b = 0; b < P->nblocks; b++)
+        for (int i = 0; i < P->blocks[b].ncmds; i++) {
+            const rfx_ra_cmd *c = &P->blocks[b].cmds[i];
+            for (int k = 0; k < rfx_ra_cmd_ninputs(c); k++) {
+                int v = rfx_ra_cmd_input(c, k);
+                if (v >= 0 && c->op != RFX_RA_SORT_UNIQUE)
+                    P->vars[v].set_read = false;
+            }
+        }
+}
+
 /* The program's `.functor`s, by index, for the runtime to bind to their code. */
 static bool declare_functors(rfx_fn_env *env, const rfx_program *prog)
 {
@@ -687,6 +704,7 @@ rfx_plan *rfx_plan_build(const rfx_program *prog, const rfx_plan_opts *opts, rfx
         rfx_plan_schedule(P);
     }
     mark_host_only(P);
+    mark_set_reads(P);
     char *why = NULL;
     size_t whylen = 0;
     FILE *vout = err ? open_memstream(&why, &whylen) : NULL;

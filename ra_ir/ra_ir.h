@@ -40,6 +40,8 @@ typedef struct rfx_pvar {
     rfx_prim *types;           /* per column */
     int rel;                   /* program relation (REL, DELTA, NEW), else -1 */
     bool count_only;           /* holds only a size (a counting LFTJ writes it): no tuples */
+    bool set_read;             /* a temporary read by SORT_UNIQUE alone: its writer may drop
+                                * repeated rows and write them in any order */
 } rfx_pvar;
 
 /* ---- commands ---------------------------------------------------------------------- */

@@ -436,7 +436,8 @@ static rfx_status cpu_exec(rfx_backend *be, const rfx_ra_cmd *c)
     case RFX_RA_SELECT: case RFX_RA_PROJECT: case RFX_RA_MAP: case RFX_RA_MAPFILTER:
         return rfx_cpu_mapfilter(&V[c->src[0]], c->pred, c->out, c->nout, &V[c->dst], nt);
     case RFX_RA_JOIN: case RFX_RA_MAPJOIN: case RFX_RA_PRODUCT:
-        return rfx_cpu_join(&V[c->src[0]], &V[c->src[1]], c->nkeys, c->pred, c->out, c->nout, &V[c->dst], nt);
+        return rfx_cpu_join(&V[c->src[0]], &V[c->src[1]], c->nkeys, c->pred, c->out, c->nout,
+                            x->P->vars[c->dst].set_read, &V[c->dst], nt);
     case RFX_RA_UNION: case RFX_RA_INTERSECT: case RFX_RA_DIFFERENCE:
         return rfx_cpu_merge_cmd(c, &V[c->src[0]], &V[c->src[1]], &V[c->dst], nt);
     case RFX_RA_SORT: case RFX_RA_UNIQUE: case RFX_RA_SORT_UNIQUE:
@@ -544,7 +545,8 @@ static rfx_status cpu_exec_group(rfx_backend *be, const rfx_fgroup *g)
     const rfx_rows *srcs[RFX_FUSED_MAX_SRCS];
     for (int s = 0; s < g->nsrc; s++)
         srcs[s] = &V[g->srcs[s]];
-    return rfx_cpu_star_join(srcs, g->nsrc, g->nkeys, g->pre, g->pred, g->out, g->nout, &V[g->dst], x->nthreads);
+    return rfx_cpu_star_join(srcs, g->nsrc, g->nkeys, g->pre, g->pred, g->out, g->nout, x->P->vars[g->dst].set_read,
+                             &V[g->dst], x->nthreads);
 }
 
 static rfx_status cpu_load_host(rfx_backend *be, int var, const rfx_rows *rows)

@@ -43,8 +43,6 @@ typedef struct dist_ctx {
     rfx_rows view, bucketed, got;
     uint16_t *dest;            /* bucketing: each row's owner, from the count to the placing pass */
     size_t dest_cap;
-    bool *set_read;            /* per variable: a temporary read only by SORT_UNIQUE, whose
-                                * repeats may go before it is sent (each process's own) */
     int *pcol;                 /* per variable: the column whose value places its tuples (see above) */
     bool *sorted_set;          /* per variable: received sorted and without repeats (read only by
                                 * SORT_UNIQUE, which copies it) */
@@ -211,8 +209,8 @@ static rfx_status bucket(dist_ctx *x, const rfx_rows *in, rfx_rows *out, size_t 
 static rfx_status place_sorted(dist_ctx *x, int v, int into, int staging, const rfx_rows *rows)
 {
     rfx_status st = replace(x, staging, rows);
-    rfx_ra_cmd sort = {.op = is_set(x, v) || x->set_read[v] ? RFX_RA_SORT_UNIQUE : RFX_RA_SORT, .dst = into, .src = {staging, -1},
-                       .rule = -1, .io = -1};
+    rfx_ra_cmd sort = {.op = is_set(x, v) || x->P->vars[v].set_read ? RFX_RA_SORT_UNIQUE : RFX_RA_SORT,
+                       .dst = into, .src = {staging, -1}, .rule = -1, .io = -1};
     if (st == RFX_OK)
         st = x->in->exec(x->in, &sort);
     x->in->release(x->in, staging);
@@ -243,7 +241,7 @@ static rfx_status repartition(dist_ctx *x, int v, bool failed)
     const rfx_rows *mine = NULL;   /* the backend's own rows where it holds them on the host */
     size_t *counts = rfx_calloc((size_t)x->size, sizeof(size_t));
     rfx_status st = failed ? RFX_ERR_REMOTE : !counts ? RFX_ERR_NOMEM : RFX_OK;
-    if (st == RFX_OK && x->set_read[v]) {
+    if (st == RFX_OK && x->P->vars[v].set_read) {
         from = twin_of(x, v);
         rfx_ra_cmd once = {.op = RFX_RA_SORT_UNIQUE, .dst = from, .src = {v, -1}, .rule = -1, .io = -1};
         st = x->in->exec(x->in, &once);
@@ -268,7 +266,7 @@ static rfx_status repartition(dist_ctx *x, int v, bool failed)
         x->in->release(x->in, from);
     if (st == RFX_OK)
         st = place_sorted(x, v, v, twin_of(x, v), got);
-    x->sorted_set[v] = x->set_read[v];
+    x->sorted_set[v] = x->P->vars[v].set_read;
     t[5] = rfx_seconds();
     for (int k = 0; k < 5; k++)
         x->st.phase_s[k] += t[k + 1] - t[k];
@@ -664,23 +662,11 @@ static rfx_status dist_open(rfx_backend *be, const rfx_plan *P)
     x->agreed = rfx_calloc((size_t)x->size + (size_t)P->nvars, sizeof(uint64_t));
     if (!x->twin_vars || !x->global || !x->agreed)
         return RFX_ERR_NOMEM;
-    x->set_read = rfx_malloc(sizeof(bool) * (size_t)P->nvars);
     x->pcol = rfx_calloc((size_t)P->nvars, sizeof(int));
     x->sorted_set = rfx_calloc((size_t)P->nvars, sizeof(bool));
     x->kept = rfx_calloc((size_t)P->nvars, sizeof(bool));
-    if (!x->set_read || !x->pcol || !x->kept || !x->sorted_set)
+    if (!x->pcol || !x->kept || !x->sorted_set)
         return RFX_ERR_NOMEM;
-    for (int v = 0; v < P->nvars; v++)
-        x->set_read[v] = P->vars[v].kind == RFX_PV_TEMP;
-    for (int b = 0; b < P->nblocks; b++)
-        for (int i = 0; i < P->blocks[b].ncmds; i++) {
-            const rfx_ra_cmd *c = &P->blocks[b].cmds[i];
-            for (int k = 0; k < rfx_ra_cmd_ninputs(c); k++) {
-                int v = rfx_ra_cmd_input(c, k);
-                if (v >= 0 && c->op != RFX_RA_SORT_UNIQUE)
-                    x->set_read[v] = false;
-            }
-        }
     memcpy(x->twin_vars, P->vars, sizeof(rfx_pvar) * (size_t)P->nvars);
     memcpy(x->twin_vars + P->nvars, P->vars, sizeof(rfx_pvar) * (size_t)P->nvars);
     memcpy(x->twin_vars + 2 * P->nvars, P->vars, sizeof(rfx_pvar) * (size_t)P->nvars);
@@ -699,7 +685,6 @@ static void dist_close(rfx_backend *be)
     free(x->twin_vars);
     free(x->global);
     free(x->agreed);
-    free(x->set_read);
     free(x->pcol);
     free(x->sorted_set);
     free(x->kept);

@@ -38,9 +38,10 @@ typedef struct ooc_var {
 typedef struct ooc_ctx {
     rfx_backend *in;
     const rfx_plan *P;
-    rfx_plan inner_plan;       /* P's variables and three scratch ones for parts */
+    rfx_plan inner_plan;       /* P's variables and four scratch ones for parts */
     rfx_pvar *inner_vars;
-    int sa, sb, sd;            /* scratch: left operand, right operand, output */
+    int sa, sb, sd, su;        /* scratch: left operand, right operand, output, its set */
+    bool part_sets;            /* the parts of the running command make their outputs sets */
     ooc_var *v;
     size_t cap;                /* the inner backend's budget */
     int nthreads;
@@ -340,17 +341,35 @@ static rfx_status run_part(ooc_ctx *x, const rfx_ra_cmd *c, const rfx_rows *a, c
     if (st == RFX_OK)
         st = x->in->exec(x->in, &p);
     span(x, "part", 0, part, t0);
+    int res = x->sd;
+    if (st == RFX_OK && x->part_sets && x->P->vars[c->dst].set_read) {
+        /* an output read only as a set leaves the device without its repeats (a join's are
+         * often most of it): less to copy, hold and sort on the host; a part whose sort
+         * drops under a quarter ends this for the command's other parts */
+        size_t before = x->in->count(x->in, x->sd);
+        rfx_ra_cmd u = {.op = RFX_RA_SORT_UNIQUE, .dst = x->su, .src = {x->sd, -1}, .rule = -1, .io = -1};
+        rfx_status su = x->in->exec(x->in, &u);
+        if (su == RFX_OK) {
+            res = x->su;
+            x->in->release(x->in, x->sd);
+            x->part_sets = x->in->count(x->in, x->su) * 4 <= before * 3;
+        } else if (su == RFX_ERR_NOMEM) {   /* no room to sort: the rows go as they are */
+            x->in->release(x->in, x->su);
+            x->part_sets = false;
+        } else
+            st = su;
+    }
     if (st == RFX_OK) {
-        size_t outb = x->in->count(x->in, x->sd) * row_bytes(x->P->vars[c->dst].arity);
+        size_t outb = x->in->count(x->in, res) * row_bytes(x->P->vars[c->dst].arity);
         *big = !must && !x->in->enforces_budget && in + outb > x->cap;
         if (!*big) {
             rfx_rows scratch;
             rfx_rows_init(&scratch, x->P->vars[c->dst].arity);
-            const rfx_rows *res;
+            const rfx_rows *rows;
             t0 = rfx_seconds();
-            st = x->in->host_view(x->in, x->sd, &scratch, &res);
+            st = x->in->host_view(x->in, res, &scratch, &rows);
             if (st == RFX_OK)
-                st = rfx_rows_append_parallel(out, res, x->nthreads);
+                st = rfx_rows_append_parallel(out, rows, x->nthreads);
             x->stats.down_bytes += (double)outb;
             rfx_rows_free(&scratch);
             span(x, "download part", 2, part, t0);
@@ -362,6 +381,7 @@ static rfx_status run_part(ooc_ctx *x, const rfx_ra_cmd *c, const rfx_rows *a, c
     x->in->release(x->in, x->sa);
     x->in->release(x->in, x->sb);
     x->in->release(x->in, x->sd);
+    x->in->release(x->in, x->su);
     return st;
 }
 
@@ -781,6 +801,7 @@ static rfx_status run_parts(ooc_ctx *x, const rfx_ra_cmd *c)
     rfx_rows *runs = NULL;
     size_t nruns = 0;
     keyed K = {x, c, a, b, c->nkeys, false, &out};
+    x->part_sets = true;
     rfx_status st;
     switch (c->op) {
     case RFX_RA_SELECT: case RFX_RA_PROJECT: case RFX_RA_MAP: case RFX_RA_MAPFILTER: case RFX_RA_RANGE:
@@ -991,19 +1012,20 @@ static rfx_status ooc_open(rfx_backend *be, const rfx_plan *P)
     ooc_ctx *x = be->ctx;
     x->P = P;
     x->v = rfx_calloc((size_t)P->nvars, sizeof(ooc_var));
-    x->inner_vars = rfx_calloc((size_t)P->nvars + 3, sizeof(rfx_pvar));
+    x->inner_vars = rfx_calloc((size_t)P->nvars + 4, sizeof(rfx_pvar));
     if (!x->v || !x->inner_vars)
         return RFX_ERR_NOMEM;
     memcpy(x->inner_vars, P->vars, sizeof(rfx_pvar) * (size_t)P->nvars);
-    static const char *const names[3] = {"part.left", "part.right", "part.out"};
-    for (int k = 0; k < 3; k++)
-        x->inner_vars[P->nvars + k] = (rfx_pvar){names[k], P->vars[P->unit].kind, 0, NULL, -1, false};
+    static const char *const names[4] = {"part.left", "part.right", "part.out", "part.set"};
+    for (int k = 0; k < 4; k++)
+        x->inner_vars[P->nvars + k] = (rfx_pvar){.name = names[k], .kind = P->vars[P->unit].kind, .rel = -1};
     x->sa = P->nvars;
     x->sb = P->nvars + 1;
     x->sd = P->nvars + 2;
+    x->su = P->nvars + 3;
     x->inner_plan = *P;
     x->inner_plan.vars = x->inner_vars;
-    x->inner_plan.nvars = P->nvars + 3;
+    x->inner_plan.nvars = P->nvars + 4;
     if (!(x->streamed = rfx_calloc((size_t)P->nvars, sizeof(bool))) ||
         !(x->tried = rfx_calloc((size_t)P->nvars, sizeof(bool))))
         return RFX_ERR_NOMEM;

@@ -322,7 +322,7 @@ static void test_join(void)
                     rfx_rx *const *o = withp == 2 ? outs_sum : outs;
                     rfx_rows hc;
                     rfx_rows_init(&hc, 3);
-                    CU_ASSERT_EQUAL(rfx_cpu_join(&a, &b, k, withp == 1 ? &lt : NULL, o, 3, &hc, 4), RFX_OK);
+                    CU_ASSERT_EQUAL(rfx_cpu_join(&a, &b, k, withp == 1 ? &lt : NULL, o, 3, false, &hc, 4), RFX_OK);
                     rfx_dev_rows ga = up(&a), gb = up(&b), gc;
                     rfx_gpu_rows_init(&gc, 3);
                     /* both emit key groups in order and pairs within a group row-major */
@@ -346,7 +346,7 @@ static void test_join(void)
     rfx_rx *outs[3] = {&c[1], &c[3], &c[0]};
     rfx_rows hc;
     rfx_rows_init(&hc, 3);
-    CU_ASSERT_EQUAL(rfx_cpu_join(&a, &b, 1, NULL, outs, 3, &hc, 4), RFX_OK);
+    CU_ASSERT_EQUAL(rfx_cpu_join(&a, &b, 1, NULL, outs, 3, false, &hc, 4), RFX_OK);
     rfx_dev_rows ga = up(&a), gb = up(&b), gc;
     rfx_gpu_rows_init(&gc, 3);
     CU_ASSERT(hc.n > 0);
@@ -1835,7 +1835,7 @@ static void test_big_ops(void)
     }
     rfx_rows_init(&hc, 3);
     rfx_gpu_rows_init(&gd, 3);
-    CU_ASSERT_EQUAL(rfx_cpu_join(&a, &b, 1, NULL, jout, 3, &hc, nt), RFX_OK);
+    CU_ASSERT_EQUAL(rfx_cpu_join(&a, &b, 1, NULL, jout, 3, false, &hc, nt), RFX_OK);
     big_check("JOIN", rfx_gpu_join(gpu, &ga, &gb, 1, NULL, jout, 3, &gd), &gd, &hc);
     rfx_rows_init(&hc, 2);
     rfx_gpu_rows_init(&gd, 2);

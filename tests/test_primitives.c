@@ -415,7 +415,7 @@ static void join_case(int k, dist d, bool with_pred)
             rfx_rx lt = {.kind = RFX_RX_CMP, .prim = RFX_NUMBER, .op = RFX_LT, .l = &c[1], .r = &c[3]};
             rfx_rows out;
             rfx_rows_init(&out, 3);
-            CU_ASSERT_EQUAL_FATAL(rfx_cpu_join(&a, &b, k, with_pred ? &lt : NULL, outs, 3, &out, threads[t]), RFX_OK);
+            CU_ASSERT_EQUAL_FATAL(rfx_cpu_join(&a, &b, k, with_pred ? &lt : NULL, outs, 3, false, &out, threads[t]), RFX_OK);
             rfx_rows ref;
             rfx_rows_init(&ref, 3);
             for (size_t i = 0; i < a.n; i++)
@@ -446,6 +446,50 @@ static void test_join_pred(void) { join_case(1, UNIFORM, true); }
 static void test_join_skew(void) { join_case(1, EQUAL, false); }
 static void test_join_zipf(void) { join_case(1, ZIPF, true); }
 static void test_product(void) { join_case(0, UNIFORM, true); }
+
+/* A join read as a set (only a sort with unique reads it) drops repeats as it goes: the same
+ * set as the plain join's rows made a set, for two sources and for a star of three, on one
+ * thread (one part, past the size at which a part drops its repeats) and several. */
+static void test_join_as_set(void)
+{
+    /* {keys, rows a key} for two and three sources: one part past the size at which a part
+     * drops its repeats (few keys), and several parts (many keys, work over a thread's) */
+    const size_t shapes[2][2][2] = {{{3, 1500}, {500, 40}}, {{3, 150}, {2100, 16}}};
+    for (int t = 0; t < 2; t++)
+        for (int nsrc = 2; nsrc <= 3; nsrc++)
+            for (int sh = 0; sh < 2; sh++) {
+                size_t keys = shapes[nsrc - 2][sh][0], per = shapes[nsrc - 2][sh][1];
+                /* (key, value, i): values few, so most output rows (value, value') repeat */
+                rfx_rows src[3];
+                for (int q = 0; q < nsrc; q++) {
+                    rfx_rows_init(&src[q], 3);
+                    for (size_t key = 0; key < keys; key++)
+                        for (size_t i = 0; i < per; i++) {
+                            uint32_t tup[3] = {(uint32_t)key, (uint32_t)((i * (q + 3) + key) % (7 + 2 * q)), (uint32_t)i};
+                            rfx_rows_push(&src[q], tup);
+                        }
+                    ref_sort(&src[q]);
+                }
+                rfx_rx c[9] = {col(0), col(1), col(2), col(3), col(4), col(5), col(6), col(7), col(8)};
+                rfx_rx *outs[2] = {&c[1], &c[nsrc == 2 ? 4 : 7]};
+                const rfx_rows *srcs[3] = {&src[0], &src[1], &src[2]};
+                rfx_rows plain, set;
+                rfx_rows_init(&plain, 2);
+                rfx_rows_init(&set, 2);
+                CU_ASSERT_EQUAL_FATAL(rfx_cpu_star_join(srcs, nsrc, 1, NULL, NULL, outs, 2, false, &plain, threads[t]), RFX_OK);
+                CU_ASSERT_EQUAL_FATAL(rfx_cpu_star_join(srcs, nsrc, 1, NULL, NULL, outs, 2, true, &set, threads[t]), RFX_OK);
+                CU_ASSERT(set.n < plain.n / 100);
+                CU_ASSERT_EQUAL(rfx_cpu_sort(&plain, threads[t]), RFX_OK);
+                CU_ASSERT_EQUAL(rfx_cpu_unique(&plain, threads[t]), RFX_OK);
+                CU_ASSERT_EQUAL(rfx_cpu_sort(&set, threads[t]), RFX_OK);
+                CU_ASSERT_EQUAL(rfx_cpu_unique(&set, threads[t]), RFX_OK);
+                CU_ASSERT(plain.n > 0 && same_rows(&plain, &set));
+                rfx_rows_free(&plain);
+                rfx_rows_free(&set);
+                for (int q = 0; q < nsrc; q++)
+                    rfx_rows_free(&src[q]);
+            }
+}
 
 /* ---- map / filter -------------------------------------------------------------------- */
 static void test_mapfilter(void)
@@ -687,6 +731,7 @@ static void add(void)
     CU_add_test(s, "join skewed key", test_join_skew);
     CU_add_test(s, "join zipf", test_join_zipf);
     CU_add_test(s, "product", test_product);
+    CU_add_test(s, "join read as a set drops repeats, keeps the set", test_join_as_set);
     CU_add_test(s, "map and filter", test_mapfilter);
     CU_add_test(s, "division by zero reported", test_div_zero);
     CU_add_test(s, "arithmetic semantics", test_arith_semantics);
