@@ -42,6 +42,8 @@ typedef struct ooc_ctx {
     rfx_pvar *inner_vars;
     int sa, sb, sd, su;        /* scratch: left operand, right operand, output, its set */
     bool part_sets;            /* the parts of the running command make their outputs sets */
+    bool sets_required;        /* ... and a part that cannot is too big (output ranges) */
+    size_t over_bytes;         /* the output of the last command run whole that did not fit */
     ooc_var *v;
     size_t cap;                /* the inner backend's budget */
     int nthreads;
@@ -353,13 +355,15 @@ static rfx_status run_part(ooc_ctx *x, const rfx_ra_cmd *c, const rfx_rows *a, c
             res = x->su;
             x->in->release(x->in, x->sd);
             x->part_sets = x->in->count(x->in, x->su) * 4 <= before * 3;
+        } else if (su == RFX_ERR_NOMEM && x->sets_required) {   /* a smaller part may sort */
+            *big = true;
         } else if (su == RFX_ERR_NOMEM) {   /* no room to sort: the rows go as they are */
             x->in->release(x->in, x->su);
             x->part_sets = false;
         } else
             st = su;
     }
-    if (st == RFX_OK) {
+    if (st == RFX_OK && !*big) {
         size_t outb = x->in->count(x->in, res) * row_bytes(x->P->vars[c->dst].arity);
         *big = !must && !x->in->enforces_budget && in + outb > x->cap;
         if (!*big) {
@@ -515,6 +519,82 @@ static rfx_status keyed_parts(keyed *K)
     return RFX_OK;
 }
 
+/* A join whose output only a SORT_UNIQUE reads, too big to hold and sort at once, runs by
+ * ranges of its first output column, a column of one operand (`side`): each range's rows of
+ * that operand (still in key order) join the whole other operand and leave the device as a
+ * sorted set, and the ranges ascend, so the output is one sorted set with no repeats left to
+ * sort out on the host (parts by join keys would each keep their own copy of a repeat). A
+ * range still too big halves; one of a single value runs by keys. */
+static rfx_status range_part(keyed *K, int side, const rfx_rows *r, int col, uint64_t lo, uint64_t hi)
+{
+    ooc_ctx *x = K->x;
+    rfx_rows sub;
+    rfx_rows_init(&sub, r->arity);
+    rfx_status st = rfx_rows_reserve(&sub, 0);
+    for (size_t i = 0; i < r->n && st == RFX_OK; i++) {
+        uint32_t v = row(r, i)[col];
+        if (v >= lo && v < hi)
+            st = rfx_rows_push(&sub, row(r, i));
+    }
+    if (st != RFX_OK || sub.n == 0) {
+        rfx_rows_free(&sub);
+        return st;
+    }
+    bool big;
+    rfx_rows whole = side ? view(K->a, 0, K->a->n) : view(K->b, 0, K->b->n);
+    x->part_sets = x->sets_required = true;
+    st = run_part(x, K->c, side ? &whole : &sub, side ? &sub : &whole, K->out, false, &big);
+    x->sets_required = false;
+    if (st == RFX_OK && big) {
+        uint64_t least = UINT64_MAX, most = 0;
+        for (size_t i = 0; i < sub.n; i++) {
+            uint32_t v = row(&sub, i)[col];
+            least = v < least ? v : least;
+            most = v > most ? v : most;
+        }
+        if (least < most) {
+            uint64_t m = least + (most - least + 1) / 2;
+            st = range_part(K, side, &sub, col, least, m);
+            if (st == RFX_OK)
+                st = range_part(K, side, &sub, col, m, most + 1);
+        } else {
+            keyed k = *K;
+            *(side ? &k.b : &k.a) = &sub;
+            st = keyed_parts(&k);
+        }
+    }
+    rfx_rows_free(&sub);
+    return st;
+}
+
+static rfx_status output_ranges(keyed *K, int side, int col, size_t out_bytes)
+{
+    ooc_ctx *x = K->x;
+    const rfx_rows *r = side ? K->b : K->a;
+    /* each range's output, with repeats, and its sorted copy within a third of the budget */
+    size_t n = out_bytes / (x->cap / 3 > 0 ? x->cap / 3 : 1) + 1, step = r->n / 4096 + 1;
+    n = n > 4096 ? 4096 : n;
+    /* bounds at quantiles of a sample of the column's values */
+    size_t ns = (r->n + step - 1) / step;
+    uint32_t *sample = rfx_malloc(sizeof(uint32_t) * (ns ? ns : 1));
+    if (!sample)
+        return RFX_ERR_NOMEM;
+    for (size_t i = 0; i < ns; i++)
+        sample[i] = row(r, i * step)[col];
+    rfx_rows srt = {sample, ns, ns, 1};
+    rfx_status st = rfx_cpu_sort(&srt, 1);
+    sample = srt.data;
+    uint64_t lo = 0;
+    for (size_t q = 1; q <= n && st == RFX_OK; q++) {
+        uint64_t hi = q == n ? (uint64_t)UINT32_MAX + 1 : sample[ns * q / n];
+        if (hi > lo)
+            st = range_part(K, side, r, col, lo, hi);
+        lo = hi > lo ? hi : lo;
+    }
+    free(sample);
+    return st;
+}
+
 /* UNION of sorted sets: parts hold the next rows of both in merged order (merge path),
  * cut between distinct values, so each part's union is the next piece of the result. */
 static rfx_status union_parts(ooc_ctx *x, const rfx_ra_cmd *c, const rfx_rows *a, const rfx_rows *b, rfx_rows *out)
@@ -665,11 +745,19 @@ static rfx_status run_whole(ooc_ctx *x, const rfx_ra_cmd *c, const rfx_fgroup *g
     st = g ? x->in->exec_group(x->in, g) : x->in->exec(x->in, c);
     if (st == RFX_ERR_NOMEM && (st = spill_others(x, in, nin)) == RFX_OK)
         st = g ? x->in->exec_group(x->in, g) : x->in->exec(x->in, c);
-    size_t outb = 0;
-    for (int k = 0; k < nouts && st == RFX_OK; k++)
-        outb += x->P->vars[outs[k]].count_only ? 0 : x->in->count(x->in, outs[k]) * row_bytes(x->P->vars[outs[k]].arity);
-    bool over = st == RFX_ERR_NOMEM || (st == RFX_OK && !x->in->enforces_budget &&
-                                        bytes_of(x, in, nin, false) + outb > x->cap);
+    /* an output only a SORT_UNIQUE reads is held once more while it is sorted: where that
+     * would not fit, it is made in parts that are sets (run_parts) */
+    size_t outb = 0, sorts = 0;
+    for (int k = 0; k < nouts && st == RFX_OK; k++) {
+        const rfx_pvar *o = &x->P->vars[outs[k]];
+        size_t b = o->count_only ? 0 : x->in->count(x->in, outs[k]) * row_bytes(o->arity);
+        outb += b;
+        sorts += o->set_read ? b : 0;
+    }
+    size_t inb = bytes_of(x, in, nin, false);
+    bool over = st == RFX_ERR_NOMEM ||
+                (st == RFX_OK && ((!x->in->enforces_budget && inb + outb > x->cap) || inb + outb + sorts > x->cap));
+    x->over_bytes = over ? outb : 0;
     if (over) {
         for (int k = 0; k < nouts; k++)
             if (!x->v[outs[k]].dev)   /* an output that is also an input keeps its contents */
@@ -825,7 +913,11 @@ static rfx_status run_parts(ooc_ctx *x, const rfx_ra_cmd *c)
     case RFX_RA_JOIN: case RFX_RA_MAPJOIN: case RFX_RA_PRODUCT:
         K.split_b = true;
         K.k = c->op == RFX_RA_PRODUCT ? 0 : c->nkeys;
-        st = keyed_parts(&K);
+        if (x->P->vars[c->dst].set_read && c->nout > 0 && c->out[0]->kind == RFX_RX_COL) {
+            int side = c->out[0]->col >= a->arity;
+            st = output_ranges(&K, side, c->out[0]->col - (side ? a->arity : 0), x->over_bytes);
+        } else
+            st = keyed_parts(&K);
         break;
     case RFX_RA_INTERSECT: case RFX_RA_DIFFERENCE: case RFX_RA_AGGREGATE:
         st = keyed_parts(&K);
@@ -965,6 +1057,7 @@ static rfx_status ooc_exec(rfx_backend *be, const rfx_ra_cmd *c)
     if (c->host_only && (x->in->enforces_budget || rfx_ra_cmd_reads_held(c)))
         return host_only_cmd(x, c, in, nin);
     bool fits = bytes_of(x, in, nin, false) <= x->cap / 2;
+    x->over_bytes = 0;
     rfx_status st = fits ? run_whole(x, c, NULL, in, nin, &c->dst, 1, &fits) : RFX_OK;
     if (st != RFX_OK || fits)
         return st;
