@@ -678,20 +678,29 @@ static inline bool part_room(rfx_rows *o, set_part *sp)
     return o->n < o->cap || rfx_rows_reserve(o, o->n + 1) == RFX_OK;
 }
 
-/* At a chunk's end its part becomes a sorted set (unless memory ran short: sp->mark). */
+/* At a chunk's end a part that has dropped repeats, or holds SET_PART_MIN rows or more,
+ * becomes a sorted set (unless sorting stopped paying or memory ran short: sp->mark); a
+ * small one is left to the SORT_UNIQUE after (a thin recursion's joins sort nothing twice). */
+enum { SET_PART_MIN = 1 << 16 };
 static void part_end(rfx_rows *o, set_part *sp)
 {
-    if (sp->mark != SIZE_MAX && o->n > sp->set)
+    if (sp->mark != SIZE_MAX && o->n > sp->set && (sp->dropped || o->n >= SET_PART_MIN))
         drop_repeats(o, sp);
 }
 
-/* dst = the parts' rows. Where every part is a sorted set (sets: their states), dst is their
- * union, merged pairwise: the SORT_UNIQUE reading it then finds it in order. */
-static rfx_status join_parts(rfx_rows *parts, const set_part *sets, int c, int nout, rfx_rows *dst, int nthreads)
+/* dst = the parts' rows. Where some part became a sorted set and the others can be made
+ * sets, dst is their union, merged pairwise: the SORT_UNIQUE reading it finds it in order. */
+static rfx_status join_parts(rfx_rows *parts, set_part *sets, int c, int nout, rfx_rows *dst, int nthreads)
 {
-    bool all_sets = sets != NULL;
+    bool any_set = false, all_sets = sets != NULL;
     for (int i = 0; all_sets && i < c; i++)
+        any_set |= parts[i].n > 0 && sets[i].set == parts[i].n;
+    for (int i = 0; any_set && all_sets && i < c; i++) {
+        if (sets[i].set < parts[i].n && sets[i].mark != SIZE_MAX)
+            drop_repeats(&parts[i], &sets[i]);
         all_sets = sets[i].set == parts[i].n;
+    }
+    all_sets &= any_set;
     if (all_sets)
         for (int step = 1; step < c; step *= 2)
             for (int i = 0; i + step < c; i += 2 * step) {

