@@ -525,17 +525,58 @@ static rfx_status keyed_parts(keyed *K)
  * sorted set, and the ranges ascend, so the output is one sorted set with no repeats left to
  * sort out on the host (parts by join keys would each keep their own copy of a repeat). A
  * range still too big halves; one of a single value runs by keys. */
+typedef struct in_range {
+    const rfx_rows *r;
+    int col, chunks;
+    uint64_t lo, hi;
+    size_t *at;                /* per chunk: its rows in range, then where they go */
+    rfx_rows *out;             /* NULL while counting */
+} in_range;
+
+static void in_range_chunk(int i, void *arg)
+{
+    in_range *f = arg;
+    size_t from = f->r->n * (size_t)i / (size_t)f->chunks, to = f->r->n * (size_t)(i + 1) / (size_t)f->chunks, n = 0;
+    const size_t a = (size_t)f->r->arity;
+    for (size_t k = from; k < to; k++) {
+        const uint32_t *t = row(f->r, k);
+        if (t[f->col] < f->lo || t[f->col] >= f->hi)
+            continue;
+        if (f->out)
+            memcpy(f->out->data + (f->at[i] + n) * a, t, sizeof(uint32_t) * a);
+        n++;
+    }
+    if (!f->out)
+        f->at[i] = n;
+}
+
+/* out = r's rows whose column col is in [lo, hi), in order, on all threads. */
+static rfx_status rows_in_range(const rfx_rows *r, int col, uint64_t lo, uint64_t hi, rfx_rows *out, int nthreads)
+{
+    enum { CHUNKS = 256 };
+    size_t at[CHUNKS], total = 0;
+    in_range f = {r, col, r->n < CHUNKS ? 1 : CHUNKS, lo, hi, at, NULL};
+    rfx_parallel_for(f.chunks, nthreads, in_range_chunk, &f);
+    for (int i = 0; i < f.chunks; i++) {
+        size_t n = at[i];
+        at[i] = total;
+        total += n;
+    }
+    rfx_rows_init(out, r->arity);
+    rfx_status st = rfx_rows_reserve(out, total ? total : 1);
+    if (st != RFX_OK)
+        return st;
+    out->n = total;
+    f.out = out;
+    rfx_parallel_for(f.chunks, nthreads, in_range_chunk, &f);
+    return RFX_OK;
+}
+
 static rfx_status range_part(keyed *K, int side, const rfx_rows *r, int col, uint64_t lo, uint64_t hi)
 {
     ooc_ctx *x = K->x;
     rfx_rows sub;
-    rfx_rows_init(&sub, r->arity);
-    rfx_status st = rfx_rows_reserve(&sub, 0);
-    for (size_t i = 0; i < r->n && st == RFX_OK; i++) {
-        uint32_t v = row(r, i)[col];
-        if (v >= lo && v < hi)
-            st = rfx_rows_push(&sub, row(r, i));
-    }
+    rfx_status st = rows_in_range(r, col, lo, hi, &sub, x->nthreads);
     if (st != RFX_OK || sub.n == 0) {
         rfx_rows_free(&sub);
         return st;
