@@ -17,7 +17,8 @@ PROGRAMS = sorted((ROOT / "programs").glob("*.dl"))
 @pytest.fixture(scope="module")
 def facts(tmp_path_factory):
     """Small random inputs for every program: a SNAP-style graph under the name the graph
-    programs read, edge lists, points-to facts, and doop_like's facts from its generator."""
+    programs read, edge lists, points-to facts (Andersen's and CSPA's), and doop_like's facts
+    from its generator."""
     d = tmp_path_factory.mktemp("facts")
     rng = random.Random(7)
     with open(d / "ca-GrQc.txt", "w") as f:
@@ -27,7 +28,7 @@ def facts(tmp_path_factory):
     with open(d / "edge.facts", "w") as f:
         for _ in range(400):
             f.write(f"{rng.randrange(120)}\t{rng.randrange(120)}\n")
-    for name in ("addressOf", "assign", "load", "store"):
+    for name in ("addressOf", "assign", "load", "store", "dereference"):
         with open(d / f"{name}.facts", "w") as f:
             for _ in range(120):
                 f.write(f"{rng.randrange(60)}\t{rng.randrange(60)}\n")
