@@ -2,6 +2,7 @@
  * Parallel work is split into chunks at key-group boundaries; each chunk writes into its
  * own region and the regions are compacted afterwards, so no atomics are needed. */
 #include "primitives.h"
+#include "cpu_sets.h"
 #include "rx_ops.h"
 
 #include <pthread.h>
@@ -609,125 +610,6 @@ rfx_status rfx_cpu_mapfilter(const rfx_rows *src, const rfx_rx *pred, rfx_rx *co
 }
 
 /* ---- join ------------------------------------------------------------------------------- */
-/* A chunk's output that only a SORT_UNIQUE reads drops its repeats each time it reaches a
- * mark: a join's output is often mostly repeats (many paths to one pair), and holding them
- * all can take more memory than the host has. The mark moves to twice what is left, so rows
- * without repeats are sorted a bounded number of times, and a chunk whose first sort keeps
- * over three quarters stops sorting. */
-enum { SET_PART_BYTES = 16 << 20 };
-typedef struct set_part {
-    size_t mark;               /* rows at which the part next drops its repeats */
-    size_t set;                /* its first rows that are a sorted set (the rest since) */
-    bool dropped;              /* some were dropped: the part is made a set at its end */
-} set_part;
-
-static void set_parts_init(set_part *sp, int c, int nout)
-{
-    size_t rows = nout ? SET_PART_BYTES / (sizeof(uint32_t) * (size_t)nout) : SIZE_MAX;
-    for (int i = 0; i < c; i++)
-        sp[i] = (set_part){rows, 0, false};
-}
-
-/* o = its sorted set of rows [0, sp->set) merged with the rest, as one sorted set: the rest
- * is sorted alone and merged, so rows already a set are not sorted again. */
-static void drop_repeats(rfx_rows *o, set_part *sp)
-{
-    const size_t a = (size_t)o->arity, before = o->n, least = SET_PART_BYTES / (sizeof(uint32_t) * a);
-    rfx_rows tail, merged;
-    rfx_rows_init(&tail, o->arity);
-    rfx_rows_init(&merged, o->arity);
-    if (rfx_rows_reserve(&tail, before - sp->set) != RFX_OK || rfx_rows_reserve(&merged, before) != RFX_OK)
-        goto fail;
-    rfx_memcpy(tail.data, o->data + sp->set * a, sizeof(uint32_t) * a * (before - sp->set));
-    tail.n = before - sp->set;
-    if (rfx_cpu_sort(&tail, 1) != RFX_OK)
-        goto fail;
-    const uint32_t *p = o->data, *pe = o->data + sp->set * a, *q = tail.data, *qe = tail.data + tail.n * a;
-    uint32_t *w = merged.data, *last = NULL;
-    while (p < pe || q < qe) {
-        const uint32_t *t;
-        if (q == qe || (p < pe && cmp_prefix(p, q, (int)a) <= 0))
-            t = p, p += a;
-        else
-            t = q, q += a;
-        if (last && cmp_prefix(last, t, (int)a) == 0)
-            continue;
-        rfx_memcpy(w, t, sizeof(uint32_t) * a);
-        last = w;
-        w += a;
-    }
-    merged.n = (size_t)(w - merged.data) / a;
-    rfx_rows_free(&tail);
-    rfx_rows_swap(o, &merged);
-    rfx_rows_free(&merged);
-    sp->set = o->n;
-    sp->dropped |= o->n < before;
-    sp->mark = o->n * 4 > before * 3 ? SIZE_MAX : o->n * 2 > least ? o->n * 2 : least;
-    return;
-fail:   /* no memory to sort: the SORT_UNIQUE after does it all */
-    rfx_rows_free(&tail);
-    rfx_rows_free(&merged);
-    sp->mark = SIZE_MAX;
-}
-
-/* Room for one more row in a chunk's output o (sp: its set state, or NULL). */
-static inline bool part_room(rfx_rows *o, set_part *sp)
-{
-    if (sp && o->n >= sp->mark)
-        drop_repeats(o, sp);
-    return o->n < o->cap || rfx_rows_reserve(o, o->n + 1) == RFX_OK;
-}
-
-/* At a chunk's end a part that has dropped repeats, or holds SET_PART_MIN rows or more,
- * becomes a sorted set (unless sorting stopped paying or memory ran short: sp->mark); a
- * small one is left to the SORT_UNIQUE after (a thin recursion's joins sort nothing twice). */
-enum { SET_PART_MIN = 1 << 16 };
-static void part_end(rfx_rows *o, set_part *sp)
-{
-    if (sp->mark != SIZE_MAX && o->n > sp->set && (sp->dropped || o->n >= SET_PART_MIN))
-        drop_repeats(o, sp);
-}
-
-/* dst = the parts' rows. Where some part became a sorted set and the others can be made
- * sets, dst is their union, merged pairwise: the SORT_UNIQUE reading it finds it in order. */
-static rfx_status join_parts(rfx_rows *parts, set_part *sets, int c, int nout, rfx_rows *dst, int nthreads)
-{
-    bool any_set = false, all_sets = sets != NULL;
-    for (int i = 0; all_sets && i < c; i++)
-        any_set |= parts[i].n > 0 && sets[i].set == parts[i].n;
-    for (int i = 0; any_set && all_sets && i < c; i++) {
-        if (sets[i].set < parts[i].n && sets[i].mark != SIZE_MAX)
-            drop_repeats(&parts[i], &sets[i]);
-        all_sets = sets[i].set == parts[i].n;
-    }
-    all_sets &= any_set;
-    if (all_sets)
-        for (int step = 1; step < c; step *= 2)
-            for (int i = 0; i + step < c; i += 2 * step) {
-                rfx_status st = rfx_cpu_union(&parts[i], &parts[i + step], &parts[i], nthreads);
-                if (st)
-                    return st;
-                rfx_rows_free(&parts[i + step]);
-            }
-    if (c == 1 || all_sets) {
-        rfx_rows_free(dst);
-        *dst = parts[0];
-        rfx_rows_init(&parts[0], nout);
-        return RFX_OK;
-    }
-    size_t total = 0;
-    for (int i = 0; i < c; i++)
-        total += parts[i].n;
-    rfx_status st = rows_resize(dst, nout, total);
-    size_t pos = 0;
-    for (int i = 0; st == RFX_OK && i < c; i++) {
-        if (parts[i].n)
-            rfx_memcpy(dst->data + pos * (size_t)nout, parts[i].data, sizeof(uint32_t) * (size_t)nout * parts[i].n);
-        pos += parts[i].n;
-    }
-    return st;
-}
-
 typedef struct join_ctx {
     const rfx_rows *a, *b;
     int k;
@@ -750,7 +632,7 @@ static inline bool emit_pair(join_ctx *j, rfx_rows *o, const uint32_t *ta, const
         o->n++;
         return true;
     }
-    if (!part_room(o, j->sets ? &j->sets[o - j->parts] : NULL))
+    if (!rfx_set_part_room(o, j->sets ? &j->sets[o - j->parts] : NULL))
         return false;
     uint32_t *w = o->data + o->n * (size_t)j->nout;
     if (j->cols) {
@@ -808,7 +690,7 @@ static void join_chunk(int c, void *arg)
     }
 done:
     if (j->sets)
-        part_end(o, &j->sets[c]);
+        rfx_set_part_end(o, &j->sets[c]);
     if (div0)
         atomic_store(&j->err, RFX_ERR_DIV0);
 }
@@ -838,7 +720,7 @@ rfx_status rfx_cpu_join(const rfx_rows *a, const rfx_rows *b, int k, const rfx_r
     for (int i = 0; i < c; i++)
         rfx_rows_init(&parts[i], nout);
     if (sets)
-        set_parts_init(sets, c, nout);
+        rfx_set_parts_init(sets, c, nout);
     split_groups(a, k, c, bounds);
     join_ctx j = {a, b, k, pred, out, nout, plain_columns(out, nout, colbuf), bounds, parts, sets, RFX_OK};
     if (nout == 0) {
@@ -858,7 +740,7 @@ rfx_status rfx_cpu_join(const rfx_rows *a, const rfx_rows *b, int k, const rfx_r
     rfx_parallel_for(c, nthreads, join_chunk, &j);
     st = (rfx_status)atomic_load(&j.err);
     if (st == RFX_OK)
-        st = join_parts(parts, sets, c, nout, dst, nthreads);
+        st = rfx_join_parts(parts, sets, c, nout, dst, nthreads);
 out:
     if (parts)
         for (int i = 0; i < c; i++)
@@ -1355,7 +1237,7 @@ static bool star_emit(star_ctx *j, rfx_rows *o, uint32_t *t, const size_t *lo, c
             at += a;
         }
         if (!j->pred || rfx_rx_eval(j->pred, t, j->width, NULL, div0)) {
-            if (!part_room(o, j->sets ? &j->sets[o - j->parts] : NULL))
+            if (!rfx_set_part_room(o, j->sets ? &j->sets[o - j->parts] : NULL))
                 return false;
             uint32_t *w = o->data + o->n * (size_t)j->nout;
             if (j->cols)
@@ -1414,7 +1296,7 @@ static void star_chunk(int c, void *arg)
         }
     }
     if (j->sets)
-        part_end(&j->parts[c], &j->sets[c]);
+        rfx_set_part_end(&j->parts[c], &j->sets[c]);
     if (div0)
         atomic_store(&j->err, RFX_ERR_DIV0);
 }
@@ -1447,14 +1329,14 @@ rfx_status rfx_cpu_star_join(const rfx_rows *const *srcs, int nsrc, int k, const
         for (int i = 0; i < c; i++)
             rfx_rows_init(&parts[i], nout);
         if (sets)
-            set_parts_init(sets, c, nout);
+            rfx_set_parts_init(sets, c, nout);
         split_groups(A, k, c, bounds);
         star_ctx j = {srcs, nsrc, k, width, pre, pred, out, nout, plain_columns(out, nout, colbuf), bounds, parts,
                       sets, RFX_OK};
         rfx_parallel_for(c, nthreads, star_chunk, &j);
         st = (rfx_status)atomic_load(&j.err);
         if (st == RFX_OK)
-            st = join_parts(parts, sets, c, nout, dst, nthreads);
+            st = rfx_join_parts(parts, sets, c, nout, dst, nthreads);
     }
     if (parts)
         for (int i = 0; i < c; i++)

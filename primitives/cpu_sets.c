@@ -1,0 +1,132 @@
+/* cpu_sets.c: a CPU join's output read as a set (only a SORT_UNIQUE reads it) drops its
+ * repeats as it goes, part by part (primitives/cpu_sets.h). */
+#include "cpu_sets.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void rfx_set_parts_init(set_part *sp, int c, int nout)
+{
+    size_t rows = nout ? SET_PART_BYTES / (sizeof(uint32_t) * (size_t)nout) : SIZE_MAX;
+    for (int i = 0; i < c; i++)
+        sp[i] = (set_part){rows, 0, false};
+}
+
+/* o = its sorted set of rows [0, sp->set) merged with the rest, as one sorted set: the rest
+ * is sorted alone and merged, so rows already a set are not sorted again. */
+void rfx_set_part_drop(rfx_rows *o, set_part *sp)
+{
+    const size_t a = (size_t)o->arity, before = o->n, least = SET_PART_BYTES / (sizeof(uint32_t) * a);
+    rfx_rows tail, merged;
+    rfx_rows_init(&tail, o->arity);
+    rfx_rows_init(&merged, o->arity);
+    if (rfx_rows_reserve(&tail, before - sp->set) != RFX_OK || rfx_rows_reserve(&merged, before) != RFX_OK)
+        goto fail;
+    rfx_memcpy(tail.data, o->data + sp->set * a, sizeof(uint32_t) * a * (before - sp->set));
+    tail.n = before - sp->set;
+    if (rfx_cpu_sort(&tail, 1) != RFX_OK)
+        goto fail;
+    const uint32_t *p = o->data, *pe = o->data + sp->set * a, *q = tail.data, *qe = tail.data + tail.n * a;
+    uint32_t *w = merged.data, *last = NULL;
+    while (p < pe || q < qe) {
+        const uint32_t *t;
+        if (q == qe || (p < pe && rfx_tuple_cmp(p, q, (int)a) <= 0))
+            t = p, p += a;
+        else
+            t = q, q += a;
+        if (last && rfx_tuple_cmp(last, t, (int)a) == 0)
+            continue;
+        rfx_memcpy(w, t, sizeof(uint32_t) * a);
+        last = w;
+        w += a;
+    }
+    merged.n = (size_t)(w - merged.data) / a;
+    rfx_rows_free(&tail);
+    rfx_rows_swap(o, &merged);
+    rfx_rows_free(&merged);
+    sp->set = o->n;
+    sp->dropped |= o->n < before;
+    sp->mark = o->n * 2 > before ? SIZE_MAX : o->n * 2 > least ? o->n * 2 : least;
+    return;
+fail:   /* no memory to sort: the SORT_UNIQUE after does it all */
+    rfx_rows_free(&tail);
+    rfx_rows_free(&merged);
+    sp->mark = SIZE_MAX;
+}
+
+/* Whether o's rows since its sorted set are mostly repeats (distinct rows under half), on
+ * every second row: linear counting, the rows' hashes setting bits of a 2^20-bit map (in a
+ * core's cache), m bits left clear of M saying about M ln(M / m) distinct rows. A pass of
+ * hashing spares a part with few repeats the sorts, which cost more than they save there
+ * (a sample under-counts repeats: the test errs towards not sorting). */
+bool rfx_set_part_repeats(const rfx_rows *o, const set_part *sp)
+{
+    enum { BITS = 1 << 20, STRIDE = 2 };
+    uint64_t *map = rfx_calloc(BITS / 64, sizeof(uint64_t));
+    if (!map)
+        return false;
+    const size_t a = (size_t)o->arity;
+    size_t n = 0;
+    for (size_t i = sp->set; i < o->n; i += STRIDE, n++) {
+        uint64_t h = 0;
+        for (size_t c = 0; c < a; c++)
+            h = (h ^ o->data[i * a + c]) * 0x9E3779B97F4A7C15ull;
+        h >>= 64 - 20;
+        map[h / 64] |= 1ull << (h % 64);
+    }
+    size_t set_bits = 0;
+    for (size_t w = 0; w < BITS / 64; w++)
+        set_bits += (size_t)__builtin_popcountll(map[w]);
+    free(map);
+    if (set_bits == BITS)
+        return false;
+    double distinct = (double)BITS * log((double)BITS / (double)(BITS - set_bits));
+    return distinct * 2 < (double)n;
+}
+
+/* At a chunk's end a part that has dropped repeats, or holds SET_PART_MIN rows or more that
+ * are mostly repeats, becomes a sorted set (unless sorting stopped paying or memory ran
+ * short: sp->mark); the others are left to the SORT_UNIQUE after (a thin recursion's joins
+ * sort nothing twice). */
+enum { SET_PART_MIN = 1 << 16 };
+void rfx_set_part_end(rfx_rows *o, set_part *sp)
+{
+    if (sp->mark != SIZE_MAX && o->n > sp->set && (sp->dropped || (o->n >= SET_PART_MIN && rfx_set_part_repeats(o, sp))))
+        rfx_set_part_drop(o, sp);
+}
+
+/* dst = the parts' rows. Where some part became a sorted set and the others can be made
+ * sets, dst is their union, merged pairwise: the SORT_UNIQUE reading it finds it in order. */
+rfx_status rfx_join_parts(rfx_rows *parts, set_part *sets, int c, int nout, rfx_rows *dst, int nthreads)
+{
+    bool any_set = false, all_sets = sets != NULL;
+    for (int i = 0; all_sets && i < c; i++)
+        any_set |= parts[i].n > 0 && sets[i].set == parts[i].n;
+    for (int i = 0; any_set && all_sets && i < c; i++) {
+        if (sets[i].set < parts[i].n && sets[i].mark != SIZE_MAX)
+            rfx_set_part_drop(&parts[i], &sets[i]);
+        all_sets = sets[i].set == parts[i].n;
+    }
+    all_sets &= any_set;
+    if (all_sets)
+        for (int step = 1; step < c; step *= 2)
+            for (int i = 0; i + step < c; i += 2 * step) {
+                rfx_status st = rfx_cpu_union(&parts[i], &parts[i + step], &parts[i], nthreads);
+                if (st)
+                    return st;
+                rfx_rows_free(&parts[i + step]);
+            }
+    if (c == 1 || all_sets) {
+        rfx_rows_free(dst);
+        *dst = parts[0];
+        rfx_rows_init(&parts[0], nout);
+        return RFX_OK;
+    }
+    if (dst->arity != nout) {
+        rfx_rows_free(dst);
+        rfx_rows_init(dst, nout);
+    }
+    return rfx_rows_concat(parts, (size_t)c, dst, nthreads);
+}
+
