@@ -12,7 +12,9 @@
 #   WORKLOADS  some of: tc31 (TC of p2p-Gnutella31), rmat17 (TC of R-MAT 17, edge factor 2:
 #              1.43 G paths), rmatbig (TC of R-MAT $RMAT_BIG, default "18 2"), sg (SG of
 #              ca-HepTh), pt (points-to, programs/points_to.dl over $PT_N variables, default
-#              3000), tri (triangle count of R-MAT $TRI_SCALE, default 26, edge factor 16)
+#              3000), cspa (programs/cspa.dl over random assign and dereference facts of
+#              $CSPA_N variables, default 2000), tri (triangle count of R-MAT $TRI_SCALE,
+#              default 26, edge factor 16)
 #   LAUNCH     how N processes start: the command before N (default "mpirun --oversubscribe -np")
 # Logs (each run's JSON profile and stderr) go to $OUT (default a temporary folder).
 # BACKEND=cpu runs the same table on the CPU backend (one process a socket, say).
@@ -27,7 +29,7 @@ while getopts "b:g:n:w:l:" o; do
     n) NS=$OPTARG ;;
     w) WORKLOADS=$OPTARG ;;
     l) LAUNCH=$OPTARG ;;
-    *) sed -n '2,20p' "$0"; exit 2 ;;
+    *) sed -n '2,22p' "$0"; exit 2 ;;
   esac
 done
 RFX=$(realpath "$RFX") GEN=$(realpath "$GEN") G=$(realpath -m "$G")
@@ -62,6 +64,15 @@ for name, m in (("addressOf", n), ("assign", n), ("load", n // 4), ("store", n /
         f.write("".join("%d\t%d\n" % (rng.randrange(n), rng.randrange(n)) for _ in range(m)))
 PY
       ;;
+    cspa) mkdir -p "$W/cspa" && python3 - "${CSPA_N:-2000}" "$W/cspa" <<'PY' && sed 's/^\.printsize \(.*\)/.output \1/' programs/cspa.dl > "$W/$w.dl"
+import random, sys
+n, out = int(sys.argv[1]), sys.argv[2]
+rng = random.Random(11)
+for name, m in (("assign", n * 7 // 10), ("dereference", n * 3 // 10)):
+    with open("%s/%s.facts" % (out, name), "w") as f:
+        f.write("".join("%d\t%d\n" % (rng.randrange(n), rng.randrange(n)) for _ in range(m)))
+PY
+      ;;
     tri) "$GEN" rmat "${TRI_SCALE:-26}" 16 7 "$W/tri.txt" &&
       sed "s|ca-GrQc.txt|$W/tri.txt|" programs/triangles.dl > "$W/$w.dl" ;;
     *) echo "multi_gpu.sh: unknown workload $w" >&2; return 1 ;;
@@ -84,7 +95,7 @@ PY
 run() {   # workload $1 on $2 processes: output folder $W/$1.$2, profile $OUT/$1.np$2.json
   local w=$1 n=$2 d=$W/$1.$2 launch="" facts=$W
   [ "$n" -gt 1 ] && launch="$LAUNCH $n"
-  [ "$w" = pt ] && facts=$W/pt
+  case $w in pt|cspa) facts=$W/$w ;; esac
   for r in 1 2; do
     rm -rf "$d" && mkdir -p "$d"
     $launch "$RFX" -q --backend="${BACKEND:-cuda}" -F "$facts" -D "$d" --profile=json:"$OUT/$w.np$n.json" "$W/$w.dl" \
