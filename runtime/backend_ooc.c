@@ -519,12 +519,6 @@ static rfx_status keyed_parts(keyed *K)
     return RFX_OK;
 }
 
-/* A join whose output only a SORT_UNIQUE reads, too big to hold and sort at once, runs by
- * ranges of its first output column, a column of one operand (`side`): each range's rows of
- * that operand (still in key order) join the whole other operand and leave the device as a
- * sorted set, and the ranges ascend, so the output is one sorted set with no repeats left to
- * sort out on the host (parts by join keys would each keep their own copy of a repeat). A
- * range still too big halves; one of a single value runs by keys. */
 typedef struct in_range {
     const rfx_rows *r;
     int col, chunks;
@@ -572,6 +566,12 @@ static rfx_status rows_in_range(const rfx_rows *r, int col, uint64_t lo, uint64_
     return RFX_OK;
 }
 
+/* A join whose output only a SORT_UNIQUE reads, too big to hold and sort at once, runs by
+ * ranges of its first output column, a column of one operand (`side`): each range's rows of
+ * that operand (still in key order) join the whole other operand and leave the device as a
+ * sorted set, and the ranges ascend, so the output is one sorted set with no repeats left to
+ * sort out on the host (parts by join keys would each keep their own copy of a repeat). A
+ * range still too big halves; one of a single value runs by keys. */
 static rfx_status range_part(keyed *K, int side, const rfx_rows *r, int col, uint64_t lo, uint64_t hi)
 {
     ooc_ctx *x = K->x;
