@@ -6,53 +6,49 @@
 #include <stdlib.h>
 #include <string.h>
 
-void rfx_set_parts_init(set_part *sp, int c, int nout)
+/* The rows of a part's first mark: SET_PART_BYTES of them. */
+static size_t mark_rows(int arity)
 {
-    size_t rows = nout ? SET_PART_BYTES / (sizeof(uint32_t) * (size_t)nout) : SIZE_MAX;
-    for (int i = 0; i < c; i++)
-        sp[i] = (set_part){rows, 0, false};
+    return arity ? SET_PART_BYTES / (sizeof(uint32_t) * (size_t)arity) : SIZE_MAX;
 }
 
-/* o = its sorted set of rows [0, sp->set) merged with the rest, as one sorted set: the rest
- * is sorted alone and merged, so rows already a set are not sorted again. */
+void rfx_set_parts_init(set_part *sp, int c, int nout)
+{
+    for (int i = 0; i < c; i++)
+        sp[i] = (set_part){mark_rows(nout), 0, false};
+}
+
+/* o = its sorted set of rows [0, sp->set) united with the rest made a set: the rest is
+ * sorted alone, so rows already a set are not sorted again. */
 void rfx_set_part_drop(rfx_rows *o, set_part *sp)
 {
-    const size_t a = (size_t)o->arity, before = o->n, least = SET_PART_BYTES / (sizeof(uint32_t) * a);
-    rfx_rows tail, merged;
+    const size_t a = (size_t)o->arity, before = o->n;
+    rfx_rows tail, set = {o->data, sp->set, sp->set, o->arity};
     rfx_rows_init(&tail, o->arity);
-    rfx_rows_init(&merged, o->arity);
-    if (rfx_rows_reserve(&tail, before - sp->set) != RFX_OK || rfx_rows_reserve(&merged, before) != RFX_OK)
-        goto fail;
+    if (rfx_rows_reserve(&tail, before - sp->set) != RFX_OK) {
+        sp->mark = SIZE_MAX;   /* no memory to sort: the SORT_UNIQUE after does it all */
+        return;
+    }
     rfx_memcpy(tail.data, o->data + sp->set * a, sizeof(uint32_t) * a * (before - sp->set));
     tail.n = before - sp->set;
-    if (rfx_cpu_sort(&tail, 1) != RFX_OK)
-        goto fail;
-    const uint32_t *p = o->data, *pe = o->data + sp->set * a, *q = tail.data, *qe = tail.data + tail.n * a;
-    uint32_t *w = merged.data, *last = NULL;
-    while (p < pe || q < qe) {
-        const uint32_t *t;
-        if (q == qe || (p < pe && rfx_tuple_cmp(p, q, (int)a) <= 0))
-            t = p, p += a;
-        else
-            t = q, q += a;
-        if (last && rfx_tuple_cmp(last, t, (int)a) == 0)
-            continue;
-        rfx_memcpy(w, t, sizeof(uint32_t) * a);
-        last = w;
-        w += a;
+    o->n = sp->set;
+    rfx_status st = rfx_cpu_sort(&tail, 1);
+    if (st == RFX_OK)
+        st = rfx_cpu_unique(&tail, 1);
+    if (st == RFX_OK)
+        st = rfx_cpu_union(&set, &tail, o, 1);
+    if (st != RFX_OK) {        /* o keeps its set; the rest goes back after it, unsorted */
+        o->n = sp->set;
+        rfx_rows_append(o, &tail);
+        sp->mark = SIZE_MAX;
+        rfx_rows_free(&tail);
+        return;
     }
-    merged.n = (size_t)(w - merged.data) / a;
     rfx_rows_free(&tail);
-    rfx_rows_swap(o, &merged);
-    rfx_rows_free(&merged);
     sp->set = o->n;
     sp->dropped |= o->n < before;
+    size_t least = mark_rows(o->arity);
     sp->mark = o->n * 2 > before ? SIZE_MAX : o->n * 2 > least ? o->n * 2 : least;
-    return;
-fail:   /* no memory to sort: the SORT_UNIQUE after does it all */
-    rfx_rows_free(&tail);
-    rfx_rows_free(&merged);
-    sp->mark = SIZE_MAX;
 }
 
 /* Whether o's rows since its sorted set are mostly repeats (distinct rows under half), on
@@ -126,6 +122,12 @@ rfx_status rfx_join_parts(rfx_rows *parts, set_part *sets, int c, int nout, rfx_
     if (dst->arity != nout) {
         rfx_rows_free(dst);
         rfx_rows_init(dst, nout);
+    }
+    if (nout == 0) {           /* nullary: how many pairs matched, as the parts counted them */
+        dst->n = 0;
+        for (int i = 0; i < c; i++)
+            dst->n += parts[i].n;
+        return RFX_OK;
     }
     return rfx_rows_concat(parts, (size_t)c, dst, nthreads);
 }

@@ -43,7 +43,6 @@ typedef struct ooc_ctx {
     int sa, sb, sd, su;        /* scratch: left operand, right operand, output, its set */
     bool part_sets;            /* the parts of the running command make their outputs sets */
     bool sets_required;        /* ... and a part that cannot is too big (output ranges) */
-    size_t over_bytes;         /* the output of the last command run whole that did not fit */
     ooc_var *v;
     size_t cap;                /* the inner backend's budget */
     int nthreads;
@@ -544,7 +543,9 @@ static void in_range_chunk(int i, void *arg)
         f->at[i] = n;
 }
 
-/* out = r's rows whose column col is in [lo, hi), in order, on all threads. */
+/* out = r's rows whose column col is in [lo, hi), in order, on all threads. Counted before
+ * they are copied, so out is their size: rfx_cpu_mapfilter would reserve the whole operand
+ * for each range, where memory is what runs short. */
 static rfx_status rows_in_range(const rfx_rows *r, int col, uint64_t lo, uint64_t hi, rfx_rows *out, int nthreads)
 {
     enum { CHUNKS = 256 };
@@ -776,10 +777,11 @@ static rfx_status upload_inputs(ooc_ctx *x, const int *in, int nin, bool *fits)
 }
 
 /* Runs on the inner backend, retried once with only the inputs on the device; false in
- * *fits when it does not fit (outputs then released). */
+ * *fits when it does not fit (outputs then released, their bytes in *over when they were made). */
 static rfx_status run_whole(ooc_ctx *x, const rfx_ra_cmd *c, const rfx_fgroup *g, const int *in, int nin,
-                            const int *outs, int nouts, bool *fits)
+                            const int *outs, int nouts, bool *fits, size_t *over_bytes)
 {
+    *over_bytes = 0;
     rfx_status st = upload_inputs(x, in, nin, fits);
     if (st != RFX_OK || !*fits)
         return st;
@@ -798,8 +800,8 @@ static rfx_status run_whole(ooc_ctx *x, const rfx_ra_cmd *c, const rfx_fgroup *g
     size_t inb = bytes_of(x, in, nin, false);
     bool over = st == RFX_ERR_NOMEM ||
                 (st == RFX_OK && ((!x->in->enforces_budget && inb + outb > x->cap) || inb + outb + sorts > x->cap));
-    x->over_bytes = over ? outb : 0;
     if (over) {
+        *over_bytes = outb;
         for (int k = 0; k < nouts; k++)
             if (!x->v[outs[k]].dev)   /* an output that is also an input keeps its contents */
                 x->in->release(x->in, outs[k]);
@@ -915,8 +917,9 @@ static rfx_status run_on_host(ooc_ctx *x, const rfx_ra_cmd *c, rfx_rows *out)
     return st;
 }
 
-/* The command in parts over operands on the host; the output stays on the host. */
-static rfx_status run_parts(ooc_ctx *x, const rfx_ra_cmd *c)
+/* The command in parts over operands on the host; the output stays on the host. over_bytes:
+ * its output when a whole run made it and it did not fit (0: not known). */
+static rfx_status run_parts(ooc_ctx *x, const rfx_ra_cmd *c, size_t over_bytes)
 {
     /* the parts get the whole device: every variable goes to the host */
     rfx_status st0 = spill_others(x, NULL, 0);
@@ -956,7 +959,7 @@ static rfx_status run_parts(ooc_ctx *x, const rfx_ra_cmd *c)
         K.k = c->op == RFX_RA_PRODUCT ? 0 : c->nkeys;
         if (x->P->vars[c->dst].set_read && c->nout > 0 && c->out[0]->kind == RFX_RX_COL) {
             int side = c->out[0]->col >= a->arity;
-            st = output_ranges(&K, side, c->out[0]->col - (side ? a->arity : 0), x->over_bytes);
+            st = output_ranges(&K, side, c->out[0]->col - (side ? a->arity : 0), over_bytes);
         } else
             st = keyed_parts(&K);
         break;
@@ -1098,11 +1101,11 @@ static rfx_status ooc_exec(rfx_backend *be, const rfx_ra_cmd *c)
     if (c->host_only && (x->in->enforces_budget || rfx_ra_cmd_reads_held(c)))
         return host_only_cmd(x, c, in, nin);
     bool fits = bytes_of(x, in, nin, false) <= x->cap / 2;
-    x->over_bytes = 0;
-    rfx_status st = fits ? run_whole(x, c, NULL, in, nin, &c->dst, 1, &fits) : RFX_OK;
+    size_t over = 0;
+    rfx_status st = fits ? run_whole(x, c, NULL, in, nin, &c->dst, 1, &fits, &over) : RFX_OK;
     if (st != RFX_OK || fits)
         return st;
-    return merged_on_host(x, c->op) ? merge_on_host(x, c, in, nin) : run_parts(x, c);
+    return merged_on_host(x, c->op) ? merge_on_host(x, c, in, nin) : run_parts(x, c, over);
 }
 
 /* A fused group whole on the inner backend when its inputs fit, else its commands one by
@@ -1123,7 +1126,8 @@ static rfx_status ooc_exec_group(rfx_backend *be, const rfx_fgroup *g)
             drop(x, outs[k]);
     }
     bool fits = bytes_of(x, in, nin, false) <= x->cap / 2;
-    rfx_status st = fits ? run_whole(x, NULL, g, in, nin, outs, nouts, &fits) : RFX_OK;
+    size_t over;
+    rfx_status st = fits ? run_whole(x, NULL, g, in, nin, outs, nouts, &fits, &over) : RFX_OK;
     if (st != RFX_OK || fits)
         return st;
     for (int m = 0; m < g->nmembers && st == RFX_OK; m++) {
