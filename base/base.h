@@ -152,13 +152,25 @@ typedef struct rfx_loc {
     int line, col;             /* 1-based; 0 when unknown */
 } rfx_loc;
 
-/* The four primitive kinds; every value is 32 bits wide in storage. */
+/* The primitive kinds. Storage is 32-bit words: a value of a 64-bit kind takes two columns,
+ * its high word (a column of the kind itself) and then its low word (RFX_WORD), so that
+ * joins, sorts and set operations over words are those over the values. Expressions
+ * compute 64-bit kinds whole (RFX_RX_PAIR reads the two words, RFX_RX_HALF splits). */
 typedef enum rfx_prim {
     RFX_NUMBER,                /* signed 32-bit, wrapping arithmetic */
     RFX_UNSIGNED,              /* unsigned 32-bit */
     RFX_FLOAT,                 /* IEEE binary32, stored as its bits */
-    RFX_SYMBOL                 /* id into the symbol table */
+    RFX_SYMBOL,                /* id into the symbol table */
+    RFX_NUMBER64,              /* signed 64-bit, wrapping arithmetic */
+    RFX_UNSIGNED64,            /* unsigned 64-bit */
+    RFX_FLOAT64,               /* IEEE binary64, stored as its bits */
+    RFX_WORD,                  /* a 32-bit half of a 64-bit value (the low word in storage) */
+    RFX_NPRIMS
 } rfx_prim;
+#define RFX_PRIM_WIDE(p) ((p) >= RFX_NUMBER64 && (p) <= RFX_FLOAT64)
+/* The 32-bit kind of a 64-bit one (number for number64, ...), and back. */
+#define RFX_PRIM_NARROW(p) (RFX_PRIM_WIDE(p) ? (rfx_prim)((p) - RFX_NUMBER64) : (p))
+#define RFX_PRIM_WIDEN(p) ((p) <= RFX_FLOAT ? (rfx_prim)((p) + RFX_NUMBER64) : (p))
 
 const char *rfx_prim_name(rfx_prim p);
 
@@ -285,6 +297,10 @@ typedef enum rfx_rx_kind {
     RFX_RX_NEG,                /* -l in prim */
     RFX_RX_CMP,                /* cmp of l, r compared as prim; yields 0/1 */
     RFX_RX_AND,                /* l && r */
+    RFX_RX_PAIR,               /* the 64-bit value (prim) of words l (high) and r (low) */
+    RFX_RX_HALF,               /* op 0: the high word of l (64-bit), 1: its low word (RFX_WORD) */
+    RFX_RX_CONV,               /* l's value converted to prim, between widths and kinds (sign- or
+                                * zero-extended, truncated, rounded as C converts) */
     RFX_RX_FN                  /* fn (an rfx_fn_op) over args: symbols and conversions, on the host */
 } rfx_rx_kind;
 
@@ -292,7 +308,7 @@ typedef struct rfx_rx {
     rfx_rx_kind kind;
     rfx_prim prim;             /* type of the value (BIN, NEG, CONST, COL) or operands (CMP) */
     int col;                   /* RFX_RX_COL; RFX_FX_USER's functor index */
-    uint32_t value;            /* RFX_RX_CONST */
+    uint64_t value;            /* RFX_RX_CONST (a 32-bit kind's in the low bits) */
     int op;                    /* rfx_binop (BIN), rfx_cmpop (CMP) or rfx_fn_op (FN) */
     struct rfx_rx *l, *r;
     int nargs;                 /* RFX_RX_FN: its arguments (at most 3; a record's fields for PACK) */
@@ -302,8 +318,10 @@ typedef struct rfx_rx {
 } rfx_rx;
 
 /* Whether an expression holds a node only the host runs (RFX_RX_FN); one calling a
- * user-defined functor (RFX_FX_USER). */
+ * user-defined functor (RFX_FX_USER); one computing a 64-bit value (which the device's
+ * interpreter and the weaver do not compute yet: the planner leaves it to the host). */
 bool rfx_rx_host_only(const rfx_rx *e);
+bool rfx_rx_wide(const rfx_rx *e);
 bool rfx_rx_calls_user(const rfx_rx *e);
 /* The leading columns a filter fixes: vals[0..n-1] where pred is `$0 = vals[0] and ... and
  * $n-1 = vals[n-1] and ...` (in any order, compared as numbers, unsigned or symbols, whose
@@ -315,6 +333,8 @@ int rfx_rx_fixed_prefix(const rfx_rx *pred, uint32_t *vals, int max);
  * Sets *div0 when a division or modulo by zero happens, or a functor fails (its reason in
  * the plan's fn_env). */
 uint32_t rfx_rx_eval(const rfx_rx *e, const uint32_t *t0, int a0, const uint32_t *t1, bool *div0);
+/* The same, for an expression of any width (a 32-bit kind's value in the low bits). */
+uint64_t rfx_rx_eval64(const rfx_rx *e, const uint32_t *t0, int a0, const uint32_t *t1, bool *div0);
 
 /* ---- tuning ------------------------------------------------------------------------- */
 /* The knobs of rfx's heuristics, for experiments and tests: each has a default that is the

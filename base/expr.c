@@ -3,33 +3,69 @@
 #include "base.h"
 #include "rx_ops.h"
 
-uint32_t rfx_rx_eval(const rfx_rx *e, const uint32_t *t0, int a0, const uint32_t *t1, bool *div0)
+uint64_t rfx_rx_eval64(const rfx_rx *e, const uint32_t *t0, int a0, const uint32_t *t1, bool *div0)
 {
     switch (e->kind) {
     case RFX_RX_COL:
         return e->col < a0 ? t0[e->col] : t1[e->col - a0];
     case RFX_RX_CONST:
         return e->value;
-    case RFX_RX_BIN:
-        return rfx_binary(e->op, e->prim, rfx_rx_eval(e->l, t0, a0, t1, div0), rfx_rx_eval(e->r, t0, a0, t1, div0),
-                         div0);
-    case RFX_RX_NEG:
-        return rfx_negate(e->prim, rfx_rx_eval(e->l, t0, a0, t1, div0));
-    case RFX_RX_CMP:
-        return rfx_compare(e->op, e->prim, rfx_rx_eval(e->l, t0, a0, t1, div0), rfx_rx_eval(e->r, t0, a0, t1, div0));
+    case RFX_RX_BIN: {
+        uint64_t l = rfx_rx_eval64(e->l, t0, a0, t1, div0), r = rfx_rx_eval64(e->r, t0, a0, t1, div0);
+        return RFX_PRIM_WIDE(e->prim) ? rfx_binary64(e->op, e->prim, l, r, div0)
+                                      : rfx_binary(e->op, e->prim, (uint32_t)l, (uint32_t)r, div0);
+    }
+    case RFX_RX_NEG: {
+        uint64_t l = rfx_rx_eval64(e->l, t0, a0, t1, div0);
+        return RFX_PRIM_WIDE(e->prim) ? rfx_negate64(e->prim, l) : rfx_negate(e->prim, (uint32_t)l);
+    }
+    case RFX_RX_CMP: {
+        uint64_t l = rfx_rx_eval64(e->l, t0, a0, t1, div0), r = rfx_rx_eval64(e->r, t0, a0, t1, div0);
+        return RFX_PRIM_WIDE(e->prim) ? rfx_compare64(e->op, e->prim, l, r)
+                                      : rfx_compare(e->op, e->prim, (uint32_t)l, (uint32_t)r);
+    }
     case RFX_RX_AND:
-        return rfx_rx_eval(e->l, t0, a0, t1, div0) && rfx_rx_eval(e->r, t0, a0, t1, div0);
+        return rfx_rx_eval64(e->l, t0, a0, t1, div0) && rfx_rx_eval64(e->r, t0, a0, t1, div0);
+    case RFX_RX_PAIR:
+        return (uint64_t)(uint32_t)rfx_rx_eval64(e->l, t0, a0, t1, div0) << 32 |
+               (uint32_t)rfx_rx_eval64(e->r, t0, a0, t1, div0);
+    case RFX_RX_HALF: {
+        uint64_t v = rfx_rx_eval64(e->l, t0, a0, t1, div0);
+        return e->op == 0 ? v >> 32 : (uint32_t)v;
+    }
+    case RFX_RX_CONV:
+        return rfx_convert(e->l->prim, e->prim, rfx_rx_eval64(e->l, t0, a0, t1, div0));
     case RFX_RX_FN: {
         uint32_t v[RFX_MAX_RECORD_FIELDS] = {0, 0, 0};
         int n = e->nargs < RFX_MAX_RECORD_FIELDS ? e->nargs : RFX_MAX_RECORD_FIELDS;
         for (int i = 0; i < n; i++)
-            v[i] = rfx_rx_eval(e->args[i], t0, a0, t1, div0);
+            v[i] = (uint32_t)rfx_rx_eval64(e->args[i], t0, a0, t1, div0);
         if (e->op == RFX_FX_USER)
             return rfx_fn_apply_user(e->env, e->col, v, n, div0);
         return rfx_fn_apply(e->env, (rfx_fn_op)e->op, v, n, div0);
     }
     }
     return 0;
+}
+
+uint32_t rfx_rx_eval(const rfx_rx *e, const uint32_t *t0, int a0, const uint32_t *t1, bool *div0)
+{
+    return (uint32_t)rfx_rx_eval64(e, t0, a0, t1, div0);
+}
+
+bool rfx_rx_wide(const rfx_rx *e)
+{
+    if (!e)
+        return false;
+    if (e->kind == RFX_RX_PAIR || e->kind == RFX_RX_HALF || e->kind == RFX_RX_CONV || RFX_PRIM_WIDE(e->prim))
+        return true;
+    if (e->kind == RFX_RX_FN) {
+        for (int i = 0; i < e->nargs; i++)
+            if (rfx_rx_wide(e->args[i]))
+                return true;
+        return false;
+    }
+    return rfx_rx_wide(e->l) || rfx_rx_wide(e->r);
 }
 
 bool rfx_rx_host_only(const rfx_rx *e)
@@ -58,8 +94,8 @@ bool rfx_rx_calls_user(const rfx_rx *e)
 
 const char *rfx_prim_name(rfx_prim p)
 {
-    static const char *names[] = {"number", "unsigned", "float", "symbol"};
-    return names[p];
+    static const char *names[] = {"number", "unsigned", "float", "symbol", "number64", "unsigned64", "float64", "word"};
+    return p >= 0 && p < RFX_NPRIMS ? names[p] : "?";
 }
 
 const char *rfx_binop_str(rfx_binop op)
@@ -97,12 +133,12 @@ static void fixed_columns(const rfx_rx *e, uint32_t *vals, bool *fixed, int max)
         fixed_columns(e->r, vals, fixed, max);
         return;
     }
-    if (e->kind != RFX_RX_CMP || e->op != RFX_EQ || e->prim == RFX_FLOAT)
+    if (e->kind != RFX_RX_CMP || e->op != RFX_EQ || e->prim == RFX_FLOAT || RFX_PRIM_WIDE(e->prim))
         return;
     const rfx_rx *col = e->l->kind == RFX_RX_COL ? e->l : e->r, *k = col == e->l ? e->r : e->l;
     if (col->kind == RFX_RX_COL && k->kind == RFX_RX_CONST && col->col < max && !fixed[col->col]) {
         fixed[col->col] = true;
-        vals[col->col] = k->value;
+        vals[col->col] = (uint32_t)k->value;
     }
 }
 

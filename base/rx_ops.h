@@ -184,4 +184,164 @@ RFX_HD uint32_t rfx_agg_finish(int fn, uint32_t acc, uint64_t n)
     return fn == RFX_AGG_MEAN ? rfx_of_f32(rfx_as_f32(acc) / (float)n) : acc;
 }
 
+/* ---- 64-bit kinds (number64, unsigned64, float64), with the same rules at 64 bits:
+ * wrapping modulo 2^64, INT64_MIN / -1 is INT64_MIN, shifts modulo 64, every NaN made
+ * 0x7ff8000000000000. Values travel as uint64_t; a 32-bit kind's in the low bits. */
+RFX_HD double rfx_as_f64(uint64_t u)
+{
+    double d;
+    memcpy(&d, &u, 8);
+    return d;
+}
+
+RFX_HD uint64_t rfx_of_f64(double d)
+{
+    if (d != d)
+        return 0x7ff8000000000000ull;
+    uint64_t u;
+    memcpy(&u, &d, 8);
+    return u;
+}
+
+RFX_HD uint64_t rfx_pow_u64(uint64_t b, uint64_t e)
+{
+    uint64_t r = 1;
+    for (; e; e >>= 1, b *= b)
+        if (e & 1)
+            r *= b;
+    return r;
+}
+
+/* Any binary operator over a 64-bit kind (prim is RFX_NUMBER64, _UNSIGNED64 or _FLOAT64). */
+RFX_HD uint64_t rfx_binary64(int op, int prim, uint64_t a, uint64_t b, bool *div0)
+{
+    if (prim == RFX_FLOAT64) {
+        double x = rfx_as_f64(a), y = rfx_as_f64(b);
+        switch (op) {
+        case RFX_ADD: return rfx_of_f64(x + y);
+        case RFX_SUB: return rfx_of_f64(x - y);
+        case RFX_MUL: return rfx_of_f64(x * y);
+        case RFX_DIV: return rfx_of_f64(x / y);
+        case RFX_MIN_OF: return y < x ? b : a;
+        case RFX_MAX_OF: return y > x ? b : a;
+        default: return rfx_of_f64(0.0);
+        }
+    }
+    const bool sgn = prim == RFX_NUMBER64;
+    const int64_t x = (int64_t)a, y = (int64_t)b;
+    const unsigned s = (unsigned)(b & 63u);
+    switch (op) {
+    case RFX_ADD: return a + b;
+    case RFX_SUB: return a - b;
+    case RFX_MUL: return a * b;
+    case RFX_DIV:
+        if (!b) { *div0 = true; return 0; }
+        if (!sgn) return a / b;
+        if (x == INT64_MIN && y == -1) return a;
+        return (uint64_t)(x / y);
+    case RFX_MOD:
+        if (!b) { *div0 = true; return 0; }
+        if (!sgn) return a % b;
+        if (y == -1) return 0;
+        return (uint64_t)(x % y);
+    case RFX_BAND: return a & b;
+    case RFX_BOR: return a | b;
+    case RFX_BXOR: return a ^ b;
+    case RFX_BSHL: return a << s;
+    case RFX_BSHR: return sgn && x < 0 ? ~(~a >> s) : a >> s;
+    case RFX_BSHRU: return a >> s;
+    case RFX_LAND: return a != 0 && b != 0;
+    case RFX_LOR: return a != 0 || b != 0;
+    case RFX_LXOR: return (a != 0) != (b != 0);
+    case RFX_POW:
+        if (sgn && y < 0)
+            return x == 1 ? 1u : x == -1 ? ((b & 1u) ? a : 1u) : 0u;
+        return rfx_pow_u64(a, b);
+    case RFX_MIN_OF: return (sgn ? y < x : b < a) ? b : a;
+    default: return (sgn ? y > x : b > a) ? b : a;   /* RFX_MAX_OF */
+    }
+}
+
+RFX_HD uint64_t rfx_negate64(int prim, uint64_t a)
+{
+    return prim == RFX_FLOAT64 ? rfx_of_f64(-rfx_as_f64(a)) : 0u - a;
+}
+
+RFX_HD bool rfx_compare64(int op, int prim, uint64_t a, uint64_t b)
+{
+    int c;
+    if (prim == RFX_FLOAT64) {
+        double x = rfx_as_f64(a), y = rfx_as_f64(b);
+        if (x != x || y != y)   /* every comparison with a NaN is false, but != */
+            return op == RFX_NE;
+        c = x < y ? -1 : x > y;
+    } else
+        c = prim == RFX_NUMBER64 ? ((int64_t)a < (int64_t)b ? -1 : (int64_t)a > (int64_t)b) : (a < b ? -1 : a > b);
+    switch (op) {
+    case RFX_LT: return c < 0;
+    case RFX_LE: return c <= 0;
+    case RFX_GT: return c > 0;
+    case RFX_GE: return c >= 0;
+    case RFX_EQ: return c == 0;
+    default: return c != 0;
+    }
+}
+
+/* v, of kind from, as kind to (either may be 32 or 64 bits wide; not symbols): integers
+ * sign- or zero-extended by their source's kind and truncated to the target's width,
+ * floats and integers converted as C converts (a float out of an integer's range: 0). */
+RFX_HD uint64_t rfx_convert(int from, int to, uint64_t v)
+{
+    const bool ffrom = from == RFX_FLOAT || from == RFX_FLOAT64, fto = to == RFX_FLOAT || to == RFX_FLOAT64;
+    double d = 0;
+    int64_t i = 0;
+    if (from == RFX_FLOAT) d = (double)rfx_as_f32((uint32_t)v);
+    else if (from == RFX_FLOAT64) d = rfx_as_f64(v);
+    else if (from == RFX_NUMBER) i = (int32_t)(uint32_t)v;
+    else if (from == RFX_UNSIGNED) i = (int64_t)(uint32_t)v;
+    else i = (int64_t)v;
+    if (fto) {
+        if (!ffrom)
+            d = from == RFX_UNSIGNED64 ? (double)v : (double)i;
+        return to == RFX_FLOAT ? rfx_of_f32((float)d) : rfx_of_f64(d);
+    }
+    if (ffrom) {
+        const bool uns = to == RFX_UNSIGNED || to == RFX_UNSIGNED64;
+        if (!(d == d) || d >= 18446744073709551616.0 || d <= -9223372036854775809.0 || (uns && d < 0))
+            return 0;
+        i = uns && d >= 9223372036854775808.0 ? (int64_t)(uint64_t)d : (int64_t)d;
+    }
+    return to == RFX_NUMBER64 || to == RFX_UNSIGNED64 ? (uint64_t)i : (uint64_t)(uint32_t)i;
+}
+
+/* One step of a 64-bit sum/min/max (mean sums): acc combined with v. An integer sum that
+ * leaves the kind's range sets *overflow (an exact answer or none, as SQL's). */
+RFX_HD uint64_t rfx_agg_step64(int fn, int prim, uint64_t acc, uint64_t v, bool *overflow)
+{
+    if (fn == RFX_AGG_MEAN)
+        fn = RFX_AGG_SUM;
+    if (prim == RFX_FLOAT64) {
+        double x = rfx_as_f64(acc), y = rfx_as_f64(v);
+        return rfx_of_f64(fn == RFX_AGG_SUM ? x + y : fn == RFX_AGG_MIN ? (y < x ? y : x) : (y > x ? y : x));
+    }
+    if (fn == RFX_AGG_SUM) {
+        uint64_t r = acc + v;
+        if (prim == RFX_NUMBER64 ? ((int64_t)((acc ^ r) & (v ^ r)) < 0) : r < acc)
+            *overflow = true;
+        return r;
+    }
+    bool less = prim == RFX_NUMBER64 ? (int64_t)v < (int64_t)acc : v < acc;
+    if (fn == RFX_AGG_MIN)
+        return less ? v : acc;
+    return (!less && v != acc) ? v : acc;
+}
+
+RFX_HD uint64_t rfx_agg_finish64(int fn, int prim, uint64_t acc, uint64_t n)
+{
+    if (fn != RFX_AGG_MEAN)
+        return acc;
+    double sum = prim == RFX_FLOAT64 ? rfx_as_f64(acc) : prim == RFX_NUMBER64 ? (double)(int64_t)acc : (double)acc;
+    return rfx_of_f64(sum / (double)n);
+}
+
 #endif

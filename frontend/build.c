@@ -117,10 +117,18 @@ rfx_expr *rfx_mk_int(rfx_parse_ctx *ctx, int64_t v, bool uns, RFX_YYLTYPE loc)
     return e;
 }
 
-rfx_expr *rfx_mk_bits(rfx_parse_ctx *ctx, uint32_t v, RFX_YYLTYPE loc)
+rfx_expr *rfx_mk_bits(rfx_parse_ctx *ctx, int64_t v, RFX_YYLTYPE loc)
 {
-    rfx_expr *e = rfx_mk_int(ctx, (int64_t)v, false, loc);
+    rfx_expr *e = rfx_mk_int(ctx, v, false, loc);
     e->bits = true;
+    e->bits64 = (uint64_t)v > UINT32_MAX;
+    return e;
+}
+
+rfx_expr *rfx_mk_all_ones(rfx_parse_ctx *ctx, RFX_YYLTYPE loc)
+{
+    rfx_expr *e = rfx_mk_bits(ctx, -1, loc);   /* -1: every bit of 32 or of 64 as typed */
+    e->bits64 = false;
     return e;
 }
 
@@ -878,9 +886,9 @@ void rfx_add_plan(rfx_parse_ctx *ctx, rfx_plist *orders, RFX_YYLTYPE loc)
 static const char *logiql_type(const char *name)
 {
     static const char *map[][2] = {
-        {"int32", "number"}, {"int", "number"}, {"int64", "number"},
-        {"uint32", "unsigned"}, {"uint", "unsigned"}, {"uint64", "unsigned"},
-        {"float32", "float"}, {"float", "float"}, {"float64", "float"}, {"decimal", "float"},
+        {"int32", "number"}, {"int", "number"}, {"int64", "number64"},
+        {"uint32", "unsigned"}, {"uint", "unsigned"}, {"uint64", "unsigned64"},
+        {"float32", "float"}, {"float", "float"}, {"float64", "float64"}, {"decimal", "float"},
         {"string", "symbol"},
     };
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
@@ -923,7 +931,7 @@ void rfx_add_logiql_decl(rfx_parse_ctx *ctx, rfx_atom *head, rfx_body *types, RF
                 strcmp(t->args[0]->u.v.name, arg->u.v.name) == 0) {
                 const char *ty = logiql_type(t->name);
                 if (!ty) {
-                    rfx_diag_error(ctx->diag, t->loc, "unknown LogiQL type '%s' (known: int32, uint32, float32, string)", t->name);
+                    rfx_diag_error(ctx->diag, t->loc, "unknown LogiQL type '%s' (known: int32, int64, uint32, uint64, float32, float64, string)", t->name);
                     return;
                 }
                 if (type && strcmp(type, ty) != 0) {

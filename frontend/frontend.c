@@ -444,7 +444,7 @@ static void print_opts(FILE *out, int n, const rfx_io_opt *o)
 void rfx_frontend_print(FILE *out, const rfx_program *p)
 {
     fprintf(out, "// AST of %s\n", p->file);
-    for (int i = 4; i < p->ntypes; i++) {
+    for (int i = RFX_NPRIMS; i < p->ntypes; i++) {
         const rfx_type *t = &p->types[i];
         if (strchr(t->name, '$'))   /* an ADT branch's record of fields: declared with its ADT */
             continue;

@@ -117,6 +117,9 @@ typedef enum rfx_functor {
                                 * an ADT's branch `cast` (else -1) */
     RFX_FN_USER,               /* `@name(...)` (cast_name): the program's functor `field` (rfx_functor_decl),
                                 * whose result type is `cast` (set by the checker) */
+    RFX_FN_PAIR,               /* the checker's, after typing (sema_widen.c): the 64-bit value of its two
+                                * 32-bit words (high, low) */
+    RFX_FN_HI, RFX_FN_LO,      /* ... the high or low word of its 64-bit argument */
     RFX_FN_COUNT
 } rfx_functor;
 const char *rfx_functor_name(rfx_functor f);
@@ -132,7 +135,9 @@ struct rfx_expr {
     rfx_loc loc;
     int type;                  /* index into program types, set by the checker (-1 = unset) */
     int depth;                 /* operators on its longest path to a leaf (RFX_MAX_EXPR_DEPTH) */
-    bool bits;                 /* RFX_E_INT written in hex, binary or IPv4: any 32 bits */
+    bool bits;                 /* RFX_E_INT written in hex, binary or IPv4: any 32 bits (64 of a
+                                * 64-bit type) */
+    bool bits64;               /* ... one past 32 bits */
     union {
         struct { const char *name; int var; } v;               /* RFX_E_VAR */
         int64_t ival;                                          /* RFX_E_INT / UNSIGNED */

@@ -199,7 +199,9 @@ bool rfx_expr_alike(const rfx_expr *a, const rfx_expr *b);
 void rfx_add_subsumption(rfx_parse_ctx *ctx, rfx_atom *lt, rfx_atom *gt, rfx_body *body, RFX_YYLTYPE loc);
 rfx_body *rfx_mk_not_body(rfx_parse_ctx *ctx, rfx_body *b);
 /* A hexadecimal, binary or IPv4 literal: 32 bits, in a number column too. */
-rfx_expr *rfx_mk_bits(rfx_parse_ctx *ctx, uint32_t v, RFX_YYLTYPE loc);
+rfx_expr *rfx_mk_bits(rfx_parse_ctx *ctx, int64_t v, RFX_YYLTYPE loc);
+/* All ones in the width of the type its context gives it (bnot's operand of bxor). */
+rfx_expr *rfx_mk_all_ones(rfx_parse_ctx *ctx, RFX_YYLTYPE loc);
 /* first op rest[0] op rest[1] ... (min and max of several arguments). */
 rfx_expr *rfx_fold_binop(rfx_parse_ctx *ctx, rfx_binop op, rfx_expr *first, rfx_plist *rest, RFX_YYLTYPE loc);
 /* A functor call; its number of arguments is checked here. */

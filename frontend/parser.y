@@ -416,7 +416,7 @@ term:
 unary:
       power                                      { $$ = $1; }
     | '-' unary                                  { $$ = rfx_mk_neg(ctx, $2, @1); }
-    | T_BNOT unary                               { $$ = rfx_mk_binop(ctx, RFX_BXOR, $2, rfx_mk_bits(ctx, 0xFFFFFFFFu, @1), @1); }
+    | T_BNOT unary                               { $$ = rfx_mk_binop(ctx, RFX_BXOR, $2, rfx_mk_all_ones(ctx, @1), @1); }
     | T_LNOT unary                               { $$ = rfx_mk_binop(ctx, RFX_LXOR, $2, rfx_mk_int(ctx, 1, false, @1), @1); }
     ;
 
@@ -436,7 +436,7 @@ primary:
     | T_COUNTER                                  { $$ = rfx_mk_counter(ctx, @1); }
     | T_INT                                      { $$ = rfx_mk_int(ctx, $1, false, @1); }
     | T_UNSIGNED                                 { $$ = rfx_mk_int(ctx, $1, true, @1); }
-    | T_BITS                                     { $$ = rfx_mk_bits(ctx, (uint32_t)$1, @1); }
+    | T_BITS                                     { $$ = rfx_mk_bits(ctx, $1, @1); }
     | T_FLOAT                                    { $$ = rfx_mk_float(ctx, $1, @1); }
     | T_STRING                                   { $$ = rfx_mk_string(ctx, $1, @1); }
     | '(' expr ')'                               { $$ = $2; }

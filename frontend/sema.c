@@ -431,18 +431,20 @@ static int type_up(clause_ctx *cc, const rfx_expr *e, bool *plain)
     case RFX_E_ANON: *plain = false; return -1;
     case RFX_E_INT: return -1;
     case RFX_E_UNSIGNED: return 1;
-    case RFX_E_FLOAT: return 2;
+    case RFX_E_FLOAT: return e->type >= 0 ? e->type : 2;   /* float64 where its context made it one */
     case RFX_E_STRING: return 3;
     case RFX_E_NEG: return type_up(cc, e->u.bin.lhs, plain);
     case RFX_E_BINOP: {
         int l = type_up(cc, e->u.bin.lhs, plain), r = type_up(cc, e->u.bin.rhs, plain);
-        return l >= 0 ? l : r;
+        return rfx_sema_pick_type(cc->s->p, e->u.bin.lhs, l, r);
     }
     case RFX_E_AGG:
         if (e->u.agg.fn == RFX_AGG_COUNT)
             return 0;
-        if (e->u.agg.fn == RFX_AGG_MEAN)
-            return 2;
+        if (e->u.agg.fn == RFX_AGG_MEAN) {   /* float, or float64 over float64 values */
+            int t = e->u.agg.target ? type_up(cc, e->u.agg.target, plain) : -1;
+            return t >= 0 && cc->s->p->types[t].prim == RFX_FLOAT64 ? RFX_FLOAT64 : RFX_FLOAT;
+        }
         if (e->u.agg.target)
             return type_up(cc, e->u.agg.target, plain);
         *plain = false;
@@ -497,6 +499,8 @@ static void infer_atom(clause_ctx *cc, rfx_atom *a, bool *changed)
     for (int i = 0; i < a->nargs && i < r->arity; i++)
         if (a->args[i]->kind == RFX_E_VAR)
             rfx_sema_bind_type(cc, a->args[i]->u.v.var, r->attrs[i].type, a->args[i]->loc, changed);
+        else   /* an aggregate in an argument: its body's variables too */
+            infer_expr_aggs(cc, a->args[i], changed);
 }
 
 static void infer_conj(clause_ctx *cc, rfx_conj *cj, bool *changed)
@@ -543,8 +547,8 @@ static void check_atom_types(clause_ctx *cc, rfx_atom *a)
         else if (t >= 0 && tprim(p, t) != tprim(p, want))
             rfx_diag_error(cc->s->d, a->args[i]->loc,
                            "type mismatch: argument %d of '%s' is %s%s%s%s, got %s",
-                           i + 1, r->name, rfx_prim_name(tprim(p, want)), want >= 4 ? " ('" : "",
-                           want >= 4 ? p->types[want].name : "", want >= 4 ? "')" : "",
+                           i + 1, r->name, rfx_prim_name(tprim(p, want)), want >= RFX_NPRIMS ? " ('" : "",
+                           want >= RFX_NPRIMS ? p->types[want].name : "", want >= RFX_NPRIMS ? "')" : "",
                            rfx_prim_name(tprim(p, t)));
     }
 }
@@ -558,7 +562,7 @@ static int type_nodes(clause_ctx *cc, rfx_expr *e)
     case RFX_E_NEG: t = type_nodes(cc, e->u.bin.lhs); break;
     case RFX_E_BINOP: {
         int l = type_nodes(cc, e->u.bin.lhs), r = type_nodes(cc, e->u.bin.rhs);
-        t = l >= 0 ? l : r >= 0 ? r : l == -2 && r == -2 ? -2 : -1;
+        t = l >= 0 || r >= 0 ? rfx_sema_pick_type(cc->s->p, e->u.bin.lhs, l, r) : l == -2 && r == -2 ? -2 : -1;
         break;
     }
     case RFX_E_INT: t = -2; break;
@@ -599,14 +603,20 @@ static int type_nodes(clause_ctx *cc, rfx_expr *e)
 static void check_typed(clause_ctx *cc, rfx_expr *e, int want)
 {
     rfx_program *p = cc->s->p;
+    if (rfx_sema_float64_literal(p, e, want))
+        return;
     e->type = e->type >= 0 ? e->type : want >= 0 ? want : e->type == -2 ? 0 : -1;
     switch (e->kind) {
     case RFX_E_INT:
         if (e->type >= 0 && tprim(p, e->type) == RFX_SYMBOL)
             rfx_diag_error(cc->s->d, e->loc, "type mismatch: number literal where a symbol is expected");
-        if (e->u.ival > INT32_MAX && !e->bits && e->type >= 0 && tprim(p, e->type) == RFX_NUMBER)
-            rfx_diag_error(cc->s->d, e->loc, "number literal out of range (numbers are 32-bit signed)");
-        if (e->u.ival < 0 && e->type >= 0 && tprim(p, e->type) == RFX_UNSIGNED)
+        if (e->type >= 0 && (tprim(p, e->type) == RFX_NUMBER || tprim(p, e->type) == RFX_UNSIGNED) &&
+            (e->bits ? e->bits64
+             : tprim(p, e->type) == RFX_UNSIGNED ? e->u.ival > (int64_t)UINT32_MAX : e->u.ival > INT32_MAX || e->u.ival < INT32_MIN))
+            rfx_diag_error(cc->s->d, e->loc, "%s literal out of range (%s)", rfx_prim_name(tprim(p, e->type)),
+                           tprim(p, e->type) == RFX_NUMBER ? "numbers are 32-bit signed: number64 holds 64 bits"
+                                                           : "32 bits: unsigned64 holds 64");
+        if (e->u.ival < 0 && !e->bits && e->type >= 0 && tprim(p, e->type) == RFX_UNSIGNED)
             rfx_diag_error(cc->s->d, e->loc, "negative literal %lld where an unsigned value is expected",
                            (long long)e->u.ival);
         break;
@@ -622,9 +632,9 @@ static void check_typed(clause_ctx *cc, rfx_expr *e, int want)
             rfx_diag_error(cc->s->d, e->loc, "type mismatch: unary minus applied to a symbol");
         break;
     case RFX_E_BINOP: {
-        int l = e->u.bin.lhs->type, r = e->u.bin.rhs->type;   /* their own, from type_nodes */
         check_typed(cc, e->u.bin.lhs, e->type);
         check_typed(cc, e->u.bin.rhs, e->type);
+        int l = e->u.bin.lhs->type, r = e->u.bin.rhs->type;   /* their own, or the one e gave them */
         if (l >= 0 && r >= 0 && tprim(p, l) != tprim(p, r))
             rfx_diag_error(cc->s->d, e->loc, "type mismatch: '%s' between %s and %s",
                            rfx_binop_str(e->u.bin.op), rfx_prim_name(tprim(p, l)), rfx_prim_name(tprim(p, r)));
@@ -651,7 +661,7 @@ static void check_typed(clause_ctx *cc, rfx_expr *e, int want)
             if (t >= 0 && tprim(p, t) == RFX_SYMBOL)
                 rfx_diag_error(cc->s->d, e->u.agg.target->loc, "type mismatch: %s over symbols",
                                rfx_aggfn_str(e->u.agg.fn));
-            else if (t >= 0 && e->u.agg.fn == RFX_AGG_MEAN && tprim(p, t) != RFX_FLOAT)   /* as Soufflé 2.5 */
+            else if (t >= 0 && e->u.agg.fn == RFX_AGG_MEAN && tprim(p, t) != RFX_FLOAT && tprim(p, t) != RFX_FLOAT64)
                 rfx_diag_error(cc->s->d, e->u.agg.target->loc,
                                "type mismatch: mean over %s (mean takes floats: convert with to_float)",
                                rfx_prim_name(tprim(p, t)));
@@ -761,6 +771,8 @@ static void check_conj_types(clause_ctx *cc, rfx_conj *cj)
                 lt = rfx_sema_expr_type(cc, l->lhs, rt);
             check_expr(cc, l->lhs, rt >= 0 ? rt : lt);
             check_expr(cc, l->rhs, lt >= 0 ? lt : rt);
+            lt = lt >= 0 ? rfx_sema_expr_type(cc, l->lhs, lt) : lt;   /* a float literal made float64 */
+            rt = rt >= 0 ? rfx_sema_expr_type(cc, l->rhs, rt) : rt;
             if (lt >= 0 && rt >= 0 && !rfx_sema_types_agree(p, lt, rt))
                 rfx_diag_error(cc->s->d, l->loc, "type mismatch: '%s' between '%s' and '%s'", rfx_cmpop_str(l->cmp),
                                p->types[lt].name, p->types[rt].name);
@@ -1201,193 +1213,6 @@ static void check_clause(sema *s, rfx_clause *c)
         s->p->rels[c->head.rel].has_rules = true;
 }
 
-/* ---- stratification (Tarjan's SCC over the relation dependency graph) -------------- */
-typedef struct dep {
-    int from, to;              /* head depends on body relation */
-    bool neg;                  /* through negation or aggregation */
-    bool agg;                  /* through aggregation */
-    rfx_loc loc;
-} dep;
-
-typedef struct graph {
-    dep *deps;
-    size_t n, cap;
-    int *index, *low, *stack, *comp;
-    bool *on;
-    int sp, counter, ncomp;
-} graph;
-
-static void add_deps_expr(sema *s, graph *g, int head, rfx_expr *e, bool neg);
-
-static void add_deps_conj(sema *s, graph *g, int head, rfx_conj *cj, bool neg)
-{
-    for (int i = 0; i < cj->nlits; i++) {
-        rfx_lit *l = cj->lits[i];
-        /* a subsumptive clause's two atoms compare what its head holds: no dependency */
-        if ((l->kind == RFX_L_ATOM || l->kind == RFX_L_NEG) && l->atom.rel >= 0 && !l->role) {
-            if (!rfx_grow((void **)&g->deps, &g->cap, g->n + 1, sizeof(dep))) {
-                s->ctx->oom = true;
-                return;
-            }
-            g->deps[g->n++] = (dep){head, l->atom.rel, neg || l->kind == RFX_L_NEG, neg, l->loc};
-        }
-        if (l->kind == RFX_L_CMP) {
-            add_deps_expr(s, g, head, l->lhs, neg);
-            add_deps_expr(s, g, head, l->rhs, neg);
-        }
-        if (l->kind == RFX_L_ATOM || l->kind == RFX_L_NEG)
-            for (int a = 0; a < l->atom.nargs; a++)
-                add_deps_expr(s, g, head, l->atom.args[a], neg);
-    }
-}
-
-static void add_deps_expr(sema *s, graph *g, int head, rfx_expr *e, bool neg)
-{
-    (void)neg;
-    if (e->kind == RFX_E_AGG && e->u.agg.body) {
-        rfx_conj *cj = rfx_agg_conj(e);
-        size_t before = g->n;
-        add_deps_conj(s, g, head, cj, true);
-        for (size_t i = before; i < g->n; i++)
-            g->deps[i].loc = e->loc;
-    }
-    for (int i = 0; i < rfx_expr_nkids(e); i++)
-        add_deps_expr(s, g, head, rfx_expr_kid(e, i), neg);
-}
-
-static void tarjan(graph *g, int v)
-{
-    g->index[v] = g->low[v] = g->counter++;
-    g->stack[g->sp++] = v;
-    g->on[v] = true;
-    for (size_t i = 0; i < g->n; i++) {
-        if (g->deps[i].from != v)
-            continue;
-        int w = g->deps[i].to;
-        if (g->index[w] < 0) {
-            tarjan(g, w);
-            if (g->low[w] < g->low[v])
-                g->low[v] = g->low[w];
-        } else if (g->on[w] && g->index[w] < g->low[v])
-            g->low[v] = g->index[w];
-    }
-    if (g->low[v] == g->index[v]) {
-        int w;
-        do {
-            w = g->stack[--g->sp];
-            g->on[w] = false;
-            g->comp[w] = g->ncomp;
-        } while (w != v);
-        g->ncomp++;
-    }
-}
-
-/* Writes a dependency path from `from` to `to` inside one component into buf. */
-static void cycle_path(sema *s, graph *g, int from, int to, char *buf, size_t cap)
-{
-    int nr = s->p->nrels;
-    int *prev = malloc(sizeof(int) * (size_t)nr), *queue = malloc(sizeof(int) * (size_t)nr);
-    if (!prev || !queue) {
-        free(prev);
-        free(queue);
-        snprintf(buf, cap, "%s -> ... -> %s", s->p->rels[from].name, s->p->rels[to].name);
-        return;
-    }
-    for (int i = 0; i < nr; i++)
-        prev[i] = -2;
-    int qh = 0, qt = 0;
-    queue[qt++] = from;
-    prev[from] = -1;
-    while (qh < qt && prev[to] == -2) {
-        int v = queue[qh++];
-        for (size_t i = 0; i < g->n; i++)
-            if (g->deps[i].from == v && g->comp[g->deps[i].to] == g->comp[from] && prev[g->deps[i].to] == -2) {
-                prev[g->deps[i].to] = v;
-                queue[qt++] = g->deps[i].to;
-            }
-    }
-    /* walk back from `to`, then print forwards, closing the cycle */
-    int path[64], np = 0;
-    for (int v = to; v >= 0 && np < 64; v = prev[v])
-        path[np++] = v;
-    size_t len = 0;
-    for (int i = np - 1; i >= 0 && len < cap; i--)
-        len += (size_t)snprintf(buf + len, cap - len, "%s -> ", s->p->rels[path[i]].name);
-    if (len < cap)
-        snprintf(buf + len, cap - len, "%s", s->p->rels[from].name);
-    free(prev);
-    free(queue);
-}
-
-static void stratify(sema *s)
-{
-    rfx_program *p = s->p;
-    int nr = p->nrels;
-    graph g = {0};
-    for (int c = 0; c < p->nclauses; c++) {
-        rfx_clause *cl = &p->clauses[c];
-        if (cl->head.rel < 0 || cl->is_fact)
-            continue;
-        for (int i = 0; i < cl->nconj; i++)
-            add_deps_conj(s, &g, cl->head.rel, &cl->conj[i], false);
-        for (int a = 0; a < cl->head.nargs; a++)
-            add_deps_expr(s, &g, cl->head.rel, cl->head.args[a], false);
-    }
-    g.index = malloc(sizeof(int) * (size_t)(nr + 1));
-    g.low = malloc(sizeof(int) * (size_t)(nr + 1));
-    g.stack = malloc(sizeof(int) * (size_t)(nr + 1));
-    g.comp = malloc(sizeof(int) * (size_t)(nr + 1));
-    g.on = calloc((size_t)nr + 1, 1);
-    if (!g.index || !g.low || !g.stack || !g.comp || !g.on) {
-        s->ctx->oom = true;
-        goto out;
-    }
-    for (int i = 0; i < nr; i++)
-        g.index[i] = -1;
-    for (int i = 0; i < nr; i++)
-        if (g.index[i] < 0)
-            tarjan(&g, i);
-    /* negation or aggregation inside a component cannot be stratified */
-    for (size_t i = 0; i < g.n; i++) {
-        dep *d = &g.deps[i];
-        if (d->neg && g.comp[d->from] == g.comp[d->to]) {
-            char cyc[1024];
-            cycle_path(s, &g, d->from, d->to, cyc, sizeof cyc);
-            rfx_diag_error(s->d, d->loc, "cannot stratify: '%s' depends on '%s' through %s within the recursive cycle %s",
-                           p->rels[d->from].name, p->rels[d->to].name, d->agg ? "aggregation" : "negation", cyc);
-        }
-    }
-    p->nstrata = g.ncomp;
-    p->strata = salloc(s, sizeof(rfx_stratum) * (size_t)(g.ncomp + 1));
-    if (!p->strata)
-        goto out;
-    for (int r = 0; r < nr; r++)
-        p->strata[g.comp[r]].nrels++;
-    for (int c = 0; c < g.ncomp; c++) {
-        rfx_stratum *st = &p->strata[c];
-        st->rels = salloc(s, sizeof(int) * (size_t)(st->nrels + 1));
-        if (!st->rels)
-            goto out;
-        st->recursive = st->nrels > 1;
-        st->nrels = 0;
-    }
-    for (int r = 0; r < nr; r++) {
-        rfx_stratum *st = &p->strata[g.comp[r]];
-        st->rels[st->nrels++] = r;
-        p->rels[r].stratum = g.comp[r];
-    }
-    for (size_t i = 0; i < g.n; i++)
-        if (g.deps[i].from == g.deps[i].to)
-            p->strata[g.comp[g.deps[i].from]].recursive = true;
-out:
-    free(g.deps);
-    free(g.index);
-    free(g.low);
-    free(g.stack);
-    free(g.comp);
-    free(g.on);
-}
-
 /* `.plan`: Soufflé refuses a plan for a rule that is not recursive, for a version the rule
  * does not have (one per recursive atom), and an order that is not one of its atoms'. */
 static void check_plans(sema *s)
@@ -1483,12 +1308,14 @@ void rfx_sema_run(rfx_program *p, rfx_parse_ctx *ctx)
     }
     check_subsumption(&s);
     if (s.d->errors == 0)
-        stratify(&s);
+        rfx_sema_stratify(&s);
     if (s.d->errors == 0)   /* on the program as written, as Soufflé checks plans */
         check_plans(&s);
     bool dropped = false;
     for (int i = 0; s.d->errors == 0 && i < p->nclauses; i++)
         dropped |= drop_redundant_disjuncts(&p->clauses[i]);
     if (dropped)   /* the strata evaluated are those of what is left */
-        stratify(&s);
+        rfx_sema_stratify(&s);
+    if (s.d->errors == 0)
+        rfx_sema_widen(&s);
 }

@@ -63,6 +63,18 @@ void rfx_sema_lift_ranges(clause_ctx *cc);
 void rfx_sema_check_lattices(sema *s);
 void rfx_sema_rewrite_lattices(clause_ctx *cc);
 
+/* A float literal (or its negation), typed float unless its context wants float64: then it
+ * is one (true, e typed want). The type of `lhs op rhs` from its operands' l and r: l's,
+ * unless lhs is such a literal and rhs a float64 (-1 where neither tells). */
+bool rfx_sema_float64_literal(const rfx_program *p, rfx_expr *e, int want);
+int rfx_sema_pick_type(const rfx_program *p, rfx_expr *lhs, int l, int r);
+/* sema_strata.c: p's strata (and the relations' strata) from its clauses' dependencies;
+ * a cycle through negation or aggregation is an error. */
+void rfx_sema_stratify(sema *s);
+/* sema_widen.c: 64-bit values as pairs of words, in relations, clauses and expressions (the
+ * last rewrite, on a program checked without errors). */
+void rfx_sema_widen(sema *s);
+
 static inline void *salloc(sema *s, size_t n)
 {
     void *p = rfx_arena_alloc(s->p->arena, n ? n : 1);

@@ -43,7 +43,7 @@ static void adt_branches(sema *s, const rfx_type_decl *t)
 {
     rfx_program *p = s->p;
     int ti = rfx_sema_find_type(p, t->name);
-    if (ti < 4 || !t->branches || p->types[ti].nbranches)
+    if (ti < RFX_NPRIMS || !t->branches || p->types[ti].nbranches)
         return;
     int nb = t->branches->n / 3;
     rfx_branch *b = salloc(s, sizeof(rfx_branch) * (size_t)(nb + 1));
@@ -195,13 +195,15 @@ void rfx_sema_check_types(sema *s)
         const rfx_type_decl *t = s->ctx->types.items[i];
         branches += t->branches ? t->branches->n / 3 : 0;
     }
-    p->types = salloc(s, sizeof(rfx_type) * (size_t)(4 + n + branches + RFX_ANONYMOUS_RECORDS));
+    p->types = salloc(s, sizeof(rfx_type) * (size_t)(RFX_NPRIMS + n + branches + RFX_ANONYMOUS_RECORDS));
     if (!p->types)
         return;
-    static const char *prims[] = {"number", "unsigned", "float", "symbol"};
-    for (int i = 0; i < 4; i++)
-        p->types[i] = (rfx_type){.name = prims[i], .prim = (rfx_prim)i, .parent = -1, .nfields = -1};
-    p->ntypes = 4;
+    /* the primitive types first, type i of kind i; the words of 64-bit values (sema_widen.c)
+     * have a name no program can write */
+    for (int i = 0; i < RFX_NPRIMS; i++)
+        p->types[i] = (rfx_type){.name = i == RFX_WORD ? "$word" : rfx_prim_name((rfx_prim)i), .prim = (rfx_prim)i,
+                                 .parent = -1, .nfields = -1};
+    p->ntypes = RFX_NPRIMS;
     for (int i = 0; i < n; i++) {
         rfx_type_decl *t = s->ctx->types.items[i];
         if (rfx_sema_find_type(p, t->name) >= 0) {
@@ -220,7 +222,7 @@ void rfx_sema_check_types(sema *s)
         for (int i = 0; i < n; i++) {
             rfx_type_decl *t = s->ctx->types.items[i];
             int ti = rfx_sema_find_type(p, t->name);
-            if (ti < 4 || p->types[ti].parent != -2)
+            if (ti < RFX_NPRIMS || p->types[ti].parent != -2)
                 continue;
             int bi = rfx_sema_find_type(p, t->base);
             bool ready = bi >= 0 && p->types[bi].parent != -2;
@@ -253,7 +255,7 @@ void rfx_sema_check_types(sema *s)
     for (int i = 0; i < n; i++) {
         rfx_type_decl *t = s->ctx->types.items[i];
         int ti = rfx_sema_find_type(p, t->name);
-        if (ti < 4 || !t->fields || p->types[ti].nfields >= 0)
+        if (ti < RFX_NPRIMS || !t->fields || p->types[ti].nfields >= 0)
             continue;
         rfx_type *ty = &p->types[ti];
         int nf = t->fields->n / 3;
@@ -267,7 +269,7 @@ void rfx_sema_check_types(sema *s)
     for (int i = 0; i < n; i++) {
         rfx_type_decl *t = s->ctx->types.items[i];
         int ti = rfx_sema_find_type(p, t->name);
-        if (ti < 4 || p->types[ti].parent != -2)
+        if (ti < RFX_NPRIMS || p->types[ti].parent != -2)
             continue;
         bool unknown = false;
         if (rfx_sema_find_type(p, t->base) < 0)
@@ -422,4 +424,30 @@ void rfx_sema_type_anonymous_records(clause_ctx *cc, rfx_conj *cj, bool *changed
         if (t >= 0)
             rfx_sema_bind_type(cc, v->u.v.var, t, v->loc, changed);
     }
+}
+
+/* ---- float literals where float64 values are expected --------------------------------- */
+static rfx_expr *float_literal(rfx_expr *e)
+{
+    while (e->kind == RFX_E_NEG)
+        e = e->u.bin.lhs;
+    return e->kind == RFX_E_FLOAT ? e : NULL;
+}
+
+bool rfx_sema_float64_literal(const rfx_program *p, rfx_expr *e, int want)
+{
+    if (want < 0 || p->types[want].prim != RFX_FLOAT64 || !float_literal(e))
+        return false;
+    for (rfx_expr *x = e;; x = x->u.bin.lhs) {
+        x->type = want;
+        if (x->kind != RFX_E_NEG)
+            return true;
+    }
+}
+
+int rfx_sema_pick_type(const rfx_program *p, rfx_expr *lhs, int l, int r)
+{
+    if (l >= 0 && r >= 0 && p->types[l].prim == RFX_FLOAT && p->types[r].prim == RFX_FLOAT64 && float_literal(lhs))
+        return r;
+    return l >= 0 ? l : r;
 }

@@ -1073,12 +1073,27 @@ rfx_status rfx_cpu_choice(const rfx_rows *src, const rfx_choice_domains *d, cons
     return RFX_OK;
 }
 
+/* The fold of b's rows [gs, ge) of a 64-bit value (words at col, col + 1) whose kind is
+ * prim; *overflow where an integer sum leaves it. */
+static uint64_t fold64(const rfx_rows *b, size_t gs, size_t ge, rfx_aggfn fn, int col, rfx_prim prim, bool *overflow)
+{
+    const size_t br = (size_t)b->arity;
+    uint64_t val = fn == RFX_AGG_SUM || fn == RFX_AGG_MEAN ? 0 : (uint64_t)b->data[gs * br + col] << 32 |
+                                                                b->data[gs * br + col + 1];
+    for (size_t q = fn == RFX_AGG_SUM || fn == RFX_AGG_MEAN ? gs : gs + 1; q < ge; q++)
+        val = rfx_agg_step64(fn, prim, val, (uint64_t)b->data[q * br + col] << 32 | b->data[q * br + col + 1], overflow);
+    return rfx_agg_finish64(fn, prim, val, ge - gs);
+}
+
 rfx_status rfx_cpu_aggregate(const rfx_rows *a, const rfx_rows *b, int k, rfx_aggfn fn, int col,
                              rfx_prim prim, rfx_rows *dst)
 {
     int ar = a->arity, br = b->arity;
+    const bool wide = RFX_PRIM_WIDE(prim) && fn != RFX_AGG_COUNT;   /* a result of two words */
+    bool overflow = false;
+    uint64_t val64 = 0;
     rfx_rows out;
-    rfx_rows_init(&out, ar + 1);
+    rfx_rows_init(&out, ar + 1 + wide);
     rfx_status st = rfx_rows_reserve(&out, a->n);
     if (st)
         return st;
@@ -1100,7 +1115,9 @@ rfx_status rfx_cpu_aggregate(const rfx_rows *a, const rfx_rows *b, int k, rfx_ag
                 y = ge;
             }
             have = ge > gs || fn == RFX_AGG_COUNT || fn == RFX_AGG_SUM;
-            if (fn == RFX_AGG_COUNT)
+            if (wide && have)
+                val64 = fold64(b, gs, ge, fn, col, prim, &overflow);
+            else if (fn == RFX_AGG_COUNT)
                 val = (uint32_t)(ge - gs);
             else if (fn == RFX_AGG_SUM || (fn == RFX_AGG_MEAN && ge > gs)) {
                 val = 0;
@@ -1116,11 +1133,17 @@ rfx_status rfx_cpu_aggregate(const rfx_rows *a, const rfx_rows *b, int k, rfx_ag
         }
         if (!have)
             continue;
-        uint32_t *w = out.data + out.n * (size_t)(ar + 1);
+        uint32_t *w = out.data + out.n * (size_t)(ar + 1 + wide);
         if (ar)
             rfx_memcpy(w, t, sizeof(uint32_t) * (size_t)ar);
-        w[ar] = val;
+        w[ar] = wide ? (uint32_t)(val64 >> 32) : val;
+        if (wide)
+            w[ar + 1] = (uint32_t)val64;
         out.n++;
+    }
+    if (overflow) {   /* an exact sum or none: the run stops, naming the rule (exec.c) */
+        rfx_rows_free(&out);
+        return RFX_ERR_DIV0;
     }
     rfx_rows_free(dst);
     *dst = out;

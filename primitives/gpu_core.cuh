@@ -353,7 +353,7 @@ static inline void compile_rx(prog *p, const rfx_rx *e)
 {
     switch (e->kind) {
     case RFX_RX_COL: emit_ins(p, G_COL, e->prim, e->col, 0, 1); break;
-    case RFX_RX_CONST: emit_ins(p, G_CONST, e->prim, 0, e->value, 1); break;
+    case RFX_RX_CONST: emit_ins(p, G_CONST, e->prim, 0, (uint32_t)e->value, 1); break;
     case RFX_RX_NEG: compile_rx(p, e->l); emit_ins(p, G_NEG, e->prim, 0, 0, 0); break;
     case RFX_RX_BIN:
         compile_rx(p, e->l);
@@ -363,7 +363,9 @@ static inline void compile_rx(prog *p, const rfx_rx *e)
         break;
     case RFX_RX_CMP: compile_rx(p, e->l); compile_rx(p, e->r); emit_ins(p, G_CMP, e->prim, e->op, 0, -1); break;
     case RFX_RX_AND: compile_rx(p, e->l); compile_rx(p, e->r); emit_ins(p, G_AND, 0, 0, 0, -1); break;
-    case RFX_RX_FN: p->overflow = true; break;   // host-only (ra_ir's host_only): never sent here
+    case RFX_RX_FN: case RFX_RX_PAIR: case RFX_RX_HALF: case RFX_RX_CONV:
+        p->overflow = true;   // host-only (ra_ir's host_only: functors, 64-bit values): never sent here
+        break;
     }
 }
 

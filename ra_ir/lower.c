@@ -22,6 +22,8 @@ static void expr_vars(rule_ctx *R, const rfx_expr *e, bool *use)
         int v = rfx_lower_agg_var(R, e);
         if (v >= 0)
             use[v] = true;
+        if (v >= 0 && RFX_PRIM_WIDE(rfx_lower_expr_prim(R, e)))   /* its low word's */
+            use[v + 1] = true;
         break;
     }
     default: break;
@@ -529,9 +531,10 @@ static void add_item(rule_ctx *R, item it)
 
 static void collect_aggs(rule_ctx *R, const rfx_expr *e)
 {
-    if (e->kind == RFX_E_AGG) {
+    if (e->kind == RFX_E_AGG && rfx_lower_agg_var(R, e) < 0) {   /* $hi(a) and $lo(a) share a */
         R->aggs[R->nagg] = e;
-        R->aggvar[R->nagg++] = R->nv++;
+        R->aggvar[R->nagg++] = R->nv;
+        R->nv += RFX_PRIM_WIDE(rfx_lower_expr_prim(R, e)) ? 2 : 1;   /* a 64-bit one: its low word next */
     }
     for (int i = 0; i < rfx_expr_nkids(e); i++)
         collect_aggs(R, rfx_expr_kid(e, i));
@@ -924,9 +927,24 @@ static void apply_aggregate(rule_ctx *R, flow *cur, item *it, const bool *outer)
     for (int i = 0; i < ng; i++)
         cols[n++] = (hcol){NULL, groups[i]};
     int valcol = -1;
+    const bool wide = RFX_PRIM_WIDE(rfx_lower_expr_prim(R, agg)) && agg->u.agg.fn != RFX_AGG_COUNT;
     if (agg->u.agg.target) {
         valcol = n;
-        cols[n++] = (hcol){agg->u.agg.target, -1};
+        if (wide) {   /* a 64-bit value: its words */
+            rfx_expr *w = lalloc(L, sizeof *w * 2);
+            rfx_expr **arg = lalloc(L, sizeof *arg);
+            if (!w || !arg)
+                return;
+            *arg = agg->u.agg.target;
+            for (int h = 0; h < 2; h++) {
+                w[h] = (rfx_expr){.kind = RFX_E_FN, .loc = agg->loc, .type = RFX_WORD};
+                w[h].u.fn.fn = h ? RFX_FN_LO : RFX_FN_HI;
+                w[h].u.fn.nargs = 1;
+                w[h].u.fn.args = arg;
+                cols[n++] = (hcol){&w[h], -1};
+            }
+        } else
+            cols[n++] = (hcol){agg->u.agg.target, -1};
     }
     int nv_before = R->nv;
     if (agg->u.agg.fn == RFX_AGG_COUNT || agg->u.agg.fn == RFX_AGG_SUM || agg->u.agg.fn == RFX_AGG_MEAN)
@@ -957,40 +975,50 @@ static void apply_aggregate(rule_ctx *R, flow *cur, item *it, const bool *outer)
     it->done = true;
     if (in.var < 0 && !L->oom) {
         /* a body that is `false`: no inner rows (count 0; sum, min and max unbound) */
-        int nin = valcol >= 0 ? valcol + 1 : ng;
+        int nin = valcol >= 0 ? valcol + 1 + wide : ng;
         rfx_prim *it_types = lalloc(L, sizeof(rfx_prim) * (size_t)(nin + 1));
         if (!it_types)
             return;
         for (int i = 0; i < ng; i++)
             it_types[i] = type_prim(L->prog, R->c->var_types[groups[i]]);
         if (valcol >= 0)
-            it_types[valcol] = rfx_lower_expr_prim(R, agg->u.agg.target);
+            it_types[valcol] = wide ? RFX_WORD : rfx_lower_expr_prim(R, agg->u.agg.target);
+        if (valcol >= 0 && wide)
+            it_types[valcol + 1] = RFX_WORD;
         in = flow_new(L, rfx_lower_new_var(L, NULL, RFX_PV_TEMP, nin, it_types, -1), nin);
         rfx_lower_emit(L, RFX_RA_CLEAR, in.var, -1, -1);
     }
     *cur = order_keeping_all(R, *cur, groups, ng);
-    rfx_prim *types = lalloc(L, sizeof(rfx_prim) * (size_t)(cur->n + 2));
+    rfx_prim *types = lalloc(L, sizeof(rfx_prim) * (size_t)(cur->n + 3));
     if (!types)
         return;
     rfx_memcpy(types, L->plan->vars[cur->var].types, sizeof(rfx_prim) * (size_t)cur->n);
-    rfx_prim rp = agg->u.agg.fn == RFX_AGG_COUNT ? RFX_NUMBER : L->plan->vars[in.var].types[valcol];
-    types[cur->n] = rp;
-    int dst = rfx_lower_new_var(L, NULL, RFX_PV_TEMP, cur->n + 1, types, -1);
+    /* a 64-bit result (of the target's kind, or float64 for its mean): two words */
+    rfx_prim rp = agg->u.agg.fn == RFX_AGG_COUNT ? RFX_NUMBER
+                : wide ? rfx_lower_expr_prim(R, agg->u.agg.target) : L->plan->vars[in.var].types[valcol];
+    int nres = 1 + wide;
+    types[cur->n] = wide ? RFX_WORD : rp;
+    types[cur->n + 1] = RFX_WORD;
+    int dst = rfx_lower_new_var(L, NULL, RFX_PV_TEMP, cur->n + nres, types, -1);
     rfx_ra_cmd *c = rfx_lower_emit(L, RFX_RA_AGGREGATE, dst, cur->var, in.var);
     c->nkeys = ng;
     c->agg = agg->u.agg.fn;
     c->agg_col = valcol;
     c->agg_prim = rp;
-    flow g = flow_new(L, dst, cur->n + 1);
+    flow g = flow_new(L, dst, cur->n + nres);
     if (g.schema) {
         rfx_memcpy(g.schema, cur->schema, sizeof(int) * (size_t)cur->n);
         g.schema[cur->n] = it->var;
+        if (wide)
+            g.schema[cur->n + 1] = it->var + 1;
     }
     /* the aggregate is a function of each tuple: a sorted set stays one */
     bool full = cur->sorted == cur->n && cur->unique;
-    g.sorted = full ? cur->n + 1 : cur->sorted;
+    g.sorted = full ? cur->n + nres : cur->sorted;
     g.unique = cur->unique;
     R->bound[it->var] = true;
+    if (wide)
+        R->bound[it->var + 1] = true;
     *cur = g;
 }
 
@@ -1119,7 +1147,7 @@ static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, in
         if (used[it->var])
             continue;
         for (int i = 0; i < R.nagg; i++)
-            if (R.aggs[i] == it->rhs && R.aggvar[i] >= c->nvars) {
+            if (R.aggs[i] == it->rhs && R.aggvar[i] >= c->nvars && !RFX_PRIM_WIDE(rfx_lower_expr_prim(&R, it->rhs))) {
                 R.aggvar[i] = it->var;
                 it->done = true;
             }

@@ -51,6 +51,33 @@ static rfx_rx *tx_functor(rule_ctx *R, const rfx_expr *e, const flow *f0, const 
     }
     rfx_prim ap = a[0] ? a[0]->prim : RFX_NUMBER;
     rfx_loc loc = e->loc;
+    /* 64-bit values: their words (sema_widen.c), and conversions to or from them by value */
+    switch (e->u.fn.fn) {
+    case RFX_FN_PAIR: {
+        rfx_rx *x = rfx_rx_new(L, RFX_RX_PAIR, prim);
+        x->l = a[0];
+        x->r = a[1];
+        return rfx_rx_fold(x);
+    }
+    case RFX_FN_HI: case RFX_FN_LO: {
+        if (a[0]->kind == RFX_RX_PAIR)
+            return e->u.fn.fn == RFX_FN_HI ? a[0]->l : a[0]->r;
+        rfx_rx *x = rfx_rx_new(L, RFX_RX_HALF, RFX_WORD);
+        x->op = e->u.fn.fn == RFX_FN_LO;
+        x->l = a[0];
+        return rfx_rx_fold(x);
+    }
+    case RFX_FN_AS: case RFX_FN_TO_NUMBER: case RFX_FN_TO_UNSIGNED: case RFX_FN_TO_FLOAT:
+        /* to or from a 64-bit kind, by value (as() between 32-bit kinds is Soufflé's: the bits) */
+        if (ap != RFX_SYMBOL && (RFX_PRIM_WIDE(ap) || RFX_PRIM_WIDE(prim)) && ap != prim) {
+            rfx_rx *x = rfx_rx_new(L, RFX_RX_CONV, prim);
+            x->l = a[0];
+            return rfx_rx_fold(x);
+        }
+        break;
+    default:
+        break;
+    }
     switch (e->u.fn.fn) {
     case RFX_FN_CAT: {
         rfx_rx *acc = a[0];
@@ -106,9 +133,17 @@ rfx_rx *rfx_lower_expr(rule_ctx *R, const rfx_expr *e, const flow *f0, const flo
     case RFX_E_AGG: {
         int v = e->kind == RFX_E_VAR ? e->u.v.var : rfx_lower_agg_var(R, e);
         int col = rfx_lower_col_of(f0, f1, v);
-        if (col < 0) {
+        /* a 64-bit aggregate's result: its words in two variables (apply_aggregate) */
+        int lo = RFX_PRIM_WIDE(prim) && e->kind == RFX_E_AGG ? rfx_lower_col_of(f0, f1, v + 1) : 0;
+        if (col < 0 || lo < 0) {
             L->internal_error = "variable not available in pipeline";
-            col = 0;
+            col = lo = 0;
+        }
+        if (RFX_PRIM_WIDE(prim) && e->kind == RFX_E_AGG) {
+            rfx_rx *x = rfx_rx_new(L, RFX_RX_PAIR, prim);
+            x->l = rfx_rx_col(L, col, RFX_WORD);
+            x->r = rfx_rx_col(L, lo, RFX_WORD);
+            return x;
         }
         return rfx_rx_col(L, col, prim);
     }
@@ -138,7 +173,7 @@ rfx_rx *rfx_lower_expr(rule_ctx *R, const rfx_expr *e, const flow *f0, const flo
         return tx_functor(R, e, f0, f1, prim);
     default: {
         bool ok = true;
-        rfx_rx *x = rfx_rx_new(L, RFX_RX_CONST, prim);
+        rfx_rx *x = rfx_rx_new(L, RFX_RX_CONST, e->type == RFX_WORD ? RFX_WORD : prim);
         x->value = rfx_lower_const_value(e, prim, &ok);
         return x;
     }

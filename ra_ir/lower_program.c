@@ -28,15 +28,16 @@ static int by_rel_name(const void *a, const void *b, void *prog)
     return c ? c : (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
 }
 
-static bool fold_const(const rfx_expr *e, rfx_prim prim, uint32_t *out);
+static bool fold_const(const rfx_program *p, const rfx_expr *e, rfx_prim prim, uint64_t *out);
 
 /* A fact's tuple (arity values at out). */
 static void fact_tuple(lower_ctx *L, const rfx_clause *cl, uint32_t *out)
 {
     const rfx_relation *rel = &L->prog->rels[cl->head.rel];
-    for (int a = 0; a < rel->arity; a++)
-        if (!fold_const(cl->head.args[a], type_prim(L->prog, rel->attrs[a].type), &out[a]))
-            out[a] = 0;
+    for (int a = 0; a < rel->arity; a++) {
+        uint64_t v;
+        out[a] = fold_const(L->prog, cl->head.args[a], column_prim(L->prog, rel->attrs[a].type), &v) ? (uint32_t)v : 0;
+    }
 }
 
 /* A relation with `choice-domain`s: v's tuples cut to those that may enter it (CHOICE): no
@@ -418,33 +419,39 @@ static rfx_prim *rel_types(lower_ctx *L, const rfx_relation *r)
 {
     rfx_prim *t = lalloc(L, sizeof(rfx_prim) * (size_t)(r->arity + 1));
     for (int i = 0; t && i < r->arity; i++)
-        t[i] = type_prim(L->prog, r->attrs[i].type);
+        t[i] = column_prim(L->prog, r->attrs[i].type);
     return t;
 }
 
-/* Constant-folds a fact's head argument. */
-static bool fold_const(const rfx_expr *e, rfx_prim prim, uint32_t *out)
+/* Constant-folds a fact's head argument (64-bit values through their words' $hi and $lo). */
+static bool fold_const(const rfx_program *p, const rfx_expr *e, rfx_prim prim, uint64_t *out)
 {
+    bool div0 = false;
     switch (e->kind) {
     case RFX_E_BINOP: {
-        uint32_t a, b;
-        if (!fold_const(e->u.bin.lhs, prim, &a) || !fold_const(e->u.bin.rhs, prim, &b))
+        uint64_t a, b;
+        if (!fold_const(p, e->u.bin.lhs, prim, &a) || !fold_const(p, e->u.bin.rhs, prim, &b))
             return false;
         rfx_rx l = {.kind = RFX_RX_CONST, .prim = prim, .value = a};
         rfx_rx r = {.kind = RFX_RX_CONST, .prim = prim, .value = b};
         rfx_rx x = {.kind = RFX_RX_BIN, .prim = prim, .op = e->u.bin.op, .l = &l, .r = &r};
-        bool div0 = false;
-        *out = rfx_rx_eval(&x, NULL, 0, NULL, &div0);
+        *out = rfx_rx_eval64(&x, NULL, 0, NULL, &div0);
         return !div0;
     }
     case RFX_E_NEG: {
-        uint32_t a;
-        if (!fold_const(e->u.bin.lhs, prim, &a))
+        uint64_t a;
+        if (!fold_const(p, e->u.bin.lhs, prim, &a))
             return false;
         rfx_rx l = {.kind = RFX_RX_CONST, .prim = prim, .value = a};
         rfx_rx x = {.kind = RFX_RX_NEG, .prim = prim, .l = &l};
-        bool div0 = false;
-        *out = rfx_rx_eval(&x, NULL, 0, NULL, &div0);
+        *out = rfx_rx_eval64(&x, NULL, 0, NULL, &div0);
+        return true;
+    }
+    case RFX_E_FN: {
+        const rfx_expr *a = e->u.fn.args[0];
+        if ((e->u.fn.fn != RFX_FN_HI && e->u.fn.fn != RFX_FN_LO) || !fold_const(p, a, type_prim(p, a->type), out))
+            return false;
+        *out = e->u.fn.fn == RFX_FN_HI ? *out >> 32 : (uint32_t)*out;
         return true;
     }
     default: {
@@ -474,7 +481,8 @@ static void device_cost(const rfx_rx *e, int *ins, int *height, int *peak)
 }
 
 /* Commands that only the host runs (after the passes, which move expressions between
- * commands): functors (symbols need the host's table), ranges, and expressions past what
+ * commands): functors (symbols need the host's table), ranges, 64-bit values (which the
+ * device does not compute yet), and expressions past what
  * the device's interpreter holds, so that no command the CPU runs is refused there. */
 static void mark_host_only(rfx_plan *P)
 {
@@ -487,7 +495,11 @@ static void mark_host_only(rfx_plan *P)
                 c->functors |= rfx_rx_host_only(c->out[k]);
                 c->user_functors |= rfx_rx_calls_user(c->out[k]);
             }
-            c->host_only = c->functors || c->op == RFX_RA_RANGE || rfx_ra_cmd_reads_held(c);
+            bool wide = c->op == RFX_RA_AGGREGATE && RFX_PRIM_WIDE(c->agg_prim);
+            wide |= rfx_rx_wide(c->pred);
+            for (int k = 0; k < c->nout; k++)
+                wide |= rfx_rx_wide(c->out[k]);
+            c->host_only = c->functors || wide || c->op == RFX_RA_RANGE || rfx_ra_cmd_reads_held(c);
             int ins = 0, height = 0, peak = 0;
             if (!c->host_only && c->pred) {
                 device_cost(c->pred, &ins, &height, &peak);

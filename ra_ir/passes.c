@@ -688,7 +688,11 @@ bool rfx_plan_verify(const rfx_plan *P, FILE *out)
                 if (c->nkeys > a0 || c->nkeys != a1 || !d || d->arity != a0) BAD("keys %d of %d/%d", c->nkeys, a0, a1);
                 break;
             case RFX_RA_AGGREGATE:
-                if (c->nkeys > a0 || c->nkeys > a1 || !d || d->arity != a0 + 1 || c->agg_col >= a1) BAD("shape");
+            {   /* a 64-bit result takes two words, its value two columns of src1 */
+                const int wide = RFX_PRIM_WIDE(c->agg_prim) && c->agg != RFX_AGG_COUNT;
+                if (c->nkeys > a0 || c->nkeys > a1 || !d || d->arity != a0 + 1 + wide || c->agg_col + wide >= a1)
+                    BAD("shape");
+            }
                 break;
             case RFX_RA_RANGE:
                 if (!d || d->arity != a0 + 1 || c->nout < 2 || c->nout > 3) BAD("shape");

@@ -1,6 +1,7 @@
 /* plan_nodes.c: what the lowering builds a plan of: variables, commands, blocks, and
  * scalar expression nodes (constants folded by the evaluator the backends share). */
 #include "ra_internal.h"
+#include "rx_ops.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,25 +114,22 @@ rfx_rx *rfx_rx_and(lower_ctx *L, rfx_rx *a, rfx_rx *b)
     return e;
 }
 
-/* Constant value of a literal expression as stored (32-bit pattern of prim). */
-uint32_t rfx_lower_const_value(const rfx_expr *e, rfx_prim prim, bool *ok)
+/* Constant value of a literal expression as stored (the bits of prim; a word of a 64-bit
+ * literal, sema_widen.c's, as it is). */
+uint64_t rfx_lower_const_value(const rfx_expr *e, rfx_prim prim, bool *ok)
 {
     switch (e->kind) {
     case RFX_E_INT:
     case RFX_E_UNSIGNED:
-        if (prim == RFX_FLOAT) {
-            float f = (float)e->u.ival;
-            uint32_t u;
-            rfx_memcpy(&u, &f, 4);
-            return u;
-        }
-        return (uint32_t)e->u.ival;
-    case RFX_E_FLOAT: {
-        float f = (float)e->u.fval;
-        uint32_t u;
-        rfx_memcpy(&u, &f, 4);
-        return u;
-    }
+        if (e->type == RFX_WORD)
+            return (uint32_t)e->u.ival;
+        if (prim == RFX_FLOAT)
+            return rfx_of_f32((float)e->u.ival);
+        if (prim == RFX_FLOAT64)
+            return rfx_of_f64((double)e->u.ival);
+        return RFX_PRIM_WIDE(prim) ? (uint64_t)e->u.ival : (uint32_t)e->u.ival;
+    case RFX_E_FLOAT:
+        return prim == RFX_FLOAT64 ? rfx_of_f64(e->u.fval) : rfx_of_f32((float)e->u.fval);
     case RFX_E_STRING:
         return e->u.sym;
     default:
@@ -151,10 +149,11 @@ rfx_rx *rfx_rx_fold(rfx_rx *x)
                 return x;
         if (x->op == RFX_FX_AUTOINC || x->op == RFX_FX_USER)   /* a user's code runs when the program does */
             return x;
-    } else if (!x->l || x->l->kind != RFX_RX_CONST || (x->kind == RFX_RX_BIN && (!x->r || x->r->kind != RFX_RX_CONST)))
+    } else if (!x->l || x->l->kind != RFX_RX_CONST ||
+               ((x->kind == RFX_RX_BIN || x->kind == RFX_RX_PAIR) && (!x->r || x->r->kind != RFX_RX_CONST)))
         return x;
     bool div0 = false;
-    uint32_t v = rfx_rx_eval(x, NULL, 0, NULL, &div0);
+    uint64_t v = rfx_rx_eval64(x, NULL, 0, NULL, &div0);
     if (!div0) {
         x->kind = RFX_RX_CONST;
         x->value = v;

@@ -3,19 +3,29 @@
 
 #include <string.h>
 
-static void print_const(FILE *out, const rfx_plan *P, rfx_prim prim, uint32_t v)
+static void print_const(FILE *out, const rfx_plan *P, rfx_prim prim, uint64_t v)
 {
     switch (prim) {
-    case RFX_NUMBER: fprintf(out, "%d", (int32_t)v); break;
-    case RFX_UNSIGNED: fprintf(out, "%uu", v); break;
+    case RFX_NUMBER64: fprintf(out, "%lldL", (long long)(int64_t)v); break;
+    case RFX_UNSIGNED64: fprintf(out, "%lluuL", (unsigned long long)v); break;
+    case RFX_FLOAT64: {
+        double d;
+        rfx_memcpy(&d, &v, 8);
+        fprintf(out, "%.17gL", d);
+        break;
+    }
+    case RFX_WORD: case RFX_NPRIMS: fprintf(out, "0x%xw", (unsigned)v); break;
+    case RFX_NUMBER: fprintf(out, "%d", (int32_t)(uint32_t)v); break;
+    case RFX_UNSIGNED: fprintf(out, "%uu", (unsigned)v); break;
     case RFX_FLOAT: {
         float f;
-        rfx_memcpy(&f, &v, 4);
+        uint32_t u = (uint32_t)v;
+        rfx_memcpy(&f, &u, 4);
         fprintf(out, "%gf", (double)f);
         break;
     }
     case RFX_SYMBOL: {
-        const char *s = P ? rfx_symtab_str(P->prog->syms, v) : "?";
+        const char *s = P ? rfx_symtab_str(P->prog->syms, (uint32_t)v) : "?";
         fputc('"', out);
         for (; *s; s++) {
             if (*s == '"' || *s == '\\')
@@ -41,9 +51,10 @@ void rfx_rx_print(FILE *out, const rfx_plan *P, const rfx_rx *e)
     case RFX_RX_BIN: {
         /* the type after the operator; after a dot for words (bshr.u is not bshru) */
         const bool word = e->op >= RFX_BAND && e->op != RFX_POW;
-        const char *sfx = e->prim == RFX_NUMBER    ? ""
-                          : e->prim == RFX_UNSIGNED ? (word ? ".u" : "u")
-                                                    : (word ? ".f" : "f");
+        rfx_prim k = RFX_PRIM_NARROW(e->prim);
+        const char *sfx = k == RFX_NUMBER    ? (k != e->prim ? "L" : "")
+                          : k == RFX_UNSIGNED ? (k != e->prim ? (word ? ".uL" : "uL") : word ? ".u" : "u")
+                                              : (k != e->prim ? (word ? ".fL" : "fL") : word ? ".f" : "f");
         const bool call = RFX_BINOP_CALL(e->op);   /* (l op r), or op(l, r) for min and max */
         fprintf(out, "%s%s(", call ? rfx_binop_str(e->op) : "", call ? sfx : "");
         rfx_rx_print(out, P, e->l);
@@ -59,14 +70,32 @@ void rfx_rx_print(FILE *out, const rfx_plan *P, const rfx_rx *e)
         break;
     case RFX_RX_CMP:
         rfx_rx_print(out, P, e->l);
-        fprintf(out, " %s%s ", rfx_cmpop_str(e->op),
-                e->prim == RFX_UNSIGNED ? "u" : e->prim == RFX_FLOAT ? "f" : "");
+        fprintf(out, " %s%s%s ", rfx_cmpop_str(e->op),
+                e->prim == RFX_UNSIGNED || e->prim == RFX_UNSIGNED64 || e->prim == RFX_WORD ? "u"
+                : e->prim == RFX_FLOAT || e->prim == RFX_FLOAT64 ? "f" : "", RFX_PRIM_WIDE(e->prim) ? "L" : "");
         rfx_rx_print(out, P, e->r);
         break;
     case RFX_RX_AND:
         rfx_rx_print(out, P, e->l);
         fputs(" and ", out);
         rfx_rx_print(out, P, e->r);
+        break;
+    case RFX_RX_PAIR:   /* a 64-bit value of two words */
+        fprintf(out, "%s(", rfx_prim_name(e->prim));
+        rfx_rx_print(out, P, e->l);
+        fputs(":", out);
+        rfx_rx_print(out, P, e->r);
+        fputc(')', out);
+        break;
+    case RFX_RX_HALF:
+        fputs(e->op ? "lo(" : "hi(", out);
+        rfx_rx_print(out, P, e->l);
+        fputc(')', out);
+        break;
+    case RFX_RX_CONV:
+        fprintf(out, "%s(", rfx_prim_name(e->prim));
+        rfx_rx_print(out, P, e->l);
+        fputc(')', out);
         break;
     case RFX_RX_FN:
         if (e->op == RFX_FX_USER)

@@ -40,12 +40,20 @@ static inline rfx_prim type_prim(const rfx_program *p, int t)
     return t >= 0 ? p->types[t].prim : RFX_NUMBER;
 }
 
+/* The kind of a column whose attribute has type t: the high word of a 64-bit value (the
+ * front end's sema_widen.c) is a word, as its low word is. */
+static inline rfx_prim column_prim(const rfx_program *p, int t)
+{
+    rfx_prim k = type_prim(p, t);
+    return RFX_PRIM_WIDE(k) ? RFX_WORD : k;
+}
+
 /* lower.c: one disjunct of a rule as a sorted set of head tuples (its variable; -1 for a
  * `false` body), or UNIONed into `into`; delta_lit selects the atom read as a delta. */
 int rfx_lower_rule_set(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, int delta_lit);
 void rfx_lower_rule(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, int delta_lit, int into);
 /* A literal's value as stored (the 32-bit pattern of prim); *ok false where it has none. */
-uint32_t rfx_lower_const_value(const rfx_expr *e, rfx_prim prim, bool *ok);
+uint64_t rfx_lower_const_value(const rfx_expr *e, rfx_prim prim, bool *ok);
 
 int rfx_lower_new_var(lower_ctx *L, const char *name, rfx_pvar_kind kind, int arity,
                       const rfx_prim *types, int rel);

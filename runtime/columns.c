@@ -47,6 +47,8 @@ static bool accepts(rfx_format f, rfx_prim t, bool reading)
         return reading ? f == RFX_FORMAT_F32 || f == RFX_FORMAT_F64 : f <= RFX_FORMAT_F64;
     case RFX_SYMBOL:
         return f == RFX_FORMAT_SYMBOL || (!reading && is_text(f));
+    default:   /* 64-bit values' words: refused before any column is read (engine.c) */
+        return false;
     }
     return false;
 }

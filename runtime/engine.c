@@ -468,10 +468,24 @@ static rfx_prim column_prim(const rfx_program *p, int rel, int col)
     return rfx_program_type(p, p->rels[rel].attrs[col].type)->prim;
 }
 
+/* A relation whose tuples the calls exchange: its columns' kinds are rfx_column_type's
+ * (64-bit values, two words each, are not: -1 after saying so). */
+static int tuple_relation(rfx_engine *e, const char *call, const char *name)
+{
+    int r = find_relation(e, call, name);
+    for (int c = 0; r >= 0 && c < e->prog->rels[r].arity; c++)
+        if (column_prim(e->prog, r, c) > RFX_SYMBOL) {
+            fail(e, RFX_EXIT_IO, "%s: %s has 64-bit columns, whose tuples librfx does not exchange yet (read "
+                 "and write them as files)", call, name);
+            return -1;
+        }
+    return r;
+}
+
 rfx_result rfx_relation_info(rfx_engine *e, const char *relation, int *arity, rfx_column_type *types)
 {
     begin_call(e);
-    int r = find_relation(e, "rfx_relation_info", relation);
+    int r = tuple_relation(e, "rfx_relation_info", relation);
     if (r < 0)
         return RFX_EXIT_IO;
     if (arity)
@@ -486,7 +500,7 @@ static rfx_result insert_rows(rfx_engine *e, const char *call, const char *relat
                               size_t ntuples, bool numbers_only)
 {
     begin_call(e);
-    int r = find_relation(e, call, relation);
+    int r = tuple_relation(e, call, relation);
     if (r < 0)
         return RFX_EXIT_IO;
     const rfx_relation *rel = &e->prog->rels[r];
@@ -526,6 +540,8 @@ static rfx_result insert_rows(rfx_engine *e, const char *call, const char *relat
                     return fail(e, RFX_EXIT_RESOURCE, "%s: out of memory interning a symbol of %s", call, relation);
                 }
                 break;
+            default:   /* 64-bit values' words: tuple_relation refused the relation */
+                break;
             }
         }
         rfx_rows_push(rows, t);   /* room was reserved: cannot fail */
@@ -555,7 +571,7 @@ static const rfx_prim *relation_types(rfx_engine *e, int r)
 rfx_result rfx_insert_columns(rfx_engine *e, const char *relation, const rfx_column *cols, size_t ntuples)
 {
     begin_call(e);
-    int r = find_relation(e, "rfx_insert_columns", relation);
+    int r = tuple_relation(e, "rfx_insert_columns", relation);
     if (r < 0)
         return RFX_EXIT_IO;
     int a = e->prog->rels[r].arity;
@@ -674,7 +690,7 @@ rfx_result rfx_size(rfx_engine *e, const char *relation, size_t *ntuples)
 rfx_result rfx_read_columns(rfx_engine *e, const char *relation, const rfx_column *cols, size_t cap, size_t *ntuples)
 {
     begin_call(e);
-    int r = find_relation(e, "rfx_read_columns", relation);
+    int r = tuple_relation(e, "rfx_read_columns", relation);
     if (r < 0 || !need_result(e, "rfx_read_columns"))
         return RFX_EXIT_IO;
     if (e->plan->vars[e->plan->relvar[r]].count_only)
@@ -754,7 +770,7 @@ const char *rfx_attribute_name(rfx_engine *e, const char *relation, int column)
 rfx_cursor *rfx_cursor_open(rfx_engine *e, const char *relation)
 {
     begin_call(e);
-    int r = find_relation(e, "rfx_cursor_open", relation);
+    int r = tuple_relation(e, "rfx_cursor_open", relation);
     if (r < 0 || !need_result(e, "rfx_cursor_open"))
         return NULL;
     int rv = e->plan->relvar[r];
@@ -803,6 +819,7 @@ const rfx_value *rfx_cursor_next(rfx_cursor *c)
         case RFX_UNSIGNED: c->row[k].u = t[k]; break;
         case RFX_FLOAT: rfx_memcpy(&c->row[k].f, &t[k], 4); break;
         case RFX_SYMBOL: c->row[k].s = rfx_symtab_str(c->syms, t[k]); break;
+        default: break;   /* 64-bit values' words: tuple_relation refused the relation */
         }
     }
     return c->row;

@@ -174,6 +174,14 @@ static bool io_flag(const rfx_io_dir *d, const char *key)
 }
 
 /* A relation's record columns, for reading and writing them: false where it has none. */
+/* The kinds of r's columns as files hold them: a 64-bit value's high word typed as the
+ * value (the plan's variables hold words, as joins see them), its low word RFX_WORD. */
+static void io_prims(const exec *x, const rfx_relation *r, rfx_prim *prims)
+{
+    for (int a = 0; a < r->arity; a++)
+        prims[a] = x->prog->types[r->attrs[a].type].prim;
+}
+
 static bool record_io(const exec *x, const rfx_relation *r, int *coltypes, rfx_record_io *rio)
 {
     bool any = false;
@@ -251,7 +259,9 @@ static rfx_status do_input(exec *x, const rfx_ra_cmd *c)
     }
     rfx_rows tmp;
     rfx_rows_init(&tmp, v->arity);
-    rfx_status st = rfx_read_facts(path, v->types, x->prog->syms, &ro, &tmp, x->err);
+    rfx_prim prims[RFX_MAX_ARITY + 1];
+    io_prims(x, r, prims);
+    rfx_status st = rfx_read_facts(path, prims, x->prog->syms, &ro, &tmp, x->err);
     if (sliced) {   /* collective: a process whose slice failed takes part; owners sort */
         report_slices_skipped(x, path, skipped, first_skipped);
         rfx_status merged = x->be->merge_host_slices(x->be, c->dst, &tmp, st != RFX_OK);
@@ -328,13 +338,16 @@ static rfx_status do_output(exec *x, const rfx_ra_cmd *c)
     char *header = malloc(hl);
     if (header) {
         size_t n = (size_t)sprintf(header, "%s\n", r->name);
-        for (int a = 0; a < r->arity; a++)
-            n += (size_t)sprintf(header + n, "%s%s", a ? "\t" : "", r->attrs[a].name);
+        for (int a = 0; a < r->arity; a++)   /* a 64-bit value's low word is no attribute of its own */
+            if (x->prog->types[r->attrs[a].type].prim != RFX_WORD)
+                n += (size_t)sprintf(header + n, "%s%s", a ? "\t" : "", r->attrs[a].name);
     }
+    rfx_prim prims[RFX_MAX_ARITY + 1];
+    io_prims(x, r, prims);
     if ((!to_stdout && !path) || !header)
         st = RFX_ERR_NOMEM;
     else
-        st = rfx_write_relation(to_stdout ? "-" : path, header, rows, v->types, x->prog->syms, &wo, x->out, x->err);
+        st = rfx_write_relation(to_stdout ? "-" : path, header, rows, prims, x->prog->syms, &wo, x->out, x->err);
     free(header);
     free(path);
     rfx_rows_free(&scratch);
@@ -876,7 +889,8 @@ static void report_failure(exec *x, const rfx_ra_cmd *c, const rfx_fgroup *g, rf
     if (st == RFX_ERR_DIV0) {   /* a division by zero, or a functor that failed */
         rfx_diag d = {.file = x->prog->file, .src = x->prog->src, .out = x->err, .map = &x->prog->lines,
                       .instance = cl ? cl->instance : NULL};
-        const char *why = rfx_fn_env_error(P->fn_env);
+        /* a 64-bit aggregate fails only where its sum leaves its kind's range */
+        const char *why = c && c->op == RFX_RA_AGGREGATE ? "a 64-bit sum overflows" : rfx_fn_env_error(P->fn_env);
         rfx_diag_error(&d, cl ? cl->loc : (rfx_loc){0, 0}, "%s while evaluating this rule",
                        why ? why : "division by zero");
         return;

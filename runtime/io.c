@@ -49,6 +49,81 @@ static bool parse_i64(const char *s, size_t n, int64_t *out)
     return true;
 }
 
+/* A 64-bit integer's text (decimal, or hex after 0x; a sign first): its magnitude and sign.
+ * 0 when it is no integer, 2 when its magnitude is past 2^64 - 1, else 1. */
+static int parse_mag64(const char *s, size_t n, bool *neg, uint64_t *mag)
+{
+    size_t i = 0;
+    *neg = false;
+    if (i < n && (s[i] == '-' || s[i] == '+'))
+        *neg = s[i++] == '-';
+    bool hex = n - i > 2 && s[i] == '0' && (s[i + 1] == 'x' || s[i + 1] == 'X');
+    i += hex ? 2 : 0;
+    if (i == n)
+        return 0;
+    uint64_t v = 0;
+    bool big = false;
+    for (; i < n; i++) {
+        char c = s[i];
+        int d = c >= '0' && c <= '9' ? c - '0'
+              : hex && (c | 0x20) >= 'a' && (c | 0x20) <= 'f' ? (c | 0x20) - 'a' + 10 : -1;
+        uint64_t base = hex ? 16 : 10;
+        if (d < 0)
+            return 0;
+        big |= v > (UINT64_MAX - (uint64_t)d) / base;
+        v = v * base + (uint64_t)d;
+    }
+    *mag = v;
+    return big ? 2 : 1;
+}
+
+/* A float's text, the whole field as strtof (or, wide, strtod) reads it: its bits (a
+ * float's in the low 32); an error text or NULL. */
+static const char *parse_float(const char *s, size_t n, bool wide, uint64_t *bits)
+{
+    char tmp[128];
+    if (n == 0 || n >= sizeof tmp)
+        return "is not a float";
+    rfx_memcpy(tmp, s, n);
+    tmp[n] = 0;
+    char *end;
+    errno = 0;
+    double d = wide ? strtod(tmp, &end) : 0;
+    float f = wide ? 0 : strtof(tmp, &end);
+    if (*end || end == tmp)
+        return "is not a float";
+    if (errno == ERANGE)   /* as Soufflé: neither inf nor 0 for what a float cannot hold */
+        return wide ? "is out of range for float64" : "is out of range for float (32-bit)";
+    uint32_t u;
+    rfx_memcpy(&u, &f, 4);
+    rfx_memcpy(bits, &d, 8);
+    *bits = !wide ? u : d != d ? 0x7ff8000000000000ull : *bits;   /* every NaN as rx_ops.h makes them */
+    return NULL;
+}
+
+/* A value of a 64-bit kind: its high word at out[0], its low word at out[1]. */
+static const char *parse_wide(const char *s, size_t n, rfx_prim prim, uint32_t *out)
+{
+    uint64_t bits;
+    if (prim == RFX_FLOAT64) {
+        const char *why = parse_float(s, n, true, &bits);
+        if (why)
+            return why;
+    } else {
+        bool neg, num = prim == RFX_NUMBER64;
+        uint64_t mag = 0;
+        int got = parse_mag64(s, n, &neg, &mag);
+        if (!got)
+            return num ? "is not a number" : "is not an unsigned number";
+        if (got == 2 || (num && mag > (neg ? 0x8000000000000000ull : 0x7fffffffffffffffull)) || (!num && neg && mag))
+            return num ? "is out of range for number64 (64-bit signed)" : "is out of range for unsigned64 (64-bit)";
+        bits = neg ? 0u - mag : mag;
+    }
+    out[0] = (uint32_t)(bits >> 32);
+    out[1] = (uint32_t)bits;
+    return NULL;
+}
+
 /* Length of the plain decimal (at most 10 digits, '-' for a number) that s starts with when
  * it is in prim's range, its value in *out; 0 when it is not one (hex, '+', too long, out
  * of range or not a number: parse_field and its messages decide). */
@@ -70,6 +145,10 @@ static size_t scan_decimal(const char *s, size_t n, rfx_prim prim, uint32_t *out
 const char *rfx_parse_value(const char *s, size_t n, rfx_prim prim, rfx_symtab *syms, uint32_t *out)
 {
     switch (prim) {
+    case RFX_NUMBER64: case RFX_UNSIGNED64: case RFX_FLOAT64:
+        return parse_wide(s, n, prim, out);
+    case RFX_WORD: case RFX_NPRIMS:
+        break;
     case RFX_NUMBER: {
         int64_t v;
         if (!parse_i64(s, n, &v))
@@ -89,20 +168,10 @@ const char *rfx_parse_value(const char *s, size_t n, rfx_prim prim, rfx_symtab *
         return NULL;
     }
     case RFX_FLOAT: {
-        char tmp[64];
-        if (n == 0 || n >= sizeof tmp)
-            return "is not a float";
-        rfx_memcpy(tmp, s, n);
-        tmp[n] = 0;
-        char *end;
-        errno = 0;
-        float f = strtof(tmp, &end);
-        if (*end || end == tmp)
-            return "is not a float";
-        if (errno == ERANGE)   /* as Soufflé: neither inf nor 0 for what a float cannot hold */
-            return "is out of range for float (32-bit)";
-        rfx_memcpy(out, &f, 4);
-        return NULL;
+        uint64_t bits;
+        const char *why = parse_float(s, n, false, &bits);
+        *out = why ? *out : (uint32_t)bits;
+        return why;
     }
     case RFX_SYMBOL: {
         uint32_t id = rfx_symtab_intern(syms, s, n);
@@ -153,6 +222,16 @@ static bool integer_columns(const rfx_prim *types, int arity)
     return true;
 }
 
+/* Column col's field number in a file (from 1): the low word of a 64-bit value (the column
+ * after its high word) has no field of its own. field_of(types, arity) - 1 fields a line. */
+static int field_of(const rfx_prim *types, int col)
+{
+    int f = 1;
+    for (int c = 0; c < col; c++)
+        f += types[c] != RFX_WORD;
+    return f;
+}
+
 static void quote_field(char *out, size_t cap, const char *s, size_t n)
 {
     snprintf(out, cap, "'%.*s%s'", (int)(n > 40 ? 40 : n), s, n > 40 ? "..." : "");
@@ -195,7 +274,8 @@ static int parse_line(const read_job *j, piece *p, const char *line, size_t len,
         snprintf(p->why, sizeof p->why, "out of memory");
         return RFX_ERR_NOMEM;
     } else if (len == 0 && a > 0) {
-        snprintf(p->why, sizeof p->why, "empty line, expected %d column%s", a, a == 1 ? "" : "s");
+        int fields = field_of(j->types, a) - 1;
+        snprintf(p->why, sizeof p->why, "empty line, expected %d column%s", fields, fields == 1 ? "" : "s");
         return RFX_ERR_INPUT;
     }
     if (a == 0)
@@ -241,13 +321,15 @@ static int parse_line(const read_job *j, piece *p, const char *line, size_t len,
             }
             char q[64];
             quote_field(q, sizeof q, line + s, e - s);
-            snprintf(p->why, sizeof p->why, "column %d: %s %s", col + 1, q, why);
+            snprintf(p->why, sizeof p->why, "column %d: %s %s", field_of(j->types, col), q, why);
             return why[0] == 'c' ? RFX_ERR_NOMEM : RFX_ERR_INPUT;
         }
-        col++;
+        col += RFX_PRIM_WIDE(t) ? 2 : 1;   /* a 64-bit value fills its low word's column too */
     }
     if (col < a) {   /* columns past the relation's are ignored, as Soufflé does */
-        snprintf(p->why, sizeof p->why, "expected %d column%s, found %d", a, a == 1 ? "" : "s", col);
+        int fields = field_of(j->types, a) - 1;
+        snprintf(p->why, sizeof p->why, "expected %d column%s, found %d", fields, fields == 1 ? "" : "s",
+                 field_of(j->types, col) - 1);
         return RFX_ERR_INPUT;
     }
     return RFX_OK;
@@ -544,11 +626,12 @@ static rfx_status read_quoted(reader *r, const char *path, const read_job *j, bo
     char why[256] = "";
     for (bool first = true; i < n && st == RFX_OK; first = false) {
         long at = line;   /* the record's first line, for messages */
-        int col = 0;
+        int col = 0, pc = 0;   /* the field, and the column it fills (a 64-bit value fills two) */
+        const int fields = field_of(j->types, j->arity) - 1;
         bool end = false;
         if (j->arity == 0 || s[i] == '\n' || (s[i] == '\r' && i + 1 < n && s[i + 1] == '\n')) {
             if (j->arity > 0 && !(headers && first))
-                snprintf(why, sizeof why, "empty line, expected %d column%s", j->arity, j->arity == 1 ? "" : "s");
+                snprintf(why, sizeof why, "empty line, expected %d column%s", fields, fields == 1 ? "" : "s");
             while (i < n && s[i] != '\n')
                 i++;
             i++, line++;
@@ -607,10 +690,10 @@ static rfx_status read_quoted(reader *r, const char *path, const read_job *j, bo
                 st = RFX_ERR_INPUT;
                 break;
             }
-            if (col < j->arity && !(headers && first)) {
-                const char *bad = j->rec && rfx_record_column(j->rec->prog, j->rec->coltypes[col])
-                                ? rfx_record_parse(j->rec, j->rec->coltypes[col], field ? field : "", fl, &row[col])
-                                : rfx_parse_value(field ? field : "", fl, j->types[col], j->syms, &row[col]);
+            if (pc < j->arity && !(headers && first)) {
+                const char *bad = j->rec && rfx_record_column(j->rec->prog, j->rec->coltypes[pc])
+                                ? rfx_record_parse(j->rec, j->rec->coltypes[pc], field ? field : "", fl, &row[pc])
+                                : rfx_parse_value(field ? field : "", fl, j->types[pc], j->syms, &row[pc]);
                 if (bad) {
                     char q[64];
                     quote_field(q, sizeof q, field ? field : "", fl);
@@ -618,11 +701,12 @@ static rfx_status read_quoted(reader *r, const char *path, const read_job *j, bo
                     st = bad[0] == 'c' ? RFX_ERR_NOMEM : RFX_ERR_INPUT;
                 }
             }
+            pc += pc < j->arity && RFX_PRIM_WIDE(j->types[pc]) ? 2 : 1;
             col++;
         }
         if (st == RFX_OK && !(headers && first)) {
-            if (col < j->arity) {
-                snprintf(why, sizeof why, "expected %d column%s, found %d", j->arity, j->arity == 1 ? "" : "s", col);
+            if (pc < j->arity) {
+                snprintf(why, sizeof why, "expected %d column%s, found %d", fields, fields == 1 ? "" : "s", col);
                 st = RFX_ERR_INPUT;
             } else
                 st = rfx_rows_push(rows, row);
@@ -908,6 +992,27 @@ static void put_value(text_buf *t, rfx_prim prim, uint32_t v, const rfx_symtab *
         t->len += decimal_u32(at, v);
 }
 
+/* A 64-bit value's text (a float64 with the fewest digits, 15 to 17, that read back to
+ * the same double: 19.99, not 19.989999999999998). */
+static void put_wide(text_buf *t, rfx_prim prim, uint64_t v)
+{
+    char *at = t->p + t->len;
+    if (prim == RFX_FLOAT64) {
+        double d;
+        rfx_memcpy(&d, &v, 8);
+        int n = 0;
+        for (int digits = 15; digits <= 17; digits++) {
+            n = snprintf(at, VALUE_ROOM, "%.*g", digits, d);
+            if (d != d || strtod(at, NULL) == d)
+                break;
+        }
+        t->len += (size_t)n;
+    } else if (prim == RFX_NUMBER64)
+        t->len += (size_t)snprintf(at, VALUE_ROOM, "%lld", (long long)(int64_t)v);
+    else
+        t->len += (size_t)snprintf(at, VALUE_ROOM, "%llu", (unsigned long long)v);
+}
+
 /* A record's text (`[1, a]`), as put_value puts a value. */
 static void put_record(text_buf *t, const rfx_record_io *rec, int col, uint32_t v, size_t row_room)
 {
@@ -1000,11 +1105,15 @@ static void text_chunk(int i, void *ctx)
     for (size_t r = lo; r < hi && text_room(t, row_room); r++) {
         const uint32_t *row = j->rows->data + (j->idx ? j->idx[r] : r) * a;
         for (size_t c = 0; c < a && !t->nomem; c++) {
+            if (j->types[c] == RFX_WORD)   /* the low word of the value before */
+                continue;
             if (c) {
                 memcpy(t->p + t->len, j->delim, j->dlen);
                 t->len += j->dlen;
             }
-            if (j->rec && rfx_record_column(j->rec->prog, j->rec->coltypes[c]))
+            if (RFX_PRIM_WIDE(j->types[c]) && c + 1 < a)
+                put_wide(t, j->types[c], (uint64_t)row[c] << 32 | row[c + 1]);
+            else if (j->rec && rfx_record_column(j->rec->prog, j->rec->coltypes[c]))
                 put_record(t, j->rec, (int)c, row[c], row_room);
             else
                 put_value(t, j->types[c], row[c], j->syms, row_room, j->quote);
@@ -1133,10 +1242,25 @@ static int cmp_typed(const void *x, const void *y, void *ctx)
     const uint32_t *a = o->data + *(const size_t *)x * (size_t)o->arity;
     const uint32_t *b = o->data + *(const size_t *)y * (size_t)o->arity;
     for (int c = 0; c < o->arity; c++) {
+        if (o->types[c] == RFX_FLOAT64 && c + 1 < o->arity) {   /* with its low word, as floats below */
+            uint64_t x = (uint64_t)a[c] << 32 | a[c + 1], y = (uint64_t)b[c] << 32 | b[c + 1];
+            c++;
+            if (x == y)
+                continue;
+            double fa, fb;
+            rfx_memcpy(&fa, &x, 8);
+            rfx_memcpy(&fb, &y, 8);
+            bool na = fa != fa, nb = fb != fb;
+            if (na != nb)
+                return na ? 1 : -1;
+            if (!na && fa != fb)
+                return fa < fb ? -1 : 1;
+            return x < y ? -1 : 1;
+        }
         if (a[c] == b[c])
             continue;
         switch (o->types[c]) {
-        case RFX_NUMBER: return (int32_t)a[c] < (int32_t)b[c] ? -1 : 1;
+        case RFX_NUMBER: case RFX_NUMBER64: return (int32_t)a[c] < (int32_t)b[c] ? -1 : 1;   /* a high word */
         case RFX_FLOAT: {
             float fa, fb;
             rfx_memcpy(&fa, &a[c], 4);
@@ -1173,7 +1297,7 @@ static void find_signed(int i, void *ctx)
     const size_t lo = n * (size_t)i / (size_t)o->chunks, hi = n * (size_t)(i + 1) / (size_t)o->chunks;
     uint32_t mask[RFX_MAX_ARITY], all = 0x80000000u;
     for (size_t c = 0; c < a; c++) {
-        mask[c] = o->types[c] == RFX_UNSIGNED ? 0 : 0x80000000u;
+        mask[c] = o->types[c] == RFX_UNSIGNED || o->types[c] == RFX_UNSIGNED64 || o->types[c] == RFX_WORD ? 0 : 0x80000000u;
         all &= mask[c];
     }
     const uint32_t *d = o->rows->data;
@@ -1201,7 +1325,7 @@ static void make_keys(int i, void *ctx)
         uint32_t *key = o->keys->data + r * (a + 1);
         for (size_t c = 0; c < a; c++)
             key[c] = o->types[c] == RFX_SYMBOL ? o->rank[row[c]]
-                   : o->types[c] == RFX_NUMBER ? row[c] ^ 0x80000000u : row[c];
+                   : o->types[c] == RFX_NUMBER || o->types[c] == RFX_NUMBER64 ? row[c] ^ 0x80000000u : row[c];
         key[a] = (uint32_t)r;
     }
 }
@@ -1218,7 +1342,7 @@ size_t *rfx_output_order(const rfx_rows *rows, const rfx_prim *types, const rfx_
     bool syms_used = false, floats = false;
     for (int c = 0; c < rows->arity; c++) {
         syms_used |= types[c] == RFX_SYMBOL;
-        floats |= types[c] == RFX_FLOAT;
+        floats |= types[c] == RFX_FLOAT || types[c] == RFX_FLOAT64;
     }
     if (rows->n < 2 || rows->arity == 0)
         return NULL;

@@ -3,6 +3,7 @@
  * several threads (the parallel paths start at 32768 tuples). */
 #include "harness.h"
 #include "primitives.h"
+#include "rx_ops.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -616,6 +617,93 @@ static void test_bitwise_semantics(void)
     }
 }
 
+/* number64, unsigned64 and float64 (rx_ops.h): the 32-bit rules at 64 bits, and the
+ * conversions between widths and kinds. */
+static void test_wide_semantics(void)
+{
+    static const struct {
+        int op, prim;
+        uint64_t a, b, want;
+    } cases[] = {
+        {RFX_ADD, RFX_NUMBER64, 0x7FFFFFFFFFFFFFFFull, 1, 0x8000000000000000ull},   /* wraps */
+        {RFX_MUL, RFX_NUMBER64, 3000000000ull, 3000000000ull, 9000000000000000000ull},
+        {RFX_DIV, RFX_NUMBER64, 0x8000000000000000ull, (uint64_t)-1, 0x8000000000000000ull},
+        {RFX_MOD, RFX_NUMBER64, 0x8000000000000000ull, (uint64_t)-1, 0},
+        {RFX_DIV, RFX_NUMBER64, (uint64_t)-7, 2, (uint64_t)-3},                   /* truncates */
+        {RFX_DIV, RFX_UNSIGNED64, (uint64_t)-7, 2, 0x7FFFFFFFFFFFFFFCull},
+        {RFX_BSHL, RFX_NUMBER64, 1, 65, 2},                                      /* counts modulo 64 */
+        {RFX_BSHR, RFX_NUMBER64, 0x8000000000000000ull, 63, (uint64_t)-1},
+        {RFX_BSHR, RFX_UNSIGNED64, 0x8000000000000000ull, 63, 1},
+        {RFX_POW, RFX_NUMBER64, 10, 18, 1000000000000000000ull},
+        {RFX_MIN_OF, RFX_NUMBER64, (uint64_t)-1, 1, (uint64_t)-1},
+        {RFX_MIN_OF, RFX_UNSIGNED64, (uint64_t)-1, 1, 1},
+        {RFX_ADD, RFX_FLOAT64, 0x3FF8000000000000ull, 0x4004000000000000ull, 0x4010000000000000ull},   /* 1.5 + 2.5 */
+        {RFX_SUB, RFX_FLOAT64, 0x7FF0000000000000ull, 0x7FF0000000000000ull, 0x7FF8000000000000ull},   /* inf - inf */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        rfx_rx l = {.kind = RFX_RX_CONST, .prim = (rfx_prim)cases[i].prim, .value = cases[i].a};
+        rfx_rx r = {.kind = RFX_RX_CONST, .prim = (rfx_prim)cases[i].prim, .value = cases[i].b};
+        rfx_rx e = {.kind = RFX_RX_BIN, .prim = (rfx_prim)cases[i].prim, .op = cases[i].op, .l = &l, .r = &r};
+        bool d0 = false;
+        uint64_t got = rfx_rx_eval64(&e, NULL, 0, NULL, &d0);
+        if (got != cases[i].want)
+            fprintf(stderr, "case %zu: %s gave 0x%llx\n", i, rfx_binop_str((rfx_binop)cases[i].op), (unsigned long long)got);
+        CU_ASSERT_EQUAL(got, cases[i].want);
+        CU_ASSERT_FALSE(d0);
+    }
+    /* a value of two words from a tuple, compared, halved, converted */
+    uint32_t t[2] = {0xFFFFFFFFu, 0xFFFFFFF9u};   /* -7 */
+    rfx_rx hi = {.kind = RFX_RX_COL, .prim = RFX_WORD, .col = 0}, lo = {.kind = RFX_RX_COL, .prim = RFX_WORD, .col = 1};
+    rfx_rx pair = {.kind = RFX_RX_PAIR, .prim = RFX_NUMBER64, .l = &hi, .r = &lo};
+    rfx_rx zero = {.kind = RFX_RX_CONST, .prim = RFX_NUMBER64, .value = 0};
+    rfx_rx lt = {.kind = RFX_RX_CMP, .prim = RFX_NUMBER64, .op = RFX_LT, .l = &pair, .r = &zero};
+    rfx_rx ult = {.kind = RFX_RX_CMP, .prim = RFX_UNSIGNED64, .op = RFX_LT, .l = &pair, .r = &zero};
+    rfx_rx half = {.kind = RFX_RX_HALF, .prim = RFX_WORD, .op = 1, .l = &pair};
+    rfx_rx f = {.kind = RFX_RX_CONV, .prim = RFX_FLOAT64, .l = &pair};
+    rfx_rx n = {.kind = RFX_RX_CONV, .prim = RFX_NUMBER, .l = &pair};
+    bool d0 = false;
+    CU_ASSERT_EQUAL(rfx_rx_eval(&lt, t, 2, NULL, &d0), 1);
+    CU_ASSERT_EQUAL(rfx_rx_eval(&ult, t, 2, NULL, &d0), 0);
+    CU_ASSERT_EQUAL(rfx_rx_eval(&half, t, 2, NULL, &d0), 0xFFFFFFF9u);
+    CU_ASSERT_EQUAL(rfx_rx_eval64(&f, t, 2, NULL, &d0), 0xC01C000000000000ull);   /* -7.0 */
+    CU_ASSERT_EQUAL(rfx_rx_eval(&n, t, 2, NULL, &d0), 0xFFFFFFF9u);
+    CU_ASSERT_EQUAL(rfx_convert(RFX_NUMBER, RFX_NUMBER64, 0xFFFFFFF9u), (uint64_t)-7);      /* sign-extended */
+    CU_ASSERT_EQUAL(rfx_convert(RFX_UNSIGNED, RFX_UNSIGNED64, 0xFFFFFFF9u), 0xFFFFFFF9u);  /* zero-extended */
+    CU_ASSERT_EQUAL(rfx_convert(RFX_FLOAT64, RFX_NUMBER64, 0x43F0000000000000ull), 0);     /* 2^64: out of range */
+    CU_ASSERT_EQUAL(rfx_convert(RFX_FLOAT64, RFX_UNSIGNED64, 0x43E0000000000000ull), 0x8000000000000000ull);
+    CU_ASSERT_FALSE(d0);
+}
+
+/* 64-bit aggregates: values and results of two words; an integer sum leaving its range
+ * fails rather than wrap. */
+static void test_agg_wide(void)
+{
+    rfx_rows a, b, out;
+    rfx_rows_init(&a, 1);
+    rfx_rows_init(&b, 3);
+    rfx_rows_init(&out, 3);
+    uint32_t keys[2] = {1, 2};
+    uint32_t vals[4][3] = {{1, 0x7FFFFFFFu, 0xFFFFFFFFu}, {1, 0xFFFFFFFFu, 0xFFFFFFFFu}, {2, 0x7FFFFFFFu, 0xFFFFFFFFu},
+                           {2, 0, 1}};   /* key 1: INT64_MAX, -1; key 2: INT64_MAX, 1 */
+    for (int i = 0; i < 2; i++)
+        CU_ASSERT_FATAL(rfx_rows_push(&a, &keys[i]) == RFX_OK);
+    for (int i = 0; i < 4; i++)
+        CU_ASSERT_FATAL(rfx_rows_push(&b, vals[i]) == RFX_OK);
+    CU_ASSERT_EQUAL(rfx_cpu_aggregate(&a, &b, 1, RFX_AGG_MIN, 1, RFX_NUMBER64, &out), RFX_OK);
+    CU_ASSERT_EQUAL(out.arity, 3);
+    CU_ASSERT(out.n == 2 && out.data[1] == 0xFFFFFFFFu && out.data[2] == 0xFFFFFFFFu && out.data[4] == 0 &&
+              out.data[5] == 1);
+    CU_ASSERT_EQUAL(rfx_cpu_aggregate(&a, &b, 1, RFX_AGG_MAX, 1, RFX_UNSIGNED64, &out), RFX_OK);
+    CU_ASSERT(out.n == 2 && out.data[1] == 0xFFFFFFFFu && out.data[4] == 0x7FFFFFFFu);
+    CU_ASSERT_EQUAL(rfx_cpu_aggregate(&a, &b, 1, RFX_AGG_SUM, 1, RFX_NUMBER64, &out), RFX_ERR_DIV0);   /* key 2 */
+    b.n = 3;   /* key 1 only: INT64_MAX - 1 */
+    CU_ASSERT_EQUAL(rfx_cpu_aggregate(&a, &b, 1, RFX_AGG_SUM, 1, RFX_NUMBER64, &out), RFX_OK);
+    CU_ASSERT(out.n == 2 && out.data[1] == 0x7FFFFFFFu && out.data[2] == 0xFFFFFFFEu);
+    rfx_rows_free(&a);
+    rfx_rows_free(&b);
+    rfx_rows_free(&out);
+}
+
 /* ---- aggregate ----------------------------------------------------------------------- */
 static void agg_case(rfx_aggfn fn, rfx_prim prim)
 {
@@ -743,6 +831,8 @@ static void add(void)
     CU_add_test(s, "aggregate sum float", test_agg_sum_float);
     CU_add_test(s, "aggregate min float", test_agg_min_float);
     CU_add_test(s, "aggregate max float", test_agg_max_float);
+    CU_add_test(s, "64-bit arithmetic, comparison and conversion semantics", test_wide_semantics);
+    CU_add_test(s, "64-bit aggregates, exact sums", test_agg_wide);
 }
 
 int main(int argc, char **argv)

@@ -125,7 +125,7 @@ static void emit_rx(gen *g, const rfx_rx *e)
         fprintf(f, g->colfmt, e->col);
         break;
     case RFX_RX_CONST:
-        fprintf(f, "0x%xu", e->value);
+        fprintf(f, "0x%xu", (unsigned)e->value);
         break;
     case RFX_RX_NEG:
         if (e->prim == RFX_FLOAT) {
@@ -185,6 +185,9 @@ static void emit_rx(gen *g, const rfx_rx *e)
         break;
     case RFX_RX_FN:   /* host-only commands are never woven (weaver.c) */
         fputs("\n#error functor on the device\n", f);
+        break;
+    case RFX_RX_PAIR: case RFX_RX_HALF: case RFX_RX_CONV:   /* 64-bit values: host-only too */
+        fputs("\n#error 64-bit value on the device\n", f);
         break;
     }
 }
