@@ -165,6 +165,8 @@ typedef enum rfx_prim {
     RFX_UNSIGNED64,            /* unsigned 64-bit */
     RFX_FLOAT64,               /* IEEE binary64, stored as its bits */
     RFX_WORD,                  /* a 32-bit half of a 64-bit value (the low word in storage) */
+    RFX_DATE,                  /* a calendar day: days since 1970-01-01 (proleptic Gregorian), 32-bit
+                                * signed; the planner computes with it as a number */
     RFX_NPRIMS
 } rfx_prim;
 #define RFX_PRIM_WIDE(p) ((p) >= RFX_NUMBER64 && (p) <= RFX_FLOAT64)
@@ -185,6 +187,9 @@ typedef enum rfx_binop {
 #define RFX_BINOP_INTEGRAL(op) ((op) >= RFX_BAND && (op) <= RFX_POW)
 /* Whether op is written as a function, min(a, b), rather than between its operands. */
 #define RFX_BINOP_CALL(op) ((op) == RFX_MIN_OF || (op) == RFX_MAX_OF)
+/* Calendar functions of a date (days since 1970-01-01): its year, month (1-12) and day of
+ * the month (1-31), and the date n months later (the day kept, or the month's last). */
+typedef enum rfx_cal_op { RFX_CAL_YEAR, RFX_CAL_MONTH, RFX_CAL_DAY, RFX_CAL_ADD_MONTHS } rfx_cal_op;
 typedef enum rfx_aggfn { RFX_AGG_COUNT, RFX_AGG_SUM, RFX_AGG_MIN, RFX_AGG_MAX, RFX_AGG_MEAN } rfx_aggfn;
 typedef enum rfx_cmpop { RFX_LT, RFX_LE, RFX_GT, RFX_GE, RFX_EQ, RFX_NE } rfx_cmpop;
 /* The operators as Soufflé writes them ("+", "band", "<=", "count", ...). */
@@ -222,6 +227,7 @@ typedef enum rfx_fn_op {
     RFX_FX_PACK,               /* any values -> record: the id of their tuple (`[a, b]`) */
     RFX_FX_UNPACK,             /* record, i (a constant) -> its i-th field (0 for nil) */
     RFX_FX_USER,               /* a user-defined functor (`.functor`; the node's col: its index) */
+    RFX_FX_S2D, RFX_FX_D2S,    /* symbol "YYYY-MM-DD" -> date, and back */
     RFX_FX_COUNT
 } rfx_fn_op;
 
@@ -301,6 +307,7 @@ typedef enum rfx_rx_kind {
     RFX_RX_HALF,               /* op 0: the high word of l (64-bit), 1: its low word (RFX_WORD) */
     RFX_RX_CONV,               /* l's value converted to prim, between widths and kinds (sign- or
                                 * zero-extended, truncated, rounded as C converts) */
+    RFX_RX_CAL,                /* a calendar function (rfx_cal_op) of day l (and months r) */
     RFX_RX_FN                  /* fn (an rfx_fn_op) over args: symbols and conversions, on the host */
 } rfx_rx_kind;
 
@@ -318,8 +325,8 @@ typedef struct rfx_rx {
 } rfx_rx;
 
 /* Whether an expression holds a node only the host runs (RFX_RX_FN); one calling a
- * user-defined functor (RFX_FX_USER); one computing a 64-bit value (which the device's
- * interpreter and the weaver do not compute yet: the planner leaves it to the host). */
+ * user-defined functor (RFX_FX_USER); one the device's interpreter and the weaver do not
+ * compute yet (64-bit values, calendar functions: the planner leaves it to the host). */
 bool rfx_rx_host_only(const rfx_rx *e);
 bool rfx_rx_wide(const rfx_rx *e);
 bool rfx_rx_calls_user(const rfx_rx *e);
@@ -335,6 +342,11 @@ int rfx_rx_fixed_prefix(const rfx_rx *pred, uint32_t *vals, int max);
 uint32_t rfx_rx_eval(const rfx_rx *e, const uint32_t *t0, int a0, const uint32_t *t1, bool *div0);
 /* The same, for an expression of any width (a 32-bit kind's value in the low bits). */
 uint64_t rfx_rx_eval64(const rfx_rx *e, const uint32_t *t0, int a0, const uint32_t *t1, bool *div0);
+
+/* A date's text (dates.c): YYYY-MM-DD (a year of up to 7 digits, `-` before it for one
+ * before year 0) to days since 1970-01-01; false where it is no date. Back, as snprintf. */
+bool rfx_date_parse(const char *s, size_t n, uint32_t *day);
+int rfx_date_format(char *buf, size_t cap, uint32_t day);
 
 /* ---- tuning ------------------------------------------------------------------------- */
 /* The knobs of rfx's heuristics, for experiments and tests: each has a default that is the

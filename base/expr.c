@@ -35,6 +35,9 @@ uint64_t rfx_rx_eval64(const rfx_rx *e, const uint32_t *t0, int a0, const uint32
     }
     case RFX_RX_CONV:
         return rfx_convert(e->l->prim, e->prim, rfx_rx_eval64(e->l, t0, a0, t1, div0));
+    case RFX_RX_CAL:
+        return rfx_calendar(e->op, (uint32_t)rfx_rx_eval64(e->l, t0, a0, t1, div0),
+                            e->r ? (uint32_t)rfx_rx_eval64(e->r, t0, a0, t1, div0) : 0);
     case RFX_RX_FN: {
         uint32_t v[RFX_MAX_RECORD_FIELDS] = {0, 0, 0};
         int n = e->nargs < RFX_MAX_RECORD_FIELDS ? e->nargs : RFX_MAX_RECORD_FIELDS;
@@ -57,7 +60,8 @@ bool rfx_rx_wide(const rfx_rx *e)
 {
     if (!e)
         return false;
-    if (e->kind == RFX_RX_PAIR || e->kind == RFX_RX_HALF || e->kind == RFX_RX_CONV || RFX_PRIM_WIDE(e->prim))
+    if (e->kind == RFX_RX_PAIR || e->kind == RFX_RX_HALF || e->kind == RFX_RX_CONV || e->kind == RFX_RX_CAL ||
+        RFX_PRIM_WIDE(e->prim))
         return true;
     if (e->kind == RFX_RX_FN) {
         for (int i = 0; i < e->nargs; i++)
@@ -94,7 +98,8 @@ bool rfx_rx_calls_user(const rfx_rx *e)
 
 const char *rfx_prim_name(rfx_prim p)
 {
-    static const char *names[] = {"number", "unsigned", "float", "symbol", "number64", "unsigned64", "float64", "word"};
+    static const char *names[] = {"number", "unsigned", "float", "symbol", "number64", "unsigned64", "float64", "word",
+                                  "date"};
     return p >= 0 && p < RFX_NPRIMS ? names[p] : "?";
 }
 

@@ -18,7 +18,7 @@ const char *rfx_fn_op_name(rfx_fn_op op)
     static const char *const names[RFX_FX_COUNT] = {
         "cat", "strlen", "substr", "ord", "contains", "match", "to_number", "to_unsigned", "to_float",
         "to_string", "to_string", "to_string", "to_number", "to_unsigned", "to_float", "to_float", "autoinc",
-        "compare", "pack", "unpack", "user"};
+        "compare", "pack", "unpack", "user", "to_date", "to_string"};
     return names[op];
 }
 
@@ -227,6 +227,15 @@ static uint32_t apply_symbolic(rfx_fn_env *env, rfx_fn_op op, const uint32_t *a,
         snprintf(big, sizeof big, "%f", (double)rfx_as_f32(a[0]));
         return intern_text(env, big, failed);
     }
+    case RFX_FX_S2D: {
+        uint32_t day = 0;
+        if (!rfx_date_parse(rfx_symtab_str(t, a[0]), rfx_symtab_len(t, a[0]), &day))
+            rfx_fn_env_fail(env, failed, "to_date: \"%s\" is not a date (YYYY-MM-DD)", rfx_symtab_str(t, a[0]));
+        return day;
+    }
+    case RFX_FX_D2S:
+        rfx_date_format(buf, sizeof buf, a[0]);
+        return intern_text(env, buf, failed);
     default:   /* RFX_FX_ORD */
         return a[0];
     }

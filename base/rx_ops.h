@@ -344,4 +344,54 @@ RFX_HD uint64_t rfx_agg_finish64(int fn, int prim, uint64_t acc, uint64_t n)
     return rfx_of_f64(sum / (double)n);
 }
 
+/* ---- dates: days since 1970-01-01 in the proleptic Gregorian calendar (H. Hinnant's
+ * days_from_civil and civil_from_days) ------------------------------------------------ */
+RFX_HD int64_t rfx_days_from_civil(int64_t y, unsigned m, unsigned d)
+{
+    y -= m <= 2;
+    const int64_t era = (y >= 0 ? y : y - 399) / 400;
+    const unsigned yoe = (unsigned)(y - era * 400);
+    const unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+    const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + (int64_t)doe - 719468;
+}
+
+RFX_HD void rfx_civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d)
+{
+    z += 719468;
+    const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+    const unsigned doe = (unsigned)(z - era * 146097);
+    const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    const unsigned mp = (5 * doy + 2) / 153;
+    *d = doy - (153 * mp + 2) / 5 + 1;
+    *m = mp < 10 ? mp + 3 : mp - 9;
+    *y = (int64_t)yoe + era * 400 + (*m <= 2);
+}
+
+RFX_HD unsigned rfx_month_days(int64_t y, unsigned m)
+{
+    bool leap = y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
+    return m == 2 ? 28u + leap : m == 4 || m == 6 || m == 9 || m == 11 ? 30u : 31u;
+}
+
+/* A calendar function (rfx_cal_op) of day `day` (and months n): a number, or a date. */
+RFX_HD uint32_t rfx_calendar(int op, uint32_t day, uint32_t n)
+{
+    int64_t y;
+    unsigned m, d;
+    rfx_civil_from_days((int32_t)day, &y, &m, &d);
+    switch (op) {
+    case RFX_CAL_YEAR: return (uint32_t)(int32_t)y;
+    case RFX_CAL_MONTH: return m;
+    case RFX_CAL_DAY: return d;
+    default: {   /* RFX_CAL_ADD_MONTHS */
+        int64_t t = y * 12 + (int64_t)m - 1 + (int32_t)n;
+        int64_t ny = t >= 0 ? t / 12 : (t - 11) / 12;
+        unsigned nm = (unsigned)(t - ny * 12) + 1, dim = rfx_month_days(ny, nm);
+        return (uint32_t)rfx_days_from_civil(ny, nm, d < dim ? d : dim);
+    }
+    }
+}
+
 #endif

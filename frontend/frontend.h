@@ -117,6 +117,9 @@ typedef enum rfx_functor {
                                 * an ADT's branch `cast` (else -1) */
     RFX_FN_USER,               /* `@name(...)` (cast_name): the program's functor `field` (rfx_functor_decl),
                                 * whose result type is `cast` (set by the checker) */
+    RFX_FN_TO_DATE,            /* to_date("1994-01-01"): a symbol's date (a literal's checked, folded) */
+    RFX_FN_DATE_YEAR, RFX_FN_DATE_MONTH, RFX_FN_DATE_DAY,   /* a date's year, month (1-12), day (1-31) */
+    RFX_FN_ADD_MONTHS,         /* add_months(d, n): n months after d (the day kept, or the month's last) */
     RFX_FN_PAIR,               /* the checker's, after typing (sema_widen.c): the 64-bit value of its two
                                 * 32-bit words (high, low) */
     RFX_FN_HI, RFX_FN_LO,      /* ... the high or low word of its 64-bit argument */

@@ -378,7 +378,8 @@ static int fn_result(const rfx_expr *e)
         return e->u.fn.cast_name ? e->u.fn.cast : -1;
     if (e->u.fn.fn == RFX_FN_USER)     /* its declared result */
         return e->u.fn.cast;
-    static const int res[RFX_FN_COUNT] = {3, 0, 3, 0, 0, 0, 0, 1, 2, 3, -1, -1, 0, -1, -1, -1};
+    static const int res[RFX_FN_COUNT] = {3, 0, 3, 0, 0, 0, 0, 1, 2, 3, -1, -1, 0, -1, -1, -1, -1,
+                                          RFX_DATE, 0, 0, 0, RFX_DATE, -1, -1, -1};
     return e->u.fn.fn == RFX_FN_AS ? e->u.fn.cast : res[e->u.fn.fn];
 }
 
@@ -389,6 +390,9 @@ static int fn_arg_type(const rfx_expr *e, int i)
     switch (e->u.fn.fn) {
     case RFX_FN_CAT: case RFX_FN_STRLEN: case RFX_FN_ORD: case RFX_FN_CONTAINS: case RFX_FN_MATCH: return 3;
     case RFX_FN_SUBSTR: return i ? 0 : 3;
+    case RFX_FN_TO_DATE: return 3;
+    case RFX_FN_DATE_YEAR: case RFX_FN_DATE_MONTH: case RFX_FN_DATE_DAY: return RFX_DATE;
+    case RFX_FN_ADD_MONTHS: return i ? 0 : RFX_DATE;
     case RFX_FN_RANGE: return -2;
     case RFX_FN_USER: return e->u.fn.arg_types && i < e->u.fn.nargs ? e->u.fn.arg_types[i] : -1;
     default: return -1;
@@ -730,6 +734,9 @@ static void check_fn(clause_ctx *cc, rfx_expr *e)
         if (fn_arg_type(e, i) >= 0 && tprim(p, t) != tprim(p, fn_arg_type(e, i)))
             rfx_diag_error(cc->s->d, a->loc, "type mismatch: argument %d of '%s' is %s, got %s", i + 1, name,
                            rfx_prim_name(tprim(p, fn_arg_type(e, i))), rfx_prim_name(tprim(p, t)));
+        else if (e->u.fn.fn == RFX_FN_TO_DATE && a->kind == RFX_E_STRING &&
+                 !rfx_date_parse(rfx_symtab_str(p->syms, a->u.sym), rfx_symtab_len(p->syms, a->u.sym), &(uint32_t){0}))
+            rfx_diag_error(cc->s->d, a->loc, "\"%s\" is not a date (YYYY-MM-DD)", rfx_symtab_str(p->syms, a->u.sym));
         else if (e->u.fn.fn == RFX_FN_RANGE && tprim(p, t) == RFX_SYMBOL)
             rfx_diag_error(cc->s->d, a->loc, "type mismatch: range over symbols");
         else if (e->u.fn.fn == RFX_FN_RANGE && e->type >= 0 && own >= 0 && tprim(p, own) != tprim(p, e->type))

@@ -363,7 +363,7 @@ static inline void compile_rx(prog *p, const rfx_rx *e)
         break;
     case RFX_RX_CMP: compile_rx(p, e->l); compile_rx(p, e->r); emit_ins(p, G_CMP, e->prim, e->op, 0, -1); break;
     case RFX_RX_AND: compile_rx(p, e->l); compile_rx(p, e->r); emit_ins(p, G_AND, 0, 0, 0, -1); break;
-    case RFX_RX_FN: case RFX_RX_PAIR: case RFX_RX_HALF: case RFX_RX_CONV:
+    case RFX_RX_FN: case RFX_RX_PAIR: case RFX_RX_HALF: case RFX_RX_CONV: case RFX_RX_CAL:
         p->overflow = true;   // host-only (ra_ir's host_only: functors, 64-bit values): never sent here
         break;
     }

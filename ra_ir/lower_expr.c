@@ -67,6 +67,19 @@ static rfx_rx *tx_functor(rule_ctx *R, const rfx_expr *e, const flow *f0, const 
         x->l = a[0];
         return rfx_rx_fold(x);
     }
+    case RFX_FN_DATE_YEAR: case RFX_FN_DATE_MONTH: case RFX_FN_DATE_DAY: case RFX_FN_ADD_MONTHS: {
+        rfx_rx *x = rfx_rx_new(L, RFX_RX_CAL, RFX_NUMBER);
+        x->op = e->u.fn.fn == RFX_FN_DATE_YEAR ? RFX_CAL_YEAR : e->u.fn.fn == RFX_FN_DATE_MONTH ? RFX_CAL_MONTH
+              : e->u.fn.fn == RFX_FN_DATE_DAY  ? RFX_CAL_DAY  : RFX_CAL_ADD_MONTHS;
+        x->l = a[0];
+        x->r = e->u.fn.fn == RFX_FN_ADD_MONTHS ? a[1] : NULL;
+        return rfx_rx_fold(x);
+    }
+    case RFX_FN_TO_DATE: return rfx_rx_fn(L, RFX_FX_S2D, RFX_NUMBER, a, 1, loc);
+    case RFX_FN_TO_STRING:   /* a date's text, not its number of days */
+        if (p->types[e->u.fn.args[0]->type].prim == RFX_DATE)
+            return rfx_rx_fn(L, RFX_FX_D2S, RFX_SYMBOL, a, 1, loc);
+        break;
     case RFX_FN_AS: case RFX_FN_TO_NUMBER: case RFX_FN_TO_UNSIGNED: case RFX_FN_TO_FLOAT:
         /* to or from a 64-bit kind, by value (as() between 32-bit kinds is Soufflé's: the bits) */
         if (ap != RFX_SYMBOL && (RFX_PRIM_WIDE(ap) || RFX_PRIM_WIDE(prim)) && ap != prim) {

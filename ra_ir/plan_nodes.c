@@ -150,7 +150,8 @@ rfx_rx *rfx_rx_fold(rfx_rx *x)
         if (x->op == RFX_FX_AUTOINC || x->op == RFX_FX_USER)   /* a user's code runs when the program does */
             return x;
     } else if (!x->l || x->l->kind != RFX_RX_CONST ||
-               ((x->kind == RFX_RX_BIN || x->kind == RFX_RX_PAIR) && (!x->r || x->r->kind != RFX_RX_CONST)))
+               ((x->kind == RFX_RX_BIN || x->kind == RFX_RX_PAIR) && (!x->r || x->r->kind != RFX_RX_CONST)) ||
+               (x->kind == RFX_RX_CAL && x->r && x->r->kind != RFX_RX_CONST))
         return x;
     bool div0 = false;
     uint64_t v = rfx_rx_eval64(x, NULL, 0, NULL, &div0);

@@ -15,6 +15,12 @@ static void print_const(FILE *out, const rfx_plan *P, rfx_prim prim, uint64_t v)
         break;
     }
     case RFX_WORD: case RFX_NPRIMS: fprintf(out, "0x%xw", (unsigned)v); break;
+    case RFX_DATE: {
+        char d[32];
+        rfx_date_format(d, sizeof d, (uint32_t)v);
+        fprintf(out, "%s", d);
+        break;
+    }
     case RFX_NUMBER: fprintf(out, "%d", (int32_t)(uint32_t)v); break;
     case RFX_UNSIGNED: fprintf(out, "%uu", (unsigned)v); break;
     case RFX_FLOAT: {
@@ -97,6 +103,17 @@ void rfx_rx_print(FILE *out, const rfx_plan *P, const rfx_rx *e)
         rfx_rx_print(out, P, e->l);
         fputc(')', out);
         break;
+    case RFX_RX_CAL: {
+        static const char *const name[] = {"date_year", "date_month", "date_day", "add_months"};
+        fprintf(out, "%s(", name[e->op & 3]);
+        rfx_rx_print(out, P, e->l);
+        if (e->r) {
+            fputs(", ", out);
+            rfx_rx_print(out, P, e->r);
+        }
+        fputc(')', out);
+        break;
+    }
     case RFX_RX_FN:
         if (e->op == RFX_FX_USER)
             fprintf(out, "@%s(", P->prog->functors[e->col].name);

@@ -35,9 +35,11 @@ static inline void *lalloc(lower_ctx *L, size_t n)
     return p;
 }
 
+/* The kind the plan computes a value of type t in: a date is its number of days. */
 static inline rfx_prim type_prim(const rfx_program *p, int t)
 {
-    return t >= 0 ? p->types[t].prim : RFX_NUMBER;
+    rfx_prim k = t >= 0 ? p->types[t].prim : RFX_NUMBER;
+    return k == RFX_DATE ? RFX_NUMBER : k;
 }
 
 /* The kind of a column whose attribute has type t: the high word of a 64-bit value (the

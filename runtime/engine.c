@@ -469,14 +469,14 @@ static rfx_prim column_prim(const rfx_program *p, int rel, int col)
 }
 
 /* A relation whose tuples the calls exchange: its columns' kinds are rfx_column_type's
- * (64-bit values, two words each, are not: -1 after saying so). */
+ * (64-bit values, two words each, and dates are not: -1 after saying so). */
 static int tuple_relation(rfx_engine *e, const char *call, const char *name)
 {
     int r = find_relation(e, call, name);
     for (int c = 0; r >= 0 && c < e->prog->rels[r].arity; c++)
         if (column_prim(e->prog, r, c) > RFX_SYMBOL) {
-            fail(e, RFX_EXIT_IO, "%s: %s has 64-bit columns, whose tuples librfx does not exchange yet (read "
-                 "and write them as files)", call, name);
+            fail(e, RFX_EXIT_IO, "%s: %s has 64-bit or date columns, whose tuples librfx does not exchange yet "
+                 "(read and write them as files)", call, name);
             return -1;
         }
     return r;

@@ -147,6 +147,8 @@ const char *rfx_parse_value(const char *s, size_t n, rfx_prim prim, rfx_symtab *
     switch (prim) {
     case RFX_NUMBER64: case RFX_UNSIGNED64: case RFX_FLOAT64:
         return parse_wide(s, n, prim, out);
+    case RFX_DATE:
+        return rfx_date_parse(s, n, out) ? NULL : "is not a date (YYYY-MM-DD)";
     case RFX_WORD: case RFX_NPRIMS:
         break;
     case RFX_NUMBER: {
@@ -985,6 +987,8 @@ static void put_value(text_buf *t, rfx_prim prim, uint32_t v, const rfx_symtab *
         float f;
         rfx_memcpy(&f, &v, 4);
         t->len += (size_t)snprintf(at, VALUE_ROOM, "%.9g", (double)f);
+    } else if (prim == RFX_DATE) {
+        t->len += (size_t)rfx_date_format(at, VALUE_ROOM, v);
     } else if (prim == RFX_NUMBER && (int32_t)v < 0) {
         *at = '-';
         t->len += 1 + decimal_u32(at + 1, 0u - v);
@@ -1029,6 +1033,8 @@ static void put_record(text_buf *t, const rfx_record_io *rec, int col, uint32_t 
 
 int rfx_format_value(char *buf, size_t cap, rfx_prim prim, uint32_t v)
 {
+    if (prim == RFX_DATE)
+        return rfx_date_format(buf, cap, v);
     if (prim == RFX_FLOAT) {
         float f;
         rfx_memcpy(&f, &v, 4);
@@ -1260,7 +1266,8 @@ static int cmp_typed(const void *x, const void *y, void *ctx)
         if (a[c] == b[c])
             continue;
         switch (o->types[c]) {
-        case RFX_NUMBER: case RFX_NUMBER64: return (int32_t)a[c] < (int32_t)b[c] ? -1 : 1;   /* a high word */
+        case RFX_NUMBER: case RFX_NUMBER64: case RFX_DATE:   /* a 64-bit value's high word; a day */
+            return (int32_t)a[c] < (int32_t)b[c] ? -1 : 1;
         case RFX_FLOAT: {
             float fa, fb;
             rfx_memcpy(&fa, &a[c], 4);
@@ -1325,7 +1332,8 @@ static void make_keys(int i, void *ctx)
         uint32_t *key = o->keys->data + r * (a + 1);
         for (size_t c = 0; c < a; c++)
             key[c] = o->types[c] == RFX_SYMBOL ? o->rank[row[c]]
-                   : o->types[c] == RFX_NUMBER || o->types[c] == RFX_NUMBER64 ? row[c] ^ 0x80000000u : row[c];
+                   : o->types[c] == RFX_NUMBER || o->types[c] == RFX_NUMBER64 || o->types[c] == RFX_DATE
+                   ? row[c] ^ 0x80000000u : row[c];
         key[a] = (uint32_t)r;
     }
 }

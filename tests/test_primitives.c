@@ -674,6 +674,42 @@ static void test_wide_semantics(void)
     CU_ASSERT_FALSE(d0);
 }
 
+/* Dates: every day from 1600-01-01 to 2400-12-31 walked with a plain calendar agrees with
+ * the day numbers, both texts and the parts; add_months keeps the day or takes the last. */
+static void test_dates(void)
+{
+    int y = 1600, m = 1, d = 1;
+    int32_t day = -135140;   /* 1600-01-01 */
+    bool ok = true;
+    for (; y <= 2400; day++) {
+        char want[16], got[32];
+        snprintf(want, sizeof want, "%04d-%02d-%02d", y, m, d);
+        uint32_t parsed = 0;
+        ok &= rfx_date_parse(want, strlen(want), &parsed) && parsed == (uint32_t)day;
+        rfx_date_format(got, sizeof got, (uint32_t)day);
+        ok &= strcmp(got, want) == 0;
+        ok &= rfx_calendar(RFX_CAL_YEAR, (uint32_t)day, 0) == (uint32_t)y &&
+              rfx_calendar(RFX_CAL_MONTH, (uint32_t)day, 0) == (uint32_t)m &&
+              rfx_calendar(RFX_CAL_DAY, (uint32_t)day, 0) == (uint32_t)d;
+        bool leap = y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
+        int dim = m == 2 ? 28 + leap : m == 4 || m == 6 || m == 9 || m == 11 ? 30 : 31;
+        if (++d > dim)
+            d = 1, m++;
+        if (m > 12)
+            m = 1, y++;
+    }
+    CU_ASSERT(ok);
+    uint32_t jan31, feb29, x;
+    CU_ASSERT_FATAL(rfx_date_parse("2000-01-31", 10, &jan31) && rfx_date_parse("2000-02-29", 10, &feb29));
+    CU_ASSERT_EQUAL(rfx_calendar(RFX_CAL_ADD_MONTHS, jan31, 1), feb29);   /* past the month's end: its last day */
+    CU_ASSERT(rfx_date_parse("1999-02-28", 10, &x) && rfx_calendar(RFX_CAL_ADD_MONTHS, jan31, (uint32_t)-11) == x);
+    CU_ASSERT(rfx_date_parse("1999-12-29", 10, &x) && rfx_calendar(RFX_CAL_ADD_MONTHS, feb29, (uint32_t)-2) == x);
+    CU_ASSERT(rfx_date_parse("2100-02-28", 10, &x) && rfx_calendar(RFX_CAL_ADD_MONTHS, jan31, 1201) == x);
+    const char *bad[] = {"1999-02-29", "2000-13-01", "2000-00-10", "2000-1-1x", "20000101", "", "-", "1900-02-29"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        CU_ASSERT_FALSE(rfx_date_parse(bad[i], strlen(bad[i]), &x));
+}
+
 /* 64-bit aggregates: values and results of two words; an integer sum leaving its range
  * fails rather than wrap. */
 static void test_agg_wide(void)
@@ -833,6 +869,7 @@ static void add(void)
     CU_add_test(s, "aggregate max float", test_agg_max_float);
     CU_add_test(s, "64-bit arithmetic, comparison and conversion semantics", test_wide_semantics);
     CU_add_test(s, "64-bit aggregates, exact sums", test_agg_wide);
+    CU_add_test(s, "dates: the calendar, its text, add_months", test_dates);
 }
 
 int main(int argc, char **argv)

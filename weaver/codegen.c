@@ -186,7 +186,7 @@ static void emit_rx(gen *g, const rfx_rx *e)
     case RFX_RX_FN:   /* host-only commands are never woven (weaver.c) */
         fputs("\n#error functor on the device\n", f);
         break;
-    case RFX_RX_PAIR: case RFX_RX_HALF: case RFX_RX_CONV:   /* 64-bit values: host-only too */
+    case RFX_RX_PAIR: case RFX_RX_HALF: case RFX_RX_CONV: case RFX_RX_CAL:   /* host-only too */
         fputs("\n#error 64-bit value on the device\n", f);
         break;
     }
