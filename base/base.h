@@ -120,6 +120,15 @@ void rfx_parallel_memcpy(void *dst, const void *src, size_t n, int nthreads);
  * table's hash, and a generated kernel source's identity (found once when it is generated,
  * rfx_fgroup.source_hash, so that the JIT's caches need not hash the text on each run). */
 #define RFX_FNV_INIT 1469598103934665603ull
+/* A 64-bit key's bits mixed (splitmix64's finalizer): an open-addressing table's slot. */
+static inline uint64_t rfx_mix64(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
 static inline uint64_t rfx_fnv1a(uint64_t h, const void *p, size_t n)
 {
     const unsigned char *s = (const unsigned char *)p;
@@ -228,6 +237,8 @@ typedef enum rfx_fn_op {
     RFX_FX_UNPACK,             /* record, i (a constant) -> its i-th field (0 for nil) */
     RFX_FX_USER,               /* a user-defined functor (`.functor`; the node's col: its index) */
     RFX_FX_S2D, RFX_FX_D2S,    /* symbol "YYYY-MM-DD" -> date, and back */
+    RFX_FX_LIKE,               /* symbol, symbol -> 0/1: the second matches the first, an SQL LIKE
+                                * pattern (`%` any text, `_` one UTF-8 character, no escape) */
     RFX_FX_COUNT
 } rfx_fn_op;
 

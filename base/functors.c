@@ -18,7 +18,7 @@ const char *rfx_fn_op_name(rfx_fn_op op)
     static const char *const names[RFX_FX_COUNT] = {
         "cat", "strlen", "substr", "ord", "contains", "match", "to_number", "to_unsigned", "to_float",
         "to_string", "to_string", "to_string", "to_number", "to_unsigned", "to_float", "to_float", "autoinc",
-        "compare", "pack", "unpack", "user", "to_date", "to_string"};
+        "compare", "pack", "unpack", "user", "to_date", "to_string", "like"};
     return names[op];
 }
 
@@ -42,6 +42,7 @@ void rfx_fn_env_free(rfx_fn_env *env)
     for (size_t i = 0; i < env->nregex; i++)
         rfx_regex_free(env->regexes[i].re);
     free(env->regexes);
+    free(env->likes);
     rfx_records_free(env->records);
     rfx_user_functors_free(env);
     pthread_mutex_destroy(&env->lock);
@@ -147,6 +148,75 @@ static rfx_regex *regex_of(rfx_fn_env *env, uint32_t pattern, bool *failed)
     return re;
 }
 
+/* The length of the UTF-8 character at s[0] (1 for a stray continuation byte). */
+static size_t utf8_len(const char *s, size_t left)
+{
+    unsigned char c = (unsigned char)s[0];
+    size_t n = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+    return n < left ? n : left;
+}
+
+/* SQL's LIKE: s whole matches p, `%` any text, `_` one character. The last `%` is retried
+ * one character further on a mismatch (what it took so far cannot matter to what follows). */
+static bool like(const char *p, size_t m, const char *s, size_t n)
+{
+    size_t i = 0, j = 0, star = SIZE_MAX, from = 0;
+    while (i < n) {
+        if (j < m && p[j] == '%') {
+            star = ++j;
+            from = i;
+        } else if (j < m && p[j] == '_') {
+            i += utf8_len(s + i, n - i);
+            j++;
+        } else if (j < m && p[j] == s[i]) {
+            i++;
+            j++;
+        } else if (star != SIZE_MAX) {
+            j = star;
+            from += utf8_len(s + from, n - from);
+            i = from;
+        } else
+            return false;
+    }
+    while (j < m && p[j] == '%')
+        j++;
+    return j == m;
+}
+
+/* like() of two symbols, each pair matched once: a column holds few distinct texts against
+ * its rows, and a pattern's test over each row would decode the same texts again. */
+static uint32_t like_memo(rfx_fn_env *env, uint32_t pattern, uint32_t s, bool *failed)
+{
+    const uint64_t key = (uint64_t)pattern << 32 | s;
+    if (env->nlike * 2 >= env->caplike) {   /* grown (and rehashed) at half full */
+        size_t cap = env->caplike ? env->caplike * 2 : 1024;
+        like_entry *t = calloc(cap, sizeof *t);
+        if (!t) {
+            rfx_fn_env_fail(env, failed, "out of memory matching like()%s", "");
+            return 0;
+        }
+        for (size_t k = 0; k < env->caplike; k++)
+            if (env->likes[k].used) {
+                size_t h = (size_t)(rfx_mix64(env->likes[k].key) & (cap - 1));
+                while (t[h].used)
+                    h = (h + 1) & (cap - 1);
+                t[h] = env->likes[k];
+            }
+        free(env->likes);
+        env->likes = t;
+        env->caplike = cap;
+    }
+    size_t h = (size_t)(rfx_mix64(key) & (env->caplike - 1));
+    for (; env->likes[h].used; h = (h + 1) & (env->caplike - 1))
+        if (env->likes[h].key == key)
+            return env->likes[h].match;
+    rfx_symtab *t = env->syms;
+    bool m = like(rfx_symtab_str(t, pattern), rfx_symtab_len(t, pattern), rfx_symtab_str(t, s), rfx_symtab_len(t, s));
+    env->likes[h] = (like_entry){key, m, true};
+    env->nlike++;
+    return m;
+}
+
 /* The operations that read or make symbols, with the lock held. */
 static uint32_t apply_symbolic(rfx_fn_env *env, rfx_fn_op op, const uint32_t *a, bool *failed)
 {
@@ -198,6 +268,8 @@ static uint32_t apply_symbolic(rfx_fn_env *env, rfx_fn_op op, const uint32_t *a,
         rfx_regex *re = regex_of(env, a[0], failed);
         return !re ? 2u : rfx_regex_full_match(re, rfx_symtab_str(t, a[1]), rfx_symtab_len(t, a[1]));
     }
+    case RFX_FX_LIKE:
+        return like_memo(env, a[0], a[1], failed);
     case RFX_FX_S2I: case RFX_FX_S2U: {
         uint32_t v = 0;
         if (!parse_souffle_int(rfx_symtab_str(t, a[0]), op == RFX_FX_S2U, &v))

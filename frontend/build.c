@@ -209,9 +209,9 @@ rfx_expr *rfx_mk_counter(rfx_parse_ctx *ctx, RFX_YYLTYPE loc)
 rfx_expr *rfx_mk_fn(rfx_parse_ctx *ctx, rfx_functor fn, rfx_plist *args, RFX_YYLTYPE loc)
 {
     /* fewest and most arguments of each functor (cat: any number from one) */
-    static const int lo[RFX_FN_COUNT] = {1, 1, 3, 1, 2, 2, 1, 1, 1, 1, 1, 2, 0, 0, 0, 1, 0, 1, 1, 1, 1, 2};
+    static const int lo[RFX_FN_COUNT] = {1, 1, 3, 1, 2, 2, 1, 1, 1, 1, 1, 2, 0, 0, 0, 1, 0, 1, 1, 1, 1, 2, 2};
     static const int hi[RFX_FN_COUNT] = {1 << 30, 1, 3, 1, 2, 2, 1, 1, 1, 1, 1, 3, 0, RFX_MAX_RECORD_FIELDS, 0, 1, 0,
-                                         1, 1, 1, 1, 2};
+                                         1, 1, 1, 1, 2, 2};
     int n = args ? args->n : 0;
     if (n < lo[fn] || n > hi[fn]) {
         if (fn == RFX_FN_RECORD)

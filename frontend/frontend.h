@@ -120,6 +120,7 @@ typedef enum rfx_functor {
     RFX_FN_TO_DATE,            /* to_date("1994-01-01"): a symbol's date (a literal's checked, folded) */
     RFX_FN_DATE_YEAR, RFX_FN_DATE_MONTH, RFX_FN_DATE_DAY,   /* a date's year, month (1-12), day (1-31) */
     RFX_FN_ADD_MONTHS,         /* add_months(d, n): n months after d (the day kept, or the month's last) */
+    RFX_FN_LIKE,               /* like(pattern, s): SQL's LIKE, `%` any text, `_` one character (a constraint) */
     RFX_FN_PAIR,               /* the checker's, after typing (sema_widen.c): the 64-bit value of its two
                                 * 32-bit words (high, low) */
     RFX_FN_HI, RFX_FN_LO,      /* ... the high or low word of its 64-bit argument */

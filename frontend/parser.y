@@ -129,7 +129,7 @@ bool rfx_qualified_name_here(const rfx_parse_ctx *ctx)
 %token T_IF ":-" T_LARROW "<-" T_RARROW "->" T_SUBTYPE "<:"
 %token T_LE "<=" T_GE ">=" T_NE "!=" T_ANON "_" T_COUNTER "$" T_CHOICE "choice-domain"
 %token <str> T_IDENT "identifier"
-%token <ival> T_FUNCTOR "functor" T_CONSTRAINT "contains or match"
+%token <ival> T_FUNCTOR "functor" T_CONSTRAINT "contains, match or like"
 %token <ival> T_INT "integer" T_UNSIGNED "unsigned integer" T_BITS "hexadecimal, binary or IPv4 number"
 %token <str> T_QUALIFIER "relation qualifier"
 %token <str> T_CONSTRUCTOR "constructor" T_USER_FN "user-defined functor"

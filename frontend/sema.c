@@ -379,7 +379,7 @@ static int fn_result(const rfx_expr *e)
     if (e->u.fn.fn == RFX_FN_USER)     /* its declared result */
         return e->u.fn.cast;
     static const int res[RFX_FN_COUNT] = {3, 0, 3, 0, 0, 0, 0, 1, 2, 3, -1, -1, 0, -1, -1, -1, -1,
-                                          RFX_DATE, 0, 0, 0, RFX_DATE, -1, -1, -1};
+                                          RFX_DATE, 0, 0, 0, RFX_DATE, 0, -1, -1, -1};
     return e->u.fn.fn == RFX_FN_AS ? e->u.fn.cast : res[e->u.fn.fn];
 }
 
@@ -388,7 +388,8 @@ static int fn_result(const rfx_expr *e)
 static int fn_arg_type(const rfx_expr *e, int i)
 {
     switch (e->u.fn.fn) {
-    case RFX_FN_CAT: case RFX_FN_STRLEN: case RFX_FN_ORD: case RFX_FN_CONTAINS: case RFX_FN_MATCH: return 3;
+    case RFX_FN_CAT: case RFX_FN_STRLEN: case RFX_FN_ORD: case RFX_FN_CONTAINS: case RFX_FN_MATCH: case RFX_FN_LIKE:
+        return 3;
     case RFX_FN_SUBSTR: return i ? 0 : 3;
     case RFX_FN_TO_DATE: return 3;
     case RFX_FN_DATE_YEAR: case RFX_FN_DATE_MONTH: case RFX_FN_DATE_DAY: return RFX_DATE;

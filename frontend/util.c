@@ -124,7 +124,7 @@ void rfx_diag_warning(rfx_diag *d, rfx_loc loc, const char *fmt, ...)
 static const char *const functor_names[RFX_FN_COUNT] = {
     "cat", "strlen", "substr", "ord", "contains", "match", "to_number", "to_unsigned", "to_float", "to_string",
     "as", "range", "autoinc", "$record", "$nil", "$field", "$user", "to_date", "date_year", "date_month",
-    "date_day", "add_months", "$pair", "$hi", "$lo"};
+    "date_day", "add_months", "like", "$pair", "$hi", "$lo"};
 
 const char *rfx_functor_name(rfx_functor f)
 {

@@ -105,6 +105,7 @@ static rfx_rx *tx_functor(rule_ctx *R, const rfx_expr *e, const flow *f0, const 
     case RFX_FN_ORD: return rfx_rx_fn(L, RFX_FX_ORD, RFX_NUMBER, a, 1, loc);
     case RFX_FN_CONTAINS: return rfx_rx_fn(L, RFX_FX_CONTAINS, RFX_NUMBER, a, 2, loc);
     case RFX_FN_MATCH: return rfx_rx_fn(L, RFX_FX_MATCH, RFX_NUMBER, a, 2, loc);
+    case RFX_FN_LIKE: return rfx_rx_fn(L, RFX_FX_LIKE, RFX_NUMBER, a, 2, loc);
     case RFX_FN_AUTOINC: return rfx_rx_fn(L, RFX_FX_AUTOINC, RFX_NUMBER, a, 0, loc);
     case RFX_FN_TO_NUMBER:
         return ap == RFX_SYMBOL ? rfx_rx_fn(L, RFX_FX_S2I, RFX_NUMBER, a, 1, loc)

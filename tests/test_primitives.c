@@ -710,6 +710,37 @@ static void test_dates(void)
         CU_ASSERT_FALSE(rfx_date_parse(bad[i], strlen(bad[i]), &x));
 }
 
+/* SQL's LIKE (the symbol functor like()), answers memoised per pair. */
+static void test_like(void)
+{
+    static const struct {
+        const char *p, *s;
+        bool want;
+    } cases[] = {
+        {"", "", true},          {"%", "", true},         {"_", "", false},          {"%%", "x", true},
+        {"a%b%c", "aXbYc", true}, {"a%b%c", "abcb", false}, {"_%_", "ab", true},      {"_%_", "a", false},
+        {"%green%", "forest green", true}, {"%green%", "gren", false}, {"PROMO%", "PROMO BRUSHED", true},
+        {"G_te", "G\xc3\xb6te", true}, {"G__te", "G\xc3\xb6te", false}, {"%a%a%a", "aaaa", true},
+        {"%a%a%a", "aab", false}, {"100%", "100%", true}, {"a", "A", false},
+    };
+    rfx_symtab *t = rfx_symtab_new();
+    rfx_fn_env *env = rfx_fn_env_new(t);
+    CU_ASSERT_FATAL(t && env);
+    for (int round = 0; round < 2; round++)   /* the second round from the memo */
+        for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+            uint32_t a[2] = {rfx_symtab_intern(t, cases[i].p, strlen(cases[i].p)),
+                             rfx_symtab_intern(t, cases[i].s, strlen(cases[i].s))};
+            bool failed = false;
+            uint32_t got = rfx_fn_apply(env, RFX_FX_LIKE, a, 2, &failed);
+            if (got != cases[i].want)
+                fprintf(stderr, "like(\"%s\", \"%s\") gave %u\n", cases[i].p, cases[i].s, got);
+            CU_ASSERT_EQUAL(got, cases[i].want);
+            CU_ASSERT_FALSE(failed);
+        }
+    rfx_fn_env_free(env);
+    rfx_symtab_free(t);
+}
+
 /* 64-bit aggregates: values and results of two words; an integer sum leaving its range
  * fails rather than wrap. */
 static void test_agg_wide(void)
@@ -870,6 +901,7 @@ static void add(void)
     CU_add_test(s, "64-bit arithmetic, comparison and conversion semantics", test_wide_semantics);
     CU_add_test(s, "64-bit aggregates, exact sums", test_agg_wide);
     CU_add_test(s, "dates: the calendar, its text, add_months", test_dates);
+    CU_add_test(s, "like(): SQL's LIKE patterns", test_like);
 }
 
 int main(int argc, char **argv)
