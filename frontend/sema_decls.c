@@ -4,6 +4,10 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <errno.h>
+
+static void check_order_option(sema *s, const rfx_relation *r, const rfx_directive *dir, const char *k, const char *v);
 
 /* ---- relations and directives ------------------------------------------------- */
 /* `choice-domain x, (y, z)`: each domain's attributes as columns. */
@@ -158,20 +162,22 @@ void rfx_sema_check_decls(sema *s)
         for (int o = 0; o < dir->nopts; o++) {
             const char *k = dir->opts[o].key;
             static const char *known[] = {"filename", "delimiter", "IO", "headers", "format", "rfc4180", "compress",
-                                          NULL};
+                                          "order", "limit", NULL};
             bool ok = false;
             for (int q = 0; known[q]; q++)
                 ok |= strcmp(known[q], k) == 0;
             const char *v = dir->opts[o].value;
             if (!ok)
                 rfx_diag_error(s->d, dir->loc,
-                               "unknown option '%s' (known: filename, delimiter, IO, headers, rfc4180, compress, format)",
-                               k);
+                               "unknown option '%s' (known: filename, delimiter, IO, headers, rfc4180, compress, format, "
+                               "order, limit)", k);
             else if ((strcmp(k, "headers") == 0 || strcmp(k, "rfc4180") == 0 || strcmp(k, "compress") == 0) &&
                      strcmp(v, "true") != 0 && strcmp(v, "false") != 0)
                 rfx_diag_error(s->d, dir->loc, "option %s=\"%s\": expected true or false", k, v);
             else if (strcmp(k, "format") == 0 && strcmp(v, "facts") != 0 && strcmp(v, "edges") != 0)
                 rfx_diag_error(s->d, dir->loc, "format=\"%s\": expected \"facts\" or \"edges\" (SNAP edge lists)", v);
+            else if (strcmp(k, "order") == 0 || strcmp(k, "limit") == 0)
+                check_order_option(s, r, dir, k, v);
         }
         if (dir->kind == RFX_REL_PRINTSIZE)
             continue;
@@ -209,6 +215,66 @@ void rfx_sema_check_decls(sema *s)
                                          rfx_diag_where(s->d, db->loc, at, sizeof at));
                 }
         }
+}
+
+/* An output's order="a desc, b" (attributes, each asc or desc) and limit=N (rows, 0 or
+ * more): of outputs only, over attributes a type orders (no records). */
+static void check_order_option(sema *s, const rfx_relation *r, const rfx_directive *dir, const char *k, const char *v)
+{
+    rfx_program *p = s->p;
+    if (dir->kind != RFX_REL_OUTPUT) {
+        rfx_diag_error(s->d, dir->loc, "option %s: outputs only", k);
+        return;
+    }
+    for (int a = 0; a < r->arity; a++)
+        if (rfx_program_record_type(p, r->attrs[a].type) >= 0 || rfx_program_adt_type(p, r->attrs[a].type) >= 0) {
+            rfx_diag_error(s->d, dir->loc, "option %s: '%s' holds records, whose order is not supported yet", k, r->name);
+            return;
+        }
+    if (strcmp(k, "limit") == 0) {
+        char *end;
+        errno = 0;
+        long long n = strtoll(v, &end, 10);
+        if (!*v || *end || n < 0 || errno)
+            rfx_diag_error(s->d, dir->loc, "limit=\"%s\": expected a number of rows, 0 or more", v);
+        return;
+    }
+    const char *q = v;
+    int n = 0;
+    while (*q) {
+        while (*q == ' ' || *q == ',')
+            q++;
+        size_t len = strcspn(q, " ,");
+        if (!len)
+            break;
+        bool found = false;
+        for (int a = 0; a < r->arity && !found; a++)
+            found = strlen(r->attrs[a].name) == len && strncmp(r->attrs[a].name, q, len) == 0;
+        if (!found) {
+            rfx_diag_error(s->d, dir->loc, "order=\"%s\": '%s' has no attribute '%.*s'", v, r->name, (int)len, q);
+            return;
+        }
+        q += len;
+        while (*q == ' ')
+            q++;
+        size_t word = strcspn(q, " ,");
+        if (word && ((word == 3 && strncasecmp(q, "asc", 3) == 0) || (word == 4 && strncasecmp(q, "desc", 4) == 0)))
+            q += word;
+        else if (word) {
+            rfx_diag_error(s->d, dir->loc, "order=\"%s\": expected asc or desc after an attribute, got '%.*s'", v,
+                           (int)word, q);
+            return;
+        }
+        while (*q == ' ')
+            q++;
+        if (*q && *q != ',') {
+            rfx_diag_error(s->d, dir->loc, "order=\"%s\": attributes are separated by commas", v);
+            return;
+        }
+        n++;
+    }
+    if (!n)
+        rfx_diag_error(s->d, dir->loc, "order=\"\": name the attributes to order by (`a desc, b`)");
 }
 
 /* `.functor` declarations: known types; a stateless functor takes and returns values

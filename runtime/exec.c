@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -301,6 +302,51 @@ static rfx_status do_facts(exec *x, const rfx_ra_cmd *c)
     return st;
 }
 
+/* The keys of an output's order="a desc, b" (checked by the front end): each attribute's
+ * column (a 64-bit value's high word) and direction. */
+static int order_keys(const rfx_relation *r, const char *spec, rfx_order_key *keys)
+{
+    int n = 0;
+    for (const char *p = spec; p && *p && n < RFX_MAX_ARITY;) {
+        while (*p == ' ' || *p == ',')
+            p++;
+        size_t len = strcspn(p, " ,");
+        if (!len)
+            break;
+        int col = -1;
+        for (int a = 0; a < r->arity && col < 0; a++)
+            if (strlen(r->attrs[a].name) == len && strncmp(r->attrs[a].name, p, len) == 0)
+                col = a;
+        p += len;
+        while (*p == ' ')
+            p++;
+        bool desc = strncasecmp(p, "desc", 4) == 0 && (p[4] == 0 || p[4] == ',' || p[4] == ' ');
+        if (desc || (strncasecmp(p, "asc", 3) == 0 && (p[3] == 0 || p[3] == ',' || p[3] == ' ')))
+            p += desc ? 4 : 3;
+        if (col >= 0)
+            keys[n++] = (rfx_order_key){col, desc};
+    }
+    return n;
+}
+
+/* rows cut and ordered as the output's order and limit options say, into *out. */
+static rfx_status ordered_rows(const exec *x, const rfx_relation *r, const rfx_io_dir *d, const rfx_rows *rows,
+                               const rfx_prim *prims, rfx_rows *out)
+{
+    rfx_order_key keys[RFX_MAX_ARITY];
+    int nkeys = order_keys(r, rfx_io_get(d, "order"), keys);
+    const char *lim = rfx_io_get(d, "limit");
+    size_t limit = lim ? (size_t)strtoull(lim, NULL, 10) : SIZE_MAX, count = 0;
+    rfx_status st;
+    size_t *idx = rfx_order_rows(rows, prims, x->prog->syms, keys, nkeys, limit, &count, &st);
+    if (st == RFX_OK)
+        st = rfx_rows_reserve(out, count);
+    for (size_t i = 0; st == RFX_OK && i < count; i++)
+        st = rfx_rows_push(out, rows->data + idx[i] * (size_t)rows->arity);
+    free(idx);
+    return st;
+}
+
 static rfx_status do_output(exec *x, const rfx_ra_cmd *c)
 {
     const rfx_pvar *v = &x->P->vars[c->src[0]];
@@ -314,7 +360,7 @@ static rfx_status do_output(exec *x, const rfx_ra_cmd *c)
     rfx_record_io rio;
     bool records = record_io(x, r, coltypes, &rio);
     rfx_write_opts wo = {delimiter_of(d), x->nthreads, io_flag(d, "headers"), io_flag(d, "rfc4180"),
-                         io_flag(d, "compress"), records ? &rio : NULL};
+                         io_flag(d, "compress"), records ? &rio : NULL, false};
     bool to_stdout = (io && strcmp(io, "stdout") == 0) || strcmp(x->o->output_dir, "-") == 0;
     if (to_stdout && !x->out)
         return RFX_OK;
@@ -327,6 +373,15 @@ static rfx_status do_output(exec *x, const rfx_ra_cmd *c)
     if (st != RFX_OK || x->rank) {   /* other processes of a distributed run took part in the gather */
         rfx_rows_free(&scratch);
         return st;
+    }
+    rfx_prim prims[RFX_MAX_ARITY + 1];
+    io_prims(x, r, prims);
+    rfx_rows ordered;   /* order="..." and limit=N: the rows to write, in that order */
+    rfx_rows_init(&ordered, v->arity);
+    if (rfx_io_get(d, "order") || rfx_io_get(d, "limit")) {
+        st = ordered_rows(x, r, d, rows, prims, &ordered);
+        rows = &ordered;
+        wo.in_order = true;
     }
     char *path = to_stdout ? NULL
                : fname   ? join_path(x->o->output_dir, fname, "")
@@ -342,14 +397,13 @@ static rfx_status do_output(exec *x, const rfx_ra_cmd *c)
             if (x->prog->types[r->attrs[a].type].prim != RFX_WORD)
                 n += (size_t)sprintf(header + n, "%s%s", a ? "\t" : "", r->attrs[a].name);
     }
-    rfx_prim prims[RFX_MAX_ARITY + 1];
-    io_prims(x, r, prims);
-    if ((!to_stdout && !path) || !header)
+    if (st == RFX_OK && ((!to_stdout && !path) || !header))
         st = RFX_ERR_NOMEM;
-    else
+    if (st == RFX_OK)
         st = rfx_write_relation(to_stdout ? "-" : path, header, rows, prims, x->prog->syms, &wo, x->out, x->err);
     free(header);
     free(path);
+    rfx_rows_free(&ordered);
     rfx_rows_free(&scratch);
     return st;
 }

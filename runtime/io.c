@@ -1189,11 +1189,13 @@ static size_t *record_order(const rfx_rows *rows, const rfx_record_io *rec, rfx_
 /* Writes the rows' text to f, or at fd's offsets from 0 when fd >= 0 (a new file): batch k's
  * text is made while batch k - 1 is written. */
 static rfx_status write_rows(FILE *f, int fd, const rfx_rows *rows, const rfx_prim *types,
-                             const rfx_symtab *syms, const char *delim, bool quote, int nthreads,
-                             const rfx_record_io *rec)
+                             const rfx_symtab *syms, const char *delim, const rfx_write_opts *wo)
 {
-    rfx_status st;
-    size_t *idx = rec ? record_order(rows, rec, &st) : rfx_output_order(rows, types, syms, nthreads, &st);
+    const bool quote = wo->rfc4180;
+    const int nthreads = wo->threads;
+    const rfx_record_io *rec = wo->records;
+    rfx_status st = RFX_OK;
+    size_t *idx = wo->in_order ? NULL : rec ? record_order(rows, rec, &st) : rfx_output_order(rows, types, syms, nthreads, &st);
     if (st)
         return st;
     if (rows->arity == 0) {
@@ -1427,7 +1429,7 @@ static rfx_status write_compressed(FILE *f, const char *header, const rfx_rows *
         return RFX_ERR_NOMEM;
     rfx_status st = wo->headers ? put_names(m, header, delim, wo->rfc4180) : RFX_OK;
     if (st == RFX_OK)
-        st = write_rows(m, -1, rows, types, syms, delim, wo->rfc4180, wo->threads, wo->records);
+        st = write_rows(m, -1, rows, types, syms, delim, wo);
     if (fclose(m) != 0 && st == RFX_OK)
         st = RFX_ERR_NOMEM;
     int fd = st == RFX_OK && fflush(f) == 0 ? dup(fileno(f)) : -1;
@@ -1457,7 +1459,7 @@ rfx_status rfx_write_relation(const char *path, const char *header, const rfx_ro
     const char *delim = wo->delimiter ? wo->delimiter : wo->rfc4180 ? "," : "\t";
     if (strcmp(path, "-") == 0) {
         fprintf(out, "---------------\n%s\n===============\n", header);
-        rfx_status st = write_rows(out, -1, rows, types, syms, delim, wo->rfc4180, wo->threads, wo->records);
+        rfx_status st = write_rows(out, -1, rows, types, syms, delim, wo);
         fputs("===============\n", out);
         if (st == RFX_ERR_NOMEM)
             fprintf(err, "rfx: error: out of memory writing relation '%.*s'\n", (int)strcspn(header, "\n"), header);
@@ -1479,9 +1481,9 @@ rfx_status rfx_write_relation(const char *path, const char *header, const rfx_ro
     else if (wo->headers) {   /* the rows after the names line: written in order, not at offsets */
         st = put_names(o.f, header, delim, wo->rfc4180);
         if (st == RFX_OK)
-            st = write_rows(o.f, -1, rows, types, syms, delim, wo->rfc4180, wo->threads, wo->records);
+            st = write_rows(o.f, -1, rows, types, syms, delim, wo);
     } else
-        st = write_rows(o.f, rfx_outfile_fd(&o), rows, types, syms, delim, wo->rfc4180, wo->threads, wo->records);
+        st = write_rows(o.f, rfx_outfile_fd(&o), rows, types, syms, delim, wo);
     int saved = errno;
     if (!rfx_outfile_close(&o, st == RFX_OK, why, sizeof why) && st == RFX_OK) {
         st = RFX_ERR_IO;

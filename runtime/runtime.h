@@ -178,6 +178,19 @@ bool rfx_outfile_close(rfx_outfile *o, bool keep, char *err, size_t errlen);
  * for a signal handler before the process ends. */
 int rfx_outfile_remove_unfinished(void);
 
+/* One key of an output's order (ordered.c): a column (a 64-bit value's high word, which
+ * the next column completes) and its direction. */
+typedef struct rfx_order_key {
+    int col;
+    bool desc;
+} rfx_order_key;
+
+/* The indices of the first min(limit, n) rows in the keys' order, the other columns
+ * ascending after them (rows equal throughout keep no order: a set has none); *count set.
+ * NULL with *st on failure. */
+size_t *rfx_order_rows(const rfx_rows *rows, const rfx_prim *types, const rfx_symtab *syms,
+                       const rfx_order_key *keys, int nkeys, size_t limit, size_t *count, rfx_status *st);
+
 typedef struct rfx_write_opts {
     const char *delimiter;     /* field separator, any length (NULL: "\t", or "," with rfc4180) */
     int threads;               /* the text is made on this many threads */
@@ -185,6 +198,7 @@ typedef struct rfx_write_opts {
     bool rfc4180;              /* symbols in quotes, a quote inside doubled */
     bool compress;             /* gzip */
     const rfx_record_io *records;   /* the relation has record columns (else NULL) */
+    bool in_order;             /* the rows are in the order to write (an output's order option) */
 } rfx_write_opts;
 
 /* Writes rows as a delimited file (sorted by typed value: numbers signed, symbols by
