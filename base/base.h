@@ -176,9 +176,11 @@ typedef enum rfx_prim {
     RFX_WORD,                  /* a 32-bit half of a 64-bit value (the low word in storage) */
     RFX_DATE,                  /* a calendar day: days since 1970-01-01 (proleptic Gregorian), 32-bit
                                 * signed; the planner computes with it as a number */
+    RFX_DECIMAL,               /* a fixed-point number: a 64-bit signed count of 10^-scale, the scale its
+                                * type's (decimal(P, S)); the planner computes with it as a number64 */
     RFX_NPRIMS
 } rfx_prim;
-#define RFX_PRIM_WIDE(p) ((p) >= RFX_NUMBER64 && (p) <= RFX_FLOAT64)
+#define RFX_PRIM_WIDE(p) (((p) >= RFX_NUMBER64 && (p) <= RFX_FLOAT64) || (p) == RFX_DECIMAL)
 /* The 32-bit kind of a 64-bit one (number for number64, ...), and back. */
 #define RFX_PRIM_NARROW(p) (RFX_PRIM_WIDE(p) ? (rfx_prim)((p) - RFX_NUMBER64) : (p))
 #define RFX_PRIM_WIDEN(p) ((p) <= RFX_FLOAT ? (rfx_prim)((p) + RFX_NUMBER64) : (p))
@@ -317,7 +319,8 @@ typedef enum rfx_rx_kind {
     RFX_RX_PAIR,               /* the 64-bit value (prim) of words l (high) and r (low) */
     RFX_RX_HALF,               /* op 0: the high word of l (64-bit), 1: its low word (RFX_WORD) */
     RFX_RX_CONV,               /* l's value converted to prim, between widths and kinds (sign- or
-                                * zero-extended, truncated, rounded as C converts) */
+                                * zero-extended, truncated, rounded as C converts); col and op: the
+                                * decimal scales it counts from and to (0 for other kinds) */
     RFX_RX_CAL,                /* a calendar function (rfx_cal_op) of day l (and months r) */
     RFX_RX_FN                  /* fn (an rfx_fn_op) over args: symbols and conversions, on the host */
 } rfx_rx_kind;

@@ -34,7 +34,7 @@ uint64_t rfx_rx_eval64(const rfx_rx *e, const uint32_t *t0, int a0, const uint32
         return e->op == 0 ? v >> 32 : (uint32_t)v;
     }
     case RFX_RX_CONV:
-        return rfx_convert(e->l->prim, e->prim, rfx_rx_eval64(e->l, t0, a0, t1, div0));
+        return rfx_convert_scaled(e->l->prim, e->col, e->prim, e->op, rfx_rx_eval64(e->l, t0, a0, t1, div0));
     case RFX_RX_CAL:
         return rfx_calendar(e->op, (uint32_t)rfx_rx_eval64(e->l, t0, a0, t1, div0),
                             e->r ? (uint32_t)rfx_rx_eval64(e->r, t0, a0, t1, div0) : 0);
@@ -99,7 +99,7 @@ bool rfx_rx_calls_user(const rfx_rx *e)
 const char *rfx_prim_name(rfx_prim p)
 {
     static const char *names[] = {"number", "unsigned", "float", "symbol", "number64", "unsigned64", "float64", "word",
-                                  "date"};
+                                  "date", "decimal"};
     return p >= 0 && p < RFX_NPRIMS ? names[p] : "?";
 }
 

@@ -314,6 +314,41 @@ RFX_HD uint64_t rfx_convert(int from, int to, uint64_t v)
     return to == RFX_NUMBER64 || to == RFX_UNSIGNED64 ? (uint64_t)i : (uint64_t)(uint32_t)i;
 }
 
+/* 10^k as an integer (k <= 18) and as a double. */
+RFX_HD int64_t rfx_pow10(int k)
+{
+    int64_t r = 1;
+    while (k-- > 0)
+        r *= 10;
+    return r;
+}
+
+/* v of kind from, a count of 10^-fs (a decimal's raw value; fs 0 for anything else), as
+ * kind to counting 10^-ts: an exact multiple where the scale grows, rounded half away from
+ * zero where it shrinks (as SQL's CAST rounds), a float's value rounded to the nearest count. */
+RFX_HD uint64_t rfx_convert_scaled(int from, int fs, int to, int ts, uint64_t v)
+{
+    if (fs == ts)
+        return rfx_convert(from, to, v);
+    const bool ffrom = from == RFX_FLOAT || from == RFX_FLOAT64, fto = to == RFX_FLOAT || to == RFX_FLOAT64;
+    if (ffrom || fto) {
+        double d = ffrom ? rfx_as_f64(rfx_convert(from, RFX_FLOAT64, v)) : (double)(int64_t)rfx_convert(from, RFX_NUMBER64, v);
+        d = ts > fs ? d * (double)rfx_pow10(ts - fs) : d / (double)rfx_pow10(fs - ts);
+        if (fto)
+            return rfx_convert(RFX_FLOAT64, to, rfx_of_f64(d));
+        d = d < 0 ? d - 0.5 : d + 0.5;
+        return rfx_convert(RFX_FLOAT64, to, rfx_of_f64((double)(int64_t)(d > -9.2e18 && d < 9.2e18 ? d : 0)));
+    }
+    int64_t i = (int64_t)rfx_convert(from, RFX_NUMBER64, v);
+    if (ts > fs)
+        i *= rfx_pow10(ts - fs);
+    else {
+        int64_t q = rfx_pow10(fs - ts);
+        i = (i >= 0 ? i + q / 2 : i - q / 2) / q;
+    }
+    return rfx_convert(RFX_NUMBER64, to, (uint64_t)i);
+}
+
 /* One step of a 64-bit sum/min/max (mean sums): acc combined with v. An integer sum that
  * leaves the kind's range sets *overflow (an exact answer or none, as SQL's). */
 RFX_HD uint64_t rfx_agg_step64(int fn, int prim, uint64_t acc, uint64_t v, bool *overflow)

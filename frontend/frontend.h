@@ -75,6 +75,7 @@ typedef struct rfx_type {
                                 * [branch, its fields...] of the run's record table */
     struct rfx_branch *branches;
     bool enumeration;          /* an ADT whose branches have no fields: its values are their numbers */
+    int precision, scale;      /* decimal(P, S): digits in all, and after the point */
 } rfx_type;
 
 typedef struct rfx_branch {

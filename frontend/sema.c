@@ -441,14 +441,15 @@ static int type_up(clause_ctx *cc, const rfx_expr *e, bool *plain)
     case RFX_E_NEG: return type_up(cc, e->u.bin.lhs, plain);
     case RFX_E_BINOP: {
         int l = type_up(cc, e->u.bin.lhs, plain), r = type_up(cc, e->u.bin.rhs, plain);
-        return rfx_sema_pick_type(cc->s->p, e->u.bin.lhs, l, r);
+        return rfx_sema_binop_type(cc->s, e, l, r);
     }
     case RFX_E_AGG:
         if (e->u.agg.fn == RFX_AGG_COUNT)
             return 0;
         if (e->u.agg.fn == RFX_AGG_MEAN) {   /* float, or float64 over float64 values */
             int t = e->u.agg.target ? type_up(cc, e->u.agg.target, plain) : -1;
-            return t >= 0 && cc->s->p->types[t].prim == RFX_FLOAT64 ? RFX_FLOAT64 : RFX_FLOAT;
+            return t >= 0 && (cc->s->p->types[t].prim == RFX_FLOAT64 || cc->s->p->types[t].prim == RFX_DECIMAL)
+                 ? RFX_FLOAT64 : RFX_FLOAT;
         }
         if (e->u.agg.target)
             return type_up(cc, e->u.agg.target, plain);
@@ -555,6 +556,10 @@ static void check_atom_types(clause_ctx *cc, rfx_atom *a)
                            i + 1, r->name, rfx_prim_name(tprim(p, want)), want >= RFX_NPRIMS ? " ('" : "",
                            want >= RFX_NPRIMS ? p->types[want].name : "", want >= RFX_NPRIMS ? "')" : "",
                            rfx_prim_name(tprim(p, t)));
+        else if (t >= 0 && tprim(p, t) == RFX_DECIMAL && p->types[t].scale > p->types[want].scale)
+            rfx_diag_error(cc->s->d, a->args[i]->loc, "argument %d of '%s' is %s, got a value of %d decimal places "
+                           "(as(x, %s) rounds it)", i + 1, r->name, p->types[want].name, p->types[t].scale,
+                           p->types[want].name);
     }
 }
 
@@ -567,7 +572,7 @@ static int type_nodes(clause_ctx *cc, rfx_expr *e)
     case RFX_E_NEG: t = type_nodes(cc, e->u.bin.lhs); break;
     case RFX_E_BINOP: {
         int l = type_nodes(cc, e->u.bin.lhs), r = type_nodes(cc, e->u.bin.rhs);
-        t = l >= 0 || r >= 0 ? rfx_sema_pick_type(cc->s->p, e->u.bin.lhs, l, r) : l == -2 && r == -2 ? -2 : -1;
+        t = l >= 0 || r >= 0 ? rfx_sema_binop_type(cc->s, e, l, r) : l == -2 && r == -2 ? -2 : -1;
         break;
     }
     case RFX_E_INT: t = -2; break;
@@ -608,7 +613,7 @@ static int type_nodes(clause_ctx *cc, rfx_expr *e)
 static void check_typed(clause_ctx *cc, rfx_expr *e, int want)
 {
     rfx_program *p = cc->s->p;
-    if (rfx_sema_float64_literal(p, e, want))
+    if (rfx_sema_float64_literal(cc->s, e, want))
         return;
     e->type = e->type >= 0 ? e->type : want >= 0 ? want : e->type == -2 ? 0 : -1;
     switch (e->kind) {
@@ -646,10 +651,14 @@ static void check_typed(clause_ctx *cc, rfx_expr *e, int want)
         else if (e->type >= 0 && tprim(p, e->type) == RFX_SYMBOL && e->u.bin.op != RFX_ADD)   /* a + b: cat */
             rfx_diag_error(cc->s->d, e->loc, "type mismatch: %s '%s' on symbols",
                            RFX_BINOP_CALL(e->u.bin.op) ? "functor" : "arithmetic", rfx_binop_str(e->u.bin.op));
-        else if (e->type >= 0 && tprim(p, e->type) == RFX_FLOAT &&
+        else if (e->type >= 0 && (tprim(p, e->type) == RFX_FLOAT || tprim(p, e->type) == RFX_DECIMAL) &&
                  (e->u.bin.op == RFX_MOD || RFX_BINOP_INTEGRAL(e->u.bin.op)))
-            rfx_diag_error(cc->s->d, e->loc, "type mismatch: '%s' on floats (numbers and unsigned only)",
-                           rfx_binop_str(e->u.bin.op));
+            rfx_diag_error(cc->s->d, e->loc, "type mismatch: '%s' on %ss (numbers and unsigned only)",
+                           rfx_binop_str(e->u.bin.op), rfx_prim_name(tprim(p, e->type)));
+        else if (l >= 0 && r >= 0 && tprim(p, l) == RFX_DECIMAL && tprim(p, r) == RFX_DECIMAL && e->u.bin.op == RFX_MUL &&
+                 p->types[l].scale + p->types[r].scale > 18)
+            rfx_diag_error(cc->s->d, e->loc, "a product of %s and %s has more than 18 decimal places",
+                           p->types[l].name, r >= 0 ? p->types[r].name : "?");
         rfx_expr *rhs = e->u.bin.rhs;
         if ((e->u.bin.op == RFX_DIV || e->u.bin.op == RFX_MOD) &&
             ((rhs->kind == RFX_E_INT || rhs->kind == RFX_E_UNSIGNED) && rhs->u.ival == 0))
@@ -666,7 +675,8 @@ static void check_typed(clause_ctx *cc, rfx_expr *e, int want)
             if (t >= 0 && tprim(p, t) == RFX_SYMBOL)
                 rfx_diag_error(cc->s->d, e->u.agg.target->loc, "type mismatch: %s over symbols",
                                rfx_aggfn_str(e->u.agg.fn));
-            else if (t >= 0 && e->u.agg.fn == RFX_AGG_MEAN && tprim(p, t) != RFX_FLOAT && tprim(p, t) != RFX_FLOAT64)
+            else if (t >= 0 && e->u.agg.fn == RFX_AGG_MEAN && tprim(p, t) != RFX_FLOAT && tprim(p, t) != RFX_FLOAT64 &&
+                     tprim(p, t) != RFX_DECIMAL)
                 rfx_diag_error(cc->s->d, e->u.agg.target->loc,
                                "type mismatch: mean over %s (mean takes floats: convert with to_float)",
                                rfx_prim_name(tprim(p, t)));
@@ -882,7 +892,7 @@ void rfx_sema_resolve_expr(sema *s, rfx_expr *e)
     if (e->kind == RFX_E_FN && e->u.fn.fn == RFX_FN_USER && e->u.fn.field < 0)
         resolve_user_functor(s, e);
     if (e->kind == RFX_E_FN && e->u.fn.fn == RFX_FN_AS) {
-        e->u.fn.cast = rfx_sema_find_type(s->p, e->u.fn.cast_name);
+        e->u.fn.cast = rfx_sema_type(s, e->u.fn.cast_name);
         if (e->u.fn.cast < 0)
             rfx_diag_error(s->d, e->loc, "unknown type '%s' in as(...)", e->u.fn.cast_name);
     }
@@ -1292,7 +1302,7 @@ static void check_subsumption(sema *s)
 
 void rfx_sema_run(rfx_program *p, rfx_parse_ctx *ctx)
 {
-    sema s = {p, ctx, ctx->diag, 0};
+    sema s = {p, ctx, ctx->diag, 0, 0};
     rfx_sema_check_pragmas(&s);
     rfx_sema_check_types(&s);
     if (ctx->oom)

@@ -13,6 +13,7 @@ typedef struct sema {
     rfx_parse_ctx *ctx;
     rfx_diag *d;
     int anonymous;             /* record types made for records nothing types */
+    int decimals;              /* decimal(P, S) types made as their names are met */
 } sema;
 
 /* One clause being checked: its variables' names, numbered in order. */
@@ -63,11 +64,16 @@ void rfx_sema_lift_ranges(clause_ctx *cc);
 void rfx_sema_check_lattices(sema *s);
 void rfx_sema_rewrite_lattices(clause_ctx *cc);
 
-/* A float literal (or its negation), typed float unless its context wants float64: then it
- * is one (true, e typed want). The type of `lhs op rhs` from its operands' l and r: l's,
- * unless lhs is such a literal and rhs a float64 (-1 where neither tells). */
-bool rfx_sema_float64_literal(const rfx_program *p, rfx_expr *e, int want);
-int rfx_sema_pick_type(const rfx_program *p, rfx_expr *lhs, int l, int r);
+/* A float literal (or its negation), typed float unless its context wants a float64 (then
+ * it is one) or a decimal (then it is the decimal of its own scale, 0.05 a decimal(18,2)):
+ * true, e retyped. The type of binary operator e from its operands' types l and r: l's (r's
+ * where l is none), a float64 for a float literal beside one, and for decimals (a float
+ * literal beside one counting as a decimal of its own scale) SQL's: + - min max the
+ * larger scale, * the scales added (-1 past 18), / a float64. The scale of a literal that a
+ * decimal holds exactly, or -1. */
+bool rfx_sema_float64_literal(sema *s, rfx_expr *e, int want);
+int rfx_sema_binop_type(sema *s, const rfx_expr *e, int l, int r);
+int rfx_sema_literal_scale(double v);
 /* sema_strata.c: p's strata (and the relations' strata) from its clauses' dependencies;
  * a cycle through negation or aggregation is an error. */
 void rfx_sema_stratify(sema *s);
@@ -86,6 +92,11 @@ static inline void *salloc(sema *s, size_t n)
 /* sema_types.c: a type by name (-1: none); the program's types from the declarations; the
  * subtype rules for one conjunction of clause c and its head. */
 int rfx_sema_find_type(const rfx_program *p, const char *name);
+/* The same, a `decimal(P, S)` made the first time it is named (the lexer spells them one
+ * way); that of a precision and scale (the results of decimal arithmetic). */
+#define RFX_DECIMAL_TYPES (19 * 19)
+int rfx_sema_type(sema *s, const char *name);
+int rfx_sema_decimal_type(sema *s, int precision, int scale);
 void rfx_sema_check_types(sema *s);
 void rfx_sema_check_subtypes(sema *s, const rfx_clause *c, const rfx_conj *cj);
 /* Whether values of types a and b may meet (an argument, a comparison): records only of

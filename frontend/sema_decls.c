@@ -95,7 +95,7 @@ void rfx_sema_check_decls(sema *s)
                 d->attr_types[a] = base;
                 r->attrs[a].lattice = true;
             }
-            r->attrs[a].type = rfx_sema_find_type(p, d->attr_types[a]);
+            r->attrs[a].type = rfx_sema_type(s, d->attr_types[a]);
             if (r->attrs[a].type < 0) {
                 rfx_diag_error(s->d, d->attr_locs[a], "unknown type '%s' of attribute '%s'",
                                d->attr_types[a], d->attr_names[a]);
@@ -305,7 +305,7 @@ void rfx_sema_check_functors(sema *s)
         for (int a = 0; a <= nargs; a++) {
             const char *tn = a < nargs ? t->params->items[2 * a] : t->ret;
             const rfx_loc *tl = a < nargs ? t->params->items[2 * a + 1] : NULL;
-            int ty = rfx_sema_find_type(p, tn);
+            int ty = rfx_sema_type(s, tn);
             if (ty < 0)
                 rfx_diag_error(s->d, tl ? *tl : t->loc, "unknown type '%s' in functor '%s'", tn, t->name);
             else if (!t->stateful && (rfx_program_record_type(p, ty) >= 0 || rfx_program_adt_type(p, ty) >= 0))

@@ -15,6 +15,31 @@ int rfx_sema_find_type(const rfx_program *p, const char *name)
     return -1;
 }
 
+int rfx_sema_decimal_type(sema *s, int precision, int scale)
+{
+    char name[32];
+    snprintf(name, sizeof name, "decimal(%d,%d)", precision, scale);
+    return rfx_sema_type(s, name);
+}
+
+int rfx_sema_type(sema *s, const char *name)
+{
+    rfx_program *p = s->p;
+    int t = rfx_sema_find_type(p, name);
+    int prec, scale, end = 0;
+    if (t >= 0 || sscanf(name, "decimal(%d,%d)%n", &prec, &scale, &end) != 2 || name[end] ||
+        s->decimals >= RFX_DECIMAL_TYPES)
+        return t;
+    char *kept = salloc(s, strlen(name) + 1);
+    if (!kept)
+        return -1;
+    strcpy(kept, name);
+    s->decimals++;
+    p->types[p->ntypes] = (rfx_type){.name = kept, .prim = RFX_DECIMAL, .parent = -1, .nfields = -1,
+                                     .precision = prec, .scale = scale};
+    return p->ntypes++;
+}
+
 /* Field types by name, from types[first] on; false after a message. */
 static bool field_types(sema *s, const rfx_plist *attrs, int *types, const char **names, int first)
 {
@@ -22,7 +47,7 @@ static bool field_types(sema *s, const rfx_plist *attrs, int *types, const char 
     for (int f = 0; attrs && f < attrs->n / 3; f++) {
         const char *fname = attrs->items[3 * f], *ftype = attrs->items[3 * f + 1];
         names[first + f] = fname;
-        types[first + f] = rfx_sema_find_type(s->p, ftype);
+        types[first + f] = rfx_sema_type(s, ftype);
         if (types[first + f] < 0) {
             rfx_diag_error(s->d, *(rfx_loc *)attrs->items[3 * f + 2], "unknown type '%s' of field '%s'", ftype, fname);
             types[first + f] = 0;
@@ -195,13 +220,15 @@ void rfx_sema_check_types(sema *s)
         const rfx_type_decl *t = s->ctx->types.items[i];
         branches += t->branches ? t->branches->n / 3 : 0;
     }
-    p->types = salloc(s, sizeof(rfx_type) * (size_t)(RFX_NPRIMS + n + branches + RFX_ANONYMOUS_RECORDS));
+    p->types = salloc(s, sizeof(rfx_type) * (size_t)(RFX_NPRIMS + n + branches + RFX_ANONYMOUS_RECORDS +
+                                                      RFX_DECIMAL_TYPES));
     if (!p->types)
         return;
     /* the primitive types first, type i of kind i; the words of 64-bit values (sema_widen.c)
      * have a name no program can write */
     for (int i = 0; i < RFX_NPRIMS; i++)
-        p->types[i] = (rfx_type){.name = i == RFX_WORD ? "$word" : rfx_prim_name((rfx_prim)i), .prim = (rfx_prim)i,
+        p->types[i] = (rfx_type){.name = i == RFX_WORD ? "$word" : i == RFX_DECIMAL ? "$decimal" : rfx_prim_name((rfx_prim)i),
+                                 .prim = (rfx_prim)i, .precision = 18,
                                  .parent = -1, .nfields = -1};
     p->ntypes = RFX_NPRIMS;
     for (int i = 0; i < n; i++) {
@@ -224,7 +251,7 @@ void rfx_sema_check_types(sema *s)
             int ti = rfx_sema_find_type(p, t->name);
             if (ti < RFX_NPRIMS || p->types[ti].parent != -2)
                 continue;
-            int bi = rfx_sema_find_type(p, t->base);
+            int bi = rfx_sema_type(s, t->base);
             bool ready = bi >= 0 && p->types[bi].parent != -2;
             for (int m = 0; ready && t->others && m < t->others->n; m += 2) {   /* a union: every member */
                 int mi = rfx_sema_find_type(p, t->others->items[m]);
@@ -233,6 +260,8 @@ void rfx_sema_check_types(sema *s)
             if (ready) {
                 p->types[ti].parent = bi;
                 p->types[ti].prim = p->types[bi].prim;
+                p->types[ti].precision = p->types[bi].precision;   /* a decimal's, named anew */
+                p->types[ti].scale = p->types[bi].scale;
                 changed = true;
                 if (t->others && (p->types[ti].members = salloc(s, sizeof(int) * (size_t)(t->others->n / 2 + 1)))) {
                     p->types[ti].members[p->types[ti].nmembers++] = bi;
@@ -426,28 +455,80 @@ void rfx_sema_type_anonymous_records(clause_ctx *cc, rfx_conj *cj, bool *changed
     }
 }
 
-/* ---- float literals where float64 values are expected --------------------------------- */
-static rfx_expr *float_literal(rfx_expr *e)
+/* ---- literals where float64 and decimal values are expected ------------------------- */
+static rfx_expr *float_literal(const rfx_expr *e)
 {
     while (e->kind == RFX_E_NEG)
         e = e->u.bin.lhs;
-    return e->kind == RFX_E_FLOAT ? e : NULL;
+    return e->kind == RFX_E_FLOAT ? (rfx_expr *)e : NULL;
 }
 
-bool rfx_sema_float64_literal(const rfx_program *p, rfx_expr *e, int want)
+int rfx_sema_literal_scale(double v)
 {
-    if (want < 0 || p->types[want].prim != RFX_FLOAT64 || !float_literal(e))
-        return false;
+    double m = v < 0 ? -v : v, p10 = 1;
+    for (int s = 0; s <= 18; s++, p10 *= 10) {
+        double q = m * p10;
+        if (q >= 9.2e18)
+            return -1;
+        if ((double)(long long)(q + 0.5) / p10 == m)
+            return s;
+    }
+    return -1;
+}
+
+/* The decimal type a float literal (or its negation) is exactly, at its own scale; -1 where
+ * none is (too many digits). */
+static int literal_decimal(sema *s, const rfx_expr *e)
+{
+    const rfx_expr *f = float_literal(e);
+    int sc = f ? rfx_sema_literal_scale(f->u.fval) : -1;
+    return sc < 0 ? -1 : rfx_sema_decimal_type(s, 18, sc);
+}
+
+static void retype_literal(rfx_expr *e, int t)
+{
     for (rfx_expr *x = e;; x = x->u.bin.lhs) {
-        x->type = want;
+        x->type = t;
         if (x->kind != RFX_E_NEG)
-            return true;
+            return;
     }
 }
 
-int rfx_sema_pick_type(const rfx_program *p, rfx_expr *lhs, int l, int r)
+bool rfx_sema_float64_literal(sema *s, rfx_expr *e, int want)
 {
+    const rfx_program *p = s->p;
+    if (want < 0 || !float_literal(e) || (p->types[want].prim != RFX_FLOAT64 && p->types[want].prim != RFX_DECIMAL))
+        return false;
+    int t = p->types[want].prim == RFX_FLOAT64 ? want : literal_decimal(s, e);
+    if (t < 0)
+        return false;   /* a float literal no decimal holds: reported as a float where a decimal is wanted */
+    retype_literal(e, t);
+    return true;
+}
+
+static bool is_decimal(const rfx_program *p, int t)
+{
+    return t >= 0 && p->types[t].prim == RFX_DECIMAL;
+}
+
+int rfx_sema_binop_type(sema *s, const rfx_expr *e, int l, int r)
+{
+    const rfx_program *p = s->p;
+    rfx_expr *lhs = e->u.bin.lhs, *rhs = e->u.bin.rhs;
     if (l >= 0 && r >= 0 && p->types[l].prim == RFX_FLOAT && p->types[r].prim == RFX_FLOAT64 && float_literal(lhs))
         return r;
-    return l >= 0 ? l : r;
+    /* a float literal beside a decimal: a decimal of its own scale */
+    if (is_decimal(p, l) && r >= 0 && p->types[r].prim == RFX_FLOAT && float_literal(rhs))
+        r = literal_decimal(s, rhs) >= 0 ? literal_decimal(s, rhs) : r;
+    if (is_decimal(p, r) && l >= 0 && p->types[l].prim == RFX_FLOAT && float_literal(lhs))
+        l = literal_decimal(s, lhs) >= 0 ? literal_decimal(s, lhs) : l;
+    if (!is_decimal(p, l) || !is_decimal(p, r))
+        return l >= 0 ? l : r;
+    int sl = p->types[l].scale, sr = p->types[r].scale;
+    switch (e->u.bin.op) {
+    case RFX_ADD: case RFX_SUB: case RFX_MIN_OF: case RFX_MAX_OF: return sl >= sr ? l : r;
+    case RFX_MUL: return sl + sr <= 18 ? rfx_sema_decimal_type(s, 18, sl + sr) : -1;
+    case RFX_DIV: return RFX_FLOAT64;
+    default: return l;   /* the checker refuses the operator */
+    }
 }

@@ -11,6 +11,7 @@
  * the planner needs to know nothing of widths. Aggregates over 64-bit values keep their
  * type: the planner gives their results two columns. */
 #include "sema.h"
+#include "rx_ops.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -69,11 +70,18 @@ static rfx_expr *word_fn(widen *w, rfx_functor fn, int type, rfx_expr **args, in
     return e;
 }
 
-/* A literal's 64 bits as its (64-bit) type stores them; false for anything else. */
-static bool literal_bits(const rfx_program *p, const rfx_expr *e, uint64_t *bits)
+/* A literal's 64 bits as a column of type t stores them (a decimal's count of 10^-scale at
+ * t's scale); false for anything else. */
+static bool literal_bits(const rfx_program *p, const rfx_expr *e, int t, uint64_t *bits)
 {
     double d;
-    rfx_prim prim = p->types[e->type].prim;
+    rfx_prim prim = p->types[t].prim;
+    if (prim == RFX_DECIMAL && (e->kind == RFX_E_INT || e->kind == RFX_E_UNSIGNED || e->kind == RFX_E_FLOAT)) {
+        bool f = e->kind == RFX_E_FLOAT;
+        *bits = rfx_convert_scaled(f ? RFX_FLOAT64 : RFX_NUMBER64, 0, RFX_NUMBER64, p->types[t].scale,
+                                   f ? rfx_of_f64(e->u.fval) : (uint64_t)e->u.ival);
+        return true;
+    }
     if (e->kind == RFX_E_INT || e->kind == RFX_E_UNSIGNED) {
         if (prim != RFX_FLOAT64) {
             *bits = (uint64_t)e->u.ival;
@@ -136,15 +144,15 @@ static void widen_expr(widen *w, rfx_expr *e)
         widen_expr(w, rfx_expr_kid(e, i));
 }
 
-/* Word i (0 high, 1 low) of a 64-bit expression already widened. */
-static rfx_expr *half(widen *w, rfx_expr *e, int i)
+/* Word i (0 high, 1 low) of a 64-bit expression already widened, as a value of type t. */
+static rfx_expr *half(widen *w, rfx_expr *e, int t, int i)
 {
     uint64_t bits;
     if (e->kind == RFX_E_FN && e->u.fn.fn == RFX_FN_PAIR)
         return e->u.fn.args[i];
     if (e->kind == RFX_E_ANON)
         return e;
-    if (literal_bits(w->p, e, &bits))
+    if (literal_bits(w->p, e, t, &bits))
         return word_const(w, i ? (uint32_t)bits : (uint32_t)(bits >> 32), e->loc);
     return word_fn(w, i ? RFX_FN_LO : RFX_FN_HI, RFX_WORD, &e, 1, e->loc);
 }
@@ -165,9 +173,19 @@ static void widen_atom(widen *w, rfx_atom *a)
     for (int k = 0, j = 0; k < a->nargs; k++) {
         rfx_expr *x = a->args[k];
         widen_expr(w, x);
-        if (n != a->nargs && wide(w->p, r->attrs[k].type)) {
-            args[j++] = half(w, x, 0);
-            args[j++] = half(w, x, 1);
+        int t = r->attrs[k].type;
+        const rfx_type *xt = x->type >= 0 ? &w->p->types[x->type] : NULL;
+        if (xt && xt->prim == RFX_DECIMAL && xt->scale < w->p->types[t].scale && x->kind != RFX_E_FLOAT &&
+            x->kind != RFX_E_INT && x->kind != RFX_E_NEG) {   /* a decimal of fewer places: counted at t's */
+            rfx_expr *as = word_fn(w, RFX_FN_AS, t, &x, 1, x->loc);
+            if (!as)
+                return;
+            as->u.fn.cast = t;
+            x = as;
+        }
+        if (n != a->nargs && wide(w->p, t)) {
+            args[j++] = half(w, x, t, 0);
+            args[j++] = half(w, x, t, 1);
         } else if (n != a->nargs)
             args[j++] = x;
     }
@@ -175,14 +193,25 @@ static void widen_atom(widen *w, rfx_atom *a)
     a->nargs = n;
 }
 
+/* Whether `a = b` is one of words: 64-bit values of one representation (decimals of
+ * different scales are compared by value, the planner rescaling one). */
+static bool split_equality(const widen *w, const rfx_lit *l)
+{
+    const rfx_program *p = w->p;
+    if (l->kind != RFX_L_CMP || l->cmp != RFX_EQ)
+        return false;
+    int a = l->lhs->type, b = l->rhs->type;
+    if (!wide(p, a) && !wide(p, b))
+        return false;
+    return !(a >= 0 && b >= 0 && p->types[a].prim == RFX_DECIMAL && p->types[b].prim == RFX_DECIMAL &&
+             p->types[a].scale != p->types[b].scale);
+}
+
 static void widen_conj(widen *w, rfx_conj *cj)
 {
     int n = cj->nlits;
-    for (int i = 0; i < cj->nlits; i++) {
-        rfx_lit *l = cj->lits[i];
-        if (l->kind == RFX_L_CMP && l->cmp == RFX_EQ && (wide(w->p, l->lhs->type) || wide(w->p, l->rhs->type)))
-            n++;
-    }
+    for (int i = 0; i < cj->nlits; i++)
+        n += split_equality(w, cj->lits[i]);
     rfx_lit **lits = n == cj->nlits ? cj->lits : salloc(w->s, sizeof *lits * (size_t)n);
     if (!lits)
         return;
@@ -200,7 +229,7 @@ static void widen_conj(widen *w, rfx_conj *cj)
         }
         widen_expr(w, l->lhs);
         widen_expr(w, l->rhs);
-        if (n == cj->nlits || l->cmp != RFX_EQ || (!wide(w->p, l->lhs->type) && !wide(w->p, l->rhs->type))) {
+        if (n == cj->nlits || !split_equality(w, l)) {
             lits[j++] = l;
             continue;
         }
@@ -210,8 +239,8 @@ static void widen_conj(widen *w, rfx_conj *cj)
             if (!x)
                 return;
             *x = *l;
-            x->lhs = half(w, l->lhs, h);
-            x->rhs = half(w, l->rhs, h);
+            x->lhs = half(w, l->lhs, l->lhs->type, h);
+            x->rhs = half(w, l->rhs, l->rhs->type, h);
             lits[j++] = x;
         }
     }

@@ -281,7 +281,7 @@ static flow scan_atom(rule_ctx *R, item *it, bool push_filters, const bool *keep
             cmp->l = rfx_rx_col(L, i, src->types[i]);
             bool ok = true;
             cmp->r = rfx_rx_new(L, RFX_RX_CONST, src->types[i]);
-            cmp->r->value = rfx_lower_const_value(it->argconst[i], src->types[i], &ok);
+            cmp->r->value = rfx_lower_const_value(L->prog, it->argconst[i], src->types[i], &ok);
             if (!ok) {
                 cmp->r = rfx_lower_expr(R, it->argconst[i], &base, NULL, src->types[i]);
             }
@@ -931,11 +931,21 @@ static void apply_aggregate(rule_ctx *R, flow *cur, item *it, const bool *outer)
     if (agg->u.agg.target) {
         valcol = n;
         if (wide) {   /* a 64-bit value: its words */
-            rfx_expr *w = lalloc(L, sizeof *w * 2);
-            rfx_expr **arg = lalloc(L, sizeof *arg);
+            rfx_expr *w = lalloc(L, sizeof *w * 3);
+            rfx_expr **arg = lalloc(L, sizeof *arg * 2);
             if (!w || !arg)
                 return;
             *arg = agg->u.agg.target;
+            if (agg->u.agg.fn == RFX_AGG_MEAN && type_scale(L->prog, agg->u.agg.target->type) > 0) {
+                /* the mean of decimals: of their values as float64s */
+                w[2] = (rfx_expr){.kind = RFX_E_FN, .loc = agg->loc, .type = RFX_FLOAT64};
+                w[2].u.fn.fn = RFX_FN_AS;
+                w[2].u.fn.nargs = 1;
+                w[2].u.fn.args = arg;
+                w[2].u.fn.cast = RFX_FLOAT64;
+                arg[1] = &w[2];
+                arg++;
+            }
             for (int h = 0; h < 2; h++) {
                 w[h] = (rfx_expr){.kind = RFX_E_FN, .loc = agg->loc, .type = RFX_WORD};
                 w[h].u.fn.fn = h ? RFX_FN_LO : RFX_FN_HI;
@@ -995,6 +1005,7 @@ static void apply_aggregate(rule_ctx *R, flow *cur, item *it, const bool *outer)
     rfx_memcpy(types, L->plan->vars[cur->var].types, sizeof(rfx_prim) * (size_t)cur->n);
     /* a 64-bit result (of the target's kind, or float64 for its mean): two words */
     rfx_prim rp = agg->u.agg.fn == RFX_AGG_COUNT ? RFX_NUMBER
+                : wide && agg->u.agg.fn == RFX_AGG_MEAN ? RFX_FLOAT64
                 : wide ? rfx_lower_expr_prim(R, agg->u.agg.target) : L->plan->vars[in.var].types[valcol];
     int nres = 1 + wide;
     types[cur->n] = wide ? RFX_WORD : rp;

@@ -23,6 +23,24 @@ int rfx_lower_col_of(const flow *f0, const flow *f1, int var)
     return -1;
 }
 
+/* x, a count of 10^-fs, counted in 10^-ts as kind `to` (a decimal's scale changed, or a
+ * value converted to or from a decimal); x itself where nothing changes. */
+static rfx_rx *rescale(lower_ctx *L, rfx_rx *x, int fs, int ts, rfx_prim to)
+{
+    if (fs == ts && x->prim == to)
+        return x;
+    rfx_rx *c = rfx_rx_new(L, RFX_RX_CONV, to);
+    c->l = x;
+    c->col = fs;
+    c->op = ts;
+    return rfx_rx_fold(c);
+}
+
+static bool is_decimal(const rfx_program *p, int t)
+{
+    return t >= 0 && p->types[t].prim == RFX_DECIMAL;
+}
+
 /* A functor call: the operation its arguments' kinds call for. A conversion to the kind the
  * argument has is the argument; as(x, T) and conversions between numbers and unsigned are
  * x's bits, retyped. */
@@ -81,13 +99,13 @@ static rfx_rx *tx_functor(rule_ctx *R, const rfx_expr *e, const flow *f0, const 
             return rfx_rx_fn(L, RFX_FX_D2S, RFX_SYMBOL, a, 1, loc);
         break;
     case RFX_FN_AS: case RFX_FN_TO_NUMBER: case RFX_FN_TO_UNSIGNED: case RFX_FN_TO_FLOAT:
-        /* to or from a 64-bit kind, by value (as() between 32-bit kinds is Soufflé's: the bits) */
-        if (ap != RFX_SYMBOL && (RFX_PRIM_WIDE(ap) || RFX_PRIM_WIDE(prim)) && ap != prim) {
-            rfx_rx *x = rfx_rx_new(L, RFX_RX_CONV, prim);
-            x->l = a[0];
-            return rfx_rx_fold(x);
-        }
+    {   /* to or from a 64-bit kind or a decimal, by value (as() between 32-bit kinds is
+         * Soufflé's: the bits) */
+        int fs = type_scale(p, e->u.fn.args[0]->type), ts = e->u.fn.fn == RFX_FN_AS ? type_scale(p, e->u.fn.cast) : 0;
+        if (ap != RFX_SYMBOL && (RFX_PRIM_WIDE(ap) || RFX_PRIM_WIDE(prim)) && (ap != prim || fs != ts))
+            return rescale(L, a[0], fs, ts, prim);
         break;
+    }
     default:
         break;
     }
@@ -176,11 +194,27 @@ rfx_rx *rfx_lower_expr(rule_ctx *R, const rfx_expr *e, const flow *f0, const flo
             rfx_rx *pair[2] = {rfx_lower_expr(R, e->u.bin.lhs, f0, f1, prim), rfx_lower_expr(R, e->u.bin.rhs, f0, f1, prim)};
             return rfx_rx_fn(L, RFX_FX_CAT, RFX_SYMBOL, pair, 2, e->loc);
         }
+        const rfx_expr *lhs = e->u.bin.lhs, *rhs = e->u.bin.rhs;
+        const bool dec = is_decimal(p, e->type) || is_decimal(p, lhs->type) || is_decimal(p, rhs->type);
         rfx_rx *x = rfx_rx_new(L, RFX_RX_BIN, prim);
         x->op = e->u.bin.op;
-        x->l = rfx_lower_expr(R, e->u.bin.lhs, f0, f1, prim);
-        x->r = rfx_lower_expr(R, e->u.bin.rhs, f0, f1, prim);
+        x->l = rfx_lower_expr(R, lhs, f0, f1, dec ? RFX_NUMBER64 : prim);
+        x->r = rfx_lower_expr(R, rhs, f0, f1, dec ? RFX_NUMBER64 : prim);
         x->loc = e->loc;
+        if (!dec)
+            return rfx_rx_fold(x);
+        /* decimals, as counts of 10^-scale: a quotient of their values as float64s, a product
+         * of counts at the scales added, anything else at the result's scale */
+        int ls = type_scale(p, lhs->type), rs = type_scale(p, rhs->type), es = type_scale(p, e->type);
+        if (prim == RFX_FLOAT64) {
+            x->l = rescale(L, x->l, ls, 0, RFX_FLOAT64);
+            x->r = rescale(L, x->r, rs, 0, RFX_FLOAT64);
+            return rfx_rx_fold(x);
+        }
+        if (x->op == RFX_MUL)
+            return rescale(L, rfx_rx_fold(x), ls + rs, es, RFX_NUMBER64);
+        x->l = rescale(L, x->l, ls, es, RFX_NUMBER64);
+        x->r = rescale(L, x->r, rs, es, RFX_NUMBER64);
         return rfx_rx_fold(x);
     }
     case RFX_E_FN:
@@ -188,7 +222,7 @@ rfx_rx *rfx_lower_expr(rule_ctx *R, const rfx_expr *e, const flow *f0, const flo
     default: {
         bool ok = true;
         rfx_rx *x = rfx_rx_new(L, RFX_RX_CONST, e->type == RFX_WORD ? RFX_WORD : prim);
-        x->value = rfx_lower_const_value(e, prim, &ok);
+        x->value = rfx_lower_const_value(p, e, prim, &ok);
         return x;
     }
     }
@@ -211,6 +245,13 @@ rfx_rx *rfx_lower_cmp(rule_ctx *R, rfx_cmpop op, const rfx_expr *l, const rfx_ex
     x->op = op;
     x->l = rfx_lower_expr(R, l, f0, f1, prim);
     x->r = rfx_lower_expr(R, r, f0, f1, prim);
+    const rfx_program *p = R->L->prog;
+    if (is_decimal(p, l->type) || is_decimal(p, r->type)) {   /* decimals at the larger of their scales */
+        int ls = type_scale(p, l->type), rs = type_scale(p, r->type), s = ls > rs ? ls : rs;
+        x->prim = RFX_NUMBER64;
+        x->l = rescale(R->L, x->l, ls, s, RFX_NUMBER64);
+        x->r = rescale(R->L, x->r, rs, s, RFX_NUMBER64);
+    }
     if (prim == RFX_SYMBOL && op != RFX_EQ && op != RFX_NE) {   /* by text: compare(l, r) op 0 */
         rfx_rx *args[2] = {x->l, x->r};
         x->prim = RFX_NUMBER;

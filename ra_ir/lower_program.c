@@ -456,7 +456,7 @@ static bool fold_const(const rfx_program *p, const rfx_expr *e, rfx_prim prim, u
     }
     default: {
         bool ok = true;
-        *out = rfx_lower_const_value(e, prim, &ok);
+        *out = rfx_lower_const_value(p, e, prim, &ok);
         return ok;
     }
     }

@@ -116,8 +116,14 @@ rfx_rx *rfx_rx_and(lower_ctx *L, rfx_rx *a, rfx_rx *b)
 
 /* Constant value of a literal expression as stored (the bits of prim; a word of a 64-bit
  * literal, sema_widen.c's, as it is). */
-uint64_t rfx_lower_const_value(const rfx_expr *e, rfx_prim prim, bool *ok)
+uint64_t rfx_lower_const_value(const rfx_program *p, const rfx_expr *e, rfx_prim prim, bool *ok)
 {
+    if (p && e->type >= 0 && p->types[e->type].prim == RFX_DECIMAL &&
+        (e->kind == RFX_E_INT || e->kind == RFX_E_UNSIGNED || e->kind == RFX_E_FLOAT)) {   /* its count of 10^-scale */
+        rfx_prim from = e->kind == RFX_E_FLOAT ? RFX_FLOAT64 : RFX_NUMBER64;
+        uint64_t v = e->kind == RFX_E_FLOAT ? rfx_of_f64(e->u.fval) : (uint64_t)e->u.ival;
+        return rfx_convert_scaled(from, 0, RFX_NUMBER64, p->types[e->type].scale, v);
+    }
     switch (e->kind) {
     case RFX_E_INT:
     case RFX_E_UNSIGNED:

@@ -15,6 +15,7 @@ static void print_const(FILE *out, const rfx_plan *P, rfx_prim prim, uint64_t v)
         break;
     }
     case RFX_WORD: case RFX_NPRIMS: fprintf(out, "0x%xw", (unsigned)v); break;
+    case RFX_DECIMAL: fprintf(out, "%lldD", (long long)(int64_t)v); break;
     case RFX_DATE: {
         char d[32];
         rfx_date_format(d, sizeof d, (uint32_t)v);

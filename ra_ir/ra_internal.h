@@ -35,11 +35,18 @@ static inline void *lalloc(lower_ctx *L, size_t n)
     return p;
 }
 
-/* The kind the plan computes a value of type t in: a date is its number of days. */
+/* The kind the plan computes a value of type t in: a date is its number of days, a decimal
+ * its count of 10^-scale (type_scale). */
 static inline rfx_prim type_prim(const rfx_program *p, int t)
 {
     rfx_prim k = t >= 0 ? p->types[t].prim : RFX_NUMBER;
-    return k == RFX_DATE ? RFX_NUMBER : k;
+    return k == RFX_DATE ? RFX_NUMBER : k == RFX_DECIMAL ? RFX_NUMBER64 : k;
+}
+
+/* The scale of a value of type t: a decimal's, else 0. */
+static inline int type_scale(const rfx_program *p, int t)
+{
+    return t >= 0 && p->types[t].prim == RFX_DECIMAL ? p->types[t].scale : 0;
 }
 
 /* The kind of a column whose attribute has type t: the high word of a 64-bit value (the
@@ -55,7 +62,7 @@ static inline rfx_prim column_prim(const rfx_program *p, int t)
 int rfx_lower_rule_set(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, int delta_lit);
 void rfx_lower_rule(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, int delta_lit, int into);
 /* A literal's value as stored (the 32-bit pattern of prim); *ok false where it has none. */
-uint64_t rfx_lower_const_value(const rfx_expr *e, rfx_prim prim, bool *ok);
+uint64_t rfx_lower_const_value(const rfx_program *p, const rfx_expr *e, rfx_prim prim, bool *ok);
 
 int rfx_lower_new_var(lower_ctx *L, const char *name, rfx_pvar_kind kind, int arity,
                       const rfx_prim *types, int rel);

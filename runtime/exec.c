@@ -176,11 +176,19 @@ static bool io_flag(const rfx_io_dir *d, const char *key)
 
 /* A relation's record columns, for reading and writing them: false where it has none. */
 /* The kinds of r's columns as files hold them: a 64-bit value's high word typed as the
- * value (the plan's variables hold words, as joins see them), its low word RFX_WORD. */
-static void io_prims(const exec *x, const rfx_relation *r, rfx_prim *prims)
+ * value (the plan's variables hold words, as joins see them), its low word RFX_WORD; and
+ * its decimal columns' digits (false where it has none). */
+static bool io_prims(const exec *x, const rfx_relation *r, rfx_prim *prims, rfx_decimal_cols *dec)
 {
-    for (int a = 0; a < r->arity; a++)
-        prims[a] = x->prog->types[r->attrs[a].type].prim;
+    bool any = false;
+    for (int a = 0; a < r->arity; a++) {
+        const rfx_type *t = &x->prog->types[r->attrs[a].type];
+        prims[a] = t->prim;
+        dec->precision[a] = (uint8_t)t->precision;
+        dec->scale[a] = (uint8_t)t->scale;
+        any |= t->prim == RFX_DECIMAL;
+    }
+    return any;
 }
 
 static bool record_io(const exec *x, const rfx_relation *r, int *coltypes, rfx_record_io *rio)
@@ -250,7 +258,7 @@ static rfx_status do_input(exec *x, const rfx_ra_cmd *c)
     /* a SNAP edge list (comments, any blanks, extra columns) only where format="edges" says
      * so: a .facts file's every line is a row (gzip is recognised either way) */
     rfx_read_opts ro = {delimiter_of(d), fmt && strcmp(fmt, "edges") == 0, x->nthreads, io_flag(d, "headers"),
-                        io_flag(d, "rfc4180"), records ? &rio : NULL, 0, 1, NULL, NULL};
+                        io_flag(d, "rfc4180"), records ? &rio : NULL, NULL, 0, 1, NULL, NULL};
     long skipped = 0, first_skipped = 0;
     if (sliced) {
         ro.slice = x->rank;
@@ -261,7 +269,8 @@ static rfx_status do_input(exec *x, const rfx_ra_cmd *c)
     rfx_rows tmp;
     rfx_rows_init(&tmp, v->arity);
     rfx_prim prims[RFX_MAX_ARITY + 1];
-    io_prims(x, r, prims);
+    rfx_decimal_cols dec;
+    ro.decimals = io_prims(x, r, prims, &dec) ? &dec : NULL;
     rfx_status st = rfx_read_facts(path, prims, x->prog->syms, &ro, &tmp, x->err);
     if (sliced) {   /* collective: a process whose slice failed takes part; owners sort */
         report_slices_skipped(x, path, skipped, first_skipped);
@@ -360,7 +369,7 @@ static rfx_status do_output(exec *x, const rfx_ra_cmd *c)
     rfx_record_io rio;
     bool records = record_io(x, r, coltypes, &rio);
     rfx_write_opts wo = {delimiter_of(d), x->nthreads, io_flag(d, "headers"), io_flag(d, "rfc4180"),
-                         io_flag(d, "compress"), records ? &rio : NULL, false};
+                         io_flag(d, "compress"), records ? &rio : NULL, false, NULL};
     bool to_stdout = (io && strcmp(io, "stdout") == 0) || strcmp(x->o->output_dir, "-") == 0;
     if (to_stdout && !x->out)
         return RFX_OK;
@@ -375,7 +384,8 @@ static rfx_status do_output(exec *x, const rfx_ra_cmd *c)
         return st;
     }
     rfx_prim prims[RFX_MAX_ARITY + 1];
-    io_prims(x, r, prims);
+    rfx_decimal_cols dec;
+    wo.decimals = io_prims(x, r, prims, &dec) ? &dec : NULL;
     rfx_rows ordered;   /* order="..." and limit=N: the rows to write, in that order */
     rfx_rows_init(&ordered, v->arity);
     if (rfx_io_get(d, "order") || rfx_io_get(d, "limit")) {

@@ -2,6 +2,7 @@
  * without a newline), and writing relations the way Soufflé does, atomically. */
 #include "runtime.h"
 #include "base.h"
+#include "rx_ops.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,114 +17,7 @@
 #include <emmintrin.h>
 #endif
 
-/* ---- field parsing -------------------------------------------------------------------- */
-static bool parse_i64(const char *s, size_t n, int64_t *out)
-{
-    size_t i = 0;
-    bool neg = false;
-    if (i < n && (s[i] == '-' || s[i] == '+')) {
-        neg = s[i] == '-';
-        i++;
-    }
-    if (i == n)
-        return false;
-    uint64_t v = 0;
-    if (n - i > 2 && s[i] == '0' && (s[i + 1] == 'x' || s[i + 1] == 'X')) {
-        for (i += 2; i < n; i++) {
-            char c = s[i];
-            int d = c >= '0' && c <= '9' ? c - '0' : (c | 0x20) >= 'a' && (c | 0x20) <= 'f' ? (c | 0x20) - 'a' + 10 : -1;
-            if (d < 0 || v > 0xFFFFFFFFull)
-                return false;
-            v = v * 16 + (uint64_t)d;
-        }
-    } else {
-        for (; i < n; i++) {
-            if (s[i] < '0' || s[i] > '9' || v > 0xFFFFFFFFFull)
-                return false;
-            v = v * 10 + (uint64_t)(s[i] - '0');
-        }
-    }
-    if (v > 0x1FFFFFFFFull)
-        v = 0x1FFFFFFFFull;   /* out of any 32-bit range; reported by the caller */
-    *out = neg ? -(int64_t)v : (int64_t)v;
-    return true;
-}
-
-/* A 64-bit integer's text (decimal, or hex after 0x; a sign first): its magnitude and sign.
- * 0 when it is no integer, 2 when its magnitude is past 2^64 - 1, else 1. */
-static int parse_mag64(const char *s, size_t n, bool *neg, uint64_t *mag)
-{
-    size_t i = 0;
-    *neg = false;
-    if (i < n && (s[i] == '-' || s[i] == '+'))
-        *neg = s[i++] == '-';
-    bool hex = n - i > 2 && s[i] == '0' && (s[i + 1] == 'x' || s[i + 1] == 'X');
-    i += hex ? 2 : 0;
-    if (i == n)
-        return 0;
-    uint64_t v = 0;
-    bool big = false;
-    for (; i < n; i++) {
-        char c = s[i];
-        int d = c >= '0' && c <= '9' ? c - '0'
-              : hex && (c | 0x20) >= 'a' && (c | 0x20) <= 'f' ? (c | 0x20) - 'a' + 10 : -1;
-        uint64_t base = hex ? 16 : 10;
-        if (d < 0)
-            return 0;
-        big |= v > (UINT64_MAX - (uint64_t)d) / base;
-        v = v * base + (uint64_t)d;
-    }
-    *mag = v;
-    return big ? 2 : 1;
-}
-
-/* A float's text, the whole field as strtof (or, wide, strtod) reads it: its bits (a
- * float's in the low 32); an error text or NULL. */
-static const char *parse_float(const char *s, size_t n, bool wide, uint64_t *bits)
-{
-    char tmp[128];
-    if (n == 0 || n >= sizeof tmp)
-        return "is not a float";
-    rfx_memcpy(tmp, s, n);
-    tmp[n] = 0;
-    char *end;
-    errno = 0;
-    double d = wide ? strtod(tmp, &end) : 0;
-    float f = wide ? 0 : strtof(tmp, &end);
-    if (*end || end == tmp)
-        return "is not a float";
-    if (errno == ERANGE)   /* as Soufflé: neither inf nor 0 for what a float cannot hold */
-        return wide ? "is out of range for float64" : "is out of range for float (32-bit)";
-    uint32_t u;
-    rfx_memcpy(&u, &f, 4);
-    rfx_memcpy(bits, &d, 8);
-    *bits = !wide ? u : d != d ? 0x7ff8000000000000ull : *bits;   /* every NaN as rx_ops.h makes them */
-    return NULL;
-}
-
-/* A value of a 64-bit kind: its high word at out[0], its low word at out[1]. */
-static const char *parse_wide(const char *s, size_t n, rfx_prim prim, uint32_t *out)
-{
-    uint64_t bits;
-    if (prim == RFX_FLOAT64) {
-        const char *why = parse_float(s, n, true, &bits);
-        if (why)
-            return why;
-    } else {
-        bool neg, num = prim == RFX_NUMBER64;
-        uint64_t mag = 0;
-        int got = parse_mag64(s, n, &neg, &mag);
-        if (!got)
-            return num ? "is not a number" : "is not an unsigned number";
-        if (got == 2 || (num && mag > (neg ? 0x8000000000000000ull : 0x7fffffffffffffffull)) || (!num && neg && mag))
-            return num ? "is out of range for number64 (64-bit signed)" : "is out of range for unsigned64 (64-bit)";
-        bits = neg ? 0u - mag : mag;
-    }
-    out[0] = (uint32_t)(bits >> 32);
-    out[1] = (uint32_t)bits;
-    return NULL;
-}
-
+/* ---- field parsing (a value's text: value_text.c) ------------------------------------ */
 /* Length of the plain decimal (at most 10 digits, '-' for a number) that s starts with when
  * it is in prim's range, its value in *out; 0 when it is not one (hex, '+', too long, out
  * of range or not a number: parse_field and its messages decide). */
@@ -139,51 +33,6 @@ static size_t scan_decimal(const char *s, size_t n, rfx_prim prim, uint32_t *out
         return 0;
     *out = d0 ? 0u - (uint32_t)v : (uint32_t)v;
     return k;
-}
-
-/* Converts one field; returns an error text or NULL. */
-const char *rfx_parse_value(const char *s, size_t n, rfx_prim prim, rfx_symtab *syms, uint32_t *out)
-{
-    switch (prim) {
-    case RFX_NUMBER64: case RFX_UNSIGNED64: case RFX_FLOAT64:
-        return parse_wide(s, n, prim, out);
-    case RFX_DATE:
-        return rfx_date_parse(s, n, out) ? NULL : "is not a date (YYYY-MM-DD)";
-    case RFX_WORD: case RFX_NPRIMS:
-        break;
-    case RFX_NUMBER: {
-        int64_t v;
-        if (!parse_i64(s, n, &v))
-            return "is not a number";
-        if (v < INT32_MIN || v > INT32_MAX)
-            return "is out of range for number (32-bit signed)";
-        *out = (uint32_t)(int32_t)v;
-        return NULL;
-    }
-    case RFX_UNSIGNED: {
-        int64_t v;
-        if (!parse_i64(s, n, &v))
-            return "is not an unsigned number";
-        if (v < 0 || v > UINT32_MAX)
-            return "is out of range for unsigned (32-bit)";
-        *out = (uint32_t)v;
-        return NULL;
-    }
-    case RFX_FLOAT: {
-        uint64_t bits;
-        const char *why = parse_float(s, n, false, &bits);
-        *out = why ? *out : (uint32_t)bits;
-        return why;
-    }
-    case RFX_SYMBOL: {
-        uint32_t id = rfx_symtab_intern(syms, s, n);
-        if (id == UINT32_MAX)
-            return "could not be stored (out of memory)";
-        *out = id;
-        return NULL;
-    }
-    }
-    return "has an unknown type";
 }
 
 /* ---- facts files ---------------------------------------------------------------------- */
@@ -212,6 +61,7 @@ typedef struct read_job {
     piece *pieces;
     bool plain;                 /* every column a number or unsigned: plain_line first */
     const rfx_record_io *rec;   /* record columns (else NULL) */
+    const rfx_decimal_cols *dec;   /* decimal columns (else NULL) */
 } read_job;
 
 /* Whether every one of the arity columns holds numbers or unsigned values (text without
@@ -256,6 +106,16 @@ static size_t find_delim(const read_job *j, const char *line, size_t i, size_t l
 {
     const char *d = j->dlen == 1 ? memchr(line + i, j->delim[0], len - i) : memmem(line + i, len - i, j->delim, j->dlen);
     return d ? (size_t)(d - line) : len;
+}
+
+/* Field `col` of a row (its text s, n bytes) into out: a record, a decimal or a value. */
+static const char *parse_field(const read_job *j, int col, const char *s, size_t n, uint32_t *out)
+{
+    if (j->rec && rfx_record_column(j->rec->prog, j->rec->coltypes[col]))
+        return rfx_record_parse(j->rec, j->rec->coltypes[col], s, n, out);
+    if (j->types[col] == RFX_DECIMAL && j->dec)
+        return rfx_parse_decimal(s, n, j->dec->precision[col], j->dec->scale[col], out);
+    return rfx_parse_value(s, n, j->types[col], j->syms, out);
 }
 
 /* Parses one line into tuple: RFX_OK, an error (its text in p->why), or LINE_SKIPPED. */
@@ -310,9 +170,7 @@ static int parse_line(const read_job *j, piece *p, const char *line, size_t len,
                 break;
         } else
             i = e = find_delim(j, line, i, len);
-        const char *why = j->rec && rfx_record_column(j->rec->prog, j->rec->coltypes[col])
-                        ? rfx_record_parse(j->rec, j->rec->coltypes[col], line + s, e - s, &tuple[col])
-                        : rfx_parse_value(line + s, e - s, j->types[col], j->syms, &tuple[col]);
+        const char *why = parse_field(j, col, line + s, e - s, &tuple[col]);
         if (why) {
             if (j->edges && col < 2 && j->types[col] != RFX_SYMBOL && !strstr(why, "out of range")) {
                 /* SNAP headers sometimes spill onto lines without '#' (a number too large
@@ -693,9 +551,7 @@ static rfx_status read_quoted(reader *r, const char *path, const read_job *j, bo
                 break;
             }
             if (pc < j->arity && !(headers && first)) {
-                const char *bad = j->rec && rfx_record_column(j->rec->prog, j->rec->coltypes[pc])
-                                ? rfx_record_parse(j->rec, j->rec->coltypes[pc], field ? field : "", fl, &row[pc])
-                                : rfx_parse_value(field ? field : "", fl, j->types[pc], j->syms, &row[pc]);
+                const char *bad = parse_field(j, pc, field ? field : "", fl, &row[pc]);
                 if (bad) {
                     char q[64];
                     quote_field(q, sizeof q, field ? field : "", fl);
@@ -786,7 +642,7 @@ rfx_status rfx_read_facts(const char *path, const rfx_prim *types, rfx_symtab *s
     const char *delim = ro && ro->delimiter ? ro->delimiter : ro && ro->rfc4180 ? "," : "\t";
     read_job j = {types, syms, delim, strlen(delim), ro && ro->edge_list, a, pieces,
                   a > 0 && integer_columns(types, a) && strlen(delim) == 1 && !(ro && ro->records),
-                  ro ? ro->records : NULL};
+                  ro ? ro->records : NULL, ro ? ro->decimals : NULL};
     if (ro && ro->rfc4180) {
         st = read_quoted(&r, path, &j, ro->headers, rows, err);
         goto out;
@@ -1017,6 +873,18 @@ static void put_wide(text_buf *t, rfx_prim prim, uint64_t v)
         t->len += (size_t)snprintf(at, VALUE_ROOM, "%llu", (unsigned long long)v);
 }
 
+/* A decimal's text: its count of 10^-scale with the point `scale` digits from the right. */
+static void put_decimal(text_buf *t, uint64_t raw, int scale)
+{
+    char *at = t->p + t->len;
+    bool neg = (int64_t)raw < 0;
+    uint64_t mag = neg ? 0u - raw : raw, p10 = (uint64_t)rfx_pow10(scale);
+    int n = snprintf(at, VALUE_ROOM, "%s%llu", neg ? "-" : "", (unsigned long long)(mag / p10));
+    if (scale)
+        n += snprintf(at + n, VALUE_ROOM - (size_t)n, ".%0*llu", scale, (unsigned long long)(mag % p10));
+    t->len += (size_t)n;
+}
+
 /* A record's text (`[1, a]`), as put_value puts a value. */
 static void put_record(text_buf *t, const rfx_record_io *rec, int col, uint32_t v, size_t row_room)
 {
@@ -1068,6 +936,7 @@ typedef struct text_job {
     rfx_status wst;
     int werr;                   /* the failed write's errno (0: none known) */
     const rfx_record_io *rec;   /* record columns (else NULL) */
+    const rfx_decimal_cols *dec;   /* decimal columns (else NULL) */
 } text_job;
 
 /* A chunk of rows whose columns are all numbers or unsigned (no symbol, no float): the
@@ -1117,7 +986,9 @@ static void text_chunk(int i, void *ctx)
                 memcpy(t->p + t->len, j->delim, j->dlen);
                 t->len += j->dlen;
             }
-            if (RFX_PRIM_WIDE(j->types[c]) && c + 1 < a)
+            if (j->types[c] == RFX_DECIMAL && j->dec && c + 1 < a)
+                put_decimal(t, (uint64_t)row[c] << 32 | row[c + 1], j->dec->scale[c]);
+            else if (RFX_PRIM_WIDE(j->types[c]) && c + 1 < a)
                 put_wide(t, j->types[c], (uint64_t)row[c] << 32 | row[c + 1]);
             else if (j->rec && rfx_record_column(j->rec->prog, j->rec->coltypes[c]))
                 put_record(t, j->rec, (int)c, row[c], row_room);
@@ -1209,7 +1080,7 @@ static rfx_status write_rows(FILE *f, int fd, const rfx_rows *rows, const rfx_pr
     text_buf *bufs = rfx_calloc(2 * (size_t)batch, sizeof *bufs);   /* two sets: one made, one written */
     const size_t dlen = strlen(delim);
     text_job j = {rows, idx, types, syms, delim, dlen, quote, integer_columns(types, rows->arity) && dlen == 1 && !rec, 0, NULL,
-                  0, f, fd, NULL, 0, RFX_OK, 0, rec};
+                  0, f, fd, NULL, 0, RFX_OK, 0, rec, wo->decimals};
     st = bufs ? RFX_OK : RFX_ERR_NOMEM;
     long long at = 0;
     for (size_t c = 0, k = 0; st == RFX_OK && (c < chunks || j.nwritten); c += (size_t)batch, k++) {
@@ -1268,7 +1139,7 @@ static int cmp_typed(const void *x, const void *y, void *ctx)
         if (a[c] == b[c])
             continue;
         switch (o->types[c]) {
-        case RFX_NUMBER: case RFX_NUMBER64: case RFX_DATE:   /* a 64-bit value's high word; a day */
+        case RFX_NUMBER: case RFX_NUMBER64: case RFX_DECIMAL: case RFX_DATE:   /* a 64-bit value's high word; a day */
             return (int32_t)a[c] < (int32_t)b[c] ? -1 : 1;
         case RFX_FLOAT: {
             float fa, fb;
@@ -1334,7 +1205,8 @@ static void make_keys(int i, void *ctx)
         uint32_t *key = o->keys->data + r * (a + 1);
         for (size_t c = 0; c < a; c++)
             key[c] = o->types[c] == RFX_SYMBOL ? o->rank[row[c]]
-                   : o->types[c] == RFX_NUMBER || o->types[c] == RFX_NUMBER64 || o->types[c] == RFX_DATE
+                   : o->types[c] == RFX_NUMBER || o->types[c] == RFX_NUMBER64 || o->types[c] == RFX_DATE ||
+                     o->types[c] == RFX_DECIMAL
                    ? row[c] ^ 0x80000000u : row[c];
         key[a] = (uint32_t)r;
     }

@@ -33,7 +33,7 @@ static int cmp_column(const order_ctx *o, const uint32_t *a, const uint32_t *b, 
                 return fx < fy ? -1 : 1;
             return x < y ? -1 : 1;
         }
-        return t == RFX_NUMBER64 ? ((int64_t)x < (int64_t)y ? -1 : 1) : (x < y ? -1 : 1);
+        return t == RFX_NUMBER64 || t == RFX_DECIMAL ? ((int64_t)x < (int64_t)y ? -1 : 1) : (x < y ? -1 : 1);
     }
     if (a[c] == b[c])
         return 0;

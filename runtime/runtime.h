@@ -121,10 +121,21 @@ bool rfx_record_format(const rfx_record_io *rio, int type, uint32_t v, rfx_text 
  * by text, numbers by value): outputs with records are sorted so, whatever order the
  * records were made in. */
 int rfx_record_compare(const rfx_record_io *rio, int type, uint32_t a, uint32_t b, int depth);
-/* io.c's field conversions: a plain value of kind prim from its text (an error text, or
- * NULL), and a number's or float's text (its length; cap >= 32). */
+/* Field conversions: a plain value of kind prim from its text (an error text, or NULL; a
+ * 64-bit kind's high word at out[0], low at out[1]; value_text.c), and a number's, float's
+ * or date's text (its length; cap >= 32; io.c). */
 const char *rfx_parse_value(const char *s, size_t n, rfx_prim prim, rfx_symtab *syms, uint32_t *out);
+/* A decimal's text ([sign] digits [. digits]) as its count of 10^-scale, high word at
+ * out[0], low at out[1]: exactly, or an error text where it has more places after the point
+ * than the scale or more digits before it than precision - scale (value_text.c). */
+const char *rfx_parse_decimal(const char *s, size_t n, int precision, int scale, uint32_t *out);
 int rfx_format_value(char *buf, size_t cap, rfx_prim prim, uint32_t v);
+
+/* The decimal columns of a relation (files hold their values as text, 12.50): per column,
+ * its type's digits in all and after the point. */
+typedef struct rfx_decimal_cols {
+    uint8_t precision[RFX_MAX_ARITY], scale[RFX_MAX_ARITY];
+} rfx_decimal_cols;
 
 typedef struct rfx_read_opts {
     const char *delimiter;     /* field separator of .facts files, any length (NULL: "\t", or ","
@@ -134,6 +145,7 @@ typedef struct rfx_read_opts {
     bool headers;              /* the first line names the columns: skipped */
     bool rfc4180;              /* a field may be quoted ("a,b", "say ""hi""", a newline inside) */
     const rfx_record_io *records;   /* the relation has record columns (else NULL) */
+    const rfx_decimal_cols *decimals;   /* ... decimal columns (else NULL) */
     /* Slice `slice` of `nslices` (nslices > 1; a plain file, rfx_facts_sliceable): the lines
      * that begin in bytes [size * slice / nslices, size * (slice + 1) / nslices). Messages
      * still name the file's own line numbers; lines skipped for not starting with numbers
@@ -199,6 +211,7 @@ typedef struct rfx_write_opts {
     bool compress;             /* gzip */
     const rfx_record_io *records;   /* the relation has record columns (else NULL) */
     bool in_order;             /* the rows are in the order to write (an output's order option) */
+    const rfx_decimal_cols *decimals;   /* the relation's decimal columns (else NULL) */
 } rfx_write_opts;
 
 /* Writes rows as a delimited file (sorted by typed value: numbers signed, symbols by
