@@ -314,7 +314,8 @@ typedef enum rfx_rx_kind {
     RFX_RX_CONST,              /* value (32-bit pattern of prim) */
     RFX_RX_BIN,                /* binop over l, r, computed in prim */
     RFX_RX_NEG,                /* -l in prim */
-    RFX_RX_CMP,                /* cmp of l, r compared as prim; yields 0/1 */
+    RFX_RX_CMP,                /* cmp of l, r compared as prim; yields 0/1 (RFX_DECIMAL: counts of
+                                * scales col apart, l's the smaller for col > 0) */
     RFX_RX_AND,                /* l && r */
     RFX_RX_PAIR,               /* the 64-bit value (prim) of words l (high) and r (low) */
     RFX_RX_HALF,               /* op 0: the high word of l (64-bit), 1: its low word (RFX_WORD) */

@@ -21,6 +21,8 @@ uint64_t rfx_rx_eval64(const rfx_rx *e, const uint32_t *t0, int a0, const uint32
     }
     case RFX_RX_CMP: {
         uint64_t l = rfx_rx_eval64(e->l, t0, a0, t1, div0), r = rfx_rx_eval64(e->r, t0, a0, t1, div0);
+        if (e->prim == RFX_DECIMAL)   /* decimals of scales col apart */
+            return rfx_compare_scaled(e->op, (int64_t)l, (int64_t)r, e->col);
         return RFX_PRIM_WIDE(e->prim) ? rfx_compare64(e->op, e->prim, l, r)
                                       : rfx_compare(e->op, e->prim, (uint32_t)l, (uint32_t)r);
     }

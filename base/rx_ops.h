@@ -349,6 +349,26 @@ RFX_HD uint64_t rfx_convert_scaled(int from, int fs, int to, int ts, uint64_t v)
     return rfx_convert(RFX_NUMBER64, to, (uint64_t)i);
 }
 
+/* Decimals of different scales compared by value, in 128 bits (no rescaling overflows):
+ * a * 10^k op b for k >= 0, a op b * 10^-k for k < 0. */
+RFX_HD bool rfx_compare_scaled(int op, int64_t a, int64_t b, int k)
+{
+    __int128 x = a, y = b;
+    if (k > 0)
+        x *= rfx_pow10(k);
+    else
+        y *= rfx_pow10(-k);
+    int c = x < y ? -1 : x > y;
+    switch (op) {
+    case RFX_LT: return c < 0;
+    case RFX_LE: return c <= 0;
+    case RFX_GT: return c > 0;
+    case RFX_GE: return c >= 0;
+    case RFX_EQ: return c == 0;
+    default: return c != 0;
+    }
+}
+
 /* One step of a 64-bit sum/min/max (mean sums): acc combined with v. An integer sum that
  * leaves the kind's range sets *overflow (an exact answer or none, as SQL's). */
 RFX_HD uint64_t rfx_agg_step64(int fn, int prim, uint64_t acc, uint64_t v, bool *overflow)

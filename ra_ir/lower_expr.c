@@ -246,11 +246,10 @@ rfx_rx *rfx_lower_cmp(rule_ctx *R, rfx_cmpop op, const rfx_expr *l, const rfx_ex
     x->l = rfx_lower_expr(R, l, f0, f1, prim);
     x->r = rfx_lower_expr(R, r, f0, f1, prim);
     const rfx_program *p = R->L->prog;
-    if (is_decimal(p, l->type) || is_decimal(p, r->type)) {   /* decimals at the larger of their scales */
-        int ls = type_scale(p, l->type), rs = type_scale(p, r->type), s = ls > rs ? ls : rs;
-        x->prim = RFX_NUMBER64;
-        x->l = rescale(R->L, x->l, ls, s, RFX_NUMBER64);
-        x->r = rescale(R->L, x->r, rs, s, RFX_NUMBER64);
+    if (is_decimal(p, l->type) || is_decimal(p, r->type)) {   /* decimals by value, scales apart in 128 bits */
+        int ls = type_scale(p, l->type), rs = type_scale(p, r->type);
+        x->prim = ls == rs ? RFX_NUMBER64 : RFX_DECIMAL;
+        x->col = rs - ls;
     }
     if (prim == RFX_SYMBOL && op != RFX_EQ && op != RFX_NE) {   /* by text: compare(l, r) op 0 */
         rfx_rx *args[2] = {x->l, x->r};

@@ -77,9 +77,12 @@ void rfx_rx_print(FILE *out, const rfx_plan *P, const rfx_rx *e)
         break;
     case RFX_RX_CMP:
         rfx_rx_print(out, P, e->l);
-        fprintf(out, " %s%s%s ", rfx_cmpop_str(e->op),
-                e->prim == RFX_UNSIGNED || e->prim == RFX_UNSIGNED64 || e->prim == RFX_WORD ? "u"
-                : e->prim == RFX_FLOAT || e->prim == RFX_FLOAT64 ? "f" : "", RFX_PRIM_WIDE(e->prim) ? "L" : "");
+        if (e->prim == RFX_DECIMAL)   /* decimals, scales col apart */
+            fprintf(out, " %s.d%d ", rfx_cmpop_str(e->op), e->col);
+        else
+            fprintf(out, " %s%s%s ", rfx_cmpop_str(e->op),
+                    e->prim == RFX_UNSIGNED || e->prim == RFX_UNSIGNED64 || e->prim == RFX_WORD ? "u"
+                    : e->prim == RFX_FLOAT || e->prim == RFX_FLOAT64 ? "f" : "", RFX_PRIM_WIDE(e->prim) ? "L" : "");
         rfx_rx_print(out, P, e->r);
         break;
     case RFX_RX_AND:

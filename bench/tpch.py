@@ -1,0 +1,185 @@
+#!/usr/bin/env python3
+"""TPC-H in Datalog against DuckDB: generate the tables, run each programs/tpch/qNN.dl with
+rfx and the same query with DuckDB, compare the answers, print a table.
+
+    bench/tpch.py gen DIR SF          tables as DIR/<table>.tbl (DuckDB's dbgen, '|', no header)
+    bench/tpch.py run DIR RFX [opts]  each query with rfx and DuckDB over DIR's tables
+
+run options: --queries 1,6 (default: every programs/tpch/qNN.dl), --backends cpu,cuda
+(default cpu), --repeat N (timings: best of N), --rfx-args "..." (passed to rfx).
+
+Answers compare as SQL's: decimals exactly, floats to 1e-9 relative, dates and text as
+text; rows in order where the query orders them (rows equal on its sort keys in any
+order); SQL's row of NULLs (an aggregate over no row) as no row, Datalog having no NULL. Needs the PyPI packages duckdb==1.5.5 and duckdb-extension-tpch==1.5.5 (the
+extension is loaded from the wheel); exit 2 with one line where they are missing, 1 where
+an answer differs."""
+import argparse
+import datetime
+import decimal
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PROGRAMS = os.path.join(HERE, "..", "programs", "tpch")
+TABLES = ["lineitem", "orders", "customer", "part", "partsupp", "supplier", "nation", "region"]
+
+
+def duckdb_connection():
+    try:
+        import duckdb
+        import duckdb_extension_tpch
+    except ImportError:
+        print("tpch: skipped: the PyPI packages duckdb==1.5.5 and duckdb-extension-tpch==1.5.5 are not installed")
+        sys.exit(2)
+    ext = os.path.join(os.path.dirname(duckdb_extension_tpch.__file__), "extensions", "v" + duckdb.__version__,
+                       "tpch.duckdb_extension")
+    con = duckdb.connect(config={"allow_unsigned_extensions": "true"})
+    con.execute("LOAD '%s'" % ext)
+    return con
+
+
+def generate(directory, sf):
+    os.makedirs(directory, exist_ok=True)
+    con = duckdb_connection()
+    con.execute("CALL dbgen(sf=%s)" % sf)
+    for t in TABLES:
+        con.execute("COPY %s TO '%s' (DELIMITER '|', HEADER false)" % (t, os.path.join(directory, t + ".tbl")))
+
+
+def load(con, directory):
+    """DuckDB's own tables from the same files rfx reads (its types, as dbgen made them)."""
+    con.execute("CALL dbgen(sf=0)")
+    for t in TABLES:
+        con.execute("DELETE FROM %s" % t)
+        con.execute("COPY %s FROM '%s' (DELIMITER '|', HEADER false)" % (t, os.path.join(directory, t + ".tbl")))
+
+
+def value(text, like):
+    """rfx's text of a value as the Python value DuckDB returns beside it."""
+    if isinstance(like, bool) or like is None:
+        return text
+    if isinstance(like, decimal.Decimal):
+        return decimal.Decimal(text)
+    if isinstance(like, float):
+        return float(text)
+    if isinstance(like, int):
+        return int(text)
+    if isinstance(like, datetime.date):
+        return datetime.date.fromisoformat(text)
+    return text
+
+
+def same_value(a, b):
+    if isinstance(b, float):
+        return a == b or abs(a - b) <= 1e-9 * max(abs(a), abs(b))
+    return a == b
+
+
+def sort_keys(sql, names):
+    """The select-list positions of the query's ORDER BY keys (None: not ordered)."""
+    m = re.search(r"ORDER\s+BY\s+(.*?)(LIMIT|;|$)", sql, re.S | re.I)
+    if not m:
+        return None
+    keys = []
+    for item in m.group(1).split(","):
+        name = item.strip().split()[0] if item.strip() else ""
+        if name in names:
+            keys.append(names.index(name))
+    return keys
+
+
+def compare(rfx_rows, duck_rows, keys):
+    # an aggregate over no row is SQL's NULL; Datalog has no NULL, and its program no row
+    duck_rows = [r for r in duck_rows if any(x is not None for x in r)]
+    if len(rfx_rows) != len(duck_rows):
+        return "%d rows, DuckDB %d" % (len(rfx_rows), len(duck_rows))
+    got = [tuple(value(t, d) for t, d in zip(r, dr)) for r, dr in zip(rfx_rows, duck_rows)]
+
+    def norm(rows):   # rows equal on the sort keys may come in any order
+        return sorted(rows, key=lambda r: tuple(str(x) for x in r))
+
+    def group(rows):
+        if keys is None:
+            return [norm(rows)]
+        out, cur, last = [], [], None
+        for r in rows:
+            k = tuple(r[i] for i in keys)
+            if cur and k != last:
+                out.append(norm(cur))
+                cur = []
+            cur.append(r)
+            last = k
+        return out + ([norm(cur)] if cur else [])
+
+    for gg, gd in zip(group(got), group(list(duck_rows))):
+        for a, b in zip(gg, gd):
+            if len(a) != len(b) or not all(same_value(x, y) for x, y in zip(a, b)):
+                return "row %s, DuckDB %s" % (a, b)
+    return None
+
+
+def run(args):
+    con = duckdb_connection()
+    load(con, args.dir)
+    queries = [int(q) for q in args.queries.split(",")] if args.queries else sorted(
+        int(f[1:3]) for f in os.listdir(PROGRAMS) if re.match(r"q\d\d\.dl$", f))
+    bad = 0
+    print("| query | rows | DuckDB s | " + " | ".join("rfx %s s" % b for b in args.backends.split(",")) + " | answers |")
+    print("|---:|---:|---:|" + "---:|" * len(args.backends.split(",")) + "---|")
+    for q in queries:
+        sql = con.execute("SELECT query FROM tpch_queries() WHERE query_nr = %d" % q).fetchall()[0][0]
+        best = None
+        for _ in range(args.repeat):
+            t0 = time.perf_counter()
+            res = con.execute(sql)
+            duck = res.fetchall()
+            best = min(best or 1e9, time.perf_counter() - t0)
+        names = [d[0] for d in res.description]
+        cells, why = [], None
+        for b in args.backends.split(","):
+            out = tempfile.mkdtemp(prefix="tpch-q%02d-" % q)
+            t_best = None
+            for _ in range(args.repeat):
+                t0 = time.perf_counter()
+                r = subprocess.run([args.rfx, "-q", "--backend=" + b, "-F", args.dir, "-D", out] + args.rfx_args.split() +
+                                   [os.path.join(PROGRAMS, "q%02d.dl" % q)], capture_output=True, text=True)
+                t_best = min(t_best or 1e9, time.perf_counter() - t0)
+            if r.returncode != 0:
+                why = why or "%s: rfx exit %d: %s" % (b, r.returncode, r.stderr.strip()[:300])
+                cells.append("-")
+                continue
+            with open(os.path.join(out, "result.csv")) as f:
+                rows = [line.rstrip("\n").split("\t") for line in f if line.strip("\n") != ""]
+            why = why or compare(rows, duck, sort_keys(sql, names))
+            cells.append("%.3f" % t_best)
+        bad += why is not None
+        print("| Q%d | %d | %.3f | %s | %s |" % (q, len(duck), best, " | ".join(cells), why or "equal"))
+    return 1 if bad else 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    g = sub.add_parser("gen")
+    g.add_argument("dir")
+    g.add_argument("sf")
+    r = sub.add_parser("run")
+    r.add_argument("dir")
+    r.add_argument("rfx")
+    r.add_argument("--queries", default="")
+    r.add_argument("--backends", default="cpu")
+    r.add_argument("--repeat", type=int, default=1)
+    r.add_argument("--rfx-args", default="")
+    args = ap.parse_args()
+    if args.cmd == "gen":
+        generate(args.dir, args.sf)
+        return 0
+    return run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
