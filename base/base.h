@@ -254,6 +254,8 @@ void rfx_fn_env_free(rfx_fn_env *env);
 void rfx_fn_env_reset(rfx_fn_env *env);
 /* Why the first failing functor failed since the last reset, or NULL. */
 const char *rfx_fn_env_error(const rfx_fn_env *env);
+/* Records why an expression failed (the first reason since the last reset is kept). */
+void rfx_fn_env_note(rfx_fn_env *env, const char *why);
 
 /* op over its nargs arguments' values; sets *fail (and records why) on failure. */
 uint32_t rfx_fn_apply(rfx_fn_env *env, rfx_fn_op op, const uint32_t *args, int nargs, bool *fail);
@@ -335,7 +337,8 @@ typedef struct rfx_rx {
     struct rfx_rx *l, *r;
     int nargs;                 /* RFX_RX_FN: its arguments (at most 3; a record's fields for PACK) */
     struct rfx_rx **args;
-    rfx_fn_env *env;           /* RFX_RX_FN: the plan's (borrowed) */
+    rfx_fn_env *env;           /* RFX_RX_FN: the plan's (borrowed); on a BIN or CONV of decimals, where
+                                * an overflow past 64 bits fails (as a division by zero does) */
     rfx_loc loc;               /* source location, for run-time errors (division by zero) */
 } rfx_rx;
 

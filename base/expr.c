@@ -3,6 +3,13 @@
 #include "base.h"
 #include "rx_ops.h"
 
+/* A decimal's value past 64 bits: the run fails, naming the rule, rather than wrap. */
+static void overflow(const rfx_rx *e, bool *div0)
+{
+    *div0 = true;
+    rfx_fn_env_note(e->env, "a decimal value overflows 64 bits (18 digits)");
+}
+
 uint64_t rfx_rx_eval64(const rfx_rx *e, const uint32_t *t0, int a0, const uint32_t *t1, bool *div0)
 {
     switch (e->kind) {
@@ -12,6 +19,15 @@ uint64_t rfx_rx_eval64(const rfx_rx *e, const uint32_t *t0, int a0, const uint32
         return e->value;
     case RFX_RX_BIN: {
         uint64_t l = rfx_rx_eval64(e->l, t0, a0, t1, div0), r = rfx_rx_eval64(e->r, t0, a0, t1, div0);
+        if (e->env && (e->op == RFX_ADD || e->op == RFX_SUB || e->op == RFX_MUL)) {   /* decimals: exact or fail */
+            int64_t v;
+            bool over = e->op == RFX_ADD ? __builtin_add_overflow((int64_t)l, (int64_t)r, &v)
+                      : e->op == RFX_SUB ? __builtin_sub_overflow((int64_t)l, (int64_t)r, &v)
+                                         : __builtin_mul_overflow((int64_t)l, (int64_t)r, &v);
+            if (over)
+                overflow(e, div0);
+            return (uint64_t)v;
+        }
         return RFX_PRIM_WIDE(e->prim) ? rfx_binary64(e->op, e->prim, l, r, div0)
                                       : rfx_binary(e->op, e->prim, (uint32_t)l, (uint32_t)r, div0);
     }
@@ -35,8 +51,14 @@ uint64_t rfx_rx_eval64(const rfx_rx *e, const uint32_t *t0, int a0, const uint32
         uint64_t v = rfx_rx_eval64(e->l, t0, a0, t1, div0);
         return e->op == 0 ? v >> 32 : (uint32_t)v;
     }
-    case RFX_RX_CONV:
-        return rfx_convert_scaled(e->l->prim, e->col, e->prim, e->op, rfx_rx_eval64(e->l, t0, a0, t1, div0));
+    case RFX_RX_CONV: {
+        uint64_t v = rfx_rx_eval64(e->l, t0, a0, t1, div0);
+        int64_t up;
+        if (e->env && e->op > e->col && e->prim == RFX_NUMBER64 && e->l->prim != RFX_FLOAT && e->l->prim != RFX_FLOAT64 &&
+            __builtin_mul_overflow((int64_t)rfx_convert(e->l->prim, RFX_NUMBER64, v), rfx_pow10(e->op - e->col), &up))
+            overflow(e, div0);   /* a decimal's places grown past 64 bits */
+        return rfx_convert_scaled(e->l->prim, e->col, e->prim, e->op, v);
+    }
     case RFX_RX_CAL:
         return rfx_calendar(e->op, (uint32_t)rfx_rx_eval64(e->l, t0, a0, t1, div0),
                             e->r ? (uint32_t)rfx_rx_eval64(e->r, t0, a0, t1, div0) : 0);

@@ -73,6 +73,14 @@ void rfx_fn_env_fail(rfx_fn_env *env, bool *failed, const char *fmt, const char 
     snprintf(env->error, sizeof env->error, fmt, shown);
 }
 
+void rfx_fn_env_note(rfx_fn_env *env, const char *why)
+{
+    bool failed;
+    pthread_mutex_lock(&env->lock);
+    rfx_fn_env_fail(env, &failed, "%s", why);
+    pthread_mutex_unlock(&env->lock);
+}
+
 static uint32_t intern(rfx_fn_env *env, const char *s, size_t n, bool *failed)
 {
     uint32_t id = rfx_symtab_intern(env->syms, s, n);

@@ -446,7 +446,8 @@ void rfx_frontend_print(FILE *out, const rfx_program *p)
     fprintf(out, "// AST of %s\n", p->file);
     for (int i = RFX_NPRIMS; i < p->ntypes; i++) {
         const rfx_type *t = &p->types[i];
-        if (strchr(t->name, '$'))   /* an ADT branch's record of fields: declared with its ADT */
+        if (strchr(t->name, '$') || (t->prim == RFX_DECIMAL && t->parent < 0))   /* an ADT branch's record of
+                                                                               * fields; decimal(P,S), built in */
             continue;
         if (t->nfields >= 0) {   /* a record type */
             fprintf(out, ".type %s = [", t->name);

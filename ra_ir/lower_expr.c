@@ -33,6 +33,7 @@ static rfx_rx *rescale(lower_ctx *L, rfx_rx *x, int fs, int ts, rfx_prim to)
     c->l = x;
     c->col = fs;
     c->op = ts;
+    c->env = ts > fs ? L->plan->fn_env : NULL;   /* places grown: past 64 bits a failure */
     return rfx_rx_fold(c);
 }
 
@@ -206,6 +207,7 @@ rfx_rx *rfx_lower_expr(rule_ctx *R, const rfx_expr *e, const flow *f0, const flo
         /* decimals, as counts of 10^-scale: a quotient of their values as float64s, a product
          * of counts at the scales added, anything else at the result's scale */
         int ls = type_scale(p, lhs->type), rs = type_scale(p, rhs->type), es = type_scale(p, e->type);
+        x->env = prim == RFX_NUMBER64 ? L->plan->fn_env : NULL;   /* exact, or a failure past 64 bits */
         if (prim == RFX_FLOAT64) {
             x->l = rescale(L, x->l, ls, 0, RFX_FLOAT64);
             x->r = rescale(L, x->r, rs, 0, RFX_FLOAT64);
