@@ -5,12 +5,41 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <ctype.h>
 #include <string.h>
 
 typedef void *yyscan_t;
 int rfx_yylex_init_extra(rfx_parse_ctx *extra, yyscan_t *scanner);
 int rfx_yylex_destroy(yyscan_t scanner);
 void *rfx_yy_scan_bytes(const char *bytes, int len, yyscan_t scanner);
+
+/* The functors of rfx's own (to_date .. like, not Soufflé's) whose names the program gives
+ * relations, `.decl like(...)`: a bit each from RFX_FN_TO_DATE. Soufflé programs that name a
+ * relation so keep it a relation. */
+static unsigned shadowed_functors(const char *src, size_t len)
+{
+    unsigned bits = 0;
+    for (const char *p = src, *end = src + len; (p = memmem(p, (size_t)(end - p), ".decl", 5)) != NULL;) {
+        p += 5;
+        while (p < end && *p != '(' && *p != '\n') {   /* the names declared, up to their attributes */
+            while (p < end && (*p == ' ' || *p == '\t' || *p == ','))
+                p++;
+            const char *w = p;
+            while (p < end && (isalnum((unsigned char)*p) || *p == '_' || *p == '?'))
+                p++;
+            if (p == w) {
+                p++;
+                continue;
+            }
+            for (int f = RFX_FN_TO_DATE; f <= RFX_FN_LIKE; f++) {
+                const char *name = rfx_functor_name((rfx_functor)f);
+                if (strlen(name) == (size_t)(p - w) && memcmp(name, w, (size_t)(p - w)) == 0)
+                    bits |= 1u << (f - RFX_FN_TO_DATE);
+            }
+        }
+    }
+    return bits;
+}
 
 void rfx_program_free(rfx_program *p)
 {
@@ -115,6 +144,7 @@ static rfx_program *parse(const char *src, size_t len, const char *file, FILE *d
     }
     free(mcopy);
     free(mwords);
+    ctx.shadowed = shadowed_functors(src, len);
     yyscan_t scanner;
     if (rfx_yylex_init_extra(&ctx, &scanner))
         goto oom;

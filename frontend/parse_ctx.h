@@ -131,6 +131,8 @@ typedef struct rfx_parse_ctx {
     bool expr_too_deep;        /* reported once */
     int decl_state, decl_depth;/* relation qualifiers: 1 in a .decl's parentheses, 2 after them */
     bool ident_opens_atom;     /* the last identifier scanned is followed by '(' */
+    unsigned shadowed;         /* rfx's own functors (RFX_FN_TO_DATE.., a bit each) that the program
+                                * declares relations of: those names are relations' there */
     rfx_linemap *lines;        /* preprocessed text: the line markers read so far (else NULL) */
     int mark_cap;
     const char *file;          /* the program's name (line markers of "<stdin>" name it) */

@@ -231,6 +231,14 @@ void rfx_sema_check_types(sema *s)
                                  .prim = (rfx_prim)i, .precision = 18,
                                  .parent = -1, .nfields = -1};
     p->ntypes = RFX_NPRIMS;
+    /* rfx's own primitive types (not Soufflé's) give way to a program's types of their names
+     * (`.type date <: symbol` in a Soufflé program is its own date) */
+    static const rfx_prim own[] = {RFX_NUMBER64, RFX_UNSIGNED64, RFX_FLOAT64, RFX_DATE};
+    static const char *const hidden[] = {"$number64", "$unsigned64", "$float64", "$date"};
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < 4; k++)
+            if (strcmp(((rfx_type_decl *)s->ctx->types.items[i])->name, rfx_prim_name(own[k])) == 0)
+                p->types[own[k]].name = hidden[k];
     for (int i = 0; i < n; i++) {
         rfx_type_decl *t = s->ctx->types.items[i];
         if (rfx_sema_find_type(p, t->name) >= 0) {
