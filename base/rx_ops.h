@@ -339,14 +339,13 @@ RFX_HD uint64_t rfx_convert_scaled(int from, int fs, int to, int ts, uint64_t v)
         d = d < 0 ? d - 0.5 : d + 0.5;
         return rfx_convert(RFX_FLOAT64, to, rfx_of_f64((double)(int64_t)(d > -9.2e18 && d < 9.2e18 ? d : 0)));
     }
-    int64_t i = (int64_t)rfx_convert(from, RFX_NUMBER64, v);
+    uint64_t u = rfx_convert(from, RFX_NUMBER64, v);   /* in 64 bits, wrapping where it overflows (the
+                                                        * planner's checked nodes fail there first) */
     if (ts > fs)
-        i *= rfx_pow10(ts - fs);
-    else {
-        int64_t q = rfx_pow10(fs - ts);
-        i = (i >= 0 ? i + q / 2 : i - q / 2) / q;
-    }
-    return rfx_convert(RFX_NUMBER64, to, (uint64_t)i);
+        return rfx_convert(RFX_NUMBER64, to, u * (uint64_t)rfx_pow10(ts - fs));
+    int64_t i = (int64_t)u, q = rfx_pow10(fs - ts), d = i / q, r = i % q;   /* rounded half away from zero */
+    d += r > 0 && 2 * r >= q ? 1 : r < 0 && -2 * r >= q ? -1 : 0;
+    return rfx_convert(RFX_NUMBER64, to, (uint64_t)d);
 }
 
 /* Decimals of different scales compared by value, in 128 bits (no rescaling overflows):

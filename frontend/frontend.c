@@ -28,7 +28,7 @@ static unsigned shadowed_functors(const char *src, size_t len)
             while (p < end && (isalnum((unsigned char)*p) || *p == '_' || *p == '?'))
                 p++;
             if (p == w) {
-                p++;
+                p += p < end;
                 continue;
             }
             for (int f = RFX_FN_TO_DATE; f <= RFX_FN_LIKE; f++) {
