@@ -50,6 +50,9 @@ rfx_symtab *rfx_symtab_new(void);
 void rfx_symtab_free(rfx_symtab *t);
 /* Returns the id of s (length n), adding it if new; UINT32_MAX on OOM. */
 uint32_t rfx_symtab_intern(rfx_symtab *t, const char *s, size_t n);
+/* The same, s's hash (rfx_symtab_hash) computed already (on another thread, say). */
+uint32_t rfx_symtab_intern_hashed(rfx_symtab *t, const char *s, size_t n, uint64_t hash);
+uint64_t rfx_symtab_hash(const char *s, size_t n);
 /* The id of s, or UINT32_MAX where the table does not hold it. */
 uint32_t rfx_symtab_find(const rfx_symtab *t, const char *s, size_t n);
 const char *rfx_symtab_str(const rfx_symtab *t, uint32_t id);   /* borrowed */
@@ -57,6 +60,18 @@ uint32_t rfx_symtab_len(const rfx_symtab *t, uint32_t id);         /* bytes (a s
 uint32_t rfx_symtab_size(const rfx_symtab *t);
 /* Rank of each id in byte-wise string order (for sorted output); caller frees. */
 uint32_t *rfx_symtab_ranks(const rfx_symtab *t);
+
+/* A thread's symbols on their way to a table that threads share: ids from 0 in the order
+ * the symbols first come, then added to the table in one go, in that order (so a file read
+ * on many threads numbers its symbols as one thread would). The strings are borrowed until
+ * the merge; clear forgets them and keeps the memory. UINT32_MAX, NULL: out of memory. */
+typedef struct rfx_symlocal rfx_symlocal;
+rfx_symlocal *rfx_symlocal_new(void);
+void rfx_symlocal_free(rfx_symlocal *l);
+void rfx_symlocal_clear(rfx_symlocal *l);
+uint32_t rfx_symlocal_intern(rfx_symlocal *l, const char *s, size_t n);
+/* Adds l's symbols to t; local id -> t's id (l's, valid until l changes). */
+const uint32_t *rfx_symlocal_merge(rfx_symlocal *l, rfx_symtab *t);
 
 /* ---- record table: tuples of values <-> dense 32-bit ids ------------------------ */
 /* A record value (Soufflé's `[a, b]`) is the id of its fields' tuple here; 0 is nil, the
@@ -116,8 +131,8 @@ void rfx_parallel_for(int n, int nthreads, void (*fn)(int i, void *ctx), void *c
 void rfx_parallel_memcpy(void *dst, const void *src, size_t n, int nthreads);
 
 /* ---- hashing ------------------------------------------------------------------------ */
-/* 64-bit FNV-1a of n bytes, continuing from h (start with RFX_FNV_INIT): the symbol
- * table's hash, and a generated kernel source's identity (found once when it is generated,
+/* 64-bit FNV-1a of n bytes, continuing from h (start with RFX_FNV_INIT): a record's and a
+ * choice key's hash, and a generated kernel source's identity (found once when it is generated,
  * rfx_fgroup.source_hash, so that the JIT's caches need not hash the text on each run). */
 #define RFX_FNV_INIT 1469598103934665603ull
 /* A 64-bit key's bits mixed (splitmix64's finalizer): an open-addressing table's slot. */

@@ -2,6 +2,7 @@
  * Parallel work is split into chunks at key-group boundaries; each chunk writes into its
  * own region and the regions are compacted afterwards, so no atomics are needed. */
 #include "primitives.h"
+#include "cpu_rows.h"
 #include "cpu_sets.h"
 #include "rx_ops.h"
 
@@ -13,7 +14,6 @@
 #include <sys/mman.h>
 #include <time.h>
 
-#define PAR_MIN 32768          /* below this many tuples, stay on one thread */
 
 /* ---- rows ------------------------------------------------------------------------ */
 void rfx_rows_init(rfx_rows *r, int arity)
@@ -169,25 +169,7 @@ static rfx_status rows_resize(rfx_rows *dst, int arity, size_t n)
     return RFX_OK;
 }
 
-static int chunks_for(size_t n, int nthreads)
-{
-    if (nthreads <= 1 || n < PAR_MIN)
-        return 1;
-    size_t c = (size_t)nthreads * 4;
-    if (c > n / (PAR_MIN / 4))
-        c = n / (PAR_MIN / 4);
-    return c < 1 ? 1 : (int)c;
-}
-
 /* ---- comparison ----------------------------------------------------------------------- */
-static inline int cmp_prefix(const uint32_t *a, const uint32_t *b, int k)
-{
-    for (int i = 0; i < k; i++)
-        if (a[i] != b[i])
-            return a[i] < b[i] ? -1 : 1;
-    return 0;
-}
-
 /* First index in [lo, hi) whose k-prefix is >= key (upper: > key) (rows of arity a). */
 static size_t bound(const uint32_t *rows, int a, size_t lo, size_t hi, const uint32_t *key, int k, bool upper)
 {
@@ -281,189 +263,6 @@ bool rfx_cpu_is_set(const rfx_rows *r)
         if (cmp_prefix(r->data + (i - 1) * (size_t)r->arity, r->data + i * (size_t)r->arity, r->arity) >= 0)
             return false;
     return true;
-}
-
-/* ---- sort: parallel LSD radix over (column, 11-bit digit) passes ------------------------ */
-#define RADIX_BITS 11
-#define RADIX (1 << RADIX_BITS)
-
-typedef struct sort_ctx {
-    const uint32_t *src;
-    uint32_t *dst;
-    size_t n;
-    int a, col, shift, nchunks;
-    size_t *hist;              /* nchunks x RADIX */
-} sort_ctx;
-
-static void sort_hist(int c, void *arg)
-{
-    sort_ctx *s = arg;
-    size_t lo = s->n * (size_t)c / (size_t)s->nchunks, hi = s->n * (size_t)(c + 1) / (size_t)s->nchunks;
-    size_t *h = s->hist + (size_t)c * RADIX;
-    memset(h, 0, sizeof(size_t) * RADIX);
-    const uint32_t *p = s->src + s->col;
-    for (size_t i = lo; i < hi; i++)
-        h[(p[i * (size_t)s->a] >> s->shift) & (RADIX - 1)]++;
-}
-
-static void sort_scatter(int c, void *arg)
-{
-    sort_ctx *s = arg;
-    size_t lo = s->n * (size_t)c / (size_t)s->nchunks, hi = s->n * (size_t)(c + 1) / (size_t)s->nchunks;
-    size_t *h = s->hist + (size_t)c * RADIX;
-    int a = s->a;
-    const uint32_t *src = s->src;
-    uint32_t *dst = s->dst;
-    if (a == 1) {
-        for (size_t i = lo; i < hi; i++) {
-            uint32_t v = src[i];
-            dst[h[(v >> s->shift) & (RADIX - 1)]++] = v;
-        }
-    } else if (a == 2) {
-        const uint64_t *s64 = (const uint64_t *)(const void *)src;
-        uint64_t *d64 = (uint64_t *)(void *)dst;
-        for (size_t i = lo; i < hi; i++) {
-            uint64_t v = s64[i];
-            uint32_t key = s->col == 0 ? src[2 * i] : src[2 * i + 1];
-            d64[h[(key >> s->shift) & (RADIX - 1)]++] = v;
-        }
-    } else {
-        for (size_t i = lo; i < hi; i++) {
-            const uint32_t *t = src + i * (size_t)a;
-            size_t pos = h[(t[s->col] >> s->shift) & (RADIX - 1)]++;
-            rfx_memcpy(dst + pos * (size_t)a, t, sizeof(uint32_t) * (size_t)a);
-        }
-    }
-}
-
-static int cmp_rows(const void *x, const void *y, void *arity)
-{
-    return cmp_prefix(x, y, *(const int *)arity);
-}
-
-typedef struct sorted_ctx {
-    const uint32_t *data;
-    size_t n;
-    int arity, chunks;
-    atomic_bool unsorted;
-} sorted_ctx;
-
-static void sorted_chunk(int i, void *arg)
-{
-    sorted_ctx *s = arg;
-    size_t lo = s->n * (size_t)i / (size_t)s->chunks, hi = s->n * (size_t)(i + 1) / (size_t)s->chunks;
-    const size_t a = (size_t)s->arity;
-    for (size_t k = lo ? lo : 1; k < hi; k++) {
-        if (cmp_prefix(s->data + (k - 1) * a, s->data + k * a, s->arity) > 0) {
-            atomic_store_explicit(&s->unsorted, true, memory_order_relaxed);
-            return;
-        }
-        if ((k & 0xFFFF) == 0 && atomic_load_explicit(&s->unsorted, memory_order_relaxed))
-            return;
-    }
-}
-
-/* Whether rows already are in order (facts files written by rfx, edge lists sorted by
- * source): a pass that stops at the first pair out of order, against a radix sort's passes. */
-static bool rows_sorted(const rfx_rows *r, int nthreads)
-{
-    sorted_ctx s = {r->data, r->n, r->arity, chunks_for(r->n, nthreads), false};
-    rfx_parallel_for(s.chunks, nthreads, sorted_chunk, &s);
-    return !atomic_load(&s.unsorted);
-}
-
-typedef struct vary_ctx {
-    const uint32_t *data;
-    size_t n;
-    int arity, chunks;
-    uint32_t *vary;             /* per chunk, the bits that differ from the first row's */
-} vary_ctx;
-
-static void vary_chunk(int i, void *arg)
-{
-    vary_ctx *v = arg;
-    const size_t a = (size_t)v->arity;
-    size_t lo = v->n * (size_t)i / (size_t)v->chunks, hi = v->n * (size_t)(i + 1) / (size_t)v->chunks;
-    uint32_t *out = v->vary + (size_t)i * a;
-    for (size_t k = lo; k < hi; k++)
-        for (size_t c = 0; c < a; c++)
-            out[c] |= v->data[k * a + c] ^ v->data[c];
-}
-
-rfx_status rfx_cpu_sort(rfx_rows *r, int nthreads)
-{
-    int a = r->arity;
-    size_t n = r->n;
-    if (n < 2 || a == 0)
-        return RFX_OK;
-    if (n < 64) {
-        /* insertion sort */
-        uint32_t tmp[64];
-        if (a > 64) {
-            qsort_r(r->data, n, sizeof(uint32_t) * (size_t)a, cmp_rows, &a);
-            return RFX_OK;
-        }
-        for (size_t i = 1; i < n; i++) {
-            rfx_memcpy(tmp, r->data + i * (size_t)a, sizeof(uint32_t) * (size_t)a);
-            size_t j = i;
-            while (j > 0 && cmp_prefix(r->data + (j - 1) * (size_t)a, tmp, a) > 0) {
-                rfx_memcpy(r->data + j * (size_t)a, r->data + (j - 1) * (size_t)a, sizeof(uint32_t) * (size_t)a);
-                j--;
-            }
-            rfx_memcpy(r->data + j * (size_t)a, tmp, sizeof(uint32_t) * (size_t)a);
-        }
-        return RFX_OK;
-    }
-    if (rows_sorted(r, nthreads))
-        return RFX_OK;
-    /* which bits vary per column: digits where nothing varies need no pass */
-    int nchunks = chunks_for(n, nthreads);
-    uint32_t *vary = rfx_calloc((size_t)(nchunks + 1) * (size_t)a, sizeof(uint32_t));
-    if (!vary)
-        return RFX_ERR_NOMEM;
-    vary_ctx v = {r->data, n, a, nchunks, vary + a};
-    rfx_parallel_for(nchunks, nthreads, vary_chunk, &v);
-    for (int i = 0; i < nchunks; i++)
-        for (int c = 0; c < a; c++)
-            vary[c] |= v.vary[(size_t)i * (size_t)a + (size_t)c];
-    uint32_t *tmp = rfx_malloc(n * (size_t)a * sizeof(uint32_t));
-    size_t *hist = rfx_malloc(sizeof(size_t) * RADIX * (size_t)nchunks);
-    if (!tmp || !hist) {
-        free(vary);
-        free(tmp);
-        free(hist);
-        return RFX_ERR_NOMEM;
-    }
-    uint32_t *src = r->data, *dst = tmp;
-    for (int c = a - 1; c >= 0; c--)
-        for (int shift = 0; shift < 32; shift += RADIX_BITS) {
-            if (((vary[c] >> shift) & (RADIX - 1)) == 0)
-                continue;
-            sort_ctx s = {src, dst, n, a, c, shift, nchunks, hist};
-            rfx_parallel_for(nchunks, nthreads, sort_hist, &s);
-            size_t sum = 0;
-            for (int d = 0; d < RADIX; d++)
-                for (int k = 0; k < nchunks; k++) {
-                    size_t v = hist[(size_t)k * RADIX + d];
-                    hist[(size_t)k * RADIX + d] = sum;
-                    sum += v;
-                }
-            rfx_parallel_for(nchunks, nthreads, sort_scatter, &s);
-            uint32_t *t = src;
-            src = dst;
-            dst = t;
-        }
-    if (src != r->data) {
-        /* result is in tmp: adopt it */
-        free(r->data);
-        r->data = src;
-        r->cap = n;
-        tmp = NULL;
-    }
-    free(tmp);
-    free(hist);
-    free(vary);
-    return RFX_OK;
 }
 
 /* ---- chunked, compacted outputs -------------------------------------------------------- */

@@ -49,6 +49,9 @@ typedef struct piece {
     long skipped, first_skipped;
     rfx_status st;
     char why[200];              /* what follows "file:line: error: " when st != RFX_OK */
+    rfx_symlocal *local;        /* its symbols where pieces are read on several threads (the
+                                 * rows hold their local ids until they are merged) */
+    const uint32_t *ids;        /* merged: local id -> the table's */
 } piece;
 
 typedef struct read_job {
@@ -108,9 +111,19 @@ static size_t find_delim(const read_job *j, const char *line, size_t i, size_t l
     return d ? (size_t)(d - line) : len;
 }
 
-/* Field `col` of a row (its text s, n bytes) into out: a record, a decimal or a value. */
-static const char *parse_field(const read_job *j, int col, const char *s, size_t n, uint32_t *out)
+/* A symbol's id: the piece's own while pieces are read in parallel. */
+static uint32_t intern_field(const read_job *j, piece *p, const char *s, size_t n)
 {
+    return p->local ? rfx_symlocal_intern(p->local, s, n) : rfx_symtab_intern(j->syms, s, n);
+}
+
+/* Field `col` of a row (its text s, n bytes) into out: a record, a decimal or a value. */
+static const char *parse_field(const read_job *j, piece *p, int col, const char *s, size_t n, uint32_t *out)
+{
+    if (j->types[col] == RFX_SYMBOL) {
+        *out = intern_field(j, p, s, n);
+        return *out == UINT32_MAX ? "could not be stored (out of memory)" : NULL;
+    }
     if (j->rec && rfx_record_column(j->rec->prog, j->rec->coltypes[col]))
         return rfx_record_parse(j->rec, j->rec->coltypes[col], s, n, out);
     if (j->types[col] == RFX_DECIMAL && j->dec)
@@ -130,7 +143,7 @@ static int parse_line(const read_job *j, piece *p, const char *line, size_t len,
         if (i == len || line[i] == '#' || line[i] == '%')
             return LINE_SKIPPED;
     } else if (len == 0 && a == 1 && j->types[0] == RFX_SYMBOL) {
-        tuple[0] = rfx_symtab_intern(j->syms, "", 0);   /* the empty symbol, as Soufflé reads it */
+        tuple[0] = intern_field(j, p, "", 0);   /* the empty symbol, as Soufflé reads it */
         if (tuple[0] != UINT32_MAX)
             return RFX_OK;
         snprintf(p->why, sizeof p->why, "out of memory");
@@ -170,7 +183,7 @@ static int parse_line(const read_job *j, piece *p, const char *line, size_t len,
                 break;
         } else
             i = e = find_delim(j, line, i, len);
-        const char *why = parse_field(j, col, line + s, e - s, &tuple[col]);
+        const char *why = parse_field(j, p, col, line + s, e - s, &tuple[col]);
         if (why) {
             if (j->edges && col < 2 && j->types[col] != RFX_SYMBOL && !strstr(why, "out of range")) {
                 /* SNAP headers sometimes spill onto lines without '#' (a number too large
@@ -450,6 +463,37 @@ static void block_task(int k, void *ctx)
     b->read_ok = fill_block(b->r, nb);
 }
 
+typedef struct remap_job {
+    read_job *parse;
+    const int *symcols;
+    int nsym;
+} remap_job;
+
+/* A piece's rows with the table's ids for its own. */
+static void remap_piece(int k, void *ctx)
+{
+    const remap_job *m = ctx;
+    piece *p = &m->parse->pieces[k];
+    const uint32_t *ids = p->ids;
+    const size_t a = (size_t)m->parse->arity;
+    for (size_t i = 0; i < p->got; i++)
+        for (int c = 0; c < m->nsym; c++)
+            p->out[i * a + (size_t)m->symcols[c]] = ids[p->out[i * a + (size_t)m->symcols[c]]];
+}
+
+/* The pieces' symbols into the table, piece by piece in the file's order (the ids one
+ * thread would give), up to the first piece that failed; then their rows hold those ids. */
+static rfx_status merge_symbols(read_job *j, int n, const int *symcols, int nsym)
+{
+    int ok = 0;
+    for (; ok < n && j->pieces[ok].st == RFX_OK; ok++)
+        if (!(j->pieces[ok].ids = rfx_symlocal_merge(j->pieces[ok].local, j->syms)))
+            return RFX_ERR_NOMEM;
+    remap_job m = {j, symcols, nsym};
+    rfx_parallel_for(ok, ok, remap_piece, &m);
+    return RFX_OK;
+}
+
 static void report_read_error(FILE *err, const char *path, long line, reader *r)
 {
     if (r->nomem) {
@@ -484,6 +528,7 @@ static rfx_status read_quoted(reader *r, const char *path, const read_job *j, bo
     uint32_t row[RFX_MAX_ARITY + 1];
     rfx_status st = RFX_OK;
     char why[256] = "";
+    piece one = {.st = RFX_OK};   /* symbols straight into the table */
     for (bool first = true; i < n && st == RFX_OK; first = false) {
         long at = line;   /* the record's first line, for messages */
         int col = 0, pc = 0;   /* the field, and the column it fills (a 64-bit value fills two) */
@@ -551,7 +596,7 @@ static rfx_status read_quoted(reader *r, const char *path, const read_job *j, bo
                 break;
             }
             if (pc < j->arity && !(headers && first)) {
-                const char *bad = parse_field(j, pc, field ? field : "", fl, &row[pc]);
+                const char *bad = parse_field(j, &one, pc, field ? field : "", fl, &row[pc]);
                 if (bad) {
                     char q[64];
                     quote_field(q, sizeof q, field ? field : "", fl);
@@ -624,12 +669,14 @@ rfx_status rfx_read_facts(const char *path, const rfx_prim *types, rfx_symtab *s
         r.left = bytes = to - from;
         sl = (slice_lines){path, from, -1};
     }
-    int nthreads = ro && ro->threads > 1 ? ro->threads : 1;
-    for (int c = 0; c < a; c++)
-        if (types[c] == RFX_SYMBOL || (ro && ro->records))   /* records may hold symbols too */
-            nthreads = 1;
+    int nthreads = ro && ro->threads > 1 && !ro->records ? ro->threads : 1;   /* a record's fields
+                                                                                * go to shared tables */
     if (nthreads > 64)
         nthreads = 64;
+    int symcols[RFX_MAX_ARITY], nsym = 0;
+    for (int c = 0; c < a; c++)
+        if (types[c] == RFX_SYMBOL)
+            symcols[nsym++] = c;
     block blocks[2] = {{NULL, 0, 0}, {NULL, 0, 0}}, *cur = &blocks[0], *next = &blocks[1];
     piece *pieces = rfx_calloc((size_t)nthreads, sizeof *pieces);
     rfx_status st = RFX_OK;
@@ -639,6 +686,12 @@ rfx_status rfx_read_facts(const char *path, const rfx_prim *types, rfx_symtab *s
         fprintf(err, "%s: error: out of memory reading facts\n", path);
         goto out;
     }
+    for (int k = 0; k < nthreads && nthreads > 1 && nsym; k++)
+        if (!(pieces[k].local = rfx_symlocal_new())) {
+            st = RFX_ERR_NOMEM;
+            fprintf(err, "%s: error: out of memory reading facts\n", path);
+            goto out;
+        }
     const char *delim = ro && ro->delimiter ? ro->delimiter : ro && ro->rfc4180 ? "," : "\t";
     read_job j = {types, syms, delim, strlen(delim), ro && ro->edge_list, a, pieces,
                   a > 0 && integer_columns(types, a) && strlen(delim) == 1 && !(ro && ro->records),
@@ -678,7 +731,10 @@ rfx_status rfx_read_facts(const char *path, const rfx_prim *types, rfx_symtab *s
                 to = cur->buf + whole;
             if (to < from)
                 to = from;
-            pieces[k] = (piece){.p = from, .end = to, .st = RFX_OK};
+            rfx_symlocal *local = pieces[k].local;
+            if (local)
+                rfx_symlocal_clear(local);
+            pieces[k] = (piece){.p = from, .end = to, .st = RFX_OK, .local = local};
             from = to;
         }
         /* rows are parsed in place, a row's room a line, and closed up where lines held none */
@@ -705,6 +761,10 @@ rfx_status rfx_read_facts(const char *path, const rfx_prim *types, rfx_symtab *s
         rfx_parallel_for(n + reading, n + reading, block_task, &bj);
         if (!reading)
             next->len = 0;
+        if (pieces[0].local && (st = merge_symbols(&j, n, symcols, nsym)) != RFX_OK) {
+            fprintf(err, "%s:%ld: error: out of memory reading facts\n", path, at_line(&sl, line + 1));
+            goto out;
+        }
         for (int k = 0; k < n && st == RFX_OK; k++) {
             piece *p = &pieces[k];
             if (p->skipped && !skipped)
@@ -744,6 +804,8 @@ out:
     gzclose(r.gz);
     free(blocks[0].buf);
     free(blocks[1].buf);
+    for (int k = 0; pieces && k < nthreads; k++)
+        rfx_symlocal_free(pieces[k].local);
     free(pieces);
     return st;
 }

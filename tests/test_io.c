@@ -1,7 +1,8 @@
 /* test_io.c: facts files read in slices (runtime.h's rfx_read_opts.slice), as each
  * process of a distributed run reads them: the slices' rows together are the whole file's,
  * at every count of slices (more slices than lines too); messages name the file's own
- * line numbers; skipped lines are counted per slice; gzip files are not sliceable. */
+ * line numbers; skipped lines are counted per slice; gzip files are not sliceable. And a
+ * file read on several threads is read as on one. */
 #include "harness.h"
 
 #include "base.h"
@@ -150,11 +151,52 @@ static void slice_messages_name_the_files_lines(void)
     free(dir);
 }
 
+/* A file of symbols read on several threads: the same rows, in the same order, and the same
+ * ids for the same symbols as one thread reads them (ids in the order symbols first come). */
+static void symbols_on_threads_as_on_one(void)
+{
+    char *dir = make_temp_dir(), *path = NULL;
+    CU_ASSERT_FATAL(dir && asprintf(&path, "%s/s.facts", dir) > 0);
+    const int lines = 60000;
+    size_t cap = (size_t)lines * 40, len = 0;
+    char *text = malloc(cap);
+    CU_ASSERT_FATAL(text != NULL);
+    unsigned seed = 11;
+    for (int i = 0; i < lines; i++) {
+        seed = seed * 1103515245u + 12345u;
+        len += (size_t)snprintf(text + len, cap - len, "s%u\t%u\t%s%u\n", (seed >> 8) % 5000, seed % 97,
+                                i % 11 ? "t" : "", i % 11 ? i : 0);
+    }
+    CU_ASSERT_FATAL(write_file(path, text));
+    static const rfx_prim types[3] = {RFX_SYMBOL, RFX_NUMBER, RFX_SYMBOL};
+    rfx_symtab *syms[2] = {rfx_symtab_new(), rfx_symtab_new()};
+    rfx_rows rows[2];
+    for (int k = 0; k < 2; k++) {
+        rfx_read_opts ro = {.threads = k ? 4 : 1};
+        rfx_rows_init(&rows[k], 3);
+        CU_ASSERT_EQUAL(rfx_read_facts(path, types, syms[k], &ro, &rows[k], stderr), RFX_OK);
+    }
+    CU_ASSERT_EQUAL(rows[0].n, (size_t)lines);
+    CU_ASSERT(rows[0].n == rows[1].n && memcmp(rows[0].data, rows[1].data, rows[0].n * 3 * sizeof(uint32_t)) == 0);
+    CU_ASSERT_EQUAL(rfx_symtab_size(syms[0]), rfx_symtab_size(syms[1]));
+    for (uint32_t id = 0; id < rfx_symtab_size(syms[0]); id++)
+        CU_ASSERT(strcmp(rfx_symtab_str(syms[0], id), rfx_symtab_str(syms[1], id)) == 0);
+    for (int k = 0; k < 2; k++) {
+        rfx_rows_free(&rows[k]);
+        rfx_symtab_free(syms[k]);
+    }
+    free(text);
+    free(path);
+    remove_tree(dir);
+    free(dir);
+}
+
 static void add(void)
 {
     CU_pSuite s = CU_add_suite("facts in slices", NULL, NULL);
     CU_add_test(s, "the slices' rows together are the whole file's", slices_make_the_whole);
     CU_add_test(s, "messages name the file's lines; skipped lines counted", slice_messages_name_the_files_lines);
+    CU_add_test(s, "symbols read on several threads are numbered as on one", symbols_on_threads_as_on_one);
 }
 
 int main(int argc, char **argv)

@@ -245,6 +245,42 @@ static void test_sort_large(void)
     rfx_rows_free(&ref);
 }
 
+/* Rows of many columns (sorted by row numbers, a column at a time within equal runs): few
+ * values in the first columns make runs too long to compare row by row, a constant column
+ * is passed over, and repeated rows stay side by side for unique. */
+static void test_sort_many_columns(void)
+{
+    const int arities[] = {6, 12, 20};
+    const size_t sizes_[] = {1000, 100003};
+    for (int ai = 0; ai < 3; ai++)
+        for (int si = 0; si < 2; si++)
+            for (int t = 1; t <= 4; t += 3) {
+                const int a = arities[ai];
+                const size_t n = sizes_[si];
+                rfx_rows r;
+                rfx_rows_init(&r, a);
+                CU_ASSERT_FATAL(rfx_rows_reserve(&r, n) == RFX_OK);
+                for (size_t i = 0; i < n; i++)
+                    for (int c = 0; c < a; c++) {
+                        uint32_t *v = &r.data[i * (size_t)a + (size_t)c];
+                        if (i % 7 == 3 && i > 0)   /* a repeat of the row before */
+                            *v = v[-a];
+                        else
+                            *v = c < 2 ? (uint32_t)(rnd() % 3) : c == 2 ? 9 : c % 3 == 0 ? (uint32_t)rnd() : (uint32_t)(rnd() % 5);
+                    }
+                r.n = n;
+                rfx_rows ref = copy_rows(&r);
+                CU_ASSERT_EQUAL(rfx_cpu_sort(&r, t), RFX_OK);
+                ref_sort(&ref);
+                CU_ASSERT(same_rows(&r, &ref));
+                CU_ASSERT_EQUAL(rfx_cpu_unique(&r, t), RFX_OK);
+                ref_unique(&ref);
+                CU_ASSERT(same_rows(&r, &ref));
+                rfx_rows_free(&r);
+                rfx_rows_free(&ref);
+            }
+}
+
 /* Sorted rows come back as they are; one pair out of order anywhere (at a chunk's first row
  * too) is still sorted. */
 static void test_sort_nearly_sorted(void)
@@ -873,6 +909,7 @@ static void add(void)
     CU_add_test(s, "sort zipf", test_sort_zipf);
     CU_add_test(s, "sort wide values", test_sort_wide);
     CU_add_test(s, "sort 2^21+1 tuples", test_sort_large);
+    CU_add_test(s, "sort rows of many columns", test_sort_many_columns);
     CU_add_test(s, "sort rows sorted but for one pair", test_sort_nearly_sorted);
     CU_add_test(s, "nullary relations", test_nullary);
     CU_add_test(s, "union", test_union);
