@@ -6,7 +6,9 @@ rfx and the same query with DuckDB, compare the answers, print a table.
     bench/tpch.py run DIR RFX [opts]  each query with rfx and DuckDB over DIR's tables
 
 run options: --queries 1,6 (default: every programs/tpch/qNN.dl), --backends cpu,cuda
-(default cpu), --repeat N (timings: best of N), --rfx-args "..." (passed to rfx).
+(default cpu), --repeat N (timings: best of N), --rfx-args "..." (passed to rfx). Each rfx
+time is its whole process; its load column is the part --profile gives to reading the
+tables (its INPUT row), from one more run.
 
 Answers compare as SQL's: decimals exactly, floats to 1e-9 relative, dates and text as
 text; rows in order where the query orders them (rows equal on its sort keys in any
@@ -122,14 +124,24 @@ def compare(rfx_rows, duck_rows, keys):
     return None
 
 
+def input_seconds(profile):
+    """The seconds --profile gives reading the tables (its INPUT row): the load, apart."""
+    for line in profile.splitlines():
+        f = line.split()
+        if len(f) > 2 and f[0] == "INPUT":
+            return float(f[2])
+    return None
+
+
 def run(args):
     con = duckdb_connection()
     load(con, args.dir)
     queries = [int(q) for q in args.queries.split(",")] if args.queries else sorted(
         int(f[1:3]) for f in os.listdir(PROGRAMS) if re.match(r"q\d\d\.dl$", f))
     bad = 0
-    print("| query | rows | DuckDB s | " + " | ".join("rfx %s s" % b for b in args.backends.split(",")) + " | answers |")
-    print("|---:|---:|---:|" + "---:|" * len(args.backends.split(",")) + "---|")
+    backends = args.backends.split(",")
+    print("| query | rows | DuckDB s | " + " | ".join("rfx %s s | %s load s" % (b, b) for b in backends) + " | answers |")
+    print("|---:|---:|---:|" + "---:|---:|" * len(backends) + "---|")
     for q in queries:
         sql = con.execute("SELECT query FROM tpch_queries() WHERE query_nr = %d" % q).fetchall()[0][0]
         best = None
@@ -140,22 +152,26 @@ def run(args):
             best = min(best or 1e9, time.perf_counter() - t0)
         names = [d[0] for d in res.description]
         cells, why = [], None
-        for b in args.backends.split(","):
+        for b in backends:
             out = tempfile.mkdtemp(prefix="tpch-q%02d-" % q)
             t_best = None
+            cmd = [args.rfx, "-q", "--backend=" + b, "-F", args.dir, "-D", out] + args.rfx_args.split() + [
+                os.path.join(PROGRAMS, "q%02d.dl" % q)]
             for _ in range(args.repeat):
                 t0 = time.perf_counter()
-                r = subprocess.run([args.rfx, "-q", "--backend=" + b, "-F", args.dir, "-D", out] + args.rfx_args.split() +
-                                   [os.path.join(PROGRAMS, "q%02d.dl" % q)], capture_output=True, text=True)
+                r = subprocess.run(cmd, capture_output=True, text=True)
                 t_best = min(t_best or 1e9, time.perf_counter() - t0)
+            # the load apart: one more run, profiled (the profile's own measurements cost time)
+            t_load = input_seconds(subprocess.run(cmd[:2] + ["--profile"] + cmd[2:], capture_output=True,
+                                                  text=True).stderr) if r.returncode == 0 else None
             if r.returncode != 0:
                 why = why or "%s: rfx exit %d: %s" % (b, r.returncode, r.stderr.strip()[:300])
-                cells.append("-")
+                cells += ["-", "-"]
                 continue
             with open(os.path.join(out, "result.csv")) as f:
                 rows = [line.rstrip("\n").split("\t") for line in f if line.strip("\n") != ""]
             why = why or compare(rows, duck, sort_keys(sql, names))
-            cells.append("%.3f" % t_best)
+            cells += ["%.3f" % t_best, "%.3f" % t_load if t_load is not None else "?"]
         bad += why is not None
         print("| Q%d | %d | %.3f | %s | %s |" % (q, len(duck), best, " | ".join(cells), why or "equal"))
     return 1 if bad else 0

@@ -681,6 +681,8 @@ static rfx_body *add_difference(rfx_parse_ctx *ctx, rfx_body *differ, const rfx_
         return differ;
     }
     rfx_body *ne = rfx_mk_cmp_body(ctx, RFX_NE, rfx_clone_expr(ctx, a), rfx_clone_expr(ctx, b), loc);
+    if (ne->lit)
+        ne->lit->bitwise = true;   /* two tuples differ where a column's bits do */
     return differ ? rfx_mk_bool_body(ctx, RFX_B_OR, differ, ne) : ne;
 }
 

@@ -193,6 +193,8 @@ typedef struct rfx_lit {
     rfx_cmpop cmp;             /* RFX_L_CMP */
     rfx_expr *lhs, *rhs;       /* RFX_L_CMP */
     int role;                  /* in a subsumptive clause: RFX_ROLE_DOMINATED or _DOMINATING; else 0 */
+    bool bitwise;              /* RFX_L_CMP: compares the values' bits (a float's 0.0 and -0.0
+                                * differ), as Soufflé tells one tuple from another */
 } rfx_lit;
 
 /* The two atoms of `r(a) <= r(b) :- body.` as body literals of its clause, whose head is a

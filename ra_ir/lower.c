@@ -136,6 +136,19 @@ static rfx_prim *out_types(rule_ctx *R, rfx_rx **out, int nout)
 }
 
 /* Emits a one-input command computing `outs` (and filtering by pred) from f. */
+/* Whether outs name every one of a flow's n columns as it is (the map is one-to-one). */
+static bool keeps_every_column(rfx_rx *const *outs, int nout, int n)
+{
+    for (int c = 0; c < n; c++) {
+        bool kept = false;
+        for (int i = 0; i < nout && !kept; i++)
+            kept = outs[i]->kind == RFX_RX_COL && outs[i]->col == c;
+        if (!kept)
+            return false;
+    }
+    return true;
+}
+
 static flow emit_map(rule_ctx *R, const flow *f, rfx_rx *pred, rfx_rx **outs, int *schema, int nout)
 {
     lower_ctx *L = R->L;
@@ -160,7 +173,7 @@ static flow emit_map(rule_ctx *R, const flow *f, rfx_rx *pred, rfx_rx **outs, in
     while (g.sorted < nout && g.sorted < f->sorted && outs[g.sorted]->kind == RFX_RX_COL &&
            outs[g.sorted]->col == g.sorted)
         g.sorted++;
-    g.unique = f->unique && identity;
+    g.unique = f->unique && keeps_every_column(outs, nout, f->n);   /* one-to-one: a set stays one */
     /* a sorted set extended by computed columns (kept in front) stays a sorted set */
     bool prefix_kept = nout >= f->n && f->sorted == f->n && f->unique && !pred;
     for (int i = 0; prefix_kept && i < f->n; i++)
@@ -327,7 +340,7 @@ static flow scan_atom(rule_ctx *R, item *it, bool push_filters, const bool *keep
         for (int k = 0; k < R->nitems; k++) {
             item *f = &R->items[k];
             if (f->kind == IT_FILTER && !f->done && expr_bound(R, f->lhs) && expr_bound(R, f->rhs)) {
-                pred = rfx_rx_and(L, pred, rfx_lower_cmp(R, f->cmp, f->lhs, f->rhs, &base, NULL));
+                pred = rfx_rx_and(L, pred, rfx_lower_cmp(R, f, &base, NULL));
                 f->done = true;
             }
         }
@@ -513,7 +526,7 @@ static bool try_lftj(rule_ctx *R, flow *cur)
 
 /* ---- one conjunction ---------------------------------------------------------------------- */
 static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, int delta_lit,
-                       const hcol *out, int nout, bool inner, int nv_base, const flow *seed);
+                       const hcol *out, int nout, int bag_keys, bool inner, int nv_base, const flow *seed);
 
 static void add_item(rule_ctx *R, item it)
 {
@@ -773,7 +786,7 @@ static bool apply_filters(rule_ctx *R, flow *cur, const hcol *out, int nout, con
         if (it->done)
             continue;
         if (it->kind == IT_FILTER && expr_bound(R, it->lhs) && expr_bound(R, it->rhs)) {
-            pred = rfx_rx_and(L, pred, rfx_lower_cmp(R, it->cmp, it->lhs, it->rhs, cur, NULL));
+            pred = rfx_rx_and(L, pred, rfx_lower_cmp(R, it, cur, NULL));
             it->done = true;
         } else if (it->kind == IT_BIND && !R->bound[it->var] && expr_bound(R, it->rhs) && nbind < 64 &&
                    !float_test(R, it) && !binds(bindvar, nbind, it->var)) {
@@ -957,8 +970,9 @@ static void apply_aggregate(rule_ctx *R, flow *cur, item *it, const bool *outer)
             cols[n++] = (hcol){agg->u.agg.target, -1};
     }
     int nv_before = R->nv;
-    if (agg->u.agg.fn == RFX_AGG_COUNT || agg->u.agg.fn == RFX_AGG_SUM || agg->u.agg.fn == RFX_AGG_MEAN)
-        n = -n - 1;   /* tell lower_conj to append all inner variables */
+    /* count, sum and mean take each tuple of the body once: its rows a bag in groups */
+    const int bag_keys = agg->u.agg.fn == RFX_AGG_COUNT || agg->u.agg.fn == RFX_AGG_SUM ||
+                         agg->u.agg.fn == RFX_AGG_MEAN ? ng : -1;
     /* group variables the body does not ground itself take the enclosing tuples' values:
      * the body starts from their distinct values there (a correlated aggregate) */
     flow seed = {0}, *seeded = NULL;
@@ -981,7 +995,7 @@ static void apply_aggregate(rule_ctx *R, flow *cur, item *it, const bool *outer)
         emit_sort_all(L, &seed);
         seeded = &seed;
     }
-    flow in = lower_conj(L, R->c, rfx_agg_conj(agg), -1, cols, n, true, nv_before, seeded);
+    flow in = lower_conj(L, R->c, rfx_agg_conj(agg), -1, cols, n, bag_keys, true, nv_before, seeded);
     it->done = true;
     if (in.var < 0 && !L->oom) {
         /* a body that is `false`: no inner rows (count 0; sum, min and max unbound) */
@@ -1062,14 +1076,17 @@ static bool body_materialized(const rfx_conj *cj)
     return false;
 }
 
-/* Lowers one conjunction to a sorted set whose columns are `out` (for aggregate inner
- * bodies, nout < 0 means: the -nout-1 given columns followed by every inner variable). */
+/* Lowers one conjunction to a sorted set whose columns are `out`. bag_keys >= 0 (an
+ * aggregate's inner body that takes each of its tuples once): rows grouped on their first
+ * bag_keys columns, one a tuple of the body; a sorted set of the given columns followed by
+ * every inner variable (which tell the tuples apart), or where that costs more, a bag of the
+ * given columns alone. */
 static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, int delta_lit,
-                       const hcol *out_in, int nout_in, bool inner, int nv_base, const flow *seed)
+                       const hcol *out_in, int nout_in, int bag_keys, bool inner, int nv_base, const flow *seed)
 {
     rule_ctx R = {.L = L, .c = c, .nv = nv_base};
-    bool all_inner = nout_in < 0;
-    int nout = all_inner ? -nout_in - 1 : nout_in;
+    bool all_inner = bag_keys >= 0;
+    int nout = nout_in;
     /* room for fresh variables: aggregates, `_` inside aggregates, expression arguments */
     int room = nv_base + 8;
     for (int i = 0; i < cj->nlits; i++)
@@ -1121,6 +1138,7 @@ static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, in
             it.loc = l->loc;
             it.kind = IT_FILTER;
             it.cmp = l->cmp;
+            it.bitwise = l->bitwise;
             it.lhs = l->lhs;
             it.rhs = l->rhs;
             if (l->cmp == RFX_EQ && (l->lhs->kind == RFX_E_VAR || l->rhs->kind == RFX_E_VAR)) {
@@ -1194,6 +1212,7 @@ static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, in
         return (flow){0};
     }
     rfx_memcpy(out, out_in, sizeof(hcol) * (size_t)nout);
+    const int nasked = nout;   /* the caller's columns, before the inner variables */
     if (all_inner) {
         /* append every variable this inner body binds through its atoms and generators
          * (each value of a range is a binding of its own) */
@@ -1325,10 +1344,26 @@ static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, in
             }
             identity &= outs[i]->kind == RFX_RX_COL && outs[i]->col == i;
         }
-        if (!identity)
-            cur = emit_map(&R, &cur, NULL, outs, schema, nout);
-        if (cur.sorted < cur.n || !cur.unique)
-            emit_sort_all(L, &cur);   /* on all columns, whatever their variables */
+        if (all_inner && nasked > 0 && nasked < nout && !(identity && cur.sorted == cur.n && cur.unique) &&
+            cur.unique && keeps_every_column(outs, nout, cur.n)) {
+            /* the body's rows are a set and every one of their columns is kept: a row is a
+             * tuple already, and the given columns alone, as a bag (one row a tuple, repeats
+             * kept), say the same with fewer bytes to move and sort, where the set is not
+             * there as it is (a bag needs a column: rows of none are one fact, or none) */
+            cur = emit_map(&R, &cur, NULL, outs, schema, nasked);
+            cur.unique = false;
+            if (cur.sorted < bag_keys) {   /* in groups: sorted on all the columns */
+                int dst = rfx_lower_new_var(L, NULL, RFX_PV_TEMP, cur.n, L->plan->vars[cur.var].types, -1);
+                rfx_lower_emit(L, RFX_RA_SORT, dst, cur.var, -1);
+                cur.var = dst;
+                cur.sorted = cur.n;
+            }
+        } else {
+            if (!identity)
+                cur = emit_map(&R, &cur, NULL, outs, schema, nout);
+            if (cur.sorted < cur.n || !cur.unique)
+                emit_sort_all(L, &cur);   /* on all columns, whatever their variables */
+        }
     }
     free(R.bound);
     free(outer);
@@ -1346,7 +1381,7 @@ int rfx_lower_rule_set(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, in
         return -1;
     for (int i = 0; i < n; i++)
         out[i] = (hcol){c->head.args[i], -1};
-    flow f = lower_conj(L, c, cj, delta_lit, out, n, false, c->nvars, NULL);
+    flow f = lower_conj(L, c, cj, delta_lit, out, n, -1, false, c->nvars, NULL);
     return f.var;
 }
 

@@ -235,14 +235,16 @@ rfx_prim rfx_lower_expr_prim(rule_ctx *R, const rfx_expr *e)
     return type_prim(R->L->prog, e->type);
 }
 
-rfx_rx *rfx_lower_cmp(rule_ctx *R, rfx_cmpop op, const rfx_expr *l, const rfx_expr *r,
-                      const flow *f0, const flow *f1)
+rfx_rx *rfx_lower_cmp(rule_ctx *R, const item *filter, const flow *f0, const flow *f1)
 {
+    const rfx_cmpop op = filter->cmp;
+    const rfx_expr *l = filter->lhs, *r = filter->rhs;
     rfx_prim prim = l->type >= 0 ? rfx_lower_expr_prim(R, l) : rfx_lower_expr_prim(R, r);
     /* `x = y` of two variables unifies them, as Soufflé does: floats equal bit for bit,
-     * as a join would match them (against an expression it is IEEE: 0.0 = -0.0) */
-    rfx_prim cmp_prim = prim == RFX_FLOAT && op == RFX_EQ && l->kind == RFX_E_VAR && r->kind == RFX_E_VAR
-                      ? RFX_UNSIGNED : prim;
+     * as a join would match them (against an expression it is IEEE: 0.0 = -0.0); so do the
+     * bitwise comparisons that tell tuples apart */
+    bool bits = filter->bitwise || (op == RFX_EQ && l->kind == RFX_E_VAR && r->kind == RFX_E_VAR);
+    rfx_prim cmp_prim = bits && prim == RFX_FLOAT ? RFX_UNSIGNED : bits && prim == RFX_FLOAT64 ? RFX_UNSIGNED64 : prim;
     rfx_rx *x = rfx_rx_new(R->L, RFX_RX_CMP, cmp_prim);
     x->op = op;
     x->l = rfx_lower_expr(R, l, f0, f1, prim);

@@ -27,6 +27,7 @@ typedef struct item {
     const rfx_expr *lhs, *rhs; /* IT_FILTER: comparison; IT_BIND: rhs computes var; IT_RANGE:
                                 * rhs is range(...), lhs the variable taking its values */
     rfx_cmpop cmp;
+    bool bitwise;              /* IT_FILTER: the values' bits compared (rfx_lit.bitwise) */
     int var;                   /* IT_BIND, IT_RANGE: bound variable; IT_AGG: result variable */
     const rfx_expr *agg;       /* IT_AGG */
     rfx_loc loc;
@@ -61,8 +62,7 @@ int rfx_lower_col_of(const flow *f0, const flow *f1, int var);
 /* An expression over the columns of f0 (and f1 after them), computed in its own type or,
  * untyped, in want; a comparison `l op r`. */
 rfx_rx *rfx_lower_expr(rule_ctx *R, const rfx_expr *e, const flow *f0, const flow *f1, rfx_prim want);
-rfx_rx *rfx_lower_cmp(rule_ctx *R, rfx_cmpop op, const rfx_expr *l, const rfx_expr *r, const flow *f0,
-                      const flow *f1);
+rfx_rx *rfx_lower_cmp(rule_ctx *R, const item *filter, const flow *f0, const flow *f1);
 rfx_prim rfx_lower_expr_prim(rule_ctx *R, const rfx_expr *e);
 
 #endif
