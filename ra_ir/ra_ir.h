@@ -42,6 +42,8 @@ typedef struct rfx_pvar {
     bool count_only;           /* holds only a size (a counting LFTJ writes it): no tuples */
     bool set_read;             /* a temporary read by SORT_UNIQUE alone: its writer may drop
                                 * repeated rows and write them in any order */
+    bool *unread;              /* an input relation's columns no rule reads (ra_ir/unread.c),
+                                * read as one constant; NULL: every column read */
 } rfx_pvar;
 
 /* ---- commands ---------------------------------------------------------------------- */
@@ -92,6 +94,8 @@ typedef struct rfx_plan_opts {
     rfx_join_choice join;
     bool no_count_only;        /* keep every relation's tuples (no count-only LFTJ) */
     bool no_fuse_maps;         /* keep SELECT/PROJECT/MAP apart (fusion off, `--no-fuse`) */
+    bool results_only;         /* only outputs and printed sizes are seen after a run: input
+                                * columns no rule reads need not be read (rfx_pvar.unread) */
 } rfx_plan_opts;
 
 typedef struct rfx_plan {
@@ -151,6 +155,9 @@ void rfx_plan_count_only(rfx_plan *plan);
  * changes, so that its loop may run one range of them at a time (split.c); run by
  * rfx_plan_build. false on out-of-memory. */
 bool rfx_plan_find_splits(rfx_plan *plan);
+/* Marks the symbol columns of input relations that no rule reads (rfx_pvar.unread); false
+ * on out of memory. */
+bool rfx_plan_mark_unread(rfx_plan *plan);
 
 /* Consistency checks of the plan (our bugs, not the user's); returns false and prints to
  * out (when not NULL). */

@@ -342,7 +342,8 @@ static bool build_stages(rfx_engine *e, const rfx_program *prog, bool keep_all_t
                         .no_fuse_maps = e->cfg.no_fuse,
                         .join = e->cfg.join == RFX_JOIN_BINARY ? RFX_PLAN_JOIN_BINARY
                               : e->cfg.join == RFX_JOIN_LFTJ ? RFX_PLAN_JOIN_LFTJ : RFX_PLAN_JOIN_AUTO,
-                        .no_count_only = keep_all_tuples};
+                        .no_count_only = keep_all_tuples,
+                        .results_only = e->cfg.results_only};
     rfx_plan *plan = rfx_plan_build(prog, &po, err);
     rfx_weave *weave = NULL;
     rfx_harmony *harmony = NULL;

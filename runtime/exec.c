@@ -258,7 +258,7 @@ static rfx_status do_input(exec *x, const rfx_ra_cmd *c)
     /* a SNAP edge list (comments, any blanks, extra columns) only where format="edges" says
      * so: a .facts file's every line is a row (gzip is recognised either way) */
     rfx_read_opts ro = {delimiter_of(d), fmt && strcmp(fmt, "edges") == 0, x->nthreads, io_flag(d, "headers"),
-                        io_flag(d, "rfc4180"), records ? &rio : NULL, NULL, 0, 1, NULL, NULL};
+                        io_flag(d, "rfc4180"), records ? &rio : NULL, NULL, 0, 1, NULL, NULL, NULL, 0};
     long skipped = 0, first_skipped = 0;
     if (sliced) {
         ro.slice = x->rank;
@@ -271,6 +271,8 @@ static rfx_status do_input(exec *x, const rfx_ra_cmd *c)
     rfx_prim prims[RFX_MAX_ARITY + 1];
     rfx_decimal_cols dec;
     ro.decimals = io_prims(x, r, prims, &dec) ? &dec : NULL;
+    if (v->unread && (ro.unread_value = rfx_symtab_intern(x->prog->syms, "", 0)) != UINT32_MAX)
+        ro.unread = v->unread;   /* columns no rule reads: all "" (ra_ir/unread.c) */
     rfx_status st = rfx_read_facts(path, prims, x->prog->syms, &ro, &tmp, x->err);
     if (sliced) {   /* collective: a process whose slice failed takes part; owners sort */
         report_slices_skipped(x, path, skipped, first_skipped);

@@ -65,6 +65,8 @@ typedef struct read_job {
     bool plain;                 /* every column a number or unsigned: plain_line first */
     const rfx_record_io *rec;   /* record columns (else NULL) */
     const rfx_decimal_cols *dec;   /* decimal columns (else NULL) */
+    const bool *unread;         /* columns stored as unread_value, not parsed (else NULL) */
+    uint32_t unread_value;
 } read_job;
 
 /* Whether every one of the arity columns holds numbers or unsigned values (text without
@@ -120,6 +122,10 @@ static uint32_t intern_field(const read_job *j, piece *p, const char *s, size_t 
 /* Field `col` of a row (its text s, n bytes) into out: a record, a decimal or a value. */
 static const char *parse_field(const read_job *j, piece *p, int col, const char *s, size_t n, uint32_t *out)
 {
+    if (j->unread && j->unread[col]) {   /* a column no rule reads: its text is not kept */
+        *out = j->unread_value;
+        return NULL;
+    }
     if (j->types[col] == RFX_SYMBOL) {
         *out = intern_field(j, p, s, n);
         return *out == UINT32_MAX ? "could not be stored (out of memory)" : NULL;
@@ -143,7 +149,8 @@ static int parse_line(const read_job *j, piece *p, const char *line, size_t len,
         if (i == len || line[i] == '#' || line[i] == '%')
             return LINE_SKIPPED;
     } else if (len == 0 && a == 1 && j->types[0] == RFX_SYMBOL) {
-        tuple[0] = intern_field(j, p, "", 0);   /* the empty symbol, as Soufflé reads it */
+        tuple[0] = j->unread && j->unread[0] ? j->unread_value : intern_field(j, p, "", 0);   /* the empty
+                                                                                      * symbol, as Soufflé reads it */
         if (tuple[0] != UINT32_MAX)
             return RFX_OK;
         snprintf(p->why, sizeof p->why, "out of memory");
@@ -675,7 +682,7 @@ rfx_status rfx_read_facts(const char *path, const rfx_prim *types, rfx_symtab *s
         nthreads = 64;
     int symcols[RFX_MAX_ARITY], nsym = 0;
     for (int c = 0; c < a; c++)
-        if (types[c] == RFX_SYMBOL)
+        if (types[c] == RFX_SYMBOL && !(ro && ro->unread && ro->unread[c]))   /* unread: no symbol */
             symcols[nsym++] = c;
     block blocks[2] = {{NULL, 0, 0}, {NULL, 0, 0}}, *cur = &blocks[0], *next = &blocks[1];
     piece *pieces = rfx_calloc((size_t)nthreads, sizeof *pieces);
@@ -695,7 +702,8 @@ rfx_status rfx_read_facts(const char *path, const rfx_prim *types, rfx_symtab *s
     const char *delim = ro && ro->delimiter ? ro->delimiter : ro && ro->rfc4180 ? "," : "\t";
     read_job j = {types, syms, delim, strlen(delim), ro && ro->edge_list, a, pieces,
                   a > 0 && integer_columns(types, a) && strlen(delim) == 1 && !(ro && ro->records),
-                  ro ? ro->records : NULL, ro ? ro->decimals : NULL};
+                  ro ? ro->records : NULL, ro ? ro->decimals : NULL, ro ? ro->unread : NULL,
+                  ro ? ro->unread_value : 0};
     if (ro && ro->rfc4180) {
         st = read_quoted(&r, path, &j, ro->headers, rows, err);
         goto out;

@@ -654,6 +654,7 @@ int main(int argc, char **argv)
     cfg.output_dir = ".";
     cfg.out = stdout;
     cfg.diag = stderr;
+    cfg.results_only = true;   /* the command shows outputs alone */
     cmd c = {0};
     int saved_stderr = -1;
     int rc = start_mpi(&argc, &argv, &saved_stderr);

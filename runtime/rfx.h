@@ -97,6 +97,10 @@ typedef struct rfx_config {
     const char *tune;          /* tuning knobs for experiments, `key=value ...` separated by blanks
                                 * or commas (docs/cli.md, rfx_tune_describe); NULL (default): the
                                 * defaults. Bad settings make rfx_run fail with the reason */
+    bool results_only;         /* only the program's outputs (.output, .printsize) are looked at
+                                * after a run, as by the rfx command: input columns no rule reads
+                                * are then not read (their text never interned); false (default):
+                                * cursors see every relation whole */
     bool alone;                /* where MPI is initialised with several processes, run in this one
                                 * alone; false (default): each run is spread over all of them, which
                                 * must make the same calls in the same order (docs/mpi.md) */

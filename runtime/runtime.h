@@ -152,6 +152,8 @@ typedef struct rfx_read_opts {
      * are counted into *skipped (the first one's line into *first_skipped) and not reported. */
     int slice, nslices;
     long *skipped, *first_skipped;
+    const bool *unread;        /* per column: not parsed, unread_value stored (NULL: none) */
+    uint32_t unread_value;
 } rfx_read_opts;
 
 /* Whether a facts file can be read in slices: a plain (not gzip) file of at least min_bytes. */

@@ -19,7 +19,7 @@ static rfx_rows read_slice(const char *path, bool edges, int k, int n, long *ski
                            rfx_status *st)
 {
     rfx_symtab *syms = rfx_symtab_new();
-    rfx_read_opts ro = {NULL, edges, 2, false, false, NULL, NULL, k, n, skipped, first};
+    rfx_read_opts ro = {NULL, edges, 2, false, false, NULL, NULL, k, n, skipped, first, NULL, 0};
     rfx_rows r;
     rfx_rows_init(&r, 2);
     *st = rfx_read_facts(path, two_numbers, syms, &ro, &r, err);
