@@ -72,6 +72,12 @@ void rfx_symlocal_clear(rfx_symlocal *l);
 uint32_t rfx_symlocal_intern(rfx_symlocal *l, const char *s, size_t n);
 /* Adds l's symbols to t; local id -> t's id (l's, valid until l changes). */
 const uint32_t *rfx_symlocal_merge(rfx_symlocal *l, rfx_symtab *t);
+/* Adds the n tables' symbols to t, as their merges one after another would (ids in that
+ * order), on up to nthreads threads; each table's ids then hold its local ids' ids in t.
+ * False on out of memory (t then holds the symbols it held). */
+bool rfx_symlocal_merge_all(rfx_symlocal *const *locals, int n, rfx_symtab *t, int nthreads);
+/* Local id -> the table's id, after a merge. */
+const uint32_t *rfx_symlocal_ids(const rfx_symlocal *l);
 
 /* ---- record table: tuples of values <-> dense 32-bit ids ------------------------ */
 /* A record value (Soufflé's `[a, b]`) is the id of its fields' tuple here; 0 is nil, the

@@ -8,7 +8,7 @@ rfx and the same query with DuckDB, compare the answers, print a table.
 run options: --queries 1,6 (default: every programs/tpch/qNN.dl), --backends cpu,cuda
 (default cpu), --repeat N (timings: best of N), --rfx-args "..." (passed to rfx). Each rfx
 time is its whole process; its load column is the part --profile gives to reading the
-tables (its INPUT row), from one more run.
+tables (its INPUT row), from one more run (--no-loads: none, "?").
 
 Answers compare as SQL's: decimals exactly, floats to 1e-9 relative, dates and text as
 text; rows in order where the query orders them (rows equal on its sort keys in any
@@ -163,7 +163,7 @@ def run(args):
                 t_best = min(t_best or 1e9, time.perf_counter() - t0)
             # the load apart: one more run, profiled (the profile's own measurements cost time)
             t_load = input_seconds(subprocess.run(cmd[:2] + ["--profile"] + cmd[2:], capture_output=True,
-                                                  text=True).stderr) if r.returncode == 0 else None
+                                                  text=True).stderr) if r.returncode == 0 and args.loads else None
             if r.returncode != 0:
                 why = why or "%s: rfx exit %d: %s" % (b, r.returncode, r.stderr.strip()[:300])
                 cells += ["-", "-"]
@@ -190,6 +190,7 @@ def main():
     r.add_argument("--backends", default="cpu")
     r.add_argument("--repeat", type=int, default=1)
     r.add_argument("--rfx-args", default="")
+    r.add_argument("--no-loads", dest="loads", action="store_false")
     args = ap.parse_args()
     if args.cmd == "gen":
         generate(args.dir, args.sf)

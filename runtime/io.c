@@ -488,14 +488,18 @@ static void remap_piece(int k, void *ctx)
             p->out[i * a + (size_t)m->symcols[c]] = ids[p->out[i * a + (size_t)m->symcols[c]]];
 }
 
-/* The pieces' symbols into the table, piece by piece in the file's order (the ids one
+/* The pieces' symbols into the table, as piece by piece in the file's order (the ids one
  * thread would give), up to the first piece that failed; then their rows hold those ids. */
 static rfx_status merge_symbols(read_job *j, int n, const int *symcols, int nsym)
 {
     int ok = 0;
+    rfx_symlocal *locals[64];
     for (; ok < n && j->pieces[ok].st == RFX_OK; ok++)
-        if (!(j->pieces[ok].ids = rfx_symlocal_merge(j->pieces[ok].local, j->syms)))
-            return RFX_ERR_NOMEM;
+        locals[ok] = j->pieces[ok].local;
+    if (!rfx_symlocal_merge_all(locals, ok, j->syms, n))
+        return RFX_ERR_NOMEM;
+    for (int k = 0; k < ok; k++)
+        j->pieces[k].ids = rfx_symlocal_ids(locals[k]);
     remap_job m = {j, symcols, nsym};
     rfx_parallel_for(ok, ok, remap_piece, &m);
     return RFX_OK;
