@@ -158,6 +158,9 @@ typedef struct rfx_read_opts {
 
 /* Whether a facts file can be read in slices: a plain (not gzip) file of at least min_bytes. */
 bool rfx_facts_sliceable(const char *path, long long min_bytes);
+/* Whether every one of the arity columns holds numbers or unsigned values (text without
+ * symbols or floats, which the readers and writers take a faster way through). */
+bool rfx_integer_columns(const rfx_prim *types, int arity);
 /* The warning about `skipped` lines that do not start with numbers, the first at line first. */
 void rfx_report_skipped(FILE *err, const char *path, long first, long skipped);
 

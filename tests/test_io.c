@@ -191,12 +191,77 @@ static void symbols_on_threads_as_on_one(void)
     free(dir);
 }
 
+/* An RFC 4180 file read on several threads: records cut only outside quotes (quoted
+ * newlines, separators and "" in fields that cross where pieces would be cut), the same
+ * rows as on one thread, and an error's line the file's own. */
+static void quoted_on_threads_as_on_one(void)
+{
+    char *dir = make_temp_dir(), *path = NULL;
+    CU_ASSERT_FATAL(dir && asprintf(&path, "%s/q.csv", dir) > 0);
+    const int records = 40000;
+    size_t cap = (size_t)records * 64, len = 0;
+    char *text = malloc(cap);
+    CU_ASSERT_FATAL(text != NULL);
+    long bad_line = 0, line = 1;
+    for (int i = 0; i < records; i++) {
+        if (i == 31000)
+            bad_line = line;
+        const char *field = i % 3 == 0 ? "\"a,\nb \"\"q\"\"\"" : i % 3 == 1 ? "plain" : "\"x\"";
+        len += (size_t)snprintf(text + len, cap - len, "%d,%s,z\n", i % 977, field);
+        line += 1 + (i % 3 == 0);
+    }
+    CU_ASSERT_FATAL(write_file(path, text));
+    static const rfx_prim types[3] = {RFX_NUMBER, RFX_SYMBOL, RFX_SYMBOL};
+    rfx_symtab *syms[2] = {rfx_symtab_new(), rfx_symtab_new()};
+    rfx_rows rows[2];
+    for (int k = 0; k < 2; k++) {
+        rfx_read_opts ro = {.threads = k ? 4 : 1, .rfc4180 = true};
+        rfx_rows_init(&rows[k], 3);
+        CU_ASSERT_EQUAL(rfx_read_facts(path, types, syms[k], &ro, &rows[k], stderr), RFX_OK);
+    }
+    CU_ASSERT_EQUAL(rows[0].n, (size_t)records);
+    CU_ASSERT(rows[0].n == rows[1].n && memcmp(rows[0].data, rows[1].data, rows[0].n * 3 * sizeof(uint32_t)) == 0);
+    CU_ASSERT(rfx_symtab_find(syms[1], "a,\nb \"q\"", 8) != UINT32_MAX);
+    /* a record of two fields where three are wanted, late in the file */
+    char *at = text;
+    for (long l = 1; l < bad_line; l++)
+        at = strchr(at, '\n') + 1;
+    char *comma = strchr(at, '\n') - 2;   /* record 31000 is "N,plain,z" */
+    CU_ASSERT_FATAL(*comma == ',');
+    memmove(comma, comma + 2, strlen(comma + 2) + 1);   /* ",z" dropped */
+    CU_ASSERT_FATAL(write_file(path, text));
+    char *msg = NULL;
+    size_t mlen = 0;
+    FILE *err = open_memstream(&msg, &mlen);
+    rfx_read_opts ro = {.threads = 4, .rfc4180 = true};
+    rfx_rows r;
+    rfx_rows_init(&r, 3);
+    CU_ASSERT_EQUAL(rfx_read_facts(path, types, syms[1], &ro, &r, err), RFX_ERR_INPUT);
+    fclose(err);
+    char want[64];
+    snprintf(want, sizeof want, "q.csv:%ld: error: expected 3 columns, found 2", bad_line);
+    CU_ASSERT(msg && strstr(msg, want));
+    if (!msg || !strstr(msg, want))
+        fprintf(stderr, "\n    wanted '%s', got: %s", want, msg ? msg : "");
+    free(msg);
+    rfx_rows_free(&r);
+    for (int k = 0; k < 2; k++) {
+        rfx_rows_free(&rows[k]);
+        rfx_symtab_free(syms[k]);
+    }
+    free(text);
+    free(path);
+    remove_tree(dir);
+    free(dir);
+}
+
 static void add(void)
 {
     CU_pSuite s = CU_add_suite("facts in slices", NULL, NULL);
     CU_add_test(s, "the slices' rows together are the whole file's", slices_make_the_whole);
     CU_add_test(s, "messages name the file's lines; skipped lines counted", slice_messages_name_the_files_lines);
     CU_add_test(s, "symbols read on several threads are numbered as on one", symbols_on_threads_as_on_one);
+    CU_add_test(s, "RFC 4180 files read on several threads as on one", quoted_on_threads_as_on_one);
 }
 
 int main(int argc, char **argv)
