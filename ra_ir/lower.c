@@ -135,7 +135,6 @@ static rfx_prim *out_types(rule_ctx *R, rfx_rx **out, int nout)
     return t;
 }
 
-/* Emits a one-input command computing `outs` (and filtering by pred) from f. */
 /* Whether outs name every one of a flow's n columns as it is (the map is one-to-one). */
 static bool keeps_every_column(rfx_rx *const *outs, int nout, int n)
 {
@@ -149,6 +148,7 @@ static bool keeps_every_column(rfx_rx *const *outs, int nout, int n)
     return true;
 }
 
+/* Emits a one-input command computing `outs` (and filtering by pred) from f. */
 static flow emit_map(rule_ctx *R, const flow *f, rfx_rx *pred, rfx_rx **outs, int *schema, int nout)
 {
     lower_ctx *L = R->L;

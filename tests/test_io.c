@@ -151,6 +151,30 @@ static void slice_messages_name_the_files_lines(void)
     free(dir);
 }
 
+/* The file of three columns read on one thread and on four: the same rows in the same order,
+ * and the same symbol table (ids in the order symbols first come); the four threads' table,
+ * which the caller frees. */
+static rfx_symtab *read_on_one_and_four(const char *path, const rfx_prim *types, bool rfc4180, size_t want)
+{
+    rfx_symtab *syms[2] = {rfx_symtab_new(), rfx_symtab_new()};
+    rfx_rows rows[2];
+    for (int k = 0; k < 2; k++) {
+        rfx_read_opts ro = {.threads = k ? 4 : 1, .rfc4180 = rfc4180};
+        rfx_rows_init(&rows[k], 3);
+        CU_ASSERT_EQUAL(rfx_read_facts(path, types, syms[k], &ro, &rows[k], stderr), RFX_OK);
+    }
+    CU_ASSERT_EQUAL(rows[0].n, want);
+    CU_ASSERT(rows[0].n == rows[1].n && memcmp(rows[0].data, rows[1].data, rows[0].n * 3 * sizeof(uint32_t)) == 0);
+    CU_ASSERT_EQUAL(rfx_symtab_size(syms[0]), rfx_symtab_size(syms[1]));
+    for (uint32_t id = 0; id < rfx_symtab_size(syms[0]) && id < rfx_symtab_size(syms[1]); id++)
+        CU_ASSERT(rfx_symtab_len(syms[0], id) == rfx_symtab_len(syms[1], id) &&
+                  memcmp(rfx_symtab_str(syms[0], id), rfx_symtab_str(syms[1], id), rfx_symtab_len(syms[0], id)) == 0);
+    for (int k = 0; k < 2; k++)
+        rfx_rows_free(&rows[k]);
+    rfx_symtab_free(syms[0]);
+    return syms[1];
+}
+
 /* A file of symbols read on several threads: the same rows, in the same order, and the same
  * ids for the same symbols as one thread reads them (ids in the order symbols first come). */
 static void symbols_on_threads_as_on_one(void)
@@ -169,22 +193,7 @@ static void symbols_on_threads_as_on_one(void)
     }
     CU_ASSERT_FATAL(write_file(path, text));
     static const rfx_prim types[3] = {RFX_SYMBOL, RFX_NUMBER, RFX_SYMBOL};
-    rfx_symtab *syms[2] = {rfx_symtab_new(), rfx_symtab_new()};
-    rfx_rows rows[2];
-    for (int k = 0; k < 2; k++) {
-        rfx_read_opts ro = {.threads = k ? 4 : 1};
-        rfx_rows_init(&rows[k], 3);
-        CU_ASSERT_EQUAL(rfx_read_facts(path, types, syms[k], &ro, &rows[k], stderr), RFX_OK);
-    }
-    CU_ASSERT_EQUAL(rows[0].n, (size_t)lines);
-    CU_ASSERT(rows[0].n == rows[1].n && memcmp(rows[0].data, rows[1].data, rows[0].n * 3 * sizeof(uint32_t)) == 0);
-    CU_ASSERT_EQUAL(rfx_symtab_size(syms[0]), rfx_symtab_size(syms[1]));
-    for (uint32_t id = 0; id < rfx_symtab_size(syms[0]); id++)
-        CU_ASSERT(strcmp(rfx_symtab_str(syms[0], id), rfx_symtab_str(syms[1], id)) == 0);
-    for (int k = 0; k < 2; k++) {
-        rfx_rows_free(&rows[k]);
-        rfx_symtab_free(syms[k]);
-    }
+    rfx_symtab_free(read_on_one_and_four(path, types, false, (size_t)lines));
     free(text);
     free(path);
     remove_tree(dir);
@@ -212,16 +221,8 @@ static void quoted_on_threads_as_on_one(void)
     }
     CU_ASSERT_FATAL(write_file(path, text));
     static const rfx_prim types[3] = {RFX_NUMBER, RFX_SYMBOL, RFX_SYMBOL};
-    rfx_symtab *syms[2] = {rfx_symtab_new(), rfx_symtab_new()};
-    rfx_rows rows[2];
-    for (int k = 0; k < 2; k++) {
-        rfx_read_opts ro = {.threads = k ? 4 : 1, .rfc4180 = true};
-        rfx_rows_init(&rows[k], 3);
-        CU_ASSERT_EQUAL(rfx_read_facts(path, types, syms[k], &ro, &rows[k], stderr), RFX_OK);
-    }
-    CU_ASSERT_EQUAL(rows[0].n, (size_t)records);
-    CU_ASSERT(rows[0].n == rows[1].n && memcmp(rows[0].data, rows[1].data, rows[0].n * 3 * sizeof(uint32_t)) == 0);
-    CU_ASSERT(rfx_symtab_find(syms[1], "a,\nb \"q\"", 8) != UINT32_MAX);
+    rfx_symtab *syms = read_on_one_and_four(path, types, true, (size_t)records);
+    CU_ASSERT(rfx_symtab_find(syms, "a,\nb \"q\"", 8) != UINT32_MAX);
     /* a record of two fields where three are wanted, late in the file */
     char *at = text;
     for (long l = 1; l < bad_line; l++)
@@ -236,7 +237,7 @@ static void quoted_on_threads_as_on_one(void)
     rfx_read_opts ro = {.threads = 4, .rfc4180 = true};
     rfx_rows r;
     rfx_rows_init(&r, 3);
-    CU_ASSERT_EQUAL(rfx_read_facts(path, types, syms[1], &ro, &r, err), RFX_ERR_INPUT);
+    CU_ASSERT_EQUAL(rfx_read_facts(path, types, syms, &ro, &r, err), RFX_ERR_INPUT);
     fclose(err);
     char want[64];
     snprintf(want, sizeof want, "q.csv:%ld: error: expected 3 columns, found 2", bad_line);
@@ -245,10 +246,7 @@ static void quoted_on_threads_as_on_one(void)
         fprintf(stderr, "\n    wanted '%s', got: %s", want, msg ? msg : "");
     free(msg);
     rfx_rows_free(&r);
-    for (int k = 0; k < 2; k++) {
-        rfx_rows_free(&rows[k]);
-        rfx_symtab_free(syms[k]);
-    }
+    rfx_symtab_free(syms);
     free(text);
     free(path);
     remove_tree(dir);
