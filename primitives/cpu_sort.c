@@ -367,3 +367,38 @@ rfx_status rfx_cpu_sort(rfx_rows *r, int nthreads)
     free(vary);
     return st;
 }
+
+rfx_status rfx_cpu_sort_leading(rfx_rows *r, int nkeys, int nthreads)
+{
+    const int a = r->arity;
+    const size_t n = r->n;
+    if (nkeys >= a || nkeys <= 0)
+        return nkeys <= 0 ? RFX_OK : rfx_cpu_sort(r, nthreads);
+    if (n < 2)
+        return RFX_OK;
+    int nchunks = chunks_for(n, nthreads);
+    uint32_t *vary = rfx_calloc((size_t)(nchunks + 1) * (size_t)a, sizeof(uint32_t));
+    size_t *hist = rfx_malloc(sizeof(size_t) * RADIX * (size_t)nchunks);
+    uint32_t *tmp = rfx_malloc(n * (size_t)a * sizeof(uint32_t));
+    rfx_status st = vary && hist && tmp ? RFX_OK : RFX_ERR_NOMEM;
+    if (st == RFX_OK) {
+        vary_ctx v = {r->data, n, a, nchunks, vary + a};
+        rfx_parallel_for(nchunks, nthreads, vary_chunk, &v);
+        uint32_t *src = r->data;
+        for (int c = nkeys - 1; c >= 0; c--) {   /* LSD: stable, the keys' varying digits only */
+            for (int i = 0; i < nchunks; i++)
+                vary[c] |= v.vary[(size_t)i * (size_t)a + (size_t)c];
+            src = column_passes(src, src == r->data ? tmp : r->data, n, a, c, vary[c], nchunks, nthreads, hist);
+        }
+        if (src != r->data) {   /* the rows are in tmp: adopt it */
+            free(r->data);
+            r->data = src;
+            r->cap = n;
+            tmp = NULL;
+        }
+    }
+    free(tmp);
+    free(hist);
+    free(vary);
+    return st;
+}

@@ -43,6 +43,8 @@ rfx_status rfx_rows_concat(const rfx_rows *parts, size_t n, rfx_rows *dst, int n
 
 /* Sorts rows lexicographically (LSD radix, parallel). */
 rfx_status rfx_cpu_sort(rfx_rows *r, int nthreads);
+/* Sorts r stably on its first nkeys columns alone (rows of equal keys keep their order). */
+rfx_status rfx_cpu_sort_leading(rfx_rows *r, int nkeys, int nthreads);
 /* Removes adjacent duplicates in place (input sorted -> set). */
 rfx_status rfx_cpu_unique(rfx_rows *r, int nthreads);
 /* Whether rows are sorted and duplicate-free (for assertions and tests). */

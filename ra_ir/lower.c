@@ -1352,11 +1352,11 @@ static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, in
              * there as it is (a bag needs a column: rows of none are one fact, or none) */
             cur = emit_map(&R, &cur, NULL, outs, schema, nasked);
             cur.unique = false;
-            if (cur.sorted < bag_keys) {   /* in groups: sorted on all the columns */
+            if (cur.sorted < bag_keys) {   /* in groups: sorted on the groups' columns alone */
                 int dst = rfx_lower_new_var(L, NULL, RFX_PV_TEMP, cur.n, L->plan->vars[cur.var].types, -1);
-                rfx_lower_emit(L, RFX_RA_SORT, dst, cur.var, -1);
+                rfx_lower_emit(L, RFX_RA_SORT, dst, cur.var, -1)->nkeys = bag_keys;
                 cur.var = dst;
-                cur.sorted = cur.n;
+                cur.sorted = bag_keys;
             }
         } else {
             if (!identity)

@@ -281,6 +281,29 @@ static void test_sort_many_columns(void)
             }
 }
 
+/* A sort on the leading columns alone: in their order, rows of equal keys in the order they
+ * came (the row's number rides in its last column). */
+static void test_sort_leading(void)
+{
+    for (int t = 1; t <= 4; t += 3) {
+        const size_t n = 100003;
+        rfx_rows r = random_rows(n, 4, NARROW, 0);
+        for (size_t i = 0; i < n; i++) {
+            r.data[i * 4 + 2] = (uint32_t)rnd();   /* unsorted past the keys */
+            r.data[i * 4 + 3] = (uint32_t)i;
+        }
+        CU_ASSERT_EQUAL(rfx_cpu_sort_leading(&r, 2, t), RFX_OK);
+        bool ok = true;
+        for (size_t i = 1; i < n && ok; i++) {
+            const uint32_t *p = r.data + (i - 1) * 4, *q = r.data + i * 4;
+            int c = rfx_tuple_cmp(p, q, 2);
+            ok = c < 0 || (c == 0 && p[3] < q[3]);
+        }
+        CU_ASSERT(ok);
+        rfx_rows_free(&r);
+    }
+}
+
 /* Sorted rows come back as they are; one pair out of order anywhere (at a chunk's first row
  * too) is still sorted. */
 static void test_sort_nearly_sorted(void)
@@ -910,6 +933,7 @@ static void add(void)
     CU_add_test(s, "sort wide values", test_sort_wide);
     CU_add_test(s, "sort 2^21+1 tuples", test_sort_large);
     CU_add_test(s, "sort rows of many columns", test_sort_many_columns);
+    CU_add_test(s, "sort on the leading columns, stable", test_sort_leading);
     CU_add_test(s, "sort rows sorted but for one pair", test_sort_nearly_sorted);
     CU_add_test(s, "nullary relations", test_nullary);
     CU_add_test(s, "union", test_union);
