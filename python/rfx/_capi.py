@@ -58,6 +58,7 @@ class Config(Structure):
         ("library_dirs", c_char_p),
         ("libraries", c_char_p),
         ("tune", c_char_p),
+        ("results_only", c_bool),   # False: relations stay whole for the cursors
         ("alone", c_bool),
     ]
 
