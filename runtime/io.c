@@ -60,6 +60,10 @@ typedef struct piece {
     rfx_symlocal *local;        /* its symbols where pieces are read on several threads (the
                                  * rows hold their local ids until they are merged) */
     const uint32_t *ids;        /* merged: local id -> the table's */
+    bool stray;                 /* RFC 4180: a quote inside an unquoted field (the cuts by
+                                 * counting quotes may be wrong: read again, exactly) */
+    rfx_arena *unquoted;        /* RFC 4180: quoted fields' text where a "" stood for a quote
+                                 * (the block's own text stays as read, for a second reading) */
 } piece;
 
 typedef struct read_job {
@@ -534,7 +538,32 @@ static void report_read_error(FILE *err, const char *path, long line, reader *r)
  * record where the quotes before it since the block's start are even in number (a "" adds
  * two): blocks and pieces are cut only there, so they are read on every thread too. */
 
-/* The bytes of buf's whole records: up to the last newline outside quotes (0: none). */
+/* The bytes of buf's whole records, found by following the fields one by one: a quote
+ * opens a quoted field only at a field's start (a quote inside an unquoted field is text). */
+static size_t quoted_whole_exact(const read_job *j, const char *s, size_t n)
+{
+    size_t last = 0;
+    bool start = true, inside = false;
+    for (size_t i = 0; i < n; i++) {
+        if (inside) {
+            if (s[i] == '"' && i + 1 < n && s[i + 1] == '"')
+                i++;
+            else if (s[i] == '"')
+                inside = false;
+        } else if (s[i] == '"' && start)
+            inside = true, start = false;
+        else if (s[i] == '\n')
+            last = i + 1, start = true;
+        else if (at_delim(j, s, i, n))
+            i += j->dlen - 1, start = true;
+        else
+            start = false;
+    }
+    return last;
+}
+
+/* The same where every quote opens, closes or doubles (no quote inside an unquoted field):
+ * up to the last newline after an even count of quotes (0: none). */
 static size_t quoted_whole(const char *buf, size_t len)
 {
     long q = count_byte(buf, len, '"');
@@ -566,12 +595,13 @@ static const char *quoted_cut(const char *from, const char *to, const char *end)
     return end;
 }
 
-/* Piece k's records into its rows. Quoted fields are unquoted where they lie (the text is
- * the block's, and a symbol's stays there until the pieces' symbols are merged). On an
- * error, p->lines is the line of the record's start. */
+/* Piece k's records into its rows. A quoted field's text is the block's where it holds no
+ * "", else a copy in the piece's arena (either stays until the pieces' symbols are merged,
+ * and the block's text is left as read). On an error, p->lines is the line of the record's
+ * start. */
 static void quoted_piece(const read_job *j, piece *p)
 {
-    char *s = (char *)p->p;    /* the block's own bytes: writable */
+    const char *s = p->p;
     const size_t n = (size_t)(p->end - p->p);
     size_t i = 0;
     long line = 1;
@@ -595,11 +625,12 @@ static void quoted_piece(const read_job *j, piece *p)
             continue;
         }
         for (bool end = false; !end;) {
-            char *text = s + i;
+            const char *text = s + i;
             size_t len;
-            if (s[i] == '"') {   /* up to the closing quote, unquoted in place */
-                char *w = text;
-                for (i++;; i++) {
+            if (s[i] == '"') {   /* up to the closing quote */
+                const size_t from = ++i;
+                bool doubled = false;
+                for (;; i++) {
                     if (i >= n) {
                         snprintf(p->why, sizeof p->why, "column %d: unterminated quoted field", col + 1);
                         p->st = RFX_ERR_INPUT;
@@ -608,17 +639,31 @@ static void quoted_piece(const read_job *j, piece *p)
                     }
                     if (s[i] == '"' && !(i + 1 < n && s[i + 1] == '"'))
                         break;
-                    if (s[i] == '"')
-                        i++;
+                    doubled |= s[i] == '"';
+                    i += s[i] == '"';
                     line += s[i] == '\n';
-                    *w++ = s[i];
+                }
+                len = i - from;
+                text = s + from;
+                if (doubled) {   /* each "" one quote, in a copy */
+                    char *w = (p->unquoted || (p->unquoted = rfx_arena_new())) ? rfx_arena_alloc(p->unquoted, len + 1) : NULL;
+                    if (!w) {
+                        snprintf(p->why, sizeof p->why, "out of memory");
+                        p->st = RFX_ERR_NOMEM;
+                        p->lines = at;
+                        return;
+                    }
+                    size_t m = 0;
+                    for (size_t q = from; q < i; q++)
+                        w[m++] = s[q], q += s[q] == '"';
+                    text = w;
+                    len = m;
                 }
                 i++;
-                len = (size_t)(w - text);
             } else {
                 size_t e = i;
                 while (e < n && s[e] != '\n' && !at_delim(j, s, e, n))
-                    e++;
+                    p->stray |= s[e++] == '"';
                 len = e - i - (e > i && s[e - 1] == '\r' && (e == n || s[e] == '\n'));
                 i = e;
             }
@@ -724,6 +769,7 @@ rfx_status rfx_read_facts(const char *path, const rfx_prim *types, rfx_symtab *s
         }
     const char *delim = ro && ro->delimiter ? ro->delimiter : ro && ro->rfc4180 ? "," : "\t";
     const bool quoted = ro && ro->rfc4180;
+    bool exact = false;   /* RFC 4180 with a quote inside an unquoted field: cut by following fields */
     read_job j = {types, syms, delim, strlen(delim), ro && ro->edge_list, a, pieces,
                   a > 0 && rfx_integer_columns(types, a) && strlen(delim) == 1 && !(ro && ro->records) && !quoted,
                   ro ? ro->records : NULL, ro ? ro->decimals : NULL, ro ? ro->unread : NULL,
@@ -744,8 +790,8 @@ rfx_status rfx_read_facts(const char *path, const rfx_prim *types, rfx_symtab *s
     for (;;) {
         /* whole lines only, but for the last one at the end */
         const char *last = cur->len && !quoted ? memrchr(cur->buf, '\n', cur->len) : NULL;
-        size_t whole = r.eof ? cur->len : quoted ? quoted_whole(cur->buf, cur->len)
-                     : last ? (size_t)(last - cur->buf) + 1 : 0;
+        size_t whole = r.eof ? cur->len : exact ? quoted_whole_exact(&j, cur->buf, cur->len)
+                     : quoted ? quoted_whole(cur->buf, cur->len) : last ? (size_t)(last - cur->buf) + 1 : 0;
         if (whole == 0 && quoted && !r.eof) {   /* a record longer than the block: more of it */
             if (!grow_block(&r, cur, cur->cap * 2) || !fill_block(&r, cur)) {
                 st = r.nomem || r.zerr == Z_MEM_ERROR ? RFX_ERR_NOMEM : RFX_ERR_IO;
@@ -757,7 +803,7 @@ rfx_status rfx_read_facts(const char *path, const rfx_prim *types, rfx_symtab *s
         if (whole == 0)
             break;   /* at the end (fill_block grows a full block without a newline) */
         int n = (int)(whole / PIECE_MIN) < nthreads ? (int)(whole / PIECE_MIN) : nthreads;
-        if (n < 1)
+        if (n < 1 || exact)
             n = 1;
         const char *from = cur->buf;
         for (int k = 0; k < n; k++) {
@@ -774,6 +820,7 @@ rfx_status rfx_read_facts(const char *path, const rfx_prim *types, rfx_symtab *s
             rfx_symlocal *local = pieces[k].local;
             if (local)
                 rfx_symlocal_clear(local);
+            rfx_arena_free(pieces[k].unquoted);   /* the last block's symbols are merged */
             pieces[k] = (piece){.p = from, .end = to, .st = RFX_OK, .local = local};
             from = to;
         }
@@ -801,6 +848,24 @@ rfx_status rfx_read_facts(const char *path, const rfx_prim *types, rfx_symtab *s
         rfx_parallel_for(n + reading, n + reading, block_task, &bj);
         if (!reading)
             next->len = 0;
+        bool stray = false;
+        for (int k = 0; k < n && quoted && !exact; k++)
+            stray |= pieces[k].stray;
+        if (stray && bj.read_ok) {
+            /* the cuts may lie inside quoted fields: this block again, and the rest of the
+             * file, cut by following its fields (the block's text is cur's whole records and
+             * next's, which begins with cur's tail) */
+            exact = true;
+            if (!grow_block(&r, cur, whole + next->len + 1)) {
+                st = RFX_ERR_NOMEM;
+                fprintf(err, "%s:%ld: error: out of memory reading facts\n", path, at_line(&sl, line + 1));
+                goto out;
+            }
+            rfx_memcpy(cur->buf + whole, next->buf, next->len);
+            cur->len = whole + next->len;
+            next->len = 0;
+            continue;
+        }
         if (pieces[0].local && (st = merge_symbols(&j, n, symcols, nsym)) != RFX_OK) {
             fprintf(err, "%s:%ld: error: out of memory reading facts\n", path, at_line(&sl, line + 1));
             goto out;
@@ -844,8 +909,10 @@ out:
     gzclose(r.gz);
     free(blocks[0].buf);
     free(blocks[1].buf);
-    for (int k = 0; pieces && k < nthreads; k++)
+    for (int k = 0; pieces && k < nthreads; k++) {
         rfx_symlocal_free(pieces[k].local);
+        rfx_arena_free(pieces[k].unquoted);
+    }
     free(pieces);
     return st;
 }

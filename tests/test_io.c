@@ -223,6 +223,19 @@ static void quoted_on_threads_as_on_one(void)
     static const rfx_prim types[3] = {RFX_NUMBER, RFX_SYMBOL, RFX_SYMBOL};
     rfx_symtab *syms = read_on_one_and_four(path, types, true, (size_t)records);
     CU_ASSERT(rfx_symtab_find(syms, "a,\nb \"q\"", 8) != UINT32_MAX);
+    /* a quote inside an unquoted field is text: the quotes' count no longer tells where
+     * records end, and the file is read by following its fields */
+    char *stray = malloc(cap + (size_t)records * 4);
+    CU_ASSERT_FATAL(stray != NULL);
+    size_t slen = 0;
+    for (int i = 0; i < records; i++)
+        slen += (size_t)snprintf(stray + slen, cap + (size_t)records * 4 - slen, "%d,%s,z\n", i % 977,
+                                 i == 9000 ? "ab\"c" : i % 3 == 0 ? "\"a,\nb \"\"q\"\"\"" : "plain");
+    CU_ASSERT_FATAL(write_file(path, stray));
+    rfx_symtab *ss = read_on_one_and_four(path, types, true, (size_t)records);
+    CU_ASSERT(rfx_symtab_find(ss, "ab\"c", 4) != UINT32_MAX);
+    rfx_symtab_free(ss);
+    free(stray);
     /* a record of two fields where three are wanted, late in the file */
     char *at = text;
     for (long l = 1; l < bad_line; l++)
