@@ -595,7 +595,7 @@ static const char *quoted_cut(const char *from, const char *to, const char *end)
     return end;
 }
 
-/* Piece k's records into its rows. A quoted field's text is the block's where it holds no
+/* A piece's records into its rows. A quoted field's text is the block's where it holds no
  * "", else a copy in the piece's arena (either stays until the pieces' symbols are merged,
  * and the block's text is left as read). On an error, p->lines is the line of the record's
  * start. */
