@@ -67,7 +67,8 @@ uint64_t rfx_symtab_hash(const char *s, size_t n)
         h = rfx_mix64(h ^ w);
     }
     uint64_t w = 0;
-    memcpy(&w, s, n);
+    if (n)   /* s may be NULL where n is 0 */
+        memcpy(&w, s, n);
     return rfx_mix64(h ^ w ^ 0x94d049bb133111ebull);
 }
 
