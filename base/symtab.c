@@ -356,7 +356,6 @@ typedef struct merge_job {
     rfx_symtab *t;
     rfx_symlocal **locals;
     int n;
-    size_t base;               /* the table's size before the merge */
     uint32_t **by_region;      /* per piece: its local ids by region, in order within one */
     size_t (*starts)[REGIONS + 1];   /* per piece: where each region's ids begin */
     uint64_t **fate;           /* per piece, per local id */
@@ -520,30 +519,23 @@ static bool merge_one_by_one(rfx_symlocal *const *locals, int n, rfx_symtab *t)
 
 bool rfx_symlocal_merge_all(rfx_symlocal *const *locals, int n, rfx_symtab *t, int nthreads)
 {
-    size_t total = 0, per[REGIONS] = {0};
+    size_t total = 0;
     for (int k = 0; k < n; k++)
         total += locals[k]->n;
     if (nthreads <= 1 || n <= 1 || total < 4096)
         return merge_one_by_one(locals, n, t);
     if (t->n + total >= 0x7FFFFFFFu)   /* a slot's pending mark is an id's high bit */
         return merge_one_by_one(locals, n, t);
-    /* room first, as though every symbol were new; where their regions are so uneven that
-     * one would fill past 3/4, symbol by symbol (which grows the table as it goes) */
+    /* room first, as though every symbol were new */
     if ((t->n + total) * 2 > t->nslots && !symtab_grow(t, total))
         return false;
-    for (int k = 0; k < n; k++)
-        for (size_t i = 0; i < locals[k]->n; i++)
-            per[region_of(locals[k]->hashes[i])]++;
-    for (int r = 0; r < REGIONS; r++)
-        if ((t->held[r] + per[r]) * 4 > t->nslots / REGIONS * 3)
-            return merge_one_by_one(locals, n, t);
     size_t cap = t->cap, cap2 = t->cap;
     bool ok = rfx_grow((void **)&t->strs, &cap, t->n + total, sizeof *t->strs);
     ok = ok && rfx_grow((void **)&t->lens, &cap2, t->n + total, sizeof *t->lens);
     t->cap = cap < cap2 ? cap : cap2;
     if (!ok)
         return false;
-    merge_job m = {.t = t, .locals = (rfx_symlocal **)locals, .n = n, .base = t->n};
+    merge_job m = {.t = t, .locals = (rfx_symlocal **)locals, .n = n};
     m.by_region = rfx_calloc((size_t)n, sizeof *m.by_region);
     m.starts = rfx_calloc((size_t)n, sizeof *m.starts);
     m.fate = rfx_calloc((size_t)n, sizeof *m.fate);
@@ -554,8 +546,17 @@ bool rfx_symlocal_merge_all(rfx_symlocal *const *locals, int n, rfx_symtab *t, i
     for (int k = 0; ok && k < n; k++)
         ok = (m.by_region[k] = rfx_malloc(sizeof(uint32_t) * (locals[k]->n + 1))) &&
              (m.fate[k] = rfx_malloc(sizeof(uint64_t) * (locals[k]->n + 1)));
+    bool uneven = false;   /* a region would fill past 3/4: symbol by symbol (growing as it goes) */
     if (ok) {
         rfx_parallel_for(n, nthreads, bucket_piece, &m);
+        for (int r = 0; r < REGIONS && !uneven; r++) {
+            size_t in = t->held[r];
+            for (int k = 0; k < n; k++)
+                in += m.starts[k][r + 1] - m.starts[k][r];
+            uneven = in * 4 > t->nslots / REGIONS * 3;
+        }
+    }
+    if (ok && !uneven) {
         rfx_parallel_for(REGIONS, nthreads, merge_region, &m);
         rfx_parallel_for(n, nthreads, count_fresh, &m);
         size_t id = t->n;
@@ -594,7 +595,7 @@ bool rfx_symlocal_merge_all(rfx_symlocal *const *locals, int n, rfx_symtab *t, i
     free(m.pend);
     free(m.fresh);
     free(m.chunks);
-    return ok;
+    return ok && uneven ? merge_one_by_one(locals, n, t) : ok;
 }
 
 const uint32_t *rfx_symlocal_ids(const rfx_symlocal *l)

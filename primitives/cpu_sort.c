@@ -302,6 +302,22 @@ static void vary_chunk(int i, void *arg)
             out[c] |= v->data[k * a + c] ^ v->data[c];
 }
 
+/* Per column, the bits that differ from the first row's somewhere (digits where nothing
+ * varies need no pass); NULL on out of memory. */
+static uint32_t *column_vary(const rfx_rows *r, int nchunks, int nthreads)
+{
+    const int a = r->arity;
+    uint32_t *vary = rfx_calloc((size_t)(nchunks + 1) * (size_t)a, sizeof(uint32_t));
+    if (!vary)
+        return NULL;
+    vary_ctx v = {r->data, r->n, a, nchunks, vary + a};
+    rfx_parallel_for(nchunks, nthreads, vary_chunk, &v);
+    for (int c = 0; c < a; c++)
+        for (int i = 0; i < nchunks; i++)
+            vary[c] |= v.vary[(size_t)i * (size_t)a + (size_t)c];
+    return vary;
+}
+
 rfx_status rfx_cpu_sort(rfx_rows *r, int nthreads)
 {
     int a = r->arity;
@@ -328,23 +344,17 @@ rfx_status rfx_cpu_sort(rfx_rows *r, int nthreads)
     }
     if (rows_sorted(r, nthreads))
         return RFX_OK;
-    /* which bits vary per column: digits where nothing varies need no pass */
     int nchunks = chunks_for(n, nthreads);
-    uint32_t *vary = rfx_calloc((size_t)(nchunks + 1) * (size_t)a, sizeof(uint32_t));
+    uint32_t *vary = column_vary(r, nchunks, nthreads);
     size_t *hist = rfx_malloc(sizeof(size_t) * RADIX * (size_t)nchunks);
     if (!vary || !hist) {
         free(vary);
         free(hist);
         return RFX_ERR_NOMEM;
     }
-    vary_ctx v = {r->data, n, a, nchunks, vary + a};
-    rfx_parallel_for(nchunks, nthreads, vary_chunk, &v);
     int passes = 0;
-    for (int c = 0; c < a; c++) {
-        for (int i = 0; i < nchunks; i++)
-            vary[c] |= v.vary[(size_t)i * (size_t)a + (size_t)c];
+    for (int c = 0; c < a; c++)
         passes += digits(vary[c]);
-    }
     rfx_status st = RFX_OK;
     /* the rows' words moved a pass against the pairs' passes, the refining's reads of rows
      * out of order and one move of every row: the crossover lies near 40 words a row */
@@ -377,19 +387,14 @@ rfx_status rfx_cpu_sort_leading(rfx_rows *r, int nkeys, int nthreads)
     if (n < 2)
         return RFX_OK;
     int nchunks = chunks_for(n, nthreads);
-    uint32_t *vary = rfx_calloc((size_t)(nchunks + 1) * (size_t)a, sizeof(uint32_t));
+    uint32_t *vary = column_vary(r, nchunks, nthreads);
     size_t *hist = rfx_malloc(sizeof(size_t) * RADIX * (size_t)nchunks);
     uint32_t *tmp = rfx_malloc(n * (size_t)a * sizeof(uint32_t));
     rfx_status st = vary && hist && tmp ? RFX_OK : RFX_ERR_NOMEM;
     if (st == RFX_OK) {
-        vary_ctx v = {r->data, n, a, nchunks, vary + a};
-        rfx_parallel_for(nchunks, nthreads, vary_chunk, &v);
         uint32_t *src = r->data;
-        for (int c = nkeys - 1; c >= 0; c--) {   /* LSD: stable, the keys' varying digits only */
-            for (int i = 0; i < nchunks; i++)
-                vary[c] |= v.vary[(size_t)i * (size_t)a + (size_t)c];
+        for (int c = nkeys - 1; c >= 0; c--)   /* LSD: stable, the keys' varying digits only */
             src = column_passes(src, src == r->data ? tmp : r->data, n, a, c, vary[c], nchunks, nthreads, hist);
-        }
         if (src != r->data) {   /* the rows are in tmp: adopt it */
             free(r->data);
             r->data = src;

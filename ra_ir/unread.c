@@ -128,14 +128,14 @@ bool rfx_plan_mark_unread(rfx_plan *P)
     bool ok = u.counted && read;
     for (int f = 0; ok && f < p->nfunctors; f++)
         u.ids_seen |= p->functors[f].stateful;
-    for (int i = 0; ok && i < p->nclauses; i++)
-        walk_clause(&u, &p->clauses[i]);
     int candidates = 0;
     for (int r = 0; ok && !u.ids_seen && r < p->nrels; r++)
-        if (!u.counted[r] && plain_input(p, r)) {
+        if (plain_input(p, r)) {
             ok = (read[r] = rfx_calloc((size_t)p->rels[r].arity + 1, sizeof(bool))) != NULL;
             candidates++;
         }
+    /* one walk a clause: its variables' uses (and what counts tuples, and ord), then the
+     * columns its atoms read */
     for (int i = 0; ok && candidates && i < p->nclauses; i++) {
         const rfx_clause *c = &p->clauses[i];
         if (!(u.uses = rfx_calloc((size_t)c->nvars + 1, sizeof(int)))) {
@@ -150,8 +150,8 @@ bool rfx_plan_mark_unread(rfx_plan *P)
         free(u.uses);
         u.uses = NULL;
     }
-    for (int r = 0; ok && r < p->nrels; r++) {
-        if (!read[r])
+    for (int r = 0; ok && !u.ids_seen && r < p->nrels; r++) {
+        if (!read[r] || u.counted[r])
             continue;
         rfx_pvar *v = &P->vars[P->relvar[r]];
         bool any = false;

@@ -152,9 +152,7 @@ static int parse_line(const read_job *j, piece *p, const char *line, size_t len,
         if (i == len || line[i] == '#' || line[i] == '%')
             return LINE_SKIPPED;
     } else if (len == 0 && a == 1 && j->types[0] == RFX_SYMBOL) {
-        tuple[0] = j->unread && j->unread[0] ? j->unread_value : intern_field(j, p, "", 0);   /* the empty
-                                                                                      * symbol, as Soufflé reads it */
-        if (tuple[0] != UINT32_MAX)
+        if (!parse_field(j, p, 0, "", 0, tuple))   /* the empty symbol, as Soufflé reads it */
             return RFX_OK;
         snprintf(p->why, sizeof p->why, "out of memory");
         return RFX_ERR_NOMEM;
