@@ -209,14 +209,14 @@ typedef enum rfx_prim {
 const char *rfx_prim_name(rfx_prim p);
 
 /* Soufflé's binary operators: arithmetic, then (numbers and unsigned only) bitwise, shifts,
- * logical (0 or 1) and power, then the two-argument functors min(a, b) and max(a, b). */
+ * logical (0 or 1), then power, then the two-argument functors min(a, b) and max(a, b). */
 typedef enum rfx_binop {
     RFX_ADD, RFX_SUB, RFX_MUL, RFX_DIV, RFX_MOD,
     RFX_BAND, RFX_BOR, RFX_BXOR, RFX_BSHL, RFX_BSHR, RFX_BSHRU, RFX_LAND, RFX_LOR, RFX_LXOR, RFX_POW,
     RFX_MIN_OF, RFX_MAX_OF
 } rfx_binop;
-/* Whether op is defined on numbers and unsigned only (not floats). */
-#define RFX_BINOP_INTEGRAL(op) ((op) >= RFX_BAND && (op) <= RFX_POW)
+/* Whether op is defined on numbers and unsigned only (not floats; ^ is on floats too). */
+#define RFX_BINOP_INTEGRAL(op) ((op) >= RFX_BAND && (op) < RFX_POW)
 /* Whether op is written as a function, min(a, b), rather than between its operands. */
 #define RFX_BINOP_CALL(op) ((op) == RFX_MIN_OF || (op) == RFX_MAX_OF)
 /* Calendar functions of a date (days since 1970-01-01): its year, month (1-12) and day of

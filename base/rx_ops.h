@@ -5,13 +5,16 @@
  * a zero divisor sets *div0 and gives 0; floats follow IEEE binary32, every NaN made being
  * 0x7fc00000. Shifts take their count modulo 32 (bshr of a number is arithmetic, of an
  * unsigned and bshru logical); land, lor, lxor give 0 or 1; x ^ y multiplies y times, wrapping
- * (a negative y: 1 / x^-y truncated, so 0 unless x is 1 or -1); min and max of floats keep
- * the first operand unless the second is strictly beyond it (a NaN second: the first). */
+ * (a negative y: 1 / x^-y truncated, so 0 unless x is 1 or -1); x ^ y of floats is C's pow
+ * in double precision, rounded to the float (as Soufflé's std::pow, and the same bits on
+ * the GPU for every but the rarest operands); min and max of floats keep the first operand
+ * unless the second is strictly beyond it (a NaN second: the first). */
 #ifndef RFX_RX_OPS_H
 #define RFX_RX_OPS_H
 
 #include "base.h"
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -127,8 +130,11 @@ RFX_HD uint32_t rfx_binary(int op, int prim, uint32_t a, uint32_t b, bool *div0)
         return rfx_arith(op, prim, a, b, div0);
     if (prim != RFX_FLOAT)
         return rfx_bitwise(op, prim, a, b);
-    float x = rfx_as_f32(a), y = rfx_as_f32(b);   /* min, max: the checker allows no other */
-    return op == RFX_MIN_OF ? (y < x ? b : a) : op == RFX_MAX_OF ? (y > x ? b : a) : rfx_of_f32(0.0f);
+    float x = rfx_as_f32(a), y = rfx_as_f32(b);   /* min, max, ^: the checker allows no other */
+    return op == RFX_MIN_OF   ? (y < x ? b : a)
+           : op == RFX_MAX_OF ? (y > x ? b : a)
+           : op == RFX_POW    ? rfx_of_f32((float)pow((double)x, (double)y))
+                              : rfx_of_f32(0.0f);
 }
 
 RFX_HD uint32_t rfx_negate(int prim, uint32_t a)
@@ -224,6 +230,7 @@ RFX_HD uint64_t rfx_binary64(int op, int prim, uint64_t a, uint64_t b, bool *div
         case RFX_DIV: return rfx_of_f64(x / y);
         case RFX_MIN_OF: return y < x ? b : a;
         case RFX_MAX_OF: return y > x ? b : a;
+        case RFX_POW: return rfx_of_f64(pow(x, y));
         default: return rfx_of_f64(0.0);
         }
     }

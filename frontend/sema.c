@@ -651,10 +651,13 @@ static void check_typed(clause_ctx *cc, rfx_expr *e, int want)
         else if (e->type >= 0 && tprim(p, e->type) == RFX_SYMBOL && e->u.bin.op != RFX_ADD)   /* a + b: cat */
             rfx_diag_error(cc->s->d, e->loc, "type mismatch: %s '%s' on symbols",
                            RFX_BINOP_CALL(e->u.bin.op) ? "functor" : "arithmetic", rfx_binop_str(e->u.bin.op));
-        else if (e->type >= 0 && (tprim(p, e->type) == RFX_FLOAT || tprim(p, e->type) == RFX_DECIMAL) &&
-                 (e->u.bin.op == RFX_MOD || RFX_BINOP_INTEGRAL(e->u.bin.op)))
-            rfx_diag_error(cc->s->d, e->loc, "type mismatch: '%s' on %ss (numbers and unsigned only)",
-                           rfx_binop_str(e->u.bin.op), rfx_prim_name(tprim(p, e->type)));
+        else if (e->type >= 0 && (tprim(p, e->type) == RFX_FLOAT || tprim(p, e->type) == RFX_FLOAT64 ||
+                                  tprim(p, e->type) == RFX_DECIMAL) &&
+                 (e->u.bin.op == RFX_MOD || RFX_BINOP_INTEGRAL(e->u.bin.op) ||
+                  (e->u.bin.op == RFX_POW && tprim(p, e->type) == RFX_DECIMAL)))
+            rfx_diag_error(cc->s->d, e->loc, "type mismatch: '%s' on %ss (%s only)",
+                           rfx_binop_str(e->u.bin.op), rfx_prim_name(tprim(p, e->type)),
+                           e->u.bin.op == RFX_POW ? "numbers, unsigned and floats" : "numbers and unsigned");
         else if (l >= 0 && r >= 0 && tprim(p, l) == RFX_DECIMAL && tprim(p, r) == RFX_DECIMAL && e->u.bin.op == RFX_MUL &&
                  p->types[l].scale + p->types[r].scale > 18)
             rfx_diag_error(cc->s->d, e->loc, "a product of %s and %s has more than 18 decimal places",

@@ -66,7 +66,8 @@ void rfx_sema_rewrite_lattices(clause_ctx *cc);
 
 /* A float literal (or its negation), typed float unless its context wants a float64 (then
  * it is one) or a decimal (then it is the decimal of its own scale, 0.05 a decimal(18,2)):
- * true, e retyped. The type of binary operator e from its operands' types l and r: l's (r's
+ * true, e retyped; arithmetic over float literals alone where a float64 is wanted is
+ * retyped as float64 throughout, false (its operators still to check). The type of binary operator e from its operands' types l and r: l's (r's
  * where l is none), a float64 for a float literal beside one, and for decimals (a float
  * literal beside one counting as a decimal of its own scale) SQL's: + - min max the
  * larger scale, * the scales added (-1 past 18), / a float64. The scale of a literal that a

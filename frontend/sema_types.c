@@ -502,9 +502,34 @@ static void retype_literal(rfx_expr *e, int t)
     }
 }
 
+/* Whether e is arithmetic over float literals alone (`2.0 ^ 0.5`, `-(1.5 + 2.25)`): a
+ * float64 where one is wanted, computed in double as a float64 expression is. */
+static bool float_literal_tree(const rfx_expr *e)
+{
+    switch (e->kind) {
+    case RFX_E_FLOAT: return true;
+    case RFX_E_NEG: return float_literal_tree(e->u.bin.lhs);
+    case RFX_E_BINOP: return float_literal_tree(e->u.bin.lhs) && float_literal_tree(e->u.bin.rhs);
+    default: return false;
+    }
+}
+
+static void retype_tree(rfx_expr *e, int t)
+{
+    e->type = t;
+    if (e->kind == RFX_E_NEG || e->kind == RFX_E_BINOP)
+        retype_tree(e->u.bin.lhs, t);
+    if (e->kind == RFX_E_BINOP)
+        retype_tree(e->u.bin.rhs, t);
+}
+
 bool rfx_sema_float64_literal(sema *s, rfx_expr *e, int want)
 {
     const rfx_program *p = s->p;
+    if (want >= 0 && p->types[want].prim == RFX_FLOAT64 && !float_literal(e) && float_literal_tree(e)) {
+        retype_tree(e, want);
+        return false;   /* its operators checked as any float64 expression's */
+    }
     if (want < 0 || !float_literal(e) || (p->types[want].prim != RFX_FLOAT64 && p->types[want].prim != RFX_DECIMAL))
         return false;
     int t = p->types[want].prim == RFX_FLOAT64 ? want : literal_decimal(s, e);

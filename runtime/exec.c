@@ -398,14 +398,16 @@ static rfx_status do_output(exec *x, const rfx_ra_cmd *c)
     char *path = to_stdout ? NULL
                : fname   ? join_path(x->o->output_dir, fname, "")
                          : join_path(x->o->output_dir, r->name, wo.compress ? ".csv.gz" : ".csv");   /* as Soufflé */
-    /* on stdout, as Soufflé: the name, then the attribute names */
+    /* on stdout, as Soufflé: the name, then the attribute names where headers=true or
+       under `-D -` (which asks for them; a bare IO=stdout does not) */
+    bool names = !to_stdout || wo.headers || strcmp(x->o->output_dir, "-") == 0;
     size_t hl = strlen(r->name) + 2;
     for (int a = 0; a < r->arity; a++)
         hl += strlen(r->attrs[a].name) + 1;
     char *header = malloc(hl);
     if (header) {
-        size_t n = (size_t)sprintf(header, "%s\n", r->name);
-        for (int a = 0; a < r->arity; a++)   /* a 64-bit value's low word is no attribute of its own */
+        size_t n = (size_t)sprintf(header, names ? "%s\n" : "%s", r->name);
+        for (int a = 0; names && a < r->arity; a++)   /* a 64-bit value's low word is no attribute of its own */
             if (x->prog->types[r->attrs[a].type].prim != RFX_WORD)
                 n += (size_t)sprintf(header + n, "%s%s", a ? "\t" : "", r->attrs[a].name);
     }

@@ -41,6 +41,7 @@ static const char prelude[] =
     "static __device__ __forceinline__ u32 rfx_maxu(u32 a, u32 b) { return b > a ? b : a; }\n"
     "static __device__ __forceinline__ u32 rfx_minf(u32 a, u32 b) { return rfx_f(b) < rfx_f(a) ? b : a; }\n"
     "static __device__ __forceinline__ u32 rfx_maxf(u32 a, u32 b) { return rfx_f(b) > rfx_f(a) ? b : a; }\n"
+    "static __device__ __forceinline__ u32 rfx_powf(u32 a, u32 b) { return rfx_u((float)pow((double)rfx_f(a), (double)rfx_f(b))); }\n"
     "// look-back words: two flags, the launch's tag (bits 46-61: words of earlier launches\n"
     "// are not ready, so none is cleared before a launch), the value\n"
     "#define LB_AGGREGATE (1ull << 62)\n"
@@ -88,7 +89,7 @@ static void emit_bitwise(gen *g, const rfx_rx *e)
 {
     FILE *f = g->f;
     const char sfx = e->prim == RFX_NUMBER ? 'i' : e->prim == RFX_UNSIGNED ? 'u' : 'f';
-    const char *call = e->op == RFX_POW ? (sfx == 'i' ? "rfx_powi" : "rfx_powu")
+    const char *call = e->op == RFX_POW ? (sfx == 'i' ? "rfx_powi" : sfx == 'u' ? "rfx_powu" : "rfx_powf")
                        : e->op == RFX_MIN_OF ? (sfx == 'i' ? "rfx_mini" : sfx == 'u' ? "rfx_minu" : "rfx_minf")
                        : e->op == RFX_MAX_OF ? (sfx == 'i' ? "rfx_maxi" : sfx == 'u' ? "rfx_maxu" : "rfx_maxf")
                        : e->op == RFX_BSHR && sfx == 'i' ? "rfx_sar"
