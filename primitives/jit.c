@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef RFX_CUDA_LIBDIR
@@ -130,8 +131,11 @@ static bool read_file(const char *path, void **data, size_t *size)
 /* Written to a temporary file and renamed, so a reader never sees half a cubin. */
 static void write_file(const char *path, const void *data, size_t size)
 {
+    /* a name of this write's own: two compiles of one source (two groups alike, in
+       threads at once) must not write one temporary */
+    static atomic_uint writes;
     char tmp[1200];
-    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
+    snprintf(tmp, sizeof tmp, "%s.%ld.%u.tmp", path, (long)getpid(), atomic_fetch_add(&writes, 1));
     FILE *f = fopen(tmp, "wb");
     if (!f)
         return;
@@ -225,6 +229,8 @@ bool rfx_jit_cubin(const char *source, const char *name, int arch, void **cubin,
 }
 
 /* ---- compiles in the background ---------------------------------------------------------- */
+enum { JOB_RUNNING, JOB_DONE, JOB_DETACHED };   /* done: its owner frees it; detached: itself */
+
 struct rfx_jit_job {
     pthread_t tid;
     char *source, *name;
@@ -233,17 +239,64 @@ struct rfx_jit_job {
     size_t size;
     bool ok, compiled;
     double ms;
-    atomic_bool done;
+    atomic_int state;
     char err[1024];
 };
+
+static atomic_int detached_running;   /* detached jobs not yet ended */
+
+static void job_free(rfx_jit_job *j)
+{
+    free(j->source);
+    free(j->name);
+    free(j);
+}
 
 static void *job_main(void *arg)
 {
     rfx_jit_job *j = arg;
     j->ok = rfx_jit_cubin(j->source, j->name, j->arch, &j->cubin, &j->size, &j->compiled, &j->ms, j->err,
                           sizeof j->err);
-    atomic_store(&j->done, true);
+    int running = JOB_RUNNING;
+    if (!atomic_compare_exchange_strong(&j->state, &running, JOB_DONE)) {   /* detached: nobody waits */
+        free(j->cubin);
+        job_free(j);
+        atomic_fetch_sub(&detached_running, 1);
+    }
     return NULL;
+}
+
+/* exit() waits for detached compiles before the libraries' destructors run (NVRTC's among
+ * them, under a compile still at work); a process that must not wait ends with _exit. */
+static void wait_detached(void)
+{
+    while (atomic_load(&detached_running) > 0)
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+}
+
+static void register_wait(void)
+{
+    atexit(wait_detached);
+}
+
+void rfx_jit_job_detach(rfx_jit_job *j)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, register_wait);
+    pthread_t tid = j->tid;   /* j is the thread's to free once detached */
+    atomic_fetch_add(&detached_running, 1);
+    int running = JOB_RUNNING;
+    if (atomic_compare_exchange_strong(&j->state, &running, JOB_DETACHED)) {
+        pthread_detach(tid);
+        return;
+    }
+    atomic_fetch_sub(&detached_running, 1);   /* it had ended: its cubin is cached already */
+    rfx_jit_job_finish(j, NULL, NULL, NULL, NULL, NULL, 0);
+}
+
+bool rfx_jit_detached_running(void)
+{
+    return atomic_load(&detached_running) > 0;
 }
 
 rfx_jit_job *rfx_jit_start(const char *source, const char *name, int arch)
@@ -254,7 +307,7 @@ rfx_jit_job *rfx_jit_start(const char *source, const char *name, int arch)
     j->source = strdup(source);
     j->name = strdup(name);
     j->arch = arch;
-    atomic_init(&j->done, false);
+    atomic_init(&j->state, JOB_RUNNING);
     if (!j->source || !j->name || pthread_create(&j->tid, NULL, job_main, j) != 0) {
         free(j->source);
         free(j->name);
@@ -266,7 +319,7 @@ rfx_jit_job *rfx_jit_start(const char *source, const char *name, int arch)
 
 bool rfx_jit_job_done(rfx_jit_job *j)
 {
-    return atomic_load(&j->done);
+    return atomic_load(&j->state) == JOB_DONE;
 }
 
 bool rfx_jit_job_finish(rfx_jit_job *j, void **cubin, size_t *size, bool *compiled, double *ms, char *err,
@@ -283,8 +336,6 @@ bool rfx_jit_job_finish(rfx_jit_job *j, void **cubin, size_t *size, bool *compil
         free(j->cubin);
     if (!ok && err && errcap)
         snprintf(err, errcap, "%s", j->err);
-    free(j->source);
-    free(j->name);
-    free(j);
+    job_free(j);
     return ok;
 }

@@ -126,6 +126,9 @@ rfx_backend *rfx_backend_auto(const rfx_run_opts *o, int nthreads, bool warm);
 rfx_backend *rfx_backend_auto_device(rfx_backend *be);
 /* NULL when CUDA is not built in or no device can be used; *why says which. */
 rfx_backend *rfx_backend_cuda(const rfx_run_opts *o, char *why, size_t whycap);
+/* Whether compiles of generated kernels that ended runs left behind still run (rfx.h's
+ * rfx_compiles_pending). */
+bool rfx_backend_cuda_compiling(void);
 /* Runs a fused group's generated kernels on the device variables V (indexed by plan
  * variable); the CUDA backend's path for groups large enough to be worth compiling. */
 struct rfx_gpu;

@@ -94,9 +94,11 @@ static void cu_close(rfx_backend *be)
         for (int v = 0; v < c->P->nvars; v++)
             rfx_gpu_rows_free(c->g, &c->vars[v]);
     free(c->vars);
-    for (int i = 0; c->jobs && i < c->nloaded; i++)   /* compiles not needed in the end: */
-        if (c->jobs[i])                                /* waited for (their cubins cached) */
-            rfx_jit_job_finish(c->jobs[i], NULL, NULL, NULL, NULL, NULL, 0);
+    /* compiles not needed in the end run on without the run (their cubins cached): a run
+       shorter than NVRTC's work does not wait for it */
+    for (int i = 0; c->jobs && i < c->nloaded; i++)
+        if (c->jobs[i])
+            rfx_jit_job_detach(c->jobs[i]);
     free(c->jobs);
     free(c->loaded);
     if (c->keep) {   /* back to the engine, with nothing of this run left allocated */
@@ -612,10 +614,39 @@ static rfx_status cu_exec_members(rfx_backend *be, const rfx_fgroup *g)
     return st;
 }
 
+static void kernel_name(const rfx_fgroup *g, char *kernel, size_t cap)
+{
+    snprintf(kernel, cap, g->kind == RFX_FG_JOIN ? "%s_count" : "%s", g->name);
+}
+
+/* The compiles of every other group of g's weave that may run generated kernels and whose
+ * are neither in the context nor already being made, started together (each a thread;
+ * one a source): a run that needs one group's kernels is likely to need the others', and
+ * NVRTC's compiles in parallel end sooner than one after another as each group is reached.
+ * A source in the disk cache is only read there. */
+static void start_other_compiles(cuda_ctx *x, const rfx_fgroup *g)
+{
+    const struct rfx_weave *w = g->weave;
+    for (int i = 0; w && i < w->ngroups && i < x->nloaded; i++) {
+        const rfx_fgroup *h = &w->groups[i];
+        if (h == g || h->gpu_by_members || x->loaded[i] || x->jobs[i] || rfx_gpu_jit_has(x->g, h->source_hash))
+            continue;
+        bool twin = h->source_hash == g->source_hash;
+        for (int k = 0; k < i && !twin; k++)
+            twin = x->jobs[k] && w->groups[k].source_hash == h->source_hash;
+        if (twin)
+            continue;
+        char kernel[40];
+        kernel_name(h, kernel, sizeof kernel);
+        x->jobs[i] = rfx_jit_start(h->source, kernel, rfx_gpu_arch(x->g));
+    }
+}
+
 /* A group's kernels not yet in the context nor in the disk cache are compiled in a thread
  * (tuning jit_background) while the run goes on with the group's members: a first run
- * does not wait for NVRTC. *busy while that compile runs; else RFX_OK once the library is
- * loaded (or is to be compiled here and now), RFX_ERR_DEVICE where the compile failed. */
+ * does not wait for NVRTC. The first such compile starts the other groups' too. *busy
+ * while g's compile runs; else RFX_OK once the library is loaded (or is to be compiled
+ * here and now), RFX_ERR_DEVICE where the compile failed. */
 static rfx_status compiled_in_background(cuda_ctx *x, const rfx_fgroup *g, const char *kernel, bool *busy)
 {
     rfx_jit_job **j = &x->jobs[g->id];
@@ -630,6 +661,7 @@ static rfx_status compiled_in_background(cuda_ctx *x, const rfx_fgroup *g, const
             return rfx_gpu_jit_add(x->g, g->source_hash, cubin, false, (rfx_seconds() - t0) * 1e3);
         *j = rfx_jit_start(g->source, kernel, rfx_gpu_arch(x->g));
         *busy = *j != NULL;
+        start_other_compiles(x, g);
         return RFX_OK;
     }
     if (!rfx_jit_job_done(*j)) {
@@ -661,8 +693,8 @@ static rfx_status cu_exec_group_once(rfx_backend *be, const rfx_fgroup *g)
         rows += V[rfx_fgroup_input(g, k)].n;
     if (!x->jit || rows < x->jit_min_rows)
         return cu_exec_members(be, g);
-    if (g->id >= x->nloaded) {
-        int n = g->id + 16;
+    if (g->id >= x->nloaded) {   /* room for every group of the weave */
+        int n = g->weave && g->weave->ngroups > g->id ? g->weave->ngroups : g->id + 16;
         signed char *l = realloc(x->loaded, (size_t)n);
         if (l)
             x->loaded = l;
@@ -678,7 +710,7 @@ static rfx_status cu_exec_group_once(rfx_backend *be, const rfx_fgroup *g)
     if (!x->loaded[g->id]) {
         /* a source NVRTC cannot compile (an expression too deep, say) runs unfused */
         char kernel[40];
-        snprintf(kernel, sizeof kernel, g->kind == RFX_FG_JOIN ? "%s_count" : "%s", g->name);
+        kernel_name(g, kernel, sizeof kernel);
         bool busy;
         rfx_status st = compiled_in_background(x, g, kernel, &busy);
         if (busy)
@@ -811,6 +843,11 @@ bool rfx_cuda_available(char *name, size_t cap)
 bool rfx_cuda_versions(int *runtime, int *driver)
 {
     return rfx_gpu_versions(runtime, driver);
+}
+
+bool rfx_backend_cuda_compiling(void)
+{
+    return rfx_jit_detached_running();
 }
 
 rfx_backend *rfx_backend_cuda(const rfx_run_opts *o, char *why, size_t whycap)

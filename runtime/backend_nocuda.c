@@ -41,3 +41,8 @@ bool rfx_device_keep_warm(const rfx_device_keep *k)
     (void)k;
     return false;
 }
+
+bool rfx_backend_cuda_compiling(void)
+{
+    return false;
+}

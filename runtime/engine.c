@@ -174,6 +174,11 @@ int rfx_remove_unfinished_outputs(void)
     return rfx_outfile_remove_unfinished();
 }
 
+bool rfx_compiles_pending(void)
+{
+    return rfx_backend_cuda_compiling();
+}
+
 const char *rfx_errmsg(const rfx_engine *e)
 {
     if (!e)

@@ -12,6 +12,8 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 typedef struct prog_case {
     const char *name, *src;
@@ -311,6 +313,37 @@ static void test_nvrtc(void)
     CU_ASSERT(groups >= 60);
 }
 
+/* A compile left to itself (a run that ended first) ends on its own, its cubin cached; one
+ * that had ended is simply freed. The source is new to the cache (a constant of this run). */
+static void test_nvrtc_detached(void)
+{
+    if (!rfx_jit_available(NULL, 0)) {
+        CU_FAIL("NVRTC is part of the CUDA toolkit this build used, but cannot be loaded");
+        return;
+    }
+    char src[2][200];
+    for (int k = 0; k < 2; k++)
+        snprintf(src[k], sizeof src[k],
+                 "extern \"C\" __global__ void rfx_probe(unsigned *p) { p[0] = 0x%lxu; p[1] = %du; }\n",
+                 (unsigned long)time(NULL) ^ ((unsigned long)getpid() << 8), k);
+    rfx_jit_job *j = rfx_jit_start(src[0], "rfx_probe", 90);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+    rfx_jit_job_detach(j);
+    for (int waited = 0; rfx_jit_detached_running() && waited < 120000; waited++)
+        usleep(1000);
+    CU_ASSERT(!rfx_jit_detached_running());
+    void *cubin = NULL;
+    size_t n = 0;
+    CU_ASSERT(rfx_jit_cached(src[0], 90, &cubin, &n) && n > 0);
+    free(cubin);
+    j = rfx_jit_start(src[1], "rfx_probe", 90);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+    while (!rfx_jit_job_done(j))
+        usleep(1000);
+    rfx_jit_job_detach(j);
+    CU_ASSERT(!rfx_jit_detached_running());
+}
+
 /* With a device: the generated kernels (every size, none too small to compile) against
  * the unfused CPU run; as the backend runs them (JOIN groups of several commands by their
  * members), then with every JOIN group's star join generated (join_groups=1). */
@@ -340,6 +373,7 @@ static void add(void)
     CU_add_test(s, "fused = unfused on random inputs (CPU)", test_cpu_fused_equals_unfused);
 #ifdef RFX_HAVE_CUDA
     CU_add_test(s, "every group compiles with NVRTC; cached the second time", test_nvrtc);
+    CU_add_test(s, "a compile left to itself ends and is cached", test_nvrtc_detached);
     CU_add_test(s, "generated kernels = unfused on random inputs (GPU)", test_gpu_fused_equals_unfused);
 #endif
 }

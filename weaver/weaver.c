@@ -351,6 +351,7 @@ static rfx_fgroup *new_group(wctx *x)
     rfx_fgroup *g = &w->groups[w->ngroups];
     memset(g, 0, sizeof *g);
     g->id = w->ngroups;
+    g->weave = w;
     g->src = g->dst = -1;
     snprintf(g->name, sizeof g->name, "rfx_g%d", g->id);
     return g;

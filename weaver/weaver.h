@@ -51,7 +51,8 @@ typedef struct rfx_fout {
 
 typedef struct rfx_fgroup {
     rfx_fgroup_kind kind;
-    int id;
+    int id;                    /* its index in weave->groups */
+    const struct rfx_weave *weave;   /* the weave it belongs to */
     int block, anchor;         /* runs in place of plan->blocks[block].cmds[anchor] */
     int nmembers;
     rfx_fmember *members;      /* in plan order; the anchor is among them */
