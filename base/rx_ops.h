@@ -4,8 +4,12 @@
  * number and unsigned wrap modulo 2^32; INT32_MIN / -1 is INT32_MIN and INT32_MIN % -1 is 0;
  * a zero divisor sets *div0 and gives 0; floats follow IEEE binary32, every NaN made being
  * 0x7fc00000. Shifts take their count modulo 32 (bshr of a number is arithmetic, of an
- * unsigned and bshru logical); land, lor, lxor give 0 or 1; x ^ y multiplies y times, wrapping
- * (a negative y: 1 / x^-y truncated, so 0 unless x is 1 or -1); x ^ y of floats is C's pow
+ * unsigned and bshru logical); land, lor, lxor give 0 or 1; x ^ y is Soufflé's: the power as
+ * C's pow makes it, cast as x86 casts it (a number's power outside 32 bits, or 0 ^ y for y
+ * negative, is INT32_MIN; an unsigned power is the low word of its 64-bit truncation, 0 from
+ * 2^63; a negative y: 1 / x^-y truncated, so 0 unless x is 1 or -1), computed exactly in
+ * integers wherever pow is exact (below 2^53), so that both backends agree; 64-bit powers
+ * wrap as products do; x ^ y of floats is C's pow
  * in double precision, rounded to the float (as Soufflé's std::pow, and the same bits on
  * the GPU for every but the rarest operands); min and max of floats keep the first operand
  * unless the second is strictly beyond it (a NaN second: the first). */
@@ -50,14 +54,49 @@ RFX_HD uint32_t rfx_of_f32(float f)
     return u;
 }
 
-/* b to the power e by squaring, modulo 2^32 (so signed powers wrap as products do). */
-RFX_HD uint32_t rfx_pow_u32(uint32_t b, uint32_t e)
+/* b to the power e by squaring, held at cap + 1 once it passes cap (cap < 2^63). */
+RFX_HD uint64_t rfx_pow_capped(uint64_t b, uint32_t e, uint64_t cap)
 {
-    uint32_t r = 1;
-    for (; e; e >>= 1, b *= b)
+    uint64_t r = 1;
+    b = b > cap ? cap + 1 : b;
+    for (;;) {
         if (e & 1)
-            r *= b;
-    return r;
+            r = b && r > cap / b ? cap + 1 : r * b;
+        e >>= 1;
+        if (!e)
+            return r;
+        b = b > cap / (b ? b : 1) ? cap + 1 : b * b;
+    }
+}
+
+/* A number's power as Soufflé's (int32_t)std::pow(x, y). */
+RFX_HD uint32_t rfx_pow_number(uint32_t a, uint32_t b)
+{
+    const int32_t x = (int32_t)a, y = (int32_t)b;
+    if (y < 0)   /* |x^y| < 1 but for 1 and -1; 0 ^ y is infinite */
+        return x == 1 ? 1u : x == -1 ? ((b & 1u) ? a : 1u) : x == 0 ? 0x80000000u : 0u;
+    const uint64_t m = x < 0 ? (uint64_t)(-(int64_t)x) : (uint64_t)x;
+    const uint64_t r = rfx_pow_capped(m, (uint32_t)y, (uint64_t)1 << 32);
+    const bool neg = x < 0 && (y & 1);
+    if (r > (neg ? (uint64_t)1 << 31 : ((uint64_t)1 << 31) - 1))
+        return 0x80000000u;   /* x86's integer indefinite */
+    return neg ? (uint32_t)(0u - (uint32_t)r) : (uint32_t)r;
+}
+
+/* An unsigned power as Soufflé's (uint32_t)std::pow(x, y): the double's 64-bit truncation,
+ * its low word (0 where the double is 2^63 or more). */
+RFX_HD uint32_t rfx_pow_unsigned(uint32_t a, uint32_t b)
+{
+    const uint64_t r = rfx_pow_capped(a, b, ((uint64_t)1 << 63) - 1);   /* 2^63: at or past it */
+    if (r < (uint64_t)1 << 53)
+        return (uint32_t)r;
+    if (r > ((uint64_t)1 << 63) - 1)
+        return 0u;
+    /* past 2^53 pow rounds, and its ties fall as its own algorithm takes them (not to
+       even): pow itself, so that the host matches Soufflé's (the device's pow may differ in
+       the last place there) */
+    const double d = pow((double)a, (double)b);
+    return d >= 9223372036854775808.0 ? 0u : (uint32_t)(uint64_t)d;
 }
 
 /* The operators defined on numbers and unsigned only, and min and max. */
@@ -75,10 +114,7 @@ RFX_HD uint32_t rfx_bitwise(int op, int prim, uint32_t a, uint32_t b)
     case RFX_LAND: return a != 0 && b != 0;
     case RFX_LOR: return a != 0 || b != 0;
     case RFX_LXOR: return (a != 0) != (b != 0);
-    case RFX_POW:
-        if (prim == RFX_NUMBER && y < 0)
-            return x == 1 ? 1u : x == -1 ? ((b & 1u) ? a : 1u) : 0u;
-        return rfx_pow_u32(a, b);
+    case RFX_POW: return prim == RFX_NUMBER ? rfx_pow_number(a, b) : rfx_pow_unsigned(a, b);
     case RFX_MIN_OF: return (prim == RFX_NUMBER ? y < x : b < a) ? b : a;
     default: return (prim == RFX_NUMBER ? y > x : b > a) ? b : a;   /* RFX_MAX_OF */
     }

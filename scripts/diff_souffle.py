@@ -5,7 +5,7 @@ oracle); every output relation must hold the same tuples, and `.printsize` the s
 The generator covers the language rfx accepts: number, unsigned, float and symbol columns;
 several strata, some of them groups of mutually recursive relations (copy rules, bounded
 arithmetic); negation of earlier strata; comparisons; arithmetic (+ - * / % with nonzero
-constant divisors, bitwise and logical operators, min/max functors) in heads, bindings and
+constant divisors, ^ with small exponents, bitwise and logical operators, min/max functors) in heads, bindings and
 atom arguments; aggregates (count, sum, min, max) with group keys, constants, aggregates as
 head and body atom arguments, and bound results (tests); disjunctions; nullary relations; empty inputs;
 records and ADTs; components; subsumptive clauses (a relation's tuples dominated by others of
@@ -165,10 +165,12 @@ def arith(rng, body, ty, depth=0):
         return rng.choice(vs) if rng.random() < 0.8 else const(rng, ty)
     a = arith(rng, body, ty, depth + 1)
     if ty == "float":
-        op = rng.choice(["+", "-", "*", "max", "min"])
+        op = rng.choice(["+", "-", "*", "max", "min", "^"])
     else:
         op = rng.choice(["+", "-", "*", "+", "-", "/", "%", "band", "bor", "bxor", "bshl", "bshr", "land", "lor",
-                         "max", "min"])
+                         "max", "min", "^"])
+    if op == "^":   # small exponents: exact for the dyadic floats too
+        return "(%s ^ %s)" % (a, rng.choice(["2.0", "3.0"]) if ty == "float" else rng.randint(0, 3))
     if op in ("/", "%"):
         return "(%s %s %d)" % (a, op, rng.randint(1, 7))
     if op == "bshl" or op == "bshr":

@@ -644,15 +644,24 @@ static void test_bitwise_semantics(void)
         {RFX_LXOR, RFX_NUMBER, 0, 6, 1},
         {RFX_POW, RFX_NUMBER, 3, 5, 243},
         {RFX_POW, RFX_NUMBER, 0xFFFFFFF9u, 3, (uint32_t)-343},
-        {RFX_POW, RFX_NUMBER, 2, 32, 0},                        /* wraps as products do */
+        {RFX_POW, RFX_NUMBER, 2, 32, 0x80000000u},              /* past 32 bits: as x86 casts pow */
+        {RFX_POW, RFX_NUMBER, 2000, 3, 0x80000000u},
+        {RFX_POW, RFX_NUMBER, 46340, 2, 2147395600u},
+        {RFX_POW, RFX_NUMBER, 46341, 2, 0x80000000u},
+        {RFX_POW, RFX_NUMBER, 0xFFFFFFFEu, 31, 0x80000000u},    /* (-2)^31, in range */
+        {RFX_POW, RFX_NUMBER, 0xFFFFFFFDu, 21, 0x80000000u},    /* (-3)^21, not */
         {RFX_POW, RFX_NUMBER, 7, 0, 1},
         {RFX_POW, RFX_NUMBER, 0, 0, 1},
         {RFX_POW, RFX_NUMBER, 2, 0xFFFFFFFFu, 0},               /* 2^-1 truncated */
         {RFX_POW, RFX_NUMBER, 0xFFFFFFFFu, 0xFFFFFFFDu, 0xFFFFFFFFu},   /* (-1)^-3 */
         {RFX_POW, RFX_NUMBER, 0xFFFFFFFFu, 0xFFFFFFFEu, 1},     /* (-1)^-2 */
         {RFX_POW, RFX_NUMBER, 1, 0x80000000u, 1},
-        {RFX_POW, RFX_NUMBER, 0, 0xFFFFFFFFu, 0},
-        {RFX_POW, RFX_UNSIGNED, 3, 0xFFFFFFFFu, 2863311531u},   /* an unsigned exponent */
+        {RFX_POW, RFX_NUMBER, 0, 0xFFFFFFFFu, 0x80000000u},     /* 0^-1: infinite */
+        {RFX_POW, RFX_UNSIGNED, 3, 0xFFFFFFFFu, 0},             /* an unsigned exponent; past 2^63 */
+        {RFX_POW, RFX_UNSIGNED, 100000, 3, 2764472320u},        /* 10^15's low word */
+        {RFX_POW, RFX_UNSIGNED, 65536, 2, 0},
+        {RFX_POW, RFX_UNSIGNED, 0xFFFFFFFFu, 2, 0},
+        {RFX_POW, RFX_UNSIGNED, 10321, 4, 696743746u},          /* past 2^53: pow's rounding */
         {RFX_MIN_OF, RFX_NUMBER, 0xFFFFFFFFu, 1, 0xFFFFFFFFu},
         {RFX_MIN_OF, RFX_UNSIGNED, 0xFFFFFFFFu, 1, 1},
         {RFX_MAX_OF, RFX_NUMBER, 0x80000000u, 0x7FFFFFFFu, 0x7FFFFFFFu},
