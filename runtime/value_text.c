@@ -119,6 +119,9 @@ static const char *parse_wide(const char *s, size_t n, rfx_prim prim, uint32_t *
 /* Converts one field; returns an error text or NULL. */
 const char *rfx_parse_value(const char *s, size_t n, rfx_prim prim, rfx_symtab *syms, uint32_t *out)
 {
+    if (prim != RFX_SYMBOL && prim != RFX_DATE && prim != RFX_DECIMAL)   /* as Soufflé's (strtol's) */
+        for (; n > 1 && (*s == ' ' || (*s >= '\t' && *s <= '\r')); s++, n--) {
+        }
     switch (prim) {
     case RFX_NUMBER64: case RFX_UNSIGNED64: case RFX_FLOAT64:
         return parse_wide(s, n, prim, out);
