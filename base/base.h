@@ -131,6 +131,9 @@ double rfx_seconds(void);
 
 /* Runs fn(i, ctx) for i in [0, n) on up to nthreads threads; fn must be thread-safe. */
 void rfx_parallel_for(int n, int nthreads, void (*fn)(int i, void *ctx), void *ctx);
+/* Tests: whether the kept threads watch for the next call before sleeping (pool.c): 1
+ * always, 0 never, -1 as the machine says (the default). */
+void rfx_pool_watch(int mode);
 /* memcpy of n bytes on up to nthreads threads, each a piece of at least RFX_PAR_COPY_MIN
  * bytes (one thread cannot fill a host's memory bandwidth: see docs/PERFORMANCE.md). */
 #define RFX_PAR_COPY_MIN ((size_t)4 << 20)

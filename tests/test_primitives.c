@@ -163,8 +163,9 @@ static void test_append_parallel(void)
 }
 
 /* rfx_parallel_for through its kept threads: every index run once whatever the thread
- * counts of the calls before, with calls nested inside a call (the pool is in use: threads
- * of their own) and calls from two threads at once. */
+ * counts of the calls before, with threads that watch for the next call or sleep, with
+ * calls nested inside a call (the pool is in use: threads of their own) and calls from two
+ * threads at once. */
 typedef struct pf_ctx {
     atomic_int *hits;
     bool nest;                 /* each index runs a parallel_for of its own over 37 counters */
@@ -210,6 +211,11 @@ static void *pf_thread(void *arg)
 static void test_parallel_for(void)
 {
     CU_ASSERT(pf_calls(1, 300));
+    rfx_pool_watch(1);   /* kept threads that watch for the next call (many-core machines) */
+    CU_ASSERT(pf_calls(2, 300));
+    rfx_pool_watch(0);
+    CU_ASSERT(pf_calls(4, 100));
+    rfx_pool_watch(-1);
     pthread_t t[2];
     void *ret[2] = {NULL, NULL};
     for (int i = 0; i < 2; i++)
