@@ -622,8 +622,8 @@ static void kernel_name(const rfx_fgroup *g, char *kernel, size_t cap)
 /* The compiles of every other group of g's weave that may run generated kernels and whose
  * are neither in the context nor already being made, started together (each a thread;
  * one a source): a run that needs one group's kernels is likely to need the others', and
- * NVRTC's compiles in parallel end sooner than one after another as each group is reached.
- * A source in the disk cache is only read there. */
+ * NVRTC, which does much of each compile under a lock of its own, is kept busy from the
+ * first need on rather than from each group's. A source in the disk cache is only read. */
 static void start_other_compiles(cuda_ctx *x, const rfx_fgroup *g)
 {
     const struct rfx_weave *w = g->weave;
