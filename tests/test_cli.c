@@ -350,6 +350,17 @@ static void long_expressions_in_linear_time(void)
     free(dir);
 }
 
+/* Whether `--emit=plan` of prog shows plan and its run over dir's facts prints out. */
+static bool plan_and_output(char *dir, char *prog, const char *plan, const char *out)
+{
+    char *emit[] = {(char *)bin(), "--emit=plan", prog, NULL}, *run[] = {(char *)bin(), "-F", dir, "-D", "-", prog, NULL};
+    run_result rp = run_args(emit), rr = run_args(run);
+    bool ok = rp.code == 0 && rp.out && strstr(rp.out, plan) && rr.code == 0 && rr.out && strstr(rr.out, out);
+    run_free(&rp);
+    run_free(&rr);
+    return ok;
+}
+
 /* The command reads no text of an input column no rule reads (the plan says "unread"), and
  * answers as if it had: a count over the relation's tuples keeps every column, as do `ord`
  * and a relation that is written too. */
@@ -363,22 +374,17 @@ static void unread_input_columns(void)
                      ".decl s(a: number, k: symbol)\ns(a, k) :- r(a, n, k).\n.output s\n");
     write_file(counted, ".decl r(a: number, note: symbol, k: symbol)\n.input r\n"
                         ".decl n(a: number, c: number)\nn(a, c) :- r(a, _, _), c = count : { r(a, _, _) }.\n.output n\n");
-    char *plan[] = {(char *)bin(), "--emit=plan", prog, NULL};
-    run_result rp = run_args(plan);
-    CU_ASSERT(rp.code == 0 && rp.out && strstr(rp.out, ".relation r(number, unread symbol, symbol)"));
-    char *run[] = {(char *)bin(), "-F", dir, "-D", "-", prog, NULL};
-    run_result rr = run_args(run);
-    CU_ASSERT(rr.code == 0 && rr.out && strstr(rr.out, "1\tp\n2\tq\n"));
-    char *cplan[] = {(char *)bin(), "--emit=plan", counted, NULL};
-    run_result rc = run_args(cplan);
-    CU_ASSERT(rc.code == 0 && rc.out && strstr(rc.out, ".relation r(number, symbol, symbol)"));
-    char *crun[] = {(char *)bin(), "-F", dir, "-D", "-", counted, NULL};
-    run_result rn = run_args(crun);
-    CU_ASSERT(rn.code == 0 && rn.out && strstr(rn.out, "1\t2\n2\t1\n"));
-    run_free(&rp);
-    run_free(&rr);
-    run_free(&rc);
-    run_free(&rn);
+    CU_ASSERT(plan_and_output(dir, prog, ".relation r(number, unread symbol, symbol)", "1\tp\n2\tq\n"));
+    CU_ASSERT(plan_and_output(dir, counted, ".relation r(number, symbol, symbol)", "1\t2\n2\t1\n"));
+    char *ord = path_in(dir, "o.dl"), *written = path_in(dir, "w.dl");
+    write_file(ord, ".decl r(a: number, note: symbol, k: symbol)\n.input r\n"
+                    ".decl s(a: number, k: symbol, o: number)\ns(a, k, ord(k)) :- r(a, _, k).\n.printsize s\n");
+    write_file(written, ".decl r(a: number, note: symbol, k: symbol)\n.input r\nr(3, \"w\", \"z\").\n"
+                        ".decl s(a: number, k: symbol)\ns(a, k) :- r(a, _, k).\n.printsize s\n");
+    CU_ASSERT(plan_and_output(dir, ord, ".relation r(number, symbol, symbol)", "s\t2\n"));
+    CU_ASSERT(plan_and_output(dir, written, ".relation r(number, symbol, symbol)", "s\t3\n"));
+    free(ord);
+    free(written);
     free(prog);
     free(facts);
     free(counted);
