@@ -609,12 +609,21 @@ static int type_nodes(clause_ctx *cc, rfx_expr *e)
     return t;
 }
 
+/* Whether op applies to values of kind prim: % and the bitwise, shift and logical operators
+ * to integers alone, ^ to floats too but not to decimals. */
+static bool binop_applies(rfx_prim prim, rfx_binop op)
+{
+    const bool fractional = prim == RFX_FLOAT || prim == RFX_FLOAT64 || prim == RFX_DECIMAL;
+    return !fractional || !(op == RFX_MOD || RFX_BINOP_INTEGRAL(op) || (op == RFX_POW && prim == RFX_DECIMAL));
+}
+
 /* Second pass: each node's type given what its context wants, and the checks. */
 static void check_typed(clause_ctx *cc, rfx_expr *e, int want)
 {
     rfx_program *p = cc->s->p;
     if (rfx_sema_float64_literal(cc->s, e, want))
         return;
+    e->type = rfx_sema_literal_arith_type(cc->s, e, e->type, want);
     e->type = e->type >= 0 ? e->type : want >= 0 ? want : e->type == -2 ? 0 : -1;
     switch (e->kind) {
     case RFX_E_INT:
@@ -651,10 +660,7 @@ static void check_typed(clause_ctx *cc, rfx_expr *e, int want)
         else if (e->type >= 0 && tprim(p, e->type) == RFX_SYMBOL && e->u.bin.op != RFX_ADD)   /* a + b: cat */
             rfx_diag_error(cc->s->d, e->loc, "type mismatch: %s '%s' on symbols",
                            RFX_BINOP_CALL(e->u.bin.op) ? "functor" : "arithmetic", rfx_binop_str(e->u.bin.op));
-        else if (e->type >= 0 && (tprim(p, e->type) == RFX_FLOAT || tprim(p, e->type) == RFX_FLOAT64 ||
-                                  tprim(p, e->type) == RFX_DECIMAL) &&
-                 (e->u.bin.op == RFX_MOD || RFX_BINOP_INTEGRAL(e->u.bin.op) ||
-                  (e->u.bin.op == RFX_POW && tprim(p, e->type) == RFX_DECIMAL)))
+        else if (e->type >= 0 && !binop_applies(tprim(p, e->type), e->u.bin.op))
             rfx_diag_error(cc->s->d, e->loc, "type mismatch: '%s' on %ss (%s only)",
                            rfx_binop_str(e->u.bin.op), rfx_prim_name(tprim(p, e->type)),
                            e->u.bin.op == RFX_POW ? "numbers, unsigned and floats" : "numbers and unsigned");

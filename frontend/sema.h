@@ -66,13 +66,15 @@ void rfx_sema_rewrite_lattices(clause_ctx *cc);
 
 /* A float literal (or its negation), typed float unless its context wants a float64 (then
  * it is one) or a decimal (then it is the decimal of its own scale, 0.05 a decimal(18,2)):
- * true, e retyped; arithmetic over float literals alone where a float64 is wanted is
- * retyped as float64 throughout, false (its operators still to check). The type of binary operator e from its operands' types l and r: l's (r's
+ * true, e retyped. The type of e given its own (type) where want is wanted: want where e
+ * is arithmetic over float literals alone and want a float64 (its nodes take it in turn as
+ * their operands are checked), else type. The type of binary operator e from its operands' types l and r: l's (r's
  * where l is none), a float64 for a float literal beside one, and for decimals (a float
  * literal beside one counting as a decimal of its own scale) SQL's: + - min max the
  * larger scale, * the scales added (-1 past 18), / a float64. The scale of a literal that a
  * decimal holds exactly, or -1. */
 bool rfx_sema_float64_literal(sema *s, rfx_expr *e, int want);
+int rfx_sema_literal_arith_type(const sema *s, const rfx_expr *e, int type, int want);
 int rfx_sema_binop_type(sema *s, const rfx_expr *e, int l, int r);
 int rfx_sema_literal_scale(double v);
 /* sema_strata.c: p's strata (and the relations' strata) from its clauses' dependencies;

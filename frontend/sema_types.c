@@ -514,22 +514,14 @@ static bool float_literal_tree(const rfx_expr *e)
     }
 }
 
-static void retype_tree(rfx_expr *e, int t)
+int rfx_sema_literal_arith_type(const sema *s, const rfx_expr *e, int type, int want)
 {
-    e->type = t;
-    if (e->kind == RFX_E_NEG || e->kind == RFX_E_BINOP)
-        retype_tree(e->u.bin.lhs, t);
-    if (e->kind == RFX_E_BINOP)
-        retype_tree(e->u.bin.rhs, t);
+    return want >= 0 && s->p->types[want].prim == RFX_FLOAT64 && float_literal_tree(e) ? want : type;
 }
 
 bool rfx_sema_float64_literal(sema *s, rfx_expr *e, int want)
 {
     const rfx_program *p = s->p;
-    if (want >= 0 && p->types[want].prim == RFX_FLOAT64 && !float_literal(e) && float_literal_tree(e)) {
-        retype_tree(e, want);
-        return false;   /* its operators checked as any float64 expression's */
-    }
     if (want < 0 || !float_literal(e) || (p->types[want].prim != RFX_FLOAT64 && p->types[want].prim != RFX_DECIMAL))
         return false;
     int t = p->types[want].prim == RFX_FLOAT64 ? want : literal_decimal(s, e);
