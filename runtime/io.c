@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -593,6 +594,17 @@ static const char *quoted_cut(const char *from, const char *to, const char *end)
     return end;
 }
 
+/* A piece's failure: its message, status and the line of the record it stopped at. */
+__attribute__((format(printf, 4, 5))) static void piece_failed(piece *p, rfx_status st, long line, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(p->why, sizeof p->why, fmt, ap);
+    va_end(ap);
+    p->st = st;
+    p->lines = line;
+}
+
 /* A piece's records into its rows. A quoted field's text is the block's where it holds no
  * "", else a copy in the piece's arena (either stays until the pieces' symbols are merged,
  * and the block's text is left as read). On an error, p->lines is the line of the record's
@@ -614,9 +626,7 @@ static void quoted_piece(const read_job *j, piece *p)
                 i++;
             i++, line++;
             if (j->arity > 0) {
-                snprintf(p->why, sizeof p->why, "empty line, expected %d column%s", fields, fields == 1 ? "" : "s");
-                p->st = RFX_ERR_INPUT;
-                p->lines = at;
+                piece_failed(p, RFX_ERR_INPUT, at, "empty line, expected %d column%s", fields, fields == 1 ? "" : "s");
                 return;
             }
             p->got++;   /* a nullary relation's fact */
@@ -630,9 +640,7 @@ static void quoted_piece(const read_job *j, piece *p)
                 bool doubled = false;
                 for (;; i++) {
                     if (i >= n) {
-                        snprintf(p->why, sizeof p->why, "column %d: unterminated quoted field", col + 1);
-                        p->st = RFX_ERR_INPUT;
-                        p->lines = at;
+                        piece_failed(p, RFX_ERR_INPUT, at, "column %d: unterminated quoted field", col + 1);
                         return;
                     }
                     if (s[i] == '"' && !(i + 1 < n && s[i + 1] == '"'))
@@ -646,9 +654,7 @@ static void quoted_piece(const read_job *j, piece *p)
                 if (doubled) {   /* each "" one quote, in a copy */
                     char *w = (p->unquoted || (p->unquoted = rfx_arena_new())) ? rfx_arena_alloc(p->unquoted, len + 1) : NULL;
                     if (!w) {
-                        snprintf(p->why, sizeof p->why, "out of memory");
-                        p->st = RFX_ERR_NOMEM;
-                        p->lines = at;
+                        piece_failed(p, RFX_ERR_NOMEM, at, "out of memory");
                         return;
                     }
                     size_t m = 0;
@@ -672,9 +678,7 @@ static void quoted_piece(const read_job *j, piece *p)
             else if (at_delim(j, s, i, n))
                 i += j->dlen;
             else {
-                snprintf(p->why, sizeof p->why, "column %d: the separator must follow a quoted field", col + 1);
-                p->st = RFX_ERR_INPUT;
-                p->lines = at;
+                piece_failed(p, RFX_ERR_INPUT, at, "column %d: the separator must follow a quoted field", col + 1);
                 return;
             }
             if (pc < j->arity) {
@@ -682,9 +686,7 @@ static void quoted_piece(const read_job *j, piece *p)
                 if (bad) {
                     char q[64];
                     quote_field(q, sizeof q, text, len);
-                    snprintf(p->why, sizeof p->why, "column %d: %s %s", col + 1, q, bad);
-                    p->st = bad[0] == 'c' ? RFX_ERR_NOMEM : RFX_ERR_INPUT;
-                    p->lines = at;
+                    piece_failed(p, bad[0] == 'c' ? RFX_ERR_NOMEM : RFX_ERR_INPUT, at, "column %d: %s %s", col + 1, q, bad);
                     return;
                 }
             }
@@ -692,9 +694,7 @@ static void quoted_piece(const read_job *j, piece *p)
             col++;
         }
         if (pc < j->arity) {
-            snprintf(p->why, sizeof p->why, "expected %d column%s, found %d", fields, fields == 1 ? "" : "s", col);
-            p->st = RFX_ERR_INPUT;
-            p->lines = at;
+            piece_failed(p, RFX_ERR_INPUT, at, "expected %d column%s, found %d", fields, fields == 1 ? "" : "s", col);
             return;
         }
         p->got++;
