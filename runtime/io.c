@@ -141,6 +141,13 @@ static const char *parse_field(const read_job *j, piece *p, int col, const char 
     return rfx_parse_value(s, n, j->types[col], j->syms, out);
 }
 
+/* The status of a field's error text: its storing failed ("could not be stored (out of
+ * memory)", every parser's text for that) or the field is bad. */
+static rfx_status field_status(const char *why)
+{
+    return strncmp(why, "could not be stored", 19) == 0 ? RFX_ERR_NOMEM : RFX_ERR_INPUT;
+}
+
 /* Parses one line into tuple: RFX_OK, an error (its text in p->why), or LINE_SKIPPED. */
 enum { LINE_SKIPPED = -1 };
 static int parse_line(const read_job *j, piece *p, const char *line, size_t len, uint32_t *tuple)
@@ -204,7 +211,7 @@ static int parse_line(const read_job *j, piece *p, const char *line, size_t len,
             char q[64];
             quote_field(q, sizeof q, line + s, e - s);
             snprintf(p->why, sizeof p->why, "column %d: %s %s", field_of(j->types, col), q, why);
-            return why[0] == 'c' ? RFX_ERR_NOMEM : RFX_ERR_INPUT;
+            return field_status(why);
         }
         col += RFX_PRIM_WIDE(t) ? 2 : 1;   /* a 64-bit value fills its low word's column too */
     }
@@ -686,7 +693,7 @@ static void quoted_piece(const read_job *j, piece *p)
                 if (bad) {
                     char q[64];
                     quote_field(q, sizeof q, text, len);
-                    piece_failed(p, bad[0] == 'c' ? RFX_ERR_NOMEM : RFX_ERR_INPUT, at, "column %d: %s %s", col + 1, q, bad);
+                    piece_failed(p, field_status(bad), at, "column %d: %s %s", col + 1, q, bad);
                     return;
                 }
             }
