@@ -366,28 +366,31 @@ static bool plan_and_output(char *dir, char *prog, const char *plan, const char 
  * and a relation that is written too. */
 static void unread_input_columns(void)
 {
+    static const struct {
+        const char *file, *rules, *plan, *out;
+    } progs[] = {
+        {"p.dl", ".decl s(a: number, k: symbol)\ns(a, k) :- r(a, n, k).\n.output s\n",
+         ".relation r(number, unread symbol, symbol)", "1\tp\n2\tq\n"},
+        {"c.dl", ".decl n(a: number, c: number)\nn(a, c) :- r(a, _, _), c = count : { r(a, _, _) }.\n.output n\n",
+         ".relation r(number, symbol, symbol)", "1\t2\n2\t1\n"},
+        {"o.dl", ".decl s(a: number, k: symbol, o: number)\ns(a, k, ord(k)) :- r(a, _, k).\n.printsize s\n",
+         ".relation r(number, symbol, symbol)", "s\t2\n"},
+        {"w.dl", "r(3, \"w\", \"z\").\n.decl s(a: number, k: symbol)\ns(a, k) :- r(a, _, k).\n.printsize s\n",
+         ".relation r(number, symbol, symbol)", "s\t3\n"},
+    };
     char *dir = make_temp_dir();
     CU_ASSERT_FATAL(dir != NULL);
-    char *prog = path_in(dir, "p.dl"), *facts = path_in(dir, "r.facts"), *counted = path_in(dir, "c.dl");
+    char *facts = path_in(dir, "r.facts");
     write_file(facts, "1\tx\tp\n1\ty\tp\n2\tz\tq\n");
-    write_file(prog, ".decl r(a: number, note: symbol, k: symbol)\n.input r\n"
-                     ".decl s(a: number, k: symbol)\ns(a, k) :- r(a, n, k).\n.output s\n");
-    write_file(counted, ".decl r(a: number, note: symbol, k: symbol)\n.input r\n"
-                        ".decl n(a: number, c: number)\nn(a, c) :- r(a, _, _), c = count : { r(a, _, _) }.\n.output n\n");
-    CU_ASSERT(plan_and_output(dir, prog, ".relation r(number, unread symbol, symbol)", "1\tp\n2\tq\n"));
-    CU_ASSERT(plan_and_output(dir, counted, ".relation r(number, symbol, symbol)", "1\t2\n2\t1\n"));
-    char *ord = path_in(dir, "o.dl"), *written = path_in(dir, "w.dl");
-    write_file(ord, ".decl r(a: number, note: symbol, k: symbol)\n.input r\n"
-                    ".decl s(a: number, k: symbol, o: number)\ns(a, k, ord(k)) :- r(a, _, k).\n.printsize s\n");
-    write_file(written, ".decl r(a: number, note: symbol, k: symbol)\n.input r\nr(3, \"w\", \"z\").\n"
-                        ".decl s(a: number, k: symbol)\ns(a, k) :- r(a, _, k).\n.printsize s\n");
-    CU_ASSERT(plan_and_output(dir, ord, ".relation r(number, symbol, symbol)", "s\t2\n"));
-    CU_ASSERT(plan_and_output(dir, written, ".relation r(number, symbol, symbol)", "s\t3\n"));
-    free(ord);
-    free(written);
-    free(prog);
+    for (size_t i = 0; i < sizeof progs / sizeof *progs; i++) {
+        char *prog = path_in(dir, progs[i].file), *text = NULL;
+        CU_ASSERT_FATAL(asprintf(&text, ".decl r(a: number, note: symbol, k: symbol)\n.input r\n%s", progs[i].rules) > 0);
+        write_file(prog, text);
+        CU_ASSERT(plan_and_output(dir, prog, progs[i].plan, progs[i].out));
+        free(text);
+        free(prog);
+    }
     free(facts);
-    free(counted);
     remove_tree(dir);
     free(dir);
 }
