@@ -34,6 +34,12 @@ size_t rfx_gpu_free_bytes(int device);
 /* The name of device `device` into name (cap bytes), asked of the driver without opening a
  * context (which costs a process ~0.1 s to make and as much to tear down); false if none. */
 bool rfx_gpu_device_name(int device, char *name, size_t cap);
+/* Starts the driver and `device`'s primary context in a thread of its own, so that a later
+ * rfx_gpu_open finds them made (once a process; later calls do nothing; a device that does
+ * not exist ends it quietly). */
+void rfx_gpu_warm(int device);
+/* Where that start is (RFX_WARM_*, primitives.h); when it began (rfx_seconds) in *t0. */
+int rfx_gpu_warm_state(double *t0);
 /* Opens a context on `device` with a memory budget in bytes (0: free memory less 5%).
  * NULL on failure with the reason in err. */
 rfx_gpu *rfx_gpu_open(int device, size_t budget, char *err, size_t errcap);

@@ -1,6 +1,10 @@
 // gpu_context.cu: the device context: opening, memory pool and budget, reclaiming after a failure, host staging, uploads and downloads, the copy bandwidth probe.
 #include "gpu_core.cuh"
 
+#include <atomic>
+#include <pthread.h>
+#include <stdint.h>
+
 // ---- context --------------------------------------------------------------------------
 extern "C" int rfx_gpu_count(void)
 {
@@ -31,6 +35,51 @@ extern "C" bool rfx_gpu_device_name(int device, char *name, size_t cap)
     }
     snprintf(name, cap, "%s", prop.name);
     return true;
+}
+
+// ---- the driver started ahead of need ------------------------------------------------------
+// Most of a device's start is the driver's initialisation and the device's primary context;
+// a thread of its own makes them while the host parses, plans and reads facts, so that
+// rfx_gpu_open later finds them made. Once a process; detached: nothing waits for it (a
+// process may end before it does: rfx_gpu_warm_state says so, and the rfx command then
+// ends with _exit rather than run the runtime's teardown under it).
+static std::atomic<int> warm_state{RFX_WARM_NONE};
+static double warm_t0;                   // written before the thread starts, read after state
+
+static void *warm_thread(void *arg)
+{
+    int device = (int)(intptr_t)arg, n = 0;
+    bool ready = cudaGetDeviceCount(&n) == cudaSuccess && device < n && cudaSetDevice(device) == cudaSuccess &&
+                 cudaFree(0) == cudaSuccess;   // cudaFree(0) makes the primary context
+    cudaGetLastError();
+    warm_state.store(ready ? RFX_WARM_READY : RFX_WARM_FAILED);
+    return NULL;
+}
+
+extern "C" void rfx_gpu_warm(int device)
+{
+    int none = RFX_WARM_NONE;
+    if (device < 0 || !warm_state.compare_exchange_strong(none, RFX_WARM_RUNNING))
+        return;
+    warm_t0 = rfx_seconds();
+    pthread_attr_t attr;
+    pthread_t tid;
+    bool started = pthread_attr_init(&attr) == 0;
+    if (started) {
+        started = pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) == 0 &&
+                  pthread_create(&tid, &attr, warm_thread, (void *)(intptr_t)device) == 0;
+        pthread_attr_destroy(&attr);
+    }
+    if (!started)
+        warm_state.store(RFX_WARM_FAILED);
+}
+
+extern "C" int rfx_gpu_warm_state(double *t0)
+{
+    int st = warm_state.load();
+    if (t0)
+        *t0 = st ? warm_t0 : 0;
+    return st;
 }
 
 // What every context has of its own: a stream, the allocation records, the division flag

@@ -17,6 +17,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Where a device's start in the background is (cuda_prims.h's rfx_gpu_warm; builds
+ * without CUDA are always at NONE). */
+enum { RFX_WARM_NONE, RFX_WARM_RUNNING, RFX_WARM_READY, RFX_WARM_FAILED };
+
 /* An owned, growable relation buffer. */
 typedef struct rfx_rows {
     uint32_t *data;            /* n * arity values (NULL when empty or arity 0) */

@@ -126,9 +126,16 @@ rfx_backend *rfx_backend_auto(const rfx_run_opts *o, int nthreads, bool warm);
 rfx_backend *rfx_backend_auto_device(rfx_backend *be);
 /* NULL when CUDA is not built in or no device can be used; *why says which. */
 rfx_backend *rfx_backend_cuda(const rfx_run_opts *o, char *why, size_t whycap);
-/* Whether compiles of generated kernels that ended runs left behind still run (rfx.h's
- * rfx_compiles_pending). */
+/* Whether work on the device that ended runs left behind still runs: compiles of generated
+ * kernels, the driver's start (rfx.h's rfx_compiles_pending). */
 bool rfx_backend_cuda_compiling(void);
+/* Starts the driver and the first of devices' (NULL: device 0) primary context in the
+ * background, once a process, so that a run wanting the device finds it started (an
+ * engine of the CUDA backend does this as it is made: the start overlaps parsing, planning
+ * and fact reading). */
+void rfx_backend_cuda_warm(const int *devices, int ndevices);
+/* Where that start is (RFX_WARM_*, cuda_prims.h), and when it began (rfx_seconds) in *t0. */
+int rfx_backend_cuda_warm_state(double *t0);
 /* Runs a fused group's generated kernels on the device variables V (indexed by plan
  * variable); the CUDA backend's path for groups large enough to be worth compiling. */
 struct rfx_gpu;

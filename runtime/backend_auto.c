@@ -23,9 +23,12 @@ enum { ON_HOST = 1, ON_DEV = 2 };
 
 typedef struct auto_ctx {
     const rfx_plan *P;
+    rfx_backend *self;         /* the auto backend (its trace callback) */
     rfx_backend *host, *dev;   /* dev NULL until started */
     rfx_backend *last;         /* the backend of the last command (for last_error) */
     unsigned char *where;      /* per variable: ON_HOST | ON_DEV where its rows are current */
+    float *out_ratio;          /* per variable: rows its last writer wrote per row of its largest
+                                * input (< 0: not written yet, or written in place) */
     const rfx_run_opts *o;
     const rfx_tuning *tune;
     int nthreads;
@@ -39,7 +42,7 @@ typedef struct auto_ctx {
     bool starting;             /* start_tid is opening the device in the background */
     pthread_t start_tid;
     atomic_bool start_done;
-    double start_t0;
+    double start_t0, start_due;   /* when that start began, and when it should be done */
     rfx_backend *started;      /* what start_tid opened (NULL: failed; why in start_why) */
     char start_why[256];
     int iteration;             /* of the loop running (0 outside loops) */
@@ -84,6 +87,15 @@ static double work_rows(bool galloping, const size_t *n, int k)
     return (double)lo * (65 - __builtin_clzll(1 + hi / lo)) + 1;
 }
 
+/* The rows of the largest of a command's inputs. */
+static size_t most_rows(const size_t *rows, int k)
+{
+    size_t most = 0;
+    for (int i = 0; i < k; i++)
+        most = rows[i] > most ? rows[i] : most;
+    return most;
+}
+
 static bool gallops(const rfx_ra_cmd *c)
 {
     switch (c->op) {
@@ -126,12 +138,32 @@ static void *start_thread(void *arg)
     return NULL;
 }
 
+/* Seconds before a device could take commands if it were wanted now: none where one is kept
+ * open; where the engine started the driver in the background (rfx_backend_cuda_warm),
+ * what is left of that start, and at least a context's own opening. */
+static double start_left(const auto_ctx *x)
+{
+    if (x->warm)
+        return 0;
+    double full = x->tune->auto_start_ms * 1e-3, now = rfx_seconds(), t0 = 0;
+    if (x->starting)
+        return x->start_due > now ? x->start_due - now : 0;
+    int w = x->tune->auto_cpu_device ? RFX_WARM_NONE : rfx_backend_cuda_warm_state(&t0);
+    double open = full / 10;
+    if (w == RFX_WARM_READY)
+        return open;
+    if (w == RFX_WARM_RUNNING)
+        return full - (now - t0) > open ? full - (now - t0) : open;
+    return full;
+}
+
 /* Starts the device in the background while the host goes on with the work. */
 static void start_in_background(auto_ctx *x)
 {
     if (x->starting || x->dev || x->dev_failed)
         return;
     x->start_t0 = rfx_seconds();
+    x->start_due = x->start_t0 + start_left(x);
     x->starting = pthread_create(&x->start_tid, NULL, start_thread, x) == 0;
 }
 
@@ -140,6 +172,7 @@ static void start_in_background(auto_ctx *x)
 static bool start_device(auto_ctx *x)
 {
     rfx_backend *d;
+    double t0 = x->starting ? x->start_t0 : rfx_seconds();
     if (x->starting) {
         pthread_join(x->start_tid, NULL);
         x->starting = false;
@@ -148,6 +181,8 @@ static bool start_device(auto_ctx *x)
         snprintf(x->why, sizeof x->why, "%s", x->start_why);
     } else
         d = open_device(x->o, x->nthreads, x->tune, x->why, sizeof x->why);
+    if (x->self->span)   /* on the trace's device track: from the start's beginning to its use */
+        x->self->span(x->self->span_ctx, "device start", 0, 0, 0, t0, rfx_seconds());
     if (d && d->open_vars(d, x->P) != RFX_OK) {
         d->close(d);
         d = NULL;
@@ -171,7 +206,8 @@ static bool start_device(auto_ctx *x)
  * beyond the device's estimate is what not having the device cost; once that adds up to
  * a tenth of a start the device starts in the background, to be used from the first
  * command after it is ready. */
-static int place(auto_ctx *x, const int *in, int k, bool host_only, bool galloping, bool searches, double *dev_s)
+static int place(auto_ctx *x, const int *in, int k, int dst, bool host_only, bool galloping, bool searches,
+                 double *dev_s)
 {
     *dev_s = -1;
     if (host_only || x->dev_failed)
@@ -191,6 +227,8 @@ static int place(auto_ctx *x, const int *in, int k, bool host_only, bool gallopi
     }
     /* a filter the host answers by binary searches (rfx_cpu_filter_searches) reads its range */
     double w = searches ? 65 - __builtin_clzll(1 + rows[0]) : work_rows(galloping, rows, k);
+    if (dst >= 0 && x->out_ratio[dst] > 0 && !searches)   /* and writing its output, as last time */
+        w += x->out_ratio[dst] * (double)most_rows(rows, k);
     double launch = x->tune->auto_launch_us * 1e-6;
     double host_ns = x->tune->auto_host_ns * x->host_scale;
     if (on_host && w * host_ns * 1e-9 < launch)
@@ -210,20 +248,24 @@ static int place(auto_ctx *x, const int *in, int k, bool host_only, bool gallopi
         start_device(x);
     if (x->dev || host <= dev)
         return x->dev && dev < host ? ON_DEV : ON_HOST;
-    double start = x->warm ? 0 : x->tune->auto_start_ms * 1e-3;
-    double left = x->starting ? start - (rfx_seconds() - x->start_t0) : start;
     /* a command that alone would pay for (the rest of) the start waits for the device */
-    if (host - dev > left)
+    if (host - dev > start_left(x))
         return start_device(x) ? ON_DEV : ON_HOST;
     return ON_HOST;
 }
 
 /* A command the model costed (dev_s: the device's estimate for it) took seconds on side:
- * that side's speed is learnt, and on the host the saving missed adds to the regret. */
-static void learn(auto_ctx *x, int side, double dev_s, double seconds)
+ * that side's speed is learnt, and on the host the saving missed adds to the regret. A
+ * command that copied an input first (the time of a copy is not the side's speed) teaches
+ * nothing; one time counts at most four times what the side's speed so far predicts, so
+ * that no single outlier (a first launch loading its module) turns the model against a
+ * side it would then never try again. */
+static void learn(auto_ctx *x, int side, double dev_s, double seconds, bool copied)
 {
-    if (dev_s < 0)
+    if (dev_s < 0 || copied)
         return;
+    double est = side == ON_DEV ? x->dev_est * x->dev_scale : x->host_est * x->host_scale;
+    seconds = seconds > 4 * est ? 4 * est : seconds < est / 4 ? est / 4 : seconds;
     if (side == ON_DEV) {
         x->dev_measured += seconds;
         x->dev_estimated += x->dev_est;
@@ -237,16 +279,19 @@ static void learn(auto_ctx *x, int side, double dev_s, double seconds)
         x->host_scale = x->host_measured / x->host_estimated;
     if (seconds > dev_s)
         x->regret += seconds - dev_s;
-    if (x->regret >= 0.1 * x->tune->auto_start_ms * 1e-3)
+    if (x->regret >= 0.1 * start_left(x))
         start_in_background(x);
 }
 
-/* Makes v current on `side`, copying it there (it stays current where it was). */
-static rfx_status bring(auto_ctx *x, int v, int side)
+/* Makes v current on `side`, copying it there (it stays current where it was; *copied set
+ * where a copy was made). */
+static rfx_status bring(auto_ctx *x, int v, int side, bool *copied)
 {
     if (v < 0 || (x->where[v] & side) || x->P->vars[v].count_only)
         return RFX_OK;
+    *copied = true;
     rfx_backend *from = on(x, side == ON_HOST ? ON_DEV : ON_HOST), *to = on(x, side);
+    double t0 = rfx_seconds();
     rfx_rows scratch;
     rfx_rows_init(&scratch, x->P->vars[v].arity);
     const rfx_rows *view;
@@ -256,7 +301,23 @@ static rfx_status bring(auto_ctx *x, int v, int side)
     rfx_rows_free(&scratch);
     if (st == RFX_OK)
         x->where[v] |= side;
+    if (x->self->span)   /* a trace's copy lanes (1 to the device, 2 to the host) */
+        x->self->span(x->self->span_ctx, x->P->vars[v].name, 0, side == ON_DEV ? 1 : 2, rows_of(x, v), t0,
+                      rfx_seconds());
     return st;
+}
+
+/* A command over in[0..k) (most: its largest input's rows) wrote v: how many rows per input
+ * row, for the next estimate of the same writer; none for a relation written in place (its
+ * size is not that command's work). */
+static void note_output(auto_ctx *x, int v, const int *in, int k, size_t most)
+{
+    if (v < 0 || x->P->vars[v].count_only)
+        return;
+    bool in_place = false;
+    for (int i = 0; i < k; i++)
+        in_place |= in[i] == v;
+    x->out_ratio[v] = in_place || !most ? -1.0f : (float)((double)rows_of(x, v) / (double)most);
 }
 
 /* v was written on `side`: the other side's copy is stale and freed. */
@@ -288,23 +349,34 @@ static rfx_status run_placed(rfx_backend *be, const rfx_ra_cmd *c, const rfx_fgr
     for (int i = 0; i < k; i++)
         in[i] = c ? rfx_ra_cmd_input(c, i) : rfx_fgroup_input(g, i);
     double dev_s;
-    int side = c ? place(x, in, k, c->host_only, gallops(c), searches(x, c, g), &dev_s)
-                 : place(x, in, k, false, g->kind == RFX_FG_JOIN && g->nkeys > 0, searches(x, c, g), &dev_s);
+    int dst = c ? c->dst : rfx_fgroup_output(g, 0);
+    int side = c ? place(x, in, k, dst, c->host_only, gallops(c), searches(x, c, g), &dev_s)
+                 : place(x, in, k, dst, false, g->kind == RFX_FG_JOIN && g->nkeys > 0, searches(x, c, g), &dev_s);
+    size_t rows[64];
+    for (int i = 0; i < k; i++)
+        rows[i] = in[i] >= 0 ? rows_of(x, in[i]) : 0;
+    size_t most = most_rows(rows, k);
     rfx_status st = RFX_OK;
+    bool copied = false;
     for (int i = 0; st == RFX_OK && i < k; i++)
-        st = bring(x, in[i], side);
+        st = bring(x, in[i], side, &copied);
     if (st != RFX_OK)
         return st;
     rfx_backend *b = on(x, side);
     pass_spans(x, be, b);
-    double t0 = dev_s >= 0 ? rfx_seconds() : 0;
+    double t0 = dev_s >= 0 || be->span ? rfx_seconds() : 0;
     st = c ? b->exec(b, c) : b->exec_group(b, g);
+    double t1 = dev_s >= 0 || be->span ? rfx_seconds() : 0;
     if (dev_s >= 0)
-        learn(x, side, dev_s, rfx_seconds() - t0);
+        learn(x, side, dev_s, t1 - t0, copied);
+    if (be->span && side == ON_DEV)   /* what ran on the device, on its compute lane */
+        be->span(be->span_ctx, c ? rfx_ra_op_name(c->op) : g->name, 0, 0, 0, t0, t1);
     if (st == RFX_OK && c)
         written(x, c->dst, side);
     for (int i = 0; st == RFX_OK && !c && i < rfx_fgroup_noutputs(g); i++)
         written(x, rfx_fgroup_output(g, i), side);
+    for (int i = 0; st == RFX_OK && i < (c ? 1 : rfx_fgroup_noutputs(g)); i++)
+        note_output(x, c ? c->dst : rfx_fgroup_output(g, i), in, k, most);
     return st;
 }
 
@@ -349,9 +421,12 @@ static rfx_status auto_open(rfx_backend *be, const rfx_plan *P)
     auto_ctx *x = be->ctx;
     x->P = P;
     x->where = rfx_malloc((size_t)P->nvars);
-    if (!x->where)
+    x->out_ratio = rfx_malloc(sizeof(float) * (size_t)(P->nvars ? P->nvars : 1));
+    if (!x->where || !x->out_ratio)
         return RFX_ERR_NOMEM;
     memset(x->where, ON_HOST, (size_t)P->nvars);
+    for (int v = 0; v < P->nvars; v++)
+        x->out_ratio[v] = -1.0f;
     x->host->span = be->span;
     x->host->span_ctx = be->span_ctx;
     return x->host->open_vars(x->host, P);
@@ -369,6 +444,7 @@ static void auto_close(rfx_backend *be)
     if (x->dev)
         x->dev->close(x->dev);
     free(x->where);
+    free(x->out_ratio);
     free(x);
     free(be);
 }
@@ -502,7 +578,7 @@ rfx_backend *rfx_backend_auto(const rfx_run_opts *o, int nthreads, bool warm)
         free(x);
         return NULL;
     }
-    *x = (auto_ctx){.host = host, .o = o, .tune = tune, .nthreads = nthreads, .warm = warm, .host_scale = 1,
+    *x = (auto_ctx){.self = be, .host = host, .o = o, .tune = tune, .nthreads = nthreads, .warm = warm, .host_scale = 1,
                     .dev_scale = 1};
     *be = (rfx_backend){.name = "auto", .ctx = x, .open_vars = auto_open, .close = auto_close, .count = auto_count,
                         .release = auto_release, .merge_host = auto_merge_host, .host_view = auto_host_view,

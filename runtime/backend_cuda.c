@@ -847,7 +847,17 @@ bool rfx_cuda_versions(int *runtime, int *driver)
 
 bool rfx_backend_cuda_compiling(void)
 {
-    return rfx_jit_detached_running();
+    return rfx_jit_detached_running() || rfx_gpu_warm_state(NULL) == RFX_WARM_RUNNING;
+}
+
+void rfx_backend_cuda_warm(const int *devices, int ndevices)
+{
+    rfx_gpu_warm(ndevices > 0 && devices ? devices[0] : 0);
+}
+
+int rfx_backend_cuda_warm_state(double *t0)
+{
+    return rfx_gpu_warm_state(t0);
 }
 
 rfx_backend *rfx_backend_cuda(const rfx_run_opts *o, char *why, size_t whycap)

@@ -46,3 +46,15 @@ bool rfx_backend_cuda_compiling(void)
 {
     return false;
 }
+
+void rfx_backend_cuda_warm(const int *devices, int ndevices)
+{
+    (void)devices;
+    (void)ndevices;
+}
+
+int rfx_backend_cuda_warm_state(double *t0)
+{
+    *t0 = 0;
+    return RFX_WARM_NONE;
+}

@@ -294,6 +294,12 @@ static rfx_engine *open_engine(const rfx_config *cfg)
     setvbuf(e->diag, NULL, _IONBF, 0);   /* messages reach cfg.diag as they happen */
     if (e->cfg.backend != RFX_BACKEND_CPU)
         e->keep = rfx_device_keep_new();   /* NULL (none kept) without CUDA */
+    /* the CUDA backend's driver starts while the program is parsed, planned and its facts
+     * read (a distributed run's device is known once its processes are counted: not here).
+     * Not auto's: a process that made a context pays its teardown as it ends, used or not,
+     * more than a small program's whole run; auto starts the device once it pays. */
+    if (rfx_exec_backend_kind(e->cfg.backend) == RFX_BACKEND_CUDA && !e->comm)
+        rfx_backend_cuda_warm(e->cfg.devices, e->cfg.ndevices);
     return e;
 }
 

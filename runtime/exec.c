@@ -836,12 +836,17 @@ static rfx_status check_output_dir(exec *x)
     return RFX_OK;
 }
 
+rfx_backend_kind rfx_exec_backend_kind(rfx_backend_kind asked)
+{
+    const char *env = getenv("RFX_BACKEND");
+    if (asked == RFX_BACKEND_AUTO && env)
+        return strcmp(env, "cuda") == 0 ? RFX_BACKEND_CUDA : strcmp(env, "cpu") == 0 ? RFX_BACKEND_CPU : asked;
+    return asked;
+}
+
 static rfx_status open_backend(exec *x)
 {
-    rfx_backend_kind kind = x->o->backend;
-    const char *env = getenv("RFX_BACKEND");
-    if (kind == RFX_BACKEND_AUTO && env)
-        kind = strcmp(env, "cuda") == 0 ? RFX_BACKEND_CUDA : strcmp(env, "cpu") == 0 ? RFX_BACKEND_CPU : kind;
+    rfx_backend_kind kind = rfx_exec_backend_kind(x->o->backend);
     char why[512] = "";
     if (kind == RFX_BACKEND_AUTO)
         x->be = rfx_backend_auto(x->o, x->nthreads, rfx_device_keep_warm(x->o->keep));

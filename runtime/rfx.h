@@ -276,10 +276,12 @@ bool rfx_output_close(rfx_output *o, bool keep, char *err, size_t errlen);
  * rfx_output files); returns how many. Async-signal-safe: for a SIGINT or SIGTERM handler,
  * before the process ends. */
 int rfx_remove_unfinished_outputs(void);
-/* Whether compiles of generated CUDA kernels still run in this process: an engine's run
- * that ended before NVRTC did leaves them to finish on their own (their kernels go to the
- * disk cache for the next run). exit() waits for them; a program with nothing left to do
- * may end with _exit instead, as the rfx command does. */
+/* Whether device work started in the background still runs in this process: compiles of
+ * generated CUDA kernels (an engine's run that ended before NVRTC did leaves them to finish
+ * on their own; their kernels go to the disk cache for the next run), or the CUDA driver's
+ * start that an engine of the cuda backend begins as it is made. exit() waits for
+ * the compiles; a program with nothing left to do may end with _exit instead, as the rfx
+ * command does. */
 bool rfx_compiles_pending(void);
 
 #ifdef __cplusplus

@@ -58,6 +58,9 @@ typedef struct rfx_run_opts {
 
 int rfx_status_exit_code(rfx_status st);
 
+/* The backend a run asked for `asked` gets: auto unless RFX_BACKEND says cpu or cuda. */
+rfx_backend_kind rfx_exec_backend_kind(rfx_backend_kind asked);
+
 /* The state of a finished run: the backend with every relation's contents. */
 typedef struct rfx_exec rfx_exec;
 
