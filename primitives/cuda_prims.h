@@ -107,6 +107,12 @@ rfx_status rfx_gpu_union(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *
 rfx_status rfx_gpu_union_disjoint(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b, rfx_dev_rows *dst);
 rfx_status rfx_gpu_semijoin(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b, int k, bool keep,
                             rfx_dev_rows *dst);
+/* The same where b is the union of nb sorted sets of k columns (a relation kept as its main
+ * rows and runs): a's rows found in (keep) or missing from (!keep) any of them. At most
+ * RFX_GPU_MAX_SETS sets (RFX_ERR_LIMIT beyond). */
+enum { RFX_GPU_MAX_SETS = 64 };
+rfx_status rfx_gpu_semijoin_sets(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *const *b, int nb, int k,
+                                 bool keep, rfx_dev_rows *dst);
 rfx_status rfx_gpu_aggregate(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b, int k, rfx_aggfn fn,
                              int col, rfx_prim prim, rfx_dev_rows *dst);
 

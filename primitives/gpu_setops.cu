@@ -443,6 +443,59 @@ static rfx_status semijoin_tiles(rfx_gpu *g, const rfx_dev_rows *a, const rfx_de
     return tiled_end(g, e, "k_semi_tiles", &lb, &res, dst);
 }
 
+// Sorted sets of k columns that together make one relation (its main rows and the runs a
+// semi-naive loop's small deltas were kept as), passed by value: a kernel parameter.
+struct semi_sets {
+    const uint32_t *data[RFX_GPU_MAX_SETS];
+    size_t n[RFX_GPU_MAX_SETS];
+    int count;
+};
+
+__global__ void k_semi_sets(const uint32_t *a, size_t na, int aa, const semi_sets b, int k, bool keep, uint64_t *flags)
+{
+    GRID_STRIDE(i, na)
+    {
+        const uint32_t *key = a + i * aa;
+        bool found = false;
+        for (int s = 0; s < b.count && !found; s++) {
+            size_t l = bound_rows(b.data[s], k, b.n[s], key, k, false);
+            found = l < b.n[s] && cmp_prefix(b.data[s] + l * k, key, k) == 0;
+        }
+        flags[i] = found == keep;
+    }
+}
+
+extern "C" rfx_status rfx_gpu_semijoin_sets(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *const *b, int nb,
+                                            int k, bool keep, rfx_dev_rows *dst)
+{
+    if (nb > RFX_GPU_MAX_SETS)
+        return RFX_ERR_LIMIT;
+    semi_sets sets;
+    sets.count = 0;
+    const rfx_dev_rows *one = NULL;   // the last set with rows
+    for (int s = 0; s < nb; s++)
+        if (b[s]->n > 0) {   // an empty set holds nothing to find
+            sets.data[sets.count] = b[s]->data;
+            sets.n[sets.count++] = b[s]->n;
+            one = b[s];
+        }
+    if (sets.count <= 1 || k == 0 || a->n == 0) {   // as one set (k = 0: whether any has rows)
+        rfx_dev_rows none;
+        rfx_gpu_rows_init(&none, k);
+        return rfx_gpu_semijoin(g, a, one ? one : &none, k, keep, dst);
+    }
+    uint64_t *flags;
+    ALLOC(flags, a->n * 8);
+    k_semi_sets<<<grid_for(a->n), 256, 0, g->stream>>>(a->data, a->n, a->arity, sets, k, keep, flags);
+    CK_LAUNCH();
+    rfx_dev_rows res;
+    rfx_status st = compact(g, a->data, a->n, a->arity, flags, &res);
+    rfx_gpu_free(g, flags);
+    if (st == RFX_OK)
+        replace(g, dst, &res);
+    return st;
+}
+
 extern "C" rfx_status rfx_gpu_semijoin(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b, int k, bool keep,
                                        rfx_dev_rows *dst)
 {

@@ -295,12 +295,10 @@ rfx_status rfx_cpu_merge_cmd(const rfx_ra_cmd *c, const rfx_rows *a, const rfx_r
 }
 
 /* Whether c reads its k-th input's runs as they are (the relation's own disjoint UNION, a
- * DIFFERENCE against it). */
+ * DIFFERENCE against it, the relations a host command reads the held sets of). */
 static bool reads_runs(const rfx_ra_cmd *c, int k)
 {
-    return (c->op == RFX_RA_UNION && c->disjoint && k == 0 && c->dst == c->src[0] && c->src[1] != c->dst) ||
-           (c->op == RFX_RA_DIFFERENCE && k == 1 && c->src[0] != c->src[1] && c->dst != c->src[1]) ||
-           (rfx_ra_cmd_reads_held(c) && k >= 2);   /* the relations it reads sets of */
+    return rfx_ra_cmd_reads_runs(c, k) || (rfx_ra_cmd_reads_held(c) && k >= 2);
 }
 
 /* Merges the runs c reads as rows; drops those of the variable it overwrites. */

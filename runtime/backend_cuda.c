@@ -57,7 +57,8 @@ typedef struct cuda_ctx {
     rfx_gpu *gs[MAX_DEVICES];  /* every device a boxed join is spread over (gs[0] == g) */
     int ndev;
     char err[512];             /* a boxed join's failure (else the context's) */
-    rfx_dev_rows *vars;
+    rfx_dev_rows *vars;        /* every variable's (main) rows */
+    struct cu_runs **runs;     /* per variable: the runs beside them, NULL when none */
     int jit;                   /* generated kernels usable: -1 not yet asked, 0 no, 1 yes */
     size_t jit_min_rows;       /* smaller groups run on the precompiled primitives */
     signed char *loaded;       /* per group id: 1 its kernels are loaded, -1 they failed to compile */
@@ -70,6 +71,137 @@ typedef struct cuda_ctx {
     const rfx_tuning *tune;    /* the run's (borrowed) */
 } cuda_ctx;
 
+/* A relation that grows by small disjoint deltas (full = full u new in a semi-naive loop)
+ * keeps them as sorted runs beside its main rows, as the CPU backend does: each run at most
+ * half the one before (the main rows first), so an iteration moves about its delta's rows
+ * times a logarithm instead of the whole relation, and a long loop of small deltas is not
+ * quadratic. Only that UNION and a DIFFERENCE against the relation read the runs (the
+ * DIFFERENCE searches them all in one kernel); any other reader merges them first. */
+enum { CU_MAX_RUNS = 48 };
+typedef struct cu_runs {
+    int n;
+    size_t rows;               /* in all runs */
+    rfx_dev_rows r[CU_MAX_RUNS];
+} cu_runs;
+
+static void drop_runs(cuda_ctx *x, int v)
+{
+    cu_runs *R = x->runs ? x->runs[v] : NULL;
+    if (!R)
+        return;
+    for (int k = 0; k < R->n; k++)
+        rfx_gpu_rows_free(x->g, &R->r[k]);
+    free(R);
+    x->runs[v] = NULL;
+}
+
+static size_t runs_rows(const cuda_ctx *x, int v)
+{
+    return x->runs && x->runs[v] ? x->runs[v]->rows : 0;
+}
+
+/* The run before the last, or the main rows where v has one run. */
+static rfx_dev_rows *before_last(cuda_ctx *x, int v)
+{
+    cu_runs *R = x->runs[v];
+    return R->n > 1 ? &R->r[R->n - 2] : &x->vars[v];
+}
+
+/* Merges v's last run into the one before it. */
+static rfx_status merge_last(cuda_ctx *x, int v)
+{
+    cu_runs *R = x->runs[v];
+    rfx_dev_rows *last = &R->r[R->n - 1], *prev = before_last(x, v);
+    size_t moved = prev == &x->vars[v] ? last->n : 0;
+    rfx_status st = rfx_gpu_union_disjoint(x->g, prev, last, prev);
+    if (st == RFX_OK) {
+        rfx_gpu_rows_free(x->g, &R->r[--R->n]);
+        R->rows -= moved;
+    }
+    return st;
+}
+
+/* Merges v's runs into its main rows, smallest first. */
+static rfx_status consolidate(cuda_ctx *x, int v)
+{
+    rfx_status st = RFX_OK;
+    while (x->runs[v] && x->runs[v]->n > 0 && st == RFX_OK)
+        st = merge_last(x, v);
+    if (st == RFX_OK)
+        drop_runs(x, v);
+    return st;
+}
+
+/* v = v u d, d sharing no tuple with v: d copied as a run while it is small against v,
+ * then runs merged while the last is more than half the one before it. */
+static rfx_status union_runs(cuda_ctx *x, int v, const rfx_dev_rows *d)
+{
+    size_t held = x->vars[v].n + runs_rows(x, v);
+    if (d->n == 0)
+        return RFX_OK;
+    if (x->vars[v].arity == 0 || d->n * 2 > held || (x->runs[v] && x->runs[v]->n == CU_MAX_RUNS)) {
+        rfx_status st = consolidate(x, v);
+        return st ? st : rfx_gpu_union_disjoint(x->g, &x->vars[v], d, &x->vars[v]);
+    }
+    if (!x->runs[v] && !(x->runs[v] = rfx_calloc(1, sizeof(cu_runs))))
+        return RFX_ERR_NOMEM;
+    cu_runs *R = x->runs[v];
+    rfx_dev_rows *run = &R->r[R->n];
+    rfx_gpu_rows_init(run, d->arity);
+    rfx_status st = rfx_gpu_copy(x->g, d, run);
+    if (st != RFX_OK)
+        return st;
+    R->n++;
+    R->rows += d->n;
+    while (st == RFX_OK && R->n > 0 && R->r[R->n - 1].n * 2 > before_last(x, v)->n)
+        st = merge_last(x, v);
+    return st;
+}
+
+/* dst = a without the tuples whose first k columns occur in b, b's runs included. */
+static rfx_status difference_runs(cuda_ctx *x, const rfx_dev_rows *a, int b, int k, rfx_dev_rows *dst)
+{
+    const rfx_dev_rows *sets[CU_MAX_RUNS + 1];
+    int n = 0;
+    sets[n++] = &x->vars[b];
+    for (int r = 0; r < x->runs[b]->n; r++)
+        sets[n++] = &x->runs[b]->r[r];
+    return rfx_gpu_semijoin_sets(x->g, a, sets, n, k, false, dst);
+}
+
+/* Before c runs: the runs of the inputs it reads as rows merged, those of the variable it
+ * overwrites dropped (a SWAP exchanges them with the rows). */
+static rfx_status settle_runs(cuda_ctx *x, const rfx_ra_cmd *c)
+{
+    if (c->op == RFX_RA_SWAP) {
+        cu_runs *t = x->runs[c->dst];
+        x->runs[c->dst] = x->runs[c->src[0]];
+        x->runs[c->src[0]] = t;
+        return RFX_OK;
+    }
+    rfx_status st = RFX_OK;
+    for (int k = 0; st == RFX_OK && k < rfx_ra_cmd_ninputs(c); k++) {
+        int v = rfx_ra_cmd_input(c, k);
+        if (v >= 0 && x->runs[v] && !rfx_ra_cmd_reads_runs(c, k))
+            st = consolidate(x, v);
+    }
+    if (st == RFX_OK && c->dst >= 0 && x->runs[c->dst] && !rfx_ra_cmd_reads_runs(c, 0))
+        drop_runs(x, c->dst);
+    return st;
+}
+
+/* The same before a fused group: it reads every input as rows. */
+static rfx_status settle_group_runs(cuda_ctx *x, const rfx_fgroup *g)
+{
+    rfx_status st = RFX_OK;
+    for (int k = 0; st == RFX_OK && k < rfx_fgroup_ninputs(g); k++)
+        if (x->runs[rfx_fgroup_input(g, k)])
+            st = consolidate(x, rfx_fgroup_input(g, k));
+    for (int k = 0; st == RFX_OK && k < rfx_fgroup_noutputs(g); k++)
+        drop_runs(x, rfx_fgroup_output(g, k));
+    return st;
+}
+
 static rfx_status cu_open(rfx_backend *be, const rfx_plan *P)
 {
     cuda_ctx *c = be->ctx;
@@ -79,7 +211,8 @@ static rfx_status cu_open(rfx_backend *be, const rfx_plan *P)
     if (rfx_gpu_activate(c->g) != RFX_OK)
         return RFX_ERR_DEVICE;
     c->vars = rfx_calloc((size_t)P->nvars, sizeof(rfx_dev_rows));
-    if (!c->vars)
+    c->runs = rfx_calloc((size_t)P->nvars, sizeof(cu_runs *));
+    if (!c->vars || !c->runs)
         return RFX_ERR_NOMEM;
     for (int v = 0; v < P->nvars; v++)
         rfx_gpu_rows_init(&c->vars[v], P->vars[v].arity);
@@ -91,9 +224,12 @@ static void cu_close(rfx_backend *be)
 {
     cuda_ctx *c = be->ctx;
     if (c->vars)
-        for (int v = 0; v < c->P->nvars; v++)
+        for (int v = 0; v < c->P->nvars; v++) {
             rfx_gpu_rows_free(c->g, &c->vars[v]);
+            drop_runs(c, v);
+        }
     free(c->vars);
+    free(c->runs);
     /* compiles not needed in the end run on without the run (their cubins cached): a run
        shorter than NVRTC's work does not wait for it */
     for (int i = 0; c->jobs && i < c->nloaded; i++)
@@ -118,13 +254,15 @@ static void cu_close(rfx_backend *be)
 
 static size_t cu_count(rfx_backend *be, int var)
 {
-    return ((cuda_ctx *)be->ctx)->vars[var].n;
+    cuda_ctx *c = be->ctx;
+    return c->vars[var].n + runs_rows(c, var);
 }
 
 static void cu_release(rfx_backend *be, int var)
 {
     cuda_ctx *c = be->ctx;
     rfx_gpu_rows_free(c->g, &c->vars[var]);
+    drop_runs(c, var);
 }
 
 static rfx_status cu_merge_host(rfx_backend *be, int var, rfx_rows *rows)
@@ -132,7 +270,9 @@ static rfx_status cu_merge_host(rfx_backend *be, int var, rfx_rows *rows)
     cuda_ctx *c = be->ctx;
     rfx_dev_rows tmp;
     rfx_gpu_rows_init(&tmp, rows->arity);
-    rfx_status st = rfx_gpu_upload(c->g, rows, &tmp);
+    rfx_status st = c->runs[var] ? consolidate(c, var) : RFX_OK;
+    if (st == RFX_OK)
+        st = rfx_gpu_upload(c->g, rows, &tmp);
     rfx_rows_free(rows);
     if (st == RFX_OK)
         st = rfx_gpu_union(c->g, &c->vars[var], &tmp, &c->vars[var]);
@@ -143,7 +283,9 @@ static rfx_status cu_merge_host(rfx_backend *be, int var, rfx_rows *rows)
 static rfx_status cu_host_view(rfx_backend *be, int var, rfx_rows *scratch, const rfx_rows **view)
 {
     cuda_ctx *c = be->ctx;
-    rfx_status st = rfx_gpu_download(c->g, &c->vars[var], scratch);
+    rfx_status st = c->runs[var] ? consolidate(c, var) : RFX_OK;
+    if (st == RFX_OK)
+        st = rfx_gpu_download(c->g, &c->vars[var], scratch);
     *view = scratch;
     return st;
 }
@@ -554,6 +696,13 @@ static rfx_status cu_exec_one(rfx_backend *be, const rfx_ra_cmd *c)
         snprintf(x->err, sizeof x->err, "%s with a functor reached the device", rfx_ra_op_name(c->op));
         return RFX_ERR_INTERNAL;
     }
+    rfx_status st = settle_runs(x, c);
+    if (st != RFX_OK)
+        return st;
+    if (rfx_ra_cmd_reads_runs(c, 0))
+        return union_runs(x, c->dst, &V[c->src[1]]);
+    if (c->op == RFX_RA_DIFFERENCE && x->runs[c->src[1]] && rfx_ra_cmd_reads_runs(c, 1))
+        return difference_runs(x, &V[c->src[0]], c->src[1], c->nkeys, &V[c->dst]);
     switch (c->op) {
     case RFX_RA_SELECT: case RFX_RA_PROJECT: case RFX_RA_MAP: case RFX_RA_MAPFILTER:
         return rfx_gpu_mapfilter(g, &V[c->src[0]], c->pred, c->out, c->nout, &V[c->dst]);
@@ -686,6 +835,9 @@ static rfx_status cu_exec_group_once(rfx_backend *be, const rfx_fgroup *g)
         x->jit = rfx_gpu_jit_ready(x->g, why, sizeof why);
         x->jit_min_rows = x->tune->jit_min_rows;
     }
+    rfx_status st = settle_group_runs(x, g);
+    if (st != RFX_OK)
+        return st;
     if (g->gpu_by_members)
         return cu_exec_members(be, g);
     size_t rows = 0;
@@ -732,13 +884,19 @@ static rfx_status reclaim_on_failure(cuda_ctx *x, uint64_t mark, rfx_status st)
 {
     if (st != RFX_ERR_NOMEM)
         return st;
-    void **keep = rfx_malloc(sizeof(void *) * (size_t)x->P->nvars);
+    size_t n = 0, cap = (size_t)x->P->nvars;
+    for (int v = 0; v < x->P->nvars; v++)
+        cap += x->runs[v] ? (size_t)x->runs[v]->n : 0;
+    void **keep = rfx_malloc(sizeof(void *) * cap);
     if (!keep)
         return st;
-    size_t n = 0;
-    for (int v = 0; v < x->P->nvars; v++)
+    for (int v = 0; v < x->P->nvars; v++) {
         if (x->vars[v].data)
             keep[n++] = x->vars[v].data;
+        for (int r = 0; x->runs[v] && r < x->runs[v]->n; r++)
+            if (x->runs[v]->r[r].data)
+                keep[n++] = x->runs[v]->r[r].data;
+    }
     rfx_gpu_reclaim(x->g, mark, keep, n);
     free(keep);
     return st;
@@ -789,6 +947,7 @@ static rfx_status cu_load_host(rfx_backend *be, int var, const rfx_rows *rows)
 {
     cuda_ctx *x = be->ctx;
     x->err[0] = 0;
+    drop_runs(x, var);
     return rfx_gpu_upload(x->g, rows, &x->vars[var]);
 }
 

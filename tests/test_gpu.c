@@ -413,6 +413,62 @@ static void test_set_ops(void)
         }
 }
 
+/* Semi- and anti-join against a relation kept as several sorted sets (its main rows and
+ * runs): the same as against their union, with empty sets among them, one set, and a's rows
+ * found in the first, the last or none. */
+static void test_semijoin_sets(void)
+{
+    if (!need_gpu())
+        return;
+    static const int nsets[] = {1, 2, 5, 9};
+    for (int k = 1; k <= 3; k++)
+        for (size_t t = 0; t < sizeof nsets / sizeof nsets[0]; t++) {
+            int n = nsets[t];
+            rfx_rows whole, parts[9];
+            rfx_rows_init(&whole, k);
+            rfx_dev_rows gparts[9];
+            const rfx_dev_rows *gp[9];
+            for (int p = 0; p < n; p++) {
+                /* set p: keys = p mod n over a range, so the sets are disjoint; set 1 empty */
+                parts[p] = rows_random(p == 1 ? 0 : 3000 + 40000 * (size_t)p, k, UNIFORM, 5000, false);
+                for (size_t i = 0; i < parts[p].n; i++)
+                    parts[p].data[i * (size_t)k] = parts[p].data[i * (size_t)k] / (uint32_t)n * (uint32_t)n + (uint32_t)p;
+                rfx_cpu_sort(&parts[p], 4);
+                rfx_cpu_unique(&parts[p], 4);
+                rfx_rows u;
+                rfx_rows_init(&u, k);
+                CU_ASSERT_EQUAL(rfx_cpu_union(&whole, &parts[p], &u, 4), RFX_OK);
+                rfx_rows_free(&whole);
+                whole = u;
+                gparts[p] = up(&parts[p]);
+                gp[p] = &gparts[p];
+            }
+            rfx_rows a = rows_random(quick ? 20000 : 300000, k + 1, UNIFORM, 5000, true);
+            rfx_dev_rows ga = up(&a), gd;
+            for (int keep = 0; keep < 2; keep++) {
+                rfx_rows hc;
+                rfx_rows_init(&hc, k + 1);
+                rfx_gpu_rows_init(&gd, k + 1);
+                CU_ASSERT_EQUAL(rfx_cpu_semijoin(&a, &whole, k, keep, &hc, 4), RFX_OK);
+                CU_ASSERT_EQUAL(rfx_gpu_semijoin_sets(gpu, &ga, gp, n, k, keep, &gd), RFX_OK);
+                rfx_rows back = down(&gd);
+                CU_ASSERT(same(&back, &hc));
+                if (!same(&back, &hc))
+                    fprintf(stderr, "\n    %s-join against %d sets, k %d differs", keep ? "semi" : "anti", n, k);
+                rfx_rows_free(&back);
+                rfx_rows_free(&hc);
+                rfx_gpu_rows_free(gpu, &gd);
+            }
+            rfx_rows_free(&a);
+            rfx_gpu_rows_free(gpu, &ga);
+            rfx_rows_free(&whole);
+            for (int p = 0; p < n; p++) {
+                rfx_rows_free(&parts[p]);
+                rfx_gpu_rows_free(gpu, &gparts[p]);
+            }
+        }
+}
+
 /* Semi- and anti-join on whole rows of one and two words (the semi-naive loop's new =
  * derived - full; merged with the rows as single keys) across tile boundaries (2,816 rows
  * of the merge a tile), sides mostly equal or disjoint, and b a view at an odd row (its
@@ -1958,6 +2014,7 @@ static void add(void)
     CU_add_test(s, "union by merged tiles", test_union_merge);
     CU_add_test(s, "semi- and anti-join of whole rows", test_semijoin_whole_rows);
     CU_add_test(s, "semi- and anti-join by merge path", test_semijoin_merge);
+    CU_add_test(s, "semi- and anti-join against several sorted sets", test_semijoin_sets);
     CU_add_test(s, "map and filter", test_mapfilter);
     CU_add_test(s, "map and filter: stack depths, rejected rows", test_mapfilter_depths);
     CU_add_test(s, "select by plain comparisons", test_select_simple);
