@@ -372,6 +372,11 @@ typedef struct rfx_rx {
 bool rfx_rx_host_only(const rfx_rx *e);
 bool rfx_rx_wide(const rfx_rx *e);
 bool rfx_rx_calls_user(const rfx_rx *e);
+/* Whether evaluating e may fail on some tuple (a division or remainder, a functor, decimal
+ * arithmetic past 64 bits): what must be evaluated on every tuple to report it. */
+bool rfx_rx_may_fail(const rfx_rx *e);
+/* The highest column e reads; -1 where it reads none. */
+int rfx_rx_max_col(const rfx_rx *e);
 /* The leading columns a filter fixes: vals[0..n-1] where pred is `$0 = vals[0] and ... and
  * $n-1 = vals[n-1] and ...` (in any order, compared as numbers, unsigned or symbols, whose
  * equality is their bits'); n, at most max. 0 where pred may fail on a tuple (a division,

@@ -146,13 +146,28 @@ const char *rfx_aggfn_str(rfx_aggfn fn)
     return s[fn];
 }
 
-static bool may_fail(const rfx_rx *e)
+bool rfx_rx_may_fail(const rfx_rx *e)
 {
     if (!e)
         return false;
-    if (e->kind == RFX_RX_FN || (e->kind == RFX_RX_BIN && (e->op == RFX_DIV || e->op == RFX_MOD)))
+    /* a functor, a division, decimal arithmetic or a decimal rescale (past 64 bits) */
+    if (e->kind == RFX_RX_FN || e->env || (e->kind == RFX_RX_BIN && (e->op == RFX_DIV || e->op == RFX_MOD)))
         return true;
-    return may_fail(e->l) || may_fail(e->r);
+    return rfx_rx_may_fail(e->l) || rfx_rx_may_fail(e->r);
+}
+
+int rfx_rx_max_col(const rfx_rx *e)
+{
+    if (!e)
+        return -1;
+    int m = e->kind == RFX_RX_COL ? e->col : -1, l = rfx_rx_max_col(e->l), r = rfx_rx_max_col(e->r);
+    m = l > m ? l : m;
+    m = r > m ? r : m;
+    for (int i = 0; e->kind == RFX_RX_FN && i < e->nargs; i++) {
+        int a = rfx_rx_max_col(e->args[i]);
+        m = a > m ? a : m;
+    }
+    return m;
 }
 
 static void fixed_columns(const rfx_rx *e, uint32_t *vals, bool *fixed, int max)
@@ -175,7 +190,7 @@ int rfx_rx_fixed_prefix(const rfx_rx *pred, uint32_t *vals, int max)
 {
     bool fixed[64] = {false};
     max = max < 64 ? max : 64;
-    if (!pred || may_fail(pred))
+    if (!pred || rfx_rx_may_fail(pred))
         return 0;
     fixed_columns(pred, vals, fixed, max);
     int n = 0;

@@ -420,7 +420,23 @@ typedef struct join_ctx {
     rfx_rows *parts;           /* per chunk output */
     set_part *sets;            /* per chunk, where the output is read as a set; else NULL */
     atomic_int err;            /* rfx_status */
+    bool first_only;           /* a row of a stops at its first match (first_match_will_do) */
 } join_ctx;
+
+/* Whether a join may give each row of a (arity aa) its first passing match only: its
+ * output is read as a set and reads a's columns alone, so every later match of the row
+ * would repeat that output; and the predicate cannot fail on a pair left untested. An
+ * existential join (a subsumption's "some tuple dominates this one", any rule whose other
+ * atoms only test) then stops at a witness instead of listing every one. */
+static bool first_match_will_do(const rfx_rx *pred, rfx_rx *const *out, int nout, int aa, bool as_set)
+{
+    if (!as_set || nout == 0 || rfx_rx_may_fail(pred))
+        return false;
+    for (int x = 0; x < nout; x++)
+        if (rfx_rx_max_col(out[x]) >= aa)
+            return false;
+    return true;
+}
 
 static inline bool emit_pair(join_ctx *j, rfx_rows *o, const uint32_t *ta, const uint32_t *tb, bool *div0)
 {
@@ -458,7 +474,7 @@ static void join_chunk(int c, void *arg)
         return;
     if (k == 0) {
         for (; i < ie; i++)
-            for (size_t y = 0; y < B->n; y++)
+            for (size_t y = 0, had = o->n; y < B->n && !(j->first_only && o->n > had); y++)
                 if (!emit_pair(j, o, A->data + i * (size_t)aa, B->data + y * (size_t)ba, &div0)) {
                     atomic_store(&j->err, RFX_ERR_NOMEM);
                     return;
@@ -479,7 +495,7 @@ static void join_chunk(int c, void *arg)
         }
         size_t ie2 = group_end(A->data, aa, i, ie, k), ye = group_end(B->data, ba, y, B->n, k);
         for (size_t p = i; p < ie2; p++)
-            for (size_t q = y; q < ye; q++)
+            for (size_t q = y, had = o->n; q < ye && !(j->first_only && o->n > had); q++)
                 if (!emit_pair(j, o, A->data + p * (size_t)aa, B->data + q * (size_t)ba, &div0)) {
                     atomic_store(&j->err, RFX_ERR_NOMEM);
                     return;
@@ -521,7 +537,8 @@ rfx_status rfx_cpu_join(const rfx_rows *a, const rfx_rows *b, int k, const rfx_r
     if (sets)
         rfx_set_parts_init(sets, c, nout);
     split_groups(a, k, c, bounds);
-    join_ctx j = {a, b, k, pred, out, nout, plain_columns(out, nout, colbuf), bounds, parts, sets, RFX_OK};
+    join_ctx j = {a, b, k, pred, out, nout, plain_columns(out, nout, colbuf), bounds, parts, sets, RFX_OK,
+                  first_match_will_do(pred, out, nout, a->arity, as_set)};
     if (nout == 0) {
         /* nullary output: only whether any pair matches */
         rfx_rows tmp;

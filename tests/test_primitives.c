@@ -557,6 +557,55 @@ static void test_join_as_set(void)
             }
 }
 
+/* A join read as a set whose output reads the first source alone stops each row at its
+ * first passing match (an existential join): the same set as the whole join's, with keys
+ * (groups of thousands, every row dominated or not) and without (a product); and where the
+ * predicate divides, every pair is still tested, so a division by zero is reported. */
+static void test_join_first_match(void)
+{
+    for (int t = 0; t < 2; t++)
+        for (int k = 0; k <= 1; k++) {
+            rfx_rows a, b;
+            rfx_rows_init(&a, 2);
+            rfx_rows_init(&b, 2);
+            for (uint32_t key = 0; key < 3; key++)
+                for (uint32_t i = 0; i < (k ? 3000u : 60u); i++) {
+                    uint32_t ta[2] = {key, (i * 7919u) % 5003u}, tb[2] = {key, (i * 104729u) % 4999u};
+                    rfx_rows_push(&a, ta);
+                    rfx_rows_push(&b, tb);
+                }
+            uint32_t zero[2] = {2, 4998};   /* the divisor's zero below, in the last group */
+            rfx_rows_push(&b, zero);
+            ref_sort(&a);
+            ref_sort(&b);
+            rfx_rx c[4] = {col(0), col(1), col(2), col(3)};
+            rfx_rx lt = {.kind = RFX_RX_CMP, .prim = RFX_NUMBER, .op = RFX_LT, .l = &c[1], .r = &c[3]};
+            rfx_rx *outs[2] = {&c[0], &c[1]};
+            rfx_rows plain, first;
+            rfx_rows_init(&plain, 2);
+            rfx_rows_init(&first, 2);
+            CU_ASSERT_EQUAL_FATAL(rfx_cpu_join(&a, &b, k, &lt, outs, 2, false, &plain, threads[t]), RFX_OK);
+            CU_ASSERT_EQUAL_FATAL(rfx_cpu_join(&a, &b, k, &lt, outs, 2, true, &first, threads[t]), RFX_OK);
+            CU_ASSERT(first.n <= a.n && first.n < plain.n);   /* one row a witness at most */
+            CU_ASSERT_EQUAL(rfx_cpu_sort(&plain, threads[t]), RFX_OK);
+            CU_ASSERT_EQUAL(rfx_cpu_unique(&plain, threads[t]), RFX_OK);
+            CU_ASSERT_EQUAL(rfx_cpu_sort(&first, threads[t]), RFX_OK);
+            CU_ASSERT_EQUAL(rfx_cpu_unique(&first, threads[t]), RFX_OK);
+            CU_ASSERT(plain.n > 0 && same_rows(&plain, &first));
+            /* $1 < 100 / ($3 - 4998): the pair with $3 = 4998 divides by zero, whatever came first */
+            rfx_rx k4998 = {.kind = RFX_RX_CONST, .prim = RFX_NUMBER, .value = 4998},
+                   k100 = {.kind = RFX_RX_CONST, .prim = RFX_NUMBER, .value = 100},
+                   d = {.kind = RFX_RX_BIN, .prim = RFX_NUMBER, .op = RFX_SUB, .l = &c[3], .r = &k4998},
+                   q = {.kind = RFX_RX_BIN, .prim = RFX_NUMBER, .op = RFX_DIV, .l = &k100, .r = &d},
+                   lt_q = {.kind = RFX_RX_CMP, .prim = RFX_NUMBER, .op = RFX_LT, .l = &c[1], .r = &q};
+            CU_ASSERT_EQUAL(rfx_cpu_join(&a, &b, k, &lt_q, outs, 2, true, &first, threads[t]), RFX_ERR_DIV0);
+            rfx_rows_free(&a);
+            rfx_rows_free(&b);
+            rfx_rows_free(&plain);
+            rfx_rows_free(&first);
+        }
+}
+
 /* ---- map / filter -------------------------------------------------------------------- */
 static void test_mapfilter(void)
 {
@@ -963,6 +1012,7 @@ static void add(void)
     CU_add_test(s, "join zipf", test_join_zipf);
     CU_add_test(s, "product", test_product);
     CU_add_test(s, "join read as a set drops repeats, keeps the set", test_join_as_set);
+    CU_add_test(s, "existential join: a row's first match, every pair where the predicate divides", test_join_first_match);
     CU_add_test(s, "map and filter", test_mapfilter);
     CU_add_test(s, "division by zero reported", test_div_zero);
     CU_add_test(s, "arithmetic semantics", test_arith_semantics);
