@@ -977,8 +977,11 @@ static void apply_aggregate(rule_ctx *R, flow *cur, item *it, const bool *outer)
      * the body starts from their distinct values there (a correlated aggregate) */
     flow seed = {0}, *seeded = NULL;
     int sv[RFX_MAX_RULE_VARS + 1], ns = 0;
+    bool folded = false;   /* an atom made an aggregate: its groups are the enclosing tuples' */
+    for (int i = 0; i < R->nfolded; i++)
+        folded |= R->folded[i] == agg;
     for (int i = 0; i < ng; i++)
-        if (!conj_grounds(R->c, rfx_agg_conj(agg), groups[i]))
+        if (folded || !conj_grounds(R->c, rfx_agg_conj(agg), groups[i]))
             sv[ns++] = groups[i];
     if (ns) {
         rfx_rx **outs = lalloc(L, sizeof(rfx_rx *) * (size_t)ns);
@@ -1087,6 +1090,9 @@ static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, in
     rule_ctx R = {.L = L, .c = c, .nv = nv_base};
     bool all_inner = bag_keys >= 0;
     int nout = nout_in;
+    /* a rule's own body, not an aggregate's, whose tuples' multiplicity may count */
+    if (!inner && !L->order)   /* a `.plan` numbers the atoms as written */
+        cj = rfx_lower_extremes(L, c, cj, &delta_lit, out_in, nout_in, R.folded, &R.nfolded, 8);
     /* room for fresh variables: aggregates, `_` inside aggregates, expression arguments */
     int room = nv_base + 8;
     for (int i = 0; i < cj->nlits; i++)

@@ -53,7 +53,18 @@ typedef struct rule_ctx {
     item *items;
     int nitems, itemcap;
     bool *bound;
+    const rfx_expr *folded[8];   /* aggregates rfx_lower_extremes made of atoms: their groups
+                                  * come from the enclosing tuples (a correlated aggregate) */
+    int nfolded;
 } rule_ctx;
+
+/* cj with each existential comparison (a positive atom with a variable that one ordered
+ * comparison alone reads: `p(k, y), x < y`) made a comparison with the atom's extreme
+ * (`x < max y : { p(k, y) }`: lower_extreme.c); cj itself where there is none. *delta_lit
+ * follows the literal it named; out are the columns the body must give (y not among
+ * them). The aggregates made go to made[*nmade ...], at most cap in all. */
+const rfx_conj *rfx_lower_extremes(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, int *delta_lit,
+                                   const hcol *out, int nout, const rfx_expr **made, int *nmade, int cap);
 
 /* The variable holding an aggregate expression's result (-1 where it has none). */
 int rfx_lower_agg_var(rule_ctx *R, const rfx_expr *e);

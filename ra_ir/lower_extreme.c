@@ -1,0 +1,274 @@
+/* lower_extreme.c: a planner rule for existential comparisons. A body atom with a variable
+ * y that one comparison reads and nothing else does,
+ *     q(k, x), p(k, y), x < y          (y in no other literal and not in the head)
+ * only asks whether some y of p's k-group exceeds x, that is x < max y : { p(k, y) }. Joined
+ * as written, each tuple of x's side meets p's whole group: a key with n tuples on both sides
+ * makes n^2 rows (a subsumption such as `r(k, a) <= r(k, b) :- a < b.` over one large group
+ * does exactly this). As the aggregate, each group is folded once for the keys the rest of
+ * the body has, and a tuple meets one value. <, <= ask for the maximum, >, >= the minimum;
+ * an empty group binds nothing, as no y would. A test that y differs from x besides (a
+ * subsumption's "the tuples differ", `x != y`) makes the comparison strict: x <= y and
+ * x != y is x < y. Integers only: a float's NaN has no place in the order a maximum needs. */
+#include "lower_rule.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Whether the atom's arguments are variables, `_` and constants (nothing computed). */
+static bool plain_args(const rfx_atom *a)
+{
+    for (int i = 0; i < a->nargs; i++)
+        switch (a->args[i]->kind) {
+        case RFX_E_VAR: case RFX_E_ANON: case RFX_E_INT: case RFX_E_UNSIGNED: case RFX_E_STRING:
+            break;
+        default:
+            return false;
+        }
+    return true;
+}
+
+/* Marks the variables that positive atoms other than cj->lits[skip] name as arguments. */
+static void grounded_without(const rfx_conj *cj, int skip, bool *g)
+{
+    for (int i = 0; i < cj->nlits; i++) {
+        const rfx_lit *l = cj->lits[i];
+        if (i == skip || l->kind != RFX_L_ATOM)
+            continue;
+        for (int a = 0; a < l->atom.nargs; a++)
+            if (l->atom.args[a]->kind == RFX_E_VAR)
+                g[l->atom.args[a]->u.v.var] = true;
+    }
+}
+
+/* Whether e reads a variable, and every variable it reads is marked in g. */
+static bool all_marked(const rfx_expr *e, const bool *g, bool *scratch, int nv)
+{
+    memset(scratch, 0, (size_t)nv);
+    rfx_expr_vars(e, scratch, NULL);
+    bool any = false;
+    for (int v = 0; v < nv; v++) {
+        if (scratch[v] && !g[v])
+            return false;
+        any |= scratch[v];
+    }
+    return any;
+}
+
+enum { MAX_NE = 4 };
+
+/* The variable e is, or -1 where it is not a variable. */
+static int var_of(const rfx_expr *e)
+{
+    return e->kind == RFX_E_VAR ? e->u.v.var : -1;
+}
+
+/* Marks in use the variables the columns out[0..nout) read. */
+static void out_vars(const hcol *out, int nout, bool *use, int nv)
+{
+    for (int k = 0; k < nout; k++)
+        if (out[k].e)
+            rfx_expr_vars(out[k].e, use, NULL);
+        else if (out[k].var >= 0 && out[k].var < nv)
+            use[out[k].var] = true;
+}
+
+/* For atom i of cj and its argument variable y: the ordered comparison literal that alone
+ * reads y (its index), besides tests `y != x` of the same x (their indices in ne[0..*nne)),
+ * or -1 where y is read otherwise too, or by no comparison of the right kind. */
+static int lone_comparison(const rfx_conj *cj, int i, int y, const hcol *out, int nout, bool *use, int nv, int *ne,
+                           int *nne)
+{
+    int cmp = -1;
+    *nne = 0;
+    for (int j = 0; j < cj->nlits; j++) {
+        const rfx_lit *l = cj->lits[j];
+        memset(use, 0, (size_t)nv);
+        if (j == i) {   /* y once in the atom itself */
+            int n = 0;
+            for (int a = 0; a < l->atom.nargs; a++)
+                n += l->atom.args[a]->kind == RFX_E_VAR && l->atom.args[a]->u.v.var == y;
+            if (n != 1)
+                return -1;
+            continue;
+        }
+        if (l->kind == RFX_L_CMP) {
+            rfx_expr_vars(l->lhs, use, NULL);
+            rfx_expr_vars(l->rhs, use, NULL);
+        } else if (l->kind == RFX_L_ATOM || l->kind == RFX_L_NEG)
+            for (int a = 0; a < l->atom.nargs; a++)
+                rfx_expr_vars(l->atom.args[a], use, NULL);
+        if (!use[y])
+            continue;
+        if (l->kind == RFX_L_CMP && l->cmp == RFX_NE && *nne < MAX_NE &&
+            ((var_of(l->lhs) == y && var_of(l->rhs) >= 0 && var_of(l->rhs) != y) ||
+             (var_of(l->rhs) == y && var_of(l->lhs) >= 0 && var_of(l->lhs) != y))) {
+            ne[(*nne)++] = j;
+            continue;
+        }
+        bool ordered = l->kind == RFX_L_CMP && !l->bitwise &&
+                       (l->cmp == RFX_LT || l->cmp == RFX_LE || l->cmp == RFX_GT || l->cmp == RFX_GE);
+        const rfx_expr *side = !ordered ? NULL : l->lhs->kind == RFX_E_VAR && l->lhs->u.v.var == y ? l->rhs
+                             : l->rhs->kind == RFX_E_VAR && l->rhs->u.v.var == y ? l->lhs : NULL;
+        if (!side || cmp >= 0)
+            return -1;
+        memset(use, 0, (size_t)nv);
+        rfx_expr_vars(side, use, NULL);
+        if (use[y])
+            return -1;
+        cmp = j;
+    }
+    memset(use, 0, (size_t)nv);
+    out_vars(out, nout, use, nv);
+    if (use[y] || cmp < 0)
+        return -1;
+    const rfx_lit *c = cj->lits[cmp];
+    int x = var_of(c->lhs) == y ? var_of(c->rhs) : var_of(c->lhs);
+    for (int k = 0; k < *nne; k++) {   /* the differ tests compare y with the same x */
+        const rfx_lit *d = cj->lits[ne[k]];
+        if ((var_of(d->lhs) == y ? var_of(d->rhs) : var_of(d->lhs)) != x || x < 0)
+            return -1;
+    }
+    return cmp;
+}
+
+/* Whether atom i of cj, its variable y compared by literal j, may become an aggregate: the
+ * other side of the comparison reads variables (against a constant the comparison is a
+ * selection of the atom, no join) and they and every other variable of the atom read
+ * elsewhere (the columns out included) are grounded by the other positive atoms, and y is
+ * an integer. */
+static bool may_fold(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, int i, int y, int j, const hcol *out,
+                     int nout, bool *g, bool *scratch, int nv)
+{
+    rfx_prim p = type_prim(L->prog, c->var_types[y]);
+    if (p != RFX_NUMBER && p != RFX_UNSIGNED)
+        return false;
+    memset(g, 0, (size_t)nv);
+    grounded_without(cj, i, g);
+    const rfx_lit *cmp = cj->lits[j];
+    const rfx_expr *x = cmp->lhs->kind == RFX_E_VAR && cmp->lhs->u.v.var == y ? cmp->rhs : cmp->lhs;
+    if (!all_marked(x, g, scratch, nv))
+        return false;
+    const rfx_atom *a = &cj->lits[i]->atom;
+    for (int k = 0; k < a->nargs; k++) {
+        if (a->args[k]->kind != RFX_E_VAR || a->args[k]->u.v.var == y)
+            continue;
+        int v = a->args[k]->u.v.var;
+        memset(scratch, 0, (size_t)nv);
+        out_vars(out, nout, scratch, nv);
+        bool elsewhere = scratch[v];
+        for (int m = 0; m < cj->nlits && !elsewhere; m++) {
+            if (m == i)
+                continue;
+            memset(scratch, 0, (size_t)nv);
+            const rfx_lit *l = cj->lits[m];
+            if (l->kind == RFX_L_CMP) {
+                rfx_expr_vars(l->lhs, scratch, NULL);
+                rfx_expr_vars(l->rhs, scratch, NULL);
+            } else if (l->kind == RFX_L_ATOM || l->kind == RFX_L_NEG)
+                for (int q = 0; q < l->atom.nargs; q++)
+                    rfx_expr_vars(l->atom.args[q], scratch, NULL);
+            elsewhere = scratch[v];
+        }
+        if (elsewhere && !g[v])
+            return false;
+    }
+    return true;
+}
+
+/* Whether k is one of ne[0..nne). */
+static bool listed(const int *ne, int nne, int k)
+{
+    for (int i = 0; i < nne; i++)
+        if (ne[i] == k)
+            return true;
+    return false;
+}
+
+/* cj less atom i and the differ tests ne[0..nne), with comparison j reading the atom's
+ * extreme instead of y (strict where differ tests were); NULL out of memory. The aggregate
+ * made is stored in *made. */
+static rfx_conj *fold(lower_ctx *L, const rfx_conj *cj, int i, int y, int j, const int *ne, int nne,
+                      const rfx_expr **made)
+{
+    const rfx_lit *a = cj->lits[i], *cmp = cj->lits[j];
+    const rfx_expr *target = NULL;
+    for (int k = 0; k < a->atom.nargs && !target; k++)
+        if (a->atom.args[k]->kind == RFX_E_VAR && a->atom.args[k]->u.v.var == y)
+            target = a->atom.args[k];
+    bool y_left = cmp->lhs == target || (cmp->lhs->kind == RFX_E_VAR && cmp->lhs->u.v.var == y);
+    /* x < y, x <= y, y > x, y >= x: some y above x, the maximum; the others the minimum */
+    bool above = y_left ? cmp->cmp == RFX_GT || cmp->cmp == RFX_GE : cmp->cmp == RFX_LT || cmp->cmp == RFX_LE;
+    rfx_expr *agg = lalloc(L, sizeof *agg);
+    rfx_body *body = lalloc(L, sizeof *body);
+    rfx_conj *inner = lalloc(L, sizeof *inner), *res = lalloc(L, sizeof *res);
+    rfx_lit **one = lalloc(L, sizeof *one), **lits = lalloc(L, sizeof *lits * (size_t)cj->nlits);
+    rfx_lit *nc = lalloc(L, sizeof *nc);
+    if (!agg || !body || !inner || !res || !one || !lits || !nc)
+        return NULL;
+    one[0] = (rfx_lit *)a;
+    *inner = (rfx_conj){.nlits = 1, .lits = one};
+    *body = (rfx_body){.kind = RFX_B_LIT, .lit = (rfx_lit *)a, .flat = inner};
+    *agg = (rfx_expr){.kind = RFX_E_AGG, .loc = cmp->loc, .type = target->type, .depth = target->depth + 1};
+    agg->u.agg.fn = above ? RFX_AGG_MAX : RFX_AGG_MIN;
+    agg->u.agg.target = (rfx_expr *)target;
+    agg->u.agg.body = body;
+    *nc = *cmp;
+    if (nne)
+        nc->cmp = nc->cmp == RFX_LE ? RFX_LT : nc->cmp == RFX_GE ? RFX_GT : nc->cmp;
+    if (y_left)
+        nc->lhs = agg;
+    else
+        nc->rhs = agg;
+    int n = 0;
+    for (int k = 0; k < cj->nlits; k++)
+        if (k != i && !listed(ne, nne, k))
+            lits[n++] = k == j ? nc : cj->lits[k];
+    *res = (rfx_conj){.nlits = n, .lits = lits};
+    *made = agg;
+    return res;
+}
+
+const rfx_conj *rfx_lower_extremes(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, int *delta_lit,
+                                   const hcol *out, int nout, const rfx_expr **made, int *nmade, int cap)
+{
+    int nv = c->nvars;
+    bool *use = calloc((size_t)nv + 1, 3);
+    if (!use) {
+        L->oom = true;
+        return cj;
+    }
+    bool *g = use + nv + 1, *scratch = g + nv + 1;
+    for (bool again = true; again && *nmade < cap && !L->oom;) {
+        again = false;
+        for (int i = 0; i < cj->nlits && !again; i++) {
+            const rfx_lit *l = cj->lits[i];
+            /* the delta of a semi-naive version, or the side a subsumption starts from, is the
+             * small one the join starts from: folding the other side there would read all of it */
+            if (l->kind != RFX_L_ATOM || i == *delta_lit || (l->role && L->role_src && l->role == L->role_first) ||
+                !plain_args(&l->atom))
+                continue;
+            for (int a = 0; a < l->atom.nargs && !again; a++) {
+                if (l->atom.args[a]->kind != RFX_E_VAR)
+                    continue;
+                int ne[MAX_NE], nne, y = l->atom.args[a]->u.v.var;
+                int j = lone_comparison(cj, i, y, out, nout, use, nv, ne, &nne);
+                if (j < 0 || !may_fold(L, c, cj, i, y, j, out, nout, g, scratch, nv))
+                    continue;
+                rfx_conj *f = fold(L, cj, i, y, j, ne, nne, &made[*nmade]);
+                if (!f) {
+                    L->oom = true;
+                    break;
+                }
+                (*nmade)++;
+                int gone = *delta_lit > i;   /* literals before the delta that were dropped */
+                for (int k = 0; k < nne; k++)
+                    gone += *delta_lit > ne[k];
+                *delta_lit -= gone;
+                cj = f;
+                again = true;
+            }
+        }
+    }
+    free(use);
+    return cj;
+}
