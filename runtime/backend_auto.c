@@ -279,7 +279,11 @@ static void learn(auto_ctx *x, int side, double dev_s, double seconds, bool copi
         x->host_scale = x->host_measured / x->host_estimated;
     if (seconds > dev_s)
         x->regret += seconds - dev_s;
-    if (x->regret >= 0.1 * start_left(x))
+    /* a loop that has run an iteration is likely to run long: start once the device would
+     * have saved a tenth of its start; outside loops the rest of the work may be short, and
+     * a start wasted costs its wait and the driver's teardown: only once it would have
+     * saved a whole start (as renting skis until their price is paid) */
+    if (x->regret >= (x->iteration > 0 ? 0.1 : 1.0) * start_left(x))
         start_in_background(x);
 }
 
