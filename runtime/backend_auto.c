@@ -200,14 +200,14 @@ static bool start_device(auto_ctx *x)
     return true;
 }
 
-/* Where a command over inputs in[0..k) runs: ON_HOST or ON_DEV (started if it pays).
- * A command worth more than a launch is timed (*dev_s: the device's estimate for it, else
- * -1): its time teaches the model its side's real speed, and on the host what it took
- * beyond the device's estimate is what not having the device cost; once that adds up to
- * a tenth of a start the device starts in the background, to be used from the first
- * command after it is ready. */
-static int place(auto_ctx *x, const int *in, int k, int dst, bool host_only, bool galloping, bool searches,
-                 double *dev_s)
+/* Where a command over inputs in[0..k) of rows[0..k) rows, writing dst, runs: ON_HOST or
+ * ON_DEV (started if it pays). A command worth more than a launch is timed (*dev_s: the
+ * device's estimate for it, else -1): its time teaches the model its side's real speed,
+ * and on the host what it took beyond the device's estimate is what not having the device
+ * cost; once that adds up (learn) the device starts in the background, to be used from
+ * the first command after it is ready. */
+static int place(auto_ctx *x, const int *in, const size_t *rows, int k, int dst, bool host_only, bool galloping,
+                 bool searches, double *dev_s)
 {
     *dev_s = -1;
     if (host_only || x->dev_failed)
@@ -217,14 +217,10 @@ static int place(auto_ctx *x, const int *in, int k, int dst, bool host_only, boo
         return x->dev || start_device(x) ? ON_DEV : ON_HOST;
     if (x->tune->auto_place == 2)
         return ON_HOST;
-    size_t rows[64];
     double to_host = 0, to_dev = 0;
     bool on_host = true;
-    k = k > 64 ? 64 : k;
-    for (int i = 0; i < k; i++) {
-        rows[i] = in[i] >= 0 ? rows_of(x, in[i]) : 0;
+    for (int i = 0; i < k; i++)
         on_host &= in[i] < 0 || (x->where[in[i]] & ON_HOST);
-    }
     /* a filter the host answers by binary searches (rfx_cpu_filter_searches) reads its range */
     double w = searches ? 65 - __builtin_clzll(1 + rows[0]) : work_rows(galloping, rows, k);
     if (dst >= 0 && x->out_ratio[dst] > 0 && !searches)   /* and writing its output, as last time */
@@ -352,13 +348,13 @@ static rfx_status run_placed(rfx_backend *be, const rfx_ra_cmd *c, const rfx_fgr
         return RFX_ERR_LIMIT;
     for (int i = 0; i < k; i++)
         in[i] = c ? rfx_ra_cmd_input(c, i) : rfx_fgroup_input(g, i);
-    double dev_s;
-    int dst = c ? c->dst : rfx_fgroup_output(g, 0);
-    int side = c ? place(x, in, k, dst, c->host_only, gallops(c), searches(x, c, g), &dev_s)
-                 : place(x, in, k, dst, false, g->kind == RFX_FG_JOIN && g->nkeys > 0, searches(x, c, g), &dev_s);
     size_t rows[64];
     for (int i = 0; i < k; i++)
         rows[i] = in[i] >= 0 ? rows_of(x, in[i]) : 0;
+    double dev_s;
+    int dst = c ? c->dst : rfx_fgroup_output(g, 0);
+    int side = c ? place(x, in, rows, k, dst, c->host_only, gallops(c), searches(x, c, g), &dev_s)
+                 : place(x, in, rows, k, dst, false, g->kind == RFX_FG_JOIN && g->nkeys > 0, searches(x, c, g), &dev_s);
     size_t most = most_rows(rows, k);
     rfx_status st = RFX_OK;
     bool copied = false;
