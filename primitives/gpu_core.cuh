@@ -294,6 +294,17 @@ static inline rfx_status compact(rfx_gpu *g, const uint32_t *in, size_t n, int a
     return st;
 }
 
+/* dst = src's rows whose flag is set (src may be dst); flags is freed. */
+static inline rfx_status keep_flagged(rfx_gpu *g, const rfx_dev_rows *src, uint64_t *flags, rfx_dev_rows *dst)
+{
+    rfx_dev_rows out;
+    rfx_status st = compact(g, src->data, src->n, src->arity, flags, &out);
+    rfx_gpu_free(g, flags);
+    if (st == RFX_OK)
+        replace(g, dst, &out);
+    return st;
+}
+
 /* The common ending of operators that compute rows and then filter them: keeps res's
  * flagged rows (when flags is set; n rows of nout columns), frees the scratch, and hands
  * the result to dst, or frees it when st is an error. */

@@ -488,12 +488,7 @@ extern "C" rfx_status rfx_gpu_semijoin_sets(rfx_gpu *g, const rfx_dev_rows *a, c
     ALLOC(flags, a->n * 8);
     k_semi_sets<<<grid_for(a->n), 256, 0, g->stream>>>(a->data, a->n, a->arity, sets, k, keep, flags);
     CK_LAUNCH();
-    rfx_dev_rows res;
-    rfx_status st = compact(g, a->data, a->n, a->arity, flags, &res);
-    rfx_gpu_free(g, flags);
-    if (st == RFX_OK)
-        replace(g, dst, &res);
-    return st;
+    return keep_flagged(g, a, flags, dst);
 }
 
 extern "C" rfx_status rfx_gpu_semijoin(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b, int k, bool keep,
@@ -521,10 +516,5 @@ extern "C" rfx_status rfx_gpu_semijoin(rfx_gpu *g, const rfx_dev_rows *a, const 
     ALLOC(flags, a->n * 8);
     k_semi<<<grid_for(a->n), 256, 0, g->stream>>>(a->data, a->n, a->arity, b->data, b->n, k, keep, flags);
     CK_LAUNCH();
-    rfx_dev_rows res;
-    rfx_status st = compact(g, a->data, a->n, a->arity, flags, &res);
-    rfx_gpu_free(g, flags);
-    if (st == RFX_OK)
-        replace(g, dst, &res);
-    return st;
+    return keep_flagged(g, a, flags, dst);
 }

@@ -676,12 +676,7 @@ extern "C" rfx_status rfx_gpu_unique_into(rfx_gpu *g, const rfx_dev_rows *src, r
     ALLOC(flags, src->n * 8);
     k_flag_unique<<<grid_for(src->n), 256, 0, g->stream>>>(src->data, src->n, src->arity, flags);
     CK_LAUNCH();
-    rfx_dev_rows out;
-    rfx_status st = compact(g, src->data, src->n, src->arity, flags, &out);
-    rfx_gpu_free(g, flags);
-    if (st == RFX_OK)
-        replace(g, dst, &out);
-    return st;
+    return keep_flagged(g, src, flags, dst);
 }
 
 extern "C" rfx_status rfx_gpu_unique(rfx_gpu *g, rfx_dev_rows *r)

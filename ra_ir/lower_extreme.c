@@ -62,6 +62,17 @@ static int var_of(const rfx_expr *e)
     return e->kind == RFX_E_VAR ? e->u.v.var : -1;
 }
 
+/* Marks in use the variables literal l reads. */
+static void lit_vars(const rfx_lit *l, bool *use)
+{
+    if (l->kind == RFX_L_CMP) {
+        rfx_expr_vars(l->lhs, use, NULL);
+        rfx_expr_vars(l->rhs, use, NULL);
+    } else if (l->kind == RFX_L_ATOM || l->kind == RFX_L_NEG)
+        for (int a = 0; a < l->atom.nargs; a++)
+            rfx_expr_vars(l->atom.args[a], use, NULL);
+}
+
 /* Marks in use the variables the columns out[0..nout) read. */
 static void out_vars(const hcol *out, int nout, bool *use, int nv)
 {
@@ -91,12 +102,7 @@ static int lone_comparison(const rfx_conj *cj, int i, int y, const hcol *out, in
                 return -1;
             continue;
         }
-        if (l->kind == RFX_L_CMP) {
-            rfx_expr_vars(l->lhs, use, NULL);
-            rfx_expr_vars(l->rhs, use, NULL);
-        } else if (l->kind == RFX_L_ATOM || l->kind == RFX_L_NEG)
-            for (int a = 0; a < l->atom.nargs; a++)
-                rfx_expr_vars(l->atom.args[a], use, NULL);
+        lit_vars(l, use);
         if (!use[y])
             continue;
         if (l->kind == RFX_L_CMP && l->cmp == RFX_NE && *nne < MAX_NE &&
@@ -160,13 +166,7 @@ static bool may_fold(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, int 
             if (m == i)
                 continue;
             memset(scratch, 0, (size_t)nv);
-            const rfx_lit *l = cj->lits[m];
-            if (l->kind == RFX_L_CMP) {
-                rfx_expr_vars(l->lhs, scratch, NULL);
-                rfx_expr_vars(l->rhs, scratch, NULL);
-            } else if (l->kind == RFX_L_ATOM || l->kind == RFX_L_NEG)
-                for (int q = 0; q < l->atom.nargs; q++)
-                    rfx_expr_vars(l->atom.args[q], scratch, NULL);
+            lit_vars(cj->lits[m], scratch);
             elsewhere = scratch[v];
         }
         if (elsewhere && !g[v])

@@ -606,6 +606,54 @@ static void test_join_first_match(void)
         }
 }
 
+/* A two-source star join tests pre (over the first source's row) once a row, before its
+ * matches: the rows of the join under pre and pred together, and a division by zero in
+ * pre reported for a row with matches only (a row without any is never tested). */
+static void test_star_join_pre(void)
+{
+    rfx_rows a, b;
+    rfx_rows_init(&a, 2);
+    rfx_rows_init(&b, 2);
+    for (uint32_t key = 0; key < 50; key++)
+        for (uint32_t i = 0; i < 40; i++) {
+            uint32_t ta[2] = {key, i}, tb[2] = {key + 1, (i * 13u) % 40u};   /* key 0 has no match */
+            rfx_rows_push(&a, ta);
+            rfx_rows_push(&b, tb);
+        }
+    ref_sort(&a);
+    ref_sort(&b);
+    rfx_rx c[4] = {col(0), col(1), col(2), col(3)}, k3 = {.kind = RFX_RX_CONST, .prim = RFX_NUMBER, .value = 3};
+    rfx_rx pre = {.kind = RFX_RX_CMP, .prim = RFX_NUMBER, .op = RFX_LT, .l = &c[1], .r = &k3},
+           pred = {.kind = RFX_RX_CMP, .prim = RFX_NUMBER, .op = RFX_LT, .l = &c[1], .r = &c[3]},
+           both = {.kind = RFX_RX_AND, .l = &pre, .r = &pred};
+    rfx_rx *outs[3] = {&c[0], &c[1], &c[3]};
+    const rfx_rows *srcs[2] = {&a, &b};
+    for (int t = 0; t < 2; t++) {
+        rfx_rows star, plain;
+        rfx_rows_init(&star, 3);
+        rfx_rows_init(&plain, 3);
+        CU_ASSERT_EQUAL(rfx_cpu_star_join(srcs, 2, 1, &pre, &pred, outs, 3, false, &star, threads[t]), RFX_OK);
+        CU_ASSERT_EQUAL(rfx_cpu_join(&a, &b, 1, &both, outs, 3, false, &plain, threads[t]), RFX_OK);
+        ref_sort(&star);
+        ref_sort(&plain);
+        CU_ASSERT(plain.n > 0 && same_rows(&star, &plain));
+        /* 1 / $0: zero only on key 0's rows, which meet no match */
+        rfx_rx one = {.kind = RFX_RX_CONST, .prim = RFX_NUMBER, .value = 1},
+               div = {.kind = RFX_RX_BIN, .prim = RFX_NUMBER, .op = RFX_DIV, .l = &one, .r = &c[0]},
+               pre_div = {.kind = RFX_RX_CMP, .prim = RFX_NUMBER, .op = RFX_GE, .l = &div, .r = &c[1]};
+        CU_ASSERT_EQUAL(rfx_cpu_star_join(srcs, 2, 1, &pre_div, NULL, outs, 3, false, &star, threads[t]), RFX_OK);
+        const rfx_rows *flipped[2] = {&b, &a};   /* now the rows of a divide, with matches */
+        rfx_rx div_b = {.kind = RFX_RX_BIN, .prim = RFX_NUMBER, .op = RFX_DIV, .l = &one, .r = &c[1]},
+               pre_b = {.kind = RFX_RX_CMP, .prim = RFX_NUMBER, .op = RFX_GE, .l = &div_b, .r = &c[0]};
+        CU_ASSERT_EQUAL(rfx_cpu_star_join(flipped, 2, 1, &pre_b, NULL, outs, 3, false, &star, threads[t]),
+                        RFX_ERR_DIV0);
+        rfx_rows_free(&star);
+        rfx_rows_free(&plain);
+    }
+    rfx_rows_free(&a);
+    rfx_rows_free(&b);
+}
+
 /* ---- map / filter -------------------------------------------------------------------- */
 static void test_mapfilter(void)
 {
@@ -1013,6 +1061,7 @@ static void add(void)
     CU_add_test(s, "product", test_product);
     CU_add_test(s, "join read as a set drops repeats, keeps the set", test_join_as_set);
     CU_add_test(s, "existential join: a row's first match, every pair where the predicate divides", test_join_first_match);
+    CU_add_test(s, "two-source star join: pre once a row with matches", test_star_join_pre);
     CU_add_test(s, "map and filter", test_mapfilter);
     CU_add_test(s, "division by zero reported", test_div_zero);
     CU_add_test(s, "arithmetic semantics", test_arith_semantics);
