@@ -422,7 +422,68 @@ typedef struct join_ctx {
     set_part *sets;            /* per chunk, where the output is read as a set; else NULL */
     atomic_int err;            /* rfx_status */
     bool first_only;           /* a row of a stops at its first match (first_match_will_do) */
+    int down;                  /* first_only: 1 (-1) where a witness is likelier among b's larger
+                                * (smaller) values of its first column past the keys, 0 where no
+                                * comparison says (witness_side) */
+    bool signed_order;         /* that column holds numbers: its rows' bit order puts negatives last */
 } join_ctx;
+
+/* For an existential join over keys k (a of arity aa): whether pred compares a column of a
+ * with b's first column past the keys (within a key group b's rows are in its order) so
+ * that larger values of it (1) or smaller ones (-1) are the ones that can pass, as in a
+ * subsumption's `a < b`; 0 where no conjunct of pred says. *is_signed: the comparison is of
+ * numbers (signed). Only the order in which a row's group is searched follows from it. */
+static int witness_side(const rfx_rx *pred, int aa, int k, bool *is_signed)
+{
+    if (!pred)
+        return 0;
+    if (pred->kind == RFX_RX_AND) {
+        int d = witness_side(pred->l, aa, k, is_signed);
+        return d ? d : witness_side(pred->r, aa, k, is_signed);
+    }
+    if (pred->kind != RFX_RX_CMP || (pred->prim != RFX_NUMBER && pred->prim != RFX_UNSIGNED) ||
+        pred->l->kind != RFX_RX_COL || pred->r->kind != RFX_RX_COL)
+        return 0;
+    int l = pred->l->col, r = pred->r->col, dir;
+    if (l < aa && r == aa + k)   /* a's value op b's */
+        dir = pred->op == RFX_LT || pred->op == RFX_LE ? 1 : pred->op == RFX_GT || pred->op == RFX_GE ? -1 : 0;
+    else if (r < aa && l == aa + k)   /* b's value op a's */
+        dir = pred->op == RFX_GT || pred->op == RFX_GE ? 1 : pred->op == RFX_LT || pred->op == RFX_LE ? -1 : 0;
+    else
+        return 0;
+    *is_signed = pred->prim == RFX_NUMBER;
+    return dir;
+}
+
+/* The first of rows [lo, hi) (of arity a, in order of column col) whose value in col is
+ * negative as a number (its bit 31 set: those come last); hi where none is. */
+static size_t first_negative(const uint32_t *rows, int a, size_t lo, size_t hi, int col)
+{
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (rows[mid * (size_t)a + col] >> 31)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
+/* The q-th row (0 <= q < n) of b's key group [y, y + n) in the order join_chunk searches it:
+ * as stored, or by the column past the keys descending (down = 1) or ascending (down = -1)
+ * as numbers: in bit order, a group's values of a signed column are 0..INT_MAX and then
+ * -2^31..-1, split at s (its first negative row). */
+static size_t search_row(const join_ctx *j, size_t y, size_t n, size_t s, size_t q)
+{
+    if (!j->down)
+        return y + q;
+    size_t pos = s - y, neg = y + n - s;   /* rows at or above zero, below */
+    if (!j->signed_order)
+        return j->down > 0 ? y + n - 1 - q : y + q;
+    if (j->down > 0)   /* numbers descending: the non-negative ones from the top, then the rest */
+        return q < pos ? s - 1 - q : y + n - 1 - (q - pos);
+    return q < neg ? s + q : y + (q - neg);   /* ascending: negatives first */
+}
 
 /* Whether a join may give each row of a (arity aa) its first passing match only: its
  * output is read as a set and reads a's columns alone, so every later match of the row
@@ -498,11 +559,13 @@ static void join_chunk(int c, void *arg)
             continue;
         }
         size_t ie2 = group_end(A->data, aa, i, ie, k), ye = group_end(B->data, ba, y, B->n, k);
+        size_t s = j->down && j->signed_order ? first_negative(B->data, ba, y, ye, k) : ye;
         for (size_t p = i; p < ie2; p++) {
             if (j->pre && !rfx_rx_eval(j->pre, A->data + p * (size_t)aa, aa, NULL, &div0))
                 continue;
-            for (size_t q = y, had = o->n; q < ye && !(j->first_only && o->n > had); q++)
-                if (!emit_pair(j, o, A->data + p * (size_t)aa, B->data + q * (size_t)ba, &div0)) {
+            for (size_t q = 0, had = o->n; q < ye - y && !(j->first_only && o->n > had); q++)
+                if (!emit_pair(j, o, A->data + p * (size_t)aa, B->data + search_row(j, y, ye - y, s, q) * (size_t)ba,
+                               &div0)) {
                     atomic_store(&j->err, RFX_ERR_NOMEM);
                     return;
                 }
@@ -546,7 +609,9 @@ static rfx_status join_rows(const rfx_rows *a, const rfx_rows *b, int k, const r
         rfx_set_parts_init(sets, c, nout);
     split_groups(a, k, c, bounds);
     join_ctx j = {a, b, k, pre, pred, out, nout, plain_columns(out, nout, colbuf), bounds, parts, sets, RFX_OK,
-                  first_match_will_do(pred, out, nout, a->arity, as_set)};
+                  first_match_will_do(pred, out, nout, a->arity, as_set), 0, false};
+    if (j.first_only && k > 0 && b->arity > k)
+        j.down = witness_side(pred, a->arity, k, &j.signed_order);
     if (nout == 0) {
         /* nullary output: only whether any pair matches */
         rfx_rows tmp;
