@@ -765,14 +765,6 @@ static bool float_test(rule_ctx *R, const item *bind)
     return false;
 }
 
-static bool binds(const int *vars, int n, int v)
-{
-    for (int i = 0; i < n; i++)
-        if (vars[i] == v)
-            return true;
-    return false;
-}
-
 /* Applies every ready filter and binding as one MapFilter. Returns true if it did. */
 static bool apply_filters(rule_ctx *R, flow *cur, const hcol *out, int nout, const bool *outer)
 {
@@ -789,7 +781,7 @@ static bool apply_filters(rule_ctx *R, flow *cur, const hcol *out, int nout, con
             pred = rfx_rx_and(L, pred, rfx_lower_cmp(R, it, cur, NULL));
             it->done = true;
         } else if (it->kind == IT_BIND && !R->bound[it->var] && expr_bound(R, it->rhs) && nbind < 64 &&
-                   !float_test(R, it) && !binds(bindvar, nbind, it->var)) {
+                   !float_test(R, it) && !rfx_lower_listed(bindvar, nbind, it->var)) {
             /* (a second binding of a variable this map binds, `y = min .., y = max ..`,
              * waits for the next: a test of the value the first gives) */
             bindvar[nbind] = it->var;

@@ -97,7 +97,7 @@ static int lone_comparison(const rfx_conj *cj, int i, int y, const hcol *out, in
         if (j == i) {   /* y once in the atom itself */
             int n = 0;
             for (int a = 0; a < l->atom.nargs; a++)
-                n += l->atom.args[a]->kind == RFX_E_VAR && l->atom.args[a]->u.v.var == y;
+                n += var_of(l->atom.args[a]) == y;
             if (n != 1)
                 return -1;
             continue;
@@ -113,8 +113,7 @@ static int lone_comparison(const rfx_conj *cj, int i, int y, const hcol *out, in
         }
         bool ordered = l->kind == RFX_L_CMP && !l->bitwise &&
                        (l->cmp == RFX_LT || l->cmp == RFX_LE || l->cmp == RFX_GT || l->cmp == RFX_GE);
-        const rfx_expr *side = !ordered ? NULL : l->lhs->kind == RFX_E_VAR && l->lhs->u.v.var == y ? l->rhs
-                             : l->rhs->kind == RFX_E_VAR && l->rhs->u.v.var == y ? l->lhs : NULL;
+        const rfx_expr *side = !ordered ? NULL : var_of(l->lhs) == y ? l->rhs : var_of(l->rhs) == y ? l->lhs : NULL;
         if (!side || cmp >= 0)
             return -1;
         memset(use, 0, (size_t)nv);
@@ -151,37 +150,21 @@ static bool may_fold(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, int 
     memset(g, 0, (size_t)nv);
     grounded_without(cj, i, g);
     const rfx_lit *cmp = cj->lits[j];
-    const rfx_expr *x = cmp->lhs->kind == RFX_E_VAR && cmp->lhs->u.v.var == y ? cmp->rhs : cmp->lhs;
+    const rfx_expr *x = var_of(cmp->lhs) == y ? cmp->rhs : cmp->lhs;
     if (!all_marked(x, g, scratch, nv))
         return false;
+    memset(scratch, 0, (size_t)nv);   /* what is read outside the atom */
+    out_vars(out, nout, scratch, nv);
+    for (int m = 0; m < cj->nlits; m++)
+        if (m != i)
+            lit_vars(cj->lits[m], scratch);
     const rfx_atom *a = &cj->lits[i]->atom;
     for (int k = 0; k < a->nargs; k++) {
-        if (a->args[k]->kind != RFX_E_VAR || a->args[k]->u.v.var == y)
-            continue;
-        int v = a->args[k]->u.v.var;
-        memset(scratch, 0, (size_t)nv);
-        out_vars(out, nout, scratch, nv);
-        bool elsewhere = scratch[v];
-        for (int m = 0; m < cj->nlits && !elsewhere; m++) {
-            if (m == i)
-                continue;
-            memset(scratch, 0, (size_t)nv);
-            lit_vars(cj->lits[m], scratch);
-            elsewhere = scratch[v];
-        }
-        if (elsewhere && !g[v])
+        int v = var_of(a->args[k]);
+        if (v >= 0 && v != y && scratch[v] && !g[v])
             return false;
     }
     return true;
-}
-
-/* Whether k is one of ne[0..nne). */
-static bool listed(const int *ne, int nne, int k)
-{
-    for (int i = 0; i < nne; i++)
-        if (ne[i] == k)
-            return true;
-    return false;
 }
 
 /* cj less atom i and the differ tests ne[0..nne), with comparison j reading the atom's
@@ -193,9 +176,9 @@ static rfx_conj *fold(lower_ctx *L, const rfx_conj *cj, int i, int y, int j, con
     const rfx_lit *a = cj->lits[i], *cmp = cj->lits[j];
     const rfx_expr *target = NULL;
     for (int k = 0; k < a->atom.nargs && !target; k++)
-        if (a->atom.args[k]->kind == RFX_E_VAR && a->atom.args[k]->u.v.var == y)
+        if (var_of(a->atom.args[k]) == y)
             target = a->atom.args[k];
-    bool y_left = cmp->lhs == target || (cmp->lhs->kind == RFX_E_VAR && cmp->lhs->u.v.var == y);
+    bool y_left = var_of(cmp->lhs) == y;
     /* x < y, x <= y, y > x, y >= x: some y above x, the maximum; the others the minimum */
     bool above = y_left ? cmp->cmp == RFX_GT || cmp->cmp == RFX_GE : cmp->cmp == RFX_LT || cmp->cmp == RFX_LE;
     rfx_expr *agg = lalloc(L, sizeof *agg);
@@ -221,7 +204,7 @@ static rfx_conj *fold(lower_ctx *L, const rfx_conj *cj, int i, int y, int j, con
         nc->rhs = agg;
     int n = 0;
     for (int k = 0; k < cj->nlits; k++)
-        if (k != i && !listed(ne, nne, k))
+        if (k != i && !rfx_lower_listed(ne, nne, k))
             lits[n++] = k == j ? nc : cj->lits[k];
     *res = (rfx_conj){.nlits = n, .lits = lits};
     *made = agg;
@@ -243,15 +226,14 @@ const rfx_conj *rfx_lower_extremes(lower_ctx *L, const rfx_clause *c, const rfx_
         for (int i = 0; i < cj->nlits && !again; i++) {
             const rfx_lit *l = cj->lits[i];
             /* the delta of a semi-naive version, or the side a subsumption starts from, is the
-             * small one the join starts from: folding the other side there would read all of it */
+             * small side the join starts from: folded, the join would start from the other,
+             * large one and read all of it */
             if (l->kind != RFX_L_ATOM || i == *delta_lit || (l->role && L->role_src && l->role == L->role_first) ||
                 !plain_args(&l->atom))
                 continue;
             for (int a = 0; a < l->atom.nargs && !again; a++) {
-                if (l->atom.args[a]->kind != RFX_E_VAR)
-                    continue;
-                int ne[MAX_NE], nne, y = l->atom.args[a]->u.v.var;
-                int j = lone_comparison(cj, i, y, out, nout, use, nv, ne, &nne);
+                int ne[MAX_NE], nne, y = var_of(l->atom.args[a]);
+                int j = y < 0 ? -1 : lone_comparison(cj, i, y, out, nout, use, nv, ne, &nne);
                 if (j < 0 || !may_fold(L, c, cj, i, y, j, out, nout, g, scratch, nv))
                     continue;
                 rfx_conj *f = fold(L, cj, i, y, j, ne, nne, &made[*nmade]);

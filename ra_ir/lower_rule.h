@@ -66,6 +66,15 @@ typedef struct rule_ctx {
 const rfx_conj *rfx_lower_extremes(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, int *delta_lit,
                                    const hcol *out, int nout, const rfx_expr **made, int *nmade, int cap);
 
+/* Whether v is one of vals[0..n). */
+static inline bool rfx_lower_listed(const int *vals, int n, int v)
+{
+    for (int i = 0; i < n; i++)
+        if (vals[i] == v)
+            return true;
+    return false;
+}
+
 /* The variable holding an aggregate expression's result (-1 where it has none). */
 int rfx_lower_agg_var(rule_ctx *R, const rfx_expr *e);
 /* The column of f0, or past f0's of f1 (may be NULL), that carries var; -1 where none does. */
