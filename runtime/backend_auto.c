@@ -346,11 +346,11 @@ static rfx_status run_placed(rfx_backend *be, const rfx_ra_cmd *c, const rfx_fgr
     int in[64], k = c ? rfx_ra_cmd_ninputs(c) : rfx_fgroup_ninputs(g);
     if (k > 64)
         return RFX_ERR_LIMIT;
-    for (int i = 0; i < k; i++)
-        in[i] = c ? rfx_ra_cmd_input(c, i) : rfx_fgroup_input(g, i);
     size_t rows[64];
-    for (int i = 0; i < k; i++)
+    for (int i = 0; i < k; i++) {
+        in[i] = c ? rfx_ra_cmd_input(c, i) : rfx_fgroup_input(g, i);
         rows[i] = in[i] >= 0 ? rows_of(x, in[i]) : 0;
+    }
     double dev_s;
     int dst = c ? c->dst : rfx_fgroup_output(g, 0);
     int side = c ? place(x, in, rows, k, dst, c->host_only, gallops(c), searches(x, c, g), &dev_s)
@@ -371,12 +371,11 @@ static rfx_status run_placed(rfx_backend *be, const rfx_ra_cmd *c, const rfx_fgr
         learn(x, side, dev_s, t1 - t0, copied);
     if (be->span && side == ON_DEV)   /* what ran on the device, on its compute lane */
         be->span(be->span_ctx, c ? rfx_ra_op_name(c->op) : g->name, 0, 0, 0, t0, t1);
-    if (st == RFX_OK && c)
-        written(x, c->dst, side);
-    for (int i = 0; st == RFX_OK && !c && i < rfx_fgroup_noutputs(g); i++)
-        written(x, rfx_fgroup_output(g, i), side);
-    for (int i = 0; st == RFX_OK && i < (c ? 1 : rfx_fgroup_noutputs(g)); i++)
-        note_output(x, c ? c->dst : rfx_fgroup_output(g, i), in, k, most);
+    for (int i = 0; st == RFX_OK && i < (c ? 1 : rfx_fgroup_noutputs(g)); i++) {
+        int v = c ? c->dst : rfx_fgroup_output(g, i);
+        written(x, v, side);
+        note_output(x, v, in, k, most);
+    }
     return st;
 }
 
