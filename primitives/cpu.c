@@ -580,14 +580,30 @@ done:
         atomic_store(&j->err, RFX_ERR_DIV0);
 }
 
+/* A merge join's chunks: its work is its searches (galloping: a small side against a large
+ * one costs the small side's searches, not the large side) and its output, estimated from
+ * the matches of a few rows spread over a (one per 256, at most 16: a sample costs two
+ * searches, few next to the join's own). */
+static int join_chunks(const rfx_rows *a, const rfx_rows *b, int k, int nthreads)
+{
+    bool searching;
+    size_t work = a->n < b->n ? gallop_work(a->n, b->n, &searching) : gallop_work(b->n, a->n, &searching);
+    size_t samples = a->n < 256 ? 1 : a->n < 4096 ? a->n / 256 : 16, matches = 0;
+    for (size_t s = 0; s < samples; s++) {
+        const uint32_t *key = a->data + (a->n * s / samples) * (size_t)a->arity;
+        size_t lo = lower_bound(b->data, b->arity, 0, b->n, key, k);
+        matches += bound(b->data, b->arity, lo, b->n, key, k, true) - lo;
+    }
+    size_t out = a->n / samples * matches;   /* skewed where groups differ: several chunks a thread */
+    return searching && out < work ? chunks_for_searches(work + out, nthreads) : chunks_for(work + out, nthreads);
+}
+
 /* rfx_cpu_join with pre, a test of a's row alone, made once a row that has matches. */
 static rfx_status join_rows(const rfx_rows *a, const rfx_rows *b, int k, const rfx_rx *pre, const rfx_rx *pred,
                             rfx_rx *const *out, int nout, bool as_set, rfx_rows *dst, int nthreads)
 {
-    size_t work = a->n + (k == 0 ? 0 : b->n);
-    if (k == 0 && b->n > 0 && a->n > 0)
-        work = a->n * (b->n < 1024 ? b->n : 1024);
-    int c = chunks_for(work, nthreads);
+    int c = a->n < 2 ? 1 : k > 0 ? join_chunks(a, b, k, nthreads)
+                                 : chunks_for(a->n * (b->n < 1024 ? b->n : 1024), nthreads);
     if ((size_t)c > a->n)
         c = a->n ? (int)a->n : 1;
     /* one chunk (a small side, as a thin recursion's delta): no allocations besides the output */
@@ -827,11 +843,10 @@ rfx_status rfx_cpu_semijoin_sets(const rfx_rows *a, const rfx_rows *const *bs, i
     if (a->n)
         rfx_memcpy(out.data, a->data, sizeof(uint32_t) * (size_t)ar * a->n);
     /* galloping skips most of b's far larger than a: the work follows a, a search of
-     * each set (about the log of how much larger it is) per tuple */
-    size_t per = 1;
-    for (size_t r = a->n ? bn / a->n : bn; r; r >>= 1)
-        per++;
-    int c = chunks_for(a->n + (bn < a->n * per * (size_t)nb ? bn : a->n * per * (size_t)nb), nthreads);
+     * each set per tuple (the largest set's about the log of how much larger it is) */
+    bool searching;
+    size_t work = gallop_work(a->n, bn, &searching) + a->n * (size_t)(nb - 1);
+    int c = searching ? chunks_for_searches(work, nthreads) : chunks_for(work, nthreads);
     size_t one[2], cnt1;
     size_t *bounds = c == 1 ? one : rfx_malloc(sizeof(size_t) * (size_t)(c + 1));
     size_t *count = c == 1 ? &cnt1 : rfx_malloc(sizeof(size_t) * (size_t)c);

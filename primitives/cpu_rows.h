@@ -5,6 +5,7 @@
 
 #include "primitives.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define PAR_MIN 32768          /* below this many tuples, stay on one thread */
@@ -18,6 +19,32 @@ static inline int chunks_for(size_t n, int nthreads)
     if (c > n / (PAR_MIN / 4))
         c = n / (PAR_MIN / 4);
     return c < 1 ? 1 : (int)c;
+}
+
+/* Rows' worth of work when each of `small` sorted rows finds its place in `large` sorted rows
+ * by galloping: about the log of their ratio in searches each, or all of `large` where reading
+ * it whole is cheaper. A search step lands on a far cache line and costs many sequential
+ * rows' time (GALLOP_STEP), which is why a small delta against a big relation is still worth
+ * several threads on a machine with many: they hide each other's memory latency. *searching
+ * (may be NULL): whether the searches are the work (large is not read whole). */
+#define GALLOP_STEP 16
+static inline size_t gallop_work(size_t small, size_t large, bool *searching)
+{
+    size_t r = small ? large / small : large;
+    size_t per = r ? (size_t)(65 - __builtin_clzll((unsigned long long)r)) : 1;
+    bool s = small * per * GALLOP_STEP < large;
+    if (searching)
+        *searching = s;
+    return small + (s ? small * per * GALLOP_STEP : large);
+}
+
+/* Chunks for work that is searches: one a thread, as each row's search costs about the
+ * same (chunks of equal rows take equal time) and each chunk more is one more hand-off,
+ * a large share of a small delta's work. */
+static inline int chunks_for_searches(size_t work, int nthreads)
+{
+    int c = chunks_for(work, nthreads);
+    return c > nthreads ? nthreads : c;
 }
 
 static inline int cmp_prefix(const uint32_t *a, const uint32_t *b, int k)

@@ -513,6 +513,68 @@ static void test_join_skew(void) { join_case(1, EQUAL, false); }
 static void test_join_zipf(void) { join_case(1, ZIPF, true); }
 static void test_product(void) { join_case(0, UNIFORM, true); }
 
+/* A small side against a large one (a thin recursion's delta against its relation), where
+ * the work is searches and splits one chunk a thread: the join and the semi- and anti-join
+ * against several sets give the reference's rows on 1 and 4 threads. */
+static void test_small_against_large(void)
+{
+    rfx_rows b = sorted_set(1000000, 2, UNIFORM, 1u << 30), a, parts[3];
+    rfx_rows_init(&a, 2);
+    for (size_t i = 0; i < b.n; i += 500) {   /* every 500th key of b, and keys beside them */
+        uint32_t hit[2] = {b.data[2 * i], (uint32_t)i}, near[2] = {b.data[2 * i] + 1, (uint32_t)i};
+        rfx_rows_push(&a, hit);
+        rfx_rows_push(&a, near);
+    }
+    ref_sort(&a);
+    ref_unique(&a);
+    const rfx_rows *bs[3];
+    for (int j = 0; j < 3; j++) {   /* b's keys as three sorted sets, as a relation and its runs */
+        rfx_rows_init(&parts[j], 1);
+        for (size_t i = (size_t)j; i < b.n; i += 3)
+            rfx_rows_push(&parts[j], b.data + 2 * i);
+        ref_unique(&parts[j]);
+        bs[j] = &parts[j];
+    }
+    rfx_rows join_ref, in_ref, out_ref;
+    rfx_rows_init(&join_ref, 3);
+    rfx_rows_init(&in_ref, 2);
+    rfx_rows_init(&out_ref, 2);
+    for (size_t i = 0, j = 0; i < a.n; i++) {
+        const uint32_t *x = a.data + 2 * i;
+        while (j < b.n && b.data[2 * j] < x[0])
+            j++;
+        bool found = false;
+        for (size_t m = j; m < b.n && b.data[2 * m] == x[0]; m++, found = true) {
+            uint32_t tup[3] = {x[1], b.data[2 * m + 1], x[0]};
+            rfx_rows_push(&join_ref, tup);
+        }
+        rfx_rows_push(found ? &in_ref : &out_ref, x);
+    }
+    CU_ASSERT(join_ref.n >= a.n / 2 && out_ref.n > 0);
+    rfx_rx c[4] = {col(0), col(1), col(2), col(3)};
+    rfx_rx *outs[3] = {&c[1], &c[3], &c[0]};
+    for (int t = 0; t < 2; t++) {
+        rfx_rows out;
+        rfx_rows_init(&out, 3);
+        CU_ASSERT_EQUAL_FATAL(rfx_cpu_join(&a, &b, 1, NULL, outs, 3, false, &out, threads[t]), RFX_OK);
+        CU_ASSERT(same_rows(&out, &join_ref));
+        rfx_rows_free(&out);
+        for (int keep = 0; keep < 2; keep++) {
+            rfx_rows_init(&out, 2);
+            CU_ASSERT_EQUAL(rfx_cpu_semijoin_sets(&a, bs, 3, 1, keep, &out, threads[t]), RFX_OK);
+            CU_ASSERT(same_rows(&out, keep ? &in_ref : &out_ref));
+            rfx_rows_free(&out);
+        }
+    }
+    rfx_rows_free(&a);
+    rfx_rows_free(&b);
+    for (int j = 0; j < 3; j++)
+        rfx_rows_free(&parts[j]);
+    rfx_rows_free(&join_ref);
+    rfx_rows_free(&in_ref);
+    rfx_rows_free(&out_ref);
+}
+
 /* A join read as a set (only a sort with unique reads it) drops repeats as it goes: the same
  * set as the plain join's rows made a set, for two sources and for a star of three, on one
  * thread (one part, past the size at which a part drops its repeats) and several. */
@@ -1065,6 +1127,7 @@ static void add(void)
     CU_add_test(s, "join with predicate", test_join_pred);
     CU_add_test(s, "join skewed key", test_join_skew);
     CU_add_test(s, "join zipf", test_join_zipf);
+    CU_add_test(s, "a small side against a large one, split by its searches", test_small_against_large);
     CU_add_test(s, "product", test_product);
     CU_add_test(s, "join read as a set drops repeats, keeps the set", test_join_as_set);
     CU_add_test(s, "existential join: a row's first match, likely witnesses first, every pair where the predicate divides", test_join_first_match);
