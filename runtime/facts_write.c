@@ -380,41 +380,10 @@ static int cmp_typed(const void *x, const void *y, void *ctx)
     const order_ctx *o = ctx;
     const uint32_t *a = o->data + *(const size_t *)x * (size_t)o->arity;
     const uint32_t *b = o->data + *(const size_t *)y * (size_t)o->arity;
-    for (int c = 0; c < o->arity; c++) {
-        if (o->types[c] == RFX_FLOAT64 && c + 1 < o->arity) {   /* with its low word, as floats below */
-            uint64_t x = (uint64_t)a[c] << 32 | a[c + 1], y = (uint64_t)b[c] << 32 | b[c + 1];
-            c++;
-            if (x == y)
-                continue;
-            double fa, fb;
-            rfx_memcpy(&fa, &x, 8);
-            rfx_memcpy(&fb, &y, 8);
-            bool na = fa != fa, nb = fb != fb;
-            if (na != nb)
-                return na ? 1 : -1;
-            if (!na && fa != fb)
-                return fa < fb ? -1 : 1;
-            return x < y ? -1 : 1;
-        }
-        if (a[c] == b[c])
-            continue;
-        switch (o->types[c]) {
-        case RFX_NUMBER: case RFX_NUMBER64: case RFX_DECIMAL: case RFX_DATE:   /* a 64-bit value's high word; a day */
-            return (int32_t)a[c] < (int32_t)b[c] ? -1 : 1;
-        case RFX_FLOAT: {
-            float fa, fb;
-            rfx_memcpy(&fa, &a[c], 4);
-            rfx_memcpy(&fb, &b[c], 4);
-            bool na = fa != fa, nb = fb != fb;
-            if (na != nb)   /* NaNs after every number: a comparison with one is always false */
-                return na ? 1 : -1;
-            if (!na && fa != fb)
-                return fa < fb ? -1 : 1;
-            return a[c] < b[c] ? -1 : 1;   /* equal values (+0, -0) and NaNs by their bits */
-        }
-        case RFX_SYMBOL: return o->rank[a[c]] < o->rank[b[c]] ? -1 : 1;
-        default: return a[c] < b[c] ? -1 : 1;
-        }
+    for (int c = 0; c < o->arity; c += RFX_PRIM_WIDE(o->types[c]) ? 2 : 1) {
+        int d = rfx_typed_cmp(o->types, o->rank, NULL, a, b, c);
+        if (d)
+            return d;
     }
     return 0;
 }

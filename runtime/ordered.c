@@ -14,11 +14,10 @@ typedef struct order_ctx {
     int nkeys;
 } order_ctx;
 
-/* Column c of rows a and b as their type orders them (c the high word of a 64-bit value,
- * whose low word follows): numbers signed, floats by value (NaN last), symbols by text. */
-static int cmp_column(const order_ctx *o, const uint32_t *a, const uint32_t *b, int c)
+int rfx_typed_cmp(const rfx_prim *types, const uint32_t *rank, const rfx_symtab *syms, const uint32_t *a,
+                  const uint32_t *b, int c)
 {
-    const rfx_prim t = o->types[c];
+    const rfx_prim t = types[c];
     if (RFX_PRIM_WIDE(t)) {
         uint64_t x = (uint64_t)a[c] << 32 | a[c + 1], y = (uint64_t)b[c] << 32 | b[c + 1];
         if (x == y)
@@ -27,11 +26,11 @@ static int cmp_column(const order_ctx *o, const uint32_t *a, const uint32_t *b, 
             double fx, fy;
             memcpy(&fx, &x, 8);
             memcpy(&fy, &y, 8);
-            if ((fx != fx) != (fy != fy))
+            if ((fx != fx) != (fy != fy))   /* NaNs after every number */
                 return fx != fx ? 1 : -1;
             if (fx == fx && fx != fy)
                 return fx < fy ? -1 : 1;
-            return x < y ? -1 : 1;
+            return x < y ? -1 : 1;          /* equal values (+0, -0) and NaNs by their bits */
         }
         return t == RFX_NUMBER64 || t == RFX_DECIMAL ? ((int64_t)x < (int64_t)y ? -1 : 1) : (x < y ? -1 : 1);
     }
@@ -50,12 +49,19 @@ static int cmp_column(const order_ctx *o, const uint32_t *a, const uint32_t *b, 
         return a[c] < b[c] ? -1 : 1;
     }
     case RFX_SYMBOL: {
-        size_t la = rfx_symtab_len(o->syms, a[c]), lb = rfx_symtab_len(o->syms, b[c]);
-        int k = memcmp(rfx_symtab_str(o->syms, a[c]), rfx_symtab_str(o->syms, b[c]), la < lb ? la : lb);
+        if (rank)
+            return rank[a[c]] < rank[b[c]] ? -1 : 1;
+        size_t la = rfx_symtab_len(syms, a[c]), lb = rfx_symtab_len(syms, b[c]);
+        int k = memcmp(rfx_symtab_str(syms, a[c]), rfx_symtab_str(syms, b[c]), la < lb ? la : lb);
         return k ? (k < 0 ? -1 : 1) : (la > lb) - (la < lb);
     }
     default: return a[c] < b[c] ? -1 : 1;
     }
+}
+
+static int cmp_column(const order_ctx *o, const uint32_t *a, const uint32_t *b, int c)
+{
+    return rfx_typed_cmp(o->types, NULL, o->syms, a, b, c);
 }
 
 static int cmp_rows(const void *x, const void *y, void *ctx)

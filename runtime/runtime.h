@@ -205,6 +205,12 @@ typedef struct rfx_order_key {
     bool desc;
 } rfx_order_key;
 
+/* Column c of rows a and b in their type's order, the order outputs are written in:
+ * numbers signed, floats by value with NaNs last (equal values by their bits), symbols by
+ * text, or by rank[id] (rfx_symtab_ranks) where rank is given; a 64-bit value's high word
+ * at c, its low word at c + 1. */
+int rfx_typed_cmp(const rfx_prim *types, const uint32_t *rank, const rfx_symtab *syms, const uint32_t *a,
+                  const uint32_t *b, int c);
 /* The indices of the first min(limit, n) rows in the keys' order, the other columns
  * ascending after them (rows equal throughout keep no order: a set has none); *count set.
  * NULL with *st on failure. */
