@@ -602,6 +602,11 @@ static int join_chunks(const rfx_rows *a, const rfx_rows *b, int k, int nthreads
 static rfx_status join_rows(const rfx_rows *a, const rfx_rows *b, int k, const rfx_rx *pre, const rfx_rx *pred,
                             rfx_rx *const *out, int nout, bool as_set, rfx_rows *dst, int nthreads)
 {
+    int colbuf0[33];
+    const int *cols0 = nout < 33 ? plain_columns(out, nout, colbuf0) : NULL;
+    if (as_set && !pre && !pred && cols0 && rfx_cpu_setjoin_fits(a->arity, b->arity, k, cols0, nout) &&
+        rfx_cpu_setjoin_pays(a, b, k, cols0, nout))
+        return rfx_cpu_setjoin(a, b, k, cols0, nout, dst, nthreads);
     int c = a->n < 2 ? 1 : k > 0 ? join_chunks(a, b, k, nthreads)
                                  : chunks_for(a->n * (b->n < 1024 ? b->n : 1024), nthreads);
     if ((size_t)c > a->n)

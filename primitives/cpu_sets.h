@@ -31,6 +31,18 @@ void rfx_set_part_end(rfx_rows *o, set_part *sp);
 /* dst = the c parts' rows (sets: their states, or NULL): their union where they are sets. */
 rfx_status rfx_join_parts(rfx_rows *parts, set_part *sets, int c, int nout, rfx_rows *dst, int nthreads);
 
+/* A join read as a set whose output (cols, in the join's numbering: a's columns, then b's)
+ * takes some non-key columns of a and some of b, and no key column (cpu_setjoin.c). */
+bool rfx_cpu_setjoin_fits(int aa, int ba, int k, const int *cols, int nout);
+/* Whether that join's rows are mostly repeats, so that making its groups sets pays: its rows
+ * (estimated from a few of a's) over four times the distinct values a and b give its output
+ * columns, multiplied (an estimate by linear counting); never where they are few. */
+bool rfx_cpu_setjoin_pays(const rfx_rows *a, const rfx_rows *b, int k, const int *cols, int nout);
+/* That join, its rows grouped by a's columns and each group's matches in b made a set as
+ * they are found: dst without repeats, sorted where a's columns come first. */
+rfx_status rfx_cpu_setjoin(const rfx_rows *a, const rfx_rows *b, int k, const int *cols, int nout, rfx_rows *dst,
+                           int nthreads);
+
 /* Room for one more row in a chunk's output o (sp: its set state, or NULL). */
 static inline bool rfx_set_part_room(rfx_rows *o, set_part *sp)
 {

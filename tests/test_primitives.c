@@ -619,6 +619,73 @@ static void test_join_as_set(void)
             }
 }
 
+/* Rows (key0, key1, value), sorted, no repeats: key0 in [0, k0), key1 in [0, k1), value in
+ * [0, v), n drawn (repeats dropped). */
+static rfx_rows keyed_rows(size_t n, uint32_t k0, uint32_t k1, uint32_t v, unsigned seed)
+{
+    rfx_rows r;
+    rfx_rows_init(&r, 3);
+    for (size_t i = 0; i < n; i++) {
+        seed = seed * 1103515245u + 12345u;
+        uint32_t t[3] = {(seed >> 8) % k0, (seed >> 4) % k1, (seed >> 16) % v};
+        rfx_rows_push(&r, t);
+    }
+    ref_sort(&r);
+    ref_unique(&r);
+    return r;
+}
+
+/* A join read as a set whose output keeps no key column: where its rows are mostly repeats
+ * (few values, many keys leading to them) it is made a group of a's values at a time, each
+ * group's matches gathered as a set, so that its output is already sorted and without
+ * repeats where a's columns come first (the plain join's rows would hold every repeat);
+ * elsewhere it is the plain join's. Either way the same set as the plain join's rows, for
+ * one and two keys, outputs in either side's order, a column taken twice, empty sides. */
+static void test_join_dropping_keys(void)
+{
+    const int outs_k1[][4] = {{1, 4, -1}, {2, 5, -1}, {4, 1, -1}, {2, 4, 1, -1}, {5, 1, 4, -1}, {1, 1, 5, -1}};
+    const int outs_k2[][4] = {{2, 5, -1}, {5, 2, -1}};
+    for (int t = 0; t < 2; t++)
+        for (int k = 1; k <= 2; k++)
+            for (int regime = 0; regime < 4; regime++) {
+                /* 0: mostly repeats (5,000 rows a side over 20 keys, few values); 1: random rows;
+                 * 2, 3: an empty side */
+                size_t na = regime == 2 ? 0 : regime == 1 ? 40000 : 5000, nb = regime == 3 ? 0 : regime == 1 ? 30000 : 5000;
+                uint32_t k0 = regime == 1 ? 5003 : k == 1 ? 20 : 10, k1 = k == 1 || regime == 1 ? 20 : 2,
+                         v = regime == 1 ? 5003 : k == 1 ? 20 : 200;
+                rfx_rows a = keyed_rows(na, k0, k1, v, 7u + (unsigned)k), b = keyed_rows(nb, k0, k1, v, 11u + (unsigned)k);
+                int nvar = k == 1 ? 6 : 2;
+                for (int o = 0; o < nvar; o++) {
+                    const int *oc = k == 1 ? outs_k1[o] : outs_k2[o];
+                    rfx_rx c[6] = {col(0), col(1), col(2), col(3), col(4), col(5)};
+                    rfx_rx *outs[3];
+                    int nout = 0;
+                    while (oc[nout] >= 0)
+                        outs[nout] = &c[oc[nout]], nout++;
+                    rfx_rows plain, set;
+                    rfx_rows_init(&plain, nout);
+                    rfx_rows_init(&set, nout);
+                    CU_ASSERT_EQUAL_FATAL(rfx_cpu_join(&a, &b, k, NULL, outs, nout, false, &plain, threads[t]), RFX_OK);
+                    CU_ASSERT_EQUAL_FATAL(rfx_cpu_join(&a, &b, k, NULL, outs, nout, true, &set, threads[t]), RFX_OK);
+                    bool a_first = true;   /* every column of a's before b's */
+                    for (int x = 1; x < nout; x++)
+                        a_first &= !(oc[x] < 3 && oc[x - 1] >= 3);
+                    if (regime == 0 && a_first)   /* made by groups: sorted, no repeats */
+                        CU_ASSERT(rfx_cpu_is_set(&set) && set.n * 4 < plain.n);
+                    CU_ASSERT_EQUAL(rfx_cpu_sort(&plain, threads[t]), RFX_OK);
+                    CU_ASSERT_EQUAL(rfx_cpu_unique(&plain, threads[t]), RFX_OK);
+                    CU_ASSERT_EQUAL(rfx_cpu_sort(&set, threads[t]), RFX_OK);
+                    CU_ASSERT_EQUAL(rfx_cpu_unique(&set, threads[t]), RFX_OK);
+                    CU_ASSERT(same_rows(&plain, &set));
+                    CU_ASSERT(plain.n > 0 || regime >= 2);
+                    rfx_rows_free(&plain);
+                    rfx_rows_free(&set);
+                }
+                rfx_rows_free(&a);
+                rfx_rows_free(&b);
+            }
+}
+
 /* A join read as a set whose output reads the first source alone stops each row at its
  * first passing match (an existential join), its group searched where a witness is likelier
  * first (larger values of b for a < b, smaller for a > b, as signed numbers or unsigned):
@@ -1130,6 +1197,7 @@ static void add(void)
     CU_add_test(s, "a small side against a large one, split by its searches", test_small_against_large);
     CU_add_test(s, "product", test_product);
     CU_add_test(s, "join read as a set drops repeats, keeps the set", test_join_as_set);
+    CU_add_test(s, "join read as a set that keeps no key: a group's matches made a set", test_join_dropping_keys);
     CU_add_test(s, "existential join: a row's first match, likely witnesses first, every pair where the predicate divides", test_join_first_match);
     CU_add_test(s, "two-source star join: pre once a row with matches", test_star_join_pre);
     CU_add_test(s, "map and filter", test_mapfilter);
