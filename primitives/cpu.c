@@ -604,9 +604,9 @@ static rfx_status join_rows(const rfx_rows *a, const rfx_rows *b, int k, const r
 {
     int colbuf0[33];
     const int *cols0 = nout < 33 ? plain_columns(out, nout, colbuf0) : NULL;
-    if (as_set && !pre && !pred && cols0 && rfx_cpu_setjoin_fits(a->arity, b->arity, k, cols0, nout) &&
+    if (as_set && !pred && cols0 && rfx_cpu_setjoin_fits(a->arity, b->arity, k, cols0, nout) &&
         rfx_cpu_setjoin_pays(a, b, k, cols0, nout))
-        return rfx_cpu_setjoin(a, b, k, cols0, nout, dst, nthreads);
+        return rfx_cpu_setjoin(a, b, k, pre, cols0, nout, dst, nthreads);
     int c = a->n < 2 ? 1 : k > 0 ? join_chunks(a, b, k, nthreads)
                                  : chunks_for(a->n * (b->n < 1024 ? b->n : 1024), nthreads);
     if ((size_t)c > a->n)

@@ -221,8 +221,8 @@ bool rfx_cpu_setjoin_fits(int aa, int ba, int k, const int *cols, int nout)
     return na > 0 && nb > 0 && na <= SETJOIN_MAX && nb <= SETJOIN_MAX;
 }
 
-rfx_status rfx_cpu_setjoin(const rfx_rows *a, const rfx_rows *b, int k, const int *cols, int nout, rfx_rows *dst,
-                           int nthreads)
+rfx_status rfx_cpu_setjoin(const rfx_rows *a, const rfx_rows *b, int k, const rfx_rx *pre, const int *cols, int nout,
+                           rfx_rows *dst, int nthreads)
 {
     int aa = a->arity, na = 0, nb = 0, acol[SETJOIN_MAX];
     setjoin j = {b, k, 0, 0, {0}, cols, nout, aa, NULL, NULL, NULL, RFX_OK};
@@ -244,8 +244,13 @@ rfx_status rfx_cpu_setjoin(const rfx_rows *a, const rfx_rows *b, int k, const in
             lo = rfx_rows_bound(b, hi, r, k, false);
             hi = rfx_rows_bound(b, lo, r, k, true);
         }
-        if (hi == lo)
+        bool div0 = false;
+        if (hi == lo || (pre && !rfx_rx_eval(pre, r, aa, NULL, &div0)))
             continue;
+        if (div0) {
+            st = RFX_ERR_DIV0;
+            break;
+        }
         uint32_t *w = g.data + g.n++ * (size_t)(na + 2);
         for (int x = 0; x < na; x++)
             w[x] = r[acol[x]];

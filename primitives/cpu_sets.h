@@ -38,10 +38,11 @@ bool rfx_cpu_setjoin_fits(int aa, int ba, int k, const int *cols, int nout);
  * (estimated from a few of a's) over four times the distinct values a and b give its output
  * columns, multiplied (an estimate by linear counting); never where they are few. */
 bool rfx_cpu_setjoin_pays(const rfx_rows *a, const rfx_rows *b, int k, const int *cols, int nout);
-/* That join, its rows grouped by a's columns and each group's matches in b made a set as
- * they are found: dst without repeats, sorted where a's columns come first. */
-rfx_status rfx_cpu_setjoin(const rfx_rows *a, const rfx_rows *b, int k, const int *cols, int nout, rfx_rows *dst,
-                           int nthreads);
+/* That join (pre, when given, a test of a's row alone), its rows grouped by a's columns and
+ * each group's matches in b made a set as they are found: dst without repeats, sorted
+ * where a's columns come first. */
+rfx_status rfx_cpu_setjoin(const rfx_rows *a, const rfx_rows *b, int k, const rfx_rx *pre, const int *cols, int nout,
+                           rfx_rows *dst, int nthreads);
 
 /* Room for one more row in a chunk's output o (sp: its set state, or NULL). */
 static inline bool rfx_set_part_room(rfx_rows *o, set_part *sp)

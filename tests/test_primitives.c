@@ -678,6 +678,23 @@ static void test_join_dropping_keys(void)
                     CU_ASSERT_EQUAL(rfx_cpu_unique(&set, threads[t]), RFX_OK);
                     CU_ASSERT(same_rows(&plain, &set));
                     CU_ASSERT(plain.n > 0 || regime >= 2);
+                    /* with a test of a's rows alone (a star join's pre): a's third column under v / 2 */
+                    rfx_rx half = {.kind = RFX_RX_CONST, .prim = RFX_NUMBER, .value = v / 2};
+                    rfx_rx pre = {.kind = RFX_RX_CMP, .prim = RFX_NUMBER, .op = RFX_LT, .l = &c[2], .r = &half};
+                    const rfx_rows *srcs[2] = {&a, &b};
+                    rfx_rows pplain, pset;
+                    rfx_rows_init(&pplain, nout);
+                    rfx_rows_init(&pset, nout);
+                    CU_ASSERT_EQUAL_FATAL(rfx_cpu_star_join(srcs, 2, k, &pre, NULL, outs, nout, false, &pplain, threads[t]), RFX_OK);
+                    CU_ASSERT_EQUAL_FATAL(rfx_cpu_star_join(srcs, 2, k, &pre, NULL, outs, nout, true, &pset, threads[t]), RFX_OK);
+                    CU_ASSERT_EQUAL(rfx_cpu_sort(&pplain, threads[t]), RFX_OK);
+                    CU_ASSERT_EQUAL(rfx_cpu_unique(&pplain, threads[t]), RFX_OK);
+                    CU_ASSERT_EQUAL(rfx_cpu_sort(&pset, threads[t]), RFX_OK);
+                    CU_ASSERT_EQUAL(rfx_cpu_unique(&pset, threads[t]), RFX_OK);
+                    CU_ASSERT(same_rows(&pplain, &pset));
+                    CU_ASSERT(pplain.n <= plain.n);
+                    rfx_rows_free(&pplain);
+                    rfx_rows_free(&pset);
                     rfx_rows_free(&plain);
                     rfx_rows_free(&set);
                 }
