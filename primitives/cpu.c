@@ -602,11 +602,10 @@ static int join_chunks(const rfx_rows *a, const rfx_rows *b, int k, int nthreads
 static rfx_status join_rows(const rfx_rows *a, const rfx_rows *b, int k, const rfx_rx *pre, const rfx_rx *pred,
                             rfx_rx *const *out, int nout, bool as_set, rfx_rows *dst, int nthreads)
 {
-    int colbuf0[33];
-    const int *cols0 = nout < 33 ? plain_columns(out, nout, colbuf0) : NULL;
-    if (as_set && !pred && cols0 && rfx_cpu_setjoin_fits(a->arity, b->arity, k, cols0, nout) &&
-        rfx_cpu_setjoin_pays(a, b, k, cols0, nout))
-        return rfx_cpu_setjoin(a, b, k, pre, cols0, nout, dst, nthreads);
+    int setcols[33];   /* a set made of plain columns that drop the keys: by groups where that pays */
+    const int *sc = as_set && !pred && nout < 33 ? plain_columns(out, nout, setcols) : NULL;
+    if (sc && rfx_cpu_setjoin_fits(a->arity, b->arity, k, sc, nout) && rfx_cpu_setjoin_pays(a, b, k, sc, nout))
+        return rfx_cpu_setjoin(a, b, k, pre, sc, nout, dst, nthreads);
     int c = a->n < 2 ? 1 : k > 0 ? join_chunks(a, b, k, nthreads)
                                  : chunks_for(a->n * (b->n < 1024 ? b->n : 1024), nthreads);
     if ((size_t)c > a->n)

@@ -18,7 +18,6 @@ enum { SETJOIN_MAX = 8 };      /* columns taken from each side */
 
 typedef struct setjoin {
     const rfx_rows *b;
-    int k;
     int na, nb;                /* output columns from a (its grouped rows' first na) and from b,
                                 * each side's in the output's order */
     int bcol[SETJOIN_MAX];     /* b's columns the output takes */
@@ -225,7 +224,7 @@ rfx_status rfx_cpu_setjoin(const rfx_rows *a, const rfx_rows *b, int k, const rf
                            rfx_rows *dst, int nthreads)
 {
     int aa = a->arity, na = 0, nb = 0, acol[SETJOIN_MAX];
-    setjoin j = {b, k, 0, 0, {0}, cols, nout, aa, NULL, NULL, NULL, RFX_OK};
+    setjoin j = {b, 0, 0, {0}, cols, nout, aa, NULL, NULL, NULL, RFX_OK};
     for (int x = 0; x < nout; x++)   /* each side's columns in the output's order */
         if (cols[x] < aa)
             acol[na++] = cols[x];
