@@ -153,12 +153,14 @@ static void setjoin_chunk(int c, void *arg)
         atomic_store(&j->err, st);
 }
 
-/* Distinct tuples of rows' columns cols[0..n), by linear counting over a bitmap of 2^18
- * bits (every row up to 2^20 rows, evenly spread ones past that, scaled up); SIZE_MAX where
- * the bitmap fills (too many to tell). */
+/* Distinct tuples of rows' columns cols[0..n), estimated by linear counting over a bitmap of
+ * 2^18 bits from at most 2^16 rows spread over them: where the rows seen repeat (under half
+ * distinct) the rest likely add few, else as many more as the rows not seen (an upper
+ * bound, which keeps the join below from taking groups where it is unsure); SIZE_MAX where
+ * the bitmap fills. */
 static size_t distinct_estimate(const rfx_rows *r, const int *cols, int n)
 {
-    enum { BITS = 1 << 18, MAX_ROWS = 1 << 20 };
+    enum { BITS = 1 << 18, MAX_ROWS = 1 << 16 };
     uint64_t *map = rfx_calloc(BITS / 64, sizeof(uint64_t));
     if (!map)
         return SIZE_MAX;
@@ -177,7 +179,7 @@ static size_t distinct_estimate(const rfx_rows *r, const int *cols, int n)
     if (set >= BITS - BITS / 64)
         return SIZE_MAX;
     double d = -(double)BITS * log((double)(BITS - set) / BITS);
-    return (size_t)(d * (double)r->n / (double)(seen ? seen : 1)) + 1;
+    return (size_t)(2 * d < (double)seen ? d : d * (double)r->n / (double)(seen ? seen : 1)) + 1;
 }
 
 bool rfx_cpu_setjoin_pays(const rfx_rows *a, const rfx_rows *b, int k, const int *cols, int nout)
@@ -199,8 +201,11 @@ bool rfx_cpu_setjoin_pays(const rfx_rows *a, const rfx_rows *b, int k, const int
     double rows = (double)matches * (double)a->n / (double)samples;
     if (rows < 65536)
         return false;
-    size_t da = distinct_estimate(a, acol, na), db = da == SIZE_MAX ? SIZE_MAX : distinct_estimate(b, bcol, nb);
-    return da != SIZE_MAX && db != SIZE_MAX && rows > 4.0 * (double)da * (double)db;
+    size_t da = distinct_estimate(a, acol, na);
+    if (da == SIZE_MAX || rows <= 4.0 * (double)da)
+        return false;
+    size_t db = distinct_estimate(b, bcol, nb);
+    return db != SIZE_MAX && rows > 4.0 * (double)da * (double)db;
 }
 
 bool rfx_cpu_setjoin_fits(int aa, int ba, int k, const int *cols, int nout)
