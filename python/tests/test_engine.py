@@ -120,7 +120,7 @@ def test_two_engines_in_two_threads_run_at_once():
 def test_progress_line(capfd):
     eng = rfx.Engine(backend="cpu", threads=1, progress=True)
     eng.load(TC)
-    eng.insert("edge", chain(2500))
+    eng.insert("edge", chain(4000))   # a run of well over the line's half second
     eng.run()
     eng.close()
     err = capfd.readouterr().err

@@ -12,7 +12,7 @@ eng.load('''.decl edge(x: number, y: number)
 .decl path(x: number, y: number)
 path(x, y) :- edge(x, y).
 path(x, z) :- path(x, y), edge(y, z).''')
-eng.insert("edge", np.stack([np.arange(2500), np.arange(1, 2501)], axis=1))
+eng.insert("edge", np.stack([np.arange(4000), np.arange(1, 4001)], axis=1))   # a run of well over the line's half second
 print(eng.run().size("path"))
 """
 
@@ -23,5 +23,5 @@ def test_progress_in_a_notebook():
     outs = nb.cells[0].outputs
     stdout = "".join(o.get("text", "") for o in outs if o.get("name") == "stdout")
     stderr = "".join(o.get("text", "") for o in outs if o.get("name") == "stderr")
-    assert stdout.strip() == str(2500 * 2501 // 2)
+    assert stdout.strip() == str(4000 * 4001 // 2)
     assert "rfx: stratum" in stderr and "iteration" in stderr
