@@ -606,8 +606,8 @@ static rfx_status join_rows(const rfx_rows *a, const rfx_rows *b, int k, const r
     const int *sc = as_set && !pred && nout < 33 ? plain_columns(out, nout, setcols) : NULL;
     if (sc && rfx_cpu_setjoin_fits(a->arity, b->arity, k, sc, nout) && rfx_cpu_setjoin_pays(a, b, k, sc, nout))
         return rfx_cpu_setjoin(a, b, k, pre, sc, nout, dst, nthreads);
-    int c = a->n < 2 ? 1 : k > 0 ? join_chunks(a, b, k, nthreads)
-                                 : chunks_for(a->n * (b->n < 1024 ? b->n : 1024), nthreads);
+    int c = a->n < 2 || nthreads < 2 ? 1 : k > 0 ? join_chunks(a, b, k, nthreads)
+                                                 : chunks_for(a->n * (b->n < 1024 ? b->n : 1024), nthreads);
     if ((size_t)c > a->n)
         c = a->n ? (int)a->n : 1;
     /* one chunk (a small side, as a thin recursion's delta): no allocations besides the output */

@@ -184,7 +184,7 @@ static size_t distinct_estimate(const rfx_rows *r, const int *cols, int n)
 
 bool rfx_cpu_setjoin_pays(const rfx_rows *a, const rfx_rows *b, int k, const int *cols, int nout)
 {
-    if (a->n == 0 || b->n == 0 || b->n > UINT32_MAX)
+    if (a->n == 0 || b->n == 0 || b->n > UINT32_MAX || (double)a->n * (double)b->n < 65536)
         return false;
     int acol[SETJOIN_MAX], bcol[SETJOIN_MAX], na = 0, nb = 0;
     for (int x = 0; x < nout; x++)
@@ -192,7 +192,7 @@ bool rfx_cpu_setjoin_pays(const rfx_rows *a, const rfx_rows *b, int k, const int
             acol[na++] = cols[x];
         else
             bcol[nb++] = cols[x] - a->arity;
-    size_t samples = a->n < 64 ? a->n : 64, matches = 0;   /* the join's rows, from a's spread */
+    size_t samples = a->n < 16 ? a->n : 16, matches = 0;   /* the join's rows, from a's spread */
     for (size_t i = 0; i < samples; i++) {
         const uint32_t *key = a->data + (a->n * i / samples) * (size_t)a->arity;
         size_t lo = rfx_rows_bound(b, 0, key, k, false);
