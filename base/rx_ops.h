@@ -159,6 +159,19 @@ RFX_HD uint32_t rfx_arith(int op, int prim, uint32_t a, uint32_t b, bool *div0)
     }
 }
 
+/* x ^ y on floats: on the host the C library's powf, as Soufflé's std::pow on floats (glibc's
+ * rounds in its own way where the exact power lies halfway between two floats: (-265)^3
+ * gives -18609626, not the nearest even -18609624); on the device pow in double, rounded
+ * (the device's own powf differs from glibc's in the last place either way). */
+RFX_HD float rfx_powf32(float x, float y)
+{
+#ifdef __CUDA_ARCH__
+    return (float)pow((double)x, (double)y);
+#else
+    return powf(x, y);
+#endif
+}
+
 /* Any binary operator (rfx_binop). */
 RFX_HD uint32_t rfx_binary(int op, int prim, uint32_t a, uint32_t b, bool *div0)
 {
@@ -169,7 +182,7 @@ RFX_HD uint32_t rfx_binary(int op, int prim, uint32_t a, uint32_t b, bool *div0)
     float x = rfx_as_f32(a), y = rfx_as_f32(b);   /* min, max, ^: the checker allows no other */
     return op == RFX_MIN_OF   ? (y < x ? b : a)
            : op == RFX_MAX_OF ? (y > x ? b : a)
-           : op == RFX_POW    ? rfx_of_f32((float)pow((double)x, (double)y))
+           : op == RFX_POW    ? rfx_of_f32(rfx_powf32(x, y))
                               : rfx_of_f32(0.0f);
 }
 
