@@ -238,7 +238,7 @@ static size_t group_end(const uint32_t *rows, int a, size_t i, size_t n, int k)
 }
 
 /* Splits [0, n) into c chunks whose boundaries do not cut a k-prefix group. */
-static void split_groups(const rfx_rows *r, int k, int c, size_t *bounds)
+void rfx_split_groups(const rfx_rows *r, int k, int c, size_t *bounds)
 {
     bounds[0] = 0;
     for (int i = 1; i < c; i++) {
@@ -318,7 +318,7 @@ rfx_status rfx_cpu_unique(rfx_rows *r, int nthreads)
         return RFX_ERR_NOMEM;
     }
     /* chunks at group boundaries (full arity), so "previous tuple" reads are untouched */
-    split_groups(r, r->arity, c, bounds);
+    rfx_split_groups(r, r->arity, c, bounds);
     unique_ctx u = {r, bounds, count};
     rfx_parallel_for(c, nthreads, unique_chunk, &u);
     r->n = compact_chunks(r->data, r->arity, bounds, count, c);
@@ -580,21 +580,27 @@ done:
         atomic_store(&j->err, RFX_ERR_DIV0);
 }
 
-/* A merge join's chunks: its work is its searches (galloping: a small side against a large
- * one costs the small side's searches, not the large side) and its output, estimated from
- * the matches of a few rows spread over a (one per 256, at most 16: a sample costs two
- * searches, few next to the join's own). */
-static int join_chunks(const rfx_rows *a, const rfx_rows *b, int k, int nthreads)
+double rfx_join_rows_estimate(const rfx_rows *a, const rfx_rows *b, int k, size_t samples)
 {
-    bool searching;
-    size_t work = a->n < b->n ? gallop_work(a->n, b->n, &searching) : gallop_work(b->n, a->n, &searching);
-    size_t samples = a->n < 256 ? 1 : a->n < 4096 ? a->n / 256 : 16, matches = 0;
+    samples = samples < a->n ? samples : a->n;
+    size_t matches = 0;
     for (size_t s = 0; s < samples; s++) {
         const uint32_t *key = a->data + (a->n * s / samples) * (size_t)a->arity;
         size_t lo = lower_bound(b->data, b->arity, 0, b->n, key, k);
         matches += bound(b->data, b->arity, lo, b->n, key, k, true) - lo;
     }
-    size_t out = a->n / samples * matches;   /* skewed where groups differ: several chunks a thread */
+    return samples ? (double)matches * (double)a->n / (double)samples : 0;
+}
+
+/* A merge join's chunks: its work is its searches (galloping: a small side against a large
+ * one costs the small side's searches, not the large side) and its output, estimated from
+ * one row of a in 256, at most 16 (a sample costs two searches, few next to the join's own). */
+static int join_chunks(const rfx_rows *a, const rfx_rows *b, int k, int nthreads)
+{
+    bool searching;
+    size_t work = a->n < b->n ? gallop_work(a->n, b->n, &searching) : gallop_work(b->n, a->n, &searching);
+    size_t out = (size_t)rfx_join_rows_estimate(a, b, k, a->n < 256 ? 1 : a->n < 4096 ? a->n / 256 : 16);
+    /* skewed where groups differ: several chunks a thread */
     return searching && out < work ? chunks_for_searches(work + out, nthreads) : chunks_for(work + out, nthreads);
 }
 
@@ -627,7 +633,7 @@ static rfx_status join_rows(const rfx_rows *a, const rfx_rows *b, int k, const r
         rfx_rows_init(&parts[i], nout);
     if (sets)
         rfx_set_parts_init(sets, c, nout);
-    split_groups(a, k, c, bounds);
+    rfx_split_groups(a, k, c, bounds);
     join_ctx j = {a, b, k, pre, pred, out, nout, plain_columns(out, nout, colbuf), bounds, parts, sets, RFX_OK,
                   first_match_will_do(pred, out, nout, a->arity, as_set), 0, false};
     if (j.first_only && k > 0 && b->arity > k)
@@ -862,7 +868,7 @@ rfx_status rfx_cpu_semijoin_sets(const rfx_rows *a, const rfx_rows *const *bs, i
         rfx_rows_free(&out);
         return RFX_ERR_NOMEM;
     }
-    split_groups(a, k, c, bounds);
+    rfx_split_groups(a, k, c, bounds);
     semi_ctx s = {&out, bs, nb, k, keep, bounds, count, &out};
     rfx_parallel_for(c, nthreads, semi_chunk, &s);
     out.n = compact_chunks(out.data, ar, bounds, count, c);
@@ -1267,7 +1273,7 @@ rfx_status rfx_cpu_star_join(const rfx_rows *const *srcs, int nsrc, int k, const
             rfx_rows_init(&parts[i], nout);
         if (sets)
             rfx_set_parts_init(sets, c, nout);
-        split_groups(A, k, c, bounds);
+        rfx_split_groups(A, k, c, bounds);
         star_ctx j = {srcs, nsrc, k, width, pre, pred, out, nout, plain_columns(out, nout, colbuf), bounds, parts,
                       sets, RFX_OK};
         rfx_parallel_for(c, nthreads, star_chunk, &j);

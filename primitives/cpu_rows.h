@@ -47,6 +47,21 @@ static inline int chunks_for_searches(size_t work, int nthreads)
     return c > nthreads ? nthreads : c;
 }
 
+/* Splits r's rows into c chunks whose boundaries cut no group of equal first k columns. */
+void rfx_split_groups(const rfx_rows *r, int k, int c, size_t *bounds);
+/* a's rows that join b's on their first k columns, estimated from `samples` rows of a
+ * spread over it (two searches each). */
+double rfx_join_rows_estimate(const rfx_rows *a, const rfx_rows *b, int k, size_t samples);
+
+/* A hash of n words (multiplicative, its high bits mixed into the low: tables take either). */
+static inline uint64_t rfx_row_hash(const uint32_t *t, int n)
+{
+    uint64_t h = 0;
+    for (int i = 0; i < n; i++)
+        h = (h ^ t[i]) * 0x9E3779B97F4A7C15ull;
+    return h ^ (h >> 29);
+}
+
 static inline int cmp_prefix(const uint32_t *a, const uint32_t *b, int k)
 {
     for (int i = 0; i < k; i++)

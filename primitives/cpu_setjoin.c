@@ -9,7 +9,6 @@
 #include "cpu_sets.h"
 #include "cpu_rows.h"
 
-#include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,22 +39,6 @@ typedef struct tuple_set {
     int nb;
 } tuple_set;
 
-static inline bool same_words(const uint32_t *x, const uint32_t *y, int n)
-{
-    for (int i = 0; i < n; i++)
-        if (x[i] != y[i])
-            return false;
-    return true;
-}
-
-static size_t tuple_hash(const uint32_t *t, int nb)
-{
-    uint64_t h = 0x9e3779b97f4a7c15ull;
-    for (int i = 0; i < nb; i++)
-        h = (h ^ t[i]) * 0xff51afd7ed558ccdull;
-    return (size_t)(h ^ (h >> 29));
-}
-
 static bool set_grow(tuple_set *s)
 {
     size_t cap = s->cap ? 2 * s->cap : 64;
@@ -69,7 +52,7 @@ static bool set_grow(tuple_set *s)
         if (s->mark[i] != s->group)
             continue;
         const uint32_t *t = s->slots + i * (size_t)s->nb;
-        size_t h = tuple_hash(t, s->nb) & (cap - 1);
+        size_t h = (size_t)rfx_row_hash(t, s->nb) & (cap - 1);
         while (mark[h] == s->group)
             h = (h + 1) & (cap - 1);
         mark[h] = s->group;
@@ -88,9 +71,9 @@ static bool set_add(tuple_set *s, const uint32_t *t)
 {
     if (2 * (s->n + 1) > s->cap && !set_grow(s))
         return false;
-    size_t h = tuple_hash(t, s->nb) & (s->cap - 1);
+    size_t h = (size_t)rfx_row_hash(t, s->nb) & (s->cap - 1);
     for (; s->mark[h] == s->group; h = (h + 1) & (s->cap - 1))
-        if (same_words(s->slots + h * (size_t)s->nb, t, s->nb))
+        if (cmp_prefix(s->slots + h * (size_t)s->nb, t, s->nb) == 0)
             return true;
     s->mark[h] = s->group;
     memcpy(s->slots + h * (size_t)s->nb, t, sizeof(uint32_t) * (size_t)s->nb);
@@ -133,7 +116,7 @@ static void setjoin_chunk(int c, void *arg)
         const uint32_t *av = g->data + i * (size_t)ga;
         s.group++;
         s.n = 0;
-        for (; i < ie && same_words(g->data + i * (size_t)ga, av, j->na); i++) {
+        for (; i < ie && cmp_prefix(g->data + i * (size_t)ga, av, j->na) == 0; i++) {
             size_t lo = g->data[i * (size_t)ga + (size_t)j->na], hi = g->data[i * (size_t)ga + (size_t)j->na + 1];
             uint32_t t[SETJOIN_MAX];
             for (size_t y = lo; y < hi && st == RFX_OK; y++) {
@@ -153,32 +136,17 @@ static void setjoin_chunk(int c, void *arg)
         atomic_store(&j->err, st);
 }
 
-/* Distinct tuples of rows' columns cols[0..n), estimated by linear counting over a bitmap of
- * 2^18 bits from at most 2^16 rows spread over them: where the rows seen repeat (under half
- * distinct) the rest likely add few, else as many more as the rows not seen (an upper
- * bound, which keeps the join below from taking groups where it is unsure); SIZE_MAX where
- * the bitmap fills. */
+/* Distinct tuples of r's columns cols[0..n), from at most 2^16 rows spread over them: where
+ * the rows seen repeat (under half distinct) the rest likely add few, else as many more as
+ * the rows not seen (an upper bound, which keeps the join below from taking groups where it
+ * is unsure); SIZE_MAX where too many to tell. */
 static size_t distinct_estimate(const rfx_rows *r, const int *cols, int n)
 {
-    enum { BITS = 1 << 18, MAX_ROWS = 1 << 16 };
-    uint64_t *map = rfx_calloc(BITS / 64, sizeof(uint64_t));
-    if (!map)
+    enum { MAX_ROWS = 1 << 16 };
+    size_t seen;
+    double d = rfx_linear_count(r, 0, r->n > MAX_ROWS ? r->n / MAX_ROWS : 1, cols, n, 18, &seen);
+    if (d < 0)
         return SIZE_MAX;
-    size_t step = r->n > MAX_ROWS ? r->n / MAX_ROWS : 1, seen = 0;
-    for (size_t i = 0; i < r->n; i += step, seen++) {
-        uint32_t t[SETJOIN_MAX];
-        for (int x = 0; x < n; x++)
-            t[x] = r->data[i * (size_t)r->arity + (size_t)cols[x]];
-        size_t h = tuple_hash(t, n) & (BITS - 1);
-        map[h >> 6] |= 1ull << (h & 63);
-    }
-    size_t set = 0;
-    for (size_t w = 0; w < BITS / 64; w++)
-        set += (size_t)__builtin_popcountll(map[w]);
-    free(map);
-    if (set >= BITS - BITS / 64)
-        return SIZE_MAX;
-    double d = -(double)BITS * log((double)(BITS - set) / BITS);
     return (size_t)(2 * d < (double)seen ? d : d * (double)r->n / (double)(seen ? seen : 1)) + 1;
 }
 
@@ -192,13 +160,7 @@ bool rfx_cpu_setjoin_pays(const rfx_rows *a, const rfx_rows *b, int k, const int
             acol[na++] = cols[x];
         else
             bcol[nb++] = cols[x] - a->arity;
-    size_t samples = a->n < 16 ? a->n : 16, matches = 0;   /* the join's rows, from a's spread */
-    for (size_t i = 0; i < samples; i++) {
-        const uint32_t *key = a->data + (a->n * i / samples) * (size_t)a->arity;
-        size_t lo = rfx_rows_bound(b, 0, key, k, false);
-        matches += rfx_rows_bound(b, lo, key, k, true) - lo;
-    }
-    double rows = (double)matches * (double)a->n / (double)samples;
+    double rows = rfx_join_rows_estimate(a, b, k, 16);
     if (rows < 65536)
         return false;
     size_t da = distinct_estimate(a, acol, na);
@@ -244,7 +206,7 @@ rfx_status rfx_cpu_setjoin(const rfx_rows *a, const rfx_rows *b, int k, const rf
     rfx_status st = rfx_rows_reserve(&g, a->n);
     for (size_t i = 0, lo = 0, hi = 0; st == RFX_OK && i < a->n; i++) {
         const uint32_t *r = a->data + i * (size_t)aa;
-        if (i == 0 || !same_words(r, r - aa, k)) {   /* a new key: its range begins past the last */
+        if (i == 0 || cmp_prefix(r, r - aa, k) != 0) {   /* a new key: its range begins past the last */
             lo = rfx_rows_bound(b, hi, r, k, false);
             hi = rfx_rows_bound(b, lo, r, k, true);
         }
@@ -273,15 +235,7 @@ rfx_status rfx_cpu_setjoin(const rfx_rows *a, const rfx_rows *b, int k, const rf
     if (st == RFX_OK && (!bounds || !parts))
         st = RFX_ERR_NOMEM;
     if (st == RFX_OK) {
-        bounds[0] = 0;   /* chunks cut where a group begins */
-        for (int i = 1; i <= c; i++) {
-            size_t at = i == c ? g.n : g.n * (size_t)i / (size_t)c;
-            if (at < bounds[i - 1])
-                at = bounds[i - 1];
-            if (i < c && at > 0 && at < g.n)
-                at = rfx_rows_bound(&g, bounds[i - 1], g.data + at * (size_t)g.arity, na, false);
-            bounds[i] = at;
-        }
+        rfx_split_groups(&g, na, c, bounds);   /* chunks cut where a group begins */
         for (int i = 0; i < c; i++)
             rfx_rows_init(&parts[i], nout);
         j.g = &g;

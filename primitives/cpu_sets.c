@@ -1,6 +1,7 @@
 /* cpu_sets.c: a CPU join's output read as a set (only a SORT_UNIQUE reads it) drops its
  * repeats as it goes, part by part (primitives/cpu_sets.h). */
 #include "cpu_sets.h"
+#include "cpu_rows.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -51,34 +52,42 @@ void rfx_set_part_drop(rfx_rows *o, set_part *sp)
     sp->mark = o->n * 2 > before ? SIZE_MAX : o->n * 2 > least ? o->n * 2 : least;
 }
 
+double rfx_linear_count(const rfx_rows *r, size_t from, size_t step, const int *cols, int ncols, int bits,
+                        size_t *seen)
+{
+    const size_t nbits = (size_t)1 << bits;
+    uint64_t *map = rfx_calloc(nbits / 64, sizeof(uint64_t));
+    *seen = 0;
+    if (!map)
+        return -1;
+    const size_t a = (size_t)r->arity;
+    uint32_t t[64];
+    for (size_t i = from; i < r->n; i += step, (*seen)++) {
+        const uint32_t *row = r->data + i * a;
+        if (cols)
+            for (int x = 0; x < ncols; x++)
+                t[x] = row[cols[x]];
+        uint64_t h = rfx_row_hash(cols ? t : row, cols ? ncols : (int)a) >> (64 - bits);
+        map[h / 64] |= 1ull << (h % 64);
+    }
+    size_t set_bits = 0;
+    for (size_t w = 0; w < nbits / 64; w++)
+        set_bits += (size_t)__builtin_popcountll(map[w]);
+    free(map);
+    if (set_bits >= nbits - nbits / 64)   /* too full to tell */
+        return -1;
+    return (double)nbits * log((double)nbits / (double)(nbits - set_bits));
+}
+
 /* Whether o's rows since its sorted set are mostly repeats (distinct rows under half), on
- * every second row: linear counting, the rows' hashes setting bits of a 2^20-bit map (in a
- * core's cache), m bits left clear of M saying about M ln(M / m) distinct rows. A pass of
+ * every second row by linear counting over a 2^20-bit map (in a core's cache). A pass of
  * hashing spares a part with few repeats the sorts, which cost more than they save there
  * (a sample under-counts repeats: the test errs towards not sorting). */
 bool rfx_set_part_repeats(const rfx_rows *o, const set_part *sp)
 {
-    enum { BITS = 1 << 20, STRIDE = 2 };
-    uint64_t *map = rfx_calloc(BITS / 64, sizeof(uint64_t));
-    if (!map)
-        return false;
-    const size_t a = (size_t)o->arity;
-    size_t n = 0;
-    for (size_t i = sp->set; i < o->n; i += STRIDE, n++) {
-        uint64_t h = 0;
-        for (size_t c = 0; c < a; c++)
-            h = (h ^ o->data[i * a + c]) * 0x9E3779B97F4A7C15ull;
-        h >>= 64 - 20;
-        map[h / 64] |= 1ull << (h % 64);
-    }
-    size_t set_bits = 0;
-    for (size_t w = 0; w < BITS / 64; w++)
-        set_bits += (size_t)__builtin_popcountll(map[w]);
-    free(map);
-    if (set_bits == BITS)
-        return false;
-    double distinct = (double)BITS * log((double)BITS / (double)(BITS - set_bits));
-    return distinct * 2 < (double)n;
+    size_t seen;
+    double distinct = rfx_linear_count(o, sp->set, 2, NULL, 0, 20, &seen);
+    return distinct >= 0 && distinct * 2 < (double)seen;
 }
 
 /* At a chunk's end a part that has dropped repeats, or holds SET_PART_MIN rows or more that

@@ -44,6 +44,13 @@ bool rfx_cpu_setjoin_pays(const rfx_rows *a, const rfx_rows *b, int k, const int
 rfx_status rfx_cpu_setjoin(const rfx_rows *a, const rfx_rows *b, int k, const rfx_rx *pre, const int *cols, int nout,
                            rfx_rows *dst, int nthreads);
 
+/* Distinct tuples among r's rows from `from`, `step` apart (*seen of them), of columns
+ * cols[0..ncols) (at most 64; NULL: every column), by linear counting: their hashes set bits
+ * of a map of 2^bits, m bits left clear saying about 2^bits ln(2^bits / m) distinct tuples;
+ * negative where the map fills (too many to tell) or memory runs out. */
+double rfx_linear_count(const rfx_rows *r, size_t from, size_t step, const int *cols, int ncols, int bits,
+                        size_t *seen);
+
 /* Room for one more row in a chunk's output o (sp: its set state, or NULL). */
 static inline bool rfx_set_part_room(rfx_rows *o, set_part *sp)
 {
