@@ -221,3 +221,9 @@ int run_suites(int argc, char **argv, void (*add)(void))
     CU_cleanup_registry();
     return failed ? 1 : 0;
 }
+
+const char *env_or(const char *name, const char *fallback)
+{
+    const char *v = getenv(name);
+    return v && *v ? v : fallback;
+}

@@ -27,6 +27,10 @@ bool is_dir(const char *path);
 /* Sorted names of the entries of dir (NULL-terminated, malloc'ed). */
 char **list_dir(const char *dir);
 void free_list(char **names);
+/* The environment's value of name where set and not empty, else fallback: the build bakes
+ * in absolute paths, and RFX_TEST_BIN / RFX_TEST_CASES / RFX_TEST_LIB_DIR override them where
+ * the build runs elsewhere (the lent GPU machine). */
+const char *env_or(const char *name, const char *fallback);
 /* Prints where a and b first differ (for failure messages). */
 void show_diff(const char *what, const char *expected, const char *actual);
 

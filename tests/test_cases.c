@@ -20,14 +20,6 @@
 
 #include <stdlib.h>
 
-/* The build bakes in absolute paths; RFX_TEST_BIN / RFX_TEST_CASES / RFX_TEST_LIB_DIR (the
- * test functors' library) override them when the build is run elsewhere (the lent GPU
- * machine). */
-static const char *env_or(const char *name, const char *fallback)
-{
-    const char *v = getenv(name);
-    return v && *v ? v : fallback;
-}
 
 #include <stdio.h>
 #include <stdlib.h>

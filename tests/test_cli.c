@@ -18,8 +18,7 @@
 
 static const char *bin(void)
 {
-    const char *b = getenv("RFX_TEST_BIN");
-    return b && *b ? b : RFX_BIN;
+    return env_or("RFX_TEST_BIN", RFX_BIN);
 }
 
 static char *path_in(const char *dir, const char *name)

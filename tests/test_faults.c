@@ -10,11 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *env_or(const char *name, const char *fallback)
-{
-    const char *v = getenv(name);
-    return v && *v ? v : fallback;
-}
 
 static const char *programs[] = {
     "same_generation_small", "negation_strata", "aggregates_grouped", "mutual_recursion", "symbols_awkward",

@@ -348,7 +348,7 @@ static void cliques_command_counts(void)
             char ks[8], wants[32];
             snprintf(ks, sizeof ks, "%d", k);
             snprintf(wants, sizeof wants, "%llu\n", (unsigned long long)want);
-            char *argv[] = {RFX_BIN, "cliques", "-k", ks, "--count", "-j", "2", path, NULL};
+            char *argv[] = {(char *)env_or("RFX_TEST_BIN", RFX_BIN), "cliques", "-k", ks, "--count", "-j", "2", path, NULL};
             run_result r = run_prog(dir, argv);
             CU_ASSERT_EQUAL(r.code, 0);
             CU_ASSERT_PTR_NOT_NULL(r.out);
@@ -357,7 +357,7 @@ static void cliques_command_counts(void)
             CU_ASSERT(r.out && strcmp(r.out, wants) == 0);
             run_free(&r);
             /* the list: as many lines, each ascending and a clique */
-            char *argv2[] = {RFX_BIN, "cliques", "-k", ks, "-o", "list.txt", path, NULL};
+            char *argv2[] = {(char *)env_or("RFX_TEST_BIN", RFX_BIN), "cliques", "-k", ks, "-o", "list.txt", path, NULL};
             r = run_prog(dir, argv2);
             CU_ASSERT_EQUAL(r.code, 0);
             run_free(&r);
@@ -387,12 +387,12 @@ static void cliques_command_counts(void)
         free(edges);
     }
     /* errors: a bad k, a missing graph (and no list file left behind) */
-    char *bad_k[] = {RFX_BIN, "cliques", "-k", "1", "x.txt", NULL};
+    char *bad_k[] = {(char *)env_or("RFX_TEST_BIN", RFX_BIN), "cliques", "-k", "1", "x.txt", NULL};
     run_result r = run_prog(dir, bad_k);
     CU_ASSERT_EQUAL(r.code, 2);
     CU_ASSERT_PTR_NOT_NULL(r.err && strstr(r.err, "-k takes a clique size"));
     run_free(&r);
-    char *missing[] = {RFX_BIN, "cliques", "-o", "none.txt", "missing.txt", NULL};
+    char *missing[] = {(char *)env_or("RFX_TEST_BIN", RFX_BIN), "cliques", "-o", "none.txt", "missing.txt", NULL};
     r = run_prog(dir, missing);
     CU_ASSERT_EQUAL(r.code, 2);
     CU_ASSERT_PTR_NOT_NULL(r.err && strstr(r.err, "missing.txt"));
@@ -457,7 +457,7 @@ static void capped_runs_match(void)
             char ks[4], cap[32];
             snprintf(ks, sizeof ks, "%d", k);
             snprintf(cap, sizeof cap, "--device-memory=%s", caps[k - 3][c]);
-            char *argv[] = {RFX_BIN, "cliques", "-k", ks, "--count", "--backend=cpu", "-j", "2", cap, (char *)graph, NULL};
+            char *argv[] = {(char *)env_or("RFX_TEST_BIN", RFX_BIN), "cliques", "-k", ks, "--count", "--backend=cpu", "-j", "2", cap, (char *)graph, NULL};
             run_result r = run_prog(".", argv);
             CU_ASSERT_EQUAL(r.code, 0);
             CU_ASSERT(r.out && strcmp(r.out, want[k - 3]) == 0);
