@@ -425,6 +425,9 @@ typedef struct rfx_tuning {
     double auto_start_ms, auto_launch_us, auto_host_ns, auto_device_ns, auto_copy_gbs;   /* its cost model */
     uint64_t dist_replica_rows;       /* MPI runs: the most rows of a replica kept for a loop */
     uint64_t dist_slice_bytes;        /* MPI runs: plain facts files of at least this size read in slices */
+    double dist_skew;                 /* MPI runs: a join side this unbalanced has its hot keys spread */
+    uint64_t dist_hot_rows;           /* ... where it has at least this many tuples */
+    double dist_hot_part;             /* ... its keys of at least this share of a mean part */
 } rfx_tuning;
 
 extern const rfx_tuning rfx_tuning_defaults;

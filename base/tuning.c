@@ -60,6 +60,9 @@ static const knob knobs[] = {
     K(auto_copy_gbs, T_REAL, 0.01, 1e6, "--backend=auto: GB/s of a copy between the host and the device"),
     K(dist_replica_rows, T_SIZE, 0, 1e18, "MPI runs: a relation a loop reads but does not change, of up to this many rows, is replicated once on every process (joins with it move nothing)"),
     K(dist_slice_bytes, T_SIZE, 0, 1e18, "MPI runs: each process reads a slice of a plain facts file of at least this many bytes (numbers only) and sends the tuples to their owners"),
+    K(dist_skew, T_REAL, 0, 1e6, "MPI runs: a join's side whose largest process part is over this many times the mean part has its hot keys spread over the processes (0: never)"),
+    K(dist_hot_rows, T_SIZE, 0, 1e18, "MPI runs: ... a side of at least this many tuples (the whole job's)"),
+    K(dist_hot_part, T_REAL, 0, 1e6, "MPI runs: a hot key holds at least this share of a mean process part of a side (0: every key; tests)"),
 };
 #undef K
 
@@ -89,6 +92,9 @@ const rfx_tuning rfx_tuning_defaults = {
     .auto_copy_gbs = 10,
     .dist_replica_rows = (uint64_t)1 << 26,
     .dist_slice_bytes = (uint64_t)1 << 20,
+    .dist_skew = 1.2,
+    .dist_hot_rows = 4096,
+    .dist_hot_part = 0.5,
 };
 
 static const knob *find_knob(const char *name, size_t n)

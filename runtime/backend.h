@@ -159,6 +159,9 @@ typedef struct rfx_dist_stats {
                                 * taken out, rows brought to the host, bucketed by owner,
                                 * MPI's all-to-all, received rows placed (sent up and sorted) */
     double compute_s;          /* seconds in the commands themselves */
+    uint64_t joined_rows;      /* rows this process's joins made (its share of their work) */
+    uint64_t hot_keys;         /* hot keys spread before joins (the same count on every process) */
+    uint64_t spread_rows;      /* rows this process sent spreading them (and gathering their partners) */
 } rfx_dist_stats;
 
 /* This process's share of a run over comm's processes, held by inner (which it owns). */

@@ -19,6 +19,17 @@
  * triejoin reads its sources that begin with its first variable as this process's part
  * and the others whole, so its bindings split by the first variable.
  *
+ * Hot keys: a join's work lands where its sources are placed, every row of one key on the
+ * process its hash names, so a key holding much of a side (a hub of a power-law graph)
+ * would leave that process with most of the join. Before a join whose placed side is
+ * unbalanced (its largest process part over dist_skew times the mean), the processes agree
+ * on its hot keys, the values of the placing column that hold at least dist_hot_part (half)
+ * of a mean part of a side. A hot key's rows are spread over the processes by a hash of the whole row on the
+ * side that has more of them and gathered to every process on the other (BPRA's
+ * sub-buckets, their partner rows broadcast), so every pair of rows still meets on exactly
+ * one process; where the other side is read whole, the placed side's hot rows are spread
+ * alone. The join's output is then placed by no column and goes to its owners after.
+ *
  * Sizes are agreed after every command (rfx_backend.settle), so count() is the same
  * number on every process and costs no transfer, and control flow (loop tests, guards)
  * and every placing decision take the same path everywhere. */
@@ -48,6 +59,9 @@ typedef struct dist_ctx {
                                 * SORT_UNIQUE, which copies it) */
     bool *kept;                /* per variable: a replica of it is kept, current, in variable 2 * nvars + v */
     uint64_t replica_rows;     /* the most rows of a replica kept across a loop's iterations */
+    double skew;               /* a join side whose largest part is over skew x the mean: hot keys spread */
+    uint64_t hot_rows;         /* ... where the side has at least this many tuples */
+    double hot_part;           /* a hot key: at least this share of a mean part of a side */
     char err[512];
     rfx_dist_stats st;
 } dist_ctx;
@@ -67,6 +81,15 @@ static uint32_t mix(uint32_t h)
 static int owner(const dist_ctx *x, const uint32_t *row, int arity)
 {
     return arity ? (int)(((uint64_t)mix(row[0]) * (uint64_t)x->size) >> 32) : 0;
+}
+
+/* The owner of a hot key's row: a hash of the whole row, so that one key's rows spread. */
+static int row_owner(const dist_ctx *x, const uint32_t *row, int arity)
+{
+    uint32_t h = 0x9e3779b9u;
+    for (int i = 0; i < arity; i++)
+        h = mix(h ^ row[i]) + (uint32_t)i;
+    return (int)(((uint64_t)h * (uint64_t)x->size) >> 32);
 }
 
 /* v's replica for one command, and the replica kept while v is unchanged. */
@@ -126,6 +149,7 @@ typedef struct bucketing {
     size_t *at;                /* T rows of `stride`: chunk t's count for owner p, then its next place */
     size_t stride;             /* P and at least a cache line more: no two chunks write one line */
     int T;
+    bool by_row;               /* owners by row_owner (hot keys' rows), not by column 0 */
 } bucketing;
 
 static void chunk_range(const bucketing *k, int t, size_t *lo, size_t *hi)
@@ -141,7 +165,8 @@ static void count_chunk(int t, void *ctx)
     int a = k->in->arity;
     chunk_range(k, t, &lo, &hi);
     for (size_t i = lo; i < hi; i++) {
-        int p = owner(k->x, k->in->data + i * (size_t)a, a);
+        const uint32_t *row = k->in->data + i * (size_t)a;
+        int p = k->by_row ? row_owner(k->x, row, a) : owner(k->x, row, a);
         if (k->dest)
             k->dest[i] = (uint16_t)p;
         at[p]++;
@@ -163,13 +188,13 @@ static void place_chunk(int t, void *ctx)
     }
     for (size_t i = lo; i < hi && a; i++) {
         const uint32_t *row = k->in->data + i * (size_t)a;
-        int p = k->dest ? k->dest[i] : owner(k->x, row, a);
+        int p = k->dest ? k->dest[i] : k->by_row ? row_owner(k->x, row, a) : owner(k->x, row, a);
         memcpy(k->out->data + at[p]++ * (size_t)a, row, sizeof(uint32_t) * (size_t)a);
     }
 }
 
-/* out = in's rows bucketed by owner; counts[p] = rows for process p. */
-static rfx_status bucket(dist_ctx *x, const rfx_rows *in, rfx_rows *out, size_t *counts)
+/* out = in's rows bucketed by owner (row_owner where by_row); counts[p] = rows for process p. */
+static rfx_status bucket(dist_ctx *x, const rfx_rows *in, rfx_rows *out, size_t *counts, bool by_row)
 {
     int T = in->n < 65536 ? 1 : x->nthreads, P = x->size;
     if (P <= 65536 && in->n > x->dest_cap) {
@@ -180,7 +205,7 @@ static rfx_status bucket(dist_ctx *x, const rfx_rows *in, rfx_rows *out, size_t 
     }
     size_t stride = ((size_t)P + 7) / 8 * 8 + 8;
     bucketing k = {x, in, out, P <= 65536 && in->n <= x->dest_cap ? x->dest : NULL,
-                   rfx_calloc((size_t)T * stride, sizeof(size_t)), stride, T};
+                   rfx_calloc((size_t)T * stride, sizeof(size_t)), stride, T, by_row};
     if (!k.at || rfx_rows_reserve(out, in->n) != RFX_OK) {
         free(k.at);
         return RFX_ERR_NOMEM;
@@ -251,7 +276,7 @@ static rfx_status repartition(dist_ctx *x, int v, bool failed)
         st = x->in->host_view(x->in, from, scratch, &mine);
     t[2] = rfx_seconds();
     if (st == RFX_OK)
-        st = bucket(x, mine, bucketed, counts);
+        st = bucket(x, mine, bucketed, counts, false);
     t[3] = rfx_seconds();
     if (st == RFX_OK) {
         x->st.sent_rows += mine->n - counts[x->rank];
@@ -572,6 +597,200 @@ static rfx_status run_replicated(dist_ctx *x, const rfx_ra_cmd *c)
     return st == RFX_OK && c->dst >= 0 && !split ? keep_own(x, c->dst) : st;
 }
 
+/* The values of column col of r, sorted with their repeats: a side's rows per key. */
+static rfx_status column_values(const dist_ctx *x, const rfx_rows *r, int col, rfx_rows *vals)
+{
+    rfx_status st = rfx_rows_reserve(vals, r->n);
+    for (size_t i = 0; st == RFX_OK && i < r->n; i++)
+        vals->data[i] = r->data[i * (size_t)r->arity + (size_t)col];
+    if (st != RFX_OK)
+        return st;
+    vals->n = r->n;
+    return rfx_cpu_sort(vals, x->nthreads);
+}
+
+/* Rows of vals (one sorted column) equal to v. */
+static uint64_t rows_of_value(const rfx_rows *vals, uint32_t v)
+{
+    size_t lo = rfx_rows_bound(vals, 0, &v, 1, false);
+    return rfx_rows_bound(vals, lo, &v, 1, true) - lo;
+}
+
+/* This process's hot keys of a join's placed sides (side k's values in column col[k], its
+ * rows in rows[k] and their sorted values in vals[k]): a key with at least thr[k] rows of a
+ * side, as rows (value, its rows in side 0, in side 1). Every row of a key is on this
+ * process (placed by it), so these are the key's counts over the whole job. */
+static rfx_status local_hot_keys(const rfx_rows *vals, const uint64_t *thr, const bool *placed, rfx_rows *hot)
+{
+    rfx_status st = RFX_OK;
+    for (int k = 0; k < 2 && st == RFX_OK; k++)
+        for (size_t i = 0, j; placed[k] && i < vals[k].n && st == RFX_OK; i = j) {
+            uint32_t v = vals[k].data[i];
+            for (j = i + 1; j < vals[k].n && vals[k].data[j] == v; j++)
+                ;
+            if (j - i < thr[k])
+                continue;
+            uint64_t n0 = placed[0] ? rows_of_value(&vals[0], v) : 0, n1 = placed[1] ? rows_of_value(&vals[1], v) : 0;
+            if (k == 1 && placed[0] && n0 >= thr[0])
+                continue;   /* already taken from side 0 */
+            uint32_t row[3] = {v, n0 > UINT32_MAX ? UINT32_MAX : (uint32_t)n0, n1 > UINT32_MAX ? UINT32_MAX : (uint32_t)n1};
+            st = rfx_rows_push(hot, row);
+        }
+    return st;
+}
+
+/* Side k's rows (placed by column col) split: rows of keys not in hot (sorted (value, rows
+ * in side 0, in side 1)) kept; of a hot key, spread where k is the side that spreads it
+ * (the one with more of its rows; the placed one where the other is read whole), else
+ * gathered to every process. */
+static rfx_status split_hot_rows(const rfx_rows *rows, int col, int k, bool meet, const rfx_rows *hot, rfx_rows *keep,
+                                 rfx_rows *spread, rfx_rows *gather)
+{
+    int a = rows->arity;
+    rfx_status st = RFX_OK;
+    for (size_t i = 0; i < rows->n && st == RFX_OK; i++) {
+        const uint32_t *row = rows->data + i * (size_t)a;
+        size_t h = rfx_rows_bound(hot, 0, &row[col], 1, false);
+        if (h == hot->n || hot->data[3 * h] != row[col])
+            st = rfx_rows_push(keep, row);
+        else if (!meet || (hot->data[3 * h + 1] >= hot->data[3 * h + 2]) == (k == 0))
+            st = rfx_rows_push(spread, row);
+        else
+            st = rfx_rows_push(gather, row);
+    }
+    return st;
+}
+
+/* The variable side k of c is staged in while its hot keys are spread: v's twin, or the
+ * slot of its kept replica where none is kept, whichever the other side does not read;
+ * -1 where both are taken (a join of v with itself whose replica is kept). */
+static int stage_of(const dist_ctx *x, const rfx_ra_cmd *c, const int *at, int k)
+{
+    int v = c->src[k], other = at[1 - k];
+    if (twin_of(x, v) != other)
+        return twin_of(x, v);
+    return !x->kept[v] && kept_of(x, v) != other ? kept_of(x, v) : -1;
+}
+
+/* Spreads the hot keys of join c (see the file's head) before it runs over at[0..1] (the
+ * sources as placed, or replicas where s->whole[k]); each placed side changed is staged
+ * and at[k] names its stage. *spread: whether any was (the output is then placed by no
+ * column). Collective: a process that failed already (failed) still takes part, and gets
+ * RFX_OK back (its own error stands); else RFX_ERR_REMOTE where another failed. */
+static rfx_status spread_hot_keys(dist_ctx *x, const rfx_ra_cmd *c, const shape *s, int *at, bool failed, bool *spread)
+{
+    *spread = false;
+    bool join = c->op == RFX_RA_JOIN || c->op == RFX_RA_MAPJOIN || c->op == RFX_RA_PRODUCT;
+    if (!join || x->size < 2 || x->skew <= 0)
+        return RFX_OK;
+    bool placed[2], big = false, meet = !s->whole[0] && !s->whole[1];
+    int col[2], stage[2] = {-1, -1}, P = x->size;
+    for (int k = 0; k < 2; k++) {
+        int v = c->src[k];
+        placed[k] = v >= 0 && !s->whole[k] && x->P->vars[v].arity > 0;
+        col[k] = placed[k] ? x->pcol[v] : -1;
+        big |= placed[k] && x->global[v] >= x->hot_rows;
+    }
+    if (meet && !(placed[0] && placed[1] && col[0] == col[1]))
+        return RFX_OK;   /* not keyed on one column (cannot happen) */
+    int staged_at[2] = {at[0], at[1]};
+    for (int k = 0; k < 2; k++)
+        if (placed[k] && (stage[k] = stage_of(x, c, staged_at, k)) >= 0)
+            staged_at[k] = stage[k];
+    if (!big || (placed[0] && stage[0] < 0) || (placed[1] && stage[1] < 0))
+        return RFX_OK;
+    /* whether a placed side is unbalanced: some process's part over skew x the mean
+     * (the totals are agreed after every command) */
+    uint64_t flags[2] = {failed, 0}, total[2] = {0, 0}, thr[2];
+    for (int k = 0; k < 2; k++) {
+        total[k] = placed[k] ? x->global[c->src[k]] : 0;
+        double part = x->hot_part * (double)total[k] / P;
+        thr[k] = total[k] < x->hot_rows ? UINT64_MAX : part > 1 ? (uint64_t)part : 1;
+        if (placed[k] && total[k] >= x->hot_rows &&
+            (double)x->in->count(x->in, c->src[k]) > x->skew * (double)total[k] / P)
+            flags[1] = 1;
+    }
+    rfx_status st = rfx_comm_sum(x->comm, flags, 2);
+    if (st != RFX_OK || flags[0] || !flags[1])   /* the same answer on every process */
+        return failed ? RFX_OK : st != RFX_OK || flags[0] ? RFX_ERR_REMOTE : RFX_OK;
+    /* the hot keys, agreed: each process's, gathered */
+    rfx_rows rows[2], vals[2], hot, hot_all;
+    for (int k = 0; k < 2; k++) {
+        rfx_rows_init(&rows[k], placed[k] ? x->P->vars[c->src[k]].arity : 1);
+        rfx_rows_init(&vals[k], 1);
+    }
+    rfx_rows_init(&hot, 3);
+    rfx_rows_init(&hot_all, 3);
+    for (int k = 0; k < 2 && st == RFX_OK; k++)
+        if (placed[k]) {
+            st = local_rows(x, c->src[k], &rows[k]);
+            if (st == RFX_OK)
+                st = column_values(x, &rows[k], col[k], &vals[k]);
+        }
+    if (st == RFX_OK)
+        st = local_hot_keys(vals, thr, placed, &hot);
+    rfx_status cs = rfx_comm_gather_rows(x->comm, &hot, st != RFX_OK, &hot_all);
+    st = st != RFX_OK ? st : cs;
+    if (st == RFX_OK)
+        st = rfx_cpu_sort(&hot_all, 1);
+    for (int k = 0; k < 2; k++)
+        rfx_rows_free(&vals[k]);
+    /* each placed side: its hot rows spread (and gathered), staged; the same calls everywhere */
+    bool any = hot_all.n > 0;   /* agreed, or all failed alike */
+    for (int k = 0; k < 2 && any; k++) {
+        if (!placed[k])
+            continue;
+        int a = rows[k].arity;
+        rfx_rows keep, out, gather, got, gathered;
+        rfx_rows_init(&keep, a);
+        rfx_rows_init(&out, a);
+        rfx_rows_init(&gather, a);
+        rfx_rows_init(&got, a);
+        rfx_rows_init(&gathered, a);
+        size_t *counts = rfx_calloc((size_t)P, sizeof(size_t));
+        if (st == RFX_OK)
+            st = counts ? split_hot_rows(&rows[k], col[k], k, meet, &hot_all, &keep, &out, &gather) : RFX_ERR_NOMEM;
+        rfx_rows_free(&rows[k]);
+        rfx_rows bucketed;
+        rfx_rows_init(&bucketed, a);
+        if (st == RFX_OK)
+            st = bucket(x, &out, &bucketed, counts, true);
+        if (st == RFX_OK)
+            x->st.spread_rows += out.n - counts[x->rank] + gather.n * (uint64_t)(P - 1);
+        cs = rfx_comm_exchange(x->comm, &bucketed, counts, st != RFX_OK, &got);
+        st = st != RFX_OK ? st : cs;
+        rfx_rows_free(&bucketed);
+        rfx_rows_free(&out);
+        free(counts);
+        if (meet) {   /* the other side's rows of the keys this one spreads */
+            cs = rfx_comm_gather_rows(x->comm, &gather, st != RFX_OK, &gathered);
+            st = st != RFX_OK ? st : cs;
+        }
+        rfx_rows parts[3] = {keep, got, gathered}, staged;
+        rfx_rows_init(&staged, a);
+        if (st == RFX_OK)
+            st = rfx_rows_concat(parts, 3, &staged, x->nthreads);
+        if (st == RFX_OK)
+            st = order_rows(x, c->src[k], &staged);
+        if (st == RFX_OK)
+            st = replace(x, stage[k], &staged);
+        at[k] = stage[k];
+        rfx_rows_free(&staged);
+        rfx_rows_free(&keep);
+        rfx_rows_free(&gather);
+        rfx_rows_free(&got);
+        rfx_rows_free(&gathered);
+    }
+    for (int k = 0; k < 2; k++)
+        rfx_rows_free(&rows[k]);
+    if (any)
+        x->st.hot_keys += hot_all.n;
+    rfx_rows_free(&hot);
+    rfx_rows_free(&hot_all);
+    *spread = any;
+    return failed ? RFX_OK : st;
+}
+
 static rfx_status dist_exec(rfx_backend *be, const rfx_ra_cmd *c)
 {
     dist_ctx *x = be->ctx;
@@ -603,6 +822,11 @@ static rfx_status dist_exec(rfx_backend *be, const rfx_ra_cmd *c)
     for (int k = 0; k < 2; k++)
         if (s.whole[k])
             st = whole(x, c, c->src[k], s.one_row, st != RFX_OK, &at[k]);
+    bool spread = false;
+    rfx_status hs = spread_hot_keys(x, c, &s, at, st != RFX_OK, &spread);
+    st = st != RFX_OK ? st : hs;
+    if (spread)
+        s.out = -1;   /* a hot key's output rows are made where its rows were spread */
     rfx_ra_cmd t = *c;
     t.src[0] = at[0];
     t.src[1] = at[1];
@@ -612,6 +836,11 @@ static rfx_status dist_exec(rfx_backend *be, const rfx_ra_cmd *c)
     if (st == RFX_OK)
         st = x->in->exec(x->in, &t);
     x->st.compute_s += rfx_seconds() - t0;
+    if (st == RFX_OK && c->dst >= 0 && (c->op == RFX_RA_JOIN || c->op == RFX_RA_MAPJOIN || c->op == RFX_RA_PRODUCT))
+        x->st.joined_rows += x->in->count(x->in, c->dst);
+    for (int k = 0; k < 2; k++)   /* a stage in the slot of a replica not kept */
+        if (c->src[k] >= 0 && at[k] == kept_of(x, c->src[k]) && !x->kept[c->src[k]])
+            x->in->release(x->in, at[k]);
     release_replicas(x, at, c->src, 2);
     if (c->dst < 0)
         return st;
@@ -731,7 +960,7 @@ static rfx_status dist_merge_slices(rfx_backend *be, int var, rfx_rows *rows, bo
     rfx_rows bucketed, got;
     rfx_rows_init(&bucketed, a);
     rfx_rows_init(&got, a);
-    rfx_status st = failed ? RFX_ERR_REMOTE : !counts ? RFX_ERR_NOMEM : bucket(x, rows, &bucketed, counts);
+    rfx_status st = failed ? RFX_ERR_REMOTE : !counts ? RFX_ERR_NOMEM : bucket(x, rows, &bucketed, counts, false);
     if (st == RFX_OK) {
         x->st.sent_rows += rows->n - counts[x->rank];
         x->st.sent_bytes += (rows->n - counts[x->rank]) * (size_t)a * 4;
@@ -847,7 +1076,10 @@ rfx_backend *rfx_backend_dist(rfx_backend *inner, rfx_comm *comm, int nthreads, 
     }
     *x = (dist_ctx){.in = inner, .comm = comm, .rank = rfx_comm_rank(comm), .size = rfx_comm_size(comm),
                     .nthreads = nthreads > 0 ? nthreads : 1,
-                    .replica_rows = (tune ? tune : &rfx_tuning_defaults)->dist_replica_rows};
+                    .replica_rows = (tune ? tune : &rfx_tuning_defaults)->dist_replica_rows,
+                    .skew = (tune ? tune : &rfx_tuning_defaults)->dist_skew,
+                    .hot_rows = (tune ? tune : &rfx_tuning_defaults)->dist_hot_rows,
+                    .hot_part = (tune ? tune : &rfx_tuning_defaults)->dist_hot_part};
     *be = (rfx_backend){.name = inner->name, .ctx = x, .open_vars = dist_open, .close = dist_close,
                         .count = dist_count, .release = dist_release, .merge_host = dist_merge_host,
                         .merge_host_slices = dist_merge_slices,

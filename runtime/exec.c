@@ -535,7 +535,7 @@ static void json_string(FILE *f, const char *s)
  * Collective (every process calls it); the rows are rank-major, each nprocess_cols values and
  * then one per program relation (the tuples of it this process holds). */
 enum { PROC_TUPLES, PROC_SENT_ROWS, PROC_SENT_BYTES, PROC_GATHERED, PROC_REPLICATED, PROC_EXCHANGE_US,
-       PROC_COMPUTE_US, PROC_PHASE_US, NPROC_COLS = PROC_PHASE_US + 5 };
+       PROC_COMPUTE_US, PROC_JOINED, PROC_HOT_KEYS, PROC_SPREAD, PROC_PHASE_US, NPROC_COLS = PROC_PHASE_US + 5 };
 
 static uint64_t *gather_process_stats(exec *x)
 {
@@ -558,6 +558,9 @@ static uint64_t *gather_process_stats(exec *x)
         mine[PROC_REPLICATED] = ds.replicated;
         mine[PROC_EXCHANGE_US] = (uint64_t)(ds.exchange_s * 1e6);
         mine[PROC_COMPUTE_US] = (uint64_t)(ds.compute_s * 1e6);
+        mine[PROC_JOINED] = ds.joined_rows;
+        mine[PROC_HOT_KEYS] = ds.hot_keys;
+        mine[PROC_SPREAD] = ds.spread_rows;
         for (int k = 0; k < 5; k++)
             mine[PROC_PHASE_US + k] = (uint64_t)(ds.phase_s[k] * 1e6);
         bad = rfx_comm_gather_all(comm, mine, K, all) != RFX_OK;
@@ -571,34 +574,59 @@ static uint64_t *gather_process_stats(exec *x)
     return all;
 }
 
+/* Column col of every process's row of the gathered stats, summed. */
+static uint64_t sum_col(const uint64_t *all, int R, int K, int col)
+{
+    uint64_t sum = 0;
+    for (int p = 0; p < R; p++)
+        sum += all[(size_t)p * (size_t)K + (size_t)col];
+    return sum;
+}
+
 /* The processes' table (text and JSON) and, per relation, the largest share one holds. */
 static void print_processes(exec *x, const uint64_t *all, FILE *f, FILE *j)
 {
     int R = rfx_comm_size(x->o->comm), nrel = x->prog->nrels, K = NPROC_COLS + nrel;
     if (f)
         fprintf(f, "processes: %d (MPI), each holding the tuples whose placing column hashes to it\n"
-                   "%8s %14s %14s %10s %14s %10s %12s %12s\n",
+                   "%8s %14s %14s %10s %14s %10s %12s %12s %14s\n",
                 R, "process", "tuples held", "rows sent", "MB sent", "rows gathered", "replicated", "transfers s",
-                "commands s");
+                "commands s", "rows joined");
     for (int p = 0; p < R; p++) {
         const uint64_t *v = all + (size_t)p * (size_t)K;
         if (f)
-            fprintf(f, "%8d %14llu %14llu %10.1f %14llu %10llu %12.3f %12.3f\n", p, (unsigned long long)v[PROC_TUPLES],
-                    (unsigned long long)v[PROC_SENT_ROWS], v[PROC_SENT_BYTES] * 1e-6,
-                    (unsigned long long)v[PROC_GATHERED], (unsigned long long)v[PROC_REPLICATED],
-                    v[PROC_EXCHANGE_US] * 1e-6, v[PROC_COMPUTE_US] * 1e-6);
+            fprintf(f, "%8d %14llu %14llu %10.1f %14llu %10llu %12.3f %12.3f %14llu\n", p,
+                    (unsigned long long)v[PROC_TUPLES], (unsigned long long)v[PROC_SENT_ROWS],
+                    v[PROC_SENT_BYTES] * 1e-6, (unsigned long long)v[PROC_GATHERED],
+                    (unsigned long long)v[PROC_REPLICATED], v[PROC_EXCHANGE_US] * 1e-6, v[PROC_COMPUTE_US] * 1e-6,
+                    (unsigned long long)v[PROC_JOINED]);
         if (j)
             fprintf(j, "%s\n  {\"process\": %d, \"tuples\": %llu, \"sent_rows\": %llu, \"sent_bytes\": %llu, "
                        "\"gathered_rows\": %llu, \"replicated_commands\": %llu, \"transfer_seconds\": %.6f, "
-                       "\"command_seconds\": %.6f, \"send_phases_seconds\": {\"repeats\": %.6f, "
+                       "\"command_seconds\": %.6f, \"joined_rows\": %llu, \"hot_keys\": %llu, \"spread_rows\": %llu, "
+                       "\"send_phases_seconds\": {\"repeats\": %.6f, "
                        "\"to_host\": %.6f, \"bucket\": %.6f, \"all_to_all\": %.6f, \"place\": %.6f}}",
                     p ? "," : ", \"processes\": [", p, (unsigned long long)v[PROC_TUPLES],
                     (unsigned long long)v[PROC_SENT_ROWS], (unsigned long long)v[PROC_SENT_BYTES],
                     (unsigned long long)v[PROC_GATHERED], (unsigned long long)v[PROC_REPLICATED],
-                    v[PROC_EXCHANGE_US] * 1e-6, v[PROC_COMPUTE_US] * 1e-6, v[PROC_PHASE_US] * 1e-6,
+                    v[PROC_EXCHANGE_US] * 1e-6, v[PROC_COMPUTE_US] * 1e-6, (unsigned long long)v[PROC_JOINED],
+                    (unsigned long long)v[PROC_HOT_KEYS], (unsigned long long)v[PROC_SPREAD], v[PROC_PHASE_US] * 1e-6,
                     v[PROC_PHASE_US + 1] * 1e-6, v[PROC_PHASE_US + 2] * 1e-6, v[PROC_PHASE_US + 3] * 1e-6,
                     v[PROC_PHASE_US + 4] * 1e-6);
     }
+    uint64_t joined = 0, most_joined = 0;
+    int at_joined = 0;
+    for (int p = 0; p < R; p++) {
+        uint64_t n = all[(size_t)p * (size_t)K + PROC_JOINED];
+        joined += n;
+        if (n > most_joined)
+            most_joined = n, at_joined = p;
+    }
+    if (f && joined)
+        fprintf(f, "  joins: %llu rows made, the largest part %.1f%% (process %d); %llu hot keys spread, %llu rows sent "
+                   "spreading them\n",
+                (unsigned long long)joined, 100.0 * (double)most_joined / (double)joined, at_joined,
+                (unsigned long long)all[PROC_HOT_KEYS], (unsigned long long)sum_col(all, R, K, PROC_SPREAD));
     if (j)
         fputs("\n], \"shares\": [", j);
     bool first = true;
