@@ -1,7 +1,6 @@
 /* comm.c: the processes of a distributed run over MPI (comm.h); without RFX_HAVE_MPI, one
  * process. Rows travel as an MPI type of `arity` 32-bit values, so counts and offsets are
- * in rows: an exchange runs in rounds that keep them within MPI's ints; a gather takes at
- * most INT_MAX rows to a process. */
+ * in rows: exchanges and gathers run in rounds that keep them within MPI's ints. */
 #include "comm.h"
 
 #include <limits.h>
@@ -161,16 +160,6 @@ rfx_status rfx_comm_agree(rfx_comm *c, rfx_status mine)
     return mine != RFX_OK ? mine : all;
 }
 
-/* Sizes the receiving rows for `total` rows and agrees that every process could. */
-static rfx_status make_room(rfx_comm *c, rfx_rows *out, uint64_t total, bool *too_many)
-{
-    out->n = 0;
-    *too_many = total > INT_MAX;
-    bool ok = !*too_many && rfx_rows_reserve(out, (size_t)total) == RFX_OK;
-    rfx_status st = agree(c, !ok);
-    return st == RFX_OK ? RFX_OK : *too_many ? RFX_ERR_LIMIT : !ok ? RFX_ERR_NOMEM : st;
-}
-
 static MPI_Datatype row_type(int arity)
 {
     MPI_Datatype t;
@@ -182,7 +171,10 @@ static MPI_Datatype row_type(int arity)
 /* An exchange runs in rounds of at most ROUND_ROWS rows sent by a process (its buckets' next
  * slices, copied together where there are several rounds), so that counts and offsets fit
  * MPI's ints and the staging stays small. */
-#define ROUND_ROWS ((size_t)1 << 28)
+#ifndef RFX_COMM_ROUND_ROWS   /* a build may make rounds small to test them */
+#define RFX_COMM_ROUND_ROWS ((size_t)1 << 28)
+#endif
+#define ROUND_ROWS ((size_t)RFX_COMM_ROUND_ROWS)
 
 /* One round: sc[p] rows to process p from send (offsets sd); what arrives appended to out. */
 static rfx_status exchange_round(rfx_comm *c, const uint32_t *send, int *sc, int *sd, int *rc, int *rd, MPI_Datatype t,
@@ -257,42 +249,66 @@ rfx_status rfx_comm_exchange(rfx_comm *c, const rfx_rows *rows, const size_t *co
     return st;
 }
 
+/* A gather runs in rounds where it takes more than ROUND_ROWS rows to a process: each
+ * process sends its next slice of at most ROUND_ROWS / P rows, received into a staging
+ * area and copied to where that process's rows go, so out keeps rank order. */
 rfx_status rfx_comm_gather_rows(rfx_comm *c, const rfx_rows *mine, bool failed, rfx_rows *out)
 {
-    int P = c->size;
+    int P = c->size, a = mine->arity;
     int *rc = rfx_malloc(sizeof(int) * (size_t)P * 2), *rd = rc ? rc + P : NULL;
-    bool bad = failed || !rc || mine->n > INT_MAX;
-    rfx_status st = agree(c, bad);
-    if (st != RFX_OK) {
-        free(rc);
-        return failed ? st : !rc ? RFX_ERR_NOMEM : bad ? RFX_ERR_LIMIT : st;
+    uint64_t *counts = rfx_malloc(sizeof(uint64_t) * (size_t)P * 3), *off = counts ? counts + P : NULL,
+             *done = counts ? counts + 2 * (size_t)P : NULL;
+    rfx_status st = agree(c, failed || !rc || !counts);
+    if (st != RFX_OK && !failed && (!rc || !counts))
+        st = RFX_ERR_NOMEM;
+    uint64_t n = mine->n, total = 0, cap = ROUND_ROWS / (size_t)P, rounds = 1;
+    if (st == RFX_OK && MPI_Allgather(&n, 1, MPI_UINT64_T, counts, 1, MPI_UINT64_T, c->world) != MPI_SUCCESS)
+        st = RFX_ERR_REMOTE;
+    for (int p = 0; st == RFX_OK && p < P; p++) {
+        off[p] = total;
+        done[p] = 0;
+        total += counts[p];
+        uint64_t r = (counts[p] + cap - 1) / cap;
+        rounds = r > rounds ? r : rounds;
     }
-    int n = (int)mine->n;
-    if (MPI_Allgather(&n, 1, MPI_INT, rc, 1, MPI_INT, c->world) != MPI_SUCCESS) {
-        free(rc);
-        return RFX_ERR_REMOTE;
+    rfx_rows stage;   /* a round's slices, where there are several rounds */
+    rfx_rows_init(&stage, a);
+    if (st == RFX_OK) {   /* room for all, and the staging, on every process */
+        out->n = 0;
+        bool ok = rfx_rows_reserve(out, (size_t)total) == RFX_OK &&
+                  (rounds == 1 || !a || rfx_rows_reserve(&stage, ROUND_ROWS) == RFX_OK);
+        st = agree(c, !ok);
+        st = st == RFX_OK || ok ? st : RFX_ERR_NOMEM;
     }
-    uint64_t total = 0;
-    for (int p = 0; p < P; p++) {
-        rd[p] = (int)(total < INT_MAX ? total : INT_MAX);
-        total += (uint64_t)rc[p];
-    }
-    bool too_many;
-    if ((st = make_room(c, out, total, &too_many)) != RFX_OK) {
-        free(rc);
-        return st;
-    }
-    if (out->arity == 0)
+    if (st == RFX_OK && a == 0)   /* a nullary relation: only whether it holds its tuple */
         out->n = total ? 1 : 0;
-    else {
-        MPI_Datatype t = row_type(mine->arity);
-        int rcode = MPI_Allgatherv(mine->data, n, t, out->data, rc, rd, t, c->world);
-        MPI_Type_free(&t);
-        if (rcode != MPI_SUCCESS)
+    MPI_Datatype t = row_type(a ? a : 1);
+    for (uint64_t r = 0; st == RFX_OK && a && r < rounds; r++) {
+        int at = 0;
+        for (int p = 0; p < P; p++) {
+            uint64_t left = counts[p] - done[p];
+            rc[p] = (int)(left < cap ? left : cap);
+            rd[p] = rounds > 1 ? at : (int)off[p];
+            at += rc[p];
+        }
+        uint32_t *into = rounds > 1 ? stage.data : out->data;
+        const uint32_t *send = rc[c->rank] ? mine->data + done[c->rank] * (size_t)a : mine->data;
+        if (MPI_Allgatherv(send, rc[c->rank], t, into, rc, rd, t, c->world) !=
+            MPI_SUCCESS)
             st = RFX_ERR_REMOTE;
-        out->n = (size_t)total;
+        for (int p = 0; p < P && st == RFX_OK; p++) {
+            if (rounds > 1 && rc[p])
+                memcpy(out->data + (off[p] + done[p]) * (size_t)a, stage.data + (size_t)rd[p] * (size_t)a,
+                       sizeof(uint32_t) * (size_t)rc[p] * (size_t)a);
+            done[p] += (uint64_t)rc[p];
+        }
     }
+    if (st == RFX_OK && a)
+        out->n = (size_t)total;
+    MPI_Type_free(&t);
+    rfx_rows_free(&stage);
     free(rc);
+    free(counts);
     return st;
 }
 
