@@ -24,11 +24,12 @@
  * would leave that process with most of the join. Before a join whose placed side is
  * unbalanced (its largest process part over dist_skew times the mean), the processes agree
  * on its hot keys, the values of the placing column that hold at least dist_hot_part (half)
- * of a mean part of a side. A hot key's rows are spread over the processes by a hash of the whole row on the
- * side that has more of them and gathered to every process on the other (BPRA's
- * sub-buckets, their partner rows broadcast), so every pair of rows still meets on exactly
- * one process; where the other side is read whole, the placed side's hot rows are spread
- * alone. The join's output is then placed by no column and goes to its owners after.
+ * of a mean part of a side. A hot key's rows are spread over the processes by a hash of
+ * the whole row on the side that has more of them and gathered to every process on the
+ * other (BPRA's sub-buckets, their partner rows broadcast), so every pair of rows still
+ * meets on exactly one process; where the other side is read whole, the placed side's hot
+ * rows are spread alone. The join's output is then placed by no column and goes to its
+ * owners after.
  *
  * Sizes are agreed after every command (rfx_backend.settle), so count() is the same
  * number on every process and costs no transfer, and control flow (loop tests, guards)
