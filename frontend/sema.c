@@ -1341,6 +1341,8 @@ void rfx_sema_run(rfx_program *p, rfx_parse_ctx *ctx)
     bool dropped = false;
     for (int i = 0; s.d->errors == 0 && i < p->nclauses; i++)
         dropped |= drop_redundant_disjuncts(&p->clauses[i]);
+    if (s.d->errors == 0 && rfx_sema_split_disconnected(&s))
+        dropped = true;
     if (dropped)   /* the strata evaluated are those of what is left */
         rfx_sema_stratify(&s);
     if (s.d->errors == 0)
