@@ -244,17 +244,6 @@ static const rfx_expr *bound_term(const rule_ctx *R, int v)
     return NULL;
 }
 
-/* Whether e reads variable v (not inside an aggregate, whose variables are its own). */
-static bool mentions(const rfx_expr *e, int v)
-{
-    if (e->kind == RFX_E_VAR)
-        return e->u.v.var == v;
-    for (int i = 0; i < rfx_expr_nkids(e); i++)
-        if (mentions(rfx_expr_kid(e, i), v))
-            return true;
-    return false;
-}
-
 rfx_rx *rfx_lower_cmp(rule_ctx *R, const item *filter, const flow *f0, const flow *f1)
 {
     const rfx_cmpop op = filter->cmp;
@@ -263,14 +252,9 @@ rfx_rx *rfx_lower_cmp(rule_ctx *R, const item *filter, const flow *f0, const flo
     /* `x = y` of two variables unifies them, as Soufflé does: floats equal bit for bit,
      * as a join would match them (against an expression it is IEEE: 0.0 = -0.0); so do the
      * bitwise comparisons that tell tuples apart. But Soufflé first replaces a variable the
-     * body binds to a term (`x = t`) by the term: `x = y` then compares t with y as values
-     * (IEEE) where t reads y or y too is bound to a term (a term reading y cannot replace
-     * y); where t does not read y, y is replaced by t in turn and matched bit for bit. */
-    bool unify = op == RFX_EQ && l->kind == RFX_E_VAR && r->kind == RFX_E_VAR;
-    if (unify) {
-        const rfx_expr *tl = bound_term(R, l->u.v.var), *tr = bound_term(R, r->u.v.var);
-        unify = !((tl && (tr || mentions(tl, r->u.v.var))) || (tr && mentions(tr, l->u.v.var)));
-    }
+     * body binds to a term (`x = t`) by the term, so `x = y` compares t with y as values. */
+    bool unify = op == RFX_EQ && l->kind == RFX_E_VAR && r->kind == RFX_E_VAR &&
+                 !bound_term(R, l->u.v.var) && !bound_term(R, r->u.v.var);
     bool bits = filter->bitwise || unify;
     rfx_prim cmp_prim = bits && prim == RFX_FLOAT ? RFX_UNSIGNED : bits && prim == RFX_FLOAT64 ? RFX_UNSIGNED64 : prim;
     rfx_rx *x = rfx_rx_new(R->L, RFX_RX_CMP, cmp_prim);
