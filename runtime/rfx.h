@@ -231,7 +231,7 @@ rfx_result rfx_read_columns(rfx_engine *e, const char *relation, const rfx_colum
  * when cap is not enough (call again with a larger buf). A text may itself hold NULs. */
 rfx_result rfx_symbol_texts(rfx_engine *e, const uint32_t *ids, size_t n, char *buf, size_t cap, int64_t *offsets);
 /* The name of the loaded program's relation number index (declaration order), or NULL past
- * the last. */
+ * the last declared one. */
 const char *rfx_relation_name(rfx_engine *e, int index);
 /* The declared name of a relation's column (0-based), or NULL when there is none. */
 const char *rfx_attribute_name(rfx_engine *e, const char *relation, int column);

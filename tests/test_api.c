@@ -603,6 +603,24 @@ static void runs_after_a_failed_run(void)
     free(dir);
 }
 
+/* A recursive rule's existence test (`r(_)`) is a relation of the checker's own
+ * (`+disconnected0`): not listed, not found by name, and the answer is the rule's. */
+static void checker_relations_not_listed(void)
+{
+    rfx_engine *e = open_engine();
+    CU_ASSERT_FATAL(e != NULL);
+    CU_ASSERT_EQUAL_FATAL(rfx_load_string(e, ".decl r(x: number)\nr(0).\nr(v + 1) :- r(_), r(v), v < 99.\n", "e.dl"),
+                          RFX_EXIT_OK);
+    CU_ASSERT_STRING_EQUAL(rfx_relation_name(e, 0), "r");
+    CU_ASSERT_PTR_NULL(rfx_relation_name(e, 1));
+    size_t n = 0;
+    CU_ASSERT_EQUAL(rfx_run(e), RFX_EXIT_OK);
+    CU_ASSERT_EQUAL(rfx_size(e, "r", &n), RFX_EXIT_OK);
+    CU_ASSERT_EQUAL(n, 100);
+    CU_ASSERT_NOT_EQUAL(rfx_size(e, "+disconnected0", &n), RFX_EXIT_OK);
+    rfx_close(e);
+}
+
 /* ---- columns: bulk inserts and reads ---------------------------------------------------- */
 static const char *columns_src =
     ".decl t(name: symbol, k: number, w: float, z: unsigned)\n"
@@ -758,6 +776,7 @@ static void add_suites(void)
     CU_add_test(s, "tuning settings", tuning_settings);
     CU_add_test(s, "runs after a failed run", runs_after_a_failed_run);
     CU_add_test(s, "columns in and out", columns_in_and_out);
+    CU_add_test(s, "the checker's relations are not listed", checker_relations_not_listed);
     CU_add_test(s, "clique programs", clique_programs);
 }
 
