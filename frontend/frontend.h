@@ -277,6 +277,8 @@ typedef struct rfx_relation {
     rfx_loc loc, io_loc, printsize_loc;
     int stratum;               /* set by stratification */
     bool has_rules;            /* some non-fact clause derives it */
+    bool checker_made;         /* made by the checker (sema_disconnected.c), after the declared ones:
+                                * no program or API names it */
     bool logiql;               /* declared in LogiQL form `r(x) -> int32(x).` */
     int64_t limitsize;         /* `.limitsize r(n=N)`: its recursion stops once it holds N tuples
                                 * (-1: none) */

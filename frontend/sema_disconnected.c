@@ -13,8 +13,8 @@
  * matches); tuples may arrive an iteration later.
  *
  * Only atoms of the head's own recursive stratum are rewritten (elsewhere the test is made
- * once); the new relations are not indexed by name (a program cannot name them: `+` is
- * not a letter of its names). */
+ * once); the new relations are marked checker_made and not indexed by name (a program
+ * cannot name them: `+` is not a letter of its names). */
 #include "sema.h"
 
 #include <stdio.h>
@@ -45,59 +45,70 @@ static bool is_existence_test(const rfx_program *p, const rfx_clause *c, const r
     return true;
 }
 
-/* Appends relation `+disconnectedN` (nullary) and its clause `+disconnectedN() :- l.` to p
- * (arrays grown in the arena); its index, or -1 out of memory. */
-static int add_disconnected(sema *s, const rfx_clause *c, const rfx_lit *l, int n)
+/* Relation `+disconnectedN` (nullary) at rels[r] and its clause `+disconnectedN() :- l.` at
+ * *into (c: the clause l was in); false out of memory. */
+static bool make_disconnected(sema *s, const rfx_clause *c, const rfx_lit *l, int n, int r, rfx_relation *rels,
+                              rfx_clause *into)
 {
-    rfx_program *p = s->p;
-    rfx_relation *rels = salloc(s, sizeof(rfx_relation) * (size_t)(p->nrels + 2));
-    rfx_clause *clauses = salloc(s, sizeof(rfx_clause) * (size_t)(p->nclauses + 2));
     char *name = salloc(s, 32);
     rfx_lit *copy = salloc(s, sizeof *copy);
     rfx_lit **lits = salloc(s, sizeof(rfx_lit *));
     rfx_conj *conj = salloc(s, sizeof *conj);
     rfx_body *body = salloc(s, sizeof *body);
-    if (!rels || !clauses || !name || !copy || !lits || !conj || !body)
-        return -1;
+    if (!name || !copy || !lits || !conj || !body)
+        return false;
     snprintf(name, 32, "+disconnected%d", n);
-    memcpy(rels, p->rels, sizeof(rfx_relation) * (size_t)p->nrels);
-    memcpy(clauses, p->clauses, sizeof(rfx_clause) * (size_t)p->nclauses);
-    int r = p->nrels;
-    rels[r] = (rfx_relation){.name = name, .loc = l->loc, .has_rules = true, .limitsize = -1};
+    rels[r] = (rfx_relation){.name = name, .loc = l->loc, .has_rules = true, .checker_made = true, .limitsize = -1};
     *copy = *l;
     lits[0] = copy;
     *conj = (rfx_conj){1, lits};
     *body = (rfx_body){.kind = RFX_B_LIT, .lit = copy};
-    clauses[p->nclauses] = (rfx_clause){.head = {.name = name, .rel = r, .loc = l->loc}, .body = body,
-                                        .nconj = 1, .conj = conj, .loc = c->loc, .instance = c->instance};
-    p->rels = rels;
-    p->clauses = clauses;
-    p->nrels++;
-    p->nclauses++;
-    return r;
+    *into = (rfx_clause){.head = {.name = name, .rel = r, .loc = l->loc}, .body = body, .nconj = 1, .conj = conj,
+                         .loc = c->loc, .instance = c->instance};
+    return true;
+}
+
+static bool rewritten(const rfx_program *p, const rfx_clause *c, const rfx_lit *l)
+{
+    return !c->is_fact && !c->subsumptive && is_existence_test(p, c, l);
 }
 
 bool rfx_sema_split_disconnected(sema *s)
 {
     rfx_program *p = s->p;
-    int made = 0, nclauses = p->nclauses;
-    for (int ci = 0; ci < nclauses && !s->ctx->oom; ci++)
-        for (int d = 0; d < p->clauses[ci].nconj && !s->ctx->oom; d++)
-            for (int i = 0; i < p->clauses[ci].conj[d].nlits; i++) {
-                rfx_clause *c = &p->clauses[ci];
-                rfx_lit *l = c->conj[d].lits[i];
-                if (c->is_fact || c->subsumptive || !is_existence_test(p, c, l))
+    int n = 0, nrels = p->nrels, nclauses = p->nclauses;
+    for (int ci = 0; ci < nclauses; ci++)
+        for (int d = 0; d < p->clauses[ci].nconj; d++)
+            for (int i = 0; i < p->clauses[ci].conj[d].nlits; i++)
+                n += rewritten(p, &p->clauses[ci], p->clauses[ci].conj[d].lits[i]);
+    if (!n)
+        return false;
+    /* the arrays grown once, in the arena */
+    rfx_relation *rels = salloc(s, sizeof(rfx_relation) * (size_t)(nrels + n + 1));
+    rfx_clause *clauses = salloc(s, sizeof(rfx_clause) * (size_t)(nclauses + n + 1));
+    if (!rels || !clauses)
+        return false;
+    memcpy(rels, p->rels, sizeof(rfx_relation) * (size_t)nrels);
+    memcpy(clauses, p->clauses, sizeof(rfx_clause) * (size_t)nclauses);
+    int made = 0;
+    for (int ci = 0; ci < nclauses; ci++)
+        for (int d = 0; d < clauses[ci].nconj; d++)
+            for (int i = 0; i < clauses[ci].conj[d].nlits; i++) {
+                rfx_lit *l = clauses[ci].conj[d].lits[i], *now;
+                if (!rewritten(p, &clauses[ci], l))
                     continue;
-                int r = add_disconnected(s, c, l, made);
-                if (r < 0)
-                    break;
-                rfx_lit *now = salloc(s, sizeof *now);   /* the literal may be shared by disjuncts */
-                if (!now)
-                    break;
+                int r = nrels + made;
+                if (!make_disconnected(s, &clauses[ci], l, made, r, rels, &clauses[nclauses + made]) ||
+                    !(now = salloc(s, sizeof *now)))   /* the literal may be shared by disjuncts */
+                    return false;
                 *now = *l;
-                now->atom = (rfx_atom){.name = p->rels[r].name, .rel = r, .loc = l->atom.loc};
-                p->clauses[ci].conj[d].lits[i] = now;
+                now->atom = (rfx_atom){.name = rels[r].name, .rel = r, .loc = l->atom.loc};
+                clauses[ci].conj[d].lits[i] = now;
                 made++;
             }
-    return made > 0;
+    p->rels = rels;
+    p->clauses = clauses;
+    p->nrels += made;
+    p->nclauses += made;
+    return true;
 }

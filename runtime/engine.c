@@ -767,10 +767,9 @@ rfx_result rfx_symbol_texts(rfx_engine *e, const uint32_t *ids, size_t n, char *
 
 const char *rfx_relation_name(rfx_engine *e, int index)
 {
-    /* the checker's own relations (`+disconnectedN`, sema_disconnected.c) come after the
-     * declared ones and are not listed: a program cannot name them */
-    const char *name = e && e->prog && index >= 0 && index < e->prog->nrels ? e->prog->rels[index].name : NULL;
-    return name && name[0] != '+' ? name : NULL;
+    /* the checker's own relations come after the declared ones and are not listed */
+    bool listed = e && e->prog && index >= 0 && index < e->prog->nrels && !e->prog->rels[index].checker_made;
+    return listed ? e->prog->rels[index].name : NULL;
 }
 
 const char *rfx_attribute_name(rfx_engine *e, const char *relation, int column)

@@ -574,12 +574,19 @@ static uint64_t *gather_process_stats(exec *x)
     return all;
 }
 
-/* Column col of every process's row of the gathered stats, summed. */
-static uint64_t sum_col(const uint64_t *all, int R, int K, int col)
+/* Column col of every process's row of the gathered stats: its sum, the largest value
+ * (*most) and the process holding it (*at). */
+static uint64_t column_parts(const uint64_t *all, int R, int K, int col, uint64_t *most, int *at)
 {
     uint64_t sum = 0;
-    for (int p = 0; p < R; p++)
-        sum += all[(size_t)p * (size_t)K + (size_t)col];
+    *most = 0;
+    *at = 0;
+    for (int p = 0; p < R; p++) {
+        uint64_t n = all[(size_t)p * (size_t)K + (size_t)col];
+        sum += n;
+        if (n > *most)
+            *most = n, *at = p;
+    }
     return sum;
 }
 
@@ -614,31 +621,20 @@ static void print_processes(exec *x, const uint64_t *all, FILE *f, FILE *j)
                     v[PROC_PHASE_US + 1] * 1e-6, v[PROC_PHASE_US + 2] * 1e-6, v[PROC_PHASE_US + 3] * 1e-6,
                     v[PROC_PHASE_US + 4] * 1e-6);
     }
-    uint64_t joined = 0, most_joined = 0;
-    int at_joined = 0;
-    for (int p = 0; p < R; p++) {
-        uint64_t n = all[(size_t)p * (size_t)K + PROC_JOINED];
-        joined += n;
-        if (n > most_joined)
-            most_joined = n, at_joined = p;
-    }
+    uint64_t most, most_sent;
+    int at;
+    uint64_t sent = column_parts(all, R, K, PROC_SPREAD, &most_sent, &at);
+    uint64_t joined = column_parts(all, R, K, PROC_JOINED, &most, &at);
     if (f && joined)
         fprintf(f, "  joins: %llu rows made, the largest part %.1f%% (process %d); %llu hot keys spread, %llu rows sent "
                    "spreading them\n",
-                (unsigned long long)joined, 100.0 * (double)most_joined / (double)joined, at_joined,
-                (unsigned long long)all[PROC_HOT_KEYS], (unsigned long long)sum_col(all, R, K, PROC_SPREAD));
+                (unsigned long long)joined, 100.0 * (double)most / (double)joined, at,
+                (unsigned long long)all[PROC_HOT_KEYS], (unsigned long long)sent);
     if (j)
         fputs("\n], \"shares\": [", j);
     bool first = true;
     for (int r = 0; r < nrel; r++) {
-        uint64_t sum = 0, most = 0;
-        int at = 0;
-        for (int p = 0; p < R; p++) {
-            uint64_t n = all[(size_t)p * (size_t)K + NPROC_COLS + (size_t)r];
-            sum += n;
-            if (n > most)
-                most = n, at = p;
-        }
+        uint64_t sum = column_parts(all, R, K, NPROC_COLS + r, &most, &at);
         if (!sum)
             continue;
         if (f)
