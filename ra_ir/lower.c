@@ -620,6 +620,66 @@ static void build_atom_item(rule_ctx *R, const rfx_lit *l, int src, bool inner, 
     it->est = estimate(L, src, nconst);
 }
 
+static void apply_negation(rule_ctx *R, flow *cur, item *it);
+
+/* Whether the atom scanned as s changes only outside the loop being lowered (a relation
+ * of an earlier stratum read by a rule version with a delta): what is made of it alone is
+ * hoisted out of the loop and made once. */
+static bool loop_invariant(rule_ctx *R, const item *it)
+{
+    const rfx_pvar *v = &R->L->plan->vars[it->src];
+    bool in_loop = false;
+    for (int k = 0; k < R->nitems; k++)
+        in_loop |= R->items[k].delta;
+    return in_loop && v->kind != RFX_PV_DELTA && v->rel >= 0 && R->L->prog->rels[v->rel].stratum != R->L->stratum;
+}
+
+/* Prepares the scan s of atom `it` for its join with cur where that join sorts the atom's
+ * rows anyway, or where they are made once outside the loop: applies each negation over
+ * the atom's variables alone (`r(v1, v2), !bad(v1)`) and returns whether a variable of the
+ * atom is then read by nothing after the join (the negation's, or one only the scan's
+ * pushed tests read), for the caller to drop it and the repeats that leaves: a current
+ * tuple then meets each remaining value once rather than once per dropped value. Where
+ * the atom is a recursive relation already in its join order, nothing changes: the
+ * negation follows the join, whose work follows the delta. */
+static bool push_negations(rule_ctx *R, flow *s, const flow *cur, item *it, const hcol *out, int nout,
+                           const bool *outer, bool *need)
+{
+    int k = 0;
+    bool keys_first = true;
+    for (int i = 0; i < s->n; i++)
+        if (rfx_lower_col_of(cur, NULL, s->schema[i]) >= 0) {
+            keys_first &= i == k;
+            k++;
+        }
+    if (keys_first && s->sorted >= k && !loop_invariant(R, it))
+        return false;
+    /* the local negations together: one may free a variable only with the others */
+    int local[64], nl = 0;
+    for (int n = 0; n < R->nitems && nl < 64; n++) {
+        item *neg = &R->items[n];
+        if (neg->done || neg->kind != IT_NEG)
+            continue;
+        bool mine = true;
+        for (int a = 0; mine && a < neg->atom->nargs; a++)
+            mine = neg->argvar[a] < 0 || rfx_lower_col_of(s, NULL, neg->argvar[a]) >= 0;
+        if (mine) {
+            local[nl++] = n;
+            neg->done = true;
+        }
+    }
+    needed_vars(R, out, nout, need, outer);
+    bool frees = false;
+    for (int c = 0; c < s->n; c++)
+        frees |= !need[s->schema[c]] && rfx_lower_col_of(cur, NULL, s->schema[c]) < 0;
+    for (int i = 0; i < nl; i++) {
+        R->items[local[i]].done = false;
+        if (frees)
+            apply_negation(R, s, &R->items[local[i]]);
+    }
+    return frees;
+}
+
 /* Join (or semi-join) the current flow with an atom's scan. */
 static flow join_atom(rule_ctx *R, flow cur, item *it, const hcol *out, int nout, const bool *outer)
 {
@@ -636,6 +696,7 @@ static flow join_atom(rule_ctx *R, flow cur, item *it, const hcol *out, int nout
     for (int v = 0; v < R->nv; v++)
         need[v] |= R->bound[v];
     flow s = scan_atom(R, it, true, need);
+    bool pushed = !(cur.var == L->plan->unit && cur.n == 0) && push_negations(R, &s, &cur, it, out, nout, outer, need);
     needed_vars(R, out, nout, need, outer);
     int *keys = lalloc(L, sizeof(int) * (size_t)(s.n + 1));
     if (!keys) {
@@ -672,6 +733,8 @@ static flow join_atom(rule_ctx *R, flow cur, item *it, const hcol *out, int nout
     /* key variables are needed to match even when nothing later reads them */
     for (int i = 0; i < k; i++)
         need[keys[i]] = true;
+    if (pushed)   /* the atom's rows without the variables nothing after the join reads */
+        s = ensure_order(R, s, keys, k, need, true);
     /* the current tuples, before a join that adds columns, lose those nothing reads and
      * the duplicates that leaves, so that no match is made twice for a later
      * deduplication to remove */
