@@ -80,8 +80,8 @@ int rfx_sema_literal_scale(double v);
 /* sema_strata.c: p's strata (and the relations' strata) from its clauses' dependencies;
  * a cycle through negation or aggregation is an error. */
 void rfx_sema_stratify(sema *s);
-/* sema_disconnected.c: a recursive rule's body atom that names no variable becomes a
- * nullary relation of its own (Soufflé's disconnected literals); true where one did (the
+/* sema_disconnected.c: a rule body's parts that share no variable with its head become
+ * nullary relations of their own (Soufflé's disconnected literals); true where one did (the
  * program is then stratified again). */
 bool rfx_sema_split_disconnected(sema *s);
 /* sema_widen.c: 64-bit values as pairs of words, in relations, clauses and expressions (the

@@ -14,7 +14,8 @@ Floats are dyadic rationals so that sums are exact in any order.
 
 A program Soufflé rejects is the generator's fault and is not counted; one rfx rejects while
 Soufflé runs it is a refusal (a coverage gap); different outputs are a wrong answer; one
-that rfx does not finish in a minute is kept and reported as slow, but fails nothing. Soufflé's
+that rfx does not finish in a minute is kept and reported as slow, and one where rfx takes over
+a second and over ten times Soufflé's time as slower: both fail nothing (speed findings). Soufflé's
 eqrel misses implied pairs in some recursions (souffle-lang/souffle#2052): where outputs
 differ in a program with an eqrel relation, Soufflé runs it again with each eqrel spelt as its
 closure rules, and if that agrees with rfx the case is kept and reported, but fails nothing.
@@ -507,11 +508,18 @@ def in_components(rng, lines, facts_dir):
 CASE_TIMEOUT = 60
 
 
-def run(cmd, cwd):
+SLOWER_FACTOR, SLOWER_MIN = 10, 1.0   # "slower": rfx over both this many times Soufflé's seconds and these
+
+
+def run(cmd, cwd, took=None):
+    t0 = time.time()
     try:
         p = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=CASE_TIMEOUT)
     except subprocess.TimeoutExpired:
         return None, b"", b"timed out"
+    finally:
+        if took is not None:
+            took.append(time.time() - t0)
     return p.returncode, p.stdout, p.stderr
 
 
@@ -549,12 +557,13 @@ def one_case(args, i):
         f.write(gen_program(rng, facts))
     os.makedirs(os.path.join(case, "souffle"))
     os.makedirs(os.path.join(case, "rfx"))
-    rc_s, out_s, err_s = run([args.souffle, "-j1", "-F", facts, "-D", os.path.join(case, "souffle"), prog], case)
+    took = []
+    rc_s, out_s, err_s = run([args.souffle, "-j1", "-F", facts, "-D", os.path.join(case, "souffle"), prog], case, took)
     if rc_s != 0:
         shutil.rmtree(case, ignore_errors=True)
         return "invalid", i, (err_s or b"").decode(errors="replace")[:300]
     rc_r, out_r, err_r = run([args.rfx, "-q", rng.choice(["-j1", "-j2"]), "-F", facts, "-D", os.path.join(case, "rfx")] +
-                             shlex.split(args.rfx_opts) + [prog], case)
+                             shlex.split(args.rfx_opts) + [prog], case, took)
     verdict, why = "same", ""
     if rc_r is None:
         verdict, why = "slow", "rfx took over %d s" % CASE_TIMEOUT
@@ -579,6 +588,8 @@ def one_case(args, i):
             if (rc_c == 0 and outputs(os.path.join(case, "souffle_closed")) == b and
                     sorted(out_c.splitlines()) == sorted(out_r.splitlines())):
                 verdict, why = "eqrel", why + " (only as Soufflé's eqrel: closed.dl, its closure as rules, agrees)"
+    if verdict == "same" and took[1] > SLOWER_MIN and took[1] > SLOWER_FACTOR * took[0]:
+        verdict, why = "slower", "rfx took %.2f s, Soufflé %.2f s" % (took[1], took[0])
     if verdict == "same":
         shutil.rmtree(case, ignore_errors=True)
     else:
@@ -607,7 +618,7 @@ def main():
         return 0
     os.makedirs(args.work, exist_ok=True)
     start = time.time()
-    counts = {"same": 0, "invalid": 0, "refused": 0, "differs": 0, "slow": 0, "eqrel": 0}
+    counts = {"same": 0, "invalid": 0, "refused": 0, "differs": 0, "slow": 0, "slower": 0, "eqrel": 0}
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
         pending, nxt = set(), 0
         while pending or nxt < args.count:
@@ -620,16 +631,17 @@ def main():
             for fut in done:
                 verdict, i, why = fut.result()
                 counts[verdict] += 1
-                if verdict in ("refused", "differs", "slow", "eqrel"):
+                if verdict in ("refused", "differs", "slow", "slower", "eqrel"):
                     print("case %d (seed %d): %s: %s" % (i, args.seed, verdict, why), flush=True)
             if time.time() - start >= args.budget and nxt < args.count:
                 nxt = args.count   # budget spent: finish what runs
-    ran = counts["same"] + counts["refused"] + counts["differs"] + counts["slow"] + counts["eqrel"]
+    ran = sum(counts[k] for k in counts if k != "invalid")
     print("diff_souffle: %d programs compared in %.0f s (seed %d): %d same, %d refused by rfx, %d differ, "
-          "%d where rfx took over %d s (kept, not failed: a speed finding); %d where only Soufflé's eqrel differs "
-          "(kept: its closure spelt as rules agrees with rfx); %d rejected by Soufflé (not counted)"
+          "%d where rfx took over %d s and %d where it took over %d times Soufflé's time (kept, not failed: speed "
+          "findings); %d where only Soufflé's eqrel differs (kept: its closure spelt as rules agrees with rfx); "
+          "%d rejected by Soufflé (not counted)"
           % (ran, time.time() - start, args.seed, counts["same"], counts["refused"], counts["differs"], counts["slow"],
-             CASE_TIMEOUT, counts["eqrel"], counts["invalid"]))
+             CASE_TIMEOUT, counts["slower"], SLOWER_FACTOR, counts["eqrel"], counts["invalid"]))
     return 1 if counts["refused"] or counts["differs"] else 0
 
 
