@@ -15,10 +15,19 @@ static bool in_stratum(const rfx_program *p, int s, int rel)
 }
 
 /* Whether clause ci is lowered with its stratum's rules: a rule, or a choice relation's fact. */
-static bool in_stratum_rules(const rfx_program *p, int ci)
+static bool in_stratum_rules(const rfx_program *p, int ci, const bool *needed)
 {
     const rfx_clause *c = &p->clauses[ci];
-    return c->head.rel >= 0 && (!c->is_fact || p->rels[c->head.rel].nchoice);
+    return c->head.rel >= 0 && (!c->is_fact || p->rels[c->head.rel].nchoice) && (!needed || needed[c->head.rel]);
+}
+
+/* Whether a relation of stratum s is needed (every one where needed is NULL). */
+static bool stratum_needed(const rfx_program *p, int s, const bool *needed)
+{
+    for (int i = 0; i < p->strata[s].nrels; i++)
+        if (!needed || needed[p->strata[s].rels[i]])
+            return true;
+    return false;
 }
 
 static int by_rel_name(const void *a, const void *b, void *prog)
@@ -648,19 +657,27 @@ rfx_plan *rfx_plan_build(const rfx_program *prog, const rfx_plan_opts *opts, rfx
             rfx_lower_emit(L, RFX_RA_UNION, L->relvar[r], L->relvar[r], close_eqrel(L, r, L->relvar[r], false));
     /* the rules of each stratum, in clause order (with a choice relation's facts: a rule
      * before a fact may take its key) */
+    /* where only results are seen, the rules of relations no output depends on are left out */
+    bool *needed = opts && opts->results_only ? lalloc(L, (size_t)nr + 1) : NULL;
+    if (opts && opts->results_only && (!needed || !rfx_plan_needed_relations(prog, needed)))
+        goto oom;
+    for (int r = 0; needed && r < nr; r++)
+        P->vars[L->relvar[r]].unneeded = !needed[r] && prog->rels[r].has_rules;
     L->stratum_first = lalloc(L, sizeof(int) * (size_t)(prog->nstrata + 2));
     L->stratum_rules = lalloc(L, sizeof(int) * (size_t)(prog->nclauses + 1));
     if (!L->stratum_first || !L->stratum_rules)
         goto oom;
     for (int ci = 0; ci < prog->nclauses; ci++)
-        if (in_stratum_rules(prog, ci))
+        if (in_stratum_rules(prog, ci, needed))
             L->stratum_first[prog->rels[prog->clauses[ci].head.rel].stratum + 2]++;
     for (int s = 0; s < prog->nstrata; s++)
         L->stratum_first[s + 2] += L->stratum_first[s + 1];
     for (int ci = 0; ci < prog->nclauses; ci++)
-        if (in_stratum_rules(prog, ci))
+        if (in_stratum_rules(prog, ci, needed))
             L->stratum_rules[L->stratum_first[prog->rels[prog->clauses[ci].head.rel].stratum + 1]++] = ci;
     for (int s = 0; s < prog->nstrata; s++) {
+        if (!stratum_needed(prog, s, needed))
+            continue;
         char *label = lalloc(L, 64);
         if (label)
             snprintf(label, 64, "stratum %d", s);

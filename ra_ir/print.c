@@ -251,7 +251,8 @@ void rfx_plan_print(FILE *out, const rfx_plan *P)
         fprintf(out, ".%s %s(", kind_name(v->kind), v->name);
         for (int a = 0; a < v->arity; a++)
             fprintf(out, "%s%s%s", a ? ", " : "", v->unread && v->unread[a] ? "unread " : "", rfx_prim_name(v->types[a]));
-        fputs(v->set_read ? ")  // read as a set\n" : ")\n", out);
+        fputs(v->set_read ? ")  // read as a set\n"
+                          : v->unneeded ? ")  // no output depends on it: its rules are not run\n" : ")\n", out);
     }
     for (int b = 0; b < P->nblocks; b++) {
         const rfx_block *blk = &P->blocks[b];

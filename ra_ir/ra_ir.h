@@ -44,6 +44,8 @@ typedef struct rfx_pvar {
                                 * repeated rows and write them in any order */
     bool *unread;              /* an input relation's columns no rule reads (ra_ir/unread.c),
                                 * read as one constant; NULL: every column read */
+    bool unneeded;             /* a relation no output depends on, where only results are seen:
+                                * its rules are not run (ra_ir/needed.c) */
 } rfx_pvar;
 
 /* ---- commands ---------------------------------------------------------------------- */
@@ -167,6 +169,10 @@ bool rfx_plan_find_splits(rfx_plan *plan);
 /* Marks the symbol columns of input relations that no rule reads (rfx_pvar.unread); false
  * on out of memory. */
 bool rfx_plan_mark_unread(rfx_plan *plan);
+/* needed[r] (nrels entries) = whether the program's outputs and printed sizes depend on
+ * relation r, through the rules (every relation where `ord` or a stateful functor is
+ * called); false on out of memory. */
+bool rfx_plan_needed_relations(const rfx_program *prog, bool *needed);
 
 /* Consistency checks of the plan (our bugs, not the user's); returns false and prints to
  * out (when not NULL). */
