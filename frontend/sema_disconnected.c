@@ -14,14 +14,14 @@
  * holds () iff the part has a solution); tuples may arrive an iteration later.
  *
  * Parts are the connected components of the graph whose edges join the variables of one
- * literal (an aggregate's inner variables included), the head's variables making one.
- * Moved: a part of two literals or more, and a part of one atom that reads the head's own
- * recursive stratum (one atom alone elsewhere is already a semi-join of the planner's).
- * Kept as written: literals with no variable (a constant test) other than such atoms,
- * literals calling autoinc() or a stateful functor (each evaluation counts), subsumptive
- * clauses and clauses with a `.plan` (their literals are numbered), and a body that would
- * become one nullary atom. The new relations are marked checker_made and not indexed by
- * name (a program cannot name them: `+` is not a letter of its names). */
+ * literal (an aggregate's inner variables included), the head's variables making one; as
+ * Soufflé, every part without a head variable moves (a literal with no variable stays),
+ * and so does, in a recursion, an atom with no variable that reads the head's own
+ * recursive stratum (an existence test: its own part). Kept as written: literals calling
+ * autoinc() or a stateful functor (each evaluation counts), subsumptive clauses and
+ * clauses with a `.plan` (their literals are numbered). The new relations are marked
+ * checker_made and not indexed by name (a program cannot name them: `+` is not a letter
+ * of its names). */
 #include "sema.h"
 
 #include <stdio.h>
@@ -94,10 +94,9 @@ static int split_conj(const rfx_program *p, const rfx_clause *c, const rfx_conj 
     int nv = c->nvars, head = nv;
     int *uf = malloc(sizeof(int) * (size_t)(nv + 1));
     int *root = malloc(sizeof(int) * (size_t)(cj->nlits + 1));
-    int *size = calloc((size_t)nv + 1, sizeof(int));
     bool *use = malloc((size_t)nv + 1);
-    if (!uf || !root || !size || !use) {
-        free(uf), free(root), free(size), free(use);
+    if (!uf || !root || !use) {
+        free(uf), free(root), free(use);
         return -1;
     }
     for (int v = 0; v <= nv; v++)
@@ -128,14 +127,12 @@ static int split_conj(const rfx_program *p, const rfx_clause *c, const rfx_conj 
             root[i] = uf_find(uf, root[i]);
         else if (reads_own_stratum(p, c, cj->lits[i]))
             root[i] = -2 - i;
-        if (root[i] >= 0 && root[i] != head)
-            size[root[i]]++;
     }
-    int nparts = 0, kept = 0;
+    int nparts = 0;
     for (int i = 0; i < cj->nlits; i++) {
         part[i] = -1;
         int r = root[i];
-        bool moves = r <= -2 || (r >= 0 && r != head && (size[r] >= 2 || reads_own_stratum(p, c, cj->lits[i])));
+        bool moves = r <= -2 || (r >= 0 && r != head);
         if (!moves)
             continue;
         for (int j = 0; j < i && part[i] < 0; j++)   /* an earlier literal of the part named it */
@@ -144,14 +141,7 @@ static int split_conj(const rfx_program *p, const rfx_clause *c, const rfx_conj 
         if (part[i] < 0)
             part[i] = nparts++;
     }
-    for (int i = 0; i < cj->nlits; i++)
-        kept += part[i] < 0;
-    if (nparts == 1 && kept == 0) {   /* the whole body one nullary atom: nothing gained */
-        for (int i = 0; i < cj->nlits; i++)
-            part[i] = -1;
-        nparts = 0;
-    }
-    free(uf), free(root), free(size), free(use);
+    free(uf), free(root), free(use);
     return nparts;
 }
 

@@ -37,6 +37,193 @@ static int by_rel_name(const void *a, const void *b, void *prog)
     return c ? c : (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
 }
 
+/* ---- the order of outputs ---------------------------------------------------------- */
+/* What Soufflé prints on standard output comes stratum by stratum, in its order of them:
+ * by their longest path from a stratum that depends on none, then by the least relation
+ * name each holds; a stratum's relations by name. rfx evaluates its strata in an order of
+ * its own and writes every output at the end, in that order (files do not show it). */
+typedef struct out_order {
+    const rfx_program *p;
+    int *depth;                /* per stratum: the longest path to it */
+    const char **least;        /* per stratum: its least relation name */
+    const rfx_clause *c;       /* the clause walked, its head's stratum, and its variables' */
+    int head, *uses;           /* occurrences in it */
+    bool many;                 /* its disjunct has more than one literal */
+} out_order;
+
+static int conj_need(out_order *o, const rfx_conj *cj);
+
+static void count_uses(const rfx_expr *e, int *uses, int sign)
+{
+    if (!e)
+        return;
+    if (e->kind == RFX_E_VAR && e->u.v.var >= 0)
+        uses[e->u.v.var] += sign;
+    if (e->kind == RFX_E_AGG) {
+        const rfx_conj *cj = rfx_agg_conj(e);
+        count_uses(e->u.agg.target, uses, sign);
+        for (int i = 0; cj && i < cj->nlits; i++) {
+            const rfx_lit *l = cj->lits[i];
+            count_uses(l->lhs, uses, sign);
+            count_uses(l->rhs, uses, sign);
+            for (int a = 0; (l->kind == RFX_L_ATOM || l->kind == RFX_L_NEG) && a < l->atom.nargs; a++)
+                count_uses(l->atom.args[a], uses, sign);
+        }
+    }
+    for (int i = 0; i < rfx_expr_nkids(e); i++)
+        count_uses(rfx_expr_kid(e, i), uses, sign);
+}
+
+/* Whether no variable of aggregate e is seen elsewhere in the clause: Soufflé then makes
+ * it a relation of its own (a stratum more) where the body has other literals. */
+static bool single_valued(out_order *o, const rfx_expr *e)
+{
+    bool *in = calloc((size_t)o->c->nvars + 1, 1);
+    if (!in)
+        return false;
+    rfx_expr_vars(e, in, NULL);
+    count_uses(e, o->uses, -1);   /* what is left: the occurrences outside e */
+    bool single = true;
+    for (int v = 0; v < o->c->nvars; v++)
+        single &= !in[v] || o->uses[v] == 0;
+    count_uses(e, o->uses, 1);
+    free(in);
+    return single;
+}
+
+/* The depth a clause's head needs for what e reads. */
+static int expr_need(out_order *o, const rfx_expr *e)
+{
+    if (!e)
+        return 0;
+    int need = 0;
+    if (e->kind == RFX_E_AGG) {
+        int t = expr_need(o, e->u.agg.target), b = conj_need(o, rfx_agg_conj(e));
+        need = t > b ? t : b;
+        if (o->many && single_valued(o, e))
+            need++;
+    }
+    for (int i = 0; i < rfx_expr_nkids(e); i++) {
+        int k = expr_need(o, rfx_expr_kid(e, i));
+        need = k > need ? k : need;
+    }
+    return need;
+}
+
+/* The depth a clause's head needs for what cj reads: one past each stratum read. */
+static int conj_need(out_order *o, const rfx_conj *cj)
+{
+    int need = 0;
+    for (int i = 0; cj && i < cj->nlits; i++) {
+        const rfx_lit *l = cj->lits[i];
+        int k = 0;
+        if (l->kind == RFX_L_ATOM || l->kind == RFX_L_NEG) {
+            int s = l->atom.rel >= 0 ? o->p->rels[l->atom.rel].stratum : -1;
+            if (s >= 0 && s != o->head)
+                k = o->depth[s] + 1;
+            for (int a = 0; a < l->atom.nargs; a++) {
+                int x = expr_need(o, l->atom.args[a]);
+                k = x > k ? x : k;
+            }
+        } else if (l->kind == RFX_L_CMP) {
+            int x = expr_need(o, l->lhs), y = expr_need(o, l->rhs);
+            k = x > y ? x : y;
+        }
+        need = k > need ? k : need;
+    }
+    return need;
+}
+
+static int by_output_order(const void *a, const void *b, void *ctx)
+{
+    const out_order *o = ctx;
+    const rfx_relation *ra = &o->p->rels[*(const int *)a], *rb = &o->p->rels[*(const int *)b];
+    int sa = ra->stratum, sb = rb->stratum;
+    if (sa >= 0 && sb >= 0 && sa != sb) {
+        if (o->depth[sa] != o->depth[sb])
+            return o->depth[sa] < o->depth[sb] ? -1 : 1;
+        int c = strcmp(o->least[sa], o->least[sb]);
+        if (c)
+            return c;
+    }
+    return by_rel_name(a, b, (void *)o->p);
+}
+
+/* The relations in the order their outputs are written (by[0..nrels)). */
+static bool output_order(lower_ctx *L, int *by)
+{
+    const rfx_program *p = L->prog;
+    out_order o = {.p = p, .depth = lalloc(L, sizeof(int) * (size_t)(p->nstrata + 1)),
+                   .least = lalloc(L, sizeof(char *) * (size_t)(p->nstrata + 1))};
+    int *clauses = lalloc(L, sizeof(int) * (size_t)(p->nclauses + 1));
+    if (!o.depth || !o.least || !clauses)
+        return false;
+    for (int s = 0; s < p->nstrata; s++) {
+        o.depth[s] = 0;
+        o.least[s] = NULL;
+    }
+    for (int r = 0; r < p->nrels; r++) {
+        int s = p->rels[r].stratum;
+        if (s >= 0 && (!o.least[s] || strcmp(p->rels[r].name, o.least[s]) < 0))
+            o.least[s] = p->rels[r].name;
+    }
+    /* clauses by their head's stratum: a stratum reads only earlier ones, whose depths are
+     * then final (counting sort) */
+    int *at = lalloc(L, sizeof(int) * (size_t)(p->nstrata + 2));
+    if (!at)
+        return false;
+    for (int s = 0; s <= p->nstrata + 1; s++)
+        at[s] = 0;
+    for (int ci = 0; ci < p->nclauses; ci++)
+        if (p->clauses[ci].head.rel >= 0 && p->rels[p->clauses[ci].head.rel].stratum >= 0)
+            at[p->rels[p->clauses[ci].head.rel].stratum + 2]++;
+    for (int s = 0; s < p->nstrata; s++)
+        at[s + 2] += at[s + 1];
+    int n = 0;
+    for (int ci = 0; ci < p->nclauses; ci++)
+        if (p->clauses[ci].head.rel >= 0 && p->rels[p->clauses[ci].head.rel].stratum >= 0) {
+            clauses[at[p->rels[p->clauses[ci].head.rel].stratum + 1]++] = ci;
+            n++;
+        }
+    for (int k = 0; k < n; k++) {
+        const rfx_clause *c = &p->clauses[clauses[k]];
+        o.c = c;
+        o.head = p->rels[c->head.rel].stratum;
+        if (!(o.uses = calloc((size_t)c->nvars + 1, sizeof(int))))
+            return false;
+        for (int a = 0; a < c->head.nargs; a++)
+            count_uses(c->head.args[a], o.uses, 1);
+        for (int d = 0; d < c->nconj; d++) {
+            const rfx_conj *cj = &c->conj[d];
+            for (int i = 0; i < cj->nlits; i++) {
+                count_uses(cj->lits[i]->lhs, o.uses, 1);
+                count_uses(cj->lits[i]->rhs, o.uses, 1);
+                for (int a = 0; (cj->lits[i]->kind == RFX_L_ATOM || cj->lits[i]->kind == RFX_L_NEG) &&
+                                a < cj->lits[i]->atom.nargs; a++)
+                    count_uses(cj->lits[i]->atom.args[a], o.uses, 1);
+            }
+        }
+        int need = 0;
+        for (int d = 0; d < c->nconj; d++) {
+            o.many = c->conj[d].nlits > 1;
+            int x = conj_need(&o, &c->conj[d]);
+            need = x > need ? x : need;
+        }
+        o.many = c->nconj > 0 && c->conj[0].nlits > 1;
+        for (int a = 0; a < c->head.nargs; a++) {
+            int x = expr_need(&o, c->head.args[a]);
+            need = x > need ? x : need;
+        }
+        if (need > o.depth[o.head])
+            o.depth[o.head] = need;
+        free(o.uses);
+    }
+    for (int i = 0; i < p->nrels; i++)
+        by[i] = i;
+    qsort_r(by, (size_t)p->nrels, sizeof(int), by_output_order, &o);
+    return true;
+}
+
 static bool fold_const(const rfx_program *p, const rfx_expr *e, rfx_prim prim, uint64_t *out);
 
 /* A fact's tuple (arity values at out). */
@@ -693,15 +880,12 @@ rfx_plan *rfx_plan_build(const rfx_program *prog, const rfx_plan_opts *opts, rfx
     bool logiql = false;
     for (int r = 0; r < nr; r++)
         logiql |= prog->rels[r].logiql;
-    /* in the order of the relations' names, as Soufflé writes them (on stdout, it shows) */
-    int *by_name = lalloc(L, sizeof(int) * (size_t)(nr + 1));
-    if (!by_name)
+    /* in Soufflé's order (on stdout, it shows) */
+    int *by_order = lalloc(L, sizeof(int) * (size_t)(nr + 1));
+    if (!by_order || !output_order(L, by_order))
         goto oom;
-    for (int i = 0; i < nr; i++)
-        by_name[i] = i;
-    qsort_r(by_name, (size_t)nr, sizeof(int), by_rel_name, (void *)prog);
     for (int i = 0; i < nr; i++) {
-        int r = by_name[i];
+        int r = by_order[i];
         const rfx_relation *rel = &prog->rels[r];
         for (int k = 0; k < rel->noutputs; k++)
             rfx_lower_emit(L, RFX_RA_OUTPUT, -1, L->relvar[r], -1)->io = k;
