@@ -671,7 +671,7 @@ static bool push_negations(rule_ctx *R, flow *s, const flow *cur, item *it, cons
     needed_vars(R, out, nout, need, outer);
     bool frees = false;
     for (int c = 0; c < s->n; c++)
-        frees |= !need[s->schema[c]] && rfx_lower_col_of(cur, NULL, s->schema[c]) < 0;
+        frees |= s->schema[c] >= 0 && !need[s->schema[c]] && rfx_lower_col_of(cur, NULL, s->schema[c]) < 0;
     for (int i = 0; i < nl; i++) {
         R->items[local[i]].done = false;
         if (frees)

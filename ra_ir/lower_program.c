@@ -40,14 +40,19 @@ static int by_rel_name(const void *a, const void *b, void *prog)
 /* ---- the order of outputs ---------------------------------------------------------- */
 /* What Soufflé prints on standard output comes stratum by stratum, in its order of them:
  * by their longest path from a stratum that depends on none, then by the least relation
- * name each holds; a stratum's relations by name. rfx evaluates its strata in an order of
- * its own and writes every output at the end, in that order (files do not show it). */
+ * name each holds; a stratum's relations by name. Its strata are those of its rewritten
+ * program: an aggregate none of whose variables occurs elsewhere in a body of more than
+ * one literal becomes a relation of its own (a stratum more), and disconnected parts
+ * relations (rfx's checker makes those too). rfx writes every output at the end, in that
+ * order (files do not show it); Soufflé's other rewrites (copies of relations replaced,
+ * aggregate bodies materialised) can still order some strata apart. */
 typedef struct out_order {
     const rfx_program *p;
     int *depth;                /* per stratum: the longest path to it */
     const char **least;        /* per stratum: its least relation name */
-    const rfx_clause *c;       /* the clause walked, its head's stratum, and its variables' */
-    int head, *uses;           /* occurrences in it */
+    const rfx_clause *c;       /* the clause walked */
+    int head;                  /* its head's stratum */
+    int *uses;                 /* per variable of c: its occurrences in c */
     bool many;                 /* its disjunct has more than one literal */
 } out_order;
 
