@@ -15,13 +15,14 @@ Floats are dyadic rationals so that sums are exact in any order.
 A program Soufflé rejects is the generator's fault and is not counted; one rfx rejects while
 Soufflé runs it is a refusal (a coverage gap); different outputs are a wrong answer; one
 that rfx does not finish in a minute is kept and reported as slow, and one where rfx takes over
-a second and over ten times Soufflé's time as slower: both fail nothing (speed findings). Soufflé's
+a second (--slower-min) and over ten times Soufflé's time as slower: both fail nothing (speed
+findings; a GPU backend's start alone may take a second). Soufflé's
 eqrel misses implied pairs in some recursions (souffle-lang/souffle#2052): where outputs
 differ in a program with an eqrel relation, Soufflé runs it again with each eqrel spelt as its
 closure rules, and if that agrees with rfx the case is kept and reported, but fails nothing.
 
 Usage: diff_souffle.py RFX COUNT [--souffle PATH] [--seed N] [--work DIR] [--budget S]
-                       [--jobs N] [--rfx-opts "OPTIONS"]
+                       [--jobs N] [--rfx-opts "OPTIONS"] [--slower-min S]
 Without Soufflé (default ../shared/tools/souffle/bin/souffle beside the checkout) it prints
 one line saying so and exits 0. Failing cases are kept in DIR/fail-N; exit 1 if any.
 """
@@ -508,7 +509,7 @@ def in_components(rng, lines, facts_dir):
 CASE_TIMEOUT = 60
 
 
-SLOWER_FACTOR, SLOWER_MIN = 10, 1.0   # "slower": rfx over both this many times Soufflé's seconds and these
+SLOWER_FACTOR = 10   # "slower": rfx over this many times Soufflé's seconds and over --slower-min
 
 
 def run(cmd, cwd, took=None):
@@ -588,7 +589,7 @@ def one_case(args, i):
             if (rc_c == 0 and outputs(os.path.join(case, "souffle_closed")) == b and
                     sorted(out_c.splitlines()) == sorted(out_r.splitlines())):
                 verdict, why = "eqrel", why + " (only as Soufflé's eqrel: closed.dl, its closure as rules, agrees)"
-    if verdict == "same" and took[1] > SLOWER_MIN and took[1] > SLOWER_FACTOR * took[0]:
+    if verdict == "same" and took[1] > args.slower_min and took[1] > SLOWER_FACTOR * took[0]:
         verdict, why = "slower", "rfx took %.2f s, Soufflé %.2f s" % (took[1], took[0])
     if verdict == "same":
         shutil.rmtree(case, ignore_errors=True)
@@ -611,6 +612,9 @@ def main():
     ap.add_argument("--budget", type=float, default=float("inf"), help="seconds; no new program after them")
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--rfx-opts", default="", help="extra rfx options (--backend=cuda, say)")
+    ap.add_argument("--slower-min", type=float, default=1.0,
+                    help="seconds rfx must take for a 'slower' finding (raise it where a device backend's start "
+                         "alone takes that long)")
     args = ap.parse_args()
     args.rfx, args.souffle = os.path.abspath(args.rfx), os.path.abspath(args.souffle)   # cases run in their folders
     if not os.access(args.souffle, os.X_OK):
