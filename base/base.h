@@ -265,6 +265,8 @@ typedef enum rfx_fn_op {
     RFX_FX_S2D, RFX_FX_D2S,    /* symbol "YYYY-MM-DD" -> date, and back */
     RFX_FX_LIKE,               /* symbol, symbol -> 0/1: the second matches the first, an SQL LIKE
                                 * pattern (`%` any text, `_` one UTF-8 character, no escape) */
+    RFX_FX_IN_RANGE_I, RFX_FX_IN_RANGE_U,   /* number (unsigned) v, from, to[, step] -> 0/1: v is one
+                                * of range(from, to[, step])'s values (`v = range(..)`, v bound) */
     RFX_FX_COUNT
 } rfx_fn_op;
 

@@ -18,7 +18,7 @@ const char *rfx_fn_op_name(rfx_fn_op op)
     static const char *const names[RFX_FX_COUNT] = {
         "cat", "strlen", "substr", "ord", "contains", "match", "to_number", "to_unsigned", "to_float",
         "to_string", "to_string", "to_string", "to_number", "to_unsigned", "to_float", "to_float", "autoinc",
-        "compare", "pack", "unpack", "user", "to_date", "to_string", "like"};
+        "compare", "pack", "unpack", "user", "to_date", "to_string", "like", "in_range", "in_range"};
     return names[op];
 }
 
@@ -371,6 +371,20 @@ uint32_t rfx_fn_apply(rfx_fn_env *env, rfx_fn_op op, const uint32_t *a, int narg
     case RFX_FX_I2F: return rfx_of_f32((float)(int32_t)a[0]);
     case RFX_FX_U2F: return rfx_of_f32((float)a[0]);
     case RFX_FX_AUTOINC: return atomic_fetch_add(&env->autoinc, 1u);
+    case RFX_FX_IN_RANGE_I: case RFX_FX_IN_RANGE_U: {
+        /* the values range() makes (primitives' rfx_cpu_range), tested without making them:
+         * 64-bit steps from `from` towards `to`, never past it; a step of 0 gives `from`
+         * alone unless it is `to`; an unsigned explicit step counts up */
+        bool u = op == RFX_FX_IN_RANGE_U;
+        int64_t v = u ? (int64_t)a[0] : (int32_t)a[0], x = u ? (int64_t)a[1] : (int32_t)a[1],
+                b = u ? (int64_t)a[2] : (int32_t)a[2];
+        int64_t s = nargs > 3 ? (u ? (int64_t)a[3] : (int32_t)a[3]) : x <= b ? 1 : -1;
+        if (s == 0)
+            return v == x && x != b;
+        if (s > 0)
+            return x <= v && v < b && (v - x) % s == 0;
+        return b < v && v <= x && (x - v) % -s == 0;
+    }
     default: break;
     }
     pthread_mutex_lock(&env->lock);

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 /* ---- variable bookkeeping ---------------------------------------------------------- */
 /* Marks in `use` every variable an expression reads (an aggregate reads its result var). */
 static void expr_vars(rule_ctx *R, const rfx_expr *e, bool *use)
@@ -634,14 +633,12 @@ static bool loop_invariant(rule_ctx *R, const item *it)
     return in_loop && v->kind != RFX_PV_DELTA && v->rel >= 0 && R->L->prog->rels[v->rel].stratum != R->L->stratum;
 }
 
-/* Prepares the scan s of atom `it` for its join with cur where that join sorts the atom's
- * rows anyway, or where they are made once outside the loop: applies each negation over
- * the atom's variables alone (`r(v1, v2), !bad(v1)`) and returns whether a variable of the
- * atom is then read by nothing after the join (the negation's, or one only the scan's
- * pushed tests read), for the caller to drop it and the repeats that leaves: a current
- * tuple then meets each remaining value once rather than once per dropped value. Where
- * the atom is a recursive relation already in its join order, nothing changes: the
- * negation follows the join, whose work follows the delta. */
+/* Where the join of atom `it` with cur sorts the atom's rows anyway, or they are made once
+ * outside the loop: applies to its scan s each negation over its variables alone (`r(v1,
+ * v2), !bad(v1)`) and returns whether one of them is then read by nothing after the join,
+ * for the caller to drop it and the repeats that leaves (a tuple of cur then meets each
+ * value left once). A recursive relation already in join order keeps the negation after
+ * the join, whose work follows the delta. */
 static bool push_negations(rule_ctx *R, flow *s, const flow *cur, item *it, const hcol *out, int nout,
                            const bool *outer, bool *need)
 {
@@ -932,14 +929,62 @@ static void apply_negation(rule_ctx *R, flow *cur, item *it)
     cur->var = dst;
 }
 
+/* Whether `v = range(...)` is best left until an atom of the body binds v (it is then a
+ * test): integer bounds that are constants spanning over 2^24 values. Bounds read from
+ * the tuples are applied as soon as they are bound. */
+static bool range_waits(rule_ctx *R, const item *it)
+{
+    const rfx_expr *e = it->rhs;
+    rfx_prim prim = rfx_lower_expr_prim(R, e);
+    if (R->bound[it->var] || (prim != RFX_NUMBER && prim != RFX_UNSIGNED))
+        return false;
+    bool ok = true;
+    int64_t a[3] = {0, 0, 1};
+    for (int i = 0; i < e->u.fn.nargs && i < 3; i++) {
+        uint64_t x = rfx_lower_const_value(R->L->prog, e->u.fn.args[i], prim, &ok);
+        a[i] = prim == RFX_NUMBER ? (int64_t)(int32_t)(uint32_t)x : (int64_t)(uint32_t)x;
+    }
+    int64_t span = a[1] > a[0] ? a[1] - a[0] : a[0] - a[1], step = a[2] < 0 ? -a[2] : a[2];
+    bool bound_later = false;
+    for (int k = 0; k < R->nitems; k++)
+        for (int i = 0; !R->items[k].done && R->items[k].kind == IT_ATOM && i < R->items[k].atom->nargs; i++)
+            bound_later |= R->items[k].argvar[i] == it->var;
+    return ok && step && span / step > (int64_t)1 << 24 && bound_later;
+}
+
 /* `v = range(a, b[, c])`: each tuple extended by each value (RANGE, on the host); where v
- * is bound already, the values go to a fresh variable that must equal it. */
+ * is bound already, an integer is tested (none made), a float's values go to a fresh
+ * variable that must equal it. */
 static void apply_range(rule_ctx *R, flow *cur, item *it)
 {
     lower_ctx *L = R->L;
     const rfx_expr *e = it->rhs;
     it->done = true;
     int v = it->var;
+    rfx_prim prim = rfx_lower_expr_prim(R, e);
+    if (R->bound[v] && (prim == RFX_NUMBER || prim == RFX_UNSIGNED)) {
+        /* a test of an integer already bound: whether it is among the values, none made
+         * (`v = range(2, v)` would make v - 2 of them for every tuple) */
+        rfx_rx **args = lalloc(L, sizeof(rfx_rx *) * 4), **outs = lalloc(L, sizeof(rfx_rx *) * (size_t)(cur->n + 1));
+        int col = rfx_lower_col_of(cur, NULL, v), sorted = cur->sorted;
+        if (!args || !outs || col < 0)
+            return;
+        args[0] = rfx_rx_col(L, col, prim);
+        for (int i = 0; i < e->u.fn.nargs; i++)
+            args[i + 1] = rfx_lower_expr(R, e->u.fn.args[i], cur, NULL, prim);
+        rfx_rx *test = rfx_rx_new(L, RFX_RX_CMP, RFX_NUMBER);
+        test->op = RFX_EQ;
+        test->l = rfx_rx_fn(L, prim == RFX_NUMBER ? RFX_FX_IN_RANGE_I : RFX_FX_IN_RANGE_U, RFX_NUMBER, args,
+                            e->u.fn.nargs + 1, e->loc);
+        test->r = rfx_rx_new(L, RFX_RX_CONST, RFX_NUMBER);
+        test->r->value = 1;
+        for (int i = 0; i < cur->n; i++)
+            outs[i] = rfx_rx_col(L, i, L->plan->vars[cur->var].types[i]);
+        bool uniq = cur->unique;
+        *cur = emit_map(R, cur, test, outs, cur->schema, cur->n);
+        cur->unique = uniq, cur->sorted = sorted;   /* rows kept as they were */
+        return;
+    }
     if (R->bound[v]) {
         v = R->nv++;
         rfx_expr *ve = lalloc(L, sizeof *ve), *ue = lalloc(L, sizeof *ue);
@@ -949,7 +994,6 @@ static void apply_range(rule_ctx *R, flow *cur, item *it)
         *ue = (rfx_expr){.kind = RFX_E_VAR, .loc = e->loc, .type = e->type, .u.v = {"$var", it->var}};
         add_item(R, (item){.kind = IT_FILTER, .cmp = RFX_EQ, .lhs = ve, .rhs = ue, .loc = e->loc});
     }
-    rfx_prim prim = rfx_lower_expr_prim(R, e);
     rfx_rx **bounds = lalloc(L, sizeof(rfx_rx *) * 3);
     rfx_prim *types = lalloc(L, sizeof(rfx_prim) * (size_t)(cur->n + 2));
     int *schema = lalloc(L, sizeof(int) * (size_t)(cur->n + 2));
@@ -1331,7 +1375,7 @@ static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, in
                     apply_negation(&R, &cur, it);
                     progress = true;
                 }
-            } else if (it->kind == IT_RANGE && expr_bound(&R, it->rhs)) {
+            } else if (it->kind == IT_RANGE && expr_bound(&R, it->rhs) && !range_waits(&R, it)) {
                 apply_range(&R, &cur, it);
                 progress = true;
             } else if (it->kind == IT_AGG) {
