@@ -1065,6 +1065,57 @@ static void test_like(void)
     rfx_symtab_free(t);
 }
 
+/* in_range (`v = range(..)` with v bound) holds for exactly the values range() makes:
+ * every sign of step and 0, empty ranges, bounds at the ends of number and unsigned. */
+static void test_in_range(void)
+{
+    static const int64_t ends[] = {0, 3, -3, 17, 2147483647, -2147483647 - 1, 4294967295, 2147483648u};
+    rfx_symtab *t = rfx_symtab_new();
+    rfx_fn_env *env = rfx_fn_env_new(t);
+    CU_ASSERT_FATAL(t && env);
+    uint32_t unit = 0;
+    rfx_rows one;
+    rfx_rows_init(&one, 1);
+    CU_ASSERT_FATAL(rfx_rows_push(&one, &unit) == RFX_OK);
+    int checked = 0;
+    for (int u = 0; u < 2; u++)
+        for (size_t e = 0; e < sizeof ends / sizeof *ends; e++)
+            for (int d0 = -6; d0 <= 6; d0 += 3)
+                for (int d1 = -7; d1 <= 7; d1 += 2)
+                    for (int st = -3; st <= 4; st++) {   /* 4: no step given */
+                        rfx_prim prim = u ? RFX_UNSIGNED : RFX_NUMBER;
+                        uint32_t from = (uint32_t)(ends[e] + d0), to = (uint32_t)(ends[e] + d1);
+                        int64_t span = u ? (int64_t)from - to : (int64_t)(int32_t)from - (int32_t)to;
+                        if (span > 64 || span < -64)
+                            continue;   /* wrapped past an end: billions of values to make */
+                        rfx_rx b[3] = {{.kind = RFX_RX_CONST, .prim = prim, .value = from},
+                                       {.kind = RFX_RX_CONST, .prim = prim, .value = to},
+                                       {.kind = RFX_RX_CONST, .prim = prim, .value = (uint32_t)st}};
+                        rfx_rx *bp[3] = {&b[0], &b[1], &b[2]};
+                        int nb = st == 4 ? 2 : 3;
+                        rfx_rows made;
+                        rfx_rows_init(&made, 2);
+                        CU_ASSERT_FATAL(rfx_cpu_range(&one, bp, nb, &made) == RFX_OK);
+                        for (int dv = -9; dv <= 9; dv++) {
+                            uint32_t a[4] = {(uint32_t)(ends[e] + dv), from, to, (uint32_t)st};
+                            bool is = false, failed = false;
+                            for (size_t i = 0; i < made.n && !is; i++)
+                                is = made.data[2 * i + 1] == a[0];
+                            uint32_t got = rfx_fn_apply(env, u ? RFX_FX_IN_RANGE_U : RFX_FX_IN_RANGE_I, a, nb + 1, &failed);
+                            if (got != is)
+                                fprintf(stderr, "in_range(%u; %u, %u, %d, %s) gave %u\n", a[0], from, to, st,
+                                        u ? "unsigned" : "number", got);
+                            CU_ASSERT_EQUAL(got, is);
+                            checked++;
+                        }
+                        rfx_rows_free(&made);
+                    }
+    CU_ASSERT(checked > 10000);
+    rfx_rows_free(&one);
+    rfx_fn_env_free(env);
+    rfx_symtab_free(t);
+}
+
 /* 64-bit aggregates: values and results of two words; an integer sum leaving its range
  * fails rather than wrap. */
 static void test_agg_wide(void)
@@ -1232,6 +1283,7 @@ static void add(void)
     CU_add_test(s, "64-bit aggregates, exact sums", test_agg_wide);
     CU_add_test(s, "dates: the calendar, its text, add_months", test_dates);
     CU_add_test(s, "like(): SQL's LIKE patterns", test_like);
+    CU_add_test(s, "in_range: the values range() makes, tested", test_in_range);
 }
 
 int main(int argc, char **argv)
