@@ -116,8 +116,10 @@ static int split_conj(const rfx_program *p, const rfx_clause *c, const rfx_conj 
                 if (first < 0)
                     first = v;
                 int a = uf_find(uf, first), b = uf_find(uf, v);
-                if (a != b)
-                    uf[a == head ? b : a] = a == head ? a : b;   /* the head stays a root */
+                if (a == head)   /* the head's stays the root of its part */
+                    uf[b] = head;
+                else if (a != b)
+                    uf[a] = b;
             }
         root[i] = first < 0 ? -1 : uf_find(uf, first);
     }
