@@ -135,11 +135,14 @@ static inline bool rfx_ra_cmd_reads_held(const rfx_ra_cmd *c)
 
 /* Whether c can read its k-th input as several sorted, disjoint sets (a relation kept as
  * its main rows and the runs its small deltas were added as): the relation a disjoint
- * UNION grows in place (k = 0), the relation a DIFFERENCE takes away (k = 1). */
+ * UNION grows in place (k = 0), the relation a DIFFERENCE takes away or an INTERSECT keeps
+ * (k = 1: a semi-join searches each set, so a thin recursion's test of a growing relation
+ * merges nothing). */
 static inline bool rfx_ra_cmd_reads_runs(const rfx_ra_cmd *c, int k)
 {
     return (c->op == RFX_RA_UNION && c->disjoint && k == 0 && c->dst == c->src[0] && c->src[1] != c->dst) ||
-           (c->op == RFX_RA_DIFFERENCE && k == 1 && c->src[0] != c->src[1] && c->dst != c->src[1]);
+           ((c->op == RFX_RA_DIFFERENCE || c->op == RFX_RA_INTERSECT) && k == 1 && c->src[0] != c->src[1] &&
+            c->dst != c->src[1]);
 }
 
 /* Why rfx_plan_build failed: out of memory, or a bug of ours (an internal error). */

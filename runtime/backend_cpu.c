@@ -132,11 +132,12 @@ static int sets_of(const cpu_ctx *x, int v, const rfx_rows **out)
     return n;
 }
 
-/* dst = a without the tuples whose first k columns occur in b, b's runs included. */
-static rfx_status difference_runs(cpu_ctx *x, const rfx_rows *a, int b, int k, rfx_rows *dst, int nthreads)
+/* dst = the tuples of a whose first k columns occur in b (keep), or do not, b's runs
+ * included. */
+static rfx_status semijoin_runs(cpu_ctx *x, const rfx_rows *a, int b, int k, bool keep, rfx_rows *dst, int nthreads)
 {
     const rfx_rows *sets[CPU_MAX_RUNS + 1];
-    return rfx_cpu_semijoin_sets(a, sets, sets_of(x, b, sets), k, false, dst, nthreads);
+    return rfx_cpu_semijoin_sets(a, sets, sets_of(x, b, sets), k, keep, dst, nthreads);
 }
 
 static rfx_status cpu_open(rfx_backend *be, const rfx_plan *P)
@@ -430,8 +431,8 @@ static rfx_status cpu_exec(rfx_backend *be, const rfx_ra_cmd *c)
         return st;
     if (reads_runs(c, 0))
         return union_runs(x, c->dst, &V[c->src[1]]);
-    if (c->op == RFX_RA_DIFFERENCE && x->runs[c->src[1]] && reads_runs(c, 1))
-        return difference_runs(x, &V[c->src[0]], c->src[1], c->nkeys, &V[c->dst], nt);
+    if ((c->op == RFX_RA_DIFFERENCE || c->op == RFX_RA_INTERSECT) && x->runs[c->src[1]] && reads_runs(c, 1))
+        return semijoin_runs(x, &V[c->src[0]], c->src[1], c->nkeys, c->op == RFX_RA_INTERSECT, &V[c->dst], nt);
     switch (c->op) {
     case RFX_RA_SELECT: case RFX_RA_PROJECT: case RFX_RA_MAP: case RFX_RA_MAPFILTER:
         return rfx_cpu_mapfilter(&V[c->src[0]], c->pred, c->out, c->nout, &V[c->dst], nt);

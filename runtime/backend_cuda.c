@@ -158,15 +158,16 @@ static rfx_status union_runs(cuda_ctx *x, int v, const rfx_dev_rows *d)
     return st;
 }
 
-/* dst = a without the tuples whose first k columns occur in b, b's runs included. */
-static rfx_status difference_runs(cuda_ctx *x, const rfx_dev_rows *a, int b, int k, rfx_dev_rows *dst)
+/* dst = the tuples of a whose first k columns occur in b (keep), or do not, b's runs
+ * included. */
+static rfx_status semijoin_runs(cuda_ctx *x, const rfx_dev_rows *a, int b, int k, bool keep, rfx_dev_rows *dst)
 {
     const rfx_dev_rows *sets[CU_MAX_RUNS + 1];
     int n = 0;
     sets[n++] = &x->vars[b];
     for (int r = 0; r < x->runs[b]->n; r++)
         sets[n++] = &x->runs[b]->r[r];
-    return rfx_gpu_semijoin_sets(x->g, a, sets, n, k, false, dst);
+    return rfx_gpu_semijoin_sets(x->g, a, sets, n, k, keep, dst);
 }
 
 /* Before c runs: the runs of the inputs it reads as rows merged, those of the variable it
@@ -701,8 +702,8 @@ static rfx_status cu_exec_one(rfx_backend *be, const rfx_ra_cmd *c)
         return st;
     if (rfx_ra_cmd_reads_runs(c, 0))
         return union_runs(x, c->dst, &V[c->src[1]]);
-    if (c->op == RFX_RA_DIFFERENCE && x->runs[c->src[1]] && rfx_ra_cmd_reads_runs(c, 1))
-        return difference_runs(x, &V[c->src[0]], c->src[1], c->nkeys, &V[c->dst]);
+    if ((c->op == RFX_RA_DIFFERENCE || c->op == RFX_RA_INTERSECT) && x->runs[c->src[1]] && rfx_ra_cmd_reads_runs(c, 1))
+        return semijoin_runs(x, &V[c->src[0]], c->src[1], c->nkeys, c->op == RFX_RA_INTERSECT, &V[c->dst]);
     switch (c->op) {
     case RFX_RA_SELECT: case RFX_RA_PROJECT: case RFX_RA_MAP: case RFX_RA_MAPFILTER:
         return rfx_gpu_mapfilter(g, &V[c->src[0]], c->pred, c->out, c->nout, &V[c->dst]);
