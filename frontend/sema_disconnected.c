@@ -28,6 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+static bool lit_stateful(const rfx_program *p, const rfx_lit *l);
+
 /* Whether e calls something whose every evaluation counts: autoinc() or a stateful functor. */
 static bool calls_stateful(const rfx_program *p, const rfx_expr *e)
 {
@@ -38,30 +40,15 @@ static bool calls_stateful(const rfx_program *p, const rfx_expr *e)
         return true;
     if (e->kind == RFX_E_AGG) {
         const rfx_conj *cj = rfx_agg_conj(e);
-        if (calls_stateful(p, e->u.agg.target))
-            return true;
-        for (int i = 0; cj && i < cj->nlits; i++) {
-            const rfx_lit *l = cj->lits[i];
-            if (calls_stateful(p, l->lhs) || calls_stateful(p, l->rhs))
-                return true;
-            for (int a = 0; (l->kind == RFX_L_ATOM || l->kind == RFX_L_NEG) && a < l->atom.nargs; a++)
-                if (calls_stateful(p, l->atom.args[a]))
-                    return true;
-        }
-        return false;
+        bool any = calls_stateful(p, e->u.agg.target);
+        for (int i = 0; cj && i < cj->nlits && !any; i++)
+            any = lit_stateful(p, cj->lits[i]);
+        return any;
     }
     for (int i = 0; i < rfx_expr_nkids(e); i++)
         if (calls_stateful(p, rfx_expr_kid(e, i)))
             return true;
     return false;
-}
-
-/* Marks in use (cleared first; nvars + 1 entries) the variables of literal l. */
-static void lit_vars(const rfx_lit *l, bool *use, int nvars)
-{
-    memset(use, 0, (size_t)nvars + 1);
-    rfx_conj one = {1, (rfx_lit **)&l};
-    rfx_conj_vars(&one, use, NULL);
 }
 
 static bool lit_stateful(const rfx_program *p, const rfx_lit *l)
@@ -72,6 +59,14 @@ static bool lit_stateful(const rfx_program *p, const rfx_lit *l)
         if (calls_stateful(p, l->atom.args[a]))
             return true;
     return false;
+}
+
+/* Marks in use (cleared first; nvars + 1 entries) the variables of literal l. */
+static void lit_vars(const rfx_lit *l, bool *use, int nvars)
+{
+    memset(use, 0, (size_t)nvars + 1);
+    rfx_conj one = {1, (rfx_lit **)&l};
+    rfx_conj_vars(&one, use, NULL);
 }
 
 static bool reads_own_stratum(const rfx_program *p, const rfx_clause *c, const rfx_lit *l)
