@@ -15,9 +15,12 @@
  *
  * Parts are the connected components of the graph whose edges join the variables of one
  * literal (an aggregate's inner variables included), the head's variables making one; as
- * Soufflé, every part without a head variable moves (a literal with no variable stays),
- * and so does, in a recursion, an atom with no variable that reads the head's own
- * recursive stratum (an existence test: its own part). Kept as written: literals calling
+ * Soufflé, every part without a head variable moves (a literal with no variable stays;
+ * `_` is a variable to Soufflé, not to rfx), and so does, in a recursion, an atom with no
+ * variable that reads the head's own recursive stratum (an existence test: its own part),
+ * except an atom of constants in a stratum that subsumes: Soufflé keeps that one, and
+ * moved it would hold an iteration later, while which tuples a subsumption keeps depends
+ * on the iteration each arrives in. Kept as written: literals calling
  * autoinc() or a stateful functor (each evaluation counts), subsumptive clauses and
  * clauses with a `.plan` (their literals are numbered). The new relations are marked
  * checker_made and not indexed by name (a program cannot name them: `+` is not a letter
@@ -69,10 +72,42 @@ static void lit_vars(const rfx_lit *l, bool *use, int nvars)
     rfx_conj_vars(&one, use, NULL);
 }
 
+/* Whether a clause with a subsumptive head shares stratum st: there what survives depends on
+ * the iteration each tuple arrives in (a dominated tuple that arrives before its dominator
+ * feeds the other rules first), so that stratum's literals keep Soufflé's timing. */
+static bool stratum_subsumes(const rfx_program *p, int st)
+{
+    for (int ci = 0; ci < p->nclauses; ci++) {
+        const rfx_clause *c = &p->clauses[ci];
+        if (c->subsumptive && c->head.rel >= 0 && p->rels[c->head.rel].stratum == st)
+            return true;
+    }
+    return false;
+}
+
+static bool has_anon(const rfx_expr *e)
+{
+    if (e && e->kind == RFX_E_ANON)
+        return true;
+    for (int i = 0; e && i < rfx_expr_nkids(e); i++)
+        if (has_anon(rfx_expr_kid(e, i)))
+            return true;
+    return false;
+}
+
+/* Whether l, an atom without named variables, is an existence test of the head's recursive
+ * stratum that moves to a part of its own. Soufflé moves it where it has a `_` (a variable
+ * there) and keeps it where every argument is a constant; rfx moves both, except that in a
+ * stratum that subsumes it keeps Soufflé's choice. */
 static bool reads_own_stratum(const rfx_program *p, const rfx_clause *c, const rfx_lit *l)
 {
-    return l->kind == RFX_L_ATOM && l->atom.rel >= 0 && l->atom.nargs > 0 &&
-           p->rels[l->atom.rel].stratum == p->rels[c->head.rel].stratum;
+    int st = p->rels[c->head.rel].stratum;
+    if (l->kind != RFX_L_ATOM || l->atom.rel < 0 || l->atom.nargs == 0 || p->rels[l->atom.rel].stratum != st)
+        return false;
+    for (int a = 0; a < l->atom.nargs; a++)
+        if (has_anon(l->atom.args[a]))
+            return true;
+    return !stratum_subsumes(p, st);
 }
 
 static int uf_find(int *uf, int v)
