@@ -1,5 +1,6 @@
-/* lower_rule.h: a rule's pipeline as lower.c builds it, shared with lower_expr.c, which
- * translates the rule's expressions over a pipeline's columns (private to ra_ir/). */
+/* lower_rule.h: a rule's pipeline as lower.c builds it, shared with lower_expr.c (the
+ * rule's expressions over a pipeline's columns), lower_extreme.c and lower_lftj.c (planner
+ * rules of their own); private to ra_ir/. */
 #ifndef RFX_LOWER_RULE_H
 #define RFX_LOWER_RULE_H
 
@@ -65,6 +66,18 @@ typedef struct rule_ctx {
  * them). The aggregates made go to made[*nmade ...], at most cap in all. */
 const rfx_conj *rfx_lower_extremes(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, int *delta_lit,
                                    const hcol *out, int nout, const rfx_expr **made, int *nmade, int cap);
+
+/* Scan of an atom (lower.c): selections for constants, repeated variables and, with
+ * push_filters, the comparisons over its variables alone; its columns are its distinct
+ * variables, less those keep (when given) does not hold. */
+flow rfx_lower_scan_atom(rule_ctx *R, item *it, bool push_filters, const bool *keep);
+/* f sorted with the variables keys[0..k) first (lower.c; need and compact: which columns
+ * after them it keeps). */
+flow rfx_lower_ensure_order(rule_ctx *R, flow f, const int *keys, int k, const bool *need, bool compact);
+/* Joins every positive atom still to apply with one leapfrog triejoin where the plan's join
+ * choice says so (auto: a cyclic body of three or more atoms): true where it decided, *cur
+ * then binding every atom variable, sorted (lower_lftj.c). */
+bool rfx_lower_try_lftj(rule_ctx *R, flow *cur);
 
 /* Whether v is one of vals[0..n). */
 static inline bool rfx_lower_listed(const int *vals, int n, int v)
