@@ -451,17 +451,23 @@ struct semi_sets {
     int count;
 };
 
-__global__ void k_semi_sets(const uint32_t *a, size_t na, int aa, const semi_sets b, int k, bool keep, uint64_t *flags)
+// After k_semi has set flags[i] from the first set: row i found in any later set is flagged
+// keep. A thread a (set, row) pair: a row missing from every set (the common case of a
+// DIFFERENCE against a relation and its runs) is searched in each, and by one thread a
+// set those searches run side by side; by one thread a row they were a chain of dependent
+// loads as long as all the sets' depths together. Threads that find it write the same
+// value, so the order of their writes does not matter.
+__global__ void k_semi_later_sets(const uint32_t *a, size_t na, int aa, const semi_sets b, int k, bool keep,
+                                  uint64_t *flags)
 {
-    GRID_STRIDE(i, na)
+    GRID_STRIDE(t, na * (size_t)(b.count - 1))
     {
+        const size_t i = t % na;
+        const int s = 1 + (int)(t / na);
         const uint32_t *key = a + i * aa;
-        bool found = false;
-        for (int s = 0; s < b.count && !found; s++) {
-            size_t l = bound_rows(b.data[s], k, b.n[s], key, k, false);
-            found = l < b.n[s] && cmp_prefix(b.data[s] + l * k, key, k) == 0;
-        }
-        flags[i] = found == keep;
+        size_t l = bound_rows(b.data[s], k, b.n[s], key, k, false);
+        if (l < b.n[s] && cmp_prefix(b.data[s] + l * k, key, k) == 0)
+            flags[i] = keep;
     }
 }
 
@@ -486,7 +492,10 @@ extern "C" rfx_status rfx_gpu_semijoin_sets(rfx_gpu *g, const rfx_dev_rows *a, c
     }
     uint64_t *flags;
     ALLOC(flags, a->n * 8);
-    k_semi_sets<<<grid_for(a->n), 256, 0, g->stream>>>(a->data, a->n, a->arity, sets, k, keep, flags);
+    k_semi<<<grid_for(a->n), 256, 0, g->stream>>>(a->data, a->n, a->arity, sets.data[0], sets.n[0], k, keep, flags);
+    CK_LAUNCH();
+    k_semi_later_sets<<<grid_for(a->n * (size_t)(sets.count - 1)), 256, 0, g->stream>>>(a->data, a->n, a->arity, sets,
+                                                                                          k, keep, flags);
     CK_LAUNCH();
     return keep_flagged(g, a, flags, dst);
 }
