@@ -6,7 +6,6 @@ extern "C" {
 #include "jit.h"
 }
 
-#define FUSED_ROWS (RFX_FUSED_THREADS * RFX_FUSED_JOIN_CHUNK)   // first-source rows per block of a join count
 
 struct jit_lib {
     uint64_t hash;             // of the source text
@@ -229,7 +228,14 @@ extern "C" rfx_status rfx_gpu_fused_join(rfx_gpu *g, const char *name, const cha
         S.p[s] = srcs[s]->data;
         S.n[s] = srcs[s]->n;
     }
-    if ((na + FUSED_ROWS - 1) / FUSED_ROWS > 0x7fffffffu) {
+    /* rows a lane of the count: up to RFX_FUSED_JOIN_CHUNK (its galloping searches read less)
+     * while that leaves every multiprocessor its fill of threads; fewer where it would not,
+     * since one lane's searches are a chain of dependent loads and a device of idle threads
+     * waits on each link */
+    const size_t fill = (size_t)g->sms * 2048;
+    unsigned chunk = na / fill >= RFX_FUSED_JOIN_CHUNK ? RFX_FUSED_JOIN_CHUNK : na / fill ? (unsigned)(na / fill) : 1;
+    const size_t rows_a_block = (size_t)RFX_FUSED_THREADS * chunk;
+    if ((na + rows_a_block - 1) / rows_a_block > 0x7fffffffu) {
         snprintf(g->err, sizeof g->err, "%zu rows exceed the generated join's grid", na);
         return RFX_ERR_LIMIT;
     }
@@ -250,8 +256,8 @@ extern "C" rfx_status rfx_gpu_fused_join(rfx_gpu *g, const char *name, const cha
             st = fail(g, e, "cudaMemsetAsync", __FILE__, __LINE__);
     }
     if (st == RFX_OK) {
-        void *args[] = {&S, &lo, &len, &cnt, &raw_flag, &g->d_flag};
-        st = launch(g, kcount, "generated join count kernel", (na + FUSED_ROWS - 1) / FUSED_ROWS, args);
+        void *args[] = {&S, &lo, &len, &cnt, &raw_flag, &g->d_flag, &chunk};
+        st = launch(g, kcount, "generated join count kernel", (na + rows_a_block - 1) / rows_a_block, args);
     }
     if (st == RFX_OK)
         st = exclusive_sum(g, cnt, off, na);

@@ -105,7 +105,7 @@ rfx_status rfx_cpu_aggregate(const rfx_rows *a, const rfx_rows *b, int k, rfx_ag
 /* Launch geometry shared by the generated kernels (weaver/codegen.c) and their launcher
  * (primitives/gpu_fused.cu). */
 #define RFX_FUSED_THREADS 256      /* threads per block */
-#define RFX_FUSED_JOIN_CHUNK 8     /* rows of the first source per lane of a join count */
+#define RFX_FUSED_JOIN_CHUNK 8     /* rows of the first source per lane of a join count, at most */
 /* dsts[k] = outs[k](sigma_preds[k](src)) for every k, reading src once; preds[k] may be
  * NULL; outs[k] NULL (or outs[k][x] NULL) means column x. */
 rfx_status rfx_cpu_mapfilter_multi(const rfx_rows *src, int nouts, const rfx_rx *const *preds,

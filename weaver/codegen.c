@@ -443,11 +443,11 @@ static void gen_join(gen *g, const rfx_fgroup *grp)
             "    while (lo < hi) {\n        u64 m = lo + (hi - lo) / 2;\n        if (off[m] <= o)\n            lo = m + 1;\n"
             "        else\n            hi = m;\n    }\n    return lo - 1;\n}\n",
             nm, nm);
-    /* count: each warp takes 32 * CHUNK consecutive rows of the first source, a lane every
+    /* count: each warp takes 32 * chunk consecutive rows of the first source, a lane every
      * 32nd (so the warp's loads and stores stay coalesced). A lane's keys ascend, so after
      * one binary search per source its next row's range is found by galloping forward
      * from the last one (a few steps the warp's other lanes have just cached) instead of
-     * searching the whole source again. */
+     * searching the whole source again. The launch chooses chunk (rfx_gpu_fused_join). */
     fprintf(f,
             "// first row of rows[lo, n) whose key is >= key (upper: > key), galloping from lo\n"
             "static __device__ u64 %s_gallop(const u32 *rows, int arity, u64 lo, u64 n, const u32 *key, bool upper)\n{\n"
@@ -458,16 +458,15 @@ static void gen_join(gen *g, const rfx_fgroup *grp)
             "    return %s_bound(rows, arity, prev, lo < n ? lo : n, key, upper);\n}\n",
             nm, nm, nm);
     fprintf(f,
-            "#define CHUNK %d\n"
             "extern \"C\" __global__ void __launch_bounds__(%d) %s_count(rfx_srcs S, u64 *lo, u64 *len, u64 *cnt,\n"
-            "    unsigned *raw_flag, unsigned *div_flag)\n{\n"
-            "    const u64 na = S.n[0], first = ((blockIdx.x * (u64)blockDim.x + threadIdx.x) >> 5) * 32 * CHUNK;\n"
+            "    unsigned *raw_flag, unsigned *div_flag, unsigned chunk)\n{\n"
+            "    const u64 na = S.n[0], first = ((blockIdx.x * (u64)blockDim.x + threadIdx.x) >> 5) * 32 * chunk;\n"
             "    const unsigned lane = threadIdx.x & 31;\n"
             "    bool div0 = false, raw = false;\n",
-            RFX_FUSED_JOIN_CHUNK, RFX_FUSED_THREADS, nm);
+            RFX_FUSED_THREADS, nm);
     for (int s = 1; s < ns; s++)
         fprintf(f, "    u64 at%d = ~0ull;   // lower bound of the last key searched in source %d\n", s, s);
-    fputs("    for (u64 i = first + lane; i < first + 32 * CHUNK && i < na; i += 32) {\n", f);
+    fputs("    for (u64 i = first + lane; i < first + 32 * chunk && i < na; i += 32) {\n", f);
     fprintf(f, "        const u32 *a = S.p[0] + i * %d;\n        u64 total = 0;\n", a0);
     g->colfmt = "c%d";
     if (grp->pre) {
@@ -515,8 +514,7 @@ static void gen_join(gen *g, const rfx_fgroup *grp)
     fputs("        } while (0);\n", f);
     /* a source skipped after an empty range keeps its old lower bound: still below every later key */
     fputs("        cnt[i] = total;\n    }\n"
-          "    if (raw)\n        atomicOr(raw_flag, 1u);\n    if (div0)\n        atomicOr(div_flag, 1u);\n}\n"
-          "#undef CHUNK\n",
+          "    if (raw)\n        atomicOr(raw_flag, 1u);\n    if (div0)\n        atomicOr(div_flag, 1u);\n}\n",
           f);
     /* expand */
     fprintf(f,
