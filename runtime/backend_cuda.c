@@ -73,10 +73,12 @@ typedef struct cuda_ctx {
 
 /* A relation that grows by small disjoint deltas (full = full u new in a semi-naive loop)
  * keeps them as sorted runs beside its main rows, as the CPU backend does: each run at most
- * half the one before (the main rows first), so an iteration moves about its delta's rows
- * times a logarithm instead of the whole relation, and a long loop of small deltas is not
- * quadratic. Only that UNION and a DIFFERENCE against the relation read the runs (the
- * DIFFERENCE searches them all in one kernel); any other reader merges them first. */
+ * a quarter of the one before (the main rows first), so an iteration moves about its
+ * delta's rows times a logarithm instead of the whole relation, and a long loop of small
+ * deltas is not quadratic. Only that UNION and a DIFFERENCE against the relation read the
+ * runs (the DIFFERENCE searches each run by its own threads); any other reader merges them
+ * first. A quarter rather than the CPU's half: every row of the DIFFERENCE searches every
+ * run, and on the device those searches cost more than the merges that fewer runs take. */
 enum { CU_MAX_RUNS = 48 };
 typedef struct cu_runs {
     int n;
@@ -133,7 +135,7 @@ static rfx_status consolidate(cuda_ctx *x, int v)
 }
 
 /* v = v u d, d sharing no tuple with v: d copied as a run while it is small against v,
- * then runs merged while the last is more than half the one before it. */
+ * then runs merged while the last is more than a quarter of the one before it. */
 static rfx_status union_runs(cuda_ctx *x, int v, const rfx_dev_rows *d)
 {
     size_t held = x->vars[v].n + runs_rows(x, v);
@@ -153,7 +155,7 @@ static rfx_status union_runs(cuda_ctx *x, int v, const rfx_dev_rows *d)
         return st;
     R->n++;
     R->rows += d->n;
-    while (st == RFX_OK && R->n > 0 && R->r[R->n - 1].n * 2 > before_last(x, v)->n)
+    while (st == RFX_OK && R->n > 0 && R->r[R->n - 1].n * 4 > before_last(x, v)->n)
         st = merge_last(x, v);
     return st;
 }
