@@ -778,9 +778,16 @@ rfx_plan *rfx_plan_build(const rfx_program *prog, const rfx_plan_opts *opts, rfx
         L->relvar[r] = rfx_lower_new_var(L, rel->name, RFX_PV_REL, rel->arity, t, r);
         L->deltavar[r] = L->newvar[r] = -1;
     }
+    /* where only results are seen, the rules of relations no output depends on are left out,
+     * and their strata's deltas */
+    bool *needed = opts && opts->results_only ? lalloc(L, (size_t)nr + 1) : NULL;
+    if (opts && opts->results_only && (!needed || !rfx_plan_needed_relations(prog, needed)))
+        goto oom;
+    for (int r = 0; needed && r < nr; r++)
+        P->vars[L->relvar[r]].unneeded = !needed[r] && prog->rels[r].has_rules;
     for (int s = 0; s < prog->nstrata; s++) {
         const rfx_stratum *st = &prog->strata[s];
-        if (!st->recursive)
+        if (!st->recursive || !stratum_needed(prog, s, needed))
             continue;
         for (int i = 0; i < st->nrels; i++) {
             int r = st->rels[i];
@@ -849,12 +856,6 @@ rfx_plan *rfx_plan_build(const rfx_program *prog, const rfx_plan_opts *opts, rfx
             rfx_lower_emit(L, RFX_RA_UNION, L->relvar[r], L->relvar[r], close_eqrel(L, r, L->relvar[r], false));
     /* the rules of each stratum, in clause order (with a choice relation's facts: a rule
      * before a fact may take its key) */
-    /* where only results are seen, the rules of relations no output depends on are left out */
-    bool *needed = opts && opts->results_only ? lalloc(L, (size_t)nr + 1) : NULL;
-    if (opts && opts->results_only && (!needed || !rfx_plan_needed_relations(prog, needed)))
-        goto oom;
-    for (int r = 0; needed && r < nr; r++)
-        P->vars[L->relvar[r]].unneeded = !needed[r] && prog->rels[r].has_rules;
     L->stratum_first = lalloc(L, sizeof(int) * (size_t)(prog->nstrata + 2));
     L->stratum_rules = lalloc(L, sizeof(int) * (size_t)(prog->nclauses + 1));
     if (!L->stratum_first || !L->stratum_rules)
