@@ -974,8 +974,10 @@ void rfx_parse_linemark(rfx_parse_ctx *ctx, const char *text)
 {
     RFX_YYLTYPE here = {ctx->line, 1, ctx->line, 1};
     if (!ctx->lines) {
-        rfx_parse_error(ctx, here, "preprocessor directive in a program read from memory (only program files are "
-                                   "preprocessed)");
+        rfx_parse_error(ctx, here, ctx->no_preprocessor ? "preprocessor directive, and the preprocessor is off "
+                                                          "(--no-preprocessor)"
+                                                        : "preprocessor directive in a program read from memory "
+                                                          "(only program files are preprocessed)");
         return;
     }
     /* `# 12 "file" flags` (or `#line 12 "file"`); other lines (#pragma) carry nothing */

@@ -51,9 +51,8 @@ void rfx_program_free(rfx_program *p)
     free(p);
 }
 
-/* Parses src; a program file's directives go through the preprocessor first. */
-/* Splits blank-separated macro definitions into words (malloc'ed array and copy). */
-static int split_macros(const char *macros, char **copy, const char ***words)
+/* Splits a blank-separated list into words (malloc'ed array and copy). */
+static int split_words(const char *macros, char **copy, const char ***words)
 {
     *copy = NULL;
     *words = NULL;
@@ -72,13 +71,16 @@ static int split_macros(const char *macros, char **copy, const char ***words)
     return k;
 }
 
+/* Parses src; with o, a program file's, its directives go through the preprocessor first. */
 static rfx_program *parse(const char *src, size_t len, const char *file, FILE *diag_out, int *nerrors,
-                          bool preprocess, const char *macros)
+                          const rfx_parse_opts *o)
 {
+    const bool preprocess = o && !o->no_preprocessor;
     char *text = NULL;   /* the preprocessor's output, when it ran */
     char *dir = NULL;
     rfx_program *p = rfx_calloc(1, sizeof *p);
-    rfx_diag diag = {.file = file, .out = diag_out ? diag_out : stderr, .max_errors = 50};
+    rfx_diag diag = {.file = file, .out = diag_out ? diag_out : stderr, .max_errors = 50,
+                     .no_warnings = o && o->no_warn};
     *nerrors = 1;
     if (!p)
         goto oom;
@@ -101,21 +103,23 @@ static rfx_program *parse(const char *src, size_t len, const char *file, FILE *d
     }
 
     rfx_parse_ctx ctx = {.arena = p->arena, .syms = p->syms, .diag = &diag, .line = 1, .col = 1, .file = p->file,
-                         .dir = ""};
-    char *mcopy = NULL;
-    const char **mwords = NULL;
-    int nmacros = preprocess ? split_macros(macros, &mcopy, &mwords) : 0;
-    if (nmacros < 0)
+                         .dir = "", .no_preprocessor = o && o->no_preprocessor};
+    char *mcopy = NULL, *icopy = NULL;
+    const char **mwords = NULL, **iwords = NULL;
+    int nmacros = preprocess ? split_words(o->macros, &mcopy, &mwords) : 0;
+    int nincs = preprocess && nmacros >= 0 ? split_words(o->include_dirs, &icopy, &iwords) : 0;
+    if (nmacros < 0 || nincs < 0) {
+        free(mcopy), free(mwords), free(icopy), free(iwords);
         goto oom;
+    }
     if (preprocess && (nmacros > 0 || rfx_needs_preprocessor(src, len))) {
         char why[512];
         size_t tlen = 0;
         rfx_loc where = {0, 0};
-        int rc = rfx_preprocess(src, len, file, mwords, nmacros, &text, &tlen, &where, why, sizeof why);
-        free(mcopy);
-        free(mwords);
-        mcopy = NULL;
-        mwords = NULL;
+        int rc = rfx_preprocess(src, len, file, mwords, nmacros, iwords, nincs, &text, &tlen, &where, why, sizeof why);
+        free(mcopy), free(mwords), free(icopy), free(iwords);
+        mcopy = icopy = NULL;
+        mwords = iwords = NULL;
         if (rc != 0) {
             rfx_diag_error(&diag, where, "%s", why);
             rfx_program_free(p);
@@ -142,8 +146,7 @@ static rfx_program *parse(const char *src, size_t len, const char *file, FILE *d
         src = text;
         len = tlen;
     }
-    free(mcopy);
-    free(mwords);
+    free(mcopy), free(mwords), free(icopy), free(iwords);
     ctx.shadowed = shadowed_functors(src, len);
     yyscan_t scanner;
     if (rfx_yylex_init_extra(&ctx, &scanner))
@@ -186,10 +189,10 @@ oom:
 
 rfx_program *rfx_frontend_parse(const char *src, size_t len, const char *file, FILE *diag_out, int *nerrors)
 {
-    return parse(src, len, file, diag_out, nerrors, false, NULL);
+    return parse(src, len, file, diag_out, nerrors, NULL);
 }
 
-rfx_program *rfx_frontend_parse_file(const char *path, const char *macros, FILE *diag_out, int *nerrors,
+rfx_program *rfx_frontend_parse_file(const char *path, const rfx_parse_opts *o, FILE *diag_out, int *nerrors,
                                      bool *io_error)
 {
     FILE *out = diag_out ? diag_out : stderr;
@@ -224,7 +227,8 @@ rfx_program *rfx_frontend_parse_file(const char *path, const char *macros, FILE 
         *io_error = true;
         return NULL;
     }
-    rfx_program *p = parse(buf ? buf : "", n, path, diag_out, nerrors, true, macros);
+    const rfx_parse_opts none = {0};
+    rfx_program *p = parse(buf ? buf : "", n, path, diag_out, nerrors, o ? o : &none);
     free(buf);
     return p;
 }

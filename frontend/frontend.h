@@ -384,11 +384,22 @@ static inline int rfx_program_lattice(const rfx_program *p, int t)
  * in messages. */
 rfx_program *rfx_frontend_parse(const char *src, size_t len, const char *file,
                                 FILE *diag_out, int *nerrors);
+/* What a program file is read with, as Soufflé's command line gives it (each may be NULL
+ * or false). */
+typedef struct rfx_parse_opts {
+    const char *macros;        /* `NAME[=VALUE] ...` for the preprocessor (Soufflé's -M) */
+    const char *include_dirs;  /* blank-separated directories #include searches after the
+                                * including file's own (Soufflé's -I); relative ones from the
+                                * current directory */
+    bool no_preprocessor;      /* the text is parsed as it is (Soufflé's --no-preprocessor) */
+    bool no_warn;              /* no warnings (Soufflé's -w, `.pragma "no-warn"`) */
+} rfx_parse_opts;
+
 /* Reads the file first; an unreadable file counts as an I/O error (*io_error = true). A
  * program file that uses preprocessor directives (#include, #define, .include, .once), or
- * is given macros (`NAME[=VALUE] ...`, may be NULL), is run through the system's C
- * preprocessor, as Soufflé does; rfx_frontend_parse does not. */
-rfx_program *rfx_frontend_parse_file(const char *path, const char *macros, FILE *diag_out, int *nerrors,
+ * is given macros, is run through the system's C preprocessor, as Soufflé does;
+ * rfx_frontend_parse does not. o may be NULL (the defaults). */
+rfx_program *rfx_frontend_parse_file(const char *path, const rfx_parse_opts *o, FILE *diag_out, int *nerrors,
                                      bool *io_error);
 void rfx_program_free(rfx_program *p);
 

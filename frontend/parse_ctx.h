@@ -134,6 +134,7 @@ typedef struct rfx_parse_ctx {
     unsigned shadowed;         /* rfx's own functors (RFX_FN_TO_DATE.., a bit each) that the program
                                 * declares relations of: those names are relations' there */
     rfx_linemap *lines;        /* preprocessed text: the line markers read so far (else NULL) */
+    bool no_preprocessor;      /* a program file read with the preprocessor turned off */
     int mark_cap;
     const char *file;          /* the program's name (line markers of "<stdin>" name it) */
     const char *dir;           /* its directory, where the preprocessor ran ("" for none) */
@@ -144,10 +145,12 @@ void rfx_parse_linemark(rfx_parse_ctx *ctx, const char *text);
 /* The preprocessor pass (preprocess.c): whether the program uses it, and the text after
  * it (malloc'ed, line markers kept). 0 on success; 1 when the preprocessor reported an
  * error (*err says what, *where where in the program when it says), -1 when it could not
- * run. */
+ * run. incs: directories #include searches after the including file's own (relative ones
+ * from the current directory). */
 bool rfx_needs_preprocessor(const char *src, size_t len);
 int rfx_preprocess(const char *src, size_t len, const char *file, const char *const *macros, int nmacros,
-                   char **out, size_t *outlen, rfx_loc *where, char *err, size_t errcap);
+                   const char *const *incs, int nincs, char **out, size_t *outlen, rfx_loc *where, char *err,
+                   size_t errcap);
 
 rfx_loc rfx_loc_of(RFX_YYLTYPE l);
 void rfx_parse_error(rfx_parse_ctx *ctx, RFX_YYLTYPE loc, const char *fmt, ...)

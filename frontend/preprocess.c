@@ -91,16 +91,32 @@ static char *translate(const char *src, size_t len, size_t *tlen)
 }
 
 int rfx_preprocess(const char *src, size_t len, const char *file, const char *const *macros, int nmacros,
-                   char **out, size_t *outlen, rfx_loc *where, char *err, size_t errcap)
+                   const char *const *incs, int nincs, char **out, size_t *outlen, rfx_loc *where, char *err,
+                   size_t errcap)
 {
     *out = NULL;
     *outlen = 0;
     err[0] = 0;
     char *text = translate(src, len, &len);
     char *dir = strdup(file);
-    const char **argv = calloc((size_t)nmacros * 2 + 12, sizeof(char *));
-    if (!text || !dir || !argv) {
-        free(text), free(dir), free(argv);
+    const char **argv = calloc((size_t)(nmacros + nincs) * 2 + 12, sizeof(char *));
+    /* the preprocessor runs in the program's directory: relative include directories are
+     * the user's, from the current one */
+    char **absinc = calloc((size_t)nincs + 1, sizeof(char *));
+    char cwd[4096];
+    bool have_cwd = getcwd(cwd, sizeof cwd) != NULL;
+    bool ok = text && dir && argv && absinc;
+    for (int i = 0; ok && i < nincs; i++) {
+        size_t n = strlen(incs[i]) + (have_cwd ? strlen(cwd) : 0) + 2;
+        ok = (absinc[i] = malloc(n)) != NULL;
+        if (ok)
+            snprintf(absinc[i], n, "%s%s%s", incs[i][0] == '/' || !have_cwd ? "" : cwd,
+                     incs[i][0] == '/' || !have_cwd ? "" : "/", incs[i]);
+    }
+    if (!ok) {
+        for (int i = 0; absinc && i < nincs; i++)
+            free(absinc[i]);
+        free(text), free(dir), free(argv), free(absinc);
         snprintf(err, errcap, "out of memory preprocessing the program");
         return -1;
     }
@@ -119,6 +135,10 @@ int rfx_preprocess(const char *src, size_t len, const char *file, const char *co
     for (int i = 0; i < nmacros; i++) {
         argv[a++] = "-D";
         argv[a++] = macros[i];
+    }
+    for (int i = 0; i < nincs; i++) {
+        argv[a++] = "-I";
+        argv[a++] = absinc[i];
     }
     argv[a++] = "-";
     argv[a] = NULL;
@@ -231,6 +251,8 @@ done:
         *outlen = 0;
     } else if (!*out && !(*out = calloc(1, 1)))
         rc = -1;
-    free(text), free(dir), free(argv);
+    for (int i = 0; i < nincs; i++)
+        free(absinc[i]);
+    free(text), free(dir), free(argv), free(absinc);
     return rc;
 }

@@ -335,7 +335,7 @@ void rfx_sema_check_pragmas(sema *s)
     static const char *const use_cli[][2] = {
         {"fact-dir", "give it as -F on the command line"}, {"output-dir", "give it as -D on the command line"},
         {"jobs", "give it as -j on the command line"}, {"macro", "give it as -M on the command line"},
-        {"include-dir", "rfx runs the preprocessor in the program's directory"}};
+        {"include-dir", "the preprocessor has run before a pragma is read: give it as -I on the command line"}};
     rfx_program *p = s->p;
     int n = s->ctx->pragmas.n;
     p->pragmas = salloc(s, sizeof(rfx_pragma) * (size_t)(n + 1));

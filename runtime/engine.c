@@ -15,7 +15,8 @@
 
 struct rfx_engine {
     rfx_config cfg;
-    char *fact_dir, *output_dir, *macros, *library_dirs, *libraries;   /* owned copies of the config's strings */
+    /* owned copies of the config's strings */
+    char *fact_dir, *output_dir, *macros, *include_dirs, *library_dirs, *libraries;
     rfx_functor_libs *functor_libs;   /* the libraries of user-defined functors, opened on the first run */
     int devices[16];               /* a copy of the config's device list */
     int nthreads;
@@ -253,11 +254,13 @@ static rfx_engine *open_engine(const rfx_config *cfg)
     e->fact_dir = dup_or_null(e->cfg.fact_dir, &ok);
     e->output_dir = dup_or_null(e->cfg.output_dir, &ok);
     e->macros = dup_or_null(e->cfg.macros, &ok);
+    e->include_dirs = dup_or_null(e->cfg.include_dirs, &ok);
     e->library_dirs = dup_or_null(e->cfg.library_dirs, &ok);
     e->libraries = dup_or_null(e->cfg.libraries, &ok);
     e->cfg.fact_dir = e->fact_dir;
     e->cfg.output_dir = e->output_dir;
     e->cfg.macros = e->macros;
+    e->cfg.include_dirs = e->include_dirs;
     e->cfg.library_dirs = e->library_dirs;
     e->cfg.libraries = e->libraries;
     e->cfg.tune = NULL;   /* applied here; the string is not kept */
@@ -286,6 +289,7 @@ static rfx_engine *open_engine(const rfx_config *cfg)
         free(e->fact_dir);
         free(e->output_dir);
         free(e->macros);
+        free(e->include_dirs);
         free(e->library_dirs);
         free(e->libraries);
         free(e);
@@ -337,6 +341,7 @@ void rfx_close(rfx_engine *e)
     free(e->fact_dir);
     free(e->output_dir);
     free(e->macros);
+    free(e->include_dirs);
     free(e->library_dirs);
     free(e->libraries);
     rfx_functor_libs_free(e->functor_libs);
@@ -422,7 +427,9 @@ rfx_result rfx_load_file(rfx_engine *e, const char *path)
         return agreed(e, RFX_EXIT_IO);
     int nerr = 0;
     bool io_error = false;
-    rfx_program *p = rfx_frontend_parse_file(path, e->cfg.macros, e->diag, &nerr, &io_error);
+    const rfx_parse_opts po = {.macros = e->cfg.macros, .include_dirs = e->cfg.include_dirs,
+                               .no_preprocessor = e->cfg.no_preprocessor, .no_warn = e->cfg.no_warn};
+    rfx_program *p = rfx_frontend_parse_file(path, &po, e->diag, &nerr, &io_error);
     return agreed(e, adopt_program(e, p, nerr, io_error));
 }
 

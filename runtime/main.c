@@ -22,6 +22,9 @@ static void usage(FILE *f)
           "  -F, --fact-dir=DIR      read <rel>.facts and relative filename= paths from DIR (default .)\n"
           "  -D, --output-dir=DIR    write <rel>.csv into DIR (default .); '-' prints to stdout\n"
           "  -M, --macro=MACROS      preprocessor definitions, 'NAME[=VALUE] ...' (as Souffle's -M)\n"
+          "  -I, --include-dir=DIR   #include looks in DIR too, after the including file's directory\n"
+          "      --no-preprocessor   parse the program as written (no C preprocessor)\n"
+          "  -w, --no-warn           no warnings about the program\n"
           "  -L, --library-dir=DIR   look for user-defined functors' libraries in DIR (default .)\n"
           "  -l, --libraries=NAME    load libNAME.so for user-defined functors (default: functors)\n"
           "  -j, --jobs=N            worker threads, or 'auto' (default): all cores\n"
@@ -44,6 +47,9 @@ static void usage(FILE *f)
           "      --trace=FILE        write a Chrome/Perfetto trace (JSON) of the run: an event per command\n"
           "      --tune=KEY=VALUE    set a tuning knob, for experiments (repeatable; '--tune help' lists them)\n"
           "  -q, --quiet             no progress line on stderr (shown only when stderr is a terminal)\n"
+          "  -c, -C, -m, -z, --compile, --compile-many, --magic-transform, --magic-transform-exclude,\n"
+          "      --inline-exclude, --disable-transformers: Souffle's, accepted with no effect (rfx\n"
+          "                          compiles what it runs, and plans by its own rules)\n"
           "  -h, --help              this text\n"
           "      --version           version, backends, GPU and CUDA versions\n"
           "Options may come before or after the program (and before or after 'cliques').\n"
@@ -70,7 +76,7 @@ static size_t parse_size(const char *s)
 }
 
 enum { OPT_BACKEND = 256, OPT_EMIT, OPT_VERSION, OPT_NOOPT, OPT_PROFILE, OPT_PROFILE_JSON, OPT_DEVMEM, OPT_JOIN,
-       OPT_COUNT, OPT_TRACE, OPT_NOFUSE, OPT_ORDER, OPT_DEVICES, OPT_TUNE };
+       OPT_COUNT, OPT_TRACE, OPT_NOFUSE, OPT_ORDER, OPT_DEVICES, OPT_TUNE, OPT_NOPREPROC, OPT_SOUFFLE_ONLY };
 
 static bool pick(const char *arg, const char *const *names, int n, int *out)
 {
@@ -160,6 +166,7 @@ typedef struct cmd {
     bool count;
     const char *out;
     char *macros;              /* several -M joined (owned) */
+    char *include_dirs;        /* several -I joined (owned) */
     char *tune;                /* several --tune joined (owned) */
     char *library_dirs, *libraries;   /* several -L, -l joined (owned) */
 } cmd;
@@ -167,6 +174,15 @@ typedef struct cmd {
 static const struct option longopts[] = {
     {"fact-dir", required_argument, NULL, 'F'},
     {"macro", required_argument, NULL, 'M'},
+    {"include-dir", required_argument, NULL, 'I'},
+    {"no-preprocessor", no_argument, NULL, OPT_NOPREPROC},
+    {"no-warn", no_argument, NULL, 'w'},
+    {"compile", no_argument, NULL, 'c'},
+    {"compile-many", no_argument, NULL, 'C'},
+    {"magic-transform", required_argument, NULL, 'm'},
+    {"magic-transform-exclude", required_argument, NULL, OPT_SOUFFLE_ONLY},
+    {"inline-exclude", required_argument, NULL, OPT_SOUFFLE_ONLY},
+    {"disable-transformers", required_argument, NULL, 'z'},
     {"library-dir", required_argument, NULL, 'L'},
     {"libraries", required_argument, NULL, 'l'},
     {"output-dir", required_argument, NULL, 'D'},
@@ -190,7 +206,7 @@ static const struct option longopts[] = {
     {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0},
 };
-static const char shortopts[] = ":F:D:M:L:l:j:p:k:o:qh";
+static const char shortopts[] = ":F:D:M:I:L:l:j:p:k:o:qhwcCm:z:";
 
 /* Whether the first operand (what is neither an option nor an option's value) is
  * `cliques`. */
@@ -337,6 +353,13 @@ static int take_option(int ch, const char *arg, int argc, char **argv, rfx_confi
     case 'M':   /* several -M add up, as one blank-separated list */
         c->program_only = "-M";
         return add_word(who, &cfg->macros, &c->macros, arg);
+    case 'I':
+        c->program_only = "-I";
+        return add_word(who, &cfg->include_dirs, &c->include_dirs, arg);
+    case OPT_NOPREPROC: cfg->no_preprocessor = true; c->program_only = "--no-preprocessor"; return 0;
+    case 'w': cfg->no_warn = true; c->program_only = "-w"; return 0;
+    /* Soufflé's ways to compile and its optimiser's switches: they leave answers as they are */
+    case 'c': case 'C': case 'm': case 'z': case OPT_SOUFFLE_ONLY: c->program_only = "Souffle's options"; return 0;
     case 'L':
         c->program_only = "-L";
         return add_word(who, &cfg->library_dirs, &c->library_dirs, arg);
@@ -670,6 +693,7 @@ int main(int argc, char **argv)
     }
     rfx_mpi_finalize();
     free(c.macros);
+    free(c.include_dirs);
     free(c.tune);
     free(c.library_dirs);
     free(c.libraries);

@@ -104,6 +104,12 @@ typedef struct rfx_config {
     bool alone;                /* where MPI is initialised with several processes, run in this one
                                 * alone; false (default): each run is spread over all of them, which
                                 * must make the same calls in the same order (docs/mpi.md) */
+    const char *include_dirs;  /* where a program file's #include looks after the including file's
+                                * directory, blank-separated, relative ones from the current
+                                * directory (Soufflé's -I); NULL (default): nowhere else */
+    bool no_preprocessor;      /* program files are parsed as written, no C preprocessor
+                                * (Soufflé's --no-preprocessor); false (default) */
+    bool no_warn;              /* no warnings about program files (Soufflé's -w); false (default) */
 } rfx_config;
 
 /* Column types, as declared (subtypes and aliases resolve to these). */

@@ -297,6 +297,42 @@ static void profile_options(void)
     free(dir);
 }
 
+/* Soufflé's command line as its users write it: -I (relative to the current directory,
+ * repeated, long), -w, --no-preprocessor, and its compile and optimiser switches, which
+ * leave answers as they are. */
+static void souffle_command_lines(void)
+{
+    char *dir = make_temp_dir();
+    CU_ASSERT_FATAL(dir != NULL);
+    /* the program in a folder of its own: the preprocessor runs there, -I lib is the caller's */
+    char *sub = path_in(dir, "lib"), *other = path_in(dir, "more"), *pdir = path_in(dir, "prog"),
+         *main_dl = path_in(dir, "prog/main.dl");
+    CU_ASSERT_FATAL(sub && other && pdir && main_dl && mkdir(sub, 0755) == 0 && mkdir(other, 0755) == 0 &&
+                    mkdir(pdir, 0755) == 0);
+    char *defs = path_in(sub, "defs.dl"), *more = path_in(other, "more.dl"), *inc;
+    CU_ASSERT_FATAL(defs && more && asprintf(&inc, "--include-dir=%s", other) >= 0);
+    write_file(defs, ".decl a(x: number)\na(1). a(2).\n");
+    write_file(more, ".decl c(x: number)\nc($).\n");   /* `$`: a warning */
+    write_file(main_dl, "#include \"defs.dl\"\n#include \"more.dl\"\n.decl b(x: number)\nb(x + 1) :- a(x).\n.output b\n");
+    char *with[] = {(char *)bin(), "-I", "lib", inc, "-D", "-", "prog/main.dl", NULL};
+    char *quiet[] = {(char *)bin(), "-c", "-w", "-m", "*", "--magic-transform-exclude=b", "--inline-exclude=a",
+                     "-z", "X", "-C", "-Ilib", inc, "-D", "-", "prog/main.dl", NULL};
+    char *without[] = {(char *)bin(), inc, "-D", "-", "prog/main.dl", NULL};
+    char *no_pp[] = {(char *)bin(), "--no-preprocessor", "-I", "lib", "-D", "-", "prog/main.dl", NULL};
+    char *cliques[] = {(char *)bin(), "cliques", "-I", "lib", "g.txt", NULL};
+    run_result r1 = run_prog(dir, with), r2 = run_prog(dir, quiet), r3 = run_prog(dir, without),
+               r4 = run_prog(dir, no_pp), r5 = run_prog(dir, cliques);
+    CU_ASSERT(r1.code == 0 && r1.out && strstr(r1.out, "2\n3\n") && r1.err && strstr(r1.err, "warning"));
+    CU_ASSERT(r2.code == 0 && r2.out && strstr(r2.out, "2\n3\n") && r2.err && !strstr(r2.err, "warning"));
+    CU_ASSERT(r3.code == 1 && r3.err && strstr(r3.err, "defs.dl"));
+    CU_ASSERT(r4.code == 1 && r4.err && strstr(r4.err, "--no-preprocessor"));
+    CU_ASSERT(r5.code == 2 && r5.err && strstr(r5.err, "'-I' is for programs"));
+    run_free(&r1), run_free(&r2), run_free(&r3), run_free(&r4), run_free(&r5);
+    free(sub), free(other), free(pdir), free(main_dl), free(defs), free(more), free(inc);
+    remove_tree(dir);
+    free(dir);
+}
+
 /* A sum of n ones as a program. */
 static char *long_sum(int n)
 {
@@ -403,6 +439,7 @@ static void add(void)
     CU_add_test(s, "a full standard output is an error with a message", full_standard_output_is_reported);
     CU_add_test(s, "options on either side of cliques", options_on_either_side_of_cliques);
     CU_add_test(s, "profile options: json:FILE, -p, the older form, cliques", profile_options);
+    CU_add_test(s, "Souffle's command lines: -I, -w, --no-preprocessor, its compile switches", souffle_command_lines);
     CU_add_test(s, "long expressions: linear time, a message past the depth limit", long_expressions_in_linear_time);
     CU_add_test(s, "input columns no rule reads are not read; counts keep them", unread_input_columns);
 }

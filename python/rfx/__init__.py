@@ -137,14 +137,15 @@ class Engine:
     read with relation()). profile: keep each run's per-operator profile for profile().
     progress: redraw a progress line during long runs (None: where stderr is a terminal or in
     Jupyter). tune: tuning settings, "key=value ..." (rfx --tune help). join: "auto", "binary"
-    or "lftj". devices: GPU indexes. macros / library_dirs / libraries: as rfx's -M, -L, -l.
+    or "lftj". devices: GPU indexes. macros / include_dirs / library_dirs / libraries: as rfx's
+    -M, -I, -L, -l.
 
     An engine is used by one thread at a time (calls from several wait their turn); separate
     engines run in separate threads at once."""
 
     def __init__(self, backend="auto", threads=None, device_memory=None, *, fact_dir=None, output_dir=None,
                  profile=False, progress=None, tune=None, join="auto", devices=None, no_fuse=False,
-                 macros=None, library_dirs=None, libraries=None):
+                 macros=None, library_dirs=None, libraries=None, include_dirs=None):
         self._p = None
         self._progress = None
         self._profile_file = None
@@ -166,8 +167,9 @@ class Engine:
             raise InputError("threads: must be positive (None: all cores)")
         cfg.device_memory = _bytes(device_memory)
         self._keep = [_encode(fact_dir), _encode(output_dir), _encode(macros), _encode(library_dirs),
-                      _encode(libraries), tune.encode() if tune else None]
-        (cfg.fact_dir, cfg.output_dir, cfg.macros, cfg.library_dirs, cfg.libraries, cfg.tune) = self._keep
+                      _encode(libraries), tune.encode() if tune else None, _encode(include_dirs)]
+        (cfg.fact_dir, cfg.output_dir, cfg.macros, cfg.library_dirs, cfg.libraries, cfg.tune,
+         cfg.include_dirs) = self._keep
         cfg.join = C.JOINS[join]
         cfg.no_fuse = bool(no_fuse)
         if devices is not None:

@@ -60,6 +60,9 @@ class Config(Structure):
         ("tune", c_char_p),
         ("results_only", c_bool),   # False: relations stay whole for the cursors
         ("alone", c_bool),
+        ("include_dirs", c_char_p),
+        ("no_preprocessor", c_bool),
+        ("no_warn", c_bool),
     ]
 
 

@@ -157,6 +157,20 @@ def test_files_in_and_out(tmp_path):
         assert eng.relations == ["edge", "path"]
 
 
+def test_include_dirs(tmp_path):
+    """A program file's #include finds a file in include_dirs (rfx's -I)."""
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "edges.dl").write_text("edge(1, 2). edge(2, 3).\n")
+    prog = tmp_path / "tc.dl"
+    prog.write_text('#include "edges.dl"\n' + TC)
+    with rfx.Engine(include_dirs=str(tmp_path / "lib")) as eng:
+        eng.load(prog).run()
+        assert eng.relation("path").tolist() == [[1, 2], [1, 3], [2, 3]]
+    with rfx.Engine() as eng:
+        with pytest.raises(rfx.ProgramError, match="edges.dl"):
+            eng.load(prog)
+
+
 def test_struct_layouts_match_rfx_h(tmp_path):
     """rfx_config and rfx_column as ctypes mirrors them and as a C compiler lays them out."""
     cc = shutil.which("cc") or shutil.which("gcc")
