@@ -184,8 +184,10 @@ void rfx_sema_check_decls(sema *s)
         rfx_io_dir *d = dir->kind == RFX_REL_INPUT ? &r->inputs[r->ninputs++] : &r->outputs[r->noutputs++];
         *d = (rfx_io_dir){dir->nopts, dir->opts, dir->loc};
         const char *io = rfx_io_get(d, "IO");
-        if (io && strcmp(io, "file") != 0 && strcmp(io, "stdout") != 0)
-            rfx_diag_error(s->d, dir->loc, "unsupported IO='%s' (supported: file, stdout)", io);
+        const bool in = dir->kind == RFX_REL_INPUT;
+        if (io && strcmp(io, "file") != 0 && strcmp(io, in ? "stdin" : "stdout") != 0)
+            rfx_diag_error(s->d, dir->loc, "unsupported IO='%s' for an %s (supported: file, %s)", io,
+                           in ? "input" : "output", in ? "stdin" : "stdout");
         const char *delim = rfx_io_get(d, "delimiter");
         if (delim && !delim[0])
             rfx_diag_error(s->d, dir->loc, "delimiter=\"\": a delimiter needs at least one character");

@@ -247,12 +247,21 @@ static rfx_status do_input(exec *x, const rfx_ra_cmd *c)
     const rfx_io_dir *d = &r->inputs[c->io];
     const char *fname = rfx_io_get(d, "filename");
     const char *fmt = rfx_io_get(d, "format");
-    char *path = fname ? join_path(x->o->fact_dir, fname, "") : join_path(x->o->fact_dir, r->name, ".facts");
+    const char *io = rfx_io_get(d, "IO");
+    const bool from_stdin = io && strcmp(io, "stdin") == 0;
+    if (from_stdin && rfx_comm_size(x->o->comm) > 1) {   /* each process would read its own stdin */
+        rfx_diag dg = {.file = x->prog->file, .src = x->prog->src, .out = x->err, .map = &x->prog->lines};
+        rfx_diag_error(&dg, d->loc, "IO=stdin: not in a run of several processes (give the facts as a file)");
+        return RFX_ERR_INPUT;
+    }
+    char *path = from_stdin ? join_path("", "/dev/stdin", "")
+                 : fname    ? join_path(x->o->fact_dir, fname, "")
+                            : join_path(x->o->fact_dir, r->name, ".facts");
     int key = rfx_relation_lattice_key(r);
     int coltypes[RFX_MAX_ARITY + 1];
     rfx_record_io rio;
     bool records = record_io(x, r, coltypes, &rio);
-    bool sliced = slices_for(x, v, path, records || io_flag(d, "rfc4180") || key < r->arity);
+    bool sliced = !from_stdin && slices_for(x, v, path, records || io_flag(d, "rfc4180") || key < r->arity);
     if (!path)
         return RFX_ERR_NOMEM;
     /* a SNAP edge list (comments, any blanks, extra columns) only where format="edges" says

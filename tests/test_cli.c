@@ -333,6 +333,32 @@ static void souffle_command_lines(void)
     free(dir);
 }
 
+/* `.input r(IO=stdin)` reads the facts from standard input, plain or gzipped, with the
+ * directive's options; IO=stdin is for inputs only. */
+static void input_from_stdin(void)
+{
+    char *dir = make_temp_dir();
+    CU_ASSERT_FATAL(dir != NULL);
+    char *prog = path_in(dir, "p.dl"), *facts = path_in(dir, "r.csv"), *bad = path_in(dir, "bad.dl"), *sh1, *sh2, *sh3;
+    CU_ASSERT_FATAL(prog && facts && bad);
+    write_file(prog, ".decl r(x: symbol, y: number)\n.input r(IO=stdin, delimiter=\",\")\n"
+                     ".decl s(y: number)\ns(y + 1) :- r(_, y).\n.output s(IO=stdout)\n");
+    write_file(facts, "a,1\nb,2\n");
+    write_file(bad, ".decl r(x: number)\nr(1).\n.output r(IO=stdin)\n");
+    CU_ASSERT_FATAL(asprintf(&sh1, "exec '%s' '%s' < '%s'", bin(), prog, facts) >= 0 &&
+                    asprintf(&sh2, "gzip -c '%s' | '%s' '%s'", facts, bin(), prog) >= 0 &&
+                    asprintf(&sh3, "exec '%s' '%s' < '%s'", bin(), bad, facts) >= 0);
+    char *a1[] = {"/bin/sh", "-c", sh1, NULL}, *a2[] = {"/bin/sh", "-c", sh2, NULL}, *a3[] = {"/bin/sh", "-c", sh3, NULL};
+    run_result r1 = run_prog(dir, a1), r2 = run_prog(dir, a2), r3 = run_prog(dir, a3);
+    CU_ASSERT(r1.code == 0 && r1.out && strstr(r1.out, "===============\n2\n3\n==="));
+    CU_ASSERT(r2.code == 0 && r2.out && r1.out && strcmp(r1.out, r2.out) == 0);
+    CU_ASSERT(r3.code == 1 && r3.err && strstr(r3.err, "bad.dl:3:9: error: unsupported IO='stdin' for an output"));
+    run_free(&r1), run_free(&r2), run_free(&r3);
+    free(prog), free(facts), free(bad), free(sh1), free(sh2), free(sh3);
+    remove_tree(dir);
+    free(dir);
+}
+
 /* A sum of n ones as a program. */
 static char *long_sum(int n)
 {
@@ -440,6 +466,7 @@ static void add(void)
     CU_add_test(s, "options on either side of cliques", options_on_either_side_of_cliques);
     CU_add_test(s, "profile options: json:FILE, -p, the older form, cliques", profile_options);
     CU_add_test(s, "Souffle's command lines: -I, -w, --no-preprocessor, its compile switches", souffle_command_lines);
+    CU_add_test(s, "IO=stdin reads an input from standard input", input_from_stdin);
     CU_add_test(s, "long expressions: linear time, a message past the depth limit", long_expressions_in_linear_time);
     CU_add_test(s, "input columns no rule reads are not read; counts keep them", unread_input_columns);
 }
