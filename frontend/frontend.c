@@ -52,19 +52,19 @@ void rfx_program_free(rfx_program *p)
 }
 
 /* Splits a blank-separated list into words (malloc'ed array and copy). */
-static int split_words(const char *macros, char **copy, const char ***words)
+static int split_words(const char *list, char **copy, const char ***words)
 {
     *copy = NULL;
     *words = NULL;
-    if (!macros)
+    if (!list)
         return 0;
-    size_t n = strlen(macros);
+    size_t n = strlen(list);
     if (!(*copy = malloc(n + 1)) || !(*words = malloc(sizeof(char *) * (n / 2 + 2)))) {
         free(*copy);
         *copy = NULL;
         return -1;
     }
-    memcpy(*copy, macros, n + 1);
+    memcpy(*copy, list, n + 1);
     int k = 0;
     for (char *t = strtok(*copy, " \t\n"); t; t = strtok(NULL, " \t\n"))
         (*words)[k++] = t;

@@ -136,7 +136,7 @@ static void search_order(order_search *S, int depth, double cost)
     }
 }
 
-/* order[0..nv): the variables (indexes into vars) in the triejoin's order; deg as counted. */
+/* order[0..nv): the variables (indexes into vars) in the triejoin's order, chosen as above. */
 static void choose_order(lower_ctx *L, item *const *atoms, int na, const int *vars, int nv,
                          bool (*has)[LFTJ_MAX_VARS], int *order)
 {

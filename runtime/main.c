@@ -359,7 +359,11 @@ static int take_option(int ch, const char *arg, int argc, char **argv, rfx_confi
     case OPT_NOPREPROC: cfg->no_preprocessor = true; c->program_only = "--no-preprocessor"; return 0;
     case 'w': cfg->no_warn = true; c->program_only = "-w"; return 0;
     /* Soufflé's ways to compile and its optimiser's switches: they leave answers as they are */
-    case 'c': case 'C': case 'm': case 'z': case OPT_SOUFFLE_ONLY: c->program_only = "Souffle's options"; return 0;
+    case 'c': c->program_only = "-c"; return 0;
+    case 'C': c->program_only = "-C"; return 0;
+    case 'm': c->program_only = "-m"; return 0;
+    case 'z': c->program_only = "-z"; return 0;
+    case OPT_SOUFFLE_ONLY: c->program_only = "--magic-transform-exclude / --inline-exclude"; return 0;
     case 'L':
         c->program_only = "-L";
         return add_word(who, &cfg->library_dirs, &c->library_dirs, arg);
