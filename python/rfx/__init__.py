@@ -138,14 +138,14 @@ class Engine:
     progress: redraw a progress line during long runs (None: where stderr is a terminal or in
     Jupyter). tune: tuning settings, "key=value ..." (rfx --tune help). join: "auto", "binary"
     or "lftj". devices: GPU indexes. macros / include_dirs / library_dirs / libraries: as rfx's
-    -M, -I, -L, -l.
+    -M, -I, -L, -l; no_preprocessor: as --no-preprocessor (program files read as written).
 
     An engine is used by one thread at a time (calls from several wait their turn); separate
     engines run in separate threads at once."""
 
     def __init__(self, backend="auto", threads=None, device_memory=None, *, fact_dir=None, output_dir=None,
                  profile=False, progress=None, tune=None, join="auto", devices=None, no_fuse=False,
-                 macros=None, library_dirs=None, libraries=None, include_dirs=None):
+                 macros=None, library_dirs=None, libraries=None, include_dirs=None, no_preprocessor=False):
         self._p = None
         self._progress = None
         self._profile_file = None
@@ -172,6 +172,7 @@ class Engine:
          cfg.include_dirs) = self._keep
         cfg.join = C.JOINS[join]
         cfg.no_fuse = bool(no_fuse)
+        cfg.no_preprocessor = bool(no_preprocessor)
         if devices is not None:
             devs = (C.ctypes.c_int * len(devices))(*devices)
             self._keep.append(devs)

@@ -169,6 +169,9 @@ def test_include_dirs(tmp_path):
     with rfx.Engine() as eng:
         with pytest.raises(rfx.ProgramError, match="edges.dl"):
             eng.load(prog)
+    with rfx.Engine(include_dirs=str(tmp_path / "lib"), no_preprocessor=True) as eng:
+        with pytest.raises(rfx.ProgramError, match="--no-preprocessor"):
+            eng.load(prog)
 
 
 def test_struct_layouts_match_rfx_h(tmp_path):
