@@ -72,19 +72,6 @@ static void lit_vars(const rfx_lit *l, bool *use, int nvars)
     rfx_conj_vars(&one, use, NULL);
 }
 
-/* Whether a clause with a subsumptive head shares stratum st: there what survives depends on
- * the iteration each tuple arrives in (a dominated tuple that arrives before its dominator
- * feeds the other rules first), so that stratum's literals keep Soufflé's timing. */
-static bool stratum_subsumes(const rfx_program *p, int st)
-{
-    for (int ci = 0; ci < p->nclauses; ci++) {
-        const rfx_clause *c = &p->clauses[ci];
-        if (c->subsumptive && c->head.rel >= 0 && p->rels[c->head.rel].stratum == st)
-            return true;
-    }
-    return false;
-}
-
 static bool has_anon(const rfx_expr *e)
 {
     if (e && e->kind == RFX_E_ANON)
@@ -98,8 +85,9 @@ static bool has_anon(const rfx_expr *e)
 /* Whether l, an atom without named variables, is an existence test of the head's recursive
  * stratum that moves to a part of its own. Soufflé moves it where it has a `_` (a variable
  * there) and keeps it where every argument is a constant; rfx moves both, except that in a
- * stratum that subsumes it keeps Soufflé's choice. */
-static bool reads_own_stratum(const rfx_program *p, const rfx_clause *c, const rfx_lit *l)
+ * stratum that subsumes (subsumes[st]: there what survives depends on the iteration each
+ * tuple arrives in) it keeps Soufflé's choice, and with it Soufflé's timing. */
+static bool reads_own_stratum(const rfx_program *p, const bool *subsumes, const rfx_clause *c, const rfx_lit *l)
 {
     int st = p->rels[c->head.rel].stratum;
     if (l->kind != RFX_L_ATOM || l->atom.rel < 0 || l->atom.nargs == 0 || p->rels[l->atom.rel].stratum != st)
@@ -107,7 +95,7 @@ static bool reads_own_stratum(const rfx_program *p, const rfx_clause *c, const r
     for (int a = 0; a < l->atom.nargs; a++)
         if (has_anon(l->atom.args[a]))
             return true;
-    return !stratum_subsumes(p, st);
+    return !subsumes[st];
 }
 
 static int uf_find(int *uf, int v)
@@ -119,7 +107,8 @@ static int uf_find(int *uf, int v)
 
 /* Splits one conjunction: part[i] is the new relation (0, 1, ...) literal i moves to, or -1
  * where it stays. Returns the number of new relations; -1 out of memory. */
-static int split_conj(const rfx_program *p, const rfx_clause *c, const rfx_conj *cj, int *part)
+static int split_conj(const rfx_program *p, const bool *subsumes, const rfx_clause *c, const rfx_conj *cj,
+                      int *part)
 {
     int nv = c->nvars, head = nv;
     int *uf = malloc(sizeof(int) * (size_t)(nv + 1));
@@ -157,7 +146,7 @@ static int split_conj(const rfx_program *p, const rfx_clause *c, const rfx_conj 
     for (int i = 0; i < cj->nlits; i++) {
         if (root[i] >= 0)
             root[i] = uf_find(uf, root[i]);
-        else if (reads_own_stratum(p, c, cj->lits[i]))
+        else if (reads_own_stratum(p, subsumes, c, cj->lits[i]))
             root[i] = -2 - i;
     }
     int nparts = 0;
@@ -232,6 +221,14 @@ bool rfx_sema_split_disconnected(sema *s)
     for (int ci = 0; ci < nclauses; ci++)
         for (int d = 0; d < p->clauses[ci].nconj; d++)
             most = p->clauses[ci].conj[d].nlits > most ? p->clauses[ci].conj[d].nlits : most;
+    /* per stratum: whether a subsumptive clause's head is there (reads_own_stratum) */
+    bool *subsumes = salloc(s, (size_t)p->nstrata + 1);   /* the arena's memory is zeroed */
+    if (!subsumes)
+        return false;
+    for (int ci = 0; ci < nclauses; ci++)
+        if (p->clauses[ci].subsumptive && p->clauses[ci].head.rel >= 0 &&
+            p->rels[p->clauses[ci].head.rel].stratum >= 0)
+            subsumes[p->rels[p->clauses[ci].head.rel].stratum] = true;
     int *part = malloc(sizeof(int) * (size_t)(most + 1));
     if (!part) {
         s->ctx->oom = true;
@@ -239,7 +236,7 @@ bool rfx_sema_split_disconnected(sema *s)
     }
     for (int ci = 0; ci < nclauses; ci++)
         for (int d = 0; splits(&p->clauses[ci]) && d < p->clauses[ci].nconj; d++) {
-            int k = split_conj(p, &p->clauses[ci], &p->clauses[ci].conj[d], part);
+            int k = split_conj(p, subsumes, &p->clauses[ci], &p->clauses[ci].conj[d], part);
             if (k < 0) {
                 free(part);
                 s->ctx->oom = true;
@@ -265,7 +262,7 @@ bool rfx_sema_split_disconnected(sema *s)
     for (int ci = 0; ok && ci < nclauses; ci++)
         for (int d = 0; ok && splits(&clauses[ci]) && d < clauses[ci].nconj; d++) {
             rfx_conj *cj = &clauses[ci].conj[d];
-            int k = split_conj(p, &clauses[ci], cj, part);
+            int k = split_conj(p, subsumes, &clauses[ci], cj, part);
             if (k <= 0) {
                 ok = k == 0;
                 continue;
