@@ -20,6 +20,7 @@ import datetime
 import decimal
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -165,11 +166,13 @@ def run(args):
             t_load = input_seconds(subprocess.run(cmd[:2] + ["--profile"] + cmd[2:], capture_output=True,
                                                   text=True).stderr) if r.returncode == 0 and args.loads else None
             if r.returncode != 0:
+                shutil.rmtree(out, ignore_errors=True)
                 why = why or "%s: rfx exit %d: %s" % (b, r.returncode, r.stderr.strip()[:300])
                 cells += ["-", "-"]
                 continue
             with open(os.path.join(out, "result.csv")) as f:
                 rows = [line.rstrip("\n").split("\t") for line in f if line.strip("\n") != ""]
+            shutil.rmtree(out, ignore_errors=True)
             why = why or compare(rows, duck, sort_keys(sql, names))
             cells += ["%.3f" % t_best, "%.3f" % t_load if t_load is not None else "?"]
         bad += why is not None

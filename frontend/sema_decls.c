@@ -7,6 +7,22 @@
 #include <strings.h>
 #include <errno.h>
 
+/* Whether values of type t are or hold (in a record's fields, at any depth) an ADT's;
+ * seen: the types met so far (each is looked into once). */
+static bool holds_adt(const rfx_program *p, int t, bool *seen)
+{
+    if (rfx_program_adt_type(p, t) >= 0)
+        return true;
+    int rt = rfx_program_record_type(p, t);
+    if (rt < 0 || seen[rt])
+        return false;
+    seen[rt] = true;
+    for (int f = 0; f < p->types[rt].nfields; f++)
+        if (holds_adt(p, p->types[rt].fields[f], seen))
+            return true;
+    return false;
+}
+
 static void check_order_option(sema *s, const rfx_relation *r, const rfx_directive *dir, const char *k, const char *v);
 
 /* ---- relations and directives ------------------------------------------------- */
@@ -159,6 +175,9 @@ void rfx_sema_check_decls(sema *s)
         else
             r->io_loc = dir->loc;
         p->any_output |= dir->kind != RFX_REL_INPUT;
+        const rfx_io_dir given = {dir->nopts, dir->opts, dir->loc};
+        const char *io = rfx_io_get(&given, "IO");
+        const bool json = io && (strcmp(io, "jsonfile") == 0 || strcmp(io, "json") == 0);
         for (int o = 0; o < dir->nopts; o++) {
             const char *k = dir->opts[o].key;
             static const char *known[] = {"filename", "delimiter", "IO", "headers", "format", "rfc4180", "compress",
@@ -174,8 +193,13 @@ void rfx_sema_check_decls(sema *s)
             else if ((strcmp(k, "headers") == 0 || strcmp(k, "rfc4180") == 0 || strcmp(k, "compress") == 0) &&
                      strcmp(v, "true") != 0 && strcmp(v, "false") != 0)
                 rfx_diag_error(s->d, dir->loc, "option %s=\"%s\": expected true or false", k, v);
-            else if (strcmp(k, "format") == 0 && strcmp(v, "facts") != 0 && strcmp(v, "edges") != 0)
+            else if (strcmp(k, "format") == 0 && json && strcmp(v, "list") != 0 && strcmp(v, "object") != 0)
+                rfx_diag_error(s->d, dir->loc, "format=\"%s\": expected \"list\" or \"object\" (IO=%s)", v, io);
+            else if (strcmp(k, "format") == 0 && !json && strcmp(v, "facts") != 0 && strcmp(v, "edges") != 0)
                 rfx_diag_error(s->d, dir->loc, "format=\"%s\": expected \"facts\" or \"edges\" (SNAP edge lists)", v);
+            else if (json && (strcmp(k, "delimiter") == 0 || strcmp(k, "headers") == 0 || strcmp(k, "rfc4180") == 0 ||
+                              strcmp(k, "compress") == 0))
+                rfx_diag_warning(s->d, dir->loc, "option %s has no effect with IO=%s", k, io);
             else if (strcmp(k, "order") == 0 || strcmp(k, "limit") == 0)
                 check_order_option(s, r, dir, k, v);
         }
@@ -183,11 +207,17 @@ void rfx_sema_check_decls(sema *s)
             continue;
         rfx_io_dir *d = dir->kind == RFX_REL_INPUT ? &r->inputs[r->ninputs++] : &r->outputs[r->noutputs++];
         *d = (rfx_io_dir){dir->nopts, dir->opts, dir->loc};
-        const char *io = rfx_io_get(d, "IO");
         const bool in = dir->kind == RFX_REL_INPUT;
-        if (io && strcmp(io, "file") != 0 && strcmp(io, in ? "stdin" : "stdout") != 0)
-            rfx_diag_error(s->d, dir->loc, "unsupported IO='%s' for an %s (supported: file, %s)", io,
+        if (io && strcmp(io, "file") != 0 && strcmp(io, in ? "stdin" : "stdout") != 0 && !json)
+            rfx_diag_error(s->d, dir->loc, "unsupported IO='%s' for an %s (supported: file, %s, jsonfile, json)", io,
                            in ? "input" : "output", in ? "stdin" : "stdout");
+        bool *seen = json ? salloc(s, (size_t)p->ntypes + 1) : NULL;
+        for (int a = 0; seen && a < r->arity; a++)
+            if (memset(seen, 0, (size_t)p->ntypes + 1), holds_adt(p, r->attrs[a].type, seen)) {
+                rfx_diag_error(s->d, dir->loc, "IO=%s: attribute '%s' of '%s' holds ADT values, for which "
+                               "Soufflé's JSON has no form (use IO=file)", io, r->attrs[a].name, r->name);
+                break;
+            }
         const char *delim = rfx_io_get(d, "delimiter");
         if (delim && !delim[0])
             rfx_diag_error(s->d, dir->loc, "delimiter=\"\": a delimiter needs at least one character");
@@ -198,18 +228,20 @@ void rfx_sema_check_decls(sema *s)
             const rfx_io_dir *da = &p->rels[ri].outputs[a];
             const char *fa = rfx_io_get(da, "filename");
             const char *ia = rfx_io_get(da, "IO");
-            if (ia && strcmp(ia, "stdout") == 0)
+            if (ia && (strcmp(ia, "stdout") == 0 || strcmp(ia, "json") == 0))
                 continue;
             for (int rj = 0; rj <= ri; rj++)
                 for (int b = 0; b < (rj == ri ? a : p->rels[rj].noutputs); b++) {
                     const rfx_io_dir *db = &p->rels[rj].outputs[b];
                     const char *fb = rfx_io_get(db, "filename");
                     const char *ib = rfx_io_get(db, "IO");
-                    if (ib && strcmp(ib, "stdout") == 0)
+                    if (ib && (strcmp(ib, "stdout") == 0 || strcmp(ib, "json") == 0))
                         continue;
                     char na[512], nb[512];
-                    snprintf(na, sizeof na, fa ? "%s" : "%s.csv", fa ? fa : p->rels[ri].name);
-                    snprintf(nb, sizeof nb, fb ? "%s" : "%s.csv", fb ? fb : p->rels[rj].name);
+                    snprintf(na, sizeof na, fa ? "%s" : ia && strcmp(ia, "jsonfile") == 0 ? "%s.json" : "%s.csv",
+                             fa ? fa : p->rels[ri].name);
+                    snprintf(nb, sizeof nb, fb ? "%s" : ib && strcmp(ib, "jsonfile") == 0 ? "%s.json" : "%s.csv",
+                             fb ? fb : p->rels[rj].name);
                     char at[300];
                     if (strcmp(na, nb) == 0)
                         rfx_diag_warning(s->d, da->loc, "'%s' is written again (also at %s): the last "

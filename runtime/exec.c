@@ -248,20 +248,21 @@ static rfx_status do_input(exec *x, const rfx_ra_cmd *c)
     const char *fname = rfx_io_get(d, "filename");
     const char *fmt = rfx_io_get(d, "format");
     const char *io = rfx_io_get(d, "IO");
-    const bool from_stdin = io && strcmp(io, "stdin") == 0;
+    const bool from_stdin = io && (strcmp(io, "stdin") == 0 || strcmp(io, "json") == 0);
+    const bool json = io && (strcmp(io, "jsonfile") == 0 || strcmp(io, "json") == 0);
     if (from_stdin && rfx_comm_size(x->o->comm) > 1) {   /* each process would read its own stdin */
         rfx_diag dg = {.file = x->prog->file, .src = x->prog->src, .out = x->err, .map = &x->prog->lines};
-        rfx_diag_error(&dg, d->loc, "IO=stdin: not in a run of several processes (give the facts as a file)");
+        rfx_diag_error(&dg, d->loc, "IO=%s: not in a run of several processes (give the facts as a file)", io);
         return RFX_ERR_INPUT;
     }
     char *path = from_stdin ? join_path("", "/dev/stdin", "")
                  : fname    ? join_path(x->o->fact_dir, fname, "")
-                            : join_path(x->o->fact_dir, r->name, ".facts");
+                            : join_path(x->o->fact_dir, r->name, json ? ".json" : ".facts");
     int key = rfx_relation_lattice_key(r);
     int coltypes[RFX_MAX_ARITY + 1];
     rfx_record_io rio;
     bool records = record_io(x, r, coltypes, &rio);
-    bool sliced = !from_stdin && slices_for(x, v, path, records || io_flag(d, "rfc4180") || key < r->arity);
+    bool sliced = !from_stdin && !json && slices_for(x, v, path, records || io_flag(d, "rfc4180") || key < r->arity);
     if (!path)
         return RFX_ERR_NOMEM;
     /* a SNAP edge list (comments, any blanks, extra columns) only where format="edges" says
@@ -282,7 +283,9 @@ static rfx_status do_input(exec *x, const rfx_ra_cmd *c)
     ro.decimals = io_prims(x, r, prims, &dec) ? &dec : NULL;
     if (v->unread && (ro.unread_value = rfx_symtab_intern(x->prog->syms, "", 0)) != UINT32_MAX)
         ro.unread = v->unread;   /* columns no rule reads: all "" (ra_ir/unread.c) */
-    rfx_status st = rfx_read_facts(path, prims, x->prog->syms, &ro, &tmp, x->err);
+    rfx_json_io jio = {x->prog, r, x->prog->syms, records ? &rio : NULL, false};
+    rfx_status st = json ? rfx_read_json(path, &jio, &tmp, x->err)
+                         : rfx_read_facts(path, prims, x->prog->syms, &ro, &tmp, x->err);
     if (sliced) {   /* collective: a process whose slice failed takes part; owners sort */
         report_slices_skipped(x, path, skipped, first_skipped);
         rfx_status merged = x->be->merge_host_slices(x->be, c->dst, &tmp, st != RFX_OK);
@@ -381,7 +384,10 @@ static rfx_status do_output(exec *x, const rfx_ra_cmd *c)
     bool records = record_io(x, r, coltypes, &rio);
     rfx_write_opts wo = {delimiter_of(d), x->nthreads, io_flag(d, "headers"), io_flag(d, "rfc4180"),
                          io_flag(d, "compress"), records ? &rio : NULL, false, NULL};
-    bool to_stdout = (io && strcmp(io, "stdout") == 0) || strcmp(x->o->output_dir, "-") == 0;
+    /* `-D -` writes every output as text to out, JSON ones too (as Soufflé) */
+    bool to_stdout =
+        (io && (strcmp(io, "stdout") == 0 || strcmp(io, "json") == 0)) || strcmp(x->o->output_dir, "-") == 0;
+    bool json = io && strcmp(x->o->output_dir, "-") != 0 && (strcmp(io, "jsonfile") == 0 || strcmp(io, "json") == 0);
     if (to_stdout && !x->out)
         return RFX_OK;
     rfx_rows scratch;
@@ -406,6 +412,7 @@ static rfx_status do_output(exec *x, const rfx_ra_cmd *c)
     }
     char *path = to_stdout ? NULL
                : fname   ? join_path(x->o->output_dir, fname, "")
+               : json    ? join_path(x->o->output_dir, r->name, ".json")
                          : join_path(x->o->output_dir, r->name, wo.compress ? ".csv.gz" : ".csv");   /* as Soufflé */
     /* on stdout, as Soufflé: the name, then the attribute names where headers=true or
        under `-D -` (which asks for them; a bare IO=stdout does not) */
@@ -422,7 +429,11 @@ static rfx_status do_output(exec *x, const rfx_ra_cmd *c)
     }
     if (st == RFX_OK && ((!to_stdout && !path) || !header))
         st = RFX_ERR_NOMEM;
-    if (st == RFX_OK)
+    const char *fmt = rfx_io_get(d, "format");
+    rfx_json_io jio = {x->prog, r, x->prog->syms, records ? &rio : NULL, fmt && strcmp(fmt, "object") == 0};
+    if (st == RFX_OK && json)
+        st = rfx_write_json(to_stdout ? "-" : path, &jio, rows, prims, wo.in_order, x->nthreads, x->out, x->err);
+    else if (st == RFX_OK)
         st = rfx_write_relation(to_stdout ? "-" : path, header, rows, prims, x->prog->syms, &wo, x->out, x->err);
     free(header);
     free(path);

@@ -133,16 +133,20 @@ static void put_wide(text_buf *t, rfx_prim prim, uint64_t v)
         t->len += (size_t)snprintf(at, VALUE_ROOM, "%llu", (unsigned long long)v);
 }
 
+int rfx_format_decimal(char *buf, size_t cap, uint64_t raw, int scale)
+{
+    bool neg = (int64_t)raw < 0;
+    uint64_t mag = neg ? 0u - raw : raw, p10 = (uint64_t)rfx_pow10(scale);
+    int n = snprintf(buf, cap, "%s%llu", neg ? "-" : "", (unsigned long long)(mag / p10));
+    if (scale)
+        n += snprintf(buf + n, cap - (size_t)n, ".%0*llu", scale, (unsigned long long)(mag % p10));
+    return n;
+}
+
 /* A decimal's text: its count of 10^-scale with the point `scale` digits from the right. */
 static void put_decimal(text_buf *t, uint64_t raw, int scale)
 {
-    char *at = t->p + t->len;
-    bool neg = (int64_t)raw < 0;
-    uint64_t mag = neg ? 0u - raw : raw, p10 = (uint64_t)rfx_pow10(scale);
-    int n = snprintf(at, VALUE_ROOM, "%s%llu", neg ? "-" : "", (unsigned long long)(mag / p10));
-    if (scale)
-        n += snprintf(at + n, VALUE_ROOM - (size_t)n, ".%0*llu", scale, (unsigned long long)(mag % p10));
-    t->len += (size_t)n;
+    t->len += (size_t)rfx_format_decimal(t->p + t->len, VALUE_ROOM, raw, scale);
 }
 
 /* A record's text (`[1, a]`), as put_value puts a value. */
@@ -317,6 +321,12 @@ static size_t *record_order(const rfx_rows *rows, const rfx_record_io *rec, rfx_
     return idx;
 }
 
+size_t *rfx_write_order(const rfx_rows *rows, const rfx_prim *types, const rfx_symtab *syms,
+                        const rfx_record_io *records, int nthreads, rfx_status *st)
+{
+    return records ? record_order(rows, records, st) : rfx_output_order(rows, types, syms, nthreads, st);
+}
+
 /* Writes the rows' text to f, or at fd's offsets from 0 when fd >= 0 (a new file): batch k's
  * text is made while batch k - 1 is written. */
 static rfx_status write_rows(FILE *f, int fd, const rfx_rows *rows, const rfx_prim *types,
@@ -326,7 +336,7 @@ static rfx_status write_rows(FILE *f, int fd, const rfx_rows *rows, const rfx_pr
     const int nthreads = wo->threads;
     const rfx_record_io *rec = wo->records;
     rfx_status st = RFX_OK;
-    size_t *idx = wo->in_order ? NULL : rec ? record_order(rows, rec, &st) : rfx_output_order(rows, types, syms, nthreads, &st);
+    size_t *idx = wo->in_order ? NULL : rfx_write_order(rows, types, syms, rec, nthreads, &st);
     if (st)
         return st;
     if (rows->arity == 0) {

@@ -167,7 +167,7 @@ const char *rfx_record_parse(const rfx_record_io *rio, int type, const char *s, 
 }
 
 /* ---- writing ----------------------------------------------------------------------- */
-static bool put(rfx_text *t, const char *s, size_t n)
+bool rfx_text_put(rfx_text *t, const char *s, size_t n)
 {
     if (t->len + n + 1 > t->cap) {
         size_t cap = t->cap ? t->cap : 64;
@@ -189,16 +189,17 @@ bool rfx_record_format(const rfx_record_io *rio, int type, uint32_t v, rfx_text 
     const rfx_program *p = rio->prog;
     int rt = rfx_program_record_type(p, type), at = rfx_program_adt_type(p, type);
     if (at >= 0 && rfx_program_adt_enum(p, at))   /* $B: an enumeration's value is its branch's number */
-        return v < (uint32_t)p->types[at].nbranches ? put(t, "$", 1) && put(t, p->types[at].branches[v].name,
-                                                                            strlen(p->types[at].branches[v].name))
-                                                    : put(t, "nil", 3);
+        return v < (uint32_t)p->types[at].nbranches
+                   ? rfx_text_put(t, "$", 1) &&
+                         rfx_text_put(t, p->types[at].branches[v].name, strlen(p->types[at].branches[v].name))
+                   : rfx_text_put(t, "nil", 3);
     if (at >= 0) {   /* $B(a, b), or $B */
         int n;
         const uint32_t *f = rfx_records_fields(rfx_fn_env_records(rio->env), v, &n);
         if (!f || f[0] >= (uint32_t)p->types[at].nbranches || depth > 64)
-            return put(t, "nil", 3);
+            return rfx_text_put(t, "nil", 3);
         const rfx_branch *br = &p->types[at].branches[f[0]];
-        bool ok = put(t, "$", 1) && put(t, br->name, strlen(br->name));
+        bool ok = rfx_text_put(t, "$", 1) && rfx_text_put(t, br->name, strlen(br->name));
         if (br->payload >= 0) {   /* [branch, [fields...]]: the inner record's fields */
             f = n >= 2 ? rfx_records_fields(rfx_fn_env_records(rio->env), f[1], &n) : NULL;
             if (!f)
@@ -206,28 +207,29 @@ bool rfx_record_format(const rfx_record_io *rio, int type, uint32_t v, rfx_text 
         } else   /* [branch, field] */
             f++, n--;
         for (int c = 0; ok && c < n && c < br->nfields; c++)
-            ok = put(t, c ? ", " : "(", c ? 2 : 1) && rfx_record_format(rio, br->fields[c + 1], f[c], t, depth + 1);
-        return ok && (br->nfields == 0 || put(t, ")", 1));
+            ok = rfx_text_put(t, c ? ", " : "(", c ? 2 : 1) &&
+                 rfx_record_format(rio, br->fields[c + 1], f[c], t, depth + 1);
+        return ok && (br->nfields == 0 || rfx_text_put(t, ")", 1));
     }
     if (rt < 0) {
         rfx_prim prim = p->types[type].prim;
         if (prim == RFX_SYMBOL)
-            return put(t, rfx_symtab_str(rio->syms, v), rfx_symtab_len(rio->syms, v));
+            return rfx_text_put(t, rfx_symtab_str(rio->syms, v), rfx_symtab_len(rio->syms, v));
         char buf[32];
         int n = rfx_format_value(buf, sizeof buf, prim, v);
-        return put(t, buf, (size_t)n);
+        return rfx_text_put(t, buf, (size_t)n);
     }
     int n;
     const uint32_t *f = rfx_records_fields(rfx_fn_env_records(rio->env), v, &n);
     if (!f || depth > 64)   /* nil, or a cycle no program makes */
-        return put(t, "nil", 3);
-    bool ok = put(t, "[", 1);
+        return rfx_text_put(t, "nil", 3);
+    bool ok = rfx_text_put(t, "[", 1);
     for (int c = 0; ok && c < n && c < p->types[rt].nfields; c++) {
         if (c)
-            ok = put(t, ", ", 2);
+            ok = rfx_text_put(t, ", ", 2);
         ok = ok && rfx_record_format(rio, p->types[rt].fields[c], f[c], t, depth + 1);
     }
-    return ok && put(t, "]", 1);
+    return ok && rfx_text_put(t, "]", 1);
 }
 
 /* ---- order -------------------------------------------------------------------------- */

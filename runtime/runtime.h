@@ -115,6 +115,9 @@ typedef struct rfx_text {
     size_t len, cap;
 } rfx_text;
 
+/* Appends n bytes of s (with room kept for a terminating NUL); false on OOM. */
+bool rfx_text_put(rfx_text *t, const char *s, size_t n);
+
 /* One field of record type `type` (`[1, "a b", nil]`, `nil`): its id, packed; else an
  * error text as parse_value's. */
 const char *rfx_record_parse(const rfx_record_io *rio, int type, const char *s, size_t n, uint32_t *out);
@@ -133,6 +136,9 @@ const char *rfx_parse_value(const char *s, size_t n, rfx_prim prim, rfx_symtab *
  * than the scale or more digits before it than precision - scale (value_text.c). */
 const char *rfx_parse_decimal(const char *s, size_t n, int precision, int scale, uint32_t *out);
 int rfx_format_value(char *buf, size_t cap, rfx_prim prim, uint32_t v);
+/* A decimal's text (its count of 10^-scale `raw`, the point `scale` digits from the right):
+ * its length; cap >= 32 (facts_write.c). */
+int rfx_format_decimal(char *buf, size_t cap, uint64_t raw, int scale);
 
 /* The decimal columns of a relation (files hold their values as text, 12.50): per column,
  * its type's digits in all and after the point. */
@@ -235,5 +241,27 @@ typedef struct rfx_write_opts {
 rfx_status rfx_write_relation(const char *path, const char *header, const rfx_rows *rows,
                               const rfx_prim *types, const rfx_symtab *syms, const rfx_write_opts *wo,
                               FILE *out, FILE *err);
+
+/* The order outputs are written in, as an index array the caller frees (NULL: as stored):
+ * by typed value, or by what records hold where records is non-NULL. */
+size_t *rfx_write_order(const rfx_rows *rows, const rfx_prim *types, const rfx_symtab *syms,
+                        const rfx_record_io *records, int nthreads, rfx_status *st);
+
+/* ---- Soufflé's JSON form (json_io.c): IO=jsonfile and IO=json ---------------------------- */
+typedef struct rfx_json_io {
+    const rfx_program *prog;
+    const rfx_relation *rel;   /* its attributes' names and types (a 64-bit one spans two columns) */
+    rfx_symtab *syms;
+    const rfx_record_io *records;   /* the run's record table (needed where a column holds records) */
+    bool objects;              /* writing: tuples and records as objects (format=object), else lists */
+} rfx_json_io;
+
+/* Appends the tuples of a JSON file (a list of tuples, each a list or an object; plain or
+ * gzip) to rows (the relation's arity). Messages name file:line. */
+rfx_status rfx_read_json(const char *path, const rfx_json_io *io, rfx_rows *rows, FILE *err);
+/* Writes rows as Soufflé's JSON, whole or not at all (rfx_outfile); path "-" writes to out.
+ * in_order: as they are (an output's order option), else in rfx_write_order's order. */
+rfx_status rfx_write_json(const char *path, const rfx_json_io *io, const rfx_rows *rows, const rfx_prim *types,
+                          bool in_order, int nthreads, FILE *out, FILE *err);
 
 #endif

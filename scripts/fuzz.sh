@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fuzzes the program front end and the facts reader with libFuzzer (clang, ASan+UBSan).
+# Fuzzes the program front end, the facts reader and the JSON reader with libFuzzer (clang, ASan+UBSan).
 # Usage: scripts/fuzz.sh [seconds per target (default 60)] [runs per target (0 = unbounded)]
 # A crash stops the script with exit 1 and copies the input into
 # tests/fuzz/regressions/<target>/, where ordinary builds replay it from then on.
@@ -14,9 +14,9 @@ fi
 scripts/install-deps.sh
 cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DRFX_FUZZ=ON -DRFX_NO_CUDA=ON \
       -DCMAKE_BUILD_TYPE=RelWithDebInfo >build-fuzz.cmake.log 2>&1 || { cat build-fuzz.cmake.log; exit 1; }
-cmake --build build-fuzz -j "$(nproc)" --target fuzz_program fuzz_facts 2>&1 | grep -E "error|warning" || true
+cmake --build build-fuzz -j "$(nproc)" --target fuzz_program fuzz_facts fuzz_json 2>&1 | grep -E "error|warning" || true
 status=0
-for t in program facts; do
+for t in program facts json; do
   work=build-fuzz/corpus-$t
   mkdir -p "$work"
   log=build-fuzz/fuzz-$t.log
