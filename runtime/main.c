@@ -47,9 +47,16 @@ static void usage(FILE *f)
           "      --trace=FILE        write a Chrome/Perfetto trace (JSON) of the run: an event per command\n"
           "      --tune=KEY=VALUE    set a tuning knob, for experiments (repeatable; '--tune help' lists them)\n"
           "  -q, --quiet             no progress line on stderr (shown only when stderr is a terminal)\n"
-          "  -c, -C, -m, -z, --compile, --compile-many, --magic-transform, --magic-transform-exclude,\n"
-          "      --inline-exclude, --disable-transformers: Souffle's, accepted with no effect (rfx\n"
-          "                          compiles what it runs, and plans by its own rules)\n"
+          "  -v, --verbose           the progress line even where stderr is no terminal (--live-profile too)\n"
+          "      --parse-errors      check the program and exit; --show=parse-errors the same,\n"
+          "      --show=VIEW         initial-ast and transformed-ast as --emit=ast, initial-ram and\n"
+          "                          transformed-ram as --emit=plan\n"
+          "  -c, -C, -m, -z, -W, -a, --compile, --compile-many, --magic-transform, --magic-transform-exclude,\n"
+          "      --inline-exclude, --disable-transformers, --emit-statistics, --profile-frequency, --legacy,\n"
+          "      --warn, --wno, --auto-schedule, -t none: Souffle's, accepted with no effect (rfx compiles\n"
+          "                          what it runs, and plans by its own rules); its code generation (-g, -G,\n"
+          "                          -o/--dl-program, -s, -N), provenance (-t), -r, -P and --preprocessor\n"
+          "                          are errors\n"
           "  -h, --help              this text\n"
           "      --version           version, backends, GPU and CUDA versions\n"
           "Options may come before or after the program (and before or after 'cliques').\n"
@@ -76,7 +83,8 @@ static size_t parse_size(const char *s)
 }
 
 enum { OPT_BACKEND = 256, OPT_EMIT, OPT_VERSION, OPT_NOOPT, OPT_PROFILE, OPT_PROFILE_JSON, OPT_DEVMEM, OPT_JOIN,
-       OPT_COUNT, OPT_TRACE, OPT_NOFUSE, OPT_ORDER, OPT_DEVICES, OPT_TUNE, OPT_NOPREPROC, OPT_SOUFFLE_ONLY };
+       OPT_COUNT, OPT_TRACE, OPT_NOFUSE, OPT_ORDER, OPT_DEVICES, OPT_TUNE, OPT_NOPREPROC, OPT_SOUFFLE_ONLY,
+       OPT_PARSE_ONLY, OPT_SHOW, OPT_CODEGEN, OPT_PREPROCESSOR };
 
 static bool pick(const char *arg, const char *const *names, int n, int *out)
 {
@@ -164,6 +172,8 @@ typedef struct cmd {
     const char *program_only, *cliques_only;   /* an option of the other mode, for a message */
     int k, order;              /* cliques: size; -1: degree when counting, id when listing */
     bool count;
+    bool verbose;              /* -v: the progress line even where stderr is no terminal */
+    bool parse_only;           /* --parse-errors: the program checked, not run */
     const char *out;
     char *macros;              /* several -M joined (owned) */
     char *include_dirs;        /* several -I joined (owned) */
@@ -182,6 +192,25 @@ static const struct option longopts[] = {
     {"magic-transform", required_argument, NULL, 'm'},
     {"magic-transform-exclude", required_argument, NULL, OPT_SOUFFLE_ONLY},
     {"inline-exclude", required_argument, NULL, OPT_SOUFFLE_ONLY},
+    {"emit-statistics", no_argument, NULL, OPT_SOUFFLE_ONLY},
+    {"profile-frequency", no_argument, NULL, OPT_SOUFFLE_ONLY},
+    {"legacy", no_argument, NULL, OPT_SOUFFLE_ONLY},
+    {"wno", required_argument, NULL, OPT_SOUFFLE_ONLY},
+    {"warn", required_argument, NULL, 'W'},
+    {"auto-schedule", required_argument, NULL, 'a'},
+    {"verbose", no_argument, NULL, 'v'},
+    {"live-profile", no_argument, NULL, 'v'},
+    {"parse-errors", no_argument, NULL, OPT_PARSE_ONLY},
+    {"show", required_argument, NULL, OPT_SHOW},
+    {"provenance", required_argument, NULL, 't'},
+    {"generate", required_argument, NULL, 'g'},
+    {"generate-many", required_argument, NULL, 'G'},
+    {"dl-program", required_argument, NULL, OPT_CODEGEN},
+    {"swig", required_argument, NULL, 's'},
+    {"generate-namespace", required_argument, NULL, 'N'},
+    {"debug-report", required_argument, NULL, 'r'},
+    {"pragma", required_argument, NULL, 'P'},
+    {"preprocessor", required_argument, NULL, OPT_PREPROCESSOR},
     {"disable-transformers", required_argument, NULL, 'z'},
     {"library-dir", required_argument, NULL, 'L'},
     {"libraries", required_argument, NULL, 'l'},
@@ -206,7 +235,7 @@ static const struct option longopts[] = {
     {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0},
 };
-static const char shortopts[] = ":F:D:M:I:L:l:j:p:k:o:qhwcCm:z:";
+static const char shortopts[] = ":F:D:M:I:L:l:j:p:k:o:qhwcCm:z:vW:a:t:g:G:s:N:r:P:";
 
 /* Whether the first operand (what is neither an option nor an option's value) is
  * `cliques`. */
@@ -223,8 +252,8 @@ static bool cliques_mode(int argc, char **argv)
             for (const struct option *o = longopts; o->name; o++)
                 if (o->has_arg == required_argument && strcmp(a + 2, o->name) == 0)
                     i++;
-        } else if (strchr("FDMLljpko", a[1]) && a[2] == 0)
-            i++;
+        } else if (a[2] == 0 && a[1] != ':' && strchr(shortopts, a[1]) && strchr(shortopts, a[1])[1] == ':')
+            i++;   /* -X VALUE */
     }
     return false;
 }
@@ -363,7 +392,48 @@ static int take_option(int ch, const char *arg, int argc, char **argv, rfx_confi
     case 'C': c->program_only = "-C"; return 0;
     case 'm': c->program_only = "-m"; return 0;
     case 'z': c->program_only = "-z"; return 0;
-    case OPT_SOUFFLE_ONLY: c->program_only = "--magic-transform-exclude / --inline-exclude"; return 0;
+    case OPT_SOUFFLE_ONLY:   /* its optimiser's, profiler's and warnings' switches */
+    case 'W':
+    case 'a': c->program_only = "Soufflé's optimiser, profiler and warning switches"; return 0;
+    case 't':   /* provenance: only its absence is something rfx can do */
+        if (strcmp(arg, "none") != 0) {
+            fprintf(stderr, "%s: error: provenance (Soufflé's -t %s) is not supported\n", who, arg);
+            return RFX_EXIT_IO;
+        }
+        return 0;
+    case 'g': case 'G': case 's': case 'N': case OPT_CODEGEN:
+        fprintf(stderr, "%s: error: %s: Soufflé's C++ generation has no counterpart in rfx, which runs the program "
+                        "itself (--emit=cuda prints the CUDA C it generates)\n", who,
+                ch == 'g' ? "-g/--generate" : ch == 'G' ? "-G/--generate-many" : ch == 's' ? "-s/--swig"
+                : ch == 'N' ? "-N/--generate-namespace" : "--dl-program");
+        return RFX_EXIT_IO;
+    case 'r':
+        fprintf(stderr, "%s: error: Soufflé's HTML debug report is not made by rfx (--emit=STAGE prints each stage: "
+                        "ast, plan, harmony, fused, cuda)\n", who);
+        return RFX_EXIT_IO;
+    case 'P':
+        fprintf(stderr, "%s: error: -P/--pragma: give pragmas in the program (.pragma \"key\" \"value\")\n", who);
+        return RFX_EXIT_IO;
+    case OPT_PREPROCESSOR:
+        fprintf(stderr, "%s: error: --preprocessor: rfx runs the system's cpp (macros with -M, include directories "
+                        "with -I, --no-preprocessor for none)\n", who);
+        return RFX_EXIT_IO;
+    case 'v': c->verbose = true; return 0;
+    case OPT_PARSE_ONLY: c->parse_only = true; c->program_only = "--parse-errors"; return 0;
+    case OPT_SHOW:   /* Soufflé's views of a program, as rfx's nearest stages */
+        if (strcmp(arg, "initial-ast") == 0 || strcmp(arg, "transformed-ast") == 0)
+            c->emit = "ast";
+        else if (strcmp(arg, "initial-ram") == 0 || strcmp(arg, "transformed-ram") == 0)
+            c->emit = "plan";
+        else if (strcmp(arg, "parse-errors") == 0)
+            c->parse_only = true;
+        else {
+            fprintf(stderr, "%s: error: --show=%s: rfx shows initial-ast and transformed-ast (as --emit=ast), "
+                            "initial-ram and transformed-ram (as --emit=plan) and parse-errors\n", who, arg);
+            return RFX_EXIT_IO;
+        }
+        c->program_only = "--show";
+        return 0;
     case 'L':
         c->program_only = "-L";
         return add_word(who, &cfg->library_dirs, &c->library_dirs, arg);
@@ -448,14 +518,16 @@ static int parse_command_line(int argc, char **argv, rfx_config *cfg, cmd *c)
         return RFX_EXIT_IO;
     }
     if (!c->cliques && c->cliques_only) {
-        fprintf(stderr, "rfx: error: option '%s' is for 'rfx cliques'\n", c->cliques_only);
+        fprintf(stderr, "rfx: error: option '%s' is for 'rfx cliques'%s\n", c->cliques_only,
+                strcmp(c->cliques_only, "-o") == 0 ? " (Soufflé's -o, a compiled binary, has no counterpart: rfx runs "
+                                                     "the program itself)" : "");
         return RFX_EXIT_IO;
     }
     if (c->count && c->out) {
         fprintf(stderr, "rfx cliques: error: --count prints a number; it does not take -o\n");
         return RFX_EXIT_IO;
     }
-    if (!c->quiet && isatty(STDERR_FILENO))
+    if (!c->quiet && (c->verbose || isatty(STDERR_FILENO)))
         cfg->progress = stderr;
     return -1;
 }
@@ -633,7 +705,7 @@ static int program_main(rfx_config cfg, const cmd *c)
     rfx_result rc = rfx_load_file(e, c->target);
     if (rc == RFX_EXIT_OK && c->emit)
         rc = rfx_emit(e, stage_of(c->emit), stdout);
-    else if (rc == RFX_EXIT_OK)
+    else if (rc == RFX_EXIT_OK && !c->parse_only)
         rc = rfx_run(e);
     rfx_close(e);
     return close_run_files(&json, &trace, rc);

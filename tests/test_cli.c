@@ -333,6 +333,44 @@ static void souffle_command_lines(void)
     free(dir);
 }
 
+/* Soufflé's other switches: its no-ops run; --parse-errors and --show check or print and
+ * do not run; its code generation, provenance and debug report are errors with a reason. */
+static void souffle_views_and_refusals(void)
+{
+    char *dir = make_temp_dir();
+    CU_ASSERT_FATAL(dir != NULL);
+    char *good = path_in(dir, "good.dl"), *bad = path_in(dir, "bad.dl");
+    CU_ASSERT_FATAL(good && bad);
+    write_file(good, ".decl a(x: number)\na(1).\n.decl b(x: number)\nb(x + 1) :- a(x).\n.output b\n");
+    write_file(bad, ".decl a(x: number)\nb(1).\n");
+    char *noops[] = {(char *)bin(), "-v", "--emit-statistics", "--profile-frequency", "--legacy", "-W", "all",
+                     "--wno=x", "-a", "none.txt", "-t", "none", "--live-profile", "-D", "-", "good.dl", NULL};
+    char *check[] = {(char *)bin(), "--parse-errors", "good.dl", NULL};
+    char *check_bad[] = {(char *)bin(), "--show=parse-errors", "bad.dl", NULL};
+    char *ram[] = {(char *)bin(), "--show=transformed-ram", "good.dl", NULL};
+    char *plan[] = {(char *)bin(), "--emit=plan", "good.dl", NULL};
+    char *gen[] = {(char *)bin(), "-g", "out.cpp", "good.dl", NULL};
+    char *prov[] = {(char *)bin(), "-t", "explain", "good.dl", NULL};
+    char *view[] = {(char *)bin(), "--show=scc-graph", "good.dl", NULL};
+    run_result r1 = run_prog(dir, noops), r2 = run_prog(dir, check), r3 = run_prog(dir, check_bad),
+               r4 = run_prog(dir, ram), r5 = run_prog(dir, plan), r6 = run_prog(dir, gen), r7 = run_prog(dir, prov),
+               r8 = run_prog(dir, view);
+    CU_ASSERT(r1.code == 0 && r1.out && strstr(r1.out, "\n2\n"));
+    CU_ASSERT(r2.code == 0 && r2.out && !*r2.out && r2.err && !*r2.err);
+    char *written = path_in(dir, "b.csv");
+    CU_ASSERT(written && access(written, F_OK) != 0);   /* checked, not run */
+    CU_ASSERT(r3.code == 1 && r3.err && strstr(r3.err, "bad.dl:2:"));
+    CU_ASSERT(r4.code == 0 && r5.code == 0 && r4.out && r5.out && strcmp(r4.out, r5.out) == 0);
+    CU_ASSERT(r6.code == 2 && r6.err && strstr(r6.err, "-g/--generate") && strstr(r6.err, "no counterpart"));
+    CU_ASSERT(r7.code == 2 && r7.err && strstr(r7.err, "provenance"));
+    CU_ASSERT(r8.code == 2 && r8.err && strstr(r8.err, "--show=scc-graph"));
+    run_free(&r1), run_free(&r2), run_free(&r3), run_free(&r4), run_free(&r5), run_free(&r6), run_free(&r7);
+    run_free(&r8);
+    free(good), free(bad), free(written);
+    remove_tree(dir);
+    free(dir);
+}
+
 /* `.input r(IO=stdin)` reads the facts from standard input, plain or gzipped, with the
  * directive's options; IO=stdin is for inputs only. */
 static void input_from_stdin(void)
@@ -466,6 +504,7 @@ static void add(void)
     CU_add_test(s, "options on either side of cliques", options_on_either_side_of_cliques);
     CU_add_test(s, "profile options: json:FILE, -p, the older form, cliques", profile_options);
     CU_add_test(s, "Souffle's command lines: -I, -w, --no-preprocessor, its compile switches", souffle_command_lines);
+    CU_add_test(s, "Souffle's other switches: no-ops, --parse-errors, --show, refusals", souffle_views_and_refusals);
     CU_add_test(s, "IO=stdin reads an input from standard input", input_from_stdin);
     CU_add_test(s, "long expressions: linear time, a message past the depth limit", long_expressions_in_linear_time);
     CU_add_test(s, "input columns no rule reads are not read; counts keep them", unread_input_columns);
