@@ -661,9 +661,9 @@ static bool apply_filters(rule_ctx *R, flow *cur, const hcol *out, int nout, con
 {
     lower_ctx *L = R->L;
     rfx_rx *pred = NULL;
-    int nbind = 0;
-    int bindvar[64];
-    const rfx_expr *bindexpr[64];
+    int nbind = 0, nrebind = 0;
+    int bindvar[64], bindby[64], rebindvar[64];
+    const rfx_expr *bindexpr[64], *rebindexpr[64];
     for (int k = 0; k < R->nitems; k++) {
         item *it = &R->items[k];
         if (it->done)
@@ -676,6 +676,7 @@ static bool apply_filters(rule_ctx *R, flow *cur, const hcol *out, int nout, con
             /* (a second binding of a variable this map binds, `y = min .., y = max ..`,
              * waits for the next: a test of the value the first gives) */
             bindvar[nbind] = it->var;
+            bindby[nbind] = k;
             bindexpr[nbind++] = it->rhs;
             it->done = true;
         } else if (it->kind == IT_BIND && R->bound[it->var] && it->rhs->kind == RFX_E_VAR &&
@@ -687,15 +688,25 @@ static bool apply_filters(rule_ctx *R, flow *cur, const hcol *out, int nout, con
             it->var = v->u.v.var;
             k--;
         } else if (it->kind == IT_BIND && R->bound[it->var] && expr_bound(R, it->rhs)) {
-            /* both sides bound already: the binding is an equality test */
+            /* both sides bound already: the binding is an equality test. A float bound by
+             * a binding written after this one takes this one's value once the test holds:
+             * Soufflé binds by the first, and 0.0 = -0.0 holds between values that print
+             * differently */
+            if (R->bound_by[it->var] > k + 1 && nrebind < 64 && rfx_lower_expr_prim(R, it->rhs) == RFX_FLOAT &&
+                !rfx_lower_listed(rebindvar, nrebind, it->var)) {
+                rebindvar[nrebind] = it->var;
+                rebindexpr[nrebind++] = it->rhs;
+            }
             it->kind = IT_FILTER;
             k--;
         }
     }
     if (!pred && !nbind)
         return false;
-    for (int i = 0; i < nbind; i++)
+    for (int i = 0; i < nbind; i++) {
         R->bound[bindvar[i]] = true;
+        R->bound_by[bindvar[i]] = bindby[i] + 1;
+    }
     bool *need = calloc((size_t)R->nv + 1, 1);
     if (!need) {
         L->oom = true;
@@ -716,7 +727,10 @@ static bool apply_filters(rule_ctx *R, flow *cur, const hcol *out, int nout, con
             dropped = true;
             continue;
         }
-        outs[n] = rfx_rx_col(L, i, cv->types[i]);
+        int r = 0;
+        while (r < nrebind && rebindvar[r] != cur->schema[i])
+            r++;
+        outs[n] = r < nrebind ? rfx_lower_expr(R, rebindexpr[r], cur, NULL, RFX_FLOAT) : rfx_rx_col(L, i, cv->types[i]);
         schema[n++] = cur->schema[i];
     }
     for (int i = 0; i < nbind; i++) {
@@ -1123,9 +1137,11 @@ static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, in
         add_item(&R, it);
     }
     R.bound = calloc((size_t)R.nv + 1, 1);
+    R.bound_by = calloc((size_t)R.nv + 1, sizeof(int));
     bool *outer = calloc((size_t)R.nv + 1, 1);
-    if (!R.bound || !outer) {
+    if (!R.bound || !R.bound_by || !outer) {
         free(R.bound);
+        free(R.bound_by);
         free(outer);
         L->oom = true;
         return (flow){0};
@@ -1144,6 +1160,7 @@ static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, in
     hcol *out = lalloc(L, sizeof(hcol) * (size_t)(nout + R.nv + 1));
     if (!out) {
         free(R.bound);
+        free(R.bound_by);
         free(outer);
         return (flow){0};
     }
@@ -1302,6 +1319,7 @@ static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, in
         }
     }
     free(R.bound);
+    free(R.bound_by);
     free(outer);
     return cur;
 }

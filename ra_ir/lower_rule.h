@@ -54,6 +54,7 @@ typedef struct rule_ctx {
     item *items;
     int nitems, itemcap;
     bool *bound;
+    int *bound_by;             /* per variable: 1 + the IT_BIND item that bound it, 0 where none did */
     const rfx_expr *folded[8];   /* aggregates rfx_lower_extremes made of atoms: their groups
                                   * come from the enclosing tuples (a correlated aggregate) */
     int nfolded;
