@@ -81,6 +81,26 @@ bool rfx_lftj_box_slices(const rfx_lftj_boxes *b, size_t box, const rfx_lftj_src
 rfx_status rfx_cpu_lftj_boxed(const rfx_lftj_src *srcs, int nsrc, int nvars, size_t budget, rfx_rows *dst,
                               uint64_t *count, int nthreads, size_t *nboxes, const rfx_tuning *tune);
 
+/* ---- by induced parts (induced.c) ------------------------------------------------------- */
+/* A triejoin over one two-column relation whose first variable leads an atom with every
+ * other variable (cliques over an oriented relation) runs by parts of the first variable's
+ * values: part P's sources are P's rows (for the atoms it leads) and the rows of the
+ * subgraph that P and their second column induce (for the others), whose bindings are the
+ * join's with the first variable in P. */
+typedef struct rfx_lftj_induced rfx_lftj_induced;
+/* Whether the join has that shape. */
+bool rfx_lftj_induced_applies(const rfx_lftj_src *srcs, int nsrc, int nvars);
+/* Prepares parts of about `budget` bytes of rows each (one vertex's part may exceed it).
+ * RFX_ERR_LIMIT: not worth it here (no rows, or ids far sparser than rows); *out NULL. */
+rfx_status rfx_lftj_induced_open(const rfx_lftj_src *srcs, int nsrc, size_t budget, int nthreads,
+                                 rfx_lftj_induced **out);
+/* The next part's sources into part[nsrc], in order of the first variable (valid until the
+ * next call); false when every part was given, or on an error (*st). */
+bool rfx_lftj_induced_next(rfx_lftj_induced *it, rfx_lftj_src *part, rfx_status *st);
+/* Parts given so far. */
+size_t rfx_lftj_induced_parts_done(const rfx_lftj_induced *it);
+void rfx_lftj_induced_close(rfx_lftj_induced *it);
+
 /* ---- host TrieArrays (host_trie.c): the form a box's slices travel in ------------------- */
 /* t = the TrieArray of rows (two columns, sorted, fewer than 2^32 - 1), built on nthreads
  * threads in one pass over rows without repeats, else two. RFX_ERR_LIMIT for other rows

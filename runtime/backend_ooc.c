@@ -824,6 +824,51 @@ static rfx_status copy_host(const rfx_rows *s, rfx_rows *d, int nthreads)
     return rfx_rows_append_parallel(d, s, nthreads);
 }
 
+/* A clique-shaped triejoin (rfx_lftj_induced_applies) of four or more variables by induced
+ * parts, each joined whole by the inner backend: RFX_ERR_LIMIT where it does not apply here
+ * (boxes then), RFX_ERR_NOMEM where a part did not fit (out and *n left to the boxes).
+ * Triangles keep the boxes and the device's count by parts: over three variables a box is
+ * already bounded by the slices of two, and those paths are tuned for it. */
+static rfx_status lftj_induced(ooc_ctx *x, const rfx_ra_cmd *c, const rfx_lftj_src *srcs, size_t budget, rfx_rows *out,
+                               uint64_t *n)
+{
+    if (c->nkeys < 4 || !rfx_lftj_induced_applies(srcs, c->nvars, c->nkeys))
+        return RFX_ERR_LIMIT;
+    /* a part's rows are read by several of its sources: a quarter of the budget each. On a
+     * device every part pays the same setup (copies, launches, waits): where the relation
+     * alone would make thousands of parts (a budget of kilobytes), boxes or the host decide */
+    const size_t share = budget / 4;
+    if (x->in->enforces_budget && srcs[0].rows->n * 8 / (share + 1) > 4096)
+        return RFX_ERR_LIMIT;
+    rfx_lftj_induced *it;
+    rfx_status st = rfx_lftj_induced_open(srcs, c->nvars, share, x->nthreads, &it);
+    if (st != RFX_OK)
+        return st;
+    rfx_lftj_src part[64];
+    rfx_rows rows;
+    rfx_rows_init(&rows, c->nkeys);
+    *n = 0;
+    out->n = 0;
+    for (double t0 = rfx_seconds(); st == RFX_OK && rfx_lftj_induced_next(it, part, &st); t0 = rfx_seconds()) {
+        span(x, "induced part: its subgraph", 2, rfx_lftj_induced_parts_done(it), t0);
+        t0 = rfx_seconds();
+        uint64_t k = 0;
+        size_t nboxes = 0, copied = 0;
+        rows.n = 0;
+        st = x->in->lftj_host(x->in, part, c->nvars, c->nkeys, budget, x->nthreads, c->count_only ? NULL : &rows,
+                              c->count_only ? &k : NULL, &nboxes, &copied);
+        x->stats.parts += nboxes;
+        x->stats.up_bytes += (double)copied;
+        *n += k;
+        if (st == RFX_OK && !c->count_only)   /* parts come in the first variable's order */
+            st = rfx_rows_append_parallel(out, &rows, x->nthreads);
+        span(x, "induced part: join", 0, rfx_lftj_induced_parts_done(it), t0);
+    }
+    rfx_rows_free(&rows);
+    rfx_lftj_induced_close(it);
+    return st;
+}
+
 static rfx_status lftj_parts(ooc_ctx *x, const rfx_ra_cmd *c, rfx_rows *out)
 {
     rfx_lftj_src srcs[64];
@@ -848,6 +893,20 @@ static rfx_status lftj_parts(ooc_ctx *x, const rfx_ra_cmd *c, rfx_rows *out)
      * halving, the CPU joins the host rows at once. (The CPU backend's boxes are views of
      * host rows, so it keeps its boxes: that is the code path its small caps test.) */
     bool on_host = false;
+    if (total > budget) {
+        st = lftj_induced(x, c, srcs, budget, out, &n);
+        if (st == RFX_OK) {
+            if (c->count_only)
+                out->n = (size_t)n;
+            return RFX_OK;
+        }
+        if (st != RFX_ERR_LIMIT && st != RFX_ERR_NOMEM)
+            return st;
+        x->err[0] = 0;   /* boxes, then */
+        out->n = 0;
+        n = 0;
+        st = RFX_ERR_NOMEM;
+    }
     if (x->in->enforces_budget) {
         rfx_lftj_boxes b;
         if (rfx_lftj_partition(srcs, c->nvars, c->nkeys, budget, x->tune, &b) == RFX_OK)

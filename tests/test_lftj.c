@@ -444,6 +444,83 @@ static void count_only_relations(void)
     rfx_close(e);
 }
 
+/* A join whose first variable leads an atom with every other one, run by induced parts of
+ * every size (one vertex a part up to one part), lists and counts what the whole join does;
+ * joins of other shapes are not taken. */
+static void induced_parts_equal_whole(void)
+{
+    /* 4-clique; 5-clique; a 4-clique less one edge (b, d); a triangle with a pendant (a, d) */
+    static const int k4[] = {0, 1, 0, 2, 0, 3, 1, 2, 1, 3, 2, 3};
+    static const int k5[] = {0, 1, 0, 2, 0, 3, 0, 4, 1, 2, 1, 3, 1, 4, 2, 3, 2, 4, 3, 4};
+    static const int kite[] = {0, 1, 0, 2, 0, 3, 1, 2, 2, 3};
+    static const int pend[] = {0, 1, 0, 2, 1, 2, 0, 3};
+    static const int chain[] = {0, 1, 1, 2, 2, 3};   /* the first variable meets 1 only */
+    const struct { const int *cv; int nsrc, nvars; } q[] = {{k4, 6, 4}, {k5, 10, 5}, {kite, 5, 4}, {pend, 4, 4}};
+    rfx_rows e = random_rows(4000, 2, 80, true);
+    size_t w = 0;   /* oriented from the lower id, no loops: every clique once */
+    for (size_t i = 0; i < e.n; i++)
+        if (e.data[2 * i] < e.data[2 * i + 1]) {
+            e.data[2 * w] = e.data[2 * i];
+            e.data[2 * w + 1] = e.data[2 * i + 1];
+            w++;
+        }
+    e.n = w;
+    /* a hub (100) with far more rows than a small part has vertices, which every vertex
+     * below 80 points to, and rows from those into the hub's neighbours: parts that take the
+     * hub look its neighbours up among its rows */
+    rfx_rows_reserve(&e, e.n + 3100);
+    for (uint32_t v = 101; v <= 3000; v++, e.n++)
+        e.data[2 * e.n] = 100, e.data[2 * e.n + 1] = v;
+    for (uint32_t a = 0; a < 80; a++, e.n += 2) {
+        e.data[2 * e.n] = a, e.data[2 * e.n + 1] = 100;
+        e.data[2 * e.n + 2] = a, e.data[2 * e.n + 3] = 101 + a % 10;
+    }
+    rfx_cpu_sort(&e, 1);
+    rfx_cpu_unique(&e, 1);
+    rfx_lftj_src chain_srcs[3] = {{&e, chain, NULL}, {&e, chain + 2, NULL}, {&e, chain + 4, NULL}};
+    CU_ASSERT_FALSE(rfx_lftj_induced_applies(chain_srcs, 3, 4));
+    for (size_t qi = 0; qi < sizeof q / sizeof q[0]; qi++) {
+        rfx_lftj_src srcs[10];
+        for (int s = 0; s < q[qi].nsrc; s++)
+            srcs[s] = (rfx_lftj_src){&e, q[qi].cv + 2 * s, NULL};
+        CU_ASSERT_FATAL(rfx_lftj_induced_applies(srcs, q[qi].nsrc, q[qi].nvars));
+        rfx_rows want;
+        rfx_rows_init(&want, q[qi].nvars);
+        CU_ASSERT_EQUAL_FATAL(rfx_cpu_lftj(srcs, q[qi].nsrc, q[qi].nvars, &want, NULL, 2), RFX_OK);
+        CU_ASSERT(want.n > 0);
+        const size_t budgets[] = {8, 2000, 20000, (size_t)1 << 30};
+        for (size_t bi = 0; bi < sizeof budgets / sizeof budgets[0]; bi++) {
+            rfx_lftj_induced *it = NULL;
+            CU_ASSERT_EQUAL_FATAL(rfx_lftj_induced_open(srcs, q[qi].nsrc, budgets[bi], 2, &it), RFX_OK);
+            rfx_lftj_src part[10];
+            rfx_rows got, rows;
+            rfx_rows_init(&got, q[qi].nvars);
+            rfx_rows_init(&rows, q[qi].nvars);
+            uint64_t count = 0;
+            rfx_status st = RFX_OK;
+            while (rfx_lftj_induced_next(it, part, &st)) {
+                uint64_t k = 0;
+                rows.n = 0;
+                CU_ASSERT_EQUAL(rfx_cpu_lftj(part, q[qi].nsrc, q[qi].nvars, &rows, NULL, 1), RFX_OK);
+                CU_ASSERT_EQUAL(rfx_cpu_lftj(part, q[qi].nsrc, q[qi].nvars, NULL, &k, 1), RFX_OK);
+                CU_ASSERT_EQUAL(k, rows.n);
+                count += k;
+                CU_ASSERT_EQUAL(rfx_rows_append(&got, &rows), RFX_OK);
+            }
+            CU_ASSERT_EQUAL(st, RFX_OK);
+            CU_ASSERT(bi != 0 || rfx_lftj_induced_parts_done(it) > 50);   /* a vertex a part */
+            CU_ASSERT(bi != 3 || rfx_lftj_induced_parts_done(it) == 1);
+            CU_ASSERT_EQUAL(count, want.n);
+            CU_ASSERT(got.n == want.n && memcmp(got.data, want.data, sizeof(uint32_t) * want.n * q[qi].nvars) == 0);
+            rfx_rows_free(&got);
+            rfx_rows_free(&rows);
+            rfx_lftj_induced_close(it);
+        }
+        rfx_rows_free(&want);
+    }
+    rfx_rows_free(&e);
+}
+
 /* The CPU backend under a cap runs joins box by box: same counts as uncapped. */
 static void capped_runs_match(void)
 {
@@ -562,6 +639,7 @@ static void add_suites(void)
     CU_add_test(s, "rfx cliques equals brute force", cliques_command_counts);
     CU_add_test(s, "count-only relations", count_only_relations);
     CU_add_test(s, "capped CPU runs join box by box", capped_runs_match);
+    CU_add_test(s, "induced parts list and count what the whole join does", induced_parts_equal_whole);
 }
 
 int main(int argc, char **argv)
