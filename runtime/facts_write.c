@@ -595,14 +595,5 @@ rfx_status rfx_write_relation(const char *path, const char *header, const rfx_ro
             st = write_rows(o.f, -1, rows, types, syms, delim, wo);
     } else
         st = write_rows(o.f, rfx_outfile_fd(&o), rows, types, syms, delim, wo);
-    int saved = errno;
-    if (!rfx_outfile_close(&o, st == RFX_OK, why, sizeof why) && st == RFX_OK) {
-        st = RFX_ERR_IO;
-        saved = 0;
-    }
-    if (st == RFX_ERR_NOMEM)
-        fprintf(err, "%s: error: out of memory writing output\n", path);
-    else if (st != RFX_OK)
-        fprintf(err, "%s: error: cannot write output: %s\n", path, saved ? strerror(saved) : why);
-    return st;
+    return rfx_outfile_finish(&o, st, errno, path, err);
 }

@@ -598,13 +598,5 @@ rfx_status rfx_write_json(const char *path, const rfx_json_io *io, const rfx_row
     st = write_text(o.f, io, rows, idx);
     int saved = errno;
     free(idx);
-    if (!rfx_outfile_close(&o, st == RFX_OK, why, sizeof why) && st == RFX_OK) {
-        st = RFX_ERR_IO;
-        saved = 0;
-    }
-    if (st == RFX_ERR_NOMEM)
-        fprintf(err, "%s: error: out of memory writing output\n", path);
-    else if (st != RFX_OK)
-        fprintf(err, "%s: error: cannot write output: %s\n", path, saved ? strerror(saved) : why);
-    return st;
+    return rfx_outfile_finish(&o, st, saved, path, err);
 }

@@ -110,6 +110,21 @@ bool rfx_outfile_open(rfx_outfile *o, const char *path, bool binary, char *err, 
     return true;
 }
 
+rfx_status rfx_outfile_finish(rfx_outfile *o, rfx_status st, int saved_errno, const char *path, FILE *err)
+{
+    char why[256] = "";
+    if (!rfx_outfile_close(o, st == RFX_OK, why, sizeof why) && st == RFX_OK) {
+        st = RFX_ERR_IO;
+        saved_errno = 0;
+    }
+    if (st == RFX_ERR_NOMEM)
+        fprintf(err, "%s: error: out of memory writing output\n", path);
+    else if (st != RFX_OK)
+        fprintf(err, "%s: error: cannot write output: %s\n", path,
+                saved_errno ? strerror(saved_errno) : why[0] ? why : "write failed");
+    return st;
+}
+
 int rfx_outfile_fd(const rfx_outfile *o)
 {
     return o->tmp && o->f ? fileno(o->f) : -1;

@@ -200,6 +200,10 @@ int rfx_outfile_fd(const rfx_outfile *o);
 /* Closes; keep: renames into place, else the temporary file goes. false (reason in err) when
  * writing or renaming failed, or when asked to keep a file never opened. */
 bool rfx_outfile_close(rfx_outfile *o, bool keep, char *err, size_t errlen);
+/* The end of writing an output: closed (kept where st is RFX_OK), and a failure, st's or
+ * the close's (saved_errno: errno where the writing failed, or 0), reported as path's.
+ * Returns the status of the whole. */
+rfx_status rfx_outfile_finish(rfx_outfile *o, rfx_status st, int saved_errno, const char *path, FILE *err);
 /* Removes every temporary file still being written; returns how many. Async-signal-safe:
  * for a signal handler before the process ends. */
 int rfx_outfile_remove_unfinished(void);
