@@ -77,8 +77,8 @@ rfx_status rfx_lftj_induced_open(const rfx_lftj_src *srcs, int nsrc, size_t budg
     uint32_t maxid = r->data[2 * (r->n - 1)];
     for (int i = 0; i < mj.parts; i++)
         maxid = mj.most[i] > maxid ? mj.most[i] : maxid;
-    /* per-vertex arrays: only where ids are about as dense as rows */
-    if ((uint64_t)maxid > 4 * (uint64_t)r->n + (1u << 20))
+    /* per-vertex arrays (12 bytes an id): only where ids are about as dense as rows */
+    if ((uint64_t)maxid > 2 * (uint64_t)r->n + (1u << 20))
         return RFX_ERR_LIMIT;
     rfx_lftj_induced *it = rfx_calloc(1, sizeof *it);
     if (!it)
