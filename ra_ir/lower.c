@@ -656,6 +656,45 @@ static bool float_test(rule_ctx *R, const item *bind)
     return false;
 }
 
+/* Whether the float binding items[k] waits for an earlier-written binding of its variable:
+ * Soufflé binds by the first, and 0.0 = -0.0 holds between values that print differently.
+ * It waits only where that binding's inputs come from atoms or aggregates (it will be
+ * ready), so that no rule is left unplannable. */
+static bool waits_for_earlier(rule_ctx *R, int k)
+{
+    const item *it = &R->items[k];
+    if (rfx_lower_expr_prim(R, it->rhs) != RFX_FLOAT)
+        return false;
+    for (int j = 0; j < k; j++) {
+        const item *e = &R->items[j];
+        if (e->done || e->kind != IT_BIND || e->var != it->var)
+            continue;
+        bool *use = calloc((size_t)R->nv + 1, 1);
+        if (!use) {
+            R->L->oom = true;
+            return false;
+        }
+        expr_vars(R, e->rhs, use);
+        bool ready_later = true;
+        for (int v = 0; v < R->nv && ready_later; v++) {
+            if (!use[v] || R->bound[v])
+                continue;
+            bool grounded = false;
+            for (int q = 0; q < R->nitems && !grounded; q++) {
+                const item *g = &R->items[q];
+                grounded = g->kind == IT_AGG && g->var == v;
+                for (int a = 0; !grounded && g->kind == IT_ATOM && a < g->atom->nargs; a++)
+                    grounded = g->argvar[a] == v;
+            }
+            ready_later = grounded;
+        }
+        free(use);
+        if (ready_later)
+            return true;
+    }
+    return false;
+}
+
 /* Applies every ready filter and binding as one MapFilter. Returns true if it did. */
 static bool apply_filters(rule_ctx *R, flow *cur, const hcol *out, int nout, const bool *outer)
 {
@@ -672,7 +711,7 @@ static bool apply_filters(rule_ctx *R, flow *cur, const hcol *out, int nout, con
             pred = rfx_rx_and(L, pred, rfx_lower_cmp(R, it, cur, NULL));
             it->done = true;
         } else if (it->kind == IT_BIND && !R->bound[it->var] && expr_bound(R, it->rhs) && nbind < 64 &&
-                   !float_test(R, it) && !rfx_lower_listed(bindvar, nbind, it->var)) {
+                   !float_test(R, it) && !rfx_lower_listed(bindvar, nbind, it->var) && !waits_for_earlier(R, k)) {
             /* (a second binding of a variable this map binds, `y = min .., y = max ..`,
              * waits for the next: a test of the value the first gives) */
             bindvar[nbind] = it->var;
@@ -700,6 +739,27 @@ static bool apply_filters(rule_ctx *R, flow *cur, const hcol *out, int nout, con
             it->kind = IT_FILTER;
             k--;
         }
+    }
+    /* a binding reading a variable this map rebinds waits for the next map, which reads the
+     * value taken */
+    for (int i = 0; nrebind && i < nbind; i++) {
+        bool *use = calloc((size_t)R->nv + 1, 1);
+        if (!use) {
+            L->oom = true;
+            return false;
+        }
+        expr_vars(R, bindexpr[i], use);
+        bool reads = false;
+        for (int r = 0; r < nrebind; r++)
+            reads |= use[rebindvar[r]];
+        free(use);
+        if (!reads)
+            continue;
+        R->items[bindby[i]].done = false;
+        for (int j = i + 1; j < nbind; j++)
+            bindvar[j - 1] = bindvar[j], bindby[j - 1] = bindby[j], bindexpr[j - 1] = bindexpr[j];
+        nbind--;
+        i--;
     }
     if (!pred && !nbind)
         return false;
