@@ -28,12 +28,12 @@ struct rfx_lftj_induced {
     size_t at;                 /* R's first row not yet in a part */
     uint32_t *members;         /* the current V_P */
     size_t nmembers, capmembers;
-    rfx_rows prows, induced;   /* P's rows (a view of R) and its induced subgraph's (owned) */
+    rfx_rows *out;             /* the part being made: its induced subgraph's rows */
 };
 
 bool rfx_lftj_induced_applies(const rfx_lftj_src *srcs, int nsrc, int nvars)
 {
-    if (nsrc < 2 || nvars < 2 || nvars > 64 || srcs[0].rows->arity != 2)
+    if (nsrc < 2 || nsrc > 64 || nvars < 2 || nvars > 64 || srcs[0].rows->arity != 2)
         return false;
     bool met[64] = {false};
     for (int s = 0; s < nsrc; s++) {
@@ -87,7 +87,6 @@ rfx_status rfx_lftj_induced_open(const rfx_lftj_src *srcs, int nsrc, size_t budg
     it->maxid = maxid;
     it->off = rfx_malloc(sizeof(size_t) * ((size_t)maxid + 2));
     it->mark = rfx_calloc((size_t)maxid + 1, sizeof(uint32_t));
-    rfx_rows_init(&it->induced, 2);
     if (!it->off || !it->mark) {
         rfx_lftj_induced_close(it);
         return RFX_ERR_NOMEM;
@@ -172,8 +171,8 @@ static void fill_task(int i, void *ctx)
             for (size_t row = a; row < b; row++)
                 if (it->mark[d[2 * row + 1]] == it->part) {
                     if (j->write) {
-                        it->induced.data[2 * w] = u;
-                        it->induced.data[2 * w + 1] = d[2 * row + 1];
+                        it->out->data[2 * w] = u;
+                        it->out->data[2 * w + 1] = d[2 * row + 1];
                         w++;
                     }
                     n++;
@@ -184,8 +183,8 @@ static void fill_task(int i, void *ctx)
             uint32_t v = it->members[m];
             for (row = first_at_least(d, row, b, v); row < b && d[2 * row + 1] == v; row++) {
                 if (j->write) {
-                    it->induced.data[2 * w] = u;
-                    it->induced.data[2 * w + 1] = v;
+                    it->out->data[2 * w] = u;
+                    it->out->data[2 * w + 1] = v;
                     w++;
                 }
                 n++;
@@ -196,7 +195,18 @@ static void fill_task(int i, void *ctx)
         j->counts[i] = n;
 }
 
-bool rfx_lftj_induced_next(rfx_lftj_induced *it, rfx_lftj_src *part, rfx_status *st)
+void rfx_lftj_part_init(rfx_lftj_part *p)
+{
+    rfx_rows_init(&p->rows, 2);
+    rfx_rows_init(&p->induced, 2);
+}
+
+void rfx_lftj_part_free(rfx_lftj_part *p)
+{
+    rfx_rows_free(&p->induced);
+}
+
+bool rfx_lftj_induced_next(rfx_lftj_induced *it, rfx_lftj_part *p, rfx_status *st)
 {
     *st = RFX_OK;
     const rfx_rows *r = it->r;
@@ -246,21 +256,18 @@ bool rfx_lftj_induced_next(rfx_lftj_induced *it, rfx_lftj_src *part, rfx_status 
         counts[i] = total;
         total += c;
     }
-    it->induced.n = 0;
-    if ((*st = rfx_rows_reserve(&it->induced, total)) != RFX_OK)
+    p->induced.n = 0;
+    if ((*st = rfx_rows_reserve(&p->induced, total)) != RFX_OK)
         return false;
+    it->out = &p->induced;
     j.write = true;
     rfx_parallel_for(parts, parts, fill_task, &j);
-    it->induced.n = total;
-    it->prows = (rfx_rows){r->data + 2 * first, it->at - first, 0, 2};
-    for (int s = 0; s < it->nsrc; s++)
-        part[s] = (rfx_lftj_src){it->srcs[s].colvar[0] == 0 ? &it->prows : &it->induced, it->srcs[s].colvar, NULL};
+    p->induced.n = total;
+    p->rows = (rfx_rows){r->data + 2 * first, it->at - first, 0, 2};
+    p->number = it->part;
+    for (int s = 0; s < it->nsrc && s < 64; s++)
+        p->srcs[s] = (rfx_lftj_src){it->srcs[s].colvar[0] == 0 ? &p->rows : &p->induced, it->srcs[s].colvar, NULL};
     return true;
-}
-
-size_t rfx_lftj_induced_parts_done(const rfx_lftj_induced *it)
-{
-    return it->part;
 }
 
 void rfx_lftj_induced_close(rfx_lftj_induced *it)
@@ -270,6 +277,5 @@ void rfx_lftj_induced_close(rfx_lftj_induced *it)
     free(it->off);
     free(it->mark);
     free(it->members);
-    rfx_rows_free(&it->induced);
     free(it);
 }

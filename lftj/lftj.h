@@ -94,11 +94,19 @@ bool rfx_lftj_induced_applies(const rfx_lftj_src *srcs, int nsrc, int nvars);
  * RFX_ERR_LIMIT: not worth it here (no rows, or ids far sparser than rows); *out NULL. */
 rfx_status rfx_lftj_induced_open(const rfx_lftj_src *srcs, int nsrc, size_t budget, int nthreads,
                                  rfx_lftj_induced **out);
-/* The next part's sources into part[nsrc], in order of the first variable (valid until the
- * next call); false when every part was given, or on an error (*st). */
-bool rfx_lftj_induced_next(rfx_lftj_induced *it, rfx_lftj_src *part, rfx_status *st);
-/* Parts given so far. */
-size_t rfx_lftj_induced_parts_done(const rfx_lftj_induced *it);
+/* A part: its first variable's rows (a view of the relation), its induced subgraph's rows
+ * (owned) and the sources over them, as many as the join's (64 at most). */
+typedef struct rfx_lftj_part {
+    rfx_rows rows, induced;
+    rfx_lftj_src srcs[64];
+    size_t number;             /* from 1, in the first variable's order */
+} rfx_lftj_part;
+void rfx_lftj_part_init(rfx_lftj_part *p);
+void rfx_lftj_part_free(rfx_lftj_part *p);
+/* The next part into *p (its buffers reused), in order of the first variable; false when
+ * every part was given, or on an error (*st). Parts may be joined while the next is made
+ * into another rfx_lftj_part: what they read is theirs or the relation's. */
+bool rfx_lftj_induced_next(rfx_lftj_induced *it, rfx_lftj_part *p, rfx_status *st);
 void rfx_lftj_induced_close(rfx_lftj_induced *it);
 
 /* ---- host TrieArrays (host_trie.c): the form a box's slices travel in ------------------- */

@@ -22,6 +22,7 @@
 #include "lftj.h"
 
 #include <stdio.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -824,11 +825,31 @@ static rfx_status copy_host(const rfx_rows *s, rfx_rows *d, int nthreads)
     return rfx_rows_append_parallel(d, s, nthreads);
 }
 
+/* The making of the next induced part on a thread of its own, while the device joins the
+ * one before. */
+typedef struct part_maker {
+    rfx_lftj_induced *it;
+    rfx_lftj_part *p;
+    bool got;
+    rfx_status st;
+    double t0, t1;
+} part_maker;
+
+static void *make_part(void *arg)
+{
+    part_maker *m = arg;
+    m->t0 = rfx_seconds();
+    m->got = rfx_lftj_induced_next(m->it, m->p, &m->st);
+    m->t1 = rfx_seconds();
+    return NULL;
+}
+
 /* A clique-shaped triejoin (rfx_lftj_induced_applies) of four or more variables by induced
- * parts, each joined whole by the inner backend: RFX_ERR_LIMIT where it does not apply here
- * (boxes then), RFX_ERR_NOMEM where a part did not fit (out and *n left to the boxes).
- * Triangles keep the boxes and the device's count by parts: over three variables a box is
- * already bounded by the slices of two, and those paths are tuned for it. */
+ * parts, each joined whole by the inner backend while the next part is made: RFX_ERR_LIMIT
+ * where it does not apply here (boxes then), RFX_ERR_NOMEM where a part did not fit (out
+ * and *n left to the boxes). Triangles keep the boxes and the device's count by parts:
+ * over three variables a box is already bounded by the slices of two, and those paths are
+ * tuned for it. */
 static rfx_status lftj_induced(ooc_ctx *x, const rfx_ra_cmd *c, const rfx_lftj_src *srcs, size_t budget, rfx_rows *out,
                                uint64_t *n)
 {
@@ -844,27 +865,43 @@ static rfx_status lftj_induced(ooc_ctx *x, const rfx_ra_cmd *c, const rfx_lftj_s
     rfx_status st = rfx_lftj_induced_open(srcs, c->nvars, share, x->nthreads, &it);
     if (st != RFX_OK)
         return st;
-    rfx_lftj_src part[64];
+    rfx_lftj_part parts[2];
+    rfx_lftj_part_init(&parts[0]);
+    rfx_lftj_part_init(&parts[1]);
     rfx_rows rows;
     rfx_rows_init(&rows, c->nkeys);
     *n = 0;
     out->n = 0;
-    for (double t0 = rfx_seconds(); st == RFX_OK && rfx_lftj_induced_next(it, part, &st); t0 = rfx_seconds()) {
-        span(x, "induced part: its subgraph", 2, rfx_lftj_induced_parts_done(it), t0);
-        t0 = rfx_seconds();
+    part_maker m = {it, &parts[0], false, RFX_OK, 0, 0};
+    make_part(&m);
+    st = m.st;
+    for (int cur = 0; st == RFX_OK && m.got; cur ^= 1) {
+        const rfx_lftj_part *p = &parts[cur];
+        span(x, "induced part: its subgraph", 2, p->number, m.t0);
+        m = (part_maker){it, &parts[cur ^ 1], false, RFX_OK, 0, 0};
+        pthread_t maker;
+        bool ahead = pthread_create(&maker, NULL, make_part, &m) == 0;
+        double t0 = rfx_seconds();
         uint64_t k = 0;
         size_t nboxes = 0, copied = 0;
         rows.n = 0;
-        st = x->in->lftj_host(x->in, part, c->nvars, c->nkeys, budget, x->nthreads, c->count_only ? NULL : &rows,
+        st = x->in->lftj_host(x->in, p->srcs, c->nvars, c->nkeys, budget, x->nthreads, c->count_only ? NULL : &rows,
                               c->count_only ? &k : NULL, &nboxes, &copied);
         x->stats.parts += nboxes;
         x->stats.up_bytes += (double)copied;
         *n += k;
         if (st == RFX_OK && !c->count_only)   /* parts come in the first variable's order */
             st = rfx_rows_append_parallel(out, &rows, x->nthreads);
-        span(x, "induced part: join", 0, rfx_lftj_induced_parts_done(it), t0);
+        span(x, "induced part: join", 0, p->number, t0);
+        if (ahead)
+            pthread_join(maker, NULL);
+        else
+            make_part(&m);
+        st = st != RFX_OK ? st : m.st;
     }
     rfx_rows_free(&rows);
+    rfx_lftj_part_free(&parts[0]);
+    rfx_lftj_part_free(&parts[1]);
     rfx_lftj_induced_close(it);
     return st;
 }
