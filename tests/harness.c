@@ -11,11 +11,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-char *read_file(const char *path, size_t *len)
+/* The whole of f from where it stands, NUL-terminated; *len (when given) its bytes. */
+static char *read_stream(FILE *f, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
     size_t cap = 4096, n = 0;
     char *buf = malloc(cap + 1);
     for (size_t got; buf && (got = fread(buf + n, 1, cap - n, f)) > 0;) {
@@ -31,13 +29,35 @@ char *read_file(const char *path, size_t *len)
             cap *= 2;
         }
     }
-    fclose(f);
     if (!buf)
         return NULL;
     buf[n] = 0;
     if (len)
         *len = n;
     return buf;
+}
+
+char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *text = read_stream(f, len);
+    fclose(f);
+    return text;
+}
+
+/* The whole of file descriptor fd from its start (it is closed). */
+static char *read_fd(int fd)
+{
+    FILE *f = lseek(fd, 0, SEEK_SET) == 0 ? fdopen(fd, "rb") : NULL;
+    if (!f) {
+        close(fd);
+        return NULL;
+    }
+    char *text = read_stream(f, NULL);
+    fclose(f);
+    return text;
 }
 
 bool write_file(const char *path, const char *text)
@@ -152,10 +172,21 @@ run_result run_prog(const char *cwd, char *const argv[])
 run_result run_prog_env(const char *cwd, char *const argv[], char *const env[])
 {
     run_result r = {-1, NULL, NULL};
+    /* the child's output goes to files removed at once: nothing is left behind where the
+     * harness is killed (a test's timeout) */
     char out_path[] = "/tmp/rfx-out-XXXXXX", err_path[] = "/tmp/rfx-err-XXXXXX";
     int fo = mkstemp(out_path), fe = mkstemp(err_path);
-    if (fo < 0 || fe < 0)
+    if (fo >= 0)
+        unlink(out_path);
+    if (fe >= 0)
+        unlink(err_path);
+    if (fo < 0 || fe < 0) {
+        if (fo >= 0)
+            close(fo);
+        if (fe >= 0)
+            close(fe);
         return r;
+    }
     pid_t pid = fork();
     if (pid == 0) {
         int devnull = open("/dev/null", O_RDONLY);
@@ -172,13 +203,9 @@ run_result run_prog_env(const char *cwd, char *const argv[], char *const env[])
     int status = 0;
     if (pid > 0)
         waitpid(pid, &status, 0);
-    close(fo);
-    close(fe);
     r.code = pid < 0 ? -1 : WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    r.out = read_file(out_path, NULL);
-    r.err = read_file(err_path, NULL);
-    unlink(out_path);
-    unlink(err_path);
+    r.out = read_fd(fo);
+    r.err = read_fd(fe);
     return r;
 }
 
