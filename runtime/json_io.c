@@ -21,6 +21,7 @@ typedef struct jreader {
     const rfx_json_io *io;
     rfx_text str;              /* the last string read, unescaped */
     const char *why;           /* the error, or NULL */
+    bool nomem;                /* it is that memory ran out */
     char buf[160];             /* room for an error made with values */
 } jreader;
 
@@ -48,8 +49,10 @@ static bool take(jreader *r, char c)
 
 static bool fail(jreader *r, const char *why)
 {
-    if (!r->why)
+    if (!r->why) {
         r->why = why;
+        r->nomem = strstr(why, "out of memory") != NULL;
+    }
     return false;
 }
 
@@ -315,6 +318,8 @@ static bool read_value(jreader *r, int type, uint32_t *out, int depth)
         if (!read_string(r))
             return false;
         why = rfx_parse_value(r->str.p ? r->str.p : "", r->str.len, ty->prim, r->io->syms, out);
+        if (why && strstr(why, "out of memory"))
+            return fail(r, "out of memory");
         return why ? failf(r, "a string that %s", why) : true;
     }
     bool integral = false;
@@ -379,22 +384,25 @@ static bool read_tuple(jreader *r, uint32_t *row)
     return true;
 }
 
-/* The whole file (plain or gzip) into memory. */
-static char *slurp(const char *path, size_t *len, FILE *err)
+/* The whole file (plain or gzip) into *text (*len bytes): RFX_OK, or an error said on err. */
+static rfx_status slurp(const char *path, char **text, size_t *len, FILE *err)
 {
+    *text = NULL;
+    errno = 0;
     gzFile gz = gzopen(path, "rb");
     if (!gz) {
         fprintf(err, "%s: error: cannot open facts file: %s\n", path, strerror(errno ? errno : EIO));
-        return NULL;
+        return errno == ENOMEM ? RFX_ERR_NOMEM : RFX_ERR_IO;
     }
     size_t cap = 1 << 16, n = 0;
     char *buf = rfx_malloc(cap);
-    for (int got = 1; buf && got > 0;) {
+    rfx_status st = buf ? RFX_OK : RFX_ERR_NOMEM;
+    bool said = false;   /* a read failure's message */
+    for (int got = 1; st == RFX_OK && got > 0;) {
         if (cap - n < (1 << 15)) {
             char *b = rfx_realloc(buf, cap * 2);
             if (!b) {
-                free(buf);
-                buf = NULL;
+                st = RFX_ERR_NOMEM;
                 break;
             }
             buf = b;
@@ -403,28 +411,34 @@ static char *slurp(const char *path, size_t *len, FILE *err)
         got = gzread(gz, buf + n, (unsigned)(cap - n < (1u << 30) ? cap - n : 1u << 30));
         if (got < 0) {
             int zerr;
-            fprintf(err, "%s: error: cannot read: %s\n", path, gzerror(gz, &zerr));
-            free(buf);
-            gzclose(gz);
-            return NULL;
-        }
-        n += (size_t)got;
+            const char *msg = gzerror(gz, &zerr);
+            fprintf(err, "%s: error: cannot read: %s\n", path,
+                    zerr == Z_ERRNO ? strerror(errno ? errno : EIO) : zerr == Z_MEM_ERROR ? "out of memory" : msg);
+            st = zerr == Z_MEM_ERROR ? RFX_ERR_NOMEM : RFX_ERR_IO;
+            said = true;
+        } else
+            n += (size_t)got;
     }
     gzclose(gz);
-    if (!buf)
+    if (st == RFX_ERR_NOMEM && !said)
         fprintf(err, "%s: error: out of memory reading facts\n", path);
+    if (st != RFX_OK) {
+        free(buf);
+        return st;
+    }
+    *text = buf;
     *len = n;
-    return buf;
+    return RFX_OK;
 }
 
 rfx_status rfx_read_json(const char *path, const rfx_json_io *io, rfx_rows *rows, FILE *err)
 {
     size_t len = 0;
-    char *text = slurp(path, &len, err);
-    if (!text)
-        return RFX_ERR_IO;
-    jreader r = {text, text + len, 1, io, {0}, NULL, {0}};
-    rfx_status st = RFX_OK;
+    char *text;
+    rfx_status st = slurp(path, &text, &len, err);
+    if (st != RFX_OK)
+        return st;
+    jreader r = {text, text + len, 1, io, {0}, NULL, false, {0}};
     uint32_t row[RFX_MAX_ARITY + 1] = {0};
     if (!take(&r, '['))
         failf(&r, "expected the list of tuples ('['), found %s", next_kind(&r));
@@ -440,7 +454,7 @@ rfx_status rfx_read_json(const char *path, const rfx_json_io *io, rfx_rows *rows
         fail(&r, "text after the list of tuples");
     if (r.why) {
         fprintf(err, "%s:%ld: error: %s\n", path, r.line, r.why);
-        st = strcmp(r.why, "out of memory") == 0 ? RFX_ERR_NOMEM : RFX_ERR_INPUT;
+        st = r.nomem ? RFX_ERR_NOMEM : RFX_ERR_INPUT;
     }
     free(r.str.p);
     free(text);

@@ -14,7 +14,7 @@
 static const char *programs[] = {
     "same_generation_small", "negation_strata", "aggregates_grouped", "mutual_recursion", "symbols_awkward",
     "edge_list_gzip", "facts_symbols_tab", "nullary", "disjunction", "float_arithmetic",
-    "subsumption_shortest_paths", "choice_domain_first_wins", "eqrel_closure",
+    "subsumption_shortest_paths", "choice_domain_first_wins", "eqrel_closure", "io_json",
 };
 #define NPROG (sizeof programs / sizeof programs[0])
 
