@@ -149,6 +149,49 @@ static void test_host_memory(void)
     free(file);
 }
 
+/* A 4-clique count out of core (induced parts, each made on a thread of its own while the
+ * part before joins) under every allocation failure: the count, or exit 3 with a message. */
+static void test_alloc_faults_capped_cliques(void)
+{
+    char *dir = make_temp_dir();
+    CU_ASSERT_FATAL(dir != NULL);
+    char *graph = path2(dir, "g.txt");
+    FILE *f = fopen(graph, "w");
+    CU_ASSERT_FATAL(f != NULL);
+    for (unsigned a = 0; a < 40; a++)   /* dense: every fourth pair (a, b), a < b */
+        for (unsigned b = a + 1; b < 40; b++)
+            if ((a * 7 + b * 13) % 4 == 0)
+                fprintf(f, "%u %u\n", a, b);
+    fclose(f);
+    char *argv[] = {(char *)env_or("RFX_TEST_BIN", RFX_BIN), "cliques", "-k", "4", "--count", "--backend=cpu", "-j2",
+                    "--device-memory=2K", "g.txt", NULL};
+    run_result whole = run_prog(dir, argv);
+    CU_ASSERT_EQUAL_FATAL(whole.code, 0);
+    int runs = 0;
+    for (int n = 1; n < 100000; n++, runs++) {
+        char fault[64];
+        snprintf(fault, sizeof fault, "RFX_FAULT_ALLOC=%d", n);
+        char *env[] = {fault, "RFX_FAULT_REPORT=1", NULL};
+        run_result r = run_prog_env(dir, argv, env);
+        bool reached = !(r.err && strstr(r.err, "fault injection: not reached"));
+        bool sanitizer = r.err && (strstr(r.err, "Sanitizer") || strstr(r.err, "runtime error"));
+        bool ok = !sanitizer && (r.code == 0 ? r.out && strcmp(r.out, whole.out) == 0
+                                             : r.code == 3 && r.err && strstr(r.err, "out of memory"));
+        if (!ok)
+            fprintf(stderr, "\n    capped cliques with %s: exit %d\n%s", fault, r.code, r.err ? r.err : "");
+        CU_ASSERT(ok);
+        run_free(&r);
+        if (!reached || !ok)
+            break;
+    }
+    printf("(%d runs) ", runs);
+    CU_ASSERT(runs >= 20);
+    run_free(&whole);
+    remove_tree(dir);
+    free(dir);
+    free(graph);
+}
+
 static void add(void)
 {
     CU_pSuite s = CU_add_suite("fault-injection", NULL, NULL);
@@ -156,6 +199,7 @@ static void add(void)
     CU_add_test(s, "every write failure ends cleanly", test_write_faults);
     CU_add_test(s, "every device allocation failure ends cleanly", test_device_faults);
     CU_add_test(s, "a result bigger than the memory available ends cleanly", test_host_memory);
+    CU_add_test(s, "every allocation failure of a capped 4-clique count ends cleanly", test_alloc_faults_capped_cliques);
 }
 
 int main(int argc, char **argv)
