@@ -179,6 +179,7 @@ typedef struct cmd {
     char *include_dirs;        /* several -I joined (owned) */
     char *tune;                /* several --tune joined (owned) */
     char *library_dirs, *libraries;   /* several -L, -l joined (owned) */
+    char given[48];            /* the option being taken, as written (`--legacy`, `-W`), for messages */
 } cmd;
 
 static const struct option longopts[] = {
@@ -394,7 +395,7 @@ static int take_option(int ch, const char *arg, int argc, char **argv, rfx_confi
     case 'z': c->program_only = "-z"; return 0;
     case OPT_SOUFFLE_ONLY:   /* its optimiser's, profiler's and warnings' switches */
     case 'W':
-    case 'a': c->program_only = "Soufflé's optimiser, profiler and warning switches"; return 0;
+    case 'a': c->program_only = c->given; return 0;
     case 't':   /* provenance: only its absence is something rfx can do */
         if (strcmp(arg, "none") != 0) {
             fprintf(stderr, "%s: error: provenance (Soufflé's -t %s) is not supported\n", who, arg);
@@ -485,7 +486,13 @@ static int parse_command_line(int argc, char **argv, rfx_config *cfg, cmd *c)
     c->order = -1;
     int ch;
     opterr = 0;   /* our own messages: getopt's name the binary's path */
-    while ((ch = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+    int idx = -1;
+    while ((ch = getopt_long(argc, argv, shortopts, longopts, &idx)) != -1) {
+        if (idx >= 0)
+            snprintf(c->given, sizeof c->given, "--%s", longopts[idx].name);
+        else
+            snprintf(c->given, sizeof c->given, "-%c", ch > 0 && ch < 128 ? ch : '?');
+        idx = -1;
         if (ch == 'h') {
             (c->cliques ? cliques_usage : usage)(stdout);
             return RFX_EXIT_OK;
