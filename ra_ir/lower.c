@@ -919,6 +919,55 @@ static void apply_range(rule_ctx *R, flow *cur, item *it)
     R->bound[v] = true;
 }
 
+/* Whether an integer range's variable is read by nothing after it (no literal left, no
+ * output): a rule's body then needs only that the range has a value, not each value. */
+static bool range_unread(rule_ctx *R, item *it, const hcol *out, int nout, const bool *outer)
+{
+    rfx_prim prim = rfx_lower_expr_prim(R, it->rhs);
+    if (R->bound[it->var] || (prim != RFX_NUMBER && prim != RFX_UNSIGNED))
+        return false;
+    bool *need = calloc((size_t)R->nv + 1, 1);
+    if (!need) {
+        R->L->oom = true;
+        return false;
+    }
+    it->done = true;   /* its own reading aside */
+    needed_vars(R, out, nout, need, outer);
+    it->done = false;
+    bool unread = !need[it->var];
+    free(need);
+    return unread;
+}
+
+/* `v = range(a, b[, s])` whose v nothing reads, in a rule's body (where each binding of
+ * the head counts once): the tuples whose range has a value, kept as they are, none made
+ * (a is the first value when there is one). */
+static void apply_range_nonempty(rule_ctx *R, flow *cur, item *it)
+{
+    lower_ctx *L = R->L;
+    const rfx_expr *e = it->rhs;
+    it->done = true;
+    rfx_prim prim = rfx_lower_expr_prim(R, e);
+    rfx_rx **args = lalloc(L, sizeof(rfx_rx *) * 4), **outs = lalloc(L, sizeof(rfx_rx *) * (size_t)(cur->n + 1));
+    if (!args || !outs)
+        return;
+    args[0] = rfx_lower_expr(R, e->u.fn.args[0], cur, NULL, prim);
+    for (int i = 0; i < e->u.fn.nargs; i++)
+        args[i + 1] = rfx_lower_expr(R, e->u.fn.args[i], cur, NULL, prim);
+    rfx_rx *test = rfx_rx_new(L, RFX_RX_CMP, RFX_NUMBER);
+    test->op = RFX_EQ;
+    test->l = rfx_rx_fn(L, prim == RFX_NUMBER ? RFX_FX_IN_RANGE_I : RFX_FX_IN_RANGE_U, RFX_NUMBER, args,
+                        e->u.fn.nargs + 1, e->loc);
+    test->r = rfx_rx_new(L, RFX_RX_CONST, RFX_NUMBER);
+    test->r->value = 1;
+    for (int i = 0; i < cur->n; i++)
+        outs[i] = rfx_rx_col(L, i, L->plan->vars[cur->var].types[i]);
+    bool uniq = cur->unique;
+    int sorted = cur->sorted;
+    *cur = emit_map(R, cur, test, outs, cur->schema, cur->n);
+    cur->unique = uniq, cur->sorted = sorted;   /* rows kept as they were */
+}
+
 /* Whether a conjunction grounds clause variable v by itself. */
 static bool conj_grounds(const rfx_clause *c, const rfx_conj *cj, int v)
 {
@@ -1284,7 +1333,12 @@ static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, in
                     progress = true;
                 }
             } else if (it->kind == IT_RANGE && expr_bound(&R, it->rhs) && !range_waits(&R, it)) {
-                apply_range(&R, &cur, it);
+                if (!inner && !range_unread(&R, it, out, nout, outer))
+                    apply_range(&R, &cur, it);
+                else if (!inner)
+                    apply_range_nonempty(&R, &cur, it);
+                else
+                    apply_range(&R, &cur, it);
                 progress = true;
             } else if (it->kind == IT_AGG) {
                 int g[RFX_MAX_RULE_VARS + 1];
