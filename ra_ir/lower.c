@@ -860,6 +860,31 @@ static bool range_waits(rule_ctx *R, const item *it)
 /* `v = range(a, b[, c])`: each tuple extended by each value (RANGE, on the host); where v
  * is bound already, an integer is tested (none made), a float's values go to a fresh
  * variable that must equal it. */
+/* cur's rows where value is one of the values of the integer range e (its functor's
+ * arguments over cur), kept as they were: none of the values made. */
+static void keep_in_range(rule_ctx *R, flow *cur, rfx_rx *value, const rfx_expr *e, rfx_prim prim)
+{
+    lower_ctx *L = R->L;
+    rfx_rx **args = lalloc(L, sizeof(rfx_rx *) * 4), **outs = lalloc(L, sizeof(rfx_rx *) * (size_t)(cur->n + 1));
+    if (!args || !outs)
+        return;
+    args[0] = value;
+    for (int i = 0; i < e->u.fn.nargs; i++)
+        args[i + 1] = rfx_lower_expr(R, e->u.fn.args[i], cur, NULL, prim);
+    rfx_rx *test = rfx_rx_new(L, RFX_RX_CMP, RFX_NUMBER);
+    test->op = RFX_EQ;
+    test->l = rfx_rx_fn(L, prim == RFX_NUMBER ? RFX_FX_IN_RANGE_I : RFX_FX_IN_RANGE_U, RFX_NUMBER, args,
+                        e->u.fn.nargs + 1, e->loc);
+    test->r = rfx_rx_new(L, RFX_RX_CONST, RFX_NUMBER);
+    test->r->value = 1;
+    for (int i = 0; i < cur->n; i++)
+        outs[i] = rfx_rx_col(L, i, L->plan->vars[cur->var].types[i]);
+    bool uniq = cur->unique;
+    int sorted = cur->sorted;
+    *cur = emit_map(R, cur, test, outs, cur->schema, cur->n);
+    cur->unique = uniq, cur->sorted = sorted;   /* rows kept as they were */
+}
+
 static void apply_range(rule_ctx *R, flow *cur, item *it)
 {
     lower_ctx *L = R->L;
@@ -870,24 +895,9 @@ static void apply_range(rule_ctx *R, flow *cur, item *it)
     if (R->bound[v] && (prim == RFX_NUMBER || prim == RFX_UNSIGNED)) {
         /* a test of an integer already bound: whether it is among the values, none made
          * (`v = range(2, v)` would make v - 2 of them for every tuple) */
-        rfx_rx **args = lalloc(L, sizeof(rfx_rx *) * 4), **outs = lalloc(L, sizeof(rfx_rx *) * (size_t)(cur->n + 1));
-        int col = rfx_lower_col_of(cur, NULL, v), sorted = cur->sorted;
-        if (!args || !outs || col < 0)
-            return;
-        args[0] = rfx_rx_col(L, col, prim);
-        for (int i = 0; i < e->u.fn.nargs; i++)
-            args[i + 1] = rfx_lower_expr(R, e->u.fn.args[i], cur, NULL, prim);
-        rfx_rx *test = rfx_rx_new(L, RFX_RX_CMP, RFX_NUMBER);
-        test->op = RFX_EQ;
-        test->l = rfx_rx_fn(L, prim == RFX_NUMBER ? RFX_FX_IN_RANGE_I : RFX_FX_IN_RANGE_U, RFX_NUMBER, args,
-                            e->u.fn.nargs + 1, e->loc);
-        test->r = rfx_rx_new(L, RFX_RX_CONST, RFX_NUMBER);
-        test->r->value = 1;
-        for (int i = 0; i < cur->n; i++)
-            outs[i] = rfx_rx_col(L, i, L->plan->vars[cur->var].types[i]);
-        bool uniq = cur->unique;
-        *cur = emit_map(R, cur, test, outs, cur->schema, cur->n);
-        cur->unique = uniq, cur->sorted = sorted;   /* rows kept as they were */
+        int col = rfx_lower_col_of(cur, NULL, v);
+        if (col >= 0)
+            keep_in_range(R, cur, rfx_rx_col(L, col, prim), e, prim);
         return;
     }
     if (R->bound[v]) {
@@ -944,28 +954,9 @@ static bool range_unread(rule_ctx *R, item *it, const hcol *out, int nout, const
  * (a is the first value when there is one). */
 static void apply_range_nonempty(rule_ctx *R, flow *cur, item *it)
 {
-    lower_ctx *L = R->L;
-    const rfx_expr *e = it->rhs;
     it->done = true;
-    rfx_prim prim = rfx_lower_expr_prim(R, e);
-    rfx_rx **args = lalloc(L, sizeof(rfx_rx *) * 4), **outs = lalloc(L, sizeof(rfx_rx *) * (size_t)(cur->n + 1));
-    if (!args || !outs)
-        return;
-    args[0] = rfx_lower_expr(R, e->u.fn.args[0], cur, NULL, prim);
-    for (int i = 0; i < e->u.fn.nargs; i++)
-        args[i + 1] = rfx_lower_expr(R, e->u.fn.args[i], cur, NULL, prim);
-    rfx_rx *test = rfx_rx_new(L, RFX_RX_CMP, RFX_NUMBER);
-    test->op = RFX_EQ;
-    test->l = rfx_rx_fn(L, prim == RFX_NUMBER ? RFX_FX_IN_RANGE_I : RFX_FX_IN_RANGE_U, RFX_NUMBER, args,
-                        e->u.fn.nargs + 1, e->loc);
-    test->r = rfx_rx_new(L, RFX_RX_CONST, RFX_NUMBER);
-    test->r->value = 1;
-    for (int i = 0; i < cur->n; i++)
-        outs[i] = rfx_rx_col(L, i, L->plan->vars[cur->var].types[i]);
-    bool uniq = cur->unique;
-    int sorted = cur->sorted;
-    *cur = emit_map(R, cur, test, outs, cur->schema, cur->n);
-    cur->unique = uniq, cur->sorted = sorted;   /* rows kept as they were */
+    rfx_prim prim = rfx_lower_expr_prim(R, it->rhs);
+    keep_in_range(R, cur, rfx_lower_expr(R, it->rhs->u.fn.args[0], cur, NULL, prim), it->rhs, prim);
 }
 
 /* Whether a conjunction grounds clause variable v by itself. */
@@ -1333,9 +1324,7 @@ static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, in
                     progress = true;
                 }
             } else if (it->kind == IT_RANGE && expr_bound(&R, it->rhs) && !range_waits(&R, it)) {
-                if (!inner && !range_unread(&R, it, out, nout, outer))
-                    apply_range(&R, &cur, it);
-                else if (!inner)
+                if (!inner && range_unread(&R, it, out, nout, outer))
                     apply_range_nonempty(&R, &cur, it);
                 else
                     apply_range(&R, &cur, it);
