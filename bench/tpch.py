@@ -8,7 +8,10 @@ rfx and the same query with DuckDB, compare the answers, print a table.
 run options: --queries 1,6 (default: every programs/tpch/qNN.dl), --backends cpu,cuda
 (default cpu), --repeat N (timings: best of N), --rfx-args "..." (passed to rfx). Each rfx
 time is its whole process; its load column is the part --profile gives to reading the
-tables (its INPUT row), from one more run (--no-loads: none, "?").
+tables (its INPUT row), from one more run (--no-loads: none, "?"). With --kept
+BENCH_QUERIES (build/bench/bench_queries) RFX is not run: each query's engine reads its
+tables once (the load column) and its time is the best of N runs over them after an untimed
+one, as DuckDB's is over the tables it holds; the last row sums each column.
 
 Answers compare as SQL's: decimals exactly, floats to 1e-9 relative, dates and text as
 text; rows in order where the query orders them (rows equal on its sort keys in any
@@ -141,6 +144,7 @@ def run(args):
         int(f[1:3]) for f in os.listdir(PROGRAMS) if re.match(r"q\d\d\.dl$", f))
     bad = 0
     backends = args.backends.split(",")
+    duck_total, totals = 0.0, {b: [0.0, 0.0] for b in backends}
     print("| query | rows | DuckDB s | " + " | ".join("rfx %s s | %s load s" % (b, b) for b in backends) + " | answers |")
     print("|---:|---:|---:|" + "---:|---:|" * len(backends) + "---|")
     for q in queries:
@@ -155,6 +159,20 @@ def run(args):
         cells, why = [], None
         for b in backends:
             out = tempfile.mkdtemp(prefix="tpch-q%02d-" % q)
+            if args.kept:
+                t_best, t_load, failed = kept_times(args, b, out, q)
+                if failed:
+                    shutil.rmtree(out, ignore_errors=True)
+                    why = why or "%s: %s" % (b, failed)
+                    cells += ["-", "-"]
+                    continue
+                with open(os.path.join(out, "result.csv")) as f:
+                    rows = [line.rstrip("\n").split("\t") for line in f if line.strip("\n") != ""]
+                shutil.rmtree(out, ignore_errors=True)
+                why = why or compare(rows, duck, sort_keys(sql, names))
+                cells += ["%.3f" % t_best, "%.3f" % t_load]
+                totals[b] = [totals[b][0] + t_best, totals[b][1] + t_load]
+                continue
             t_best = None
             cmd = [args.rfx, "-q", "--backend=" + b, "-F", args.dir, "-D", out] + args.rfx_args.split() + [
                 os.path.join(PROGRAMS, "q%02d.dl" % q)]
@@ -176,8 +194,25 @@ def run(args):
             why = why or compare(rows, duck, sort_keys(sql, names))
             cells += ["%.3f" % t_best, "%.3f" % t_load if t_load is not None else "?"]
         bad += why is not None
+        duck_total += best
         print("| Q%d | %d | %.3f | %s | %s |" % (q, len(duck), best, " | ".join(cells), why or "equal"))
+    if args.kept:
+        print("| total | | %.3f | %s | |" % (duck_total, " | ".join("%.3f | %.3f" % tuple(totals[b]) for b in backends)))
     return 1 if bad else 0
+
+
+def kept_times(args, backend, out, q):
+    """bench_queries on one query: (best run s, load s, None) or (.., .., why it failed)."""
+    cmd = [args.kept, "-b", backend, "-r", str(args.repeat), "-F", args.dir, "-D", out,
+           os.path.join(PROGRAMS, "q%02d.dl" % q)]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    for line in r.stdout.splitlines():
+        f = line.split()
+        if f and f[0] == "q%02d.dl" % q:
+            if r.returncode == 0 and len(f) == 4:
+                return float(f[3]) / 1e3, float(f[1]) / 1e3, None
+            return 0, 0, " ".join(f[1:])[:300]
+    return 0, 0, "bench_queries exit %d: %s" % (r.returncode, r.stderr.strip()[:300])
 
 
 def main():
@@ -194,6 +229,7 @@ def main():
     r.add_argument("--repeat", type=int, default=1)
     r.add_argument("--rfx-args", default="")
     r.add_argument("--no-loads", dest="loads", action="store_false")
+    r.add_argument("--kept", default="", metavar="BENCH_QUERIES")
     args = ap.parse_args()
     if args.cmd == "gen":
         generate(args.dir, args.sf)

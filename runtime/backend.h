@@ -27,6 +27,9 @@ struct rfx_backend {
     void (*release)(rfx_backend *be, int var);
     /* var = var u rows, rows a sorted set of var's arity; rows is emptied. */
     rfx_status (*merge_host)(rfx_backend *be, int var, rfx_rows *rows);
+    /* The same where rows stay the caller's (the tuples an engine keeps between runs): the
+     * device uploads them as they lie. NULL: rfx_backend_merge_kept copies them for merge_host. */
+    rfx_status (*merge_host_kept)(rfx_backend *be, int var, const rfx_rows *rows);
     /* A distributed run's merge of rows that differ from process to process (each read a
      * slice of a file; any order): each row goes to its owner (collective: a process that failed
      * takes part with failed set). NULL outside distributed runs. */
@@ -169,5 +172,23 @@ rfx_backend *rfx_backend_dist(rfx_backend *inner, struct rfx_comm *comm, int nth
 /* A distributed backend's counters and, where local is given (one per plan variable), the
  * tuples this process holds; false for any other backend. */
 bool rfx_dist_stats_of(rfx_backend *be, rfx_dist_stats *st, size_t *local);
+
+/* var = var u rows, rows left as they are: a copy made on nthreads threads for merge_host. */
+static inline rfx_status rfx_backend_merge_copy(rfx_backend *be, int var, const rfx_rows *rows, int nthreads)
+{
+    rfx_rows copy;
+    rfx_rows_init(&copy, rows->arity);
+    rfx_status st = rfx_rows_append_parallel(&copy, rows, nthreads);
+    if (st == RFX_OK)
+        st = be->merge_host(be, var, &copy);
+    rfx_rows_free(&copy);
+    return st;
+}
+
+/* var = var u rows, rows left as they are: by the backend's merge_host_kept where it has one. */
+static inline rfx_status rfx_backend_merge_kept(rfx_backend *be, int var, const rfx_rows *rows, int nthreads)
+{
+    return be->merge_host_kept ? be->merge_host_kept(be, var, rows) : rfx_backend_merge_copy(be, var, rows, nthreads);
+}
 
 #endif

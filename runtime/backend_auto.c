@@ -474,6 +474,16 @@ static rfx_status auto_merge_host(rfx_backend *be, int v, rfx_rows *rows)
     return st;
 }
 
+static rfx_status auto_merge_host_kept(rfx_backend *be, int v, const rfx_rows *rows)
+{
+    auto_ctx *x = be->ctx;
+    int side = x->where[v] & ON_HOST ? ON_HOST : ON_DEV;
+    rfx_status st = rfx_backend_merge_kept(on(x, side), v, rows, x->nthreads);
+    if (st == RFX_OK)
+        written(x, v, side);
+    return st;
+}
+
 static rfx_status auto_host_view(rfx_backend *be, int v, rfx_rows *scratch, const rfx_rows **view)
 {
     auto_ctx *x = be->ctx;
@@ -580,7 +590,7 @@ rfx_backend *rfx_backend_auto(const rfx_run_opts *o, int nthreads, bool warm)
     *x = (auto_ctx){.self = be, .host = host, .o = o, .tune = tune, .nthreads = nthreads, .warm = warm, .host_scale = 1,
                     .dev_scale = 1};
     *be = (rfx_backend){.name = "auto", .ctx = x, .open_vars = auto_open, .close = auto_close, .count = auto_count,
-                        .release = auto_release, .merge_host = auto_merge_host, .host_view = auto_host_view,
+                        .release = auto_release, .merge_host = auto_merge_host, .merge_host_kept = auto_merge_host_kept, .host_view = auto_host_view,
                         .exec = auto_exec, .exec_group = auto_exec_group, .last_error = auto_last_error,
                         .sync = auto_sync, .copy_bandwidth = auto_copy_bandwidth, .device = auto_device,
                         .jit_stats = auto_jit_stats, .load_host = auto_load_host, .budget = auto_budget,

@@ -240,6 +240,16 @@ static rfx_status cpu_merge_host(rfx_backend *be, int var, rfx_rows *rows)
     return st;
 }
 
+static rfx_status cpu_merge_host_kept(rfx_backend *be, int var, const rfx_rows *rows)
+{
+    cpu_ctx *c = be->ctx;
+    rfx_rows *v = &c->vars[var];
+    rfx_status cs = consolidate(c, var);
+    if (cs != RFX_OK)
+        return cs;
+    return v->n == 0 ? rfx_rows_append_parallel(v, rows, c->nthreads) : rfx_cpu_union(v, rows, v, c->nthreads);
+}
+
 static rfx_status cpu_host_view(rfx_backend *be, int var, rfx_rows *scratch, const rfx_rows **view)
 {
     (void)scratch;
@@ -681,7 +691,7 @@ rfx_backend *rfx_backend_cpu(int nthreads, size_t cap, const rfx_tuning *tune)
     c->scratch = cap ? tune->cpu_scratch : 0;
     snprintf(c->device, sizeof c->device, "%d CPU thread%s", c->nthreads, c->nthreads > 1 ? "s" : "");
     *be = (rfx_backend){.name = "cpu", .ctx = c, .open_vars = cpu_open, .close = cpu_close, .count = cpu_count,
-                        .release = cpu_release, .merge_host = cpu_merge_host, .host_view = cpu_host_view,
+                        .release = cpu_release, .merge_host = cpu_merge_host, .merge_host_kept = cpu_merge_host_kept, .host_view = cpu_host_view,
                         .exec = cpu_exec, .exec_group = cpu_exec_group, .last_error = cpu_last_error,
                         .sync = cpu_sync, .copy_bandwidth = cpu_copy_bandwidth, .device = cpu_device,
                         .load_host = cpu_load_host, .budget = cpu_budget, .enforces_budget = c->scratch > 0,

@@ -268,7 +268,7 @@ static void cu_release(rfx_backend *be, int var)
     drop_runs(c, var);
 }
 
-static rfx_status cu_merge_host(rfx_backend *be, int var, rfx_rows *rows)
+static rfx_status cu_merge_host_kept(rfx_backend *be, int var, const rfx_rows *rows)
 {
     cuda_ctx *c = be->ctx;
     rfx_dev_rows tmp;
@@ -276,10 +276,16 @@ static rfx_status cu_merge_host(rfx_backend *be, int var, rfx_rows *rows)
     rfx_status st = c->runs[var] ? consolidate(c, var) : RFX_OK;
     if (st == RFX_OK)
         st = rfx_gpu_upload(c->g, rows, &tmp);
-    rfx_rows_free(rows);
     if (st == RFX_OK)
         st = rfx_gpu_union(c->g, &c->vars[var], &tmp, &c->vars[var]);
     rfx_gpu_rows_free(c->g, &tmp);
+    return st;
+}
+
+static rfx_status cu_merge_host(rfx_backend *be, int var, rfx_rows *rows)
+{
+    rfx_status st = cu_merge_host_kept(be, var, rows);
+    rfx_rows_free(rows);
     return st;
 }
 
@@ -1100,7 +1106,7 @@ rfx_backend *rfx_backend_cuda(const rfx_run_opts *o, char *why, size_t whycap)
         rfx_gpu_jit_stats(c->g, &c->jit_compiled0, &c->jit_cached0, &c->jit_compile_ms0, &c->jit_cache_ms0);
     }
     *be = (rfx_backend){.name = "cuda", .ctx = c, .open_vars = cu_open, .close = cu_close, .count = cu_count,
-                        .release = cu_release, .merge_host = cu_merge_host, .host_view = cu_host_view,
+                        .release = cu_release, .merge_host = cu_merge_host, .merge_host_kept = cu_merge_host_kept, .host_view = cu_host_view,
                         .exec = cu_exec, .exec_group = cu_exec_group, .last_error = cu_last_error,
                         .sync = cu_sync, .copy_bandwidth = cu_copy_bandwidth, .device = cu_device,
                         .jit_stats = cu_jit_stats, .load_host = cu_load_host, .budget = cu_budget,

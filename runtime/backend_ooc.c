@@ -1312,6 +1312,18 @@ static void ooc_release(rfx_backend *be, int var)
     drop(be->ctx, var);
 }
 
+/* As ooc_merge_host: rows the device's to upload where they fit, else a copy to spill. */
+static rfx_status ooc_merge_host_kept(rfx_backend *be, int var, const rfx_rows *rows)
+{
+    ooc_ctx *x = be->ctx;
+    ooc_var *v = &x->v[var];
+    if ((v->dev || v->host.n == 0) && var_bytes(x, var) + rows->n * row_bytes(rows->arity) <= part_budget(x)) {
+        v->dev = true;
+        return rfx_backend_merge_kept(x->in, var, rows, x->nthreads);
+    }
+    return rfx_backend_merge_copy(be, var, rows, x->nthreads);
+}
+
 static rfx_status ooc_merge_host(rfx_backend *be, int var, rfx_rows *rows)
 {
     ooc_ctx *x = be->ctx;
@@ -1457,7 +1469,7 @@ rfx_backend *rfx_backend_ooc(rfx_backend *inner, int nthreads, const rfx_tuning 
     x->pin_limit = !x->tune->pin_host ? 0 : pages > 0 && page > 0 ? (size_t)pages / 2 * (size_t)page : 0;
     x->pin_from = x->tune->pin_from;
     *be = (rfx_backend){.name = inner->name, .ctx = x, .open_vars = ooc_open, .close = ooc_close,
-                        .count = ooc_count, .release = ooc_release, .merge_host = ooc_merge_host,
+                        .count = ooc_count, .release = ooc_release, .merge_host = ooc_merge_host, .merge_host_kept = ooc_merge_host_kept,
                         .host_view = ooc_host_view, .exec = ooc_exec, .exec_group = ooc_exec_group,
                         .last_error = ooc_last_error, .sync = ooc_sync, .copy_bandwidth = ooc_copy_bandwidth,
                         .device = ooc_device, .jit_stats = ooc_jit_stats, .load_host = ooc_load_host,

@@ -33,6 +33,7 @@ struct rfx_engine {
     rfx_device_keep *keep;         /* device contexts kept between runs (NULL: none) */
     struct rfx_comm *comm;         /* the processes a run spreads over (cfg.alone: NULL) */
     bool ran;                      /* a run finished (result may be empty after a failed one) */
+    bool inputs_read;              /* rfx_read_inputs moved the .input files into inserts: runs read none */
     bool quiet;                    /* messages held back from cfg.diag: a distributed run's processes
                                     * but process 0, outside rfx_exec_run (which settles its own);
                                     * at the end of a call they agree whether one of them tells
@@ -660,7 +661,7 @@ rfx_result rfx_run(rfx_engine *e)
     if (r != RFX_EXIT_OK)
         return r;
     rfx_run_opts o = {
-        .fact_dir = e->cfg.fact_dir,
+        .fact_dir = e->inputs_read ? NULL : e->cfg.fact_dir,
         .output_dir = e->cfg.output_dir,
         .nthreads = e->nthreads,
         .backend = e->cfg.backend,
@@ -686,6 +687,51 @@ rfx_result rfx_run(rfx_engine *e)
         rfx_device_keep_clear(e->keep);
     e->ran = st == RFX_OK;
     return end_call(e, (rfx_result)rfx_status_exit_code(st));
+}
+
+/* The tuples of relation r's .input files, read by run x, added to what was inserted. */
+static rfx_status keep_read_rows(rfx_engine *e, rfx_exec *x, int r)
+{
+    rfx_rows *ins = &e->inserts[r];
+    rfx_rows read;
+    rfx_rows_init(&read, e->plan->vars[e->plan->relvar[r]].arity);
+    rfx_status st = rfx_exec_rows(x, r, &read);
+    if (st == RFX_OK && ins->n == 0) {   /* the usual case: the read rows are a sorted set already */
+        rfx_rows_swap(ins, &read);       /* (a relation of 64-bit columns, never inserted into, takes their width) */
+    } else if (st == RFX_OK && read.n) {
+        st = rfx_rows_append_parallel(ins, &read, e->nthreads);
+        e->inserts_unsorted[r] = true;
+    }
+    rfx_rows_free(&read);
+    return st;
+}
+
+rfx_result rfx_read_inputs(rfx_engine *e)
+{
+    begin_call(e);
+    if (!need_program(e, "rfx_read_inputs"))
+        return agreed(e, RFX_EXIT_IO);
+    if (e->inputs_read)
+        return agreed(e, fail(e, RFX_EXIT_IO, "rfx_read_inputs: the inputs were read already"));
+    if (!e->cfg.fact_dir)
+        return agreed(e, fail(e, RFX_EXIT_IO, "rfx_read_inputs: no fact directory (rfx_config.fact_dir)"));
+    if (rfx_comm_size(e->comm) > 1)
+        return agreed(e, fail(e, RFX_EXIT_IO, "rfx_read_inputs: not in a run of several processes (each reads its part)"));
+    if (e->tune_error[0])
+        return agreed(e, fail(e, RFX_EXIT_IO, "rfx_config.tune: %s", e->tune_error));
+    rfx_run_opts o = {.fact_dir = e->cfg.fact_dir, .nthreads = e->nthreads, .backend = RFX_BACKEND_CPU,
+                      .err = e->diag, .tune = &e->tune, .harmony = e->harmony, .no_fuse = e->cfg.no_fuse,
+                      .inputs_only = true};
+    rfx_exec *x = NULL;
+    rfx_status st = rfx_exec_run(e->plan, e->prog, &o, NULL, &x);
+    for (int r = 0; st == RFX_OK && r < e->prog->nrels; r++)
+        if (e->prog->rels[r].ninputs)
+            st = keep_read_rows(e, x, r);
+    rfx_exec_free(x);
+    if (st == RFX_ERR_NOMEM)
+        return agreed(e, fail(e, RFX_EXIT_RESOURCE, "rfx_read_inputs: out of memory keeping the tuples read"));
+    e->inputs_read = st == RFX_OK;
+    return agreed(e, end_call(e, (rfx_result)rfx_status_exit_code(st)));
 }
 
 static bool need_result(rfx_engine *e, const char *call)

@@ -979,16 +979,7 @@ static rfx_status merge_inserts(exec *x, const rfx_rows *inserts)
     for (int r = 0; inserts && r < x->prog->nrels; r++) {
         if (!inserts[r].n)
             continue;
-        rfx_rows copy;
-        rfx_rows_init(&copy, inserts[r].arity);
-        rfx_status st = rfx_rows_reserve(&copy, inserts[r].n);
-        if (st == RFX_OK) {
-            if (copy.arity)
-                rfx_memcpy(copy.data, inserts[r].data, sizeof(uint32_t) * inserts[r].n * (size_t)copy.arity);
-            copy.n = inserts[r].n;
-            st = x->be->merge_host(x->be, x->P->relvar[r], &copy);
-        }
-        rfx_rows_free(&copy);
+        rfx_status st = rfx_backend_merge_kept(x->be, x->P->relvar[r], &inserts[r], x->nthreads);
         if (st != RFX_OK) {
             fprintf(x->err, "rfx: error: %s loading the tuples inserted into %s\n",
                     st == RFX_ERR_NOMEM ? "out of memory" : "device failure", x->prog->rels[r].name);
@@ -1371,6 +1362,24 @@ static rfx_status interpret_from(exec *x, int b, int stop)
     return RFX_OK;
 }
 
+/* Every INPUT command of the plan, in plan order, and nothing else. */
+static rfx_status read_inputs(exec *x)
+{
+    for (int b = 0; b < x->P->nblocks; b++)
+        for (int i = 0; i < x->P->blocks[b].ncmds; i++) {
+            const rfx_ra_cmd *c = &x->P->blocks[b].cmds[i];
+            if (c->op != RFX_RA_INPUT)
+                continue;
+            hold_messages(x);
+            rfx_status st = run_cmd(x, c);
+            if (st != RFX_OK) {
+                report_failure(x, c, NULL, st);
+                return st;
+            }
+        }
+    return RFX_OK;
+}
+
 rfx_status rfx_exec_run(const rfx_plan *P, rfx_program *prog, const rfx_run_opts *o, const rfx_rows *inserts,
                         rfx_exec **keep)
 {
@@ -1421,7 +1430,9 @@ rfx_status rfx_exec_run(const rfx_plan *P, rfx_program *prog, const rfx_run_opts
         hold_messages(x);
         st = settle(x, NULL, 0, merge_inserts(x, inserts), true, &report);
     }
-    if (st == RFX_OK)
+    if (st == RFX_OK && o->inputs_only)
+        st = read_inputs(x);
+    else if (st == RFX_OK)
         st = interpret_from(x, 0, -1);
     end_progress(x);
     end_trace(x);

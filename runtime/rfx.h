@@ -176,6 +176,12 @@ rfx_result rfx_insert(rfx_engine *e, const char *relation, const rfx_value *valu
 /* The same for a relation whose columns are all numbers. */
 rfx_result rfx_insert_numbers(rfx_engine *e, const char *relation, const int32_t *values, size_t ntuples);
 
+/* Reads the program's .input files now, from the config's fact_dir, and keeps their
+ * tuples as inserted ones: later runs read no file, so a program run many times over the
+ * same facts (queries, benchmarks) reads them once. Needs a fact_dir; once per engine;
+ * not where a run spreads over several MPI processes. */
+rfx_result rfx_read_inputs(rfx_engine *e);
+
 /* Computes the fixpoint from scratch over everything inserted so far; previous results
  * are replaced. Outputs, .printsize, progress and profiles go where the config says. */
 rfx_result rfx_run(rfx_engine *e);

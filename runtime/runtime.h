@@ -54,6 +54,8 @@ typedef struct rfx_run_opts {
                                           * lowers the plan itself (no weave with no_fuse) */
     struct rfx_comm *comm;     /* the processes of a distributed run (comm.h), this one among them;
                                 * NULL: this process alone */
+    bool inputs_only;          /* run the plan's INPUT commands alone (rfx_read_inputs): the
+                                * relations they fill are the run's result */
 } rfx_run_opts;
 
 int rfx_status_exit_code(rfx_status st);

@@ -306,6 +306,70 @@ static void files_emits_and_profiles(void)
     free(dir);
 }
 
+/* ---- inputs read once ------------------------------------------------------------------- */
+static void inputs_read_once(void)
+{
+    char *dir = make_temp_dir();
+    char path[512], msg[512];
+    snprintf(path, sizeof path, "%s/edge.facts", dir);
+    CU_ASSERT_FATAL(write_file(path, "1\t2\n2\t3\n2\t3\n"));
+    snprintf(path, sizeof path, "%s/big.facts", dir);
+    CU_ASSERT_FATAL(write_file(path, "5000000000\tb\n-7\ta\n"));
+    const char *prog = ".decl edge(x: number, y: number)\n.input edge\n"
+                       ".decl big(v: number64, s: symbol)\n.input big\n"
+                       ".decl path(x: number, y: number)\n.decl most(v: number64)\n.decl name(s: symbol)\n"
+                       "path(x, y) :- edge(x, y).\npath(x, z) :- path(x, y), edge(y, z).\n"
+                       "most(m) :- m = max v : { big(v, _) }.\nname(s) :- big(_, s).\n";
+    rfx_config cfg;
+    rfx_config_init(&cfg);
+    cfg.backend = RFX_BACKEND_CPU;
+    cfg.threads = 2;
+    rfx_engine *e = rfx_open(&cfg);
+    CU_ASSERT_EQUAL(rfx_load_string(e, prog, "once.dl"), RFX_EXIT_OK);
+    CU_ASSERT_EQUAL(rfx_read_inputs(e), RFX_EXIT_IO);   /* no fact directory */
+    CU_ASSERT_PTR_NOT_NULL(strstr(rfx_errmsg(e), "fact_dir"));
+    rfx_close(e);
+    cfg.fact_dir = dir;
+    e = rfx_open(&cfg);
+    CU_ASSERT_EQUAL(rfx_read_inputs(e), RFX_EXIT_IO);   /* no program */
+    CU_ASSERT_EQUAL(rfx_load_string(e, prog, "once.dl"), RFX_EXIT_OK);
+    CU_ASSERT_EQUAL(rfx_read_inputs(e), RFX_EXIT_OK);
+    CU_ASSERT_EQUAL(rfx_read_inputs(e), RFX_EXIT_IO);
+    CU_ASSERT_PTR_NOT_NULL(strstr(rfx_errmsg(e), "read already"));
+    snprintf(path, sizeof path, "%s/edge.facts", dir);
+    CU_ASSERT(remove(path) == 0);   /* the runs read no file */
+    snprintf(path, sizeof path, "%s/big.facts", dir);
+    CU_ASSERT(remove(path) == 0);
+    int32_t extra[] = {3, 4};
+    CU_ASSERT_EQUAL(rfx_insert_numbers(e, "edge", extra, 1), RFX_EXIT_OK);
+    for (int run = 0; run < 2; run++) {
+        size_t n = 0;
+        CU_ASSERT_EQUAL(rfx_run(e), RFX_EXIT_OK);
+        CU_ASSERT(rfx_size(e, "path", &n) == RFX_EXIT_OK && n == 6);
+        CU_ASSERT(rfx_size(e, "edge", &n) == RFX_EXIT_OK && n == 3);
+        CU_ASSERT(rfx_size(e, "most", &n) == RFX_EXIT_OK && n == 1);
+        rfx_cursor *c = rfx_cursor_open(e, "name");
+        const rfx_value *t = c ? rfx_cursor_next(c) : NULL;
+        CU_ASSERT(t && strcmp(t[0].s, "a") == 0);
+        t = c ? rfx_cursor_next(c) : NULL;
+        CU_ASSERT(t && strcmp(t[0].s, "b") == 0);
+        CU_ASSERT(c && !rfx_cursor_next(c));
+        rfx_cursor_close(c);
+    }
+    rfx_close(e);
+    /* a malformed file: file:line, exit 2, nothing kept */
+    snprintf(path, sizeof path, "%s/edge.facts", dir);
+    CU_ASSERT_FATAL(write_file(path, "1\t2\nx\t3\n"));
+    e = rfx_open(&cfg);
+    CU_ASSERT_EQUAL(rfx_load_string(e, ".decl edge(x: number, y: number)\n.input edge\n", "bad.dl"), RFX_EXIT_OK);
+    CU_ASSERT_EQUAL(rfx_read_inputs(e), RFX_EXIT_IO);
+    snprintf(msg, sizeof msg, "%s/edge.facts:2", dir);
+    CU_ASSERT_PTR_NOT_NULL(strstr(rfx_errmsg(e), msg));
+    rfx_close(e);
+    remove_tree(dir);
+    free(dir);
+}
+
 /* ---- large outputs ------------------------------------------------------------------------ */
 /* Runs the program at path on `threads` threads, its outputs written into dir. */
 static void run_writing(const char *path, const char *dir, int threads)
@@ -769,6 +833,7 @@ static void add_suites(void)
     CU_add_test(s, "cursor order and column types", cursor_order_and_types);
     CU_add_test(s, "re-runs replace results; cursors are snapshots", rerun_and_snapshots);
     CU_add_test(s, "fact and output files, emits, profiles", files_emits_and_profiles);
+    CU_add_test(s, "inputs read once, kept for every run", inputs_read_once);
     CU_add_test(s, "large outputs are written in order by several threads", large_outputs_in_order);
     CU_add_test(s, "number text at the edges of its widths", number_text_at_the_edges);
     CU_add_test(s, "large fact files are read in pieces on several threads", large_facts_read_in_pieces);

@@ -303,6 +303,14 @@ class Engine:
             self._check(C.insert_columns(self._p, relation.encode(), arr, n))
         return self
 
+    def read_inputs(self):
+        """Reads the program's .input files now (from fact_dir) and keeps their tuples as
+        inserted ones: later runs read no file. For a program run many times over the same
+        facts; once per engine."""
+        with self._lock:
+            self._check(C.read_inputs(self._engine()))
+        return self
+
     def run(self):
         """Computes the fixpoint over everything inserted so far (and the program's facts and
         inputs); the results of the previous run are replaced."""

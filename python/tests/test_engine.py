@@ -157,6 +157,18 @@ def test_files_in_and_out(tmp_path):
         assert eng.relations == ["edge", "path"]
 
 
+def test_inputs_read_once(tmp_path):
+    (tmp_path / "edge.facts").write_text("1\t2\n2\t3\n")
+    with rfx.Engine(backend="cpu", fact_dir=tmp_path) as eng:
+        eng.load(TC.replace(".output path", ".input edge")).read_inputs()
+        (tmp_path / "edge.facts").unlink()   # the runs read no file
+        assert eng.run().size("path") == 3
+        eng.insert("edge", [(3, 4)])
+        assert eng.run().size("path") == 6
+        with pytest.raises(rfx.InputError, match="read already"):
+            eng.read_inputs()
+
+
 def test_include_dirs(tmp_path):
     """A program file's #include finds a file in include_dirs (rfx's -I)."""
     (tmp_path / "lib").mkdir()
