@@ -20,10 +20,8 @@ uint64_t rfx_rx_eval64(const rfx_rx *e, const uint32_t *t0, int a0, const uint32
     case RFX_RX_BIN: {
         uint64_t l = rfx_rx_eval64(e->l, t0, a0, t1, div0), r = rfx_rx_eval64(e->r, t0, a0, t1, div0);
         if (e->env && (e->op == RFX_ADD || e->op == RFX_SUB || e->op == RFX_MUL)) {   /* decimals: exact or fail */
-            int64_t v;
-            bool over = e->op == RFX_ADD ? __builtin_add_overflow((int64_t)l, (int64_t)r, &v)
-                      : e->op == RFX_SUB ? __builtin_sub_overflow((int64_t)l, (int64_t)r, &v)
-                                         : __builtin_mul_overflow((int64_t)l, (int64_t)r, &v);
+            bool over = false;
+            int64_t v = rfx_checked64(e->op, (int64_t)l, (int64_t)r, &over);
             if (over)
                 overflow(e, div0);
             return (uint64_t)v;
@@ -53,11 +51,11 @@ uint64_t rfx_rx_eval64(const rfx_rx *e, const uint32_t *t0, int a0, const uint32
     }
     case RFX_RX_CONV: {
         uint64_t v = rfx_rx_eval64(e->l, t0, a0, t1, div0);
-        int64_t up;
-        if (e->env && e->op > e->col && e->prim == RFX_NUMBER64 && e->l->prim != RFX_FLOAT && e->l->prim != RFX_FLOAT64 &&
-            __builtin_mul_overflow((int64_t)rfx_convert(e->l->prim, RFX_NUMBER64, v), rfx_pow10(e->op - e->col), &up))
+        bool over = false;
+        v = rfx_convert_checked(e->l->prim, e->col, e->prim, e->op, e->env != NULL, v, &over);
+        if (over)
             overflow(e, div0);   /* a decimal's places grown past 64 bits */
-        return rfx_convert_scaled(e->l->prim, e->col, e->prim, e->op, v);
+        return v;
     }
     case RFX_RX_CAL:
         return rfx_calendar(e->op, (uint32_t)rfx_rx_eval64(e->l, t0, a0, t1, div0),

@@ -404,6 +404,24 @@ RFX_HD uint64_t rfx_convert_scaled(int from, int fs, int to, int ts, uint64_t v)
     return rfx_convert(RFX_NUMBER64, to, (uint64_t)d);
 }
 
+/* A decimal's exact arithmetic (op RFX_ADD, RFX_SUB or RFX_MUL) in 64 bits: *over set where
+ * the result leaves them. */
+RFX_HD int64_t rfx_checked64(int op, int64_t a, int64_t b, bool *over)
+{
+    __int128 r = op == RFX_ADD ? (__int128)a + b : op == RFX_SUB ? (__int128)a - b : (__int128)a * b;
+    *over |= r < (__int128)INT64_MIN || r > (__int128)INT64_MAX;
+    return (int64_t)r;
+}
+
+/* rfx_convert_scaled, where `checked` (a decimal's conversion the planner checks): *over set
+ * where an integer's places grown to the scale ts leave 64 bits. */
+RFX_HD uint64_t rfx_convert_checked(int from, int fs, int to, int ts, bool checked, uint64_t v, bool *over)
+{
+    if (checked && ts > fs && to == RFX_NUMBER64 && from != RFX_FLOAT && from != RFX_FLOAT64)
+        rfx_checked64(RFX_MUL, (int64_t)rfx_convert(from, RFX_NUMBER64, v), rfx_pow10(ts - fs), over);
+    return rfx_convert_scaled(from, fs, to, ts, v);
+}
+
 /* Decimals of different scales compared by value, in 128 bits (no rescaling overflows):
  * a * 10^k op b for k >= 0, a op b * 10^-k for k < 0. */
 RFX_HD bool rfx_compare_scaled(int op, int64_t a, int64_t b, int k)

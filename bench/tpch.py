@@ -208,11 +208,9 @@ def kept_times(args, backend, out, q):
     r = subprocess.run(cmd, capture_output=True, text=True)
     for line in r.stdout.splitlines():
         f = line.split()
-        if f and f[0] == "q%02d.dl" % q:
-            if r.returncode == 0 and len(f) == 4:
-                return float(f[3]) / 1e3, float(f[1]) / 1e3, None
-            return 0, 0, " ".join(f[1:])[:300]
-    return 0, 0, "bench_queries exit %d: %s" % (r.returncode, r.stderr.strip()[:300])
+        if r.returncode == 0 and len(f) == 4 and f[0] == "q%02d.dl" % q:
+            return float(f[3]) / 1e3, float(f[1]) / 1e3, None
+    return 0, 0, "bench_queries exit %d: %s" % (r.returncode, (r.stdout + r.stderr).strip()[-300:])
 
 
 def main():

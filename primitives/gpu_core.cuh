@@ -329,7 +329,17 @@ static inline rfx_status finish_filtered(rfx_gpu *g, rfx_status st, rfx_dev_rows
 
 
 // ---- expressions: a small stack program in constant memory ----------------------------------
-enum { G_COL, G_CONST, G_BIN, G_NEG, G_CMP, G_AND, G_EMIT, G_FILTER };
+// A program over 64-bit values (a `wide` one: rfx_rx_wide) runs on a stack of 64-bit slots
+// with the ops after G_FILTER, as base/expr.c's rfx_rx_eval64 computes; any other on 32-bit
+// slots, which the tiled interpreters keep in shared memory.
+enum { G_COL, G_CONST, G_BIN, G_NEG, G_CMP, G_AND, G_EMIT, G_FILTER,
+       G_CONSTHI,   // the high word of the constant on top (value)
+       G_PAIR,      // the 64-bit value of words (top - 1, top)
+       G_HALF,      // arg 0: the top's high word, 1: its low word
+       G_CONV,      // the top, of kind arg & 15 and scale value & 0xffff, as kind prim of scale
+                    // value >> 16; arg & 16: a decimal's conversion that fails past 64 bits
+       G_CAL };     // calendar function arg & 255 of day (top - 1) and months (top), or of the
+                    // day on top alone where arg & 256 is clear
 struct gins {
     uint8_t op, prim;
     uint16_t arg;
@@ -340,12 +350,13 @@ struct gins {
 #define MAX_PROG RFX_RX_DEVICE_MAX_INS
 struct gprog {
     gins ins[MAX_PROG];
+    int wide;                  // 64-bit slots (run_prog_wide)
 };
 
 typedef struct prog {
     gins ins[MAX_PROG];
     int n, depth, max_depth;
-    bool overflow, divides;
+    bool overflow, divides, wide;
 } prog;
 
 static inline void emit_ins(prog *p, int op, int prim, int arg, uint32_t value, int push)
@@ -360,24 +371,53 @@ static inline void emit_ins(prog *p, int op, int prim, int arg, uint32_t value, 
         p->max_depth = p->depth;
 }
 
+// Whether a BIN over decimals fails past 64 bits (rfx_rx_eval64's checked arithmetic).
+static inline bool checked_bin(const rfx_rx *e)
+{
+    return e->env && (e->op == RFX_ADD || e->op == RFX_SUB || e->op == RFX_MUL);
+}
+
 static inline void compile_rx(prog *p, const rfx_rx *e)
 {
     switch (e->kind) {
     case RFX_RX_COL: emit_ins(p, G_COL, e->prim, e->col, 0, 1); break;
-    case RFX_RX_CONST: emit_ins(p, G_CONST, e->prim, 0, (uint32_t)e->value, 1); break;
+    case RFX_RX_CONST:
+        emit_ins(p, G_CONST, e->prim, 0, (uint32_t)e->value, 1);
+        if (e->value >> 32)
+            emit_ins(p, G_CONSTHI, e->prim, 0, (uint32_t)(e->value >> 32), 0);
+        break;
     case RFX_RX_NEG: compile_rx(p, e->l); emit_ins(p, G_NEG, e->prim, 0, 0, 0); break;
     case RFX_RX_BIN:
         compile_rx(p, e->l);
         compile_rx(p, e->r);
-        emit_ins(p, G_BIN, e->prim, e->op, 0, -1);
-        p->divides |= e->op == RFX_DIV || e->op == RFX_MOD;
+        emit_ins(p, G_BIN, e->prim, e->op, checked_bin(e), -1);
+        p->divides |= e->op == RFX_DIV || e->op == RFX_MOD || checked_bin(e);
         break;
-    case RFX_RX_CMP: compile_rx(p, e->l); compile_rx(p, e->r); emit_ins(p, G_CMP, e->prim, e->op, 0, -1); break;
+    case RFX_RX_CMP:
+        compile_rx(p, e->l);
+        compile_rx(p, e->r);
+        emit_ins(p, G_CMP, e->prim, e->op, (uint32_t)e->col, -1);   // col: a decimal comparison's scales apart
+        break;
     case RFX_RX_AND: compile_rx(p, e->l); compile_rx(p, e->r); emit_ins(p, G_AND, 0, 0, 0, -1); break;
-    case RFX_RX_FN: case RFX_RX_PAIR: case RFX_RX_HALF: case RFX_RX_CONV: case RFX_RX_CAL:
-        p->overflow = true;   // host-only (ra_ir's host_only: functors, 64-bit values): never sent here
+    case RFX_RX_PAIR: compile_rx(p, e->l); compile_rx(p, e->r); emit_ins(p, G_PAIR, e->prim, 0, 0, -1); break;
+    case RFX_RX_HALF: compile_rx(p, e->l); emit_ins(p, G_HALF, e->prim, e->op, 0, 0); break;
+    case RFX_RX_CONV:
+        compile_rx(p, e->l);
+        emit_ins(p, G_CONV, e->prim, e->l->prim | (e->env ? 16 : 0), (uint32_t)e->col | (uint32_t)e->op << 16, 0);
+        p->divides |= e->env != NULL;
+        break;
+    case RFX_RX_CAL:
+        compile_rx(p, e->l);
+        if (e->r)
+            compile_rx(p, e->r);
+        emit_ins(p, G_CAL, e->prim, e->op | (e->r ? 256 : 0), 0, e->r ? -1 : 0);
+        break;
+    case RFX_RX_FN:
+        p->overflow = true;   // host-only (ra_ir's host_only: functors): never sent here
         break;
     }
+    p->wide |= e->kind == RFX_RX_PAIR || e->kind == RFX_RX_HALF || e->kind == RFX_RX_CONV || e->kind == RFX_RX_CAL ||
+               RFX_PRIM_WIDE(e->prim) || (e->kind == RFX_RX_CONST && e->value >> 32);
 }
 
 #define STACK RFX_RX_DEVICE_MAX_STACK
@@ -407,6 +447,7 @@ static inline rfx_status load_prog(rfx_gpu *g, const rfx_rx *pred, rfx_rx *const
         return RFX_ERR_LIMIT;
     }
     memcpy(code->ins, p->ins, sizeof(gins) * (size_t)p->n);
+    code->wide = p->wide;
     *depth = p->max_depth;
     // only a division can raise the flag: without one there is nothing to clear or read
     // back (the read-back is a host wait)
@@ -415,6 +456,71 @@ static inline rfx_status load_prog(rfx_gpu *g, const rfx_rx *pred, rfx_rx *const
     if (g->div_armed)
         CK(cudaMemsetAsync(g->d_flag, 0, sizeof(unsigned), g->stream));
     return RFX_OK;
+}
+
+/* A wide program on one (pair of) tuple(s), as rfx_rx_eval64 computes it: 32-bit kinds
+ * in the low bits of their slots; a decimal past 64 bits fails as a division by zero does
+ * (the host names it: backend_ooc.c). false when the filter rejects. */
+static __device__ bool run_prog_wide(const gins *code, int start, int len, const uint32_t *t0, int a0,
+                                     const uint32_t *t1, uint32_t *out, bool *div0)
+{
+    uint64_t st[STACK];
+    int sp = 0;
+    for (int pc = start; pc < start + len; pc++) {
+        gins in = code[pc];
+        switch (in.op) {
+        case G_COL: st[sp++] = in.arg < a0 ? t0[in.arg] : t1[in.arg - a0]; break;
+        case G_CONST: st[sp++] = in.value; break;
+        case G_CONSTHI: st[sp - 1] |= (uint64_t)in.value << 32; break;
+        case G_NEG:
+            st[sp - 1] = RFX_PRIM_WIDE(in.prim) ? rfx_negate64(in.prim, st[sp - 1])
+                                                : rfx_negate(in.prim, (uint32_t)st[sp - 1]);
+            break;
+        case G_BIN: {
+            sp--;
+            uint64_t l = st[sp - 1], r = st[sp];
+            if (in.value) {   // a decimal's exact arithmetic
+                bool over = false;
+                l = (uint64_t)rfx_checked64(in.arg, (int64_t)l, (int64_t)r, &over);
+                *div0 |= over;
+            } else {
+                l = RFX_PRIM_WIDE(in.prim) ? rfx_binary64(in.arg, in.prim, l, r, div0)
+                                           : rfx_binary(in.arg, in.prim, (uint32_t)l, (uint32_t)r, div0);
+            }
+            st[sp - 1] = l;
+            break;
+        }
+        case G_CMP: {
+            sp--;
+            uint64_t l = st[sp - 1], r = st[sp];
+            st[sp - 1] = in.prim == RFX_DECIMAL ? rfx_compare_scaled(in.arg, (int64_t)l, (int64_t)r, (int)in.value)
+                         : RFX_PRIM_WIDE(in.prim) ? rfx_compare64(in.arg, in.prim, l, r)
+                                                  : rfx_compare(in.arg, in.prim, (uint32_t)l, (uint32_t)r);
+            break;
+        }
+        case G_AND: sp--; st[sp - 1] = st[sp - 1] && st[sp]; break;
+        case G_FILTER: if (!st[--sp]) return false; break;
+        case G_EMIT: out[in.arg] = (uint32_t)st[--sp]; break;
+        case G_PAIR: sp--; st[sp - 1] = (uint64_t)(uint32_t)st[sp - 1] << 32 | (uint32_t)st[sp]; break;
+        case G_HALF: st[sp - 1] = in.arg == 0 ? st[sp - 1] >> 32 : (uint32_t)st[sp - 1]; break;
+        case G_CONV: {
+            bool over = false;
+            st[sp - 1] = rfx_convert_checked(in.arg & 15, (int)(in.value & 0xffff), in.prim, (int)(in.value >> 16),
+                                             (in.arg & 16) != 0, st[sp - 1], &over);
+            *div0 |= over;
+            break;
+        }
+        case G_CAL:
+            if (in.arg & 256) {
+                sp--;
+                st[sp - 1] = rfx_calendar(in.arg & 255, (uint32_t)st[sp - 1], (uint32_t)st[sp]);
+            } else {
+                st[sp - 1] = rfx_calendar(in.arg & 255, (uint32_t)st[sp - 1], 0);
+            }
+            break;
+        }
+    }
+    return true;
 }
 
 /* Runs the loaded program on one (pair of) tuple(s); false when the filter rejects. */
@@ -439,10 +545,12 @@ static __device__ bool run_prog_at(const gins *code, int start, int len, const u
     return true;
 }
 
-static __device__ __forceinline__ bool run_prog(const gins *code, int len, const uint32_t *t0, int a0, const uint32_t *t1,
+static __device__ __forceinline__ bool run_prog(const gprog &code, int len, const uint32_t *t0, int a0, const uint32_t *t1,
                                          uint32_t *out, bool *div0)
 {
-    return run_prog_at(code, 0, len, t0, a0, t1, out, div0);
+    if (code.wide)
+        return run_prog_wide(code.ins, 0, len, t0, a0, t1, out, div0);
+    return run_prog_at(code.ins, 0, len, t0, a0, t1, out, div0);
 }
 
 static inline rfx_status check_div0(rfx_gpu *g)

@@ -28,7 +28,7 @@ __global__ void k_join_expand(const __grid_constant__ gprog code, uint64_t total
     GRID_STRIDE(o, total)
     {
         size_t i = first_above(off, 0, na, o) - 1, j = lo[i] + (o - off[i]);   // o's left row
-        bool keep = run_prog(code.ins, len, a + i * aa, aa, b + j * ba, out + o * nout, &div0);
+        bool keep = run_prog(code, len, a + i * aa, aa, b + j * ba, out + o * nout, &div0);
         if (flags)
             flags[o] = keep;
     }
@@ -186,7 +186,7 @@ __global__ void __launch_bounds__(256) k_join_expand_tiles(const __grid_constant
         if (o >= total)
             break;
         size_t l = first_above(seg, 0, nr, o), i = i0 + l - 1, jb = lo[i] + (o - seg[l - 1]);
-        bool keep = run_prog(code.ins, len, a + i * aa, aa, b + jb * ba, out + o * nout, &div0);
+        bool keep = run_prog(code, len, a + i * aa, aa, b + jb * ba, out + o * nout, &div0);
         if (flags)
             flags[o] = keep;
     }
@@ -390,7 +390,7 @@ __device__ __forceinline__ void jt_emit(const gprog &code, int len, const colmap
         for (int c = 0; c < m.n; c++)
             dst[c] = m.col[c] < aa ? ra[m.col[c]] : rb[m.col[c] - aa];
     } else {
-        run_prog(code.ins, len, ra, aa, rb, dst, div0);
+        run_prog(code, len, ra, aa, rb, dst, div0);
     }
 }
 

@@ -8,7 +8,7 @@ __global__ void k_mapfilter(const __grid_constant__ gprog code, const uint32_t *
     bool div0 = false;
     GRID_STRIDE(i, n)
     {
-        bool keep = run_prog(code.ins, len, src + i * arity, arity, NULL, out + i * nout, &div0);
+        bool keep = run_prog(code, len, src + i * arity, arity, NULL, out + i * nout, &div0);
         if (flags)
             flags[i] = keep;
     }
@@ -254,7 +254,7 @@ static rfx_status select_tiles(rfx_gpu *g, const rfx_dev_rows *src, const rfx_rx
     rfx_status st = load_prog(g, pred, out, nout, &code, &plen, &olen, &depth);
     if (st)
         return st;
-    int items = tile_items(2 * src->arity + depth + nout);
+    int items = code.wide ? 0 : tile_items(2 * src->arity + depth + nout);   // 32-bit slots only
     if (!items)
         return RFX_OK;
     size_t n = src->n, T = (size_t)items * SEL_THREADS, ntiles = (n + T - 1) / T,
@@ -337,7 +337,7 @@ static bool simple_clauses(const rfx_rx *e, int arity, sel_simple *s)
 {
     if (e->kind == RFX_RX_AND)
         return simple_clauses(e->l, arity, s) && simple_clauses(e->r, arity, s);
-    if (e->kind != RFX_RX_CMP || e->prim == RFX_FLOAT || s->nclause == SS_CLAUSES)
+    if (e->kind != RFX_RX_CMP || e->prim == RFX_FLOAT || rfx_rx_wide(e) || s->nclause == SS_CLAUSES)
         return false;
     const rfx_rx *side[2] = {e->l, e->r};
     sel_clause *c = &s->c[s->nclause++];
@@ -527,6 +527,8 @@ static bool simple_map(rfx_rx *const *out, int nout, int arity, map_terms *m)
     for (int k = 0; k < nout; k++) {
         const rfx_rx *e = out[k];
         map_term *t = &m->t[k];
+        if (rfx_rx_wide(e))
+            return false;
         t->prim = (uint8_t)e->prim;
         if (e->kind != RFX_RX_BIN) {
             t->op = MT_COPY;

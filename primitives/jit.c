@@ -40,6 +40,18 @@ static struct {
     nvrtc_error_fn error;
 } nv = {PTHREAD_ONCE_INIT};
 
+static atomic_int running_jobs;   /* compiles in the background not yet ended, detached or not */
+
+/* exit() waits for the compiles at work before the libraries' exit-time destructors run
+ * (NVRTC's among them, under a compile still at work); a process that must not wait ends
+ * with _exit. Registered when NVRTC is opened and again after each compile, so that it
+ * runs before whatever the compiles registered (atexit runs the last registered first). */
+static void wait_jobs(void)
+{
+    while (atomic_load(&running_jobs) > 0)
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+}
+
 static void load_nvrtc(void)
 {
     static const char *const names[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"};
@@ -73,6 +85,22 @@ static void load_nvrtc(void)
         snprintf(nv.why, sizeof nv.why, "the NVRTC library found lacks nvrtcGetCUBIN (CUDA 11.1 or later needed)");
         return;
     }
+    /* NVRTC opens its builtins library inside its first compile, whose exit-time destructors
+     * would then run before wait_jobs (atexit is last in, first out) and pull the library
+     * from under compiles still at work: opened here first, they are registered before it */
+    char builtins[64];
+    snprintf(builtins, sizeof builtins, "libnvrtc-builtins.so.%d.%d", nv.major, nv.minor);
+    if (!dlopen(builtins, RTLD_NOW | RTLD_LOCAL)) {
+        const char *dirs[] = {getenv("CUDA_HOME"), RFX_CUDA_LIBDIR, "/usr/local/cuda/lib64"};
+        for (size_t d = 0; d < sizeof dirs / sizeof *dirs; d++) {
+            if (!dirs[d] || !*dirs[d])
+                continue;
+            snprintf(path, sizeof path, "%s%s/%s", dirs[d], d == 0 ? "/lib64" : "", builtins);
+            if (dlopen(path, RTLD_NOW | RTLD_LOCAL))
+                break;
+        }
+    }
+    atexit(wait_jobs);
     nv.ok = true;
 }
 
@@ -230,6 +258,7 @@ bool rfx_jit_cubin(const char *source, const char *name, int arch, void **cubin,
 
 /* ---- compiles in the background ---------------------------------------------------------- */
 enum { JOB_RUNNING, JOB_DONE, JOB_DETACHED };   /* done: its owner frees it; detached: itself */
+#define JIT_STACK_BYTES ((size_t)256 << 20)
 
 struct rfx_jit_job {
     pthread_t tid;
@@ -257,32 +286,19 @@ static void *job_main(void *arg)
     rfx_jit_job *j = arg;
     j->ok = rfx_jit_cubin(j->source, j->name, j->arch, &j->cubin, &j->size, &j->compiled, &j->ms, j->err,
                           sizeof j->err);
+    atexit(wait_jobs);   /* after what this compile registered (see wait_jobs) */
     int running = JOB_RUNNING;
     if (!atomic_compare_exchange_strong(&j->state, &running, JOB_DONE)) {   /* detached: nobody waits */
         free(j->cubin);
         job_free(j);
         atomic_fetch_sub(&detached_running, 1);
     }
+    atomic_fetch_sub(&running_jobs, 1);
     return NULL;
-}
-
-/* exit() waits for detached compiles before the libraries' destructors run (NVRTC's among
- * them, under a compile still at work); a process that must not wait ends with _exit. */
-static void wait_detached(void)
-{
-    while (atomic_load(&detached_running) > 0)
-        nanosleep(&(struct timespec){0, 1000000}, NULL);
-}
-
-static void register_wait(void)
-{
-    atexit(wait_detached);
 }
 
 void rfx_jit_job_detach(rfx_jit_job *j)
 {
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, register_wait);
     pthread_t tid = j->tid;   /* j is the thread's to free once detached */
     atomic_fetch_add(&detached_running, 1);
     int running = JOB_RUNNING;
@@ -308,7 +324,20 @@ rfx_jit_job *rfx_jit_start(const char *source, const char *name, int arch)
     j->name = strdup(name);
     j->arch = arch;
     atomic_init(&j->state, JOB_RUNNING);
-    if (!j->source || !j->name || pthread_create(&j->tid, NULL, job_main, j) != 0) {
+    /* NVRTC's optimiser keeps large frames on its stack: a thread's default stack (the
+     * rlimit's, or glibc's small fallback where the rlimit is unlimited) overflows on big
+     * generated kernels; pages of the reserve are only touched as used */
+    pthread_attr_t attr;
+    bool attr_ok = pthread_attr_init(&attr) == 0;
+    if (attr_ok)
+        pthread_attr_setstacksize(&attr, JIT_STACK_BYTES);
+    atomic_fetch_add(&running_jobs, 1);
+    int created = !j->source || !j->name ? -1 : pthread_create(&j->tid, attr_ok ? &attr : NULL, job_main, j);
+    if (attr_ok)
+        pthread_attr_destroy(&attr);
+    if (created != 0)
+        atomic_fetch_sub(&running_jobs, 1);
+    if (created != 0) {
         free(j->source);
         free(j->name);
         free(j);

@@ -668,23 +668,34 @@ static bool fold_const(const rfx_program *p, const rfx_expr *e, rfx_prim prim, u
 static void device_cost(const rfx_rx *e, int *ins, int *height, int *peak)
 {
     if (e->kind == RFX_RX_COL || e->kind == RFX_RX_CONST) {
-        ++*ins;
+        *ins += 1 + (e->kind == RFX_RX_CONST && e->value >> 32);   /* a 64-bit constant's high word */
         if (++*height > *peak)
             *peak = *height;
         return;
     }
     device_cost(e->l, ins, height, peak);
-    if (e->kind != RFX_RX_NEG) {
+    if (e->r) {   /* NEG, HALF, CONV and a one-argument CAL have none */
         device_cost(e->r, ins, height, peak);
         --*height;
     }
     ++*ins;
 }
 
+/* Whether e raises a float64 to a power: CUDA's pow of doubles is not correctly rounded
+ * where glibc's (and so Soufflé's) is, so the host computes it. */
+static bool float64_pow(const rfx_rx *e)
+{
+    if (!e)
+        return false;
+    return (e->kind == RFX_RX_BIN && e->op == RFX_POW && e->prim == RFX_FLOAT64) || float64_pow(e->l) ||
+           float64_pow(e->r);
+}
+
 /* Commands that only the host runs (after the passes, which move expressions between
- * commands): functors (symbols need the host's table), ranges, 64-bit values (which the
- * device does not compute yet), and expressions past what
- * the device's interpreter holds, so that no command the CPU runs is refused there. */
+ * commands): functors (symbols need the host's table), ranges, aggregates of 64-bit values
+ * (the device's sums are 32-bit), float64 powers, and expressions past what the device's interpreter holds,
+ * so that no command the CPU runs is refused there. Expressions over 64-bit values run in
+ * the device's interpreter (`wide`: no kernel is generated for them). */
 static void mark_host_only(rfx_plan *P)
 {
     for (int b = 0; b < P->nblocks; b++)
@@ -696,11 +707,14 @@ static void mark_host_only(rfx_plan *P)
                 c->functors |= rfx_rx_host_only(c->out[k]);
                 c->user_functors |= rfx_rx_calls_user(c->out[k]);
             }
-            bool wide = c->op == RFX_RA_AGGREGATE && RFX_PRIM_WIDE(c->agg_prim);
-            wide |= rfx_rx_wide(c->pred);
-            for (int k = 0; k < c->nout; k++)
-                wide |= rfx_rx_wide(c->out[k]);
-            c->host_only = c->functors || wide || c->op == RFX_RA_RANGE || rfx_ra_cmd_reads_held(c);
+            bool host_wide = c->op == RFX_RA_AGGREGATE && RFX_PRIM_WIDE(c->agg_prim);
+            c->wide = rfx_rx_wide(c->pred);
+            host_wide |= float64_pow(c->pred);
+            for (int k = 0; k < c->nout; k++) {
+                c->wide |= rfx_rx_wide(c->out[k]);
+                host_wide |= float64_pow(c->out[k]);
+            }
+            c->host_only = c->functors || host_wide || c->op == RFX_RA_RANGE || rfx_ra_cmd_reads_held(c);
             int ins = 0, height = 0, peak = 0;
             if (!c->host_only && c->pred) {
                 device_cost(c->pred, &ins, &height, &peak);

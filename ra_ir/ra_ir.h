@@ -74,6 +74,8 @@ typedef struct rfx_ra_cmd {
     int io;                    /* INPUT, OUTPUT: which of the relation's directives */
     bool host_only;            /* no device runs it: functors, RANGE, expressions past the device
                                 * interpreter's size (rx_ops.h) */
+    bool wide;                 /* its expressions compute 64-bit values: the device interprets
+                                * them, no fused kernel is generated for it */
     bool functors;             /* its expressions call functors (RFX_RX_FN: the symbol table) */
     bool user_functors;        /* ... user-defined ones among them (RFX_FX_USER; the profile counts them) */
 } rfx_ra_cmd;

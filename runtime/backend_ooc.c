@@ -1199,9 +1199,13 @@ static rfx_status ooc_exec(rfx_backend *be, const rfx_ra_cmd *c)
     bool fits = bytes_of(x, in, nin, false) <= x->cap / 2;
     size_t over = 0;
     rfx_status st = fits ? run_whole(x, c, NULL, in, nin, &c->dst, 1, &fits, &over) : RFX_OK;
-    if (st != RFX_OK || fits)
-        return st;
-    return merged_on_host(x, c->op) ? merge_on_host(x, c, in, nin) : run_parts(x, c, over);
+    if (st == RFX_OK && !fits)
+        st = merged_on_host(x, c->op) ? merge_on_host(x, c, in, nin) : run_parts(x, c, over);
+    /* the device flags a failed expression without saying which (a division by zero, a
+     * decimal past 64 bits): the host runs the command again and names it */
+    if (st == RFX_ERR_DIV0 && c->wide && x->in->enforces_budget)
+        st = host_only_cmd(x, c, in, nin);
+    return st;
 }
 
 /* A fused group whole on the inner backend when its inputs fit, else its commands one by

@@ -1608,6 +1608,72 @@ static void test_mapfilter(void)
     rfx_gpu_rows_free(gpu, &gd);
 }
 
+/* Expressions over 64-bit values, decimals and dates in the device's interpreter, against
+ * the CPU's rfx_rx_eval64: rows of two 64-bit values (words 0-1 and 2-3). */
+static void test_mapfilter_wide(void)
+{
+    if (!need_gpu())
+        return;
+    rfx_fn_env *env = rfx_fn_env_new(NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(env);
+    rfx_rx c[4];
+    for (int k = 0; k < 4; k++)
+        c[k] = (rfx_rx){.kind = RFX_RX_COL, .prim = k % 2 ? RFX_WORD : RFX_NUMBER64, .col = k};
+    rfx_rx a = {.kind = RFX_RX_PAIR, .prim = RFX_NUMBER64, .l = &c[0], .r = &c[1]};
+    rfx_rx b = {.kind = RFX_RX_PAIR, .prim = RFX_NUMBER64, .l = &c[2], .r = &c[3]};
+    rfx_rx big = {.kind = RFX_RX_CONST, .prim = RFX_NUMBER64, .value = 0x123456789ull};
+    rfx_rx k12345 = {.kind = RFX_RX_CONST, .prim = RFX_NUMBER64, .value = 12345};
+    rfx_rx k40000 = {.kind = RFX_RX_CONST, .prim = RFX_NUMBER, .value = 40000};
+    rfx_rx k13 = {.kind = RFX_RX_CONST, .prim = RFX_NUMBER, .value = 13};
+    rfx_rx sum = {.kind = RFX_RX_BIN, .prim = RFX_NUMBER64, .op = RFX_ADD, .l = &a, .r = &b};
+    rfx_rx prod = {.kind = RFX_RX_BIN, .prim = RFX_NUMBER64, .op = RFX_MUL, .l = &a, .r = &big};
+    rfx_rx fa = {.kind = RFX_RX_CONV, .prim = RFX_FLOAT64, .l = &a};
+    rfx_rx fb = {.kind = RFX_RX_CONV, .prim = RFX_FLOAT64, .l = &b};
+    rfx_rx fq = {.kind = RFX_RX_BIN, .prim = RFX_FLOAT64, .op = RFX_DIV, .l = &fa, .r = &fb};
+    /* a word's number grown to scale 2 (checked), less 12345 (checked) */
+    rfx_rx lo = {.kind = RFX_RX_CONV, .prim = RFX_NUMBER64, .l = &c[1], .col = 0, .op = 2, .env = env};
+    rfx_rx ndec = {.kind = RFX_RX_BIN, .prim = RFX_NUMBER64, .op = RFX_SUB, .l = &lo, .r = &k12345, .env = env};
+    rfx_rx small = {.kind = RFX_RX_CONV, .prim = RFX_NUMBER, .l = &b, .col = 3, .op = 1};   /* rounded to scale 1 */
+    rfx_rx day = {.kind = RFX_RX_BIN, .prim = RFX_NUMBER, .op = RFX_MOD, .l = &c[1], .r = &k40000};
+    rfx_rx year = {.kind = RFX_RX_CAL, .prim = RFX_NUMBER, .op = RFX_CAL_YEAR, .l = &day};
+    rfx_rx later = {.kind = RFX_RX_CAL, .prim = RFX_NUMBER, .op = RFX_CAL_ADD_MONTHS, .l = &day, .r = &k13};
+    rfx_rx h[6] = {
+        {.kind = RFX_RX_HALF, .prim = RFX_NUMBER64, .op = 0, .l = &sum},
+        {.kind = RFX_RX_HALF, .prim = RFX_WORD, .op = 1, .l = &sum},
+        {.kind = RFX_RX_HALF, .prim = RFX_WORD, .op = 1, .l = &prod},
+        {.kind = RFX_RX_HALF, .prim = RFX_FLOAT64, .op = 0, .l = &fq},
+        {.kind = RFX_RX_HALF, .prim = RFX_WORD, .op = 1, .l = &fq},
+        {.kind = RFX_RX_HALF, .prim = RFX_WORD, .op = 1, .l = &ndec},
+    };
+    rfx_rx *outs[9] = {&h[0], &h[1], &h[2], &h[3], &h[4], &h[5], &small, &year, &later};
+    rfx_rx lt = {.kind = RFX_RX_CMP, .prim = RFX_NUMBER64, .op = RFX_LT, .l = &a, .r = &b};
+    rfx_rx dec = {.kind = RFX_RX_CMP, .prim = RFX_DECIMAL, .op = RFX_GE, .l = &a, .r = &b, .col = 2};
+    rfx_rx both = {.kind = RFX_RX_AND, .prim = RFX_NUMBER, .l = &lt, .r = &dec};
+    rfx_rx *preds[3] = {NULL, &lt, &both};
+    for (size_t s = 0; s < NS; s++)
+        for (int p = 0; p < 3; p++) {
+            if (quick && sizes[s] > 70000)
+                continue;
+            rfx_rows r = rows_random(sizes[s], 4, WIDE, 0, false);
+            mapfilter_vs_cpu(&r, preds[p], outs, 9);
+            rfx_rows_free(&r);
+        }
+    /* a decimal past 64 bits fails, as a division by zero does */
+    rfx_rows z = rows_random(1000, 4, WIDE, 0, false);
+    z.data[4 * 7] = 0x7fffffffu;
+    rfx_rx k40 = {.kind = RFX_RX_CONST, .prim = RFX_NUMBER64, .value = 1ull << 40};
+    rfx_rx over = {.kind = RFX_RX_BIN, .prim = RFX_NUMBER64, .op = RFX_MUL, .l = &a, .r = &k40, .env = env};
+    rfx_rx oh = {.kind = RFX_RX_HALF, .prim = RFX_WORD, .op = 1, .l = &over};
+    rfx_rx *o1[1] = {&oh};
+    rfx_dev_rows gz = up(&z), gd;
+    rfx_gpu_rows_init(&gd, 1);
+    CU_ASSERT_EQUAL(rfx_gpu_mapfilter(gpu, &gz, NULL, o1, 1, &gd), RFX_ERR_DIV0);
+    rfx_rows_free(&z);
+    rfx_gpu_rows_free(gpu, &gz);
+    rfx_gpu_rows_free(gpu, &gd);
+    rfx_fn_env_free(env);
+}
+
 /* n rows of `arity` words, each one of the 8 vals (or, with some_random, a random word one
  * time in four). */
 static rfx_rows rows_of_values(size_t n, int arity, const uint32_t vals[8], bool some_random)
@@ -2009,6 +2075,7 @@ static void add(void)
     CU_add_test(s, "semi- and anti-join by merge path", test_semijoin_merge);
     CU_add_test(s, "semi- and anti-join against several sorted sets", test_semijoin_sets);
     CU_add_test(s, "map and filter", test_mapfilter);
+    CU_add_test(s, "map and filter over 64-bit values, decimals and dates", test_mapfilter_wide);
     CU_add_test(s, "map and filter: stack depths, rejected rows", test_mapfilter_depths);
     CU_add_test(s, "select by plain comparisons", test_select_simple);
     CU_add_test(s, "maps of simple terms", test_map_simple);

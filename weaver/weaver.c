@@ -46,6 +46,13 @@ static bool is_elementwise(rfx_ra_op op)
     return op == RFX_RA_SELECT || op == RFX_RA_PROJECT || op == RFX_RA_MAP || op == RFX_RA_MAPFILTER;
 }
 
+/* Whether a generated kernel may run c: not what only the host runs (functors), nor
+ * expressions over 64-bit values (the device's interpreter runs those, unfused). */
+static bool weavable(const rfx_ra_cmd *c)
+{
+    return !c->host_only && !c->wide;
+}
+
 static bool is_control(rfx_ra_op op)
 {
     return op == RFX_RA_JUMP || op == RFX_RA_JUMP_IF_EMPTY || op == RFX_RA_JUMP_IF_FULL || op == RFX_RA_HALT;
@@ -266,7 +273,7 @@ static int producer(jbuild *j, int var, int before)
         return -1;
     for (int i = before - 1; i >= 0; i--)
         if (P->blocks[j->block].cmds[i].dst == var)
-            return j->x->w->at[j->block][i] < 0 && !P->blocks[j->block].cmds[i].host_only ? i : -1;
+            return j->x->w->at[j->block][i] < 0 && weavable(&P->blocks[j->block].cmds[i]) ? i : -1;
     return -1;
 }
 
@@ -526,7 +533,7 @@ static bool filter_group(wctx *x, pos first)
         if (writes(d, g->src))
             break;     /* later readers see other contents */
         if (!is_elementwise(d->op) || d->src[0] != g->src || x->w->at[p.block][p.cmd] >= 0 || cmd_can_fail(d) ||
-            d->host_only ||
+            !weavable(d) ||
             touched_between(x, first, p, d->dst, true))
             continue;
         /* Algorithm 2: take it if the group still fits */
@@ -605,13 +612,13 @@ rfx_weave *rfx_weave_build(const rfx_plan *plan, const rfx_weave_opts *opts)
         for (int i = plan->blocks[b].ncmds - 1; ok && i >= 0; i--) {
             const rfx_ra_cmd *c = &plan->blocks[b].cmds[i];
             if ((c->op == RFX_RA_JOIN || c->op == RFX_RA_MAPJOIN) && c->nkeys > 0 && w->at[b][i] < 0 &&
-                !c->host_only)   /* functors run on the host, command by command */
+                weavable(c))
                 ok = join_group(&x, b, i);
         }
     for (int b = 0; ok && b < plan->nblocks; b++)
         for (int i = 0; ok && i < plan->blocks[b].ncmds; i++) {
             const rfx_ra_cmd *c = &plan->blocks[b].cmds[i];
-            if (is_elementwise(c->op) && w->at[b][i] < 0 && !c->host_only)
+            if (is_elementwise(c->op) && w->at[b][i] < 0 && weavable(c))
                 ok = filter_group(&x, (pos){b, i});
         }
     const int join_groups = opts ? opts->join_groups : 0;
