@@ -692,10 +692,12 @@ static bool float64_pow(const rfx_rx *e)
 }
 
 /* Commands that only the host runs (after the passes, which move expressions between
- * commands): functors (symbols need the host's table), ranges, float64 powers, and
- * expressions past what the device's interpreter holds, so that no command the CPU runs is
- * refused there. Expressions over 64-bit values run in the device's interpreter (`wide`:
- * no kernel is generated for them). */
+ * commands): functors (symbols need the host's table), ranges, aggregates of 64-bit values
+ * (the device's aggregate folds a group on one thread, which for a few large groups is far
+ * slower than the host's cores: docs/PERFORMANCE.md), float64 powers, and expressions past
+ * what the device's interpreter holds, so that no command the CPU runs is refused there.
+ * Expressions over 64-bit values run in the device's interpreter (`wide`: no kernel is
+ * generated for them). */
 static void mark_host_only(rfx_plan *P)
 {
     for (int b = 0; b < P->nblocks; b++)
@@ -707,13 +709,14 @@ static void mark_host_only(rfx_plan *P)
                 c->functors |= rfx_rx_host_only(c->out[k]);
                 c->user_functors |= rfx_rx_calls_user(c->out[k]);
             }
+            bool host_wide = c->op == RFX_RA_AGGREGATE && RFX_PRIM_WIDE(c->agg_prim);
             c->wide = rfx_rx_wide(c->pred);
-            bool pow64 = float64_pow(c->pred);
+            host_wide |= float64_pow(c->pred);
             for (int k = 0; k < c->nout; k++) {
                 c->wide |= rfx_rx_wide(c->out[k]);
-                pow64 |= float64_pow(c->out[k]);
+                host_wide |= float64_pow(c->out[k]);
             }
-            c->host_only = c->functors || pow64 || c->op == RFX_RA_RANGE || rfx_ra_cmd_reads_held(c);
+            c->host_only = c->functors || host_wide || c->op == RFX_RA_RANGE || rfx_ra_cmd_reads_held(c);
             int ins = 0, height = 0, peak = 0;
             if (!c->host_only && c->pred) {
                 device_cost(c->pred, &ins, &height, &peak);

@@ -1966,53 +1966,6 @@ static void test_big_ops(void)
     rfx_gpu_rows_free(gpu, &gb);
 }
 
-/* 64-bit kinds: values of two words (column 1 the high, 2 the low), sums that overflow. */
-static void test_aggregate_wide(void)
-{
-    if (!need_gpu())
-        return;
-    const rfx_prim prims[] = {RFX_NUMBER64, RFX_UNSIGNED64, RFX_FLOAT64};
-    for (int fn = RFX_AGG_COUNT; fn <= RFX_AGG_MEAN; fn++)
-        for (int p = 0; p < 3; p++)
-            for (size_t s = 0; s < NS - 1; s++) {
-                if (quick && sizes[s + 1] > 70000)
-                    continue;
-                rfx_rows a = rows_random(sizes[s], 1, UNIFORM, 300, true), b = rows_random(sizes[s + 1], 3, ZIPF, 400, true);
-                for (size_t i = 0; i < b.n; i++)   /* high words small: integer sums stay in range */
-                    b.data[i * 3 + 1] = prims[p] == RFX_FLOAT64 ? 0x3ff00000u + (b.data[i * 3 + 1] & 0xffff)
-                                                                : b.data[i * 3 + 1] & 0xff;
-                bool wide = fn != RFX_AGG_COUNT;
-                rfx_rows hc;
-                rfx_rows_init(&hc, 2 + wide);
-                int c = fn == RFX_AGG_COUNT ? -1 : 1;
-                CU_ASSERT_EQUAL(rfx_cpu_aggregate(&a, &b, 1, (rfx_aggfn)fn, c, prims[p], &hc), RFX_OK);
-                rfx_dev_rows ga = up(&a), gb = up(&b), gd;
-                rfx_gpu_rows_init(&gd, 2 + wide);
-                gpu_agrees(rfx_gpu_aggregate(gpu, &ga, &gb, 1, (rfx_aggfn)fn, c, prims[p], &gd), &gd, &hc);
-                rfx_rows_free(&a);
-                rfx_rows_free(&b);
-                rfx_gpu_rows_free(gpu, &ga);
-                rfx_gpu_rows_free(gpu, &gb);
-            }
-    /* a sum past 2^63 fails, as on the CPU */
-    rfx_rows a, b;
-    rfx_rows_init(&a, 1);
-    rfx_rows_init(&b, 3);
-    rfx_rows_push(&a, (uint32_t[]){1});
-    rfx_rows_push(&b, (uint32_t[]){1, 0x7fffffffu, 0xffffffffu});
-    rfx_rows_push(&b, (uint32_t[]){1, 0x7fffffffu, 0xfffffffeu});
-    rfx_dev_rows ga = up(&a), gb = up(&b), gd;
-    rfx_gpu_rows_init(&gd, 3);
-    CU_ASSERT_EQUAL(rfx_gpu_aggregate(gpu, &ga, &gb, 1, RFX_AGG_SUM, 1, RFX_NUMBER64, &gd), RFX_ERR_DIV0);
-    CU_ASSERT_EQUAL(rfx_gpu_aggregate(gpu, &ga, &gb, 1, RFX_AGG_MAX, 1, RFX_NUMBER64, &gd), RFX_OK);
-    CU_ASSERT_EQUAL(gd.n, 1);
-    rfx_rows_free(&a);
-    rfx_rows_free(&b);
-    rfx_gpu_rows_free(gpu, &ga);
-    rfx_gpu_rows_free(gpu, &gb);
-    rfx_gpu_rows_free(gpu, &gd);
-}
-
 static void test_aggregate(void)
 {
     if (!need_gpu())
@@ -2130,7 +2083,6 @@ static void add(void)
     CU_add_test(s, "look-back words kept across launches", test_lookback_across_launches);
     CU_add_test(s, "SELECT, JOIN, UNION, DIFFERENCE at 2^28 rows (RFX_GPU_BIG=1)", test_big_ops);
     CU_add_test(s, "aggregates", test_aggregate);
-    CU_add_test(s, "aggregates of 64-bit values", test_aggregate_wide);
     CU_add_test(s, "leapfrog triejoin", test_lftj);
     CU_add_test(s, "leapfrog triejoin in rounds under a small budget", test_lftj_small_budget);
     CU_add_test(s, "pair count regrouped in pieces", test_lftj_regroup_pieces);
