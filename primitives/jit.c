@@ -201,6 +201,11 @@ bool rfx_jit_cached(const char *source, int arch, void **cubin, size_t *size)
     return cache_path(source, archopt, path, sizeof path) && read_file(path, cubin, size);
 }
 
+/* One NVRTC compile at a time in the process: with many at once (a program of 10-30 fused
+ * groups compiling in the background) NVRTC 13 crashed inside nvrtcCompileProgram, several
+ * threads at once, from time to time (H200 host; docs/RELIABILITY.md). */
+static pthread_mutex_t nvrtc_lock = PTHREAD_MUTEX_INITIALIZER;
+
 bool rfx_jit_cubin(const char *source, const char *name, int arch, void **cubin, size_t *size, bool *compiled,
                    double *ms, char *err, size_t errcap)
 {
@@ -220,8 +225,11 @@ bool rfx_jit_cubin(const char *source, const char *name, int arch, void **cubin,
         return true;
     }
     void *prog = NULL;
+    pthread_mutex_lock(&nvrtc_lock);
+    t0 = rfx_seconds() * 1e3;   /* the compile's own time, not its wait for the one before */
     int r = nv.create(&prog, source, name, 0, NULL, NULL);
     if (r != 0) {
+        pthread_mutex_unlock(&nvrtc_lock);
         snprintf(err, errcap, "nvrtcCreateProgram: %s", nv.error(r));
         return false;
     }
@@ -245,6 +253,7 @@ bool rfx_jit_cubin(const char *source, const char *name, int arch, void **cubin,
         ok = false;
     }
     nv.destroy(&prog);
+    pthread_mutex_unlock(&nvrtc_lock);
     if (!ok)
         return false;
     if (cached)
