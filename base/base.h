@@ -391,6 +391,19 @@ int rfx_rx_fixed_prefix(const rfx_rx *pred, uint32_t *vals, int max);
 uint32_t rfx_rx_eval(const rfx_rx *e, const uint32_t *t0, int a0, const uint32_t *t1, bool *div0);
 /* The same, for an expression of any width (a 32-bit kind's value in the low bits). */
 uint64_t rfx_rx_eval64(const rfx_rx *e, const uint32_t *t0, int a0, const uint32_t *t1, bool *div0);
+/* A decimal's value past 64 bits: *fail set and the reason noted in e's functor
+ * environment (the run fails naming the rule, rather than wrap). */
+void rfx_rx_overflow(const rfx_rx *e, bool *fail);
+
+/* Evaluation over a batch of rows at once (expr_batch.c), for the CPU's maps and filters:
+ * e over rows[i * arity ...] for i < n <= RFX_RX_BATCH into v[i] (a 32-bit kind's value in
+ * the low bits), as rfx_rx_eval64 row by row; a failure counts (*div0) only for a row with
+ * live[i] set. Only for expressions rfx_rx_batchable takes: no functor (they may count, as
+ * autoinc() does, in row order) and not too deep. */
+#define RFX_RX_BATCH 256
+bool rfx_rx_batchable(const rfx_rx *e);
+void rfx_rx_eval_batch(const rfx_rx *e, const uint32_t *rows, int arity, int n, const unsigned char *live,
+                       uint64_t *v, bool *div0);
 
 /* A date's text (dates.c): YYYY-MM-DD (a year of up to 7 digits, `-` before it for one
  * before year 0) to days since 1970-01-01; false where it is no date. Back, as snprintf. */

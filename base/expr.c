@@ -3,10 +3,9 @@
 #include "base.h"
 #include "rx_ops.h"
 
-/* A decimal's value past 64 bits: the run fails, naming the rule, rather than wrap. */
-static void overflow(const rfx_rx *e, bool *div0)
+void rfx_rx_overflow(const rfx_rx *e, bool *fail)
 {
-    *div0 = true;
+    *fail = true;
     rfx_fn_env_note(e->env, "a decimal value overflows 64 bits (18 digits)");
 }
 
@@ -23,7 +22,7 @@ uint64_t rfx_rx_eval64(const rfx_rx *e, const uint32_t *t0, int a0, const uint32
             bool over = false;
             int64_t v = rfx_checked64(e->op, (int64_t)l, (int64_t)r, &over);
             if (over)
-                overflow(e, div0);
+                rfx_rx_overflow(e, div0);
             return (uint64_t)v;
         }
         return RFX_PRIM_WIDE(e->prim) ? rfx_binary64(e->op, e->prim, l, r, div0)
@@ -54,7 +53,7 @@ uint64_t rfx_rx_eval64(const rfx_rx *e, const uint32_t *t0, int a0, const uint32
         bool over = false;
         v = rfx_convert_checked(e->l->prim, e->col, e->prim, e->op, e->env != NULL, v, &over);
         if (over)
-            overflow(e, div0);   /* a decimal's places grown past 64 bits */
+            rfx_rx_overflow(e, div0);   /* a decimal's places grown past 64 bits */
         return v;
     }
     case RFX_RX_CAL:

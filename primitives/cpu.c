@@ -337,7 +337,64 @@ typedef struct map_ctx {
     rfx_rows *dst;
     size_t *bounds, *count;
     atomic_bool div0;
+    bool batch;                /* by batches of rows (map_batches) */
 } map_ctx;
+
+/* Rows [lo, hi) of src through pred and outs (outs[x] NULL: column x as it is) by batches
+ * (rfx_rx_eval_batch), each kept row written at dst + w * nout; returns the new w. */
+static size_t map_batches(const rfx_rows *src, size_t lo, size_t hi, const rfx_rx *pred, rfx_rx *const *outs,
+                          int nout, uint32_t *dst, size_t w, bool *div0)
+{
+    const int a = src->arity;
+    unsigned char all[RFX_RX_BATCH];
+    memset(all, 1, sizeof all);
+    uint64_t v[RFX_RX_BATCH];
+    unsigned char keep[RFX_RX_BATCH];
+    int at[RFX_RX_BATCH];
+    for (size_t i = lo; i < hi; i += RFX_RX_BATCH) {
+        const int n = hi - i < RFX_RX_BATCH ? (int)(hi - i) : RFX_RX_BATCH;
+        const uint32_t *rows = src->data + i * (size_t)a;
+        int kept = 0;
+        if (pred) {
+            rfx_rx_eval_batch(pred, rows, a, n, all, v, div0);
+            for (int j = 0; j < n; j++) {
+                keep[j] = v[j] != 0;
+                if (keep[j])
+                    at[kept++] = j;
+            }
+        } else {
+            memset(keep, 1, (size_t)n);
+            for (int j = 0; j < n; j++)
+                at[j] = j;
+            kept = n;
+        }
+        uint32_t *o = dst + w * (size_t)nout;
+        for (int x = 0; x < nout; x++) {
+            if (outs && outs[x] && outs[x]->kind != RFX_RX_COL) {
+                rfx_rx_eval_batch(outs[x], rows, a, n, keep, v, div0);
+                for (int q = 0; q < kept; q++)
+                    o[(size_t)q * (size_t)nout + (size_t)x] = (uint32_t)v[at[q]];
+            } else {
+                const int col = outs && outs[x] ? outs[x]->col : x;
+                for (int q = 0; q < kept; q++)
+                    o[(size_t)q * (size_t)nout + (size_t)x] = rows[(size_t)at[q] * (size_t)a + (size_t)col];
+            }
+        }
+        w += (size_t)kept;
+    }
+    return w;
+}
+
+/* Whether pred and every output can go by batches. */
+static bool batchable(const rfx_rx *pred, rfx_rx *const *outs, int nout)
+{
+    if (pred && !rfx_rx_batchable(pred))
+        return false;
+    for (int x = 0; outs && x < nout; x++)
+        if (outs[x] && !rfx_rx_batchable(outs[x]))
+            return false;
+    return true;
+}
 
 static void map_chunk(int c, void *arg)
 {
@@ -345,6 +402,13 @@ static void map_chunk(int c, void *arg)
     int a = m->src->arity, no = m->nout;
     size_t lo = m->bounds[c], hi = m->bounds[c + 1], w = lo;
     bool div0 = false;
+    if (m->batch) {
+        w = map_batches(m->src, lo, hi, m->pred, m->out, no, m->dst->data, lo, &div0);
+        m->count[c] = w - lo;
+        if (div0)
+            atomic_store(&m->div0, true);
+        return;
+    }
     for (size_t i = lo; i < hi; i++) {
         const uint32_t *t = m->src->data + i * (size_t)a;
         if (m->pred && !rfx_rx_eval(m->pred, t, a, NULL, &div0))
@@ -399,7 +463,8 @@ rfx_status rfx_cpu_mapfilter(const rfx_rows *src, const rfx_rx *pred, rfx_rx *co
     }
     for (int i = 0; i <= c; i++)
         bounds[i] = src->n * (size_t)i / (size_t)c;
-    map_ctx m = {src, pred, out, nout, plain_columns(out, nout, colbuf), dst, bounds, count, false};
+    const int *cols = plain_columns(out, nout, colbuf);
+    map_ctx m = {src, pred, out, nout, cols, dst, bounds, count, false, !(cols && !pred) && batchable(pred, out, nout)};
     rfx_parallel_for(c, nthreads, map_chunk, &m);
     dst->n = compact_chunks(dst->data, nout, bounds, count, c);
     free(bounds);
@@ -1080,6 +1145,7 @@ typedef struct multi_ctx {
     rfx_rows *const *dsts;
     size_t *bounds, *count;    /* count: per chunk, per output */
     atomic_bool div0;
+    bool batch;                /* output by output, by batches of rows (map_batches) */
 } multi_ctx;
 
 static void multi_chunk(int c, void *arg)
@@ -1091,7 +1157,9 @@ static void multi_chunk(int c, void *arg)
     for (int k = 0; k < m->nouts; k++)
         w[k] = lo;
     bool div0 = false;
-    for (size_t i = lo; i < hi; i++) {
+    for (int k = 0; m->batch && k < m->nouts; k++)   /* output by output, each by batches */
+        w[k] = map_batches(m->src, lo, hi, m->preds[k], m->outs[k], m->nout[k], m->dsts[k]->data, lo, &div0);
+    for (size_t i = m->batch ? hi : lo; i < hi; i++) {
         const uint32_t *t = m->src->data + i * (size_t)a;
         for (int k = 0; k < m->nouts; k++) {
             if (m->preds[k] && !rfx_rx_eval(m->preds[k], t, a, NULL, &div0))
@@ -1132,7 +1200,10 @@ rfx_status rfx_cpu_mapfilter_multi(const rfx_rows *src, int nouts, const rfx_rx 
     if (st == RFX_OK) {
         for (int i = 0; i <= c; i++)
             bounds[i] = src->n * (size_t)i / (size_t)c;
-        multi_ctx m = {src, nouts, preds, outs, nout, dsts, bounds, count, false};
+        bool batch = true;
+        for (int k = 0; k < nouts; k++)
+            batch &= batchable(preds[k], outs[k], nout[k]);
+        multi_ctx m = {src, nouts, preds, outs, nout, dsts, bounds, count, false, batch};
         rfx_parallel_for(c, nthreads, multi_chunk, &m);
         for (int k = 0; k < nouts; k++) {
             for (int i = 0; i < c; i++)

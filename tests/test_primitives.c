@@ -943,6 +943,92 @@ static void test_bitwise_semantics(void)
 
 /* number64, unsigned64 and float64 (rx_ops.h): the 32-bit rules at 64 bits, and the
  * conversions between widths and kinds. */
+/* ---- expressions by batches: the row-by-row evaluation's values and failures ------------ */
+static rfx_rx *random_rx(rfx_rx *pool, int *used, int depth, rfx_fn_env *env)
+{
+    static const rfx_prim prims[] = {RFX_NUMBER, RFX_UNSIGNED, RFX_FLOAT, RFX_NUMBER64, RFX_UNSIGNED64, RFX_FLOAT64};
+    rfx_rx *e = &pool[(*used)++];
+    memset(e, 0, sizeof *e);
+    int kind = depth <= 0 ? (int)(rnd() % 2) : (int)(rnd() % 10);
+    e->prim = prims[rnd() % 6];
+    switch (kind) {
+    case 0: e->kind = RFX_RX_COL; e->col = (int)(rnd() % 5); break;
+    case 1: e->kind = RFX_RX_CONST; e->value = rnd() % 3 ? rnd() % 7 : rnd(); break;
+    case 2: case 3:
+        e->kind = RFX_RX_BIN;
+        e->op = (int)(rnd() % (RFX_MAX_OF + 1));
+        e->env = rnd() % 4 == 0 && e->op <= RFX_MUL ? env : NULL;   /* a decimal's checked arithmetic */
+        break;
+    case 4: e->kind = RFX_RX_NEG; break;
+    case 5:
+        e->kind = RFX_RX_CMP;
+        e->op = (int)(rnd() % 6);
+        if (rnd() % 4 == 0) {
+            e->prim = RFX_DECIMAL;
+            e->col = (int)(rnd() % 7) - 3;
+        }
+        break;
+    case 6: e->kind = RFX_RX_AND; break;
+    case 7: e->kind = rnd() % 2 ? RFX_RX_PAIR : RFX_RX_HALF; e->op = (int)(rnd() % 2); break;
+    case 8:
+        e->kind = RFX_RX_CONV;
+        e->col = (int)(rnd() % 4), e->op = (int)(rnd() % 4);
+        e->env = rnd() % 2 ? env : NULL;
+        break;
+    default: e->kind = RFX_RX_CAL; e->op = (int)(rnd() % 4); e->prim = RFX_NUMBER; break;
+    }
+    if (kind >= 2) {
+        e->l = random_rx(pool, used, depth - 1, env);
+        if (e->kind != RFX_RX_NEG && e->kind != RFX_RX_HALF && e->kind != RFX_RX_CONV &&
+            (e->kind != RFX_RX_CAL || e->op == RFX_CAL_ADD_MONTHS))
+            e->r = random_rx(pool, used, depth - 1, env);
+    }
+    return e;
+}
+
+static void test_rx_batches(void)
+{
+    rfx_fn_env *env = rfx_fn_env_new(NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(env);
+    enum { N = 300, A = 5 };
+    static uint32_t rows[N * A];
+    unsigned char live[N];
+    uint64_t got[N];
+    int bad = 0;
+    for (int round = 0; round < 3000 && bad < 5; round++) {
+        rfx_rx pool[200];
+        int used = 0;
+        rfx_rx *e = random_rx(pool, &used, 1 + (int)(rnd() % 6), env);
+        for (int i = 0; i < N * A; i++)
+            rows[i] = rnd() % 3 ? (uint32_t)(rnd() % 9) : (uint32_t)rnd();
+        for (int i = 0; i < N; i++)
+            live[i] = rnd() % 4 != 0;
+        CU_ASSERT_FATAL(rfx_rx_batchable(e));
+        bool fail = false, want_fail = false;
+        for (int at = 0; at < N; at += RFX_RX_BATCH) {
+            int n = N - at < RFX_RX_BATCH ? N - at : RFX_RX_BATCH;
+            rfx_rx_eval_batch(e, rows + (size_t)at * A, A, n, live + at, got + at, &fail);
+        }
+        for (int i = 0; i < N; i++) {
+            bool d = false;
+            uint64_t want = rfx_rx_eval64(e, rows + (size_t)i * A, A, NULL, &d);
+            want_fail |= d && live[i];
+            if (want != got[i]) {
+                bad++;
+                CU_FAIL("a batch's value differs from the row's");
+                break;
+            }
+        }
+        if (want_fail != fail) {
+            bad++;
+            CU_FAIL("a batch's failure differs from the rows'");
+        }
+    }
+    rfx_rx fn = {.kind = RFX_RX_FN};
+    CU_ASSERT(!rfx_rx_batchable(&fn));
+    rfx_fn_env_free(env);
+}
+
 static void test_wide_semantics(void)
 {
     static const struct {
@@ -1280,6 +1366,7 @@ static void add(void)
     CU_add_test(s, "aggregate min float", test_agg_min_float);
     CU_add_test(s, "aggregate max float", test_agg_max_float);
     CU_add_test(s, "64-bit arithmetic, comparison and conversion semantics", test_wide_semantics);
+    CU_add_test(s, "expressions by batches: the values and failures of rows one by one", test_rx_batches);
     CU_add_test(s, "64-bit aggregates, exact sums", test_agg_wide);
     CU_add_test(s, "dates: the calendar, its text, add_months", test_dates);
     CU_add_test(s, "like(): SQL's LIKE patterns", test_like);
