@@ -85,9 +85,9 @@ static void load_nvrtc(void)
         snprintf(nv.why, sizeof nv.why, "the NVRTC library found lacks nvrtcGetCUBIN (CUDA 11.1 or later needed)");
         return;
     }
-    /* NVRTC opens its builtins library inside its first compile, whose exit-time destructors
-     * would then run before wait_jobs (atexit is last in, first out) and pull the library
-     * from under compiles still at work: opened here first, they are registered before it */
+    /* NVRTC opens its builtins library inside its first compile; opened here first, its
+     * exit-time destructors are registered before wait_jobs and so run after it (atexit is
+     * last in, first out) */
     char builtins[64];
     snprintf(builtins, sizeof builtins, "libnvrtc-builtins.so.%d.%d", nv.major, nv.minor);
     if (!dlopen(builtins, RTLD_NOW | RTLD_LOCAL)) {
@@ -344,9 +344,8 @@ rfx_jit_job *rfx_jit_start(const char *source, const char *name, int arch)
     int created = !j->source || !j->name ? -1 : pthread_create(&j->tid, attr_ok ? &attr : NULL, job_main, j);
     if (attr_ok)
         pthread_attr_destroy(&attr);
-    if (created != 0)
-        atomic_fetch_sub(&running_jobs, 1);
     if (created != 0) {
+        atomic_fetch_sub(&running_jobs, 1);
         free(j->source);
         free(j->name);
         free(j);
