@@ -166,10 +166,7 @@ def run(args):
                     why = why or "%s: %s" % (b, failed)
                     cells += ["-", "-"]
                     continue
-                with open(os.path.join(out, "result.csv")) as f:
-                    rows = [line.rstrip("\n").split("\t") for line in f if line.strip("\n") != ""]
-                shutil.rmtree(out, ignore_errors=True)
-                why = why or compare(rows, duck, sort_keys(sql, names))
+                why = why or answer(out, duck, sql, names)
                 cells += ["%.3f" % t_best, "%.3f" % t_load]
                 totals[b] = [totals[b][0] + t_best, totals[b][1] + t_load]
                 continue
@@ -188,10 +185,7 @@ def run(args):
                 why = why or "%s: rfx exit %d: %s" % (b, r.returncode, r.stderr.strip()[:300])
                 cells += ["-", "-"]
                 continue
-            with open(os.path.join(out, "result.csv")) as f:
-                rows = [line.rstrip("\n").split("\t") for line in f if line.strip("\n") != ""]
-            shutil.rmtree(out, ignore_errors=True)
-            why = why or compare(rows, duck, sort_keys(sql, names))
+            why = why or answer(out, duck, sql, names)
             cells += ["%.3f" % t_best, "%.3f" % t_load if t_load is not None else "?"]
         bad += why is not None
         duck_total += best
@@ -199,6 +193,14 @@ def run(args):
     if args.kept:
         print("| total | | %.3f | %s | |" % (duck_total, " | ".join("%.3f | %.3f" % tuple(totals[b]) for b in backends)))
     return 1 if bad else 0
+
+
+def answer(out, duck, sql, names):
+    """rfx's result in folder out (removed after) against DuckDB's rows: None, or how they differ."""
+    with open(os.path.join(out, "result.csv")) as f:
+        rows = [line.rstrip("\n").split("\t") for line in f if line.strip("\n") != ""]
+    shutil.rmtree(out, ignore_errors=True)
+    return compare(rows, duck, sort_keys(sql, names))
 
 
 def kept_times(args, backend, out, q):
