@@ -28,7 +28,8 @@ bool rfx_rx_batchable(const rfx_rx *e)
     return batch_depth(e) <= BATCH_DEPTH;
 }
 
-static void eval(const rfx_rx *e, const uint32_t *t, int a, int n, const unsigned char *live, uint64_t *v, bool *fail)
+void rfx_rx_eval_batch(const rfx_rx *e, const uint32_t *t, int a, int n, const unsigned char *live, uint64_t *v,
+                       bool *fail)
 {
     uint64_t r[RFX_RX_BATCH];
     switch (e->kind) {
@@ -41,8 +42,8 @@ static void eval(const rfx_rx *e, const uint32_t *t, int a, int n, const unsigne
             v[i] = e->value;
         return;
     case RFX_RX_BIN: {
-        eval(e->l, t, a, n, live, v, fail);
-        eval(e->r, t, a, n, live, r, fail);
+        rfx_rx_eval_batch(e->l, t, a, n, live, v, fail);
+        rfx_rx_eval_batch(e->r, t, a, n, live, r, fail);
         const int op = e->op, prim = e->prim;
         if (e->env && (op == RFX_ADD || op == RFX_SUB || op == RFX_MUL)) {   /* decimals: exact or fail */
             for (int i = 0; i < n; i++) {
@@ -67,7 +68,7 @@ static void eval(const rfx_rx *e, const uint32_t *t, int a, int n, const unsigne
         return;
     }
     case RFX_RX_NEG:
-        eval(e->l, t, a, n, live, v, fail);
+        rfx_rx_eval_batch(e->l, t, a, n, live, v, fail);
         if (RFX_PRIM_WIDE(e->prim))
             for (int i = 0; i < n; i++)
                 v[i] = rfx_negate64(e->prim, v[i]);
@@ -76,8 +77,8 @@ static void eval(const rfx_rx *e, const uint32_t *t, int a, int n, const unsigne
                 v[i] = rfx_negate(e->prim, (uint32_t)v[i]);
         return;
     case RFX_RX_CMP:
-        eval(e->l, t, a, n, live, v, fail);
-        eval(e->r, t, a, n, live, r, fail);
+        rfx_rx_eval_batch(e->l, t, a, n, live, v, fail);
+        rfx_rx_eval_batch(e->r, t, a, n, live, r, fail);
         if (e->prim == RFX_DECIMAL)   /* decimals of scales col apart */
             for (int i = 0; i < n; i++)
                 v[i] = rfx_compare_scaled(e->op, (int64_t)v[i], (int64_t)r[i], e->col);
@@ -90,27 +91,27 @@ static void eval(const rfx_rx *e, const uint32_t *t, int a, int n, const unsigne
         return;
     case RFX_RX_AND: {
         unsigned char held[RFX_RX_BATCH];
-        eval(e->l, t, a, n, live, v, fail);
+        rfx_rx_eval_batch(e->l, t, a, n, live, v, fail);
         for (int i = 0; i < n; i++)
             held[i] = live[i] && v[i];
-        eval(e->r, t, a, n, held, r, fail);
+        rfx_rx_eval_batch(e->r, t, a, n, held, r, fail);
         for (int i = 0; i < n; i++)
             v[i] = v[i] && r[i];
         return;
     }
     case RFX_RX_PAIR:
-        eval(e->l, t, a, n, live, v, fail);
-        eval(e->r, t, a, n, live, r, fail);
+        rfx_rx_eval_batch(e->l, t, a, n, live, v, fail);
+        rfx_rx_eval_batch(e->r, t, a, n, live, r, fail);
         for (int i = 0; i < n; i++)
             v[i] = (uint64_t)(uint32_t)v[i] << 32 | (uint32_t)r[i];
         return;
     case RFX_RX_HALF:
-        eval(e->l, t, a, n, live, v, fail);
+        rfx_rx_eval_batch(e->l, t, a, n, live, v, fail);
         for (int i = 0; i < n; i++)
             v[i] = e->op == 0 ? v[i] >> 32 : (uint32_t)v[i];
         return;
     case RFX_RX_CONV:
-        eval(e->l, t, a, n, live, v, fail);
+        rfx_rx_eval_batch(e->l, t, a, n, live, v, fail);
         for (int i = 0; i < n; i++) {
             bool over = false;
             v[i] = rfx_convert_checked(e->l->prim, e->col, e->prim, e->op, e->env != NULL, v[i], &over);
@@ -119,9 +120,9 @@ static void eval(const rfx_rx *e, const uint32_t *t, int a, int n, const unsigne
         }
         return;
     case RFX_RX_CAL:
-        eval(e->l, t, a, n, live, v, fail);
+        rfx_rx_eval_batch(e->l, t, a, n, live, v, fail);
         if (e->r)
-            eval(e->r, t, a, n, live, r, fail);
+            rfx_rx_eval_batch(e->r, t, a, n, live, r, fail);
         for (int i = 0; i < n; i++)
             v[i] = rfx_calendar(e->op, (uint32_t)v[i], e->r ? (uint32_t)r[i] : 0);
         return;
@@ -130,10 +131,4 @@ static void eval(const rfx_rx *e, const uint32_t *t, int a, int n, const unsigne
         *fail = true;
         return;
     }
-}
-
-void rfx_rx_eval_batch(const rfx_rx *e, const uint32_t *rows, int arity, int n, const unsigned char *live,
-                       uint64_t *v, bool *div0)
-{
-    eval(e, rows, arity, n, live, v, div0);
 }

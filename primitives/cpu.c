@@ -1148,21 +1148,15 @@ typedef struct multi_ctx {
     bool batch;                /* output by output, by batches of rows (map_batches) */
 } multi_ctx;
 
-static void multi_chunk(int c, void *arg)
+/* Rows [lo, hi) of a chunk one by one, each through every output (functors count in row
+ * order); w[k]: where output k's next row goes. */
+static void multi_rows(multi_ctx *m, size_t lo, size_t hi, size_t *w, bool *div0)
 {
-    multi_ctx *m = arg;
     int a = m->src->arity;
-    size_t lo = m->bounds[c], hi = m->bounds[c + 1];
-    size_t w[RFX_FUSED_MAX_OUTS];
-    for (int k = 0; k < m->nouts; k++)
-        w[k] = lo;
-    bool div0 = false;
-    for (int k = 0; m->batch && k < m->nouts; k++)   /* output by output, each by batches */
-        w[k] = map_batches(m->src, lo, hi, m->preds[k], m->outs[k], m->nout[k], m->dsts[k]->data, lo, &div0);
-    for (size_t i = m->batch ? hi : lo; i < hi; i++) {
+    for (size_t i = lo; i < hi; i++) {
         const uint32_t *t = m->src->data + i * (size_t)a;
         for (int k = 0; k < m->nouts; k++) {
-            if (m->preds[k] && !rfx_rx_eval(m->preds[k], t, a, NULL, &div0))
+            if (m->preds[k] && !rfx_rx_eval(m->preds[k], t, a, NULL, div0))
                 continue;
             int no = m->nout[k];
             if (!no) {
@@ -1171,9 +1165,24 @@ static void multi_chunk(int c, void *arg)
             }
             uint32_t *o = m->dsts[k]->data + w[k]++ * (size_t)no;
             for (int x = 0; x < no; x++)
-                o[x] = m->outs[k] && m->outs[k][x] ? rfx_rx_eval(m->outs[k][x], t, a, NULL, &div0) : t[x];
+                o[x] = m->outs[k] && m->outs[k][x] ? rfx_rx_eval(m->outs[k][x], t, a, NULL, div0) : t[x];
         }
     }
+}
+
+static void multi_chunk(int c, void *arg)
+{
+    multi_ctx *m = arg;
+    size_t lo = m->bounds[c], hi = m->bounds[c + 1];
+    size_t w[RFX_FUSED_MAX_OUTS];
+    for (int k = 0; k < m->nouts; k++)
+        w[k] = lo;
+    bool div0 = false;
+    if (m->batch)   /* output by output, each by batches */
+        for (int k = 0; k < m->nouts; k++)
+            w[k] = map_batches(m->src, lo, hi, m->preds[k], m->outs[k], m->nout[k], m->dsts[k]->data, lo, &div0);
+    else
+        multi_rows(m, lo, hi, w, &div0);
     for (int k = 0; k < m->nouts; k++)
         m->count[(size_t)c * (size_t)m->nouts + (size_t)k] = w[k] - lo;
     if (div0)

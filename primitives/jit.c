@@ -44,12 +44,18 @@ static atomic_int running_jobs;   /* compiles in the background not yet ended, d
 
 /* exit() waits for the compiles at work before the libraries' exit-time destructors run
  * (NVRTC's among them, under a compile still at work); a process that must not wait ends
- * with _exit. Registered when NVRTC is opened and again after each compile, so that it
- * runs before whatever the compiles registered (atexit runs the last registered first). */
+ * with _exit. Registered when NVRTC is opened and again once the first compile has ended,
+ * so that it runs before whatever NVRTC registered inside it (atexit runs the last
+ * registered first). */
 static void wait_jobs(void)
 {
     while (atomic_load(&running_jobs) > 0)
         nanosleep(&(struct timespec){0, 1000000}, NULL);
+}
+
+static void register_wait_jobs(void)
+{
+    atexit(wait_jobs);
 }
 
 static void load_nvrtc(void)
@@ -201,9 +207,9 @@ bool rfx_jit_cached(const char *source, int arch, void **cubin, size_t *size)
     return cache_path(source, archopt, path, sizeof path) && read_file(path, cubin, size);
 }
 
-/* One NVRTC compile at a time in the process: with many at once (a program of 10-30 fused
- * groups compiling in the background) NVRTC 13 crashed inside nvrtcCompileProgram, several
- * threads at once, from time to time (H200 host; docs/RELIABILITY.md). */
+/* One NVRTC compile at a time in the process: NVRTC crashed inside nvrtcCompileProgram,
+ * in several threads at once, where many of a program's groups compiled together in the
+ * background (docs/RELIABILITY.md). */
 static pthread_mutex_t nvrtc_lock = PTHREAD_MUTEX_INITIALIZER;
 
 bool rfx_jit_cubin(const char *source, const char *name, int arch, void **cubin, size_t *size, bool *compiled,
@@ -295,7 +301,8 @@ static void *job_main(void *arg)
     rfx_jit_job *j = arg;
     j->ok = rfx_jit_cubin(j->source, j->name, j->arch, &j->cubin, &j->size, &j->compiled, &j->ms, j->err,
                           sizeof j->err);
-    atexit(wait_jobs);   /* after what this compile registered (see wait_jobs) */
+    static pthread_once_t after_first = PTHREAD_ONCE_INIT;
+    pthread_once(&after_first, register_wait_jobs);   /* after what the first compile registered */
     int running = JOB_RUNNING;
     if (!atomic_compare_exchange_strong(&j->state, &running, JOB_DONE)) {   /* detached: nobody waits */
         free(j->cubin);

@@ -1316,15 +1316,23 @@ static void ooc_release(rfx_backend *be, int var)
     drop(be->ctx, var);
 }
 
+/* Whether var, merged with n more rows of its arity, stays on the device (it is there, or
+ * empty, and the whole fits a part); it is then marked as the device's. */
+static bool merges_on_device(ooc_ctx *x, int var, size_t n, int arity)
+{
+    ooc_var *v = &x->v[var];
+    if (!(v->dev || v->host.n == 0) || var_bytes(x, var) + n * row_bytes(arity) > part_budget(x))
+        return false;
+    v->dev = true;
+    return true;
+}
+
 /* As ooc_merge_host: rows the device's to upload where they fit, else a copy to spill. */
 static rfx_status ooc_merge_host_kept(rfx_backend *be, int var, const rfx_rows *rows)
 {
     ooc_ctx *x = be->ctx;
-    ooc_var *v = &x->v[var];
-    if ((v->dev || v->host.n == 0) && var_bytes(x, var) + rows->n * row_bytes(rows->arity) <= part_budget(x)) {
-        v->dev = true;
+    if (merges_on_device(x, var, rows->n, rows->arity))
         return rfx_backend_merge_kept(x->in, var, rows, x->nthreads);
-    }
     return rfx_backend_merge_copy(be, var, rows, x->nthreads);
 }
 
@@ -1332,10 +1340,8 @@ static rfx_status ooc_merge_host(rfx_backend *be, int var, rfx_rows *rows)
 {
     ooc_ctx *x = be->ctx;
     ooc_var *v = &x->v[var];
-    if ((v->dev || v->host.n == 0) && var_bytes(x, var) + rows->n * row_bytes(rows->arity) <= part_budget(x)) {
-        v->dev = true;
+    if (merges_on_device(x, var, rows->n, rows->arity))
         return x->in->merge_host(x->in, var, rows);
-    }
     rfx_status st = spill(x, var);
     if (st == RFX_OK && v->host.n == 0) {   /* nothing to merge with: the rows become the variable's */
         host_take(x, var, rows);
