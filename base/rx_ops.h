@@ -472,6 +472,86 @@ RFX_HD uint64_t rfx_agg_finish64(int fn, int prim, uint64_t acc, uint64_t n)
     return rfx_of_f64(sum / (double)n);
 }
 
+
+/* ---- a 64-bit aggregate over a group, in runs ----
+ * A group's values fold in runs of RFX_AGG_RUN rows from its first: each run folded in
+ * order (rfx_agg_run64), the runs' folds joined in order (rfx_agg_join64), the result made
+ * once (rfx_agg_end64). Integer sums are exact (128 bits) and fail only where the group's
+ * total leaves the kind, so their order is free, as min's and max's of integers are; float64
+ * sums, means, min and max take this order on both backends, which lets the device fold a
+ * large group's runs at once and still agree bit for bit (a group of up to RFX_AGG_RUN
+ * values folds as one sequence). A run's fold travels as 128 bits: an integer sum whole,
+ * any other in the low 64. */
+#define RFX_AGG_RUN 1024
+
+RFX_HD uint64_t rfx_agg_value64(const uint32_t *b, size_t ba, int col, size_t q)
+{
+    return (uint64_t)b[q * ba + (size_t)col] << 32 | b[q * ba + (size_t)col + 1];
+}
+
+/* Whether fn over prim is an integer sum (exact, 128 bits). */
+RFX_HD bool rfx_agg_exact64(int fn, int prim)
+{
+    return (fn == RFX_AGG_SUM || fn == RFX_AGG_MEAN) && prim != RFX_FLOAT64;
+}
+
+/* One value into a run's fold (first: the run's first value). */
+RFX_HD __int128 rfx_agg_add64(int fn, int prim, __int128 acc, uint64_t v, bool first)
+{
+    if (rfx_agg_exact64(fn, prim))
+        return acc + (prim == RFX_NUMBER64 ? (__int128)(int64_t)v : (__int128)v);
+    if (first && fn != RFX_AGG_SUM && fn != RFX_AGG_MEAN)
+        return (__int128)v;
+    bool unused = false;
+    return (__int128)rfx_agg_step64(fn, prim, (uint64_t)acc, v, &unused);
+}
+
+/* The fold of rows [lo, hi) of b (ba words a row, the value's words at col, col + 1). */
+RFX_HD __int128 rfx_agg_run64(int fn, int prim, const uint32_t *b, size_t ba, int col, size_t lo, size_t hi)
+{
+    __int128 acc = 0;
+    for (size_t q = lo; q < hi; q++)
+        acc = rfx_agg_add64(fn, prim, acc, rfx_agg_value64(b, ba, col, q), q == lo);
+    return acc;
+}
+
+/* The runs' folds joined in order (first: acc holds nothing yet). */
+RFX_HD __int128 rfx_agg_join64(int fn, int prim, __int128 acc, __int128 run, bool first)
+{
+    if (first)
+        return run;
+    if (rfx_agg_exact64(fn, prim))
+        return acc + run;
+    bool unused = false;
+    return (__int128)rfx_agg_step64(fn, prim, (uint64_t)acc, (uint64_t)run, &unused);
+}
+
+/* The aggregate's value from its joined folds over n values; *overflow where an integer
+ * sum leaves its kind. */
+RFX_HD uint64_t rfx_agg_end64(int fn, int prim, __int128 acc, uint64_t n, bool *overflow)
+{
+    if (!rfx_agg_exact64(fn, prim))
+        return rfx_agg_finish64(fn, prim, (uint64_t)acc, n);
+    if (fn == RFX_AGG_MEAN)
+        return rfx_of_f64((double)acc / (double)n);
+    if (prim == RFX_NUMBER64 ? acc < (__int128)INT64_MIN || acc > (__int128)INT64_MAX
+                             : acc < 0 || acc > (__int128)UINT64_MAX)
+        *overflow = true;
+    return (uint64_t)acc;
+}
+
+/* The aggregate of b's rows [l, h) (h > l, or a sum: 0 over none), run by run. */
+RFX_HD uint64_t rfx_agg_fold64(int fn, int prim, const uint32_t *b, size_t ba, int col, size_t l, size_t h,
+                               bool *overflow)
+{
+    __int128 acc = 0;
+    for (size_t lo = l; lo < h; lo += RFX_AGG_RUN) {
+        size_t hi = h - lo < RFX_AGG_RUN ? h : lo + RFX_AGG_RUN;
+        acc = rfx_agg_join64(fn, prim, acc, rfx_agg_run64(fn, prim, b, ba, col, lo, hi), lo == l);
+    }
+    return rfx_agg_end64(fn, prim, acc, h - l, overflow);
+}
+
 /* ---- dates: days since 1970-01-01 in the proleptic Gregorian calendar (H. Hinnant's
  * days_from_civil and civil_from_days) ------------------------------------------------ */
 RFX_HD int64_t rfx_days_from_civil(int64_t y, unsigned m, unsigned d)

@@ -1058,18 +1058,6 @@ rfx_status rfx_cpu_choice(const rfx_rows *src, const rfx_choice_domains *d, cons
     return RFX_OK;
 }
 
-/* The fold of b's rows [gs, ge) of a 64-bit value (words at col, col + 1) whose kind is
- * prim; *overflow where an integer sum leaves it. */
-static uint64_t fold64(const rfx_rows *b, size_t gs, size_t ge, rfx_aggfn fn, int col, rfx_prim prim, bool *overflow)
-{
-    const size_t br = (size_t)b->arity;
-    uint64_t val = fn == RFX_AGG_SUM || fn == RFX_AGG_MEAN ? 0 : (uint64_t)b->data[gs * br + col] << 32 |
-                                                                b->data[gs * br + col + 1];
-    for (size_t q = fn == RFX_AGG_SUM || fn == RFX_AGG_MEAN ? gs : gs + 1; q < ge; q++)
-        val = rfx_agg_step64(fn, prim, val, (uint64_t)b->data[q * br + col] << 32 | b->data[q * br + col + 1], overflow);
-    return rfx_agg_finish64(fn, prim, val, ge - gs);
-}
-
 rfx_status rfx_cpu_aggregate(const rfx_rows *a, const rfx_rows *b, int k, rfx_aggfn fn, int col,
                              rfx_prim prim, rfx_rows *dst)
 {
@@ -1101,7 +1089,7 @@ rfx_status rfx_cpu_aggregate(const rfx_rows *a, const rfx_rows *b, int k, rfx_ag
             }
             have = ge > gs || fn == RFX_AGG_COUNT || fn == RFX_AGG_SUM;
             if (wide && have)
-                val64 = fold64(b, gs, ge, fn, col, prim, &overflow);
+                val64 = rfx_agg_fold64(fn, prim, b->data, (size_t)br, col, gs, ge, &overflow);   /* run by run (rx_ops.h) */
             else if (fn == RFX_AGG_COUNT)
                 val = (uint32_t)(ge - gs);
             else if (fn == RFX_AGG_SUM || (fn == RFX_AGG_MEAN && ge > gs)) {

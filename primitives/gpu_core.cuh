@@ -18,6 +18,7 @@ extern "C" {
 
 #include <cuda_pipeline.h>
 #include <cuda_runtime.h>
+#include <type_traits>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -338,8 +339,11 @@ enum { G_COL, G_CONST, G_BIN, G_NEG, G_CMP, G_AND, G_EMIT, G_FILTER,
        G_HALF,      // arg 0: the top's high word, 1: its low word
        G_CONV,      // the top, of kind arg & 15 and scale value & 0xffff, as kind prim of scale
                     // value >> 16; arg & 16: a decimal's conversion that fails past 64 bits
-       G_CAL };     // calendar function arg & 255 of day (top - 1) and months (top), or of the
+       G_CAL,       // calendar function arg & 255 of day (top - 1) and months (top), or of the
                     // day on top alone where arg & 256 is clear
+       G_ANDIF,     // an AND whose right side may fail: where the left (top) is false, jump to
+                    // value (past the AND) keeping it; the right is evaluated only where it holds
+       G_ANDEND };  // that AND's end: as G_AND (the tiled interpreter's reach mask is restored)
 struct gins {
     uint8_t op, prim;
     uint16_t arg;
@@ -350,7 +354,7 @@ struct gins {
 #define MAX_PROG RFX_RX_DEVICE_MAX_INS
 struct gprog {
     gins ins[MAX_PROG];
-    int wide;                  // 64-bit slots (run_prog_wide)
+    int wide;                  // 64-bit slots (run_prog_at<true>)
 };
 
 typedef struct prog {
@@ -398,7 +402,20 @@ static inline void compile_rx(prog *p, const rfx_rx *e)
         compile_rx(p, e->r);
         emit_ins(p, G_CMP, e->prim, e->op, (uint32_t)e->col, -1);   // col: a decimal comparison's scales apart
         break;
-    case RFX_RX_AND: compile_rx(p, e->l); compile_rx(p, e->r); emit_ins(p, G_AND, 0, 0, 0, -1); break;
+    case RFX_RX_AND:
+        compile_rx(p, e->l);
+        if (rfx_rx_may_fail(e->r)) {   // as C's &&: no failure where the left rejects
+            int jump = p->n;
+            emit_ins(p, G_ANDIF, 0, 0, 0, 0);
+            compile_rx(p, e->r);
+            emit_ins(p, G_ANDEND, 0, 0, 0, -1);
+            if (jump < p->n)
+                p->ins[jump].value = (uint32_t)p->n;
+        } else {
+            compile_rx(p, e->r);
+            emit_ins(p, G_AND, 0, 0, 0, -1);
+        }
+        break;
     case RFX_RX_PAIR: compile_rx(p, e->l); compile_rx(p, e->r); emit_ins(p, G_PAIR, e->prim, 0, 0, -1); break;
     case RFX_RX_HALF: compile_rx(p, e->l); emit_ins(p, G_HALF, e->prim, e->op, 0, 0); break;
     case RFX_RX_CONV:
@@ -458,55 +475,69 @@ static inline rfx_status load_prog(rfx_gpu *g, const rfx_rx *pred, rfx_rx *const
     return RFX_OK;
 }
 
-/* A wide program on one (pair of) tuple(s), as rfx_rx_eval64 computes it: 32-bit kinds
- * in the low bits of their slots; a decimal past 64 bits fails as a division by zero does
- * (the host names it: backend_ooc.c). false when the filter rejects. */
-static __device__ bool run_prog_wide(const gins *code, int start, int len, const uint32_t *t0, int a0,
-                                     const uint32_t *t1, uint32_t *out, bool *div0)
+/* The loaded program on one (pair of) tuple(s), as base/expr.c computes it; false when
+ * the filter rejects. WIDE: a wide program on 64-bit slots, as rfx_rx_eval64 computes it
+ * (32-bit kinds in the low bits of their slots; a decimal past 64 bits fails as a division
+ * by zero does: the host names it, backend_ooc.c); else 32-bit slots and the 32-bit ops. */
+template <bool WIDE>
+static __device__ bool run_prog_at(const gins *code, int start, int len, const uint32_t *t0, int a0, const uint32_t *t1,
+                                   uint32_t *out, bool *div0)
 {
-    uint64_t st[STACK];
+    typedef typename std::conditional<WIDE, uint64_t, uint32_t>::type slot;
+    slot st[STACK];
     int sp = 0;
     for (int pc = start; pc < start + len; pc++) {
         gins in = code[pc];
         switch (in.op) {
         case G_COL: st[sp++] = in.arg < a0 ? t0[in.arg] : t1[in.arg - a0]; break;
         case G_CONST: st[sp++] = in.value; break;
-        case G_CONSTHI: st[sp - 1] |= (uint64_t)in.value << 32; break;
         case G_NEG:
-            st[sp - 1] = RFX_PRIM_WIDE(in.prim) ? rfx_negate64(in.prim, st[sp - 1])
-                                                : rfx_negate(in.prim, (uint32_t)st[sp - 1]);
+            if (WIDE && RFX_PRIM_WIDE(in.prim))
+                st[sp - 1] = (slot)rfx_negate64(in.prim, st[sp - 1]);
+            else
+                st[sp - 1] = rfx_negate(in.prim, (uint32_t)st[sp - 1]);
             break;
         case G_BIN: {
             sp--;
-            uint64_t l = st[sp - 1], r = st[sp];
-            if (in.value) {   // a decimal's exact arithmetic
+            slot l = st[sp - 1], r = st[sp];
+            if (WIDE && in.value) {   // a decimal's exact arithmetic
                 bool over = false;
-                l = (uint64_t)rfx_checked64(in.arg, (int64_t)l, (int64_t)r, &over);
+                l = (slot)rfx_checked64(in.arg, (int64_t)l, (int64_t)r, &over);
                 *div0 |= over;
+            } else if (WIDE && RFX_PRIM_WIDE(in.prim)) {
+                l = (slot)rfx_binary64(in.arg, in.prim, l, r, div0);
             } else {
-                l = RFX_PRIM_WIDE(in.prim) ? rfx_binary64(in.arg, in.prim, l, r, div0)
-                                           : rfx_binary(in.arg, in.prim, (uint32_t)l, (uint32_t)r, div0);
+                l = rfx_binary(in.arg, in.prim, (uint32_t)l, (uint32_t)r, div0);
             }
             st[sp - 1] = l;
             break;
         }
         case G_CMP: {
             sp--;
-            uint64_t l = st[sp - 1], r = st[sp];
-            st[sp - 1] = in.prim == RFX_DECIMAL ? rfx_compare_scaled(in.arg, (int64_t)l, (int64_t)r, (int)in.value)
-                         : RFX_PRIM_WIDE(in.prim) ? rfx_compare64(in.arg, in.prim, l, r)
-                                                  : rfx_compare(in.arg, in.prim, (uint32_t)l, (uint32_t)r);
+            slot l = st[sp - 1], r = st[sp];
+            st[sp - 1] = WIDE && in.prim == RFX_DECIMAL ? rfx_compare_scaled(in.arg, (int64_t)l, (int64_t)r, (int)in.value)
+                         : WIDE && RFX_PRIM_WIDE(in.prim) ? rfx_compare64(in.arg, in.prim, l, r)
+                                                          : rfx_compare(in.arg, in.prim, (uint32_t)l, (uint32_t)r);
             break;
         }
-        case G_AND: sp--; st[sp - 1] = st[sp - 1] && st[sp]; break;
+        case G_ANDIF:
+            if (!st[sp - 1])
+                pc = (int)in.value - 1;   // the left's false is the AND's value
+            break;
+        case G_AND: case G_ANDEND: sp--; st[sp - 1] = st[sp - 1] && st[sp]; break;
         case G_FILTER: if (!st[--sp]) return false; break;
         case G_EMIT: out[in.arg] = (uint32_t)st[--sp]; break;
+        }
+        if (!WIDE)
+            continue;
+        switch (in.op) {   // the ops only wide programs hold
+        case G_CONSTHI: st[sp - 1] |= (uint64_t)in.value << 32; break;
         case G_PAIR: sp--; st[sp - 1] = (uint64_t)(uint32_t)st[sp - 1] << 32 | (uint32_t)st[sp]; break;
-        case G_HALF: st[sp - 1] = in.arg == 0 ? st[sp - 1] >> 32 : (uint32_t)st[sp - 1]; break;
+        case G_HALF: st[sp - 1] = in.arg == 0 ? (uint64_t)st[sp - 1] >> 32 : (uint32_t)st[sp - 1]; break;
         case G_CONV: {
             bool over = false;
-            st[sp - 1] = rfx_convert_checked(in.arg & 15, (int)(in.value & 0xffff), in.prim, (int)(in.value >> 16),
-                                             (in.arg & 16) != 0, st[sp - 1], &over);
+            st[sp - 1] = (slot)rfx_convert_checked(in.arg & 15, (int)(in.value & 0xffff), in.prim, (int)(in.value >> 16),
+                                                   (in.arg & 16) != 0, st[sp - 1], &over);
             *div0 |= over;
             break;
         }
@@ -523,34 +554,12 @@ static __device__ bool run_prog_wide(const gins *code, int start, int len, const
     return true;
 }
 
-/* Runs the loaded program on one (pair of) tuple(s); false when the filter rejects. */
-static __device__ bool run_prog_at(const gins *code, int start, int len, const uint32_t *t0, int a0, const uint32_t *t1,
-                            uint32_t *out, bool *div0)
-{
-    uint32_t st[STACK];
-    int sp = 0;
-    for (int pc = start; pc < start + len; pc++) {
-        gins in = code[pc];
-        switch (in.op) {
-        case G_COL: st[sp++] = in.arg < a0 ? t0[in.arg] : t1[in.arg - a0]; break;
-        case G_CONST: st[sp++] = in.value; break;
-        case G_NEG: st[sp - 1] = rfx_negate(in.prim, st[sp - 1]); break;
-        case G_BIN: sp--; st[sp - 1] = rfx_binary(in.arg, in.prim, st[sp - 1], st[sp], div0); break;
-        case G_CMP: sp--; st[sp - 1] = rfx_compare(in.arg, in.prim, st[sp - 1], st[sp]); break;
-        case G_AND: sp--; st[sp - 1] = st[sp - 1] && st[sp]; break;
-        case G_FILTER: if (!st[--sp]) return false; break;
-        case G_EMIT: out[in.arg] = st[--sp]; break;
-        }
-    }
-    return true;
-}
-
 static __device__ __forceinline__ bool run_prog(const gprog &code, int len, const uint32_t *t0, int a0, const uint32_t *t1,
                                          uint32_t *out, bool *div0)
 {
     if (code.wide)
-        return run_prog_wide(code.ins, 0, len, t0, a0, t1, out, div0);
-    return run_prog_at(code.ins, 0, len, t0, a0, t1, out, div0);
+        return run_prog_at<true>(code.ins, 0, len, t0, a0, t1, out, div0);
+    return run_prog_at<false>(code.ins, 0, len, t0, a0, t1, out, div0);
 }
 
 static inline rfx_status check_div0(rfx_gpu *g)

@@ -46,7 +46,7 @@ __global__ void k_project(const uint32_t *src, size_t n, int arity, const __grid
  * rows (the per-row interpreter kept its stack in local memory and reached half the copy
  * bandwidth at best). rows: the tile's rows as staged in shared memory. live: rows
  * that exist (predicate) or are kept (outputs); only they raise division
- * by zero or are written. Returns the rows a FILTER keeps. EMIT k writes row j's value at
+ * by zero (where the left of each AND around it holds) or are written. Returns the rows a FILTER keeps. EMIT k writes row j's value at
  * ostage[pos[j] * nout + k]. */
 template <int ITEMS>
 __device__ __forceinline__ unsigned run_tile(const gins *code, int start, int len, const uint32_t *rows, int arity,
@@ -54,8 +54,9 @@ __device__ __forceinline__ unsigned run_tile(const gins *code, int start, int le
                                              const unsigned *pos)
 {
     const int T = ITEMS * SEL_THREADS;
-    unsigned pass = live;
-    int sp = 0;
+    unsigned pass = live, reach = live;   // reach: rows whose evaluation gets here (G_ANDIF)
+    unsigned outer[STACK];                // the reach before each G_ANDIF still open
+    int sp = 0, open = 0;
     uint32_t *mine = slot + threadIdx.x;
     for (int pc = start; pc < start + len; pc++) {
         gins in = code[pc];
@@ -86,7 +87,7 @@ __device__ __forceinline__ unsigned run_tile(const gins *code, int start, int le
             for (int j = 0; j < ITEMS; j++) {
                 bool d = false;
                 x[j * SEL_THREADS] = rfx_binary(in.arg, in.prim, x[j * SEL_THREADS], y[j * SEL_THREADS], &d);
-                *div0 |= d && (live >> j & 1);
+                *div0 |= d && (reach >> j & 1);
             }
             break;
         case G_CMP:
@@ -97,6 +98,16 @@ __device__ __forceinline__ unsigned run_tile(const gins *code, int start, int le
             for (int j = 0; j < ITEMS; j++)
                 x[j * SEL_THREADS] = rfx_compare(in.arg, in.prim, x[j * SEL_THREADS], y[j * SEL_THREADS]);
             break;
+        case G_ANDIF:   // every row runs the right side; its failures count where the left holds
+            outer[open++] = reach;
+#pragma unroll
+            for (int j = 0; j < ITEMS; j++)
+                if (!x[j * SEL_THREADS])
+                    reach &= ~(1u << j);
+            break;
+        case G_ANDEND:
+            reach = outer[--open];
+            // fall through
         case G_AND:
             sp--;
             x -= T;

@@ -678,7 +678,8 @@ static void device_cost(const rfx_rx *e, int *ins, int *height, int *peak)
         device_cost(e->r, ins, height, peak);
         --*height;
     }
-    ++*ins;
+    /* an AND whose right side may fail jumps over it where its left rejects (G_ANDIF) */
+    *ins += 1 + (e->kind == RFX_RX_AND && rfx_rx_may_fail(e->r));
 }
 
 /* Whether e raises a float64 to a power: CUDA's pow of doubles is not correctly rounded
@@ -692,12 +693,10 @@ static bool float64_pow(const rfx_rx *e)
 }
 
 /* Commands that only the host runs (after the passes, which move expressions between
- * commands): functors (symbols need the host's table), ranges, aggregates of 64-bit values
- * (the device's aggregate folds a group on one thread, which for a few large groups is far
- * slower than the host's cores: docs/PERFORMANCE.md), float64 powers, and expressions past
- * what the device's interpreter holds, so that no command the CPU runs is refused there.
- * Expressions over 64-bit values run in the device's interpreter (`wide`: no kernel is
- * generated for them). */
+ * commands): functors (symbols need the host's table), ranges, float64 powers, and
+ * expressions past what the device's interpreter holds, so that no command the CPU runs is
+ * refused there. Expressions over 64-bit values run in the device's interpreter (`wide`:
+ * no kernel is generated for them). */
 static void mark_host_only(rfx_plan *P)
 {
     for (int b = 0; b < P->nblocks; b++)
@@ -709,14 +708,13 @@ static void mark_host_only(rfx_plan *P)
                 c->functors |= rfx_rx_host_only(c->out[k]);
                 c->user_functors |= rfx_rx_calls_user(c->out[k]);
             }
-            bool host_wide = c->op == RFX_RA_AGGREGATE && RFX_PRIM_WIDE(c->agg_prim);
             c->wide = rfx_rx_wide(c->pred);
-            host_wide |= float64_pow(c->pred);
+            bool pow64 = float64_pow(c->pred);
             for (int k = 0; k < c->nout; k++) {
                 c->wide |= rfx_rx_wide(c->out[k]);
-                host_wide |= float64_pow(c->out[k]);
+                pow64 |= float64_pow(c->out[k]);
             }
-            c->host_only = c->functors || host_wide || c->op == RFX_RA_RANGE || rfx_ra_cmd_reads_held(c);
+            c->host_only = c->functors || pow64 || c->op == RFX_RA_RANGE || rfx_ra_cmd_reads_held(c);
             int ins = 0, height = 0, peak = 0;
             if (!c->host_only && c->pred) {
                 device_cost(c->pred, &ins, &height, &peak);

@@ -1907,6 +1907,66 @@ static void test_mapfilter_depths(void)
     rfx_gpu_rows_free(gpu, &gd);
 }
 
+/* A division guarded by the conditions before it (`$1 != 0, $0 / $1 > 1`) is evaluated only
+ * where they hold, as C's && and the CPU do: zero divisors in a tenth of the rows, guards one
+ * and two ANDs deep, through the tiled interpreter (rows of 2 columns), the per-row one (45
+ * columns) and the 64-bit one (a decimal's checked arithmetic beside), against the CPU;
+ * the same division unguarded is still an error. */
+static void test_guarded_division(void)
+{
+    if (!need_gpu())
+        return;
+    rfx_fn_env *env = rfx_fn_env_new(NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(env);
+    rfx_rx c0 = col(0), c1 = col(1), zero = {.kind = RFX_RX_CONST, .prim = RFX_NUMBER, .value = 0};
+    rfx_rx one = {.kind = RFX_RX_CONST, .prim = RFX_NUMBER, .value = 1};
+    rfx_rx nz = {.kind = RFX_RX_CMP, .prim = RFX_NUMBER, .op = RFX_NE, .l = &c1, .r = &zero};
+    rfx_rx quo = {.kind = RFX_RX_BIN, .prim = RFX_NUMBER, .op = RFX_DIV, .l = &c0, .r = &c1};
+    rfx_rx rem = {.kind = RFX_RX_BIN, .prim = RFX_NUMBER, .op = RFX_MOD, .l = &c0, .r = &c1};
+    rfx_rx big = {.kind = RFX_RX_CMP, .prim = RFX_NUMBER, .op = RFX_GT, .l = &quo, .r = &one};
+    rfx_rx even = {.kind = RFX_RX_CMP, .prim = RFX_NUMBER, .op = RFX_EQ, .l = &rem, .r = &zero};
+    rfx_rx pos = {.kind = RFX_RX_CMP, .prim = RFX_NUMBER, .op = RFX_GT, .l = &c0, .r = &one};
+    rfx_rx guarded = {.kind = RFX_RX_AND, .prim = RFX_NUMBER, .l = &nz, .r = &big};
+    rfx_rx inner = {.kind = RFX_RX_AND, .prim = RFX_NUMBER, .l = &pos, .r = &even};
+    rfx_rx nested = {.kind = RFX_RX_AND, .prim = RFX_NUMBER, .l = &nz, .r = &inner};
+    rfx_rx *outs[2] = {&quo, &c0};
+    /* 64-bit: the pair (words 0-1) over the pair (words 2-3) */
+    rfx_rx w[4];
+    for (int k = 0; k < 4; k++)
+        w[k] = (rfx_rx){.kind = RFX_RX_COL, .prim = k % 2 ? RFX_WORD : RFX_NUMBER64, .col = k};
+    rfx_rx a = {.kind = RFX_RX_PAIR, .prim = RFX_NUMBER64, .l = &w[0], .r = &w[1]};
+    rfx_rx b = {.kind = RFX_RX_PAIR, .prim = RFX_NUMBER64, .l = &w[2], .r = &w[3]};
+    rfx_rx zero64 = {.kind = RFX_RX_CONST, .prim = RFX_NUMBER64, .value = 0};
+    rfx_rx nz64 = {.kind = RFX_RX_CMP, .prim = RFX_NUMBER64, .op = RFX_NE, .l = &b, .r = &zero64};
+    rfx_rx quo64 = {.kind = RFX_RX_BIN, .prim = RFX_NUMBER64, .op = RFX_DIV, .l = &a, .r = &b};
+    rfx_rx sum64 = {.kind = RFX_RX_BIN, .prim = RFX_NUMBER64, .op = RFX_ADD, .l = &quo64, .r = &a, .env = env};
+    rfx_rx big64 = {.kind = RFX_RX_CMP, .prim = RFX_NUMBER64, .op = RFX_GT, .l = &sum64, .r = &zero64};
+    rfx_rx guarded64 = {.kind = RFX_RX_AND, .prim = RFX_NUMBER, .l = &nz64, .r = &big64};
+    rfx_rx lo64 = {.kind = RFX_RX_HALF, .prim = RFX_WORD, .op = 1, .l = &quo64};
+    rfx_rx *outs64[2] = {&lo64, &w[1]};
+    static const size_t n_of[] = {1000, 2049, 100003};
+    for (size_t s = 0; s < sizeof n_of / sizeof n_of[0]; s++)
+        for (int arity = 2; arity <= 45; arity += 43) {
+            rfx_rows r = rows_random(n_of[s], arity, UNIFORM, 50, false);
+            for (size_t i = 0; i < r.n; i += 10)
+                r.data[i * (size_t)arity + 1] = 0;
+            mapfilter_vs_cpu(&r, &guarded, outs, 2);
+            mapfilter_vs_cpu(&r, &nested, outs, 2);
+            rfx_dev_rows gr = up(&r), gd;   /* unguarded: the zero divisors fail */
+            rfx_gpu_rows_init(&gd, 1);
+            CU_ASSERT_EQUAL(rfx_gpu_mapfilter(gpu, &gr, &big, outs, 1, &gd), RFX_ERR_DIV0);
+            rfx_gpu_rows_free(gpu, &gr);
+            rfx_gpu_rows_free(gpu, &gd);
+            rfx_rows_free(&r);
+        }
+    rfx_rows r = rows_random(20000, 4, UNIFORM, 7, false);
+    for (size_t i = 0; i < r.n; i += 10)
+        r.data[i * 4 + 2] = r.data[i * 4 + 3] = 0;
+    mapfilter_vs_cpu(&r, &guarded64, outs64, 2);
+    rfx_rows_free(&r);
+    rfx_fn_env_free(env);
+}
+
 /* The benchmark's operators at 2^28 rows against the CPU (RFX_GPU_BIG=1 only: minutes of
  * CPU time): SELECT by plain comparisons and with arithmetic, JOIN on one key, UNION and
  * DIFFERENCE, on sets of 2^28 random pairs below 2^28 (keys match about once, as in
@@ -1966,6 +2026,87 @@ static void test_big_ops(void)
     rfx_gpu_rows_free(gpu, &gb);
 }
 
+/* 64-bit kinds: values of two words (column 1 the high, 2 the low), in groups of every size
+ * (a ZIPF key: groups past a run of 1,024 rows fold run by run, also on the CPU) and over
+ * the whole relation; sums that overflow on the way but not in total, and in total. */
+static void test_aggregate_wide(void)
+{
+    if (!need_gpu())
+        return;
+    const rfx_prim prims[] = {RFX_NUMBER64, RFX_UNSIGNED64, RFX_FLOAT64};
+    rfx_rows all;   /* a nullary outer relation: one empty tuple */
+    rfx_rows_init(&all, 0);
+    all.n = 1;
+    for (int fn = RFX_AGG_COUNT; fn <= RFX_AGG_MEAN; fn++)
+        for (int p = 0; p < 3; p++)
+            for (size_t s = 0; s < NS; s++) {
+                if (quick && sizes[s] > 70000)
+                    continue;
+                rfx_rows a = rows_random(s ? sizes[s - 1] : 0, 1, UNIFORM, 300, true);
+                rfx_rows b = rows_random(sizes[s], 3, ZIPF, 400, true);
+                for (size_t i = 0; i < b.n; i++)   /* float64s near 1; integers of every sign */
+                    if (prims[p] == RFX_FLOAT64)
+                        b.data[i * 3 + 1] = 0x3ff00000u + (b.data[i * 3 + 1] & 0xffff);
+                    else if (i % 2)
+                        b.data[i * 3 + 1] |= 0x80000000u;
+                bool wide = fn != RFX_AGG_COUNT;
+                int c = fn == RFX_AGG_COUNT ? -1 : 1;
+                for (int k = 0; k < 2; k++) {
+                    rfx_rows *outer = k ? &a : &all, hc;
+                    rfx_rows_init(&hc, outer->arity + 1 + wide);
+                    rfx_status want = rfx_cpu_aggregate(outer, &b, k, (rfx_aggfn)fn, c, prims[p], &hc);
+                    rfx_dev_rows ga = up(outer), gb = up(&b), gd;
+                    rfx_gpu_rows_init(&gd, outer->arity + 1 + wide);
+                    rfx_status got = rfx_gpu_aggregate(gpu, &ga, &gb, k, (rfx_aggfn)fn, c, prims[p], &gd);
+                    if (want == RFX_OK) {
+                        gpu_agrees(got, &gd, &hc);
+                    } else {   /* an unsigned sum past 2^64: both fail */
+                        CU_ASSERT_EQUAL(got, want);
+                        rfx_rows_free(&hc);
+                        rfx_gpu_rows_free(gpu, &gd);
+                    }
+                    rfx_gpu_rows_free(gpu, &ga);
+                    rfx_gpu_rows_free(gpu, &gb);
+                }
+                rfx_rows_free(&a);
+                rfx_rows_free(&b);
+            }
+    /* -2^63 - 1 + (2^63 - 1): past 64 bits on the way, -2 in total; then past in total, in a
+     * group of one run and in one of ten runs */
+    for (int n = 3; n <= 10000; n += 9997) {
+        rfx_rows b;
+        rfx_rows_init(&b, 3);
+        CU_ASSERT_EQUAL(rfx_rows_push(&b, (uint32_t[]){1, 0x80000000u, 0}), RFX_OK);
+        CU_ASSERT_EQUAL(rfx_rows_push(&b, (uint32_t[]){1, 0xffffffffu, 0xffffffffu}), RFX_OK);
+        for (int i = 2; i < n; i++)
+            CU_ASSERT_EQUAL(rfx_rows_push(&b, (uint32_t[]){1, i == n - 1 ? 0x7fffffffu : 0, i == n - 1 ? 0xffffffffu : 0}),
+                            RFX_OK);
+        for (int past = 0; past < 2; past++) {
+            for (int j = 0; past && j < 2; j++)   /* two more: the total leaves 64 bits */
+                CU_ASSERT_EQUAL(rfx_rows_push(&b, (uint32_t[]){1, 0x7fffffffu, 0xffffffffu}), RFX_OK);
+            rfx_rows hc;
+            rfx_rows_init(&hc, 3);
+            CU_ASSERT_EQUAL(rfx_cpu_aggregate(&all, &b, 0, RFX_AGG_SUM, 1, RFX_NUMBER64, &hc),
+                            past ? RFX_ERR_DIV0 : RFX_OK);
+            CU_ASSERT(past || (hc.n == 1 && hc.data[0] == 0xffffffffu && hc.data[1] == 0xfffffffeu));
+            rfx_dev_rows ga = up(&all), gb = up(&b), gd;
+            rfx_gpu_rows_init(&gd, 3);
+            rfx_status st = rfx_gpu_aggregate(gpu, &ga, &gb, 0, RFX_AGG_SUM, 1, RFX_NUMBER64, &gd);
+            if (past) {
+                CU_ASSERT_EQUAL(st, RFX_ERR_DIV0);
+                rfx_rows_free(&hc);
+                rfx_gpu_rows_free(gpu, &gd);
+            } else {
+                gpu_agrees(st, &gd, &hc);
+            }
+            rfx_gpu_rows_free(gpu, &ga);
+            rfx_gpu_rows_free(gpu, &gb);
+        }
+        rfx_rows_free(&b);
+    }
+    rfx_rows_free(&all);
+}
+
 static void test_aggregate(void)
 {
     if (!need_gpu())
@@ -1988,6 +2129,36 @@ static void test_aggregate(void)
                 rfx_gpu_rows_free(gpu, &ga);
                 rfx_gpu_rows_free(gpu, &gb);
             }
+    /* groups too large for one thread (folded by every block where the order cannot
+     * matter): one group over a whole relation (a nullary outer relation), and three keys
+     * with a million rows, 20,000 and 9 beside smaller ones, every kind and function */
+    rfx_rows all;
+    rfx_rows_init(&all, 0);
+    all.n = 1;
+    rfx_rows few;
+    rfx_rows_init(&few, 1);
+    for (uint32_t key = 0; key < 40; key++)
+        CU_ASSERT_EQUAL(rfx_rows_push(&few, &key), RFX_OK);
+    rfx_rows many = rows_random(quick ? 300000 : 3000000, 2, WIDE, 0, false);
+    for (size_t i = 0; i < many.n; i++)   /* keys 0 (most), 1 (20,000), 2 (9), 3..39 */
+        many.data[2 * i] = i < 20000 ? 1 : i < 20009 ? 2 : i < 21000 ? 3 + (uint32_t)(i % 37) : 0;
+    rfx_cpu_sort(&many, 4);
+    for (int fn = RFX_AGG_COUNT; fn <= RFX_AGG_MAX; fn++)
+        for (int prim = RFX_NUMBER; prim <= RFX_FLOAT; prim++)
+            for (int k = 0; k < 2; k++) {
+                rfx_rows *a = k ? &few : &all, hc;
+                rfx_rows_init(&hc, a->arity + 1);
+                int c = fn == RFX_AGG_COUNT ? -1 : 1;
+                CU_ASSERT_EQUAL(rfx_cpu_aggregate(a, &many, k, (rfx_aggfn)fn, c, (rfx_prim)prim, &hc), RFX_OK);
+                rfx_dev_rows ga = up(a), gb = up(&many), gd;
+                rfx_gpu_rows_init(&gd, a->arity + 1);
+                gpu_agrees(rfx_gpu_aggregate(gpu, &ga, &gb, k, (rfx_aggfn)fn, c, (rfx_prim)prim, &gd), &gd, &hc);
+                rfx_gpu_rows_free(gpu, &ga);
+                rfx_gpu_rows_free(gpu, &gb);
+            }
+    rfx_rows_free(&all);
+    rfx_rows_free(&few);
+    rfx_rows_free(&many);
 }
 
 /* Every end-to-end case with outputs and the default options, run on both backends:
@@ -2077,12 +2248,14 @@ static void add(void)
     CU_add_test(s, "map and filter", test_mapfilter);
     CU_add_test(s, "map and filter over 64-bit values, decimals and dates", test_mapfilter_wide);
     CU_add_test(s, "map and filter: stack depths, rejected rows", test_mapfilter_depths);
+    CU_add_test(s, "divisions guarded by the conditions before them", test_guarded_division);
     CU_add_test(s, "select by plain comparisons", test_select_simple);
     CU_add_test(s, "maps of simple terms", test_map_simple);
     CU_add_test(s, "empty launches, waited for and not", test_empty_launch);
     CU_add_test(s, "look-back words kept across launches", test_lookback_across_launches);
     CU_add_test(s, "SELECT, JOIN, UNION, DIFFERENCE at 2^28 rows (RFX_GPU_BIG=1)", test_big_ops);
     CU_add_test(s, "aggregates", test_aggregate);
+    CU_add_test(s, "aggregates of 64-bit values, by runs", test_aggregate_wide);
     CU_add_test(s, "leapfrog triejoin", test_lftj);
     CU_add_test(s, "leapfrog triejoin in rounds under a small budget", test_lftj_small_budget);
     CU_add_test(s, "pair count regrouped in pieces", test_lftj_regroup_pieces);
