@@ -41,16 +41,25 @@ static struct {
 } nv = {PTHREAD_ONCE_INIT};
 
 static atomic_int running_jobs;   /* compiles in the background not yet ended, detached or not */
+static atomic_int settling;       /* callers of rfx_jit_settle (and exit) waiting: detached
+                                   * compiles not yet in NVRTC are dropped */
 
-/* exit() waits for the compiles at work before the libraries' exit-time destructors run
- * (NVRTC's among them, under a compile still at work); a process that must not wait ends
- * with _exit. Registered when NVRTC is opened and again once the first compile has ended,
- * so that it runs before whatever NVRTC registered inside it (atexit runs the last
- * registered first). */
+static void wait_for(atomic_int *count)
+{
+    while (atomic_load(count) > 0)
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+}
+
+/* exit() waits for the compiles at work (the detached ones dropped where they have not
+ * begun) before the libraries' exit-time destructors run (NVRTC's among them, under a
+ * compile still at work); a process that must not wait ends with _exit. Registered when
+ * NVRTC is opened and again once the first compile has ended, so that it runs before
+ * whatever NVRTC registered inside it (atexit runs the last registered first); what NVRTC
+ * registers inside a later compile still runs before it, hence rfx_jit_settle. */
 static void wait_jobs(void)
 {
-    while (atomic_load(&running_jobs) > 0)
-        nanosleep(&(struct timespec){0, 1000000}, NULL);
+    atomic_fetch_add(&settling, 1);
+    wait_for(&running_jobs);
 }
 
 static void register_wait_jobs(void)
@@ -212,8 +221,12 @@ bool rfx_jit_cached(const char *source, int arch, void **cubin, size_t *size)
  * background (docs/RELIABILITY.md). */
 static pthread_mutex_t nvrtc_lock = PTHREAD_MUTEX_INITIALIZER;
 
-bool rfx_jit_cubin(const char *source, const char *name, int arch, void **cubin, size_t *size, bool *compiled,
-                   double *ms, char *err, size_t errcap)
+enum { JOB_RUNNING, JOB_DONE, JOB_DETACHED };   /* done: its owner frees it; detached: itself */
+
+/* rfx_jit_cubin for a job whose state is *state (NULL: a caller that waits): a detached
+ * job still waiting for NVRTC while compiles settle is dropped. */
+static bool cubin_of(const char *source, const char *name, int arch, void **cubin, size_t *size, bool *compiled,
+                     double *ms, char *err, size_t errcap, atomic_int *state)
 {
     double t0 = rfx_seconds() * 1e3;
     *compiled = false;
@@ -232,6 +245,11 @@ bool rfx_jit_cubin(const char *source, const char *name, int arch, void **cubin,
     }
     void *prog = NULL;
     pthread_mutex_lock(&nvrtc_lock);
+    if (state && atomic_load(state) == JOB_DETACHED && atomic_load(&settling) > 0) {
+        pthread_mutex_unlock(&nvrtc_lock);
+        snprintf(err, errcap, "dropped: the compiles were settled (rfx_jit_settle)");
+        return false;
+    }
     t0 = rfx_seconds() * 1e3;   /* the compile's own time, not its wait for the one before */
     int r = nv.create(&prog, source, name, 0, NULL, NULL);
     if (r != 0) {
@@ -271,8 +289,13 @@ bool rfx_jit_cubin(const char *source, const char *name, int arch, void **cubin,
     return true;
 }
 
+bool rfx_jit_cubin(const char *source, const char *name, int arch, void **cubin, size_t *size, bool *compiled,
+                   double *ms, char *err, size_t errcap)
+{
+    return cubin_of(source, name, arch, cubin, size, compiled, ms, err, errcap, NULL);
+}
+
 /* ---- compiles in the background ---------------------------------------------------------- */
-enum { JOB_RUNNING, JOB_DONE, JOB_DETACHED };   /* done: its owner frees it; detached: itself */
 #define JIT_STACK_BYTES ((size_t)256 << 20)
 
 struct rfx_jit_job {
@@ -299,8 +322,8 @@ static void job_free(rfx_jit_job *j)
 static void *job_main(void *arg)
 {
     rfx_jit_job *j = arg;
-    j->ok = rfx_jit_cubin(j->source, j->name, j->arch, &j->cubin, &j->size, &j->compiled, &j->ms, j->err,
-                          sizeof j->err);
+    j->ok = cubin_of(j->source, j->name, j->arch, &j->cubin, &j->size, &j->compiled, &j->ms, j->err, sizeof j->err,
+                     &j->state);
     static pthread_once_t after_first = PTHREAD_ONCE_INIT;
     pthread_once(&after_first, register_wait_jobs);   /* after what the first compile registered */
     int running = JOB_RUNNING;
@@ -329,6 +352,13 @@ void rfx_jit_job_detach(rfx_jit_job *j)
 bool rfx_jit_detached_running(void)
 {
     return atomic_load(&detached_running) > 0;
+}
+
+void rfx_jit_settle(void)
+{
+    atomic_fetch_add(&settling, 1);
+    wait_for(&detached_running);
+    atomic_fetch_sub(&settling, 1);
 }
 
 rfx_jit_job *rfx_jit_start(const char *source, const char *name, int arch)

@@ -34,10 +34,15 @@ bool rfx_jit_job_done(rfx_jit_job *j);
  * else the reason in err. */
 bool rfx_jit_job_finish(rfx_jit_job *j, void **cubin, size_t *size, bool *compiled, double *ms, char *err,
                         size_t errcap);
-/* Lets j run on without its owner: it ends on its own, its cubin cached and freed. exit()
- * waits for such compiles (NVRTC's destructors must not run under one); whether any runs
- * still: rfx_jit_detached_running. */
+/* Lets j run on without its owner: it ends on its own, its cubin cached and freed; whether
+ * any runs still: rfx_jit_detached_running. */
 void rfx_jit_job_detach(rfx_jit_job *j);
 bool rfx_jit_detached_running(void);
+/* Ends the detached compiles: those not yet in NVRTC are dropped (not cached), the one in
+ * it is waited for. A process must not exit under a compile: NVRTC registers exit-time
+ * destructors while it compiles, which exit() then runs first, under it. exit() settles the
+ * compiles itself, but only after what was registered last; librfx settles them as an
+ * engine closes. */
+void rfx_jit_settle(void);
 
 #endif

@@ -132,6 +132,10 @@ rfx_backend *rfx_backend_cuda(const rfx_run_opts *o, char *why, size_t whycap);
 /* Whether work on the device that ended runs left behind still runs: compiles of generated
  * kernels, the driver's start (rfx.h's rfx_compiles_pending). */
 bool rfx_backend_cuda_compiling(void);
+/* Ends the compiles ended runs left behind (primitives/jit.h's rfx_jit_settle): an engine
+ * closes with none at work, so that a process exiting after it is safe from NVRTC's
+ * exit-time destructors. */
+void rfx_backend_cuda_settle(void);
 /* Starts the driver and the first of devices' (NULL: device 0) primary context in the
  * background, once a process, so that a run wanting the device finds it started (an
  * engine of the CUDA backend does this as it is made: the start overlaps parsing, planning

@@ -1018,6 +1018,11 @@ bool rfx_backend_cuda_compiling(void)
     return rfx_jit_detached_running() || rfx_gpu_warm_state(NULL) == RFX_WARM_RUNNING;
 }
 
+void rfx_backend_cuda_settle(void)
+{
+    rfx_jit_settle();
+}
+
 void rfx_backend_cuda_warm(const int *devices, int ndevices)
 {
     rfx_gpu_warm(ndevices > 0 && devices ? devices[0] : 0);

@@ -47,6 +47,10 @@ bool rfx_backend_cuda_compiling(void)
     return false;
 }
 
+void rfx_backend_cuda_settle(void)
+{
+}
+
 void rfx_backend_cuda_warm(const int *devices, int ndevices)
 {
     (void)devices;

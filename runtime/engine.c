@@ -347,6 +347,7 @@ void rfx_close(rfx_engine *e)
     free(e->libraries);
     rfx_functor_libs_free(e->functor_libs);
     free(e);
+    rfx_backend_cuda_settle();   /* no compile left at work for exit() to run NVRTC's destructors under */
 }
 
 /* ---- programs ------------------------------------------------------------------------- */

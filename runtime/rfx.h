@@ -154,7 +154,10 @@ void rfx_config_init(rfx_config *cfg);
 /* Opens an engine (cfg NULL: defaults); the config is copied. NULL only when memory ran out.
  * No device is touched before the first rfx_run. */
 rfx_engine *rfx_open(const rfx_config *cfg);
-/* Frees the engine and everything it holds, device memory included. NULL is a no-op. */
+/* Frees the engine and everything it holds, device memory included. NULL is a no-op.
+ * Kernel compiles that ended runs left in the background end here: those NVRTC has not
+ * begun are dropped, the one it is at is waited for (a process must not exit under a
+ * compile: NVRTC's exit-time destructors would run under it). */
 void rfx_close(rfx_engine *e);
 
 /* Parses, checks and plans a program; `name` is the file name used in messages. One
@@ -291,8 +294,8 @@ int rfx_remove_unfinished_outputs(void);
 /* Whether device work started in the background still runs in this process: compiles of
  * generated CUDA kernels (an engine's run that ended before NVRTC did leaves them to finish
  * on their own; their kernels go to the disk cache for the next run), or the CUDA driver's
- * start that an engine of the cuda backend begins as it is made. exit() waits for
- * the compiles; a program with nothing left to do may end with _exit instead, as the rfx
+ * start that an engine of the cuda backend begins as it is made. rfx_close ends the
+ * compiles; a program with nothing left to do may end with _exit instead, as the rfx
  * command does. */
 bool rfx_compiles_pending(void);
 

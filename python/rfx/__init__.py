@@ -13,10 +13,12 @@
 Tuples move as whole columns through librfx (rfx.h's rfx_insert_columns / rfx_read_columns);
 the GIL is released while librfx works. docs/python.md is the tour.
 """
+import atexit
 import json
 import os
 import sys
 import threading
+import weakref
 
 import numpy as np
 
@@ -127,6 +129,21 @@ def _show_progress_by_default():
     return "ipykernel" in sys.modules or (hasattr(sys.stderr, "isatty") and sys.stderr.isatty())
 
 
+# Engines still open when the interpreter exits are closed first: closing one ends the
+# kernel compiles its runs left in the background (rfx.h's rfx_close), which must not be
+# at work when the process exits.
+_open_engines = weakref.WeakSet()
+
+
+@atexit.register
+def _close_open_engines():
+    for e in list(_open_engines):
+        try:
+            e.close()
+        except Exception:
+            pass
+
+
 class Engine:
     """A Datalog engine: one program, the tuples inserted into it, the results of its last run.
 
@@ -187,6 +204,7 @@ class Engine:
         if not self._p:
             self._close_files()
             raise ResourceError("rfx: out of memory opening an engine")
+        _open_engines.add(self)
 
     # ---- life ---------------------------------------------------------------------------
     def close(self):
