@@ -285,6 +285,9 @@ void rfx_fn_env_note(rfx_fn_env *env, const char *why);
 
 /* op over its nargs arguments' values; sets *fail (and records why) on failure. */
 uint32_t rfx_fn_apply(rfx_fn_env *env, rfx_fn_op op, const uint32_t *args, int nargs, bool *fail);
+/* Whether op may run on many threads at once, in any row order: it takes no lock and
+ * counts nothing (conversions, range tests, reads of symbols such as like and contains). */
+bool rfx_fn_op_parallel(rfx_fn_op op);
 /* The environment's record table, for readers and writers of facts (with the lock held
  * by rfx_fn_env_pack; rfx_fn_env_records when nothing packs at the same time). */
 uint32_t rfx_fn_env_pack(rfx_fn_env *env, const uint32_t *fields, int n);
@@ -374,6 +377,9 @@ typedef struct rfx_rx {
 bool rfx_rx_host_only(const rfx_rx *e);
 bool rfx_rx_wide(const rfx_rx *e);
 bool rfx_rx_calls_user(const rfx_rx *e);
+/* Whether e calls a functor that is not rfx_fn_op_parallel: a command evaluating it runs on
+ * one thread (the functors' lock would only queue threads; autoinc counts in row order). */
+bool rfx_rx_serial(const rfx_rx *e);
 /* Whether evaluating e may fail on some tuple (a division or remainder, a functor, decimal
  * arithmetic past 64 bits): what must be evaluated on every tuple to report it. */
 bool rfx_rx_may_fail(const rfx_rx *e);

@@ -102,6 +102,21 @@ bool rfx_rx_host_only(const rfx_rx *e)
     return rfx_rx_host_only(e->l) || rfx_rx_host_only(e->r);
 }
 
+bool rfx_rx_serial(const rfx_rx *e)
+{
+    if (!e)
+        return false;
+    if (e->kind == RFX_RX_FN) {
+        if (e->op == RFX_FX_USER || !rfx_fn_op_parallel((rfx_fn_op)e->op))
+            return true;
+        for (int i = 0; i < e->nargs; i++)
+            if (rfx_rx_serial(e->args[i]))
+                return true;
+        return false;
+    }
+    return rfx_rx_serial(e->l) || rfx_rx_serial(e->r);
+}
+
 bool rfx_rx_calls_user(const rfx_rx *e)
 {
     if (!e)

@@ -13,23 +13,16 @@ typedef struct regex_entry {
     rfx_regex *re;             /* NULL: the pattern is invalid (match is false, as Soufflé's) */
 } regex_entry;
 
-typedef struct like_entry {
-    uint64_t key;              /* pattern << 32 | symbol */
-    bool match, used;
-} like_entry;
-
 typedef struct rfx_user_fn rfx_user_fn;   /* user_functors.c */
 
 struct rfx_fn_env {
     rfx_symtab *syms;
-    pthread_mutex_t lock;      /* the symbol table, the regex cache, the records, the error, user functors */
+    pthread_mutex_t lock;      /* adding symbols, the regex cache, the records, the error, user functors */
     atomic_uint autoinc;
     bool failed;
     char error[320];
     regex_entry *regexes;
     size_t nregex, capregex;
-    like_entry *likes;         /* like()'s answers, open addressing (a power of two) */
-    size_t nlike, caplike;
     rfx_records *records;      /* made on the first record */
     rfx_user_fn *user;         /* the declared user-defined functors */
     int nuser;

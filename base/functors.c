@@ -42,7 +42,6 @@ void rfx_fn_env_free(rfx_fn_env *env)
     for (size_t i = 0; i < env->nregex; i++)
         rfx_regex_free(env->regexes[i].re);
     free(env->regexes);
-    free(env->likes);
     rfx_records_free(env->records);
     rfx_user_functors_free(env);
     pthread_mutex_destroy(&env->lock);
@@ -164,10 +163,38 @@ static size_t utf8_len(const char *s, size_t left)
     return n < left ? n : left;
 }
 
+/* like() of a pattern without `_`: its texts between `%`s found in order, each at its first
+ * place after the one before (the earliest leaves the most room for the rest), the first
+ * at the start and the last at the end unless a `%` frees them. */
+static bool like_segments(const char *p, size_t m, const char *s, size_t n)
+{
+    size_t i = 0, j = 0;
+    for (bool anchored = true;; anchored = false) {
+        const char *pct = memchr(p + j, '%', m - j);
+        size_t len = pct ? (size_t)(pct - (p + j)) : m - j;
+        if (!pct)   /* the last text: at the end (the whole of s where there was no `%`) */
+            return anchored ? n == len && memcmp(s, p, len) == 0
+                            : n - i >= len && memcmp(s + n - len, p + j, len) == 0;
+        if (anchored) {
+            if (n < len || memcmp(s, p, len) != 0)
+                return false;
+            i = len;
+        } else if (len) {
+            const char *at = memmem(s + i, n - i, p + j, len);
+            if (!at)
+                return false;
+            i = (size_t)(at - s) + len;
+        }
+        j += len + 1;
+    }
+}
+
 /* SQL's LIKE: s whole matches p, `%` any text, `_` one character. The last `%` is retried
  * one character further on a mismatch (what it took so far cannot matter to what follows). */
 static bool like(const char *p, size_t m, const char *s, size_t n)
 {
+    if (!memchr(p, '_', m))
+        return like_segments(p, m, s, n);
     size_t i = 0, j = 0, star = SIZE_MAX, from = 0;
     while (i < n) {
         if (j < m && p[j] == '%') {
@@ -191,40 +218,6 @@ static bool like(const char *p, size_t m, const char *s, size_t n)
     return j == m;
 }
 
-/* like() of two symbols, each pair matched once: a column holds few distinct texts against
- * its rows, and a pattern's test over each row would decode the same texts again. */
-static uint32_t like_memo(rfx_fn_env *env, uint32_t pattern, uint32_t s, bool *failed)
-{
-    const uint64_t key = (uint64_t)pattern << 32 | s;
-    if (env->nlike * 2 >= env->caplike) {   /* grown (and rehashed) at half full */
-        size_t cap = env->caplike ? env->caplike * 2 : 1024;
-        like_entry *t = calloc(cap, sizeof *t);
-        if (!t) {
-            rfx_fn_env_fail(env, failed, "out of memory matching like()%s", "");
-            return 0;
-        }
-        for (size_t k = 0; k < env->caplike; k++)
-            if (env->likes[k].used) {
-                size_t h = (size_t)(rfx_mix64(env->likes[k].key) & (cap - 1));
-                while (t[h].used)
-                    h = (h + 1) & (cap - 1);
-                t[h] = env->likes[k];
-            }
-        free(env->likes);
-        env->likes = t;
-        env->caplike = cap;
-    }
-    size_t h = (size_t)(rfx_mix64(key) & (env->caplike - 1));
-    for (; env->likes[h].used; h = (h + 1) & (env->caplike - 1))
-        if (env->likes[h].key == key)
-            return env->likes[h].match;
-    rfx_symtab *t = env->syms;
-    bool m = like(rfx_symtab_str(t, pattern), rfx_symtab_len(t, pattern), rfx_symtab_str(t, s), rfx_symtab_len(t, s));
-    env->likes[h] = (like_entry){key, m, true};
-    env->nlike++;
-    return m;
-}
-
 /* The operations that read or make symbols, with the lock held. */
 static uint32_t apply_symbolic(rfx_fn_env *env, rfx_fn_op op, const uint32_t *a, bool *failed)
 {
@@ -244,8 +237,6 @@ static uint32_t apply_symbolic(rfx_fn_env *env, rfx_fn_op op, const uint32_t *a,
         free(s);
         return id;
     }
-    case RFX_FX_STRLEN:
-        return rfx_symtab_len(t, a[0]);
     case RFX_FX_SUBSTR: {
         /* std::string::substr(pos, count) with Soufflé's 32-bit arguments widened to
          * size_t: a negative position is past the end (Soufflé warns and gives ""), a
@@ -262,22 +253,10 @@ static uint32_t apply_symbolic(rfx_fn_env *env, rfx_fn_op op, const uint32_t *a,
         const uint32_t *f = env->records ? rfx_records_fields(env->records, a[0], &n) : NULL;
         return f && a[1] < (uint32_t)n ? f[a[1]] : 0;
     }
-    case RFX_FX_SYMCMP: {
-        size_t n0 = rfx_symtab_len(t, a[0]), n1 = rfx_symtab_len(t, a[1]);
-        int c = memcmp(rfx_symtab_str(t, a[0]), rfx_symtab_str(t, a[1]), n0 < n1 ? n0 : n1);
-        c = c ? c : (n0 > n1) - (n0 < n1);
-        return (uint32_t)(c < 0 ? -1 : c > 0);
-    }
-    case RFX_FX_CONTAINS: {
-        size_t n0 = rfx_symtab_len(t, a[0]), n1 = rfx_symtab_len(t, a[1]);
-        return n0 == 0 || memmem(rfx_symtab_str(t, a[1]), n1, rfx_symtab_str(t, a[0]), n0) != NULL;
-    }
     case RFX_FX_MATCH: {
         rfx_regex *re = regex_of(env, a[0], failed);
         return !re ? 2u : rfx_regex_full_match(re, rfx_symtab_str(t, a[1]), rfx_symtab_len(t, a[1]));
     }
-    case RFX_FX_LIKE:
-        return like_memo(env, a[0], a[1], failed);
     case RFX_FX_S2I: case RFX_FX_S2U: {
         uint32_t v = 0;
         if (!parse_souffle_int(rfx_symtab_str(t, a[0]), op == RFX_FX_S2U, &v))
@@ -350,6 +329,17 @@ const rfx_records *rfx_fn_env_records(const rfx_fn_env *env)
     return env->records;
 }
 
+bool rfx_fn_op_parallel(rfx_fn_op op)
+{
+    switch (op) {   /* rfx_fn_apply's cases before its lock, autoinc aside */
+    case RFX_FX_F2I: case RFX_FX_F2U: case RFX_FX_I2F: case RFX_FX_U2F: case RFX_FX_IN_RANGE_I:
+    case RFX_FX_IN_RANGE_U: case RFX_FX_STRLEN: case RFX_FX_SYMCMP: case RFX_FX_CONTAINS: case RFX_FX_LIKE:
+        return true;
+    default:
+        return false;
+    }
+}
+
 uint32_t rfx_fn_apply(rfx_fn_env *env, rfx_fn_op op, const uint32_t *a, int nargs, bool *failed)
 {
     if (op == RFX_FX_PACK) {
@@ -384,6 +374,25 @@ uint32_t rfx_fn_apply(rfx_fn_env *env, rfx_fn_op op, const uint32_t *a, int narg
         if (s > 0)
             return x <= v && v < b && (v - x) % s == 0;
         return b < v && v <= x && (x - v) % -s == 0;
+    }
+    /* reads of symbols alone take no lock (symtab.c: a reader beside a thread adding
+     * symbols is safe), so that a test over a column of texts runs on every thread */
+    case RFX_FX_STRLEN: return rfx_symtab_len(env->syms, a[0]);
+    case RFX_FX_SYMCMP: {
+        const rfx_symtab *t = env->syms;
+        size_t n0 = rfx_symtab_len(t, a[0]), n1 = rfx_symtab_len(t, a[1]);
+        int c = memcmp(rfx_symtab_str(t, a[0]), rfx_symtab_str(t, a[1]), n0 < n1 ? n0 : n1);
+        c = c ? c : (n0 > n1) - (n0 < n1);
+        return (uint32_t)(c < 0 ? -1 : c > 0);
+    }
+    case RFX_FX_CONTAINS: {
+        const rfx_symtab *t = env->syms;
+        size_t n0 = rfx_symtab_len(t, a[0]), n1 = rfx_symtab_len(t, a[1]);
+        return n0 == 0 || memmem(rfx_symtab_str(t, a[1]), n1, rfx_symtab_str(t, a[0]), n0) != NULL;
+    }
+    case RFX_FX_LIKE: {
+        const rfx_symtab *t = env->syms;
+        return like(rfx_symtab_str(t, a[0]), rfx_symtab_len(t, a[0]), rfx_symtab_str(t, a[1]), rfx_symtab_len(t, a[1]));
     }
     default: break;
     }

@@ -20,10 +20,20 @@ typedef struct chunk {
     char text[];
 } chunk;
 
+/* Readers (rfx_symtab_str, rfx_symtab_len) may run beside a thread adding symbols: the
+ * id arrays grow into new ones, published after their copy, and the old ones are kept
+ * until the table is freed (a reader may still hold one); n is published after its
+ * symbols. So functors that only read symbols (like, contains, strlen) need no lock. */
+typedef struct retired {
+    struct retired *next;
+    void *strs, *lens;
+} retired;
+
 struct rfx_symtab {
     const char **strs;         /* id -> string (in a chunk, NUL-terminated) */
     uint32_t *lens;            /* id -> length */
     size_t n, cap;
+    retired *old;              /* id arrays grown out of */
     uint64_t *slots;
     size_t nslots;             /* REGIONS times a power of two */
     size_t held[REGIONS];      /* symbols in each region */
@@ -52,10 +62,46 @@ void rfx_symtab_free(rfx_symtab *t)
         next = c->next;
         free(c);
     }
+    for (retired *r = t->old, *next; r; r = next) {
+        next = r->next;
+        free(r->strs);
+        free(r->lens);
+        free(r);
+    }
     free(t->strs);
     free(t->lens);
     free(t->slots);
     free(t);
+}
+
+/* Room in the id arrays for `need` symbols: new arrays (twice the size or more) holding
+ * the first n, published whole; the old ones retired, not freed. */
+static bool grow_ids(rfx_symtab *t, size_t need)
+{
+    if (need <= t->cap)
+        return true;
+    size_t cap = t->cap ? t->cap : 64;
+    while (cap < need)
+        cap *= 2;
+    const char **strs = rfx_malloc(cap * sizeof *strs);
+    uint32_t *lens = rfx_malloc(cap * sizeof *lens);
+    retired *r = rfx_malloc(sizeof *r);
+    if (!strs || !lens || !r) {
+        free(strs);
+        free(lens);
+        free(r);
+        return false;
+    }
+    if (t->n) {
+        rfx_memcpy(strs, t->strs, t->n * sizeof *strs);
+        rfx_memcpy(lens, t->lens, t->n * sizeof *lens);
+    }
+    *r = (retired){t->old, (void *)t->strs, t->lens};
+    t->old = r;
+    __atomic_store_n(&t->strs, strs, __ATOMIC_RELEASE);
+    __atomic_store_n(&t->lens, lens, __ATOMIC_RELEASE);
+    t->cap = cap;
+    return true;
 }
 
 uint64_t rfx_symtab_hash(const char *s, size_t n)
@@ -181,19 +227,15 @@ uint32_t rfx_symtab_intern_hashed(rfx_symtab *t, const char *s, size_t n, uint64
             return UINT32_MAX;
         find_hashed(t, s, n, hash, &h);   /* its empty slot in the larger table */
     }
-    if (t->n == t->cap) {
-        size_t cap = t->cap, cap2 = t->cap;
-        if (!rfx_grow((void **)&t->strs, &cap, t->n + 1, sizeof *t->strs) ||
-            !rfx_grow((void **)&t->lens, &cap2, t->n + 1, sizeof *t->lens))
-            return UINT32_MAX;
-        t->cap = cap < cap2 ? cap : cap2;
-    }
+    if (!grow_ids(t, t->n + 1))
+        return UINT32_MAX;
     const char *copy = keep(t, s, n);
     if (!copy)
         return UINT32_MAX;
-    uint32_t id = (uint32_t)t->n++;
+    uint32_t id = (uint32_t)t->n;
     t->strs[id] = copy;
     t->lens[id] = (uint32_t)n;
+    __atomic_store_n(&t->n, t->n + 1, __ATOMIC_RELEASE);
     t->slots[h] = slot_tag(hash) | (id + 1);
     t->held[region_of(hash)]++;
     return id;
@@ -206,12 +248,13 @@ uint32_t rfx_symtab_intern(rfx_symtab *t, const char *s, size_t n)
 
 const char *rfx_symtab_str(const rfx_symtab *t, uint32_t id)
 {
-    return id < t->n ? t->strs[id] : "<bad symbol>";
+    return id < __atomic_load_n(&t->n, __ATOMIC_ACQUIRE) ? __atomic_load_n(&t->strs, __ATOMIC_ACQUIRE)[id]
+                                                          : "<bad symbol>";
 }
 
 uint32_t rfx_symtab_len(const rfx_symtab *t, uint32_t id)
 {
-    return id < t->n ? t->lens[id] : 0;
+    return id < __atomic_load_n(&t->n, __ATOMIC_ACQUIRE) ? __atomic_load_n(&t->lens, __ATOMIC_ACQUIRE)[id] : 0;
 }
 
 uint32_t rfx_symtab_size(const rfx_symtab *t)
@@ -529,11 +572,7 @@ bool rfx_symlocal_merge_all(rfx_symlocal *const *locals, int n, rfx_symtab *t, i
     /* room first, as though every symbol were new */
     if ((t->n + total) * 2 > t->nslots && !symtab_grow(t, total))
         return false;
-    size_t cap = t->cap, cap2 = t->cap;
-    bool ok = rfx_grow((void **)&t->strs, &cap, t->n + total, sizeof *t->strs);
-    ok = ok && rfx_grow((void **)&t->lens, &cap2, t->n + total, sizeof *t->lens);
-    t->cap = cap < cap2 ? cap : cap2;
-    if (!ok)
+    if (!grow_ids(t, t->n + total))
         return false;
     merge_job m = {.t = t, .locals = (rfx_symlocal **)locals, .n = n};
     m.by_region = rfx_calloc((size_t)n, sizeof *m.by_region);
@@ -542,7 +581,7 @@ bool rfx_symlocal_merge_all(rfx_symlocal *const *locals, int n, rfx_symtab *t, i
     m.pend = rfx_calloc(REGIONS, sizeof *m.pend);
     m.fresh = rfx_calloc((size_t)n, sizeof *m.fresh);
     m.chunks = rfx_calloc((size_t)n, sizeof *m.chunks);
-    ok = m.by_region && m.starts && m.fate && m.pend && m.fresh && m.chunks;
+    bool ok = m.by_region && m.starts && m.fate && m.pend && m.fresh && m.chunks;
     for (int k = 0; ok && k < n; k++)
         ok = (m.by_region[k] = rfx_malloc(sizeof(uint32_t) * (locals[k]->n + 1))) &&
              (m.fate[k] = rfx_malloc(sizeof(uint64_t) * (locals[k]->n + 1)));
@@ -571,7 +610,7 @@ bool rfx_symlocal_merge_all(rfx_symlocal *const *locals, int n, rfx_symtab *t, i
         if (ok) {
             rfx_parallel_for(REGIONS, nthreads, settle_region, &m);
             rfx_parallel_for(n, nthreads, settle_repeats, &m);
-            t->n = id;
+            __atomic_store_n(&t->n, id, __ATOMIC_RELEASE);
         } else
             undo_pending(&m);
         for (int k = 0; k < n; k++) {   /* the pieces' chunks become the table's */

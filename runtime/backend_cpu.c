@@ -422,12 +422,21 @@ static rfx_status mapfilter_range(cpu_ctx *x, const rfx_ra_cmd *c, int nthreads,
     return st;
 }
 
+/* Whether c calls functors that take the functors' lock (threads would only queue for it)
+ * or count in row order: then c runs on one thread. */
+static bool serial_functors(const rfx_ra_cmd *c)
+{
+    bool serial = c->functors && rfx_rx_serial(c->pred);
+    for (int k = 0; c->functors && k < c->nout; k++)
+        serial |= rfx_rx_serial(c->out[k]);
+    return serial;
+}
+
 static rfx_status cpu_exec(rfx_backend *be, const rfx_ra_cmd *c)
 {
     cpu_ctx *x = be->ctx;
     rfx_rows *V = x->vars;
-    /* functors share the symbol table under one lock: threads would only queue for it */
-    int nt = c->functors ? 1 : x->nthreads;
+    int nt = serial_functors(c) ? 1 : x->nthreads;
     if (c->dst >= 0 && c->op != RFX_RA_SWAP && c->op != RFX_RA_CLEAR && cpu_out_of_budget(x))
         return RFX_ERR_NOMEM;
     bool done = false;

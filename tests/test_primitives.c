@@ -1120,7 +1120,19 @@ static void test_dates(void)
         CU_ASSERT_FALSE(rfx_date_parse(bad[i], strlen(bad[i]), &x));
 }
 
-/* SQL's LIKE (the symbol functor like()), answers memoised per pair. */
+/* LIKE by its definition, for ASCII texts (`_` one byte). */
+static bool like_reference(const char *p, const char *s)
+{
+    if (!*p)
+        return !*s;
+    if (*p == '%')
+        return like_reference(p + 1, s) || (*s && like_reference(p, s + 1));
+    return *s && (*p == '_' || *p == *s) && like_reference(p + 1, s + 1);
+}
+
+/* SQL's LIKE (the symbol functor like()): listed cases, then random patterns over a, b, %
+ * and _ against random texts over a and b (patterns without `_` take the texts-between-%
+ * path), against the definition. */
 static void test_like(void)
 {
     static const struct {
@@ -1136,17 +1148,32 @@ static void test_like(void)
     rfx_symtab *t = rfx_symtab_new();
     rfx_fn_env *env = rfx_fn_env_new(t);
     CU_ASSERT_FATAL(t && env);
-    for (int round = 0; round < 2; round++)   /* the second round from the memo */
-        for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-            uint32_t a[2] = {rfx_symtab_intern(t, cases[i].p, strlen(cases[i].p)),
-                             rfx_symtab_intern(t, cases[i].s, strlen(cases[i].s))};
-            bool failed = false;
-            uint32_t got = rfx_fn_apply(env, RFX_FX_LIKE, a, 2, &failed);
-            if (got != cases[i].want)
-                fprintf(stderr, "like(\"%s\", \"%s\") gave %u\n", cases[i].p, cases[i].s, got);
-            CU_ASSERT_EQUAL(got, cases[i].want);
-            CU_ASSERT_FALSE(failed);
-        }
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        uint32_t a[2] = {rfx_symtab_intern(t, cases[i].p, strlen(cases[i].p)),
+                         rfx_symtab_intern(t, cases[i].s, strlen(cases[i].s))};
+        bool failed = false;
+        uint32_t got = rfx_fn_apply(env, RFX_FX_LIKE, a, 2, &failed);
+        if (got != cases[i].want)
+            fprintf(stderr, "like(\"%s\", \"%s\") gave %u\n", cases[i].p, cases[i].s, got);
+        CU_ASSERT_EQUAL(got, cases[i].want);
+        CU_ASSERT_FALSE(failed);
+    }
+    uint64_t r = 0x5eed;
+    for (int i = 0; i < 20000; i++) {
+        char pat[9], text[9];
+        int np = (int)((r = rfx_mix64(r)) % 9), nt = (int)((r = rfx_mix64(r)) % 9);
+        for (int k = 0; k < np; k++)
+            pat[k] = "ab%%_"[(r = rfx_mix64(r)) % (i % 2 ? 4 : 5)];   /* every other without `_` */
+        for (int k = 0; k < nt; k++)
+            text[k] = "ab"[(r = rfx_mix64(r)) % 2];
+        pat[np] = text[nt] = 0;
+        uint32_t a[2] = {rfx_symtab_intern(t, pat, (size_t)np), rfx_symtab_intern(t, text, (size_t)nt)};
+        bool failed = false;
+        uint32_t got = rfx_fn_apply(env, RFX_FX_LIKE, a, 2, &failed);
+        if (got != (uint32_t)like_reference(pat, text))
+            fprintf(stderr, "like(\"%s\", \"%s\") gave %u\n", pat, text, got);
+        CU_ASSERT_EQUAL(got, (uint32_t)like_reference(pat, text));
+    }
     rfx_fn_env_free(env);
     rfx_symtab_free(t);
 }
