@@ -19,11 +19,25 @@ enum { MAX_DEVICES = 16 };
  * driver, whose mapping costs little beside such a run). */
 #define KEEP_POOL_BYTES ((size_t)1 << 30)
 
+/* An inserted relation's tuples as a run left them on the device (gs[0]): the plan
+ * variable they went to, and the host rows they came from (unchanged until the engine
+ * forgets them). */
+typedef struct kept_input {
+    int var;
+    const uint32_t *data;
+    size_t n;
+    int arity;
+    rfx_dev_rows rows;
+} kept_input;
+
 struct rfx_device_keep {
     rfx_gpu *gs[MAX_DEVICES];
     int devs[MAX_DEVICES], ndev;
     size_t device_memory;      /* the cap they were opened with */
     bool lent;                 /* a backend holds them now */
+    kept_input *inputs;        /* on gs[0]; at most a quarter of its budget */
+    int ninputs, capinputs;
+    size_t input_bytes;
 };
 
 rfx_device_keep *rfx_device_keep_new(void)
@@ -36,10 +50,25 @@ bool rfx_device_keep_warm(const rfx_device_keep *k)
     return k && k->ndev > 0;
 }
 
+static void drop_inputs(rfx_device_keep *k)
+{
+    for (int i = 0; i < k->ninputs; i++)
+        rfx_gpu_rows_free(k->gs[0], &k->inputs[i].rows);
+    k->ninputs = 0;
+    k->input_bytes = 0;
+}
+
+void rfx_device_keep_forget_inputs(rfx_device_keep *k)
+{
+    if (k && !k->lent)
+        drop_inputs(k);
+}
+
 void rfx_device_keep_clear(rfx_device_keep *k)
 {
     if (!k || k->lent)
         return;
+    rfx_device_keep_forget_inputs(k);
     for (int d = k->ndev - 1; d >= 0; d--)
         rfx_gpu_close(k->gs[d]);
     k->ndev = 0;
@@ -48,6 +77,8 @@ void rfx_device_keep_clear(rfx_device_keep *k)
 void rfx_device_keep_free(rfx_device_keep *k)
 {
     rfx_device_keep_clear(k);
+    if (k)
+        free(k->inputs);
     free(k);
 }
 
@@ -240,11 +271,19 @@ static void cu_close(rfx_backend *be)
             rfx_jit_job_detach(c->jobs[i]);
     free(c->jobs);
     free(c->loaded);
-    if (c->keep) {   /* back to the engine, with nothing of this run left allocated */
+    if (c->keep) {   /* back to the engine, with nothing of this run left allocated but
+                      * the inputs it keeps */
+        void **inputs = rfx_calloc((size_t)c->keep->ninputs + 1, sizeof *inputs);
+        int nkeep = 0;
+        for (int i = 0; inputs && i < c->keep->ninputs; i++)
+            inputs[nkeep++] = c->keep->inputs[i].rows.data;
+        if (!inputs)   /* no list: the kept inputs go too */
+            drop_inputs(c->keep);
         for (int d = 0; d < c->ndev; d++) {
-            rfx_gpu_reclaim(c->gs[d], c->mark[d], NULL, 0);
+            rfx_gpu_reclaim(c->gs[d], c->mark[d], d == 0 ? inputs : NULL, d == 0 ? (size_t)nkeep : 0);
             rfx_gpu_trim(c->gs[d], KEEP_POOL_BYTES);
         }
+        free(inputs);
         rfx_gpu_activate(c->g);
         c->keep->lent = false;
     } else {
@@ -268,9 +307,53 @@ static void cu_release(rfx_backend *be, int var)
     drop_runs(c, var);
 }
 
+/* The engine's device copy of rows (inserted tuples a run merged into var before), if
+ * it keeps one. */
+static kept_input *kept_input_of(const cuda_ctx *c, int var, const rfx_rows *rows)
+{
+    for (int i = 0; c->keep && c->ndev == 1 && i < c->keep->ninputs; i++) {
+        kept_input *k = &c->keep->inputs[i];
+        if (k->var == var && k->data == rows->data && k->n == rows->n && k->arity == rows->arity)
+            return k;
+    }
+    return NULL;
+}
+
+/* var's rows, all from rows, copied for the engine to keep where a quarter of the device
+ * budget holds them: the next run copies them back (cu_merge_host_kept). A copy that does
+ * not fit is simply not kept. */
+static void keep_input(cuda_ctx *c, int var, const rfx_rows *rows)
+{
+    rfx_device_keep *k = c->keep;
+    size_t bytes = c->vars[var].n * (size_t)c->vars[var].arity * 4;
+    if (!k || c->ndev != 1 || k->input_bytes + bytes > rfx_gpu_budget(c->g) / 4)
+        return;
+    if (k->ninputs == k->capinputs) {
+        int cap = k->capinputs ? 2 * k->capinputs : 8;
+        kept_input *in = realloc(k->inputs, sizeof *in * (size_t)cap);
+        if (!in)
+            return;
+        k->inputs = in;
+        k->capinputs = cap;
+    }
+    kept_input *e = &k->inputs[k->ninputs];
+    *e = (kept_input){var, rows->data, rows->n, rows->arity, {0}};
+    rfx_gpu_rows_init(&e->rows, c->vars[var].arity);
+    if (rfx_gpu_copy(c->g, &c->vars[var], &e->rows) != RFX_OK) {
+        rfx_gpu_rows_free(c->g, &e->rows);
+        return;
+    }
+    k->ninputs++;
+    k->input_bytes += bytes;
+}
+
 static rfx_status cu_merge_host_kept(rfx_backend *be, int var, const rfx_rows *rows)
 {
     cuda_ctx *c = be->ctx;
+    const bool alone = c->vars[var].n == 0 && !c->runs[var];   /* var will hold these rows alone */
+    kept_input *kept = alone ? kept_input_of(c, var, rows) : NULL;
+    if (kept)
+        return rfx_gpu_copy(c->g, &kept->rows, &c->vars[var]);
     rfx_dev_rows tmp;
     rfx_gpu_rows_init(&tmp, rows->arity);
     rfx_status st = c->runs[var] ? consolidate(c, var) : RFX_OK;
@@ -279,6 +362,8 @@ static rfx_status cu_merge_host_kept(rfx_backend *be, int var, const rfx_rows *r
     if (st == RFX_OK)
         st = rfx_gpu_union(c->g, &c->vars[var], &tmp, &c->vars[var]);
     rfx_gpu_rows_free(c->g, &tmp);
+    if (st == RFX_OK && alone)
+        keep_input(c, var, rows);
     return st;
 }
 

@@ -42,6 +42,11 @@ bool rfx_device_keep_warm(const rfx_device_keep *k)
     return false;
 }
 
+void rfx_device_keep_forget_inputs(rfx_device_keep *k)
+{
+    (void)k;
+}
+
 bool rfx_backend_cuda_compiling(void)
 {
     return false;

@@ -310,6 +310,7 @@ static rfx_engine *open_engine(const rfx_config *cfg)
 
 static void free_inserts(rfx_engine *e)
 {
+    rfx_device_keep_forget_inputs(e->keep);
     if (e->inserts && e->prog)
         for (int r = 0; r < e->prog->nrels; r++)
             rfx_rows_free(&e->inserts[r]);
@@ -334,6 +335,7 @@ void rfx_close(rfx_engine *e)
         return;
     rfx_exec_free(e->result);
     rfx_device_keep_free(e->keep);
+    e->keep = NULL;
     free_inserts(e);
     set_stages(e, NULL, NULL, NULL);
     rfx_program_free(e->prog);
@@ -375,6 +377,7 @@ static bool build_stages(rfx_engine *e, const rfx_program *prog, bool keep_all_t
         return false;
     }
     set_stages(e, plan, weave, harmony);
+    rfx_device_keep_forget_inputs(e->keep);   /* kept by the old plan's variables */
     return true;
 }
 
@@ -642,6 +645,7 @@ static rfx_result prepare_run(rfx_engine *e)
     for (int r = 0; r < e->prog->nrels; r++) {
         if (!e->inserts_unsorted[r])
             continue;
+        rfx_device_keep_forget_inputs(e->keep);   /* tuples inserted since: the device's copies are stale */
         rfx_status st = rfx_cpu_sort(&e->inserts[r], e->nthreads);
         if (st == RFX_OK)
             st = rfx_cpu_unique(&e->inserts[r], e->nthreads);
@@ -729,6 +733,7 @@ rfx_result rfx_read_inputs(rfx_engine *e)
         if (e->prog->rels[r].ninputs)
             st = keep_read_rows(e, x, r);
     rfx_exec_free(x);
+    rfx_device_keep_forget_inputs(e->keep);
     if (st == RFX_ERR_NOMEM)
         return agreed(e, fail(e, RFX_EXIT_RESOURCE, "rfx_read_inputs: out of memory keeping the tuples read"));
     e->inputs_read = st == RFX_OK;

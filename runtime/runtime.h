@@ -21,6 +21,10 @@ void rfx_device_keep_clear(rfx_device_keep *k);
 void rfx_device_keep_free(rfx_device_keep *k);
 /* Whether k holds open device contexts (a run borrowing them starts no device). */
 bool rfx_device_keep_warm(const rfx_device_keep *k);
+/* k also keeps, on the device, the inserted tuples runs uploaded (sorted and unique), so
+ * that the next run copies them there instead of uploading them again: the engine drops
+ * them whenever its inserted tuples or its plan change. */
+void rfx_device_keep_forget_inputs(rfx_device_keep *k);
 
 /* User-defined functors' code (functor_libs.c): the libraries named (blank- or comma-
  * separated lists, with the program's "library-dir" and "libraries" pragmas; NULL: the

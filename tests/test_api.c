@@ -826,6 +826,54 @@ static void clique_programs(void)
     free(full);
 }
 
+/* An engine keeps the inserted tuples it uploaded on the device between its runs (the next
+ * run copies them there): runs after it give the same answers, and tuples inserted since,
+ * or a new program drop the copies. Skipped where no CUDA device runs it. */
+static void test_inputs_kept_on_device(void)
+{
+    rfx_config cfg;
+    rfx_config_init(&cfg);
+    cfg.backend = RFX_BACKEND_CUDA;
+    rfx_engine *e = rfx_open(&cfg);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+    const char *tc = ".decl e(x: number, y: number)\n.decl p(x: number, y: number)\n"
+                     "p(x, y) :- e(x, y).\np(x, z) :- p(x, y), e(y, z).\n";
+    CU_ASSERT_EQUAL_FATAL(rfx_load_string(e, tc, "tc.dl"), RFX_EXIT_OK);
+    int32_t chain[2 * 100];
+    for (int i = 0; i < 100; i++)
+        chain[2 * i] = i, chain[2 * i + 1] = i + 1;
+    CU_ASSERT_EQUAL(rfx_insert_numbers(e, "e", chain, 100), RFX_EXIT_OK);
+    size_t n = 0;
+    for (int run = 0; run < 3; run++) {   /* the first uploads; the others copy on the device */
+        rfx_result r = rfx_run(e);
+        if (run == 0 && r != RFX_EXIT_OK) {
+            printf("(no CUDA device: skipped) ");
+            rfx_close(e);
+            return;
+        }
+        CU_ASSERT_EQUAL(r, RFX_EXIT_OK);
+        CU_ASSERT_EQUAL(rfx_size(e, "p", &n), RFX_EXIT_OK);
+        CU_ASSERT_EQUAL(n, 5050);
+        CU_ASSERT_EQUAL(rfx_size(e, "e", &n), RFX_EXIT_OK);
+        CU_ASSERT_EQUAL(n, 100);
+    }
+    int32_t more[2] = {100, 101};
+    CU_ASSERT_EQUAL(rfx_insert_numbers(e, "e", more, 1), RFX_EXIT_OK);
+    CU_ASSERT_EQUAL(rfx_run(e), RFX_EXIT_OK);
+    CU_ASSERT_EQUAL(rfx_size(e, "p", &n), RFX_EXIT_OK);
+    CU_ASSERT_EQUAL(n, 5151);
+    CU_ASSERT_EQUAL(rfx_run(e), RFX_EXIT_OK);
+    CU_ASSERT_EQUAL(rfx_size(e, "p", &n), RFX_EXIT_OK);
+    CU_ASSERT_EQUAL(n, 5151);
+    /* a new program over the same names: its own inserts only */
+    CU_ASSERT_EQUAL_FATAL(rfx_load_string(e, tc, "tc2.dl"), RFX_EXIT_OK);
+    CU_ASSERT_EQUAL(rfx_insert_numbers(e, "e", chain, 10), RFX_EXIT_OK);
+    CU_ASSERT_EQUAL(rfx_run(e), RFX_EXIT_OK);
+    CU_ASSERT_EQUAL(rfx_size(e, "p", &n), RFX_EXIT_OK);
+    CU_ASSERT_EQUAL(n, 55);
+    rfx_close(e);
+}
+
 static void add_suites(void)
 {
     CU_pSuite s = CU_add_suite("librfx", NULL, NULL);
@@ -843,6 +891,7 @@ static void add_suites(void)
     CU_add_test(s, "columns in and out", columns_in_and_out);
     CU_add_test(s, "the checker's relations are not listed", checker_relations_not_listed);
     CU_add_test(s, "clique programs", clique_programs);
+    CU_add_test(s, "inserted tuples kept on the device between runs", test_inputs_kept_on_device);
 }
 
 int main(int argc, char **argv)
