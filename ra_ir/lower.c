@@ -696,6 +696,45 @@ static bool waits_for_earlier(rule_ctx *R, int k)
 }
 
 /* Applies every ready filter and binding as one MapFilter. Returns true if it did. */
+/* Whether every variable of atom `it` is bound already or is the target of a binding not
+ * yet made whose expression reads variables that other atoms (or what is bound) give. */
+static bool computed_by_bindings(rule_ctx *R, const item *it)
+{
+    bool *use = calloc((size_t)R->nv + 1, 1), *others = calloc((size_t)R->nv + 1, 1);
+    bool all = use && others;
+    for (int k = 0; all && k < R->nitems; k++) {   /* what the other atoms bind */
+        const item *o = &R->items[k];
+        if (o != it && o->kind == IT_ATOM && !o->done)
+            for (int a = 0; a < o->atom->nargs; a++)
+                if (o->argvar[a] >= 0)
+                    others[o->argvar[a]] = true;
+    }
+    for (int a = 0; all && a < it->atom->nargs; a++) {
+        int v = it->argvar[a];
+        if (v < 0 || R->bound[v])
+            continue;
+        bool computed = false;
+        for (int k = 0; !computed && k < R->nitems; k++) {
+            const item *b = &R->items[k];
+            if (b->done || b->kind != IT_BIND || b->var != v)
+                continue;
+            memset(use, 0, (size_t)R->nv + 1);
+            expr_vars(R, b->rhs, use);
+            bool reads = false, given = true;
+            for (int w = 0; w < R->nv; w++)
+                if (use[w]) {
+                    reads = true;
+                    given &= R->bound[w] || (others[w] && w != v);
+                }
+            computed = reads && given;
+        }
+        all = computed;
+    }
+    free(use);
+    free(others);
+    return all;
+}
+
 static bool apply_filters(rule_ctx *R, flow *cur, const hcol *out, int nout, const bool *outer)
 {
     lower_ctx *L = R->L;
@@ -1366,8 +1405,13 @@ static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, in
                     nvars++;
                     nb += R.bound[it->argvar[a]];
                 }
-            /* all-bound atoms rank above any partial match */
+            /* all-bound atoms rank above any partial match; an atom whose every free
+             * variable a binding computes from another atom's variables ranks below the
+             * rest: after that atom and the binding it is a semi-join, before them a
+             * product tested row pair by row pair (`c = substr(phone, 0, 2), code(c)`) */
             int score = nb == nvars && nb > 0 ? 1000 : nb;
+            if (score < 1000 && nb == 0 && computed_by_bindings(&R, it))
+                score = -1;
             if (!best || score > best_bound || (score == best_bound && it->est < best->est)) {
                 best = it;
                 best_bound = score;
