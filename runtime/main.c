@@ -645,6 +645,15 @@ static int close_run_files(out_file *json, out_file *trace, int rc)
     return rc;
 }
 
+/* rfx_close ends the compiles the runs left in the background (it waits for the one NVRTC
+ * is at); the command ends with _exit while compiles are at work (main), so it leaves the
+ * engine to the process's end then instead of waiting. */
+static void close_engine(rfx_engine *e)
+{
+    if (!rfx_compiles_pending())
+        rfx_close(e);
+}
+
 static int cliques_main(rfx_config cfg, const cmd *c)
 {
     cfg.output_dir = NULL;      /* the list is written from a cursor, the count from rfx_size */
@@ -666,7 +675,7 @@ static int cliques_main(rfx_config cfg, const cmd *c)
     free(src);
     if (rc == RFX_EXIT_OK && c->emit) {
         rc = rfx_emit(e, stage_of(c->emit), stdout);
-        rfx_close(e);
+        close_engine(e);
         return close_run_files(&json, &trace, rc);
     }
     if (rc == RFX_EXIT_OK)
@@ -694,7 +703,7 @@ static int cliques_main(rfx_config cfg, const cmd *c)
         }
         rfx_cursor_close(cur);
     }
-    rfx_close(e);
+    close_engine(e);
     return close_run_files(&json, &trace, rc);
 }
 
@@ -714,7 +723,7 @@ static int program_main(rfx_config cfg, const cmd *c)
         rc = rfx_emit(e, stage_of(c->emit), stdout);
     else if (rc == RFX_EXIT_OK && !c->parse_only)
         rc = rfx_run(e);
-    rfx_close(e);
+    close_engine(e);
     return close_run_files(&json, &trace, rc);
 }
 
