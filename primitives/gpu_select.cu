@@ -45,9 +45,9 @@ __global__ void k_project(const uint32_t *src, size_t n, int arity, const __grid
  * shared accesses free of bank conflicts), so each instruction is decoded once per ITEMS
  * rows (the per-row interpreter kept its stack in local memory and reached half the copy
  * bandwidth at best). rows: the tile's rows as staged in shared memory. live: rows
- * that exist (predicate) or are kept (outputs); only they raise division
- * by zero (where the left of each AND around it holds) or are written. Returns the rows a FILTER keeps. EMIT k writes row j's value at
- * ostage[pos[j] * nout + k]. */
+ * that exist (predicate) or are kept (outputs); only they raise division by zero (where
+ * the left of each AND around it holds) or are written. Returns the rows a FILTER keeps.
+ * EMIT k writes row j's value at ostage[pos[j] * nout + k]. */
 template <int ITEMS>
 __device__ __forceinline__ unsigned run_tile(const gins *code, int start, int len, const uint32_t *rows, int arity,
                                              unsigned live, uint32_t *slot, bool *div0, uint32_t *ostage, int nout,
