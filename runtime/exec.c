@@ -45,6 +45,7 @@ struct rfx_exec {
     size_t user_fn_cmds;           /* commands calling user-defined functors, run on the host (profile) */
     size_t skipped;                /* commands and groups not run: their guards held (profile) */
     size_t iterations;             /* semi-naive iterations run, in all loops (profile) */
+    uint64_t inserted_bytes;       /* the inserted tuples the run started from (profile: its scans' floor) */
     double user_fn_seconds;
     double split_seconds;      /* spent cutting their state and gathering the ranges' results */
     size_t *unsplit_bytes;     /* per relation: its size when it could not be cut (one value) */
@@ -742,6 +743,12 @@ static void print_profile(exec *x, double total)
     if (f && x->user_fn_cmds)
         fprintf(f, "user-defined functors: %zu commands calling them ran on the host, %.3f s (their code is the "
                    "host's)\n", x->user_fn_cmds, x->user_fn_seconds);
+    /* the floor of the run as a whole: its inputs (read from files or inserted) read once */
+    uint64_t scan = x->stats[RFX_RA_INPUT].bytes + x->inserted_bytes;
+    double scan_floor = bw > 0 ? (double)scan * 1e-9 / bw : 0;
+    if (f && scan_floor > 0)
+        fprintf(f, "scans: the inputs' %.1f MB, read once at the copy bandwidth, take %.3f ms; the run %.3f s, %.1fx "
+                   "that floor\n", scan * 1e-6, scan_floor * 1e3, total, total / scan_floor);
     if (f && x->iterations)
         fprintf(f, "semi-naive iterations: %zu\n", x->iterations);
     if (f && x->skipped)
@@ -754,7 +761,7 @@ static void print_profile(exec *x, double total)
         fprintf(f, "fused groups' kernels: %d compiled with NVRTC (%.1f ms), %d read from the cache (%.2f ms)\n",
                 compiled, cms, cached, hms);
     if (j)
-        fputs("\n]", j);
+        fprintf(j, "\n], \"scan_bytes\": %llu, \"scan_floor_seconds\": %.6f", (unsigned long long)scan, scan_floor);
     if (procs)
         print_processes(x, procs, f, j);
     free(procs);
@@ -979,6 +986,7 @@ static rfx_status merge_inserts(exec *x, const rfx_rows *inserts)
     for (int r = 0; inserts && r < x->prog->nrels; r++) {
         if (!inserts[r].n)
             continue;
+        x->inserted_bytes += (uint64_t)inserts[r].n * (uint64_t)inserts[r].arity * 4;
         rfx_status st = rfx_backend_merge_kept(x->be, x->P->relvar[r], &inserts[r], x->nthreads);
         if (st != RFX_OK) {
             fprintf(x->err, "rfx: error: %s loading the tuples inserted into %s\n",
