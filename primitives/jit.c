@@ -216,9 +216,10 @@ bool rfx_jit_cached(const char *source, int arch, void **cubin, size_t *size)
     return cache_path(source, archopt, path, sizeof path) && read_file(path, cubin, size);
 }
 
-/* One NVRTC compile at a time in the process: NVRTC crashed inside nvrtcCompileProgram,
- * in several threads at once, where many of a program's groups compiled together in the
- * background (docs/RELIABILITY.md). */
+/* One NVRTC compile at a time in the process. Taken when NVRTC crashed inside
+ * nvrtcCompileProgram with several compiles at work; the cause proved to be the process's
+ * exit under a compile (rfx_jit_settle), and whether compiles in several threads at once
+ * are safe was not tested apart, so they stay one at a time (docs/RELIABILITY.md). */
 static pthread_mutex_t nvrtc_lock = PTHREAD_MUTEX_INITIALIZER;
 
 enum { JOB_RUNNING, JOB_DONE, JOB_DETACHED };   /* done: its owner frees it; detached: itself */
