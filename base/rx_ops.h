@@ -442,37 +442,6 @@ RFX_HD bool rfx_compare_scaled(int op, int64_t a, int64_t b, int k)
     }
 }
 
-/* One step of a 64-bit sum/min/max (mean sums): acc combined with v. An integer sum that
- * leaves the kind's range sets *overflow (an exact answer or none, as SQL's). */
-RFX_HD uint64_t rfx_agg_step64(int fn, int prim, uint64_t acc, uint64_t v, bool *overflow)
-{
-    if (fn == RFX_AGG_MEAN)
-        fn = RFX_AGG_SUM;
-    if (prim == RFX_FLOAT64) {
-        double x = rfx_as_f64(acc), y = rfx_as_f64(v);
-        return rfx_of_f64(fn == RFX_AGG_SUM ? x + y : fn == RFX_AGG_MIN ? (y < x ? y : x) : (y > x ? y : x));
-    }
-    if (fn == RFX_AGG_SUM) {
-        uint64_t r = acc + v;
-        if (prim == RFX_NUMBER64 ? ((int64_t)((acc ^ r) & (v ^ r)) < 0) : r < acc)
-            *overflow = true;
-        return r;
-    }
-    bool less = prim == RFX_NUMBER64 ? (int64_t)v < (int64_t)acc : v < acc;
-    if (fn == RFX_AGG_MIN)
-        return less ? v : acc;
-    return (!less && v != acc) ? v : acc;
-}
-
-RFX_HD uint64_t rfx_agg_finish64(int fn, int prim, uint64_t acc, uint64_t n)
-{
-    if (fn != RFX_AGG_MEAN)
-        return acc;
-    double sum = prim == RFX_FLOAT64 ? rfx_as_f64(acc) : prim == RFX_NUMBER64 ? (double)(int64_t)acc : (double)acc;
-    return rfx_of_f64(sum / (double)n);
-}
-
-
 /* ---- a 64-bit aggregate over a group, in runs ----
  * A group's values fold in runs of RFX_AGG_RUN rows from its first: each run folded in
  * order (rfx_agg_run64), the runs' folds joined in order (rfx_agg_join64), the result made
@@ -489,6 +458,22 @@ RFX_HD uint64_t rfx_agg_value64(const uint32_t *b, size_t ba, int col, size_t q)
     return (uint64_t)b[q * ba + (size_t)col] << 32 | b[q * ba + (size_t)col + 1];
 }
 
+/* One step of a float64 sum (a mean sums) or of a 64-bit min or max: acc combined with v
+ * (integer sums are exact: rfx_agg_add64). */
+RFX_HD uint64_t rfx_agg_step64(int fn, int prim, uint64_t acc, uint64_t v)
+{
+    if (prim == RFX_FLOAT64) {
+        double x = rfx_as_f64(acc), y = rfx_as_f64(v);
+        return rfx_of_f64(fn == RFX_AGG_SUM || fn == RFX_AGG_MEAN ? x + y
+                          : fn == RFX_AGG_MIN                      ? (y < x ? y : x)
+                                                                   : (y > x ? y : x));
+    }
+    bool less = prim == RFX_NUMBER64 ? (int64_t)v < (int64_t)acc : v < acc;
+    if (fn == RFX_AGG_MIN)
+        return less ? v : acc;
+    return (!less && v != acc) ? v : acc;
+}
+
 /* Whether fn over prim is an integer sum (exact, 128 bits). */
 RFX_HD bool rfx_agg_exact64(int fn, int prim)
 {
@@ -502,8 +487,7 @@ RFX_HD __int128 rfx_agg_add64(int fn, int prim, __int128 acc, uint64_t v, bool f
         return acc + (prim == RFX_NUMBER64 ? (__int128)(int64_t)v : (__int128)v);
     if (first && fn != RFX_AGG_SUM && fn != RFX_AGG_MEAN)
         return (__int128)v;
-    bool unused = false;
-    return (__int128)rfx_agg_step64(fn, prim, (uint64_t)acc, v, &unused);
+    return (__int128)rfx_agg_step64(fn, prim, (uint64_t)acc, v);
 }
 
 /* The fold of rows [lo, hi) of b (ba words a row, the value's words at col, col + 1). */
@@ -522,16 +506,15 @@ RFX_HD __int128 rfx_agg_join64(int fn, int prim, __int128 acc, __int128 run, boo
         return run;
     if (rfx_agg_exact64(fn, prim))
         return acc + run;
-    bool unused = false;
-    return (__int128)rfx_agg_step64(fn, prim, (uint64_t)acc, (uint64_t)run, &unused);
+    return (__int128)rfx_agg_step64(fn, prim, (uint64_t)acc, (uint64_t)run);
 }
 
 /* The aggregate's value from its joined folds over n values; *overflow where an integer
  * sum leaves its kind. */
 RFX_HD uint64_t rfx_agg_end64(int fn, int prim, __int128 acc, uint64_t n, bool *overflow)
 {
-    if (!rfx_agg_exact64(fn, prim))
-        return rfx_agg_finish64(fn, prim, (uint64_t)acc, n);
+    if (!rfx_agg_exact64(fn, prim))   /* a float64 mean divides its sum; min, max and sums as they are */
+        return fn == RFX_AGG_MEAN ? rfx_of_f64(rfx_as_f64((uint64_t)acc) / (double)n) : (uint64_t)acc;
     if (fn == RFX_AGG_MEAN)
         return rfx_of_f64((double)acc / (double)n);
     if (prim == RFX_NUMBER64 ? acc < (__int128)INT64_MIN || acc > (__int128)INT64_MAX
