@@ -102,34 +102,40 @@ bool rfx_rx_host_only(const rfx_rx *e)
     return rfx_rx_host_only(e->l) || rfx_rx_host_only(e->r);
 }
 
-bool rfx_rx_serial(const rfx_rx *e)
+/* Whether e holds a functor call (its arguments' included) for which hit holds. */
+static bool any_call(const rfx_rx *e, bool (*hit)(const rfx_rx *))
 {
     if (!e)
         return false;
     if (e->kind == RFX_RX_FN) {
-        if (e->op == RFX_FX_USER || !rfx_fn_op_parallel((rfx_fn_op)e->op))
+        if (hit(e))
             return true;
         for (int i = 0; i < e->nargs; i++)
-            if (rfx_rx_serial(e->args[i]))
+            if (any_call(e->args[i], hit))
                 return true;
         return false;
     }
-    return rfx_rx_serial(e->l) || rfx_rx_serial(e->r);
+    return any_call(e->l, hit) || any_call(e->r, hit);
+}
+
+static bool serial_call(const rfx_rx *e)
+{
+    return e->op == RFX_FX_USER || !rfx_fn_op_parallel((rfx_fn_op)e->op);
+}
+
+static bool user_call(const rfx_rx *e)
+{
+    return e->op == RFX_FX_USER;
+}
+
+bool rfx_rx_serial(const rfx_rx *e)
+{
+    return any_call(e, serial_call);
 }
 
 bool rfx_rx_calls_user(const rfx_rx *e)
 {
-    if (!e)
-        return false;
-    if (e->kind == RFX_RX_FN) {
-        if (e->op == RFX_FX_USER)
-            return true;
-        for (int i = 0; i < e->nargs; i++)
-            if (rfx_rx_calls_user(e->args[i]))
-                return true;
-        return false;
-    }
-    return rfx_rx_calls_user(e->l) || rfx_rx_calls_user(e->r);
+    return any_call(e, user_call);
 }
 
 const char *rfx_prim_name(rfx_prim p)
