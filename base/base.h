@@ -58,6 +58,10 @@ uint32_t rfx_symtab_find(const rfx_symtab *t, const char *s, size_t n);
 const char *rfx_symtab_str(const rfx_symtab *t, uint32_t id);   /* borrowed */
 uint32_t rfx_symtab_len(const rfx_symtab *t, uint32_t id);         /* bytes (a symbol may hold NUL) */
 uint32_t rfx_symtab_size(const rfx_symtab *t);
+/* The bytes the symbols' texts hold (each with a NUL), for copies of the table. */
+size_t rfx_symtab_text_bytes(const rfx_symtab *t);
+/* A number no other table of this process has: copies of a table know it by it. */
+uint64_t rfx_symtab_serial(const rfx_symtab *t);
 /* Rank of each id in byte-wise string order (for sorted output); caller frees. */
 uint32_t *rfx_symtab_ranks(const rfx_symtab *t);
 
@@ -285,6 +289,8 @@ void rfx_fn_env_note(rfx_fn_env *env, const char *why);
 
 /* op over its nargs arguments' values; sets *fail (and records why) on failure. */
 uint32_t rfx_fn_apply(rfx_fn_env *env, rfx_fn_op op, const uint32_t *args, int nargs, bool *fail);
+/* The symbol table the environment's functors read and add to. */
+rfx_symtab *rfx_fn_env_symbols(const rfx_fn_env *env);
 /* Whether op may run on many threads at once, in any row order: it takes no lock and
  * counts nothing (conversions, range tests, reads of symbols such as like and contains). */
 bool rfx_fn_op_parallel(rfx_fn_op op);
@@ -354,7 +360,7 @@ typedef enum rfx_rx_kind {
                                 * zero-extended, truncated, rounded as C converts); col and op: the
                                 * decimal scales it counts from and to (0 for other kinds) */
     RFX_RX_CAL,                /* a calendar function (rfx_cal_op) of day l (and months r) */
-    RFX_RX_FN                  /* fn (an rfx_fn_op) over args: symbols and conversions, on the host */
+    RFX_RX_FN                  /* fn (an rfx_fn_op) over args: symbols and conversions (rfx_rx_host_only) */
 } rfx_rx_kind;
 
 typedef struct rfx_rx {
@@ -371,10 +377,12 @@ typedef struct rfx_rx {
     rfx_loc loc;               /* source location, for run-time errors (division by zero) */
 } rfx_rx;
 
-/* Whether an expression holds a node only the host runs (RFX_RX_FN); one calling a
- * user-defined functor (RFX_FX_USER); one the device's interpreter and the weaver do not
- * compute yet (64-bit values, calendar functions: the planner leaves it to the host). */
+/* Whether an expression holds a node only the host runs (an RFX_RX_FN but those reading
+ * texts alone, text_ops.h, which the device's interpreter runs too); any RFX_RX_FN; one the
+ * device's interpreter runs and the weaver does not (64-bit values, calendar functions); a
+ * call of a user-defined functor (RFX_FX_USER). */
 bool rfx_rx_host_only(const rfx_rx *e);
+bool rfx_rx_calls(const rfx_rx *e);
 bool rfx_rx_wide(const rfx_rx *e);
 bool rfx_rx_calls_user(const rfx_rx *e);
 /* Whether e calls a functor that is not rfx_fn_op_parallel: a command evaluating it runs on

@@ -2,6 +2,7 @@
  * the CUDA kernels), and the names of the value kinds. */
 #include "base.h"
 #include "rx_ops.h"
+#include "text_ops.h"
 
 void rfx_rx_overflow(const rfx_rx *e, bool *fail)
 {
@@ -93,15 +94,6 @@ bool rfx_rx_wide(const rfx_rx *e)
     return rfx_rx_wide(e->l) || rfx_rx_wide(e->r);
 }
 
-bool rfx_rx_host_only(const rfx_rx *e)
-{
-    if (!e)
-        return false;
-    if (e->kind == RFX_RX_FN)
-        return true;
-    return rfx_rx_host_only(e->l) || rfx_rx_host_only(e->r);
-}
-
 /* Whether e holds a functor call (its arguments' included) for which hit holds. */
 static bool any_call(const rfx_rx *e, bool (*hit)(const rfx_rx *))
 {
@@ -116,6 +108,29 @@ static bool any_call(const rfx_rx *e, bool (*hit)(const rfx_rx *))
         return false;
     }
     return any_call(e->l, hit) || any_call(e->r, hit);
+}
+
+/* The functors that only read texts run on the device too (over its copy of the symbol
+ * table, text_ops.h); the others read the host's state or add to it. */
+static bool host_call(const rfx_rx *e)
+{
+    return !rfx_text_op(e->op);
+}
+
+static bool any(const rfx_rx *e)
+{
+    (void)e;
+    return true;
+}
+
+bool rfx_rx_host_only(const rfx_rx *e)
+{
+    return any_call(e, host_call);
+}
+
+bool rfx_rx_calls(const rfx_rx *e)
+{
+    return any_call(e, any);
 }
 
 static bool serial_call(const rfx_rx *e)

@@ -4,6 +4,7 @@
 #include "base.h"
 #include "fn_env.h"
 #include "rx_ops.h"
+#include "text_ops.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -155,69 +156,6 @@ static rfx_regex *regex_of(rfx_fn_env *env, uint32_t pattern, bool *failed)
     return re;
 }
 
-/* The length of the UTF-8 character at s[0] (1 for a stray continuation byte). */
-static size_t utf8_len(const char *s, size_t left)
-{
-    unsigned char c = (unsigned char)s[0];
-    size_t n = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
-    return n < left ? n : left;
-}
-
-/* like() of a pattern without `_`: its texts between `%`s found in order, each at its first
- * place after the one before (the earliest leaves the most room for the rest), the first
- * at the start and the last at the end unless a `%` frees them. */
-static bool like_segments(const char *p, size_t m, const char *s, size_t n)
-{
-    size_t i = 0, j = 0;
-    for (bool anchored = true;; anchored = false) {
-        const char *pct = memchr(p + j, '%', m - j);
-        size_t len = pct ? (size_t)(pct - (p + j)) : m - j;
-        if (!pct)   /* the last text: at the end (the whole of s where there was no `%`) */
-            return anchored ? n == len && memcmp(s, p, len) == 0
-                            : n - i >= len && memcmp(s + n - len, p + j, len) == 0;
-        if (anchored) {
-            if (n < len || memcmp(s, p, len) != 0)
-                return false;
-            i = len;
-        } else if (len) {
-            const char *at = memmem(s + i, n - i, p + j, len);
-            if (!at)
-                return false;
-            i = (size_t)(at - s) + len;
-        }
-        j += len + 1;
-    }
-}
-
-/* SQL's LIKE: s whole matches p, `%` any text, `_` one character. The last `%` is retried
- * one character further on a mismatch (what it took so far cannot matter to what follows). */
-static bool like(const char *p, size_t m, const char *s, size_t n)
-{
-    if (!memchr(p, '_', m))
-        return like_segments(p, m, s, n);
-    size_t i = 0, j = 0, star = SIZE_MAX, from = 0;
-    while (i < n) {
-        if (j < m && p[j] == '%') {
-            star = ++j;
-            from = i;
-        } else if (j < m && p[j] == '_') {
-            i += utf8_len(s + i, n - i);
-            j++;
-        } else if (j < m && p[j] == s[i]) {
-            i++;
-            j++;
-        } else if (star != SIZE_MAX) {
-            j = star;
-            from += utf8_len(s + from, n - from);
-            i = from;
-        } else
-            return false;
-    }
-    while (j < m && p[j] == '%')
-        j++;
-    return j == m;
-}
-
 /* The operations that read or make symbols, with the lock held. */
 static uint32_t apply_symbolic(rfx_fn_env *env, rfx_fn_op op, const uint32_t *a, bool *failed)
 {
@@ -329,6 +267,11 @@ const rfx_records *rfx_fn_env_records(const rfx_fn_env *env)
     return env->records;
 }
 
+rfx_symtab *rfx_fn_env_symbols(const rfx_fn_env *env)
+{
+    return env->syms;
+}
+
 bool rfx_fn_op_parallel(rfx_fn_op op)
 {
     switch (op) {   /* rfx_fn_apply's cases before its lock, autoinc aside */
@@ -377,22 +320,11 @@ uint32_t rfx_fn_apply(rfx_fn_env *env, rfx_fn_op op, const uint32_t *a, int narg
     }
     /* reads of symbols alone take no lock (symtab.c: a reader beside a thread adding
      * symbols is safe), so that a test over a column of texts runs on every thread */
-    case RFX_FX_STRLEN: return rfx_symtab_len(env->syms, a[0]);
-    case RFX_FX_SYMCMP: {
+    case RFX_FX_STRLEN: case RFX_FX_SYMCMP: case RFX_FX_CONTAINS: case RFX_FX_LIKE: {
         const rfx_symtab *t = env->syms;
-        size_t n0 = rfx_symtab_len(t, a[0]), n1 = rfx_symtab_len(t, a[1]);
-        int c = memcmp(rfx_symtab_str(t, a[0]), rfx_symtab_str(t, a[1]), n0 < n1 ? n0 : n1);
-        c = c ? c : (n0 > n1) - (n0 < n1);
-        return (uint32_t)(c < 0 ? -1 : c > 0);
-    }
-    case RFX_FX_CONTAINS: {
-        const rfx_symtab *t = env->syms;
-        size_t n0 = rfx_symtab_len(t, a[0]), n1 = rfx_symtab_len(t, a[1]);
-        return n0 == 0 || memmem(rfx_symtab_str(t, a[1]), n1, rfx_symtab_str(t, a[0]), n0) != NULL;
-    }
-    case RFX_FX_LIKE: {
-        const rfx_symtab *t = env->syms;
-        return like(rfx_symtab_str(t, a[0]), rfx_symtab_len(t, a[0]), rfx_symtab_str(t, a[1]), rfx_symtab_len(t, a[1]));
+        uint32_t b = op == RFX_FX_STRLEN ? a[0] : a[1];
+        return rfx_text_apply(op, rfx_symtab_str(t, a[0]), rfx_symtab_len(t, a[0]), rfx_symtab_str(t, b),
+                              rfx_symtab_len(t, b));
     }
     default: break;
     }

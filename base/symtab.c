@@ -38,13 +38,17 @@ struct rfx_symtab {
     size_t nslots;             /* REGIONS times a power of two */
     size_t held[REGIONS];      /* symbols in each region */
     chunk *chunks;             /* the newest first */
+    uint64_t serial;
 };
+
+static atomic_uint_fast64_t serials;
 
 rfx_symtab *rfx_symtab_new(void)
 {
     rfx_symtab *t = rfx_calloc(1, sizeof *t);
     if (!t)
         return NULL;
+    t->serial = atomic_fetch_add(&serials, 1) + 1;
     t->nslots = 16 * REGIONS;
     t->slots = rfx_calloc(t->nslots, sizeof *t->slots);
     if (!t->slots) {
@@ -260,6 +264,19 @@ uint32_t rfx_symtab_len(const rfx_symtab *t, uint32_t id)
 uint32_t rfx_symtab_size(const rfx_symtab *t)
 {
     return (uint32_t)t->n;
+}
+
+size_t rfx_symtab_text_bytes(const rfx_symtab *t)
+{
+    size_t bytes = 0;
+    for (const chunk *c = t->chunks; c; c = c->next)
+        bytes += c->used;
+    return bytes;
+}
+
+uint64_t rfx_symtab_serial(const rfx_symtab *t)
+{
+    return t->serial;
 }
 
 static int cmp_ids(const void *a, const void *b, void *ctx)

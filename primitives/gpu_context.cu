@@ -204,6 +204,7 @@ extern "C" void rfx_gpu_close(rfx_gpu *g)
     cudaStreamSynchronize(g->stream);
     if (g->tagged)
         cudaFree(g->tagged);
+    gpu_symbols_free(g);
     cudaFreeHost(g->h_words);
     if (g->stage)
         cudaFreeHost(g->stage);
@@ -231,7 +232,8 @@ extern "C" size_t rfx_gpu_in_use(rfx_gpu *g)
 {
     uint64_t used = 0;
     cudaMemPoolGetAttribute(g->pool, cudaMemPoolAttrUsedMemCurrent, &used);
-    return (size_t)used + g->tagged_cap * 8;   // the pool and the look-back words (tagged_words)
+    // the pool, the look-back words (tagged_words) and the symbols' copy (gpu_symbols)
+    return (size_t)used + g->tagged_cap * 8 + g->sym_text_cap + g->sym_off_cap * 8;
 }
 
 extern "C" uint64_t rfx_gpu_alloc_mark(const rfx_gpu *g) { return g->seq; }
@@ -444,23 +446,32 @@ bool staged(rfx_gpu *g, size_t bytes)
     return g->stage != NULL;
 }
 
+rfx_status upload_bytes(rfx_gpu *g, void *d, const void *h, size_t bytes)
+{
+    if (bytes && staged(g, bytes)) {
+        for (size_t at = 0; at < bytes; at += RFX_STAGE_BYTES) {
+            const size_t m = bytes - at < RFX_STAGE_BYTES ? bytes - at : RFX_STAGE_BYTES;
+            CK(cudaStreamSynchronize(g->stream));   // the last piece has left the buffer
+            rfx_parallel_memcpy(g->stage, (const char *)h + at, m, g->host_threads);
+            CK(cudaMemcpyAsync((char *)d + at, g->stage, m, cudaMemcpyHostToDevice, g->stream));
+        }
+    } else if (bytes)
+        CK(cudaMemcpyAsync(d, h, bytes, cudaMemcpyHostToDevice, g->stream));
+    CK(cudaStreamSynchronize(g->stream));   // the host buffer may be freed on return
+    return RFX_OK;
+}
+
 extern "C" rfx_status rfx_gpu_upload(rfx_gpu *g, const rfx_rows *src, rfx_dev_rows *dst)
 {
     rfx_dev_rows out;
     rfx_status st = rows_alloc(g, &out, src->arity, src->n);
     if (st)
         return st;
-    const size_t bytes = src->arity ? src->n * (size_t)src->arity * 4 : 0;
-    if (bytes && staged(g, bytes)) {
-        for (size_t at = 0; at < bytes; at += RFX_STAGE_BYTES) {
-            const size_t m = bytes - at < RFX_STAGE_BYTES ? bytes - at : RFX_STAGE_BYTES;
-            CK(cudaStreamSynchronize(g->stream));   // the last piece has left the buffer
-            rfx_parallel_memcpy(g->stage, (const char *)src->data + at, m, g->host_threads);
-            CK(cudaMemcpyAsync((char *)out.data + at, g->stage, m, cudaMemcpyHostToDevice, g->stream));
-        }
-    } else if (bytes)
-        CK(cudaMemcpyAsync(out.data, src->data, bytes, cudaMemcpyHostToDevice, g->stream));
-    CK(cudaStreamSynchronize(g->stream));   // the host buffer may be freed on return
+    st = upload_bytes(g, out.data, src->data, src->arity ? src->n * (size_t)src->arity * 4 : 0);
+    if (st != RFX_OK) {
+        rfx_gpu_rows_free(g, &out);
+        return st;
+    }
     replace(g, dst, &out);
     return RFX_OK;
 }

@@ -14,6 +14,7 @@ extern "C" {
 #include "base.h"
 }
 #include "rx_ops.h"
+#include "text_ops.h"
 #include "thrust_shim.h"
 
 #include <cuda_pipeline.h>
@@ -62,6 +63,15 @@ struct rfx_gpu {
     struct rfx_gpu *sibling;   // gpu_sibling's, kept until this one closes
     bool shares_pool;          // a sibling: the pool is its parent's
     const rfx_tuning *tune;    // rfx_gpu_set_tuning's (borrowed; rfx_tuning_defaults at first)
+    // The device's copy of a symbol table (gpu_symbols), for the functors that read texts:
+    // symbol i's bytes at sym_text[sym_off[i], sym_off[i + 1]); of table sym_serial's first
+    // sym_n symbols. From cudaMalloc, as the look-back words (rfx_gpu_reclaim must not free
+    // it; counted in the budget).
+    char *sym_text;
+    unsigned long long *sym_off;
+    size_t sym_text_cap, sym_off_cap;
+    uint32_t sym_n;
+    uint64_t sym_serial;
 };
 void jit_unload(rfx_gpu *g);   // gpu_fused.cu
 
@@ -113,6 +123,11 @@ void replace(rfx_gpu *g, rfx_dev_rows *dst, rfx_dev_rows *out);
 // Whether a copy of `bytes` between pageable host rows and the device goes through the
 // context's pinned staging buffer (gpu_context.cu says why).
 bool staged(rfx_gpu *g, size_t bytes);
+// bytes from pageable host memory to d (staged where that pays); returns once they left h.
+rfx_status upload_bytes(rfx_gpu *g, void *d, const void *h, size_t bytes);
+// The device's copy of t (gpu_symbols.cu): brought up to t's symbols now.
+rfx_status gpu_symbols(rfx_gpu *g, const rfx_symtab *t);
+void gpu_symbols_free(rfx_gpu *g);
 #define RFX_STAGE_FROM ((size_t)16 << 20)
 #define RFX_STAGE_BYTES ((size_t)32 << 20)
 
@@ -343,7 +358,8 @@ enum { G_COL, G_CONST, G_BIN, G_NEG, G_CMP, G_AND, G_EMIT, G_FILTER,
                     // day on top alone where arg & 256 is clear
        G_ANDIF,     // an AND whose right side may fail: where the left (top) is false, jump to
                     // value (past the AND) keeping it; the right is evaluated only where it holds
-       G_ANDEND };  // that AND's end: as G_AND (the tiled interpreter's reach mask is restored)
+       G_ANDEND,    // that AND's end: as G_AND (the tiled interpreter's reach mask is restored)
+       G_FN };      // functor arg (text_ops.h) of the value (1) or two (value 2) symbols on top
 struct gins {
     uint8_t op, prim;
     uint16_t arg;
@@ -355,12 +371,16 @@ struct gins {
 struct gprog {
     gins ins[MAX_PROG];
     int wide;                  // 64-bit slots (run_prog_at<true>)
+    uint32_t nsyms;            // G_FN's symbols: the context's copy of the table (sym_*)
+    const char *text;
+    const unsigned long long *off;
 };
 
 typedef struct prog {
     gins ins[MAX_PROG];
     int n, depth, max_depth;
     bool overflow, divides, wide;
+    const rfx_symtab *syms;    // the table G_FN reads
 } prog;
 
 static inline void emit_ins(prog *p, int op, int prim, int arg, uint32_t value, int push)
@@ -430,10 +450,18 @@ static inline void compile_rx(prog *p, const rfx_rx *e)
         emit_ins(p, G_CAL, e->prim, e->op | (e->r ? 256 : 0), 0, e->r ? -1 : 0);
         break;
     case RFX_RX_FN:
-        p->overflow = true;   // host-only (ra_ir's host_only: functors): never sent here
+        if (!rfx_text_op(e->op) || e->nargs < 1 || e->nargs > 2) {
+            p->overflow = true;   // host-only (ra_ir's host_only): never sent here
+            break;
+        }
+        for (int i = 0; i < e->nargs; i++)
+            compile_rx(p, e->args[i]);
+        emit_ins(p, G_FN, e->prim, e->op, (uint32_t)e->nargs, 1 - e->nargs);
+        p->syms = rfx_fn_env_symbols(e->env);
         break;
     }
     p->wide |= e->kind == RFX_RX_PAIR || e->kind == RFX_RX_HALF || e->kind == RFX_RX_CONV || e->kind == RFX_RX_CAL ||
+               e->kind == RFX_RX_FN ||   // the tiled interpreters hold no G_FN
                RFX_PRIM_WIDE(e->prim) || (e->kind == RFX_RX_CONST && e->value >> 32);
 }
 
@@ -463,8 +491,18 @@ static inline rfx_status load_prog(rfx_gpu *g, const rfx_rx *pred, rfx_rx *const
         free(p);
         return RFX_ERR_LIMIT;
     }
+    if (p->syms) {
+        rfx_status st = gpu_symbols(g, p->syms);
+        if (st != RFX_OK) {
+            free(p);
+            return st;
+        }
+    }
     memcpy(code->ins, p->ins, sizeof(gins) * (size_t)p->n);
     code->wide = p->wide;
+    code->nsyms = p->syms ? g->sym_n : 0;
+    code->text = g->sym_text;
+    code->off = g->sym_off;
     *depth = p->max_depth;
     // only a division can raise the flag: without one there is nothing to clear or read
     // back (the read-back is a host wait)
@@ -479,11 +517,24 @@ static inline rfx_status load_prog(rfx_gpu *g, const rfx_rx *pred, rfx_rx *const
  * the filter rejects. WIDE: a wide program on 64-bit slots, as rfx_rx_eval64 computes it
  * (32-bit kinds in the low bits of their slots; a decimal past 64 bits fails as a division
  * by zero does: the host names it, backend_ooc.c); else 32-bit slots and the 32-bit ops. */
+// A text functor over symbols x and y (x alone for one argument), read from the program's
+// copy of the symbol table; an id past it reads as the empty text, as the host's does.
+static __device__ uint32_t text_fn(const gprog &code, int op, uint32_t x, uint32_t y)
+{
+    unsigned long long x0 = 0, x1 = 0, y0 = 0, y1 = 0;
+    if (x < code.nsyms)
+        x0 = code.off[x], x1 = code.off[x + 1];
+    if (y < code.nsyms)
+        y0 = code.off[y], y1 = code.off[y + 1];
+    return rfx_text_apply(op, code.text + x0, (size_t)(x1 - x0), code.text + y0, (size_t)(y1 - y0));
+}
+
 template <bool WIDE>
-static __device__ bool run_prog_at(const gins *code, int start, int len, const uint32_t *t0, int a0, const uint32_t *t1,
+static __device__ bool run_prog_at(const gprog &prog, int start, int len, const uint32_t *t0, int a0, const uint32_t *t1,
                                    uint32_t *out, bool *div0)
 {
     typedef typename std::conditional<WIDE, uint64_t, uint32_t>::type slot;
+    const gins *code = prog.ins;
     slot st[STACK];
     int sp = 0;
     for (int pc = start; pc < start + len; pc++) {
@@ -549,6 +600,10 @@ static __device__ bool run_prog_at(const gins *code, int start, int len, const u
                 st[sp - 1] = rfx_calendar(in.arg & 255, (uint32_t)st[sp - 1], 0);
             }
             break;
+        case G_FN:
+            sp -= (int)in.value - 1;
+            st[sp - 1] = text_fn(prog, in.arg, (uint32_t)st[sp - 1], (uint32_t)st[sp - 2 + in.value]);
+            break;
         }
     }
     return true;
@@ -558,8 +613,8 @@ static __device__ __forceinline__ bool run_prog(const gprog &code, int len, cons
                                          uint32_t *out, bool *div0)
 {
     if (code.wide)
-        return run_prog_at<true>(code.ins, 0, len, t0, a0, t1, out, div0);
-    return run_prog_at<false>(code.ins, 0, len, t0, a0, t1, out, div0);
+        return run_prog_at<true>(code, 0, len, t0, a0, t1, out, div0);
+    return run_prog_at<false>(code, 0, len, t0, a0, t1, out, div0);
 }
 
 static inline rfx_status check_div0(rfx_gpu *g)

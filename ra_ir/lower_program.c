@@ -673,6 +673,13 @@ static void device_cost(const rfx_rx *e, int *ins, int *height, int *peak)
             *peak = *height;
         return;
     }
+    if (e->kind == RFX_RX_FN) {   /* its arguments, then the call that takes them */
+        for (int i = 0; i < e->nargs; i++)
+            device_cost(e->args[i], ins, height, peak);
+        *height -= e->nargs - 1;
+        ++*ins;
+        return;
+    }
     device_cost(e->l, ins, height, peak);
     if (e->r) {   /* NEG, HALF, CONV and a one-argument CAL have none */
         device_cost(e->r, ins, height, peak);
@@ -693,20 +700,23 @@ static bool float64_pow(const rfx_rx *e)
 }
 
 /* Commands that only the host runs (after the passes, which move expressions between
- * commands): functors (symbols need the host's table), ranges, float64 powers, and
- * expressions past what the device's interpreter holds, so that no command the CPU runs is
- * refused there. Expressions over 64-bit values run in the device's interpreter (`wide`:
- * no kernel is generated for them). */
+ * commands): functors that make symbols or read more than texts, ranges, float64 powers,
+ * and expressions past what the device's interpreter holds, so that no command the CPU
+ * runs is refused there. Expressions over 64-bit values and the functors that only read
+ * texts (like, contains, strlen, the symbols' order: over the device's copy of the symbol
+ * table) run in the device's interpreter (no kernel is generated for them). */
 static void mark_host_only(rfx_plan *P)
 {
     for (int b = 0; b < P->nblocks; b++)
         for (int i = 0; i < P->blocks[b].ncmds; i++) {
             rfx_ra_cmd *c = &P->blocks[b].cmds[i];
-            c->functors = rfx_rx_host_only(c->pred);
+            c->functors = rfx_rx_calls(c->pred);
             c->user_functors = rfx_rx_calls_user(c->pred);
+            bool host_fn = rfx_rx_host_only(c->pred);
             for (int k = 0; k < c->nout; k++) {
-                c->functors |= rfx_rx_host_only(c->out[k]);
+                c->functors |= rfx_rx_calls(c->out[k]);
                 c->user_functors |= rfx_rx_calls_user(c->out[k]);
+                host_fn |= rfx_rx_host_only(c->out[k]);
             }
             c->wide = rfx_rx_wide(c->pred);
             bool pow64 = float64_pow(c->pred);
@@ -714,7 +724,7 @@ static void mark_host_only(rfx_plan *P)
                 c->wide |= rfx_rx_wide(c->out[k]);
                 pow64 |= float64_pow(c->out[k]);
             }
-            c->host_only = c->functors || pow64 || c->op == RFX_RA_RANGE || rfx_ra_cmd_reads_held(c);
+            c->host_only = host_fn || pow64 || c->op == RFX_RA_RANGE || rfx_ra_cmd_reads_held(c);
             int ins = 0, height = 0, peak = 0;
             if (!c->host_only && c->pred) {
                 device_cost(c->pred, &ins, &height, &peak);

@@ -72,11 +72,13 @@ typedef struct rfx_ra_cmd {
     uint32_t *tuples;
     int rule;                  /* clause the command was lowered from, -1 for none */
     int io;                    /* INPUT, OUTPUT: which of the relation's directives */
-    bool host_only;            /* no device runs it: functors, RANGE, expressions past the device
+    bool host_only;            /* no device runs it: functors but those reading texts alone
+                                * (rfx_rx_host_only), RANGE, expressions past the device
                                 * interpreter's size (rx_ops.h) */
     bool wide;                 /* its expressions compute 64-bit values: the device interprets
                                 * them, no fused kernel is generated for it */
-    bool functors;             /* its expressions call functors (RFX_RX_FN: the symbol table) */
+    bool functors;             /* its expressions call functors (RFX_RX_FN: the symbol table; the
+                                * device interprets those it runs, no fused kernel for it) */
     bool user_functors;        /* ... user-defined ones among them (RFX_FX_USER; the profile counts them) */
 } rfx_ra_cmd;
 

@@ -1133,6 +1133,17 @@ static rfx_status merge_on_host(ooc_ctx *x, const rfx_ra_cmd *c, const int *in, 
     return st;
 }
 
+/* Whether the device's copy of the symbol table, which a command calling functors reads
+ * (the text functors, gpu_symbols.cu), takes at most a quarter of the budget; the host runs
+ * the command where it would take more. */
+static bool texts_fit(const ooc_ctx *x, const rfx_ra_cmd *c)
+{
+    if (!c->functors || !x->P->fn_env)
+        return true;
+    const rfx_symtab *t = rfx_fn_env_symbols(x->P->fn_env);
+    return rfx_symtab_text_bytes(t) + 8 * ((size_t)rfx_symtab_size(t) + 1) <= x->cap / 4;
+}
+
 /* A command only the host runs (rfx_ra_cmd.host_only: functors that read or make symbols,
  * ranges, expressions past the device interpreter's size): the host's cores run it over
  * host copies of its inputs, and the result stays on the host until a device command wants
@@ -1194,7 +1205,7 @@ static rfx_status ooc_exec(rfx_backend *be, const rfx_ra_cmd *c)
         drop(x, c->dst);
     x->v[c->dst].last_use = x->clock;
     /* what only the host runs, and has no parts (a CHOICE, an EQREL, a LATTICE), runs whole there */
-    if (c->host_only && (x->in->enforces_budget || rfx_ra_cmd_reads_held(c)))
+    if ((c->host_only || !texts_fit(x, c)) && (x->in->enforces_budget || rfx_ra_cmd_reads_held(c)))
         return host_only_cmd(x, c, in, nin);
     bool fits = bytes_of(x, in, nin, false) <= x->cap / 2;
     size_t over = 0;

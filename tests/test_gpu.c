@@ -1674,6 +1674,81 @@ static void test_mapfilter_wide(void)
     rfx_fn_env_free(env);
 }
 
+/* A random text over a few letters, `%`, `_` and a two-byte character, 0-11 bytes. */
+static size_t random_text(char *buf)
+{
+    static const char *const parts[] = {"a", "b", "x", "%", "_", "\xc3\xa9"};
+    size_t n = 0;
+    for (int k = (int)(rnd() % 9); k > 0; k--) {
+        const char *q = parts[rnd() % 6];
+        memcpy(buf + n, q, strlen(q));
+        n += strlen(q);
+    }
+    return n;
+}
+
+/* A pattern that s matches: some bytes made `_`, some runs made `%` (may split a two-byte
+ * character: then it need not match, which is tested all the same). */
+static size_t pattern_of(const char *s, size_t n, char *buf)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t r = rnd() % 6;
+        if (r == 0)
+            buf[m++] = '_';
+        else if (r == 1) {
+            buf[m++] = '%';
+            i += rnd() % 3;
+        } else
+            buf[m++] = s[i];
+    }
+    if (rnd() % 3 == 0)
+        buf[m++] = '%';
+    return m;
+}
+
+/* The functors that only read texts (like, contains, strlen, the symbols' order) in the
+ * device's interpreter, over its copy of the symbol table, against the host's: pairs of a
+ * pattern (half of them made to match) and a text; then symbols added since the copy was
+ * made (it grows by them), then another table (it is made again). */
+static void test_mapfilter_texts(void)
+{
+    if (!need_gpu())
+        return;
+    for (int table = 0; table < 2; table++) {
+        rfx_symtab *syms = rfx_symtab_new();
+        rfx_fn_env *env = rfx_fn_env_new(syms);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(env);
+        rfx_rx c0 = col(0), c1 = col(1);
+        rfx_rx *pair[2] = {&c0, &c1}, *one[1] = {&c1};
+        rfx_rx fn[4] = {
+            {.kind = RFX_RX_FN, .prim = RFX_NUMBER, .op = RFX_FX_LIKE, .nargs = 2, .args = pair, .env = env},
+            {.kind = RFX_RX_FN, .prim = RFX_NUMBER, .op = RFX_FX_CONTAINS, .nargs = 2, .args = pair, .env = env},
+            {.kind = RFX_RX_FN, .prim = RFX_NUMBER, .op = RFX_FX_STRLEN, .nargs = 1, .args = one, .env = env},
+            {.kind = RFX_RX_FN, .prim = RFX_NUMBER, .op = RFX_FX_SYMCMP, .nargs = 2, .args = pair, .env = env},
+        };
+        rfx_rx *outs[5] = {&fn[0], &fn[1], &fn[2], &fn[3], &c0};
+        for (int round = 0; round < 2; round++) {
+            size_t n = quick ? 20000 : 300000;
+            rfx_rows r;
+            rfx_rows_init(&r, 2);
+            char text[64], pat[64];
+            for (size_t i = 0; i < n; i++) {
+                size_t tn = random_text(text), pn = rnd() % 2 ? pattern_of(text, tn, pat) : random_text(pat);
+                uint32_t row[2] = {rfx_symtab_intern(syms, pat, pn), rfx_symtab_intern(syms, text, tn)};
+                if (i % 1000 == 0)   /* an id past the table reads as the empty text */
+                    row[rnd() % 2] = rfx_symtab_size(syms) + 7;
+                CU_ASSERT_EQUAL_FATAL(rfx_rows_push(&r, row), RFX_OK);
+            }
+            mapfilter_vs_cpu(&r, NULL, outs, 5);
+            mapfilter_vs_cpu(&r, &fn[0], outs, 5);
+            rfx_rows_free(&r);
+        }
+        rfx_fn_env_free(env);
+        rfx_symtab_free(syms);
+    }
+}
+
 /* n rows of `arity` words, each one of the 8 vals (or, with some_random, a random word one
  * time in four). */
 static rfx_rows rows_of_values(size_t n, int arity, const uint32_t vals[8], bool some_random)
@@ -2247,6 +2322,7 @@ static void add(void)
     CU_add_test(s, "semi- and anti-join against several sorted sets", test_semijoin_sets);
     CU_add_test(s, "map and filter", test_mapfilter);
     CU_add_test(s, "map and filter over 64-bit values, decimals and dates", test_mapfilter_wide);
+    CU_add_test(s, "like, contains, strlen and the symbols' order over texts on the device", test_mapfilter_texts);
     CU_add_test(s, "map and filter: stack depths, rejected rows", test_mapfilter_depths);
     CU_add_test(s, "divisions guarded by the conditions before them", test_guarded_division);
     CU_add_test(s, "select by plain comparisons", test_select_simple);

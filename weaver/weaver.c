@@ -46,11 +46,11 @@ static bool is_elementwise(rfx_ra_op op)
     return op == RFX_RA_SELECT || op == RFX_RA_PROJECT || op == RFX_RA_MAP || op == RFX_RA_MAPFILTER;
 }
 
-/* Whether a generated kernel may run c: not what only the host runs (functors), nor
- * expressions over 64-bit values (the device's interpreter runs those, unfused). */
+/* Whether a generated kernel may run c: not what only the host runs, nor expressions over
+ * 64-bit values or calling functors (the device's interpreter runs those, unfused). */
 static bool weavable(const rfx_ra_cmd *c)
 {
-    return !c->host_only && !c->wide;
+    return !c->host_only && !c->wide && !c->functors;
 }
 
 static bool is_control(rfx_ra_op op)
