@@ -289,6 +289,21 @@ void rfx_fn_env_note(rfx_fn_env *env, const char *why);
 
 /* op over its nargs arguments' values; sets *fail (and records why) on failure. */
 uint32_t rfx_fn_apply(rfx_fn_env *env, rfx_fn_op op, const uint32_t *args, int nargs, bool *fail);
+/* A command whose functors make symbols runs on every thread by speculation: between
+ * rfx_fn_env_speculate and rfx_fn_env_speculated the functors that make symbols (cat,
+ * substr, to_string; rfx_fn_op_makes_symbol) take no lock and add nothing: a text the table
+ * holds gives its symbol, one it does not is noted and gives RFX_SYM_MISSING, which they
+ * pass on. rfx_fn_env_speculated adds the noted texts in their byte order (so the same
+ * symbols get the same ids whatever the threads did) and returns how many it noted: 0, the
+ * run stands (its failures are real); more, its rows are not to be used (a failure it had
+ * is forgotten) and the command is to run again; RFX_SPEC_GIVEN_UP, the same but too many
+ * texts were missing and none was made: the command is to run on one thread; -1, out of
+ * memory (recorded). Nothing else may add symbols meanwhile. */
+#define RFX_SYM_MISSING UINT32_MAX
+#define RFX_SPEC_GIVEN_UP (-2L)
+void rfx_fn_env_speculate(rfx_fn_env *env);
+long rfx_fn_env_speculated(rfx_fn_env *env);
+bool rfx_fn_op_makes_symbol(rfx_fn_op op);
 /* The symbol table the environment's functors read and add to. */
 rfx_symtab *rfx_fn_env_symbols(const rfx_fn_env *env);
 /* Whether op may run on many threads at once, in any row order: it takes no lock and
@@ -388,6 +403,9 @@ bool rfx_rx_calls_user(const rfx_rx *e);
 /* Whether e calls a functor that is not rfx_fn_op_parallel: a command evaluating it runs on
  * one thread (the functors' lock would only queue threads; autoinc counts in row order). */
 bool rfx_rx_serial(const rfx_rx *e);
+/* Whether every functor e calls is rfx_fn_op_parallel or makes symbols: a command
+ * evaluating it may run on every thread by speculation (rfx_fn_env_speculate). */
+bool rfx_rx_speculable(const rfx_rx *e);
 /* Whether evaluating e may fail on some tuple (a division or remainder, a functor, decimal
  * arithmetic past 64 bits): what must be evaluated on every tuple to report it. */
 bool rfx_rx_may_fail(const rfx_rx *e);

@@ -148,6 +148,16 @@ bool rfx_rx_serial(const rfx_rx *e)
     return any_call(e, serial_call);
 }
 
+static bool unspeculable_call(const rfx_rx *e)
+{
+    return serial_call(e) && !rfx_fn_op_makes_symbol((rfx_fn_op)e->op);
+}
+
+bool rfx_rx_speculable(const rfx_rx *e)
+{
+    return !any_call(e, unspeculable_call);
+}
+
 bool rfx_rx_calls_user(const rfx_rx *e)
 {
     return any_call(e, user_call);

@@ -15,6 +15,11 @@ typedef struct regex_entry {
 
 typedef struct rfx_user_fn rfx_user_fn;   /* user_functors.c */
 
+typedef struct rfx_text_ref {
+    char *s;                   /* owned */
+    size_t n;
+} rfx_text_ref;
+
 struct rfx_fn_env {
     rfx_symtab *syms;
     pthread_mutex_t lock;      /* adding symbols, the regex cache, the records, the error, user functors */
@@ -27,6 +32,13 @@ struct rfx_fn_env {
     rfx_user_fn *user;         /* the declared user-defined functors */
     int nuser;
     rfx_souffle_tables *tables;   /* what stateful ones are handed, made on their first call */
+    /* rfx_fn_env_speculate's run: the texts not in the table (each once, as far as the
+     * hashes in `seen` tell), whether the environment had failed before it, out of memory */
+    atomic_bool speculating, given_up;
+    _Atomic uint64_t *seen;    /* SPEC_SEEN texts' hashes (0: free), made on the first run */
+    rfx_text_ref *missing;
+    size_t nmissing, capmissing;
+    bool failed_before, spec_nomem;
 };
 
 /* With the lock held: records why the first failure failed (fmt has one %s, for text). */

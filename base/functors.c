@@ -45,6 +45,10 @@ void rfx_fn_env_free(rfx_fn_env *env)
     free(env->regexes);
     rfx_records_free(env->records);
     rfx_user_functors_free(env);
+    for (size_t i = 0; i < env->nmissing; i++)
+        free(env->missing[i].s);
+    free(env->missing);
+    free((void *)env->seen);
     pthread_mutex_destroy(&env->lock);
     free(env);
 }
@@ -87,11 +91,6 @@ static uint32_t intern(rfx_fn_env *env, const char *s, size_t n, bool *failed)
     if (id == UINT32_MAX)
         rfx_fn_env_fail(env, failed, "out of memory making a symbol%s", "");
     return id;
-}
-
-static uint32_t intern_text(rfx_fn_env *env, const char *s, bool *failed)
-{
-    return intern(env, s, strlen(s), failed);
 }
 
 /* std::stoi / std::stoul over the NUL-ended text: leading blanks and a sign taken, the
@@ -156,36 +155,72 @@ static rfx_regex *regex_of(rfx_fn_env *env, uint32_t pattern, bool *failed)
     return re;
 }
 
-/* The operations that read or make symbols, with the lock held. */
-static uint32_t apply_symbolic(rfx_fn_env *env, rfx_fn_op op, const uint32_t *a, bool *failed)
+bool rfx_fn_op_makes_symbol(rfx_fn_op op)
 {
-    rfx_symtab *t = env->syms;
-    char buf[64];
+    return op == RFX_FX_CAT || op == RFX_FX_SUBSTR || op == RFX_FX_I2S || op == RFX_FX_U2S || op == RFX_FX_F2S ||
+           op == RFX_FX_D2S;
+}
+
+/* The text the symbol-making op makes of a: in buf (MADE_BUF bytes), in *heap where longer
+ * (the caller frees it), or in its argument's text (substr); false on out-of-memory. */
+enum { MADE_BUF = 64 };
+static bool made_text(const rfx_symtab *t, rfx_fn_op op, const uint32_t *a, char *buf, char **heap, const char **s,
+                      size_t *n)
+{
+    *heap = NULL;
+    *s = buf;
     switch (op) {
     case RFX_FX_CAT: {
         size_t n0 = rfx_symtab_len(t, a[0]), n1 = rfx_symtab_len(t, a[1]);
-        char *s = malloc(n0 + n1 + 1);
-        if (!s) {
-            rfx_fn_env_fail(env, failed, "out of memory making a symbol%s", "");
-            return 0;
-        }
-        memcpy(s, rfx_symtab_str(t, a[0]), n0);
-        memcpy(s + n0, rfx_symtab_str(t, a[1]), n1);
-        uint32_t id = intern(env, s, n0 + n1, failed);
-        free(s);
-        return id;
+        char *p = n0 + n1 < MADE_BUF ? buf : (*heap = malloc(n0 + n1 + 1));
+        if (!p)
+            return false;
+        memcpy(p, rfx_symtab_str(t, a[0]), n0);
+        memcpy(p + n0, rfx_symtab_str(t, a[1]), n1);
+        *s = p;
+        *n = n0 + n1;
+        return true;
     }
     case RFX_FX_SUBSTR: {
         /* std::string::substr(pos, count) with Soufflé's 32-bit arguments widened to
          * size_t: a negative position is past the end (Soufflé warns and gives ""), a
          * negative count takes the rest */
-        size_t n = rfx_symtab_len(t, a[0]);
+        size_t len = rfx_symtab_len(t, a[0]);
         int32_t pos = (int32_t)a[1], cnt = (int32_t)a[2];
-        if (pos < 0 || (size_t)pos > n)
-            return intern(env, "", 0, failed);
-        size_t take = cnt < 0 || (size_t)cnt > n - (size_t)pos ? n - (size_t)pos : (size_t)cnt;
-        return intern(env, rfx_symtab_str(t, a[0]) + pos, take, failed);
+        if (pos < 0 || (size_t)pos > len) {
+            *n = 0;
+            return true;
+        }
+        *s = rfx_symtab_str(t, a[0]) + pos;
+        *n = cnt < 0 || (size_t)cnt > len - (size_t)pos ? len - (size_t)pos : (size_t)cnt;
+        return true;
     }
+    case RFX_FX_I2S: snprintf(buf, MADE_BUF, "%d", (int32_t)a[0]); break;
+    case RFX_FX_U2S: snprintf(buf, MADE_BUF, "%u", a[0]); break;
+    case RFX_FX_F2S: snprintf(buf, MADE_BUF, "%f", (double)rfx_as_f32(a[0])); break;   /* std::to_string(float) */
+    default: rfx_date_format(buf, MADE_BUF, a[0]); break;   /* RFX_FX_D2S */
+    }
+    *n = strlen(buf);
+    return true;
+}
+
+/* The operations that read or make symbols, with the lock held. */
+static uint32_t apply_symbolic(rfx_fn_env *env, rfx_fn_op op, const uint32_t *a, bool *failed)
+{
+    rfx_symtab *t = env->syms;
+    if (rfx_fn_op_makes_symbol(op)) {
+        char buf[MADE_BUF], *heap;
+        const char *text;
+        size_t n;
+        if (!made_text(t, op, a, buf, &heap, &text, &n)) {
+            rfx_fn_env_fail(env, failed, "out of memory making a symbol%s", "");
+            return 0;
+        }
+        uint32_t id = intern(env, text, n, failed);
+        free(heap);
+        return id;
+    }
+    switch (op) {
     case RFX_FX_UNPACK: {
         int n;
         const uint32_t *f = env->records ? rfx_records_fields(env->records, a[0], &n) : NULL;
@@ -213,26 +248,12 @@ static uint32_t apply_symbolic(rfx_fn_env *env, rfx_fn_op op, const uint32_t *a,
         }
         return rfx_of_f32(f);
     }
-    case RFX_FX_I2S:
-        snprintf(buf, sizeof buf, "%d", (int32_t)a[0]);
-        return intern_text(env, buf, failed);
-    case RFX_FX_U2S:
-        snprintf(buf, sizeof buf, "%u", a[0]);
-        return intern_text(env, buf, failed);
-    case RFX_FX_F2S: {   /* std::to_string(float): "%f" */
-        char big[64];
-        snprintf(big, sizeof big, "%f", (double)rfx_as_f32(a[0]));
-        return intern_text(env, big, failed);
-    }
     case RFX_FX_S2D: {
         uint32_t day = 0;
         if (!rfx_date_parse(rfx_symtab_str(t, a[0]), rfx_symtab_len(t, a[0]), &day))
             rfx_fn_env_fail(env, failed, "to_date: \"%s\" is not a date (YYYY-MM-DD)", rfx_symtab_str(t, a[0]));
         return day;
     }
-    case RFX_FX_D2S:
-        rfx_date_format(buf, sizeof buf, a[0]);
-        return intern_text(env, buf, failed);
     default:   /* RFX_FX_ORD */
         return a[0];
     }
@@ -265,6 +286,126 @@ uint32_t rfx_fn_env_pack(rfx_fn_env *env, const uint32_t *fields, int n)
 const rfx_records *rfx_fn_env_records(const rfx_fn_env *env)
 {
     return env->records;
+}
+
+/* ---- speculation (base.h's rfx_fn_env_speculate) ----------------------------------- */
+/* A run notes at most SPEC_MAX distinct missing texts: past them it gives up (a command
+ * making that many symbols makes them on one thread), its hashes in SPEC_SEEN slots. */
+enum { SPEC_MAX = 1024, SPEC_SEEN = 4 * SPEC_MAX, SPEC_PROBES = 16 };
+
+void rfx_fn_env_speculate(rfx_fn_env *env)
+{
+    pthread_mutex_lock(&env->lock);
+    if (!env->seen)
+        env->seen = calloc(SPEC_SEEN, sizeof *env->seen);
+    else
+        memset((void *)env->seen, 0, SPEC_SEEN * sizeof *env->seen);
+    env->spec_nomem = !env->seen;
+    atomic_store(&env->given_up, false);
+    env->failed_before = env->failed;
+    pthread_mutex_unlock(&env->lock);
+    atomic_store(&env->speculating, true);
+}
+
+/* Notes text (n bytes) as missing, once: a hash already in `seen` was noted (a text whose
+ * hash another's took is noted in a later run, the one after that one's symbol is made).
+ * Gives the run up past SPEC_MAX texts, or where their hashes crowd `seen`. */
+static void note_missing(rfx_fn_env *env, const char *text, size_t n)
+{
+    uint64_t h = rfx_symtab_hash(text, n) | 1;
+    bool placed = false;
+    for (size_t i = h % SPEC_SEEN, probes = 0; env->seen && probes < SPEC_PROBES; i = (i + 1) % SPEC_SEEN, probes++) {
+        uint64_t cur = atomic_load_explicit(&env->seen[i], memory_order_relaxed);
+        if (cur == 0 && atomic_compare_exchange_strong(&env->seen[i], &cur, h)) {
+            placed = true;
+            break;
+        }
+        if (cur == h)
+            return;
+    }
+    if (!placed) {
+        atomic_store(&env->given_up, true);
+        return;
+    }
+    char *copy = malloc(n + 1);
+    pthread_mutex_lock(&env->lock);
+    if (env->nmissing >= SPEC_MAX)
+        atomic_store(&env->given_up, true);
+    if (copy && env->nmissing == env->capmissing) {
+        size_t cap = env->capmissing ? 2 * env->capmissing : 64;
+        rfx_text_ref *m = realloc(env->missing, cap * sizeof *m);
+        if (m) {
+            env->missing = m;
+            env->capmissing = cap;
+        }
+    }
+    if (copy && env->nmissing < env->capmissing) {
+        memcpy(copy, text, n);
+        copy[n] = 0;
+        env->missing[env->nmissing++] = (rfx_text_ref){copy, n};
+        copy = NULL;
+    } else {
+        env->spec_nomem = true;
+    }
+    pthread_mutex_unlock(&env->lock);
+    free(copy);
+}
+
+/* A symbol-making functor while speculating: the symbol of its text where the table holds
+ * it, else RFX_SYM_MISSING (its text noted). Nothing adds symbols meanwhile, so the table
+ * is read without the lock. */
+static uint32_t speculated_symbol(rfx_fn_env *env, rfx_fn_op op, const uint32_t *a)
+{
+    if (atomic_load_explicit(&env->given_up, memory_order_relaxed) ||
+        ((op == RFX_FX_CAT || op == RFX_FX_SUBSTR) &&
+         (a[0] == RFX_SYM_MISSING || (op == RFX_FX_CAT && a[1] == RFX_SYM_MISSING))))
+        return RFX_SYM_MISSING;   /* given up, or made of a text not made yet: nothing to note */
+    char buf[MADE_BUF], *heap;
+    const char *text;
+    size_t n;
+    if (!made_text(env->syms, op, a, buf, &heap, &text, &n)) {
+        pthread_mutex_lock(&env->lock);
+        env->spec_nomem = true;
+        pthread_mutex_unlock(&env->lock);
+        return RFX_SYM_MISSING;
+    }
+    uint32_t id = rfx_symtab_find(env->syms, text, n);
+    if (id == UINT32_MAX)
+        note_missing(env, text, n);
+    free(heap);
+    return id == UINT32_MAX ? RFX_SYM_MISSING : id;
+}
+
+static int text_order(const void *x, const void *y)
+{
+    const rfx_text_ref *a = x, *b = y;
+    int c = memcmp(a->s, b->s, a->n < b->n ? a->n : b->n);
+    return c ? c : (a->n > b->n) - (a->n < b->n);
+}
+
+long rfx_fn_env_speculated(rfx_fn_env *env)
+{
+    atomic_store(&env->speculating, false);
+    pthread_mutex_lock(&env->lock);
+    bool given_up = atomic_load(&env->given_up);
+    long made = given_up ? RFX_SPEC_GIVEN_UP : (long)env->nmissing;
+    if (given_up || made || env->spec_nomem) {   /* the run's rows are not used: nor its failure */
+        env->failed = env->failed_before;
+        if (!env->failed)
+            env->error[0] = 0;
+    }
+    bool failed = false;
+    if (env->spec_nomem)
+        rfx_fn_env_fail(env, &failed, "out of memory making a symbol%s", "");
+    qsort(env->missing, env->nmissing, sizeof *env->missing, text_order);
+    for (size_t i = 0; i < env->nmissing; i++) {
+        if (!failed && !given_up)   /* what a run given up noted depends on the threads' timing */
+            intern(env, env->missing[i].s, env->missing[i].n, &failed);
+        free(env->missing[i].s);
+    }
+    env->nmissing = 0;
+    pthread_mutex_unlock(&env->lock);
+    return failed ? -1 : made;
 }
 
 rfx_symtab *rfx_fn_env_symbols(const rfx_fn_env *env)
@@ -328,6 +469,8 @@ uint32_t rfx_fn_apply(rfx_fn_env *env, rfx_fn_op op, const uint32_t *a, int narg
     }
     default: break;
     }
+    if (rfx_fn_op_makes_symbol(op) && atomic_load_explicit(&env->speculating, memory_order_relaxed))
+        return speculated_symbol(env, op, a);
     pthread_mutex_lock(&env->lock);
     uint32_t v = apply_symbolic(env, op, a, failed);
     pthread_mutex_unlock(&env->lock);

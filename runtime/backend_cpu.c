@@ -432,11 +432,10 @@ static bool serial_functors(const rfx_ra_cmd *c)
     return serial;
 }
 
-static rfx_status cpu_exec(rfx_backend *be, const rfx_ra_cmd *c)
+static rfx_status exec_on(rfx_backend *be, const rfx_ra_cmd *c, int nt)
 {
     cpu_ctx *x = be->ctx;
     rfx_rows *V = x->vars;
-    int nt = serial_functors(c) ? 1 : x->nthreads;
     if (c->dst >= 0 && c->op != RFX_RA_SWAP && c->op != RFX_RA_CLEAR && cpu_out_of_budget(x))
         return RFX_ERR_NOMEM;
     bool done = false;
@@ -513,6 +512,51 @@ static rfx_status cpu_exec(rfx_backend *be, const rfx_ra_cmd *c)
     default:
         return RFX_ERR_INTERNAL;
     }
+}
+
+/* Whether c, whose functors would run it on one thread, runs on every thread by
+ * speculation (rfx_fn_env_speculate): its functors only read texts or make symbols, and it
+ * writes rows that a run again replaces, at most one a row of its source (a map or filter
+ * into a relation it does not read: a join's predicate over symbols not made yet could
+ * pass every pair). */
+static bool speculates(const cpu_ctx *x, const rfx_ra_cmd *c)
+{
+    if (x->nthreads < 2 || !x->P->fn_env || !serial_functors(c) || !rfx_rx_speculable(c->pred))
+        return false;
+    for (int k = 0; k < c->nout; k++)
+        if (!rfx_rx_speculable(c->out[k]))
+            return false;
+    for (int k = 0; k < rfx_ra_cmd_ninputs(c); k++)
+        if (c->src[k] == c->dst)
+            return false;
+    switch (c->op) {
+    case RFX_RA_SELECT: case RFX_RA_PROJECT: case RFX_RA_MAP: case RFX_RA_MAPFILTER:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Runs c; one calling functors that make symbols runs on every thread, again after the
+ * symbols its run found missing were made (a chain of them, one more each time), on one
+ * thread where the chain is long or the run found too many missing. */
+static rfx_status cpu_exec(rfx_backend *be, const rfx_ra_cmd *c)
+{
+    cpu_ctx *x = be->ctx;
+    if (!speculates(x, c))
+        return exec_on(be, c, serial_functors(c) ? 1 : x->nthreads);
+    for (int run = 0; run < 4; run++) {
+        rfx_fn_env_speculate(x->P->fn_env);
+        rfx_status st = exec_on(be, c, x->nthreads);
+        long made = rfx_fn_env_speculated(x->P->fn_env);
+        if (made == RFX_SPEC_GIVEN_UP)
+            break;
+        if (made < 0)
+            return RFX_ERR_NOMEM;
+        if (made == 0)
+            return st;
+    }
+    return exec_on(be, c, 1);
 }
 
 /* A FILTER group: its outputs in one pass over its source (the range they fix, if any). */
