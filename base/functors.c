@@ -397,7 +397,8 @@ long rfx_fn_env_speculated(rfx_fn_env *env)
     bool failed = false;
     if (env->spec_nomem)
         rfx_fn_env_fail(env, &failed, "out of memory making a symbol%s", "");
-    qsort(env->missing, env->nmissing, sizeof *env->missing, text_order);
+    if (env->nmissing)
+        qsort(env->missing, env->nmissing, sizeof *env->missing, text_order);
     for (size_t i = 0; i < env->nmissing; i++) {
         if (!failed && !given_up)   /* what a run given up noted depends on the threads' timing */
             intern(env, env->missing[i].s, env->missing[i].n, &failed);
