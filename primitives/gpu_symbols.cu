@@ -89,7 +89,8 @@ rfx_status gpu_symbols(rfx_gpu *g, const rfx_symtab *t)
     if (st == RFX_OK) {
         int threads = g->host_threads > 1 && bytes >= ((size_t)1 << 20) ? g->host_threads : 1;
         gather_job j = {t, from, m, off, text, 4 * threads};
-        rfx_parallel_for(j.pieces, threads, gather_piece, &j);
+        if (bytes)
+            rfx_parallel_for(j.pieces, threads, gather_piece, &j);
         st = grow(g, (void **)&g->sym_text, &g->sym_text_cap, (size_t)off[0], (size_t)off[m] ? (size_t)off[m] : 1, 1);
     }
     if (st == RFX_OK)
