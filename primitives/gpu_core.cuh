@@ -513,10 +513,6 @@ static inline rfx_status load_prog(rfx_gpu *g, const rfx_rx *pred, rfx_rx *const
     return RFX_OK;
 }
 
-/* The loaded program on one (pair of) tuple(s), as base/expr.c computes it; false when
- * the filter rejects. WIDE: a wide program on 64-bit slots, as rfx_rx_eval64 computes it
- * (32-bit kinds in the low bits of their slots; a decimal past 64 bits fails as a division
- * by zero does: the host names it, backend_ooc.c); else 32-bit slots and the 32-bit ops. */
 // A text functor over symbols x and y (x alone for one argument), read from the program's
 // copy of the symbol table; an id past it reads as the empty text, as the host's does.
 static __device__ uint32_t text_fn(const gprog &code, int op, uint32_t x, uint32_t y)
@@ -529,6 +525,10 @@ static __device__ uint32_t text_fn(const gprog &code, int op, uint32_t x, uint32
     return rfx_text_apply(op, code.text + x0, (size_t)(x1 - x0), code.text + y0, (size_t)(y1 - y0));
 }
 
+/* The loaded program on one (pair of) tuple(s), as base/expr.c computes it; false when
+ * the filter rejects. WIDE: a wide program on 64-bit slots, as rfx_rx_eval64 computes it
+ * (32-bit kinds in the low bits of their slots; a decimal past 64 bits fails as a division
+ * by zero does: the host names it, backend_ooc.c); else 32-bit slots and the 32-bit ops. */
 template <bool WIDE>
 static __device__ bool run_prog_at(const gprog &prog, int start, int len, const uint32_t *t0, int a0, const uint32_t *t1,
                                    uint32_t *out, bool *div0)
