@@ -175,10 +175,6 @@ int rfx_format_value(char *buf, size_t cap, rfx_prim prim, uint32_t v)
     return prim == RFX_NUMBER ? snprintf(buf, cap, "%d", (int)(int32_t)v) : snprintf(buf, cap, "%u", v);
 }
 
-typedef struct record_order_ctx {
-    const rfx_rows *rows;
-    const rfx_record_io *rec;
-} record_order_ctx;
 
 typedef struct text_job {
     const rfx_rows *rows;
@@ -289,42 +285,126 @@ static void text_task(int i, void *ctx)
         write_batch(j);
 }
 
-static int cmp_record_rows(const void *x, const void *y, void *ctx)
+typedef struct rank_job {
+    const rfx_record_io *rec;
+    int type;                  /* the column's (rfx_record_compare) */
+    const rfx_rows *rows;
+    int col, chunks;
+    const uint32_t *ids;       /* the column's distinct values, ascending */
+    size_t nids;
+    const uint32_t *rank;      /* rank[i]: ids[i]'s place in the type's order */
+    rfx_rows *keys;            /* a row's ranks, then its index */
+} rank_job;
+
+static int cmp_u32(const void *x, const void *y)
 {
-    const record_order_ctx *o = ctx;
-    int a = o->rows->arity;
-    const uint32_t *ra = o->rows->data + *(const size_t *)x * (size_t)a;
-    const uint32_t *rb = o->rows->data + *(const size_t *)y * (size_t)a;
-    for (int c = 0; c < a; c++) {
-        int k = rfx_record_compare(o->rec, o->rec->coltypes[c], ra[c], rb[c], 0);
-        if (k)
-            return k;
-    }
-    return 0;
+    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    return (a > b) - (a < b);
 }
 
-/* The output order of rows with record columns: by what the records hold. */
-static size_t *record_order(const rfx_rows *rows, const rfx_record_io *rec, rfx_status *st)
+static int cmp_in_type(const void *x, const void *y, void *ctx)
+{
+    const rank_job *j = ctx;
+    return rfx_record_compare(j->rec, j->type, *(const uint32_t *)x, *(const uint32_t *)y, 0);
+}
+
+static void rank_chunk(int i, void *ctx)
+{
+    const rank_job *j = ctx;
+    const size_t a = (size_t)j->rows->arity, n = j->rows->n;
+    for (size_t r = n * (size_t)i / (size_t)j->chunks, hi = n * (size_t)(i + 1) / (size_t)j->chunks; r < hi; r++) {
+        uint32_t v = j->rows->data[r * a + (size_t)j->col];
+        size_t lo = 0, up = j->nids;   /* v is one of ids */
+        while (up - lo > 1) {
+            size_t mid = lo + (up - lo) / 2;
+            if (j->ids[mid] <= v)
+                lo = mid;
+            else
+                up = mid;
+        }
+        uint32_t *key = j->keys->data + r * (a + 1);
+        key[j->col] = j->rank[lo];
+        key[a] = (uint32_t)r;
+    }
+}
+
+/* Column col of the rows as ranks in keys: its distinct values sorted in its type's order
+ * (through the record table, once each), each row's value replaced by its place there. */
+static rfx_status rank_column(rank_job *j, int nthreads)
+{
+    rfx_rows vals;
+    rfx_rows_init(&vals, 1);
+    rfx_status st = rfx_rows_reserve(&vals, j->rows->n);
+    for (size_t r = 0; st == RFX_OK && r < j->rows->n; r++)
+        vals.data[r] = j->rows->data[r * (size_t)j->rows->arity + (size_t)j->col];
+    vals.n = j->rows->n;
+    if (st == RFX_OK)
+        st = rfx_cpu_sort(&vals, nthreads);
+    size_t m = 0;
+    for (size_t r = 0; st == RFX_OK && r < vals.n; r++)
+        if (m == 0 || vals.data[m - 1] != vals.data[r])
+            vals.data[m++] = vals.data[r];
+    uint32_t *order = st == RFX_OK ? rfx_malloc(sizeof(uint32_t) * (m ? m : 1)) : NULL;
+    uint32_t *rank = order ? rfx_malloc(sizeof(uint32_t) * (m ? m : 1)) : NULL;
+    if (st == RFX_OK && !rank)
+        st = RFX_ERR_NOMEM;
+    if (st == RFX_OK) {
+        j->ids = vals.data;
+        j->nids = m;
+        memcpy(order, vals.data, sizeof(uint32_t) * m);
+        qsort_r(order, m, sizeof(uint32_t), cmp_in_type, j);
+        for (size_t k = 0; k < m; k++) {   /* order[k]'s place among ids */
+            const uint32_t *at = bsearch(&order[k], vals.data, m, sizeof(uint32_t), cmp_u32);
+            rank[at - vals.data] = (uint32_t)k;
+        }
+        j->rank = rank;
+        rfx_parallel_for(j->chunks, nthreads, rank_chunk, j);
+    }
+    free(order);
+    free(rank);
+    rfx_rows_free(&vals);
+    return st;
+}
+
+/* The output order of rows with record columns: by what the records hold, each column's
+ * values ranked once (rank_column) and the rows sorted by their ranks as integers. */
+static size_t *record_order(const rfx_rows *rows, const rfx_record_io *rec, int nthreads, rfx_status *st)
 {
     *st = RFX_OK;
     if (rows->n < 2 || rows->arity == 0)
         return NULL;
-    size_t *idx = rfx_malloc(sizeof(size_t) * rows->n);
-    if (!idx) {
-        *st = RFX_ERR_NOMEM;
+    if (rows->n > UINT32_MAX) {
+        *st = RFX_ERR_LIMIT;
         return NULL;
     }
-    for (size_t i = 0; i < rows->n; i++)
-        idx[i] = i;
-    record_order_ctx o = {rows, rec};
-    qsort_r(idx, rows->n, sizeof(size_t), cmp_record_rows, &o);
+    nthreads = nthreads < 1 ? 1 : nthreads;
+    size_t *idx = rfx_malloc(sizeof(size_t) * rows->n);
+    rfx_rows keys;
+    rfx_rows_init(&keys, rows->arity + 1);
+    *st = idx ? rfx_rows_reserve(&keys, rows->n) : RFX_ERR_NOMEM;
+    keys.n = rows->n;
+    rank_job j = {rec, 0, rows, 0, rows->n / (size_t)nthreads < 65536 ? 1 : nthreads * 4, NULL, 0, NULL, &keys};
+    for (int c = 0; *st == RFX_OK && c < rows->arity; c++) {
+        j.col = c;
+        j.type = rec->coltypes[c];
+        *st = rank_column(&j, nthreads);
+    }
+    if (*st == RFX_OK)
+        *st = rfx_cpu_sort(&keys, nthreads);
+    for (size_t i = 0; *st == RFX_OK && i < rows->n; i++)
+        idx[i] = keys.data[i * (size_t)keys.arity + (size_t)rows->arity];
+    rfx_rows_free(&keys);
+    if (*st != RFX_OK) {
+        free(idx);
+        return NULL;
+    }
     return idx;
 }
 
 size_t *rfx_write_order(const rfx_rows *rows, const rfx_prim *types, const rfx_symtab *syms,
                         const rfx_record_io *records, int nthreads, rfx_status *st)
 {
-    return records ? record_order(rows, records, st) : rfx_output_order(rows, types, syms, nthreads, st);
+    return records ? record_order(rows, records, nthreads, st) : rfx_output_order(rows, types, syms, nthreads, st);
 }
 
 /* Writes the rows' text to f, or at fd's offsets from 0 when fd >= 0 (a new file): batch k's
