@@ -94,9 +94,8 @@ rfx_status rfx_gpu_unique_into(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows
 /* dst = src's distinct rows, sorted: rfx_gpu_sort_into then rfx_gpu_unique, in fewer passes
  * over rows of two columns (src unchanged; dst may be src). */
 rfx_status rfx_gpu_sort_unique_into(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *dst);
-/* dst = src sorted, where src's rows with equal first k columns are in order already (the
- * plan's SORT keys=k: a sorted relation with its key columns moved first): a stable sort
- * on those columns alone (rows of two columns; others sorted whole). src unchanged. */
+/* dst = src stably sorted on its first k columns (the plan's SORT keys=k): rows with equal
+ * ones keep src's order (k <= 0 or k >= the arity: sorted on every column). src unchanged. */
 rfx_status rfx_gpu_sort_leading_into(rfx_gpu *g, const rfx_dev_rows *src, int k, rfx_dev_rows *dst);
 rfx_status rfx_gpu_mapfilter(rfx_gpu *g, const rfx_dev_rows *src, const rfx_rx *pred, rfx_rx *const *out,
                              int nout, rfx_dev_rows *dst);

@@ -300,13 +300,35 @@ extern "C" rfx_status rfx_gpu_sort_unique_into(rfx_gpu *g, const rfx_dev_rows *s
     return sort_rows_into(g, src, dst, true);
 }
 
-/* Two columns, k = 1: one stable radix sort of the rows as words over column 0's bits, at
- * every size (the transitive closure's delta with its join key moved first: half the
- * passes of the sort of both columns). */
+/* Rows stably sorted on their first k columns (an aggregate's groups: the rows of a group
+ * keep their order, which a float fold depends on). Two columns, k = 1: one stable radix
+ * sort of the rows as words over column 0's bits, at every size (the transitive closure's
+ * delta with its join key moved first: half the passes of the sort of both columns); wider
+ * rows: LSD passes over the k columns' varying bits on a permutation, then one gather. */
 extern "C" rfx_status rfx_gpu_sort_leading_into(rfx_gpu *g, const rfx_dev_rows *src, int k, rfx_dev_rows *dst)
 {
-    if (src->arity != 2 || k != 1 || src->n < 2)
+    if (k <= 0 || k >= src->arity || src->n < 2)
         return sort_rows_into(g, src, dst, false);
+    if (src->arity != 2) {
+        if (src->n > UINT32_MAX) {
+            snprintf(g->err, sizeof g->err, "sort of %zu rows of %d columns (at most 2^32-1 rows of more than two)",
+                     src->n, src->arity);
+            return RFX_ERR_LIMIT;
+        }
+        int bits[RFX_MAX_ARITY];
+        rfx_status st = varying_bits(g, src, bits);
+        for (int c = k; c < src->arity; c++)
+            bits[c] = 0;
+        uint32_t *sorted;
+        if (st == RFX_OK && (st = rows_sorted_by(g, src->data, src->n, src->arity, bits, &sorted)) == RFX_OK) {
+            rfx_dev_rows out;
+            rfx_gpu_rows_init(&out, src->arity);
+            out.data = sorted;
+            out.n = out.cap = src->n;
+            replace(g, dst, &out);
+        }
+        return st;
+    }
     uint64_t *sorted, *spare;
     int b1;
     rfx_status st = sort_words2(g, src, &sorted, &spare, &b1, true);

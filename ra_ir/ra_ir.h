@@ -54,8 +54,9 @@ typedef struct rfx_ra_cmd {
     int dst;                   /* destination variable (-1 for OUTPUT, PRINTSIZE, jumps) */
     int src[2];                /* operands, -1 when unused */
     int nkeys;                 /* JOIN/MAPJOIN/INTERSECT/DIFFERENCE/AGGREGATE: key prefix length;
-                                * SORT: the leading columns to order by where the rows with
-                                * equal ones are in order already (0: all columns) */
+                                * SORT: the leading columns to order by, stably (rows with
+                                * equal ones keep their order: an aggregate's fold of floats
+                                * follows it); 0: all columns */
     rfx_rx *pred;              /* filter (SELECT, MAPFILTER, MAPJOIN, PRODUCT) or NULL */
     int nout;                  /* output expressions (PROJECT, MAP*, JOIN, PRODUCT) */
     rfx_rx **out;
@@ -163,6 +164,8 @@ void rfx_plan_free(rfx_plan *plan);
 void rfx_plan_fuse_maps(rfx_plan *plan);   /* SELECT/MAP into their producer: MapFilter/MapJoin */
 void rfx_plan_cse(rfx_plan *plan);         /* common subexpressions, loop-invariant hoisting */
 void rfx_plan_dce(rfx_plan *plan);         /* drop commands whose temps are never used */
+/* aggregates grouping one variable alike: its rows projected and sorted on the keys once */
+void rfx_plan_share_group_sorts(rfx_plan *plan);
 void rfx_plan_schedule(rfx_plan *plan);    /* list scheduling inside blocks: free temporaries early */
 /* A relation whose only use is .printsize, filled by one LFTJ rule whose bindings are its
  * tuples, gets the count straight from a count-only LFTJ (the last variable is never

@@ -293,7 +293,7 @@ rfx_status rfx_cpu_merge_cmd(const rfx_ra_cmd *c, const rfx_rows *a, const rfx_r
     case RFX_RA_UNIQUE:
     case RFX_RA_SORT_UNIQUE:
         st = copy_rows(a, dst, nthreads);
-        if (st == RFX_OK && c->op == RFX_RA_SORT && c->nkeys > 0)   /* the rest in order, or of no matter */
+        if (st == RFX_OK && c->op == RFX_RA_SORT && c->nkeys > 0)   /* stable: the rest keep their order */
             st = rfx_cpu_sort_leading(dst, c->nkeys, nthreads);
         else if (st == RFX_OK && c->op != RFX_RA_UNIQUE)
             st = rfx_cpu_sort(dst, nthreads);

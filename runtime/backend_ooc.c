@@ -677,17 +677,19 @@ static rfx_status union_parts(ooc_ctx *x, const rfx_ra_cmd *c, const rfx_rows *a
     return RFX_OK;
 }
 
-/* A min-heap of run indices ordered by each run's head row (ties: lower run first). */
+/* A min-heap of run indices ordered by each run's head row on its first `keys` columns
+ * (ties: lower run first, so rows of equal keys keep the order of the chunks they came from). */
 typedef struct run_heap {
     const rfx_rows *runs;
     const size_t *pos;
     size_t *at, n;
-    int k;
+    int k, keys;
 } run_heap;
 
 static bool head_less(const run_heap *h, size_t p, size_t q)
 {
-    int c = rfx_tuple_cmp(row(&h->runs[h->at[p]], h->pos[h->at[p]]), row(&h->runs[h->at[q]], h->pos[h->at[q]]), h->k);
+    int c = rfx_tuple_cmp(row(&h->runs[h->at[p]], h->pos[h->at[p]]), row(&h->runs[h->at[q]], h->pos[h->at[q]]),
+                          h->keys);
     return c < 0 || (c == 0 && h->at[p] < h->at[q]);
 }
 
@@ -708,11 +710,13 @@ static void sift_down(run_heap *h, size_t p)
     }
 }
 
-/* The sorted runs merged into one sorted relation. */
-static rfx_status merge_runs(rfx_rows *runs, size_t nruns, rfx_rows *out)
+/* The runs, each sorted on its first `keys` columns (<= 0: all), merged into one sorted
+ * relation, stably. */
+static rfx_status merge_runs(rfx_rows *runs, size_t nruns, int keys, rfx_rows *out)
 {
     size_t total = 0, *pos = rfx_calloc(nruns ? nruns : 1, sizeof(size_t));
-    run_heap h = {runs, pos, rfx_malloc(sizeof(size_t) * (nruns ? nruns : 1)), 0, out->arity};
+    run_heap h = {runs, pos, rfx_malloc(sizeof(size_t) * (nruns ? nruns : 1)), 0, out->arity,
+                  keys > 0 && keys < out->arity ? keys : out->arity};
     for (size_t r = 0; r < nruns; r++)
         total += runs[r].n;
     rfx_status st = pos && h.at ? rfx_rows_reserve(out, total) : RFX_ERR_NOMEM;
@@ -1043,7 +1047,7 @@ static rfx_status run_parts(ooc_ctx *x, const rfx_ra_cmd *c, size_t over_bytes)
     case RFX_RA_SORT: case RFX_RA_SORT_UNIQUE:   /* sorted (and unique) runs merged; then unique */
         st = chunked(x, c, a, &out, &runs, &nruns);
         if (st == RFX_OK)
-            st = merge_runs(runs, nruns, &out);
+            st = merge_runs(runs, nruns, c->op == RFX_RA_SORT ? c->nkeys : 0, &out);
         if (st == RFX_OK && c->op == RFX_RA_SORT_UNIQUE)
             st = rfx_cpu_unique(&out, x->nthreads);
         for (size_t r = 0; r < nruns; r++)

@@ -263,6 +263,38 @@ static void test_sort_leading(void)
         }
 }
 
+/* Wider rows on their first k columns: stable (a group's rows in src's order, as an
+ * aggregate's float fold needs), against the CPU's sort on the leading columns. */
+static void test_sort_leading_stable(void)
+{
+    if (!need_gpu())
+        return;
+    static const size_t ns[] = {2, 5, 1000, 300001};
+    static const int shapes[][2] = {{3, 1}, {4, 2}, {4, 3}, {5, 1}};   /* arity, keys */
+    for (size_t s = 0; s < sizeof ns / sizeof *ns; s++)
+        for (size_t f = 0; f < sizeof shapes / sizeof *shapes; f++)
+            for (int zero = 0; zero < 2; zero++) {   /* zero: every key 0 (no radix pass) */
+                const int a = shapes[f][0], k = shapes[f][1];
+                rfx_rows h = rows_random(ns[s], a, ZIPF, 40, false);   /* few groups, rows unsorted */
+                for (size_t r = 0; zero && r < h.n; r++)
+                    for (int c = 0; c < k; c++)
+                        h.data[r * (size_t)a + (size_t)c] = 0;
+                rfx_dev_rows src = up(&h), dst;
+                rfx_gpu_rows_init(&dst, a);
+                CU_ASSERT_EQUAL(rfx_gpu_sort_leading_into(gpu, &src, k, &dst), RFX_OK);
+                rfx_rows back = down(&dst);
+                CU_ASSERT_EQUAL(rfx_cpu_sort_leading(&h, k, 4), RFX_OK);
+                bool eq = same(&back, &h);
+                if (!eq)
+                    fprintf(stderr, "\n    stable sort on %d of %d columns: %zu rows", k, a, h.n);
+                CU_ASSERT(eq);
+                rfx_rows_free(&h);
+                rfx_rows_free(&back);
+                rfx_gpu_rows_free(gpu, &src);
+                rfx_gpu_rows_free(gpu, &dst);
+            }
+}
+
 static void test_sort_big(void)
 {
     if (!need_gpu())
@@ -2316,6 +2348,7 @@ static void add(void)
     CU_add_test(s, "union, intersect, difference", test_set_ops);
     CU_add_test(s, "sort of two-column rows as words", test_sort_words);
     CU_add_test(s, "sort on the leading column of rows in order within it", test_sort_leading);
+    CU_add_test(s, "stable sort of wider rows on their leading columns", test_sort_leading_stable);
     CU_add_test(s, "union by merged tiles", test_union_merge);
     CU_add_test(s, "semi- and anti-join of whole rows", test_semijoin_whole_rows);
     CU_add_test(s, "semi- and anti-join by merge path", test_semijoin_merge);
