@@ -11,7 +11,9 @@ time is its whole process; its load column is the part --profile gives to readin
 tables (its INPUT row), from one more run (--no-loads: none, "?"). With --kept
 BENCH_QUERIES (build/bench/bench_queries) RFX is not run: each query's engine reads its
 tables once (the load column) and its time is the best of N runs over them after an untimed
-one, as DuckDB's is over the tables it holds; the last row sums each column.
+one, as DuckDB's is over the tables it holds; its floor column is the bandwidth floor of
+the query's scans (its inputs read once at the measured copy bandwidth, from one more,
+profiled run) as a fraction of that time; the last row sums each column.
 
 Answers compare as SQL's: decimals exactly, floats to 1e-9 relative, dates and text as
 text; rows in order where the query orders them (rows equal on its sort keys in any
@@ -144,9 +146,11 @@ def run(args):
         int(f[1:3]) for f in os.listdir(PROGRAMS) if re.match(r"q\d\d\.dl$", f))
     bad = 0
     backends = args.backends.split(",")
-    duck_total, totals = 0.0, {b: [0.0, 0.0] for b in backends}
-    print("| query | rows | DuckDB s | " + " | ".join("rfx %s s | %s load s" % (b, b) for b in backends) + " | answers |")
-    print("|---:|---:|---:|" + "---:|---:|" * len(backends) + "---|")
+    duck_total, totals = 0.0, {b: [0.0, 0.0, 0.0] for b in backends}
+    floor = " | %s floor" if args.kept else ""
+    print("| query | rows | DuckDB s | " + " | ".join(("rfx %s s | %s load s" + floor) % ((b, b, b) if floor else (b, b))
+                                                 for b in backends) + " | answers |")
+    print("|---:|---:|---:|" + ("---:|---:|---:|" if floor else "---:|---:|") * len(backends) + "---|")
     for q in queries:
         sql = con.execute("SELECT query FROM tpch_queries() WHERE query_nr = %d" % q).fetchall()[0][0]
         best = None
@@ -160,15 +164,15 @@ def run(args):
         for b in backends:
             out = tempfile.mkdtemp(prefix="tpch-q%02d-" % q)
             if args.kept:
-                t_best, t_load, failed = kept_times(args, b, out, q)
+                t_best, t_load, t_floor, failed = kept_times(args, b, out, q)
                 if failed:
                     shutil.rmtree(out, ignore_errors=True)
                     why = why or "%s: %s" % (b, failed)
-                    cells += ["-", "-"]
+                    cells += ["-", "-", "-"]
                     continue
                 why = why or answer(out, duck, sql, names)
-                cells += ["%.3f" % t_best, "%.3f" % t_load]
-                totals[b] = [totals[b][0] + t_best, totals[b][1] + t_load]
+                cells += ["%.3f" % t_best, "%.3f" % t_load, percent(t_floor, t_best)]
+                totals[b] = [totals[b][0] + t_best, totals[b][1] + t_load, totals[b][2] + t_floor]
                 continue
             t_best = None
             cmd = [args.rfx, "-q", "--backend=" + b, "-F", args.dir, "-D", out] + args.rfx_args.split() + [
@@ -191,7 +195,8 @@ def run(args):
         duck_total += best
         print("| Q%d | %d | %.3f | %s | %s |" % (q, len(duck), best, " | ".join(cells), why or "equal"))
     if args.kept:
-        print("| total | | %.3f | %s | |" % (duck_total, " | ".join("%.3f | %.3f" % tuple(totals[b]) for b in backends)))
+        print("| total | | %.3f | %s | |" % (duck_total, " | ".join(
+            "%.3f | %.3f | %s" % (totals[b][0], totals[b][1], percent(totals[b][2], totals[b][0])) for b in backends)))
     return 1 if bad else 0
 
 
@@ -203,16 +208,20 @@ def answer(out, duck, sql, names):
     return compare(rows, duck, sort_keys(sql, names))
 
 
+def percent(part, whole):
+    return "%.1f%%" % (100 * part / whole) if whole > 0 else "-"
+
+
 def kept_times(args, backend, out, q):
-    """bench_queries on one query: (best run s, load s, None) or (.., .., why it failed)."""
+    """bench_queries on one query: (best run s, load s, scans' floor s, None) or (.., why it failed)."""
     cmd = [args.kept, "-b", backend, "-r", str(args.repeat), "-F", args.dir, "-D", out,
            os.path.join(PROGRAMS, "q%02d.dl" % q)]
     r = subprocess.run(cmd, capture_output=True, text=True)
     for line in r.stdout.splitlines():
         f = line.split()
-        if r.returncode == 0 and len(f) == 4 and f[0] == "q%02d.dl" % q:
-            return float(f[3]) / 1e3, float(f[1]) / 1e3, None
-    return 0, 0, "bench_queries exit %d: %s" % (r.returncode, (r.stdout + r.stderr).strip()[-300:])
+        if r.returncode == 0 and len(f) == 6 and f[0] == "q%02d.dl" % q:
+            return float(f[3]) / 1e3, float(f[1]) / 1e3, float(f[4]) / 1e3, None
+    return 0, 0, 0, "bench_queries exit %d: %s" % (r.returncode, (r.stdout + r.stderr).strip()[-300:])
 
 
 def main():

@@ -694,6 +694,14 @@ rfx_result rfx_run(rfx_engine *e)
     return end_call(e, (rfx_result)rfx_status_exit_code(st));
 }
 
+rfx_result rfx_set_profile(rfx_engine *e, FILE *profile, FILE *profile_json)
+{
+    begin_call(e);
+    e->cfg.profile = profile;
+    e->cfg.profile_json = profile_json;
+    return end_call(e, RFX_EXIT_OK);
+}
+
 /* The tuples of relation r's .input files, read by run x, added to what was inserted. */
 static rfx_status keep_read_rows(rfx_engine *e, rfx_exec *x, int r)
 {

@@ -189,6 +189,11 @@ rfx_result rfx_read_inputs(rfx_engine *e);
  * are replaced. Outputs, .printsize, progress and profiles go where the config says. */
 rfx_result rfx_run(rfx_engine *e);
 
+/* Where the profiles of the runs from now on go, as rfx_config's profile (the table) and
+ * profile_json (NULL: none): one run among many is profiled, the others not paying for
+ * its measurements. The files stay the caller's. */
+rfx_result rfx_set_profile(rfx_engine *e, FILE *profile, FILE *profile_json);
+
 /* The number of tuples of a relation after the last rfx_run. */
 rfx_result rfx_size(rfx_engine *e, const char *relation, size_t *ntuples);
 

@@ -356,6 +356,21 @@ static void inputs_read_once(void)
         CU_ASSERT(c && !rfx_cursor_next(c));
         rfx_cursor_close(c);
     }
+    /* one run profiled among others: its scans are the tuples kept, not a file read */
+    char *json = NULL;
+    size_t jlen = 0;
+    FILE *jf = open_memstream(&json, &jlen);
+    CU_ASSERT_EQUAL(rfx_set_profile(e, NULL, jf), RFX_EXIT_OK);
+    CU_ASSERT_EQUAL(rfx_run(e), RFX_EXIT_OK);
+    CU_ASSERT_EQUAL(rfx_set_profile(e, NULL, NULL), RFX_EXIT_OK);
+    fflush(jf);
+    size_t profiled = jlen;
+    CU_ASSERT(json && strstr(json, "\"scan_bytes\": ") && !strstr(json, "\"scan_bytes\": 0,"));
+    CU_ASSERT_EQUAL(rfx_run(e), RFX_EXIT_OK);
+    fflush(jf);
+    CU_ASSERT_EQUAL(jlen, profiled);   /* the next run not profiled */
+    fclose(jf);
+    free(json);
     rfx_close(e);
     /* a malformed file: file:line, exit 2, nothing kept */
     snprintf(path, sizeof path, "%s/edge.facts", dir);
