@@ -38,6 +38,7 @@ struct rfx_symtab {
     size_t nslots;             /* REGIONS times a power of two */
     size_t held[REGIONS];      /* symbols in each region */
     chunk *chunks;             /* the newest first */
+    size_t text_bytes;         /* the chunks' used bytes, summed */
     uint64_t serial;
 };
 
@@ -215,6 +216,7 @@ static const char *keep(rfx_symtab *t, const char *s, size_t n)
     rfx_memcpy(copy, s, n);
     copy[n] = 0;
     c->used += n + 1;
+    t->text_bytes += n + 1;
     return copy;
 }
 
@@ -268,10 +270,7 @@ uint32_t rfx_symtab_size(const rfx_symtab *t)
 
 size_t rfx_symtab_text_bytes(const rfx_symtab *t)
 {
-    size_t bytes = 0;
-    for (const chunk *c = t->chunks; c; c = c->next)
-        bytes += c->used;
-    return bytes;
+    return t->text_bytes;
 }
 
 uint64_t rfx_symtab_serial(const rfx_symtab *t)
@@ -635,6 +634,7 @@ bool rfx_symlocal_merge_all(rfx_symlocal *const *locals, int n, rfx_symtab *t, i
             if (c && ok) {
                 c->next = t->chunks;
                 t->chunks = c;
+                t->text_bytes += c->used;
             } else
                 free(c);
         }

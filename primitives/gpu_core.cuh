@@ -65,11 +65,12 @@ struct rfx_gpu {
     const rfx_tuning *tune;    // rfx_gpu_set_tuning's (borrowed; rfx_tuning_defaults at first)
     // The device's copy of a symbol table (gpu_symbols), for the functors that read texts:
     // symbol i's bytes at sym_text[sym_off[i], sym_off[i + 1]); of table sym_serial's first
-    // sym_n symbols. From cudaMalloc, as the look-back words (rfx_gpu_reclaim must not free
-    // it; counted in the budget).
+    // sym_n symbols, sym_bytes of text (sym_off[sym_n], kept here too: growing the copy then
+    // needs no read back). From cudaMalloc, as the look-back words (rfx_gpu_reclaim must not
+    // free it; counted in the budget).
     char *sym_text;
     unsigned long long *sym_off;
-    size_t sym_text_cap, sym_off_cap;
+    size_t sym_text_cap, sym_off_cap, sym_bytes;
     uint32_t sym_n;
     uint64_t sym_serial;
 };

@@ -13,7 +13,7 @@ void gpu_symbols_free(rfx_gpu *g)
         cudaFree(g->sym_off);
     g->sym_text = NULL;
     g->sym_off = NULL;
-    g->sym_text_cap = g->sym_off_cap = 0;
+    g->sym_text_cap = g->sym_off_cap = g->sym_bytes = 0;
     g->sym_n = 0;
     g->sym_serial = 0;
 }
@@ -78,8 +78,8 @@ rfx_status gpu_symbols(rfx_gpu *g, const rfx_symtab *t)
     unsigned long long *off = (unsigned long long *)malloc(((size_t)m + 1) * sizeof *off);
     if (!off)
         return RFX_ERR_NOMEM;
-    off[0] = 0;
-    rfx_status st = from ? to_host(g, g->sym_off + from, off, 1) : RFX_OK;   // the copy's end
+    off[0] = from ? g->sym_bytes : 0;   // the copy's end
+    rfx_status st = RFX_OK;
     for (uint32_t i = 0; st == RFX_OK && i < m; i++)
         off[i + 1] = off[i] + rfx_symtab_len(t, from + i);
     const size_t bytes = (size_t)(off[m] - off[0]);
@@ -99,8 +99,10 @@ rfx_status gpu_symbols(rfx_gpu *g, const rfx_symtab *t)
         st = upload_bytes(g, g->sym_text + off[0], text, bytes);
     if (st == RFX_OK)
         st = upload_bytes(g, g->sym_off + from, off, ((size_t)m + 1) * sizeof *off);
-    if (st == RFX_OK)
+    if (st == RFX_OK) {
         g->sym_n = n;
+        g->sym_bytes = (size_t)off[m];
+    }
     free(text);
     free(off);
     return st;

@@ -514,14 +514,14 @@ static rfx_status exec_on(rfx_backend *be, const rfx_ra_cmd *c, int nt)
     }
 }
 
-/* Whether c, whose functors would run it on one thread, runs on every thread by
- * speculation (rfx_fn_env_speculate): its functors only read texts or make symbols, and it
- * writes rows that a run again replaces, at most one a row of its source (a map or filter
- * into a relation it does not read: a join's predicate over symbols not made yet could
- * pass every pair). */
-static bool speculates(const cpu_ctx *x, const rfx_ra_cmd *c)
+/* Whether c, whose functors would run it on one thread (serial, serial_functors), runs on
+ * every thread by speculation (rfx_fn_env_speculate): its functors only read texts or make
+ * symbols, and it writes rows that a run again replaces, at most one a row of its source (a
+ * map or filter into a relation it does not read: a join's predicate over symbols not made
+ * yet could pass every pair). */
+static bool speculates(const cpu_ctx *x, const rfx_ra_cmd *c, bool serial)
 {
-    if (x->nthreads < 2 || !x->P->fn_env || !serial_functors(c) || !rfx_rx_speculable(c->pred))
+    if (x->nthreads < 2 || !x->P->fn_env || !serial || !rfx_rx_speculable(c->pred))
         return false;
     for (int k = 0; k < c->nout; k++)
         if (!rfx_rx_speculable(c->out[k]))
@@ -543,8 +543,9 @@ static bool speculates(const cpu_ctx *x, const rfx_ra_cmd *c)
 static rfx_status cpu_exec(rfx_backend *be, const rfx_ra_cmd *c)
 {
     cpu_ctx *x = be->ctx;
-    if (!speculates(x, c))
-        return exec_on(be, c, serial_functors(c) ? 1 : x->nthreads);
+    const bool serial = serial_functors(c);
+    if (!speculates(x, c, serial))
+        return exec_on(be, c, serial ? 1 : x->nthreads);
     for (int run = 0; run < 4; run++) {
         rfx_fn_env_speculate(x->P->fn_env);
         rfx_status st = exec_on(be, c, x->nthreads);
