@@ -189,6 +189,11 @@ static void lower_cmd(hctx *x, const rfx_ra_cmd *c)
     case RFX_RA_SORT: case RFX_RA_SORT_UNIQUE: {
         int arity = P->vars[c->src[0]].arity;
         bool distinct = c->op == RFX_RA_SORT_UNIQUE;
+        if (distinct && c->nkeys > 0)   /* the plan's hint; the sort below where it fails */
+            K(RFX_HK_COMPUTE, "sort.runs",
+              hfmt(x, "rows sorted on columns 0..%d checked, each run of equal ones (up to 32 rows) sorted by one "
+                      "thread; else as below", c->nkeys - 1),
+              V(a), V(d));
         K(RFX_HK_PARTITION, "sort.bits", "bits that vary, per column", V(a), V(NONE));
         if (arity == 2 && distinct) {   /* repeats dropped as the sorted rows are written out */
             int keys = scratch(x, 2, size_of(x, c->src[0]));
@@ -206,7 +211,8 @@ static void lower_cmd(hctx *x, const rfx_ra_cmd *c)
             const char *n = size_of(x, c->src[0]);
             int perm = scratch(x, 1, n), keys = scratch(x, 1, n);
             K(RFX_HK_COMPUTE, "sort.iota", "identity permutation", V(NONE), V(perm));
-            for (int col = arity - 1; col >= 0; col--) {
+            const bool leading = !distinct && c->nkeys > 0 && c->nkeys < arity;   /* stable, on the keys */
+            for (int col = (leading ? c->nkeys : arity) - 1; col >= 0; col--) {
                 K(RFX_HK_COMPUTE, "sort.gather_column", hfmt(x, "column %d in permutation order", col), V(a, perm), V(keys));
                 K(RFX_HK_LIBRARY, "cub.radix_sort_pairs", "stable, column as key, permutation as value", V(keys, perm),
                   V(perm));

@@ -407,3 +407,67 @@ rfx_status rfx_cpu_sort_leading(rfx_rows *r, int nkeys, int nthreads)
     free(vary);
     return st;
 }
+
+/* ---- rows sorted on a prefix already: each run sorted alone --------------------------- */
+/* The longest run of rows equal on the sorted prefix sorted alone (by insertion). */
+#define SORT_RUN_MOST 32
+
+typedef struct runs_ctx {
+    uint32_t *rows;
+    size_t n;
+    int a, p, nchunks;
+    atomic_int flags;          /* 1: a pair out of order on the prefix, 2: a run too long, 4: a run of 2+ */
+} runs_ctx;
+
+static void swap_rows(uint32_t *x, uint32_t *y, int a)
+{
+    for (int c = 0; c < a; c++) {
+        uint32_t t = x[c];
+        x[c] = y[c];
+        y[c] = t;
+    }
+}
+
+/* Chunk k's runs (those whose first row is in it; a run may reach past its end). */
+static void sort_runs_chunk(int k, void *ctx)
+{
+    runs_ctx *s = ctx;
+    const int a = s->a, p = s->p;
+    size_t lo = s->n * (size_t)k / (size_t)s->nchunks, hi = s->n * (size_t)(k + 1) / (size_t)s->nchunks;
+    int f = 0;
+    for (size_t i = lo; i < hi && !(f & 3); i++) {
+        if (i > 0) {
+            int c = rfx_tuple_cmp(s->rows + (i - 1) * a, s->rows + i * a, p);
+            if (c > 0)
+                f |= 1;
+            if (c >= 0)
+                continue;
+        }
+        size_t j = i + 1;
+        while (j < s->n && j - i <= SORT_RUN_MOST && rfx_tuple_cmp(s->rows + (j - 1) * a, s->rows + j * a, p) == 0)
+            j++;
+        if (j - i > SORT_RUN_MOST) {
+            f |= 2;
+            break;
+        }
+        f |= j - i > 1 ? 4 : 0;
+        for (size_t q = i + 1; q < j; q++)
+            for (size_t r = q; r > i && rfx_tuple_cmp(s->rows + (r - 1) * a, s->rows + r * a, a) > 0; r--)
+                swap_rows(s->rows + (r - 1) * a, s->rows + r * a, a);
+        if (((i - lo) & 1023) == 0 && (atomic_load_explicit(&s->flags, memory_order_relaxed) & 3))
+            break;   /* another chunk found the hint wrong */
+    }
+    atomic_fetch_or(&s->flags, f);
+}
+
+bool rfx_cpu_sort_runs(rfx_rows *r, int sorted, int nthreads, bool *repeats)
+{
+    *repeats = true;
+    if (sorted <= 0 || r->arity == 0 || r->n < 2)
+        return false;
+    runs_ctx s = {r->data, r->n, r->arity, sorted < r->arity ? sorted : r->arity, chunks_for(r->n, nthreads), 0};
+    rfx_parallel_for(s.nchunks, nthreads, sort_runs_chunk, &s);
+    int f = atomic_load(&s.flags);
+    *repeats = (f & 3) != 0 || (f & 4) != 0;   /* not sorted here: the caller's sort may leave repeats */
+    return (f & 3) == 0;
+}

@@ -276,6 +276,84 @@ static rfx_status sort_rows2(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *
 }
 
 // dst = src sorted, and without repeated rows when distinct (src unchanged; dst may be src).
+// Rows sorted on their first p columns already: each run of rows equal on them is copied and
+// sorted by the thread at its head (insertion sort, the whole row compared). flags: bit 0 a
+// pair out of order on those columns (the hint was wrong), bit 1 a run longer than `most`,
+// bit 2 a run of two rows or more (there may be repeats). Where bit 0 or 1 is set out is
+// not sorted.
+__global__ void k_sort_runs(const uint32_t *rows, size_t n, int a, int p, size_t most, uint32_t *out, unsigned *flags)
+{
+    unsigned f = 0;
+    GRID_STRIDE(i, n)
+    {
+        if (i > 0) {
+            int c = cmp_prefix(rows + (i - 1) * a, rows + i * a, p);
+            if (c > 0)
+                f |= 1;
+            if (c >= 0)   // not a run's head (or out of order: flagged)
+                continue;
+        }
+        size_t j = i + 1;
+        while (j < n && j - i <= most && cmp_prefix(rows + (j - 1) * a, rows + j * a, p) == 0)
+            j++;
+        if (j - i > most) {
+            f |= 2;
+            continue;
+        }
+        if (j - i > 1)
+            f |= 4;
+        for (size_t q = i; q < j; q++)
+            for (int c = 0; c < a; c++)
+                out[q * a + c] = rows[q * a + c];
+        for (size_t q = i + 1; q < j; q++)   // the run sorted in place: short, so by insertion
+            for (size_t r = q; r > i && cmp_prefix(out + (r - 1) * a, out + r * a, a) > 0; r--)
+                for (int c = 0; c < a; c++) {
+                    uint32_t t = out[(r - 1) * a + c];
+                    out[(r - 1) * a + c] = out[r * a + c];
+                    out[r * a + c] = t;
+                }
+    }
+    if (f)
+        atomicOr(flags, f);
+}
+
+// The longest run of rows equal on the sorted prefix that one thread sorts.
+enum { SORT_RUN_MOST = 32 };
+
+// src's rows sorted (and, distinct, made unique) into dst where they are sorted on their first
+// p columns already (a plan's hint, checked) and every run of rows equal on those is short:
+// one pass instead of a radix sort of every column. *done false (dst untouched) where that
+// does not hold: the caller sorts as before.
+static rfx_status sort_runs_into(rfx_gpu *g, const rfx_dev_rows *src, int p, rfx_dev_rows *dst, bool distinct,
+                                 bool *done)
+{
+    *done = false;
+    rfx_dev_rows out;
+    rfx_status st = rows_alloc(g, &out, src->arity, src->n);
+    if (st != RFX_OK)
+        return st;
+    cudaError_t e = cudaMemsetAsync(g->d_flag, 0, sizeof(unsigned), g->stream);
+    if (e == cudaSuccess) {
+        k_sort_runs<<<grid_for(src->n), 256, 0, g->stream>>>(src->data, src->n, src->arity, p, SORT_RUN_MOST,
+                                                            out.data, g->d_flag);
+        e = cudaGetLastError();
+    }
+    unsigned f = 0;
+    st = e == cudaSuccess ? to_host(g, g->d_flag, &f, 1) : fail(g, e, "k_sort_runs", __FILE__, __LINE__);
+    if (st != RFX_OK || (f & 3)) {
+        rfx_gpu_rows_free(g, &out);
+        return st;
+    }
+    out.n = src->n;
+    if (distinct && (f & 4) && (st = rfx_gpu_unique(g, &out)) != RFX_OK) {
+        rfx_gpu_rows_free(g, &out);
+        return st;
+    }
+    replace(g, dst, &out);
+    *done = true;
+    return RFX_OK;
+}
+
 static rfx_status sort_rows_into(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *dst, bool distinct)
 {
     if (src->arity == 2 && src->n >= 2) {
@@ -295,9 +373,12 @@ extern "C" rfx_status rfx_gpu_sort_into(rfx_gpu *g, const rfx_dev_rows *src, rfx
     return sort_rows_into(g, src, dst, false);
 }
 
-extern "C" rfx_status rfx_gpu_sort_unique_into(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *dst)
+extern "C" rfx_status rfx_gpu_sort_unique_into(rfx_gpu *g, const rfx_dev_rows *src, int sorted, rfx_dev_rows *dst)
 {
-    return sort_rows_into(g, src, dst, true);
+    bool done = false;
+    rfx_status st = sorted > 0 && src->n > 1 && src->arity > 0 ? sort_runs_into(g, src, sorted, dst, true, &done)
+                                                                  : RFX_OK;
+    return st != RFX_OK || done ? st : sort_rows_into(g, src, dst, true);
 }
 
 /* Rows stably sorted on their first k columns (an aggregate's groups: the rows of a group

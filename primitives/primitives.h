@@ -49,6 +49,13 @@ rfx_status rfx_rows_concat(const rfx_rows *parts, size_t n, rfx_rows *dst, int n
 rfx_status rfx_cpu_sort(rfx_rows *r, int nthreads);
 /* Sorts r stably on its first nkeys columns alone (rows of equal keys keep their order). */
 rfx_status rfx_cpu_sort_leading(rfx_rows *r, int nkeys, int nthreads);
+/* Sorts r where its rows are sorted on their first `sorted` columns already (a plan's hint)
+ * and rows equal on those come in short runs: each run sorted alone, in one pass; *repeats
+ * whether a run held two rows or more (else r is a set; true where it returns false). False
+ * where that does not hold
+ * (the hint wrong or a run too long): r's rows then permuted within some runs, for
+ * rfx_cpu_sort to sort. */
+bool rfx_cpu_sort_runs(rfx_rows *r, int sorted, int nthreads, bool *repeats);
 /* Removes adjacent duplicates in place (input sorted -> set). */
 rfx_status rfx_cpu_unique(rfx_rows *r, int nthreads);
 /* Whether rows are sorted and duplicate-free (for assertions and tests). */

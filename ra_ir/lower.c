@@ -190,6 +190,8 @@ static rfx_ra_cmd *emit_sort_all(lower_ctx *L, flow *f)
 {
     int dst = rfx_lower_new_var(L, NULL, RFX_PV_TEMP, f->n, L->plan->vars[f->var].types, -1);
     rfx_ra_cmd *c = rfx_lower_emit(L, f->unique ? RFX_RA_SORT : RFX_RA_SORT_UNIQUE, dst, f->var, -1);
+    if (!f->unique)
+        c->nkeys = f->sorted;   /* a hint: the rows come sorted on their first f->sorted columns */
     f->var = dst;
     f->sorted = f->n;
     f->unique = true;

@@ -200,6 +200,8 @@ void rfx_plan_print_cmd(FILE *out, const rfx_plan *P, const rfx_ra_cmd *c)
             fprintf(out, " keys=%d", c->nkeys);
         if (c->op == RFX_RA_SORT && c->nkeys > 0)
             fprintf(out, " keys=%d", c->nkeys);
+        if (c->op == RFX_RA_SORT_UNIQUE && c->nkeys > 0)
+            fprintf(out, " sorted=%d", c->nkeys);
         if (c->op == RFX_RA_UNION && c->disjoint)
             fputs(" disjoint", out);
         for (int i = 0; rfx_ra_cmd_reads_held(c) && i < c->nvars; i++)

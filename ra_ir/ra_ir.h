@@ -56,7 +56,8 @@ typedef struct rfx_ra_cmd {
     int nkeys;                 /* JOIN/MAPJOIN/INTERSECT/DIFFERENCE/AGGREGATE: key prefix length;
                                 * SORT: the leading columns to order by, stably (rows with
                                 * equal ones keep their order: an aggregate's fold of floats
-                                * follows it); 0: all columns */
+                                * follows it); 0: all columns. SORT_UNIQUE: a hint, the
+                                * leading columns src comes sorted on (backends check it) */
     rfx_rx *pred;              /* filter (SELECT, MAPFILTER, MAPJOIN, PRODUCT) or NULL */
     int nout;                  /* output expressions (PROJECT, MAP*, JOIN, PRODUCT) */
     rfx_rx **out;

@@ -291,15 +291,19 @@ rfx_status rfx_cpu_merge_cmd(const rfx_ra_cmd *c, const rfx_rows *a, const rfx_r
         return rfx_cpu_semijoin(a, b, c->nkeys, c->op == RFX_RA_INTERSECT, dst, nthreads);
     case RFX_RA_SORT:
     case RFX_RA_UNIQUE:
-    case RFX_RA_SORT_UNIQUE:
+    case RFX_RA_SORT_UNIQUE: {
+        bool repeats = true;
         st = copy_rows(a, dst, nthreads);
         if (st == RFX_OK && c->op == RFX_RA_SORT && c->nkeys > 0)   /* stable: the rest keep their order */
             st = rfx_cpu_sort_leading(dst, c->nkeys, nthreads);
+        else if (st == RFX_OK && c->op == RFX_RA_SORT_UNIQUE && rfx_cpu_sort_runs(dst, c->nkeys, nthreads, &repeats))
+            ;   /* sorted on its first nkeys columns already: each run of equal ones sorted alone */
         else if (st == RFX_OK && c->op != RFX_RA_UNIQUE)
             st = rfx_cpu_sort(dst, nthreads);
-        if (st == RFX_OK && c->op != RFX_RA_SORT)
+        if (st == RFX_OK && c->op != RFX_RA_SORT && repeats)
             st = rfx_cpu_unique(dst, nthreads);
         return st;
+    }
     default:
         return RFX_ERR_INTERNAL;
     }

@@ -816,7 +816,7 @@ static rfx_status cu_exec_one(rfx_backend *be, const rfx_ra_cmd *c)
     case RFX_RA_UNIQUE:
         return rfx_gpu_unique_into(g, &V[c->src[0]], &V[c->dst]);
     case RFX_RA_SORT_UNIQUE:
-        return rfx_gpu_sort_unique_into(g, &V[c->src[0]], &V[c->dst]);
+        return rfx_gpu_sort_unique_into(g, &V[c->src[0]], c->nkeys, &V[c->dst]);
     case RFX_RA_COPY:
         return rfx_gpu_copy(g, &V[c->src[0]], &V[c->dst]);
     case RFX_RA_AGGREGATE:

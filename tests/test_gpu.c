@@ -151,7 +151,7 @@ static void sort_check(rfx_rows *h)
     /* both at once, into fresh rows and in place */
     rfx_dev_rows su;
     rfx_gpu_rows_init(&su, a);
-    CU_ASSERT_EQUAL(rfx_gpu_sort_unique_into(gpu, &src, &su), RFX_OK);
+    CU_ASSERT_EQUAL(rfx_gpu_sort_unique_into(gpu, &src, 0, &su), RFX_OK);
     rfx_rows su_back = down(&su);
     CU_ASSERT(same(&su_back, h));
     rfx_rows_free(&su_back);
@@ -173,7 +173,7 @@ static void sort_check(rfx_rows *h)
         if (!gpu_agrees(RFX_OK, &rv, &want_rv))
             fprintf(stderr, "\n    sort_unique_reversed: %zu rows\n", h->n);
     }
-    CU_ASSERT_EQUAL(rfx_gpu_sort_unique_into(gpu, &src, &src), RFX_OK);
+    CU_ASSERT_EQUAL(rfx_gpu_sort_unique_into(gpu, &src, 0, &src), RFX_OK);
     su_back = down(&src);
     CU_ASSERT(same(&su_back, h));
     rfx_rows_free(&su_back);
@@ -261,6 +261,53 @@ static void test_sort_leading(void)
             rfx_gpu_rows_free(gpu, &src);
             rfx_gpu_rows_free(gpu, &dst);
         }
+}
+
+/* A sort-unique of rows sorted on their first two columns (the plan's hint): runs of 1..most
+ * rows equal on them, sorted each alone; long runs, or the hint wrong (the first row moved
+ * to the end), take the full sort. Against the CPU's sort and unique. */
+static void test_sort_unique_hinted(void)
+{
+    if (!need_gpu())
+        return;
+    const struct { size_t most; bool bad; } cases[] = {{1, false}, {6, false}, {32, false}, {200, false}, {6, true}};
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        const size_t n = 300007;
+        rfx_rows h;
+        rfx_rows_init(&h, 5);
+        rfx_rows_reserve(&h, n);
+        h.n = n;
+        uint32_t run = 0;
+        for (size_t i = 0; i < n; run++) {
+            size_t len = 1 + (size_t)(rnd() % cases[k].most);
+            for (size_t q = 0; q < len && i < n; q++, i++) {
+                uint32_t *row = h.data + i * 5;
+                row[0] = run / 1000, row[1] = run % 1000;
+                row[2] = (uint32_t)(rnd() % 3), row[3] = (uint32_t)(rnd() % 2), row[4] = (uint32_t)(rnd() % 3);
+            }
+        }
+        if (cases[k].bad) {
+            uint32_t first[5];
+            memcpy(first, h.data, sizeof first);
+            memmove(h.data, h.data + 5, (n - 1) * 5 * sizeof(uint32_t));
+            memcpy(h.data + (n - 1) * 5, first, sizeof first);
+        }
+        rfx_dev_rows src = up(&h), dst;
+        rfx_gpu_rows_init(&dst, 5);
+        CU_ASSERT_EQUAL(rfx_gpu_sort_unique_into(gpu, &src, 2, &dst), RFX_OK);
+        rfx_rows back = down(&dst);
+        rfx_cpu_sort(&h, 4);
+        rfx_cpu_unique(&h, 4);
+        bool eq = same(&back, &h);
+        if (!eq)
+            fprintf(stderr, "\n    hinted sort-unique: runs of up to %zu rows%s", cases[k].most,
+                    cases[k].bad ? ", hint wrong" : "");
+        CU_ASSERT(eq);
+        rfx_rows_free(&h);
+        rfx_rows_free(&back);
+        rfx_gpu_rows_free(gpu, &src);
+        rfx_gpu_rows_free(gpu, &dst);
+    }
 }
 
 /* Wider rows on their first k columns: stable (a group's rows in src's order, as an
@@ -2349,6 +2396,7 @@ static void add(void)
     CU_add_test(s, "sort of two-column rows as words", test_sort_words);
     CU_add_test(s, "sort on the leading column of rows in order within it", test_sort_leading);
     CU_add_test(s, "stable sort of wider rows on their leading columns", test_sort_leading_stable);
+    CU_add_test(s, "sort-unique of rows sorted on a prefix, run by run", test_sort_unique_hinted);
     CU_add_test(s, "union by merged tiles", test_union_merge);
     CU_add_test(s, "semi- and anti-join of whole rows", test_semijoin_whole_rows);
     CU_add_test(s, "semi- and anti-join by merge path", test_semijoin_merge);
