@@ -161,7 +161,7 @@ static rfx_status run(void *arg)
                 return st;
             src = j->out;
         }
-        return j->rev ? rfx_gpu_sort_unique_reversed(g, src, j->out, j->rev) : rfx_gpu_sort_unique_into(g, src, 0, j->out);
+        return j->rev ? rfx_gpu_sort_unique_reversed(g, src, j->out, j->rev) : rfx_gpu_sort_unique_into(g, src, 0, NULL, j->out);
     }
     case 1:
         return rfx_gpu_lftj(g, srcs, cv, 3, 3, NULL, &j->count);

@@ -94,8 +94,10 @@ rfx_status rfx_gpu_unique_into(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows
 /* dst = src's distinct rows, sorted: rfx_gpu_sort_into then rfx_gpu_unique, in fewer passes
  * over rows of two columns; where src is sorted on its first `sorted` columns already (the
  * plan's hint: checked, ignored where wrong) and rows equal on them come in short runs, one
- * pass that sorts each run (src unchanged; dst may be src). */
-rfx_status rfx_gpu_sort_unique_into(rfx_gpu *g, const rfx_dev_rows *src, int sorted, rfx_dev_rows *dst);
+ * pass that sorts each run (src unchanged; dst may be src). *held (NULL: not asked):
+ * whether that pass did it (a caller may stop offering a hint that keeps failing). */
+rfx_status rfx_gpu_sort_unique_into(rfx_gpu *g, const rfx_dev_rows *src, int sorted, bool *held,
+                                    rfx_dev_rows *dst);
 /* dst = src stably sorted on its first k columns (the plan's SORT keys=k): rows with equal
  * ones keep src's order (k <= 0 or k >= the arity: sorted on every column). src unchanged. */
 rfx_status rfx_gpu_sort_leading_into(rfx_gpu *g, const rfx_dev_rows *src, int k, rfx_dev_rows *dst);

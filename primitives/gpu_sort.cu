@@ -373,11 +373,14 @@ extern "C" rfx_status rfx_gpu_sort_into(rfx_gpu *g, const rfx_dev_rows *src, rfx
     return sort_rows_into(g, src, dst, false);
 }
 
-extern "C" rfx_status rfx_gpu_sort_unique_into(rfx_gpu *g, const rfx_dev_rows *src, int sorted, rfx_dev_rows *dst)
+extern "C" rfx_status rfx_gpu_sort_unique_into(rfx_gpu *g, const rfx_dev_rows *src, int sorted, bool *held,
+                                               rfx_dev_rows *dst)
 {
     bool done = false;
     rfx_status st = sorted > 0 && src->n > 1 && src->arity > 0 ? sort_runs_into(g, src, sorted, dst, true, &done)
                                                                   : RFX_OK;
+    if (held)
+        *held = sorted <= 0 || src->n <= 1 || src->arity == 0 || done;
     return st != RFX_OK || done ? st : sort_rows_into(g, src, dst, true);
 }
 

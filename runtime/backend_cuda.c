@@ -90,6 +90,8 @@ typedef struct cuda_ctx {
     char err[512];             /* a boxed join's failure (else the context's) */
     rfx_dev_rows *vars;        /* every variable's (main) rows */
     struct cu_runs **runs;     /* per variable: the runs beside them, NULL when none */
+    bool *hint_failed;         /* per variable: the SORT_UNIQUE writing it found its src not sorted as
+                                * the plan's hint said, or in long runs (its loop's later ones skip it) */
     int jit;                   /* generated kernels usable: -1 not yet asked, 0 no, 1 yes */
     size_t jit_min_rows;       /* smaller groups run on the precompiled primitives */
     signed char *loaded;       /* per group id: 1 its kernels are loaded, -1 they failed to compile */
@@ -246,7 +248,8 @@ static rfx_status cu_open(rfx_backend *be, const rfx_plan *P)
         return RFX_ERR_DEVICE;
     c->vars = rfx_calloc((size_t)P->nvars, sizeof(rfx_dev_rows));
     c->runs = rfx_calloc((size_t)P->nvars, sizeof(cu_runs *));
-    if (!c->vars || !c->runs)
+    c->hint_failed = rfx_calloc((size_t)P->nvars, sizeof(bool));
+    if (!c->vars || !c->runs || !c->hint_failed)
         return RFX_ERR_NOMEM;
     for (int v = 0; v < P->nvars; v++)
         rfx_gpu_rows_init(&c->vars[v], P->vars[v].arity);
@@ -264,6 +267,7 @@ static void cu_close(rfx_backend *be)
         }
     free(c->vars);
     free(c->runs);
+    free(c->hint_failed);
     /* compiles not needed in the end run on without the run (their cubins cached): a run
        shorter than NVRTC's work does not wait for it */
     for (int i = 0; c->jobs && i < c->nloaded; i++)
@@ -816,7 +820,13 @@ static rfx_status cu_exec_one(rfx_backend *be, const rfx_ra_cmd *c)
     case RFX_RA_UNIQUE:
         return rfx_gpu_unique_into(g, &V[c->src[0]], &V[c->dst]);
     case RFX_RA_SORT_UNIQUE:
-        return rfx_gpu_sort_unique_into(g, &V[c->src[0]], c->nkeys, &V[c->dst]);
+    {
+        bool held = true;
+        rfx_status st = rfx_gpu_sort_unique_into(g, &V[c->src[0]], x->hint_failed[c->dst] ? 0 : c->nkeys, &held,
+                                                 &V[c->dst]);
+        x->hint_failed[c->dst] |= !held;
+        return st;
+    }
     case RFX_RA_COPY:
         return rfx_gpu_copy(g, &V[c->src[0]], &V[c->dst]);
     case RFX_RA_AGGREGATE:
