@@ -21,18 +21,6 @@ typedef struct member {
     bool taken;
 } member;
 
-static bool fresh(const rfx_rx *e)
-{
-    if (!e)
-        return false;
-    if (e->kind == RFX_RX_FN && e->op == RFX_FX_AUTOINC)
-        return true;
-    for (int i = 0; i < e->nargs; i++)
-        if (fresh(e->args[i]))
-            return true;
-    return fresh(e->l) || fresh(e->r);
-}
-
 static void mark_cols(const rfx_rx *e, bool *used)
 {
     if (!e)
@@ -81,7 +69,7 @@ static bool member_at(const rfx_plan *P, const rfx_block *b, int i, member *m)
     if ((c->op != RFX_RA_PROJECT && c->op != RFX_RA_MAP) || c->pred || c->nout < s->nkeys)
         return false;
     for (int o = 0; o < c->nout; o++)
-        if (fresh(c->out[o]) || (o < s->nkeys && c->out[o]->kind != RFX_RX_COL))
+        if (rfx_rx_fresh(c->out[o]) || (o < s->nkeys && c->out[o]->kind != RFX_RX_COL))
             return false;
     *m = (member){i, j, c->src[0], s->nkeys, false};
     return true;

@@ -45,25 +45,23 @@ static bool is_mapping(rfx_ra_op op)
     return op == RFX_RA_SELECT || op == RFX_RA_PROJECT || op == RFX_RA_MAP || op == RFX_RA_MAPFILTER;
 }
 
-/* Whether an expression draws fresh values (autoinc()): each evaluation differs, so it is
- * neither duplicated, merged nor moved. */
-static bool rx_fresh(const rfx_rx *e)
+bool rfx_rx_fresh(const rfx_rx *e)
 {
     if (!e)
         return false;
     if (e->kind == RFX_RX_FN && e->op == RFX_FX_AUTOINC)
         return true;
     for (int i = 0; i < e->nargs; i++)
-        if (rx_fresh(e->args[i]))
+        if (rfx_rx_fresh(e->args[i]))
             return true;
-    return rx_fresh(e->l) || rx_fresh(e->r);
+    return rfx_rx_fresh(e->l) || rfx_rx_fresh(e->r);
 }
 
 static bool cmd_fresh(const rfx_ra_cmd *c)
 {
-    bool f = rx_fresh(c->pred);
+    bool f = rfx_rx_fresh(c->pred);
     for (int i = 0; i < c->nout; i++)
-        f |= rx_fresh(c->out[i]);
+        f |= rfx_rx_fresh(c->out[i]);
     return f;
 }
 

@@ -71,6 +71,9 @@ int rfx_lower_new_block(lower_ctx *L, const char *label);
 rfx_rx *rfx_rx_new(lower_ctx *L, rfx_rx_kind kind, rfx_prim prim);
 rfx_rx *rfx_rx_col(lower_ctx *L, int col, rfx_prim prim);
 rfx_rx *rfx_rx_and(lower_ctx *L, rfx_rx *a, rfx_rx *b);
+/* Whether an expression draws fresh values (autoinc()): each evaluation differs, so it is
+ * neither duplicated, merged nor moved (passes.c). */
+bool rfx_rx_fresh(const rfx_rx *e);
 /* x as a constant where its operands are constants (a zero divisor, a failing functor and
  * autoinc() stay, to act at run time); x's bits typed prim; a functor node over args. */
 rfx_rx *rfx_rx_fold(rfx_rx *x);
