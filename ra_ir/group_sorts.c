@@ -18,7 +18,6 @@
 typedef struct member {
     int sort_at, map_at;
     int rel, k;
-    bool taken;
 } member;
 
 static void mark_cols(const rfx_rx *e, bool *used)
@@ -71,7 +70,7 @@ static bool member_at(const rfx_plan *P, const rfx_block *b, int i, member *m)
     for (int o = 0; o < c->nout; o++)
         if (rfx_rx_fresh(c->out[o]) || (o < s->nkeys && c->out[o]->kind != RFX_RX_COL))
             return false;
-    *m = (member){i, j, c->src[0], s->nkeys, false};
+    *m = (member){i, j, c->src[0], s->nkeys};
     return true;
 }
 
@@ -181,34 +180,34 @@ static bool share(lower_ctx *L, rfx_block *b, member *ms, int n)
     int proj = ok ? rfx_lower_new_var(L, NULL, RFX_PV_TEMP, w, types, -1) : -1;
     int sorted = ok && !L->oom ? rfx_lower_new_var(L, NULL, RFX_PV_TEMP, w, types, -1) : -1;
     rfx_rx **outs = ok && !L->oom ? lalloc(L, sizeof(rfx_rx *) * (size_t)w) : NULL;
+    rfx_rx ***mo = ok && !L->oom ? lalloc(L, sizeof(rfx_rx **) * (size_t)n) : NULL;
     for (int c = 0; outs && c < w; c++)
         outs[c] = rfx_rx_col(L, cols[c], types[c]);
-    ok = ok && !L->oom && outs;
-    /* each member's SORT becomes its PROJECT or MAP over the sorted rows (before the insert:
-     * the indices are the block's as found) */
-    for (int i = 0; ok && i < n; i++) {
+    /* every member's outputs over the sorted rows made first: out of memory, the plan is
+     * left as it was */
+    for (int i = 0; mo && i < n; i++) {
         const rfx_ra_cmd *m = &b->cmds[ms[i].map_at];
-        rfx_ra_cmd *s = &b->cmds[ms[i].sort_at];
-        rfx_rx **mo = lalloc(L, sizeof(rfx_rx *) * (size_t)m->nout);
-        for (int o = 0; mo && o < m->nout; o++)
-            mo[o] = remap(L, m->out[o], to);
-        if (!mo || L->oom) {
-            ok = false;
-            break;
-        }
-        rfx_ra_cmd c = *m;
-        c.dst = s->dst;
-        c.src[0] = sorted;
-        c.out = mo;
-        *s = c;
-        aggregate_sorted(P, c.dst, sorted, mo, c.nout, k);
+        if ((mo[i] = lalloc(L, sizeof(rfx_rx *) * (size_t)m->nout)))
+            for (int o = 0; o < m->nout; o++)
+                mo[i][o] = remap(L, m->out[o], to);
     }
-    rfx_ra_cmd *at = ok ? insert_two(L, b, ms[0].sort_at) : NULL;
+    rfx_ra_cmd *at = ok && !L->oom && outs && mo ? insert_two(L, b, ms[0].sort_at) : NULL;
     if (at) {
         at[0] = (rfx_ra_cmd){.op = RFX_RA_PROJECT, .dst = proj, .src = {rel, -1}, .nout = w, .out = outs,
                              .agg_col = -1, .rule = rule, .io = -1};
         at[1] = (rfx_ra_cmd){.op = RFX_RA_SORT, .dst = sorted, .src = {proj, -1}, .nkeys = k, .agg_col = -1,
                              .rule = rule, .io = -1};
+        /* each member's SORT (two places on, past the insert) becomes its PROJECT or MAP over
+         * the sorted rows */
+        for (int i = 0; i < n; i++) {
+            const int shift = ms[i].map_at >= ms[0].sort_at ? 2 : 0;
+            rfx_ra_cmd c = b->cmds[ms[i].map_at + shift], *s = &b->cmds[ms[i].sort_at + 2];
+            c.dst = s->dst;
+            c.src[0] = sorted;
+            c.out = mo[i];
+            *s = c;
+            aggregate_sorted(P, c.dst, sorted, mo[i], c.nout, k);
+        }
     }
     free(used);
     free(to);
