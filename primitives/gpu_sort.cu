@@ -275,7 +275,6 @@ static rfx_status sort_rows2(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *
     return RFX_OK;
 }
 
-// dst = src sorted, and without repeated rows when distinct (src unchanged; dst may be src).
 // Rows sorted on their first p columns already: each run of rows equal on them is copied and
 // sorted by the thread at its head (insertion sort, the whole row compared). flags: bit 0 a
 // pair out of order on those columns (the hint was wrong), bit 1 a run longer than `most`,
@@ -354,6 +353,7 @@ static rfx_status sort_runs_into(rfx_gpu *g, const rfx_dev_rows *src, int p, rfx
     return RFX_OK;
 }
 
+// dst = src sorted, and without repeated rows when distinct (src unchanged; dst may be src).
 static rfx_status sort_rows_into(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *dst, bool distinct)
 {
     if (src->arity == 2 && src->n >= 2) {
