@@ -471,3 +471,68 @@ bool rfx_cpu_sort_runs(rfx_rows *r, int sorted, int nthreads, bool *repeats)
     *repeats = (f & 3) != 0 || (f & 4) != 0;   /* not sorted here: the caller's sort may leave repeats */
     return (f & 3) == 0;
 }
+
+/* ---- sorted runs merged ------------------------------------------------------------------ */
+static const uint32_t *run_row(const rfx_rows *r, size_t i)
+{
+    return r->data + i * (size_t)r->arity;
+}
+
+/* A min-heap of run indices ordered by each run's head row on its first `keys` columns
+ * (ties: lower run first, so rows of equal keys keep the order of the runs they came from). */
+typedef struct run_heap {
+    const rfx_rows *runs;
+    const size_t *pos;
+    size_t *at, n;
+    int k, keys;
+} run_heap;
+
+static bool head_less(const run_heap *h, size_t p, size_t q)
+{
+    const size_t x = h->at[p], y = h->at[q];
+    int c = rfx_tuple_cmp(run_row(&h->runs[x], h->pos[x]), run_row(&h->runs[y], h->pos[y]), h->keys);
+    return c < 0 || (c == 0 && x < y);
+}
+
+static void sift_down(run_heap *h, size_t p)
+{
+    for (;;) {
+        size_t l = 2 * p + 1, m = p;
+        if (l < h->n && head_less(h, l, m))
+            m = l;
+        if (l + 1 < h->n && head_less(h, l + 1, m))
+            m = l + 1;
+        if (m == p)
+            return;
+        size_t t = h->at[p];
+        h->at[p] = h->at[m];
+        h->at[m] = t;
+        p = m;
+    }
+}
+
+rfx_status rfx_cpu_merge_runs(const rfx_rows *runs, size_t nruns, int keys, rfx_rows *out)
+{
+    size_t total = 0, *pos = rfx_calloc(nruns ? nruns : 1, sizeof(size_t));
+    run_heap h = {runs, pos, rfx_malloc(sizeof(size_t) * (nruns ? nruns : 1)), 0, out->arity,
+                  keys > 0 && keys < out->arity ? keys : out->arity};
+    for (size_t r = 0; r < nruns; r++)
+        total += runs[r].n;
+    rfx_status st = pos && h.at ? rfx_rows_reserve(out, total) : RFX_ERR_NOMEM;
+    for (size_t r = 0; st == RFX_OK && r < nruns; r++)
+        if (runs[r].n)
+            h.at[h.n++] = r;
+    for (size_t i = h.n; st == RFX_OK && i-- > 0;)
+        sift_down(&h, i);
+    while (st == RFX_OK && h.n) {
+        size_t r = h.at[0];
+        memcpy(out->data + out->n * (size_t)h.k, run_row(&runs[r], pos[r]), sizeof(uint32_t) * (size_t)h.k);
+        out->n++;
+        if (++pos[r] == runs[r].n)
+            h.at[0] = h.at[--h.n];
+        sift_down(&h, 0);
+    }
+    free(pos);
+    free(h.at);
+    return st;
+}

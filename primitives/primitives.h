@@ -56,6 +56,10 @@ rfx_status rfx_cpu_sort_leading(rfx_rows *r, int nkeys, int nthreads);
  * (the hint wrong or a run too long): r's rows then permuted within some runs, for
  * rfx_cpu_sort to sort. */
 bool rfx_cpu_sort_runs(rfx_rows *r, int sorted, int nthreads, bool *repeats);
+/* out = the runs, each sorted on its first `keys` columns (<= 0: all), merged into one
+ * relation sorted so, stably (rows of equal keys in the order of their runs), on one thread
+ * (out of core: the device's sorted chunks). */
+rfx_status rfx_cpu_merge_runs(const rfx_rows *runs, size_t nruns, int keys, rfx_rows *out);
 /* Removes adjacent duplicates in place (input sorted -> set). */
 rfx_status rfx_cpu_unique(rfx_rows *r, int nthreads);
 /* Whether rows are sorted and duplicate-free (for assertions and tests). */

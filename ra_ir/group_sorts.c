@@ -85,35 +85,6 @@ static bool same_keys(const rfx_block *b, const member *x, const member *y)
     return true;
 }
 
-/* Whether a command of b in [from, to] may change variable v. */
-static bool written_between(const rfx_block *b, int v, int from, int to)
-{
-    for (int i = from; i <= to; i++) {
-        const rfx_ra_cmd *c = &b->cmds[i];
-        if (c->dst == v || (c->op == RFX_RA_SWAP && c->src[0] == v))
-            return true;
-    }
-    return false;
-}
-
-/* Inserts two commands before index at of b (the block's array regrown in the arena). */
-static rfx_ra_cmd *insert_two(lower_ctx *L, rfx_block *b, int at)
-{
-    if (b->ncmds + 2 > b->cap) {
-        int nc = b->cap * 2 + 2;
-        rfx_ra_cmd *cmds = lalloc(L, sizeof(rfx_ra_cmd) * (size_t)nc);
-        if (!cmds)
-            return NULL;
-        rfx_memcpy(cmds, b->cmds, sizeof(rfx_ra_cmd) * (size_t)b->ncmds);
-        b->cmds = cmds;
-        b->cap = nc;
-    }
-    memmove(&b->cmds[at + 2], &b->cmds[at], sizeof(rfx_ra_cmd) * (size_t)(b->ncmds - at));
-    b->ncmds += 2;
-    memset(&b->cmds[at], 0, 2 * sizeof(rfx_ra_cmd));
-    return &b->cmds[at];
-}
-
 /* A member that only projects columns (mo: its outputs over the sorted rows) and whose
  * result var only aggregates read as their inner rows: they read the sorted rows themselves,
  * their folded column found there (its two words side by side where 64-bit). The member's
@@ -191,7 +162,7 @@ static bool share(lower_ctx *L, rfx_block *b, member *ms, int n)
             for (int o = 0; o < m->nout; o++)
                 mo[i][o] = remap(L, m->out[o], to);
     }
-    rfx_ra_cmd *at = ok && !L->oom && outs && mo ? insert_two(L, b, ms[0].sort_at) : NULL;
+    rfx_ra_cmd *at = ok && !L->oom && outs && mo ? rfx_block_insert(L, b, ms[0].sort_at, 2) : NULL;
     if (at) {
         at[0] = (rfx_ra_cmd){.op = RFX_RA_PROJECT, .dst = proj, .src = {rel, -1}, .nout = w, .out = outs,
                              .agg_col = -1, .rule = rule, .io = -1};
@@ -216,23 +187,9 @@ static bool share(lower_ctx *L, rfx_block *b, member *ms, int n)
     return at != NULL;
 }
 
-/* The temporaries are named t0, t1, ... in the order made: new ones go on from the last. */
-static int temps_named(const rfx_plan *P)
-{
-    int n = 0;
-    for (int v = 0; v < P->nvars; v++) {
-        const char *s = P->vars[v].name;
-        if (P->vars[v].kind == RFX_PV_TEMP && s && s[0] == 't' && s[1] >= '0' && s[1] <= '9') {
-            int t = atoi(s + 1);
-            n = t + 1 > n ? t + 1 : n;
-        }
-    }
-    return n;
-}
-
 void rfx_plan_share_group_sorts(rfx_plan *P)
 {
-    lower_ctx L = {.plan = P, .ntemps = temps_named(P), .rule = -1};
+    lower_ctx L = {.plan = P, .ntemps = rfx_plan_temps_named(P), .rule = -1};
     for (int bi = 0; bi < P->nblocks && !L.oom; bi++) {
         rfx_block *b = &P->blocks[bi];
         for (bool again = true; again && !L.oom;) {   /* one set at a time: a set's insert moves the indices */
@@ -252,7 +209,7 @@ void rfx_plan_share_group_sorts(rfx_plan *P)
                         lo = ms[j].map_at < lo ? ms[j].map_at : lo;
                         hi = ms[j].sort_at > hi ? ms[j].sort_at : hi;
                     }
-                if (ns < 2 || written_between(b, ms[i].rel, lo, hi))
+                if (ns < 2 || rfx_block_writes(b, ms[i].rel, lo, hi + 1))
                     continue;
                 if (!share(&L, b, set, ns))
                     break;

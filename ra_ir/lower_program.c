@@ -941,6 +941,7 @@ rfx_plan *rfx_plan_build(const rfx_program *prog, const rfx_plan_opts *opts, rfx
         if (!opts || !opts->no_fuse_maps)
             rfx_plan_fuse_maps(P);
         rfx_plan_cse(P);
+        rfx_plan_fold_order(P);
         rfx_plan_share_group_sorts(P);
         rfx_plan_dce(P);
         if (!opts || !opts->no_count_only)

@@ -203,3 +203,41 @@ rfx_rx *rfx_rx_fn(lower_ctx *L, rfx_fn_op op, rfx_prim prim, rfx_rx **args, int 
     return rfx_rx_fold(x);
 }
 
+
+int rfx_plan_temps_named(const rfx_plan *P)
+{
+    int n = 0;
+    for (int v = 0; v < P->nvars; v++) {
+        const char *s = P->vars[v].name;
+        if (P->vars[v].kind == RFX_PV_TEMP && s && s[0] == 't' && s[1] >= '0' && s[1] <= '9') {
+            int t = atoi(s + 1);
+            n = t + 1 > n ? t + 1 : n;
+        }
+    }
+    return n;
+}
+
+rfx_ra_cmd *rfx_block_insert(lower_ctx *L, rfx_block *b, int at, int n)
+{
+    if (b->ncmds + n > b->cap) {
+        int nc = b->cap * 2 + n;
+        rfx_ra_cmd *cmds = lalloc(L, sizeof(rfx_ra_cmd) * (size_t)nc);
+        if (!cmds)
+            return NULL;
+        rfx_memcpy(cmds, b->cmds, sizeof(rfx_ra_cmd) * (size_t)b->ncmds);
+        b->cmds = cmds;
+        b->cap = nc;
+    }
+    memmove(&b->cmds[at + n], &b->cmds[at], sizeof(rfx_ra_cmd) * (size_t)(b->ncmds - at));
+    b->ncmds += n;
+    memset(&b->cmds[at], 0, (size_t)n * sizeof(rfx_ra_cmd));
+    return &b->cmds[at];
+}
+
+bool rfx_block_writes(const rfx_block *b, int v, int from, int to)
+{
+    for (int i = from; i < to; i++)
+        if (b->cmds[i].dst == v || (b->cmds[i].op == RFX_RA_SWAP && b->cmds[i].src[0] == v))
+            return true;
+    return false;
+}

@@ -68,6 +68,15 @@ int rfx_lower_new_var(lower_ctx *L, const char *name, rfx_pvar_kind kind, int ar
                       const rfx_prim *types, int rel);
 rfx_ra_cmd *rfx_lower_emit(lower_ctx *L, rfx_ra_op op, int dst, int s0, int s1);
 int rfx_lower_new_block(lower_ctx *L, const char *label);
+/* Temporaries are named t0, t1, ... in the order made: the number the next one takes (for
+ * passes that make more). */
+int rfx_plan_temps_named(const rfx_plan *P);
+/* n commands (zeroed) inserted before index at of b, the block's array regrown in the plan's
+ * arena where full; NULL out of memory (b unchanged). */
+rfx_ra_cmd *rfx_block_insert(lower_ctx *L, rfx_block *b, int at, int n);
+/* Whether a command of b at an index in [from, to) may change variable v (writes it, or
+ * swaps it with another). */
+bool rfx_block_writes(const rfx_block *b, int v, int from, int to);
 rfx_rx *rfx_rx_new(lower_ctx *L, rfx_rx_kind kind, rfx_prim prim);
 rfx_rx *rfx_rx_col(lower_ctx *L, int col, rfx_prim prim);
 rfx_rx *rfx_rx_and(lower_ctx *L, rfx_rx *a, rfx_rx *b);

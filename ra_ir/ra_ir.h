@@ -165,6 +165,8 @@ void rfx_plan_free(rfx_plan *plan);
 void rfx_plan_fuse_maps(rfx_plan *plan);   /* SELECT/MAP into their producer: MapFilter/MapJoin */
 void rfx_plan_cse(rfx_plan *plan);         /* common subexpressions, loop-invariant hoisting */
 void rfx_plan_dce(rfx_plan *plan);         /* drop commands whose temps are never used */
+/* float32 sums and means of one relation add each group's values in Soufflé's order */
+void rfx_plan_fold_order(rfx_plan *plan);
 /* aggregates grouping one variable alike: its rows projected and sorted on the keys once */
 void rfx_plan_share_group_sorts(rfx_plan *plan);
 void rfx_plan_schedule(rfx_plan *plan);    /* list scheduling inside blocks: free temporaries early */

@@ -677,67 +677,6 @@ static rfx_status union_parts(ooc_ctx *x, const rfx_ra_cmd *c, const rfx_rows *a
     return RFX_OK;
 }
 
-/* A min-heap of run indices ordered by each run's head row on its first `keys` columns
- * (ties: lower run first, so rows of equal keys keep the order of the chunks they came from). */
-typedef struct run_heap {
-    const rfx_rows *runs;
-    const size_t *pos;
-    size_t *at, n;
-    int k, keys;
-} run_heap;
-
-static bool head_less(const run_heap *h, size_t p, size_t q)
-{
-    int c = rfx_tuple_cmp(row(&h->runs[h->at[p]], h->pos[h->at[p]]), row(&h->runs[h->at[q]], h->pos[h->at[q]]),
-                          h->keys);
-    return c < 0 || (c == 0 && h->at[p] < h->at[q]);
-}
-
-static void sift_down(run_heap *h, size_t p)
-{
-    for (;;) {
-        size_t l = 2 * p + 1, m = p;
-        if (l < h->n && head_less(h, l, m))
-            m = l;
-        if (l + 1 < h->n && head_less(h, l + 1, m))
-            m = l + 1;
-        if (m == p)
-            return;
-        size_t t = h->at[p];
-        h->at[p] = h->at[m];
-        h->at[m] = t;
-        p = m;
-    }
-}
-
-/* The runs, each sorted on its first `keys` columns (<= 0: all), merged into one sorted
- * relation, stably. */
-static rfx_status merge_runs(rfx_rows *runs, size_t nruns, int keys, rfx_rows *out)
-{
-    size_t total = 0, *pos = rfx_calloc(nruns ? nruns : 1, sizeof(size_t));
-    run_heap h = {runs, pos, rfx_malloc(sizeof(size_t) * (nruns ? nruns : 1)), 0, out->arity,
-                  keys > 0 && keys < out->arity ? keys : out->arity};
-    for (size_t r = 0; r < nruns; r++)
-        total += runs[r].n;
-    rfx_status st = pos && h.at ? rfx_rows_reserve(out, total) : RFX_ERR_NOMEM;
-    for (size_t r = 0; st == RFX_OK && r < nruns; r++)
-        if (runs[r].n)
-            h.at[h.n++] = r;
-    for (size_t i = h.n; st == RFX_OK && i-- > 0;)
-        sift_down(&h, i);
-    while (st == RFX_OK && h.n) {
-        size_t r = h.at[0];
-        memcpy(out->data + out->n * (size_t)h.k, row(&runs[r], pos[r]), row_bytes(h.k));
-        out->n++;
-        if (++pos[r] == runs[r].n)
-            h.at[0] = h.at[--h.n];
-        sift_down(&h, 0);
-    }
-    free(pos);
-    free(h.at);
-    return st;
-}
-
 /* ---- commands ------------------------------------------------------------------------ */
 /* The distinct variables c reads. */
 static int inputs_of(const rfx_ra_cmd *c, int *in)
@@ -1047,7 +986,7 @@ static rfx_status run_parts(ooc_ctx *x, const rfx_ra_cmd *c, size_t over_bytes)
     case RFX_RA_SORT: case RFX_RA_SORT_UNIQUE:   /* sorted (and unique) runs merged; then unique */
         st = chunked(x, c, a, &out, &runs, &nruns);
         if (st == RFX_OK)
-            st = merge_runs(runs, nruns, c->op == RFX_RA_SORT ? c->nkeys : 0, &out);
+            st = rfx_cpu_merge_runs(runs, nruns, c->op == RFX_RA_SORT ? c->nkeys : 0, &out);
         if (st == RFX_OK && c->op == RFX_RA_SORT_UNIQUE)
             st = rfx_cpu_unique(&out, x->nthreads);
         for (size_t r = 0; r < nruns; r++)
