@@ -33,14 +33,18 @@ static int writer(const rfx_block *b, int v, int before)
     return -1;
 }
 
-/* Whether every command that reads v is an AGGREGATE over groups of k columns reading it
- * as its inner rows, and one of them adds floats. */
+/* Whether v is written once and every command that reads it is an AGGREGATE over groups
+ * of k columns reading it as its inner rows, one of them adding floats (so its rows may
+ * change shape). */
 static bool read_by_float_folds(const rfx_plan *P, int v, int k)
 {
     bool sensitive = false;
+    int writes = 0;
     for (int bi = 0; bi < P->nblocks; bi++)
         for (int i = 0; i < P->blocks[bi].ncmds; i++) {
             const rfx_ra_cmd *c = &P->blocks[bi].cmds[i];
+            if ((writes += c->dst == v || (c->op == RFX_RA_SWAP && c->src[0] == v)) > 1)
+                return false;
             bool reads = false;
             for (int n = 0; n < rfx_ra_cmd_ninputs(c); n++)
                 reads |= rfx_ra_cmd_input(c, n) == v;
