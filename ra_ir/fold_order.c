@@ -7,16 +7,17 @@
  * values past 2^31) come after the rest, and an aggregate's inner rows, sorted stably on
  * the group (SORT keys=k), meet their values in another order wherever a group's other
  * columns hold such values. Here, where the inner rows are a plain PROJECT or MAP of one
- * relation, that relation's other columns go right after the keys with their sign bits
- * flipped (the unsigned order of the flipped bits is the signed order of the bits), and the
- * SORT orders by them too; the aggregates read their values past them.
+ * relation (sorted on the group, or in the relation's own order, or the relation itself;
+ * a fold over a whole relation has no keys), that relation's other columns go right after
+ * the keys with their sign bits flipped (the unsigned order of the flipped bits is the
+ * signed order of the bits), the rows are sorted on those too, and the aggregates read
+ * their values past them.
  *
  * Only for 32-bit float sum and mean (Soufflé's float): integer sums are exact or wrap
  * alike in any order, min, max and count take no order, and float64 (not Soufflé's) keeps
  * the relation's order on both backends. Bodies that filter, join or read 64-bit columns
  * keep theirs too. */
 #include "ra_internal.h"
-
 
 static bool order_sensitive(const rfx_ra_cmd *c)
 {
