@@ -175,7 +175,6 @@ int rfx_format_value(char *buf, size_t cap, rfx_prim prim, uint32_t v)
     return prim == RFX_NUMBER ? snprintf(buf, cap, "%d", (int)(int32_t)v) : snprintf(buf, cap, "%u", v);
 }
 
-
 typedef struct text_job {
     const rfx_rows *rows;
     const size_t *idx;          /* output order, or NULL for stored order */
@@ -296,16 +295,11 @@ typedef struct rank_job {
     rfx_rows *keys;            /* a row's ranks, then its index */
 } rank_job;
 
-static int cmp_u32(const void *x, const void *y)
-{
-    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
-    return (a > b) - (a < b);
-}
-
+/* Two places among the distinct values, by their values in the column's type's order. */
 static int cmp_in_type(const void *x, const void *y, void *ctx)
 {
     const rank_job *j = ctx;
-    return rfx_record_compare(j->rec, j->type, *(const uint32_t *)x, *(const uint32_t *)y, 0);
+    return rfx_record_compare(j->rec, j->type, j->ids[*(const uint32_t *)x], j->ids[*(const uint32_t *)y], 0);
 }
 
 static void rank_chunk(int i, void *ctx)
@@ -351,12 +345,11 @@ static rfx_status rank_column(rank_job *j, int nthreads)
     if (st == RFX_OK) {
         j->ids = vals.data;
         j->nids = m;
-        memcpy(order, vals.data, sizeof(uint32_t) * m);
+        for (size_t k = 0; k < m; k++)
+            order[k] = (uint32_t)k;
         qsort_r(order, m, sizeof(uint32_t), cmp_in_type, j);
-        for (size_t k = 0; k < m; k++) {   /* order[k]'s place among ids */
-            const uint32_t *at = bsearch(&order[k], vals.data, m, sizeof(uint32_t), cmp_u32);
-            rank[at - vals.data] = (uint32_t)k;
-        }
+        for (size_t k = 0; k < m; k++)   /* ids[order[k]] is k-th in the type's order */
+            rank[order[k]] = (uint32_t)k;
         j->rank = rank;
         rfx_parallel_for(j->chunks, nthreads, rank_chunk, j);
     }
