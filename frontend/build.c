@@ -686,10 +686,30 @@ static rfx_body *add_difference(rfx_parse_ctx *ctx, rfx_body *differ, const rfx_
     return differ ? rfx_mk_bool_body(ctx, RFX_B_OR, differ, ne) : ne;
 }
 
+/* Whether the conjunction body (its literals joined by `,` at the top) orders some column of
+ * lt strictly against the same column of gt (`a < b` for lt's a and gt's b, either way
+ * round): the two tuples then differ, and need no test that they do. */
+static bool orders_apart(const rfx_body *body, const rfx_atom *lt, const rfx_atom *gt)
+{
+    if (!body)
+        return false;
+    if (body->kind == RFX_B_AND)
+        return orders_apart(body->lhs, lt, gt) || orders_apart(body->rhs, lt, gt);
+    const rfx_lit *l = body->kind == RFX_B_LIT ? body->lit : NULL;
+    if (!l || l->kind != RFX_L_CMP || (l->cmp != RFX_LT && l->cmp != RFX_GT))
+        return false;
+    for (int i = 0; i < lt->nargs && i < gt->nargs; i++)
+        if ((rfx_expr_alike(l->lhs, lt->args[i]) && rfx_expr_alike(l->rhs, gt->args[i])) ||
+            (rfx_expr_alike(l->lhs, gt->args[i]) && rfx_expr_alike(l->rhs, lt->args[i])))
+            return true;
+    return false;
+}
+
 /* `lt <= gt :- body.`: the clause `lt :- lt, gt, (lt and gt differ), body.`, its first two
  * literals marked by role so that the plan reads each from the relation's part the
  * subsumption step compares (ra_ir/lower_program.c). The two atoms must differ somewhere
- * they are written differently: a tuple never subsumes itself, as in Soufflé. */
+ * they are written differently: a tuple never subsumes itself, as in Soufflé (a body that
+ * orders a column of one strictly against the other's says so already). */
 void rfx_add_subsumption(rfx_parse_ctx *ctx, rfx_atom *lt, rfx_atom *gt, rfx_body *body, RFX_YYLTYPE loc)
 {
     for (int i = 0; i < lt->nargs; i++)
@@ -711,7 +731,9 @@ void rfx_add_subsumption(rfx_parse_ctx *ctx, rfx_atom *lt, rfx_atom *gt, rfx_bod
         differ = add_difference(ctx, differ, lt->args[i], gt->args[i], loc);
     if (!differ)
         differ = rfx_mk_lit_body(ctx, RFX_L_FALSE, NULL, loc);
-    rfx_body *b = rfx_mk_bool_body(ctx, RFX_B_AND, rfx_mk_bool_body(ctx, RFX_B_AND, dominated, dominating), differ);
+    rfx_body *b = rfx_mk_bool_body(ctx, RFX_B_AND, dominated, dominating);
+    if (!orders_apart(body, lt, gt))
+        b = rfx_mk_bool_body(ctx, RFX_B_AND, b, differ);
     if (body)
         b = rfx_mk_bool_body(ctx, RFX_B_AND, b, body);
     rfx_add_clause(ctx, head, b, loc);

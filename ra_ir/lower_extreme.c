@@ -8,7 +8,10 @@
  * the body has, and a tuple meets one value. <, <= ask for the maximum, >, >= the minimum;
  * an empty group binds nothing, as no y would. A test that y differs from x besides (a
  * subsumption's "the tuples differ", `x != y`) makes the comparison strict: x <= y and
- * x != y is x < y. Integers only: a float's NaN has no place in the order a maximum needs. */
+ * x != y is x < y. Literals that read y alone (`!excluded(y, _)`, `y != 0`) go into the
+ * extreme's body with the atom: some y of the group that passes them exceeds x
+ * (`r(a, u) <= r(b, v) :- a < b, !fx(b, _).` asks for the largest b without an fx).
+ * Integers only: a float's NaN has no place in the order a maximum needs. */
 #include "lower_rule.h"
 
 #include <stdlib.h>
@@ -54,7 +57,7 @@ static bool all_marked(const rfx_expr *e, const bool *g, bool *scratch, int nv)
     return any;
 }
 
-enum { MAX_NE = 4 };
+enum { MAX_NE = 4, MAX_LOCAL = 4 };
 
 /* The variable e is, or -1 where it is not a variable. */
 static int var_of(const rfx_expr *e)
@@ -83,14 +86,24 @@ static void out_vars(const hcol *out, int nout, bool *use, int nv)
             use[out[k].var] = true;
 }
 
+/* Whether use marks y and no other variable. */
+static bool only(const bool *use, int nv, int y)
+{
+    for (int v = 0; v < nv; v++)
+        if (use[v] != (v == y))
+            return false;
+    return true;
+}
+
 /* For atom i of cj and its argument variable y: the ordered comparison literal that alone
- * reads y (its index), besides tests `y != x` of the same x (their indices in ne[0..*nne)),
- * or -1 where y is read otherwise too, or by no comparison of the right kind. */
+ * reads y (its index), besides tests `y != x` of the same x (their indices in ne[0..*nne))
+ * and negations and comparisons that read y alone (local[0..*nlocal)), or -1 where y is
+ * read otherwise too, or by no comparison of the right kind. */
 static int lone_comparison(const rfx_conj *cj, int i, int y, const hcol *out, int nout, bool *use, int nv, int *ne,
-                           int *nne)
+                           int *nne, int *local, int *nlocal)
 {
     int cmp = -1;
-    *nne = 0;
+    *nne = *nlocal = 0;
     for (int j = 0; j < cj->nlits; j++) {
         const rfx_lit *l = cj->lits[j];
         memset(use, 0, (size_t)nv);
@@ -105,6 +118,10 @@ static int lone_comparison(const rfx_conj *cj, int i, int y, const hcol *out, in
         lit_vars(l, use);
         if (!use[y])
             continue;
+        if ((l->kind == RFX_L_NEG || l->kind == RFX_L_CMP) && only(use, nv, y) && *nlocal < MAX_LOCAL) {
+            local[(*nlocal)++] = j;
+            continue;
+        }
         if (l->kind == RFX_L_CMP && l->cmp == RFX_NE && *nne < MAX_NE &&
             ((var_of(l->lhs) == y && var_of(l->rhs) >= 0 && var_of(l->rhs) != y) ||
              (var_of(l->rhs) == y && var_of(l->lhs) >= 0 && var_of(l->lhs) != y))) {
@@ -167,11 +184,12 @@ static bool may_fold(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, int 
     return true;
 }
 
-/* cj less atom i and the differ tests ne[0..nne), with comparison j reading the atom's
- * extreme instead of y (strict where differ tests were); NULL out of memory. The aggregate
- * made is stored in *made. */
+/* cj less atom i, the differ tests ne[0..nne) and the literals local[0..nlocal) (in the
+ * extreme's body, after the atom), with comparison j reading the atom's extreme instead
+ * of y (strict where differ tests were); NULL out of memory. The aggregate made is stored
+ * in *made. */
 static rfx_conj *fold(lower_ctx *L, const rfx_conj *cj, int i, int y, int j, const int *ne, int nne,
-                      const rfx_expr **made)
+                      const int *local, int nlocal, const rfx_expr **made)
 {
     const rfx_lit *a = cj->lits[i], *cmp = cj->lits[j];
     const rfx_expr *target = NULL;
@@ -184,12 +202,14 @@ static rfx_conj *fold(lower_ctx *L, const rfx_conj *cj, int i, int y, int j, con
     rfx_expr *agg = lalloc(L, sizeof *agg);
     rfx_body *body = lalloc(L, sizeof *body);
     rfx_conj *inner = lalloc(L, sizeof *inner), *res = lalloc(L, sizeof *res);
-    rfx_lit **one = lalloc(L, sizeof *one), **lits = lalloc(L, sizeof *lits * (size_t)cj->nlits);
+    rfx_lit **one = lalloc(L, sizeof *one * (size_t)(1 + nlocal)), **lits = lalloc(L, sizeof *lits * (size_t)cj->nlits);
     rfx_lit *nc = lalloc(L, sizeof *nc);
     if (!agg || !body || !inner || !res || !one || !lits || !nc)
         return NULL;
     one[0] = (rfx_lit *)a;
-    *inner = (rfx_conj){.nlits = 1, .lits = one};
+    for (int k = 0; k < nlocal; k++)
+        one[1 + k] = cj->lits[local[k]];
+    *inner = (rfx_conj){.nlits = 1 + nlocal, .lits = one};
     *body = (rfx_body){.kind = RFX_B_LIT, .lit = (rfx_lit *)a, .flat = inner};
     *agg = (rfx_expr){.kind = RFX_E_AGG, .loc = cmp->loc, .type = target->type, .depth = target->depth + 1};
     agg->u.agg.fn = above ? RFX_AGG_MAX : RFX_AGG_MIN;
@@ -204,7 +224,7 @@ static rfx_conj *fold(lower_ctx *L, const rfx_conj *cj, int i, int y, int j, con
         nc->rhs = agg;
     int n = 0;
     for (int k = 0; k < cj->nlits; k++)
-        if (k != i && !rfx_lower_listed(ne, nne, k))
+        if (k != i && !rfx_lower_listed(ne, nne, k) && !rfx_lower_listed(local, nlocal, k))
             lits[n++] = k == j ? nc : cj->lits[k];
     *res = (rfx_conj){.nlits = n, .lits = lits};
     *made = agg;
@@ -232,11 +252,11 @@ const rfx_conj *rfx_lower_extremes(lower_ctx *L, const rfx_clause *c, const rfx_
                 !plain_args(&l->atom))
                 continue;
             for (int a = 0; a < l->atom.nargs && !again; a++) {
-                int ne[MAX_NE], nne, y = var_of(l->atom.args[a]);
-                int j = y < 0 ? -1 : lone_comparison(cj, i, y, out, nout, use, nv, ne, &nne);
+                int ne[MAX_NE], nne, local[MAX_LOCAL], nlocal, y = var_of(l->atom.args[a]);
+                int j = y < 0 ? -1 : lone_comparison(cj, i, y, out, nout, use, nv, ne, &nne, local, &nlocal);
                 if (j < 0 || !may_fold(L, c, cj, i, y, j, out, nout, g, scratch, nv))
                     continue;
-                rfx_conj *f = fold(L, cj, i, y, j, ne, nne, &made[*nmade]);
+                rfx_conj *f = fold(L, cj, i, y, j, ne, nne, local, nlocal, &made[*nmade]);
                 if (!f) {
                     L->oom = true;
                     break;
@@ -245,6 +265,8 @@ const rfx_conj *rfx_lower_extremes(lower_ctx *L, const rfx_clause *c, const rfx_
                 int gone = *delta_lit > i;   /* literals before the delta that were dropped */
                 for (int k = 0; k < nne; k++)
                     gone += *delta_lit > ne[k];
+                for (int k = 0; k < nlocal; k++)
+                    gone += *delta_lit > local[k];
                 *delta_lit -= gone;
                 cj = f;
                 again = true;
