@@ -845,6 +845,8 @@ typedef struct semi_ctx {
 } semi_ctx;
 
 enum { SEMI_MAX_SETS = 64 };
+/* Sets a probe searches row by row while they fit a host's last-level cache, about. */
+enum { PROBE_CACHE_BYTES = 32 << 20 };
 
 static void semi_chunk(int c, void *arg)
 {
@@ -950,6 +952,94 @@ rfx_status rfx_cpu_semijoin(const rfx_rows *a, const rfx_rows *b, int k, bool ke
                             int nthreads)
 {
     return rfx_cpu_semijoin_sets(a, &b, 1, k, keep, dst, nthreads);
+}
+
+/* A chunk of a's rows (in any order), each searched in every set on its own; the rows
+ * kept are written at the chunk's start in dst. A row whose key equals the row's before
+ * takes that row's answer: rows of one key often come together. dst is not a. */
+static void probe_chunk(int c, void *arg)
+{
+    semi_ctx *s = arg;
+    int ar = s->a->arity, k = s->k;
+    const uint32_t *A = s->a->data, *last = NULL;
+    uint32_t *D = s->dst->data;
+    size_t w = s->bounds[c];
+    bool found = false;
+    for (size_t i = s->bounds[c]; i < s->bounds[c + 1]; i++) {
+        const uint32_t *t = A + i * (size_t)ar;
+        if (!last || cmp_prefix(last, t, k) != 0) {
+            found = false;
+            for (int b = 0; b < s->nb && !found; b++) {
+                const rfx_rows *B = s->bs[b];
+                size_t y = lower_bound(B->data, k, 0, B->n, t, k);
+                found = y < B->n && cmp_prefix(B->data + y * (size_t)k, t, k) == 0;
+            }
+            last = t;
+        }
+        if (found == s->keep) {
+            memcpy(D + w * (size_t)ar, t, sizeof(uint32_t) * (size_t)ar);
+            w++;
+        }
+    }
+    s->count[c] = w - s->bounds[c];
+}
+
+rfx_status rfx_cpu_probe_sets(const rfx_rows *a, const rfx_rows *const *bs, int nb, int k, bool keep, rfx_rows *dst,
+                              int nthreads)
+{
+    int ar = a->arity;
+    if (k == 0 || a->n == 0)   /* nothing to search row by row: as a sorted a */
+        return rfx_cpu_semijoin_sets(a, bs, nb, k, keep, dst, nthreads);
+    size_t bn = 0;
+    for (int b = 0; b < nb; b++)
+        bn += bs[b]->n;
+    rfx_rows out;
+    rfx_rows_init(&out, ar);
+    rfx_status st;
+    if (bn * (size_t)k * sizeof(uint32_t) > PROBE_CACHE_BYTES && a->n > bn / 8) {
+        /* a search is a chain of cache misses once the sets outgrow the cache: where they
+         * do and a is not far smaller, a copy of a sorted on the keys merges with them */
+        if ((st = rows_resize(&out, ar, a->n)) == RFX_OK) {
+            rfx_parallel_memcpy(out.data, a->data, sizeof(uint32_t) * (size_t)ar * a->n, nthreads);
+            st = rfx_cpu_sort_leading(&out, k, nthreads);
+        }
+        if (st == RFX_OK)
+            st = rfx_cpu_semijoin_sets(&out, bs, nb, k, keep, dst, nthreads);
+        rfx_rows_free(&out);
+        return st;
+    }
+    bool reuse = dst != a && dst->arity == ar && dst->cap >= a->n;
+    for (int b = 0; b < nb; b++)
+        reuse &= bs[b] != dst;
+    if (reuse)
+        rfx_rows_swap(&out, dst);   /* its buffer reused */
+    if ((st = rows_resize(&out, ar, a->n)) != RFX_OK)
+        return st;
+    bool searching;
+    int c = chunks_for_searches(gallop_work(a->n, bn, &searching) + a->n * (size_t)nb, nthreads);
+    size_t one[2], cnt1;
+    size_t *bounds = c == 1 ? one : rfx_malloc(sizeof(size_t) * (size_t)(c + 1));
+    size_t *count = c == 1 ? &cnt1 : rfx_malloc(sizeof(size_t) * (size_t)c);
+    if (!bounds || !count) {
+        if (c > 1) {
+            free(bounds);
+            free(count);
+        }
+        rfx_rows_free(&out);
+        return RFX_ERR_NOMEM;
+    }
+    for (int i = 0; i <= c; i++)
+        bounds[i] = a->n / (size_t)c * (size_t)i + (a->n % (size_t)c) * (size_t)i / (size_t)c;
+    semi_ctx s = {a, bs, nb, k, keep, bounds, count, &out};
+    rfx_parallel_for(c, nthreads, probe_chunk, &s);
+    out.n = compact_chunks(out.data, ar, bounds, count, c);
+    rfx_rows_free(dst);
+    *dst = out;
+    if (c > 1) {
+        free(bounds);
+        free(count);
+    }
+    return RFX_OK;
 }
 
 /* ---- aggregate -------------------------------------------------------------------------------- */

@@ -116,6 +116,10 @@ rfx_status rfx_gpu_semijoin(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_row
 enum { RFX_GPU_MAX_SETS = 64 };
 rfx_status rfx_gpu_semijoin_sets(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *const *b, int nb, int k,
                                  bool keep, rfx_dev_rows *dst);
+/* The same with a in any order (a probe: each row searched in the sets); dst keeps a's
+ * order. */
+rfx_status rfx_gpu_probe_sets(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *const *b, int nb, int k,
+                              bool keep, rfx_dev_rows *dst);
 rfx_status rfx_gpu_aggregate(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b, int k, rfx_aggfn fn,
                              int col, rfx_prim prim, rfx_dev_rows *dst);
 

@@ -352,7 +352,8 @@ __global__ void k_semi(const uint32_t *a, size_t na, int aa, const uint32_t *b, 
 }
 
 // A block per tile of SEMI_T rows of a (sorted), in block order: the rows of b
-// whose keys lie between the tile's first and last key (k_semi_ranges) are staged in
+// whose keys lie between the tile's first and last key (k_semi_ranges; range NULL: a in
+// any order, every tile searches all of b) are staged in
 // shared memory when they fit, each row of the tile is looked up there (else in that
 // range of b in global memory), and the rows kept are placed by per-warp ballots and the
 // warp-wide look-back and written from a staged output tile in one sweep. So a is read
@@ -360,8 +361,8 @@ __global__ void k_semi(const uint32_t *a, size_t na, int aa, const uint32_t *b, 
 
 
 __global__ void __launch_bounds__(256) k_semi_tiles(const uint32_t *a, size_t na, int aa, const uint32_t *b,
-                                                    const size_t *range, int k, bool keep, size_t b_cap, uint32_t *out,
-                                                    const lb_args lb)
+                                                    size_t nb, const size_t *range, int k, bool keep, size_t b_cap,
+                                                    uint32_t *out, const lb_args lb)
 {
     extern __shared__ __align__(16) uint32_t smem[];   // a's tile, the output tile, b's segment
     __shared__ unsigned s_kept, s_excl[SEMI_T / 32];
@@ -371,7 +372,7 @@ __global__ void __launch_bounds__(256) k_semi_tiles(const uint32_t *a, size_t na
     const size_t tile = lb_tile(), t0 = tile * SEMI_T, tn = na - t0 < SEMI_T ? na - t0 : SEMI_T,
                  ntiles = (na + SEMI_T - 1) / SEMI_T;
     block_copy(sa, a + t0 * aa, tn * aa);
-    const size_t lo = range[2 * tile], m = range[2 * tile + 1] - lo;
+    const size_t lo = range ? range[2 * tile] : 0, m = range ? range[2 * tile + 1] - lo : nb;
     const bool staged = m <= b_cap;
     if (staged)
         block_copy(sb, b + lo * k, m * k);
@@ -415,7 +416,7 @@ __global__ void __launch_bounds__(256) k_semi_tiles(const uint32_t *a, size_t na
 }
 
 static rfx_status semijoin_tiles(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b, int k, bool keep,
-                                 rfx_dev_rows *dst)
+                                 bool a_sorted, rfx_dev_rows *dst)
 {
     // b's segment: up to twice a tile (one as dense as a: a tile's keys span about a tile
     // of b; with room for 2,048 rows at most half of the tiles of two random sets of equal
@@ -429,15 +430,16 @@ static rfx_status semijoin_tiles(rfx_gpu *g, const rfx_dev_rows *a, const rfx_de
     rfx_status st = tiled_begin(g, a->arity, na, ntiles, ntiles * 16, &res, &lb);
     if (st)
         return st;
-    size_t *range = (size_t *)lb.extra;
-    k_semi_ranges<<<search_grid(g, 2 * ntiles), 256, 0, g->stream>>>(a->data, na, a->arity, b->data, k, b->n, k, ntiles,
-                                                               SEMI_T, search_lanes(g, 2 * ntiles), range);
+    size_t *range = a_sorted ? (size_t *)lb.extra : NULL;
+    if (a_sorted)
+        k_semi_ranges<<<search_grid(g, 2 * ntiles), 256, 0, g->stream>>>(a->data, na, a->arity, b->data, k, b->n, k,
+                                                                   ntiles, SEMI_T, search_lanes(g, 2 * ntiles), range);
     cudaError_t e = cudaGetLastError();
     if (e == cudaSuccess)
         e = cudaFuncSetAttribute(k_semi_tiles, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (e == cudaSuccess) {
-        k_semi_tiles<<<(unsigned)ntiles, 256, smem, g->stream>>>(a->data, na, a->arity, b->data, range, k, keep, b_cap,
-                                                                 res.data, lb.a);
+        k_semi_tiles<<<(unsigned)ntiles, 256, smem, g->stream>>>(a->data, na, a->arity, b->data, b->n, range, k, keep,
+                                                                 b_cap, res.data, lb.a);
         e = cudaGetLastError();
     }
     return tiled_end(g, e, "k_semi_tiles", &lb, &res, dst);
@@ -520,10 +522,48 @@ extern "C" rfx_status rfx_gpu_semijoin(rfx_gpu *g, const rfx_dev_rows *a, const 
         (a->n + b->n) / SETOP_TD < (size_t)INT32_MAX)
         return setop_merge(g, a, b, k, keep ? SETOP_SEMI : SETOP_ANTI, dst);
     if (a->arity <= SEMI_MAX_WORDS && k <= SEMI_MAX_WORDS && a->n / SEMI_T < (size_t)INT32_MAX)
-        return semijoin_tiles(g, a, b, k, keep, dst);
+        return semijoin_tiles(g, a, b, k, keep, true, dst);
     uint64_t *flags;
     ALLOC(flags, a->n * 8);
     k_semi<<<grid_for(a->n), 256, 0, g->stream>>>(a->data, a->n, a->arity, b->data, b->n, k, keep, flags);
     CK_LAUNCH();
+    return keep_flagged(g, a, flags, dst);
+}
+
+extern "C" rfx_status rfx_gpu_probe_sets(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *const *b, int nb,
+                                         int k, bool keep, rfx_dev_rows *dst)
+{
+    if (nb > RFX_GPU_MAX_SETS)
+        return RFX_ERR_LIMIT;
+    semi_sets sets;
+    sets.count = 0;
+    for (int s = 0; s < nb; s++)
+        if (b[s]->n > 0) {
+            sets.data[sets.count] = b[s]->data;
+            sets.n[sets.count++] = b[s]->n;
+        }
+    if (k == 0 || a->n == 0)   // no search row by row: as a sorted a
+        return rfx_gpu_semijoin_sets(g, a, b, nb, k, keep, dst);
+    if (sets.count == 0) {   // nothing to find: all of a or none
+        if (!keep)
+            return rfx_gpu_copy(g, a, dst);
+        rfx_dev_rows r;
+        rfx_gpu_rows_init(&r, a->arity);
+        replace(g, dst, &r);
+        return RFX_OK;
+    }
+    if (sets.count == 1 && a->arity <= SEMI_MAX_WORDS && k <= SEMI_MAX_WORDS && a->n / SEMI_T < (size_t)INT32_MAX) {
+        rfx_dev_rows one = {(uint32_t *)sets.data[0], sets.n[0], sets.n[0], k};
+        return semijoin_tiles(g, a, &one, k, keep, false, dst);
+    }
+    uint64_t *flags;
+    ALLOC(flags, a->n * 8);
+    k_semi<<<grid_for(a->n), 256, 0, g->stream>>>(a->data, a->n, a->arity, sets.data[0], sets.n[0], k, keep, flags);
+    CK_LAUNCH();
+    if (sets.count > 1) {
+        k_semi_later_sets<<<grid_for(a->n * (size_t)(sets.count - 1)), 256, 0, g->stream>>>(a->data, a->n, a->arity,
+                                                                                              sets, k, keep, flags);
+        CK_LAUNCH();
+    }
     return keep_flagged(g, a, flags, dst);
 }

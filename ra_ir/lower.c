@@ -118,152 +118,6 @@ static void needed_vars(rule_ctx *R, const hcol *out, int nout, bool *use, const
     }
 }
 
-/* ---- flows -------------------------------------------------------------------------- */
-static flow flow_new(lower_ctx *L, int var, int n)
-{
-    flow f = {var, n, lalloc(L, sizeof(int) * (size_t)(n + 1)), 0, false};
-    return f;
-}
-
-/* Column types of outputs computed by out. */
-static rfx_prim *out_types(rule_ctx *R, rfx_rx **out, int nout)
-{
-    rfx_prim *t = lalloc(R->L, sizeof(rfx_prim) * (size_t)(nout + 1));
-    for (int i = 0; t && i < nout; i++)
-        t[i] = out[i]->prim;
-    return t;
-}
-
-/* Whether outs name every one of a flow's n columns as it is (the map is one-to-one). */
-static bool keeps_every_column(rfx_rx *const *outs, int nout, int n)
-{
-    for (int c = 0; c < n; c++) {
-        bool kept = false;
-        for (int i = 0; i < nout && !kept; i++)
-            kept = outs[i]->kind == RFX_RX_COL && outs[i]->col == c;
-        if (!kept)
-            return false;
-    }
-    return true;
-}
-
-/* Emits a one-input command computing `outs` (and filtering by pred) from f. */
-static flow emit_map(rule_ctx *R, const flow *f, rfx_rx *pred, rfx_rx **outs, int *schema, int nout)
-{
-    lower_ctx *L = R->L;
-    rfx_prim *types = out_types(R, outs, nout);
-    int dst = rfx_lower_new_var(L, NULL, RFX_PV_TEMP, nout, types, -1);
-    bool cols_only = true, identity = nout == f->n;
-    for (int i = 0; i < nout; i++) {
-        cols_only &= outs[i]->kind == RFX_RX_COL || outs[i]->kind == RFX_RX_CONST;
-        identity &= outs[i]->kind == RFX_RX_COL && outs[i]->col == i;
-    }
-    rfx_ra_op op = pred ? (identity ? RFX_RA_SELECT : RFX_RA_MAPFILTER)
-                        : (cols_only ? RFX_RA_PROJECT : RFX_RA_MAP);
-    rfx_ra_cmd *c = rfx_lower_emit(L, op, dst, f->var, -1);
-    c->pred = pred;
-    c->nout = nout;
-    c->out = outs;
-    flow g = flow_new(L, dst, nout);
-    if (g.schema)
-        rfx_memcpy(g.schema, schema, sizeof(int) * (size_t)nout);
-    /* order survives as long as the output starts with the input's sorted columns */
-    g.sorted = 0;
-    while (g.sorted < nout && g.sorted < f->sorted && outs[g.sorted]->kind == RFX_RX_COL &&
-           outs[g.sorted]->col == g.sorted)
-        g.sorted++;
-    g.unique = f->unique && keeps_every_column(outs, nout, f->n);   /* one-to-one: a set stays one */
-    /* a sorted set extended by computed columns (kept in front) stays a sorted set */
-    bool prefix_kept = nout >= f->n && f->sorted == f->n && f->unique && !pred;
-    for (int i = 0; prefix_kept && i < f->n; i++)
-        prefix_kept = outs[i]->kind == RFX_RX_COL && outs[i]->col == i;
-    if (prefix_kept) {
-        g.sorted = nout;
-        g.unique = true;
-    }
-    return g;
-}
-
-/* f's rows sorted on all their columns (and made distinct where they may not be already)
- * into a new temporary; the sort command, or NULL. */
-static rfx_ra_cmd *emit_sort_all(lower_ctx *L, flow *f)
-{
-    int dst = rfx_lower_new_var(L, NULL, RFX_PV_TEMP, f->n, L->plan->vars[f->var].types, -1);
-    rfx_ra_cmd *c = rfx_lower_emit(L, f->unique ? RFX_RA_SORT : RFX_RA_SORT_UNIQUE, dst, f->var, -1);
-    if (!f->unique)
-        c->nkeys = f->sorted;   /* a hint: the rows come sorted on their first f->sorted columns */
-    f->var = dst;
-    f->sorted = f->n;
-    f->unique = true;
-    return c;
-}
-
-/* Whether f carries a variable that `need` (with the keys marked) does not ask for. */
-static bool has_unneeded(const flow *f, const bool *need)
-{
-    for (int c = 0; need && c < f->n; c++)
-        if (f->schema[c] >= 0 && !need[f->schema[c]])
-            return true;
-    return false;
-}
-
-/* Makes f sorted with the variables `keys` as its first columns, keeping only needed
- * columns after them (those it had, where it is sorted so already and not `compact`;
- * a compact flow drops the columns nothing needs, and the duplicates that leaves). */
-flow rfx_lower_ensure_order(rule_ctx *R, flow f, const int *keys, int k, const bool *need, bool compact)
-{
-    lower_ctx *L = R->L;
-    bool prefix = f.n >= k;
-    for (int i = 0; prefix && i < k; i++)
-        prefix = f.schema[i] == keys[i];
-    if (prefix && f.sorted >= k && !(compact && (has_unneeded(&f, need) || !f.unique)))
-        return f;
-    /* a relation sorted on all its columns, its keys moved first and every other column
-     * kept in its order: rows of equal keys are in order already, so a stable sort on the
-     * keys alone sorts it */
-    bool rest_ordered = f.sorted == f.n && f.unique;
-    {
-        /* project: keys first, then the remaining needed columns in their order */
-        rfx_rx **outs = lalloc(L, sizeof(rfx_rx *) * (size_t)(f.n + 1));
-        int *schema = lalloc(L, sizeof(int) * (size_t)(f.n + 1));
-        if (!outs || !schema)
-            return f;
-        int n = 0;
-        for (int i = 0; i < k; i++) {
-            int c = rfx_lower_col_of(&f, NULL, keys[i]);
-            outs[n] = rfx_rx_col(L, c, L->plan->vars[f.var].types[c]);
-            schema[n++] = keys[i];
-        }
-        bool dropped = false;
-        for (int c = 0; c < f.n; c++) {
-            bool iskey = false;
-            for (int i = 0; i < k; i++)
-                iskey |= keys[i] == f.schema[c];
-            if (iskey)
-                continue;
-            if (f.schema[c] < 0 || !need || need[f.schema[c]]) {
-                outs[n] = rfx_rx_col(L, c, L->plan->vars[f.var].types[c]);
-                schema[n++] = f.schema[c];
-            } else
-                dropped = true;
-        }
-        bool identity = n == f.n;
-        for (int i = 0; identity && i < n; i++)
-            identity = outs[i]->col == i;
-        rest_ordered &= !dropped;
-        if (!identity) {
-            bool uniq = f.unique && !dropped;
-            f = emit_map(R, &f, NULL, outs, schema, n);
-            f.unique = uniq;
-        }
-    }
-    const bool was_unique = f.unique;
-    rfx_ra_cmd *c = emit_sort_all(L, &f);
-    if (c && was_unique && rest_ordered && k < f.n)
-        c->nkeys = k;   /* rows of equal keys keep the order of the sorted source */
-    return f;
-}
-
 /* ---- scans ------------------------------------------------------------------------- */
 /* Scan of an atom: selections for constants, repeated variables and comparisons that
  * involve only this atom's variables; output = its distinct variables, less those `keep`
@@ -274,7 +128,7 @@ flow rfx_lower_scan_atom(rule_ctx *R, item *it, bool push_filters, const bool *k
     const rfx_atom *a = it->atom;
     const rfx_pvar *src = &L->plan->vars[it->src];
     int n = a->nargs;
-    flow base = flow_new(L, it->src, n);
+    flow base = rfx_lower_flow_new(L, it->src, n);
     for (int i = 0; base.schema && i < n; i++)
         base.schema[i] = it->argvar[i];
     base.sorted = n;
@@ -350,7 +204,7 @@ flow rfx_lower_scan_atom(rule_ctx *R, item *it, bool push_filters, const bool *k
     }
     if (!pred && nout == n)
         return base;
-    flow g = emit_map(R, &base, pred, outs, schema, nout);
+    flow g = rfx_lower_emit_map(R, &base, pred, outs, schema, nout);
     g.sorted = sorted;
     g.unique = unique;
     return g;
@@ -569,7 +423,14 @@ static flow join_atom(rule_ctx *R, flow cur, item *it, const hcol *out, int nout
      * the duplicates that leaves, so that no match is made twice for a later
      * deduplication to remove */
     bool semi = k == s.n;
-    cur = rfx_lower_ensure_order(R, cur, keys, k, need, !semi);
+    /* a semi-join of tuples not in key order searches each in the atom's rows (a probe)
+     * rather than sorting them first: the sort, where one comes after, sorts only the
+     * rows kept */
+    bool probe = semi && !rfx_lower_in_order(&cur, keys, k, need, false), rest_ordered;
+    if (probe)
+        cur = rfx_lower_keys_first(R, cur, keys, k, need, &rest_ordered);
+    else
+        cur = rfx_lower_ensure_order(R, cur, keys, k, need, !semi);
     s = rfx_lower_ensure_order(R, s, keys, k, NULL, false);
     for (int i = 0; i < k; i++)
         need[keys[i]] = false;
@@ -582,6 +443,7 @@ static flow join_atom(rule_ctx *R, flow cur, item *it, const hcol *out, int nout
         dst = rfx_lower_new_var(L, NULL, RFX_PV_TEMP, cur.n, L->plan->vars[cur.var].types, -1);
         rfx_ra_cmd *c = rfx_lower_emit(L, RFX_RA_INTERSECT, dst, cur.var, s.var);
         c->nkeys = k;
+        c->probe = probe;
         cur.var = dst;
         free(need);
         return cur;
@@ -611,7 +473,7 @@ static flow join_atom(rule_ctx *R, flow cur, item *it, const hcol *out, int nout
         outs[n] = rfx_rx_col(L, cur.n + j, sv->types[j]);
         schema[n++] = s.schema[j];
     }
-    rfx_prim *types = out_types(R, outs, n);
+    rfx_prim *types = rfx_lower_out_types(R, outs, n);
     dst = rfx_lower_new_var(L, NULL, RFX_PV_TEMP, n, types, -1);
     rfx_ra_cmd *c = rfx_lower_emit(L, k ? RFX_RA_JOIN : RFX_RA_PRODUCT, dst, cur.var, s.var);
     c->nkeys = k;
@@ -619,7 +481,7 @@ static flow join_atom(rule_ctx *R, flow cur, item *it, const hcol *out, int nout
     c->out = outs;
     for (int j = 0; j < s.n; j++)
         R->bound[s.schema[j]] = true;
-    flow g = flow_new(L, dst, n);
+    flow g = rfx_lower_flow_new(L, dst, n);
     if (g.schema)
         rfx_memcpy(g.schema, schema, sizeof(int) * (size_t)n);
     /* merge join emits key groups in order, each as the cross product of its two runs
@@ -839,7 +701,7 @@ static bool apply_filters(rule_ctx *R, flow *cur, const hcol *out, int nout, con
         schema[n++] = bindvar[i];
     }
     bool uniq = cur->unique && !dropped;
-    *cur = emit_map(R, cur, pred, outs, schema, n);
+    *cur = rfx_lower_emit_map(R, cur, pred, outs, schema, n);
     cur->unique = uniq;
     free(need);
     return true;
@@ -868,10 +730,15 @@ static void apply_negation(rule_ctx *R, flow *cur, item *it)
     flow s = rfx_lower_scan_atom(R, it, false, NULL);
     it->done = true;
     s = rfx_lower_ensure_order(R, s, s.schema, s.n, NULL, false);
-    *cur = order_keeping_all(R, *cur, s.schema, s.n);
+    /* tuples not in the atom's key order are each searched in its rows (a probe), as a
+     * semi-join's are: every column kept */
+    bool probe = !rfx_lower_in_order(cur, s.schema, s.n, NULL, false), rest_ordered;
+    if (probe)
+        *cur = rfx_lower_keys_first(R, *cur, s.schema, s.n, NULL, &rest_ordered);
     int dst = rfx_lower_new_var(L, NULL, RFX_PV_TEMP, cur->n, L->plan->vars[cur->var].types, -1);
     rfx_ra_cmd *c = rfx_lower_emit(L, RFX_RA_DIFFERENCE, dst, cur->var, s.var);
     c->nkeys = s.n;
+    c->probe = probe;
     cur->var = dst;
 }
 
@@ -922,7 +789,7 @@ static void keep_in_range(rule_ctx *R, flow *cur, rfx_rx *value, const rfx_expr 
         outs[i] = rfx_rx_col(L, i, L->plan->vars[cur->var].types[i]);
     bool uniq = cur->unique;
     int sorted = cur->sorted;
-    *cur = emit_map(R, cur, test, outs, cur->schema, cur->n);
+    *cur = rfx_lower_emit_map(R, cur, test, outs, cur->schema, cur->n);
     cur->unique = uniq, cur->sorted = sorted;   /* rows kept as they were */
 }
 
@@ -1078,9 +945,9 @@ static void apply_aggregate(rule_ctx *R, flow *cur, item *it, const bool *outer)
             outs[i] = rfx_rx_col(L, c, L->plan->vars[cur->var].types[c]);
             schema[i] = sv[i];
         }
-        seed = emit_map(R, cur, NULL, outs, schema, ns);
+        seed = rfx_lower_emit_map(R, cur, NULL, outs, schema, ns);
         seed.unique = false;   /* one row per value: SORT_UNIQUE */
-        emit_sort_all(L, &seed);
+        rfx_lower_sort_all(L, &seed);
         seeded = &seed;
     }
     flow in = lower_conj(L, R->c, rfx_agg_conj(agg), -1, cols, n, bag_keys, true, nv_before, seeded);
@@ -1097,7 +964,7 @@ static void apply_aggregate(rule_ctx *R, flow *cur, item *it, const bool *outer)
             it_types[valcol] = wide ? RFX_WORD : rfx_lower_expr_prim(R, agg->u.agg.target);
         if (valcol >= 0 && wide)
             it_types[valcol + 1] = RFX_WORD;
-        in = flow_new(L, rfx_lower_new_var(L, NULL, RFX_PV_TEMP, nin, it_types, -1), nin);
+        in = rfx_lower_flow_new(L, rfx_lower_new_var(L, NULL, RFX_PV_TEMP, nin, it_types, -1), nin);
         rfx_lower_emit(L, RFX_RA_CLEAR, in.var, -1, -1);
     }
     *cur = order_keeping_all(R, *cur, groups, ng);
@@ -1118,7 +985,7 @@ static void apply_aggregate(rule_ctx *R, flow *cur, item *it, const bool *outer)
     c->agg = agg->u.agg.fn;
     c->agg_col = valcol;
     c->agg_prim = rp;
-    flow g = flow_new(L, dst, cur->n + nres);
+    flow g = rfx_lower_flow_new(L, dst, cur->n + nres);
     if (g.schema) {
         rfx_memcpy(g.schema, cur->schema, sizeof(int) * (size_t)cur->n);
         g.schema[cur->n] = it->var;
@@ -1447,12 +1314,12 @@ static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, in
             identity &= outs[i]->kind == RFX_RX_COL && outs[i]->col == i;
         }
         if (all_inner && nasked > 0 && nasked < nout && !(identity && cur.sorted == cur.n && cur.unique) &&
-            cur.unique && keeps_every_column(outs, nout, cur.n)) {
+            cur.unique && rfx_lower_keeps_every_column(outs, nout, cur.n)) {
             /* the body's rows are a set and every one of their columns is kept: a row is a
              * tuple already, and the given columns alone, as a bag (one row a tuple, repeats
              * kept), say the same with fewer bytes to move and sort, where the set is not
              * there as it is (a bag needs a column: rows of none are one fact, or none) */
-            cur = emit_map(&R, &cur, NULL, outs, schema, nasked);
+            cur = rfx_lower_emit_map(&R, &cur, NULL, outs, schema, nasked);
             cur.unique = false;
             if (cur.sorted < bag_keys) {   /* in groups: sorted on the groups' columns alone */
                 int dst = rfx_lower_new_var(L, NULL, RFX_PV_TEMP, cur.n, L->plan->vars[cur.var].types, -1);
@@ -1462,9 +1329,9 @@ static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, in
             }
         } else {
             if (!identity)
-                cur = emit_map(&R, &cur, NULL, outs, schema, nout);
+                cur = rfx_lower_emit_map(&R, &cur, NULL, outs, schema, nout);
             if (cur.sorted < cur.n || !cur.unique)
-                emit_sort_all(L, &cur);   /* on all columns, whatever their variables */
+                rfx_lower_sort_all(L, &cur);   /* on all columns, whatever their variables */
         }
     }
     free(R.bound);

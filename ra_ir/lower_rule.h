@@ -72,8 +72,25 @@ const rfx_conj *rfx_lower_extremes(lower_ctx *L, const rfx_clause *c, const rfx_
  * push_filters, the comparisons over its variables alone; its columns are its distinct
  * variables, less those keep (when given) does not hold. */
 flow rfx_lower_scan_atom(rule_ctx *R, item *it, bool push_filters, const bool *keep);
-/* f sorted with the variables keys[0..k) first (lower.c; need and compact: which columns
- * after them it keeps). */
+/* Flows (lower_flow.c): a new one over variable var, of n columns (schema to fill). */
+flow rfx_lower_flow_new(lower_ctx *L, int var, int n);
+/* The column types of the outputs computed by out. */
+rfx_prim *rfx_lower_out_types(rule_ctx *R, rfx_rx **out, int nout);
+/* Whether outs name every one of a flow's n columns as it is (the map is one-to-one). */
+bool rfx_lower_keeps_every_column(rfx_rx *const *outs, int nout, int n);
+/* A one-input command computing outs (filtered by pred, when given) from f: its flow. */
+flow rfx_lower_emit_map(rule_ctx *R, const flow *f, rfx_rx *pred, rfx_rx **outs, int *schema, int nout);
+/* f's rows sorted on all their columns (and made distinct where they may not be) into a
+ * new temporary; the sort command, or NULL. */
+rfx_ra_cmd *rfx_lower_sort_all(lower_ctx *L, flow *f);
+/* Whether f is sorted with the variables keys[0..k) first (and, compact, holds only the
+ * columns need asks for, and no duplicates). */
+bool rfx_lower_in_order(const flow *f, const int *keys, int k, const bool *need, bool compact);
+/* f projected with keys[0..k) first, then its other columns need asks for (NULL: all);
+ * *rest_ordered: rows of equal keys are in order already. */
+flow rfx_lower_keys_first(rule_ctx *R, flow f, const int *keys, int k, const bool *need, bool *rest_ordered);
+/* f sorted with the variables keys[0..k) first (need and compact: which columns after
+ * them it keeps). */
 flow rfx_lower_ensure_order(rule_ctx *R, flow f, const int *keys, int k, const bool *need, bool compact);
 /* Joins every positive atom still to apply with one leapfrog triejoin where the plan's join
  * choice says so (auto: a cyclic body of three or more atoms): true where it decided, *cur

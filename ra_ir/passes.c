@@ -192,7 +192,7 @@ static char *signature(const rfx_plan *P, const rfx_ra_cmd *c)
     FILE *f = open_memstream(&buf, &len);
     if (!f)
         return NULL;
-    fprintf(f, "%d %d %d %d %d %d %d|", c->op, c->src[0], c->src[1], c->nkeys, c->agg, c->agg_col, c->nout);
+    fprintf(f, "%d %d %d %d %d %d %d %d|", c->op, c->src[0], c->src[1], c->nkeys, c->agg, c->agg_col, c->nout, c->probe);
     if (c->pred)
         rfx_rx_print(f, P, c->pred);
     for (int i = 0; i < c->nout; i++) {

@@ -69,6 +69,10 @@ typedef struct rfx_ra_cmd {
     int *colvar;               /* LFTJ: per source, per column, the variable it holds (flattened) */
     bool count_only;           /* LFTJ: only the number of bindings is needed (dst holds no rows) */
     bool disjoint;             /* UNION: the operands share no tuple (full u new, new = derived - full) */
+    bool probe;                /* INTERSECT, DIFFERENCE: src0 in any order, each row searched in src1
+                                * (a probe, not a merge); dst in src0's order or sorted on the
+                                * keys (a backend may sort src0 and merge where searches cost
+                                * more): either keeps an order src0 had on fewer columns */
     int target;                /* JUMP, JUMP_IF_EMPTY, JUMP_IF_FULL: block index */
     int ntuples;               /* FACTS: tuples, arity of dst each */
     uint32_t *tuples;

@@ -132,12 +132,15 @@ static int sets_of(const cpu_ctx *x, int v, const rfx_rows **out)
     return n;
 }
 
-/* dst = the tuples of a whose first k columns occur in b (keep), or do not, b's runs
- * included. */
-static rfx_status semijoin_runs(cpu_ctx *x, const rfx_rows *a, int b, int k, bool keep, rfx_rows *dst, int nthreads)
+/* c's semi-join or anti-join of src0 against b's rows and runs. */
+static rfx_status semijoin_runs(cpu_ctx *x, const rfx_ra_cmd *c, int nthreads)
 {
     const rfx_rows *sets[CPU_MAX_RUNS + 1];
-    return rfx_cpu_semijoin_sets(a, sets, sets_of(x, b, sets), k, keep, dst, nthreads);
+    int n = sets_of(x, c->src[1], sets);
+    bool keep = c->op == RFX_RA_INTERSECT;
+    rfx_rows *a = &x->vars[c->src[0]], *dst = &x->vars[c->dst];
+    return c->probe ? rfx_cpu_probe_sets(a, sets, n, c->nkeys, keep, dst, nthreads)
+                    : rfx_cpu_semijoin_sets(a, sets, n, c->nkeys, keep, dst, nthreads);
 }
 
 static rfx_status cpu_open(rfx_backend *be, const rfx_plan *P)
@@ -288,6 +291,8 @@ rfx_status rfx_cpu_merge_cmd(const rfx_ra_cmd *c, const rfx_rows *a, const rfx_r
         return rfx_cpu_union(a, b, dst, nthreads);
     case RFX_RA_INTERSECT:
     case RFX_RA_DIFFERENCE:
+        if (c->probe)
+            return rfx_cpu_probe_sets(a, &b, 1, c->nkeys, c->op == RFX_RA_INTERSECT, dst, nthreads);
         return rfx_cpu_semijoin(a, b, c->nkeys, c->op == RFX_RA_INTERSECT, dst, nthreads);
     case RFX_RA_SORT:
     case RFX_RA_UNIQUE:
@@ -454,7 +459,7 @@ static rfx_status exec_on(rfx_backend *be, const rfx_ra_cmd *c, int nt)
     if (reads_runs(c, 0))
         return union_runs(x, c->dst, &V[c->src[1]]);
     if ((c->op == RFX_RA_DIFFERENCE || c->op == RFX_RA_INTERSECT) && x->runs[c->src[1]] && reads_runs(c, 1))
-        return semijoin_runs(x, &V[c->src[0]], c->src[1], c->nkeys, c->op == RFX_RA_INTERSECT, &V[c->dst], nt);
+        return semijoin_runs(x, c, nt);
     switch (c->op) {
     case RFX_RA_SELECT: case RFX_RA_PROJECT: case RFX_RA_MAP: case RFX_RA_MAPFILTER:
         return rfx_cpu_mapfilter(&V[c->src[0]], c->pred, c->out, c->nout, &V[c->dst], nt);

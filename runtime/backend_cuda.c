@@ -193,16 +193,21 @@ static rfx_status union_runs(cuda_ctx *x, int v, const rfx_dev_rows *d)
     return st;
 }
 
-/* dst = the tuples of a whose first k columns occur in b (keep), or do not, b's runs
- * included. */
-static rfx_status semijoin_runs(cuda_ctx *x, const rfx_dev_rows *a, int b, int k, bool keep, rfx_dev_rows *dst)
+/* c's semi-join or anti-join of src0 against the rows of src1 (runs included: NULL, none). */
+static rfx_status semijoin_runs(cuda_ctx *x, const rfx_ra_cmd *c)
 {
     const rfx_dev_rows *sets[CU_MAX_RUNS + 1];
-    int n = 0;
+    int n = 0, b = c->src[1];
     sets[n++] = &x->vars[b];
-    for (int r = 0; r < x->runs[b]->n; r++)
+    for (int r = 0; x->runs && x->runs[b] && r < x->runs[b]->n; r++)
         sets[n++] = &x->runs[b]->r[r];
-    return rfx_gpu_semijoin_sets(x->g, a, sets, n, k, keep, dst);
+    bool keep = c->op == RFX_RA_INTERSECT;
+    rfx_dev_rows *a = &x->vars[c->src[0]], *dst = &x->vars[c->dst];
+    if (c->probe)
+        return rfx_gpu_probe_sets(x->g, a, sets, n, c->nkeys, keep, dst);
+    if (n == 1)
+        return rfx_gpu_semijoin(x->g, a, sets[0], c->nkeys, keep, dst);
+    return rfx_gpu_semijoin_sets(x->g, a, sets, n, c->nkeys, keep, dst);
 }
 
 /* Before c runs: the runs of the inputs it reads as rows merged, those of the variable it
@@ -800,7 +805,7 @@ static rfx_status cu_exec_one(rfx_backend *be, const rfx_ra_cmd *c)
     if (rfx_ra_cmd_reads_runs(c, 0))
         return union_runs(x, c->dst, &V[c->src[1]]);
     if ((c->op == RFX_RA_DIFFERENCE || c->op == RFX_RA_INTERSECT) && x->runs[c->src[1]] && rfx_ra_cmd_reads_runs(c, 1))
-        return semijoin_runs(x, &V[c->src[0]], c->src[1], c->nkeys, c->op == RFX_RA_INTERSECT, &V[c->dst]);
+        return semijoin_runs(x, c);
     switch (c->op) {
     case RFX_RA_SELECT: case RFX_RA_PROJECT: case RFX_RA_MAP: case RFX_RA_MAPFILTER:
         return rfx_gpu_mapfilter(g, &V[c->src[0]], c->pred, c->out, c->nout, &V[c->dst]);
@@ -812,7 +817,7 @@ static rfx_status cu_exec_one(rfx_backend *be, const rfx_ra_cmd *c)
         return rfx_gpu_union(g, &V[c->src[0]], &V[c->src[1]], &V[c->dst]);
     case RFX_RA_INTERSECT:
     case RFX_RA_DIFFERENCE:
-        return rfx_gpu_semijoin(g, &V[c->src[0]], &V[c->src[1]], c->nkeys, c->op == RFX_RA_INTERSECT, &V[c->dst]);
+        return semijoin_runs(x, c);
     case RFX_RA_SORT:
         if (c->nkeys > 0)
             return rfx_gpu_sort_leading_into(g, &V[c->src[0]], c->nkeys, &V[c->dst]);

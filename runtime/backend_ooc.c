@@ -1003,6 +1003,8 @@ static rfx_status run_parts(ooc_ctx *x, const rfx_ra_cmd *c, size_t over_bytes)
             st = keyed_parts(&K);
         break;
     case RFX_RA_INTERSECT: case RFX_RA_DIFFERENCE: case RFX_RA_AGGREGATE:
+        if (c->probe)
+            K.k = 0;   /* a in any order: each chunk searches all of b (too big: on the host) */
         st = keyed_parts(&K);
         break;
     case RFX_RA_UNION:

@@ -487,6 +487,56 @@ static void test_set_ops(void)
         }
 }
 
+/* A probe (rows in any order, some repeated) against one or several sorted sets, small
+ * (staged in a block) and large, of rows narrow (tiles) and wide (a search a row): the
+ * rows kept in their order, as the CPU's probe keeps them. */
+static void test_probe_sets(void)
+{
+    if (!need_gpu())
+        return;
+    static const int arities[] = {2, 3, 7};
+    static const size_t bsizes[] = {0, 5, 60000};
+    for (int k = 1; k <= 2; k++)
+        for (size_t ai = 0; ai < sizeof arities / sizeof arities[0]; ai++)
+            for (size_t bi = 0; bi < sizeof bsizes / sizeof bsizes[0]; bi++)
+                for (int n = 1; n <= 3; n += 2) {
+                    int ar = arities[ai] < k ? k : arities[ai];
+                    rfx_rows parts[3];
+                    rfx_dev_rows gparts[3];
+                    const rfx_rows *hp[3];
+                    const rfx_dev_rows *gp[3];
+                    for (int p = 0; p < n; p++) {
+                        parts[p] = rows_random(bsizes[bi] / (size_t)n + (bsizes[bi] ? 1 : 0), k, UNIFORM, 3000, true);
+                        gparts[p] = up(&parts[p]);
+                        hp[p] = &parts[p];
+                        gp[p] = &gparts[p];
+                    }
+                    rfx_rows a = rows_random(quick ? 30000 : 200000, ar, UNIFORM, 3000, false);
+                    rfx_dev_rows ga = up(&a), gd;
+                    for (int keep = 0; keep < 2; keep++) {
+                        rfx_rows hc;
+                        rfx_rows_init(&hc, ar);
+                        rfx_gpu_rows_init(&gd, ar);
+                        CU_ASSERT_EQUAL(rfx_cpu_probe_sets(&a, hp, n, k, keep, &hc, 4), RFX_OK);
+                        CU_ASSERT_EQUAL(rfx_gpu_probe_sets(gpu, &ga, gp, n, k, keep, &gd), RFX_OK);
+                        rfx_rows back = down(&gd);
+                        CU_ASSERT(same(&back, &hc));
+                        if (!same(&back, &hc))
+                            fprintf(stderr, "\n    probe (%s) of %d columns against %d sets of %zu, k %d differs",
+                                    keep ? "semi" : "anti", ar, n, bsizes[bi], k);
+                        rfx_rows_free(&back);
+                        rfx_rows_free(&hc);
+                        rfx_gpu_rows_free(gpu, &gd);
+                    }
+                    rfx_rows_free(&a);
+                    rfx_gpu_rows_free(gpu, &ga);
+                    for (int p = 0; p < n; p++) {
+                        rfx_rows_free(&parts[p]);
+                        rfx_gpu_rows_free(gpu, &gparts[p]);
+                    }
+                }
+}
+
 /* Semi- and anti-join against a relation kept as several sorted sets (its main rows and
  * runs): the same as against their union, with empty sets among them, one set, and a's rows
  * found in the first, the last or none. */
@@ -2403,6 +2453,7 @@ static void add(void)
     CU_add_test(s, "semi- and anti-join of whole rows", test_semijoin_whole_rows);
     CU_add_test(s, "semi- and anti-join by merge path", test_semijoin_merge);
     CU_add_test(s, "semi- and anti-join against several sorted sets", test_semijoin_sets);
+    CU_add_test(s, "probes: rows in any order searched in sorted sets", test_probe_sets);
     CU_add_test(s, "map and filter", test_mapfilter);
     CU_add_test(s, "map and filter over 64-bit values, decimals and dates", test_mapfilter_wide);
     CU_add_test(s, "like, contains, strlen and the symbols' order over texts on the device", test_mapfilter_texts);

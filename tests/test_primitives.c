@@ -496,6 +496,26 @@ static void test_semijoin_sets(void)
                             CU_ASSERT_EQUAL(rfx_cpu_semijoin_sets(&a, bs, nb, k, keep, &out, threads[t]), RFX_OK);
                             CU_ASSERT(same_rows(&out, &ref));
                         }
+                        /* a probe of a's rows shuffled, some twice: the rows kept in that order */
+                        rfx_rows mixed, want;
+                        rfx_rows_init(&mixed, 3);
+                        rfx_rows_init(&want, 3);
+                        for (size_t i = 0; i < a.n + a.n / 4; i++) {
+                            const uint32_t *row = a.data + 3 * (rnd() % a.n);
+                            rfx_rows_push(&mixed, row);
+                            bool found = false;
+                            cmp_a = k;
+                            for (int j = 0; j < nb && !found; j++)
+                                found = bsearch(row, b[j].data, b[j].n, 4u * k, cmp_tuple) != NULL;
+                            if (found == (bool)keep)
+                                rfx_rows_push(&want, row);
+                        }
+                        CU_ASSERT_EQUAL(rfx_cpu_probe_sets(&mixed, bs, nb, k, keep, &out, threads[t]), RFX_OK);
+                        CU_ASSERT(same_rows(&out, &want));
+                        CU_ASSERT_EQUAL(rfx_cpu_probe_sets(&mixed, bs, nb, k, keep, &mixed, threads[t]), RFX_OK);
+                        CU_ASSERT(same_rows(&mixed, &want));
+                        rfx_rows_free(&mixed);
+                        rfx_rows_free(&want);
                         rfx_rows_free(&out);
                         rfx_rows_free(&ref);
                     }
@@ -503,6 +523,43 @@ static void test_semijoin_sets(void)
                     for (int j = 0; j < nb; j++)
                         rfx_rows_free(&b[j]);
                 }
+}
+
+/* A probe against a set past a cache's size, of rows not far fewer: a's rows sorted on
+ * the keys and merged, so the rows kept come in key order (compared as a bag). */
+static void test_probe_large_set(void)
+{
+    rfx_rows b = sorted_set(4500000, 2, UNIFORM, 1u << 22), a;
+    rfx_rows_init(&a, 3);
+    for (size_t i = 0; i < 1200000; i++) {
+        uint32_t row[3] = {(uint32_t)(rnd() % (1u << 22)), (uint32_t)(rnd() % (1u << 22)), (uint32_t)i};
+        if (i % 3 == 0)   /* a third of them certainly in b */
+            memcpy(row, b.data + 2 * (rnd() % b.n), sizeof(uint32_t) * 2);
+        rfx_rows_push(&a, row);
+    }
+    const rfx_rows *bs[1] = {&b};
+    for (int keep = 0; keep < 2; keep++) {
+        rfx_rows want, out;
+        rfx_rows_init(&want, 3);
+        rfx_rows_init(&out, 3);
+        cmp_a = 2;
+        for (size_t i = 0; i < a.n; i++)
+            if ((bsearch(a.data + 3 * i, b.data, b.n, 8, cmp_tuple) != NULL) == (bool)keep)
+                rfx_rows_push(&want, a.data + 3 * i);
+        CU_ASSERT_EQUAL(rfx_cpu_probe_sets(&a, bs, 1, 2, keep, &out, 4), RFX_OK);
+        bool in_key_order = true;
+        cmp_a = 2;
+        for (size_t i = 1; i < out.n; i++)
+            in_key_order &= cmp_tuple(out.data + 3 * (i - 1), out.data + 3 * i) <= 0;
+        CU_ASSERT(in_key_order);
+        ref_sort(&want);
+        ref_sort(&out);
+        CU_ASSERT(same_rows(&out, &want));
+        rfx_rows_free(&want);
+        rfx_rows_free(&out);
+    }
+    rfx_rows_free(&a);
+    rfx_rows_free(&b);
 }
 
 static void test_intersect(void) { semijoin_case(true, UNIFORM); }
@@ -1423,6 +1480,7 @@ static void add(void)
     CU_add_test(s, "difference (anti-join)", test_difference);
     CU_add_test(s, "difference zipf", test_difference_zipf);
     CU_add_test(s, "semi- and anti-join against several sets", test_semijoin_sets);
+    CU_add_test(s, "a probe against a set past the cache", test_probe_large_set);
     CU_add_test(s, "join one key", test_join_k1);
     CU_add_test(s, "join two keys", test_join_k2);
     CU_add_test(s, "join with predicate", test_join_pred);
