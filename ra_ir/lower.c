@@ -211,8 +211,25 @@ flow rfx_lower_scan_atom(rule_ctx *R, item *it, bool push_filters, const bool *k
 }
 
 /* ---- one conjunction ---------------------------------------------------------------------- */
+/* An aggregate body's rows (its groups' columns first) less those of groups the enclosing
+ * tuples lack (within: those groups, a sorted set; NULL: none dropped), where a sort is
+ * to put them in groups: each row searched among the groups (a probe), so that the sort
+ * sorts only the rows kept. Rows in groups already need no filter: the aggregate reads
+ * only the groups it is asked for. */
+static void keep_within(lower_ctx *L, flow *cur, const flow *within)
+{
+    if (!within || L->oom || rfx_lower_in_order(cur, within->schema, within->n, NULL, false))
+        return;
+    int dst = rfx_lower_new_var(L, NULL, RFX_PV_TEMP, cur->n, L->plan->vars[cur->var].types, -1);
+    rfx_ra_cmd *c = rfx_lower_emit(L, RFX_RA_INTERSECT, dst, cur->var, within->var);
+    c->nkeys = within->n;
+    c->probe = true;
+    cur->var = dst;
+}
+
 static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, int delta_lit,
-                       const hcol *out, int nout, int bag_keys, bool inner, int nv_base, const flow *seed);
+                       const hcol *out, int nout, int bag_keys, bool inner, int nv_base, const flow *seed,
+                       const flow *within);
 
 static void add_item(rule_ctx *R, item it)
 {
@@ -879,6 +896,30 @@ static bool conj_grounds(const rfx_clause *c, const rfx_conj *cj, int v)
     return g;
 }
 
+/* Whether an aggregate's body rows are worth filtering by the groups the enclosing tuples
+ * hold: those come from other relations than the body's, one of them derived or selected
+ * by a constant (`chosen(pk), m = mean q : { lineitem(k, pk, q) }`, 2 K chosen parts of
+ * 200 K). Where the enclosing tuples read the body's own relation (a group-by, `r(g, _),
+ * s = sum v : { r(g, v) }`) every row's group is there, and a whole input relation's keys
+ * (`orders(k, ...), s = sum q : { lineitem(k, q) }`) are most likely every row's too. */
+static bool groups_selective(rule_ctx *R, const rfx_expr *agg)
+{
+    const rfx_conj *body = rfx_agg_conj(agg);
+    bool selective = false;
+    for (int k = 0; body && k < R->nitems; k++) {
+        const item *it = &R->items[k];
+        if (it->kind != IT_ATOM || !it->done)
+            continue;
+        for (int i = 0; i < body->nlits; i++)
+            if (body->lits[i]->kind == RFX_L_ATOM && body->lits[i]->atom.rel == it->atom->rel)
+                return false;
+        selective |= R->L->prog->rels[it->atom->rel].has_rules;
+        for (int a = 0; a < it->atom->nargs; a++)
+            selective |= it->argconst[a] != NULL;
+    }
+    return selective;
+}
+
 static void apply_aggregate(rule_ctx *R, flow *cur, item *it, const bool *outer)
 {
     lower_ctx *L = R->L;
@@ -950,7 +991,21 @@ static void apply_aggregate(rule_ctx *R, flow *cur, item *it, const bool *outer)
         rfx_lower_sort_all(L, &seed);
         seeded = &seed;
     }
-    flow in = lower_conj(L, R->c, rfx_agg_conj(agg), -1, cols, n, bag_keys, true, nv_before, seeded);
+    flow within = {0}, *filtered = NULL;
+    if (!ns && ng > 0 && groups_selective(R, agg)) {
+        /* the enclosing tuples' groups, a set: the body's rows of other groups are dropped */
+        *cur = order_keeping_all(R, *cur, groups, ng);
+        rfx_rx **outs = lalloc(L, sizeof(rfx_rx *) * (size_t)ng);
+        if (!outs)
+            return;
+        for (int i = 0; i < ng; i++)
+            outs[i] = rfx_rx_col(L, i, L->plan->vars[cur->var].types[i]);
+        within = rfx_lower_emit_map(R, cur, NULL, outs, groups, ng);
+        if (!within.unique)
+            rfx_lower_sort_all(L, &within);
+        filtered = &within;
+    }
+    flow in = lower_conj(L, R->c, rfx_agg_conj(agg), -1, cols, n, bag_keys, true, nv_before, seeded, filtered);
     it->done = true;
     if (in.var < 0 && !L->oom) {
         /* a body that is `false`: no inner rows (count 0; sum, min and max unbound) */
@@ -1037,7 +1092,8 @@ static bool body_materialized(const rfx_conj *cj)
  * every inner variable (which tell the tuples apart), or where that costs more, a bag of the
  * given columns alone. */
 static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, int delta_lit,
-                       const hcol *out_in, int nout_in, int bag_keys, bool inner, int nv_base, const flow *seed)
+                       const hcol *out_in, int nout_in, int bag_keys, bool inner, int nv_base, const flow *seed,
+                       const flow *within)
 {
     rule_ctx R = {.L = L, .c = c, .nv = nv_base};
     bool all_inner = bag_keys >= 0;
@@ -1321,6 +1377,7 @@ static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, in
              * there as it is (a bag needs a column: rows of none are one fact, or none) */
             cur = rfx_lower_emit_map(&R, &cur, NULL, outs, schema, nasked);
             cur.unique = false;
+            keep_within(L, &cur, within);
             if (cur.sorted < bag_keys) {   /* in groups: sorted on the groups' columns alone */
                 int dst = rfx_lower_new_var(L, NULL, RFX_PV_TEMP, cur.n, L->plan->vars[cur.var].types, -1);
                 rfx_lower_emit(L, RFX_RA_SORT, dst, cur.var, -1)->nkeys = bag_keys;
@@ -1330,6 +1387,7 @@ static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, in
         } else {
             if (!identity)
                 cur = rfx_lower_emit_map(&R, &cur, NULL, outs, schema, nout);
+            keep_within(L, &cur, within);
             if (cur.sorted < cur.n || !cur.unique)
                 rfx_lower_sort_all(L, &cur);   /* on all columns, whatever their variables */
         }
@@ -1351,7 +1409,7 @@ int rfx_lower_rule_set(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, in
         return -1;
     for (int i = 0; i < n; i++)
         out[i] = (hcol){c->head.args[i], -1};
-    flow f = lower_conj(L, c, cj, delta_lit, out, n, -1, false, c->nvars, NULL);
+    flow f = lower_conj(L, c, cj, delta_lit, out, n, -1, false, c->nvars, NULL, NULL);
     return f.var;
 }
 
