@@ -984,8 +984,8 @@ static void probe_chunk(int c, void *arg)
     s->count[c] = w - s->bounds[c];
 }
 
-rfx_status rfx_cpu_probe_sets(const rfx_rows *a, const rfx_rows *const *bs, int nb, int k, bool keep, rfx_rows *dst,
-                              int nthreads)
+rfx_status rfx_cpu_probe_sets(const rfx_rows *a, const rfx_rows *const *bs, int nb, int k, bool keep, bool optional,
+                              rfx_rows *dst, int nthreads)
 {
     int ar = a->arity;
     if (k == 0 || a->n == 0)   /* nothing to search row by row: as a sorted a */
@@ -998,12 +998,19 @@ rfx_status rfx_cpu_probe_sets(const rfx_rows *a, const rfx_rows *const *bs, int 
     rfx_status st;
     if (bn * (size_t)k * sizeof(uint32_t) > PROBE_CACHE_BYTES && a->n > bn / 8) {
         /* a search is a chain of cache misses once the sets outgrow the cache: where they
-         * do and a is not far smaller, a copy of a sorted on the keys merges with them */
-        if ((st = rows_resize(&out, ar, a->n)) == RFX_OK) {
-            rfx_parallel_memcpy(out.data, a->data, sizeof(uint32_t) * (size_t)ar * a->n, nthreads);
-            st = rfx_cpu_sort_leading(&out, k, nthreads);
+         * do and a is not far smaller, a copy of a sorted on the keys merges with them; an
+         * optional filter (its rows meet nothing later) keeps them all instead */
+        if (optional && a == dst)
+            return RFX_OK;
+        if ((st = rows_resize(&out, ar, a->n)) != RFX_OK)
+            return st;
+        rfx_parallel_memcpy(out.data, a->data, sizeof(uint32_t) * (size_t)ar * a->n, nthreads);
+        if (optional) {
+            rfx_rows_free(dst);
+            *dst = out;
+            return RFX_OK;
         }
-        if (st == RFX_OK)
+        if ((st = rfx_cpu_sort_leading(&out, k, nthreads)) == RFX_OK)
             st = rfx_cpu_semijoin_sets(&out, bs, nb, k, keep, dst, nthreads);
         rfx_rows_free(&out);
         return st;

@@ -84,10 +84,10 @@ rfx_status rfx_cpu_semijoin_sets(const rfx_rows *a, const rfx_rows *const *bs, i
                                  rfx_rows *dst, int nthreads);
 /* The same with a in any order (a probe: each row searched in the sets); dst keeps a's
  * order, or where the sets are large (a search a chain of cache misses) and a not far
- * smaller comes sorted on its first k columns (a copy of a sorted, then merged). a == dst
- * is allowed. */
-rfx_status rfx_cpu_probe_sets(const rfx_rows *a, const rfx_rows *const *bs, int nb, int k, bool keep, rfx_rows *dst,
-                              int nthreads);
+ * smaller comes sorted on its first k columns (a copy of a sorted, then merged), or,
+ * optional (a filter nothing depends on), is all of a. a == dst is allowed. */
+rfx_status rfx_cpu_probe_sets(const rfx_rows *a, const rfx_rows *const *bs, int nb, int k, bool keep, bool optional,
+                              rfx_rows *dst, int nthreads);
 /* dst = each tuple of src followed by each value of range(from, to[, step]), the bounds
  * computed from the tuple by bounds[0..nb-1] (nb 2 or 3), in their type (Soufflé's range:
  * towards `to`, never reaching it; step 0 gives `from` once unless from = to). */

@@ -223,7 +223,7 @@ static void keep_within(lower_ctx *L, flow *cur, const flow *within)
     int dst = rfx_lower_new_var(L, NULL, RFX_PV_TEMP, cur->n, L->plan->vars[cur->var].types, -1);
     rfx_ra_cmd *c = rfx_lower_emit(L, RFX_RA_INTERSECT, dst, cur->var, within->var);
     c->nkeys = within->n;
-    c->probe = true;
+    c->probe = c->optional = true;   /* the aggregate reads only the groups it is asked for */
     cur->var = dst;
 }
 
@@ -381,6 +381,68 @@ static bool push_negations(rule_ctx *R, flow *s, const flow *cur, item *it, cons
     return frees;
 }
 
+/* Whether the tuples joined so far are likely few against relations rels[0..n) (those of
+ * the atoms that are to meet them): none of their atoms reads such a relation (its rows of
+ * a key would all be there: a group-by, `r(g, _), s = sum v : { r(g, v) }`), and one is
+ * derived or selected by a constant (`chosen(pk)` of 2 K parts against lineitem's 200 K;
+ * a whole input relation's keys, `orders(k, ...)` against lineitem, are most likely
+ * every row's). skip: an atom not counted (the one being joined). Never in a semi-naive
+ * loop: there the rows to meet a delta are sorted once, outside it, or are a relation's,
+ * sorted already, and a filter by each delta would read them all every iteration. */
+static bool joined_selective(rule_ctx *R, const item *skip, const int *rels, int n)
+{
+    bool selective = false;
+    for (int k = 0; k < R->nitems; k++)
+        if (R->items[k].delta)
+            return false;
+    for (int k = 0; k < R->nitems; k++) {
+        const item *it = &R->items[k];
+        if (it == skip || it->kind != IT_ATOM || !it->done)
+            continue;
+        for (int i = 0; i < n; i++)
+            if (rels[i] == it->atom->rel)
+                return false;
+        selective |= R->L->prog->rels[it->atom->rel].has_rules;
+        for (int a = 0; a < it->atom->nargs; a++)
+            selective |= it->argconst[a] != NULL;
+    }
+    return selective;
+}
+
+/* s (an atom's rows) sorted with keys[0..k) first for a join with cur (in order with them
+ * first): where cur is likely few against s's relation (joined_selective), s's rows are
+ * first probed against cur's keys, so that only rows that may meet one are sorted (TPC-H
+ * Q17's lines of the chosen parts, not all; the probe is optional: a backend that finds it
+ * dearer than the rows it would drop keeps them all). */
+static flow order_for_join(rule_ctx *R, flow s, const flow *cur, item *it, const int *keys, int k)
+{
+    lower_ctx *L = R->L;
+    if (k == 0 || it->delta || rfx_lower_in_order(&s, keys, k, NULL, false) ||
+        !joined_selective(R, it, &it->atom->rel, 1))
+        return rfx_lower_ensure_order(R, s, keys, k, NULL, false);
+    rfx_rx **outs = lalloc(L, sizeof(rfx_rx *) * (size_t)k);
+    int *schema = lalloc(L, sizeof(int) * (size_t)k);
+    if (!outs || !schema)
+        return s;
+    for (int i = 0; i < k; i++) {
+        outs[i] = rfx_rx_col(L, i, L->plan->vars[cur->var].types[i]);
+        schema[i] = keys[i];
+    }
+    flow wanted = cur->n == k ? *cur : rfx_lower_emit_map(R, cur, NULL, outs, schema, k);
+    bool rest_ordered;
+    s = rfx_lower_keys_first(R, s, keys, k, NULL, &rest_ordered);
+    int dst = rfx_lower_new_var(L, NULL, RFX_PV_TEMP, s.n, L->plan->vars[s.var].types, -1);
+    rfx_ra_cmd *c = rfx_lower_emit(L, RFX_RA_INTERSECT, dst, s.var, wanted.var);
+    c->nkeys = k;
+    c->probe = c->optional = true;
+    s.var = dst;
+    const bool was_unique = s.unique;
+    c = rfx_lower_sort_all(L, &s);
+    if (c && was_unique && rest_ordered && k < s.n)
+        c->nkeys = k;   /* rows of equal keys keep the order of the sorted source */
+    return s;
+}
+
 /* Join (or semi-join) the current flow with an atom's scan. */
 static flow join_atom(rule_ctx *R, flow cur, item *it, const hcol *out, int nout, const bool *outer)
 {
@@ -448,7 +510,7 @@ static flow join_atom(rule_ctx *R, flow cur, item *it, const hcol *out, int nout
         cur = rfx_lower_keys_first(R, cur, keys, k, need, &rest_ordered);
     else
         cur = rfx_lower_ensure_order(R, cur, keys, k, need, !semi);
-    s = rfx_lower_ensure_order(R, s, keys, k, NULL, false);
+    s = semi ? rfx_lower_ensure_order(R, s, keys, k, NULL, false) : order_for_join(R, s, &cur, it, keys, k);
     for (int i = 0; i < k; i++)
         need[keys[i]] = false;
     needed_vars(R, out, nout, need, outer);
@@ -896,30 +958,6 @@ static bool conj_grounds(const rfx_clause *c, const rfx_conj *cj, int v)
     return g;
 }
 
-/* Whether an aggregate's body rows are worth filtering by the groups the enclosing tuples
- * hold: those come from other relations than the body's, one of them derived or selected
- * by a constant (`chosen(pk), m = mean q : { lineitem(k, pk, q) }`, 2 K chosen parts of
- * 200 K). Where the enclosing tuples read the body's own relation (a group-by, `r(g, _),
- * s = sum v : { r(g, v) }`) every row's group is there, and a whole input relation's keys
- * (`orders(k, ...), s = sum q : { lineitem(k, q) }`) are most likely every row's too. */
-static bool groups_selective(rule_ctx *R, const rfx_expr *agg)
-{
-    const rfx_conj *body = rfx_agg_conj(agg);
-    bool selective = false;
-    for (int k = 0; body && k < R->nitems; k++) {
-        const item *it = &R->items[k];
-        if (it->kind != IT_ATOM || !it->done)
-            continue;
-        for (int i = 0; i < body->nlits; i++)
-            if (body->lits[i]->kind == RFX_L_ATOM && body->lits[i]->atom.rel == it->atom->rel)
-                return false;
-        selective |= R->L->prog->rels[it->atom->rel].has_rules;
-        for (int a = 0; a < it->atom->nargs; a++)
-            selective |= it->argconst[a] != NULL;
-    }
-    return selective;
-}
-
 static void apply_aggregate(rule_ctx *R, flow *cur, item *it, const bool *outer)
 {
     lower_ctx *L = R->L;
@@ -992,7 +1030,12 @@ static void apply_aggregate(rule_ctx *R, flow *cur, item *it, const bool *outer)
         seeded = &seed;
     }
     flow within = {0}, *filtered = NULL;
-    if (!ns && ng > 0 && groups_selective(R, agg)) {
+    const rfx_conj *body = rfx_agg_conj(agg);
+    int rels[RFX_MAX_RULE_VARS + 1], nrels = 0;
+    for (int i = 0; body && i < body->nlits && nrels <= RFX_MAX_RULE_VARS; i++)
+        if (body->lits[i]->kind == RFX_L_ATOM)
+            rels[nrels++] = body->lits[i]->atom.rel;
+    if (!ns && ng > 0 && nrels > 0 && nrels <= RFX_MAX_RULE_VARS && joined_selective(R, NULL, rels, nrels)) {
         /* the enclosing tuples' groups, a set: the body's rows of other groups are dropped */
         *cur = order_keeping_all(R, *cur, groups, ng);
         rfx_rx **outs = lalloc(L, sizeof(rfx_rx *) * (size_t)ng);

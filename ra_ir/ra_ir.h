@@ -73,6 +73,9 @@ typedef struct rfx_ra_cmd {
                                 * (a probe, not a merge); dst in src0's order or sorted on the
                                 * keys (a backend may sort src0 and merge where searches cost
                                 * more): either keeps an order src0 had on fewer columns */
+    bool optional;             /* INTERSECT probe: a filter nothing's answer depends on (the rows
+                                * it drops meet nothing later); a backend may keep them where
+                                * filtering costs it more than they do */
     int target;                /* JUMP, JUMP_IF_EMPTY, JUMP_IF_FULL: block index */
     int ntuples;               /* FACTS: tuples, arity of dst each */
     uint32_t *tuples;

@@ -139,7 +139,7 @@ static rfx_status semijoin_runs(cpu_ctx *x, const rfx_ra_cmd *c, int nthreads)
     int n = sets_of(x, c->src[1], sets);
     bool keep = c->op == RFX_RA_INTERSECT;
     rfx_rows *a = &x->vars[c->src[0]], *dst = &x->vars[c->dst];
-    return c->probe ? rfx_cpu_probe_sets(a, sets, n, c->nkeys, keep, dst, nthreads)
+    return c->probe ? rfx_cpu_probe_sets(a, sets, n, c->nkeys, keep, c->optional, dst, nthreads)
                     : rfx_cpu_semijoin_sets(a, sets, n, c->nkeys, keep, dst, nthreads);
 }
 
@@ -292,7 +292,7 @@ rfx_status rfx_cpu_merge_cmd(const rfx_ra_cmd *c, const rfx_rows *a, const rfx_r
     case RFX_RA_INTERSECT:
     case RFX_RA_DIFFERENCE:
         if (c->probe)
-            return rfx_cpu_probe_sets(a, &b, 1, c->nkeys, c->op == RFX_RA_INTERSECT, dst, nthreads);
+            return rfx_cpu_probe_sets(a, &b, 1, c->nkeys, c->op == RFX_RA_INTERSECT, c->optional, dst, nthreads);
         return rfx_cpu_semijoin(a, b, c->nkeys, c->op == RFX_RA_INTERSECT, dst, nthreads);
     case RFX_RA_SORT:
     case RFX_RA_UNIQUE:

@@ -517,7 +517,7 @@ static void test_probe_sets(void)
                         rfx_rows hc;
                         rfx_rows_init(&hc, ar);
                         rfx_gpu_rows_init(&gd, ar);
-                        CU_ASSERT_EQUAL(rfx_cpu_probe_sets(&a, hp, n, k, keep, &hc, 4), RFX_OK);
+                        CU_ASSERT_EQUAL(rfx_cpu_probe_sets(&a, hp, n, k, keep, false, &hc, 4), RFX_OK);
                         CU_ASSERT_EQUAL(rfx_gpu_probe_sets(gpu, &ga, gp, n, k, keep, &gd), RFX_OK);
                         rfx_rows back = down(&gd);
                         CU_ASSERT(same(&back, &hc));

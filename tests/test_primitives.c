@@ -510,9 +510,9 @@ static void test_semijoin_sets(void)
                             if (found == (bool)keep)
                                 rfx_rows_push(&want, row);
                         }
-                        CU_ASSERT_EQUAL(rfx_cpu_probe_sets(&mixed, bs, nb, k, keep, &out, threads[t]), RFX_OK);
+                        CU_ASSERT_EQUAL(rfx_cpu_probe_sets(&mixed, bs, nb, k, keep, false, &out, threads[t]), RFX_OK);
                         CU_ASSERT(same_rows(&out, &want));
-                        CU_ASSERT_EQUAL(rfx_cpu_probe_sets(&mixed, bs, nb, k, keep, &mixed, threads[t]), RFX_OK);
+                        CU_ASSERT_EQUAL(rfx_cpu_probe_sets(&mixed, bs, nb, k, keep, false, &mixed, threads[t]), RFX_OK);
                         CU_ASSERT(same_rows(&mixed, &want));
                         rfx_rows_free(&mixed);
                         rfx_rows_free(&want);
@@ -546,7 +546,12 @@ static void test_probe_large_set(void)
         for (size_t i = 0; i < a.n; i++)
             if ((bsearch(a.data + 3 * i, b.data, b.n, 8, cmp_tuple) != NULL) == (bool)keep)
                 rfx_rows_push(&want, a.data + 3 * i);
-        CU_ASSERT_EQUAL(rfx_cpu_probe_sets(&a, bs, 1, 2, keep, &out, 4), RFX_OK);
+        rfx_rows all;   /* optional: all of a kept, in its order, where filtering costs more */
+        rfx_rows_init(&all, 3);
+        CU_ASSERT_EQUAL(rfx_cpu_probe_sets(&a, bs, 1, 2, keep, true, &all, 4), RFX_OK);
+        CU_ASSERT(same_rows(&all, &a));
+        rfx_rows_free(&all);
+        CU_ASSERT_EQUAL(rfx_cpu_probe_sets(&a, bs, 1, 2, keep, false, &out, 4), RFX_OK);
         bool in_key_order = true;
         cmp_a = 2;
         for (size_t i = 1; i < out.n; i++)
