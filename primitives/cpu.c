@@ -845,6 +845,41 @@ typedef struct semi_ctx {
 } semi_ctx;
 
 enum { SEMI_MAX_SETS = 64 };
+
+/* Runs fn over c chunks of s->a's rows (cut between groups of equal first k columns, or
+ * evenly by_rows), each writing the rows it keeps at its start in s->dst; s->dst, those
+ * rows together, then becomes dst (which may be s->a). s->bounds and s->count are set here. */
+static rfx_status semi_chunks(semi_ctx *s, int c, bool by_rows, void (*fn)(int, void *), rfx_rows *dst, int nthreads)
+{
+    size_t one[2], cnt1, n = s->a->n;
+    size_t *bounds = c == 1 ? one : rfx_malloc(sizeof(size_t) * (size_t)(c + 1));
+    size_t *count = c == 1 ? &cnt1 : rfx_malloc(sizeof(size_t) * (size_t)c);
+    if (!bounds || !count) {
+        if (c > 1) {
+            free(bounds);
+            free(count);
+        }
+        rfx_rows_free(s->dst);
+        return RFX_ERR_NOMEM;
+    }
+    if (by_rows)
+        for (int i = 0; i <= c; i++)
+            bounds[i] = n / (size_t)c * (size_t)i + (n % (size_t)c) * (size_t)i / (size_t)c;
+    else
+        rfx_split_groups(s->a, s->k, c, bounds);
+    s->bounds = bounds;
+    s->count = count;
+    rfx_parallel_for(c, nthreads, fn, s);
+    s->dst->n = compact_chunks(s->dst->data, s->dst->arity, bounds, count, c);
+    rfx_rows kept = *s->dst;
+    rfx_rows_free(dst);
+    *dst = kept;
+    if (c > 1) {
+        free(bounds);
+        free(count);
+    }
+    return RFX_OK;
+}
 /* Sets a probe searches row by row while they fit a host's last-level cache, about. */
 enum { PROBE_CACHE_BYTES = 32 << 20 };
 
@@ -924,28 +959,8 @@ rfx_status rfx_cpu_semijoin_sets(const rfx_rows *a, const rfx_rows *const *bs, i
     bool searching;
     size_t work = gallop_work(a->n, bn, &searching) + a->n * (size_t)(nb - 1);
     int c = searching ? chunks_for_searches(work, nthreads) : chunks_for(work, nthreads);
-    size_t one[2], cnt1;
-    size_t *bounds = c == 1 ? one : rfx_malloc(sizeof(size_t) * (size_t)(c + 1));
-    size_t *count = c == 1 ? &cnt1 : rfx_malloc(sizeof(size_t) * (size_t)c);
-    if (!bounds || !count) {
-        if (c > 1) {
-            free(bounds);
-            free(count);
-        }
-        rfx_rows_free(&out);
-        return RFX_ERR_NOMEM;
-    }
-    rfx_split_groups(a, k, c, bounds);
-    semi_ctx s = {&out, bs, nb, k, keep, bounds, count, &out};
-    rfx_parallel_for(c, nthreads, semi_chunk, &s);
-    out.n = compact_chunks(out.data, ar, bounds, count, c);
-    rfx_rows_free(dst);
-    *dst = out;
-    if (c > 1) {
-        free(bounds);
-        free(count);
-    }
-    return RFX_OK;
+    semi_ctx s = {&out, bs, nb, k, keep, NULL, NULL, &out};
+    return semi_chunks(&s, c, false, semi_chunk, dst, nthreads);
 }
 
 rfx_status rfx_cpu_semijoin(const rfx_rows *a, const rfx_rows *b, int k, bool keep, rfx_rows *dst,
@@ -1024,29 +1039,8 @@ rfx_status rfx_cpu_probe_sets(const rfx_rows *a, const rfx_rows *const *bs, int 
         return st;
     bool searching;
     int c = chunks_for_searches(gallop_work(a->n, bn, &searching) + a->n * (size_t)nb, nthreads);
-    size_t one[2], cnt1;
-    size_t *bounds = c == 1 ? one : rfx_malloc(sizeof(size_t) * (size_t)(c + 1));
-    size_t *count = c == 1 ? &cnt1 : rfx_malloc(sizeof(size_t) * (size_t)c);
-    if (!bounds || !count) {
-        if (c > 1) {
-            free(bounds);
-            free(count);
-        }
-        rfx_rows_free(&out);
-        return RFX_ERR_NOMEM;
-    }
-    for (int i = 0; i <= c; i++)
-        bounds[i] = a->n / (size_t)c * (size_t)i + (a->n % (size_t)c) * (size_t)i / (size_t)c;
-    semi_ctx s = {a, bs, nb, k, keep, bounds, count, &out};
-    rfx_parallel_for(c, nthreads, probe_chunk, &s);
-    out.n = compact_chunks(out.data, ar, bounds, count, c);
-    rfx_rows_free(dst);
-    *dst = out;
-    if (c > 1) {
-        free(bounds);
-        free(count);
-    }
-    return RFX_OK;
+    semi_ctx s = {a, bs, nb, k, keep, NULL, NULL, &out};
+    return semi_chunks(&s, c, true, probe_chunk, dst, nthreads);
 }
 
 /* ---- aggregate -------------------------------------------------------------------------------- */
