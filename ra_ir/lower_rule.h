@@ -72,6 +72,17 @@ const rfx_conj *rfx_lower_extremes(lower_ctx *L, const rfx_clause *c, const rfx_
  * push_filters, the comparisons over its variables alone; its columns are its distinct
  * variables, less those keep (when given) does not hold. */
 flow rfx_lower_scan_atom(rule_ctx *R, item *it, bool push_filters, const bool *keep);
+/* lower.c: the variables still needed after the items done so far (by open items and the
+ * output) marked in use; an item added to the body's. */
+void rfx_lower_needed_vars(rule_ctx *R, const hcol *out, int nout, bool *use, const bool *outer);
+void rfx_lower_add_item(rule_ctx *R, item it);
+/* Ranges (lower_range.c): whether `v = range(...)` is best left until an atom binds v;
+ * it applied to cur; whether nothing after it reads v (a rule's body needs then only that
+ * the range has a value); that test applied. */
+bool rfx_lower_range_waits(rule_ctx *R, const item *it);
+void rfx_lower_apply_range(rule_ctx *R, flow *cur, item *it);
+bool rfx_lower_range_unread(rule_ctx *R, item *it, const hcol *out, int nout, const bool *outer);
+void rfx_lower_apply_range_nonempty(rule_ctx *R, flow *cur, item *it);
 /* Flows (lower_flow.c): a new one over variable var, of n columns (schema to fill). */
 flow rfx_lower_flow_new(lower_ctx *L, int var, int n);
 /* The column types of the outputs computed by out. */
