@@ -431,6 +431,9 @@ const rfx_type *rfx_program_type(const rfx_program *p, int type);
 /* Marks in `use` the variables (after checking: their indices) of an expression or a
  * conjunction, aggregates' bodies included, but none of the subtree `skip` (may be NULL). */
 void rfx_expr_vars(const rfx_expr *e, bool *use, const rfx_expr *skip);
+/* Whether a and b are written alike (variables by name; an aggregate never): two atoms agree
+ * there whatever binds them, two sides of comparisons compute the same value. */
+bool rfx_expr_alike(const rfx_expr *a, const rfx_expr *b);
 void rfx_conj_vars(const rfx_conj *cj, bool *use, const rfx_expr *skip);
 /* Marks in `bound` what a conjunction grounds given what is marked: its positive atoms'
  * variables, and `v = expr` over grounded ones, to a fixpoint (the result of the

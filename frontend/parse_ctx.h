@@ -197,9 +197,6 @@ void rfx_add_functor(rfx_parse_ctx *ctx, const char *name, rfx_plist *params, co
                      RFX_YYLTYPE loc);
 /* `@name(args)`. */
 rfx_expr *rfx_mk_user_fn(rfx_parse_ctx *ctx, const char *name, rfx_plist *args, RFX_YYLTYPE loc);
-/* Whether a and b are written alike (variables by name; an aggregate never): two atoms agree
- * there whatever binds them. */
-bool rfx_expr_alike(const rfx_expr *a, const rfx_expr *b);
 /* `lt <= gt :- body.`: Soufflé's subsumptive clause, deleting lt's tuples. */
 void rfx_add_subsumption(rfx_parse_ctx *ctx, rfx_atom *lt, rfx_atom *gt, rfx_body *body, RFX_YYLTYPE loc);
 rfx_body *rfx_mk_not_body(rfx_parse_ctx *ctx, rfx_body *b);

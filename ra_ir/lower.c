@@ -883,9 +883,15 @@ static void apply_aggregate(rule_ctx *R, flow *cur, item *it, const bool *outer)
      * the body starts from their distinct values there (a correlated aggregate) */
     flow seed = {0}, *seeded = NULL;
     int sv[RFX_MAX_RULE_VARS + 1], ns = 0;
-    bool folded = false;   /* an atom made an aggregate: its groups are the enclosing tuples' */
+    /* an atom made an aggregate (lower_extreme.c) grounds its groups itself; in a
+     * semi-naive loop it starts from the delta's groups, so that its work follows the
+     * delta, not the whole atom's rows each iteration */
+    bool folded = false, in_loop = false;
     for (int i = 0; i < R->nfolded; i++)
         folded |= R->folded[i] == agg;
+    for (int k = 0; k < R->nitems; k++)
+        in_loop |= R->items[k].delta;
+    folded &= in_loop;
     for (int i = 0; i < ng; i++)
         if (folded || !conj_grounds(R->c, rfx_agg_conj(agg), groups[i]))
             sv[ns++] = groups[i];

@@ -11,6 +11,10 @@
  * x != y is x < y. Literals that read y alone (`!excluded(y, _)`, `y != 0`) go into the
  * extreme's body with the atom: some y of the group that passes them exceeds x
  * (`r(a, u) <= r(b, v) :- a < b, !fx(b, _).` asks for the largest b without an fx).
+ * Tests `x != y` alone (no ordered comparison) ask whether some y of the group differs from
+ * x, that is whether its minimum or its maximum does: `((min y bxor x) bor (max y bxor x))
+ * != 0` (TPC-H Q21's `lineitem(k, s), lineitem(k, s2), s != s2`: another supplier on the
+ * order, a match per pair of its lines as written).
  * Integers only: a float's NaN has no place in the order a maximum needs. */
 #include "lower_rule.h"
 
@@ -86,88 +90,122 @@ static void out_vars(const hcol *out, int nout, bool *use, int nv)
             use[out[k].var] = true;
 }
 
-/* Whether use marks y and no other variable. */
-static bool only(const bool *use, int nv, int y)
+/* The compared value: a variable, or a 64-bit value's two words (hi, lo), which the
+ * checker reads together as `$pair(hi, lo)` (sema_widen.c); lo is -1 for one variable. */
+typedef struct value {
+    int hi, lo;
+} value;
+
+static bool reads(const bool *use, value y)
+{
+    return use[y.hi] || (y.lo >= 0 && use[y.lo]);
+}
+
+/* Whether e is the value y as an expression reads it. */
+static bool is_value(const rfx_expr *e, value y)
+{
+    if (y.lo < 0)
+        return var_of(e) == y.hi;
+    return e->kind == RFX_E_FN && e->u.fn.fn == RFX_FN_PAIR && e->u.fn.nargs == 2 &&
+           var_of(e->u.fn.args[0]) == y.hi && var_of(e->u.fn.args[1]) == y.lo;
+}
+
+/* Whether use marks y's variables and no other. */
+static bool only(const bool *use, int nv, value y)
 {
     for (int v = 0; v < nv; v++)
-        if (use[v] != (v == y))
+        if (use[v] != (v == y.hi || v == y.lo))
             return false;
     return true;
 }
 
-/* For atom i of cj and its argument variable y: the ordered comparison literal that alone
+/* Comparison l's side other than y (NULL where neither side is y, or the other reads y
+ * too). */
+static const rfx_expr *other_side(const rfx_lit *l, value y, bool *use, int nv)
+{
+    const rfx_expr *x = is_value(l->lhs, y) ? l->rhs : is_value(l->rhs, y) ? l->lhs : NULL;
+    if (!x)
+        return NULL;
+    memset(use, 0, (size_t)nv);
+    rfx_expr_vars(x, use, NULL);
+    return reads(use, y) ? NULL : x;
+}
+
+/* For atom i of cj and its argument value y: the ordered comparison literal that alone
  * reads y (its index), besides tests `y != x` of the same x (their indices in ne[0..*nne))
  * and negations and comparisons that read y alone (local[0..*nlocal)), or -1 where y is
- * read otherwise too, or by no comparison of the right kind. */
-static int lone_comparison(const rfx_conj *cj, int i, int y, const hcol *out, int nout, bool *use, int nv, int *ne,
-                           int *nne, int *local, int *nlocal)
+ * read otherwise too, or by no comparison of the right kind. Where tests `y != x` are all
+ * there is, the first of them (*ne_only). */
+static int lone_comparison(const rfx_conj *cj, int i, value y, const hcol *out, int nout, bool *use, int nv, int *ne,
+                           int *nne, int *local, int *nlocal, bool *ne_only)
 {
+    *ne_only = false;
     int cmp = -1;
     *nne = *nlocal = 0;
     for (int j = 0; j < cj->nlits; j++) {
         const rfx_lit *l = cj->lits[j];
         memset(use, 0, (size_t)nv);
         if (j == i) {   /* y once in the atom itself */
-            int n = 0;
-            for (int a = 0; a < l->atom.nargs; a++)
-                n += var_of(l->atom.args[a]) == y;
-            if (n != 1)
+            int n = 0, m = 0;
+            for (int a = 0; a < l->atom.nargs; a++) {
+                n += var_of(l->atom.args[a]) == y.hi;
+                m += y.lo >= 0 && var_of(l->atom.args[a]) == y.lo;
+            }
+            if (n != 1 || (y.lo >= 0 && m != 1))
                 return -1;
             continue;
         }
         lit_vars(l, use);
-        if (!use[y])
+        if (!reads(use, y))
             continue;
         if ((l->kind == RFX_L_NEG || l->kind == RFX_L_CMP) && only(use, nv, y) && *nlocal < MAX_LOCAL) {
             local[(*nlocal)++] = j;
             continue;
         }
-        if (l->kind == RFX_L_CMP && l->cmp == RFX_NE && *nne < MAX_NE &&
-            ((var_of(l->lhs) == y && var_of(l->rhs) >= 0 && var_of(l->rhs) != y) ||
-             (var_of(l->rhs) == y && var_of(l->lhs) >= 0 && var_of(l->lhs) != y))) {
+        const rfx_expr *side = l->kind == RFX_L_CMP ? other_side(l, y, use, nv) : NULL;
+        if (side && l->cmp == RFX_NE && *nne < MAX_NE) {
             ne[(*nne)++] = j;
             continue;
         }
         bool ordered = l->kind == RFX_L_CMP && !l->bitwise &&
                        (l->cmp == RFX_LT || l->cmp == RFX_LE || l->cmp == RFX_GT || l->cmp == RFX_GE);
-        const rfx_expr *side = !ordered ? NULL : var_of(l->lhs) == y ? l->rhs : var_of(l->rhs) == y ? l->lhs : NULL;
-        if (!side || cmp >= 0)
-            return -1;
-        memset(use, 0, (size_t)nv);
-        rfx_expr_vars(side, use, NULL);
-        if (use[y])
+        if (!ordered || !side || cmp >= 0)
             return -1;
         cmp = j;
     }
     memset(use, 0, (size_t)nv);
     out_vars(out, nout, use, nv);
-    if (use[y] || cmp < 0)
+    if (reads(use, y) || (cmp < 0 && *nne == 0))
         return -1;
-    const rfx_lit *c = cj->lits[cmp];
-    int x = var_of(c->lhs) == y ? var_of(c->rhs) : var_of(c->lhs);
+    if (cmp < 0) {   /* differ tests alone: the first is the comparison, the rest its repeats */
+        cmp = ne[0];
+        *ne_only = true;
+    }
+    const rfx_expr *x = other_side(cj->lits[cmp], y, use, nv);
     for (int k = 0; k < *nne; k++) {   /* the differ tests compare y with the same x */
-        const rfx_lit *d = cj->lits[ne[k]];
-        if ((var_of(d->lhs) == y ? var_of(d->rhs) : var_of(d->lhs)) != x || x < 0)
+        const rfx_expr *d = other_side(cj->lits[ne[k]], y, use, nv);
+        if (!d || !rfx_expr_alike(d, x))
             return -1;
     }
     return cmp;
 }
 
-/* Whether atom i of cj, its variable y compared by literal j, may become an aggregate: the
+/* Whether atom i of cj, its value y compared by literal j, may become an aggregate: the
  * other side of the comparison reads variables (against a constant the comparison is a
  * selection of the atom, no join) and they and every other variable of the atom read
  * elsewhere (the columns out included) are grounded by the other positive atoms, and y is
  * an integer. */
-static bool may_fold(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, int i, int y, int j, const hcol *out,
+static bool may_fold(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, int i, value y, int j, const hcol *out,
                      int nout, bool *g, bool *scratch, int nv)
 {
-    rfx_prim p = type_prim(L->prog, c->var_types[y]);
-    if (p != RFX_NUMBER && p != RFX_UNSIGNED)
+    const rfx_lit *cmp = cj->lits[j];
+    const rfx_expr *ys = is_value(cmp->lhs, y) ? cmp->lhs : cmp->rhs, *x = ys == cmp->lhs ? cmp->rhs : cmp->lhs;
+    rfx_prim p = y.lo < 0 ? type_prim(L->prog, c->var_types[y.hi]) : ys->type >= 0 ? type_prim(L->prog, ys->type)
+                                                                                 : RFX_FLOAT;
+    if (y.lo < 0 ? p != RFX_NUMBER && p != RFX_UNSIGNED : p != RFX_NUMBER64 && p != RFX_UNSIGNED64)
         return false;
     memset(g, 0, (size_t)nv);
     grounded_without(cj, i, g);
-    const rfx_lit *cmp = cj->lits[j];
-    const rfx_expr *x = var_of(cmp->lhs) == y ? cmp->rhs : cmp->lhs;
     if (!all_marked(x, g, scratch, nv))
         return false;
     memset(scratch, 0, (size_t)nv);   /* what is read outside the atom */
@@ -178,7 +216,7 @@ static bool may_fold(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, int 
     const rfx_atom *a = &cj->lits[i]->atom;
     for (int k = 0; k < a->nargs; k++) {
         int v = var_of(a->args[k]);
-        if (v >= 0 && v != y && scratch[v] && !g[v])
+        if (v >= 0 && v != y.hi && v != y.lo && scratch[v] && !g[v])
             return false;
     }
     return true;
@@ -187,16 +225,27 @@ static bool may_fold(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, int 
 /* cj less atom i, the differ tests ne[0..nne) and the literals local[0..nlocal) (in the
  * extreme's body, after the atom), with comparison j reading the atom's extreme instead
  * of y (strict where differ tests were); NULL out of memory. The aggregate made is stored
- * in *made. */
-static rfx_conj *fold(lower_ctx *L, const rfx_conj *cj, int i, int y, int j, const int *ne, int nne,
-                      const int *local, int nlocal, const rfx_expr **made)
+ * in *made (and, ne_only, the maximum in made[1]). */
+/* A binary operator node over l and r, of type `type`. */
+static rfx_expr *binop(lower_ctx *L, rfx_binop op, rfx_expr *l, rfx_expr *r, int type, rfx_loc loc)
+{
+    rfx_expr *e = lalloc(L, sizeof *e);
+    if (e) {
+        *e = (rfx_expr){.kind = RFX_E_BINOP, .loc = loc, .type = type,
+                        .depth = 1 + (l->depth > r->depth ? l->depth : r->depth)};
+        e->u.bin.op = op;
+        e->u.bin.lhs = l;
+        e->u.bin.rhs = r;
+    }
+    return e;
+}
+
+static rfx_conj *fold(lower_ctx *L, const rfx_conj *cj, int i, value y, int j, const int *ne, int nne,
+                      const int *local, int nlocal, bool ne_only, const rfx_expr **made)
 {
     const rfx_lit *a = cj->lits[i], *cmp = cj->lits[j];
-    const rfx_expr *target = NULL;
-    for (int k = 0; k < a->atom.nargs && !target; k++)
-        if (var_of(a->atom.args[k]) == y)
-            target = a->atom.args[k];
-    bool y_left = var_of(cmp->lhs) == y;
+    bool y_left = is_value(cmp->lhs, y);
+    const rfx_expr *target = y_left ? cmp->lhs : cmp->rhs;   /* y as the comparison reads it */
     /* x < y, x <= y, y > x, y >= x: some y above x, the maximum; the others the minimum */
     bool above = y_left ? cmp->cmp == RFX_GT || cmp->cmp == RFX_GE : cmp->cmp == RFX_LT || cmp->cmp == RFX_LE;
     rfx_expr *agg = lalloc(L, sizeof *agg);
@@ -216,15 +265,36 @@ static rfx_conj *fold(lower_ctx *L, const rfx_conj *cj, int i, int y, int j, con
     agg->u.agg.target = (rfx_expr *)target;
     agg->u.agg.body = body;
     *nc = *cmp;
-    if (nne)
-        nc->cmp = nc->cmp == RFX_LE ? RFX_LT : nc->cmp == RFX_GE ? RFX_GT : nc->cmp;
-    if (y_left)
-        nc->lhs = agg;
-    else
-        nc->rhs = agg;
+    if (ne_only) {   /* some y differs from x: the minimum or the maximum does */
+        rfx_expr *hi = lalloc(L, sizeof *hi), *zero = lalloc(L, sizeof *zero);
+        rfx_expr *x = (rfx_expr *)(y_left ? cmp->rhs : cmp->lhs);
+        if (!hi || !zero)
+            return NULL;
+        agg->u.agg.fn = RFX_AGG_MIN;
+        *hi = *agg;
+        hi->u.agg.fn = RFX_AGG_MAX;
+        rfx_expr *lo_x = binop(L, RFX_BXOR, agg, x, target->type, cmp->loc);
+        rfx_expr *hi_x = binop(L, RFX_BXOR, hi, x, target->type, cmp->loc);
+        rfx_expr *either = lo_x && hi_x ? binop(L, RFX_BOR, lo_x, hi_x, target->type, cmp->loc) : NULL;
+        if (!either)
+            return NULL;
+        *zero = (rfx_expr){.kind = RFX_E_INT, .loc = cmp->loc, .type = target->type};
+        nc->cmp = RFX_NE;
+        nc->bitwise = false;
+        nc->lhs = either;
+        nc->rhs = zero;
+        made[1] = hi;
+    } else {
+        if (nne)
+            nc->cmp = nc->cmp == RFX_LE ? RFX_LT : nc->cmp == RFX_GE ? RFX_GT : nc->cmp;
+        if (y_left)
+            nc->lhs = agg;
+        else
+            nc->rhs = agg;
+    }
     int n = 0;
     for (int k = 0; k < cj->nlits; k++)
-        if (k != i && !rfx_lower_listed(ne, nne, k) && !rfx_lower_listed(local, nlocal, k))
+        if (k != i && (k == j || !rfx_lower_listed(ne, nne, k)) && !rfx_lower_listed(local, nlocal, k))
             lits[n++] = k == j ? nc : cj->lits[k];
     *res = (rfx_conj){.nlits = n, .lits = lits};
     *made = agg;
@@ -241,7 +311,7 @@ const rfx_conj *rfx_lower_extremes(lower_ctx *L, const rfx_clause *c, const rfx_
         return cj;
     }
     bool *g = use + nv + 1, *scratch = g + nv + 1;
-    for (bool again = true; again && *nmade < cap && !L->oom;) {
+    for (bool again = true; again && *nmade + 2 <= cap && !L->oom;) {
         again = false;
         for (int i = 0; i < cj->nlits && !again; i++) {
             const rfx_lit *l = cj->lits[i];
@@ -252,19 +322,26 @@ const rfx_conj *rfx_lower_extremes(lower_ctx *L, const rfx_clause *c, const rfx_
                 !plain_args(&l->atom))
                 continue;
             for (int a = 0; a < l->atom.nargs && !again; a++) {
-                int ne[MAX_NE], nne, local[MAX_LOCAL], nlocal, y = var_of(l->atom.args[a]);
-                int j = y < 0 ? -1 : lone_comparison(cj, i, y, out, nout, use, nv, ne, &nne, local, &nlocal);
+                int ne[MAX_NE], nne, local[MAX_LOCAL], nlocal, j = -1;
+                bool ne_only;
+                value y = {var_of(l->atom.args[a]), -1};
+                if (y.hi >= 0)
+                    j = lone_comparison(cj, i, y, out, nout, use, nv, ne, &nne, local, &nlocal, &ne_only);
+                if (j < 0 && y.hi >= 0 && a + 1 < l->atom.nargs && var_of(l->atom.args[a + 1]) >= 0) {
+                    y.lo = var_of(l->atom.args[a + 1]);   /* a 64-bit value's words */
+                    j = lone_comparison(cj, i, y, out, nout, use, nv, ne, &nne, local, &nlocal, &ne_only);
+                }
                 if (j < 0 || !may_fold(L, c, cj, i, y, j, out, nout, g, scratch, nv))
                     continue;
-                rfx_conj *f = fold(L, cj, i, y, j, ne, nne, local, nlocal, &made[*nmade]);
+                rfx_conj *f = fold(L, cj, i, y, j, ne, nne, local, nlocal, ne_only, &made[*nmade]);
                 if (!f) {
                     L->oom = true;
                     break;
                 }
-                (*nmade)++;
+                *nmade += ne_only ? 2 : 1;
                 int gone = *delta_lit > i;   /* literals before the delta that were dropped */
                 for (int k = 0; k < nne; k++)
-                    gone += *delta_lit > ne[k];
+                    gone += *delta_lit > ne[k] && ne[k] != j;   /* the comparison stays, rewritten */
                 for (int k = 0; k < nlocal; k++)
                     gone += *delta_lit > local[k];
                 *delta_lit -= gone;
