@@ -222,10 +222,6 @@ static bool may_fold(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, int 
     return true;
 }
 
-/* cj less atom i, the differ tests ne[0..nne) and the literals local[0..nlocal) (in the
- * extreme's body, after the atom), with comparison j reading the atom's extreme instead
- * of y (strict where differ tests were); NULL out of memory. The aggregate made is stored
- * in *made (and, ne_only, the maximum in made[1]). */
 /* A binary operator node over l and r, of type `type`. */
 static rfx_expr *binop(lower_ctx *L, rfx_binop op, rfx_expr *l, rfx_expr *r, int type, rfx_loc loc)
 {
@@ -240,6 +236,10 @@ static rfx_expr *binop(lower_ctx *L, rfx_binop op, rfx_expr *l, rfx_expr *r, int
     return e;
 }
 
+/* cj less atom i, the differ tests ne[0..nne) and the literals local[0..nlocal) (in the
+ * extreme's body, after the atom), with comparison j reading the atom's extreme instead
+ * of y (strict where differ tests were); NULL out of memory. The aggregate made is stored
+ * in *made (and, ne_only, the maximum in made[1]). */
 static rfx_conj *fold(lower_ctx *L, const rfx_conj *cj, int i, value y, int j, const int *ne, int nne,
                       const int *local, int nlocal, bool ne_only, const rfx_expr **made)
 {
