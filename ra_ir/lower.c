@@ -220,11 +220,8 @@ static void keep_within(lower_ctx *L, flow *cur, const flow *within)
 {
     if (!within || L->oom || rfx_lower_in_order(cur, within->schema, within->n, NULL, false))
         return;
-    int dst = rfx_lower_new_var(L, NULL, RFX_PV_TEMP, cur->n, L->plan->vars[cur->var].types, -1);
-    rfx_ra_cmd *c = rfx_lower_emit(L, RFX_RA_INTERSECT, dst, cur->var, within->var);
-    c->nkeys = within->n;
-    c->probe = c->optional = true;   /* the aggregate reads only the groups it is asked for */
-    cur->var = dst;
+    /* optional: the aggregate reads only the groups it is asked for */
+    rfx_lower_emit_semijoin(L, cur, RFX_RA_INTERSECT, within->var, within->n, true, true);
 }
 
 static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, int delta_lit,
@@ -431,13 +428,9 @@ static flow order_for_join(rule_ctx *R, flow s, const flow *cur, item *it, const
     flow wanted = cur->n == k ? *cur : rfx_lower_emit_map(R, cur, NULL, outs, schema, k);
     bool rest_ordered;
     s = rfx_lower_keys_first(R, s, keys, k, NULL, &rest_ordered);
-    int dst = rfx_lower_new_var(L, NULL, RFX_PV_TEMP, s.n, L->plan->vars[s.var].types, -1);
-    rfx_ra_cmd *c = rfx_lower_emit(L, RFX_RA_INTERSECT, dst, s.var, wanted.var);
-    c->nkeys = k;
-    c->probe = c->optional = true;
-    s.var = dst;
+    rfx_lower_emit_semijoin(L, &s, RFX_RA_INTERSECT, wanted.var, k, true, true);
     const bool was_unique = s.unique;
-    c = rfx_lower_sort_all(L, &s);
+    rfx_ra_cmd *c = rfx_lower_sort_all(L, &s);
     if (c && was_unique && rest_ordered && k < s.n)
         c->nkeys = k;   /* rows of equal keys keep the order of the sorted source */
     return s;
@@ -515,15 +508,10 @@ static flow join_atom(rule_ctx *R, flow cur, item *it, const hcol *out, int nout
         need[keys[i]] = false;
     rfx_lower_needed_vars(R, out, nout, need, outer);
 
-    int dst;
     if (semi) {
         /* every variable of the atom is bound (or read by nothing: dropped by its scan): a
          * semi-join keeps the current tuples */
-        dst = rfx_lower_new_var(L, NULL, RFX_PV_TEMP, cur.n, L->plan->vars[cur.var].types, -1);
-        rfx_ra_cmd *c = rfx_lower_emit(L, RFX_RA_INTERSECT, dst, cur.var, s.var);
-        c->nkeys = k;
-        c->probe = probe;
-        cur.var = dst;
+        rfx_lower_emit_semijoin(L, &cur, RFX_RA_INTERSECT, s.var, k, probe, false);
         free(need);
         return cur;
     }
@@ -553,7 +541,7 @@ static flow join_atom(rule_ctx *R, flow cur, item *it, const hcol *out, int nout
         schema[n++] = s.schema[j];
     }
     rfx_prim *types = rfx_lower_out_types(R, outs, n);
-    dst = rfx_lower_new_var(L, NULL, RFX_PV_TEMP, n, types, -1);
+    int dst = rfx_lower_new_var(L, NULL, RFX_PV_TEMP, n, types, -1);
     rfx_ra_cmd *c = rfx_lower_emit(L, k ? RFX_RA_JOIN : RFX_RA_PRODUCT, dst, cur.var, s.var);
     c->nkeys = k;
     c->nout = n;
@@ -814,11 +802,7 @@ static void apply_negation(rule_ctx *R, flow *cur, item *it)
     bool probe = !rfx_lower_in_order(cur, s.schema, s.n, NULL, false), rest_ordered;
     if (probe)
         *cur = rfx_lower_keys_first(R, *cur, s.schema, s.n, NULL, &rest_ordered);
-    int dst = rfx_lower_new_var(L, NULL, RFX_PV_TEMP, cur->n, L->plan->vars[cur->var].types, -1);
-    rfx_ra_cmd *c = rfx_lower_emit(L, RFX_RA_DIFFERENCE, dst, cur->var, s.var);
-    c->nkeys = s.n;
-    c->probe = probe;
-    cur->var = dst;
+    rfx_lower_emit_semijoin(L, cur, RFX_RA_DIFFERENCE, s.var, s.n, probe, false);
 }
 
 /* Whether a conjunction grounds clause variable v by itself. */

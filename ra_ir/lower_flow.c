@@ -167,3 +167,12 @@ flow rfx_lower_ensure_order(rule_ctx *R, flow f, const int *keys, int k, const b
     return f;
 }
 
+void rfx_lower_emit_semijoin(lower_ctx *L, flow *f, rfx_ra_op op, int set, int k, bool probe, bool optional)
+{
+    int dst = rfx_lower_new_var(L, NULL, RFX_PV_TEMP, f->n, L->plan->vars[f->var].types, -1);
+    rfx_ra_cmd *c = rfx_lower_emit(L, op, dst, f->var, set);
+    c->nkeys = k;
+    c->probe = probe;
+    c->optional = optional;
+    f->var = dst;   /* a subset of f's rows, in its order: sorted and unique as far as f was */
+}

@@ -100,6 +100,10 @@ bool rfx_lower_in_order(const flow *f, const int *keys, int k, const bool *need,
 /* f projected with keys[0..k) first, then its other columns need asks for (NULL: all);
  * *rest_ordered: rows of equal keys are in order already. */
 flow rfx_lower_keys_first(rule_ctx *R, flow f, const int *keys, int k, const bool *need, bool *rest_ordered);
+/* f's rows whose first k columns do (op INTERSECT) or do not (DIFFERENCE) occur in the
+ * sorted k-column variable set; probe: f not in order on them (each row searched);
+ * optional: a filter nothing depends on (rfx_ra_cmd.optional). */
+void rfx_lower_emit_semijoin(lower_ctx *L, flow *f, rfx_ra_op op, int set, int k, bool probe, bool optional);
 /* f sorted with the variables keys[0..k) first (need and compact: which columns after
  * them it keeps). */
 flow rfx_lower_ensure_order(rule_ctx *R, flow f, const int *keys, int k, const bool *need, bool compact);
