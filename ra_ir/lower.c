@@ -322,16 +322,22 @@ static void build_atom_item(rule_ctx *R, const rfx_lit *l, int src, bool inner, 
 
 static void apply_negation(rule_ctx *R, flow *cur, item *it);
 
+/* Whether the body is a semi-naive loop's version (it reads a delta). */
+static bool in_loop(rule_ctx *R)
+{
+    for (int k = 0; k < R->nitems; k++)
+        if (R->items[k].delta)
+            return true;
+    return false;
+}
+
 /* Whether the atom scanned as s changes only outside the loop being lowered (a relation
  * of an earlier stratum read by a rule version with a delta): what is made of it alone is
  * hoisted out of the loop and made once. */
 static bool loop_invariant(rule_ctx *R, const item *it)
 {
     const rfx_pvar *v = &R->L->plan->vars[it->src];
-    bool in_loop = false;
-    for (int k = 0; k < R->nitems; k++)
-        in_loop |= R->items[k].delta;
-    return in_loop && v->kind != RFX_PV_DELTA && v->rel >= 0 && R->L->prog->rels[v->rel].stratum != R->L->stratum;
+    return in_loop(R) && v->kind != RFX_PV_DELTA && v->rel >= 0 && R->L->prog->rels[v->rel].stratum != R->L->stratum;
 }
 
 /* Where the join of atom `it` with cur sorts the atom's rows anyway, or they are made once
@@ -389,9 +395,8 @@ static bool push_negations(rule_ctx *R, flow *s, const flow *cur, item *it, cons
 static bool joined_selective(rule_ctx *R, const item *skip, const int *rels, int n)
 {
     bool selective = false;
-    for (int k = 0; k < R->nitems; k++)
-        if (R->items[k].delta)
-            return false;
+    if (in_loop(R))
+        return false;
     for (int k = 0; k < R->nitems; k++) {
         const item *it = &R->items[k];
         if (it == skip || it->kind != IT_ATOM || !it->done)
@@ -870,12 +875,10 @@ static void apply_aggregate(rule_ctx *R, flow *cur, item *it, const bool *outer)
     /* an atom made an aggregate (lower_extreme.c) grounds its groups itself; in a
      * semi-naive loop it starts from the delta's groups, so that its work follows the
      * delta, not the whole atom's rows each iteration */
-    bool folded = false, in_loop = false;
+    bool folded = false;
     for (int i = 0; i < R->nfolded; i++)
         folded |= R->folded[i] == agg;
-    for (int k = 0; k < R->nitems; k++)
-        in_loop |= R->items[k].delta;
-    folded &= in_loop;
+    folded &= in_loop(R);
     for (int i = 0; i < ng; i++)
         if (folded || !conj_grounds(R->c, rfx_agg_conj(agg), groups[i]))
             sv[ns++] = groups[i];
