@@ -51,6 +51,7 @@ static const knob knobs[] = {
     K(lftj_small_rows, T_SIZE, 0, 1e18, "count-only GPU triejoins of sources up to this many rows run as one kernel (0: never)"),
     K(lftj_small_group, T_INT, 0, 8, "lanes a row in that kernel: 1, 2, 4 or 8 (0: chosen by size)"),
     K(search_lanes, T_INT, 0, 32, "lanes a binary search of the GPU primitives: 1, 2, 4 ... 32 (0: chosen by size)"),
+    K(pool_keep, T_SIZE, 0, 1e18, "device memory a kept engine's pool holds for its next run (0: a quarter of the device budget)"),
     K(auto_place, T_INT, 0, 2, "--backend=auto places commands: 0 by cost, 1 on the device where it can, 2 alternately (tests)"),
     K(auto_cpu_device, T_BOOL, 0, 1, "--backend=auto's device is a second CPU backend (tests of its placement without a GPU)"),
     K(auto_start_ms, T_REAL, 0, 1e6, "--backend=auto: milliseconds a device takes to start (the work on the CPU that pays for it)"),

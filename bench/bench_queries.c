@@ -6,8 +6,9 @@
  * of its scans (the kept inputs read once at the copy bandwidth, rfx_set_profile). Prints a
  * table of load ms, the median and the fastest run ms, the floor ms and the fastest run's
  * fraction of it; exit 1 where a program fails. -p: that run's --profile table on
- * standard error.
- * Usage: bench_queries [-b cpu|cuda|auto] [-r REPEATS] [-j THREADS] [-p] [-D OUTDIR] -F FACTDIR PROGRAM... */
+ * standard error; -t: tuning knobs (rfx_config.tune), to compare settings.
+ * Usage: bench_queries [-b cpu|cuda|auto] [-r REPEATS] [-j THREADS] [-p] [-t KEY=VALUE,...] [-D OUTDIR]
+ *        -F FACTDIR PROGRAM... */
 #include "rfx.h"
 
 #include <stdio.h>
@@ -83,13 +84,15 @@ int main(int argc, char **argv)
             cfg.fact_dir = val;
         else if (strcmp(opt, "-D") == 0)
             cfg.output_dir = val;
+        else if (strcmp(opt, "-t") == 0)
+            cfg.tune = val;
         else
             break;
         first++;
     }
     if (first >= argc || argv[first][0] == '-' || !cfg.fact_dir || reps < 1 || reps > 64 || cfg.threads < 0) {
-        fprintf(stderr, "usage: bench_queries [-b cpu|cuda|auto] [-r REPEATS] [-j THREADS] [-p] [-D OUTDIR] -F FACTDIR "
-                        "PROGRAM...\n");
+        fprintf(stderr, "usage: bench_queries [-b cpu|cuda|auto] [-r REPEATS] [-j THREADS] [-p] [-t KEY=VALUE,...] [-D OUTDIR] "
+                        "-F FACTDIR PROGRAM...\n");
         return 2;
     }
     const char *backend = cfg.backend == RFX_BACKEND_CPU ? "cpu" : cfg.backend == RFX_BACKEND_CUDA ? "cuda" : "auto";

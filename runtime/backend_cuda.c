@@ -14,11 +14,6 @@
 
 enum { MAX_DEVICES = 16 };
 
-/* A run's pool keeps at most this much of its freed memory for the next run of the
- * engine (what small runs use is kept whole; a large run's memory goes back to the
- * driver, whose mapping costs little beside such a run). */
-#define KEEP_POOL_BYTES ((size_t)1 << 30)
-
 /* An inserted relation's tuples as a run left them on the device (gs[0]): the plan
  * variable they went to, and the host rows they came from (unchanged until the engine
  * forgets them). */
@@ -262,6 +257,15 @@ static rfx_status cu_open(rfx_backend *be, const rfx_plan *P)
     return RFX_OK;
 }
 
+/* The freed memory a run leaves in a kept context's pool for the engine's next run: what
+ * the driver maps afresh is zeroed and mapped page by page, a cost a query over kept
+ * tables pays on every run otherwise; a quarter of the budget at most by default, the
+ * bound the kept inputs have, so an idle engine holds no more than half its device. */
+static size_t pool_keep(const cuda_ctx *c, rfx_gpu *g)
+{
+    return c->tune->pool_keep ? (size_t)c->tune->pool_keep : rfx_gpu_budget(g) / 4;
+}
+
 static void cu_close(rfx_backend *be)
 {
     cuda_ctx *c = be->ctx;
@@ -290,7 +294,7 @@ static void cu_close(rfx_backend *be)
             drop_inputs(c->keep);
         for (int d = 0; d < c->ndev; d++) {
             rfx_gpu_reclaim(c->gs[d], c->mark[d], d == 0 ? inputs : NULL, d == 0 ? (size_t)nkeep : 0);
-            rfx_gpu_trim(c->gs[d], KEEP_POOL_BYTES);
+            rfx_gpu_trim(c->gs[d], pool_keep(c, c->gs[d]));
         }
         free(inputs);
         rfx_gpu_activate(c->g);
