@@ -35,8 +35,12 @@ static __device__ bool order_free(int fn, int prim, bool wide)
 static __device__ void group_rows(const uint32_t *key, const uint32_t *b, size_t nb, int ba, int k, size_t *l,
                                   size_t *h)
 {
-    *l = k ? bound_rows(b, ba, nb, key, k, false) : 0;
-    *h = k ? (*l < nb && cmp_prefix(b + *l * ba, key, k) == 0 ? bound_rows(b, ba, nb, key, k, true) : *l) : nb;
+    if (k) {
+        equal_rows(b, ba, nb, key, k, l, h);
+    } else {
+        *l = 0;
+        *h = nb;
+    }
 }
 
 // The fold of rows [l, h) of b, on this thread; whether it gives a value. A 64-bit kind's
@@ -61,6 +65,24 @@ static __device__ bool fold_rows(const uint32_t *b, size_t l, size_t h, int ba, 
 }
 
 enum { NOT_HEAD = 0xff };
+
+// The first row of the run of a's rows equal to row i on their first k columns that holds
+// i, galloped back from i (a run's rows are near each other, a search over all of a is not).
+// Where a is not sorted on them this may be a row that is no head, or of other keys: the
+// caller checks.
+static __device__ size_t run_head(const uint32_t *a, int aa, size_t i, int k)
+{
+    const uint32_t *key = a + i * aa;
+    size_t first = i, step = 1;   // row first is equal
+    while (first > 0) {
+        size_t probe = first > step ? first - step : 0;
+        if (cmp_prefix(a + probe * aa, key, k) != 0)
+            return partition_point(probe + 1, first, [=](size_t m) { return cmp_prefix(a + m * aa, key, k) != 0; });
+        first = probe;
+        step *= 2;
+    }
+    return 0;
+}
 
 // A group left to the runs' kernels: the head row of a whose value it makes, its rows of b,
 // and the slot of its first run's fold among all groups' runs.
@@ -194,7 +216,7 @@ __global__ void k_aggregate_rows(const uint32_t *a, size_t na, int aa, const uin
     GRID_STRIDE(i, na)
     {
         const uint32_t *key = a + i * aa;
-        size_t head = k ? bound_rows(a, aa, na, key, k, false) : 0;
+        size_t head = k ? run_head(a, aa, i, k) : 0;
         uint64_t val = vals[head];
         bool got = have[head];
         if (have[head] == NOT_HEAD || (k && cmp_prefix(a + head * aa, key, k) != 0)) {

@@ -179,6 +179,30 @@ static __device__ size_t bound_rows(const uint32_t *rows, int arity, size_t n, c
     });
 }
 
+// The end of the run of rows equal to key on their first k columns that starts at row l
+// (equal): galloped from l, so a short run costs a few loads beside l, not a second search
+// over all n rows.
+static __device__ size_t run_end_rows(const uint32_t *rows, int arity, size_t n, size_t l, const uint32_t *key, int k)
+{
+    size_t last = l, step = 1;   // row last is equal
+    for (;;) {
+        size_t probe = n - last > step ? last + step : n;
+        if (probe == n || cmp_prefix(rows + probe * arity, key, k) != 0)
+            return partition_point(last + 1, probe,
+                                   [=](size_t m) { return cmp_prefix(rows + m * arity, key, k) == 0; });
+        last = probe;
+        step *= 2;
+    }
+}
+
+// [*l, *h): the rows equal to key on their first k columns (rows sorted on them).
+static __device__ void equal_rows(const uint32_t *rows, int arity, size_t n, const uint32_t *key, int k, size_t *l,
+                                  size_t *h)
+{
+    *l = bound_rows(rows, arity, n, key, k, false);
+    *h = *l < n && cmp_prefix(rows + *l * arity, key, k) == 0 ? run_end_rows(rows, arity, n, *l, key, k) : *l;
+}
+
 // The first i in [lo, hi) where pred(i) is false (pred holds on a prefix), or hi, found by
 // a group of G lanes (2-32, a power of two; the group's lanes call it with the same lo,
 // hi): G probes a round, so about log_G rounds of dependent loads instead of log2. The

@@ -12,8 +12,8 @@ __global__ void k_join_count(const uint32_t *a, size_t na, int aa, const uint32_
             cnt[i] = nb;
         } else {
             const uint32_t *key = a + i * aa;
-            size_t l = bound_rows(b, ba, nb, key, k, false);
-            size_t h = l < nb && cmp_prefix(b + l * ba, key, k) == 0 ? bound_rows(b, ba, nb, key, k, true) : l;
+            size_t l, h;
+            equal_rows(b, ba, nb, key, k, &l, &h);
             lo[i] = l;
             cnt[i] = h - l;
         }
@@ -148,8 +148,8 @@ __global__ void __launch_bounds__(256) k_join_count_tiles(const uint32_t *a, siz
         if (i >= na)
             break;
         const uint32_t *key = a + i * aa;
-        size_t l = bound_rows(seg, sa, m, key, k, false);
-        size_t h = l < m && cmp_prefix(seg + l * sa, key, k) == 0 ? bound_rows(seg, sa, m, key, k, true) : l;
+        size_t l, h;
+        equal_rows(seg, sa, m, key, k, &l, &h);
         lo[i] = r0 + l;
         cnt[i] = h - l;
     }

@@ -275,42 +275,41 @@ static rfx_status sort_rows2(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *
     return RFX_OK;
 }
 
-// Rows sorted on their first p columns already: each run of rows equal on them is copied and
-// sorted by the thread at its head (insertion sort, the whole row compared). flags: bit 0 a
-// pair out of order on those columns (the hint was wrong), bit 1 a run longer than `most`,
-// bit 2 a run of two rows or more (there may be repeats). Where bit 0 or 1 is set out is
-// not sorted.
+// Rows sorted on their first p columns already: each row finds its run of rows equal on them
+// (short: walked from the row both ways, in cache) and goes to the run's head plus its rank
+// among the run's rows by the rest of the row (ties by position: stable). A thread a row, not
+// a run, so neighbouring threads write neighbouring rows. flags: bit 0 a pair out of order on
+// those columns (the hint was wrong), bit 1 a run longer than `most`, bit 3 two equal rows
+// (repeats to remove). Where bit 0 or 1 is set out is not sorted.
 __global__ void k_sort_runs(const uint32_t *rows, size_t n, int a, int p, size_t most, uint32_t *out, unsigned *flags)
 {
     unsigned f = 0;
     GRID_STRIDE(i, n)
     {
-        if (i > 0) {
-            int c = cmp_prefix(rows + (i - 1) * a, rows + i * a, p);
-            if (c > 0)
-                f |= 1;
-            if (c >= 0)   // not a run's head (or out of order: flagged)
-                continue;
-        }
-        size_t j = i + 1;
-        while (j < n && j - i <= most && cmp_prefix(rows + (j - 1) * a, rows + j * a, p) == 0)
-            j++;
-        if (j - i > most) {
+        const uint32_t *me = rows + i * a;
+        if (i > 0 && cmp_prefix(me - a, me, p) > 0)
+            f |= 1;
+        size_t h = i, e = i + 1;
+        while (h > 0 && i - h <= most && cmp_prefix(rows + (h - 1) * a, rows + h * a, p) == 0)
+            h--;
+        while (e < n && e - h <= most && cmp_prefix(rows + (e - 1) * a, rows + e * a, p) == 0)
+            e++;
+        if (e - h > most) {
             f |= 2;
             continue;
         }
-        if (j - i > 1)
-            f |= 4;
-        for (size_t q = i; q < j; q++)
-            for (int c = 0; c < a; c++)
-                out[q * a + c] = rows[q * a + c];
-        for (size_t q = i + 1; q < j; q++)   // the run sorted in place: short, so by insertion
-            for (size_t r = q; r > i && cmp_prefix(out + (r - 1) * a, out + r * a, a) > 0; r--)
-                for (int c = 0; c < a; c++) {
-                    uint32_t t = out[(r - 1) * a + c];
-                    out[(r - 1) * a + c] = out[r * a + c];
-                    out[r * a + c] = t;
-                }
+        size_t rank = 0;
+        for (size_t q = h; q < e; q++) {
+            if (q == i)
+                continue;
+            int c = cmp_prefix(rows + q * a + p, me + p, a - p);   // the prefix is the run's
+            rank += c < 0 || (c == 0 && q < i);
+            if (c == 0)
+                f |= 8;
+        }
+        uint32_t *to = out + (h + rank) * a;
+        for (int c = 0; c < a; c++)
+            to[c] = me[c];
     }
     if (f)
         atomicOr(flags, f);
@@ -344,7 +343,7 @@ static rfx_status sort_runs_into(rfx_gpu *g, const rfx_dev_rows *src, int p, rfx
         return st;
     }
     out.n = src->n;
-    if (distinct && (f & 4) && (st = rfx_gpu_unique(g, &out)) != RFX_OK) {
+    if (distinct && (f & 8) && (st = rfx_gpu_unique(g, &out)) != RFX_OK) {
         rfx_gpu_rows_free(g, &out);
         return st;
     }
