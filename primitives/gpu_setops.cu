@@ -339,15 +339,88 @@ static rfx_status union_rows(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_ro
 }
 
 // ---- semi-join / anti-join --------------------------------------------------------------------
+// A probe's b as a bitmap of its keys (one or two words: a number, or a 64-bit one's high and
+// low words) over their span: a row of a in any order is found by one load, in cache, not by
+// a search of b in global memory, a dependent load for each of its ~20 levels.
+struct key_bits {
+    const uint32_t *bits;   // NULL: b is searched
+    uint64_t lo, span;      // b's least key and its largest less it, plus one
+};
+
+static __device__ __forceinline__ uint64_t key_value(const uint32_t *key, int k)
+{
+    return k == 1 ? key[0] : (uint64_t)key[0] << 32 | key[1];
+}
+
+// Whether key (k columns) is among b's nb rows (sorted sets of k columns).
+static __device__ __forceinline__ bool semi_found(const uint32_t *key, const uint32_t *b, size_t nb, int k,
+                                                  const key_bits kb)
+{
+    if (kb.bits) {
+        uint64_t v = key_value(key, k) - kb.lo;
+        return v < kb.span && (kb.bits[v >> 5] >> (v & 31) & 1u);
+    }
+    size_t l = bound_rows(b, k, nb, key, k, false);
+    return l < nb && cmp_prefix(b + l * k, key, k) == 0;
+}
+
+__global__ void k_key_bits(const uint32_t *b, size_t nb, int k, uint64_t lo, uint32_t *bits)
+{
+    GRID_STRIDE(i, nb)
+    {
+        uint64_t v = key_value(b + i * k, k) - lo;
+        atomicOr(&bits[v >> 5], 1u << (v & 31));
+    }
+}
+
+// Probes of at least this many rows of a may take b as a bitmap (its build waits for b's
+// first and last keys).
+#define KEY_BITS_FROM ((size_t)1 << 20)
+
+// b's keys as a bitmap for na probes (*kb; kb->bits NULL where it does not pay: few probes,
+// keys of more than two words, a span wider than 64 bits a row of b and 16 M bits, or no
+// memory for it). *mem: what to free after the probes.
+static rfx_status key_bitmap(rfx_gpu *g, const rfx_dev_rows *b, int k, size_t na, key_bits *kb, void **mem)
+{
+    *kb = key_bits{NULL, 0, 0};
+    *mem = NULL;
+    if (na < KEY_BITS_FROM || k < 1 || k > 2 || b->n == 0)
+        return RFX_OK;
+    uint32_t ends[4];
+    CK(cudaMemcpyAsync(ends, b->data, k * 4, cudaMemcpyDeviceToHost, g->stream));
+    CK(cudaMemcpyAsync(ends + 2, b->data + (b->n - 1) * k, k * 4, cudaMemcpyDeviceToHost, g->stream));
+    CK(cudaStreamSynchronize(g->stream));
+    const uint64_t lo = k == 1 ? ends[0] : (uint64_t)ends[0] << 32 | ends[1],
+                   hi = k == 1 ? ends[2] : (uint64_t)ends[2] << 32 | ends[3];
+    const uint64_t most = 64 * (uint64_t)b->n > ((uint64_t)1 << 24) ? 64 * (uint64_t)b->n : (uint64_t)1 << 24;
+    if (hi < lo || hi - lo >= most)
+        return RFX_OK;
+    const uint64_t span = hi - lo + 1, words = (span + 31) / 32;
+    uint32_t *bits = (uint32_t *)rfx_gpu_alloc(g, words * 4);
+    if (!bits) {   // the search needs no memory: go on without
+        g->err[0] = 0;
+        return RFX_OK;
+    }
+    cudaError_t e = cudaMemsetAsync(bits, 0, words * 4, g->stream);
+    if (e == cudaSuccess) {
+        k_key_bits<<<grid_for(b->n), 256, 0, g->stream>>>(b->data, b->n, k, lo, bits);
+        e = cudaGetLastError();
+    }
+    if (e != cudaSuccess) {
+        rfx_gpu_free(g, bits);
+        return fail(g, e, "k_key_bits", __FILE__, __LINE__);
+    }
+    *kb = key_bits{bits, lo, span};
+    *mem = bits;
+    return RFX_OK;
+}
+
 __global__ void k_semi(const uint32_t *a, size_t na, int aa, const uint32_t *b, size_t nb, int k, bool keep,
-                       uint64_t *flags)
+                       const key_bits kb, uint64_t *flags)
 {
     GRID_STRIDE(i, na)
     {
-        const uint32_t *key = a + i * aa;
-        size_t l = bound_rows(b, k, nb, key, k, false);
-        bool found = l < nb && cmp_prefix(b + l * k, key, k) == 0;
-        flags[i] = found == keep;
+        flags[i] = semi_found(a + i * aa, b, nb, k, kb) == keep;
     }
 }
 
@@ -362,7 +435,7 @@ __global__ void k_semi(const uint32_t *a, size_t na, int aa, const uint32_t *b, 
 
 __global__ void __launch_bounds__(256) k_semi_tiles(const uint32_t *a, size_t na, int aa, const uint32_t *b,
                                                     size_t nb, const size_t *range, int k, bool keep, size_t b_cap,
-                                                    uint32_t *out, const lb_args lb)
+                                                    const key_bits kb, uint32_t *out, const lb_args lb)
 {
     extern __shared__ __align__(16) uint32_t smem[];   // a's tile, the output tile, b's segment
     __shared__ unsigned s_kept, s_excl[SEMI_T / 32];
@@ -372,7 +445,7 @@ __global__ void __launch_bounds__(256) k_semi_tiles(const uint32_t *a, size_t na
     const size_t tile = lb_tile(), t0 = tile * SEMI_T, tn = na - t0 < SEMI_T ? na - t0 : SEMI_T,
                  ntiles = (na + SEMI_T - 1) / SEMI_T;
     block_copy(sa, a + t0 * aa, tn * aa);
-    const size_t lo = range ? range[2 * tile] : 0, m = range ? range[2 * tile + 1] - lo : nb;
+    const size_t lo = range ? range[2 * tile] : 0, m = kb.bits ? 0 : range ? range[2 * tile + 1] - lo : nb;
     const bool staged = m <= b_cap;
     if (staged)
         block_copy(sb, b + lo * k, m * k);
@@ -383,11 +456,8 @@ __global__ void __launch_bounds__(256) k_semi_tiles(const uint32_t *a, size_t na
     for (int j = 0; j < SEMI_ITEMS; j++) {
         size_t r = (size_t)j * 256 + threadIdx.x;
         bool kept = false;
-        if (r < tn) {
-            const uint32_t *key = sa + r * aa;
-            size_t l = bound_rows(seg, k, m, key, k, false);
-            kept = (l < m && cmp_prefix(seg + l * k, key, k) == 0) == keep;
-        }
+        if (r < tn)
+            kept = semi_found(sa + r * aa, seg, m, k, kb) == keep;
         ballot[j] = __ballot_sync(0xffffffffu, kept);
         if (lane == 0)
             s_excl[j * 8 + warp] = __popc(ballot[j]);
@@ -427,7 +497,11 @@ static rfx_status semijoin_tiles(rfx_gpu *g, const rfx_dev_rows *a, const rfx_de
     smem = tiles_a + b_cap * k * 4 + 16;   // block_write_out reads up to 4 words past the output tile
     rfx_dev_rows res;
     lb_scratch lb;   // and each tile's range of b
-    rfx_status st = tiled_begin(g, a->arity, na, ntiles, ntiles * 16, &res, &lb);
+    key_bits kb = key_bits{NULL, 0, 0};   // a in any order: b may be a bitmap of its keys
+    void *bits_mem = NULL;
+    rfx_status st = a_sorted ? RFX_OK : key_bitmap(g, b, k, na, &kb, &bits_mem);
+    if (st == RFX_OK && (st = tiled_begin(g, a->arity, na, ntiles, ntiles * 16, &res, &lb)) != RFX_OK)
+        rfx_gpu_free(g, bits_mem);
     if (st)
         return st;
     size_t *range = a_sorted ? (size_t *)lb.extra : NULL;
@@ -439,9 +513,10 @@ static rfx_status semijoin_tiles(rfx_gpu *g, const rfx_dev_rows *a, const rfx_de
         e = cudaFuncSetAttribute(k_semi_tiles, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (e == cudaSuccess) {
         k_semi_tiles<<<(unsigned)ntiles, 256, smem, g->stream>>>(a->data, na, a->arity, b->data, b->n, range, k, keep,
-                                                                 b_cap, res.data, lb.a);
+                                                                 b_cap, kb, res.data, lb.a);
         e = cudaGetLastError();
     }
+    rfx_gpu_free(g, bits_mem);   // stream-ordered: after the kernel
     return tiled_end(g, e, "k_semi_tiles", &lb, &res, dst);
 }
 
@@ -494,7 +569,8 @@ extern "C" rfx_status rfx_gpu_semijoin_sets(rfx_gpu *g, const rfx_dev_rows *a, c
     }
     uint64_t *flags;
     ALLOC(flags, a->n * 8);
-    k_semi<<<grid_for(a->n), 256, 0, g->stream>>>(a->data, a->n, a->arity, sets.data[0], sets.n[0], k, keep, flags);
+    k_semi<<<grid_for(a->n), 256, 0, g->stream>>>(a->data, a->n, a->arity, sets.data[0], sets.n[0], k, keep,
+                                                   key_bits{NULL, 0, 0}, flags);
     CK_LAUNCH();
     k_semi_later_sets<<<grid_for(a->n * (size_t)(sets.count - 1)), 256, 0, g->stream>>>(a->data, a->n, a->arity, sets,
                                                                                           k, keep, flags);
@@ -525,7 +601,8 @@ extern "C" rfx_status rfx_gpu_semijoin(rfx_gpu *g, const rfx_dev_rows *a, const 
         return semijoin_tiles(g, a, b, k, keep, true, dst);
     uint64_t *flags;
     ALLOC(flags, a->n * 8);
-    k_semi<<<grid_for(a->n), 256, 0, g->stream>>>(a->data, a->n, a->arity, b->data, b->n, k, keep, flags);
+    k_semi<<<grid_for(a->n), 256, 0, g->stream>>>(a->data, a->n, a->arity, b->data, b->n, k, keep,
+                                                   key_bits{NULL, 0, 0}, flags);
     CK_LAUNCH();
     return keep_flagged(g, a, flags, dst);
 }
@@ -556,9 +633,19 @@ extern "C" rfx_status rfx_gpu_probe_sets(rfx_gpu *g, const rfx_dev_rows *a, cons
         rfx_dev_rows one = {(uint32_t *)sets.data[0], sets.n[0], sets.n[0], k};
         return semijoin_tiles(g, a, &one, k, keep, false, dst);
     }
-    uint64_t *flags;
-    ALLOC(flags, a->n * 8);
-    k_semi<<<grid_for(a->n), 256, 0, g->stream>>>(a->data, a->n, a->arity, sets.data[0], sets.n[0], k, keep, flags);
+    // a's rows in any order: one set may be a bitmap of its keys
+    key_bits kb = key_bits{NULL, 0, 0};
+    void *bits_mem = NULL;
+    rfx_dev_rows first = {(uint32_t *)sets.data[0], sets.n[0], sets.n[0], k};
+    rfx_status st = sets.count == 1 ? key_bitmap(g, &first, k, a->n, &kb, &bits_mem) : RFX_OK;
+    uint64_t *flags = st == RFX_OK ? (uint64_t *)rfx_gpu_alloc(g, a->n * 8) : NULL;
+    if (!flags) {
+        rfx_gpu_free(g, bits_mem);
+        return st != RFX_OK ? st : RFX_ERR_NOMEM;
+    }
+    k_semi<<<grid_for(a->n), 256, 0, g->stream>>>(a->data, a->n, a->arity, sets.data[0], sets.n[0], k, keep, kb,
+                                                   flags);
+    rfx_gpu_free(g, bits_mem);
     CK_LAUNCH();
     if (sets.count > 1) {
         k_semi_later_sets<<<grid_for(a->n * (size_t)(sets.count - 1)), 256, 0, g->stream>>>(a->data, a->n, a->arity,

@@ -264,13 +264,15 @@ static void test_sort_leading(void)
 }
 
 /* A sort-unique of rows sorted on their first two columns (the plan's hint): runs of 1..most
- * rows equal on them, sorted each alone; long runs, or the hint wrong (the first row moved
- * to the end), take the full sort. Against the CPU's sort and unique. */
+ * rows equal on them, sorted each alone, with repeats or none; long runs, or the hint wrong
+ * (the first row moved to the end), take the full sort. Against the CPU's sort and unique. */
 static void test_sort_unique_hinted(void)
 {
     if (!need_gpu())
         return;
-    const struct { size_t most; bool bad; } cases[] = {{1, false}, {6, false}, {32, false}, {200, false}, {6, true}};
+    const struct { size_t most; bool bad, distinct; } cases[] = {{1, false, false},  {6, false, false},
+                                                               {6, false, true},   {32, false, false},
+                                                               {200, false, false}, {6, true, false}};
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
         const size_t n = 300007;
         rfx_rows h;
@@ -284,6 +286,8 @@ static void test_sort_unique_hinted(void)
                 uint32_t *row = h.data + i * 5;
                 row[0] = run / 1000, row[1] = run % 1000;
                 row[2] = (uint32_t)(rnd() % 3), row[3] = (uint32_t)(rnd() % 2), row[4] = (uint32_t)(rnd() % 3);
+                if (cases[k].distinct)   // no two rows equal: nothing to remove
+                    row[4] = (uint32_t)q;
             }
         }
         if (cases[k].bad) {
@@ -535,6 +539,64 @@ static void test_probe_sets(void)
                         rfx_gpu_rows_free(gpu, &gparts[p]);
                     }
                 }
+}
+
+/* A probe of over a million rows against one set of keys of one word or of two (a 64-bit
+ * key: a high word 0, and one past the span a bitmap takes), some keys of a below and above
+ * the set's: taken as a bitmap of the set's keys where the span allows, searched where not;
+ * the rows kept as the CPU's probe keeps them either way. */
+static void test_probe_bitmap(void)
+{
+    if (!need_gpu())
+        return;
+    for (int k = 1; k <= 2; k++)
+        for (int wide_span = 0; wide_span < 2; wide_span++)
+            for (int ar = k + 1; ar <= 7; ar += 6 - k) {
+                rfx_rows b, a;
+                rfx_rows_init(&b, k);
+                rfx_rows_init(&a, ar);
+                CU_ASSERT_FATAL(rfx_rows_reserve(&b, 5000) == RFX_OK && rfx_rows_reserve(&a, (1u << 20) + 999) == RFX_OK);
+                uint32_t key[2];
+                for (uint32_t v = 1000; b.n < 5000; v += 1 + (uint32_t)(rnd() % 7)) {
+                    key[0] = k == 1 ? v : (wide_span && b.n >= 2500 ? 1u : 0u);
+                    key[1] = v;
+                    rfx_rows_push(&b, key);
+                }
+                uint32_t row[8];
+                for (a.n = 0; a.n < (1u << 20) + 999;) {
+                    for (int c = 0; c < ar; c++)
+                        row[c] = (uint32_t)rnd();
+                    uint32_t v = (uint32_t)(rnd() % 40000);   // below, within and above the set's keys
+                    row[k - 1] = v;
+                    if (k == 2)
+                        row[0] = wide_span ? (uint32_t)(rnd() % 2) : (rnd() % 50 == 0 ? 1u : 0u);
+                    rfx_rows_push(&a, row);
+                }
+                rfx_cpu_sort(&b, 4);
+                rfx_cpu_unique(&b, 4);
+                rfx_dev_rows ga = up(&a), gb = up(&b), gd;
+                const rfx_rows *hp[1] = {&b};
+                const rfx_dev_rows *gp[1] = {&gb};
+                for (int keep = 0; keep < 2; keep++) {
+                    rfx_rows hc;
+                    rfx_rows_init(&hc, ar);
+                    rfx_gpu_rows_init(&gd, ar);
+                    CU_ASSERT_EQUAL(rfx_cpu_probe_sets(&a, hp, 1, k, keep, false, &hc, 4), RFX_OK);
+                    CU_ASSERT_EQUAL(rfx_gpu_probe_sets(gpu, &ga, gp, 1, k, keep, &gd), RFX_OK);
+                    rfx_rows back = down(&gd);
+                    CU_ASSERT(same(&back, &hc) && hc.n > 0);
+                    if (!same(&back, &hc))
+                        fprintf(stderr, "\n    probe (%s) of %d columns, k %d%s differs", keep ? "semi" : "anti", ar, k,
+                                wide_span ? ", wide span" : "");
+                    rfx_rows_free(&back);
+                    rfx_rows_free(&hc);
+                    rfx_gpu_rows_free(gpu, &gd);
+                }
+                rfx_rows_free(&a);
+                rfx_rows_free(&b);
+                rfx_gpu_rows_free(gpu, &ga);
+                rfx_gpu_rows_free(gpu, &gb);
+            }
 }
 
 /* Semi- and anti-join against a relation kept as several sorted sets (its main rows and
@@ -2313,6 +2375,35 @@ static void test_aggregate_wide(void)
     rfx_rows_free(&all);
 }
 
+/* An outer relation whose rows repeat their keys (an atom's rows, not its keys: runs of 1 to
+ * 60 rows and one of 100,000), sorted on the key as plans give it: each row takes its run
+ * head's value, found by galloping back from it. */
+static void test_aggregate_outer_runs(void)
+{
+    if (!need_gpu())
+        return;
+    rfx_rows a, b = rows_random(200000, 2, ZIPF, 3000, true);
+    rfx_rows_init(&a, 2);
+    for (uint32_t key = 0; key < 3000; key++) {
+        size_t len = key == 7 ? 100000 : 1 + (size_t)(rnd() % 60);
+        for (size_t q = 0; q < len; q++)
+            CU_ASSERT_EQUAL(rfx_rows_push(&a, (uint32_t[]){key, (uint32_t)rnd()}), RFX_OK);
+    }
+    for (int fn = RFX_AGG_COUNT; fn <= RFX_AGG_MAX; fn++) {
+        rfx_rows hc;
+        rfx_rows_init(&hc, 3);
+        int c = fn == RFX_AGG_COUNT ? -1 : 1;
+        CU_ASSERT_EQUAL(rfx_cpu_aggregate(&a, &b, 1, (rfx_aggfn)fn, c, RFX_NUMBER, &hc), RFX_OK);
+        rfx_dev_rows ga = up(&a), gb = up(&b), gd;
+        rfx_gpu_rows_init(&gd, 3);
+        gpu_agrees(rfx_gpu_aggregate(gpu, &ga, &gb, 1, (rfx_aggfn)fn, c, RFX_NUMBER, &gd), &gd, &hc);
+        rfx_gpu_rows_free(gpu, &ga);
+        rfx_gpu_rows_free(gpu, &gb);
+    }
+    rfx_rows_free(&a);
+    rfx_rows_free(&b);
+}
+
 static void test_aggregate(void)
 {
     if (!need_gpu())
@@ -2454,6 +2545,7 @@ static void add(void)
     CU_add_test(s, "semi- and anti-join by merge path", test_semijoin_merge);
     CU_add_test(s, "semi- and anti-join against several sorted sets", test_semijoin_sets);
     CU_add_test(s, "probes: rows in any order searched in sorted sets", test_probe_sets);
+    CU_add_test(s, "probes: a million rows against a bitmap of the set's keys, or searched", test_probe_bitmap);
     CU_add_test(s, "map and filter", test_mapfilter);
     CU_add_test(s, "map and filter over 64-bit values, decimals and dates", test_mapfilter_wide);
     CU_add_test(s, "like, contains, strlen and the symbols' order over texts on the device", test_mapfilter_texts);
@@ -2465,6 +2557,7 @@ static void add(void)
     CU_add_test(s, "look-back words kept across launches", test_lookback_across_launches);
     CU_add_test(s, "SELECT, JOIN, UNION, DIFFERENCE at 2^28 rows (RFX_GPU_BIG=1)", test_big_ops);
     CU_add_test(s, "aggregates", test_aggregate);
+    CU_add_test(s, "aggregates over outer rows that repeat their keys", test_aggregate_outer_runs);
     CU_add_test(s, "aggregates of 64-bit values, by runs", test_aggregate_wide);
     CU_add_test(s, "leapfrog triejoin", test_lftj);
     CU_add_test(s, "leapfrog triejoin in rounds under a small budget", test_lftj_small_budget);
