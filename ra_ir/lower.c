@@ -3,6 +3,7 @@
  * as soon as their variables are bound, anti-joins for negation, aggregates, and a final
  * projection onto the head. Recursive strata become semi-naive loops over deltas. */
 #include "lower_rule.h"
+#include "rx_ops.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -822,6 +823,41 @@ static bool conj_grounds(const rfx_clause *c, const rfx_conj *cj, int v)
     return g;
 }
 
+/* g (an aggregate's rows, its last two words the float64 mean of decimals' scaled counts)
+ * with that mean divided by 10^scale: rows and order as g's, the mean a function of the
+ * rest of its row. */
+static flow unscaled_mean(rule_ctx *R, const flow *g, int scale)
+{
+    lower_ctx *L = R->L;
+    const int n = g->n;
+    rfx_rx **outs = lalloc(L, sizeof(rfx_rx *) * (size_t)n);
+    rfx_rx *pair = rfx_rx_new(L, RFX_RX_PAIR, RFX_FLOAT64), *div = rfx_rx_new(L, RFX_RX_BIN, RFX_FLOAT64),
+           *ten = rfx_rx_new(L, RFX_RX_CONST, RFX_FLOAT64);
+    if (!outs || !pair || !div || !ten)
+        return *g;
+    for (int i = 0; i < n - 2; i++)
+        outs[i] = rfx_rx_col(L, i, L->plan->vars[g->var].types[i]);
+    pair->l = rfx_rx_col(L, n - 2, RFX_WORD);
+    pair->r = rfx_rx_col(L, n - 1, RFX_WORD);
+    double p10 = 1;
+    for (int i = 0; i < scale; i++)
+        p10 *= 10;
+    ten->value = rfx_of_f64(p10);
+    div->op = RFX_DIV;
+    div->l = pair;
+    div->r = ten;
+    for (int h = 0; h < 2; h++) {
+        if (!(outs[n - 2 + h] = rfx_rx_new(L, RFX_RX_HALF, RFX_WORD)))
+            return *g;
+        outs[n - 2 + h]->op = h;
+        outs[n - 2 + h]->l = div;
+    }
+    flow m = rfx_lower_emit_map(R, g, NULL, outs, g->schema, n);
+    m.sorted = g->sorted;
+    m.unique = g->unique;
+    return m;
+}
+
 static void apply_aggregate(rule_ctx *R, flow *cur, item *it, const bool *outer)
 {
     lower_ctx *L = R->L;
@@ -836,24 +872,18 @@ static void apply_aggregate(rule_ctx *R, flow *cur, item *it, const bool *outer)
         cols[n++] = (hcol){NULL, groups[i]};
     int valcol = -1;
     const bool wide = RFX_PRIM_WIDE(rfx_lower_expr_prim(R, agg)) && agg->u.agg.fn != RFX_AGG_COUNT;
+    /* the mean of decimals: their scaled counts summed exactly (as sums of number64s are),
+     * the float64 mean of those then unscaled once, not a float64 sum of every value */
+    const int mean_scale = agg->u.agg.fn == RFX_AGG_MEAN && agg->u.agg.target
+                         ? type_scale(L->prog, agg->u.agg.target->type) : 0;
     if (agg->u.agg.target) {
         valcol = n;
         if (wide) {   /* a 64-bit value: its words */
-            rfx_expr *w = lalloc(L, sizeof *w * 3);
-            rfx_expr **arg = lalloc(L, sizeof *arg * 2);
+            rfx_expr *w = lalloc(L, sizeof *w * 2);
+            rfx_expr **arg = lalloc(L, sizeof *arg);
             if (!w || !arg)
                 return;
             *arg = agg->u.agg.target;
-            if (agg->u.agg.fn == RFX_AGG_MEAN && type_scale(L->prog, agg->u.agg.target->type) > 0) {
-                /* the mean of decimals: of their values as float64s */
-                w[2] = (rfx_expr){.kind = RFX_E_FN, .loc = agg->loc, .type = RFX_FLOAT64};
-                w[2].u.fn.fn = RFX_FN_AS;
-                w[2].u.fn.nargs = 1;
-                w[2].u.fn.args = arg;
-                w[2].u.fn.cast = RFX_FLOAT64;
-                arg[1] = &w[2];
-                arg++;
-            }
             for (int h = 0; h < 2; h++) {
                 w[h] = (rfx_expr){.kind = RFX_E_FN, .loc = agg->loc, .type = RFX_WORD};
                 w[h].u.fn.fn = h ? RFX_FN_LO : RFX_FN_HI;
@@ -950,7 +980,7 @@ static void apply_aggregate(rule_ctx *R, flow *cur, item *it, const bool *outer)
     c->nkeys = ng;
     c->agg = agg->u.agg.fn;
     c->agg_col = valcol;
-    c->agg_prim = rp;
+    c->agg_prim = mean_scale > 0 ? RFX_NUMBER64 : rp;
     flow g = rfx_lower_flow_new(L, dst, cur->n + nres);
     if (g.schema) {
         rfx_memcpy(g.schema, cur->schema, sizeof(int) * (size_t)cur->n);
@@ -965,7 +995,7 @@ static void apply_aggregate(rule_ctx *R, flow *cur, item *it, const bool *outer)
     R->bound[it->var] = true;
     if (wide)
         R->bound[it->var + 1] = true;
-    *cur = g;
+    *cur = mean_scale > 0 ? unscaled_mean(R, &g, mean_scale) : g;
 }
 
 /* Whether Soufflé evaluates an aggregate's body as a relation of its named variables (more
