@@ -874,8 +874,10 @@ static void apply_aggregate(rule_ctx *R, flow *cur, item *it, const bool *outer)
     const bool wide = RFX_PRIM_WIDE(rfx_lower_expr_prim(R, agg)) && agg->u.agg.fn != RFX_AGG_COUNT;
     /* the mean of decimals: their scaled counts summed exactly (as sums of number64s are),
      * the float64 mean of those then unscaled once, not a float64 sum of every value */
-    const int mean_scale = agg->u.agg.fn == RFX_AGG_MEAN && agg->u.agg.target
-                         ? type_scale(L->prog, agg->u.agg.target->type) : 0;
+    const bool decimal_mean = agg->u.agg.fn == RFX_AGG_MEAN && agg->u.agg.target &&
+                              agg->u.agg.target->type >= 0 &&
+                              L->prog->types[agg->u.agg.target->type].prim == RFX_DECIMAL;
+    const int mean_scale = decimal_mean ? type_scale(L->prog, agg->u.agg.target->type) : 0;
     if (agg->u.agg.target) {
         valcol = n;
         if (wide) {   /* a 64-bit value: its words */
@@ -980,7 +982,7 @@ static void apply_aggregate(rule_ctx *R, flow *cur, item *it, const bool *outer)
     c->nkeys = ng;
     c->agg = agg->u.agg.fn;
     c->agg_col = valcol;
-    c->agg_prim = mean_scale > 0 ? RFX_NUMBER64 : rp;
+    c->agg_prim = decimal_mean ? RFX_NUMBER64 : rp;
     flow g = rfx_lower_flow_new(L, dst, cur->n + nres);
     if (g.schema) {
         rfx_memcpy(g.schema, cur->schema, sizeof(int) * (size_t)cur->n);
