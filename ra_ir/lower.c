@@ -839,10 +839,7 @@ static flow unscaled_mean(rule_ctx *R, const flow *g, int scale)
         outs[i] = rfx_rx_col(L, i, L->plan->vars[g->var].types[i]);
     pair->l = rfx_rx_col(L, n - 2, RFX_WORD);
     pair->r = rfx_rx_col(L, n - 1, RFX_WORD);
-    double p10 = 1;
-    for (int i = 0; i < scale; i++)
-        p10 *= 10;
-    ten->value = rfx_of_f64(p10);
+    ten->value = rfx_of_f64((double)rfx_pow10(scale));
     div->op = RFX_DIV;
     div->l = pair;
     div->r = ten;
