@@ -1133,6 +1133,8 @@ static bool drop_redundant_disjuncts(rfx_clause *c)
 static void check_clause(sema *s, rfx_clause *c)
 {
     resolve_atom(s, &c->head);
+    if (c->subsumptive)   /* after the head's relation is known: the rewrite asks its column types */
+        rfx_sema_tighten_subsumption(s, c);
     dnf d = c->body ? to_dnf(s, c->body) : (dnf){0, NULL};
     if (!c->body) {
         d.n = 1;

@@ -84,6 +84,10 @@ void rfx_sema_stratify(sema *s);
  * nullary relations of their own (Soufflé's disconnected literals); true where one did (the
  * program is then stratified again). */
 bool rfx_sema_split_disconnected(sema *s);
+/* sema_subsume.c: a subsumptive clause's body, before its DNF, with "the tuples differ" and
+ * a loose order the body writes between one column of the two tuples (`a <= b`) made
+ * `a < b ; a = b, (the other columns differ)`: the same tuples, without a product. */
+void rfx_sema_tighten_subsumption(sema *s, rfx_clause *c);
 /* sema_widen.c: 64-bit values as pairs of words, in relations, clauses and expressions (the
  * last rewrite, on a program checked without errors). */
 void rfx_sema_widen(sema *s);
