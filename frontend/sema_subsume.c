@@ -17,28 +17,11 @@
 
 #include <string.h>
 
-/* Whether e is the variable that x is (both variables of one name). */
-static bool same_var(const rfx_expr *e, const rfx_expr *x)
+/* Whether comparison l reads x and y, either way round. */
+static bool compares(const rfx_lit *l, const rfx_expr *x, const rfx_expr *y)
 {
-    return e && x && e->kind == RFX_E_VAR && x->kind == RFX_E_VAR && strcmp(e->u.v.name, x->u.v.name) == 0;
-}
-
-/* A literal `x <= y` or `x >= y` (either way round) between column k of lt and of gt, for
- * some k whose arguments are two different variables: the literal, its column in *col. */
-static rfx_lit *loose_order(const rfx_lit *l, const rfx_atom *lt, const rfx_atom *gt, int *col)
-{
-    if (l->kind != RFX_L_CMP || (l->cmp != RFX_LE && l->cmp != RFX_GE) || l->bitwise)
-        return NULL;
-    for (int k = 0; k < lt->nargs && k < gt->nargs; k++) {
-        const rfx_expr *a = lt->args[k], *b = gt->args[k];
-        if (a->kind != RFX_E_VAR || b->kind != RFX_E_VAR || same_var(a, b))
-            continue;
-        if ((same_var(l->lhs, a) && same_var(l->rhs, b)) || (same_var(l->lhs, b) && same_var(l->rhs, a))) {
-            *col = k;
-            return (rfx_lit *)l;
-        }
-    }
-    return NULL;
+    return (rfx_expr_alike(l->lhs, x) && rfx_expr_alike(l->rhs, y)) ||
+           (rfx_expr_alike(l->lhs, y) && rfx_expr_alike(l->rhs, x));
 }
 
 /* Whether column k of relation rel orders its values as their equality does. */
@@ -51,52 +34,55 @@ static bool order_agrees(const rfx_program *p, int rel, int k)
     return t >= 0 && p->types[t].prim != RFX_FLOAT && p->types[t].prim != RFX_FLOAT64;
 }
 
-/* The first top-level conjunct of b (literals joined by `,`) that loose_order finds over a
- * column of relation rel whose order agrees with its equality. */
+/* A top-level conjunct of b (literals joined by `,`), `x <= y` or `x >= y`, between column k
+ * of lt and of gt whose arguments are two different variables, over a column of relation rel
+ * whose order agrees with its equality: the literal, its column in *col. */
 static rfx_lit *find_loose_order(const rfx_program *p, int rel, const rfx_body *b, const rfx_atom *lt,
                                  const rfx_atom *gt, int *col)
 {
-    if (!b)
-        return NULL;
     if (b->kind == RFX_B_AND) {
         rfx_lit *l = find_loose_order(p, rel, b->lhs, lt, gt, col);
         return l ? l : find_loose_order(p, rel, b->rhs, lt, gt, col);
     }
-    rfx_lit *l = b->kind == RFX_B_LIT && b->lit ? loose_order(b->lit, lt, gt, col) : NULL;
-    return l && order_agrees(p, rel, *col) ? l : NULL;
+    rfx_lit *l = b->kind == RFX_B_LIT ? b->lit : NULL;
+    if (!l || l->kind != RFX_L_CMP || (l->cmp != RFX_LE && l->cmp != RFX_GE) || l->bitwise)
+        return NULL;
+    for (int k = 0; k < lt->nargs && k < gt->nargs; k++) {
+        const rfx_expr *x = lt->args[k], *y = gt->args[k];
+        if (x->kind == RFX_E_VAR && y->kind == RFX_E_VAR && !rfx_expr_alike(x, y) && compares(l, x, y) &&
+            order_agrees(p, rel, k)) {
+            *col = k;
+            return l;
+        }
+    }
+    return NULL;
 }
 
-/* b without the literal l among its top-level conjuncts (NULL where nothing is left). */
-static rfx_body *without_conjunct(rfx_parse_ctx *ctx, rfx_body *b, const rfx_lit *l)
+/* What prune drops: one literal (lit), or the bitwise `!=` tests between x and y. */
+typedef struct leaf {
+    const rfx_lit *lit;
+    const rfx_expr *x, *y;
+} leaf;
+
+static bool is_leaf(const rfx_lit *l, const leaf *f)
 {
-    if (!b || (b->kind == RFX_B_LIT && b->lit == l))
+    return f->lit ? l == f->lit : l->kind == RFX_L_CMP && l->cmp == RFX_NE && l->bitwise && compares(l, f->x, f->y);
+}
+
+/* b, a tree of `kind` (AND or OR) over literals, without the literals f names at its top
+ * (NULL where nothing is left); *gone set where one was dropped. */
+static rfx_body *prune(rfx_parse_ctx *ctx, rfx_body *b, rfx_body_kind kind, const leaf *f, bool *gone)
+{
+    if (b->kind == RFX_B_LIT && b->lit && is_leaf(b->lit, f)) {
+        *gone = true;
         return NULL;
-    if (b->kind != RFX_B_AND)
+    }
+    if (b->kind != kind)
         return b;
-    rfx_body *lhs = without_conjunct(ctx, b->lhs, l), *rhs = without_conjunct(ctx, b->rhs, l);
+    rfx_body *lhs = prune(ctx, b->lhs, kind, f, gone), *rhs = prune(ctx, b->rhs, kind, f, gone);
     if (!lhs || !rhs)
         return lhs ? lhs : rhs;
-    return lhs == b->lhs && rhs == b->rhs ? b : rfx_mk_bool_body(ctx, RFX_B_AND, lhs, rhs);
-}
-
-/* The difference test d (a disjunction of bitwise `!=`) without its tests of column k's two
- * variables (NULL where nothing is left); *ok false where d is not of that form. */
-static rfx_body *without_column(rfx_parse_ctx *ctx, rfx_body *d, const rfx_expr *a, const rfx_expr *b, bool *ok)
-{
-    if (!d)
-        return NULL;
-    if (d->kind == RFX_B_OR) {
-        rfx_body *lhs = without_column(ctx, d->lhs, a, b, ok), *rhs = without_column(ctx, d->rhs, a, b, ok);
-        if (!lhs || !rhs)
-            return lhs ? lhs : rhs;
-        return lhs == d->lhs && rhs == d->rhs ? d : rfx_mk_bool_body(ctx, RFX_B_OR, lhs, rhs);
-    }
-    const rfx_lit *l = d->kind == RFX_B_LIT ? d->lit : NULL;
-    if (!l || l->kind != RFX_L_CMP || l->cmp != RFX_NE || !l->bitwise) {
-        *ok = false;
-        return d;
-    }
-    return (same_var(l->lhs, a) && same_var(l->rhs, b)) || (same_var(l->lhs, b) && same_var(l->rhs, a)) ? NULL : d;
+    return lhs == b->lhs && rhs == b->rhs ? b : rfx_mk_bool_body(ctx, kind, lhs, rhs);
 }
 
 void rfx_sema_tighten_subsumption(sema *s, rfx_clause *c)
@@ -105,8 +91,7 @@ void rfx_sema_tighten_subsumption(sema *s, rfx_clause *c)
     rfx_body *b = c->body;
     /* rfx_add_subsumption's shape: ((dominated, dominating), differ), body; without the
      * differ where the body orders the tuples strictly already */
-    if (!c->subsumptive || c->head.rel < 0 || !b || b->kind != RFX_B_AND || !b->lhs || b->lhs->kind != RFX_B_AND ||
-        !b->lhs->lhs || b->lhs->lhs->kind != RFX_B_AND)
+    if (ctx->oom || c->head.rel < 0 || !b || b->kind != RFX_B_AND || b->lhs->kind != RFX_B_AND || b->lhs->lhs->kind != RFX_B_AND)
         return;
     rfx_body *pair = b->lhs->lhs, *differ = b->lhs->rhs, *body = b->rhs;
     if (pair->lhs->kind != RFX_B_LIT || pair->rhs->kind != RFX_B_LIT || !pair->lhs->lit || !pair->rhs->lit ||
@@ -120,19 +105,20 @@ void rfx_sema_tighten_subsumption(sema *s, rfx_clause *c)
     rfx_lit *le = find_loose_order(s->p, c->head.rel, body, lt, gt, &k);
     if (!le)
         return;
-    bool ok = true;
-    rfx_body *others = without_column(ctx, differ, lt->args[k], gt->args[k], &ok);
-    if (!ok)
+    /* differ is `(column k differs) ; others`: le and it are `le strict ; le = , others` */
+    bool gone = false;
+    rfx_body *others = prune(ctx, differ, RFX_B_OR, &(leaf){NULL, lt->args[k], gt->args[k]}, &gone);
+    if (!gone)
         return;
     RFX_YYLTYPE loc = {le->loc.line, le->loc.col, le->loc.line, le->loc.col};
-    rfx_body *strict = rfx_mk_cmp_body(ctx, le->cmp == RFX_LE ? RFX_LT : RFX_GT, rfx_clone_expr(ctx, le->lhs),
-                                       rfx_clone_expr(ctx, le->rhs), loc);
-    rfx_body *tight = strict;
+    rfx_body *tight = rfx_mk_cmp_body(ctx, le->cmp == RFX_LE ? RFX_LT : RFX_GT, rfx_clone_expr(ctx, le->lhs),
+                                      rfx_clone_expr(ctx, le->rhs), loc);
     if (others) {
         rfx_body *eq = rfx_mk_cmp_body(ctx, RFX_EQ, rfx_clone_expr(ctx, le->lhs), rfx_clone_expr(ctx, le->rhs), loc);
-        tight = rfx_mk_bool_body(ctx, RFX_B_OR, strict, rfx_mk_bool_body(ctx, RFX_B_AND, eq, others));
+        tight = rfx_mk_bool_body(ctx, RFX_B_OR, tight, rfx_mk_bool_body(ctx, RFX_B_AND, eq, others));
     }
-    rfx_body *rest = without_conjunct(ctx, body, le);
+    gone = false;
+    rfx_body *rest = prune(ctx, body, RFX_B_AND, &(leaf){le, NULL, NULL}, &gone);
     rfx_body *nb = rfx_mk_bool_body(ctx, RFX_B_AND, pair, tight);
     if (rest)
         nb = rfx_mk_bool_body(ctx, RFX_B_AND, nb, rest);
