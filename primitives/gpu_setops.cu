@@ -347,7 +347,7 @@ struct key_bits {
     uint64_t lo, span;      // b's least key and its largest less it, plus one
 };
 
-static __device__ __forceinline__ uint64_t key_value(const uint32_t *key, int k)
+static __host__ __device__ __forceinline__ uint64_t key_value(const uint32_t *key, int k)
 {
     return k == 1 ? key[0] : (uint64_t)key[0] << 32 | key[1];
 }
@@ -379,19 +379,17 @@ __global__ void k_key_bits(const uint32_t *b, size_t nb, int k, uint64_t lo, uin
 
 // b's keys as a bitmap for na probes (*kb; kb->bits NULL where it does not pay: few probes,
 // keys of more than two words, a span wider than 64 bits a row of b and 16 M bits, or no
-// memory for it). *mem: what to free after the probes.
-static rfx_status key_bitmap(rfx_gpu *g, const rfx_dev_rows *b, int k, size_t na, key_bits *kb, void **mem)
+// memory for it). The caller frees kb->bits after the probes.
+static rfx_status key_bitmap(rfx_gpu *g, const rfx_dev_rows *b, int k, size_t na, key_bits *kb)
 {
     *kb = key_bits{NULL, 0, 0};
-    *mem = NULL;
     if (na < KEY_BITS_FROM || k < 1 || k > 2 || b->n == 0)
         return RFX_OK;
     uint32_t ends[4];
     CK(cudaMemcpyAsync(ends, b->data, k * 4, cudaMemcpyDeviceToHost, g->stream));
     CK(cudaMemcpyAsync(ends + 2, b->data + (b->n - 1) * k, k * 4, cudaMemcpyDeviceToHost, g->stream));
     CK(cudaStreamSynchronize(g->stream));
-    const uint64_t lo = k == 1 ? ends[0] : (uint64_t)ends[0] << 32 | ends[1],
-                   hi = k == 1 ? ends[2] : (uint64_t)ends[2] << 32 | ends[3];
+    const uint64_t lo = key_value(ends, k), hi = key_value(ends + 2, k);
     const uint64_t most = 64 * (uint64_t)b->n > ((uint64_t)1 << 24) ? 64 * (uint64_t)b->n : (uint64_t)1 << 24;
     if (hi < lo || hi - lo >= most)
         return RFX_OK;
@@ -411,7 +409,6 @@ static rfx_status key_bitmap(rfx_gpu *g, const rfx_dev_rows *b, int k, size_t na
         return fail(g, e, "k_key_bits", __FILE__, __LINE__);
     }
     *kb = key_bits{bits, lo, span};
-    *mem = bits;
     return RFX_OK;
 }
 
@@ -498,10 +495,9 @@ static rfx_status semijoin_tiles(rfx_gpu *g, const rfx_dev_rows *a, const rfx_de
     rfx_dev_rows res;
     lb_scratch lb;   // and each tile's range of b
     key_bits kb = key_bits{NULL, 0, 0};   // a in any order: b may be a bitmap of its keys
-    void *bits_mem = NULL;
-    rfx_status st = a_sorted ? RFX_OK : key_bitmap(g, b, k, na, &kb, &bits_mem);
+    rfx_status st = a_sorted ? RFX_OK : key_bitmap(g, b, k, na, &kb);
     if (st == RFX_OK && (st = tiled_begin(g, a->arity, na, ntiles, ntiles * 16, &res, &lb)) != RFX_OK)
-        rfx_gpu_free(g, bits_mem);
+        rfx_gpu_free(g, (void *)kb.bits);
     if (st)
         return st;
     size_t *range = a_sorted ? (size_t *)lb.extra : NULL;
@@ -516,7 +512,7 @@ static rfx_status semijoin_tiles(rfx_gpu *g, const rfx_dev_rows *a, const rfx_de
                                                                  b_cap, kb, res.data, lb.a);
         e = cudaGetLastError();
     }
-    rfx_gpu_free(g, bits_mem);   // stream-ordered: after the kernel
+    rfx_gpu_free(g, (void *)kb.bits);   // stream-ordered: after the kernel
     return tiled_end(g, e, "k_semi_tiles", &lb, &res, dst);
 }
 
@@ -635,17 +631,16 @@ extern "C" rfx_status rfx_gpu_probe_sets(rfx_gpu *g, const rfx_dev_rows *a, cons
     }
     // a's rows in any order: one set may be a bitmap of its keys
     key_bits kb = key_bits{NULL, 0, 0};
-    void *bits_mem = NULL;
     rfx_dev_rows first = {(uint32_t *)sets.data[0], sets.n[0], sets.n[0], k};
-    rfx_status st = sets.count == 1 ? key_bitmap(g, &first, k, a->n, &kb, &bits_mem) : RFX_OK;
+    rfx_status st = sets.count == 1 ? key_bitmap(g, &first, k, a->n, &kb) : RFX_OK;
     uint64_t *flags = st == RFX_OK ? (uint64_t *)rfx_gpu_alloc(g, a->n * 8) : NULL;
     if (!flags) {
-        rfx_gpu_free(g, bits_mem);
+        rfx_gpu_free(g, (void *)kb.bits);
         return st != RFX_OK ? st : RFX_ERR_NOMEM;
     }
     k_semi<<<grid_for(a->n), 256, 0, g->stream>>>(a->data, a->n, a->arity, sets.data[0], sets.n[0], k, keep, kb,
                                                    flags);
-    rfx_gpu_free(g, bits_mem);
+    rfx_gpu_free(g, (void *)kb.bits);
     CK_LAUNCH();
     if (sets.count > 1) {
         k_semi_later_sets<<<grid_for(a->n * (size_t)(sets.count - 1)), 256, 0, g->stream>>>(a->data, a->n, a->arity,
