@@ -12,7 +12,7 @@
 // A group of RFX_AGG_RUN rows or more is not folded by one thread (a sum over a whole
 // relation, a few keys over millions of rows: one thread's fold waits on memory for each
 // row) where its fold may be split into runs (`splits`): its runs are folded a warp each
-// (k_fold_runs), then joined in order by one thread (k_join_runs). 64-bit kinds always split:
+// (k_fold_runs), then joined by a warp a group (k_join_runs). 64-bit kinds always split:
 // rx_ops.h defines their fold run by run, and the CPU follows it. 32-bit kinds split where
 // the order cannot change the value: integer sums (modulo 2^32), min and max of all but
 // floats; float sums, means, min and max keep one sequence, Soufflé's, on one thread.
@@ -31,16 +31,21 @@ static __device__ bool order_free(int fn, int prim, bool wide)
     return !wide || rfx_agg_exact64(fn, prim) || prim != RFX_FLOAT64;
 }
 
-// key's group of b (its first k columns): rows [*l, *h).
-static __device__ void group_rows(const uint32_t *key, const uint32_t *b, size_t nb, int ba, int k, size_t *l,
-                                  size_t *h)
+// key's group of b (its first k columns): rows [*l, *h), searched for in b's rows [wlo, whi)
+// first (where a block's keys lie), checked, then in all of b where it is not there.
+static __device__ void group_rows(const uint32_t *key, const uint32_t *b, size_t nb, int ba, int k, size_t wlo,
+                                  size_t whi, size_t *l, size_t *h)
 {
-    if (k) {
-        equal_rows(b, ba, nb, key, k, l, h);
-    } else {
+    if (k == 0) {
         *l = 0;
         *h = nb;
+        return;
     }
+    auto before = [=](size_t m) { return cmp_prefix(b + m * ba, key, k) < 0; };
+    size_t at = partition_point(wlo < whi ? wlo : whi, whi < nb ? whi : nb, before);
+    if ((at > 0 && !before(at - 1)) || (at < nb && before(at)))
+        at = bound_rows(b, ba, nb, key, k, false);
+    equal_rows_at(b, ba, nb, key, k, at, l, h);
 }
 
 // The fold of rows [l, h) of b, on this thread; whether it gives a value. A 64-bit kind's
@@ -98,20 +103,31 @@ struct runs_args {
     __int128 *parts;              // per run slot, its fold
 };
 
+// A block's rows of a are consecutive: where a is sorted as b is (as plans give it), their
+// groups lie between the first row's and past the last row's in b, found by two searches a
+// block; each thread then searches that window, in cache, not all of b from DRAM.
 __global__ void k_aggregate_heads(const uint32_t *a, size_t na, int aa, const uint32_t *b, size_t nb, int ba, int k,
                                   int fn, int col, int prim, bool wide, uint64_t *vals, unsigned char *have,
                                   const runs_args r, unsigned *overflow_flag)
 {
+    __shared__ size_t window[2];
     bool overflow = false;
-    GRID_STRIDE(i, na)
-    {
+    for (size_t base = blockIdx.x * (size_t)blockDim.x; base < na; base += (size_t)gridDim.x * blockDim.x) {
+        const size_t last = (na - base < blockDim.x ? na : base + blockDim.x) - 1, i = base + threadIdx.x;
+        if (k && threadIdx.x < 2)
+            window[threadIdx.x] = bound_rows(b, ba, nb, a + (threadIdx.x ? last : base) * aa, k, threadIdx.x == 1);
+        __syncthreads();
+        const size_t wlo = window[0], whi = window[1];
+        __syncthreads();   // read before the next round's searches write
+        if (i >= na)
+            continue;
         const uint32_t *key = a + i * aa;
         if (i > 0 && (k == 0 || cmp_prefix(key - aa, key, k) == 0)) {
             have[i] = NOT_HEAD;   // not the first row of its keys
             continue;
         }
         size_t l, h;
-        group_rows(key, b, nb, ba, k, &l, &h);
+        group_rows(key, b, nb, ba, k, wlo, whi, &l, &h);
         if (r.bigs && h - l >= RFX_AGG_RUN) {
             unsigned long long runs = (h - l + RFX_AGG_RUN - 1) / RFX_AGG_RUN, first = atomicAdd(r.nruns, runs);
             unsigned e = atomicAdd(r.nbig, 1u);
@@ -142,6 +158,13 @@ static __device__ __forceinline__ __int128 shfl_down128(__int128 v, int d)
 {
     uint64_t lo = __shfl_down_sync(0xffffffffu, (uint64_t)v, d),
              hi = __shfl_down_sync(0xffffffffu, (uint64_t)((unsigned __int128)v >> 64), d);
+    return (__int128)((unsigned __int128)hi << 64 | lo);
+}
+
+static __device__ __forceinline__ __int128 shfl128(__int128 v, int from)
+{
+    uint64_t lo = __shfl_sync(0xffffffffu, (uint64_t)v, from),
+             hi = __shfl_sync(0xffffffffu, (uint64_t)((unsigned __int128)v >> 64), from);
     return (__int128)((unsigned __int128)hi << 64 | lo);
 }
 
@@ -186,22 +209,46 @@ __global__ void __launch_bounds__(256) k_fold_runs(const runs_args r, const uint
     }
 }
 
-// Each listed group's runs joined in order, its value made; a thread a group.
+// Each listed group's runs joined, its value made; a warp a group (a few groups of millions
+// of rows each have thousands of runs: one thread's walk over them waits on a load for each).
+// In any order where that cannot change the value (each lane joins every 32nd run, then the
+// lanes' joins are joined); else in order: the warp reads 32 runs' folds at a time and every
+// lane joins them one after another, so all lanes hold the same value.
 __global__ void k_join_runs(const runs_args r, size_t cap, int fn, int prim, bool wide, uint64_t *vals,
                             unsigned *overflow_flag)
 {
+    const unsigned lane = threadIdx.x & 31;
+    const size_t warps = ((size_t)gridDim.x * blockDim.x) >> 5;
+    const bool any_order = order_free(fn, prim, wide);
+    const unsigned nbig = *r.nbig;
     bool overflow = false;
-    GRID_STRIDE(e, cap)
-    {
-        if (e >= *r.nbig)
-            break;
-        big_group gr = r.bigs[e];
-        unsigned long long runs = (gr.h - gr.l + RFX_AGG_RUN - 1) / RFX_AGG_RUN;
-        __int128 acc = r.parts[gr.first];
-#pragma unroll 8
-        for (unsigned long long s = 1; s < runs; s++)
-            acc = join(fn, prim, wide, acc, r.parts[gr.first + s]);
-        vals[gr.head] = wide ? rfx_agg_end64(fn, prim, acc, gr.h - gr.l, &overflow) : (uint32_t)acc;
+    for (size_t e = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) >> 5; e < cap && e < nbig; e += warps) {
+        const big_group gr = r.bigs[e];
+        const unsigned long long runs = (gr.h - gr.l + RFX_AGG_RUN - 1) / RFX_AGG_RUN;
+        const __int128 *parts = r.parts + gr.first;
+        __int128 acc = 0;
+        if (any_order) {
+            if (lane < runs) {
+                acc = parts[lane];
+                for (unsigned long long s = lane + 32; s < runs; s += 32)
+                    acc = join(fn, prim, wide, acc, parts[s]);
+            }
+            for (int d = 16; d > 0; d >>= 1) {   // lane L's join takes lane L + d's where it has one
+                __int128 other = shfl_down128(acc, d);
+                if (lane + d < runs)
+                    acc = join(fn, prim, wide, acc, other);
+            }
+        } else {
+            acc = parts[0];
+            for (unsigned long long base = 1; base < runs; base += 32) {
+                __int128 mine = base + lane < runs ? parts[base + lane] : 0;
+                const int n = runs - base < 32 ? (int)(runs - base) : 32;
+                for (int j = 0; j < n; j++)
+                    acc = join(fn, prim, wide, acc, shfl128(mine, j));
+            }
+        }
+        if (lane == 0)
+            vals[gr.head] = wide ? rfx_agg_end64(fn, prim, acc, gr.h - gr.l, &overflow) : (uint32_t)acc;
     }
     if (overflow)
         atomicOr(overflow_flag, 1u);
@@ -221,7 +268,7 @@ __global__ void k_aggregate_rows(const uint32_t *a, size_t na, int aa, const uin
         bool got = have[head];
         if (have[head] == NOT_HEAD || (k && cmp_prefix(a + head * aa, key, k) != 0)) {
             size_t l, h;
-            group_rows(key, b, nb, ba, k, &l, &h);
+            group_rows(key, b, nb, ba, k, 0, nb, &l, &h);
             got = fold_rows(b, l, h, ba, fn, col, prim, wide, &val, &overflow);
         }
         for (int c = 0; c < aa; c++)
@@ -308,7 +355,7 @@ extern "C" rfx_status rfx_gpu_aggregate(rfx_gpu *g, const rfx_dev_rows *a, const
         k_fold_runs<<<(unsigned)g->sms * 8, 256, 0, g->stream>>>(r, b->data, b->arity, (int)fn, col, (int)prim, wide);
         e = cudaGetLastError();
         if (e == cudaSuccess) {
-            k_join_runs<<<grid_for(cap), 256, 0, g->stream>>>(r, cap, (int)fn, (int)prim, wide, vals, g->d_flag);
+            k_join_runs<<<grid_for(cap * 32), 256, 0, g->stream>>>(r, cap, (int)fn, (int)prim, wide, vals, g->d_flag);
             e = cudaGetLastError();
         }
     }

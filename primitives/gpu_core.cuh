@@ -195,12 +195,20 @@ static __device__ size_t run_end_rows(const uint32_t *rows, int arity, size_t n,
     }
 }
 
+// [*l, *h): the rows equal to key on their first k columns (rows sorted on them), from the
+// first row not before key (l).
+static __device__ void equal_rows_at(const uint32_t *rows, int arity, size_t n, const uint32_t *key, int k, size_t l,
+                                     size_t *lo, size_t *h)
+{
+    *lo = l;
+    *h = l < n && cmp_prefix(rows + l * arity, key, k) == 0 ? run_end_rows(rows, arity, n, l, key, k) : l;
+}
+
 // [*l, *h): the rows equal to key on their first k columns (rows sorted on them).
 static __device__ void equal_rows(const uint32_t *rows, int arity, size_t n, const uint32_t *key, int k, size_t *l,
                                   size_t *h)
 {
-    *l = bound_rows(rows, arity, n, key, k, false);
-    *h = *l < n && cmp_prefix(rows + *l * arity, key, k) == 0 ? run_end_rows(rows, arity, n, *l, key, k) : *l;
+    equal_rows_at(rows, arity, n, key, k, bound_rows(rows, arity, n, key, k, false), l, h);
 }
 
 // The first i in [lo, hi) where pred(i) is false (pred holds on a prefix), or hi, found by

@@ -278,40 +278,69 @@ static rfx_status sort_rows2(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *
 // Rows sorted on their first p columns already: each row finds its run of rows equal on them
 // (short: walked from the row both ways, in cache) and goes to the run's head plus its rank
 // among the run's rows by the rest of the row (ties by position: stable). A thread a row, not
-// a run, so neighbouring threads write neighbouring rows. flags: bit 0 a pair out of order on
-// those columns (the hint was wrong), bit 1 a run longer than `most`, bit 3 two equal rows
+// a run; a warp's 32 rows are then copied by the whole warp, word after word, so that its
+// reads and (rows moving within short runs) its writes are whole sectors: a thread copying
+// its own row word by word touches a sector a word. flags: bit 0 a pair out of order on those
+// columns (the hint was wrong), bit 1 a run longer than `most`, bit 3 two equal rows
 // (repeats to remove). Where bit 0 or 1 is set out is not sorted.
 __global__ void k_sort_runs(const uint32_t *rows, size_t n, int a, int p, size_t most, uint32_t *out, unsigned *flags)
+{
+    const unsigned lane = threadIdx.x & 31;
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    unsigned f = 0;
+    for (size_t base = blockIdx.x * (size_t)blockDim.x + threadIdx.x - lane; base < n; base += stride) {
+        const size_t i = base + lane;
+        size_t to = SIZE_MAX;   // where row i goes (none: past n, or its run too long)
+        if (i < n) {
+            const uint32_t *me = rows + i * a;
+            if (i > 0 && cmp_prefix(me - a, me, p) > 0)
+                f |= 1;
+            size_t h = i, e = i + 1;
+            while (h > 0 && i - h <= most && cmp_prefix(rows + (h - 1) * a, rows + h * a, p) == 0)
+                h--;
+            while (e < n && e - h <= most && cmp_prefix(rows + (e - 1) * a, rows + e * a, p) == 0)
+                e++;
+            if (e - h > most) {
+                f |= 2;
+            } else {
+                size_t rank = 0;
+                for (size_t q = h; q < e; q++) {
+                    if (q == i)
+                        continue;
+                    int c = cmp_prefix(rows + q * a + p, me + p, a - p);   // the prefix is the run's
+                    rank += c < 0 || (c == 0 && q < i);
+                    if (c == 0)
+                        f |= 8;
+                }
+                to = h + rank;
+            }
+        }
+        const int words = 32 * a;
+        for (int w0 = 0; w0 < words; w0 += 32) {   // word w of the warp's rows: row w / a, column w % a
+            const int w = w0 + (int)lane, r = w < words ? w / a : 0, c = w - r * a;
+            const size_t dst = __shfl_sync(0xffffffffu, to, r);
+            if (w < words && dst != SIZE_MAX)
+                out[dst * a + c] = rows[(base + r) * a + c];
+        }
+    }
+    if (f)
+        atomicOr(flags, f);
+}
+
+// Whether rows are sorted on their first p columns (bit 0 of flags set where not) and
+// whether two neighbours are equal on them (bit 2): reads those columns alone.
+__global__ void k_prefix_order(const uint32_t *rows, size_t n, int a, int p, unsigned *flags)
 {
     unsigned f = 0;
     GRID_STRIDE(i, n)
     {
-        const uint32_t *me = rows + i * a;
-        if (i > 0 && cmp_prefix(me - a, me, p) > 0)
-            f |= 1;
-        size_t h = i, e = i + 1;
-        while (h > 0 && i - h <= most && cmp_prefix(rows + (h - 1) * a, rows + h * a, p) == 0)
-            h--;
-        while (e < n && e - h <= most && cmp_prefix(rows + (e - 1) * a, rows + e * a, p) == 0)
-            e++;
-        if (e - h > most) {
-            f |= 2;
+        if (i == 0)
             continue;
-        }
-        size_t rank = 0;
-        for (size_t q = h; q < e; q++) {
-            if (q == i)
-                continue;
-            int c = cmp_prefix(rows + q * a + p, me + p, a - p);   // the prefix is the run's
-            rank += c < 0 || (c == 0 && q < i);
-            if (c == 0)
-                f |= 8;
-        }
-        uint32_t *to = out + (h + rank) * a;
-        for (int c = 0; c < a; c++)
-            to[c] = me[c];
+        int c = cmp_prefix(rows + (i - 1) * a, rows + i * a, p);
+        f |= c > 0 ? 1u : c == 0 ? 4u : 0u;
     }
-    if (f)
+    f = __reduce_or_sync(0xffffffffu, f);
+    if (f && (threadIdx.x & 31) == 0)
         atomicOr(flags, f);
 }
 
@@ -326,11 +355,29 @@ static rfx_status sort_runs_into(rfx_gpu *g, const rfx_dev_rows *src, int p, rfx
                                  bool *done)
 {
     *done = false;
-    rfx_dev_rows out;
-    rfx_status st = rows_alloc(g, &out, src->arity, src->n);
-    if (st != RFX_OK)
+    // rows sorted on every column need only lose their repeats: a read of the rows and a
+    // copy, where runs of equal rows may be longer than one thread walks
+    rfx_status st = RFX_OK;
+    cudaError_t e = cudaSuccess;
+    if (p >= src->arity) {
+        e = cudaMemsetAsync(g->d_flag, 0, sizeof(unsigned), g->stream);
+        if (e == cudaSuccess) {
+            k_prefix_order<<<grid_for(src->n), 256, 0, g->stream>>>(src->data, src->n, src->arity, p, g->d_flag);
+            e = cudaGetLastError();
+        }
+        unsigned pf = 0;
+        st = e == cudaSuccess ? to_host(g, g->d_flag, &pf, 1) : fail(g, e, "k_prefix_order", __FILE__, __LINE__);
+        if (st != RFX_OK || (pf & 1))
+            return st;
+        if ((st = rfx_gpu_copy(g, src, dst)) == RFX_OK && distinct && (pf & 4))
+            st = rfx_gpu_unique(g, dst);
+        *done = st == RFX_OK;
         return st;
-    cudaError_t e = cudaMemsetAsync(g->d_flag, 0, sizeof(unsigned), g->stream);
+    }
+    rfx_dev_rows out;
+    if ((st = rows_alloc(g, &out, src->arity, src->n)) != RFX_OK)
+        return st;
+    e = cudaMemsetAsync(g->d_flag, 0, sizeof(unsigned), g->stream);
     if (e == cudaSuccess) {
         k_sort_runs<<<grid_for(src->n), 256, 0, g->stream>>>(src->data, src->n, src->arity, p, SORT_RUN_MOST,
                                                             out.data, g->d_flag);

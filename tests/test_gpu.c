@@ -270,11 +270,16 @@ static void test_sort_unique_hinted(void)
 {
     if (!need_gpu())
         return;
-    const struct { size_t most; bool bad, distinct; } cases[] = {{1, false, false},  {6, false, false},
-                                                               {6, false, true},   {32, false, false},
-                                                               {200, false, false}, {6, true, false}};
+    /* rows sorted on their first p columns, in runs of 1 to `most` rows equal on them (p 5:
+     * sorted on every column first); from 2^20 rows the prefix is checked first (runs of one
+     * row: a copy; sorted on every column: a copy made unique) */
+    const struct { size_t most, n; int p; bool bad, distinct; } cases[] = {
+        {1, 300007, 2, false, false},    {6, 300007, 2, false, false},   {6, 300007, 2, false, true},
+        {32, 300007, 2, false, false},   {200, 300007, 2, false, false}, {6, 300007, 2, true, false},
+        {1, 1200007, 2, false, false},   {6, 1200007, 2, false, false},  {1, 1200007, 2, true, false},
+        {200, 300007, 5, false, false},  {1, 1200007, 5, false, true},   {6, 300007, 5, true, false}};
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
-        const size_t n = 300007;
+        const size_t n = cases[k].n;
         rfx_rows h;
         rfx_rows_init(&h, 5);
         rfx_rows_reserve(&h, n);
@@ -290,6 +295,8 @@ static void test_sort_unique_hinted(void)
                     row[4] = (uint32_t)q;
             }
         }
+        if (cases[k].p == 5)
+            CU_ASSERT_EQUAL(rfx_cpu_sort(&h, 4), RFX_OK);
         if (cases[k].bad) {
             uint32_t first[5];
             memcpy(first, h.data, sizeof first);
@@ -299,15 +306,15 @@ static void test_sort_unique_hinted(void)
         rfx_dev_rows src = up(&h), dst;
         rfx_gpu_rows_init(&dst, 5);
         bool held = false;
-        CU_ASSERT_EQUAL(rfx_gpu_sort_unique_into(gpu, &src, 2, &held, &dst), RFX_OK);
-        CU_ASSERT_EQUAL(held, cases[k].most <= 32 && !cases[k].bad);
+        CU_ASSERT_EQUAL(rfx_gpu_sort_unique_into(gpu, &src, cases[k].p, &held, &dst), RFX_OK);
+        CU_ASSERT_EQUAL(held, (cases[k].most <= 32 || cases[k].p == 5) && !cases[k].bad);
         rfx_rows back = down(&dst);
         rfx_cpu_sort(&h, 4);
         rfx_cpu_unique(&h, 4);
         bool eq = same(&back, &h);
         if (!eq)
-            fprintf(stderr, "\n    hinted sort-unique: runs of up to %zu rows%s", cases[k].most,
-                    cases[k].bad ? ", hint wrong" : "");
+            fprintf(stderr, "\n    hinted sort-unique: %zu rows sorted on %d columns in runs of up to %zu%s", n,
+                    cases[k].p, cases[k].most, cases[k].bad ? ", hint wrong" : "");
         CU_ASSERT(eq);
         rfx_rows_free(&h);
         rfx_rows_free(&back);
