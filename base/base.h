@@ -449,6 +449,7 @@ int rfx_date_format(char *buf, size_t cap, uint32_t day);
  * tuning their caller hands them; none reads the environment for them. The table of names,
  * ranges and meanings is in tuning.c (`rfx --tune help`, docs/cli.md). */
 typedef struct rfx_tuning {
+    bool demand;                      /* front end: helpers made for their one reader's demand */
     bool split_loops;                 /* executor: split outgrown loops under a cap */
     int join_groups;                  /* weaver: 0 by cost, 1 generated, 2 by members */
     uint64_t jit_min_rows;            /* CUDA: fused groups over fewer rows run unfused */

@@ -103,7 +103,7 @@ static rfx_program *parse(const char *src, size_t len, const char *file, FILE *d
     }
 
     rfx_parse_ctx ctx = {.arena = p->arena, .syms = p->syms, .diag = &diag, .line = 1, .col = 1, .file = p->file,
-                         .dir = "", .no_preprocessor = o && o->no_preprocessor};
+                         .dir = "", .no_preprocessor = o && o->no_preprocessor, .no_demand = o && o->no_demand};
     char *mcopy = NULL, *icopy = NULL;
     const char **mwords = NULL, **iwords = NULL;
     int nmacros = preprocess ? split_words(o->macros, &mcopy, &mwords) : 0;
@@ -190,6 +190,14 @@ oom:
 rfx_program *rfx_frontend_parse(const char *src, size_t len, const char *file, FILE *diag_out, int *nerrors)
 {
     return parse(src, len, file, diag_out, nerrors, NULL);
+}
+
+rfx_program *rfx_frontend_parse_text(const char *src, size_t len, const char *file, const rfx_parse_opts *o,
+                                     FILE *diag_out, int *nerrors)
+{
+    rfx_parse_opts text = o ? *o : (rfx_parse_opts){0};
+    text.no_preprocessor = true;
+    return parse(src, len, file, diag_out, nerrors, &text);
 }
 
 rfx_program *rfx_frontend_parse_file(const char *path, const rfx_parse_opts *o, FILE *diag_out, int *nerrors,

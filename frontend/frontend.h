@@ -277,8 +277,12 @@ typedef struct rfx_relation {
     rfx_loc loc, io_loc, printsize_loc;
     int stratum;               /* set by stratification */
     bool has_rules;            /* some non-fact clause derives it */
-    bool checker_made;         /* made by the checker (sema_disconnected.c), after the declared ones:
-                                * no program or API names it */
+    bool checker_made;         /* made by the checker (sema_disconnected.c, sema_demand.c), after the
+                                * declared ones: no program or API names it */
+    bool demanded;             /* holds only the tuples its one reader can use (sema_demand.c): not
+                                * all its rules derive */
+    bool demand;               /* the demand relation of one so made: what its reader binds, made to
+                                * be few (the planner joins it first) */
     bool logiql;               /* declared in LogiQL form `r(x) -> int32(x).` */
     int64_t limitsize;         /* `.limitsize r(n=N)`: its recursion stops once it holds N tuples
                                 * (-1: none) */
@@ -393,8 +397,13 @@ typedef struct rfx_parse_opts {
                                 * current directory */
     bool no_preprocessor;      /* the text is parsed as it is (Soufflé's --no-preprocessor) */
     bool no_warn;              /* no warnings (Soufflé's -w, `.pragma "no-warn"`) */
+    bool no_demand;            /* helper relations made whole, not for their reader's demand alone
+                                * (sema_demand.c) */
 } rfx_parse_opts;
 
+/* rfx_frontend_parse with options (o may be NULL); the text is never preprocessed. */
+rfx_program *rfx_frontend_parse_text(const char *src, size_t len, const char *file, const rfx_parse_opts *o,
+                                     FILE *diag_out, int *nerrors);
 /* Reads the file first; an unreadable file counts as an I/O error (*io_error = true). A
  * program file that uses preprocessor directives (#include, #define, .include, .once), or
  * is given macros, is run through the system's C preprocessor, as Soufflé does;

@@ -135,6 +135,7 @@ typedef struct rfx_parse_ctx {
                                 * declares relations of: those names are relations' there */
     rfx_linemap *lines;        /* preprocessed text: the line markers read so far (else NULL) */
     bool no_preprocessor;      /* a program file read with the preprocessor turned off */
+    bool no_demand;            /* rfx_parse_opts.no_demand */
     int mark_cap;
     const char *file;          /* the program's name (line markers of "<stdin>" name it) */
     const char *dir;           /* its directory, where the preprocessor ran ("" for none) */

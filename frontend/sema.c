@@ -1347,6 +1347,8 @@ void rfx_sema_run(rfx_program *p, rfx_parse_ctx *ctx)
         dropped = true;
     if (dropped)   /* the strata evaluated are those of what is left */
         rfx_sema_stratify(&s);
+    if (s.d->errors == 0 && !ctx->no_demand && rfx_sema_push_demand(&s))   /* it reads the strata */
+        rfx_sema_stratify(&s);
     if (s.d->errors == 0)
         rfx_sema_widen(&s);
 }

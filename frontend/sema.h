@@ -88,6 +88,9 @@ bool rfx_sema_split_disconnected(sema *s);
  * a loose order the body writes between one column of the two tuples (`a <= b`) made
  * `a < b ; a = b, (the other columns differ)`: the same tuples, without a product. */
 void rfx_sema_tighten_subsumption(sema *s, rfx_clause *c);
+/* sema_demand.c: a helper relation read in one place made only for the tuples read there;
+ * true where it rewrote one (the strata are to be made again). */
+bool rfx_sema_push_demand(sema *s);
 /* sema_widen.c: 64-bit values as pairs of words, in relations, clauses and expressions (the
  * last rewrite, on a program checked without errors). */
 void rfx_sema_widen(sema *s);

@@ -266,6 +266,8 @@ static double estimate(lower_ctx *L, int src, int nconst)
             est = 1e7;
         else if (!r->has_rules && !(r->io & RFX_REL_INPUT))
             est = 1e2;     /* facts only */
+        else if (r->demand)
+            est = 1e3;     /* made to be few: the tuples a reader binds (sema_demand.c) */
     }
     for (int i = 0; i < nconst; i++)
         est /= 10;

@@ -422,7 +422,8 @@ rfx_result rfx_load_string(rfx_engine *e, const char *source, const char *name)
     if (!begin_load(e, "rfx_load_string", source, "source text"))
         return agreed(e, RFX_EXIT_IO);
     int nerr = 0;
-    rfx_program *p = rfx_frontend_parse(source, strlen(source), name ? name : "<string>", e->diag, &nerr);
+    const rfx_parse_opts po = {.no_demand = !e->tune.demand};
+    rfx_program *p = rfx_frontend_parse_text(source, strlen(source), name ? name : "<string>", &po, e->diag, &nerr);
     return agreed(e, adopt_program(e, p, nerr, false));
 }
 
@@ -433,7 +434,8 @@ rfx_result rfx_load_file(rfx_engine *e, const char *path)
     int nerr = 0;
     bool io_error = false;
     const rfx_parse_opts po = {.macros = e->cfg.macros, .include_dirs = e->cfg.include_dirs,
-                               .no_preprocessor = e->cfg.no_preprocessor, .no_warn = e->cfg.no_warn};
+                               .no_preprocessor = e->cfg.no_preprocessor, .no_warn = e->cfg.no_warn,
+                               .no_demand = !e->tune.demand};
     rfx_program *p = rfx_frontend_parse_file(path, &po, e->diag, &nerr, &io_error);
     return agreed(e, adopt_program(e, p, nerr, io_error));
 }
@@ -484,6 +486,20 @@ static int find_relation(rfx_engine *e, const char *call, const char *name)
     int r = name ? rfx_program_find_rel(e->prog, name) : -1;
     if (r < 0)
         fail(e, RFX_EXIT_IO, "%s: the program has no relation named '%s'", call, name ? name : "(null)");
+    return r;
+}
+
+/* A relation whose tuples a call reads: one the front end made only for the tuples its one
+ * reader can use (sema_demand.c) is not all its rules derive, and is not read. */
+static int read_relation(rfx_engine *e, const char *call, int r)
+{
+    if (r >= 0 && e->prog->rels[r].demanded) {
+        fail(e, RFX_EXIT_IO,
+             "%s: '%s' holds only the tuples the one rule reading it can use, not all its rules derive; "
+             "declare it .output, or set the tuning demand=0, to read it whole",
+             call, e->prog->rels[r].name);
+        return -1;
+    }
     return r;
 }
 
@@ -759,7 +775,7 @@ static bool need_result(rfx_engine *e, const char *call)
 rfx_result rfx_size(rfx_engine *e, const char *relation, size_t *ntuples)
 {
     begin_call(e);
-    int r = find_relation(e, "rfx_size", relation);
+    int r = read_relation(e, "rfx_size", find_relation(e, "rfx_size", relation));
     if (r < 0 || !need_result(e, "rfx_size"))
         return RFX_EXIT_IO;
     *ntuples = rfx_exec_count(e->result, r);
@@ -769,7 +785,7 @@ rfx_result rfx_size(rfx_engine *e, const char *relation, size_t *ntuples)
 rfx_result rfx_read_columns(rfx_engine *e, const char *relation, const rfx_column *cols, size_t cap, size_t *ntuples)
 {
     begin_call(e);
-    int r = tuple_relation(e, "rfx_read_columns", relation);
+    int r = read_relation(e, "rfx_read_columns", tuple_relation(e, "rfx_read_columns", relation));
     if (r < 0 || !need_result(e, "rfx_read_columns"))
         return RFX_EXIT_IO;
     if (e->plan->vars[e->plan->relvar[r]].count_only)
@@ -851,7 +867,7 @@ const char *rfx_attribute_name(rfx_engine *e, const char *relation, int column)
 rfx_cursor *rfx_cursor_open(rfx_engine *e, const char *relation)
 {
     begin_call(e);
-    int r = tuple_relation(e, "rfx_cursor_open", relation);
+    int r = read_relation(e, "rfx_cursor_open", tuple_relation(e, "rfx_cursor_open", relation));
     if (r < 0 || !need_result(e, "rfx_cursor_open"))
         return NULL;
     int rv = e->plan->relvar[r];

@@ -700,6 +700,45 @@ static void checker_relations_not_listed(void)
     rfx_close(e);
 }
 
+/* A helper read in one rule is made only for what that rule can use (the front end's demand
+ * rewrite): the reader's answer is the same, a read of the helper is refused with the
+ * reason, and the tuning demand=0 makes it whole. */
+static void demanded_helpers(void)
+{
+    static const char *src = ".decl l(o: number, s: number)\n"
+                             "l(o, o % 5) :- o = range(0, 50).\n"
+                             "l(o, o % 7) :- o = range(0, 50).\n"
+                             ".decl shared(o: number, s: number)\n"
+                             "shared(o, s) :- l(o, s), l(o, s2), s != s2.\n"
+                             ".decl pick(o: number, s: number)\n"
+                             "pick(o, s) :- l(o, s), o < 10, shared(o, s).\n"
+                             ".output pick\n";
+    for (int whole = 0; whole < 2; whole++) {
+        rfx_config cfg;
+        rfx_config_init(&cfg);
+        cfg.threads = 2;
+        cfg.tune = whole ? "demand=0" : NULL;
+        rfx_engine *e = rfx_open(&cfg);
+        CU_ASSERT_FATAL(e != NULL);
+        CU_ASSERT_EQUAL_FATAL(rfx_load_string(e, src, "demand.dl"), RFX_EXIT_OK);
+        CU_ASSERT_EQUAL_FATAL(rfx_run(e), RFX_EXIT_OK);
+        size_t n = 0;
+        CU_ASSERT_EQUAL(rfx_size(e, "pick", &n), RFX_EXIT_OK);
+        CU_ASSERT_EQUAL(n, 10);   /* orders 5-9, each with its two suppliers */
+        n = 0;
+        if (whole) {
+            CU_ASSERT_EQUAL(rfx_size(e, "shared", &n), RFX_EXIT_OK);
+            CU_ASSERT_EQUAL(n, 80);   /* the 40 orders whose two suppliers differ */
+        } else {
+            CU_ASSERT_EQUAL(rfx_size(e, "shared", &n), RFX_EXIT_IO);
+            CU_ASSERT_PTR_NOT_NULL(strstr(rfx_errmsg(e), "demand=0"));
+            CU_ASSERT_PTR_NULL(rfx_cursor_open(e, "shared"));
+            CU_ASSERT_PTR_NULL(rfx_relation_name(e, 3));   /* its demand relation is not listed */
+        }
+        rfx_close(e);
+    }
+}
+
 /* ---- columns: bulk inserts and reads ---------------------------------------------------- */
 static const char *columns_src =
     ".decl t(name: symbol, k: number, w: float, z: unsigned)\n"
@@ -907,6 +946,7 @@ static void add_suites(void)
     CU_add_test(s, "runs after a failed run", runs_after_a_failed_run);
     CU_add_test(s, "columns in and out", columns_in_and_out);
     CU_add_test(s, "the checker's relations are not listed", checker_relations_not_listed);
+    CU_add_test(s, "helpers made for their reader's demand", demanded_helpers);
     CU_add_test(s, "clique programs", clique_programs);
     CU_add_test(s, "inserted tuples kept on the device between runs", test_inputs_kept_on_device);
 }
