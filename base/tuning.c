@@ -21,7 +21,7 @@ typedef struct knob {
 
 #define K(field, type, lo, hi, doc) {#field, type, offsetof(rfx_tuning, field), lo, hi, doc}
 static const knob knobs[] = {
-    K(demand, T_BOOL, 0, 1, "a helper relation read in one rule is made only for the tuples that rule can use (0: whole, as librfx reads of it need)"),
+    K(demand, T_BOOL, 0, 1, "where only outputs are looked at (the rfx command, results_only), a helper relation read in one rule is made only for the tuples that rule can use (0: whole)"),
     K(split_loops, T_BOOL, 0, 1, "split a semi-naive loop whose relation outgrows a memory cap into ranges"),
     K(join_groups, T_INT, 0, 2, "fused JOIN groups: 0 by size (one member: a generated kernel, more: member by member), 1 always generated, 2 always by members"),
     K(jit_min_rows, T_SIZE, 0, 1e18, "fused groups over fewer input tuples run on the precompiled primitives"),

@@ -13,7 +13,9 @@
  * a part of B and demand(x) = ∃ (A's other variables) A. The new H' = H ∧ demand, and
  * wherever B's A holds, demand(x) holds, so H'(x) ∧ A ≡ H(x) ∧ A, and !H'(x) ∧ A ≡
  * (!H(x) ∨ !demand(x)) ∧ A ≡ !H(x) ∧ A. Nothing else reads H, so no other answer changes;
- * H itself does (an embedder reading it through librfx is told so: rfx_relation.demanded).
+ * H itself does: so the engine asks for the rewrite only where the outputs alone are looked
+ * at (the rfx command, librfx's results_only), and refuses reads of H there
+ * (rfx_relation.demanded).
  *
  * Where: H is not an input, output or printsize relation, has rules and no facts, is not
  * recursive (its rules read nothing of its own stratum), is not an eqrel, a lattice's,
@@ -26,7 +28,8 @@
  * pay: A filters (an atom's constant argument, or a comparison) and some rule of H joins
  * two atoms or more; else computing the demand repeats C's join for little.
  *
- * Off with the tuning `demand=0` (rfx_parse_opts.no_demand). */
+ * Off with the tuning `demand=0`, or where every relation is kept whole
+ * (rfx_parse_opts.no_demand). */
 #include "sema.h"
 
 #include <stdio.h>

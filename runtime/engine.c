@@ -417,12 +417,20 @@ static bool begin_load(rfx_engine *e, const char *call, const void *arg, const c
     return !e->prog && arg;
 }
 
+/* Whether helpers read in one rule are made only for what that rule can use (sema_demand.c):
+ * where only the outputs are looked at (results_only, as the rfx command runs), as the
+ * tuning allows; else every relation stays whole for the caller's reads. */
+static bool demand_rewrite(const rfx_engine *e)
+{
+    return e->tune.demand && e->cfg.results_only;
+}
+
 rfx_result rfx_load_string(rfx_engine *e, const char *source, const char *name)
 {
     if (!begin_load(e, "rfx_load_string", source, "source text"))
         return agreed(e, RFX_EXIT_IO);
     int nerr = 0;
-    const rfx_parse_opts po = {.no_demand = !e->tune.demand};
+    const rfx_parse_opts po = {.no_demand = !demand_rewrite(e)};
     rfx_program *p = rfx_frontend_parse_text(source, strlen(source), name ? name : "<string>", &po, e->diag, &nerr);
     return agreed(e, adopt_program(e, p, nerr, false));
 }
@@ -435,7 +443,7 @@ rfx_result rfx_load_file(rfx_engine *e, const char *path)
     bool io_error = false;
     const rfx_parse_opts po = {.macros = e->cfg.macros, .include_dirs = e->cfg.include_dirs,
                                .no_preprocessor = e->cfg.no_preprocessor, .no_warn = e->cfg.no_warn,
-                               .no_demand = !e->tune.demand};
+                               .no_demand = !demand_rewrite(e)};
     rfx_program *p = rfx_frontend_parse_file(path, &po, e->diag, &nerr, &io_error);
     return agreed(e, adopt_program(e, p, nerr, io_error));
 }

@@ -701,8 +701,9 @@ static void checker_relations_not_listed(void)
 }
 
 /* A helper read in one rule is made only for what that rule can use (the front end's demand
- * rewrite): the reader's answer is the same, a read of the helper is refused with the
- * reason, and the tuning demand=0 makes it whole. */
+ * rewrite) where only outputs are looked at (results_only): the reader's answer is the
+ * same, a read of the helper is refused with the reason; the tuning demand=0, or an engine
+ * that keeps every relation whole (the default), reads it whole. */
 static void demanded_helpers(void)
 {
     static const char *src = ".decl l(o: number, s: number)\n"
@@ -713,11 +714,12 @@ static void demanded_helpers(void)
                              ".decl pick(o: number, s: number)\n"
                              "pick(o, s) :- l(o, s), o < 10, shared(o, s).\n"
                              ".output pick\n";
-    for (int whole = 0; whole < 2; whole++) {
+    for (int whole = 0; whole < 3; whole++) {
         rfx_config cfg;
         rfx_config_init(&cfg);
         cfg.threads = 2;
-        cfg.tune = whole ? "demand=0" : NULL;
+        cfg.tune = whole == 1 ? "demand=0" : NULL;
+        cfg.results_only = whole < 2;
         rfx_engine *e = rfx_open(&cfg);
         CU_ASSERT_FATAL(e != NULL);
         CU_ASSERT_EQUAL_FATAL(rfx_load_string(e, src, "demand.dl"), RFX_EXIT_OK);
