@@ -45,6 +45,15 @@ def gen_program(rng):
             args.append(str(rng.randint(0, 7)) if r < 0.12 else "_" if r < 0.2 else rng.choice(pool))
         return "%s(%s)" % (name, ", ".join(args)), {a for a in args if a in pool}
 
+    def atoms(names, pool, n):
+        """n atoms of relations in names over pool's variables, and the variables they bind."""
+        body, bound = [], set()
+        for _ in range(n):
+            a, vs = atom(names, pool)
+            body.append(a)
+            bound |= vs
+        return body, bound
+
     helpers = []
     for h in range(rng.randint(1, 3)):
         name, ar = "h%d" % h, rng.choice([1, 2, 2, 3])
@@ -53,11 +62,7 @@ def gen_program(rng):
         rules = 0
         for _ in range(rng.randint(1, 2)):
             pool = list(VARS[:rng.randint(2, 4)])
-            body, bound = [], set()
-            for _ in range(rng.randint(2, 3)):
-                a, vs = atom(readable, pool)
-                body.append(a)
-                bound |= vs
+            body, bound = atoms(readable, pool, rng.randint(2, 3))
             if not bound:
                 continue
             bl = sorted(bound)
@@ -80,11 +85,7 @@ def gen_program(rng):
     outputs = 0
     for c in range(rng.randint(1, 3)):
         pool = list(VARS[:rng.randint(2, 5)])
-        body, bound = [], set()
-        for _ in range(rng.randint(1, 3)):
-            a, vs = atom(inputs, pool)
-            body.append(a)
-            bound |= vs
+        body, bound = atoms(inputs, pool, rng.randint(1, 3))
         if not bound:
             continue
         bl = sorted(bound)
