@@ -212,6 +212,57 @@ static void mark_cols(const rfx_rx *e, bool *used)
 }
 
 /* ---- FILTER ------------------------------------------------------------------------------ */
+/* Whether a FILTER's output gathers its rows of a tile in shared memory (the tile's own,
+ * s_rows, once its rows are in registers) and writes them coalesced: rows of three words
+ * or more, written from registers, would have each store of a warp touch 32 rows apart
+ * (one or two words go as one store a row, side by side). Only where the tile is staged
+ * and the output's rows are no wider than the source's, so that they fit there. */
+static bool out_staged(const rfx_fout *o, int arity)
+{
+    return rfx_weave_staged(arity) && o->nout >= 3 && o->nout <= arity;
+}
+
+/* The statements, inside a loop over j, that place output m's kept rows of item j: in the
+ * output (at o<m>) or, given stage, in that shared array at their place in the tile. */
+static void put_out_rows(gen *g, const rfx_fout *o, int m, const char *stage)
+{
+    FILE *f = g->f;
+    fprintf(f,
+            "        {\n            const bool k = (keep[%d] >> j) & 1;\n"
+            "            const u32 b = __ballot_sync(0xffffffffu, k);\n",
+            m);
+    if (!o->nout) {   /* a nullary output keeps only its count */
+        fputs("            (void)b;\n        }\n", f);
+        return;
+    }
+    if (stage)
+        fprintf(f, "            if (k) {\n                u32 *w = %s + (s_cnt[%d][j][warp] + __popc(b & below)) * %du;\n",
+                stage, m, o->nout);
+    else
+        fprintf(f, "            if (k) {\n                u32 *w = o%d + (s_cnt[%d][j][warp] + __popc(b & below)) * %du;\n",
+                m, m, o->nout);
+    /* two words: one 8-byte store (an output's rows start at a fresh allocation, so each row
+     * is aligned to its width) */
+    const bool pair = o->nout == 2 && !stage;
+    if (pair)
+        fputs("                *(uint2 *)w = make_uint2(", f);
+    for (int k = 0; k < o->nout; k++) {
+        if (pair)
+            fputs(k ? ", " : "", f);
+        else
+            fprintf(f, "                w[%d] = ", k);
+        if (o->out && o->out[k])
+            emit_rx(g, o->out[k]);
+        else
+            fprintf(f, "v[j][%d]", k);
+        if (!pair)
+            fputs(";\n", f);
+    }
+    if (pair)
+        fputs(");\n", f);
+    fputs("            }\n        }\n", f);
+}
+
 static void gen_filter(gen *g, const rfx_fgroup *grp)
 {
     FILE *f = g->f;
@@ -231,6 +282,7 @@ static void gen_filter(gen *g, const rfx_fgroup *grp)
         fprintf(f, "    __shared__ __align__(16) u32 s_rows[TILE * %d];   // the tile, loaded coalesced\n", A);
     fputs("    __shared__ u32 s_cnt[M][ITEMS][T / 32];\n"
           "    __shared__ u64 s_base[M];\n"
+          "    __shared__ u32 s_tot[M];   // each output's rows of the tile\n"
           "    const u64 ntiles = (n + TILE - 1) / TILE;\n"
           "    // a block a tile, in index order: blocks start in that order, so a look-back never\n"
           "    // waits on one not started (the counter is left alone)\n"
@@ -328,6 +380,7 @@ static void gen_filter(gen *g, const rfx_fgroup *grp)
           "        if (lane == 0) {\n"
           "            if (tile != 0)\n                atomicExch(&st[tile], LB_PREFIX | tag | (excl + total));\n"
           "            s_base[m] = excl;\n"
+          "            s_tot[m] = (u32)total;\n"
           "            if (tile == ntiles - 1) {\n"
           "                totals[m] = excl + total;\n"
           "                __threadfence_system();   // before the tag that says the totals are there\n"
@@ -344,44 +397,37 @@ static void gen_filter(gen *g, const rfx_fgroup *grp)
     for (int m = 0; m < M; m++)
         if (grp->outs[m].nout)
             fprintf(f, "    u32 *const o%d = outs.p[%d] + s_base[%d] * %d;\n", m, m, m, grp->outs[m].nout);
-    fputs("#pragma unroll\n    for (int j = 0; j < ITEMS; j++) {\n", f);
+    /* outputs written straight from registers first, in one pass over the rows; then each
+     * staged one in a pass of its own */
+    bool direct = false;
+    for (int m = 0; m < M; m++)
+        direct |= !out_staged(&grp->outs[m], A);
+    if (direct) {
+        fputs("#pragma unroll\n    for (int j = 0; j < ITEMS; j++) {\n", f);
+        for (int m = 0; m < M; m++)
+            if (!out_staged(&grp->outs[m], A))
+                put_out_rows(g, &grp->outs[m], m, NULL);
+        fputs("    }\n", f);
+    }
     for (int m = 0; m < M; m++) {
         const rfx_fout *o = &grp->outs[m];
-        fprintf(f,
-                "        {\n            const bool k = (keep[%d] >> j) & 1;\n"
-                "            const u32 b = __ballot_sync(0xffffffffu, k);\n",
-                m);
-        if (!o->nout) {   /* a nullary output keeps only its count */
-            fputs("            (void)b;\n        }\n", f);
+        if (!out_staged(o, A))
             continue;
-        }
         fprintf(f,
-                "            if (k) {\n"
-                "                u32 *w = o%d + (s_cnt[%d][j][warp] + __popc(b & below)) * %du;\n",
-                m, m, o->nout);
-        /* two words: one 8-byte store (an output's rows start at a fresh allocation, so
-         * each row is aligned to its width) */
-        const bool pair = o->nout == 2;
-        if (pair)
-            fputs("                *(uint2 *)w = make_uint2(", f);
-        for (int k = 0; k < o->nout; k++) {
-            if (pair)
-                fputs(k ? ", " : "", f);
-            else
-                fprintf(f, "                w[%d] = ", k);
-            if (o->out && o->out[k])
-                emit_rx(g, o->out[k]);
-            else
-                fprintf(f, "v[j][%d]", k);
-            if (!pair)
-                fputs(";\n", f);
-        }
-        if (pair)
-            fputs(");\n", f);
-        fputs("            }\n        }\n", f);
+                "    // output %d's rows of the tile gathered in s_rows (free: every row is in v, and\n"
+                "    // what an earlier output gathered there was written), then written coalesced\n"
+                "    __syncthreads();\n"
+                "#pragma unroll\n    for (int j = 0; j < ITEMS; j++) {\n",
+                m);
+        put_out_rows(g, o, m, "s_rows");
+        fprintf(f,
+                "    }\n    __syncthreads();\n"
+                "    for (u32 w = threadIdx.x, words = s_tot[%d] * %du; w < words; w += T)\n"
+                "        o%d[w] = s_rows[w];\n",
+                m, o->nout, m);
     }
     /* totals and div_flag are host words (mapped): one plain store, read after the wait */
-    fputs("    }\n    if (div0)\n        *(volatile unsigned *)div_flag = 1u;\n}\n", f);
+    fputs("    if (div0)\n        *(volatile unsigned *)div_flag = 1u;\n}\n", f);
     fputs("#undef T\n#undef ITEMS\n#undef TILE\n#undef M\n", f);
 }
 
@@ -516,11 +562,16 @@ static void gen_join(gen *g, const rfx_fgroup *grp)
     fputs("        cnt[i] = total;\n    }\n"
           "    if (raw)\n        atomicOr(raw_flag, 1u);\n    if (div0)\n        atomicOr(div_flag, 1u);\n}\n",
           f);
-    /* expand */
+    /* expand: rows of three words or more gathered in shared memory by the block and
+     * written coalesced (from registers, each store of a warp would touch 32 rows apart) */
+    const bool staged = rfx_weave_expand_staged(grp->nout);
+    if (staged)
+        fprintf(f, "#define T_EXPAND %d\n#define NOUT %d\n", RFX_FUSED_THREADS, grp->nout);
     fprintf(f,
             "extern \"C\" __global__ void __launch_bounds__(%d) %s_expand(rfx_srcs S, u64 total, const u64 *off, const u64 *lo,\n"
             "    const u64 *len, u32 *out, u64 *flags, unsigned *div_flag)\n{\n"
             "    __shared__ u64 s_first, s_last;\n"
+            "%s"
             "    const u64 na = S.n[0];\n    bool div0 = false;\n"
             "    for (u64 base = blockIdx.x * (u64)blockDim.x; base < total; base += (u64)gridDim.x * blockDim.x) {\n"
             "        // the first-source rows owning this block's outputs, then each output's own\n"
@@ -532,7 +583,9 @@ static void gen_join(gen *g, const rfx_fgroup *grp)
             "        if (o < total) {\n"
             "            const u64 i = %s_owner(off, s_first, s_last + 1, o);\n"
             "            u64 rem = o - off[i];\n",
-            RFX_FUSED_THREADS, nm, nm, nm, nm);
+            RFX_FUSED_THREADS, nm,
+            staged ? "    __shared__ u32 s_out[T_EXPAND * NOUT];   // the block's rows, written coalesced\n" : "",
+            nm, nm, nm);
     for (int s = ns - 1; s >= 1; s--) {
         fprintf(f, "            u64 j%d;\n            {\n                const u64 L = len[(u64)%d * na + i], l = lo[(u64)%d * na + i];\n"
                    "                u64 d = %s_digit(&rem, L & ~FILTERED);\n",
@@ -563,13 +616,25 @@ static void gen_join(gen *g, const rfx_fgroup *grp)
     emit_or_true(g, grp->pred);
     fputs(");\n            if (flags)\n                flags[o] = keep;\n            if (keep) {\n", f);
     for (int k = 0; k < grp->nout; k++) {
-        fprintf(f, "                out[o * %d + %d] = ", grp->nout, k);
+        if (staged)
+            fprintf(f, "                s_out[threadIdx.x * NOUT + %d] = ", k);
+        else
+            fprintf(f, "                out[o * %d + %d] = ", grp->nout, k);
         emit_rx(g, grp->out[k]);
         fputs(";\n", f);
     }
-    fputs("            }\n        }\n        __syncthreads();\n    }\n    if (div0)\n        atomicOr(div_flag, 1u);\n}\n"
+    fputs("            }\n        }\n", f);
+    if (staged)   /* a row not kept carries what s_out held: as unwritten, flags say it goes */
+        fputs("        __syncthreads();\n"
+              "        for (u64 w = threadIdx.x, words = (total - base < T_EXPAND ? total - base : T_EXPAND) * NOUT; w < words;\n"
+              "             w += T_EXPAND)\n"
+              "            out[base * NOUT + w] = s_out[w];\n",
+              f);
+    fputs("        __syncthreads();\n    }\n    if (div0)\n        atomicOr(div_flag, 1u);\n}\n"
           "#undef SCAN\n#undef FILTERED\n",
           f);
+    if (staged)
+        fputs("#undef T_EXPAND\n#undef NOUT\n", f);
     free(used);
     free(fused);
 }

@@ -464,7 +464,7 @@ static bool join_group(wctx *x, int block, int anchor)
     g->out = out;
     g->dst = c->dst;
     g->regs = regs;
-    g->smem = 0;
+    g->smem = rfx_weave_expand_staged(c->nout) ? RFX_WEAVE_THREADS * c->nout * 4 : 0;
     for (int i = 0; i < g->nmembers; i++)
         x->w->at[g->members[i].block][g->members[i].cmd] = g->id;
     x->w->ngroups++;
@@ -489,7 +489,7 @@ static int filter_smem(int nouts, int arity)
     /* rows of other widths than 1, 2 and 4 words are staged through shared memory */
     int tile = RFX_WEAVE_THREADS * rfx_weave_items(arity);
     int staged = rfx_weave_staged(arity) ? tile * arity * 4 : 0;
-    return staged + nouts * (rfx_weave_items(arity) * (RFX_WEAVE_THREADS / 32) * 4 + 8) + 16;
+    return staged + nouts * (rfx_weave_items(arity) * (RFX_WEAVE_THREADS / 32) * 4 + 8 + 4) + 16;
 }
 
 static void set_out(rfx_fout *o, const rfx_ra_cmd *c, const rfx_plan *P)

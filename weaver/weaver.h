@@ -168,6 +168,13 @@ static inline bool rfx_weave_staged(int arity)
 {
     return arity != 0 && arity != 1 && arity != 2 && arity != 4 && rfx_weave_items(arity) * arity <= 32;
 }
+/* Whether a JOIN group's expand kernel gathers its output rows in shared memory and
+ * writes them coalesced: rows of three words or more (from registers, each store of a warp
+ * would touch 32 rows apart), at most 32 (32 KiB a block). */
+static inline bool rfx_weave_expand_staged(int nout)
+{
+    return nout >= 3 && nout <= 32;
+}
 /* Key ranges up to this long are filtered while counted (JOIN groups). */
 #define RFX_WEAVE_SCAN_RANGE 64
 
