@@ -609,7 +609,13 @@ static rfx_status cpu_exec_group(rfx_backend *be, const rfx_fgroup *g)
         return RFX_ERR_NOMEM;
     if (g->kind == RFX_FG_FILTER)
         return filter_group(x, g);
-    for (int k = 0; k < rfx_fgroup_ninputs(g); k++) {
+    /* a star join with an empty source is empty whatever the others hold: their runs are
+     * left unmerged (a thin recursion's empty delta against a relation that grows by a run
+     * an iteration would otherwise merge all of it every iteration) */
+    bool empty = false;
+    for (int s = 0; s < g->nsrc; s++)
+        empty |= cpu_count_of(x, g->srcs[s]) == 0;
+    for (int k = 0; k < rfx_fgroup_ninputs(g) && !empty; k++) {
         rfx_status st = consolidate(x, rfx_fgroup_input(g, k));
         if (st != RFX_OK)
             return st;
