@@ -585,7 +585,7 @@ size_t *rfx_output_order(const rfx_rows *rows, const rfx_prim *types, const rfx_
 }
 
 /* The attribute names line of headers=true: the header's second line, its tabs the
- * delimiter (quoted under RFC 4180, as symbols are). */
+ * delimiter. */
 static rfx_status put_names(FILE *f, const char *header, const char *delim, bool rfc4180)
 {
     const char *names = strchr(header, '\n');
@@ -593,8 +593,8 @@ static rfx_status put_names(FILE *f, const char *header, const char *delim, bool
     bool ok = true;
     while (ok) {
         size_t n = strcspn(names, "\t");
-        /* attribute names are identifiers: quoted only where one holds the delimiter (as
-         * Soufflé, which writes them bare) */
+        /* attribute names are identifiers, written bare as Soufflé writes them; under RFC
+         * 4180 one holding a character of the delimiter is quoted */
         bool quote = false;
         for (size_t i = 0; rfc4180 && i < n && !quote; i++)
             quote = strchr(delim, names[i]) != NULL;
