@@ -2,11 +2,19 @@
 """TPC-H in Datalog against DuckDB: generate the tables, run each programs/tpch/qNN.dl with
 rfx and the same query with DuckDB, compare the answers, print a table.
 
-    bench/tpch.py gen DIR SF          tables as DIR/<table>.tbl (DuckDB's dbgen, '|', no header)
+    bench/tpch.py gen DIR SF [--answers FILE]
+                                      tables as DIR/<table>.tbl (DuckDB's dbgen, '|', no header);
+                                      with --answers, DuckDB's answers to the queries (and its
+                                      times) kept in FILE, made over the tables it generated
     bench/tpch.py run DIR RFX [opts]  each query with rfx and DuckDB over DIR's tables
+    bench/tpch.py suite DIR RFX [opts]
+                                      the queries as one program (each a component, the tables
+                                      read once), one rfx process a backend, each answer compared
 
 run options: --queries 1,6 (default: every programs/tpch/qNN.dl), --backends cpu,cuda
-(default cpu), --repeat N (timings: best of N), --rfx-args "..." (passed to rfx). Each rfx
+(default cpu), --repeat N (timings: best of N), --rfx-args "..." (passed to rfx), --answers
+FILE (DuckDB's answers and times from gen, where loading the tables into DuckDB again would
+take minutes: large scale factors). Each rfx
 time is its whole process; its load column is the part --profile gives to reading the
 tables (its INPUT row), from one more run (--no-loads: none, "?"). With --kept
 BENCH_QUERIES (build/bench/bench_queries) RFX is not run: each query's engine reads its
@@ -24,6 +32,7 @@ import argparse
 import datetime
 import decimal
 import os
+import pickle
 import re
 import shutil
 import subprocess
@@ -50,12 +59,33 @@ def duckdb_connection():
     return con
 
 
-def generate(directory, sf):
+def generate(directory, sf, answers):
     os.makedirs(directory, exist_ok=True)
     con = duckdb_connection()
     con.execute("CALL dbgen(sf=%s)" % sf)
     for t in TABLES:
         con.execute("COPY %s TO '%s' (DELIMITER '|', HEADER false)" % (t, os.path.join(directory, t + ".tbl")))
+    if answers:   # written whole or not at all
+        kept = {q: duck_answer(con, q, 1) for q in all_queries()}
+        with open(answers + ".tmp", "wb") as f:
+            pickle.dump(kept, f)
+        os.replace(answers + ".tmp", answers)
+
+
+def all_queries():
+    return sorted(int(f[1:3]) for f in os.listdir(PROGRAMS) if re.match(r"q\d\d\.dl$", f))
+
+
+def duck_answer(con, q, repeat):
+    """Query q by DuckDB: (its SQL, the column names, the rows, the best of repeat runs in s)."""
+    sql = con.execute("SELECT query FROM tpch_queries() WHERE query_nr = %d" % q).fetchall()[0][0]
+    best = None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        res = con.execute(sql)
+        rows = res.fetchall()
+        best = min(best or 1e9, time.perf_counter() - t0)
+    return sql, [d[0] for d in res.description], rows, best
 
 
 def load(con, directory):
@@ -140,10 +170,14 @@ def input_seconds(profile):
 
 
 def run(args):
-    con = duckdb_connection()
-    load(con, args.dir)
-    queries = [int(q) for q in args.queries.split(",")] if args.queries else sorted(
-        int(f[1:3]) for f in os.listdir(PROGRAMS) if re.match(r"q\d\d\.dl$", f))
+    kept = None
+    if args.answers:
+        with open(args.answers, "rb") as f:
+            kept = pickle.load(f)
+    else:
+        con = duckdb_connection()
+        load(con, args.dir)
+    queries = [int(q) for q in args.queries.split(",")] if args.queries else all_queries()
     bad = 0
     backends = args.backends.split(",")
     duck_total, totals = 0.0, {b: [0.0, 0.0, 0.0] for b in backends}
@@ -152,14 +186,7 @@ def run(args):
                                                  for b in backends) + " | answers |")
     print("|---:|---:|---:|" + ("---:|---:|---:|" if floor else "---:|---:|") * len(backends) + "---|")
     for q in queries:
-        sql = con.execute("SELECT query FROM tpch_queries() WHERE query_nr = %d" % q).fetchall()[0][0]
-        best = None
-        for _ in range(args.repeat):
-            t0 = time.perf_counter()
-            res = con.execute(sql)
-            duck = res.fetchall()
-            best = min(best or 1e9, time.perf_counter() - t0)
-        names = [d[0] for d in res.description]
+        sql, names, duck, best = kept[q] if kept else duck_answer(con, q, args.repeat)
         cells, why = [], None
         for b in backends:
             out = tempfile.mkdtemp(prefix="tpch-q%02d-" % q)
@@ -200,12 +227,74 @@ def run(args):
     return 1 if bad else 0
 
 
-def answer(out, duck, sql, names):
-    """rfx's result in folder out (removed after) against DuckDB's rows: None, or how they differ."""
-    with open(os.path.join(out, "result.csv")) as f:
+def answer(out, duck, sql, names, name="result", keep=False):
+    """rfx's result (relation name's file in folder out, removed after unless keep) against
+    DuckDB's rows: None, or how they differ."""
+    with open(os.path.join(out, name + ".csv")) as f:
         rows = [line.rstrip("\n").split("\t") for line in f if line.strip("\n") != ""]
-    shutil.rmtree(out, ignore_errors=True)
+    if not keep:
+        shutil.rmtree(out, ignore_errors=True)
     return compare(rows, duck, sort_keys(sql, names))
+
+
+def suite_program(queries):
+    """One program of the queries: each query's rules a component (its relations qNN.*), the
+    tables its files include declared once (each table's file is included once)."""
+    includes, parts = [], []
+    for q in queries:
+        body = []
+        with open(os.path.join(PROGRAMS, "q%02d.dl" % q)) as f:
+            for line in f.read().splitlines():
+                if line.startswith("#include"):
+                    includes += [line] if line not in includes else []
+                else:
+                    body.append(line)
+        parts.append(".comp Q%02d {\n%s\n}\n.init q%02d = Q%02d\n" % (q, "\n".join(body), q, q))
+    return "\n".join(includes) + "\n" + "\n".join(parts)
+
+
+def suite(args):
+    """The queries as one program: one rfx process a backend (whole process, and the load from
+    --profile's INPUT row), each component's result against DuckDB's answer."""
+    kept = None
+    if args.answers:
+        with open(args.answers, "rb") as f:
+            kept = pickle.load(f)
+    else:
+        con = duckdb_connection()
+        load(con, args.dir)
+    queries = [int(q) for q in args.queries.split(",")] if args.queries else all_queries()
+    duck = {q: kept[q] if kept else duck_answer(con, q, 1) for q in queries}
+    work = tempfile.mkdtemp(prefix="tpch-suite-")
+    program = os.path.join(work, "suite.dl")
+    with open(program, "w") as f:
+        f.write(suite_program(queries))
+    bad = 0
+    print("| backend | queries | DuckDB s (sum) | rfx s (process) | load s | answers |")
+    print("|---|---:|---:|---:|---:|---|")
+    for b in args.backends.split(","):
+        out = os.path.join(work, b)
+        os.makedirs(out)
+        cmd = [args.rfx, "-q", "--profile", "--backend=" + b, "-I", PROGRAMS, "-F", args.dir, "-D", out] + \
+            args.rfx_args.split() + [program]
+        t0 = time.perf_counter()
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        took = time.perf_counter() - t0
+        if r.returncode != 0:
+            why = "rfx exit %d: %s" % (r.returncode, r.stderr.strip()[-300:])
+        else:
+            whys = []
+            for q in queries:
+                sql, names, rows, _ = duck[q]
+                w = answer(out, rows, sql, names, "q%02d.result" % q, keep=True)
+                whys += ["Q%d: %s" % (q, w)] if w else []
+            why = "; ".join(whys) or None
+        bad += why is not None
+        load_s = input_seconds(r.stderr) if r.returncode == 0 else None
+        print("| %s | %d | %.3f | %.3f | %s | %s |" % (b, len(queries), sum(d[3] for d in duck.values()), took,
+                                                   "%.3f" % load_s if load_s is not None else "?", why or "equal"))
+    shutil.rmtree(work, ignore_errors=True)
+    return 1 if bad else 0
 
 
 def percent(part, whole):
@@ -230,6 +319,7 @@ def main():
     g = sub.add_parser("gen")
     g.add_argument("dir")
     g.add_argument("sf")
+    g.add_argument("--answers", default="", metavar="FILE")
     r = sub.add_parser("run")
     r.add_argument("dir")
     r.add_argument("rfx")
@@ -239,9 +329,19 @@ def main():
     r.add_argument("--rfx-args", default="")
     r.add_argument("--no-loads", dest="loads", action="store_false")
     r.add_argument("--kept", default="", metavar="BENCH_QUERIES")
+    r.add_argument("--answers", default="", metavar="FILE")
+    u = sub.add_parser("suite")
+    u.add_argument("dir")
+    u.add_argument("rfx")
+    u.add_argument("--queries", default="")
+    u.add_argument("--backends", default="cpu")
+    u.add_argument("--rfx-args", default="")
+    u.add_argument("--answers", default="", metavar="FILE")
     args = ap.parse_args()
+    if args.cmd == "suite":
+        return suite(args)
     if args.cmd == "gen":
-        generate(args.dir, args.sf)
+        generate(args.dir, args.sf, args.answers)
         return 0
     return run(args)
 

@@ -2,7 +2,7 @@
 # TPC-H's 22 queries (programs/tpch/) against DuckDB at scale factor 0.01: installs the
 # PyPI packages duckdb and duckdb-extension-tpch into build/tpchvenv, generates the tables
 # once into build/tpch-sf0.01, and runs bench/tpch.py (every answer equal, or exit 1), as whole
-# processes and through librfx (bench_queries).
+# processes, through librfx (bench_queries) and as one program (suite).
 # Usage: scripts/tpch-check.sh [BUILD_DIR] [BACKENDS]   (defaults: build, cpu,auto)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,3 +21,5 @@ data=$build/tpch-sf0.01
 "$venv/bin/python" bench/tpch.py run "$data" "$build/runtime/rfx" --backends "$backends"
 # the same through librfx, each query's tables read once (rfx_read_inputs) and run twice
 "$venv/bin/python" bench/tpch.py run "$data" "$build/runtime/rfx" --kept "$build/bench/bench_queries" --backends cpu
+# and as one program, every table read once (bench/tpch.py suite, as at large scale factors)
+"$venv/bin/python" bench/tpch.py suite "$data" "$build/runtime/rfx" --backends cpu
