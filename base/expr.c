@@ -19,7 +19,7 @@ uint64_t rfx_rx_eval64(const rfx_rx *e, const uint32_t *t0, int a0, const uint32
         return e->value;
     case RFX_RX_BIN: {
         uint64_t l = rfx_rx_eval64(e->l, t0, a0, t1, div0), r = rfx_rx_eval64(e->r, t0, a0, t1, div0);
-        if (e->env && (e->op == RFX_ADD || e->op == RFX_SUB || e->op == RFX_MUL)) {   /* decimals: exact or fail */
+        if (rfx_rx_checked(e)) {   /* decimals: exact or fail */
             bool over = false;
             int64_t v = rfx_checked64(e->op, (int64_t)l, (int64_t)r, &over);
             if (over)
@@ -187,6 +187,11 @@ const char *rfx_aggfn_str(rfx_aggfn fn)
 {
     static const char *s[] = {"count", "sum", "min", "max", "mean"};
     return s[fn];
+}
+
+bool rfx_rx_checked(const rfx_rx *e)
+{
+    return e->kind == RFX_RX_BIN && e->env && (e->op == RFX_ADD || e->op == RFX_SUB || e->op == RFX_MUL);
 }
 
 bool rfx_rx_may_fail(const rfx_rx *e)

@@ -428,12 +428,6 @@ static inline void emit_ins(prog *p, int op, int prim, int arg, uint32_t value, 
         p->max_depth = p->depth;
 }
 
-// Whether a BIN over decimals fails past 64 bits (rfx_rx_eval64's checked arithmetic).
-static inline bool checked_bin(const rfx_rx *e)
-{
-    return e->env && (e->op == RFX_ADD || e->op == RFX_SUB || e->op == RFX_MUL);
-}
-
 static inline void compile_rx(prog *p, const rfx_rx *e)
 {
     switch (e->kind) {
@@ -447,8 +441,8 @@ static inline void compile_rx(prog *p, const rfx_rx *e)
     case RFX_RX_BIN:
         compile_rx(p, e->l);
         compile_rx(p, e->r);
-        emit_ins(p, G_BIN, e->prim, e->op, checked_bin(e), -1);
-        p->divides |= e->op == RFX_DIV || e->op == RFX_MOD || checked_bin(e);
+        emit_ins(p, G_BIN, e->prim, e->op, rfx_rx_checked(e), -1);
+        p->divides |= e->op == RFX_DIV || e->op == RFX_MOD || rfx_rx_checked(e);
         break;
     case RFX_RX_CMP:
         compile_rx(p, e->l);

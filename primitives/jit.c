@@ -189,7 +189,7 @@ static void write_file(const char *path, const void *data, size_t size)
 }
 
 /* The cache file of source's cubin for sm_<arch> (false: no cache directory). */
-static const char *const nvrtc_opts[] = {NULL, "--fmad=false", "--std=c++17", "-default-device"};
+static const char *const nvrtc_opts[] = {NULL, "--fmad=false", "--std=c++17", "-default-device", "--device-int128"};
 enum { NVRTC_NOPTS = sizeof nvrtc_opts / sizeof *nvrtc_opts };
 
 static bool cache_path(const char *source, const char *archopt, char *path, size_t cap)

@@ -161,10 +161,9 @@ rfx_rx *rfx_rx_fold(rfx_rx *x)
         return x;
     bool div0 = false;
     uint64_t v = rfx_rx_eval64(x, NULL, 0, NULL, &div0);
-    if (!div0) {
-        x->kind = RFX_RX_CONST;
-        x->value = v;
-    }
+    if (!div0)   /* a plain constant: nothing of the call or operator it was (an env would
+                  * say it may fail) */
+        *x = (rfx_rx){.kind = RFX_RX_CONST, .prim = x->prim, .value = v, .loc = x->loc};
     return x;
 }
 

@@ -1164,6 +1164,14 @@ static rfx_status ooc_exec(rfx_backend *be, const rfx_ra_cmd *c)
     return st;
 }
 
+static bool group_wide(const rfx_plan *P, const rfx_fgroup *g)
+{
+    for (int m = 0; m < g->nmembers; m++)
+        if (rfx_fgroup_member_cmd(P, g, m)->wide)
+            return true;
+    return false;
+}
+
 /* A fused group whole on the inner backend when its inputs fit, else its commands one by
  * one (each in parts as needed), the join chain's temporaries freed after. */
 static rfx_status ooc_exec_group(rfx_backend *be, const rfx_fgroup *g)
@@ -1184,6 +1192,13 @@ static rfx_status ooc_exec_group(rfx_backend *be, const rfx_fgroup *g)
     bool fits = bytes_of(x, in, nin, false) <= x->cap / 2;
     size_t over;
     rfx_status st = fits ? run_whole(x, NULL, g, in, nin, outs, nouts, &fits, &over) : RFX_OK;
+    /* the device flags a failed expression without saying which (a division by zero, a
+     * decimal past 64 bits): a group with 64-bit expressions runs again command by command,
+     * so that the failing one runs again on the host (ooc_exec), which names it */
+    if (st == RFX_ERR_DIV0 && fits && x->in->enforces_budget && group_wide(x->P, g)) {
+        st = RFX_OK;
+        fits = false;
+    }
     if (st != RFX_OK || fits)
         return st;
     for (int m = 0; m < g->nmembers && st == RFX_OK; m++) {

@@ -14,6 +14,7 @@
  * launcher compiles with --fmad=false) whose NaNs are all 0x7fc00000, so fused and unfused
  * runs agree bit for bit. */
 #include "weaver.h"
+#include "rx_ops_text.h"   /* rfx_rx_ops_text: base/rx_kinds.h and base/rx_ops.h, generated */
 
 #include <stdlib.h>
 #include <string.h>
@@ -59,11 +60,26 @@ static const char prelude[] =
     "static __device__ __forceinline__ bool lb_ready(u64 y, u64 tag)\n"
     "{ return (y & LB_TAG) == tag && (y & (LB_AGGREGATE | LB_PREFIX)) != 0; }\n";
 
+/* In front of rx_ops.h's functions where a kernel computes 64-bit values: what its
+ * #include lines (left out of the embedded text) gave it, for NVRTC, which has no libc. */
+static const char wide_prelude[] =
+    "typedef unsigned int uint32_t;\n"
+    "typedef int int32_t;\n"
+    "typedef unsigned long long uint64_t;\n"
+    "typedef long long int64_t;\n"
+    "#define INT32_MIN (-2147483647 - 1)\n"
+    "#define INT64_MIN (-9223372036854775807ll - 1)\n"
+    "#define INT64_MAX 9223372036854775807ll\n"
+    "#define UINT64_MAX 18446744073709551615ull\n"
+    "static __device__ __forceinline__ u64 rfx_pair(u32 hi, u32 lo) { return (u64)hi << 32 | lo; }\n";
+
 typedef struct gen {
     FILE *f;
     const rfx_plan *P;
     const char *colfmt;        /* how column c is named, e.g. "v[j][%d]" or "c%d" */
-    bool divides;              /* an integer division or modulo was emitted */
+    bool divides;              /* an integer division or modulo (or a decimal's checked
+                                * arithmetic) was emitted */
+    bool wide;                 /* a 64-bit expression was emitted: rx_ops.h goes in front */
 } gen;
 
 static const char *arith_op(int op)
@@ -89,6 +105,7 @@ static const char *cmp_op(int op)
 }
 
 static void emit_rx(gen *g, const rfx_rx *e);
+static void emit_rx64(gen *g, const rfx_rx *e);
 
 /* The operators of rx_ops.h's rfx_bitwise (and min and max of floats), each operand
  * evaluated once and always (no short-circuit: a zero divisor inside either still sets
@@ -129,6 +146,12 @@ static void emit_bitwise(gen *g, const rfx_rx *e)
 static void emit_rx(gen *g, const rfx_rx *e)
 {
     FILE *f = g->f;
+    if (rfx_rx_wide(e)) {   /* 64-bit values inside: computed as the interpreters do */
+        fputs("(u32)(", f);
+        emit_rx64(g, e);
+        fputs(")", f);
+        return;
+    }
     switch (e->kind) {
     case RFX_RX_COL:
         fprintf(f, g->colfmt, e->col);
@@ -195,8 +218,113 @@ static void emit_rx(gen *g, const rfx_rx *e)
     case RFX_RX_FN:   /* host-only commands are never woven (weaver.c) */
         fputs("\n#error functor on the device\n", f);
         break;
-    case RFX_RX_PAIR: case RFX_RX_HALF: case RFX_RX_CONV: case RFX_RX_CAL:   /* host-only too */
-        fputs("\n#error 64-bit value on the device\n", f);
+    case RFX_RX_PAIR: case RFX_RX_HALF: case RFX_RX_CONV: case RFX_RX_CAL:   /* rfx_rx_wide: above */
+        break;
+    }
+}
+
+/* Operands l and r, each as a u64-valued expression, after the text before (a call's name
+ * and leading arguments), each wrapped in its cast: "before(lcast(l), rcast(r)" and then
+ * after. */
+static void emit_call2(gen *g, const char *before, const char *lcast, const rfx_rx *l, const char *rcast,
+                       const rfx_rx *r, const char *after)
+{
+    fprintf(g->f, "%s%s(", before, lcast);
+    emit_rx64(g, l);
+    fprintf(g->f, "), %s(", rcast);
+    emit_rx64(g, r);
+    fprintf(g->f, ")%s", after);
+}
+
+/* A u64-valued C expression for e, node for node as base/expr.c's rfx_rx_eval64 computes it,
+ * by the functions of base/rx_ops.h (compiled in front of the kernel): both backends, the
+ * device's interpreter and these kernels compute the same bits. A zero divisor and a
+ * decimal past 64 bits set div0, as the division flag. */
+static void emit_rx64(gen *g, const rfx_rx *e)
+{
+    FILE *f = g->f;
+    if (!rfx_rx_wide(e)) {
+        fputs("(u64)(", f);
+        emit_rx(g, e);
+        fputs(")", f);
+        return;
+    }
+    g->wide = true;
+    char head[96];
+    switch (e->kind) {
+    case RFX_RX_COL:
+        fputs("(u64)", f);
+        fprintf(f, g->colfmt, e->col);
+        break;
+    case RFX_RX_CONST:
+        fprintf(f, "0x%llxull", (unsigned long long)e->value);
+        break;
+    case RFX_RX_BIN:
+        g->divides |= rfx_rx_checked(e) || e->op == RFX_DIV || e->op == RFX_MOD;
+        if (rfx_rx_checked(e)) {
+            snprintf(head, sizeof head, "(u64)rfx_checked64(%d, ", e->op);
+            emit_call2(g, head, "(int64_t)", e->l, "(int64_t)", e->r, ", &div0)");
+        } else if (RFX_PRIM_WIDE(e->prim)) {
+            snprintf(head, sizeof head, "rfx_binary64(%d, %d, ", e->op, e->prim);
+            emit_call2(g, head, "", e->l, "", e->r, ", &div0)");
+        } else {
+            snprintf(head, sizeof head, "(u64)rfx_binary(%d, %d, ", e->op, e->prim);
+            emit_call2(g, head, "(u32)", e->l, "(u32)", e->r, ", &div0)");
+        }
+        break;
+    case RFX_RX_NEG:
+        fprintf(f, RFX_PRIM_WIDE(e->prim) ? "rfx_negate64(%d, (" : "(u64)rfx_negate(%d, (u32)(", e->prim);
+        emit_rx64(g, e->l);
+        fputs("))", f);
+        break;
+    case RFX_RX_CMP:
+        if (e->prim == RFX_DECIMAL) {   /* decimals of scales col apart */
+            snprintf(head, sizeof head, "(u64)rfx_compare_scaled(%d, ", e->op);
+            emit_call2(g, head, "(int64_t)", e->l, "(int64_t)", e->r, "");
+            fprintf(f, ", %d)", e->col);
+        } else if (RFX_PRIM_WIDE(e->prim)) {
+            snprintf(head, sizeof head, "(u64)rfx_compare64(%d, %d, ", e->op, e->prim);
+            emit_call2(g, head, "", e->l, "", e->r, ")");
+        } else {
+            snprintf(head, sizeof head, "(u64)rfx_compare(%d, %d, ", e->op, e->prim);
+            emit_call2(g, head, "(u32)", e->l, "(u32)", e->r, ")");
+        }
+        break;
+    case RFX_RX_AND:   /* as C's &&: the right not evaluated where the left is 0 */
+        fputs("(u64)((", f);
+        emit_rx64(g, e->l);
+        fputs(") && (", f);
+        emit_rx64(g, e->r);
+        fputs("))", f);
+        break;
+    case RFX_RX_PAIR:   /* the high word l, the low word r */
+        emit_call2(g, "rfx_pair(", "(u32)", e->l, "(u32)", e->r, ")");
+        break;
+    case RFX_RX_HALF:
+        fputs(e->op == 0 ? "((" : "(u64)(u32)(", f);
+        emit_rx64(g, e->l);
+        fputs(e->op == 0 ? ") >> 32)" : ")", f);
+        break;
+    case RFX_RX_CONV:
+        g->divides |= e->env != NULL;
+        fprintf(f, "rfx_convert_checked(%d, %d, %d, %d, %s, ", e->l->prim, e->col, e->prim, e->op,
+                e->env ? "true" : "false");
+        emit_rx64(g, e->l);
+        fputs(", &div0)", f);
+        break;
+    case RFX_RX_CAL:
+        fprintf(f, "(u64)rfx_calendar(%d, (u32)(", e->op);
+        emit_rx64(g, e->l);
+        fputs("), ", f);
+        if (e->r) {
+            fputs("(u32)(", f);
+            emit_rx64(g, e->r);
+            fputs("))", f);
+        } else
+            fputs("0u)", f);
+        break;
+    case RFX_RX_FN:   /* host-only commands are never woven (weaver.c) */
+        fputs("\n#error functor on the device\n", f);
         break;
     }
 }
@@ -646,8 +774,7 @@ char *rfx_weave_codegen(rfx_arena *arena, const rfx_plan *plan, const rfx_fgroup
     FILE *f = open_memstream(&buf, &len);
     if (!f)
         return NULL;
-    gen g = {f, plan, "c%d", false};
-    fputs(prelude, f);
+    gen g = {f, plan, "c%d", false, false};
     if (grp->kind == RFX_FG_FILTER)
         gen_filter(&g, grp);
     else
@@ -655,7 +782,21 @@ char *rfx_weave_codegen(rfx_arena *arena, const rfx_plan *plan, const rfx_fgroup
     bool ok = !ferror(f);
     if (fclose(f) != 0)
         ok = false;
-    char *s = ok && buf ? rfx_arena_strdup(arena, buf, len) : NULL;
+    /* the kernels after what they call: the prelude, and rx_ops.h where they compute 64 bits */
+    char *s = NULL;
+    if (ok && buf) {
+        size_t np = strlen(prelude), nw = g.wide ? strlen(wide_prelude) + strlen(rfx_rx_ops_text) : 0;
+        if ((s = rfx_arena_alloc(arena, np + nw + len + 1))) {
+            char *at = s;
+            memcpy(at, prelude, np);
+            at += np;
+            if (g.wide) {
+                at = stpcpy(at, wide_prelude);
+                at = stpcpy(at, rfx_rx_ops_text);
+            }
+            memcpy(at, buf, len + 1);
+        }
+    }
     free(buf);
     *divides = g.divides;
     return s;

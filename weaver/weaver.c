@@ -46,11 +46,12 @@ static bool is_elementwise(rfx_ra_op op)
     return op == RFX_RA_SELECT || op == RFX_RA_PROJECT || op == RFX_RA_MAP || op == RFX_RA_MAPFILTER;
 }
 
-/* Whether a generated kernel may run c: not what only the host runs, nor expressions over
- * 64-bit values or calling functors (the device's interpreter runs those, unfused). */
+/* Whether a generated kernel may run c: not what only the host runs, nor expressions
+ * calling functors (the device's interpreter runs those, unfused). 64-bit expressions are
+ * generated with base/rx_ops.h's functions (codegen.c). */
 static bool weavable(const rfx_ra_cmd *c)
 {
-    return !c->host_only && !c->wide && !c->functors;
+    return !c->host_only && !c->functors;
 }
 
 static bool is_control(rfx_ra_op op)
@@ -90,13 +91,17 @@ static int rx_nodes(const rfx_rx *e)
     return e ? 1 + rx_nodes(e->l) + rx_nodes(e->r) : 0;
 }
 
-/* Whether evaluating e can fail (integer division or modulo): such expressions are not
- * moved ahead of the filters that guard them. */
+/* Whether evaluating e can fail (integer division or modulo, a decimal's arithmetic or
+ * rescaling past 64 bits: the nodes that carry an env, functors aside, which are never
+ * woven): such expressions are not moved ahead of the filters that guard them. */
 static bool rx_can_fail(const rfx_rx *e)
 {
     if (!e)
         return false;
-    if (e->kind == RFX_RX_BIN && (e->op == RFX_DIV || e->op == RFX_MOD) && e->prim != RFX_FLOAT)
+    if (e->kind == RFX_RX_BIN && (e->op == RFX_DIV || e->op == RFX_MOD) && e->prim != RFX_FLOAT &&
+        e->prim != RFX_FLOAT64)
+        return true;
+    if (rfx_rx_checked(e) || (e->kind == RFX_RX_CONV && e->env))
         return true;
     return rx_can_fail(e->l) || rx_can_fail(e->r);
 }
