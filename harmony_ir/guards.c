@@ -130,23 +130,39 @@ static bool settled(const gctx *x, int v, int from, int to)
     return true;
 }
 
-/* The clause "c's result is empty", of the annihilators settled from `from` to c's turn. */
-static clause empty_clause(const gctx *x, int ci, int from)
+/* Adds to k the annihilators of command ci settled from `from` to its turn. An operand that
+ * an earlier member of ci's fused group writes at the group's turn is not settled, but it
+ * is empty whenever one of that member's own annihilators is: those stand for it (a delta
+ * selected inside a JOIN group then guards the group). */
+static void add_annihilators(const gctx *x, int ci, int from, clause *k, int depth)
 {
     const rfx_ra_cmd *c = &x->P->blocks[x->b].cmds[ci];
     int ann[64];
     int n = annihilators(c, ann, 64);
-    clause k = {0};
-    for (int i = 0; i < n && k.n < MAX_CLAUSE; i++) {
+    for (int i = 0; i < n && k->n < MAX_CLAUSE; i++) {
         int v = ann[i];
-        if (v < 0 || x->P->vars[v].kind == RFX_PV_UNIT || !settled(x, v, from, x->exec_pos[ci]))
+        if (v < 0 || x->P->vars[v].kind == RFX_PV_UNIT)
             continue;
+        if (!settled(x, v, from, x->exec_pos[ci])) {
+            int l = x->local[v], w = l >= 0 ? x->writer[l] : -1;
+            if (depth < MAX_DEPTH && w >= 0 && w < ci && x->nwrites[v] == 1 && x->exec_pos[w] == x->exec_pos[ci] &&
+                pure(x, &x->P->blocks[x->b].cmds[w]))
+                add_annihilators(x, w, from, k, depth + 1);
+            continue;
+        }
         bool seen = false;
-        for (int j = 0; j < k.n; j++)
-            seen |= k.v[j] == v;
+        for (int j = 0; j < k->n; j++)
+            seen |= k->v[j] == v;
         if (!seen)
-            k.v[k.n++] = v;
+            k->v[k->n++] = v;
     }
+}
+
+/* The clause "c's result is empty", of the annihilators settled from `from` to c's turn. */
+static clause empty_clause(const gctx *x, int ci, int from)
+{
+    clause k = {0};
+    add_annihilators(x, ci, from, &k, 0);
     return k;
 }
 
