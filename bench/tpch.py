@@ -169,15 +169,21 @@ def input_seconds(profile):
     return None
 
 
-def run(args):
-    kept = None
+def duck_answers(args):
+    """The queries asked, and a function of a query and a repeat count giving DuckDB's answer
+    (duck_answer's tuple): from --answers' file, or from DuckDB over the directory's tables."""
+    queries = [int(q) for q in args.queries.split(",")] if args.queries else all_queries()
     if args.answers:
         with open(args.answers, "rb") as f:
             kept = pickle.load(f)
-    else:
-        con = duckdb_connection()
-        load(con, args.dir)
-    queries = [int(q) for q in args.queries.split(",")] if args.queries else all_queries()
+        return queries, lambda q, repeat: kept[q]
+    con = duckdb_connection()
+    load(con, args.dir)
+    return queries, lambda q, repeat: duck_answer(con, q, repeat)
+
+
+def run(args):
+    queries, answer_of = duck_answers(args)
     bad = 0
     backends = args.backends.split(",")
     duck_total, totals = 0.0, {b: [0.0, 0.0, 0.0] for b in backends}
@@ -186,7 +192,7 @@ def run(args):
                                                  for b in backends) + " | answers |")
     print("|---:|---:|---:|" + ("---:|---:|---:|" if floor else "---:|---:|") * len(backends) + "---|")
     for q in queries:
-        sql, names, duck, best = kept[q] if kept else duck_answer(con, q, args.repeat)
+        sql, names, duck, best = answer_of(q, args.repeat)
         cells, why = [], None
         for b in backends:
             out = tempfile.mkdtemp(prefix="tpch-q%02d-" % q)
@@ -256,15 +262,8 @@ def suite_program(queries):
 def suite(args):
     """The queries as one program: one rfx process a backend (whole process, and the load from
     --profile's INPUT row), each component's result against DuckDB's answer."""
-    kept = None
-    if args.answers:
-        with open(args.answers, "rb") as f:
-            kept = pickle.load(f)
-    else:
-        con = duckdb_connection()
-        load(con, args.dir)
-    queries = [int(q) for q in args.queries.split(",")] if args.queries else all_queries()
-    duck = {q: kept[q] if kept else duck_answer(con, q, 1) for q in queries}
+    queries, answer_of = duck_answers(args)
+    duck = {q: answer_of(q, 1) for q in queries}
     work = tempfile.mkdtemp(prefix="tpch-suite-")
     program = os.path.join(work, "suite.dl")
     with open(program, "w") as f:

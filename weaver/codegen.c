@@ -260,35 +260,28 @@ static void emit_rx64(gen *g, const rfx_rx *e)
         fprintf(f, "0x%llxull", (unsigned long long)e->value);
         break;
     case RFX_RX_BIN:
-        g->divides |= rfx_rx_checked(e) || e->op == RFX_DIV || e->op == RFX_MOD;
-        if (rfx_rx_checked(e)) {
-            snprintf(head, sizeof head, "(u64)rfx_checked64(%d, ", e->op);
-            emit_call2(g, head, "(int64_t)", e->l, "(int64_t)", e->r, ", &div0)");
-        } else if (RFX_PRIM_WIDE(e->prim)) {
-            snprintf(head, sizeof head, "rfx_binary64(%d, %d, ", e->op, e->prim);
-            emit_call2(g, head, "", e->l, "", e->r, ", &div0)");
-        } else {
-            snprintf(head, sizeof head, "(u64)rfx_binary(%d, %d, ", e->op, e->prim);
-            emit_call2(g, head, "(u32)", e->l, "(u32)", e->r, ", &div0)");
-        }
+    case RFX_RX_CMP: {
+        /* a decimal's checked arithmetic and its comparisons across scales in int64_t, other
+         * 64-bit kinds as 64 bits, the rest as words (rfx_rx_eval64's cases) */
+        const bool cmp = e->kind == RFX_RX_CMP, exact = cmp ? e->prim == RFX_DECIMAL : rfx_rx_checked(e),
+                   wide = RFX_PRIM_WIDE(e->prim);
+        const char *cast = exact ? "(int64_t)" : wide ? "" : "(u32)";
+        char after[32];
+        snprintf(after, sizeof after, cmp && exact ? ", %d)" : cmp ? ")" : ", &div0)", e->col);
+        if (exact)
+            snprintf(head, sizeof head, "(u64)rfx_%s(%d, ", cmp ? "compare_scaled" : "checked64", e->op);
+        else
+            snprintf(head, sizeof head, "%srfx_%s%s(%d, %d, ", wide && !cmp ? "" : "(u64)", cmp ? "compare" : "binary",
+                     wide ? "64" : "", e->op, e->prim);
+        if (!cmp)
+            g->divides |= exact || e->op == RFX_DIV || e->op == RFX_MOD;
+        emit_call2(g, head, cast, e->l, cast, e->r, after);
         break;
+    }
     case RFX_RX_NEG:
         fprintf(f, RFX_PRIM_WIDE(e->prim) ? "rfx_negate64(%d, (" : "(u64)rfx_negate(%d, (u32)(", e->prim);
         emit_rx64(g, e->l);
         fputs("))", f);
-        break;
-    case RFX_RX_CMP:
-        if (e->prim == RFX_DECIMAL) {   /* decimals of scales col apart */
-            snprintf(head, sizeof head, "(u64)rfx_compare_scaled(%d, ", e->op);
-            emit_call2(g, head, "(int64_t)", e->l, "(int64_t)", e->r, "");
-            fprintf(f, ", %d)", e->col);
-        } else if (RFX_PRIM_WIDE(e->prim)) {
-            snprintf(head, sizeof head, "(u64)rfx_compare64(%d, %d, ", e->op, e->prim);
-            emit_call2(g, head, "", e->l, "", e->r, ")");
-        } else {
-            snprintf(head, sizeof head, "(u64)rfx_compare(%d, %d, ", e->op, e->prim);
-            emit_call2(g, head, "(u32)", e->l, "(u32)", e->r, ")");
-        }
         break;
     case RFX_RX_AND:   /* as C's &&: the right not evaluated where the left is 0 */
         fputs("(u64)((", f);
