@@ -265,6 +265,14 @@ uint32_t rfx_fn_apply(rfx_fn_env *env, rfx_fn_op op, const uint32_t *args, int n
 void rfx_fn_env_speculate(rfx_fn_env *env);
 long rfx_fn_env_speculated(rfx_fn_env *env);
 bool rfx_fn_op_makes_symbol(rfx_fn_op op);
+/* Whether the device makes op's symbols too (primitives' rfx_gpu_make_symbols): substr, cat
+ * and to_string of a 32-bit integer, whose texts it can build from its copy of the table. */
+bool rfx_fn_op_device_makes(rfx_fn_op op);
+/* The symbols the symbol-making op makes of n argument tuples (tuple i at args[i * nargs]),
+ * into ids[i]: the texts the table lacks are added in their byte order, as
+ * rfx_fn_env_speculated adds them. false where one could not be made (recorded). */
+bool rfx_fn_env_make_symbols(rfx_fn_env *env, rfx_fn_op op, const uint32_t *args, int nargs, size_t n,
+                             uint32_t *ids);
 /* The symbol table the environment's functors read and add to. */
 rfx_symtab *rfx_fn_env_symbols(const rfx_fn_env *env);
 /* Whether op may run on many threads at once, in any row order: it takes no lock and
@@ -371,6 +379,10 @@ bool rfx_rx_speculable(const rfx_rx *e);
 /* Whether evaluating e may fail on some tuple (a division or remainder, a functor, decimal
  * arithmetic past 64 bits): what must be evaluated on every tuple to report it. */
 bool rfx_rx_may_fail(const rfx_rx *e);
+/* Whether the device runs e with its symbol-making functors (rfx_fn_op_device_makes) making
+ * their symbols there: every functor e calls reads texts or is one of those, and nothing
+ * else in e may fail (a division but by a constant not 0, decimal arithmetic). */
+bool rfx_rx_device_makes(const rfx_rx *e);
 /* Whether a BIN node is a decimal's arithmetic, exact or failing past 64 bits (its env set:
  * + - * of decimals, as rfx_rx_eval64 computes them). */
 bool rfx_rx_checked(const rfx_rx *e);

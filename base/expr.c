@@ -204,6 +204,24 @@ bool rfx_rx_may_fail(const rfx_rx *e)
     return rfx_rx_may_fail(e->l) || rfx_rx_may_fail(e->r);
 }
 
+bool rfx_rx_device_makes(const rfx_rx *e)
+{
+    if (!e)
+        return true;
+    if (e->kind == RFX_RX_FN) {
+        if (!rfx_text_op(e->op) && !rfx_fn_op_device_makes((rfx_fn_op)e->op))
+            return false;
+        for (int i = 0; i < e->nargs; i++)
+            if (!rfx_rx_device_makes(e->args[i]))
+                return false;
+        return true;
+    }
+    if (e->env || (e->kind == RFX_RX_BIN && (e->op == RFX_DIV || e->op == RFX_MOD) &&
+                   (e->r->kind != RFX_RX_CONST || e->r->value == 0)))   /* by a constant not 0: never fails */
+        return false;
+    return rfx_rx_device_makes(e->l) && rfx_rx_device_makes(e->r);
+}
+
 int rfx_rx_max_col(const rfx_rx *e)
 {
     if (!e)

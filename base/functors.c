@@ -409,6 +409,69 @@ long rfx_fn_env_speculated(rfx_fn_env *env)
     return failed ? -1 : made;
 }
 
+bool rfx_fn_op_device_makes(rfx_fn_op op)
+{
+    return op == RFX_FX_CAT || op == RFX_FX_SUBSTR || op == RFX_FX_I2S || op == RFX_FX_U2S;
+}
+
+/* The text op makes of tuple a, in a copy of its own (NULL on out-of-memory). */
+static char *made_copy(const rfx_symtab *t, rfx_fn_op op, const uint32_t *a, size_t *n)
+{
+    char buf[MADE_BUF], *heap;
+    const char *text;
+    if (!made_text(t, op, a, buf, &heap, &text, n))
+        return NULL;
+    char *copy = heap && text == heap ? heap : malloc(*n + 1);
+    if (copy && copy != heap) {
+        memcpy(copy, text, *n);
+        copy[*n] = 0;
+        free(heap);
+    }
+    return copy;
+}
+
+bool rfx_fn_env_make_symbols(rfx_fn_env *env, rfx_fn_op op, const uint32_t *args, int nargs, size_t n,
+                             uint32_t *ids)
+{
+    bool failed = false;
+    rfx_text_ref *missing = n ? malloc(n * sizeof *missing) : NULL;
+    size_t nmissing = 0;
+    pthread_mutex_lock(&env->lock);
+    for (size_t i = 0; i < n && !failed; i++) {   /* the texts the table lacks, each kept */
+        size_t len;
+        char *text = missing ? made_copy(env->syms, op, args + i * (size_t)nargs, &len) : NULL;
+        if (!text) {
+            rfx_fn_env_fail(env, &failed, "out of memory making a symbol%s", "");
+            break;
+        }
+        if (rfx_symtab_find(env->syms, text, len) == UINT32_MAX)
+            missing[nmissing++] = (rfx_text_ref){text, len};
+        else
+            free(text);
+    }
+    if (nmissing)
+        qsort(missing, nmissing, sizeof *missing, text_order);
+    for (size_t i = 0; i < nmissing; i++) {
+        if (!failed)
+            intern(env, missing[i].s, missing[i].n, &failed);
+        free(missing[i].s);
+    }
+    for (size_t i = 0; i < n && !failed; i++) {
+        char buf[MADE_BUF], *heap;
+        const char *text;
+        size_t len;
+        if (!made_text(env->syms, op, args + i * (size_t)nargs, buf, &heap, &text, &len)) {
+            rfx_fn_env_fail(env, &failed, "out of memory making a symbol%s", "");
+            break;
+        }
+        ids[i] = intern(env, text, len, &failed);
+        free(heap);
+    }
+    pthread_mutex_unlock(&env->lock);
+    free(missing);
+    return !failed;
+}
+
 rfx_symtab *rfx_fn_env_symbols(const rfx_fn_env *env)
 {
     return env->syms;

@@ -117,6 +117,10 @@ static void lower_cmd(hctx *x, const rfx_ra_cmd *c)
     const rfx_plan *P = x->h->plan;
     int d = c->dst >= 0 ? pv(c->dst) : -1, a = c->src[0] >= 0 ? pv(c->src[0]) : -1,
         b = c->src[1] >= 0 ? pv(c->src[1]) : -1;
+    if (c->device_makes)   /* cuda_prims.h's rfx_gpu_mapfilter_making, a pass each level of them */
+        K(RFX_HK_COMPUTE, "symbols.make", "functors making symbols: texts built and hashed per tuple, the distinct "
+                                          "ones made by the host, each tuple's symbol checked against its text",
+          V(a), V(NONE));
     switch (c->op) {
     case RFX_RA_PROJECT: {
         bool plain = true;

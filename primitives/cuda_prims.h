@@ -103,6 +103,12 @@ rfx_status rfx_gpu_sort_unique_into(rfx_gpu *g, const rfx_dev_rows *src, int sor
 rfx_status rfx_gpu_sort_leading_into(rfx_gpu *g, const rfx_dev_rows *src, int k, rfx_dev_rows *dst);
 rfx_status rfx_gpu_mapfilter(rfx_gpu *g, const rfx_dev_rows *src, const rfx_rx *pred, rfx_rx *const *out,
                              int nout, rfx_dev_rows *dst);
+/* rfx_gpu_mapfilter for outputs that call functors making symbols the device makes too
+ * (rfx_rx_device_makes; pred makes none): level by level, an argument's symbols first, the
+ * texts are built and deduplicated on the device (over its copy of their table), the host
+ * making only the distinct texts the table lacks, in their byte order. */
+rfx_status rfx_gpu_mapfilter_making(rfx_gpu *g, const rfx_dev_rows *src, const rfx_rx *pred, rfx_rx *const *out,
+                                    int nout, rfx_dev_rows *dst);
 rfx_status rfx_gpu_join(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b, int k, const rfx_rx *pred,
                         rfx_rx *const *out, int nout, rfx_dev_rows *dst);
 rfx_status rfx_gpu_union(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b, rfx_dev_rows *dst);

@@ -699,6 +699,22 @@ static bool float64_pow(const rfx_rx *e)
            float64_pow(e->r);
 }
 
+/* A map or projection whose outputs make symbols the device makes (its filter only reads
+ * texts): the device makes them level by level (an argument made first), so that a column
+ * of texts need not cross to the host and back; the host makes only the distinct texts the
+ * table lacks. */
+static bool device_making(const rfx_ra_cmd *c)
+{
+    if (c->op != RFX_RA_MAP && c->op != RFX_RA_MAPFILTER && c->op != RFX_RA_PROJECT)
+        return false;
+    if (rfx_rx_host_only(c->pred) || !rfx_rx_device_makes(c->pred))
+        return false;
+    for (int k = 0; k < c->nout; k++)
+        if (!rfx_rx_device_makes(c->out[k]))
+            return false;
+    return true;
+}
+
 /* Commands that only the host runs (after the passes, which move expressions between
  * commands): functors that make symbols or read more than texts, ranges, float64 powers,
  * and expressions past what the device's interpreter holds, so that no command the CPU
@@ -724,6 +740,8 @@ static void mark_host_only(rfx_plan *P)
                 c->wide |= rfx_rx_wide(c->out[k]);
                 pow64 |= float64_pow(c->out[k]);
             }
+            c->device_makes = host_fn && device_making(c);
+            host_fn &= !c->device_makes;
             c->host_only = host_fn || pow64 || c->op == RFX_RA_RANGE || rfx_ra_cmd_reads_held(c);
             int ins = 0, height = 0, peak = 0;
             if (!c->host_only && c->pred) {

@@ -82,8 +82,11 @@ typedef struct rfx_ra_cmd {
     int rule;                  /* clause the command was lowered from, -1 for none */
     int io;                    /* INPUT, OUTPUT: which of the relation's directives */
     bool host_only;            /* no device runs it: functors but those reading texts alone
-                                * (rfx_rx_host_only), RANGE, expressions past the device
-                                * interpreter's size (rx_ops.h) */
+                                * (rfx_rx_host_only) or making symbols on the device (below),
+                                * RANGE, expressions past the device interpreter's size (rx_ops.h) */
+    bool device_makes;         /* a map whose outputs make symbols the device makes too
+                                * (rfx_rx_device_makes; its filter makes none): the device makes
+                                * them, the host only the distinct texts it lacks */
     bool wide;                 /* its expressions compute 64-bit values: the device interprets
                                 * them, no fused kernel is generated for it */
     bool functors;             /* its expressions call functors (RFX_RX_FN: the symbol table; the

@@ -812,6 +812,8 @@ static rfx_status cu_exec_one(rfx_backend *be, const rfx_ra_cmd *c)
         return semijoin_runs(x, c);
     switch (c->op) {
     case RFX_RA_SELECT: case RFX_RA_PROJECT: case RFX_RA_MAP: case RFX_RA_MAPFILTER:
+        if (c->device_makes)
+            return rfx_gpu_mapfilter_making(g, &V[c->src[0]], c->pred, c->out, c->nout, &V[c->dst]);
         return rfx_gpu_mapfilter(g, &V[c->src[0]], c->pred, c->out, c->nout, &V[c->dst]);
     case RFX_RA_JOIN: case RFX_RA_MAPJOIN: case RFX_RA_PRODUCT:
         return rfx_gpu_join(g, &V[c->src[0]], &V[c->src[1]], c->nkeys, c->pred, c->out, c->nout, &V[c->dst]);
