@@ -445,6 +445,7 @@ typedef struct rfx_tuning {
     uint64_t lftj_trie_from, lftj_unchecked_rows, lftj_regroup_piece, lftj_small_rows;
     int lftj_small_group;
     int search_lanes;                 /* GPU primitives' searches */
+    int made_hash_bits;               /* CUDA: bits of the hash that symbols made on the device are told apart by */
     uint64_t pool_keep;               /* CUDA: freed memory an engine's pool keeps between runs (0: a quarter of the budget) */
     int auto_place;                   /* --backend=auto: 0 by cost, 1 device first, 2 alternate */
     bool auto_cpu_device;             /* --backend=auto: a CPU backend as the device (tests) */

@@ -105,14 +105,15 @@ static __device__ void row_args(const uint32_t *rows, int arity, size_t i, made_
 }
 
 __global__ void k_made_hash(const uint32_t *rows, int arity, size_t n, int op, made_args ac, const char *text,
-                            const unsigned long long *off, uint32_t nsyms, uint64_t *h, uint64_t *h_sorted)
+                            const unsigned long long *off, uint32_t nsyms, uint64_t mask, uint64_t *h,
+                            uint64_t *h_sorted)
 {
     GRID_STRIDE(i, n) {
         uint32_t a[3];
         made_text m;
         row_args(rows, arity, i, ac, a);
         make_text(op, a, text, off, nsyms, &m);
-        h[i] = h_sorted[i] = made_hash(&m);
+        h[i] = h_sorted[i] = made_hash(&m) & mask;
     }
 }
 
@@ -206,11 +207,12 @@ static rfx_status make_symbols(rfx_gpu *g, rfx_dev_rows *rows, rfx_fn_env *env, 
     ALLOC(alt, n * 8);
     ALLOC(distinct, n * 8);
     ALLOC(count, 8);
+    const int bits = g->tune->made_hash_bits >= 1 && g->tune->made_hash_bits < 64 ? g->tune->made_hash_bits : 64;
     k_made_hash<<<grid_for(n), 256, 0, g->stream>>>(rows->data, rows->arity, n, op, ac, g->sym_text, g->sym_off, g->sym_n,
-                                                     h, sorted);
+                                                     bits == 64 ? ~0ull : (1ull << bits) - 1, h, sorted);
     CK_LAUNCH();
     int sel = 0;
-    st = cub_sort_u64(g, sorted, alt, n, 0, 64, &sel);
+    st = cub_sort_u64(g, sorted, alt, n, 0, bits, &sel);
     if (st != RFX_OK)
         return st;
     size_t bytes = 0;

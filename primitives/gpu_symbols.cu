@@ -107,4 +107,3 @@ rfx_status gpu_symbols(rfx_gpu *g, const rfx_symtab *t)
     free(off);
     return st;
 }
-
