@@ -376,8 +376,9 @@ bool rfx_rx_serial(const rfx_rx *e);
 /* Whether every functor e calls is rfx_fn_op_parallel or makes symbols: a command
  * evaluating it may run on every thread by speculation (rfx_fn_env_speculate). */
 bool rfx_rx_speculable(const rfx_rx *e);
-/* Whether evaluating e may fail on some tuple (a division or remainder, a functor, decimal
- * arithmetic past 64 bits): what must be evaluated on every tuple to report it. */
+/* Whether evaluating e may fail on some tuple (an integer division or remainder but by a
+ * constant not 0, a functor, decimal arithmetic past 64 bits): what must be evaluated on
+ * every tuple to report it. */
 bool rfx_rx_may_fail(const rfx_rx *e);
 /* Whether the device runs e with its symbol-making functors (rfx_fn_op_device_makes) making
  * their symbols there: every functor e calls reads texts or is one of those, and nothing

@@ -194,12 +194,19 @@ bool rfx_rx_checked(const rfx_rx *e)
     return e->kind == RFX_RX_BIN && e->env && (e->op == RFX_ADD || e->op == RFX_SUB || e->op == RFX_MUL);
 }
 
+/* An integer division or remainder by what may be 0 (a float's never fails: rx_ops.h). */
+static bool divides_by_zero(const rfx_rx *e)
+{
+    return e->kind == RFX_RX_BIN && (e->op == RFX_DIV || e->op == RFX_MOD) && e->prim != RFX_FLOAT &&
+           e->prim != RFX_FLOAT64 && (e->r->kind != RFX_RX_CONST || e->r->value == 0);
+}
+
 bool rfx_rx_may_fail(const rfx_rx *e)
 {
     if (!e)
         return false;
     /* a functor, a division, decimal arithmetic or a decimal rescale (past 64 bits) */
-    if (e->kind == RFX_RX_FN || e->env || (e->kind == RFX_RX_BIN && (e->op == RFX_DIV || e->op == RFX_MOD)))
+    if (e->kind == RFX_RX_FN || e->env || divides_by_zero(e))
         return true;
     return rfx_rx_may_fail(e->l) || rfx_rx_may_fail(e->r);
 }
@@ -216,8 +223,7 @@ bool rfx_rx_device_makes(const rfx_rx *e)
                 return false;
         return true;
     }
-    if (e->env || (e->kind == RFX_RX_BIN && (e->op == RFX_DIV || e->op == RFX_MOD) &&
-                   (e->r->kind != RFX_RX_CONST || e->r->value == 0)))   /* by a constant not 0: never fails */
+    if (e->env || divides_by_zero(e))
         return false;
     return rfx_rx_device_makes(e->l) && rfx_rx_device_makes(e->r);
 }

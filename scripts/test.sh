@@ -20,6 +20,7 @@ if [ "$build" = build ]; then
   # librfx leaks nothing (two engines in two threads included), and installs and links
   # the way docs/api.md says
   valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect,possible --error-exitcode=1 \
+    --suppressions=tests/valgrind.supp \
     "$build/tests/test_api" >"$build/valgrind.log" 2>&1 || { cat "$build/valgrind.log"; echo "valgrind: errors"; exit 1; }
   echo "valgrind: test_api clean"
   scripts/install-check.sh "$build"

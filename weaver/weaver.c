@@ -91,27 +91,14 @@ static int rx_nodes(const rfx_rx *e)
     return e ? 1 + rx_nodes(e->l) + rx_nodes(e->r) : 0;
 }
 
-/* Whether evaluating e can fail (integer division or modulo, a decimal's arithmetic or
- * rescaling past 64 bits: the nodes that carry an env, functors aside, which are never
- * woven): such expressions are not moved ahead of the filters that guard them. */
-static bool rx_can_fail(const rfx_rx *e)
-{
-    if (!e)
-        return false;
-    if (e->kind == RFX_RX_BIN && (e->op == RFX_DIV || e->op == RFX_MOD) && e->prim != RFX_FLOAT &&
-        e->prim != RFX_FLOAT64)
-        return true;
-    if (rfx_rx_checked(e) || (e->kind == RFX_RX_CONV && e->env))
-        return true;
-    return rx_can_fail(e->l) || rx_can_fail(e->r);
-}
-
+/* Whether evaluating c's expressions can fail (rfx_rx_may_fail; functors are never woven):
+ * such expressions are not moved ahead of the filters that guard them. */
 static bool cmd_can_fail(const rfx_ra_cmd *c)
 {
-    if (rx_can_fail(c->pred))
+    if (rfx_rx_may_fail(c->pred))
         return true;
     for (int k = 0; k < c->nout; k++)
-        if (rx_can_fail(c->out[k]))
+        if (rfx_rx_may_fail(c->out[k]))
             return true;
     return false;
 }
@@ -452,7 +439,7 @@ static bool join_group(wctx *x, int block, int anchor)
     for (int i = 0; i < j->nconj; i++) {
         rfx_rx *e = j->conj[i];
         int s = source_of(j, e);
-        if (s >= 0 && !rx_can_fail(e))
+        if (s >= 0 && !rfx_rx_may_fail(e))
             g->filt[s] = rx_and(A, g->filt[s], e, &j->oom);
         else
             g->residual = rx_and(A, g->residual, e, &j->oom);
