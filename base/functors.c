@@ -414,58 +414,59 @@ bool rfx_fn_op_device_makes(rfx_fn_op op)
     return op == RFX_FX_CAT || op == RFX_FX_SUBSTR || op == RFX_FX_I2S || op == RFX_FX_U2S;
 }
 
-/* The text op makes of tuple a, in a copy of its own (NULL on out-of-memory). */
-static char *made_copy(const rfx_symtab *t, rfx_fn_op op, const uint32_t *a, size_t *n)
+/* text (n bytes, made in heap or not) in a copy of its own, heap taken over; NULL on
+ * out-of-memory. */
+static char *made_copy(const char *text, size_t n, char *heap)
 {
-    char buf[MADE_BUF], *heap;
-    const char *text;
-    if (!made_text(t, op, a, buf, &heap, &text, n))
-        return NULL;
-    char *copy = heap && text == heap ? heap : malloc(*n + 1);
-    if (copy && copy != heap) {
-        memcpy(copy, text, *n);
-        copy[*n] = 0;
-        free(heap);
+    if (heap && text == heap)
+        return heap;
+    char *copy = malloc(n + 1);
+    if (copy) {
+        memcpy(copy, text, n);
+        copy[n] = 0;
     }
+    free(heap);
     return copy;
 }
+
+/* A text the table lacked and the tuple it was made of (text_order reads it as its text). */
+typedef struct missing_text {
+    rfx_text_ref text;
+    size_t at;
+} missing_text;
 
 bool rfx_fn_env_make_symbols(rfx_fn_env *env, rfx_fn_op op, const uint32_t *args, int nargs, size_t n,
                              uint32_t *ids)
 {
     bool failed = false;
-    rfx_text_ref *missing = n ? malloc(n * sizeof *missing) : NULL;
+    missing_text *missing = n ? malloc(n * sizeof *missing) : NULL;
     size_t nmissing = 0;
     pthread_mutex_lock(&env->lock);
-    for (size_t i = 0; i < n && !failed; i++) {   /* the texts the table lacks, each kept */
+    for (size_t i = 0; i < n; i++) {   /* each tuple's symbol, or its text kept */
+        char buf[MADE_BUF], *heap, *copy;
+        const char *text;
         size_t len;
-        char *text = missing ? made_copy(env->syms, op, args + i * (size_t)nargs, &len) : NULL;
-        if (!text) {
+        if (!missing || !made_text(env->syms, op, args + i * (size_t)nargs, buf, &heap, &text, &len)) {
             rfx_fn_env_fail(env, &failed, "out of memory making a symbol%s", "");
             break;
         }
-        if (rfx_symtab_find(env->syms, text, len) == UINT32_MAX)
-            missing[nmissing++] = (rfx_text_ref){text, len};
-        else
-            free(text);
+        ids[i] = rfx_symtab_find(env->syms, text, len);
+        if (ids[i] != UINT32_MAX) {
+            free(heap);
+            continue;
+        }
+        if (!(copy = made_copy(text, len, heap))) {
+            rfx_fn_env_fail(env, &failed, "out of memory making a symbol%s", "");
+            break;
+        }
+        missing[nmissing++] = (missing_text){{copy, len}, i};
     }
-    if (nmissing)
+    if (nmissing)   /* added in their byte order, repeats next to each other */
         qsort(missing, nmissing, sizeof *missing, text_order);
     for (size_t i = 0; i < nmissing; i++) {
         if (!failed)
-            intern(env, missing[i].s, missing[i].n, &failed);
-        free(missing[i].s);
-    }
-    for (size_t i = 0; i < n && !failed; i++) {
-        char buf[MADE_BUF], *heap;
-        const char *text;
-        size_t len;
-        if (!made_text(env->syms, op, args + i * (size_t)nargs, buf, &heap, &text, &len)) {
-            rfx_fn_env_fail(env, &failed, "out of memory making a symbol%s", "");
-            break;
-        }
-        ids[i] = intern(env, text, len, &failed);
-        free(heap);
+            ids[missing[i].at] = intern(env, missing[i].text.s, missing[i].text.n, &failed);
+        free(missing[i].text.s);
     }
     pthread_mutex_unlock(&env->lock);
     free(missing);

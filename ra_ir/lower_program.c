@@ -753,6 +753,7 @@ static void mark_host_only(rfx_plan *P)
                 ins++, height--;   /* EMIT */
             }
             c->host_only |= ins > RFX_RX_DEVICE_MAX_INS || peak > RFX_RX_DEVICE_MAX_STACK;
+            c->device_makes &= !c->host_only;
         }
 }
 

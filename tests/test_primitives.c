@@ -1292,6 +1292,59 @@ static void test_like(void)
     rfx_symtab_free(t);
 }
 
+/* rfx_fn_env_make_symbols (the host's part of symbols made on the device): each tuple's
+ * symbol is the one rfx_fn_apply makes of it, the texts the table lacked are added in their
+ * byte order (repeats once), the table's own kept. */
+static void test_make_symbols(void)
+{
+    rfx_symtab *t = rfx_symtab_new(), *u = rfx_symtab_new();
+    rfx_fn_env *env = rfx_fn_env_new(t), *one = rfx_fn_env_new(u);
+    CU_ASSERT_FATAL(t && u && env && one);
+    const char *words[] = {"zeta", "alpha-beta", "", "13-555", "\xc3\xa9t\xc3\xa9"};
+    uint32_t w[5], wu[5];
+    for (int i = 0; i < 5; i++) {
+        w[i] = rfx_symtab_intern(t, words[i], strlen(words[i]));
+        wu[i] = rfx_symtab_intern(u, words[i], strlen(words[i]));
+        CU_ASSERT_EQUAL_FATAL(w[i], wu[i]);
+    }
+    uint32_t sub[][3] = {{w[3], 0, 2}, {w[1], 6, (uint32_t)-1}, {w[0], 9, 1}, {w[3], 0, 2}, {w[1], 0, 5},
+                         {w[4], 1, 3}, {w[1], 0, 10}, {w[2], 0, 0}};
+    uint32_t cat[][2] = {{w[0], w[1]}, {w[2], w[0]}, {w[0], w[1]}, {w[1], w[2]}};
+    uint32_t num[] = {0, 7, (uint32_t)-42, 2147483648u, 7};
+    const struct {
+        rfx_fn_op op;
+        const uint32_t *args;
+        int nargs;
+        size_t n;
+    } calls[] = {{RFX_FX_SUBSTR, sub[0], 3, 8}, {RFX_FX_CAT, cat[0], 2, 4}, {RFX_FX_I2S, num, 1, 5},
+                 {RFX_FX_U2S, num, 1, 5}};
+    for (size_t c = 0; c < sizeof calls / sizeof *calls; c++) {
+        uint32_t before = rfx_symtab_size(t), ids[8];
+        CU_ASSERT_FATAL(rfx_fn_env_make_symbols(env, calls[c].op, calls[c].args, calls[c].nargs, calls[c].n, ids));
+        for (size_t i = 0; i < calls[c].n; i++) {   /* the same texts as one by one, in the other table */
+            const uint32_t *a = calls[c].args + i * (size_t)calls[c].nargs;   /* the words' ids agree */
+            bool failed = false;
+            uint32_t want = rfx_fn_apply(one, calls[c].op, a, calls[c].nargs, &failed);
+            CU_ASSERT_FALSE(failed);
+            CU_ASSERT_EQUAL(rfx_symtab_len(t, ids[i]), rfx_symtab_len(u, want));
+            CU_ASSERT_EQUAL(memcmp(rfx_symtab_str(t, ids[i]), rfx_symtab_str(u, want), rfx_symtab_len(u, want)), 0);
+        }
+        for (uint32_t id = before; id + 1 < rfx_symtab_size(t); id++) {   /* added in byte order, each once */
+            size_t la = rfx_symtab_len(t, id), lb = rfx_symtab_len(t, id + 1);
+            int cmp = memcmp(rfx_symtab_str(t, id), rfx_symtab_str(t, id + 1), la < lb ? la : lb);
+            CU_ASSERT(cmp < 0 || (cmp == 0 && la < lb));
+        }
+    }
+    CU_ASSERT_NOT_EQUAL(rfx_symtab_find(t, "13", 2), UINT32_MAX);
+    CU_ASSERT_NOT_EQUAL(rfx_symtab_find(t, "-42", 3), UINT32_MAX);
+    CU_ASSERT_NOT_EQUAL(rfx_symtab_find(t, "4294967254", 10), UINT32_MAX);
+    CU_ASSERT_EQUAL(rfx_symtab_find(t, words[1], strlen(words[1])), w[1]);
+    rfx_fn_env_free(env);
+    rfx_fn_env_free(one);
+    rfx_symtab_free(t);
+    rfx_symtab_free(u);
+}
+
 /* in_range (`v = range(..)` with v bound) holds for exactly the values range() makes:
  * every sign of step and 0, empty ranges, bounds at the ends of number and unsigned. */
 static void test_in_range(void)
@@ -1513,6 +1566,7 @@ static void add(void)
     CU_add_test(s, "64-bit aggregates, exact sums", test_agg_wide);
     CU_add_test(s, "dates: the calendar, its text, add_months", test_dates);
     CU_add_test(s, "like(): SQL's LIKE patterns", test_like);
+    CU_add_test(s, "symbols made of many tuples: as one by one, the new ones in text order", test_make_symbols);
     CU_add_test(s, "in_range: the values range() makes, tested", test_in_range);
 }
 
