@@ -7,7 +7,11 @@
 # 2^26-2^28 (bench_gpu_prims, each operator's median time). OLD and NEW are folders holding
 # a build's rfx, librfx.so.0, bench_programs, bench_lftj, bench_ooc and bench_gpu_prims;
 # GRAPHS holds the SNAP files. WORKLOADS (default all): some of tc sg points_to lftj24
-# ooc25 prims, blank-separated. Logs go to $OUT (default a temporary folder).
+# ooc25 prims, blank-separated; also, not in the default, `rfx cliques -k K --count` as a
+# process, its LFTJ commands' time from --profile: cliques3 / cliques4 over R-MAT 20 (edge
+# factor 16, made by NEW's gen_graph), cliques3_25 / cliques4_25 over R-MAT 20 / 18 with
+# the device memory capped at 25% of the oriented relation, cliques3_slashdot /
+# cliques4_slashdot over soc-Slashdot0902. Logs go to $OUT (default a temporary folder).
 set -uo pipefail
 OLD=$(realpath "$1") NEW=$(realpath "$2") G=$(realpath "$3") ROUNDS=${4:-5}
 WORKLOADS=${5:-tc sg points_to lftj24 ooc25 prims}
@@ -29,6 +33,31 @@ PY
 p2p31=$G/p2p-Gnutella31.txt
 [ -f "$p2p31" ] || { gzip -dc "$G/p2p-Gnutella31.txt.gz" > "$W/p2p-Gnutella31.txt"; p2p31=$W/p2p-Gnutella31.txt; }
 
+# R-MAT graph of scale $1 (edge factor 16, seed 1), made once by NEW's gen_graph
+rmat() {
+  [ -f "$W/rmat$1.txt" ] || "$NEW/gen_graph" rmat "$1" 16 1 "$W/rmat$1.txt" > /dev/null || return 1
+  echo "$W/rmat$1.txt"
+}
+# the device memory for a 25% cap of the oriented relation of graph $1 (8 bytes a row: half
+# its distinct non-loop edges), for `rfx cliques`
+quarter_cap() {
+  awk '$1 != $2 {print ($1 < $2 ? $1 " " $2 : $2 " " $1)}' "$1" | sort -u | wc -l | awk '{print int($1 * 8 / 4)}'
+}
+# `rfx cliques -k $2 --count` over graph $3 with build $1 (and options after), the LFTJ
+# commands' ms from --profile
+cliques_ms() {
+  local B=$1 k=$2 g=$3
+  shift 3
+  "$B/rfx" -q cliques -k "$k" --count --backend=cuda --profile "$@" "$g" 2> "$W/cliques.err" > "$W/cliques.out" \
+    || { echo fail; return; }
+  echo "$k $(basename "$g") $*: $(cat "$W/cliques.out")" >> "$OUT/cliques_counts.txt"
+  awk '$1 == "LFTJ" {s += $3} END {printf "%.1f\n", s * 1000}' "$W/cliques.err"
+}
+slashdot() {
+  [ -f "$W/slashdot.txt" ] || gzip -dc "$G/soc-Slashdot0902.txt.gz" > "$W/slashdot.txt"
+  echo "$W/slashdot.txt"
+}
+
 # one measurement of workload $1 with build folder $2, in ms, on stdout
 measure() {
   local w=$1 B=$2
@@ -44,6 +73,12 @@ measure() {
       awk -v s="$s" -v e="$e" 'BEGIN {printf "%.1f\n", (e - s) / 1e6}' ;;
     lftj24) "$B/bench_lftj" -c -r 3 -s 24 | awk '$1 ~ /^rmat/ {print $11}' ;;
     ooc25) "$B/bench_ooc" -r 1 -s 24 -c 0.25 | awk '$1 ~ /^rmat/ && $6 == "25%" {print $12 * 1000}' ;;
+    cliques3) cliques_ms "$B" 3 "$(rmat 20)" ;;
+    cliques4) cliques_ms "$B" 4 "$(rmat 20)" ;;
+    cliques3_25) local g; g=$(rmat 20); cliques_ms "$B" 3 "$g" --device-memory="$(quarter_cap "$g")" ;;
+    cliques4_25) local g; g=$(rmat 18); cliques_ms "$B" 4 "$g" --device-memory="$(quarter_cap "$g")" ;;
+    cliques3_slashdot) cliques_ms "$B" 3 "$(slashdot)" ;;
+    cliques4_slashdot) cliques_ms "$B" 4 "$(slashdot)" ;;
   esac
 }
 

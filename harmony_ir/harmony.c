@@ -258,6 +258,17 @@ static void lower_cmd(hctx *x, const rfx_ra_cmd *c)
             K(RFX_HK_COMPUTE, "trie.scatter", "levels' val and ptr, entries ranked by warp ballots", V(pv(v), off),
               V(trie));
         }
+        if (c->lftj_swap) {   /* the first two variables' order, from the degrees of e(0,1)'s relation */
+            int e = c->vars[0];   /* rfx_plan_lftj_schedules: e(0,1) is a two-column source */
+            for (int s = 0, off = 0; s < nsrc; off += P->vars[c->vars[s]].arity, s++)
+                if (P->vars[c->vars[s]].arity == 2 && c->colvar[off] == 0 && c->colvar[off + 1] == 1)
+                    e = c->vars[s];
+            int sums = scratch(x, 4, "1"), rev = scratch(x, 2, size_of(x, e));
+            K(RFX_HK_COMPUTE, "lftj.order_costs", "candidates probed at $2 in order $0, $1 and in $1, $0, from degrees",
+              V(pv(e)), V(sums));
+            K(RFX_HK_LIBRARY, "cub.radix_sort", "where $1, $0 probes under 0.8 of the plan's: e(0,1) reversed, sorted on $1 "
+              "(then every source reads $0 and $1 traded)", V(pv(e)), V(rev));
+        }
         int front = scratch(x, 2 * nsrc, "1");
         for (int v = 0; v < c->nkeys; v++) {
             bool last = v == c->nkeys - 1;

@@ -967,6 +967,7 @@ rfx_plan *rfx_plan_build(const rfx_program *prog, const rfx_plan_opts *opts, rfx
             rfx_plan_count_only(P);
         rfx_plan_schedule(P);
     }
+    rfx_plan_lftj_schedules(P);
     mark_host_only(P);
     mark_set_reads(P);
     char *why = NULL;

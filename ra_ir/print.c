@@ -189,7 +189,9 @@ void rfx_plan_print_cmd(FILE *out, const rfx_plan *P, const rfx_ra_cmd *c)
             fputc(')', out);
             off += v->arity;
         }
-        fprintf(out, " vars=%d%s", c->nkeys, c->count_only ? " count-only" : "");
+        static const char *const parts[] = {"", " parts=pairs", " parts=induced"};
+        fprintf(out, " vars=%d%s%s%s", c->nkeys, c->count_only ? " count-only" : "",
+                c->lftj_swap ? " swap=measured" : "", parts[c->parts]);
         break;
     }
     default:

@@ -49,6 +49,18 @@ typedef struct rfx_pvar {
 } rfx_pvar;
 
 /* ---- commands ---------------------------------------------------------------------- */
+/* The schedule of a leapfrog triejoin over sources larger than the memory budget (the
+ * out-of-core layer): boxes of the sources' slices fit any join; the others are faster
+ * where the join's shape allows them (rfx_plan_lftj_schedules decides). */
+typedef enum rfx_lftj_parts {
+    RFX_LFTJ_BOXES,      /* boxes of slices of every source (lftj/boxing.c) */
+    RFX_LFTJ_PAIRS,      /* a triangle count over one two-column relation: by parts of its
+                          * vertices, each part's pairs joined whole (a device's count) */
+    RFX_LFTJ_INDUCED,    /* four or more variables over one two-column relation, the first
+                          * joined with every other: by parts of the first variable's values,
+                          * each with the subgraph their neighbours induce (lftj/induced.c) */
+} rfx_lftj_parts;
+
 typedef struct rfx_ra_cmd {
     rfx_ra_op op;
     int dst;                   /* destination variable (-1 for OUTPUT, PRINTSIZE, jumps) */
@@ -68,6 +80,10 @@ typedef struct rfx_ra_cmd {
     int *vars;
     int *colvar;               /* LFTJ: per source, per column, the variable it holds (flattened) */
     bool count_only;           /* LFTJ: only the number of bindings is needed (dst holds no rows) */
+    bool lftj_swap;            /* LFTJ, count-only: its first two variables may run in either order
+                                * (rfx_plan_lftj_schedules); a backend that can measure which
+                                * order probes less picks it at run time */
+    rfx_lftj_parts parts;      /* LFTJ: how it runs where its sources outgrow the memory budget */
     bool disjoint;             /* UNION: the operands share no tuple (full u new, new = derived - full) */
     bool probe;                /* INTERSECT, DIFFERENCE: src0 in any order, each row searched in src1
                                 * (a probe, not a merge); dst in src0's order or sorted on the
@@ -184,6 +200,8 @@ void rfx_plan_schedule(rfx_plan *plan);    /* list scheduling inside blocks: fre
  * tuples, gets the count straight from a count-only LFTJ (the last variable is never
  * materialised). */
 void rfx_plan_count_only(rfx_plan *plan);
+/* Each LFTJ's lftj_swap and parts, from its shape (run after rfx_plan_count_only). */
+void rfx_plan_lftj_schedules(rfx_plan *plan);
 
 /* Per program relation, the column whose values no derivation of its (linear) recursion
  * changes, so that its loop may run one range of them at a time (split.c); run by

@@ -61,10 +61,13 @@ struct rfx_backend {
      * succeeding (host memory, where the budget is only a rule to keep). */
     bool enforces_budget;
     /* The leapfrog triejoin (lftj.h) of sources held on the host, box by box with at most
-     * `budget` bytes of input slices per box, slicing on nthreads host threads; *boxes
-     * and *copied get the number of boxes joined and the bytes copied to the device. */
-    rfx_status (*lftj_host)(rfx_backend *be, const struct rfx_lftj_src *srcs, int nsrc, int nvars, size_t budget,
-                            int nthreads, rfx_rows *dst, uint64_t *count, size_t *boxes, size_t *copied);
+     * `budget` bytes of input slices per box, slicing on nthreads host threads, or by the
+     * plan's other schedule `parts` (rfx_ra_cmd.parts) where the backend has it; *boxes
+     * and *copied get the number of boxes (or parts) joined and the bytes copied to the
+     * device. */
+    rfx_status (*lftj_host)(rfx_backend *be, const struct rfx_lftj_src *srcs, int nsrc, int nvars,
+                            rfx_lftj_parts parts, size_t budget, int nthreads, rfx_rows *dst, uint64_t *count,
+                            size_t *boxes, size_t *copied);
     /* Set by the interpreter when a trace is wanted: spans inside commands. */
     rfx_span_fn span;
     void *span_ctx;
@@ -76,10 +79,10 @@ struct rfx_backend {
      * copies gain nothing from it (the CPU). */
     bool (*pin_host)(rfx_backend *be, void *data, size_t bytes);
     void (*unpin_host)(rfx_backend *be, void *data);
-    /* Whether lftj_host, joining these sources, would copy the slices of their host
-     * TrieArrays (rfx_lftj_src.trie) where given: the out-of-core layer then keeps one,
-     * registered, for each such source's rows from when they land. NULL: never. */
-    bool (*reads_tries)(rfx_backend *be, const struct rfx_lftj_src *srcs, int nsrc, int nvars);
+    /* Whether lftj_host, joining these sources by schedule `parts`, would copy the slices
+     * of their host TrieArrays (rfx_lftj_src.trie) where given: the out-of-core layer then
+     * keeps one, registered, for each such source's rows from when they land. NULL: never. */
+    bool (*reads_tries)(rfx_backend *be, const struct rfx_lftj_src *srcs, int nsrc, rfx_lftj_parts parts);
     /* Told by the interpreter at each test of a semi-naive loop: the iteration about to
      * run (1, 2, ...), 0 once the loop is left, and the rows of its deltas. NULL: not
      * wanted. */

@@ -643,10 +643,10 @@ static size_t cpu_budget(rfx_backend *be)
 
 /* The tuning's check_pins: the out-of-core layer keeps TrieArrays of two-column sources, as for a
  * device, and each one given to a join must be its rows' as they are now, registered. */
-static bool cpu_reads_tries(rfx_backend *be, const rfx_lftj_src *srcs, int nsrc, int nvars)
+static bool cpu_reads_tries(rfx_backend *be, const rfx_lftj_src *srcs, int nsrc, rfx_lftj_parts parts)
 {
     (void)be;
-    (void)nvars;
+    (void)parts;
     bool any = false;
     for (int s = 0; s < nsrc; s++)
         any |= srcs[s].rows->arity == 2;
@@ -677,9 +677,11 @@ static void cpu_check_trie(const cpu_ctx *c, const rfx_lftj_src *src)
         pin_check_failed("a TrieArray given that is not its rows' or not registered", t);
 }
 
-static rfx_status cpu_lftj_host(rfx_backend *be, const rfx_lftj_src *srcs, int nsrc, int nvars, size_t budget,
-                                int nthreads, rfx_rows *dst, uint64_t *count, size_t *boxes, size_t *copied)
+static rfx_status cpu_lftj_host(rfx_backend *be, const rfx_lftj_src *srcs, int nsrc, int nvars, rfx_lftj_parts parts,
+                                size_t budget, int nthreads, rfx_rows *dst, uint64_t *count, size_t *boxes,
+                                size_t *copied)
 {
+    (void)parts;      /* boxes, views of the host rows, are as good as any part here */
     for (int s = 0; s < nsrc; s++)
         if (srcs[s].trie)
             cpu_check_trie(be->ctx, &srcs[s]);

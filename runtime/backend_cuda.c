@@ -611,63 +611,41 @@ static rfx_status cu_lftj_boxes(rfx_backend *be, const rfx_lftj_src *srcs, int n
 
 static rfx_status reclaim_on_failure(cuda_ctx *x, uint64_t mark, rfx_status st);
 
-/* Whether three two-column sources with these variables (two a source, flattened) are a
- * triangle: (x,y), (x,z), (y,z) each once, in any source order. */
-static bool triangle_colvar(const int *colvar)
+/* Whether a count goes by parts of its vertices (below): the plan's schedule for it, one
+ * device, and the tuning's pairs not 0 (0: the general boxes, for comparisons). */
+static bool by_parts(const cuda_ctx *x, rfx_lftj_parts parts)
 {
-    bool seen[3] = {false, false, false};
-    for (int s = 0; s < 3; s++) {
-        int a = colvar[2 * s], b = colvar[2 * s + 1];
-        int k = a == 0 && b == 1 ? 0 : a == 0 && b == 2 ? 1 : a == 1 && b == 2 ? 2 : -1;
-        if (k < 0 || seen[k])
-            return false;
-        seen[k] = true;
-    }
-    return true;
-}
-
-/* Whether a count over these sources goes by parts (below): one device, the triangle's three
- * sources one two-column relation. Tuning pairs=0: never (the general boxes, for comparisons). */
-static bool by_parts(const cuda_ctx *x, const rfx_lftj_src *srcs, int nsrc, int nvars)
-{
-    if (x->ndev != 1 || nsrc != 3 || nvars != 3 || !x->tune->pairs)
-        return false;
-    int colvar[6];
-    for (int s = 0; s < 3; s++) {
-        if (srcs[s].rows != srcs[0].rows || srcs[s].rows->arity != 2)
-            return false;
-        colvar[2 * s] = srcs[s].colvar[0];
-        colvar[2 * s + 1] = srcs[s].colvar[1];
-    }
-    return triangle_colvar(colvar);
+    return parts == RFX_LFTJ_PAIRS && x->ndev == 1 && x->tune->pairs;
 }
 
 /* The count by parts sends its chunks as slices of the relation's TrieArray, ~half the
  * bytes of its rows: kept from when the rows land, it costs the join nothing. */
-static bool cu_reads_tries(rfx_backend *be, const rfx_lftj_src *srcs, int nsrc, int nvars)
+static bool cu_reads_tries(rfx_backend *be, const rfx_lftj_src *srcs, int nsrc, rfx_lftj_parts parts)
 {
+    (void)srcs;
+    (void)nsrc;
     const cuda_ctx *x = be->ctx;
-    return x->tune->pairs_host_trie != 0 && by_parts(x, srcs, nsrc, nvars);
+    return x->tune->pairs_host_trie != 0 && by_parts(x, parts);
 }
 
 /* A triangle count over one host relation on one device: by parts of its vertices
  * (rfx_gpu_triangles_parts), whose boxes join at about the in-core rate, where a plan
  * fits the budget; *done false leaves it to the boxes of the general join. */
-static rfx_status cu_triangles_by_parts(rfx_backend *be, const rfx_lftj_src *srcs, int nsrc, int nvars,
+static rfx_status cu_triangles_by_parts(rfx_backend *be, const rfx_lftj_src *srcs, rfx_lftj_parts parts,
                                         uint64_t *count, size_t *nboxes, size_t *copied, bool *done)
 {
     cuda_ctx *x = be->ctx;
     *done = false;
-    if (!by_parts(x, srcs, nsrc, nvars))
+    if (!by_parts(x, parts))
         return RFX_OK;
     double t0 = rfx_seconds();
-    size_t boxes = 0, parts = 0, bytes = 0;
-    rfx_status st = rfx_gpu_triangles_parts(x->g, srcs[0].rows, srcs[0].trie, count, &boxes, &parts, &bytes, be->span,
+    size_t boxes = 0, nparts = 0, bytes = 0;
+    rfx_status st = rfx_gpu_triangles_parts(x->g, srcs[0].rows, srcs[0].trie, count, &boxes, &nparts, &bytes, be->span,
                                             be->span_ctx);
     if (copied)
         *copied = bytes;
     if (be->span)
-        be->span(be->span_ctx, st == RFX_OK ? "triangles by parts" : "triangles by parts (failed)", 0, 0, parts, t0,
+        be->span(be->span_ctx, st == RFX_OK ? "triangles by parts" : "triangles by parts (failed)", 0, 0, nparts, t0,
                  rfx_seconds());
     if (st == RFX_ERR_NOMEM) {   /* no plan fits, or a box ran out: the general boxes (the count left nothing) */
         x->err[0] = 0;
@@ -681,13 +659,14 @@ static rfx_status cu_triangles_by_parts(rfx_backend *be, const rfx_lftj_src *src
     return st;
 }
 
-static rfx_status cu_lftj_host(rfx_backend *be, const rfx_lftj_src *srcs, int nsrc, int nvars, size_t budget,
-                               int nthreads, rfx_rows *dst, uint64_t *count, size_t *nboxes, size_t *copied)
+static rfx_status cu_lftj_host(rfx_backend *be, const rfx_lftj_src *srcs, int nsrc, int nvars, rfx_lftj_parts parts,
+                               size_t budget, int nthreads, rfx_rows *dst, uint64_t *count, size_t *nboxes,
+                               size_t *copied)
 {
     cuda_ctx *x = be->ctx;
     uint64_t mark = rfx_gpu_alloc_mark(x->g);
     bool done = false;
-    rfx_status st = count ? cu_triangles_by_parts(be, srcs, nsrc, nvars, count, nboxes, copied, &done) : RFX_OK;
+    rfx_status st = count ? cu_triangles_by_parts(be, srcs, parts, count, nboxes, copied, &done) : RFX_OK;
     if (st != RFX_OK || done)
         return reclaim_on_failure(x, mark, st);
     return reclaim_on_failure(x, mark, cu_lftj_boxes(be, srcs, nsrc, nvars, budget, nthreads, dst, count, nboxes, copied));
@@ -731,38 +710,50 @@ static rfx_status cu_lftj_devices(rfx_backend *be, const rfx_ra_cmd *c)
     return st;
 }
 
-/* Whether c joins one relation as a triangle: e(x,y), e(x,z), e(y,z) in any source order. */
-static bool triangle_shaped(const cuda_ctx *x, const rfx_ra_cmd *c)
-{
-    return c->nvars == 3 && c->nkeys == 3 && c->vars[0] == c->vars[1] && c->vars[1] == c->vars[2] &&
-           x->vars[c->vars[0]].arity == 2 && triangle_colvar(c->colvar);
-}
-
-/* Counts a triangle-shaped join in variable order y, x, z (e reversed as the source of
- * e(x,y)) when that probes fewer values in the last level than x, y, z: the planner has no
- * degrees, the device measures both sums in one pass (rfx_gpu_triangle_order_costs). On
- * degree-oriented power-law graphs order y, x, z halves the probes (bench_lftj -v).
- * *done: counted here. */
-static rfx_status cu_triangles_reordered(cuda_ctx *x, const rfx_ra_cmd *c, uint64_t *n, bool *done)
+/* Counts a join the plan lets swap its first two variables (lftj_swap: the first three a
+ * triangle e(0,1), e(0,2), e(1,2) over one relation) in order 1, 0, ... (e reversed as the
+ * source of e(0,1)) when that probes fewer values at the third variable than the plan's
+ * order: the planner has no degrees, the device measures both sums in one pass over e
+ * (rfx_gpu_triangle_order_costs). *done: counted here. */
+static rfx_status cu_lftj_swapped(cuda_ctx *x, const rfx_ra_cmd *c, uint64_t *n, bool *done)
 {
     *done = false;
-    const rfx_dev_rows *e = &x->vars[c->vars[0]];
-    double xy = 0, yx = 0;
+    int s01 = -1, colvar[128], nsrc = c->nvars;
+    for (int s = 0, off = 0; s < nsrc; s++) {   /* variables 0 and 1 trade places */
+        int a = x->vars[c->vars[s]].arity;
+        if (off + a > (int)(sizeof colvar / sizeof colvar[0]))
+            return RFX_OK;
+        for (int k = 0; k < a; k++) {
+            int v = c->colvar[off + k];
+            colvar[off + k] = v == 0 ? 1 : v == 1 ? 0 : v;
+        }
+        if (a == 2 && c->colvar[off] == 0 && c->colvar[off + 1] == 1) {
+            s01 = s;
+            colvar[off] = 0;   /* reversed: e(1,0) read as its columns come */
+            colvar[off + 1] = 1;
+        }
+        off += a;
+    }
+    if (s01 < 0)
+        return RFX_OK;
+    const rfx_dev_rows *e = &x->vars[c->vars[s01]];
+    double plan = 0, swapped = 0;
     uint64_t mark = rfx_gpu_alloc_mark(x->g);
-    rfx_status st = rfx_gpu_triangle_order_costs(x->g, e, &xy, &yx);
+    rfx_status st = rfx_gpu_triangle_order_costs(x->g, e, &plan, &swapped);
     if (st == RFX_ERR_NOMEM) {   /* no estimate: the plan's order */
         reclaim_on_failure(x, mark, st);
         return RFX_OK;
     }
-    if (st != RFX_OK || !(yx < 0.8 * xy))   /* the reversal costs a sort: it must pay */
+    if (st != RFX_OK || !(swapped < 0.8 * plan))   /* the reversal costs a sort: it must pay */
         return st;
     rfx_dev_rows er;
     rfx_gpu_rows_init(&er, 2);
     st = rfx_gpu_reversed(x->g, e, &er);
-    static const int yx_colvar[] = {0, 1, 0, 2, 1, 2};   /* er(y,x), e(y,z), e(x,z) */
-    const rfx_dev_rows *srcs[3] = {&er, e, e};
+    const rfx_dev_rows *srcs[64];
+    for (int s = 0; s < nsrc; s++)
+        srcs[s] = s == s01 ? &er : &x->vars[c->vars[s]];
     if (st == RFX_OK)
-        st = rfx_gpu_lftj(x->g, srcs, yx_colvar, 3, 3, NULL, n);
+        st = rfx_gpu_lftj(x->g, srcs, colvar, nsrc, c->nkeys, NULL, n);
     rfx_gpu_rows_free(x->g, &er);
     if (st == RFX_ERR_NOMEM) {   /* the reversed copy did not fit: the plan's order then */
         reclaim_on_failure(x, mark, st);
@@ -786,7 +777,10 @@ static rfx_status cu_lftj(rfx_backend *be, const rfx_ra_cmd *c)
         return rfx_gpu_lftj(x->g, srcs, c->colvar, c->nvars, c->nkeys, &x->vars[c->dst], NULL);
     uint64_t n = 0;
     bool done = false;
-    rfx_status st = triangle_shaped(x, c) ? cu_triangles_reordered(x, c, &n, &done) : RFX_OK;
+    double t0 = rfx_seconds();
+    rfx_status st = c->lftj_swap ? cu_lftj_swapped(x, c, &n, &done) : RFX_OK;
+    if (done && be->span)   /* a trace shows which order the degrees chose */
+        be->span(be->span_ctx, "LFTJ with its first two variables swapped (measured)", 0, 0, 0, t0, rfx_seconds());
     if (st == RFX_OK && !done)
         st = rfx_gpu_lftj(x->g, srcs, c->colvar, c->nvars, c->nkeys, NULL, &n);
     rfx_gpu_rows_free(x->g, &x->vars[c->dst]);   /* a count-only relation: a size, no rows */

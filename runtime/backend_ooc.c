@@ -787,16 +787,16 @@ static void *make_part(void *arg)
     return NULL;
 }
 
-/* A clique-shaped triejoin (rfx_lftj_induced_applies) of four or more variables by induced
- * parts, each joined whole by the inner backend while the next part is made: RFX_ERR_LIMIT
- * where it does not apply here (boxes then), RFX_ERR_NOMEM where a part did not fit (out
- * and *n left to the boxes). Triangles keep the boxes and the device's count by parts:
- * over three variables a box is already bounded by the slices of two, and those paths are
- * tuned for it. */
+/* A triejoin the plan schedules by induced parts (RFX_LFTJ_INDUCED: four or more variables
+ * over one relation), each part joined whole by the inner backend while the next part is
+ * made: RFX_ERR_LIMIT where it does not apply here (boxes then), RFX_ERR_NOMEM where a
+ * part did not fit (out and *n left to the boxes). A triangle's count keeps the boxes or
+ * the device's count by parts (RFX_LFTJ_PAIRS): over three variables a box is already
+ * bounded by the slices of two. */
 static rfx_status lftj_induced(ooc_ctx *x, const rfx_ra_cmd *c, const rfx_lftj_src *srcs, size_t budget, rfx_rows *out,
                                uint64_t *n)
 {
-    if (c->nkeys < 4 || !rfx_lftj_induced_applies(srcs, c->nvars, c->nkeys))
+    if (c->parts != RFX_LFTJ_INDUCED)
         return RFX_ERR_LIMIT;
     /* a part's rows are read by several of its sources: a quarter of the budget each. On a
      * device every part pays the same setup (copies, launches, waits): where the relation
@@ -828,8 +828,8 @@ static rfx_status lftj_induced(ooc_ctx *x, const rfx_ra_cmd *c, const rfx_lftj_s
         uint64_t k = 0;
         size_t nboxes = 0, copied = 0;
         rows.n = 0;
-        st = x->in->lftj_host(x->in, p->srcs, c->nvars, c->nkeys, budget, x->nthreads, c->count_only ? NULL : &rows,
-                              c->count_only ? &k : NULL, &nboxes, &copied);
+        st = x->in->lftj_host(x->in, p->srcs, c->nvars, c->nkeys, RFX_LFTJ_BOXES, budget, x->nthreads,
+                              c->count_only ? NULL : &rows, c->count_only ? &k : NULL, &nboxes, &copied);
         x->stats.parts += nboxes;
         x->stats.up_bytes += (double)copied;
         *n += k;
@@ -896,8 +896,8 @@ static rfx_status lftj_parts(ooc_ctx *x, const rfx_ra_cmd *c, rfx_rows *out)
     /* a box whose join needs more memory than was left beside its slices: smaller boxes */
     for (int tries = 0; !on_host && st == RFX_ERR_NOMEM && tries < 3; tries++, budget /= 2) {
         out->n = 0;
-        st = x->in->lftj_host(x->in, srcs, c->nvars, c->nkeys, budget, x->nthreads, c->count_only ? NULL : out,
-                              c->count_only ? &n : NULL, &nboxes, &copied);
+        st = x->in->lftj_host(x->in, srcs, c->nvars, c->nkeys, c->parts, budget, x->nthreads,
+                              c->count_only ? NULL : out, c->count_only ? &n : NULL, &nboxes, &copied);
         x->stats.parts += nboxes;
         x->stats.up_bytes += (double)copied;
     }
@@ -1251,7 +1251,7 @@ static rfx_status ooc_open(rfx_backend *be, const rfx_plan *P)
                 srcs[s] = (rfx_lftj_src){&x->v[c->vars[s]].host, c->colvar + off, NULL};
                 off += P->vars[c->vars[s]].arity;
             }
-            const bool tries = x->in->reads_tries && x->in->reads_tries(x->in, srcs, c->nvars, c->nkeys);
+            const bool tries = x->in->reads_tries && x->in->reads_tries(x->in, srcs, c->nvars, c->parts);
             for (int s = 0; tries && s < c->nvars; s++)
                 x->tried[c->vars[s]] |= P->vars[c->vars[s]].arity == 2;
         }
@@ -1412,11 +1412,12 @@ static size_t ooc_budget(rfx_backend *be)
     return ((ooc_ctx *)be->ctx)->cap;
 }
 
-static rfx_status ooc_lftj_host(rfx_backend *be, const rfx_lftj_src *srcs, int nsrc, int nvars, size_t budget,
-                                int nthreads, rfx_rows *dst, uint64_t *count, size_t *boxes, size_t *copied)
+static rfx_status ooc_lftj_host(rfx_backend *be, const rfx_lftj_src *srcs, int nsrc, int nvars, rfx_lftj_parts parts,
+                                size_t budget, int nthreads, rfx_rows *dst, uint64_t *count, size_t *boxes,
+                                size_t *copied)
 {
     ooc_ctx *x = be->ctx;
-    return x->in->lftj_host(x->in, srcs, nsrc, nvars, budget, nthreads, dst, count, boxes, copied);
+    return x->in->lftj_host(x->in, srcs, nsrc, nvars, parts, budget, nthreads, dst, count, boxes, copied);
 }
 
 bool rfx_ooc_stats_of(rfx_backend *be, rfx_ooc_stats *st)
