@@ -39,9 +39,11 @@ rmat() {
   echo "$W/rmat$1.txt"
 }
 # the device memory for a 25% cap of the oriented relation of graph $1 (8 bytes a row: half
-# its distinct non-loop edges), for `rfx cliques`
+# its distinct non-loop edges), for `rfx cliques`; counted once a graph
 quarter_cap() {
-  awk '$1 != $2 {print ($1 < $2 ? $1 " " $2 : $2 " " $1)}' "$1" | sort -u | wc -l | awk '{print int($1 * 8 / 4)}'
+  [ -f "$1.cap" ] || awk '$1 != $2 {print ($1 < $2 ? $1 " " $2 : $2 " " $1)}' "$1" | sort -u | wc -l \
+    | awk '{print int($1 * 8 / 4)}' > "$1.cap"
+  cat "$1.cap"
 }
 # `rfx cliques -k $2 --count` over graph $3 with build $1 (and options after), the LFTJ
 # commands' ms from --profile

@@ -259,10 +259,7 @@ static void lower_cmd(hctx *x, const rfx_ra_cmd *c)
               V(trie));
         }
         if (c->lftj_swap) {   /* the first two variables' order, from the degrees of e(0,1)'s relation */
-            int e = c->vars[0];   /* rfx_plan_lftj_schedules: e(0,1) is a two-column source */
-            for (int s = 0, off = 0; s < nsrc; off += P->vars[c->vars[s]].arity, s++)
-                if (P->vars[c->vars[s]].arity == 2 && c->colvar[off] == 0 && c->colvar[off + 1] == 1)
-                    e = c->vars[s];
+            int e = c->vars[rfx_ra_lftj_source(P, c, 0, 1)];   /* there is one: rfx_plan_lftj_schedules */
             int sums = scratch(x, 4, "1"), rev = scratch(x, 2, size_of(x, e));
             K(RFX_HK_COMPUTE, "lftj.order_costs", "candidates probed at $2 in order $0, $1 and in $1, $0, from degrees",
               V(pv(e)), V(sums));

@@ -638,12 +638,10 @@ void rfx_plan_count_only(rfx_plan *P)
 }
 
 /* ---- leapfrog triejoins' schedules --------------------------------------------------- */
-/* The source of c reading variables a and b as its two columns, in that order (-1: none);
- * offs[s]: where source s's variables start in colvar. */
-static int source_of(const rfx_plan *P, const rfx_ra_cmd *c, const int *offs, int a, int b)
+int rfx_ra_lftj_source(const rfx_plan *P, const rfx_ra_cmd *c, int a, int b)
 {
-    for (int s = 0; s < c->nvars; s++)
-        if (P->vars[c->vars[s]].arity == 2 && c->colvar[offs[s]] == a && c->colvar[offs[s] + 1] == b)
+    for (int s = 0, off = 0; s < c->nvars; off += P->vars[c->vars[s]].arity, s++)
+        if (P->vars[c->vars[s]].arity == 2 && c->colvar[off] == a && c->colvar[off + 1] == b)
             return s;
     return -1;
 }
@@ -662,18 +660,18 @@ static bool over_one_edge_relation(const rfx_plan *P, const rfx_ra_cmd *c)
  * the join in order 1, 0, ... reads e reversed for e(0,1) and every other source as it is,
  * and which order probes fewer candidates at the third variable follows from e's degrees
  * alone (a skewed graph's orientation decides it), which only the data show. */
-static bool swappable(const rfx_plan *P, const rfx_ra_cmd *c, const int *offs)
+static bool swappable(const rfx_plan *P, const rfx_ra_cmd *c)
 {
     if (!c->count_only || c->nkeys < 3)
         return false;
-    int s01 = source_of(P, c, offs, 0, 1), s02 = source_of(P, c, offs, 0, 2), s12 = source_of(P, c, offs, 1, 2);
+    int s01 = rfx_ra_lftj_source(P, c, 0, 1), s02 = rfx_ra_lftj_source(P, c, 0, 2), s12 = rfx_ra_lftj_source(P, c, 1, 2);
     if (s01 < 0 || s02 < 0 || s12 < 0 || c->vars[s02] != c->vars[s01] || c->vars[s12] != c->vars[s01])
         return false;
-    for (int s = 0; s < c->nvars; s++) {
+    for (int s = 0, off = 0; s < c->nvars; off += P->vars[c->vars[s]].arity, s++) {
         bool has0 = false, has1 = false;
         for (int a = 0; a < P->vars[c->vars[s]].arity; a++) {
-            has0 |= c->colvar[offs[s] + a] == 0;
-            has1 |= c->colvar[offs[s] + a] == 1;
+            has0 |= c->colvar[off + a] == 0;
+            has1 |= c->colvar[off + a] == 1;
         }
         if (s != s01 && has0 && has1)
             return false;
@@ -685,17 +683,17 @@ static bool swappable(const rfx_plan *P, const rfx_ra_cmd *c, const int *offs)
  * pairs of parts of its vertices; four or more variables of one two-column relation whose
  * first variable some source pairs with every other, by the first variable's induced
  * subgraphs (a part's every binding lies inside the neighbours of its first values). */
-static rfx_lftj_parts parts_of(const rfx_plan *P, const rfx_ra_cmd *c, const int *offs)
+static rfx_lftj_parts parts_of(const rfx_plan *P, const rfx_ra_cmd *c)
 {
     if (!over_one_edge_relation(P, c))
         return RFX_LFTJ_BOXES;
-    if (c->count_only && c->nkeys == 3 && c->nvars == 3 && source_of(P, c, offs, 0, 1) >= 0 &&
-        source_of(P, c, offs, 0, 2) >= 0 && source_of(P, c, offs, 1, 2) >= 0)
+    if (c->count_only && c->nkeys == 3 && c->nvars == 3 && rfx_ra_lftj_source(P, c, 0, 1) >= 0 &&
+        rfx_ra_lftj_source(P, c, 0, 2) >= 0 && rfx_ra_lftj_source(P, c, 1, 2) >= 0)
         return RFX_LFTJ_PAIRS;
     if (c->nkeys < 4)
         return RFX_LFTJ_BOXES;
     for (int v = 1; v < c->nkeys; v++)
-        if (source_of(P, c, offs, 0, v) < 0)
+        if (rfx_ra_lftj_source(P, c, 0, v) < 0)
             return RFX_LFTJ_BOXES;
     return RFX_LFTJ_INDUCED;
 }
@@ -705,15 +703,10 @@ void rfx_plan_lftj_schedules(rfx_plan *P)
     for (int bi = 0; bi < P->nblocks; bi++)
         for (int i = 0; i < P->blocks[bi].ncmds; i++) {
             rfx_ra_cmd *c = &P->blocks[bi].cmds[i];
-            if (c->op != RFX_RA_LFTJ || c->nvars > 64)
+            if (c->op != RFX_RA_LFTJ)
                 continue;
-            int offs[64];
-            for (int s = 0, off = 0; s < c->nvars; s++) {
-                offs[s] = off;
-                off += P->vars[c->vars[s]].arity;
-            }
-            c->lftj_swap = swappable(P, c, offs);
-            c->parts = parts_of(P, c, offs);
+            c->lftj_swap = swappable(P, c);
+            c->parts = parts_of(P, c);
         }
 }
 

@@ -202,6 +202,8 @@ void rfx_plan_schedule(rfx_plan *plan);    /* list scheduling inside blocks: fre
 void rfx_plan_count_only(rfx_plan *plan);
 /* Each LFTJ's lftj_swap and parts, from its shape (run after rfx_plan_count_only). */
 void rfx_plan_lftj_schedules(rfx_plan *plan);
+/* The source of LFTJ c reading variables a and b as its two columns, in that order; -1: none. */
+int rfx_ra_lftj_source(const rfx_plan *plan, const rfx_ra_cmd *c, int a, int b);
 
 /* Per program relation, the column whose values no derivation of its (linear) recursion
  * changes, so that its loop may run one range of them at a time (split.c); run by
