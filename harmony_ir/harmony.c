@@ -150,8 +150,14 @@ static void lower_cmd(hctx *x, const rfx_ra_cmd *c)
     case RFX_RA_PRODUCT: {
         const char *na = size_of(x, c->src[0]);
         int lo = scratch(x, 2, na), cnt = scratch(x, 2, na), off = scratch(x, 2, na);
-        K(RFX_HK_PARTITION, "join.count", c->nkeys ? "matching key range of each left tuple (binary search)"
-                                                   : "every right tuple matches", V(a, b), V(lo, cnt));
+        if (c->probe)   /* rfx_gpu_probe_join: searches in any order, or the left side sorted first */
+            K(RFX_HK_PARTITION, "join.count",
+              "matching key range of each left tuple, in any order (binary search); where the right side outgrows "
+              "half the L2 cache and the left is not few next to it: the left sorted first and merged",
+              V(a, b), V(lo, cnt));
+        else
+            K(RFX_HK_PARTITION, "join.count", c->nkeys ? "matching key range of each left tuple (binary search)"
+                                                       : "every right tuple matches", V(a, b), V(lo, cnt));
         K(RFX_HK_LIBRARY, "cub.exclusive_scan", "output range of each left tuple", V(cnt), V(off));
         if (c->pred) {
             const char *no = hfmt(x, "sum of %s", "matches");
@@ -340,7 +346,10 @@ static void lower_group(hctx *x, const rfx_fgroup *g)
     const char *n = size_of(x, g->srcs[0]);
     int cnt = scratch(x, 2, n), off = scratch(x, 2, n);
     kernel(x, RFX_HK_PARTITION, hfmt(x, "%s.count", g->name),
-           hfmt(x, "generated: matches per row of the first source over %d sources; %s", g->nsrc, small),
+           g->probe ? hfmt(x, "generated: matches per row of the first source, in any order, over %d sources; %s; where "
+                              "searches cost more than a sort (rfx_gpu_probe_pays): the first source sorted on its "
+                              "key columns first", g->nsrc, small)
+                    : hfmt(x, "generated: matches per row of the first source over %d sources; %s", g->nsrc, small),
            g->nsrc < 4 ? g->nsrc : 4, ins, 1, (int[]){cnt});
     K(RFX_HK_LIBRARY, "cub.exclusive_scan", "output ranges", V(cnt), V(off));
     int eins[4] = {off, ins[0], ins[1], ins[2]};

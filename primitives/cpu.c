@@ -491,6 +491,7 @@ typedef struct join_ctx {
                                 * (smaller) values of its first column past the keys, 0 where no
                                 * comparison says (witness_side) */
     bool signed_order;         /* that column holds numbers: its rows' bit order puts negatives last */
+    bool probe;                /* a in any order: each row's group in b found by its own search */
 } join_ctx;
 
 /* For an existential join over keys k (a of arity aa): whether pred compares a column of a
@@ -589,6 +590,24 @@ static inline bool emit_pair(join_ctx *j, rfx_rows *o, const uint32_t *ta, const
     return true;
 }
 
+/* Row p of a with each row of its key group [y, ye) of b (pre tested first); false where
+ * the output could not grow (the error is set). */
+static bool join_row(join_ctx *j, rfx_rows *o, size_t p, size_t y, size_t ye, bool *div0)
+{
+    const rfx_rows *A = j->a, *B = j->b;
+    int aa = A->arity, ba = B->arity;
+    const uint32_t *ta = A->data + p * (size_t)aa;
+    if (j->pre && !rfx_rx_eval(j->pre, ta, aa, NULL, div0))
+        return true;
+    size_t s = j->down && j->signed_order ? first_negative(B->data, ba, y, ye, j->k) : ye;
+    for (size_t q = 0, had = o->n; q < ye - y && !(j->first_only && o->n > had); q++)
+        if (!emit_pair(j, o, ta, B->data + search_row(j, y, ye - y, s, q) * (size_t)ba, div0)) {
+            atomic_store(&j->err, RFX_ERR_NOMEM);
+            return false;
+        }
+    return true;
+}
+
 static void join_chunk(int c, void *arg)
 {
     join_ctx *j = arg;
@@ -611,6 +630,16 @@ static void join_chunk(int c, void *arg)
         }
         goto done;
     }
+    if (j->probe) {   /* rows in any order: each searched from the start of b */
+        for (; i < ie; i++) {
+            const uint32_t *ta = A->data + i * (size_t)aa;
+            size_t y = lower_bound(B->data, ba, 0, B->n, ta, k);
+            if (y < B->n && cmp_prefix(B->data + y * (size_t)ba, ta, k) == 0 &&
+                !join_row(j, o, i, y, group_end(B->data, ba, y, B->n, k), &div0))
+                return;
+        }
+        goto done;
+    }
     size_t y = lower_bound(B->data, ba, 0, B->n, A->data + i * (size_t)aa, k);
     while (i < ie && y < B->n) {
         const uint32_t *ta = A->data + i * (size_t)aa, *tb = B->data + y * (size_t)ba;
@@ -624,17 +653,9 @@ static void join_chunk(int c, void *arg)
             continue;
         }
         size_t ie2 = group_end(A->data, aa, i, ie, k), ye = group_end(B->data, ba, y, B->n, k);
-        size_t s = j->down && j->signed_order ? first_negative(B->data, ba, y, ye, k) : ye;
-        for (size_t p = i; p < ie2; p++) {
-            if (j->pre && !rfx_rx_eval(j->pre, A->data + p * (size_t)aa, aa, NULL, &div0))
-                continue;
-            for (size_t q = 0, had = o->n; q < ye - y && !(j->first_only && o->n > had); q++)
-                if (!emit_pair(j, o, A->data + p * (size_t)aa, B->data + search_row(j, y, ye - y, s, q) * (size_t)ba,
-                               &div0)) {
-                    atomic_store(&j->err, RFX_ERR_NOMEM);
-                    return;
-                }
-        }
+        for (size_t p = i; p < ie2; p++)
+            if (!join_row(j, o, p, y, ye, &div0))
+                return;
         i = ie2;
         y = ye;
     }
@@ -669,12 +690,13 @@ static int join_chunks(const rfx_rows *a, const rfx_rows *b, int k, int nthreads
     return searching && out < work ? chunks_for_searches(work + out, nthreads) : chunks_for(work + out, nthreads);
 }
 
-/* rfx_cpu_join with pre, a test of a's row alone, made once a row that has matches. */
+/* rfx_cpu_join with pre, a test of a's row alone, made once a row that has matches; probe:
+ * a in any order (rfx_cpu_probe_join). */
 static rfx_status join_rows(const rfx_rows *a, const rfx_rows *b, int k, const rfx_rx *pre, const rfx_rx *pred,
-                            rfx_rx *const *out, int nout, bool as_set, rfx_rows *dst, int nthreads)
+                            rfx_rx *const *out, int nout, bool as_set, bool probe, rfx_rows *dst, int nthreads)
 {
     int setcols[33];   /* a set made of plain columns that drop the keys: by groups where that pays */
-    const int *sc = as_set && !pred && nout < 33 ? plain_columns(out, nout, setcols) : NULL;
+    const int *sc = as_set && !pred && nout < 33 && !probe ? plain_columns(out, nout, setcols) : NULL;
     if (sc && rfx_cpu_setjoin_fits(a->arity, b->arity, k, sc, nout) && rfx_cpu_setjoin_pays(a, b, k, sc, nout))
         return rfx_cpu_setjoin(a, b, k, pre, sc, nout, dst, nthreads);
     int c = a->n < 2 || nthreads < 2 ? 1 : k > 0 ? join_chunks(a, b, k, nthreads)
@@ -698,9 +720,9 @@ static rfx_status join_rows(const rfx_rows *a, const rfx_rows *b, int k, const r
         rfx_rows_init(&parts[i], nout);
     if (sets)
         rfx_set_parts_init(sets, c, nout);
-    rfx_split_groups(a, k, c, bounds);
+    rfx_split_groups(a, probe ? 0 : k, c, bounds);
     join_ctx j = {a, b, k, pre, pred, out, nout, plain_columns(out, nout, colbuf), bounds, parts, sets, RFX_OK,
-                  first_match_will_do(pred, out, nout, a->arity, as_set), 0, false};
+                  first_match_will_do(pred, out, nout, a->arity, as_set), 0, false, probe};
     if (j.first_only && k > 0 && b->arity > k)
         j.down = witness_side(pred, a->arity, k, &j.signed_order);
     if (nout == 0) {
@@ -738,7 +760,32 @@ out:
 rfx_status rfx_cpu_join(const rfx_rows *a, const rfx_rows *b, int k, const rfx_rx *pred,
                         rfx_rx *const *out, int nout, bool as_set, rfx_rows *dst, int nthreads)
 {
-    return join_rows(a, b, k, NULL, pred, out, nout, as_set, dst, nthreads);
+    return join_rows(a, b, k, NULL, pred, out, nout, as_set, false, dst, nthreads);
+}
+
+/* Searches of a's rows in b pay where a is few: next to b (its rows' searches land far apart
+ * whatever its order) or alone (a thin recursion's delta: a sort's passes cost more than
+ * its searches); else a sorted first and merged reads each side once, and the merge join
+ * makes a key group's output a set where that pays. */
+#define PROBE_FEW_ROWS 4096
+#define PROBE_FEW_RATIO 64
+
+rfx_status rfx_cpu_probe_join(const rfx_rows *a, const rfx_rows *b, int k, const rfx_rx *pred,
+                              rfx_rx *const *out, int nout, bool as_set, rfx_rows *dst, int nthreads)
+{
+    if (k == 0 || a->n <= PROBE_FEW_ROWS || a->n <= b->n / PROBE_FEW_RATIO)
+        return join_rows(a, b, k, NULL, pred, out, nout, as_set, k > 0, dst, nthreads);
+    rfx_rows sorted;
+    rfx_rows_init(&sorted, a->arity);
+    rfx_status st = rows_resize(&sorted, a->arity, a->n);
+    if (st == RFX_OK) {
+        rfx_memcpy(sorted.data, a->data, sizeof(uint32_t) * (size_t)a->arity * a->n);
+        st = rfx_cpu_sort(&sorted, nthreads);
+    }
+    if (st == RFX_OK)
+        st = join_rows(&sorted, b, k, NULL, pred, out, nout, as_set, false, dst, nthreads);
+    rfx_rows_free(&sorted);
+    return st;
 }
 
 /* ---- union (merge of sorted sets) --------------------------------------------------------- */
@@ -1416,7 +1463,7 @@ rfx_status rfx_cpu_star_join(const rfx_rows *const *srcs, int nsrc, int k, const
          * per-row searches or tuple copies); pre is tested once a row of srcs[0] that has
          * matches (on each pair, a delta of millions of rows meeting groups of thousands
          * tested it billions of times) */
-        return join_rows(srcs[0], srcs[1], k, pre, pred, out, nout, as_set, dst, nthreads);
+        return join_rows(srcs[0], srcs[1], k, pre, pred, out, nout, as_set, false, dst, nthreads);
     }
     const rfx_rows *A = srcs[0];
     int c = chunks_for(A->n, nthreads);

@@ -101,6 +101,11 @@ rfx_status rfx_gpu_sort_unique_into(rfx_gpu *g, const rfx_dev_rows *src, int sor
 /* dst = src stably sorted on its first k columns (the plan's SORT keys=k): rows with equal
  * ones keep src's order (k <= 0 or k >= the arity: sorted on every column). src unchanged. */
 rfx_status rfx_gpu_sort_leading_into(rfx_gpu *g, const rfx_dev_rows *src, int k, rfx_dev_rows *dst);
+/* dst = src stably sorted on columns cols[0..k) (ascending column numbers, the first the most
+ * significant; at most 2^32-1 rows): a probe's rows put in its key order where it sorts
+ * them where they lie. src unchanged. */
+rfx_status rfx_gpu_sort_by_columns_into(rfx_gpu *g, const rfx_dev_rows *src, const int *cols, int k,
+                                        rfx_dev_rows *dst);
 rfx_status rfx_gpu_mapfilter(rfx_gpu *g, const rfx_dev_rows *src, const rfx_rx *pred, rfx_rx *const *out,
                              int nout, rfx_dev_rows *dst);
 /* rfx_gpu_mapfilter for outputs that call functors making symbols the device makes too
@@ -111,6 +116,14 @@ rfx_status rfx_gpu_mapfilter_making(rfx_gpu *g, const rfx_dev_rows *src, const r
                                     int nout, rfx_dev_rows *dst);
 rfx_status rfx_gpu_join(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b, int k, const rfx_rx *pred,
                         rfx_rx *const *out, int nout, rfx_dev_rows *dst);
+/* rfx_gpu_join with a in any order (b sorted on its first k columns, k > 0): each row of a
+ * searched in b where rfx_gpu_probe_pays, else a sorted first; dst in no particular order. */
+rfx_status rfx_gpu_probe_join(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b, int k, const rfx_rx *pred,
+                              rfx_rx *const *out, int nout, rfx_dev_rows *dst);
+/* Whether na rows in any order searched one by one in b cost less than sorting them first:
+ * b stays in the L2 cache, or the rows are few next to b's (their searches land far apart
+ * whatever their order). */
+bool rfx_gpu_probe_pays(const rfx_gpu *g, size_t na, const rfx_dev_rows *b);
 rfx_status rfx_gpu_union(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b, rfx_dev_rows *dst);
 /* The same for operands known to share no tuple (no search for duplicates). */
 rfx_status rfx_gpu_union_disjoint(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b, rfx_dev_rows *dst);

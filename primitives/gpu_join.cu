@@ -45,8 +45,9 @@ static rfx_status join_expand_tiles(rfx_gpu *g, const gprog &code, uint64_t tota
 static rfx_status join_one_pass(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b, int k, const gprog &code,
                                 int len, rfx_rx *const *out, int nout, rfx_dev_rows *res, bool *done);
 
-extern "C" rfx_status rfx_gpu_join(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b, int k, const rfx_rx *pred,
-                                   rfx_rx *const *out, int nout, rfx_dev_rows *dst)
+// a_sorted: a in key order (the tiled kernels' ranges need it); else each row searched alone
+static rfx_status join(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b, int k, const rfx_rx *pred,
+                       rfx_rx *const *out, int nout, bool a_sorted, rfx_dev_rows *dst)
 {
     rfx_dev_rows res;
     rfx_gpu_rows_init(&res, nout);
@@ -61,7 +62,7 @@ extern "C" rfx_status rfx_gpu_join(rfx_gpu *g, const rfx_dev_rows *a, const rfx_
     if (st)
         return st;
     int len = plen + olen;
-    if (!pred) {
+    if (!pred && a_sorted) {
         bool done;
         st = join_one_pass(g, a, b, k, code, len, out, nout, &res, &done);
         if (done || st) {
@@ -76,7 +77,7 @@ extern "C" rfx_status rfx_gpu_join(rfx_gpu *g, const rfx_dev_rows *a, const rfx_
     ALLOC(lo, na * 8);
     ALLOC(cnt, na * 8);
     ALLOC(off, na * 8);
-    if (k >= 1 && k <= 4 && na / SEMI_T < (size_t)INT32_MAX) {
+    if (a_sorted && k >= 1 && k <= 4 && na / SEMI_T < (size_t)INT32_MAX) {
         st = join_count_tiles(g, a, b, k, lo, cnt);
     } else {
         k_join_count<<<grid_for(na), 256, 0, g->stream>>>(a->data, na, a->arity, b->data, b->n, b->arity, k, lo, cnt);
@@ -110,6 +111,38 @@ extern "C" rfx_status rfx_gpu_join(rfx_gpu *g, const rfx_dev_rows *a, const rfx_
     rfx_gpu_free(g, lo);
     rfx_gpu_free(g, off);
     return finish_filtered(g, st, &res, (size_t)total, nout, flags, dst);
+}
+
+extern "C" rfx_status rfx_gpu_join(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b, int k, const rfx_rx *pred,
+                                   rfx_rx *const *out, int nout, rfx_dev_rows *dst)
+{
+    return join(g, a, b, k, pred, out, nout, true, dst);
+}
+
+// A probe's searches stay in the L2 cache while b takes at most half of it, and cost less
+// than a sort of a's rows up to PROBE_MAX_ROWS of them (docs/PERFORMANCE.md: TC of SF.cedge,
+// deltas under a million rows, against p2p-Gnutella31's larger ones); rows fewer than one
+// in PROBE_FEW_RATIO of b's search far apart in b however they are ordered.
+#define PROBE_MAX_ROWS ((size_t)1 << 22)
+#define PROBE_FEW_RATIO 64
+
+extern "C" bool rfx_gpu_probe_pays(const rfx_gpu *g, size_t na, const rfx_dev_rows *b)
+{
+    return ((size_t)b->arity * 4 * b->n <= g->l2_bytes / 2 && na <= PROBE_MAX_ROWS) || na <= b->n / PROBE_FEW_RATIO;
+}
+
+extern "C" rfx_status rfx_gpu_probe_join(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b, int k,
+                                         const rfx_rx *pred, rfx_rx *const *out, int nout, rfx_dev_rows *dst)
+{
+    if (k == 0 || rfx_gpu_probe_pays(g, a->n, b))
+        return join(g, a, b, k, pred, out, nout, k == 0, dst);
+    rfx_dev_rows sorted;
+    rfx_gpu_rows_init(&sorted, a->arity);
+    rfx_status st = rfx_gpu_sort_leading_into(g, a, k, &sorted);
+    if (st == RFX_OK)
+        st = join(g, &sorted, b, k, pred, out, nout, true, dst);
+    rfx_gpu_rows_free(g, &sorted);
+    return st;
 }
 
 // ---- join by tiles ----------------------------------------------------------------------

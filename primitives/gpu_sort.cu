@@ -475,6 +475,60 @@ extern "C" rfx_status rfx_gpu_sort_leading_into(rfx_gpu *g, const rfx_dev_rows *
     return RFX_OK;
 }
 
+extern "C" rfx_status rfx_gpu_sort_by_columns_into(rfx_gpu *g, const rfx_dev_rows *src, const int *cols, int k,
+                                                   rfx_dev_rows *dst)
+{
+    for (int i = 0; i < k; i++)
+        if (cols[i] < 0 || cols[i] >= src->arity || (i && cols[i] <= cols[i - 1]))
+            return RFX_ERR_INTERNAL;
+    if (src->n > UINT32_MAX) {
+        snprintf(g->err, sizeof g->err, "sort of %zu rows by some of their columns (at most 2^32-1)", src->n);
+        return RFX_ERR_LIMIT;
+    }
+    int bits[RFX_MAX_ARITY], keep[RFX_MAX_ARITY] = {0};
+    rfx_status st = varying_bits(g, src, bits);
+    if (st == RFX_OK && src->arity == 2 && k == 1 && src->n >= 2) {
+        // rows as words (column 0 the low half): one radix sort over the column's bits
+        int begin = 32 * cols[0], end = begin + (bits[cols[0]] ? bits[cols[0]] : 1);
+        size_t bytes = 0, n = src->n;
+        uint64_t *keys;
+        ALLOC(keys, n * 8);
+        const uint64_t *rows = (const uint64_t *)src->data;
+        cudaError_t e = (cudaError_t)rfx_shim_sort_u64_from(NULL, &bytes, rows, keys, n, begin, end, (rfx_stream)g->stream);
+        void *tmp = e == cudaSuccess ? rfx_gpu_alloc(g, bytes ? bytes : 1) : NULL;
+        if (e == cudaSuccess && !tmp)
+            st = RFX_ERR_NOMEM;
+        if (st == RFX_OK && e == cudaSuccess)
+            e = (cudaError_t)rfx_shim_sort_u64_from(tmp, &bytes, rows, keys, n, begin, end, (rfx_stream)g->stream);
+        rfx_gpu_free(g, tmp);
+        if (st == RFX_OK && e != cudaSuccess)
+            st = fail(g, e, "sorting two-column rows by one", __FILE__, __LINE__);
+        if (st != RFX_OK) {
+            rfx_gpu_free(g, keys);
+            return st;
+        }
+        rfx_dev_rows out;
+        rfx_gpu_rows_init(&out, 2);
+        out.data = (uint32_t *)keys;
+        out.n = out.cap = n;
+        replace(g, dst, &out);
+        return RFX_OK;
+    }
+    for (int i = 0; i < k; i++)
+        keep[cols[i]] = 1;
+    for (int c = 0; c < src->arity; c++)
+        bits[c] = keep[c] ? bits[c] : 0;
+    uint32_t *sorted;
+    if (st == RFX_OK && (st = rows_sorted_by(g, src->data, src->n, src->arity, bits, &sorted)) == RFX_OK) {
+        rfx_dev_rows out;
+        rfx_gpu_rows_init(&out, src->arity);
+        out.data = sorted;
+        out.n = out.cap = src->n;
+        replace(g, dst, &out);
+    }
+    return st;
+}
+
 // n (< 2^32) rows of arity a stably sorted by the columns with bits[c] > 0 (column 0 the
 // most significant; bits[c] of each value vary), into *out (allocated here): LSD passes
 // of CUB's pair sort over a permutation, then one gather.

@@ -73,6 +73,10 @@ rfx_status rfx_cpu_mapfilter(const rfx_rows *src, const rfx_rx *pred, rfx_rx *co
  * repeated rows as it goes (it keeps at least one of each) and write them in any order. */
 rfx_status rfx_cpu_join(const rfx_rows *a, const rfx_rows *b, int k, const rfx_rx *pred,
                         rfx_rx *const *out, int nout, bool as_set, rfx_rows *dst, int nthreads);
+/* rfx_cpu_join with a in any order (b sorted on its first k columns, k > 0): each row of a
+ * searched in b, or a sorted first where that costs less; dst in no particular order. */
+rfx_status rfx_cpu_probe_join(const rfx_rows *a, const rfx_rows *b, int k, const rfx_rx *pred,
+                              rfx_rx *const *out, int nout, bool as_set, rfx_rows *dst, int nthreads);
 /* dst = a u b, both sorted sets of one arity. */
 rfx_status rfx_cpu_union(const rfx_rows *a, const rfx_rows *b, rfx_rows *dst, int nthreads);
 /* dst = tuples of a whose first k columns do (keep=true) / do not (keep=false) occur as

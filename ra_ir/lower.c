@@ -585,10 +585,15 @@ static flow join_atom(rule_ctx *R, flow cur, item *it, const hcol *out, int nout
      * the duplicates that leaves, so that no match is made twice for a later
      * deduplication to remove */
     bool semi = k == s.n;
-    /* a semi-join of tuples not in key order searches each in the atom's rows (a probe)
-     * rather than sorting them first: the sort, where one comes after, sorts only the
-     * rows kept */
-    bool probe = semi && !rfx_lower_in_order(&cur, keys, k, need, false), rest_ordered;
+    /* tuples not in key order are each searched in the atom's rows (a probe) rather than
+     * sorted first: for a semi-join, the sort, where one comes after, sorts only the rows
+     * kept; for a join, where the atom's rows are in key order as they are and the
+     * current tuples need no compaction, the join reads them as they come (a delta of a
+     * linear recursion, sorted on the columns it was made by, read by another) */
+    bool probe = !rfx_lower_in_order(&cur, keys, k, need, false) &&
+                 (semi || (k > 0 && rfx_lower_in_order(&s, keys, k, NULL, false) &&
+                           rfx_lower_in_order(&cur, NULL, 0, need, true))),
+         rest_ordered;
     if (probe)
         cur = rfx_lower_keys_first(R, cur, keys, k, need, &rest_ordered);
     else
@@ -634,6 +639,7 @@ static flow join_atom(rule_ctx *R, flow cur, item *it, const hcol *out, int nout
     int dst = rfx_lower_new_var(L, NULL, RFX_PV_TEMP, n, types, -1);
     rfx_ra_cmd *c = rfx_lower_emit(L, k ? RFX_RA_JOIN : RFX_RA_PRODUCT, dst, cur.var, s.var);
     c->nkeys = k;
+    c->probe = probe;
     c->nout = n;
     c->out = outs;
     for (int j = 0; j < s.n; j++)
@@ -653,7 +659,7 @@ static flow join_atom(rule_ctx *R, flow cur, item *it, const hcol *out, int nout
     int lim = cur_full ? nn : (cur.sorted < nn ? cur.sorted : nn);
     if (k == 0 && !cur_full)
         lim = cur.sorted;
-    while (g.sorted < n && g.sorted < lim && schema[g.sorted] == natural[g.sorted])
+    while (!probe && g.sorted < n && g.sorted < lim && schema[g.sorted] == natural[g.sorted])
         g.sorted++;
     g.unique = !dropped && cur.unique && s.unique;
     free(need);

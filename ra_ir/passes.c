@@ -749,6 +749,7 @@ bool rfx_plan_verify(const rfx_plan *P, FILE *out)
             case RFX_RA_JOIN: case RFX_RA_MAPJOIN: case RFX_RA_PRODUCT:
                 if (!d || d->arity != c->nout) BAD("output arity");
                 if (c->nkeys > a0 || c->nkeys > a1) BAD("more keys than columns");
+                if (c->probe && (c->op == RFX_RA_PRODUCT || c->nkeys == 0)) BAD("a probe without keys");
                 for (int k = 0; k < c->nout; k++)
                     if (!rx_ok(c->out[k], a0 + a1)) BAD("column out of range");
                 if (!rx_ok(c->pred, a0 + a1)) BAD("predicate column out of range");

@@ -88,7 +88,10 @@ typedef struct rfx_ra_cmd {
     bool probe;                /* INTERSECT, DIFFERENCE: src0 in any order, each row searched in src1
                                 * (a probe, not a merge); dst in src0's order or sorted on the
                                 * keys (a backend may sort src0 and merge where searches cost
-                                * more): either keeps an order src0 had on fewer columns */
+                                * more): either keeps an order src0 had on fewer columns.
+                                * JOIN, MAPJOIN: src0 in any order, each row's key searched in
+                                * src1 (or src0 sorted first where searches cost more); dst in
+                                * no order the plan counts on */
     bool optional;             /* INTERSECT probe: a filter nothing's answer depends on (the rows
                                 * it drops meet nothing later); a backend may keep them where
                                 * filtering costs it more than they do */

@@ -464,8 +464,8 @@ static rfx_status exec_on(rfx_backend *be, const rfx_ra_cmd *c, int nt)
     case RFX_RA_SELECT: case RFX_RA_PROJECT: case RFX_RA_MAP: case RFX_RA_MAPFILTER:
         return rfx_cpu_mapfilter(&V[c->src[0]], c->pred, c->out, c->nout, &V[c->dst], nt);
     case RFX_RA_JOIN: case RFX_RA_MAPJOIN: case RFX_RA_PRODUCT:
-        return rfx_cpu_join(&V[c->src[0]], &V[c->src[1]], c->nkeys, c->pred, c->out, c->nout,
-                            x->P->vars[c->dst].set_read, &V[c->dst], nt);
+        return (c->probe ? rfx_cpu_probe_join : rfx_cpu_join)(&V[c->src[0]], &V[c->src[1]], c->nkeys, c->pred, c->out,
+                                                              c->nout, x->P->vars[c->dst].set_read, &V[c->dst], nt);
     case RFX_RA_UNION: case RFX_RA_INTERSECT: case RFX_RA_DIFFERENCE:
         return rfx_cpu_merge_cmd(c, &V[c->src[0]], &V[c->src[1]], &V[c->dst], nt);
     case RFX_RA_SORT: case RFX_RA_UNIQUE: case RFX_RA_SORT_UNIQUE:
@@ -609,6 +609,16 @@ static rfx_status cpu_exec_group(rfx_backend *be, const rfx_fgroup *g)
         return RFX_ERR_NOMEM;
     if (g->kind == RFX_FG_FILTER)
         return filter_group(x, g);
+    if (g->probe) {   /* the star join reads its first source in key order: a probe's members instead */
+        rfx_status st = RFX_OK;
+        for (int m = 0; m < g->nmembers && st == RFX_OK; m++) {
+            st = cpu_exec(be, rfx_fgroup_member_cmd(x->P, g, m));
+            for (int k = 0; k <= m; k++)
+                if (rfx_fgroup_temporary(x->P, g, k) >= 0 && rfx_fgroup_temporary_dead(x->P, g, k, m))
+                    cpu_release(be, rfx_fgroup_temporary(x->P, g, k));
+        }
+        return st;
+    }
     /* a star join with an empty source is empty whatever the others hold: their runs are
      * left unmerged (a thin recursion's empty delta against a relation that grows by a run
      * an iteration would otherwise merge all of it every iteration) */

@@ -810,7 +810,8 @@ static rfx_status cu_exec_one(rfx_backend *be, const rfx_ra_cmd *c)
             return rfx_gpu_mapfilter_making(g, &V[c->src[0]], c->pred, c->out, c->nout, &V[c->dst]);
         return rfx_gpu_mapfilter(g, &V[c->src[0]], c->pred, c->out, c->nout, &V[c->dst]);
     case RFX_RA_JOIN: case RFX_RA_MAPJOIN: case RFX_RA_PRODUCT:
-        return rfx_gpu_join(g, &V[c->src[0]], &V[c->src[1]], c->nkeys, c->pred, c->out, c->nout, &V[c->dst]);
+        return (c->probe ? rfx_gpu_probe_join : rfx_gpu_join)(g, &V[c->src[0]], &V[c->src[1]], c->nkeys, c->pred, c->out,
+                                                              c->nout, &V[c->dst]);
     case RFX_RA_UNION:
         if (c->disjoint)
             return rfx_gpu_union_disjoint(g, &V[c->src[0]], &V[c->src[1]], &V[c->dst]);
@@ -984,7 +985,35 @@ static rfx_status cu_exec_group_once(rfx_backend *be, const rfx_fgroup *g)
     }
     if (x->loaded[g->id] < 0)
         return cu_exec_members(be, g);
-    return rfx_cuda_run_group(x->g, g, V);
+    bool pays = true;
+    for (int s = 1; g->probe && s < g->nsrc; s++)
+        pays &= rfx_gpu_probe_pays(x->g, V[g->srcs[0]].n, &V[g->srcs[s]]);
+    if (pays)
+        return rfx_cuda_run_group(x->g, g, V);
+    /* a probe whose searches cost more than a sort: its first source sorted on the key
+     * columns where they lie (in their order), the generated kernel then galloping as over
+     * rows in key order; else the members, whose JOIN sorts */
+    enum { MAX_SORTED_KEYS = 16 };
+    bool sortable = V[g->srcs[0]].n <= UINT32_MAX && g->nkeys <= MAX_SORTED_KEYS;
+    for (int k = 1; sortable && g->keycol && k < g->nkeys; k++)
+        sortable = g->keycol[k] > g->keycol[k - 1];
+    for (int s = 1; s < g->nsrc; s++)   /* a source searched too keeps its order */
+        sortable &= g->srcs[s] != g->srcs[0];
+    if (!sortable)
+        return cu_exec_members(be, g);
+    int cols[MAX_SORTED_KEYS];
+    for (int k = 0; k < g->nkeys; k++)
+        cols[k] = g->keycol ? g->keycol[k] : k;
+    rfx_dev_rows sorted, *a = &V[g->srcs[0]], held = *a;
+    rfx_gpu_rows_init(&sorted, a->arity);
+    st = rfx_gpu_sort_by_columns_into(x->g, a, cols, g->nkeys, &sorted);
+    if (st == RFX_OK) {
+        *a = sorted;   /* in the group's first source's place while it runs */
+        st = rfx_cuda_run_group(x->g, g, V);
+        *a = held;
+    }
+    rfx_gpu_rows_free(x->g, &sorted);
+    return st;
 }
 
 /* A command that ran out of device memory frees what it left allocated (the operators

@@ -993,15 +993,25 @@ static rfx_status run_parts(ooc_ctx *x, const rfx_ra_cmd *c, size_t over_bytes)
             rfx_rows_free(&runs[r]);
         free(runs);
         break;
-    case RFX_RA_JOIN: case RFX_RA_MAPJOIN: case RFX_RA_PRODUCT:
+    case RFX_RA_JOIN: case RFX_RA_MAPJOIN: case RFX_RA_PRODUCT: {
         K.split_b = true;
         K.k = c->op == RFX_RA_PRODUCT ? 0 : c->nkeys;
-        if (x->P->vars[c->dst].set_read && c->nout > 0 && c->out[0]->kind == RFX_RX_COL) {
+        /* a probe's left rows in any order: sorted here, as the parts cut them by keys */
+        rfx_rows sorted;
+        rfx_rows_init(&sorted, a->arity);
+        st = c->probe ? copy_host(a, &sorted, x->nthreads) : RFX_OK;
+        if (st == RFX_OK && c->probe && (st = rfx_cpu_sort(&sorted, x->nthreads)) == RFX_OK)
+            K.a = &sorted;
+        if (st != RFX_OK)
+            ;
+        else if (x->P->vars[c->dst].set_read && c->nout > 0 && c->out[0]->kind == RFX_RX_COL) {
             int side = c->out[0]->col >= a->arity;
             st = output_ranges(&K, side, c->out[0]->col - (side ? a->arity : 0), over_bytes);
         } else
             st = keyed_parts(&K);
+        rfx_rows_free(&sorted);
         break;
+    }
     case RFX_RA_INTERSECT: case RFX_RA_DIFFERENCE: case RFX_RA_AGGREGATE:
         if (c->probe)
             K.k = 0;   /* a in any order: each chunk searches all of b (too big: on the host) */

@@ -322,6 +322,98 @@ static void test_join(void)
     rfx_gpu_rows_free(gpu, &gb);
 }
 
+/* A probe join of rows in any order: the GPU's pairs (searched one by one, or the rows
+ * sorted first where b outgrows half the L2 cache and they are not few next to it) are
+ * the CPU merge join's over the rows sorted, as bags. */
+static void test_probe_join(void)
+{
+    if (!need_gpu())
+        return;
+    const size_t nbs[] = {300000, 8000000}, nas[] = {1000003, 60000};
+    for (int bi = 0; bi < 2; bi++)
+        for (int ai = 0; ai < 2; ai++)
+            for (int k = 1; k <= 2; k++) {
+                if (quick && (bi || ai == 0))
+                    continue;
+                uint32_t range = k == 1 ? (uint32_t)nbs[bi] * 2 : 2048;
+                rfx_rows b = rows_random(nbs[bi], 2, UNIFORM, range, true), a;
+                rfx_rows_init(&a, 2);
+                rfx_rows_reserve(&a, nas[ai]);
+                for (size_t i = 0; i < nas[ai]; i++) {   /* in no order; a third certainly meets b */
+                    const uint32_t *hit = b.data + 2 * (rnd() % b.n);
+                    a.data[2 * i] = i % 3 == 0 ? hit[0] : draw(UNIFORM, range);
+                    a.data[2 * i + 1] = k == 2 && i % 3 == 0 ? hit[1] : (uint32_t)i;
+                }
+                a.n = nas[ai];
+                rfx_rx c[4] = {col(0), col(1), col(2), col(3)};
+                rfx_rx *outs[3] = {&c[1], &c[3], &c[0]};
+                rfx_rows sorted, hc;
+                rfx_rows_init(&sorted, 2);
+                rfx_rows_init(&hc, 3);
+                rfx_rows_reserve(&sorted, a.n);
+                memcpy(sorted.data, a.data, 8 * a.n);
+                sorted.n = a.n;
+                CU_ASSERT_EQUAL(rfx_cpu_sort(&sorted, 4), RFX_OK);
+                CU_ASSERT_EQUAL(rfx_cpu_join(&sorted, &b, k, NULL, outs, 3, false, &hc, 4), RFX_OK);
+                CU_ASSERT(hc.n > 0);
+                rfx_dev_rows ga = up(&a), gb = up(&b), gc;
+                rfx_gpu_rows_init(&gc, 3);
+                CU_ASSERT_EQUAL(rfx_gpu_probe_join(gpu, &ga, &gb, k, NULL, outs, 3, &gc), RFX_OK);
+                rfx_rows back = down(&gc);
+                CU_ASSERT_EQUAL(rfx_cpu_sort(&back, 4), RFX_OK);
+                CU_ASSERT_EQUAL(rfx_cpu_sort(&hc, 4), RFX_OK);
+                CU_ASSERT(same(&back, &hc));
+                rfx_rows_free(&back);
+                rfx_rows_free(&hc);
+                rfx_rows_free(&sorted);
+                rfx_rows_free(&a);
+                rfx_rows_free(&b);
+                rfx_gpu_rows_free(gpu, &ga);
+                rfx_gpu_rows_free(gpu, &gb);
+                rfx_gpu_rows_free(gpu, &gc);
+            }
+}
+
+/* Rows sorted on some of their columns where they lie (a probe's key order): in order on
+ * those columns, the same rows as before. */
+static void test_sort_by_columns(void)
+{
+    if (!need_gpu())
+        return;
+    const int arities[] = {2, 2, 3, 3}, ks[] = {1, 1, 1, 2}, cols[][2] = {{1, 0}, {0, 0}, {2, 0}, {0, 2}};
+    for (int t = 0; t < 4; t++)
+        for (size_t n = 1; n <= 3000000; n *= 60) {
+            int a = arities[t], k = ks[t];
+            rfx_rows h;
+            rfx_rows_init(&h, a);
+            rfx_rows_reserve(&h, n);
+            for (size_t i = 0; i < n * (size_t)a; i++)
+                h.data[i] = draw(UNIFORM, 5000);
+            h.n = n;
+            rfx_dev_rows d = up(&h), out;
+            rfx_gpu_rows_init(&out, a);
+            CU_ASSERT_EQUAL(rfx_gpu_sort_by_columns_into(gpu, &d, cols[t], k, &out), RFX_OK);
+            rfx_rows back = down(&out);
+            bool ordered = back.n == n;
+            for (size_t i = 1; ordered && i < n; i++)
+                for (int c = 0; c < k; c++) {
+                    uint32_t x = back.data[(i - 1) * a + cols[t][c]], y = back.data[i * a + cols[t][c]];
+                    if (x != y) {
+                        ordered = x < y;
+                        break;
+                    }
+                }
+            CU_ASSERT(ordered);
+            CU_ASSERT_EQUAL(rfx_cpu_sort(&back, 4), RFX_OK);
+            CU_ASSERT_EQUAL(rfx_cpu_sort(&h, 4), RFX_OK);
+            CU_ASSERT(same(&back, &h));
+            rfx_rows_free(&back);
+            rfx_rows_free(&h);
+            rfx_gpu_rows_free(gpu, &d);
+            rfx_gpu_rows_free(gpu, &out);
+        }
+}
+
 /* The GPU's semi-join (keep) or anti-join of a by the k-column keys bk equals the CPU's;
  * says which differs on stderr. */
 static bool semijoin_as_cpu(const rfx_rows *a, const rfx_rows *bk, int k, bool keep)
@@ -805,6 +897,8 @@ static void add(void)
     CU_add_test(s, "sort+unique wide", test_sort_wide);
     CU_add_test(s, "sort large", test_sort_big);
     CU_add_test(s, "join, product, with predicates", test_join);
+    CU_add_test(s, "probe joins: rows in any order searched, or sorted first", test_probe_join);
+    CU_add_test(s, "probe joins' sort: rows on some of their columns where they lie", test_sort_by_columns);
     CU_add_test(s, "union, intersect, difference", test_set_ops);
     CU_add_test(s, "sort of two-column rows as words", test_sort_words);
     CU_add_test(s, "sort on the leading column of rows in order within it", test_sort_leading);

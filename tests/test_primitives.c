@@ -612,6 +612,22 @@ static void join_case(int k, dist d, bool with_pred)
             rfx_rows got = copy_rows(&out);
             ref_sort(&got);
             CU_ASSERT(same_rows(&got, &ref));
+            if (k > 0) {   /* a probe of a's rows shuffled: the same pairs */
+                rfx_rows mixed = copy_rows(&a);
+                for (size_t i = mixed.n; i > 1; i--) {
+                    size_t j = rnd() % i;
+                    for (int c = 0; c < 2; c++) {
+                        uint32_t v = mixed.data[2 * (i - 1) + c];
+                        mixed.data[2 * (i - 1) + c] = mixed.data[2 * j + c];
+                        mixed.data[2 * j + c] = v;
+                    }
+                }
+                CU_ASSERT_EQUAL(rfx_cpu_probe_join(&mixed, &b, k, with_pred ? &lt : NULL, outs, 3, false, &out, threads[t]),
+                                RFX_OK);
+                ref_sort(&out);
+                CU_ASSERT(same_rows(&out, &ref));
+                rfx_rows_free(&mixed);
+            }
             rfx_rows_free(&a);
             rfx_rows_free(&b);
             rfx_rows_free(&out);
@@ -626,6 +642,41 @@ static void test_join_pred(void) { join_case(1, UNIFORM, true); }
 static void test_join_skew(void) { join_case(1, EQUAL, false); }
 static void test_join_zipf(void) { join_case(1, ZIPF, true); }
 static void test_product(void) { join_case(0, UNIFORM, true); }
+
+/* A probe join's two ways past the cache's size: rows few next to b searched one by one,
+ * rows not few sorted first; each the merge join's pairs over a's rows sorted. */
+static void test_probe_join_large(void)
+{
+    rfx_rows b = sorted_set(2600000, 2, UNIFORM, 1u << 21);
+    rfx_rx c[4] = {col(0), col(1), col(2), col(3)};
+    rfx_rx *outs[3] = {&c[1], &c[3], &c[0]};
+    const size_t nas[] = {20000, 300000};
+    for (int s = 0; s < 2; s++) {
+        rfx_rows a;
+        rfx_rows_init(&a, 2);
+        for (size_t i = 0; i < nas[s]; i++) {
+            uint32_t row[2] = {(uint32_t)(rnd() % (1u << 21)), (uint32_t)i};
+            rfx_rows_push(&a, row);
+        }
+        rfx_rows sorted = copy_rows(&a), want, got;
+        ref_sort(&sorted);
+        rfx_rows_init(&want, 3);
+        rfx_rows_init(&got, 3);
+        CU_ASSERT_EQUAL(rfx_cpu_join(&sorted, &b, 1, NULL, outs, 3, false, &want, 4), RFX_OK);
+        CU_ASSERT(want.n > 0);
+        for (int t = 0; t < 2; t++) {
+            CU_ASSERT_EQUAL(rfx_cpu_probe_join(&a, &b, 1, NULL, outs, 3, false, &got, threads[t]), RFX_OK);
+            ref_sort(&got);
+            ref_sort(&want);
+            CU_ASSERT(same_rows(&got, &want));
+        }
+        rfx_rows_free(&a);
+        rfx_rows_free(&sorted);
+        rfx_rows_free(&want);
+        rfx_rows_free(&got);
+    }
+    rfx_rows_free(&b);
+}
 
 /* A small side against a large one (a thin recursion's delta against its relation), where
  * the work is searches and splits one chunk a thread: the join and the semi- and anti-join
@@ -1544,6 +1595,7 @@ static void add(void)
     CU_add_test(s, "join with predicate", test_join_pred);
     CU_add_test(s, "join skewed key", test_join_skew);
     CU_add_test(s, "join zipf", test_join_zipf);
+    CU_add_test(s, "a probe join past the cache: searches or a sort", test_probe_join_large);
     CU_add_test(s, "a small side against a large one, split by its searches", test_small_against_large);
     CU_add_test(s, "product", test_product);
     CU_add_test(s, "join read as a set drops repeats, keeps the set", test_join_as_set);

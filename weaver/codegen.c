@@ -611,10 +611,12 @@ static void gen_join(gen *g, const rfx_fgroup *grp)
             "        else\n            hi = m;\n    }\n    return lo - 1;\n}\n",
             nm, nm);
     /* count: each warp takes 32 * chunk consecutive rows of the first source, a lane every
-     * 32nd (so the warp's loads and stores stay coalesced). A lane's keys ascend, so after
-     * one binary search per source its next row's range is found by galloping forward
-     * from the last one (a few steps the warp's other lanes have just cached) instead of
-     * searching the whole source again. The launch chooses chunk (rfx_gpu_fused_join). */
+     * 32nd (so the warp's loads and stores stay coalesced). Where a lane's keys ascend,
+     * after one binary search per source its next row's range is found by galloping
+     * forward from the last one (a few steps the warp's other lanes have just cached)
+     * instead of searching the whole source again; a probe's rows, in any order, search
+     * the whole source where their key is below the last. The launch chooses chunk
+     * (rfx_gpu_fused_join). */
     fprintf(f,
             "// first row of rows[lo, n) whose key is >= key (upper: > key), galloping from lo\n"
             "static __device__ u64 %s_gallop(const u32 *rows, int arity, u64 lo, u64 n, const u32 *key, bool upper)\n{\n"
@@ -635,6 +637,13 @@ static void gen_join(gen *g, const rfx_fgroup *grp)
         fprintf(f, "    u64 at%d = ~0ull;   // lower bound of the last key searched in source %d\n", s, s);
     fputs("    for (u64 i = first + lane; i < first + 32 * chunk && i < na; i += 32) {\n", f);
     fprintf(f, "        const u32 *a = S.p[0] + i * %d;\n        u64 total = 0;\n", a0);
+    if (grp->keycol) {   /* a probe's key columns, where they are not the first source's first */
+        fprintf(f, "        const u32 key[%d] = {", K);
+        for (int c = 0; c < K; c++)
+            fprintf(f, "%sa[%d]", c ? ", " : "", grp->keycol[c]);
+        fputs("};\n", f);
+    } else
+        fputs("        const u32 *key = a;\n", f);
     g->colfmt = "c%d";
     if (grp->pre) {
         bool *pu = calloc((size_t)width + 1, sizeof(bool));
@@ -651,13 +660,16 @@ static void gen_join(gen *g, const rfx_fgroup *grp)
     fputs("        do {\n            total = 1;\n", f);
     for (int s = 1; s < ns; s++) {
         int as = P->vars[grp->srcs[s]].arity;
+        /* the gallop starts from the last key's bound where every row before it is below
+         * this key (rows in key order: always), else a search of the whole source */
         fprintf(f,
                 "            {\n"
-                "                const u64 l = at%d = at%d != ~0ull ? %s_gallop(S.p[%d], %d, at%d, S.n[%d], a, false)\n"
-                "                                                  : %s_bound(S.p[%d], %d, 0, S.n[%d], a, false);\n"
-                "                const u64 h = %s_gallop(S.p[%d], %d, l, S.n[%d], a, true);\n"
+                "                const bool after = at%d != ~0ull && (at%d == 0 || %s_cmp(S.p[%d] + (at%d - 1) * %d, key) < 0);\n"
+                "                const u64 l = at%d = after ? %s_gallop(S.p[%d], %d, at%d, S.n[%d], key, false)\n"
+                "                                           : %s_bound(S.p[%d], %d, 0, S.n[%d], key, false);\n"
+                "                const u64 h = %s_gallop(S.p[%d], %d, l, S.n[%d], key, true);\n"
                 "                u64 n = h - l;\n",
-                s, s, nm, s, as, s, s, nm, s, as, s, nm, s, as, s);
+                s, s, nm, s, s, as, s, nm, s, as, s, s, nm, s, as, s, nm, s, as, s);
         if (grp->filt[s]) {
             memset(fused, 0, sizeof(bool) * (size_t)(width + 1));
             mark_cols(grp->filt[s], fused);
@@ -679,7 +691,6 @@ static void gen_join(gen *g, const rfx_fgroup *grp)
                 s - 1);
     }
     fputs("        } while (0);\n", f);
-    /* a source skipped after an empty range keeps its old lower bound: still below every later key */
     fputs("        cnt[i] = total;\n    }\n"
           "    if (raw)\n        atomicOr(raw_flag, 1u);\n    if (div0)\n        atomicOr(div_flag, 1u);\n}\n",
           f);

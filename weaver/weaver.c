@@ -9,6 +9,7 @@
 #define DEFAULT_SMEM (48 * 1024)
 #define MAX_CONJ 64
 #define MAX_MEMBERS 32
+#define MAX_KEYS 16            /* key columns a probe's group takes from anywhere in its first source */
 
 typedef struct pos {
     int block, cmd;
@@ -175,10 +176,14 @@ typedef struct jbuild {
     rfx_fmember mem[MAX_MEMBERS];
     bool oom;
     bool too_big;              /* more conjunctions than a group holds: not fused this way */
+    bool probe;                /* the anchor reads its first source in any order (a probe) */
+    bool keyed;                /* keycol holds the group's key columns of its first source */
+    int keycol[MAX_KEYS];
 } jbuild;
 
 typedef struct jstate {
     int nsrc, width, nconj, nmem;
+    bool keyed;
 } jstate;
 
 /* The one source whose columns e reads, or -1 (none, or several). */
@@ -197,7 +202,7 @@ static int source_of(const jbuild *j, const rfx_rx *e)
 
 static jstate save(const jbuild *j)
 {
-    return (jstate){j->nsrc, j->width, j->nconj, j->nmem};
+    return (jstate){j->nsrc, j->width, j->nconj, j->nmem, j->keyed};
 }
 
 static void restore(jbuild *j, jstate s)
@@ -206,6 +211,7 @@ static void restore(jbuild *j, jstate s)
     j->width = s.width;
     j->nconj = s.nconj;
     j->nmem = s.nmem;
+    j->keyed = s.keyed;
 }
 
 static rfx_rx **leaf(jbuild *j, int var)
@@ -269,14 +275,25 @@ static int producer(jbuild *j, int var, int before)
     return -1;
 }
 
-static bool keys_line_up(const jbuild *j, rfx_rx **d0, rfx_rx **d1, int first_src1)
+/* Whether a JOIN's key columns are its right source's first (that source searched) and
+ * columns of the group's first source: its first (in key order), or any where the JOIN
+ * probes (the group's anchor reads that source in any order), the same for every JOIN of
+ * the group. */
+static bool keys_line_up(jbuild *j, const rfx_ra_cmd *c, rfx_rx **d0, rfx_rx **d1, int first_src1)
 {
-    for (int c = 0; c < j->k; c++) {
-        if (d0[c]->kind != RFX_RX_COL || d0[c]->col != c)
+    const bool any = c->probe && j->probe;
+    if (any && j->k > MAX_KEYS)
+        return false;
+    for (int k = 0; k < j->k; k++) {
+        if (d0[k]->kind != RFX_RX_COL || (any ? d0[k]->col >= j->offset[1] : d0[k]->col != k) ||
+            (j->keyed && j->keycol[k] != d0[k]->col))
             return false;
-        if (d1[c]->kind != RFX_RX_COL || d1[c]->col != j->offset[first_src1] + c)
+        if (d1[k]->kind != RFX_RX_COL || d1[k]->col != j->offset[first_src1] + k)
             return false;
     }
+    for (int k = 0; k < j->k && k < MAX_KEYS; k++)
+        j->keycol[k] = d0[k]->col;
+    j->keyed = j->k <= MAX_KEYS;
     return true;
 }
 
@@ -319,7 +336,7 @@ static rfx_rx **join_defs(jbuild *j, const rfx_ra_cmd *c, int at, rfx_fdep dep)
     rfx_rx **d0 = defs_of(j, c->src[0], at, true);
     int first1 = j->nsrc;
     rfx_rx **d1 = d0 ? defs_of(j, c->src[1], at, false) : NULL;
-    if (!d1 || j->nsrc != first1 + 1 || !keys_line_up(j, d0, d1, first1) || j->nmem == MAX_MEMBERS)
+    if (!d1 || j->nsrc != first1 + 1 || !keys_line_up(j, c, d0, d1, first1) || j->nmem == MAX_MEMBERS)
         return NULL;
     int a0 = j->x->P->vars[c->src[0]].arity, a1 = j->x->P->vars[c->src[1]].arity;
     rfx_rx **in = rfx_arena_alloc(j->x->w->arena, sizeof(rfx_rx *) * (size_t)(a0 + a1 + 1));
@@ -366,7 +383,7 @@ static int cmp_member(const void *a, const void *b)
 static rfx_rx **plain_join(jbuild *j, const rfx_ra_cmd *c)
 {
     wctx *x = j->x;
-    *j = (jbuild){.x = x, .block = j->block, .anchor = j->anchor, .k = c->nkeys};
+    *j = (jbuild){.x = x, .block = j->block, .anchor = j->anchor, .k = c->nkeys, .probe = c->probe};
     rfx_rx **d0 = leaf(j, c->src[0]), **d1 = d0 ? leaf(j, c->src[1]) : NULL;
     int a0 = x->P->vars[c->src[0]].arity, a1 = x->P->vars[c->src[1]].arity;
     rfx_rx **in = d1 ? rfx_arena_alloc(x->w->arena, sizeof(rfx_rx *) * (size_t)(a0 + a1 + 1)) : NULL;
@@ -395,7 +412,7 @@ static bool join_group(wctx *x, int block, int anchor)
     jbuild *j = calloc(1, sizeof *j);
     if (!j)
         return false;
-    *j = (jbuild){.x = x, .block = block, .anchor = anchor, .k = c->nkeys};
+    *j = (jbuild){.x = x, .block = block, .anchor = anchor, .k = c->nkeys, .probe = c->probe};
     rfx_rx **out = join_defs(j, c, anchor, RFX_DEP_ANCHOR);
     /* Algorithm 2: the whole group within the register budget, or the JOIN alone */
     if (!j->oom && (!out || j->too_big || join_regs(j) > x->o.max_regs))
@@ -428,6 +445,17 @@ static bool join_group(wctx *x, int block, int anchor)
     memcpy(g->members, j->mem, sizeof(rfx_fmember) * (size_t)j->nmem);
     qsort(g->members, (size_t)g->nmembers, sizeof *g->members, cmp_member);
     g->nkeys = j->k;
+    g->probe = c->probe;
+    bool identity = true;
+    for (int k = 0; j->keyed && k < j->k; k++)
+        identity &= j->keycol[k] == k;
+    if (!identity) {
+        if (!(g->keycol = rfx_arena_alloc(A, sizeof(int) * (size_t)j->k))) {
+            free(j);
+            return false;
+        }
+        memcpy(g->keycol, j->keycol, sizeof(int) * (size_t)j->k);
+    }
     /* conjunctions over one source alone that cannot fail filter that source's rows as
      * they are counted (the first source's before its matches are looked up); the rest
      * keep their order */
@@ -462,6 +490,18 @@ static bool join_group(wctx *x, int block, int anchor)
     x->w->ngroups++;
     free(j);
     return true;
+}
+
+/* Whether a JOIN group took in commands that filter or join (not only ones that order its
+ * first source's columns: a probe's keys first). */
+static bool filters(const rfx_plan *P, const rfx_fgroup *g)
+{
+    for (int m = 0; m < g->nmembers; m++) {
+        const rfx_ra_cmd *c = rfx_fgroup_member_cmd(P, g, m);
+        if (g->members[m].dep != RFX_DEP_ANCHOR && !(c->op == RFX_RA_PROJECT && !c->pred))
+            return true;
+    }
+    return false;
 }
 
 /* ---- FILTER groups: element-wise commands over one input ---------------------------------- */
@@ -616,7 +656,7 @@ rfx_weave *rfx_weave_build(const rfx_plan *plan, const rfx_weave_opts *opts)
     const int join_groups = opts ? opts->join_groups : 0;
     for (int g = 0; ok && g < w->ngroups; g++) {
         rfx_fgroup *grp = &w->groups[g];
-        grp->gpu_by_members = grp->kind == RFX_FG_JOIN && join_groups != 1 && (grp->nmembers > 1 || join_groups == 2);
+        grp->gpu_by_members = grp->kind == RFX_FG_JOIN && join_groups != 1 && (filters(plan, grp) || join_groups == 2);
         ok = (grp->source = rfx_weave_codegen(w->arena, plan, grp, &grp->divides)) != NULL;
         if (ok)
             grp->source_hash = rfx_fnv1a(RFX_FNV_INIT, grp->source, strlen(grp->source));
@@ -723,6 +763,10 @@ void rfx_weave_print(FILE *out, const rfx_weave *w)
             for (int s = 0; s < g->nsrc; s++)
                 fprintf(out, "%s %s", s ? "," : "", P->vars[g->srcs[s]].name);
             fprintf(out, " on %d key%s", g->nkeys, g->nkeys == 1 ? "" : "s");
+            if (g->probe)
+                fprintf(out, ", %s read in any order", P->vars[g->srcs[0]].name);
+            for (int k = 0; g->keycol && k < g->nkeys; k++)
+                fprintf(out, "%s$%d", k ? ", " : " by its columns ", g->keycol[k]);
         }
         fprintf(out, "; estimate %d registers, %d bytes shared memory per block\n", g->regs, g->smem);
         for (int m = 0; m < g->nmembers; m++) {

@@ -69,6 +69,8 @@ typedef struct rfx_fgroup {
     int nsrc;
     int *srcs, *offset;
     int nkeys;
+    bool probe;                /* srcs[0] in any order (the anchor is a probe) */
+    int *keycol;               /* the key columns of srcs[0] (a probe's); NULL: its first nkeys */
     rfx_rx *pre, *pred;        /* NULL: none; conjunctions tested left to right */
     rfx_rx **filt;             /* per source (filt[0] == pre); NULL: none */
     rfx_rx *residual;
@@ -76,7 +78,8 @@ typedef struct rfx_fgroup {
     rfx_rx **out;
     int dst;
     /* Whether the GPU runs the group by its members (the primitives) instead of its
-     * generated kernels: JOIN groups that took in other commands do. Their star join over
+     * generated kernels: JOIN groups that took in commands that filter or join do (not
+     * those that only reorder the first source's columns: a probe's keys). Their star join over
      * unfiltered sources lost to the primitives' tiled joins over filtered ones (bench_weaver,
      * thesis patterns (b) and (c)), while a lone JOIN generated beat its primitive (TC and
      * SG on SNAP graphs; docs/PERFORMANCE.md). Set when the weave is built
