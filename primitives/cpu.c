@@ -780,7 +780,7 @@ rfx_status rfx_cpu_probe_join(const rfx_rows *a, const rfx_rows *b, int k, const
     rfx_status st = rows_resize(&sorted, a->arity, a->n);
     if (st == RFX_OK) {
         rfx_memcpy(sorted.data, a->data, sizeof(uint32_t) * (size_t)a->arity * a->n);
-        st = rfx_cpu_sort(&sorted, nthreads);
+        st = rfx_cpu_sort_leading(&sorted, k, nthreads);   /* on the keys alone: the merge needs no more */
     }
     if (st == RFX_OK)
         st = join_rows(&sorted, b, k, NULL, pred, out, nout, as_set, false, dst, nthreads);
