@@ -1002,12 +1002,11 @@ static rfx_status run_parts(ooc_ctx *x, const rfx_ra_cmd *c, size_t over_bytes)
         st = c->probe ? copy_host(a, &sorted, x->nthreads) : RFX_OK;
         if (st == RFX_OK && c->probe && (st = rfx_cpu_sort(&sorted, x->nthreads)) == RFX_OK)
             K.a = &sorted;
-        if (st != RFX_OK)
-            ;
-        else if (x->P->vars[c->dst].set_read && c->nout > 0 && c->out[0]->kind == RFX_RX_COL) {
+        bool ranges = x->P->vars[c->dst].set_read && c->nout > 0 && c->out[0]->kind == RFX_RX_COL;
+        if (st == RFX_OK && ranges) {
             int side = c->out[0]->col >= a->arity;
             st = output_ranges(&K, side, c->out[0]->col - (side ? a->arity : 0), over_bytes);
-        } else
+        } else if (st == RFX_OK)
             st = keyed_parts(&K);
         rfx_rows_free(&sorted);
         break;
