@@ -854,16 +854,26 @@ static rfx_status dist_exec(rfx_backend *be, const rfx_ra_cmd *c)
     return st;
 }
 
+static rfx_status dist_settle(rfx_backend *be, const int *vars, int nvars, rfx_status mine, int *reporter);
+
 /* A fused group runs member by member: each member's output may have to move before the
  * next reads it. The processes agree after each member, so that where one fails none runs
- * the next member's transfers alone. */
+ * the next member's transfers alone, and on the size of what it made, which the next
+ * member's placement weighs (a join moving a temporary taken as empty instead of
+ * replicating a small relation). */
 static rfx_status dist_exec_group(rfx_backend *be, const rfx_fgroup *g)
 {
     dist_ctx *x = be->ctx;
     rfx_status st = RFX_OK;
     for (int m = 0; m < g->nmembers && st == RFX_OK; m++) {
-        st = dist_exec(be, &x->P->blocks[g->members[m].block].cmds[g->members[m].cmd]);
-        st = rfx_comm_agree(x->comm, st);
+        const rfx_ra_cmd *c = &x->P->blocks[g->members[m].block].cmds[g->members[m].cmd];
+        st = dist_exec(be, c);
+        if (c->dst >= 0 && m + 1 < g->nmembers) {
+            int reporter;
+            rfx_status all = dist_settle(be, &c->dst, 1, st, &reporter);
+            st = st != RFX_OK ? st : all != RFX_OK ? RFX_ERR_REMOTE : RFX_OK;
+        } else
+            st = rfx_comm_agree(x->comm, st);
     }
     return st;
 }
