@@ -39,7 +39,7 @@ struct rfx_gpu {
     char err[512];
     unsigned int *d_flag;      // division-by-zero flag of the last expression kernel
     uint64_t *h_words;         // pinned host words kernels write for the host to read after a wait:
-                               // [0] scan_total's, [3] a kernel's word, [4, 5] a tiled
+                               // [0] a scan's copied word (scan_total_also), [3] a kernel's word, [4, 5] a tiled
                                // primitive's look-back total and its tag (lb_wait), [8, 9] a
                                // triejoin emit's, [16..24] a generated FILTER's totals and
                                // division flag
@@ -296,28 +296,9 @@ static inline rfx_status exclusive_sum(rfx_gpu *g, const uint64_t *in, uint64_t 
     return RFX_OK;
 }
 
-static __global__ void k_scan_total(const uint64_t *last_out, const uint64_t *last_in, unsigned long long *host)
-{
-    *host = *last_out + *last_in;
-}
-
-/* out = the exclusive prefix sums of in; *total = their sum, written by a one-thread
- * kernel into pinned host memory and read after one wait (two 8-byte copies cost the
- * stream twice a launch). */
-static inline rfx_status scan_total(rfx_gpu *g, const uint64_t *in, uint64_t *out, size_t n, uint64_t *total)
-{
-    *total = 0;
-    if (n == 0)
-        return RFX_OK;
-    rfx_status st = exclusive_sum(g, in, out, n);
-    if (st != RFX_OK)
-        return st;
-    k_scan_total<<<1, 1, 0, g->stream>>>(out + n - 1, in + n - 1, g->d_words);
-    CK_LAUNCH();
-    CK(cudaStreamSynchronize(g->stream));
-    *total = ((volatile uint64_t *)g->h_words)[0];
-    return RFX_OK;
-}
+/* out = the exclusive prefix sums of in[0, n) (out may be in); *total = their sum, which
+ * the scan's last tile leaves in pinned host memory (defined with the look-back below). */
+static inline rfx_status scan_total(rfx_gpu *g, const uint64_t *in, uint64_t *out, size_t n, uint64_t *total);
 
 /* out = the rows of in whose flag is set, in order. Frees nothing of the inputs. */
 static inline rfx_status compact(rfx_gpu *g, const uint32_t *in, size_t n, int arity, const uint64_t *flags, rfx_dev_rows *out)
@@ -983,6 +964,168 @@ static inline rfx_status lb_total(rfx_gpu *g, const lb_scratch *lb, const char *
     if (lb->ntiles == 0)
         return RFX_OK;
     return lb_wait(g, lb->a, LB_TOTAL_WORD, call, total);
+}
+
+#define SCAN_ITEMS 8
+#define SCAN_T (SCAN_ITEMS * 256)
+#define SCAN_ALSO_WORD 0   // the host word a scan copies a device word into (scan_total_also)
+
+/* The exclusive sums of `in` within a warp's slabs: warp w of a block holds the tile's
+ * counts [w * 256, w * 256 + 256) as SCAN_ITEMS slabs of 32, lane l item j = count
+ * j * 32 + l (coalesced loads); pre[j] = the counts before it in the warp's 256, returned
+ * their sum. */
+static __device__ __forceinline__ unsigned long long warp_slab_scan(const unsigned long long *v, unsigned long long *pre)
+{
+    const unsigned lane = threadIdx.x & 31;
+    unsigned long long run = 0;
+#pragma unroll
+    for (int j = 0; j < SCAN_ITEMS; j++) {
+        unsigned long long incl = v[j];
+        for (int o = 1; o < 32; o <<= 1) {
+            unsigned long long u = __shfl_up_sync(0xffffffffu, incl, o);
+            if (lane >= (unsigned)o)
+                incl += u;
+        }
+        pre[j] = run + incl - v[j];
+        run += __shfl_sync(0xffffffffu, incl, 31);
+    }
+    return run;
+}
+
+/* Where warp `warp`'s rows go among all tiles': the warps' sums (lane 0's `sum` of each)
+ * scanned across the block and the tile placed by look-back (block_place). */
+static __device__ __forceinline__ unsigned long long warp_place(unsigned long long sum, size_t tile, size_t ntiles,
+                                                         const lb_args &lb)
+{
+    unsigned long long tile_n, tile_at, excl;
+    excl = block_place<unsigned long long>((threadIdx.x & 31) == 0 ? sum : 0, tile, ntiles, lb, &tile_n, &tile_at);
+    return tile_at + __shfl_sync(0xffffffffu, excl, 0);
+}
+
+/* The exclusive sums of in[0, n) into out by one single-pass launch, a block a tile of
+ * SCAN_T counts in launch order (lb_tile): each warp scans its 256 counts, the block its
+ * warps' sums, and the tile's offset comes by look-back; the last tile leaves the grand
+ * total in the host words lb points at (and *also in also_host before it, where given).
+ * CUB's scan took two launches, a third wrote the total and the host waited for the
+ * stream's end: a launch costs more than a small scan. */
+static __global__ void __launch_bounds__(256) k_scan_lb(const uint64_t *in, uint64_t *out, size_t n,
+                                                        const unsigned *also, unsigned long long *also_host,
+                                                        const lb_args lb)
+{
+    const size_t tile = lb_tile(), ntiles = (n + SCAN_T - 1) / SCAN_T;
+    const size_t w0 = tile * SCAN_T + (size_t)(threadIdx.x >> 5) * 256 + (threadIdx.x & 31);
+    unsigned long long v[SCAN_ITEMS], pre[SCAN_ITEMS];
+#pragma unroll
+    for (int j = 0; j < SCAN_ITEMS; j++)
+        v[j] = w0 + j * 32 < n ? in[w0 + j * 32] : 0;
+    if (also && threadIdx.x == 0 && tile == ntiles - 1)   // before the total's fence (lookback_warp)
+        *also_host = *also;
+    const unsigned long long at = warp_place(warp_slab_scan(v, pre), tile, ntiles, lb);
+#pragma unroll
+    for (int j = 0; j < SCAN_ITEMS; j++)
+        if (w0 + j * 32 < n)
+            out[w0 + j * 32] = at + pre[j];
+}
+
+/* scan_total, and *also_value = *also (a device word an earlier kernel wrote) read in the
+ * same wait. */
+static inline rfx_status scan_total_also(rfx_gpu *g, const uint64_t *in, uint64_t *out, size_t n, uint64_t *total,
+                                         const unsigned *also, unsigned *also_value)
+{
+    *total = 0;
+    if (also_value)
+        *also_value = 0;
+    if (n == 0)
+        return RFX_OK;
+    const size_t ntiles = (n + SCAN_T - 1) / SCAN_T;
+    if (ntiles > 0x7fffffffu) {
+        snprintf(g->err, sizeof g->err, "%zu counts exceed the scan's grid", n);
+        return RFX_ERR_LIMIT;
+    }
+    lb_scratch lb;
+    rfx_status st = lb_alloc(g, ntiles, 0, &lb);
+    if (st != RFX_OK)
+        return st;
+    k_scan_lb<<<(unsigned)ntiles, 256, 0, g->stream>>>(in, out, n, also, g->d_words + SCAN_ALSO_WORD, lb.a);
+    cudaError_t e = cudaGetLastError();
+    unsigned long long t = 0;
+    st = e != cudaSuccess ? fail(g, e, "k_scan_lb", __FILE__, __LINE__) : lb_total(g, &lb, "k_scan_lb", &t);
+    lb_free(g, &lb, st != RFX_OK);
+    *total = t;
+    if (st == RFX_OK && also)
+        *also_value = (unsigned)((volatile uint64_t *)g->h_words)[SCAN_ALSO_WORD];
+    return st;
+}
+
+static inline rfx_status scan_total(rfx_gpu *g, const uint64_t *in, uint64_t *out, size_t n, uint64_t *total)
+{
+    return scan_total_also(g, in, out, n, total, NULL, NULL);
+}
+
+/* The distinct keys of sorted keys[0, n) written as two-column rows (column 0 the key's
+ * bits from `shift` up, column 1 those below; shift 0: the key's low word, then its high
+ * one), and reversed into rev (where given), by one single-pass launch: a block a tile of
+ * SCAN_T keys, a key kept where it differs from the one before, the kept ones placed by
+ * ballots, the warps' counts and look-back (warp_place); the last tile leaves the count
+ * in the host words lb points at. */
+static __global__ void __launch_bounds__(256) k_unique_keys_lb(const uint64_t *keys, size_t n, int shift,
+                                                               uint2 *rows, uint2 *rev, const lb_args lb)
+{
+    const unsigned lane = threadIdx.x & 31;
+    const size_t tile = lb_tile(), ntiles = (n + SCAN_T - 1) / SCAN_T;
+    const size_t w0 = tile * SCAN_T + (size_t)(threadIdx.x >> 5) * 256 + lane;
+    uint64_t k[SCAN_ITEMS];
+    unsigned ballot[SCAN_ITEMS], sum = 0;
+#pragma unroll
+    for (int j = 0; j < SCAN_ITEMS; j++) {
+        const size_t i = w0 + j * 32;
+        k[j] = i < n ? keys[i] : 0;
+        uint64_t before = __shfl_up_sync(0xffffffffu, k[j], 1);
+        if (lane == 0 && i > 0 && i < n)
+            before = keys[i - 1];
+        ballot[j] = __ballot_sync(0xffffffffu, i < n && (i == 0 || before != k[j]));
+        sum += __popc(ballot[j]);
+    }
+    unsigned long long at = warp_place(sum, tile, ntiles, lb);
+    const unsigned below = (1u << lane) - 1;
+#pragma unroll
+    for (int j = 0; j < SCAN_ITEMS; j++) {
+        if (ballot[j] >> lane & 1) {
+            const size_t o = at + __popc(ballot[j] & below);
+            const uint2 r = shift ? make_uint2((uint32_t)(k[j] >> shift), (uint32_t)(k[j] & ((1ull << shift) - 1)))
+                                  : make_uint2((uint32_t)k[j], (uint32_t)(k[j] >> 32));
+            rows[o] = r;
+            if (rev)
+                rev[o] = make_uint2(r.y, r.x);
+        }
+        at += __popc(ballot[j]);
+    }
+}
+
+/* The distinct keys of sorted keys[0, n) as rows into rows (and reversed into rev, where
+ * given), n words each at most; *m: how many. */
+static inline rfx_status unique_keys_rows(rfx_gpu *g, const uint64_t *keys, size_t n, int shift, uint32_t *rows,
+                                          uint32_t *rev, size_t *m)
+{
+    *m = 0;
+    if (n == 0)
+        return RFX_OK;
+    const size_t ntiles = (n + SCAN_T - 1) / SCAN_T;
+    if (ntiles > 0x7fffffffu) {
+        snprintf(g->err, sizeof g->err, "%zu keys exceed the unique's grid", n);
+        return RFX_ERR_LIMIT;
+    }
+    lb_scratch lb;
+    rfx_status st = lb_alloc(g, ntiles, 0, &lb);
+    if (st != RFX_OK)
+        return st;
+    k_unique_keys_lb<<<(unsigned)ntiles, 256, 0, g->stream>>>(keys, n, shift, (uint2 *)rows, (uint2 *)rev, lb.a);
+    cudaError_t e = cudaGetLastError();
+    unsigned long long t = 0;
+    st = e != cudaSuccess ? fail(g, e, "k_unique_keys_lb", __FILE__, __LINE__) : lb_total(g, &lb, "k_unique_keys_lb", &t);
+    lb_free(g, &lb, st != RFX_OK);
+    *m = (size_t)t;
+    return st;
 }
 
 /* The start of a tiled kernel that keeps some of its rows: res for at most n rows of

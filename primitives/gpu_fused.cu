@@ -259,22 +259,12 @@ extern "C" rfx_status rfx_gpu_fused_join(rfx_gpu *g, const char *name, const cha
         void *args[] = {&S, &lo, &len, &cnt, &raw_flag, &g->d_flag, &chunk};
         st = launch(g, kcount, "generated join count kernel", (na + rows_a_block - 1) / rows_a_block, args);
     }
-    if (st == RFX_OK)
-        st = exclusive_sum(g, cnt, off, na);
     // the total and whether some range was too long to filter as counted, in one wait
-    uint64_t last[3] = {0, 0, 0};
-    if (st == RFX_OK) {
-        cudaError_t e = cudaMemcpyAsync(&last[0], off + na - 1, 8, cudaMemcpyDeviceToHost, g->stream);
-        if (e == cudaSuccess)
-            e = cudaMemcpyAsync(&last[1], cnt + na - 1, 16, cudaMemcpyDeviceToHost, g->stream);
-        if (e == cudaSuccess)
-            e = cudaStreamSynchronize(g->stream);
-        if (e != cudaSuccess)
-            st = fail(g, e, "cudaMemcpyAsync", __FILE__, __LINE__);
-    }
-    bool raw = (unsigned)last[2] != 0;
+    uint64_t total = 0;
+    unsigned raw = 0;
+    if (st == RFX_OK)
+        st = scan_total_also(g, cnt, off, na, &total, raw_flag, &raw);
     rfx_gpu_free(g, cnt);
-    unsigned long long total = last[0] + last[1];
     uint64_t *flags = NULL;
     if (st == RFX_OK && total)
         st = rows_alloc(g, &res, nout, (size_t)total);

@@ -201,12 +201,11 @@ static rfx_status make_symbols(rfx_gpu *g, rfx_dev_rows *rows, rfx_fn_env *env, 
     rfx_status st = gpu_symbols(g, t);
     if (st != RFX_OK)
         return st;
-    uint64_t *h, *sorted, *alt, *distinct, *count;
+    uint64_t *h, *sorted, *alt, *distinct;
     ALLOC(h, n * 8);
     ALLOC(sorted, n * 8);
     ALLOC(alt, n * 8);
     ALLOC(distinct, n * 8);
-    ALLOC(count, 8);
     const int bits = g->tune->made_hash_bits >= 1 && g->tune->made_hash_bits < 64 ? g->tune->made_hash_bits : 64;
     k_made_hash<<<grid_for(n), 256, 0, g->stream>>>(rows->data, rows->arity, n, op, ac, g->sym_text, g->sym_off, g->sym_n,
                                                      bits == 64 ? ~0ull : (1ull << bits) - 1, h, sorted);
@@ -215,19 +214,10 @@ static rfx_status make_symbols(rfx_gpu *g, rfx_dev_rows *rows, rfx_fn_env *env, 
     st = cub_sort_u64(g, sorted, alt, n, 0, bits, &sel);
     if (st != RFX_OK)
         return st;
-    size_t bytes = 0;
-    const uint64_t *keys = sel ? alt : sorted;
-    CK((cudaError_t)rfx_shim_unique_u64_rows(NULL, &bytes, keys, 0, (uint32_t *)distinct, NULL, count, n,
-                                             (rfx_stream)g->stream));
-    void *tmp;
-    ALLOC(tmp, bytes ? bytes : 1);
-    CK((cudaError_t)rfx_shim_unique_u64_rows(tmp, &bytes, keys, 0, (uint32_t *)distinct, NULL, count, n,
-                                             (rfx_stream)g->stream));
-    rfx_gpu_free(g, tmp);
+    size_t d = 0;
+    st = unique_keys_rows(g, sel ? alt : sorted, n, 0, (uint32_t *)distinct, NULL, &d);
     rfx_gpu_free(g, alt);
     rfx_gpu_free(g, sorted);
-    uint64_t d = 0;
-    st = to_host(g, count, &d, 1);
     if (st != RFX_OK)
         return st;
     unsigned long long *rep;
@@ -271,7 +261,6 @@ static rfx_status make_symbols(rfx_gpu *g, rfx_dev_rows *rows, rfx_fn_env *env, 
     rfx_gpu_free(g, bad);
     rfx_gpu_free(g, h);
     rfx_gpu_free(g, distinct);
-    rfx_gpu_free(g, count);
     return st;
 }
 

@@ -233,28 +233,14 @@ static rfx_status sort_rows2(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *
     uint64_t *result = shift || distinct ? spare : sorted;   // the rows written out, or the sorted words
     size_t m = n;
     if (distinct && st == RFX_OK) {   // the distinct keys, as rows, into spare
-        uint64_t *d_m = (uint64_t *)rfx_gpu_alloc(g, 8), hm = 0;
         if (rv) {
             rv->rows = (uint64_t *)rfx_gpu_alloc(g, n * 8);
             rv->end_bit = b1 ? b1 : 1;
         }
-        size_t bytes = 0;
-        void *tmp = NULL;
-        if (!d_m || (rv && !rv->rows))
+        if (rv && !rv->rows)
             st = RFX_ERR_NOMEM;
-        uint32_t *rr = rv ? (uint32_t *)rv->rows : NULL;
-        if (st == RFX_OK)
-            e = (cudaError_t)rfx_shim_unique_u64_rows(NULL, &bytes, sorted, shift, (uint32_t *)spare, rr, d_m, n,
-                                                      (rfx_stream)g->stream);
-        if (st == RFX_OK && e == cudaSuccess && !(tmp = rfx_gpu_alloc(g, bytes ? bytes : 1)))
-            st = RFX_ERR_NOMEM;
-        if (st == RFX_OK && e == cudaSuccess)
-            e = (cudaError_t)rfx_shim_unique_u64_rows(tmp, &bytes, sorted, shift, (uint32_t *)spare, rr, d_m, n,
-                                                      (rfx_stream)g->stream);
-        if (st == RFX_OK && e == cudaSuccess && (st = to_host(g, d_m, &hm, 1)) == RFX_OK)
-            m = (size_t)hm;
-        rfx_gpu_free(g, tmp);
-        rfx_gpu_free(g, d_m);
+        else
+            st = unique_keys_rows(g, sorted, n, shift, (uint32_t *)spare, rv ? (uint32_t *)rv->rows : NULL, &m);
     } else if (st == RFX_OK && shift) {
         k_unpack2<<<grid_for(m), 256, 0, g->stream>>>(sorted, m, shift, (uint32_t *)spare);
         e = cudaGetLastError();

@@ -2,7 +2,6 @@
 #include "thrust_shim.h"
 
 #include <cub/cub.cuh>
-#include <thrust/iterator/tabulate_output_iterator.h>
 
 extern "C" int rfx_shim_sort_u64(void *scratch, size_t *bytes, uint64_t *keys, uint64_t *alt, size_t n,
                                  int begin_bit, int end_bit, int *result, rfx_stream s)
@@ -40,27 +39,6 @@ extern "C" int rfx_shim_sort_pairs_u32(void *scratch, size_t *bytes, uint32_t *k
     if (result)
         *result = k.selector | (v.selector << 1);
     return (int)e;
-}
-
-// The i-th distinct key, unpacked where it is written (no pass over the keys afterwards).
-struct unpack_key {
-    uint2 *rows, *rev;
-    int shift;
-    __device__ void operator()(ptrdiff_t i, uint64_t k) const
-    {
-        const uint2 r = shift ? make_uint2((uint32_t)(k >> shift), (uint32_t)(k & ((1ull << shift) - 1)))
-                              : make_uint2((uint32_t)k, (uint32_t)(k >> 32));
-        rows[i] = r;
-        if (rev)
-            rev[i] = make_uint2(r.y, r.x);
-    }
-};
-
-extern "C" int rfx_shim_unique_u64_rows(void *scratch, size_t *bytes, const uint64_t *in, int shift, uint32_t *rows,
-                                        uint32_t *rev_rows, uint64_t *num_out, size_t n, rfx_stream s)
-{
-    auto out = thrust::make_tabulate_output_iterator(unpack_key{(uint2 *)rows, (uint2 *)rev_rows, shift});
-    return (int)cub::DeviceSelect::Unique(scratch, *bytes, in, out, num_out, (int64_t)n, (cudaStream_t)s);
 }
 
 extern "C" int rfx_shim_exclusive_sum_u64(void *scratch, size_t *bytes, const uint64_t *in, uint64_t *out,

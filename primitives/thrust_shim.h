@@ -28,12 +28,6 @@ int rfx_shim_sort_u32(void *scratch, size_t *scratch_bytes, uint32_t *keys, uint
 int rfx_shim_sort_pairs_u32(void *scratch, size_t *scratch_bytes, uint32_t *keys, uint32_t *keys_alt,
                             uint32_t *vals, uint32_t *vals_alt, size_t n, int end_bit, int *result,
                             rfx_stream s);
-/* in's keys without adjacent repeats, each written as a two-column row: rows[2i] = key >>
- * shift, rows[2i + 1] = its low shift bits (shift 0: the key is the row as it lies in
- * memory, column 0 in its low half); *num_out (device memory) their number. With
- * rev_rows not NULL, the rows are also written there reversed (their columns swapped). */
-int rfx_shim_unique_u64_rows(void *scratch, size_t *scratch_bytes, const uint64_t *in, int shift, uint32_t *rows,
-                             uint32_t *rev_rows, uint64_t *num_out, size_t n, rfx_stream s);
 /* out[i] = sum of in[0..i) (out may equal in). */
 int rfx_shim_exclusive_sum_u64(void *scratch, size_t *scratch_bytes, const uint64_t *in, uint64_t *out,
                                size_t n, rfx_stream s);

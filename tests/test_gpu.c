@@ -80,6 +80,42 @@ static void sort_case(dist d, uint32_t range)
         }
 }
 
+/* The single-pass scans and uniques (a block a tile of 2,048, placed by look-back) at
+ * and around tile edges: the distinct two-column rows of a sort, and the compaction of an
+ * anti-join against two sets (flags, their scan, the kept rows), each against the CPU. */
+static void test_single_pass_tiles(void)
+{
+    if (!need_gpu())
+        return;
+    static const size_t ns[] = {1, 2, 2047, 2048, 2049, 4095, 4097, 6144, 123457, 1000003};
+    for (size_t s = 0; s < sizeof ns / sizeof *ns; s++) {
+        rfx_rows h = rows_random(ns[s], 2, UNIFORM, (uint32_t)(ns[s] / 4 + 2), false);
+        sort_check(&h);
+        rfx_rows a = rows_random(ns[s], 2, UNIFORM, 3000, true), b1 = rows_random(900, 1, UNIFORM, 3000, false),
+                 b2 = rows_random(700, 1, UNIFORM, 3000, false), whole, want;
+        rfx_cpu_sort(&b1, 4);
+        rfx_cpu_unique(&b1, 4);
+        rfx_cpu_sort(&b2, 4);
+        rfx_cpu_unique(&b2, 4);
+        rfx_rows_init(&whole, 1);
+        rfx_rows_init(&want, 2);
+        CU_ASSERT_EQUAL(rfx_cpu_union(&b1, &b2, &whole, 4), RFX_OK);
+        CU_ASSERT_EQUAL(rfx_cpu_semijoin(&a, &whole, 1, false, &want, 4), RFX_OK);
+        rfx_dev_rows ga = up(&a), g1 = up(&b1), g2 = up(&b2), got;
+        const rfx_dev_rows *sets[2] = {&g1, &g2};
+        rfx_gpu_rows_init(&got, 2);
+        if (!gpu_agrees(rfx_gpu_semijoin_sets(gpu, &ga, sets, 2, 1, false, &got), &got, &want))
+            fprintf(stderr, "\n    anti-join of %zu rows against two sets differs", ns[s]);
+        rfx_rows_free(&a);
+        rfx_rows_free(&b1);
+        rfx_rows_free(&b2);
+        rfx_rows_free(&whole);
+        rfx_gpu_rows_free(gpu, &ga);
+        rfx_gpu_rows_free(gpu, &g1);
+        rfx_gpu_rows_free(gpu, &g2);
+    }
+}
+
 /* Two-column rows from 2^23 on are sorted as 64-bit words, by column 1 and then by column 0
  * (fewer, packed): each distribution, and either column all zero (one sort of the two). */
 static void test_sort_words(void)
@@ -896,6 +932,7 @@ static void add(void)
     CU_add_test(s, "sort+unique zipf", test_sort_zipf);
     CU_add_test(s, "sort+unique wide", test_sort_wide);
     CU_add_test(s, "sort large", test_sort_big);
+    CU_add_test(s, "single-pass scans and uniques at tile edges", test_single_pass_tiles);
     CU_add_test(s, "join, product, with predicates", test_join);
     CU_add_test(s, "probe joins: rows in any order searched, or sorted first", test_probe_join);
     CU_add_test(s, "probe joins' sort: rows on some of their columns where they lie", test_sort_by_columns);
