@@ -82,10 +82,14 @@ static rfx_status varying_bits(rfx_gpu *g, const rfx_dev_rows *r, int *bits)
     return st;
 }
 
-// keys[i] = row i's columns as one 64-bit key; widths[c] |= every value of column c.
-__global__ void k_pack2_widths(const uint2 *rows, size_t n, uint64_t *keys, unsigned *widths)
+// keys[i] = row i's columns as one 64-bit key; widths[c] |= every value of column c
+// (widths[0..1], zeroed with the block counter widths[2] before the launch). The last block
+// to finish leaves both widths in the host words lb points at (low word column 0's), so the
+// host waits on a word instead of copying them after the stream's end.
+__global__ void k_pack2_widths(const uint2 *rows, size_t n, uint64_t *keys, unsigned *widths, const lb_args lb)
 {
     __shared__ unsigned s_or[2];
+    __shared__ bool s_last;
     if (threadIdx.x < 2)
         s_or[threadIdx.x] = 0;
     __syncthreads();
@@ -106,8 +110,19 @@ __global__ void k_pack2_widths(const uint2 *rows, size_t n, uint64_t *keys, unsi
         atomicOr(&s_or[1], o1);
     }
     __syncthreads();
-    if (threadIdx.x < 2 && s_or[threadIdx.x])
-        atomicOr(&widths[threadIdx.x], s_or[threadIdx.x]);
+    if (threadIdx.x == 0) {
+        if (s_or[0])
+            atomicOr(&widths[0], s_or[0]);
+        if (s_or[1])
+            atomicOr(&widths[1], s_or[1]);
+        __threadfence();
+        s_last = atomicAdd(&widths[2], 1u) == gridDim.x - 1;
+        if (s_last) {   // every block's widths are in
+            *lb.total = (unsigned long long)atomicOr(&widths[1], 0u) << 32 | atomicOr(&widths[0], 0u);
+            __threadfence_system();
+            ((volatile unsigned long long *)lb.total)[1] = lb.tag;
+        }
+    }
 }
 
 __global__ void k_squeeze2(uint64_t *keys, size_t n, int shift)
@@ -130,14 +145,19 @@ static rfx_status sort_packed2(rfx_gpu *g, const rfx_dev_rows *src, uint64_t **s
     size_t n = src->n;
     int sel = 0;
     uint64_t *keys = (uint64_t *)rfx_gpu_alloc(g, n * 8), *alt = (uint64_t *)rfx_gpu_alloc(g, n * 8);
-    unsigned *d_widths = (unsigned *)rfx_gpu_alloc(g, 8), widths[2] = {0, 0};
+    unsigned *d_widths = (unsigned *)rfx_gpu_alloc(g, 12), widths[2] = {0, 0};
     rfx_status st = keys && alt && d_widths ? RFX_OK : RFX_ERR_NOMEM;
-    cudaError_t e = st == RFX_OK ? cudaMemsetAsync(d_widths, 0, 8, g->stream) : cudaSuccess;
-    if (st == RFX_OK && e == cudaSuccess) {
+    cudaError_t e = st == RFX_OK ? cudaMemsetAsync(d_widths, 0, 12, g->stream) : cudaSuccess;
+    lb_scratch lb;
+    if (st == RFX_OK && e == cudaSuccess && (st = lb_alloc(g, 1, 0, &lb)) == RFX_OK) {
         size_t blocks = grid_resident(g, n);
-        k_pack2_widths<<<(unsigned)blocks, 256, 0, g->stream>>>((const uint2 *)src->data, n, keys, d_widths);
+        k_pack2_widths<<<(unsigned)blocks, 256, 0, g->stream>>>((const uint2 *)src->data, n, keys, d_widths, lb.a);
+        unsigned long long both = 0;
         if ((e = cudaGetLastError()) == cudaSuccess)
-            st = to_host(g, d_widths, widths, 2);
+            st = lb_total(g, &lb, "k_pack2_widths", &both);
+        lb_free(g, &lb, e != cudaSuccess || st != RFX_OK);
+        widths[0] = (unsigned)both;
+        widths[1] = (unsigned)(both >> 32);
     }
     int b0 = bits_of(widths[0]);
     *b1 = bits_of(widths[1]);
@@ -385,9 +405,82 @@ static rfx_status sort_runs_into(rfx_gpu *g, const rfx_dev_rows *src, int p, rfx
     return RFX_OK;
 }
 
+// Rows of one or two columns from this many down are sorted by one block (sort_small).
+#define SORT_SMALL_MAX 2048
+
+/* Rows of one or two columns (n <= SORT_SMALL_MAX) sorted by one block in shared memory:
+ * each row a 64-bit key (column 0 high), a bitonic sort over the next power of two (the
+ * padding's largest keys sort last), and the rows written back in order, the repeats of a
+ * key dropped where distinct; their number goes to the host words lb points at. The sort
+ * of CUB's single tile alone took longer, after the widths' wait and the packing. */
+__global__ void __launch_bounds__(256) k_sort_small(const uint32_t *rows, unsigned n, unsigned np2, int arity,
+                                                    bool distinct, uint32_t *out, const lb_args lb)
+{
+    __shared__ uint64_t s[SORT_SMALL_MAX];
+    for (unsigned i = threadIdx.x; i < np2; i += blockDim.x)
+        s[i] = i >= n ? ~0ull : arity == 1 ? rows[i] : (uint64_t)rows[2 * i] << 32 | rows[2 * i + 1];
+    __syncthreads();
+    for (unsigned k = 2; k <= np2; k <<= 1)
+        for (unsigned j = k >> 1; j > 0; j >>= 1) {
+            for (unsigned i = threadIdx.x; i < np2; i += blockDim.x) {
+                const unsigned l = i ^ j;
+                if (l > i) {
+                    const uint64_t a = s[i], b = s[l];
+                    if ((a > b) == ((i & k) == 0)) {
+                        s[i] = b;
+                        s[l] = a;
+                    }
+                }
+            }
+            __syncthreads();
+        }
+    // each thread writes a run of SORT_SMALL_MAX / 256 neighbours, placed by a block scan
+    const unsigned per = SORT_SMALL_MAX / 256, i0 = threadIdx.x * per;
+    unsigned kept = 0;
+    for (unsigned i = i0; i < i0 + per && i < n; i++)
+        kept += !distinct || i == 0 || s[i] != s[i - 1];
+    unsigned total, at = block_offsets<unsigned>(kept, &total);
+    for (unsigned i = i0; i < i0 + per && i < n; i++)
+        if (!distinct || i == 0 || s[i] != s[i - 1]) {
+            if (arity == 1)
+                out[at] = (uint32_t)s[i];
+            else {
+                out[2 * at] = (uint32_t)(s[i] >> 32);
+                out[2 * at + 1] = (uint32_t)s[i];
+            }
+            at++;
+        }
+    if (threadIdx.x == 0) {
+        *lb.total = total;
+        __threadfence_system();
+        ((volatile unsigned long long *)lb.total)[1] = lb.tag;
+    }
+}
+
+/* dst = src sorted (and distinct) by k_sort_small: one launch and one wait on a host word. */
+static rfx_status sort_small(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *dst, bool distinct)
+{
+    unsigned np2 = 32;
+    while (np2 < src->n)
+        np2 <<= 1;
+    rfx_dev_rows out;
+    lb_scratch lb;
+    rfx_status st = rows_alloc(g, &out, src->arity, src->n);
+    if (st != RFX_OK)
+        return st;
+    if ((st = lb_alloc(g, 1, 0, &lb)) != RFX_OK) {
+        rfx_gpu_rows_free(g, &out);
+        return st;
+    }
+    k_sort_small<<<1, 256, 0, g->stream>>>(src->data, (unsigned)src->n, np2, src->arity, distinct, out.data, lb.a);
+    return tiled_end(g, cudaGetLastError(), "k_sort_small", &lb, &out, dst);
+}
+
 // dst = src sorted, and without repeated rows when distinct (src unchanged; dst may be src).
 static rfx_status sort_rows_into(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *dst, bool distinct)
 {
+    if ((src->arity == 1 || src->arity == 2) && src->n >= 2 && src->n <= SORT_SMALL_MAX)
+        return sort_small(g, src, dst, distinct);
     if (src->arity == 2 && src->n >= 2) {
         rfx_dev_rows out;
         rfx_status st = sort_rows2(g, src, &out, distinct, NULL);
