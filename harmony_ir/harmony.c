@@ -108,7 +108,8 @@ static void kernel(hctx *x, rfx_hk_stage stage, const char *name, const char *no
 static void compaction(hctx *x, int rows, int flags, int dst, const char *n)
 {
     int off = scratch(x, 2, n);
-    K(RFX_HK_LIBRARY, "cub.exclusive_scan", "output positions", V(flags), V(off));
+    K(RFX_HK_COMPUTE, "scan.lookback", "output positions, in one pass (their total left in a host word)", V(flags),
+      V(off));
     K(RFX_HK_GATHER, "compact.scatter", "kept rows to their positions", V(rows, flags, off), V(dst));
 }
 
@@ -158,7 +159,7 @@ static void lower_cmd(hctx *x, const rfx_ra_cmd *c)
         else
             K(RFX_HK_PARTITION, "join.count", c->nkeys ? "matching key range of each left tuple (binary search)"
                                                        : "every right tuple matches", V(a, b), V(lo, cnt));
-        K(RFX_HK_LIBRARY, "cub.exclusive_scan", "output range of each left tuple", V(cnt), V(off));
+        K(RFX_HK_COMPUTE, "scan.lookback", "output range of each left tuple, in one pass", V(cnt), V(off));
         if (c->pred) {
             const char *no = hfmt(x, "sum of %s", "matches");
             int rows = scratch(x, c->nout, no), flags = scratch(x, 2, no);
@@ -204,11 +205,15 @@ static void lower_cmd(hctx *x, const rfx_ra_cmd *c)
               hfmt(x, "rows sorted on columns 0..%d checked, each run of equal ones (up to 32 rows) sorted by one "
                       "thread; else as below", c->nkeys - 1),
               V(a), V(d));
+        if (arity <= 2 && (distinct || c->nkeys == 0 || c->nkeys >= arity))   /* not a stable sort on a prefix */
+            K(RFX_HK_COMPUTE, "sort.small", hfmt(x, "up to 2,048 rows: sorted%s by one block in shared memory; else as "
+                                                    "below", distinct ? " and made distinct" : ""), V(a), V(d));
         K(RFX_HK_PARTITION, "sort.bits", "bits that vary, per column", V(a), V(NONE));
         if (arity == 2 && distinct) {   /* repeats dropped as the sorted rows are written out */
             int keys = scratch(x, 2, size_of(x, c->src[0]));
             K(RFX_HK_LIBRARY, "cub.radix_sort", "rows of two columns (or packed 64-bit keys)", V(a), V(keys));
-            K(RFX_HK_LIBRARY, "cub.unique", "the first of each run of equal rows, written as a row", V(keys), V(d));
+            K(RFX_HK_COMPUTE, "unique.lookback", "the first of each run of equal keys, written as a row, in one pass",
+              V(keys), V(d));
             break;
         }
         if (arity == 2 && c->nkeys == 1)   /* rows of equal column 0 in order already */
@@ -280,10 +285,10 @@ static void lower_cmd(hctx *x, const rfx_ra_cmd *c)
             int next = last ? d : scratch(x, v + 1 + 2 * nsrc, hfmt(x, "|frontier %d|", v + 1));
             K(RFX_HK_PARTITION, "lftj.count", hfmt(x, "variable $%d: each node's smallest participant and its rows", v),
               V(front), V(cnt));
-            K(RFX_HK_LIBRARY, "cub.exclusive_scan", "candidate ranges (load balancing)", V(cnt), V(off));
+            K(RFX_HK_COMPUTE, "scan.lookback", "candidate ranges (load balancing), in one pass", V(cnt), V(off));
             K(RFX_HK_COMPUTE, "lftj.check", "one candidate per thread: a new value found in every participant (binary search)",
               V(first, front, off), V(flags));
-            K(RFX_HK_LIBRARY, "cub.exclusive_scan", "survivor positions", V(flags), V(at));
+            K(RFX_HK_COMPUTE, "scan.lookback", "survivor positions, in one pass", V(flags), V(at));
             K(RFX_HK_GATHER, "lftj.emit", last ? "bindings" : "bindings and narrowed trie nodes", V(front, flags, at),
               V(next));
             front = next;
@@ -351,7 +356,7 @@ static void lower_group(hctx *x, const rfx_fgroup *g)
                               "key columns first", g->nsrc, small)
                     : hfmt(x, "generated: matches per row of the first source over %d sources; %s", g->nsrc, small),
            g->nsrc < 4 ? g->nsrc : 4, ins, 1, (int[]){cnt});
-    K(RFX_HK_LIBRARY, "cub.exclusive_scan", "output ranges", V(cnt), V(off));
+    K(RFX_HK_COMPUTE, "scan.lookback", "output ranges, in one pass", V(cnt), V(off));
     int eins[4] = {off, ins[0], ins[1], ins[2]};
     kernel(x, RFX_HK_COMPUTE, hfmt(x, "%s.expand", g->name), "generated: one thread per candidate, filters and outputs",
            g->nsrc + 1 < 4 ? g->nsrc + 1 : 4, eins, 1, (int[]){pv(g->dst)});
