@@ -1027,6 +1027,29 @@ static __global__ void __launch_bounds__(256) k_scan_lb(const uint64_t *in, uint
             out[w0 + j * 32] = at + pre[j];
 }
 
+/* The look-back scratch of a single-pass launch over n items, a block a tile of SCAN_T
+ * (*ntiles, its grid). */
+static inline rfx_status onepass_begin(rfx_gpu *g, size_t n, const char *items, lb_scratch *lb, unsigned *ntiles)
+{
+    const size_t t = (n + SCAN_T - 1) / SCAN_T;
+    if (t > 0x7fffffffu) {
+        snprintf(g->err, sizeof g->err, "%zu %s exceed a single-pass launch's grid", n, items);
+        return RFX_ERR_LIMIT;
+    }
+    *ntiles = (unsigned)t;
+    return lb_alloc(g, t, 0, lb);
+}
+
+/* After the launch of `call`: its error, else the grand total it left for the host. */
+static inline rfx_status onepass_end(rfx_gpu *g, lb_scratch *lb, const char *call, unsigned long long *total)
+{
+    cudaError_t e = cudaGetLastError();
+    *total = 0;
+    rfx_status st = e != cudaSuccess ? fail(g, e, call, __FILE__, __LINE__) : lb_total(g, lb, call, total);
+    lb_free(g, lb, st != RFX_OK);
+    return st;
+}
+
 /* scan_total, and *also_value = *also (a device word an earlier kernel wrote) read in the
  * same wait. */
 static inline rfx_status scan_total_also(rfx_gpu *g, const uint64_t *in, uint64_t *out, size_t n, uint64_t *total,
@@ -1037,20 +1060,14 @@ static inline rfx_status scan_total_also(rfx_gpu *g, const uint64_t *in, uint64_
         *also_value = 0;
     if (n == 0)
         return RFX_OK;
-    const size_t ntiles = (n + SCAN_T - 1) / SCAN_T;
-    if (ntiles > 0x7fffffffu) {
-        snprintf(g->err, sizeof g->err, "%zu counts exceed the scan's grid", n);
-        return RFX_ERR_LIMIT;
-    }
     lb_scratch lb;
-    rfx_status st = lb_alloc(g, ntiles, 0, &lb);
+    unsigned ntiles;
+    rfx_status st = onepass_begin(g, n, "counts", &lb, &ntiles);
     if (st != RFX_OK)
         return st;
-    k_scan_lb<<<(unsigned)ntiles, 256, 0, g->stream>>>(in, out, n, also, g->d_words + SCAN_ALSO_WORD, lb.a);
-    cudaError_t e = cudaGetLastError();
-    unsigned long long t = 0;
-    st = e != cudaSuccess ? fail(g, e, "k_scan_lb", __FILE__, __LINE__) : lb_total(g, &lb, "k_scan_lb", &t);
-    lb_free(g, &lb, st != RFX_OK);
+    k_scan_lb<<<ntiles, 256, 0, g->stream>>>(in, out, n, also, g->d_words + SCAN_ALSO_WORD, lb.a);
+    unsigned long long t;
+    st = onepass_end(g, &lb, "k_scan_lb", &t);
     *total = t;
     if (st == RFX_OK && also)
         *also_value = (unsigned)((volatile uint64_t *)g->h_words)[SCAN_ALSO_WORD];
@@ -1110,20 +1127,14 @@ static inline rfx_status unique_keys_rows(rfx_gpu *g, const uint64_t *keys, size
     *m = 0;
     if (n == 0)
         return RFX_OK;
-    const size_t ntiles = (n + SCAN_T - 1) / SCAN_T;
-    if (ntiles > 0x7fffffffu) {
-        snprintf(g->err, sizeof g->err, "%zu keys exceed the unique's grid", n);
-        return RFX_ERR_LIMIT;
-    }
     lb_scratch lb;
-    rfx_status st = lb_alloc(g, ntiles, 0, &lb);
+    unsigned ntiles;
+    rfx_status st = onepass_begin(g, n, "keys", &lb, &ntiles);
     if (st != RFX_OK)
         return st;
-    k_unique_keys_lb<<<(unsigned)ntiles, 256, 0, g->stream>>>(keys, n, shift, (uint2 *)rows, (uint2 *)rev, lb.a);
-    cudaError_t e = cudaGetLastError();
-    unsigned long long t = 0;
-    st = e != cudaSuccess ? fail(g, e, "k_unique_keys_lb", __FILE__, __LINE__) : lb_total(g, &lb, "k_unique_keys_lb", &t);
-    lb_free(g, &lb, st != RFX_OK);
+    k_unique_keys_lb<<<ntiles, 256, 0, g->stream>>>(keys, n, shift, (uint2 *)rows, (uint2 *)rev, lb.a);
+    unsigned long long t;
+    st = onepass_end(g, &lb, "k_unique_keys_lb", &t);
     *m = (size_t)t;
     return st;
 }
