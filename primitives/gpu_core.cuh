@@ -678,6 +678,14 @@ struct lb_args {
     unsigned last;
 };
 
+/* A look-back word's value: a prefix past LB_VALUE (a scan of counts whose sum no device
+ * could hold) is written as LB_VALUE, never into the tag's bits, which would leave the
+ * tiles after it waiting; the host takes a total of LB_VALUE or more as too many. */
+static __device__ __forceinline__ unsigned long long lb_clamp(unsigned long long v)
+{
+    return v < LB_VALUE ? v : LB_VALUE;
+}
+
 static __device__ __forceinline__ bool lb_ready(unsigned long long y, unsigned long long tag)
 {
     return (y & LB_TAG) == tag && (y & (LB_AGGREGATE | LB_PREFIX)) != 0;
@@ -713,7 +721,7 @@ static __device__ unsigned long long lookback_warp(unsigned long long total, siz
     unsigned lane = threadIdx.x & 31;
     unsigned long long excl = 0, *status = lb.status;
     if (lane == 0)
-        atomicExch(&status[tile], (tile == 0 ? LB_PREFIX : LB_AGGREGATE) | lb.tag | total);
+        atomicExch(&status[tile], (tile == 0 ? LB_PREFIX : LB_AGGREGATE) | lb.tag | lb_clamp(total));
     for (long long top = (long long)tile - 1; top >= 0; top -= 32) {
         long long t = top - (long long)lane;
         unsigned long long y = t >= 0 ? *(volatile unsigned long long *)&status[t] : LB_PREFIX | lb.tag;
@@ -731,7 +739,7 @@ static __device__ unsigned long long lookback_warp(unsigned long long total, siz
     }
     if (lane == 0) {
         if (tile != 0)
-            atomicExch(&status[tile], LB_PREFIX | lb.tag | (excl + total));
+            atomicExch(&status[tile], LB_PREFIX | lb.tag | lb_clamp(excl + total));
         if (tile == ntiles - 1) {   // the grand total, then the launch's tag beside it (lb_wait)
             *lb.total = excl + total;
             __threadfence_system();
@@ -1068,6 +1076,10 @@ static inline rfx_status scan_total_also(rfx_gpu *g, const uint64_t *in, uint64_
     k_scan_lb<<<ntiles, 256, 0, g->stream>>>(in, out, n, also, g->d_words + SCAN_ALSO_WORD, lb.a);
     unsigned long long t;
     st = onepass_end(g, &lb, "k_scan_lb", &t);
+    if (st == RFX_OK && t >= LB_VALUE) {   // the offsets past it are not exact (lb_clamp)
+        snprintf(g->err, sizeof g->err, "a scan of %zu counts sums to 2^46 or more: more rows than a device holds", n);
+        return RFX_ERR_NOMEM;
+    }
     *total = t;
     if (st == RFX_OK && also)
         *also_value = (unsigned)((volatile uint64_t *)g->h_words)[SCAN_ALSO_WORD];
