@@ -39,10 +39,10 @@ struct rfx_gpu {
     char err[512];
     unsigned int *d_flag;      // division-by-zero flag of the last expression kernel
     uint64_t *h_words;         // pinned host words kernels write for the host to read after a wait:
-                               // [0] a scan's copied word (scan_total_also), [3] a kernel's word, [4, 5] a tiled
-                               // primitive's look-back total and its tag (lb_wait), [8, 9] a
-                               // triejoin emit's, [16..24] a generated FILTER's totals and
-                               // division flag
+                               // [0] a word a scan copies (scan_total_also), [3] a kernel's
+                               // word, [4, 5] a tiled primitive's look-back total and its tag
+                               // (lb_wait), [8, 9] a triejoin emit's, [16..24] a generated
+                               // FILTER's totals and division flag
     unsigned long long *d_words;   // the same words as kernels address them (mapped)
     bool div_armed;            // the last loaded expression program divides: d_flag is live
     double copy_gbs;           // measured d2d copy bandwidth (0: not yet)

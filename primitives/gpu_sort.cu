@@ -89,7 +89,6 @@ static rfx_status varying_bits(rfx_gpu *g, const rfx_dev_rows *r, int *bits)
 __global__ void k_pack2_widths(const uint2 *rows, size_t n, uint64_t *keys, unsigned *widths, const lb_args lb)
 {
     __shared__ unsigned s_or[2];
-    __shared__ bool s_last;
     if (threadIdx.x < 2)
         s_or[threadIdx.x] = 0;
     __syncthreads();
@@ -116,8 +115,7 @@ __global__ void k_pack2_widths(const uint2 *rows, size_t n, uint64_t *keys, unsi
         if (s_or[1])
             atomicOr(&widths[1], s_or[1]);
         __threadfence();
-        s_last = atomicAdd(&widths[2], 1u) == gridDim.x - 1;
-        if (s_last) {   // every block's widths are in
+        if (atomicAdd(&widths[2], 1u) == gridDim.x - 1) {   // every block's widths are in
             *lb.total = (unsigned long long)atomicOr(&widths[1], 0u) << 32 | atomicOr(&widths[0], 0u);
             __threadfence_system();
             ((volatile unsigned long long *)lb.total)[1] = lb.tag;
