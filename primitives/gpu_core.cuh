@@ -686,6 +686,15 @@ static __device__ __forceinline__ unsigned long long lb_clamp(unsigned long long
     return v < LB_VALUE ? v : LB_VALUE;
 }
 
+/* Leaves `total` for the host in the words lb points at: the value, then the launch's tag
+ * beside it once the value is there (what lb_wait spins on). */
+static __device__ __forceinline__ void lb_publish(const lb_args &lb, unsigned long long total)
+{
+    *lb.total = total;
+    __threadfence_system();
+    ((volatile unsigned long long *)lb.total)[1] = lb.tag;
+}
+
 static __device__ __forceinline__ bool lb_ready(unsigned long long y, unsigned long long tag)
 {
     return (y & LB_TAG) == tag && (y & (LB_AGGREGATE | LB_PREFIX)) != 0;
@@ -740,11 +749,8 @@ static __device__ unsigned long long lookback_warp(unsigned long long total, siz
     if (lane == 0) {
         if (tile != 0)
             atomicExch(&status[tile], LB_PREFIX | lb.tag | lb_clamp(excl + total));
-        if (tile == ntiles - 1) {   // the grand total, then the launch's tag beside it (lb_wait)
-            *lb.total = excl + total;
-            __threadfence_system();
-            ((volatile unsigned long long *)lb.total)[1] = lb.tag;
-        }
+        if (tile == ntiles - 1)   // the grand total
+            lb_publish(lb, excl + total);
     }
     return excl;
 }

@@ -115,11 +115,8 @@ __global__ void k_pack2_widths(const uint2 *rows, size_t n, uint64_t *keys, unsi
         if (s_or[1])
             atomicOr(&widths[1], s_or[1]);
         __threadfence();
-        if (atomicAdd(&widths[2], 1u) == gridDim.x - 1) {   // every block's widths are in
-            *lb.total = (unsigned long long)atomicOr(&widths[1], 0u) << 32 | atomicOr(&widths[0], 0u);
-            __threadfence_system();
-            ((volatile unsigned long long *)lb.total)[1] = lb.tag;
-        }
+        if (atomicAdd(&widths[2], 1u) == gridDim.x - 1)   // every block's widths are in
+            lb_publish(lb, (unsigned long long)atomicOr(&widths[1], 0u) << 32 | atomicOr(&widths[0], 0u));
     }
 }
 
@@ -448,11 +445,8 @@ __global__ void __launch_bounds__(256) k_sort_small(const uint32_t *rows, unsign
             }
             at++;
         }
-    if (threadIdx.x == 0) {
-        *lb.total = total;
-        __threadfence_system();
-        ((volatile unsigned long long *)lb.total)[1] = lb.tag;
-    }
+    if (threadIdx.x == 0)
+        lb_publish(lb, total);
 }
 
 /* dst = src sorted (and distinct) by k_sort_small: one launch and one wait on a host word. */
