@@ -323,24 +323,13 @@ static void build_atom_item(rule_ctx *R, const rfx_lit *l, int src, bool inner, 
     it->est = estimate(L, src, nconst);
 }
 
-static void apply_negation(rule_ctx *R, flow *cur, item *it);
-
-/* Whether the body is a semi-naive loop's version (it reads a delta). */
-static bool in_loop(rule_ctx *R)
-{
-    for (int k = 0; k < R->nitems; k++)
-        if (R->items[k].delta)
-            return true;
-    return false;
-}
-
 /* Whether the atom scanned as s changes only outside the loop being lowered (a relation
  * of an earlier stratum read by a rule version with a delta): what is made of it alone is
  * hoisted out of the loop and made once. */
 static bool loop_invariant(rule_ctx *R, const item *it)
 {
     const rfx_pvar *v = &R->L->plan->vars[it->src];
-    return in_loop(R) && v->kind != RFX_PV_DELTA && v->rel >= 0 && R->L->prog->rels[v->rel].stratum != R->L->stratum;
+    return rfx_lower_in_loop(R) && v->kind != RFX_PV_DELTA && v->rel >= 0 && R->L->prog->rels[v->rel].stratum != R->L->stratum;
 }
 
 /* Where the join of atom `it` with cur sorts the atom's rows anyway, or they are made once
@@ -365,7 +354,7 @@ static bool push_negations(rule_ctx *R, flow *s, const flow *cur, item *it, cons
     int local[64], nl = 0;
     for (int n = 0; n < R->nitems && nl < 64; n++) {
         item *neg = &R->items[n];
-        if (neg->done || neg->kind != IT_NEG)
+        if (neg->done || neg->kind != IT_NEG || neg->head_test)
             continue;
         bool mine = true;
         for (int a = 0; mine && a < neg->atom->nargs; a++)
@@ -382,7 +371,7 @@ static bool push_negations(rule_ctx *R, flow *s, const flow *cur, item *it, cons
     for (int i = 0; i < nl; i++) {
         R->items[local[i]].done = false;
         if (frees)
-            apply_negation(R, s, &R->items[local[i]]);
+            rfx_lower_apply_negation(R, s, &R->items[local[i]]);
     }
     return frees;
 }
@@ -398,7 +387,7 @@ static bool push_negations(rule_ctx *R, flow *s, const flow *cur, item *it, cons
 static bool joined_selective(rule_ctx *R, const item *skip, const int *rels, int n)
 {
     bool selective = false;
-    if (in_loop(R))
+    if (rfx_lower_in_loop(R))
         return false;
     for (int k = 0; k < R->nitems; k++) {
         const item *it = &R->items[k];
@@ -444,90 +433,13 @@ static flow order_for_join(rule_ctx *R, flow s, const flow *cur, item *it, const
     return s;
 }
 
-/* Whether atom `it` is tested against the current tuples by a search of each in its
- * relation (a probe) rather than by a scan of the relation that filters it: in a
- * semi-naive loop, for a relation of the stratum being looped over read whole (it changes
- * every iteration, so a scan would read all of it each time), where each column is a
- * variable cur binds or a constant and the scan would filter (a variable twice, `r(x,
- * x)`, or a constant in any column): a thin recursion's test then costs its delta, not the
- * relation. A `_` leaves the scan (a semi-join searches whole tuples), and so does a
- * float constant (the scan's test takes 0.0 and -0.0 as equal; a search compares bits).
- * Returns the columns searched, 0 where not so. */
-static int probe_cols(rule_ctx *R, const flow *cur, const item *it)
-{
-    lower_ctx *L = R->L;
-    const rfx_pvar *v = &L->plan->vars[it->src];
-    const rfx_atom *a = it->atom;
-    if (!in_loop(R) || it->delta || v->kind != RFX_PV_REL || v->rel < 0 || L->stratum < 0 ||
-        L->prog->rels[v->rel].stratum != L->stratum || a->nargs != v->arity || cur->var == L->plan->unit)
-        return 0;
-    int k = 0;
-    bool filters = false;
-    while (k < a->nargs && (it->argconst[k] || it->argvar[k] >= 0)) {
-        if (it->argconst[k]) {
-            bool ok = true;
-            (void)rfx_lower_const_value(L->prog, it->argconst[k], v->types[k], &ok);
-            if (!ok || v->types[k] == RFX_FLOAT)
-                return 0;
-            filters = true;
-        } else {
-            if (rfx_lower_col_of(cur, NULL, it->argvar[k]) < 0)
-                return 0;
-            for (int j = 0; j < k; j++)
-                filters |= it->argvar[j] == it->argvar[k];
-        }
-        k++;
-    }
-    return k == a->nargs && filters ? k : 0;   /* a semi-join searches whole tuples */
-}
-
-/* Keeps the current tuples whose values of atom `it`'s first k columns (probe_cols) are
- * in its relation: each tuple extended in front by those values and searched there, then
- * returned to its columns, its order and uniqueness. (A negated atom's relation is of an
- * earlier stratum: never one the loop makes.) */
-static void probe_atom(rule_ctx *R, flow *cur, item *it, int k)
-{
-    lower_ctx *L = R->L;
-    const rfx_pvar *v = &L->plan->vars[it->src], *cv = &L->plan->vars[cur->var];
-    it->done = true;
-    rfx_rx **outs = lalloc(L, sizeof(rfx_rx *) * (size_t)(k + cur->n + 1));
-    rfx_rx **back = lalloc(L, sizeof(rfx_rx *) * (size_t)(cur->n + 1));
-    int *schema = lalloc(L, sizeof(int) * (size_t)(k + cur->n + 1));
-    if (!outs || !back || !schema)
-        return;
-    for (int i = 0; i < k; i++) {
-        if (it->argconst[i]) {
-            bool ok = true;
-            outs[i] = rfx_rx_new(L, RFX_RX_CONST, v->types[i]);
-            if (outs[i])
-                outs[i]->value = rfx_lower_const_value(L->prog, it->argconst[i], v->types[i], &ok);
-        } else {
-            outs[i] = rfx_rx_col(L, rfx_lower_col_of(cur, NULL, it->argvar[i]), v->types[i]);
-        }
-        if (!outs[i])
-            return;
-        schema[i] = -1;
-    }
-    for (int i = 0; i < cur->n; i++) {
-        outs[k + i] = rfx_rx_col(L, i, cv->types[i]);
-        back[i] = rfx_rx_col(L, k + i, cv->types[i]);
-        schema[k + i] = cur->schema[i];
-    }
-    flow probed = rfx_lower_emit_map(R, cur, NULL, outs, schema, k + cur->n);
-    rfx_lower_emit_semijoin(L, &probed, RFX_RA_INTERSECT, it->src, k, true, false);
-    flow g = rfx_lower_emit_map(R, &probed, NULL, back, cur->schema, cur->n);
-    g.sorted = cur->sorted;   /* a subset of cur's rows in cur's order */
-    g.unique = cur->unique;
-    *cur = g;
-}
-
 /* Join (or semi-join) the current flow with an atom's scan. */
 static flow join_atom(rule_ctx *R, flow cur, item *it, const hcol *out, int nout, const bool *outer)
 {
     lower_ctx *L = R->L;
-    const int probed = probe_cols(R, &cur, it);
+    const int probed = rfx_lower_probe_cols(R, &cur, it);
     if (probed) {
-        probe_atom(R, &cur, it, probed);
+        rfx_lower_probe_atom(R, &cur, it, probed, RFX_RA_INTERSECT);
         return cur;
     }
     it->done = true;
@@ -887,7 +799,7 @@ static flow order_keeping_all(rule_ctx *R, flow cur, const int *keys, int k)
     return cur;
 }
 
-static void apply_negation(rule_ctx *R, flow *cur, item *it)
+void rfx_lower_apply_negation(rule_ctx *R, flow *cur, item *it)
 {
     lower_ctx *L = R->L;
     flow s = rfx_lower_scan_atom(R, it, false, NULL);
@@ -899,6 +811,44 @@ static void apply_negation(rule_ctx *R, flow *cur, item *it)
     if (probe)
         *cur = rfx_lower_keys_first(R, *cur, s.schema, s.n, NULL, &rest_ordered);
     rfx_lower_emit_semijoin(L, cur, RFX_RA_DIFFERENCE, s.var, s.n, probe, false);
+}
+
+/* Soufflé's test of a recursive rule's head (`IF NOT (x, y) IN path`): in a semi-naive
+ * loop's version a tuple whose head the relation holds already adds nothing, so once the
+ * head's variables are bound and a join remains, the tuples whose head is held are
+ * dropped before it (`r(x, x) :- r(x, y), r(x, z), !s(z, y).` with r an eqrel:
+ * an x held meets no z at all). Only where a tuple held is one not added: a relation of
+ * sets (no lattice, no subsumption, no choice) whose head is its variables and integer or
+ * symbol constants, one variable at least (a ground head is bound before any atom). */
+static void add_head_test(rule_ctx *R, int natoms)
+{
+    lower_ctx *L = R->L;
+    const rfx_atom *h = &R->c->head;
+    if (natoms < 2 || !rfx_lower_in_loop(R) || L->role_src || L->stratum < 0)
+        return;
+    const rfx_relation *rel = &L->prog->rels[h->rel];
+    if (rel->stratum != L->stratum || rel->nchoice || rel->subsumed || rfx_relation_lattice_key(rel) < rel->arity ||
+        L->plan->vars[L->relvar[h->rel]].arity != h->nargs)
+        return;
+    bool var = false;
+    for (int i = 0; i < h->nargs; i++) {
+        rfx_expr_kind k = h->args[i]->kind;
+        if (k != RFX_E_VAR && k != RFX_E_INT && k != RFX_E_UNSIGNED && k != RFX_E_STRING)
+            return;
+        var |= k == RFX_E_VAR;
+    }
+    rfx_lit *l = lalloc(L, sizeof *l);
+    if (!var || !l)
+        return;
+    memset(l, 0, sizeof *l);
+    l->kind = RFX_L_NEG;
+    l->loc = h->loc;
+    l->atom = *h;
+    item it;
+    build_atom_item(R, l, L->relvar[h->rel], false, &it);
+    it.ord = -1;
+    it.head_test = true;
+    rfx_lower_add_item(R, it);
 }
 
 /* Whether a conjunction grounds clause variable v by itself. */
@@ -997,7 +947,7 @@ static void apply_aggregate(rule_ctx *R, flow *cur, item *it, const bool *outer)
     bool folded = false;
     for (int i = 0; i < R->nfolded; i++)
         folded |= R->folded[i] == agg;
-    folded &= in_loop(R);
+    folded &= rfx_lower_in_loop(R);
     for (int i = 0; i < ng; i++)
         if (folded || !conj_grounds(R->c, rfx_agg_conj(agg), groups[i]))
             sv[ns++] = groups[i];
@@ -1201,6 +1151,8 @@ static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, in
         }
         }
     }
+    if (!inner)
+        add_head_test(&R, natoms);
     /* `v = aggregate` names the aggregate's result v (no copy of the column) where nothing
      * else can bind v: elsewhere (`n = sum d : {...}` with `num(n)`) it is a test of v */
     bool *used = calloc((size_t)R.nv + 1, 1);
@@ -1313,8 +1265,13 @@ static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, in
                 for (int a = 0; a < it->atom->nargs; a++)
                     if (it->argvar[a] >= 0 && !R.bound[it->argvar[a]])
                         ok = false;
-                if (ok) {
-                    apply_negation(&R, &cur, it);
+                if (ok && it->head_test && !rfx_lower_joins_left(&R))
+                    it->done = true;   /* what is left costs what the test would */
+                else if (ok) {
+                    if (it->head_test)
+                        rfx_lower_apply_head_test(&R, &cur, it);
+                    else
+                        rfx_lower_apply_negation(&R, &cur, it);
                     progress = true;
                 }
             } else if (it->kind == IT_RANGE && expr_bound(&R, it->rhs) && !rfx_lower_range_waits(&R, it)) {

@@ -35,6 +35,8 @@ typedef struct item {
     double est;                /* IT_ATOM: estimated size */
     bool delta;                /* IT_ATOM: scans a delta relation (the semi-naive pivot) */
     int ord;                   /* IT_ATOM: its place among the body's atoms (a `.plan`'s numbers, from 0) */
+    bool head_test;            /* IT_NEG: the rule's own head, not written in the body (lower.c,
+                                * add_head_test): applied only where a join remains */
     bool done;
 } item;
 
@@ -111,6 +113,19 @@ flow rfx_lower_ensure_order(rule_ctx *R, flow f, const int *keys, int k, const b
  * choice says so (auto: a cyclic body of three or more atoms): true where it decided, *cur
  * then binding every atom variable, sorted (lower_lftj.c). */
 bool rfx_lower_try_lftj(rule_ctx *R, flow *cur);
+
+/* Whether the body is a semi-naive loop's version (it reads a delta). */
+bool rfx_lower_in_loop(const rule_ctx *R);
+/* Whether a positive atom still to be joined binds a variable (lower_probe.c). */
+bool rfx_lower_joins_left(const rule_ctx *R);
+/* A negated atom applied to cur: an anti-join with its scan (lower.c). */
+void rfx_lower_apply_negation(rule_ctx *R, flow *cur, item *it);
+/* Searches of a relation the loop makes (lower_probe.c): the columns of atom `it` read by
+ * searches of cur's tuples (0: a scan instead); cur's tuples kept where those columns' values
+ * are (op INTERSECT) or are not (DIFFERENCE) in it; the head's own test applied to cur. */
+int rfx_lower_probe_cols(rule_ctx *R, const flow *cur, const item *it);
+void rfx_lower_probe_atom(rule_ctx *R, flow *cur, item *it, int k, rfx_ra_op op);
+void rfx_lower_apply_head_test(rule_ctx *R, flow *cur, item *it);
 
 /* Whether v is one of vals[0..n). */
 static inline bool rfx_lower_listed(const int *vals, int n, int v)
