@@ -182,6 +182,9 @@ rfx_status rfx_choice_select(const rfx_choice_domains *d, int arity, const uint3
                              const size_t *nheld, int nsets, const uint32_t *rows, size_t n, bool *keep);
 
 /* ---- values ----------------------------------------------------------------------- */
+/* Rows of one or two columns up to this many are sorted by one block in shared memory on a
+ * device (primitives/gpu_sort.cu's sort_small; Harmony names it sort.small). */
+#define RFX_SORT_ONE_BLOCK_MAX 2048
 #define RFX_MAX_ARITY 128        /* attributes of a relation (the front end checks it) */
 
 /* A place in a program's text, for messages. */

@@ -206,8 +206,8 @@ static void lower_cmd(hctx *x, const rfx_ra_cmd *c)
                       "thread; else as below", c->nkeys - 1),
               V(a), V(d));
         if (arity <= 2 && (distinct || c->nkeys == 0 || c->nkeys >= arity))   /* not a stable sort on a prefix */
-            K(RFX_HK_COMPUTE, "sort.small", hfmt(x, "up to 2,048 rows: sorted%s by one block in shared memory; else as "
-                                                    "below", distinct ? " and made distinct" : ""), V(a), V(d));
+            K(RFX_HK_COMPUTE, "sort.small", hfmt(x, "up to %d rows: sorted%s by one block in shared memory; else as below",
+                                                    RFX_SORT_ONE_BLOCK_MAX, distinct ? " and made distinct" : ""), V(a), V(d));
         K(RFX_HK_PARTITION, "sort.bits", "bits that vary, per column", V(a), V(NONE));
         if (arity == 2 && distinct) {   /* repeats dropped as the sorted rows are written out */
             int keys = scratch(x, 2, size_of(x, c->src[0]));

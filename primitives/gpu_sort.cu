@@ -229,6 +229,16 @@ static rfx_status sort_words2(rfx_gpu *g, const rfx_dev_rows *src, uint64_t **so
  * CUB's sort of the packed keys; docs/PERFORMANCE.md). */
 #define SORT_WORDS_MIN ((size_t)1 << 23)
 
+/* dst takes over n rows of `arity` columns made in device memory at data. */
+static void adopt(rfx_gpu *g, rfx_dev_rows *dst, void *data, int arity, size_t n)
+{
+    rfx_dev_rows out;
+    rfx_gpu_rows_init(&out, arity);
+    out.data = (uint32_t *)data;
+    out.n = out.cap = n;
+    replace(g, dst, &out);
+}
+
 /* Two-column rows of src sorted into *out (fresh memory; src is left as it was). distinct:
  * repeated rows are dropped as they are written out (one pass over the sorted keys instead
  * of UNIQUE's flags, scan and gather over the rows); rv (distinct only): that pass also
@@ -400,8 +410,7 @@ static rfx_status sort_runs_into(rfx_gpu *g, const rfx_dev_rows *src, int p, rfx
     return RFX_OK;
 }
 
-// Rows of one or two columns from this many down are sorted by one block (sort_small).
-#define SORT_SMALL_MAX 2048
+#define SORT_SMALL_MAX RFX_SORT_ONE_BLOCK_MAX
 
 /* Rows of one or two columns (n <= SORT_SMALL_MAX) sorted by one block in shared memory:
  * each row a 64-bit key (column 0 high), a bitonic sort over the next power of two (the
@@ -522,11 +531,7 @@ extern "C" rfx_status rfx_gpu_sort_leading_into(rfx_gpu *g, const rfx_dev_rows *
             bits[c] = 0;
         uint32_t *sorted;
         if (st == RFX_OK && (st = rows_sorted_by(g, src->data, src->n, src->arity, bits, &sorted)) == RFX_OK) {
-            rfx_dev_rows out;
-            rfx_gpu_rows_init(&out, src->arity);
-            out.data = sorted;
-            out.n = out.cap = src->n;
-            replace(g, dst, &out);
+            adopt(g, dst, sorted, src->arity, src->n);
         }
         return st;
     }
@@ -538,11 +543,7 @@ extern "C" rfx_status rfx_gpu_sort_leading_into(rfx_gpu *g, const rfx_dev_rows *
         rfx_gpu_free(g, sorted);
         return st;
     }
-    rfx_dev_rows out;
-    rfx_gpu_rows_init(&out, 2);
-    out.data = (uint32_t *)sorted;
-    out.n = out.cap = src->n;
-    replace(g, dst, &out);
+    adopt(g, dst, sorted, 2, src->n);
     return RFX_OK;
 }
 
@@ -578,11 +579,7 @@ extern "C" rfx_status rfx_gpu_sort_by_columns_into(rfx_gpu *g, const rfx_dev_row
             rfx_gpu_free(g, keys);
             return st;
         }
-        rfx_dev_rows out;
-        rfx_gpu_rows_init(&out, 2);
-        out.data = (uint32_t *)keys;
-        out.n = out.cap = n;
-        replace(g, dst, &out);
+        adopt(g, dst, keys, 2, n);
         return RFX_OK;
     }
     for (int i = 0; i < k; i++)
@@ -591,11 +588,7 @@ extern "C" rfx_status rfx_gpu_sort_by_columns_into(rfx_gpu *g, const rfx_dev_row
         bits[c] = keep[c] ? bits[c] : 0;
     uint32_t *sorted;
     if (st == RFX_OK && (st = rows_sorted_by(g, src->data, src->n, src->arity, bits, &sorted)) == RFX_OK) {
-        rfx_dev_rows out;
-        rfx_gpu_rows_init(&out, src->arity);
-        out.data = sorted;
-        out.n = out.cap = src->n;
-        replace(g, dst, &out);
+        adopt(g, dst, sorted, src->arity, src->n);
     }
     return st;
 }
@@ -659,13 +652,8 @@ extern "C" rfx_status rfx_gpu_sort(rfx_gpu *g, rfx_dev_rows *r)
     int a = r->arity;
     if (n < 2 || a == 0)
         return RFX_OK;
-    if (a == 2) {
-        rfx_dev_rows out;
-        rfx_status st = sort_rows2(g, r, &out, false, NULL);
-        if (st == RFX_OK)
-            replace(g, r, &out);
-        return st;
-    }
+    if (a == 2 || (a == 1 && n <= SORT_SMALL_MAX))   /* one block, or the two-column sort */
+        return sort_rows_into(g, r, r, false);
     int bits[RFX_MAX_ARITY];
     rfx_status st = varying_bits(g, r, bits);
     if (st)
@@ -743,11 +731,7 @@ rfx_status reverse_sort(rfx_gpu *g, reversal *rv, size_t n, rfx_dev_rows *out)
         rfx_gpu_free(g, sorted);
         return st;
     }
-    rfx_dev_rows r;
-    rfx_gpu_rows_init(&r, 2);
-    r.data = (uint32_t *)sorted;
-    r.n = r.cap = n;
-    replace(g, out, &r);
+    adopt(g, out, sorted, 2, n);
     return RFX_OK;
 }
 
@@ -911,11 +895,7 @@ extern "C" rfx_status rfx_gpu_rename_by_degree(rfx_gpu *g, const rfx_dev_rows *s
         rfx_gpu_free(g, renamed);
         return st != RFX_OK ? st : fail(g, e, "renaming vertices by degree", __FILE__, __LINE__);
     }
-    rfx_dev_rows out;
-    rfx_gpu_rows_init(&out, 2);
-    out.data = renamed;
-    out.n = out.cap = n;
-    replace(g, dst, &out);
+    adopt(g, dst, renamed, 2, n);
     return RFX_OK;
 }
 
@@ -926,9 +906,10 @@ extern "C" rfx_status rfx_gpu_sort_unique_reversed(rfx_gpu *g, const rfx_dev_row
         snprintf(g->err, sizeof g->err, "reversing rows of %d columns (two wanted)", src->arity);
         return RFX_ERR_INTERNAL;
     }
-    if (src->n < 2) {
-        rfx_status st = rfx_gpu_copy(g, src, dst);
-        return st ? st : reverse_small(g, dst, rev);
+    if (src->n <= SORT_SMALL_MAX) {   /* each sorted by one block: the rows, then them swapped */
+        rfx_status st = src->n < 2 ? rfx_gpu_copy(g, src, dst) : sort_small(g, src, dst, true);
+        st = st ? st : reverse_small(g, dst, rev);
+        return st || rev->n < 2 ? st : sort_small(g, rev, rev, false);
     }
     rfx_dev_rows out;
     reversal rv;

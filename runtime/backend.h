@@ -97,6 +97,26 @@ struct rfx_backend {
                                 * process 0 writes outputs and prints */
 };
 
+/* A fused group's commands run one by one through exec (the backend's own, under its entry
+ * point's bookkeeping): each temporary released after its last reader, as the plan frees
+ * those of commands run apart (the group never holds more memory than they would), and
+ * those left where a member fails. */
+static inline rfx_status rfx_backend_run_members(rfx_backend *be, const rfx_plan *P, const rfx_fgroup *g,
+                                                 rfx_status (*exec)(rfx_backend *, const rfx_ra_cmd *))
+{
+    rfx_status st = RFX_OK;
+    for (int m = 0; m < g->nmembers && st == RFX_OK; m++) {
+        st = exec(be, rfx_fgroup_member_cmd(P, g, m));
+        for (int k = 0; k <= m; k++)   /* releasing twice is harmless */
+            if (rfx_fgroup_temporary_dead(P, g, k, m))
+                be->release(be, rfx_fgroup_temporary(P, g, k));
+    }
+    for (int m = 0; m < g->nmembers; m++)
+        if (rfx_fgroup_temporary(P, g, m) >= 0)
+            be->release(be, rfx_fgroup_temporary(P, g, m));
+    return st;
+}
+
 /* cap (0: none): bytes the backend may hold, a rule kept by the out-of-core layer below
  * (the same code paths as a device's budget, testable without a GPU). */
 rfx_backend *rfx_backend_cpu(int nthreads, size_t cap, const rfx_tuning *tune);

@@ -609,16 +609,8 @@ static rfx_status cpu_exec_group(rfx_backend *be, const rfx_fgroup *g)
         return RFX_ERR_NOMEM;
     if (g->kind == RFX_FG_FILTER)
         return filter_group(x, g);
-    if (g->probe) {   /* the star join reads its first source in key order: a probe's members instead */
-        rfx_status st = RFX_OK;
-        for (int m = 0; m < g->nmembers && st == RFX_OK; m++) {
-            st = cpu_exec(be, rfx_fgroup_member_cmd(x->P, g, m));
-            for (int k = 0; k <= m; k++)
-                if (rfx_fgroup_temporary(x->P, g, k) >= 0 && rfx_fgroup_temporary_dead(x->P, g, k, m))
-                    cpu_release(be, rfx_fgroup_temporary(x->P, g, k));
-        }
-        return st;
-    }
+    if (g->probe)   /* the star join reads its first source in key order: a probe's members instead */
+        return rfx_backend_run_members(be, x->P, g, cpu_exec);
     /* a star join with an empty source is empty whatever the others hold: their runs are
      * left unmerged (a thin recursion's empty delta against a relation that grows by a run
      * an iteration would otherwise merge all of it every iteration) */

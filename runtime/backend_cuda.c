@@ -853,26 +853,6 @@ static rfx_status cu_exec_one(rfx_backend *be, const rfx_ra_cmd *c)
     }
 }
 
-/* A group's commands one by one (no NVRTC, or inputs too small to be worth a compile);
- * the temporaries between them are freed afterwards. */
-static rfx_status cu_exec_members(rfx_backend *be, const rfx_fgroup *g)
-{
-    cuda_ctx *x = be->ctx;
-    rfx_status st = RFX_OK;
-    for (int m = 0; m < g->nmembers && st == RFX_OK; m++) {
-        st = cu_exec_one(be, rfx_fgroup_member_cmd(x->P, g, m));
-        for (int k = 0; k <= m; k++)   /* each temporary after its last reader (freeing is idempotent) */
-            if (rfx_fgroup_temporary_dead(x->P, g, k, m))
-                rfx_gpu_rows_free(x->g, &x->vars[rfx_fgroup_temporary(x->P, g, k)]);
-    }
-    for (int m = 0; m < g->nmembers; m++) {   /* a failure's leftovers */
-        int t = rfx_fgroup_temporary(x->P, g, m);
-        if (t >= 0)
-            rfx_gpu_rows_free(x->g, &x->vars[t]);
-    }
-    return st;
-}
-
 static void kernel_name(const rfx_fgroup *g, char *kernel, size_t cap)
 {
     snprintf(kernel, cap, g->kind == RFX_FG_JOIN ? "%s_count" : "%s", g->name);
@@ -949,12 +929,12 @@ static rfx_status cu_exec_group_once(rfx_backend *be, const rfx_fgroup *g)
     if (st != RFX_OK)
         return st;
     if (g->gpu_by_members)
-        return cu_exec_members(be, g);
+        return rfx_backend_run_members(be, x->P, g, cu_exec_one);
     size_t rows = 0;
     for (int k = 0; k < rfx_fgroup_ninputs(g); k++)
         rows += V[rfx_fgroup_input(g, k)].n;
     if (!x->jit || rows < x->jit_min_rows)
-        return cu_exec_members(be, g);
+        return rfx_backend_run_members(be, x->P, g, cu_exec_one);
     if (g->id >= x->nloaded) {   /* room for every group of the weave */
         int n = g->weave && g->weave->ngroups > g->id ? g->weave->ngroups : g->id + 16;
         signed char *l = realloc(x->loaded, (size_t)n);
@@ -976,7 +956,7 @@ static rfx_status cu_exec_group_once(rfx_backend *be, const rfx_fgroup *g)
         bool busy;
         rfx_status st = compiled_in_background(x, g, kernel, &busy);
         if (busy)
-            return cu_exec_members(be, g);   /* NVRTC still at work: this time unfused */
+            return rfx_backend_run_members(be, x->P, g, cu_exec_one);   /* NVRTC still at work: this time unfused */
         if (st == RFX_OK)
             st = rfx_gpu_jit_load(x->g, g->source, g->source_hash, kernel);
         if (st == RFX_ERR_NOMEM)
@@ -984,7 +964,7 @@ static rfx_status cu_exec_group_once(rfx_backend *be, const rfx_fgroup *g)
         x->loaded[g->id] = st == RFX_OK ? 1 : -1;
     }
     if (x->loaded[g->id] < 0)
-        return cu_exec_members(be, g);
+        return rfx_backend_run_members(be, x->P, g, cu_exec_one);
     bool pays = true;
     for (int s = 1; g->probe && s < g->nsrc; s++)
         pays &= rfx_gpu_probe_pays(x->g, V[g->srcs[0]].n, &V[g->srcs[s]]);
@@ -1000,7 +980,7 @@ static rfx_status cu_exec_group_once(rfx_backend *be, const rfx_fgroup *g)
     for (int s = 1; s < g->nsrc; s++)   /* a source searched too keeps its order */
         sortable &= g->srcs[s] != g->srcs[0];
     if (!sortable)
-        return cu_exec_members(be, g);
+        return rfx_backend_run_members(be, x->P, g, cu_exec_one);
     int cols[MAX_SORTED_KEYS];
     for (int k = 0; k < g->nkeys; k++)
         cols[k] = g->keycol ? g->keycol[k] : k;

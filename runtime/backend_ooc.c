@@ -1210,18 +1210,7 @@ static rfx_status ooc_exec_group(rfx_backend *be, const rfx_fgroup *g)
     }
     if (st != RFX_OK || fits)
         return st;
-    for (int m = 0; m < g->nmembers && st == RFX_OK; m++) {
-        st = ooc_exec(be, rfx_fgroup_member_cmd(x->P, g, m));
-        for (int k = 0; k <= m; k++)   /* each temporary after its last reader (dropping is idempotent) */
-            if (rfx_fgroup_temporary_dead(x->P, g, k, m))
-                drop(x, rfx_fgroup_temporary(x->P, g, k));
-    }
-    for (int m = 0; m < g->nmembers; m++) {   /* a failure's leftovers */
-        int t = rfx_fgroup_temporary(x->P, g, m);
-        if (t >= 0)
-            drop(x, t);
-    }
-    return st;
+    return rfx_backend_run_members(be, x->P, g, ooc_exec);
 }
 
 /* ---- the rest of the backend interface --------------------------------------------- */
