@@ -1079,8 +1079,10 @@ static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, in
     bool all_inner = bag_keys >= 0;
     int nout = nout_in;
     /* a rule's own body, not an aggregate's, whose tuples' multiplicity may count */
-    if (!inner && !L->order)   /* a `.plan` numbers the atoms as written */
+    if (!inner && !L->order) {   /* a `.plan` numbers the atoms as written */
+        cj = rfx_lower_unread_aggregates(L, c, cj, out_in, nout_in);
         cj = rfx_lower_extremes(L, c, cj, &delta_lit, out_in, nout_in, R.folded, &R.nfolded, 8);
+    }
     /* room for fresh variables: aggregates, `_` inside aggregates, expression arguments */
     int room = nv_base + 8;
     for (int i = 0; i < cj->nlits; i++)

@@ -1,5 +1,6 @@
-/* lower_extreme.c: a planner rule for existential comparisons. A body atom with a variable
- * y that one comparison reads and nothing else does,
+/* lower_extreme.c: planner rules for existential comparisons and, at the end, aggregates
+ * whose value nothing reads. A body atom with a variable y that one comparison reads and
+ * nothing else does,
  *     q(k, x), p(k, y), x < y          (y in no other literal and not in the head)
  * only asks whether some y of p's k-group exceeds x, that is x < max y : { p(k, y) }. Joined
  * as written, each tuple of x's side meets p's whole group: a key with n tuples on both sides
@@ -349,6 +350,113 @@ const rfx_conj *rfx_lower_extremes(lower_ctx *L, const rfx_clause *c, const rfx_
                 again = true;
             }
         }
+    }
+    free(use);
+    return cj;
+}
+
+/* ---- aggregates whose value nothing reads ---------------------------------------------
+ * `g = max y : { p(k, y), y < x }` with g read nowhere else only asks whether the body has
+ * a tuple (a maximum or minimum of nothing binds nothing): its literals joined into the
+ * rule's own body say the same (its local variables are the aggregate's alone, numbered
+ * apart by the checker), where the existential comparison above may fold them again
+ * (`x > min y : { p(k, y) }`), instead of each of the rule's tuples meeting its group to
+ * fold a value dropped after. A count or sum of nothing is 0: one value whatever the body
+ * holds, so the literal is dropped. Only where nothing in the aggregate can fail (no
+ * division, no functor, no 64-bit arithmetic that may overflow a decimal): dropped or
+ * joined, it must not turn a run that stopped on an error into one that answers. */
+
+/* Whether evaluating e can fail. */
+static bool may_fail(const rfx_program *p, const rfx_expr *e)
+{
+    switch (e->kind) {
+    case RFX_E_VAR: case RFX_E_ANON: case RFX_E_INT: case RFX_E_UNSIGNED: case RFX_E_FLOAT: case RFX_E_STRING:
+        return false;
+    case RFX_E_NEG: case RFX_E_BINOP:
+        if (e->type < 0 || RFX_PRIM_WIDE(type_prim(p, e->type)) ||
+            (e->kind == RFX_E_BINOP && (e->u.bin.op == RFX_DIV || e->u.bin.op == RFX_MOD)))
+            return true;
+        for (int i = 0; i < rfx_expr_nkids(e); i++)
+            if (may_fail(p, rfx_expr_kid(e, i)))
+                return true;
+        return false;
+    default:
+        return true;
+    }
+}
+
+/* Whether an aggregate's target and body cannot fail (nothing nested in it aggregates). */
+static bool agg_cannot_fail(const rfx_program *p, const rfx_expr *agg)
+{
+    const rfx_conj *b = rfx_agg_conj(agg);
+    if (!b || (agg->u.agg.target && may_fail(p, agg->u.agg.target)))
+        return false;
+    for (int i = 0; i < b->nlits; i++) {
+        const rfx_lit *l = b->lits[i];
+        if (l->kind == RFX_L_CMP && (may_fail(p, l->lhs) || may_fail(p, l->rhs)))
+            return false;
+        for (int a = 0; (l->kind == RFX_L_ATOM || l->kind == RFX_L_NEG) && a < l->atom.nargs; a++)
+            if (may_fail(p, l->atom.args[a]))
+                return false;
+    }
+    return true;
+}
+
+/* The aggregate of literal l when l is `v = aggregate` (either way round) of count, sum,
+ * min or max; *v its variable. */
+static const rfx_expr *bound_aggregate(const rfx_lit *l, int *v)
+{
+    if (l->kind != RFX_L_CMP || l->cmp != RFX_EQ)
+        return NULL;
+    const rfx_expr *agg = l->lhs->kind == RFX_E_AGG ? l->lhs : l->rhs->kind == RFX_E_AGG ? l->rhs : NULL;
+    const rfx_expr *var = agg == l->lhs ? l->rhs : l->lhs;
+    if (!agg || var->kind != RFX_E_VAR || agg->u.agg.fn == RFX_AGG_MEAN)
+        return NULL;
+    *v = var->u.v.var;
+    return agg;
+}
+
+const rfx_conj *rfx_lower_unread_aggregates(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj,
+                                            const hcol *out, int nout)
+{
+    int nv = c->nvars;
+    bool *use = calloc((size_t)nv + 1, 1);
+    if (!use) {
+        L->oom = true;
+        return cj;
+    }
+    for (int i = 0; i < cj->nlits && !L->oom; i++) {
+        int v;
+        const rfx_expr *agg = bound_aggregate(cj->lits[i], &v);
+        if (!agg || v >= nv || !agg_cannot_fail(L->prog, agg))
+            continue;
+        memset(use, 0, (size_t)nv + 1);
+        out_vars(out, nout, use, nv);
+        for (int k = 0; k < cj->nlits; k++)
+            if (k != i)
+                lit_vars(cj->lits[k], use);
+        rfx_expr_vars(agg, use, NULL);
+        if (use[v])
+            continue;
+        const rfx_conj *b = rfx_agg_conj(agg);
+        bool fold = agg->u.agg.fn == RFX_AGG_MIN || agg->u.agg.fn == RFX_AGG_MAX;
+        int n = cj->nlits + (fold && b->nlits > 1 ? b->nlits - 1 : 0);
+        rfx_conj *res = lalloc(L, sizeof *res);
+        rfx_lit **lits = lalloc(L, sizeof(rfx_lit *) * (size_t)(n + 1));
+        rfx_lit *t = lalloc(L, sizeof *t);
+        if (!res || !lits || !t)
+            break;
+        /* literal i's place is taken (the delta's index stays), the rest appended */
+        memset(t, 0, sizeof *t);
+        t->kind = RFX_L_TRUE;
+        t->loc = cj->lits[i]->loc;
+        for (int k = 0; k < cj->nlits; k++)
+            lits[k] = k != i ? cj->lits[k] : fold && b->nlits ? b->lits[0] : t;
+        for (int k = 1; fold && k < b->nlits; k++)
+            lits[cj->nlits + k - 1] = b->lits[k];
+        *res = (rfx_conj){.nlits = n, .lits = lits};
+        cj = res;
+        i--;   /* the literal now there may be another such aggregate's */
     }
     free(use);
     return cj;

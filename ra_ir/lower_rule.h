@@ -70,6 +70,12 @@ typedef struct rule_ctx {
 const rfx_conj *rfx_lower_extremes(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, int *delta_lit,
                                    const hcol *out, int nout, const rfx_expr **made, int *nmade, int cap);
 
+/* cj with each `v = aggregate` whose v nothing else reads made what it asks (lower_extreme.c):
+ * a min's or max's body joined into cj (whether it has a tuple), a count or sum dropped
+ * (always one value); cj itself where there is none. Literals keep their indices. */
+const rfx_conj *rfx_lower_unread_aggregates(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj,
+                                            const hcol *out, int nout);
+
 /* Scan of an atom (lower.c): selections for constants, repeated variables and, with
  * push_filters, the comparisons over its variables alone; its columns are its distinct
  * variables, less those keep (when given) does not hold. */
