@@ -49,9 +49,9 @@ int rfx_lower_probe_cols(rule_ctx *R, const flow *cur, const item *it)
     return k == a->nargs && filters ? k : 0;   /* a semi-join searches whole tuples */
 }
 
-/* Keeps the current tuples whose values of atom `it`'s first k columns (rfx_lower_probe_cols) are
- * (op INTERSECT) or are not (DIFFERENCE) in its relation: each tuple extended in front by
- * those values and searched there, then returned to its columns, its order and uniqueness.
+/* Keeps the current tuples whose values of atom `it`'s first k columns (probe_cols above)
+ * are (op INTERSECT) or are not (DIFFERENCE) in its relation: each tuple extended in front
+ * by those values and searched there, then returned to its columns, order and uniqueness.
  * (A negated atom's relation is of an earlier stratum, never one the loop makes, but for
  * the head's own test: add_head_test.) */
 void rfx_lower_probe_atom(rule_ctx *R, flow *cur, item *it, int k, rfx_ra_op op)

@@ -5,9 +5,10 @@ by their diagonals (`r(x, x)`), with constants, reversed and chained, each run b
 the same tuples.
 
 These are the atoms the planner searches tuple by tuple inside a semi-naive loop
-(ra_ir/lower.c's probe_cols) instead of filtering the whole relation every iteration;
-diff_souffle.py's programs hold such an atom about once in a few thousand. Columns are
-all number, all unsigned or all symbol; one relation in three programs is an eqrel.
+(ra_ir/lower_probe.c) instead of filtering the whole relation every iteration, and the
+heads it tests so before a join; diff_souffle.py's programs hold such an atom about once
+in a few thousand. Columns are all number, all unsigned or all symbol; one relation in
+three programs is an eqrel.
 
 Usage: diff_loops.py RFX COUNT [--seed N] [--work DIR] [--budget SECONDS] [--souffle PATH]
 A failing case is kept in DIR/fail-N (program, facts and outputs); exit 1 if any.
