@@ -27,7 +27,8 @@ rewrite (--disable-transformers=MaterializeAggregationQueriesTransformer), and i
 with rfx the case is kept and reported as aggregate, failing nothing.
 
 Usage: diff_souffle.py RFX COUNT [--souffle PATH] [--seed N] [--work DIR] [--budget S]
-                       [--jobs N] [--rfx-opts "OPTIONS"] [--slower-min S]
+                       [--jobs N] [--rfx-opts=OPTIONS] [--slower-min S]
+(options that begin with a dash go after `=`: `--rfx-opts=--backend=cuda`)
 Without Soufflé (default ../shared/tools/souffle/bin/souffle beside the checkout) it prints
 one line saying so and exits 0. Failing cases are kept in DIR/fail-N; exit 1 if any.
 """
