@@ -91,18 +91,13 @@ void rfx_lower_probe_atom(rule_ctx *R, flow *cur, item *it, int k, rfx_ra_op op)
 }
 
 /* The head's test (add_head_test) applied to cur: held heads searched for tuple by tuple
- * where a scan of the relation would select from all of it (a constant, a variable twice),
- * else an anti-join with the relation as it is. */
+ * where a scan of the relation would select from all of it (rfx_lower_probe_cols: a
+ * constant, a variable twice), else an anti-join with the relation as it is. */
 void rfx_lower_apply_head_test(rule_ctx *R, flow *cur, item *it)
 {
-    bool selects = false;
-    for (int i = 0; i < it->atom->nargs; i++) {
-        selects |= it->argconst[i] != NULL;
-        for (int j = 0; j < i; j++)
-            selects |= it->argvar[i] >= 0 && it->argvar[j] == it->argvar[i];
-    }
-    if (selects)
-        rfx_lower_probe_atom(R, cur, it, it->atom->nargs, RFX_RA_DIFFERENCE);
+    const int k = rfx_lower_probe_cols(R, cur, it);
+    if (k)
+        rfx_lower_probe_atom(R, cur, it, k, RFX_RA_DIFFERENCE);
     else
         rfx_lower_apply_negation(R, cur, it);
 }
