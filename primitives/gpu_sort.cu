@@ -410,17 +410,15 @@ static rfx_status sort_runs_into(rfx_gpu *g, const rfx_dev_rows *src, int p, rfx
     return RFX_OK;
 }
 
-#define SORT_SMALL_MAX RFX_SORT_ONE_BLOCK_MAX
-
-/* Rows of one or two columns (n <= SORT_SMALL_MAX) sorted by one block in shared memory:
- * each row a 64-bit key (column 0 high), a bitonic sort over the next power of two (the
+/* Rows of one or two columns (n <= RFX_SORT_ONE_BLOCK_MAX) sorted by one block in shared
+ * memory: each row a 64-bit key (column 0 high), a bitonic sort over the next power of two (the
  * padding's largest keys sort last), and the rows written back in order, the repeats of a
  * key dropped where distinct; their number goes to the host words lb points at. The sort
  * of CUB's single tile alone took longer, after the widths' wait and the packing. */
 __global__ void __launch_bounds__(256) k_sort_small(const uint32_t *rows, unsigned n, unsigned np2, int arity,
                                                     bool distinct, uint32_t *out, const lb_args lb)
 {
-    __shared__ uint64_t s[SORT_SMALL_MAX];
+    __shared__ uint64_t s[RFX_SORT_ONE_BLOCK_MAX];
     for (unsigned i = threadIdx.x; i < np2; i += blockDim.x)
         s[i] = i >= n ? ~0ull : arity == 1 ? rows[i] : (uint64_t)rows[2 * i] << 32 | rows[2 * i + 1];
     __syncthreads();
@@ -438,8 +436,8 @@ __global__ void __launch_bounds__(256) k_sort_small(const uint32_t *rows, unsign
             }
             __syncthreads();
         }
-    // each thread writes a run of SORT_SMALL_MAX / 256 neighbours, placed by a block scan
-    const unsigned per = SORT_SMALL_MAX / 256, i0 = threadIdx.x * per;
+    // each thread writes a run of RFX_SORT_ONE_BLOCK_MAX / 256 neighbours, placed by a block scan
+    const unsigned per = RFX_SORT_ONE_BLOCK_MAX / 256, i0 = threadIdx.x * per;
     unsigned kept = 0;
     for (unsigned i = i0; i < i0 + per && i < n; i++)
         kept += !distinct || i == 0 || s[i] != s[i - 1];
@@ -480,7 +478,7 @@ static rfx_status sort_small(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *
 // dst = src sorted, and without repeated rows when distinct (src unchanged; dst may be src).
 static rfx_status sort_rows_into(rfx_gpu *g, const rfx_dev_rows *src, rfx_dev_rows *dst, bool distinct)
 {
-    if ((src->arity == 1 || src->arity == 2) && src->n >= 2 && src->n <= SORT_SMALL_MAX)
+    if ((src->arity == 1 || src->arity == 2) && src->n >= 2 && src->n <= RFX_SORT_ONE_BLOCK_MAX)
         return sort_small(g, src, dst, distinct);
     if (src->arity == 2 && src->n >= 2) {
         rfx_dev_rows out;
@@ -652,7 +650,7 @@ extern "C" rfx_status rfx_gpu_sort(rfx_gpu *g, rfx_dev_rows *r)
     int a = r->arity;
     if (n < 2 || a == 0)
         return RFX_OK;
-    if (a == 2 || (a == 1 && n <= SORT_SMALL_MAX))   /* one block, or the two-column sort */
+    if (a == 2 || (a == 1 && n <= RFX_SORT_ONE_BLOCK_MAX))   /* one block, or the two-column sort */
         return sort_rows_into(g, r, r, false);
     int bits[RFX_MAX_ARITY];
     rfx_status st = varying_bits(g, r, bits);
@@ -906,7 +904,7 @@ extern "C" rfx_status rfx_gpu_sort_unique_reversed(rfx_gpu *g, const rfx_dev_row
         snprintf(g->err, sizeof g->err, "reversing rows of %d columns (two wanted)", src->arity);
         return RFX_ERR_INTERNAL;
     }
-    if (src->n <= SORT_SMALL_MAX) {   /* each sorted by one block: the rows, then them swapped */
+    if (src->n <= RFX_SORT_ONE_BLOCK_MAX) {   /* each sorted by one block: the rows, then them swapped */
         rfx_status st = src->n < 2 ? rfx_gpu_copy(g, src, dst) : sort_small(g, src, dst, true);
         st = st ? st : reverse_small(g, dst, rev);
         return st || rev->n < 2 ? st : sort_small(g, rev, rev, false);
