@@ -10,13 +10,13 @@
 
 /* ---- variable bookkeeping ---------------------------------------------------------- */
 /* Marks in `use` every variable an expression reads (an aggregate reads its result var). */
-static void expr_vars(rule_ctx *R, const rfx_expr *e, bool *use)
+void rfx_lower_expr_vars(rule_ctx *R, const rfx_expr *e, bool *use)
 {
     switch (e->kind) {
     case RFX_E_VAR: use[e->u.v.var] = true; break;
     case RFX_E_NEG: case RFX_E_BINOP: case RFX_E_FN:
         for (int i = 0; i < rfx_expr_nkids(e); i++)
-            expr_vars(R, rfx_expr_kid(e, i), use);
+            rfx_lower_expr_vars(R, rfx_expr_kid(e, i), use);
         break;
     case RFX_E_AGG: {
         int v = rfx_lower_agg_var(R, e);
@@ -86,12 +86,12 @@ static void item_vars(rule_ctx *R, const item *it, bool *use, const bool *outer)
                 use[it->argvar[i]] = true;
         break;
     case IT_FILTER:
-        expr_vars(R, it->lhs, use);
-        expr_vars(R, it->rhs, use);
+        rfx_lower_expr_vars(R, it->lhs, use);
+        rfx_lower_expr_vars(R, it->rhs, use);
         break;
     case IT_BIND: case IT_RANGE:
         /* the bound variable too: when it is bound already, the binding is a test of it */
-        expr_vars(R, it->rhs, use);
+        rfx_lower_expr_vars(R, it->rhs, use);
         use[it->var] = true;
         break;
     case IT_AGG: {
@@ -113,7 +113,7 @@ void rfx_lower_needed_vars(rule_ctx *R, const hcol *out, int nout, bool *use, co
             item_vars(R, &R->items[i], use, outer);
     for (int i = 0; i < nout; i++) {
         if (out[i].e)
-            expr_vars(R, out[i].e, use);
+            rfx_lower_expr_vars(R, out[i].e, use);
         else if (out[i].var >= 0)
             use[out[i].var] = true;
     }
@@ -195,6 +195,10 @@ flow rfx_lower_scan_atom(rule_ctx *R, item *it, bool push_filters, const bool *k
         R->bound = mine;
         for (int k = 0; k < R->nitems; k++) {
             item *f = &R->items[k];
+            /* a binding of one of this atom's variables to its others (`b(x, x + 1)`) is a
+             * test of them: equal by value, as apply_filters would test it after the join */
+            if (f->kind == IT_BIND && !f->done && mine[f->var] && expr_bound(R, f->rhs))
+                f->kind = IT_FILTER;
             if (f->kind == IT_FILTER && !f->done && expr_bound(R, f->lhs) && expr_bound(R, f->rhs)) {
                 pred = rfx_rx_and(L, pred, rfx_lower_cmp(R, f, &base, NULL));
                 f->done = true;
@@ -302,12 +306,26 @@ static void build_atom_item(rule_ctx *R, const rfx_lit *l, int src, bool inner, 
             it->argconst[i] = x;
             nconst++;
         } else {
-            /* an expression argument: a fresh column variable equal to the expression; for
-             * a positive atom a test on its scan, for a negated one a key computed on the
-             * current tuples (its variables must be bound there anyway) */
+            /* an expression argument: a fresh column variable bound to the expression, as
+             * Soufflé reads `b(x + 1, y)`. Where the current tuples hold the expression's
+             * variables before the atom is joined, a key computed on them (`a(x), b(x + 1,
+             * y)` is a join, not a product tested pair by pair; lower_keys.c has the other
+             * way round); where they are the atom's own columns, a test on its scan; else a
+             * test once both sides are bound. One that reads no variable (`nil`, `1 + 2`)
+             * tests the scan, as a constant does. */
+            bool *use = calloc((size_t)R->nv + 1, 1);
+            if (!use) {
+                L->oom = true;
+                return;
+            }
+            rfx_lower_expr_vars(R, x, use);
+            bool reads = false;
+            for (int w = 0; w < R->nv; w++)
+                reads |= use[w];
+            free(use);
             int v = R->nv++;
             it->argvar[i] = v;
-            item f = {.kind = it->kind == IT_NEG ? IT_BIND : IT_FILTER, .cmp = RFX_EQ, .loc = x->loc, .var = v};
+            item f = {.kind = reads || it->kind == IT_NEG ? IT_BIND : IT_FILTER, .cmp = RFX_EQ, .loc = x->loc, .var = v};
             rfx_expr *ve = lalloc(L, sizeof *ve);
             if (!ve)
                 return;
@@ -454,6 +472,8 @@ static flow join_atom(rule_ctx *R, flow cur, item *it, const hcol *out, int nout
     for (int v = 0; v < R->nv; v++)
         need[v] |= R->bound[v];
     flow s = rfx_lower_scan_atom(R, it, true, need);
+    if (!(cur.var == L->plan->unit && cur.n == 0))
+        s = rfx_lower_keys_computed_on_atom(R, s, &cur, it);
     bool pushed = !(cur.var == L->plan->unit && cur.n == 0) && push_negations(R, &s, &cur, it, out, nout, outer, need);
     rfx_lower_needed_vars(R, out, nout, need, outer);
     int *keys = lalloc(L, sizeof(int) * (size_t)(s.n + 1));
@@ -613,7 +633,7 @@ static bool waits_for_earlier(rule_ctx *R, int k)
             R->L->oom = true;
             return false;
         }
-        expr_vars(R, e->rhs, use);
+        rfx_lower_expr_vars(R, e->rhs, use);
         bool ready_later = true;
         for (int v = 0; v < R->nv && ready_later; v++) {
             if (!use[v] || R->bound[v])
@@ -658,7 +678,7 @@ static bool computed_by_bindings(rule_ctx *R, const item *it)
             if (b->done || b->kind != IT_BIND || b->var != v)
                 continue;
             memset(use, 0, (size_t)R->nv + 1);
-            expr_vars(R, b->rhs, use);
+            rfx_lower_expr_vars(R, b->rhs, use);
             bool reads = false, given = true;
             for (int w = 0; w < R->nv; w++)
                 if (use[w]) {
@@ -726,7 +746,7 @@ static bool apply_filters(rule_ctx *R, flow *cur, const hcol *out, int nout, con
             L->oom = true;
             return false;
         }
-        expr_vars(R, bindexpr[i], use);
+        rfx_lower_expr_vars(R, bindexpr[i], use);
         bool reads = false;
         for (int r = 0; r < nrebind; r++)
             reads |= use[rebindvar[r]];
@@ -1200,7 +1220,7 @@ static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, in
             item_vars(&R, &R.items[k], outer, NULL);
     for (int i = 0; i < nout; i++) {
         if (out_in[i].e)
-            expr_vars(&R, out_in[i].e, outer);
+            rfx_lower_expr_vars(&R, out_in[i].e, outer);
         else if (out_in[i].var >= 0)
             outer[out_in[i].var] = true;
     }
@@ -1249,7 +1269,7 @@ static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, in
     }
     /* a `.plan` for this version orders the joins itself (no triejoin) */
     const rfx_plan_order *order = inner ? NULL : L->order;
-    if (!inner && !order)
+    if (!inner && !order && (L->join != RFX_PLAN_JOIN_AUTO || !rfx_lower_atoms_tied_by_bindings(&R)))
         rfx_lower_try_lftj(&R, &cur);
     /* first atom: the delta when there is one, else the smallest estimate */
     for (;;) {
@@ -1322,9 +1342,11 @@ static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, in
             /* all-bound atoms rank above any partial match; an atom whose every free
              * variable a binding computes from another atom's variables ranks below the
              * rest: after that atom and the binding it is a semi-join, before them a
-             * product tested row pair by row pair (`c = substr(phone, 0, 2), code(c)`) */
-            int score = nb == nvars && nb > 0 ? 1000 : nb;
-            if (score < 1000 && nb == 0 && computed_by_bindings(&R, it))
+             * product tested row pair by row pair (`c = substr(phone, 0, 2), code(c)`).
+             * A binding the join would key on (lower_keys.c) counts as a bound variable */
+            int linked = nb == nvars ? 0 : rfx_lower_keys_by_bindings(&R, it, &cur);
+            int score = nb == nvars && nb > 0 ? 1000 : nb + linked;
+            if (score < 1000 && nb == 0 && !linked && computed_by_bindings(&R, it))
                 score = -1;
             if (!best || score > best_bound || (score == best_bound && it->est < best->est)) {
                 best = it;

@@ -83,6 +83,11 @@ flow rfx_lower_scan_atom(rule_ctx *R, item *it, bool push_filters, const bool *k
 /* lower.c: the variables still needed after the items done so far (by open items and the
  * output) marked in use; an item added to the body's. */
 void rfx_lower_needed_vars(rule_ctx *R, const hcol *out, int nout, bool *use, const bool *outer);
+void rfx_lower_expr_vars(rule_ctx *R, const rfx_expr *e, bool *use);
+/* lower_keys.c: bindings as join keys */
+flow rfx_lower_keys_computed_on_atom(rule_ctx *R, flow s, const flow *cur, const item *it);
+int rfx_lower_keys_by_bindings(rule_ctx *R, const item *it, const flow *cur);
+bool rfx_lower_atoms_tied_by_bindings(rule_ctx *R);
 void rfx_lower_add_item(rule_ctx *R, item it);
 /* Ranges (lower_range.c): whether `v = range(...)` is best left until an atom binds v;
  * it applied to cur; whether nothing after it reads v (a rule's body needs then only that
