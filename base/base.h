@@ -392,6 +392,18 @@ bool rfx_rx_device_makes(const rfx_rx *e);
 bool rfx_rx_checked(const rfx_rx *e);
 /* The highest column e reads; -1 where it reads none. */
 int rfx_rx_max_col(const rfx_rx *e);
+/* The range that pred's conjuncts put on column col (>= aa: of src1) by comparing it with
+ * expressions of src0's columns alone that cannot fail (`$col <= $0 + 2`, `$1 < $col`), as
+ * 32-bit integers of one kind: the first lower and the first upper bound (the others, and
+ * these, stay tests of pred). A join whose src1 is sorted on col within each key group
+ * searches each src0 row's matches within it (the plan's `range`). False where there is
+ * none. */
+typedef struct rfx_rx_range {
+    const rfx_rx *lo, *hi;     /* NULL: unbounded on that side */
+    bool lo_strict, hi_strict;
+    bool is_signed;            /* numbers: compared as signed; else unsigned */
+} rfx_rx_range;
+bool rfx_rx_range_of(const rfx_rx *pred, int aa, int col, rfx_rx_range *r);
 /* The leading columns a filter fixes: vals[0..n-1] where pred is `$0 = vals[0] and ... and
  * $n-1 = vals[n-1] and ...` (in any order, compared as numbers, unsigned or symbols, whose
  * equality is their bits'); n, at most max. 0 where pred may fail on a tuple (a division,

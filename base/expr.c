@@ -270,3 +270,58 @@ int rfx_rx_fixed_prefix(const rfx_rx *pred, uint32_t *vals, int max)
         n++;
     return n;
 }
+
+/* A bound on column col from one comparison of it with an expression e of src0's columns
+ * alone (`$col <= e`, `e < $col`, ...): lo (1) or hi (-1), or 0 where cmp is not one. */
+static int bound_side(const rfx_rx *cmp, int aa, int col, const rfx_rx **e, bool *strict)
+{
+    if (cmp->kind != RFX_RX_CMP || (cmp->prim != RFX_NUMBER && cmp->prim != RFX_UNSIGNED))
+        return 0;
+    bool left = cmp->l->kind == RFX_RX_COL && cmp->l->col == col;
+    *e = left ? cmp->r : cmp->l;
+    if (!left && !(cmp->r->kind == RFX_RX_COL && cmp->r->col == col))
+        return 0;
+    if (rfx_rx_max_col(*e) >= aa || rfx_rx_may_fail(*e) || rfx_rx_calls(*e) || rfx_rx_wide(*e))
+        return 0;
+    int op = cmp->op;
+    *strict = op == RFX_LT || op == RFX_GT;
+    if (op == RFX_GE || op == RFX_GT)
+        return left ? 1 : -1;   /* $col >= e: a lower bound; e >= $col: an upper one */
+    if (op == RFX_LE || op == RFX_LT)
+        return left ? -1 : 1;
+    return 0;
+}
+
+static void range_conjuncts(const rfx_rx *e, int aa, int col, rfx_rx_range *r, bool *kind_set)
+{
+    if (e->kind == RFX_RX_AND) {
+        range_conjuncts(e->l, aa, col, r, kind_set);
+        range_conjuncts(e->r, aa, col, r, kind_set);
+        return;
+    }
+    const rfx_rx *b;
+    bool strict;
+    int side = bound_side(e, aa, col, &b, &strict);
+    if (!side || (*kind_set && r->is_signed != (e->prim == RFX_NUMBER)))
+        return;
+    if ((side > 0 && r->lo) || (side < 0 && r->hi))
+        return;   /* the first of each side; the others stay tests */
+    *kind_set = true;
+    r->is_signed = e->prim == RFX_NUMBER;
+    if (side > 0) {
+        r->lo = b;
+        r->lo_strict = strict;
+    } else {
+        r->hi = b;
+        r->hi_strict = strict;
+    }
+}
+
+bool rfx_rx_range_of(const rfx_rx *pred, int aa, int col, rfx_rx_range *r)
+{
+    *r = (rfx_rx_range){0};
+    bool kind_set = false;
+    if (pred)
+        range_conjuncts(pred, aa, col, r, &kind_set);
+    return r->lo || r->hi;
+}

@@ -54,6 +54,28 @@ RFX_HD uint32_t rfx_of_f32(float f)
     return u;
 }
 
+/* A range's values for one row (rfx_rx_range: lo and hi, its bounds' values where it has
+ * them) as an interval [*blo, *bhi] of the column's bits, the order rows are sorted in (a
+ * signed range across zero: every value, as the negatives sort after the rest); false
+ * where no value is in it. */
+RFX_HD bool rfx_range_bits(bool is_signed, bool has_lo, uint32_t lo, bool lo_strict, bool has_hi, uint32_t hi,
+                           bool hi_strict, uint32_t *blo, uint32_t *bhi)
+{
+    int64_t min = is_signed ? -2147483648LL : 0, max = is_signed ? 2147483647LL : 4294967295LL;
+    int64_t l = !has_lo ? min : (is_signed ? (int64_t)(int32_t)lo : (int64_t)lo) + lo_strict;
+    int64_t h = !has_hi ? max : (is_signed ? (int64_t)(int32_t)hi : (int64_t)hi) - hi_strict;
+    if (l > h)
+        return false;
+    if (l < 0 && h >= 0) {
+        *blo = 0;
+        *bhi = 0xffffffffu;
+        return true;
+    }
+    *blo = (uint32_t)l;
+    *bhi = (uint32_t)h;
+    return true;
+}
+
 /* b to the power e by squaring, held at cap + 1 once it passes cap (cap < 2^63). */
 RFX_HD uint64_t rfx_pow_capped(uint64_t b, uint32_t e, uint64_t cap)
 {

@@ -492,6 +492,9 @@ typedef struct join_ctx {
                                 * comparison says (witness_side) */
     bool signed_order;         /* that column holds numbers: its rows' bit order puts negatives last */
     bool probe;                /* a in any order: each row's group in b found by its own search */
+    bool ranged;               /* b sorted on column k within key groups: each row's matches
+                                * searched within range (rfx_rx_range_of), in b's order */
+    rfx_rx_range range;
 } join_ctx;
 
 /* For an existential join over keys k (a of arity aa): whether pred compares a column of a
@@ -592,6 +595,21 @@ static inline bool emit_pair(join_ctx *j, rfx_rows *o, const uint32_t *ta, const
 
 /* Row p of a with each row of its key group [y, ye) of b (pre tested first); false where
  * the output could not grow (the error is set). */
+/* The first row of [lo, hi) (b's rows, arity ba, in order of column col) whose value in col
+ * is above v (above: > v, else >= v). */
+static size_t col_bound(const uint32_t *b, int ba, size_t lo, size_t hi, int col, uint32_t v, bool above)
+{
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        uint32_t x = b[mid * (size_t)ba + col];
+        if (above ? x <= v : x < v)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 static bool join_row(join_ctx *j, rfx_rows *o, size_t p, size_t y, size_t ye, bool *div0)
 {
     const rfx_rows *A = j->a, *B = j->b;
@@ -599,6 +617,15 @@ static bool join_row(join_ctx *j, rfx_rows *o, size_t p, size_t y, size_t ye, bo
     const uint32_t *ta = A->data + p * (size_t)aa;
     if (j->pre && !rfx_rx_eval(j->pre, ta, aa, NULL, div0))
         return true;
+    if (j->ranged) {   /* the group narrowed to the row's range of column k */
+        uint32_t lo = j->range.lo ? (uint32_t)rfx_rx_eval(j->range.lo, ta, aa, NULL, div0) : 0;
+        uint32_t hi = j->range.hi ? (uint32_t)rfx_rx_eval(j->range.hi, ta, aa, NULL, div0) : 0, blo, bhi;
+        const rfx_rx_range *r = &j->range;
+        if (!rfx_range_bits(r->is_signed, r->lo, lo, r->lo_strict, r->hi, hi, r->hi_strict, &blo, &bhi))
+            return true;
+        y = col_bound(B->data, ba, y, ye, j->k, blo, false);
+        ye = col_bound(B->data, ba, y, ye, j->k, bhi, true);
+    }
     size_t s = j->down && j->signed_order ? first_negative(B->data, ba, y, ye, j->k) : ye;
     for (size_t q = 0, had = o->n; q < ye - y && !(j->first_only && o->n > had); q++)
         if (!emit_pair(j, o, ta, B->data + search_row(j, y, ye - y, s, q) * (size_t)ba, div0)) {
@@ -619,15 +646,9 @@ static void join_chunk(int c, void *arg)
     if (i >= ie)
         return;
     if (k == 0) {
-        for (; i < ie && B->n > 0; i++) {   /* pre only on rows that meet a match */
-            if (j->pre && !rfx_rx_eval(j->pre, A->data + i * (size_t)aa, aa, NULL, &div0))
-                continue;
-            for (size_t y = 0, had = o->n; y < B->n && !(j->first_only && o->n > had); y++)
-                if (!emit_pair(j, o, A->data + i * (size_t)aa, B->data + y * (size_t)ba, &div0)) {
-                    atomic_store(&j->err, RFX_ERR_NOMEM);
-                    return;
-                }
-        }
+        for (; i < ie && B->n > 0; i++)   /* pre only on rows that meet a match */
+            if (!join_row(j, o, i, 0, B->n, &div0))
+                return;
         goto done;
     }
     if (j->probe) {   /* rows in any order: each searched from the start of b */
@@ -693,14 +714,18 @@ static int join_chunks(const rfx_rows *a, const rfx_rows *b, int k, int nthreads
 /* rfx_cpu_join with pre, a test of a's row alone, made once a row that has matches; probe:
  * a in any order (rfx_cpu_probe_join). */
 static rfx_status join_rows(const rfx_rows *a, const rfx_rows *b, int k, const rfx_rx *pre, const rfx_rx *pred,
-                            rfx_rx *const *out, int nout, bool as_set, bool probe, rfx_rows *dst, int nthreads)
+                            rfx_rx *const *out, int nout, bool as_set, bool probe, bool range, rfx_rows *dst,
+                            int nthreads)
 {
+    rfx_rx_range rr;
+    range = range && k < b->arity && rfx_rx_range_of(pred, a->arity, a->arity + k, &rr);
     int setcols[33];   /* a set made of plain columns that drop the keys: by groups where that pays */
-    const int *sc = as_set && !pred && nout < 33 && !probe ? plain_columns(out, nout, setcols) : NULL;
+    const int *sc = as_set && !pred && nout < 33 && !probe && !range ? plain_columns(out, nout, setcols) : NULL;
     if (sc && rfx_cpu_setjoin_fits(a->arity, b->arity, k, sc, nout) && rfx_cpu_setjoin_pays(a, b, k, sc, nout))
         return rfx_cpu_setjoin(a, b, k, pre, sc, nout, dst, nthreads);
     int c = a->n < 2 || nthreads < 2 ? 1 : k > 0 ? join_chunks(a, b, k, nthreads)
-                                                 : chunks_for(a->n * (b->n < 1024 ? b->n : 1024), nthreads);
+                                       : range ? chunks_for_searches(a->n * 64, nthreads)
+                                               : chunks_for(a->n * (b->n < 1024 ? b->n : 1024), nthreads);
     if ((size_t)c > a->n)
         c = a->n ? (int)a->n : 1;
     /* one chunk (a small side, as a thin recursion's delta): no allocations besides the output */
@@ -722,8 +747,9 @@ static rfx_status join_rows(const rfx_rows *a, const rfx_rows *b, int k, const r
         rfx_set_parts_init(sets, c, nout);
     rfx_split_groups(a, probe ? 0 : k, c, bounds);
     join_ctx j = {a, b, k, pre, pred, out, nout, plain_columns(out, nout, colbuf), bounds, parts, sets, RFX_OK,
-                  first_match_will_do(pred, out, nout, a->arity, as_set), 0, false, probe};
-    if (j.first_only && k > 0 && b->arity > k)
+                  first_match_will_do(pred, out, nout, a->arity, as_set), 0, false, probe, range,
+                  range ? rr : (rfx_rx_range){0}};
+    if (j.first_only && k > 0 && b->arity > k && !range)
         j.down = witness_side(pred, a->arity, k, &j.signed_order);
     if (nout == 0) {
         /* nullary output: only whether any pair matches */
@@ -760,7 +786,7 @@ out:
 rfx_status rfx_cpu_join(const rfx_rows *a, const rfx_rows *b, int k, const rfx_rx *pred,
                         rfx_rx *const *out, int nout, bool as_set, rfx_rows *dst, int nthreads)
 {
-    return join_rows(a, b, k, NULL, pred, out, nout, as_set, false, dst, nthreads);
+    return join_rows(a, b, k, NULL, pred, out, nout, as_set, false, false, dst, nthreads);
 }
 
 /* Searches of a's rows in b pay where a is few: next to b (its rows' searches land far apart
@@ -770,11 +796,11 @@ rfx_status rfx_cpu_join(const rfx_rows *a, const rfx_rows *b, int k, const rfx_r
 #define PROBE_FEW_ROWS 4096
 #define PROBE_FEW_RATIO 64
 
-rfx_status rfx_cpu_probe_join(const rfx_rows *a, const rfx_rows *b, int k, const rfx_rx *pred,
-                              rfx_rx *const *out, int nout, bool as_set, rfx_rows *dst, int nthreads)
+static rfx_status probe_join(const rfx_rows *a, const rfx_rows *b, int k, const rfx_rx *pred, rfx_rx *const *out,
+                             int nout, bool as_set, bool range, rfx_rows *dst, int nthreads)
 {
     if (k == 0 || a->n <= PROBE_FEW_ROWS || a->n <= b->n / PROBE_FEW_RATIO)
-        return join_rows(a, b, k, NULL, pred, out, nout, as_set, k > 0, dst, nthreads);
+        return join_rows(a, b, k, NULL, pred, out, nout, as_set, k > 0, range, dst, nthreads);
     rfx_rows sorted;
     rfx_rows_init(&sorted, a->arity);
     rfx_status st = rows_resize(&sorted, a->arity, a->n);
@@ -783,9 +809,23 @@ rfx_status rfx_cpu_probe_join(const rfx_rows *a, const rfx_rows *b, int k, const
         st = rfx_cpu_sort_leading(&sorted, k, nthreads);   /* on the keys alone: the merge needs no more */
     }
     if (st == RFX_OK)
-        st = join_rows(&sorted, b, k, NULL, pred, out, nout, as_set, false, dst, nthreads);
+        st = join_rows(&sorted, b, k, NULL, pred, out, nout, as_set, false, range, dst, nthreads);
     rfx_rows_free(&sorted);
     return st;
+}
+
+rfx_status rfx_cpu_probe_join(const rfx_rows *a, const rfx_rows *b, int k, const rfx_rx *pred,
+                              rfx_rx *const *out, int nout, bool as_set, rfx_rows *dst, int nthreads)
+{
+    return probe_join(a, b, k, pred, out, nout, as_set, false, dst, nthreads);
+}
+
+rfx_status rfx_cpu_range_join(const rfx_rows *a, const rfx_rows *b, int k, const rfx_rx *pred, rfx_rx *const *out,
+                              int nout, bool as_set, bool probe, rfx_rows *dst, int nthreads)
+{
+    if (probe)
+        return probe_join(a, b, k, pred, out, nout, as_set, true, dst, nthreads);
+    return join_rows(a, b, k, NULL, pred, out, nout, as_set, false, true, dst, nthreads);
 }
 
 /* ---- union (merge of sorted sets) --------------------------------------------------------- */
@@ -1091,111 +1131,6 @@ rfx_status rfx_cpu_probe_sets(const rfx_rows *a, const rfx_rows *const *bs, int 
 }
 
 /* ---- aggregate -------------------------------------------------------------------------------- */
-/* ---- range ------------------------------------------------------------------------------ */
-typedef struct range_out {
-    const uint32_t *t;
-    int arity;
-    rfx_rows *dst;
-    rfx_status st;
-} range_out;
-
-static bool range_emit(range_out *o, uint32_t v)
-{
-    uint32_t row[RFX_MAX_ARITY + 1];
-    rfx_memcpy(row, o->t, sizeof(uint32_t) * (size_t)o->arity);
-    row[o->arity] = v;
-    o->st = rfx_rows_push(o->dst, row);
-    return o->st == RFX_OK;
-}
-
-/* One tuple's values. Integers step in 64 bits, so a value past the type's range ends the
- * run rather than wrapping (Soufflé's loop would wrap around forever); a float step too
- * small to change the value ends it too. */
-static void range_values(range_out *o, rfx_prim prim, uint32_t from, uint32_t to, uint32_t step, bool has_step)
-{
-    if (prim == RFX_FLOAT) {
-        float x = rfx_as_f32(from), b = rfx_as_f32(to), s = has_step ? rfx_as_f32(step) : x <= b ? 1.0f : -1.0f;
-        if (s == 0 || s != s) {
-            if (x != b)
-                range_emit(o, from);
-            return;
-        }
-        for (; s > 0 ? x < b : b < x; x += s)
-            if (!range_emit(o, rfx_of_f32(x)) || x + s == x)
-                return;
-        return;
-    }
-    int64_t x, b, s;
-    if (prim == RFX_NUMBER) {
-        x = (int32_t)from, b = (int32_t)to;
-        s = has_step ? (int32_t)step : x <= b ? 1 : -1;
-    } else {   /* unsigned: an explicit step only counts up, the default one down where to < from */
-        x = from, b = to;
-        s = has_step ? (int64_t)step : x <= b ? 1 : -1;
-    }
-    if (s == 0) {
-        if (x != b)
-            range_emit(o, from);
-        return;
-    }
-    for (; s > 0 ? x < b : b < x; x += s)
-        if (!range_emit(o, (uint32_t)x))
-            return;
-}
-
-rfx_status rfx_cpu_range(const rfx_rows *src, rfx_rx *const *bounds, int nb, rfx_rows *dst)
-{
-    rfx_rows out;
-    rfx_rows_init(&out, src->arity + 1);
-    range_out o = {NULL, src->arity, &out, RFX_OK};
-    bool fail = false;
-    rfx_prim prim = bounds[0]->prim;
-    for (size_t i = 0; i < src->n && o.st == RFX_OK && !fail; i++) {
-        o.t = src->data + i * (size_t)src->arity;
-        uint32_t v[3];
-        for (int k = 0; k < nb; k++)
-            v[k] = rfx_rx_eval(bounds[k], o.t, src->arity, NULL, &fail);
-        if (!fail)
-            range_values(&o, prim, v[0], v[1], nb > 2 ? v[2] : 0, nb > 2);
-    }
-    if (o.st != RFX_OK || fail) {
-        rfx_rows_free(&out);
-        return fail ? RFX_ERR_DIV0 : o.st;
-    }
-    rfx_rows_free(dst);
-    *dst = out;
-    return RFX_OK;
-}
-
-rfx_status rfx_cpu_choice(const rfx_rows *src, const rfx_choice_domains *d, const rfx_rows *const *held,
-                          int nheld, rfx_rows *dst)
-{
-    const uint32_t **sets = rfx_malloc(sizeof *sets * (size_t)(nheld + 1));
-    size_t *sizes = rfx_malloc(sizeof *sizes * (size_t)(nheld + 1));
-    bool *keep = rfx_malloc(src->n + 1);
-    rfx_rows out;
-    rfx_rows_init(&out, src->arity);
-    for (int k = 0; sets && sizes && k < nheld; k++) {
-        sets[k] = held[k]->data;
-        sizes[k] = held[k]->n;
-    }
-    rfx_status st = keep && sets && sizes ? rfx_choice_select(d, src->arity, sets, sizes, nheld, src->data, src->n, keep)
-                                          : RFX_ERR_NOMEM;
-    for (size_t i = 0; st == RFX_OK && i < src->n; i++)
-        if (keep[i])
-            st = rfx_rows_push(&out, src->data + i * (size_t)src->arity);
-    free(keep);
-    free(sets);
-    free(sizes);
-    if (st != RFX_OK) {
-        rfx_rows_free(&out);
-        return st;
-    }
-    rfx_rows_free(dst);
-    *dst = out;
-    return RFX_OK;
-}
-
 rfx_status rfx_cpu_aggregate(const rfx_rows *a, const rfx_rows *b, int k, rfx_aggfn fn, int col,
                              rfx_prim prim, rfx_rows *dst)
 {
@@ -1463,7 +1398,7 @@ rfx_status rfx_cpu_star_join(const rfx_rows *const *srcs, int nsrc, int k, const
          * per-row searches or tuple copies); pre is tested once a row of srcs[0] that has
          * matches (on each pair, a delta of millions of rows meeting groups of thousands
          * tested it billions of times) */
-        return join_rows(srcs[0], srcs[1], k, pre, pred, out, nout, as_set, false, dst, nthreads);
+        return join_rows(srcs[0], srcs[1], k, pre, pred, out, nout, as_set, false, false, dst, nthreads);
     }
     const rfx_rows *A = srcs[0];
     int c = chunks_for(A->n, nthreads);

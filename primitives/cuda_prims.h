@@ -120,6 +120,11 @@ rfx_status rfx_gpu_join(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b
  * searched in b where rfx_gpu_probe_pays, else a sorted first; dst in no particular order. */
 rfx_status rfx_gpu_probe_join(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b, int k, const rfx_rx *pred,
                               rfx_rx *const *out, int nout, rfx_dev_rows *dst);
+/* rfx_gpu_join (probe: rfx_gpu_probe_join) with b sorted on its first k + 1 columns, each
+ * row of a narrowed to the range of its key group that pred's bounds on b's column k allow
+ * (rfx_cpu_range_join). */
+rfx_status rfx_gpu_range_join(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b, int k, const rfx_rx *pred,
+                              rfx_rx *const *out, int nout, bool probe, rfx_dev_rows *dst);
 /* Whether na rows in any order searched one by one in b cost less than sorting them first:
  * b stays in the L2 cache, or the rows are few next to b's (their searches land far apart
  * whatever their order). */

@@ -36,6 +36,72 @@ __global__ void k_join_expand(const __grid_constant__ gprog code, uint64_t total
         atomicOr(div_flag, 1u);
 }
 
+// Each left row's key group [lo, lo + cnt) of b narrowed to its range (rfx_rx_range_of) of
+// column col, on which b is sorted within groups: bounds[i] holds the row's bound values
+// (the lower's first where it has both).
+__global__ void k_join_narrow(uint64_t *lo, uint64_t *cnt, size_t na, const uint32_t *b, int ba, int col,
+                              const uint32_t *bounds, int nbounds, bool is_signed, bool has_lo, bool lo_strict,
+                              bool has_hi, bool hi_strict)
+{
+    GRID_STRIDE(i, na)
+    {
+        uint64_t l = lo[i], h = l + cnt[i];
+        const uint32_t *v = bounds + i * (size_t)nbounds;
+        uint32_t blo, bhi, vlo = has_lo ? v[0] : 0, vhi = has_hi ? v[has_lo ? 1 : 0] : 0;
+        if (l == h)
+            continue;
+        if (!rfx_range_bits(is_signed, has_lo, vlo, lo_strict, has_hi, vhi, hi_strict, &blo, &bhi)) {
+            cnt[i] = 0;
+            continue;
+        }
+        for (uint64_t e = h; l < e;) {   // the first row at or above blo
+            uint64_t m = l + (e - l) / 2;
+            if (b[m * ba + col] < blo)
+                l = m + 1;
+            else
+                e = m;
+        }
+        uint64_t s = l;
+        for (uint64_t e = h; l < e;) {   // the first row above bhi
+            uint64_t m = l + (e - l) / 2;
+            if (b[m * ba + col] <= bhi)
+                l = m + 1;
+            else
+                e = m;
+        }
+        lo[i] = s;
+        cnt[i] = l - s;
+    }
+}
+
+// The matches counted (lo, cnt) narrowed to each row's range where pred gives one.
+static rfx_status narrow_to_range(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b, int k, const rfx_rx *pred,
+                                  uint64_t *lo, uint64_t *cnt)
+{
+    rfx_rx_range r;
+    if (k >= b->arity || !rfx_rx_range_of(pred, a->arity, a->arity + k, &r))
+        return RFX_OK;
+    rfx_rx *bound[2];
+    int n = 0;
+    if (r.lo)
+        bound[n++] = (rfx_rx *)r.lo;
+    if (r.hi)
+        bound[n++] = (rfx_rx *)r.hi;
+    rfx_dev_rows vals;
+    rfx_gpu_rows_init(&vals, n);
+    rfx_status st = rfx_gpu_mapfilter(g, a, NULL, bound, n, &vals);
+    if (st == RFX_OK) {
+        k_join_narrow<<<grid_for(a->n), 256, 0, g->stream>>>(lo, cnt, a->n, b->data, b->arity, k, vals.data, n,
+                                                             r.is_signed, r.lo != NULL, r.lo_strict, r.hi != NULL,
+                                                             r.hi_strict);
+        cudaError_t e = cudaGetLastError();
+        if (e != cudaSuccess)
+            st = fail(g, e, "k_join_narrow", __FILE__, __LINE__);
+    }
+    rfx_gpu_rows_free(g, &vals);
+    return st;
+}
+
 // Tiles of the left side (joins, semi-joins) and of a join's outputs; see "join by tiles".
 static rfx_status join_count_tiles(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b, int k, uint64_t *lo,
                                    uint64_t *cnt);
@@ -45,9 +111,10 @@ static rfx_status join_expand_tiles(rfx_gpu *g, const gprog &code, uint64_t tota
 static rfx_status join_one_pass(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b, int k, const gprog &code,
                                 int len, rfx_rx *const *out, int nout, rfx_dev_rows *res, bool *done);
 
-// a_sorted: a in key order (the tiled kernels' ranges need it); else each row searched alone
+// a_sorted: a in key order (the tiled kernels' ranges need it); else each row searched alone.
+// range: b sorted on column k within key groups, each row's matches narrowed to its range
 static rfx_status join(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b, int k, const rfx_rx *pred,
-                       rfx_rx *const *out, int nout, bool a_sorted, rfx_dev_rows *dst)
+                       rfx_rx *const *out, int nout, bool a_sorted, bool range, rfx_dev_rows *dst)
 {
     rfx_dev_rows res;
     rfx_gpu_rows_init(&res, nout);
@@ -83,6 +150,8 @@ static rfx_status join(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b,
         k_join_count<<<grid_for(na), 256, 0, g->stream>>>(a->data, na, a->arity, b->data, b->n, b->arity, k, lo, cnt);
         CK_LAUNCH();
     }
+    if (st == RFX_OK && range)
+        st = narrow_to_range(g, a, b, k, pred, lo, cnt);
     uint64_t total = 0;
     if (st == RFX_OK)
         st = scan_total(g, cnt, off, na, &total);
@@ -116,7 +185,7 @@ static rfx_status join(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b,
 extern "C" rfx_status rfx_gpu_join(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b, int k, const rfx_rx *pred,
                                    rfx_rx *const *out, int nout, rfx_dev_rows *dst)
 {
-    return join(g, a, b, k, pred, out, nout, true, dst);
+    return join(g, a, b, k, pred, out, nout, true, false, dst);
 }
 
 // A probe's searches stay in the L2 cache while b takes at most half of it, and cost less
@@ -131,18 +200,31 @@ extern "C" bool rfx_gpu_probe_pays(const rfx_gpu *g, size_t na, const rfx_dev_ro
     return ((size_t)b->arity * 4 * b->n <= g->l2_bytes / 2 && na <= PROBE_MAX_ROWS) || na <= b->n / PROBE_FEW_RATIO;
 }
 
-extern "C" rfx_status rfx_gpu_probe_join(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b, int k,
-                                         const rfx_rx *pred, rfx_rx *const *out, int nout, rfx_dev_rows *dst)
+static rfx_status probe_join(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b, int k, const rfx_rx *pred,
+                             rfx_rx *const *out, int nout, bool range, rfx_dev_rows *dst)
 {
     if (k == 0 || rfx_gpu_probe_pays(g, a->n, b))
-        return join(g, a, b, k, pred, out, nout, k == 0, dst);
+        return join(g, a, b, k, pred, out, nout, k == 0, range, dst);
     rfx_dev_rows sorted;
     rfx_gpu_rows_init(&sorted, a->arity);
     rfx_status st = rfx_gpu_sort_leading_into(g, a, k, &sorted);
     if (st == RFX_OK)
-        st = join(g, &sorted, b, k, pred, out, nout, true, dst);
+        st = join(g, &sorted, b, k, pred, out, nout, true, range, dst);
     rfx_gpu_rows_free(g, &sorted);
     return st;
+}
+
+extern "C" rfx_status rfx_gpu_probe_join(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b, int k,
+                                         const rfx_rx *pred, rfx_rx *const *out, int nout, rfx_dev_rows *dst)
+{
+    return probe_join(g, a, b, k, pred, out, nout, false, dst);
+}
+
+extern "C" rfx_status rfx_gpu_range_join(rfx_gpu *g, const rfx_dev_rows *a, const rfx_dev_rows *b, int k,
+                                         const rfx_rx *pred, rfx_rx *const *out, int nout, bool probe,
+                                         rfx_dev_rows *dst)
+{
+    return probe ? probe_join(g, a, b, k, pred, out, nout, true, dst) : join(g, a, b, k, pred, out, nout, true, true, dst);
 }
 
 // ---- join by tiles ----------------------------------------------------------------------

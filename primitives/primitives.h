@@ -77,6 +77,12 @@ rfx_status rfx_cpu_join(const rfx_rows *a, const rfx_rows *b, int k, const rfx_r
  * searched in b, or a sorted first where that costs less; dst in no particular order. */
 rfx_status rfx_cpu_probe_join(const rfx_rows *a, const rfx_rows *b, int k, const rfx_rx *pred,
                               rfx_rx *const *out, int nout, bool as_set, rfx_rows *dst, int nthreads);
+/* rfx_cpu_join (probe: rfx_cpu_probe_join) with b sorted on its first k + 1 columns: the
+ * comparisons of pred that bound b's column k by a's values (rfx_rx_range_of) narrow each
+ * row of a to the range of its key group they allow (a band join, `y >= x, y <= x + 2`,
+ * k = 0: searches, not the cross product tested). */
+rfx_status rfx_cpu_range_join(const rfx_rows *a, const rfx_rows *b, int k, const rfx_rx *pred, rfx_rx *const *out,
+                              int nout, bool as_set, bool probe, rfx_rows *dst, int nthreads);
 /* dst = a u b, both sorted sets of one arity. */
 rfx_status rfx_cpu_union(const rfx_rows *a, const rfx_rows *b, rfx_rows *dst, int nthreads);
 /* dst = tuples of a whose first k columns do (keep=true) / do not (keep=false) occur as

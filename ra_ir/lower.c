@@ -452,9 +452,19 @@ static flow order_for_join(rule_ctx *R, flow s, const flow *cur, item *it, const
 }
 
 /* Join (or semi-join) the current flow with an atom's scan. */
+static bool apply_filters(rule_ctx *R, flow *cur, const hcol *out, int nout, const bool *outer);
+
 static flow join_atom(rule_ctx *R, flow cur, item *it, const hcol *out, int nout, const bool *outer)
 {
     lower_ctx *L = R->L;
+    if (!(cur.var == L->plan->unit && cur.n == 0)) {
+        /* the atom's variables an inverse binds (lower_keys.c), then what they let test or
+         * bind on the current tuples rather than on the atom's rows */
+        int was = cur.var;
+        cur = rfx_lower_keys_inverted(R, cur, it);
+        while (cur.var != was && apply_filters(R, &cur, out, nout, outer) && !L->oom)
+            ;
+    }
     const int probed = rfx_lower_probe_cols(R, &cur, it);
     if (probed) {
         rfx_lower_probe_atom(R, &cur, it, probed, RFX_RA_INTERSECT);
@@ -517,6 +527,9 @@ static flow join_atom(rule_ctx *R, flow cur, item *it, const hcol *out, int nout
      * the duplicates that leaves, so that no match is made twice for a later
      * deduplication to remove */
     bool semi = k == s.n;
+    /* a comparison of one of the atom's variables with the current tuples' values (`y <=
+     * x + 2`) ranges the join (lower_keys.c): the atom's rows sorted on y after the keys */
+    const int ranged = semi ? -1 : rfx_lower_range_var(R, &cur, &s, keys, k);
     /* tuples not in key order are each searched in the atom's rows (a probe) rather than
      * sorted first: for a semi-join, the sort, where one comes after, sorts only the rows
      * kept; for a join, where the atom's rows are in key order as they are and the
@@ -530,9 +543,17 @@ static flow join_atom(rule_ctx *R, flow cur, item *it, const hcol *out, int nout
         cur = rfx_lower_keys_first(R, cur, keys, k, need, &rest_ordered);
     else
         cur = rfx_lower_ensure_order(R, cur, keys, k, need, !semi);
-    s = semi ? rfx_lower_ensure_order(R, s, keys, k, NULL, false) : order_for_join(R, s, &cur, it, keys, k);
+    if (ranged >= 0) {
+        keys[k] = ranged;
+        s = rfx_lower_ensure_order(R, s, keys, k + 1, NULL, false);
+    } else
+        s = semi ? rfx_lower_ensure_order(R, s, keys, k, NULL, false) : order_for_join(R, s, &cur, it, keys, k);
     for (int i = 0; i < k; i++)
         need[keys[i]] = false;
+    rfx_rx *range_pred = ranged >= 0 && s.schema[k] == ranged ? rfx_lower_range_pred(R, ranged, &cur, &s, keys, k)
+                                                              : NULL;
+    if (range_pred)   /* what only its comparisons read is read by the join alone */
+        need[ranged] = false;
     rfx_lower_needed_vars(R, out, nout, need, outer);
 
     if (semi) {
@@ -572,6 +593,8 @@ static flow join_atom(rule_ctx *R, flow cur, item *it, const hcol *out, int nout
     rfx_ra_cmd *c = rfx_lower_emit(L, k ? RFX_RA_JOIN : RFX_RA_PRODUCT, dst, cur.var, s.var);
     c->nkeys = k;
     c->probe = probe;
+    c->pred = range_pred;
+    c->range = range_pred != NULL;
     c->nout = n;
     c->out = outs;
     for (int j = 0; j < s.n; j++)

@@ -85,9 +85,15 @@ flow rfx_lower_scan_atom(rule_ctx *R, item *it, bool push_filters, const bool *k
 void rfx_lower_needed_vars(rule_ctx *R, const hcol *out, int nout, bool *use, const bool *outer);
 void rfx_lower_expr_vars(rule_ctx *R, const rfx_expr *e, bool *use);
 /* lower_keys.c: bindings as join keys */
+flow rfx_lower_keys_inverted(rule_ctx *R, flow cur, const item *it);
 flow rfx_lower_keys_computed_on_atom(rule_ctx *R, flow s, const flow *cur, const item *it);
 int rfx_lower_keys_by_bindings(rule_ctx *R, const item *it, const flow *cur);
 bool rfx_lower_atoms_tied_by_bindings(rule_ctx *R);
+/* A variable of the atom scanned as s that comparisons with cur's values range (`y <= x + 2`;
+ * keys[0..k) the join's keys), or -1; those comparisons, as the predicate of the join of cur
+ * and s (s sorted on y after the keys), marked done. */
+int rfx_lower_range_var(rule_ctx *R, const flow *cur, const flow *s, const int *keys, int k);
+rfx_rx *rfx_lower_range_pred(rule_ctx *R, int y, const flow *cur, const flow *s, const int *keys, int k);
 void rfx_lower_add_item(rule_ctx *R, item it);
 /* Ranges (lower_range.c): whether `v = range(...)` is best left until an atom binds v;
  * it applied to cur; whether nothing after it reads v (a rule's body needs then only that

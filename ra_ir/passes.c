@@ -192,8 +192,8 @@ static char *signature(const rfx_plan *P, const rfx_ra_cmd *c)
     FILE *f = open_memstream(&buf, &len);
     if (!f)
         return NULL;
-    fprintf(f, "%d %d %d %d %d %d %d %d %d|", c->op, c->src[0], c->src[1], c->nkeys, c->agg, c->agg_col, c->nout, c->probe,
-            c->optional);
+    fprintf(f, "%d %d %d %d %d %d %d %d %d %d|", c->op, c->src[0], c->src[1], c->nkeys, c->agg, c->agg_col, c->nout,
+            c->probe, c->optional, c->range);
     if (c->pred)
         rfx_rx_print(f, P, c->pred);
     for (int i = 0; i < c->nout; i++) {

@@ -208,6 +208,8 @@ void rfx_plan_print_cmd(FILE *out, const rfx_plan *P, const rfx_ra_cmd *c)
             fputs(" disjoint", out);
         if (c->probe)
             fputs(c->optional ? " probe optional" : " probe", out);
+        if (c->range)
+            fputs(" range", out);
         for (int i = 0; rfx_ra_cmd_reads_held(c) && i < c->nvars; i++)
             fprintf(out, "%s%s", i ? ", " : " against ", P->vars[c->vars[i]].name);
         if (c->op == RFX_RA_AGGREGATE) {

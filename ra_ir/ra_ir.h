@@ -92,6 +92,10 @@ typedef struct rfx_ra_cmd {
                                 * JOIN, MAPJOIN: src0 in any order, each row's key searched in
                                 * src1 (or src0 sorted first where searches cost more); dst in
                                 * no order the plan counts on */
+    bool range;                /* JOIN, MAPJOIN, PRODUCT: src1 is sorted on its first nkeys + 1
+                                * columns, so that pred's comparisons of column nkeys with src0's
+                                * values (rfx_rx_range_of) narrow each src0 row's matches to a
+                                * range of its key group; a backend may ignore it (pred tests them) */
     bool optional;             /* INTERSECT probe: a filter nothing's answer depends on (the rows
                                 * it drops meet nothing later); a backend may keep them where
                                 * filtering costs it more than they do */

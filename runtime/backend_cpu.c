@@ -464,6 +464,9 @@ static rfx_status exec_on(rfx_backend *be, const rfx_ra_cmd *c, int nt)
     case RFX_RA_SELECT: case RFX_RA_PROJECT: case RFX_RA_MAP: case RFX_RA_MAPFILTER:
         return rfx_cpu_mapfilter(&V[c->src[0]], c->pred, c->out, c->nout, &V[c->dst], nt);
     case RFX_RA_JOIN: case RFX_RA_MAPJOIN: case RFX_RA_PRODUCT:
+        if (c->range)
+            return rfx_cpu_range_join(&V[c->src[0]], &V[c->src[1]], c->nkeys, c->pred, c->out, c->nout,
+                                      x->P->vars[c->dst].set_read, c->probe, &V[c->dst], nt);
         return (c->probe ? rfx_cpu_probe_join : rfx_cpu_join)(&V[c->src[0]], &V[c->src[1]], c->nkeys, c->pred, c->out,
                                                               c->nout, x->P->vars[c->dst].set_read, &V[c->dst], nt);
     case RFX_RA_UNION: case RFX_RA_INTERSECT: case RFX_RA_DIFFERENCE:

@@ -810,6 +810,9 @@ static rfx_status cu_exec_one(rfx_backend *be, const rfx_ra_cmd *c)
             return rfx_gpu_mapfilter_making(g, &V[c->src[0]], c->pred, c->out, c->nout, &V[c->dst]);
         return rfx_gpu_mapfilter(g, &V[c->src[0]], c->pred, c->out, c->nout, &V[c->dst]);
     case RFX_RA_JOIN: case RFX_RA_MAPJOIN: case RFX_RA_PRODUCT:
+        if (c->range)
+            return rfx_gpu_range_join(g, &V[c->src[0]], &V[c->src[1]], c->nkeys, c->pred, c->out, c->nout, c->probe,
+                                      &V[c->dst]);
         return (c->probe ? rfx_gpu_probe_join : rfx_gpu_join)(g, &V[c->src[0]], &V[c->src[1]], c->nkeys, c->pred, c->out,
                                                               c->nout, &V[c->dst]);
     case RFX_RA_UNION:

@@ -586,6 +586,7 @@ static rfx_status run_replicated(dist_ctx *x, const rfx_ra_cmd *c)
     rfx_ra_cmd t = *c;
     t.src[0] = at[0];
     t.src[1] = at[1];
+    t.range &= at[1] == c->src[1];   /* rows moved or gathered are sorted on the keys alone */
     for (int k = 0; k < c->nvars; k++)
         vars[k] = at[2 + k];
     t.vars = c->nvars ? vars : NULL;
@@ -831,6 +832,7 @@ static rfx_status dist_exec(rfx_backend *be, const rfx_ra_cmd *c)
     rfx_ra_cmd t = *c;
     t.src[0] = at[0];
     t.src[1] = at[1];
+    t.range &= at[1] == c->src[1];   /* rows moved or gathered are sorted on the keys alone */
     if (c->op == RFX_RA_SORT_UNIQUE && x->sorted_set[c->src[0]])
         t.op = RFX_RA_COPY;   /* sorted without repeats as it was received */
     double t0 = rfx_seconds();

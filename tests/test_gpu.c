@@ -410,6 +410,90 @@ static void test_probe_join(void)
             }
 }
 
+/* A value near zero as a number or unsigned (within `spread`), now and then a type's limit. */
+static uint32_t near_zero(bool is_signed, uint32_t spread)
+{
+    uint64_t r = rnd() % 100;
+    if (r < 3)
+        return is_signed ? (r == 0 ? 0x7fffffffu : 0x80000000u) : (r == 0 ? 0xffffffffu : 0xfffffff0u);
+    return is_signed ? (uint32_t)(int32_t)(rnd() % (2 * spread + 1) - spread) : (uint32_t)(rnd() % (2 * spread + 1));
+}
+
+/* A join ranged by comparisons (rfx_gpu_range_join) makes the pairs the CPU's join makes
+ * with the same predicate and no range: numbers across zero and at their limits, unsigned
+ * values, one bound or two, strict or not, k = 0 and 1, in order or probed, small and large. */
+static void test_range_join(void)
+{
+    if (!need_gpu())
+        return;
+    for (int round = 0; round < 48; round++) {
+        bool is_signed = round % 2, probe = round % 3 == 0 && round % 4 >= 2, large = round >= 40;
+        int k = round % 4 < 2 ? 0 : 1;
+        size_t na = large ? 100000 : rnd() % 300, nb = large ? 200000 : rnd() % 400;
+        uint32_t spread = large ? 1000000 : 60;
+        rfx_rows a, b;
+        rfx_rows_init(&a, 2);
+        rfx_rows_init(&b, 2);
+        for (size_t i = 0; i < na; i++) {
+            uint32_t t[2] = {(uint32_t)(rnd() % 3), near_zero(is_signed, spread)};
+            rfx_rows_push(&a, t);
+        }
+        for (size_t i = 0; i < nb; i++) {
+            uint32_t key = (uint32_t)(rnd() % 3), v = near_zero(is_signed, spread);
+            uint32_t t[2] = {k ? key : v, k ? v : key};
+            rfx_rows_push(&b, t);
+        }
+        CU_ASSERT_EQUAL(rfx_cpu_sort(&a, 4), RFX_OK);
+        CU_ASSERT_EQUAL(rfx_cpu_unique(&a, 4), RFX_OK);
+        CU_ASSERT_EQUAL(rfx_cpu_sort(&b, 4), RFX_OK);
+        CU_ASSERT_EQUAL(rfx_cpu_unique(&b, 4), RFX_OK);
+        rfx_prim prim = is_signed ? RFX_NUMBER : RFX_UNSIGNED;
+        rfx_rx c[4], d1 = {.kind = RFX_RX_CONST, .prim = prim, .value = (uint32_t)(rnd() % 9) - 4},
+                     d2 = {.kind = RFX_RX_CONST, .prim = prim, .value = rnd() % 12};
+        for (int i = 0; i < 4; i++)
+            c[i] = (rfx_rx){.kind = RFX_RX_COL, .prim = prim, .col = i};
+        rfx_rx lo_e = {.kind = RFX_RX_BIN, .prim = prim, .op = RFX_ADD, .l = &c[1], .r = &d1},
+               hi_e = {.kind = RFX_RX_BIN, .prim = prim, .op = RFX_ADD, .l = &c[1], .r = &d2};
+        rfx_rx *y = &c[2 + k];
+        rfx_rx lo = {.kind = RFX_RX_CMP, .prim = prim, .op = round % 5 ? RFX_GE : RFX_GT, .l = y, .r = &lo_e},
+               hi = {.kind = RFX_RX_CMP, .prim = prim, .op = round % 7 ? RFX_LE : RFX_LT, .l = y, .r = &hi_e},
+               both = {.kind = RFX_RX_AND, .prim = RFX_NUMBER, .l = &lo, .r = &hi};
+        int shape = large ? 0 : round % 3;   /* both bounds, the lower alone, the upper alone */
+        const rfx_rx *pred = shape == 0 ? &both : shape == 1 ? &lo : &hi;
+        rfx_rx *outs[3] = {&c[0], &c[1], &c[3]};
+        rfx_rows hc;
+        rfx_rows_init(&hc, 3);
+        /* the reference: the CPU's join without the range (test_primitives checks its ranged
+         * join against it), or where that product is too large to test pair by pair, ranged */
+        rfx_status want = large ? rfx_cpu_range_join(&a, &b, k, pred, outs, 3, false, false, &hc, 4)
+                                : rfx_cpu_join(&a, &b, k, pred, outs, 3, false, &hc, 4);
+        CU_ASSERT_EQUAL(want, RFX_OK);
+        if (probe)   /* a in no order */
+            for (size_t i = a.n; i > 1; i--) {
+                size_t j = rnd() % i;
+                for (int col = 0; col < 2; col++) {
+                    uint32_t v = a.data[2 * (i - 1) + col];
+                    a.data[2 * (i - 1) + col] = a.data[2 * j + col];
+                    a.data[2 * j + col] = v;
+                }
+            }
+        rfx_dev_rows ga = up(&a), gb = up(&b), gc;
+        rfx_gpu_rows_init(&gc, 3);
+        CU_ASSERT_EQUAL(rfx_gpu_range_join(gpu, &ga, &gb, k, pred, outs, 3, probe, &gc), RFX_OK);
+        rfx_rows back = down(&gc);
+        CU_ASSERT_EQUAL(rfx_cpu_sort(&back, 4), RFX_OK);
+        CU_ASSERT_EQUAL(rfx_cpu_sort(&hc, 4), RFX_OK);
+        CU_ASSERT(same(&back, &hc));
+        rfx_rows_free(&back);
+        rfx_rows_free(&hc);
+        rfx_rows_free(&a);
+        rfx_rows_free(&b);
+        rfx_gpu_rows_free(gpu, &ga);
+        rfx_gpu_rows_free(gpu, &gb);
+        rfx_gpu_rows_free(gpu, &gc);
+    }
+}
+
 /* Rows sorted on some of their columns where they lie (a probe's key order): in order on
  * those columns, the same rows as before. */
 static void test_sort_by_columns(void)
@@ -935,6 +1019,7 @@ static void add(void)
     CU_add_test(s, "single-pass scans and uniques at tile edges", test_single_pass_tiles);
     CU_add_test(s, "join, product, with predicates", test_join);
     CU_add_test(s, "probe joins: rows in any order searched, or sorted first", test_probe_join);
+    CU_add_test(s, "ranged joins: each row's matches within the bounds comparisons give", test_range_join);
     CU_add_test(s, "probe joins' sort: rows on some of their columns where they lie", test_sort_by_columns);
     CU_add_test(s, "union, intersect, difference", test_set_ops);
     CU_add_test(s, "sort of two-column rows as words", test_sort_words);

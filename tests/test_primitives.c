@@ -636,6 +636,75 @@ static void join_case(int k, dist d, bool with_pred)
         }
 }
 
+/* A value near zero as a number or unsigned, now and then one of the type's limits. */
+static uint32_t near_zero(bool is_signed)
+{
+    uint64_t r = rnd() % 100;
+    if (r < 3)
+        return is_signed ? (r == 0 ? 0x7fffffffu : 0x80000000u) : (r == 0 ? 0xffffffffu : 0xfffffff0u);
+    return is_signed ? (uint32_t)(int32_t)(rnd() % 121 - 60) : (uint32_t)(rnd() % 121);
+}
+
+/* A ranged join (b sorted on its first k + 1 columns, pred bounding b's column k by a's
+ * values) makes what the same join without the range does: numbers across zero and at
+ * their limits, unsigned values, each bound alone or both, strict or not, either side of
+ * the comparison first, k = 0 and 1, searched in order or probed. */
+static void test_range_join(void)
+{
+    for (int round = 0; round < 160; round++) {
+        bool is_signed = round % 2, probe = round % 3 == 0;
+        int k = round % 4 < 2 ? 0 : 1, aa = 2;
+        if (probe && k == 0)
+            probe = false;
+        rfx_rows a, b;
+        rfx_rows_init(&a, 2);
+        rfx_rows_init(&b, 2);
+        size_t na = rnd() % 300, nb = rnd() % 400;
+        for (size_t i = 0; i < na; i++) {
+            uint32_t t[2] = {(uint32_t)(rnd() % 3), near_zero(is_signed)};
+            rfx_rows_push(&a, t);
+        }
+        for (size_t i = 0; i < nb; i++) {
+            uint32_t key = (uint32_t)(rnd() % 3), v = near_zero(is_signed);
+            uint32_t t[2] = {k ? key : v, k ? v : key};
+            rfx_rows_push(&b, t);
+        }
+        ref_sort(&a);
+        ref_unique(&a);
+        ref_sort(&b);
+        ref_unique(&b);
+        rfx_prim prim = is_signed ? RFX_NUMBER : RFX_UNSIGNED;
+        rfx_rx c[4], d1 = {.kind = RFX_RX_CONST, .prim = prim, .value = (uint32_t)(rnd() % 9) - 4},
+                     d2 = {.kind = RFX_RX_CONST, .prim = prim, .value = rnd() % 12};
+        for (int i = 0; i < 4; i++)
+            c[i] = (rfx_rx){.kind = RFX_RX_COL, .prim = prim, .col = i};
+        rfx_rx lo_e = {.kind = RFX_RX_BIN, .prim = prim, .op = RFX_ADD, .l = &c[1], .r = &d1},
+               hi_e = {.kind = RFX_RX_BIN, .prim = prim, .op = RFX_ADD, .l = &c[1], .r = &d2};
+        int shape = (int)(rnd() % 3);   /* both bounds, the lower alone, the upper alone */
+        bool lo_strict = rnd() % 2, hi_strict = rnd() % 2, flip = rnd() % 2;
+        rfx_rx *y = &c[aa + k];
+        rfx_rx lo = {.kind = RFX_RX_CMP, .prim = prim, .op = lo_strict ? RFX_GT : RFX_GE, .l = y, .r = &lo_e},
+               hi = {.kind = RFX_RX_CMP, .prim = prim, .op = hi_strict ? RFX_LT : RFX_LE, .l = y, .r = &hi_e};
+        if (flip)   /* written as `e < y`, `e >= y` */
+            lo = (rfx_rx){.kind = RFX_RX_CMP, .prim = prim, .op = lo_strict ? RFX_LT : RFX_LE, .l = &lo_e, .r = y};
+        rfx_rx both = {.kind = RFX_RX_AND, .prim = RFX_NUMBER, .l = &lo, .r = &hi};
+        const rfx_rx *pred = shape == 0 ? &both : shape == 1 ? &lo : &hi;
+        rfx_rx *outs[3] = {&c[0], &c[1], &c[3]};
+        rfx_rows want, got;
+        rfx_rows_init(&want, 3);
+        rfx_rows_init(&got, 3);
+        CU_ASSERT_EQUAL_FATAL(rfx_cpu_join(&a, &b, k, pred, outs, 3, false, &want, 2), RFX_OK);
+        CU_ASSERT_EQUAL_FATAL(rfx_cpu_range_join(&a, &b, k, pred, outs, 3, false, probe, &got, 1 + round % 4), RFX_OK);
+        ref_sort(&want);
+        ref_sort(&got);
+        CU_ASSERT(same_rows(&got, &want));
+        rfx_rows_free(&a);
+        rfx_rows_free(&b);
+        rfx_rows_free(&want);
+        rfx_rows_free(&got);
+    }
+}
+
 static void test_join_k1(void) { join_case(1, UNIFORM, false); }
 static void test_join_k2(void) { join_case(2, NARROW, false); }
 static void test_join_pred(void) { join_case(1, UNIFORM, true); }
@@ -1591,6 +1660,7 @@ static void add(void)
     CU_add_test(s, "semi- and anti-join against several sets", test_semijoin_sets);
     CU_add_test(s, "a probe against a set past the cache", test_probe_large_set);
     CU_add_test(s, "join one key", test_join_k1);
+    CU_add_test(s, "a join ranged by comparisons makes what the join alone does", test_range_join);
     CU_add_test(s, "join two keys", test_join_k2);
     CU_add_test(s, "join with predicate", test_join_pred);
     CU_add_test(s, "join skewed key", test_join_skew);

@@ -316,7 +316,7 @@ static rfx_rx **defs_of(jbuild *j, int var, int at, bool left)
                     add_conjuncts(j, rx_subst(j->x->w->arena, c->pred, in, &j->oom));
                     r = outputs(j, c, in);
                 }
-            } else if (left && (c->op == RFX_RA_JOIN || c->op == RFX_RA_MAPJOIN) && c->nkeys == j->k &&
+            } else if (left && (c->op == RFX_RA_JOIN || c->op == RFX_RA_MAPJOIN) && c->nkeys == j->k && !c->range &&
                        !touched_between(j->x, (pos){j->block, d}, (pos){j->block, j->anchor}, c->src[1], false))
                 r = join_defs(j, c, d, RFX_DEP_CTA);
         }
@@ -643,7 +643,9 @@ rfx_weave *rfx_weave_build(const rfx_plan *plan, const rfx_weave_opts *opts)
     for (int b = 0; ok && b < plan->nblocks; b++)
         for (int i = plan->blocks[b].ncmds - 1; ok && i >= 0; i--) {
             const rfx_ra_cmd *c = &plan->blocks[b].cmds[i];
-            if ((c->op == RFX_RA_JOIN || c->op == RFX_RA_MAPJOIN) && c->nkeys > 0 && w->at[b][i] < 0 &&
+            /* (a ranged join searches each tuple's range itself: the kernels of a group
+             * would expand its whole key group) */
+            if ((c->op == RFX_RA_JOIN || c->op == RFX_RA_MAPJOIN) && c->nkeys > 0 && !c->range && w->at[b][i] < 0 &&
                 weavable(c))
                 ok = join_group(&x, b, i);
         }
