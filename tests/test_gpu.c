@@ -361,6 +361,20 @@ static void test_join(void)
 /* A probe join of rows in any order: the GPU's pairs (searched one by one, or the rows
  * sorted first where b outgrows half the L2 cache and they are not few next to it) are
  * the CPU merge join's over the rows sorted, as bags. */
+/* The device's rows (made by a call that returned st) and the host's are the same rows in
+ * some order; both freed. */
+static void agrees_as_sets(rfx_status st, rfx_dev_rows *gc, rfx_rows *hc)
+{
+    CU_ASSERT_EQUAL(st, RFX_OK);
+    rfx_rows back = down(gc);
+    CU_ASSERT_EQUAL(rfx_cpu_sort(&back, 4), RFX_OK);
+    CU_ASSERT_EQUAL(rfx_cpu_sort(hc, 4), RFX_OK);
+    CU_ASSERT(same(&back, hc));
+    rfx_rows_free(&back);
+    rfx_rows_free(hc);
+    rfx_gpu_rows_free(gpu, gc);
+}
+
 static void test_probe_join(void)
 {
     if (!need_gpu())
@@ -394,19 +408,12 @@ static void test_probe_join(void)
                 CU_ASSERT(hc.n > 0);
                 rfx_dev_rows ga = up(&a), gb = up(&b), gc;
                 rfx_gpu_rows_init(&gc, 3);
-                CU_ASSERT_EQUAL(rfx_gpu_probe_join(gpu, &ga, &gb, k, NULL, outs, 3, &gc), RFX_OK);
-                rfx_rows back = down(&gc);
-                CU_ASSERT_EQUAL(rfx_cpu_sort(&back, 4), RFX_OK);
-                CU_ASSERT_EQUAL(rfx_cpu_sort(&hc, 4), RFX_OK);
-                CU_ASSERT(same(&back, &hc));
-                rfx_rows_free(&back);
-                rfx_rows_free(&hc);
+                agrees_as_sets(rfx_gpu_probe_join(gpu, &ga, &gb, k, NULL, outs, 3, &gc), &gc, &hc);
                 rfx_rows_free(&sorted);
                 rfx_rows_free(&a);
                 rfx_rows_free(&b);
                 rfx_gpu_rows_free(gpu, &ga);
                 rfx_gpu_rows_free(gpu, &gb);
-                rfx_gpu_rows_free(gpu, &gc);
             }
 }
 
@@ -479,18 +486,11 @@ static void test_range_join(void)
             }
         rfx_dev_rows ga = up(&a), gb = up(&b), gc;
         rfx_gpu_rows_init(&gc, 3);
-        CU_ASSERT_EQUAL(rfx_gpu_range_join(gpu, &ga, &gb, k, pred, outs, 3, probe, &gc), RFX_OK);
-        rfx_rows back = down(&gc);
-        CU_ASSERT_EQUAL(rfx_cpu_sort(&back, 4), RFX_OK);
-        CU_ASSERT_EQUAL(rfx_cpu_sort(&hc, 4), RFX_OK);
-        CU_ASSERT(same(&back, &hc));
-        rfx_rows_free(&back);
-        rfx_rows_free(&hc);
+        agrees_as_sets(rfx_gpu_range_join(gpu, &ga, &gb, k, pred, outs, 3, probe, &gc), &gc, &hc);
         rfx_rows_free(&a);
         rfx_rows_free(&b);
         rfx_gpu_rows_free(gpu, &ga);
         rfx_gpu_rows_free(gpu, &gb);
-        rfx_gpu_rows_free(gpu, &gc);
     }
 }
 
