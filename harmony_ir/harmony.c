@@ -159,6 +159,13 @@ static void lower_cmd(hctx *x, const rfx_ra_cmd *c)
         else
             K(RFX_HK_PARTITION, "join.count", c->nkeys ? "matching key range of each left tuple (binary search)"
                                                        : "every right tuple matches", V(a, b), V(lo, cnt));
+        if (c->range) {   /* rfx_gpu_range_join */
+            int bounds = scratch(x, 2, na);
+            K(RFX_HK_COMPUTE, "filter.eval", "the bounds the predicate's comparisons put on the right side's column "
+              "past the keys, per left tuple", V(a), V(bounds));
+            K(RFX_HK_PARTITION, "join.narrow", "each left tuple's range narrowed to its bounds (binary search on that "
+              "column)", V(b, bounds, lo, cnt), V(lo, cnt));
+        }
         K(RFX_HK_COMPUTE, "scan.lookback", "output range of each left tuple, in one pass", V(cnt), V(off));
         if (c->pred) {
             const char *no = hfmt(x, "sum of %s", "matches");
