@@ -455,6 +455,8 @@ typedef struct rfx_tuning {
     bool box_snake, box_bounds, box_tries;   /* boxed triejoins */
     double box_outer, box_level0;     /* boxed triejoins: budget shares */
     bool pairs, pairs_early;          /* triangle count by parts */
+    bool induced_device;              /* clique-shaped joins by induced parts: subgraphs made on the device */
+    double induced_share;             /* ... a part's share of the memory budget */
     int pairs_host_trie, pairs_lanes, pairs_held, pairs_slot, pairs_rev;
     bool lftj_fuse_levels, lftj_rows; /* GPU triejoin */
     int lftj_narrow;

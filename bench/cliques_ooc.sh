@@ -3,12 +3,13 @@
 # the device memory capped at fractions of the oriented edge relation (8 bytes a row), the
 # LFTJ operator's seconds from --profile (median of the repeats) and the share of the
 # in-core rate each cap keeps; every count must equal the in-core one.
-#   bench/cliques_ooc.sh RFX [K [SCALES [FRACTIONS [REPEATS]]]]
-#   defaults: K=4, SCALES="20", FRACTIONS="0.25", REPEATS=1; graphs are made in $TMPDIR
+#   bench/cliques_ooc.sh RFX [K [SCALES [FRACTIONS [REPEATS [TUNE]]]]]
+#   defaults: K=4, SCALES="20", FRACTIONS="0.25", REPEATS=1; TUNE: `--tune` settings for
+#   every run (e.g. induced_device=0: parts' subgraphs made on the host); graphs are made in $TMPDIR
 #   (bench/gen_graph next to RFX's build, or GEN_GRAPH=path) as gen_graph rmat S 16 1.
 set -uo pipefail
-rfx=${1:?usage: bench/cliques_ooc.sh RFX [K [SCALES [FRACTIONS [REPEATS]]]]}
-k=${2:-4}; scales=${3:-20}; fractions=${4:-0.25}; reps=${5:-1}
+rfx=${1:?usage: bench/cliques_ooc.sh RFX [K [SCALES [FRACTIONS [REPEATS [TUNE]]]]]}
+k=${2:-4}; scales=${3:-20}; fractions=${4:-0.25}; reps=${5:-1}; tune=${6:+--tune=$6}
 gen=${GEN_GRAPH:-$(dirname "$rfx")/../bench/gen_graph}
 tmp=${TMPDIR:-/tmp}
 [ -x "$gen" ] || { echo "cliques_ooc: no gen_graph at $gen (set GEN_GRAPH)"; exit 2; }
@@ -16,7 +17,7 @@ median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 # the LFTJ seconds and the count of one run: "SECONDS COUNT"
 run() {
   local out err
-  out=$("$rfx" -q cliques -k "$k" --count --profile "$@" 2>"$tmp/cliques_ooc.err") || { echo "fail fail"; return; }
+  out=$("$rfx" -q ${tune:+"$tune"} cliques -k "$k" --count --profile "$@" 2>"$tmp/cliques_ooc.err") || { echo "fail fail"; return; }
   err=$(awk '$1 == "LFTJ" {s += $3} END {print s + 0}' "$tmp/cliques_ooc.err")
   echo "$err $out"
 }

@@ -452,11 +452,13 @@ static void box_worker_run(int d, void *arg)
 
 extern "C" bool rfx_gpu_host_register(void *p, size_t bytes)
 {
-    // read-only where the device allows it: unpinning 2 GiB took 15-18 ms instead of 41
-    cudaError_t e = cudaHostRegister(p, bytes, cudaHostRegisterPortable | cudaHostRegisterReadOnly);
+    // read-only where the device allows it (unpinning is then faster); mapped, for kernels
+    // that read host memory in place (gpu_induced.cuh)
+    const unsigned flags = cudaHostRegisterPortable | cudaHostRegisterMapped;
+    cudaError_t e = cudaHostRegister(p, bytes, flags | cudaHostRegisterReadOnly);
     if (e != cudaSuccess) {
         cudaGetLastError();
-        e = cudaHostRegister(p, bytes, cudaHostRegisterPortable);
+        e = cudaHostRegister(p, bytes, flags);
     }
     cudaGetLastError();
     return e == cudaSuccess;

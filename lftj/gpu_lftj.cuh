@@ -560,8 +560,8 @@ static rfx_status lftj_from_memo(lftj_run *R)
 
 // Binds variables v.. for the frontier cur (depth v). owned: cur is this call's to free;
 // otherwise it is a view into the caller's frontier. When the next frontier does not fit
-// in the device memory left, cur is split in halves, each expanded to the end in turn,
-// so memory holds one half's subtree at a time ("several rounds").
+// in the device memory left, cur is split in pieces, each expanded to the end in turn,
+// so memory holds one piece's subtree at a time ("several rounds").
 static rfx_status lftj_expand(lftj_run *R, int v, lftj_frontier cur, bool owned)
 {
     rfx_gpu *g = R->g;
@@ -668,17 +668,24 @@ static rfx_status lftj_expand(lftj_run *R, int v, lftj_frontier cur, bool owned)
         }
     }
     if (st == RFX_ERR_NOMEM && F > 1) {
-        // the next frontier does not fit: expand each half of this one on its own
+        // the next frontier does not fit: expand pieces of this one on their own, as many
+        // as its counted size asks of the memory left (two where it is not known), so that
+        // each piece counts its candidates once more rather than once a halving
         rfx_gpu_free(g, drv);
         rfx_gpu_free(g, off);
         rfx_gpu_free(g, flag);
         rfx_gpu_free(g, pos);
-        size_t h = F / 2;
-        lftj_frontier lo = {h, cur.bind, cur.rng},
-                      hi = {F - h, cur.bind ? cur.bind + h * (size_t)v : NULL, cur.rng + h * (size_t)R->nsrc * 2};
-        st = lftj_expand(R, v, lo, false);
-        if (st == RFX_OK)
-            st = lftj_expand(R, v, hi, false);
+        g->err[0] = 0;
+        const size_t need = (size_t)kept * ((size_t)(v + 1) * 4 + (last ? 0 : (size_t)R->nsrc * 8));
+        const size_t used = rfx_gpu_in_use(g), room = g->budget > used ? (g->budget - used) / 2 : 0;
+        size_t pieces = room && need ? need / room + 2 : 2;
+        pieces = pieces < F ? pieces : F;
+        st = RFX_OK;
+        for (size_t i = 0; i < pieces && st == RFX_OK; i++) {
+            const size_t a = F * i / pieces, b = F * (i + 1) / pieces;
+            lftj_frontier piece = {b - a, cur.bind ? cur.bind + a * (size_t)v : NULL, cur.rng + a * (size_t)R->nsrc * 2};
+            st = lftj_expand(R, v, piece, false);
+        }
         if (owned)
             lftj_frontier_free(g, &cur);
         return st;
@@ -915,7 +922,7 @@ static rfx_status lftj_run_join(rfx_gpu *g, const rfx_dev_rows *const *srcs, con
         if (R.npieces == 1)
             res = R.pieces[0];
         else if (R.npieces > 1) {
-            // halves were expanded one after the other: their results concatenate in order
+            // pieces were expanded one after the other: their results concatenate in order
             size_t n = 0;
             for (int i = 0; i < R.npieces; i++)
                 n += R.pieces[i].n;

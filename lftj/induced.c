@@ -26,8 +26,11 @@ struct rfx_lftj_induced {
     uint32_t *mark;            /* per vertex: the part whose V_P holds it (0: none yet) */
     uint32_t part;             /* the current part's number (from 1) */
     size_t at;                 /* R's first row not yet in a part */
+    size_t first;              /* the current part's first row */
     uint32_t *members;         /* the current V_P */
     size_t nmembers, capmembers;
+    uint64_t *start, *before;  /* per member: where its rows start in R; the rows before its */
+    size_t capvert;
     rfx_rows *out;             /* the part being made: its induced subgraph's rows */
 };
 
@@ -206,7 +209,9 @@ void rfx_lftj_part_free(rfx_lftj_part *p)
     rfx_rows_free(&p->induced);
 }
 
-bool rfx_lftj_induced_next(rfx_lftj_induced *it, rfx_lftj_part *p, rfx_status *st)
+/* Chooses the next part: P (R's rows [it->first, it->at)) and V_P, sorted, in it->members;
+ * false when every part was chosen, or on an error (*st). */
+static bool choose_part(rfx_lftj_induced *it, rfx_status *st)
 {
     *st = RFX_OK;
     const rfx_rows *r = it->r;
@@ -239,11 +244,19 @@ bool rfx_lftj_induced_next(rfx_lftj_induced *it, rfx_lftj_part *p, rfx_status *s
         weight += w;
         it->at = end;
     }
+    it->first = first;
     rfx_rows sorted = {it->members, it->nmembers, it->capmembers, 1};   /* a radix sort */
     if ((*st = rfx_cpu_sort(&sorted, it->nthreads)) != RFX_OK)
         return false;
     it->members = sorted.data;
     it->capmembers = sorted.cap;
+    return true;
+}
+
+bool rfx_lftj_induced_next(rfx_lftj_induced *it, rfx_lftj_part *p, rfx_status *st)
+{
+    if (!choose_part(it, st))
+        return false;
     int parts = it->nthreads < 1 ? 1 : it->nthreads > 64 ? 64 : it->nthreads;
     if ((size_t)parts > it->nmembers)
         parts = it->nmembers ? (int)it->nmembers : 1;
@@ -263,11 +276,57 @@ bool rfx_lftj_induced_next(rfx_lftj_induced *it, rfx_lftj_part *p, rfx_status *s
     j.write = true;
     rfx_parallel_for(parts, parts, fill_task, &j);
     p->induced.n = total;
-    p->rows = (rfx_rows){r->data + 2 * first, it->at - first, 0, 2};
+    p->rows = (rfx_rows){it->r->data + 2 * it->first, it->at - it->first, 0, 2};
     p->number = it->part;
     for (int s = 0; s < it->nsrc && s < 64; s++)
         p->srcs[s] = (rfx_lftj_src){it->srcs[s].colvar[0] == 0 ? &p->rows : &p->induced, it->srcs[s].colvar, NULL};
     return true;
+}
+
+bool rfx_lftj_induced_next_vertices(rfx_lftj_induced *it, rfx_lftj_part_vertices *p, rfx_status *st)
+{
+    if (!choose_part(it, st))
+        return false;
+    if (it->nmembers + 1 > it->capvert) {
+        size_t cap = (it->nmembers + 1) * 2;
+        uint64_t *a = rfx_realloc(it->start, cap * sizeof(uint64_t)), *b = a ? rfx_realloc(it->before, cap * sizeof(uint64_t)) : NULL;
+        it->start = a ? a : it->start;
+        it->before = b ? b : it->before;
+        if (!a || !b) {
+            *st = RFX_ERR_NOMEM;
+            return false;
+        }
+        it->capvert = cap;
+    }
+    uint64_t total = 0;
+    for (size_t k = 0; k < it->nmembers; k++) {
+        uint32_t v = it->members[k];
+        it->start[k] = it->off[v];
+        it->before[k] = total;
+        total += outdeg(it, v);
+    }
+    it->before[it->nmembers] = total;
+    *p = (rfx_lftj_part_vertices){.rows = {it->r->data + 2 * it->first, it->at - it->first, 0, 2},
+                                  .first = it->first, .members = it->members, .start = it->start,
+                                  .before = it->before, .nmembers = it->nmembers,
+                                  .number = it->part};
+    return true;
+}
+
+void rfx_lftj_induced_restart(rfx_lftj_induced *it, size_t row)
+{
+    it->nmembers = 0;   /* marks of the parts given are their numbers': the next has another */
+    it->at = row < it->r->n ? row : it->r->n;
+}
+
+void rfx_lftj_induced_set_budget(rfx_lftj_induced *it, size_t budget)
+{
+    it->budget = budget;
+}
+
+uint32_t rfx_lftj_induced_maxid(const rfx_lftj_induced *it)
+{
+    return it->maxid;
 }
 
 void rfx_lftj_induced_close(rfx_lftj_induced *it)
@@ -277,5 +336,7 @@ void rfx_lftj_induced_close(rfx_lftj_induced *it)
     free(it->off);
     free(it->mark);
     free(it->members);
+    free(it->start);
+    free(it->before);
     free(it);
 }

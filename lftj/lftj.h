@@ -107,6 +107,27 @@ void rfx_lftj_part_free(rfx_lftj_part *p);
  * every part was given, or on an error (*st). Parts may be joined while the next is made
  * into another rfx_lftj_part: what they read is theirs or the relation's. */
 bool rfx_lftj_induced_next(rfx_lftj_induced *it, rfx_lftj_part *p, rfx_status *st);
+/* A part as its vertices, for a caller that makes the induced subgraph itself (a device
+ * reading R where it lies): P's rows (a view of R, from R's row `first`), V_P's members in
+ * order, start[k] R's first row of member k, before[k] the rows of the members before k
+ * (before[nmembers]: all their rows, which bound the induced subgraph's). The arrays are
+ * the iterator's, valid until its next call. */
+typedef struct rfx_lftj_part_vertices {
+    rfx_rows rows;
+    size_t first;
+    const uint32_t *members;
+    const uint64_t *start, *before;
+    size_t nmembers;
+    size_t number;
+} rfx_lftj_part_vertices;
+bool rfx_lftj_induced_next_vertices(rfx_lftj_induced *it, rfx_lftj_part_vertices *p, rfx_status *st);
+/* The next part starts at R's row `row`, the first of a part given before (chosen anew:
+ * after a smaller budget, a prefix of it, where it did not fit). */
+void rfx_lftj_induced_restart(rfx_lftj_induced *it, size_t row);
+/* The budget of the parts chosen from now on. */
+void rfx_lftj_induced_set_budget(rfx_lftj_induced *it, size_t budget);
+/* The largest id in the relation (both columns). */
+uint32_t rfx_lftj_induced_maxid(const rfx_lftj_induced *it);
 void rfx_lftj_induced_close(rfx_lftj_induced *it);
 
 /* ---- host TrieArrays (host_trie.c): the form a box's slices travel in ------------------- */
@@ -174,7 +195,7 @@ rfx_status rfx_gpu_lftj_memo_run(rfx_gpu *g, const rfx_dev_rows *const *srcs, co
  * compute stream, 1: the copy stream), for which box, from t0 to t1 (host monotonic
  * seconds, as clock_gettime(CLOCK_MONOTONIC)). */
 typedef void (*rfx_gpu_span_fn)(void *ctx, const char *what, int device, int lane, size_t box, double t0, double t1);
-/* Registers host memory [p, p + bytes) for the devices' copies (page-locked, portable,
+/* Registers host memory [p, p + bytes) for the devices' copies (page-locked, portable, mapped,
  * read-only where the device allows it); false where it cannot be (copies from it are then
  * staged by the driver, not overlapped). Every CUDA call of the process waits while it runs
  * (tens of milliseconds a GB). Undone by rfx_gpu_host_unregister. */
@@ -231,6 +252,19 @@ rfx_status rfx_gpu_triangles_parts(rfx_gpu *g, const rfx_rows *e, const rfx_lftj
  * the devices take nparts intervals of the outer variable (equal shares of its largest
  * source's rows) from a queue. Writes *count, or the sorted bindings to dst (host rows of
  * arity nvars); *peer_bytes (when non-NULL) what was copied between devices. */
+/* A triejoin by induced parts (as rfx_lftj_induced_open: srcs over one two-column host
+ * relation R, the first variable leading an atom with every other) on a device that reads
+ * R where it lies: R is registered as mapped host memory (here, for the call, unless it
+ * is already), the host chooses each part (P's rows and V_P, parts of `budget` bytes of
+ * P's rows and V_P's rows), and the device copies P's rows, reads V_P's rows over the bus,
+ * keeps those with both ends in V_P and joins the part. A part that does not fit beside its
+ * join is chosen again in halves. Writes *count, or the sorted bindings appended to dst
+ * (host rows of arity nvars). RFX_ERR_LIMIT: not this shape, or the device cannot read
+ * host memory; RFX_ERR_NOMEM: a part of one vertex did not fit (what the call allocated is
+ * the caller's to reclaim). *parts: parts joined; *host_bytes: bytes read from the host. */
+rfx_status rfx_gpu_lftj_induced(rfx_gpu *g, const rfx_lftj_src *srcs, int nsrc, int nvars, size_t budget,
+                                int nthreads, rfx_rows *dst, uint64_t *count, size_t *parts, size_t *host_bytes,
+                                rfx_gpu_span_fn span, void *span_ctx);
 rfx_status rfx_gpu_lftj_spread(rfx_gpu *const *gs, int ndev, const rfx_dev_rows *const *srcs, const int *colvar,
                                int nsrc, int nvars, int nparts, rfx_rows *dst, uint64_t *count,
                                rfx_gpu_span_fn span, void *span_ctx, size_t *peer_bytes, char *err, size_t errcap);

@@ -686,7 +686,9 @@ static rfx_status cpu_lftj_host(rfx_backend *be, const rfx_lftj_src *srcs, int n
                                 size_t budget, int nthreads, rfx_rows *dst, uint64_t *count, size_t *boxes,
                                 size_t *copied)
 {
-    (void)parts;      /* boxes, views of the host rows, are as good as any part here */
+    if (parts == RFX_LFTJ_INDUCED)   /* the out-of-core layer's parts, each joined here by boxes */
+        return RFX_ERR_LIMIT;
+    /* boxes, views of the host rows, are as good as any other part here */
     for (int s = 0; s < nsrc; s++)
         if (srcs[s].trie)
             cpu_check_trie(be->ctx, &srcs[s]);

@@ -659,11 +659,49 @@ static rfx_status cu_triangles_by_parts(rfx_backend *be, const rfx_lftj_src *src
     return st;
 }
 
+/* A join by induced parts (the plan's RFX_LFTJ_INDUCED) on one device that reads the
+ * relation in host memory and makes each part's subgraph itself (rfx_gpu_lftj_induced):
+ * RFX_ERR_LIMIT where it cannot, or where the tuning says no, or where the parts would be
+ * thousands of kilobyte-sized ones (each costs launches and waits): the caller's parts then. */
+static rfx_status cu_lftj_induced(rfx_backend *be, const rfx_lftj_src *srcs, int nsrc, int nvars, size_t budget,
+                                  int nthreads, rfx_rows *dst, uint64_t *count, size_t *nparts, size_t *copied)
+{
+    cuda_ctx *x = be->ctx;
+    const size_t share = (size_t)((double)budget * x->tune->induced_share);
+    if (x->ndev != 1 || !x->tune->induced_device || srcs[0].rows->n * 8 / (share + 1) > 4096)
+        return RFX_ERR_LIMIT;
+    double t0 = rfx_seconds();
+    size_t parts = 0, bytes = 0;
+    const size_t had = dst ? dst->n : 0;
+    uint64_t mark = rfx_gpu_alloc_mark(x->g);
+    rfx_status st = rfx_gpu_lftj_induced(x->g, srcs, nsrc, nvars, share, nthreads, dst, count, &parts, &bytes,
+                                         be->span, be->span_ctx);
+    if (be->span)
+        be->span(be->span_ctx, st == RFX_OK ? "induced parts" : "induced parts (failed)", 0, 0, parts, t0,
+                 rfx_seconds());
+    st = reclaim_on_failure(x, mark, st);
+    if (st == RFX_ERR_NOMEM || st == RFX_ERR_LIMIT) {   /* nothing kept: the caller's parts or boxes */
+        x->err[0] = 0;
+        if (dst)
+            dst->n = had;
+        return st;
+    }
+    if (st != RFX_OK)
+        snprintf(x->err, sizeof x->err, "induced parts: %s", rfx_gpu_error(x->g));
+    if (nparts)
+        *nparts = parts;
+    if (copied)
+        *copied = bytes;
+    return st;
+}
+
 static rfx_status cu_lftj_host(rfx_backend *be, const rfx_lftj_src *srcs, int nsrc, int nvars, rfx_lftj_parts parts,
                                size_t budget, int nthreads, rfx_rows *dst, uint64_t *count, size_t *nboxes,
                                size_t *copied)
 {
     cuda_ctx *x = be->ctx;
+    if (parts == RFX_LFTJ_INDUCED)
+        return cu_lftj_induced(be, srcs, nsrc, nvars, budget, nthreads, dst, count, nboxes, copied);
     uint64_t mark = rfx_gpu_alloc_mark(x->g);
     bool done = false;
     rfx_status st = count ? cu_triangles_by_parts(be, srcs, parts, count, nboxes, copied, &done) : RFX_OK;

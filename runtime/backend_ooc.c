@@ -788,16 +788,29 @@ static void *make_part(void *arg)
 }
 
 /* A triejoin the plan schedules by induced parts (RFX_LFTJ_INDUCED: four or more variables
- * over one relation), each part joined whole by the inner backend while the next part is
- * made: RFX_ERR_LIMIT where it does not apply here (boxes then), RFX_ERR_NOMEM where a
- * part did not fit (out and *n left to the boxes). A triangle's count keeps the boxes or
- * the device's count by parts (RFX_LFTJ_PAIRS): over three variables a box is already
- * bounded by the slices of two. */
+ * over one relation): by the inner backend's own parts where it has them (a device that
+ * makes each part's subgraph itself from the rows in host memory), else each part made
+ * here and joined whole by the inner backend while the next part is made: RFX_ERR_LIMIT
+ * where it does not apply here (boxes then), RFX_ERR_NOMEM where a part did not fit (out
+ * and *n left to the boxes). A triangle's count keeps the boxes or the device's count by
+ * parts (RFX_LFTJ_PAIRS): over three variables a box is already bounded by the slices of
+ * two. */
 static rfx_status lftj_induced(ooc_ctx *x, const rfx_ra_cmd *c, const rfx_lftj_src *srcs, size_t budget, rfx_rows *out,
                                uint64_t *n)
 {
     if (c->parts != RFX_LFTJ_INDUCED)
         return RFX_ERR_LIMIT;
+    size_t nparts = 0, copied = 0;
+    out->n = 0;
+    *n = 0;
+    rfx_status st = x->in->lftj_host(x->in, srcs, c->nvars, c->nkeys, RFX_LFTJ_INDUCED, budget, x->nthreads,
+                                     c->count_only ? NULL : out, c->count_only ? n : NULL, &nparts, &copied);
+    if (st != RFX_ERR_LIMIT) {
+        x->stats.parts += nparts;
+        x->stats.up_bytes += (double)copied;
+        return st;
+    }
+    x->err[0] = 0;
     /* a part's rows are read by several of its sources: a quarter of the budget each. On a
      * device every part pays the same setup (copies, launches, waits): where the relation
      * alone would make thousands of parts (a budget of kilobytes), boxes or the host decide */
@@ -805,7 +818,7 @@ static rfx_status lftj_induced(ooc_ctx *x, const rfx_ra_cmd *c, const rfx_lftj_s
     if (x->in->enforces_budget && srcs[0].rows->n * 8 / (share + 1) > 4096)
         return RFX_ERR_LIMIT;
     rfx_lftj_induced *it;
-    rfx_status st = rfx_lftj_induced_open(srcs, c->nvars, share, x->nthreads, &it);
+    st = rfx_lftj_induced_open(srcs, c->nvars, share, x->nthreads, &it);
     if (st != RFX_OK)
         return st;
     rfx_lftj_part parts[2];
@@ -896,7 +909,8 @@ static rfx_status lftj_parts(ooc_ctx *x, const rfx_ra_cmd *c, rfx_rows *out)
     /* a box whose join needs more memory than was left beside its slices: smaller boxes */
     for (int tries = 0; !on_host && st == RFX_ERR_NOMEM && tries < 3; tries++, budget /= 2) {
         out->n = 0;
-        st = x->in->lftj_host(x->in, srcs, c->nvars, c->nkeys, c->parts, budget, x->nthreads,
+        st = x->in->lftj_host(x->in, srcs, c->nvars, c->nkeys,
+                              c->parts == RFX_LFTJ_INDUCED ? RFX_LFTJ_BOXES : c->parts, budget, x->nthreads,
                               c->count_only ? NULL : out, c->count_only ? &n : NULL, &nboxes, &copied);
         x->stats.parts += nboxes;
         x->stats.up_bytes += (double)copied;

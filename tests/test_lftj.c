@@ -444,6 +444,19 @@ static void count_only_relations(void)
     rfx_close(e);
 }
 
+/* Keeps e's rows oriented from the lower id (no loops): every clique over them once. */
+static void keep_oriented(rfx_rows *e)
+{
+    size_t w = 0;
+    for (size_t i = 0; i < e->n; i++)
+        if (e->data[2 * i] < e->data[2 * i + 1]) {
+            e->data[2 * w] = e->data[2 * i];
+            e->data[2 * w + 1] = e->data[2 * i + 1];
+            w++;
+        }
+    e->n = w;
+}
+
 /* A join whose first variable leads an atom with every other one, run by induced parts of
  * every size (one vertex a part up to one part), lists and counts what the whole join does;
  * joins of other shapes are not taken. */
@@ -457,14 +470,7 @@ static void induced_parts_equal_whole(void)
     static const int chain[] = {0, 1, 1, 2, 2, 3};   /* the first variable meets 1 only */
     const struct { const int *cv; int nsrc, nvars; } q[] = {{k4, 6, 4}, {k5, 10, 5}, {kite, 5, 4}, {pend, 4, 4}};
     rfx_rows e = random_rows(4000, 2, 80, true);
-    size_t w = 0;   /* oriented from the lower id, no loops: every clique once */
-    for (size_t i = 0; i < e.n; i++)
-        if (e.data[2 * i] < e.data[2 * i + 1]) {
-            e.data[2 * w] = e.data[2 * i];
-            e.data[2 * w + 1] = e.data[2 * i + 1];
-            w++;
-        }
-    e.n = w;
+    keep_oriented(&e);
     /* a hub (100) with far more rows than a small part has vertices, which every vertex
      * below 80 points to, and rows from those into the hub's neighbours: parts that take the
      * hub look its neighbours up among its rows */
@@ -521,6 +527,83 @@ static void induced_parts_equal_whole(void)
             rfx_lftj_induced_close(it);
         }
         rfx_rows_free(&want);
+    }
+    rfx_rows_free(&e);
+}
+
+/* The parts as their vertices (for a device that makes each subgraph itself): the same
+ * parts as the host's, each member's rows where start and before say, and the subgraph
+ * those rows make with both ends among the members the host's; a part chosen again from
+ * its first row under a smaller budget is a prefix of it, and the parts after it go on
+ * where it ends. */
+static void induced_vertices_make_the_parts(void)
+{
+    static const int k4[] = {0, 1, 0, 2, 0, 3, 1, 2, 1, 3, 2, 3};
+    rfx_rows e = random_rows(3000, 2, 60, true);
+    keep_oriented(&e);
+    rfx_cpu_sort(&e, 1);
+    rfx_cpu_unique(&e, 1);
+    rfx_lftj_src srcs[6];
+    for (int s = 0; s < 6; s++)
+        srcs[s] = (rfx_lftj_src){&e, k4 + 2 * s, NULL};
+    const size_t budgets[] = {8, 3000, (size_t)1 << 30};
+    for (size_t bi = 0; bi < sizeof budgets / sizeof budgets[0]; bi++) {
+        rfx_lftj_induced *host = NULL, *dev = NULL;
+        CU_ASSERT_EQUAL_FATAL(rfx_lftj_induced_open(srcs, 6, budgets[bi], 2, &host), RFX_OK);
+        CU_ASSERT_EQUAL_FATAL(rfx_lftj_induced_open(srcs, 6, budgets[bi], 2, &dev), RFX_OK);
+        CU_ASSERT(rfx_lftj_induced_maxid(dev) >= e.data[2 * (e.n - 1)]);
+        rfx_lftj_part part;
+        rfx_lftj_part_init(&part);
+        rfx_lftj_part_vertices pv;
+        rfx_status st = RFX_OK, st2 = RFX_OK;
+        size_t parts = 0;
+        while (rfx_lftj_induced_next(host, &part, &st)) {
+            CU_ASSERT_FATAL(rfx_lftj_induced_next_vertices(dev, &pv, &st2));
+            parts++;
+            CU_ASSERT(pv.rows.data == part.rows.data && pv.rows.n == part.rows.n);
+            CU_ASSERT(pv.rows.data == e.data + 2 * pv.first);
+            size_t made = 0;
+            bool same = true;
+            for (size_t k = 0; k < pv.nmembers; k++) {
+                CU_ASSERT(k == 0 || pv.members[k - 1] < pv.members[k]);
+                for (uint64_t i = pv.start[k]; i < pv.start[k] + (pv.before[k + 1] - pv.before[k]); i++) {
+                    CU_ASSERT_FATAL(i < e.n && e.data[2 * i] == pv.members[k]);
+                    uint32_t v = e.data[2 * i + 1];
+                    bool in = false;
+                    for (size_t m = 0; m < pv.nmembers && !in; m++)
+                        in = pv.members[m] == v;
+                    if (!in)
+                        continue;
+                    same &= made < part.induced.n && part.induced.data[2 * made] == pv.members[k] &&
+                            part.induced.data[2 * made + 1] == v;
+                    made++;
+                }
+            }
+            CU_ASSERT(same && made == part.induced.n);
+        }
+        CU_ASSERT_FALSE(rfx_lftj_induced_next_vertices(dev, &pv, &st2));
+        CU_ASSERT(st == RFX_OK && st2 == RFX_OK);
+        CU_ASSERT(bi != 0 || parts > 20);
+        rfx_lftj_induced_close(dev);
+        /* chosen again: the second part under a tenth of the budget */
+        CU_ASSERT_EQUAL_FATAL(rfx_lftj_induced_open(srcs, 6, budgets[bi], 2, &dev), RFX_OK);
+        size_t next_row = 0, first = 0, n = 0;
+        for (int k = 0; k < 2 && rfx_lftj_induced_next_vertices(dev, &pv, &st2); k++)
+            first = pv.first, n = pv.rows.n;
+        rfx_lftj_induced_set_budget(dev, budgets[bi] / 10);
+        rfx_lftj_induced_restart(dev, first);
+        bool again = true;
+        while (rfx_lftj_induced_next_vertices(dev, &pv, &st2)) {
+            if (again)
+                CU_ASSERT(pv.first == first && pv.rows.n <= n);
+            CU_ASSERT(again || pv.first == next_row);
+            again = false;
+            next_row = pv.first + pv.rows.n;
+        }
+        CU_ASSERT(parts < 2 || next_row == e.n);
+        rfx_lftj_induced_close(dev);
+        rfx_lftj_induced_close(host);
+        rfx_lftj_part_free(&part);
     }
     rfx_rows_free(&e);
 }
@@ -644,6 +727,7 @@ static void add_suites(void)
     CU_add_test(s, "count-only relations", count_only_relations);
     CU_add_test(s, "capped CPU runs join box by box", capped_runs_match);
     CU_add_test(s, "induced parts list and count what the whole join does", induced_parts_equal_whole);
+    CU_add_test(s, "induced parts as their vertices make the host's parts", induced_vertices_make_the_parts);
 }
 
 int main(int argc, char **argv)

@@ -47,6 +47,20 @@ static bool on_cuda(void)
     return b && strcmp(b, "cuda") == 0;
 }
 
+/* An engine's settings for a run under cap (0: none) with the tests' tuning: two threads,
+ * the CUDA backend with RFX_BACKEND=cuda, else the CPU's, whose out-of-core layer keeps
+ * the cap as a device's budget. */
+static rfx_config capped_config(size_t cap)
+{
+    rfx_config cfg;
+    rfx_config_init(&cfg);
+    cfg.threads = 2;
+    cfg.device_memory = cap;
+    cfg.backend = on_cuda() ? RFX_BACKEND_CUDA : RFX_BACKEND_CPU;
+    cfg.tune = tune;
+    return cfg;
+}
+
 /* A random graph: nodes [0, n), m edges, a denser core so triangles occur (deterministic). */
 static int32_t *random_graph(int n, int m, unsigned seed)
 {
@@ -95,12 +109,7 @@ static char *relation_text(rfx_engine *e, const char *rel, size_t *count)
 static result run(const int32_t *edges, int m, size_t cap)
 {
     result r = {{0}, {0}, false};
-    rfx_config cfg;
-    rfx_config_init(&cfg);
-    cfg.threads = 2;
-    cfg.device_memory = cap;
-    cfg.backend = on_cuda() ? RFX_BACKEND_CUDA : RFX_BACKEND_CPU;   /* the cap on the CPU: its out-of-core layer */
-    cfg.tune = tune;
+    rfx_config cfg = capped_config(cap);
     rfx_engine *e = rfx_open(&cfg);
     if (!e || rfx_load_string(e, program, "ooc.dl") || rfx_insert_numbers(e, "edge", edges, (size_t)m) || rfx_run(e)) {
         fprintf(stderr, "\n    run with cap %zu failed: %s", cap, e ? rfx_errmsg(e) : "no engine");
@@ -196,12 +205,7 @@ static FILE *run_profiled(const char *src, const int32_t *edges, int m, size_t c
 {
     FILE *out = tmpfile(), *prof = tmpfile();
     CU_ASSERT_FATAL(out != NULL && prof != NULL);
-    rfx_config cfg;
-    rfx_config_init(&cfg);
-    cfg.threads = 2;
-    cfg.device_memory = cap;
-    cfg.backend = on_cuda() ? RFX_BACKEND_CUDA : RFX_BACKEND_CPU;   /* the cap on the CPU: its out-of-core layer */
-    cfg.tune = tune;
+    rfx_config cfg = capped_config(cap);
     cfg.out = out;
     cfg.profile = prof;
     rfx_engine *e = rfx_open(&cfg);
@@ -291,6 +295,86 @@ static void test_pinned_inputs(void)
     free(edges);
 }
 
+/* 4- and 5-cliques over an oriented graph, listed and counted, under caps that cut the
+ * relation into many parts: the plan joins them by induced parts (lftj/induced.c). On a
+ * device each part's subgraph is made by the device from the relation in host memory
+ * (induced_device=1, the default; a trace then shows its parts) or on the host
+ * (induced_device=0); a cap too small for the largest part beside its join has the device
+ * choose it again in halves. Every run must list and count what the uncapped one does. */
+static const char *cliques_src = ".decl edge(x: number, y: number)\n"
+                                 ".decl e(x: number, y: number)\n"
+                                 "e(x, y) :- edge(x, y), x < y.\n"
+                                 "e(y, x) :- edge(x, y), y < x.\n"
+                                 ".decl k4(a: number, b: number, c: number, d: number)\n"
+                                 "k4(a, b, c, d) :- e(a, b), e(a, c), e(a, d), e(b, c), e(b, d), e(c, d).\n"
+                                 ".decl k5(a: number, b: number, c: number, d: number, f: number)\n"
+                                 "k5(a, b, c, d, f) :- e(a, b), e(a, c), e(a, d), e(a, f), e(b, c), e(b, d),\n"
+                                 "                     e(b, f), e(c, d), e(c, f), e(d, f).\n"
+                                 ".printsize k5\n";
+
+typedef struct clique_result {
+    char *k4;
+    size_t n4;
+    char line[64];             /* the count of k5 */
+    bool device_parts;         /* the trace shows parts whose subgraphs the device made */
+} clique_result;
+
+static clique_result clique_run(const int32_t *edges, int m, size_t cap)
+{
+    clique_result r = {NULL, 0, "", false};
+    FILE *out = tmpfile(), *trace = tmpfile();
+    CU_ASSERT_FATAL(out != NULL && trace != NULL);
+    rfx_config cfg = capped_config(cap);
+    cfg.out = out;
+    cfg.trace = trace;
+    rfx_engine *e = rfx_open(&cfg);
+    CU_ASSERT_FATAL(e != NULL);
+    if (rfx_load_string(e, cliques_src, "cliques.dl") || rfx_insert_numbers(e, "edge", edges, (size_t)m) ||
+        rfx_run(e)) {
+        fprintf(stderr, "\n    cliques under a cap of %zu failed: %s", cap, rfx_errmsg(e));
+        CU_FAIL("clique run");
+    } else
+        r.k4 = relation_text(e, "k4", &r.n4);
+    rfx_close(e);
+    rewind(out);
+    if (!fgets(r.line, sizeof r.line, out))
+        r.line[0] = 0;
+    fclose(out);
+    rewind(trace);
+    char text[4096];
+    while (fgets(text, sizeof text, trace))   /* the device's span around all its parts */
+        r.device_parts |= strstr(text, "\"induced parts ") != NULL;
+    fclose(trace);
+    return r;
+}
+
+static void test_cliques_by_induced_parts(void)
+{
+    int n = on_cuda() ? 20000 : 300, m = on_cuda() ? 400000 : 4000;
+    int32_t *edges = random_graph(n, m, 5);
+    clique_result want = clique_run(edges, m, 0);
+    CU_ASSERT_FATAL(want.k4 != NULL);
+    CU_ASSERT(want.n4 > 0);
+    CU_ASSERT(strncmp(want.line, "k5\t", 3) == 0 && atol(want.line + 3) > 0);
+    /* the oriented relation's bytes: a cap of a quarter and of a sixteenth of them */
+    const size_t rel = (size_t)m * 8;
+    const size_t caps[] = {on_cuda() ? rel / 4 : rel / 8, on_cuda() ? rel / 16 : rel / 32};
+    for (int mode = 0; mode < (on_cuda() ? 2 : 1); mode++) {
+        snprintf(tune, sizeof tune, "induced_device=%d", mode == 0);
+        for (int c = 0; c < 2; c++) {
+            clique_result got = clique_run(edges, m, caps[c]);
+            CU_ASSERT(got.k4 && strcmp(got.k4, want.k4) == 0);
+            CU_ASSERT_STRING_EQUAL(got.line, want.line);
+            if (on_cuda())
+                CU_ASSERT(got.device_parts == (mode == 0));
+            free(got.k4);
+        }
+    }
+    tune[0] = 0;
+    free(want.k4);
+    free(edges);
+}
+
 /* The closure's loop under a cap: run by ranges of x (its recursion keeps x), nested
  * where a range outgrows the budget again, and whole with split_loops=0; the same
  * paths either way, and the profile says which ran. */
@@ -332,6 +416,7 @@ static void add(void)
     CU_add_test(s, "small graph, caps far below the inputs", test_small_graph);
     CU_add_test(s, "larger graph, caps about the inputs", test_larger_graph);
     CU_add_test(s, "counting triangles box by box", test_count_only);
+    CU_add_test(s, "cliques by induced parts, their subgraphs made by the host or the device", test_cliques_by_induced_parts);
     CU_add_test(s, "a closure's loop by key ranges", test_loop_by_ranges);
     CU_add_test(s, "a triejoin's host inputs registered as they land, released once", test_pinned_inputs);
     CU_add_test(s, "commands whose one-row parts do not fit run on the CPU", test_parts_too_small);
