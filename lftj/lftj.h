@@ -247,24 +247,26 @@ rfx_status rfx_gpu_lftj_boxes(rfx_gpu *const *gs, int ndev, const rfx_rows *cons
 rfx_status rfx_gpu_triangles_parts(rfx_gpu *g, const rfx_rows *e, const rfx_lftj_trie *trie, uint64_t *count,
                                    size_t *boxes, size_t *parts, size_t *host_bytes, rfx_gpu_span_fn span,
                                    void *span_ctx);
+/* A triejoin by induced parts (as rfx_lftj_induced_open: srcs over one two-column host
+ * relation R, the first variable leading an atom with every other) on a device that reads
+ * R where it lies: R is registered as mapped host memory (here, for the call, unless it
+ * is already), the host chooses each part (P's rows and V_P, for `budget` bytes of P's
+ * rows and the subgraph's, these estimated from V_P's rows by the share the part before
+ * kept) while the device joins the one before, and the device copies P's rows, reads V_P's
+ * rows over the bus, keeps those with both ends in V_P and joins the part. A part that does
+ * not fit beside its join is chosen again, smaller. Writes *count, or the sorted bindings
+ * appended to dst (host rows of arity nvars). RFX_ERR_LIMIT: not this shape, or the device
+ * cannot read host memory; RFX_ERR_NOMEM: a part of one vertex did not fit (what the call
+ * allocated is the caller's to reclaim). *parts: parts joined; *host_bytes: bytes read from
+ * the host. */
+rfx_status rfx_gpu_lftj_induced(rfx_gpu *g, const rfx_lftj_src *srcs, int nsrc, int nvars, size_t budget,
+                                int nthreads, rfx_rows *dst, uint64_t *count, size_t *parts, size_t *host_bytes,
+                                rfx_gpu_span_fn span, void *span_ctx);
 /* The leapfrog triejoin over sources resident on gs[0], spread over ndev contexts: each
  * other device gets a copy of the sources (peer copy; a device without room sits out) and
  * the devices take nparts intervals of the outer variable (equal shares of its largest
  * source's rows) from a queue. Writes *count, or the sorted bindings to dst (host rows of
  * arity nvars); *peer_bytes (when non-NULL) what was copied between devices. */
-/* A triejoin by induced parts (as rfx_lftj_induced_open: srcs over one two-column host
- * relation R, the first variable leading an atom with every other) on a device that reads
- * R where it lies: R is registered as mapped host memory (here, for the call, unless it
- * is already), the host chooses each part (P's rows and V_P, parts of `budget` bytes of
- * P's rows and V_P's rows), and the device copies P's rows, reads V_P's rows over the bus,
- * keeps those with both ends in V_P and joins the part. A part that does not fit beside its
- * join is chosen again in halves. Writes *count, or the sorted bindings appended to dst
- * (host rows of arity nvars). RFX_ERR_LIMIT: not this shape, or the device cannot read
- * host memory; RFX_ERR_NOMEM: a part of one vertex did not fit (what the call allocated is
- * the caller's to reclaim). *parts: parts joined; *host_bytes: bytes read from the host. */
-rfx_status rfx_gpu_lftj_induced(rfx_gpu *g, const rfx_lftj_src *srcs, int nsrc, int nvars, size_t budget,
-                                int nthreads, rfx_rows *dst, uint64_t *count, size_t *parts, size_t *host_bytes,
-                                rfx_gpu_span_fn span, void *span_ctx);
 rfx_status rfx_gpu_lftj_spread(rfx_gpu *const *gs, int ndev, const rfx_dev_rows *const *srcs, const int *colvar,
                                int nsrc, int nvars, int nparts, rfx_rows *dst, uint64_t *count,
                                rfx_gpu_span_fn span, void *span_ctx, size_t *peer_bytes, char *err, size_t errcap);
