@@ -21,11 +21,11 @@ static __global__ void k_induced_mark(const uint32_t *members, size_t n, uint32_
 }
 
 // The rows of the part's members with both ends in V_P, in order, into out (the first cap
-// of them; the count is all of them): item i of the
-// n = before[nm] rows the members have is member k's (the last k with before[k] <= i) row
-// start[k] + i - before[k] of R (host memory, read over the bus), kept where its second
-// column's bit is set. A block takes a tile of SCAN_T items; ballots and the look-back
-// place the kept ones (as k_unique_keys_lb), and the last tile leaves the count for the host.
+// of them; the count is all of them). Item i of the n = before[nm] rows the members have
+// is member k's (the last k with before[k] <= i) row start[k] + i - before[k] of R (host
+// memory, read over the bus), kept where its second column's bit is set. A block takes a
+// tile of SCAN_T items; ballots and the look-back place the kept ones (as
+// k_unique_keys_lb), and the last tile leaves the count for the host.
 static __global__ void __launch_bounds__(256) k_induced_rows_lb(const uint32_t *R, const uint32_t *members,
                                                                 const uint64_t *start, const uint64_t *before,
                                                                 size_t nm, size_t n, const uint32_t *bits, uint2 *out,
