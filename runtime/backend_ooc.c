@@ -826,8 +826,6 @@ static rfx_status lftj_induced(ooc_ctx *x, const rfx_ra_cmd *c, const rfx_lftj_s
     rfx_lftj_part_init(&parts[1]);
     rfx_rows rows;
     rfx_rows_init(&rows, c->nkeys);
-    *n = 0;
-    out->n = 0;
     part_maker m = {it, &parts[0], false, RFX_OK, 0, 0};
     make_part(&m);
     st = m.st;

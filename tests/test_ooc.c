@@ -199,25 +199,42 @@ static void test_parts_too_small(void)
     tune[0] = 0;
 }
 
-/* Runs src (a program over edge) on the edges under cap: the first line it prints into
- * line, and its profile, rewound, returned for the caller to read and close. */
-static FILE *run_profiled(const char *src, const int32_t *edges, int m, size_t cap, char *line, size_t len)
+/* Runs src (a program over edge) on the edges under cap, printing into out and the
+ * profile and trace where given (NULL: none); the engine, run, for the caller to read and
+ * close. */
+static rfx_engine *run_capped(const char *src, const int32_t *edges, int m, size_t cap, FILE *out, FILE *profile,
+                              FILE *trace)
 {
-    FILE *out = tmpfile(), *prof = tmpfile();
-    CU_ASSERT_FATAL(out != NULL && prof != NULL);
     rfx_config cfg = capped_config(cap);
     cfg.out = out;
-    cfg.profile = prof;
+    cfg.profile = profile;
+    cfg.trace = trace;
     rfx_engine *e = rfx_open(&cfg);
     CU_ASSERT_FATAL(e != NULL);
-    CU_ASSERT(rfx_load_string(e, src, "ooc.dl") == RFX_EXIT_OK);
-    CU_ASSERT(rfx_insert_numbers(e, "edge", edges, (size_t)m) == RFX_EXIT_OK);
-    CU_ASSERT(rfx_run(e) == RFX_EXIT_OK);
+    if (rfx_load_string(e, src, "ooc.dl") || rfx_insert_numbers(e, "edge", edges, (size_t)m) || rfx_run(e)) {
+        fprintf(stderr, "\n    a run under a cap of %zu failed: %s", cap, rfx_errmsg(e));
+        CU_FAIL("run under a cap");
+    }
+    return e;
+}
+
+/* The first line out holds into line ("" if none); out closed. */
+static void first_line(FILE *out, char *line, size_t len)
+{
     rewind(out);
     if (!fgets(line, (int)len, out))
         line[0] = 0;
     fclose(out);
-    rfx_close(e);
+}
+
+/* Runs src on the edges under cap: the first line it prints into line, and its profile,
+ * rewound, returned for the caller to read and close. */
+static FILE *run_profiled(const char *src, const int32_t *edges, int m, size_t cap, char *line, size_t len)
+{
+    FILE *out = tmpfile(), *prof = tmpfile();
+    CU_ASSERT_FATAL(out != NULL && prof != NULL);
+    rfx_close(run_capped(src, edges, m, cap, out, prof, NULL));
+    first_line(out, line, len);
     rewind(prof);
     return prof;
 }
@@ -324,22 +341,10 @@ static clique_result clique_run(const int32_t *edges, int m, size_t cap)
     clique_result r = {NULL, 0, "", false};
     FILE *out = tmpfile(), *trace = tmpfile();
     CU_ASSERT_FATAL(out != NULL && trace != NULL);
-    rfx_config cfg = capped_config(cap);
-    cfg.out = out;
-    cfg.trace = trace;
-    rfx_engine *e = rfx_open(&cfg);
-    CU_ASSERT_FATAL(e != NULL);
-    if (rfx_load_string(e, cliques_src, "cliques.dl") || rfx_insert_numbers(e, "edge", edges, (size_t)m) ||
-        rfx_run(e)) {
-        fprintf(stderr, "\n    cliques under a cap of %zu failed: %s", cap, rfx_errmsg(e));
-        CU_FAIL("clique run");
-    } else
-        r.k4 = relation_text(e, "k4", &r.n4);
+    rfx_engine *e = run_capped(cliques_src, edges, m, cap, out, NULL, trace);
+    r.k4 = relation_text(e, "k4", &r.n4);
     rfx_close(e);
-    rewind(out);
-    if (!fgets(r.line, sizeof r.line, out))
-        r.line[0] = 0;
-    fclose(out);
+    first_line(out, r.line, sizeof r.line);
     rewind(trace);
     char text[4096];
     while (fgets(text, sizeof text, trace))   /* the device's span around all its parts */
