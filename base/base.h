@@ -457,6 +457,7 @@ typedef struct rfx_tuning {
     bool pairs, pairs_early;          /* triangle count by parts */
     bool induced_device;              /* clique-shaped joins by induced parts: subgraphs made on the device */
     double induced_share;             /* ... a part's share of the memory budget */
+    bool induced_overlap;             /* ... the next part made on a stream of its own during a join */
     int pairs_host_trie, pairs_lanes, pairs_held, pairs_slot, pairs_rev;
     bool lftj_fuse_levels, lftj_rows; /* GPU triejoin */
     int lftj_narrow;

@@ -70,12 +70,18 @@ struct induced_part {
     rfx_dev_rows rows, induced;
 };
 
-static void induced_part_free(rfx_gpu *g, induced_part *p)
+// The members' arrays, needed only until the subgraph is kept.
+static void induced_part_free_members(rfx_gpu *g, induced_part *p)
 {
     rfx_gpu_free(g, p->members);
     rfx_gpu_free(g, p->start);
     p->members = NULL;
     p->start = p->before = NULL;
+}
+
+static void induced_part_free(rfx_gpu *g, induced_part *p)
+{
+    induced_part_free_members(g, p);
     rfx_gpu_rows_free(g, &p->rows);
     rfx_gpu_rows_free(g, &p->induced);
 }
@@ -135,90 +141,186 @@ static rfx_status induced_part_keep(rfx_gpu *g, const uint32_t *R, uint32_t *bit
     }
     if (st == RFX_OK)
         CK(cudaMemsetAsync(bits, 0, bit_words * 4, g->stream));
-    rfx_gpu_free(g, p->members);
-    rfx_gpu_free(g, p->start);
-    p->members = NULL;
-    p->start = p->before = NULL;
+    induced_part_free_members(g, p);
     return st;
 }
 
-// The join's state: the parts' iterator and what the parts add up to.
+// The join's state. Parts are made (sent and their subgraphs kept) by the maker, a
+// sibling context of the device with a stream of its own where one can be made, while the
+// joiner joins the part before: a subgraph is mostly the bus's time, a join mostly
+// launches and waits, and each leaves the device idle where the other runs. Both contexts
+// draw on one pool, so the two parts share the budget; the joiner's frontiers split where
+// the maker holds room.
 struct induced_run {
+    rfx_gpu *joiner, *maker;
     rfx_lftj_induced *it;
-    double kept_share;         // the share of its bound the last part kept
+    double kept_share;         // the share of its bound the last part made kept
     size_t budget, part_budget;
     const uint32_t *R;
-    uint32_t *bits;            // V_P's bitmap, cleared between parts
+    uint32_t *bits;            // V_P's bitmap (the maker's), cleared between parts
     size_t bit_words;
     int nsrc, nvars;
     const int *colvar;
     const bool *leads;
 };
 
-// Part p's subgraph, joined as its TrieArray (its rows freed: the frontiers need the room
-// more than the build's launches cost; P's rows as rows). *kept: the subgraph's rows.
-static rfx_status induced_join(rfx_gpu *g, const induced_run *U, induced_part *p, size_t guess, uint64_t *count,
-                               rfx_rows *rows, size_t *kept)
+// What a part is chosen by: its members' rows, the bound of its subgraph, scaled so that
+// what it keeps (at the share the part before kept) fits the part budget.
+static size_t induced_choice_bytes(const induced_run *U)
 {
-    rfx_status st = induced_part_keep(g, U->R, U->bits, U->bit_words, guess, p);
-    *kept = p->induced.n;
+    return (size_t)((double)U->part_budget / U->kept_share);
+}
+
+// A part made: on the maker's context, complete (its stream waited for); its subgraph as
+// a TrieArray, its rows freed (the frontiers need the room more than the build's launches
+// cost), where memory allowed. Only the maker's thread allocates or frees on the maker.
+struct induced_made {
+    induced_part part;
     rfx_dev_trie trie;
-    memset(&trie, 0, sizeof trie);
-    bool as_trie = false;
-    if (st == RFX_OK && !g->tune->lftj_rows && p->induced.n) {
-        st = rfx_gpu_trie_build(g, &p->induced, &trie);
-        as_trie = st == RFX_OK;
+    bool as_trie;
+    size_t first, prows, nmembers, number;
+};
+
+static void induced_made_free(induced_run *U, induced_made *m)
+{
+    induced_part_free(U->maker, &m->part);
+    rfx_gpu_trie_free(U->maker, &m->trie);
+    m->as_trie = false;
+}
+
+// Makes the part pv into *m; st: RFX_ERR_NOMEM where it did not fit beside what the
+// joiner holds (nothing of it is then kept).
+static rfx_status induced_make(induced_run *U, const rfx_lftj_part_vertices *pv, induced_made *m)
+{
+    rfx_gpu *g = U->maker;
+    *m = induced_made{};   // the trie zeroed: freeing it frees nothing
+    m->first = pv->first;
+    m->prows = pv->rows.n;
+    m->nmembers = pv->nmembers;
+    m->number = pv->number;
+    rfx_status st = induced_part_send(g, pv, U->bits, &m->part);
+    const size_t bound = m->part.bound;
+    if (st == RFX_OK)
+        st = induced_part_keep(g, U->R, U->bits, U->bit_words, (size_t)((double)bound * U->kept_share * 1.25) + 1024,
+                               &m->part);
+    const size_t kept = m->part.induced.n;
+    if (st == RFX_OK && !g->tune->lftj_rows && kept) {
+        st = rfx_gpu_trie_build(g, &m->part.induced, &m->trie);
+        m->as_trie = st == RFX_OK;
         if (st == RFX_ERR_NOMEM) {   // the rows, then
             g->err[0] = 0;
             st = RFX_OK;
         }
+        if (m->as_trie)
+            rfx_gpu_rows_free(g, &m->part.induced);
     }
-    rfx_dev_rows induced = p->induced;
-    if (as_trie) {
-        rfx_gpu_rows_free(g, &p->induced);
-        induced = (rfx_dev_rows){NULL, 0, 0, 2};
+    if (st == RFX_OK && cudaStreamSynchronize(g->stream) != cudaSuccess)
+        st = fail(g, cudaGetLastError(), "cudaStreamSynchronize", __FILE__, __LINE__);
+    if (st == RFX_OK && bound) {   // the next part's choice: by the share this one kept
+        const double share = (double)kept / (double)bound;
+        U->kept_share = share < 0.05 ? 0.05 : share > 1 ? 1 : share;
+        rfx_lftj_induced_set_budget(U->it, induced_choice_bytes(U));
     }
-    rfx_dev_rows out;
-    rfx_gpu_rows_init(&out, U->nvars);
-    if (st == RFX_OK) {
-        const rfx_dev_rows *sp[LFTJ_MAX_SRC];
-        const rfx_dev_trie *tp[LFTJ_MAX_SRC];
-        for (int s = 0; s < U->nsrc; s++) {
-            sp[s] = U->leads[s] ? &p->rows : &induced;
-            tp[s] = U->leads[s] || !as_trie ? NULL : &trie;
-        }
-        st = rfx_gpu_lftj_tries(g, sp, tp, U->colvar, U->nsrc, U->nvars, rows ? &out : NULL, rows ? NULL : count);
+    if (st != RFX_OK)
+        induced_made_free(U, m);
+    if (st == RFX_ERR_NOMEM) {   // the bitmap as it was: cleared
+        g->err[0] = 0;
+        if (cudaMemsetAsync(U->bits, 0, U->bit_words * 4, g->stream) != cudaSuccess)
+            st = fail(g, cudaGetLastError(), "cudaMemsetAsync", __FILE__, __LINE__);
     }
-    rfx_gpu_trie_free(g, &trie);
-    if (st == RFX_OK && rows)
-        st = rfx_gpu_download(g, &out, rows);
-    rfx_gpu_rows_free(g, &out);
     return st;
 }
 
-// A part on the device (task 0) while the host chooses the next (task 1).
+// The next part chosen anew from R's row `first` under half the part budget (where a
+// part did not fit: a prefix of it), into *pv; false with *st RFX_ERR_NOMEM where it
+// cannot shrink (one vertex's rows, or a budget of kilobytes).
+static bool induced_shrink(induced_run *U, size_t first, size_t prows, size_t nmembers,
+                           rfx_lftj_part_vertices *pv, rfx_status *st)
+{
+    if ((nmembers <= 1 && prows <= 1) || U->part_budget <= 4096) {
+        *st = RFX_ERR_NOMEM;
+        return false;
+    }
+    U->part_budget /= 2;
+    rfx_lftj_induced_set_budget(U->it, induced_choice_bytes(U));
+    rfx_lftj_induced_restart(U->it, first);
+    *st = RFX_OK;
+    return rfx_lftj_induced_next_vertices(U->it, pv, st);
+}
+
+// The part chosen in *pv made, chosen again smaller until it fits; false on *st.
+static bool induced_make_fitting(induced_run *U, rfx_lftj_part_vertices *pv, induced_made *m, rfx_status *st)
+{
+    bool have = true;
+    while (have && *st == RFX_OK) {
+        *st = induced_make(U, pv, m);
+        if (*st != RFX_ERR_NOMEM)
+            return *st == RFX_OK;
+        have = induced_shrink(U, pv->first, pv->rows.n, pv->nmembers, pv, st);
+    }
+    return false;
+}
+
+// Part m joined on the joiner (its subgraph as m's TrieArray where it has one, P's rows
+// as rows); nothing of m's is freed here (the maker's thread may be allocating).
+static rfx_status induced_join(induced_run *U, induced_made *m, uint64_t *count, rfx_rows *rows)
+{
+    rfx_gpu *g = U->joiner;
+    induced_part *p = &m->part;
+    const rfx_dev_rows induced = m->as_trie ? (rfx_dev_rows){NULL, 0, 0, 2} : p->induced;
+    const rfx_dev_rows *sp[LFTJ_MAX_SRC];
+    const rfx_dev_trie *tp[LFTJ_MAX_SRC];
+    for (int s = 0; s < U->nsrc; s++) {
+        sp[s] = U->leads[s] ? &p->rows : &induced;
+        tp[s] = U->leads[s] || !m->as_trie ? NULL : &m->trie;
+    }
+    rfx_dev_rows out;
+    rfx_gpu_rows_init(&out, U->nvars);
+    rfx_status st =
+        rfx_gpu_lftj_tries(g, sp, tp, U->colvar, U->nsrc, U->nvars, rows ? &out : NULL, rows ? NULL : count);
+    if (st == RFX_OK && rows)
+        st = rfx_gpu_download(g, &out, rows);
+    rfx_gpu_rows_free(g, &out);
+    if (st == RFX_OK)   // the part's memory is the maker's to free, after the join
+        st = cudaStreamSynchronize(g->stream) == cudaSuccess
+                 ? RFX_OK
+                 : fail(g, cudaGetLastError(), "cudaStreamSynchronize", __FILE__, __LINE__);
+    return st;
+}
+
+// A part joined (task 0) while the next is chosen and, with a maker of its own, made (task 1).
 struct induced_step {
-    rfx_gpu *g;
-    const induced_run *U;
-    induced_part *part;
-    size_t guess, kept;
-    uint64_t count;
+    induced_run *U;
+    induced_made *cur, *next;
     rfx_rows *rows;            // listing: the part's bindings, downloaded; else NULL
+    uint64_t count;
     rfx_status st;
-    rfx_lftj_part_vertices *next;
-    bool got;
+    rfx_lftj_part_vertices *pv;
+    bool chosen, made;
     rfx_status next_st;
 };
 
 static void induced_step_task(int i, void *arg)
 {
     induced_step *S = (induced_step *)arg;
-    if (i == 1)
-        S->got = rfx_lftj_induced_next_vertices(S->U->it, S->next, &S->next_st);
-    else if (cudaSetDevice(S->g->device) != cudaSuccess)   // this thread's device
-        S->st = fail(S->g, cudaGetLastError(), "cudaSetDevice", __FILE__, __LINE__);
-    else
-        S->st = induced_join(S->g, S->U, S->part, S->guess, &S->count, S->rows, &S->kept);
+    induced_run *U = S->U;
+    rfx_gpu *g = i ? U->maker : U->joiner;
+    if (cudaSetDevice(g->device) != cudaSuccess) {   // this thread's device
+        rfx_status &st = i ? S->next_st : S->st;
+        st = fail(g, cudaGetLastError(), "cudaSetDevice", __FILE__, __LINE__);
+        return;
+    }
+    if (i == 0) {
+        S->st = induced_join(U, S->cur, &S->count, S->rows);
+        return;
+    }
+    S->chosen = rfx_lftj_induced_next_vertices(U->it, S->pv, &S->next_st);
+    if (S->chosen && S->next_st == RFX_OK && U->maker != U->joiner) {
+        S->next_st = induced_make(U, S->pv, S->next);
+        S->made = S->next_st == RFX_OK;
+        if (S->next_st == RFX_ERR_NOMEM)   // made again once the join is done
+            S->next_st = RFX_OK;
+    }
 }
 
 extern "C" rfx_status rfx_gpu_lftj_induced(rfx_gpu *g, const rfx_lftj_src *srcs, int nsrc, int nvars, size_t budget,
@@ -252,6 +354,9 @@ extern "C" rfx_status rfx_gpu_lftj_induced(rfx_gpu *g, const rfx_lftj_src *srcs,
         colvar[2 * s + 1] = srcs[s].colvar[1];
         leads[s] = srcs[s].colvar[0] == 0;
     }
+    U.joiner = g;
+    U.maker = g->tune->induced_overlap ? gpu_sibling(g) : NULL;
+    U.maker = U.maker ? U.maker : g;
     U.colvar = colvar;
     U.leads = leads;
     U.nsrc = nsrc;
@@ -261,69 +366,71 @@ extern "C" rfx_status rfx_gpu_lftj_induced(rfx_gpu *g, const rfx_lftj_src *srcs,
     // scaled by the share the part before kept (a first guess of a half).
     U.kept_share = 0.5;
     U.budget = U.part_budget = budget;
-    rfx_status st = rfx_lftj_induced_open(srcs, nsrc, (size_t)((double)budget / U.kept_share), nthreads, &U.it);
+    rfx_status st = rfx_lftj_induced_open(srcs, nsrc, induced_choice_bytes(&U), nthreads, &U.it);
     U.bit_words = U.it ? (size_t)rfx_lftj_induced_maxid(U.it) / 32 + 1 : 0;
     if (st == RFX_OK) {
-        U.bits = (uint32_t *)rfx_gpu_alloc(g, U.bit_words * 4);
+        U.bits = (uint32_t *)rfx_gpu_alloc(U.maker, U.bit_words * 4);
         st = U.bits ? RFX_OK : RFX_ERR_NOMEM;
-        if (U.bits && cudaMemsetAsync(U.bits, 0, U.bit_words * 4, g->stream) != cudaSuccess)
+        if (U.bits && (cudaMemsetAsync(U.bits, 0, U.bit_words * 4, U.maker->stream) != cudaSuccess ||
+                       cudaStreamSynchronize(U.maker->stream) != cudaSuccess))
             st = fail(g, cudaGetLastError(), "cudaMemsetAsync", __FILE__, __LINE__);
     }
     rfx_rows part_rows;
     rfx_rows_init(&part_rows, nvars);
     uint64_t total = 0;
-    rfx_lftj_part_vertices pv[2];
+    rfx_lftj_part_vertices pv;
+    induced_made made[2];
     int cur = 0;
-    bool got = st == RFX_OK && rfx_lftj_induced_next_vertices(U.it, &pv[0], &st);
-    while (st == RFX_OK && got) {
+    bool have = st == RFX_OK && rfx_lftj_induced_next_vertices(U.it, &pv, &st);
+    have = have && induced_make_fitting(&U, &pv, &made[cur], &st);
+    while (st == RFX_OK && have) {
         const uint64_t mark = rfx_gpu_alloc_mark(g);
         const double t0 = rfx_seconds();
-        const rfx_lftj_part_vertices p = pv[cur];
-        induced_part part;
-        st = induced_part_send(g, &p, U.bits, &part);
-        const size_t guess = (size_t)((double)part.bound * U.kept_share * 1.25) + 1024;
-        induced_step S = {g, &U, &part, guess, 0, 0, dst ? &part_rows : NULL, st, &pv[cur ^ 1], false, RFX_OK};
-        if (st == RFX_OK)   // the part's pv arrays are on the device: the host may choose the next
-            rfx_parallel_for(2, 2, induced_step_task, &S);
+        induced_made *m = &made[cur], *n = &made[cur ^ 1];
+        *n = induced_made{};
+        induced_step S = {&U, m, n, dst ? &part_rows : NULL, 0, RFX_OK, &pv, false, false, RFX_OK};
+        rfx_parallel_for(2, 2, induced_step_task, &S);
         st = S.st;
-        induced_part_free(g, &part);
-        if (st == RFX_ERR_NOMEM && (p.nmembers > 1 || p.rows.n > 1) && U.part_budget > 4096) {
-            // the part did not fit beside its join: chosen again, smaller
+        if (st == RFX_ERR_NOMEM) {
+            // the part did not fit beside its join: the next is dropped and this one chosen
+            // again, smaller
+            induced_made_free(&U, n);   // the maker's allocations, by name; the joiner's since mark
             rfx_gpu_reclaim(g, mark, NULL, 0);
             g->err[0] = 0;
-            if (cudaMemsetAsync(U.bits, 0, U.bit_words * 4, g->stream) != cudaSuccess) {
-                st = fail(g, cudaGetLastError(), "cudaMemsetAsync", __FILE__, __LINE__);
-                break;
-            }
-            U.part_budget /= 2;
-            rfx_lftj_induced_set_budget(U.it, (size_t)((double)U.part_budget / U.kept_share));
-            rfx_lftj_induced_restart(U.it, p.first);
-            got = rfx_lftj_induced_next_vertices(U.it, &pv[cur], &st);
+            const size_t first = m->first, prows = m->prows, nm = m->nmembers;
+            induced_made_free(&U, m);
+            st = S.next_st;
+            have = st == RFX_OK && induced_shrink(&U, first, prows, nm, &pv, &st);
+            have = have && induced_make_fitting(&U, &pv, &made[cur], &st);
             continue;
         }
         if (st == RFX_OK && dst && part_rows.n)   // parts come in the first variable's order
             st = rfx_rows_append_parallel(dst, &part_rows, nthreads);
+        if (st == RFX_OK) {
+            total += S.count;
+            *host_bytes += m->part.bound * 8 + m->prows * 8;
+            ++*nparts;
+            if (span)
+                span(span_ctx, "induced part", g->device, 0, m->number, t0, rfx_seconds());
+            // a budget back towards the whole where a part before was too big
+            U.part_budget = U.part_budget * 2 < U.budget ? U.part_budget * 2 : U.budget;
+            rfx_lftj_induced_set_budget(U.it, induced_choice_bytes(&U));
+        }
+        induced_made_free(&U, m);
+        if (st == RFX_OK)
+            st = S.next_st;
+        have = S.chosen;
+        if (st == RFX_OK && have && !S.made)   // not made beside the join (no maker of its own, or no room)
+            have = induced_make_fitting(&U, &pv, n, &st);
         if (st != RFX_OK)
-            break;
-        total += S.count;
-        *host_bytes += part.bound * 8 + p.rows.n * 8;
-        ++*nparts;
-        if (span)
-            span(span_ctx, "induced part", g->device, 0, p.number, t0, rfx_seconds());
-        // the next part's choice: by the share this one kept, and a budget back towards
-        // the whole where a part before was too big
-        double share = part.bound ? (double)S.kept / (double)part.bound : U.kept_share;
-        U.kept_share = share < 0.05 ? 0.05 : share > 1 ? 1 : share;
-        U.part_budget = U.part_budget * 2 < U.budget ? U.part_budget * 2 : U.budget;
-        rfx_lftj_induced_set_budget(U.it, (size_t)((double)U.part_budget / U.kept_share));
-        got = S.got;
-        st = S.next_st;
+            induced_made_free(&U, n);
         cur ^= 1;
     }
     rfx_rows_free(&part_rows);
     if (U.bits)
-        rfx_gpu_free(g, U.bits);
+        rfx_gpu_free(U.maker, U.bits);
     rfx_lftj_induced_close(U.it);
+    cudaStreamSynchronize(U.maker->stream);
     cudaStreamSynchronize(g->stream);   // nothing reads R after this
     if (ours)
         rfx_gpu_host_unregister(r->data);

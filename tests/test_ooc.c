@@ -315,9 +315,9 @@ static void test_pinned_inputs(void)
 /* 4- and 5-cliques over an oriented graph, listed and counted, under caps that cut the
  * relation into many parts: the plan joins them by induced parts (lftj/induced.c). On a
  * device each part's subgraph is made by the device from the relation in host memory
- * (induced_device=1, the default; a trace then shows its parts) or on the host
- * (induced_device=0); a cap too small for the largest part beside its join has the device
- * choose it again in halves. Every run must list and count what the uncapped one does. */
+ * (induced_device=1, the default; a trace then shows its parts), the next part beside each
+ * join (induced_overlap=1, the default) or after it, or on the host (induced_device=0).
+ * Every run must list and count what the uncapped one does. */
 static const char *cliques_src = ".decl edge(x: number, y: number)\n"
                                  ".decl e(x: number, y: number)\n"
                                  "e(x, y) :- edge(x, y), x < y.\n"
@@ -364,14 +364,16 @@ static void test_cliques_by_induced_parts(void)
     /* the oriented relation's bytes: a cap of a quarter and of a sixteenth of them */
     const size_t rel = (size_t)m * 8;
     const size_t caps[] = {on_cuda() ? rel / 4 : rel / 8, on_cuda() ? rel / 16 : rel / 32};
-    for (int mode = 0; mode < (on_cuda() ? 2 : 1); mode++) {
-        snprintf(tune, sizeof tune, "induced_device=%d", mode == 0);
+    /* device-made parts, the next made beside each join (the default) or after it; host-made parts */
+    static const char *const modes[] = {"", "induced_overlap=0", "induced_device=0"};
+    for (int mode = 0; mode < (on_cuda() ? 3 : 1); mode++) {
+        snprintf(tune, sizeof tune, "%s", modes[mode]);
         for (int c = 0; c < 2; c++) {
             clique_result got = clique_run(edges, m, caps[c]);
             CU_ASSERT(got.k4 && strcmp(got.k4, want.k4) == 0);
             CU_ASSERT_STRING_EQUAL(got.line, want.line);
             if (on_cuda())
-                CU_ASSERT(got.device_parts == (mode == 0));
+                CU_ASSERT(got.device_parts == (mode < 2));
             free(got.k4);
         }
     }
