@@ -51,6 +51,11 @@ bool rfx_lftj_induced_applies(const rfx_lftj_src *srcs, int nsrc, int nvars)
     return true;
 }
 
+bool rfx_lftj_induced_too_many_parts(const rfx_lftj_src *srcs, size_t share)
+{
+    return srcs[0].rows->n * 8 / (share + 1) > 4096;
+}
+
 typedef struct max_job {
     const uint32_t *d;
     size_t n;

@@ -90,6 +90,10 @@ rfx_status rfx_cpu_lftj_boxed(const rfx_lftj_src *srcs, int nsrc, int nvars, siz
 typedef struct rfx_lftj_induced rfx_lftj_induced;
 /* Whether the join has that shape. */
 bool rfx_lftj_induced_applies(const rfx_lftj_src *srcs, int nsrc, int nvars);
+/* Whether parts of `share` bytes would cut the relation into thousands: on a device every
+ * part pays the same setup (copies, launches, waits), so where they would, boxes or the
+ * host's parts are the better schedule. */
+bool rfx_lftj_induced_too_many_parts(const rfx_lftj_src *srcs, size_t share);
 /* Prepares parts of about `budget` bytes of rows each (one vertex's part may exceed it).
  * RFX_ERR_LIMIT: not worth it here (no rows, or ids far sparser than rows); *out NULL. */
 rfx_status rfx_lftj_induced_open(const rfx_lftj_src *srcs, int nsrc, size_t budget, int nthreads,

@@ -661,14 +661,14 @@ static rfx_status cu_triangles_by_parts(rfx_backend *be, const rfx_lftj_src *src
 
 /* A join by induced parts (the plan's RFX_LFTJ_INDUCED) on one device that reads the
  * relation in host memory and makes each part's subgraph itself (rfx_gpu_lftj_induced):
- * RFX_ERR_LIMIT where it cannot, or where the tuning says no, or where the parts would be
- * thousands of kilobyte-sized ones (each costs launches and waits): the caller's parts then. */
+ * RFX_ERR_LIMIT where it cannot, where the tuning says no, or where the parts would be
+ * too many (rfx_lftj_induced_too_many_parts): the caller's parts then. */
 static rfx_status cu_lftj_induced(rfx_backend *be, const rfx_lftj_src *srcs, int nsrc, int nvars, size_t budget,
                                   int nthreads, rfx_rows *dst, uint64_t *count, size_t *nparts, size_t *copied)
 {
     cuda_ctx *x = be->ctx;
     const size_t share = (size_t)((double)budget * x->tune->induced_share);
-    if (x->ndev != 1 || !x->tune->induced_device || srcs[0].rows->n * 8 / (share + 1) > 4096)
+    if (x->ndev != 1 || !x->tune->induced_device || rfx_lftj_induced_too_many_parts(srcs, share))
         return RFX_ERR_LIMIT;
     double t0 = rfx_seconds();
     size_t parts = 0, bytes = 0;

@@ -811,11 +811,10 @@ static rfx_status lftj_induced(ooc_ctx *x, const rfx_ra_cmd *c, const rfx_lftj_s
         return st;
     }
     x->err[0] = 0;
-    /* a part's rows are read by several of its sources: a quarter of the budget each. On a
-     * device every part pays the same setup (copies, launches, waits): where the relation
-     * alone would make thousands of parts (a budget of kilobytes), boxes or the host decide */
+    /* a part's rows are read by several of its sources: a quarter of the budget each; on a
+     * device, boxes or the host decide where that makes too many parts */
     const size_t share = budget / 4;
-    if (x->in->enforces_budget && srcs[0].rows->n * 8 / (share + 1) > 4096)
+    if (x->in->enforces_budget && rfx_lftj_induced_too_many_parts(srcs, share))
         return RFX_ERR_LIMIT;
     rfx_lftj_induced *it;
     st = rfx_lftj_induced_open(srcs, c->nvars, share, x->nthreads, &it);
