@@ -391,6 +391,10 @@ extern "C" rfx_status rfx_gpu_lftj_induced(rfx_gpu *g, const rfx_lftj_src *srcs,
         induced_step S = {&U, m, n, dst ? &part_rows : NULL, 0, RFX_OK, &pv, false, false, RFX_OK};
         rfx_parallel_for(2, 2, induced_step_task, &S);
         st = S.st;
+        // a join that failed may have launches in flight reading the part, which the maker's
+        // stream frees next
+        if (st != RFX_OK)
+            cudaStreamSynchronize(g->stream);
         if (st == RFX_ERR_NOMEM) {
             // the part did not fit beside its join: the next is dropped and this one chosen
             // again, smaller
