@@ -1083,6 +1083,36 @@ static void apply_aggregate(rule_ctx *R, flow *cur, item *it, const bool *outer)
 /* Whether Soufflé evaluates an aggregate's body as a relation of its named variables (more
  * than one atom, a nested aggregate, or a variable twice in its one atom), in which case
  * count and sum see each binding of them once: `_` no longer tells tuples apart. */
+/* The most free variables atom `it` shares with any one other atom still to be joined: of
+ * atoms alike, the one whose partner then tests every variable it adds goes first (`r(v1,
+ * v2), r(v2, v3), r(v3, v2)`: the last two an intersection, whose v3 nothing else reads
+ * and is dropped with its duplicates, before v1 multiplies them). */
+static int partner_vars(rule_ctx *R, const item *it)
+{
+    int most = 0;
+    for (int k = 0; k < R->nitems; k++) {
+        const item *o = &R->items[k];
+        if (o == it || o->done || o->kind != IT_ATOM)
+            continue;
+        int shared = 0;
+        for (int a = 0; a < it->atom->nargs; a++) {
+            const int v = it->argvar[a];
+            bool dup = false;
+            for (int b = 0; b < a && !dup; b++)
+                dup = it->argvar[b] == v;
+            if (v < 0 || R->bound[v] || dup)
+                continue;
+            for (int b = 0; b < o->atom->nargs; b++)
+                if (o->argvar[b] == v) {
+                    shared++;
+                    break;
+                }
+        }
+        most = shared > most ? shared : most;
+    }
+    return most;
+}
+
 static bool body_materialized(const rfx_conj *cj)
 {
     int atoms = 0;
@@ -1371,7 +1401,8 @@ static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, in
             int score = nb == nvars && nb > 0 ? 1000 : nb + linked;
             if (score < 1000 && nb == 0 && !linked && computed_by_bindings(&R, it))
                 score = -1;
-            if (!best || score > best_bound || (score == best_bound && it->est < best->est)) {
+            if (!best || score > best_bound || (score == best_bound && it->est < best->est) ||
+                (score == best_bound && it->est == best->est && partner_vars(&R, it) > partner_vars(&R, best))) {
                 best = it;
                 best_bound = score;
             }
