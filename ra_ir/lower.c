@@ -1080,9 +1080,6 @@ static void apply_aggregate(rule_ctx *R, flow *cur, item *it, const bool *outer)
     *cur = mean_scale > 0 ? unscaled_mean(R, &g, mean_scale) : g;
 }
 
-/* Whether Soufflé evaluates an aggregate's body as a relation of its named variables (more
- * than one atom, a nested aggregate, or a variable twice in its one atom), in which case
- * count and sum see each binding of them once: `_` no longer tells tuples apart. */
 /* The most free variables atom `it` shares with any one other atom still to be joined: of
  * atoms alike, the one whose partner then tests every variable it adds goes first (`r(v1,
  * v2), r(v2, v3), r(v3, v2)`: the last two an intersection, whose v3 nothing else reads
@@ -1113,6 +1110,9 @@ static int partner_vars(rule_ctx *R, const item *it)
     return most;
 }
 
+/* Whether Soufflé evaluates an aggregate's body as a relation of its named variables (more
+ * than one atom, a nested aggregate, or a variable twice in its one atom), in which case
+ * count and sum see each binding of them once: `_` no longer tells tuples apart. */
 static bool body_materialized(const rfx_conj *cj)
 {
     int atoms = 0;
