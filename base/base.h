@@ -469,6 +469,7 @@ typedef struct rfx_tuning {
     int auto_place;                   /* --backend=auto: 0 by cost, 1 device first, 2 alternate */
     bool auto_cpu_device;             /* --backend=auto: a CPU backend as the device (tests) */
     double auto_start_ms, auto_launch_us, auto_host_ns, auto_device_ns, auto_copy_gbs;   /* its cost model */
+    double auto_grow_regret;   /* share of a start a loop that may grow past one waits to have lost */
     uint64_t dist_replica_rows;       /* MPI runs: the most rows of a replica kept for a loop */
     uint64_t dist_slice_bytes;        /* MPI runs: plain facts files of at least this size read in slices */
     double dist_skew;                 /* MPI runs: a join side this unbalanced has its hot keys spread */

@@ -954,7 +954,7 @@ rfx_plan *rfx_plan_build(const rfx_program *prog, const rfx_plan_opts *opts, rfx
         rfx_plan_free(P);
         return NULL;
     }
-    if (!rfx_plan_find_splits(P) || (opts && opts->results_only && !rfx_plan_mark_unread(P)))
+    if (!rfx_plan_find_splits(P) || !rfx_plan_find_domains(P) || (opts && opts->results_only && !rfx_plan_mark_unread(P)))
         goto oom;
     if (!opts || !opts->no_passes) {
         if (!opts || !opts->no_fuse_maps)

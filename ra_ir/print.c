@@ -249,6 +249,36 @@ static void print_split(FILE *out, const rfx_plan *P, const rfx_block *blk)
     }
 }
 
+/* A loop's relations whose columns' values come from earlier relations and constants
+ * (domain.c) say from which: their rows bound what it can derive. */
+static void print_domains(FILE *out, const rfx_plan *P, const rfx_block *blk)
+{
+    for (int i = 0; P->domain && i < blk->ncmds; i++) {
+        const rfx_ra_cmd *c = &blk->cmds[i];
+        for (int k = 0; c->op == RFX_RA_JUMP_IF_EMPTY && k < c->nvars; k++) {
+            int r = P->vars[c->vars[k]].rel;
+            const rfx_col_domain *d = r >= 0 ? P->domain[r] : NULL;
+            bool open = !d;
+            for (int j = 0; !open && j < P->prog->rels[r].arity; j++)
+                open = d[j].open;
+            if (open || !P->prog->rels[r].arity)
+                continue;
+            int arity = P->prog->rels[r].arity;
+            fprintf(out, "  // %s holds at most", P->vars[P->relvar[r]].name);
+            for (int j = 0; j < arity; j++) {
+                bool sum = arity > 1 && d[j].nsrc + (d[j].nconsts > 0) > 1;
+                fprintf(out, "%s%s", j ? " x " : " ", sum ? "(" : "");
+                for (int s = 0; s < d[j].nsrc; s++)
+                    fprintf(out, "%s|%s|", s ? " + " : "", P->prog->rels[d[j].src[s]].name);
+                if (d[j].nconsts || !d[j].nsrc)
+                    fprintf(out, "%s%d", d[j].nsrc ? " + " : "", d[j].nconsts);
+                fputs(sum ? ")" : "", out);
+            }
+            fprintf(out, " tuples (its columns' values come from those relations and its rules' constants)\n");
+        }
+    }
+}
+
 void rfx_plan_print(FILE *out, const rfx_plan *P)
 {
     fprintf(out, "// query plan of %s\n", P->prog->file);
@@ -266,6 +296,7 @@ void rfx_plan_print(FILE *out, const rfx_plan *P)
         const rfx_block *blk = &P->blocks[b];
         fprintf(out, "\nB%d:%s%s\n", b, blk->label ? "  // " : "", blk->label ? blk->label : "");
         print_split(out, P, blk);
+        print_domains(out, P, blk);
         for (int i = 0; i < blk->ncmds; i++)
             rfx_plan_print_cmd(out, P, &blk->cmds[i]);
     }

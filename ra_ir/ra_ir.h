@@ -139,6 +139,15 @@ typedef struct rfx_plan_opts {
                                 * columns no rule reads need not be read (rfx_pvar.unread) */
 } rfx_plan_opts;
 
+/* Where a recursive relation's column gets its values (domain.c): from the rows of relations
+ * of earlier strata and from constants written in its rules, or from expressions (open). */
+typedef struct rfx_col_domain {
+    bool open;
+    int nconsts;               /* constants written into it (at least their distinct values) */
+    int nsrc;
+    int *src;                  /* program relations whose values it may hold */
+} rfx_col_domain;
+
 typedef struct rfx_plan {
     rfx_arena *arena;
     const rfx_program *prog;   /* borrowed */
@@ -150,6 +159,8 @@ typedef struct rfx_plan {
     int *relvar;               /* per program relation: its RFX_PV_REL variable */
     int *split_col;            /* per program relation: the column its recursion keeps
                                 * (rfx_plan_find_splits), -1 for none */
+    rfx_col_domain **domain;   /* per program relation of a recursive stratum: per column, where
+                                * its values come from (rfx_plan_find_domains); else NULL */
     rfx_fn_env *fn_env;        /* what functors need while the plan runs (owned) */
 } rfx_plan;
 
@@ -216,6 +227,14 @@ int rfx_ra_lftj_source(const rfx_plan *plan, const rfx_ra_cmd *c, int a, int b);
  * changes, so that its loop may run one range of them at a time (split.c); run by
  * rfx_plan_build. false on out-of-memory. */
 bool rfx_plan_find_splits(rfx_plan *plan);
+/* Per relation of a recursive stratum, where its columns' values come from (domain.c); run by
+ * rfx_plan_build. false on out-of-memory. */
+bool rfx_plan_find_domains(rfx_plan *plan);
+/* The most rows relation rel can hold, by its columns' sources' rows (rows(ctx, var): a
+ * variable's rows now; their relations complete before rel's loop starts): the product over
+ * its columns of their sources' rows plus their constants; -1 where some column is open or
+ * rel is not recursive. */
+double rfx_plan_rows_bound(const rfx_plan *plan, int rel, size_t (*rows)(void *ctx, int var), void *ctx);
 /* Marks the symbol columns of input relations that no rule reads (rfx_pvar.unread); false
  * on out of memory. */
 bool rfx_plan_mark_unread(rfx_plan *plan);

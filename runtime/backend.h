@@ -83,10 +83,10 @@ struct rfx_backend {
      * of their host TrieArrays (rfx_lftj_src.trie) where given: the out-of-core layer then
      * keeps one, registered, for each such source's rows from when they land. NULL: never. */
     bool (*reads_tries)(rfx_backend *be, const struct rfx_lftj_src *srcs, int nsrc, rfx_lftj_parts parts);
-    /* Told by the interpreter at each test of a semi-naive loop: the iteration about to
-     * run (1, 2, ...), 0 once the loop is left, and the rows of its deltas. NULL: not
-     * wanted. */
-    void (*loop_iteration)(rfx_backend *be, int iteration, size_t delta_rows);
+    /* Told by the interpreter at each test of a semi-naive loop (test, its JUMP_IF_EMPTY):
+     * the iteration about to run (1, 2, ...), 0 once the loop is left, and the rows of its
+     * deltas. NULL: not wanted. */
+    void (*loop_iteration)(rfx_backend *be, int iteration, size_t delta_rows, const rfx_ra_cmd *test);
     /* A distributed run (backend_dist.c), called by the interpreter on every process after
      * each command it runs or skips: agrees on the outcome (mine is this process's status;
      * the result and *reporter are those of the lowest-ranked process that failed, -1 where

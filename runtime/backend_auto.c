@@ -46,6 +46,8 @@ typedef struct auto_ctx {
     rfx_backend *started;      /* what start_tid opened (NULL: failed; why in start_why) */
     char start_why[256];
     int iteration;             /* of the loop running (0 outside loops) */
+    bool may_grow;             /* the loop running can derive enough to pay for a start
+                                * (auto_loop_iteration) */
     bool tiny;                 /* this iteration runs on the host unplaced (auto_loop_iteration) */
     unsigned long ncmds;       /* commands placed (auto_place=2 alternates by it) */
     char device[320];
@@ -276,10 +278,12 @@ static void learn(auto_ctx *x, int side, double dev_s, double seconds, bool copi
     if (seconds > dev_s)
         x->regret += seconds - dev_s;
     /* a loop that has run an iteration is likely to run long: start once the device would
-     * have saved a tenth of its start; outside loops the rest of the work may be short, and
-     * a start wasted costs its wait and the driver's teardown: only once it would have
+     * have saved a tenth of its start, or auto_grow_regret of it where the loop's relations
+     * can grow past what a start is worth; outside loops the rest of the work may be short,
+     * and a start wasted costs its wait and the driver's teardown: only once it would have
      * saved a whole start (as renting skis until their price is paid) */
-    if (x->regret >= (x->iteration > 0 ? 0.1 : 1.0) * start_left(x))
+    double share = x->iteration > 0 ? (x->may_grow ? x->tune->auto_grow_regret : 0.1) : 1.0;
+    if (x->regret >= share * start_left(x))
         start_in_background(x);
 }
 
@@ -569,9 +573,32 @@ static size_t auto_budget(rfx_backend *be)
  * runs on the host without a placement a command: its work is far below a launch. */
 enum { TINY_DELTA_ROWS = 16 };
 
-static void auto_loop_iteration(rfx_backend *be, int iteration, size_t delta_rows)
+static size_t var_rows(void *ctx, int v)
+{
+    return rows_of(ctx, v);
+}
+
+/* Whether the loop tested by `test` can derive rows whose work on the host would cost a
+ * start: its relations' bounds by their columns' sources (rfx_plan_rows_bound), known
+ * once the relations before it are complete. A loop with an open column (values made by
+ * expressions) is not known to. */
+static bool loop_may_grow(auto_ctx *x, const rfx_ra_cmd *test)
+{
+    double rows = 0;
+    for (int k = 0; test && k < test->nvars; k++) {
+        double b = rfx_plan_rows_bound(x->P, x->P->vars[test->vars[k]].rel, var_rows, x);
+        if (b < 0)
+            return false;
+        rows += b;
+    }
+    return rows * x->tune->auto_host_ns * x->host_scale * 1e-9 >= start_left(x);
+}
+
+static void auto_loop_iteration(rfx_backend *be, int iteration, size_t delta_rows, const rfx_ra_cmd *test)
 {
     auto_ctx *x = be->ctx;
+    if (iteration <= 1)
+        x->may_grow = iteration == 1 && !x->dev && !x->dev_failed && loop_may_grow(x, test);
     x->iteration = iteration;
     x->tiny = iteration > 0 && delta_rows <= TINY_DELTA_ROWS && !x->dev && !x->starting && !x->tune->auto_place;
 }

@@ -1059,11 +1059,11 @@ static void dist_jit_stats(rfx_backend *be, int *compiled, int *cached, double *
         x->in->jit_stats(x->in, compiled, cached, compile_ms, cache_ms);
 }
 
-static void dist_loop_iteration(rfx_backend *be, int iteration, size_t delta_rows)
+static void dist_loop_iteration(rfx_backend *be, int iteration, size_t delta_rows, const rfx_ra_cmd *test)
 {
     dist_ctx *x = be->ctx;
     if (x->in->loop_iteration)
-        x->in->loop_iteration(x->in, iteration, delta_rows);
+        x->in->loop_iteration(x->in, iteration, delta_rows, test);
 }
 
 bool rfx_dist_stats_of(rfx_backend *be, rfx_dist_stats *st, size_t *local)

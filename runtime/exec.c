@@ -1310,7 +1310,7 @@ static rfx_status interpret_from(exec *x, int b, int stop)
             bool empty = delta_rows == 0;
             x->iterations += !empty;
             if (x->be->loop_iteration)
-                x->be->loop_iteration(x->be, empty ? 0 : x->iteration, delta_rows);
+                x->be->loop_iteration(x->be, empty ? 0 : x->iteration, delta_rows, c);
             loop_split ls;
             if (!empty && split_wanted(x, c, blk->loop_head, &ls)) {
                 rfx_status st = split_loop(x, &ls, &split);
