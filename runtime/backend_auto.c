@@ -246,8 +246,11 @@ static int place(auto_ctx *x, const int *in, const size_t *rows, int k, int dst,
         start_device(x);
     if (x->dev || host <= dev)
         return x->dev && dev < host ? ON_DEV : ON_HOST;
-    /* a command that alone would pay for (the rest of) the start waits for the device */
-    if (host - dev > start_left(x))
+    /* a command that alone would pay for (the rest of) the start waits for the device; so
+     * does, in a loop that can grow past a start, one the device runs ten times faster:
+     * what the host would do of the loop meanwhile the device does in a tenth of the time,
+     * and it slows the start (the cores, the memory) and leaves larger relations to copy */
+    if (host - dev > start_left(x) || (x->may_grow && x->starting && host > 10 * dev))
         return start_device(x) ? ON_DEV : ON_HOST;
     return ON_HOST;
 }
