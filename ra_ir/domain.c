@@ -26,6 +26,8 @@ typedef struct col_set {
 typedef struct domain_ctx {
     const rfx_program *prog;
     col_set **cols;            /* per relation of a recursive stratum: per column; else NULL */
+    int *by_stratum;           /* clause indices by their head's stratum: stratum s's are */
+    int *first;                /* by_stratum[first[s] .. first[s + 1]) */
     int bytes;                 /* of each bit set */
     bool changed;
 } domain_ctx;
@@ -147,25 +149,26 @@ static void close_relation(domain_ctx *d, int r)
     }
 }
 
-/* A relation read from files holds their values too: its own rows count (tuples inserted
+/* One pass over stratum s's rules: each head argument's sources join its column's. A
+ * relation read from files holds their values too: its own rows count (tuples inserted
  * through the API into a relation with rules are not counted: a bound too low only delays
  * a device's start). */
-static void walk_stratum(domain_ctx *d, int s, bool first)
+static void walk_stratum(domain_ctx *d, int s, bool first_pass)
 {
     const rfx_program *p = d->prog;
-    for (int i = 0; first && i < p->strata[s].nrels; i++) {
+    for (int i = 0; first_pass && i < p->strata[s].nrels; i++) {
         int r = p->strata[s].rels[i];
         for (int k = 0; (p->rels[r].io & RFX_REL_INPUT) && k < p->rels[r].arity; k++)
             add_rel(d, &d->cols[r][k], r);
     }
-    for (int ci = 0; ci < p->nclauses; ci++) {
-        const rfx_clause *c = &p->clauses[ci];
+    for (int i = d->first[s]; i < d->first[s + 1]; i++) {
+        const rfx_clause *c = &p->clauses[d->by_stratum[i]];
         int r = c->head.rel;
-        if (r < 0 || p->rels[r].stratum != s || !d->cols[r])
+        if (!d->cols[r])
             continue;
         for (int j = 0; j < c->nconj; j++)
             for (int k = 0; k < c->head.nargs && k < p->rels[r].arity; k++)
-                add_source(d, &d->cols[r][k], &c->conj[j], c->head.args[k], s, first);
+                add_source(d, &d->cols[r][k], &c->conj[j], c->head.args[k], s, first_pass);
     }
     for (int i = 0; i < p->strata[s].nrels; i++)
         close_relation(d, p->strata[s].rels[i]);
@@ -188,6 +191,32 @@ static bool keep_column(rfx_plan *P, const domain_ctx *d, const col_set *c, rfx_
     return true;
 }
 
+/* d->by_stratum and d->first: the clauses with a head, bucketed by its stratum. */
+static bool bucket_clauses(domain_ctx *d, rfx_arena *scratch)
+{
+    const rfx_program *p = d->prog;
+    d->first = rfx_arena_alloc(scratch, sizeof(int) * (size_t)(p->nstrata + 2));
+    d->by_stratum = rfx_arena_alloc(scratch, sizeof(int) * (size_t)(p->nclauses + 1));
+    int *at = rfx_arena_alloc(scratch, sizeof(int) * (size_t)(p->nstrata + 1));
+    if (!d->first || !d->by_stratum || !at)
+        return false;
+    for (int ci = 0; ci < p->nclauses; ci++) {
+        int r = p->clauses[ci].head.rel, s = r >= 0 ? p->rels[r].stratum : -1;
+        if (s >= 0 && s < p->nstrata)
+            d->first[s + 1]++;
+    }
+    for (int s = 0; s < p->nstrata; s++) {
+        d->first[s + 1] += d->first[s];
+        at[s] = d->first[s];
+    }
+    for (int ci = 0; ci < p->nclauses; ci++) {
+        int r = p->clauses[ci].head.rel, s = r >= 0 ? p->rels[r].stratum : -1;
+        if (s >= 0 && s < p->nstrata)
+            d->by_stratum[at[s]++] = ci;
+    }
+    return true;
+}
+
 bool rfx_plan_find_domains(rfx_plan *P)
 {
     const rfx_program *p = P->prog;
@@ -195,7 +224,7 @@ bool rfx_plan_find_domains(rfx_plan *P)
     P->domain = rfx_arena_alloc(P->arena, sizeof(rfx_col_domain *) * (size_t)(p->nrels + 1));
     rfx_arena *scratch = rfx_arena_new();
     d.cols = scratch ? rfx_arena_alloc(scratch, sizeof(col_set *) * (size_t)(p->nrels + 1)) : NULL;
-    bool ok = P->domain && d.cols;
+    bool ok = P->domain && d.cols && bucket_clauses(&d, scratch);
     for (int s = 0; ok && s < p->nstrata; s++) {
         const rfx_stratum *st = &p->strata[s];
         if (!st->recursive)
@@ -207,9 +236,9 @@ bool rfx_plan_find_domains(rfx_plan *P)
                 ok &= (d.cols[r][k].rels = rfx_arena_alloc(scratch, (size_t)d.bytes)) != NULL;
             ok &= d.cols[r] != NULL;
         }
-        for (bool first = true; ok && (first || d.changed); first = false) {
+        for (bool first_pass = true; ok && (first_pass || d.changed); first_pass = false) {
             d.changed = false;
-            walk_stratum(&d, s, first);
+            walk_stratum(&d, s, first_pass);
         }
         for (int i = 0; ok && i < st->nrels; i++) {
             int r = st->rels[i], n = p->rels[r].arity;
