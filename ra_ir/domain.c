@@ -15,11 +15,12 @@
 
 #include <string.h>
 
-/* One column's sources while they are gathered: a set of relations (by bit), constants
- * counted once per clause argument, open. */
+/* One column's sources while they are gathered: a set of relations (by bit), the columns
+ * of its stratum whose constants it holds (itself among them), open. */
 typedef struct col_set {
     unsigned char *rels;       /* nrels bits */
-    int nconsts;
+    unsigned char *consts_from;   /* the stratum's columns, by their index (bits) */
+    int own_consts;            /* constants its rules write into it, once per clause argument */
     bool open;
 } col_set;
 
@@ -28,7 +29,9 @@ typedef struct domain_ctx {
     col_set **cols;            /* per relation of a recursive stratum: per column; else NULL */
     int *by_stratum;           /* clause indices by their head's stratum: stratum s's are */
     int *first;                /* by_stratum[first[s] .. first[s + 1]) */
-    int bytes;                 /* of each bit set */
+    int bytes;                 /* of each set of relations */
+    int cbytes;                /* of each set of the stratum's columns */
+    col_set **by_index;        /* the stratum's columns by index */
     bool changed;
 } domain_ctx;
 
@@ -46,6 +49,11 @@ static void add_set(domain_ctx *d, col_set *to, const col_set *from)
     for (int i = 0; i < d->bytes; i++)
         if (from->rels[i] & ~to->rels[i]) {
             to->rels[i] |= from->rels[i];
+            d->changed = true;
+        }
+    for (int i = 0; i < d->cbytes; i++)
+        if (from->consts_from[i] & ~to->consts_from[i]) {
+            to->consts_from[i] |= from->consts_from[i];
             d->changed = true;
         }
     if (from->open && !to->open)
@@ -112,7 +120,7 @@ static void add_source(domain_ctx *d, col_set *to, const rfx_conj *cj, const rfx
     int seen[HOPS];
     for (int hops = 0; hops < HOPS; hops++) {   /* through a chain of equalities */
         if (is_constant(e)) {
-            to->nconsts += count_consts;
+            to->own_consts += count_consts;
             return;
         }
         if (e->kind != RFX_E_VAR || e->u.v.var < 0)
@@ -178,7 +186,9 @@ static void walk_stratum(domain_ctx *d, int s, bool first_pass)
 static bool keep_column(rfx_plan *P, const domain_ctx *d, const col_set *c, rfx_col_domain *out)
 {
     out->open = c->open;
-    out->nconsts = c->nconsts;
+    for (int j = 0; j < d->cbytes * 8; j++)
+        if ((c->consts_from[j >> 3] >> (j & 7)) & 1)
+            out->nconsts += d->by_index[j]->own_consts;
     for (int r = 0; r < d->prog->nrels; r++)
         out->nsrc += (c->rels[r >> 3] >> (r & 7)) & 1;
     out->src = rfx_arena_alloc(P->arena, sizeof(int) * (size_t)(out->nsrc + 1));
@@ -229,12 +239,25 @@ bool rfx_plan_find_domains(rfx_plan *P)
         const rfx_stratum *st = &p->strata[s];
         if (!st->recursive)
             continue;
-        for (int i = 0; ok && i < st->nrels; i++) {
+        int ncols = 0;
+        for (int i = 0; i < st->nrels; i++)
+            ncols += p->rels[st->rels[i]].arity;
+        d.cbytes = (ncols + 8) / 8;
+        d.by_index = rfx_arena_alloc(scratch, sizeof(col_set *) * (size_t)(ncols + 1));
+        ok &= d.by_index != NULL;
+        for (int i = 0, j = 0; ok && i < st->nrels; i++) {
             int r = st->rels[i], n = p->rels[r].arity;
             d.cols[r] = rfx_arena_alloc(scratch, sizeof(col_set) * (size_t)(n + 1));
-            for (int k = 0; d.cols[r] && k < n; k++)
-                ok &= (d.cols[r][k].rels = rfx_arena_alloc(scratch, (size_t)d.bytes)) != NULL;
             ok &= d.cols[r] != NULL;
+            for (int k = 0; ok && k < n; k++, j++) {
+                col_set *c = &d.cols[r][k];
+                c->rels = rfx_arena_alloc(scratch, (size_t)d.bytes);
+                c->consts_from = rfx_arena_alloc(scratch, (size_t)d.cbytes);
+                ok &= c->rels && c->consts_from;
+                if (ok)
+                    c->consts_from[j >> 3] |= (unsigned char)(1u << (j & 7));
+                d.by_index[j] = c;
+            }
         }
         for (bool first_pass = true; ok && (first_pass || d.changed); first_pass = false) {
             d.changed = false;

@@ -247,6 +247,38 @@ static void test_loop_hoisting(void)
     rfx_program_free(p);
 }
 
+/* rows for rfx_plan_rows_bound: e holds 10 rows, s 3, the rest none */
+static size_t fixed_rows(void *ctx, int var)
+{
+    const rfx_plan *plan = ctx;
+    const char *name = plan->vars[var].name;
+    return strcmp(name, "e") == 0 ? 10 : strcmp(name, "s") == 0 ? 3 : 0;
+}
+
+static void test_rows_bound(void)
+{
+    int n;
+    rfx_program *p = parse(".decl e(x: number, y: number)\n.decl s(x: number)\n.input e, s\n"
+                           ".decl path(x: number, y: number)\n.decl reach(x: number)\n.decl c(x: number)\n"
+                           ".decl pair(x: number, y: number)\n.output path, reach, c, pair\n"
+                           "path(x, y) :- e(x, y).\npath(x, z) :- path(x, y), e(y, w), z = w.\n"
+                           "reach(0).\nreach(x) :- s(x).\nreach(y) :- reach(x), e(x, y).\n"
+                           "c(0).\nc(x + 1) :- c(x), x < 5.\n"
+                           "pair(x, 7) :- s(x).\npair(y, x) :- pair(x, y).\n", &n);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    rfx_plan *plan = rfx_plan_build(p, NULL, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(plan);
+    int path = rfx_program_find_rel(p, "path"), reach = rfx_program_find_rel(p, "reach");
+    int c = rfx_program_find_rel(p, "c"), e = rfx_program_find_rel(p, "e"), pair = rfx_program_find_rel(p, "pair");
+    CU_ASSERT_DOUBLE_EQUAL(rfx_plan_rows_bound(plan, path, fixed_rows, plan), 100, 0);   /* |e| x |e| */
+    CU_ASSERT_DOUBLE_EQUAL(rfx_plan_rows_bound(plan, reach, fixed_rows, plan), 14, 0);   /* |e| + |s| + 1 */
+    CU_ASSERT_DOUBLE_EQUAL(rfx_plan_rows_bound(plan, pair, fixed_rows, plan), 16, 0);    /* (|s| + 1)^2 */
+    CU_ASSERT_DOUBLE_EQUAL(rfx_plan_rows_bound(plan, c, fixed_rows, plan), -1, 0);       /* x + 1: open */
+    CU_ASSERT_DOUBLE_EQUAL(rfx_plan_rows_bound(plan, e, fixed_rows, plan), -1, 0);       /* not recursive */
+    rfx_plan_free(plan);
+    rfx_program_free(p);
+}
+
 static void add(void)
 {
     CU_pSuite s = CU_add_suite("frontend", NULL, NULL);
@@ -263,6 +295,7 @@ static void add(void)
     CU_pSuite q = CU_add_suite("plan", NULL, NULL);
     CU_add_test(q, "plans verify with and without passes", test_plan_verifies);
     CU_add_test(q, "loop-invariant hoisting", test_loop_hoisting);
+    CU_add_test(q, "what a loop can derive, by its columns' sources", test_rows_bound);
 }
 
 int main(int argc, char **argv)
