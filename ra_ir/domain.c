@@ -143,8 +143,8 @@ static void add_source(domain_ctx *d, col_set *to, const rfx_conj *cj, const rfx
         d->changed = to->open = true;
 }
 
-/* Whether relation r's columns may hold values no rule copies: a lattice's (made by its
- * Lub), an equivalence's (its closure swaps the columns: both get both's sources). */
+/* What relation r's representation adds beyond its rules: a lattice column holds values its
+ * Lub makes (open); an equivalence's closure swaps its columns (both get both's sources). */
 static void close_relation(domain_ctx *d, int r)
 {
     const rfx_relation *rel = &d->prog->rels[r];
