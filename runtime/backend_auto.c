@@ -5,7 +5,9 @@
  * the CPU, where no kernel launch or synchronisation is paid; work that the device does
  * faster goes there. The device is started (in the background, the host working on
  * meanwhile) only once the work run on the host has shown it would pay, or at once where
- * one command alone would: a small program never waits for a CUDA driver.
+ * one command alone would: a small program never waits for a CUDA driver. A loop whose
+ * relations can grow past a start's worth (the plan's bound by where their values come
+ * from, rfx_plan_rows_bound) starts it sooner and waits for it with its heavy commands.
  *
  * Copies inside a loop are charged once over the iterations run so far: a relation is
  * worth moving for a loop that has run long and is likely to run as long again. */
