@@ -1373,7 +1373,7 @@ static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, in
          * is a semi-join, the cheapest filter), connected before unconnected, then the
          * smallest estimate */
         item *best = NULL;
-        int best_bound = -1;
+        int best_bound = -1, best_partners = -1;   /* best's partner_vars, once asked */
         for (int o = 0; order && o < order->n && !best; o++)
             for (int k = 0; k < R.nitems && !best; k++)
                 if (!R.items[k].done && R.items[k].kind == IT_ATOM && R.items[k].ord == order->atoms[o] - 1)
@@ -1401,10 +1401,15 @@ static flow lower_conj(lower_ctx *L, const rfx_clause *c, const rfx_conj *cj, in
             int score = nb == nvars && nb > 0 ? 1000 : nb + linked;
             if (score < 1000 && nb == 0 && !linked && computed_by_bindings(&R, it))
                 score = -1;
+            bool tie = best && score == best_bound && it->est == best->est;
+            int partners = tie ? partner_vars(&R, it) : -1;
+            if (tie && best_partners < 0)
+                best_partners = partner_vars(&R, best);
             if (!best || score > best_bound || (score == best_bound && it->est < best->est) ||
-                (score == best_bound && it->est == best->est && partner_vars(&R, it) > partner_vars(&R, best))) {
+                (tie && partners > best_partners)) {
                 best = it;
                 best_bound = score;
+                best_partners = partners;
             }
         }
         if (!best)
